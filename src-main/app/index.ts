@@ -1,0 +1,91 @@
+// Electron main process: one window showing the renderer, GufoApi bound over IPC. Kept thin;
+// the work lives in src-main/node (and, later, the engine utility process).
+import { join } from 'node:path';
+import { app, BrowserWindow, ipcMain, shell, type WebContents } from 'electron';
+import type { GufoApi } from '../../src-preload/api';
+import { createGufoApi, findApiMethod } from '../node/api';
+
+/** Set by `electron-vite dev`: load the renderer from its dev server instead of out/renderer. */
+const devServerUrl = process.env.ELECTRON_RENDERER_URL;
+
+let mainWindow: BrowserWindow | undefined;
+
+function createWindow(): BrowserWindow {
+  const win = new BrowserWindow({
+    width: 1200,
+    height: 800,
+    minWidth: 720,
+    minHeight: 480,
+    title: 'Gufo',
+    show: false,
+    webPreferences: {
+      preload: join(import.meta.dirname, '../preload/index.cjs'),
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+    },
+  });
+  keepInApp(win.webContents);
+  win.once('ready-to-show', () => win.show());
+  // The built page carries its Content-Security-Policy in a <meta> tag (see src-main/node/csp.ts).
+  if (devServerUrl) void win.loadURL(devServerUrl);
+  else void win.loadFile(join(import.meta.dirname, '../renderer/index.html'));
+  return win;
+}
+
+/** The window only ever shows Gufo's own page; web links open in the user's browser instead. */
+function keepInApp(contents: WebContents): void {
+  contents.on('will-navigate', (event) => {
+    event.preventDefault();
+    openInBrowser(event.url);
+  });
+  contents.setWindowOpenHandler(({ url }) => {
+    openInBrowser(url);
+    return { action: 'deny' };
+  });
+}
+
+function openInBrowser(url: string): void {
+  // Only web pages: a file: or custom-scheme URL handed to the OS could launch a program.
+  const protocol = URL.canParse(url) ? new URL(url).protocol : '';
+  if (protocol === 'https:' || protocol === 'http:') void shell.openExternal(url);
+}
+
+/** Each GufoApi method answers on channel `gufo:<name>`, for the main window only. */
+function bindIpc(api: GufoApi): void {
+  for (const name of Object.keys(api)) {
+    const method = findApiMethod(api, name);
+    if (!method) continue;
+    ipcMain.handle(`gufo:${name}`, (event, ...args: unknown[]) => {
+      if (!mainWindow || event.sender !== mainWindow.webContents) {
+        throw new Error(`gufo:${name} called from an unknown page`);
+      }
+      return method(...args);
+    });
+  }
+}
+
+function showMainWindow(): void {
+  if (!mainWindow) return;
+  if (mainWindow.isMinimized()) mainWindow.restore();
+  mainWindow.focus();
+}
+
+// A second launch focuses the running window instead of opening another app instance.
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  app.enableSandbox();
+  app.on('second-instance', showMainWindow);
+  app.on('window-all-closed', () => {
+    if (process.platform !== 'darwin') app.quit();
+  });
+  void app.whenReady().then(() => {
+    bindIpc(createGufoApi('electron'));
+    mainWindow = createWindow();
+    // macOS keeps the app alive without windows; clicking the dock icon opens one again.
+    app.on('activate', () => {
+      if (BrowserWindow.getAllWindows().length === 0) mainWindow = createWindow();
+    });
+  });
+}

@@ -1,0 +1,54 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** One `gufo <name>` subcommand. */
+export interface Command {
+  name: string;
+  /** One line for `gufo --help`. */
+  summary: string;
+  /** Full text for `gufo <name> --help`. */
+  help: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  run(args: CommandArgs): Promise<void>;
+}
+
+export interface CommandArgs {
+  positionals: string[];
+  values: Record<string, string | boolean | undefined>;
+}
+
+/** An error the user caused: printed as one line, no stack trace. */
+export class CliError extends Error {}
+
+export function parseCommandArgs(command: Command, argv: string[]): CommandArgs {
+  try {
+    const { positionals, values } = parseArgs({
+      args: argv,
+      options: command.options,
+      allowPositionals: true,
+      strict: true,
+    });
+    return { positionals, values: values as CommandArgs['values'] };
+  } catch (err) {
+    throw new CliError(`${(err as Error).message} (see gufo ${command.name} --help)`);
+  }
+}
+
+/** A string option parsed as a non-negative integer, or the default when absent. */
+export function integerOption(args: CommandArgs, name: string, fallback: number): number {
+  const raw = args.values[name];
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || !Number.isSafeInteger(n)) {
+    throw new CliError(`--${name} must be a non-negative integer, got "${String(raw)}"`);
+  }
+  return n;
+}
+
+/** Data goes to stdout; everything else (progress, logs) goes to stderr. */
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+export function log(message: string): void {
+  process.stderr.write(message + '\n');
+}

@@ -1,0 +1,40 @@
+/** Plain-text formatting for the CLI's human output. */
+
+export function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${n} B` : `${v.toFixed(2)} ${units[u]}`;
+}
+
+/** 1234567 → "1.23M", the way parameter counts are quoted. */
+export function formatCount(n: number): string {
+  const steps: [number, string][] = [[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'K']];
+  for (const [size, suffix] of steps) if (n >= size) return `${(n / size).toFixed(2)}${suffix}`;
+  return String(n);
+}
+
+export function formatInteger(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** Left-aligned columns; columns listed in `right` are right-aligned (numbers). */
+export function table(header: string[], rows: string[][], right: number[] = []): string {
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, c) => (right.includes(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** Cuts a string to `max` characters, marking the cut, and makes control characters visible. */
+export function clip(text: string, max: number): string {
+  const visible = JSON.stringify(text).slice(1, -1);
+  return visible.length > max ? `${visible.slice(0, max - 1)}…` : visible;
+}

@@ -1,0 +1,138 @@
+import type { GgufFile } from './gguf/gguf-file';
+import { GgufType } from './gguf/values';
+import { llamaFileTypeName } from './llama-file-types';
+
+export interface TypeShare {
+  /** ggml type name ("Q4_K"). */
+  readonly type: string;
+  readonly tensors: number;
+  readonly parameters: number;
+  readonly bytes: number;
+}
+
+export interface KvCacheEstimate {
+  readonly context: number;
+  readonly bytes: number;
+  readonly bytesPerToken: number;
+  readonly formula: string;
+}
+
+export interface ModelSummary {
+  readonly architecture: string | null;
+  readonly name: string | null;
+  /** Elements over all tensors, as llama.cpp counts n_params. */
+  readonly parameters: number;
+  /** `general.file_type` as llama.cpp names it ("Q4_K_M"), or null when the file does not say. */
+  readonly fileType: string | null;
+  /** Tensors grouped by ggml type, largest share of bytes first. */
+  readonly typeMix: readonly TypeShare[];
+  readonly contextLength: number | null;
+  readonly layers: number | null;
+  /** Attention heads; an array where the file gives a count per layer. */
+  readonly heads: number | readonly number[] | null;
+  readonly kvHeads: number | readonly number[] | null;
+  /** Key head size (attention.key_length, else embedding / heads). */
+  readonly headSize: number | null;
+  readonly valueHeadSize: number | null;
+  readonly embeddingSize: number | null;
+  readonly feedForwardSize: number | null;
+  readonly vocabSize: number | null;
+  readonly tokenizerModel: string | null;
+  readonly tokenizerPre: string | null;
+  readonly hasChatTemplate: boolean;
+  /** Bytes of all tensor data: the memory the weights take once loaded. */
+  readonly weightBytes: number;
+  /** Null when the metadata lacks what the estimate needs (layers, heads, head sizes). */
+  readonly kvCache: KvCacheEstimate | null;
+}
+
+/** llama.cpp's default KV cache element type is F16. */
+const KV_BYTES_PER_ELEMENT = 2;
+
+/** A per-layer count: a scalar, or a per-layer array, in the file. */
+function perLayer(gguf: GgufFile, key: string): number | number[] | null {
+  const scalar = gguf.getNumber(key);
+  if (scalar !== undefined) return scalar;
+  const array = gguf.getArray(key);
+  if (!array || array.itemType === GgufType.STRING || array.itemType === GgufType.ARRAY) return null;
+  return Array.from(array.items, Number);
+}
+
+function layerValues(value: number | readonly number[], layers: number): number[] {
+  return typeof value === 'number' ? new Array<number>(layers).fill(value) : value.slice(0, layers);
+}
+
+function typeMix(gguf: GgufFile): TypeShare[] {
+  const shares = new Map<string, { type: string; tensors: number; parameters: number; bytes: number }>();
+  for (const t of gguf.tensors) {
+    const share = shares.get(t.type.name) ?? { type: t.type.name, tensors: 0, parameters: 0, bytes: 0 };
+    share.tensors += 1;
+    share.parameters += t.elements;
+    share.bytes += t.bytes;
+    shares.set(t.type.name, share);
+  }
+  return [...shares.values()].sort((a, b) => b.bytes - a.bytes);
+}
+
+/**
+ * KV cache for standard attention, as llama.cpp allocates it by default:
+ * bytes = context × Σ over layers of kvHeads(layer) × (headSize + valueHeadSize) × 2 (F16 K and V).
+ */
+export function estimateKvCache(
+  layers: number,
+  kvHeads: number | readonly number[],
+  headSize: number,
+  valueHeadSize: number,
+  context: number,
+): KvCacheEstimate {
+  const heads = layerValues(kvHeads, layers).reduce((a, b) => a + b, 0);
+  const bytesPerToken = heads * (headSize + valueHeadSize) * KV_BYTES_PER_ELEMENT;
+  return {
+    context,
+    bytes: bytesPerToken * context,
+    bytesPerToken,
+    formula: 'context × Σ_layers kv_heads × (head_size_k + head_size_v) × 2 bytes (F16 K and V)',
+  };
+}
+
+/** What a user wants to know about a model, from its metadata and tensor infos alone. */
+export function summarizeModel(gguf: GgufFile, context?: number): ModelSummary {
+  const arch = gguf.getString('general.architecture') ?? null;
+  const key = (k: string) => `${arch}.${k}`;
+  const num = (k: string) => (arch ? gguf.getNumber(key(k)) ?? null : null);
+  const layers = num('block_count');
+  const heads = arch ? perLayer(gguf, key('attention.head_count')) : null;
+  const kvHeads = arch ? perLayer(gguf, key('attention.head_count_kv')) ?? heads : null;
+  const embeddingSize = num('embedding_length');
+  const firstHeads = typeof heads === 'number' ? heads : heads?.find((h) => h > 0) ?? null;
+  const headSize = num('attention.key_length') ?? (embeddingSize && firstHeads ? embeddingSize / firstHeads : null);
+  const valueHeadSize = num('attention.value_length') ?? headSize;
+  const contextLength = num('context_length');
+  const fileType = gguf.getNumber('general.file_type');
+  const tokens = gguf.getArray('tokenizer.ggml.tokens');
+  const kvContext = context ?? contextLength;
+  return {
+    architecture: arch,
+    name: gguf.getString('general.name') ?? null,
+    parameters: gguf.tensors.reduce((n, t) => n + t.elements, 0),
+    fileType: fileType === undefined ? null : llamaFileTypeName(fileType),
+    typeMix: typeMix(gguf),
+    contextLength,
+    layers,
+    heads,
+    kvHeads,
+    headSize,
+    valueHeadSize,
+    embeddingSize,
+    feedForwardSize: num('feed_forward_length'),
+    vocabSize: tokens?.items.length ?? num('vocab_size'),
+    tokenizerModel: gguf.getString('tokenizer.ggml.model') ?? null,
+    tokenizerPre: gguf.getString('tokenizer.ggml.pre') ?? null,
+    hasChatTemplate: gguf.getString('tokenizer.chat_template') !== undefined,
+    weightBytes: gguf.tensors.reduce((n, t) => n + t.bytes, 0),
+    kvCache:
+      layers !== null && kvHeads !== null && headSize !== null && valueHeadSize !== null && kvContext !== null
+        ? estimateKvCache(layers, kvHeads, headSize, valueHeadSize, kvContext)
+        : null,
+  };
+}

@@ -1,0 +1,47 @@
+import type { IncomingMessage } from 'node:http';
+import type { GufoApi } from '../../../src-preload/api';
+import { findApiMethod } from '../api';
+
+/** Requests carry a few JSON arguments; anything larger is a mistake or an attack. */
+const MAX_BODY_BYTES = 1 << 20;
+
+export interface ApiReply {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * `POST /api/<method>` with a JSON array of arguments: calls that GufoApi method and answers its
+ * result as JSON, or `{ error }` with a 4xx/5xx status. The caller has already checked the token.
+ */
+export async function callApi(api: GufoApi, req: IncomingMessage, name: string): Promise<ApiReply> {
+  if (req.method !== 'POST') return { status: 405, body: { error: 'use POST' } };
+  const method = findApiMethod(api, name);
+  if (!method) return { status: 404, body: { error: `no API method "${name}"` } };
+  const args = await readJson(req);
+  if (args === undefined) return { status: 413, body: { error: `body over ${MAX_BODY_BYTES} bytes` } };
+  if (!Array.isArray(args)) return { status: 400, body: { error: 'body must be a JSON array of arguments' } };
+  try {
+    return { status: 200, body: (await method(...args)) ?? null };
+  } catch (err) {
+    return { status: 500, body: { error: err instanceof Error ? err.message : String(err) } };
+  }
+}
+
+/** The parsed body (an empty body is no arguments), null when not JSON, undefined when too big. */
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return [];
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,113 @@
+import { request } from 'node:http';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../../src-main/node/server/index';
+import pkg from '../../package.json';
+
+let dir: string;
+let server: RunningServer;
+
+beforeAll(async () => {
+  // A renderer folder, with a secret file beside it that must stay unreachable.
+  dir = mkdtempSync(join(tmpdir(), 'gufo-server-'));
+  mkdirSync(join(dir, 'renderer', 'assets'), { recursive: true });
+  writeFileSync(join(dir, 'renderer', 'index.html'), '<!doctype html><title>Gufo</title>');
+  writeFileSync(join(dir, 'renderer', 'assets', 'app.js'), 'export {};');
+  writeFileSync(join(dir, 'secret.txt'), 'secret');
+  server = await startServer({ port: 0, host: '127.0.0.1', rendererDir: join(dir, 'renderer') });
+});
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A raw request: exact path and Host header, which fetch() would normalize or forbid. */
+function send(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port: server.port, method, path, headers: { host: `127.0.0.1:${server.port}`, ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const withToken = () => ({ 'x-gufo-token': server.token, 'content-type': 'application/json' });
+
+describe('browser-mode server', () => {
+  it('prints a loopback URL carrying a fresh token', () => {
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}/?token=${server.token}`);
+    expect(server.token).toMatch(/^[\w-]{43}$/);
+  });
+
+  it('serves the renderer with a strict CSP on HTML', async () => {
+    const page = await send('GET', '/?token=abc');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(page.headers['referrer-policy']).toBe('no-referrer');
+    const script = await send('GET', '/assets/app.js');
+    expect(script.status).toBe(200);
+    expect(script.headers['content-type']).toMatch(/^text\/javascript/);
+  });
+
+  it.each(['/../secret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt', '/%00', '/%E0%A4%A'])(
+    'never serves files outside the renderer folder: %s',
+    async (path) => {
+      const reply = await send('GET', path);
+      expect(reply.status).toBe(404);
+      expect(reply.body).not.toContain('secret');
+    },
+  );
+
+  it('refuses requests addressed to another host name (DNS rebinding)', async () => {
+    for (const host of ['evil.example:' + server.port, `127.0.0.1:${server.port + 1}`, '127.0.0.1']) {
+      expect((await send('GET', '/', { host })).status).toBe(403);
+      expect((await send('POST', '/api/appInfo', { ...withToken(), host }, '[]')).status).toBe(403);
+    }
+    expect((await send('GET', '/', { host: `localhost:${server.port}` })).status).toBe(200);
+  });
+
+  it('refuses API calls without the right token', async () => {
+    expect((await send('POST', '/api/appInfo', {}, '[]')).status).toBe(401);
+    expect((await send('POST', '/api/appInfo', { 'x-gufo-token': 'x'.repeat(43) }, '[]')).status).toBe(401);
+    expect((await send('POST', '/api/appInfo', { 'x-gufo-token': '' }, '[]')).status).toBe(401);
+  });
+
+  it('calls GufoApi methods with the token', async () => {
+    const reply = await send('POST', '/api/appInfo', withToken(), '[]');
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.body)).toEqual({
+      name: 'Gufo',
+      version: pkg.version,
+      mode: 'browser',
+      platform: process.platform,
+      node: process.versions.node,
+    });
+  });
+
+  it('rejects unknown methods, inherited names, wrong verbs and bad bodies', async () => {
+    expect((await send('POST', '/api/nope', withToken(), '[]')).status).toBe(404);
+    expect((await send('POST', '/api/constructor', withToken(), '[]')).status).toBe(404);
+    expect((await send('POST', '/api/toString', withToken(), '[]')).status).toBe(404);
+    expect((await send('GET', '/api/appInfo', withToken())).status).toBe(405);
+    expect((await send('POST', '/api/appInfo', withToken(), '{"a":1}')).status).toBe(400);
+    expect((await send('POST', '/api/appInfo', withToken(), 'not json')).status).toBe(400);
+    expect((await send('POST', '/api/appInfo', withToken(), '[' + '0,'.repeat(600_000) + '0]')).status).toBe(413);
+  });
+});

@@ -1,0 +1,29 @@
+import { getLlama, LlamaCompletion, type Llama } from 'node-llama-cpp';
+
+let llama: Promise<Llama> | undefined;
+
+/** llama.cpp (CPU, prebuilt, never built here) through node-llama-cpp; `logs` collects its log lines. */
+export const logs: string[] = [];
+
+export function llamaCpp(): Promise<Llama> {
+  return (llama ??= getLlama({
+    build: 'never',
+    gpu: false,
+    logger: (_level, message) => {
+      logs.push(message);
+    },
+  }));
+}
+
+/** llama.cpp's greedy continuation of `prompt` with the model at `path`. */
+export async function greedyCompletion(path: string, prompt: string, maxTokens: number): Promise<string> {
+  const model = await (await llamaCpp()).loadModel({ modelPath: path });
+  try {
+    // One thread: on a 2-core machine llama.cpp's spinning threads otherwise slow it 1000-fold.
+    const context = await model.createContext({ contextSize: 256, threads: 1 });
+    const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
+    return await completion.generateCompletion(prompt, { maxTokens, temperature: 0 });
+  } finally {
+    await model.dispose();
+  }
+}
