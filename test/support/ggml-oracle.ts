@@ -129,3 +129,31 @@ export function readWithLlamaGguf(path: string): LlamaGgufView | null {
     ggml.fn('void gguf_free(void *ctx)')(ctx);
   }
 }
+
+/** The name ggml uses in its row functions ("q4_K", "iq2_xxs") for a type id. */
+const rowName = (type: number): string => ggml.typeName(type);
+
+/** llama.cpp's decoder for `type`: `count` values from `src` (whole blocks), as f32. */
+export function llamaDequantize(type: number, src: Uint8Array, count: number): Float32Array {
+  const dst = new Float32Array(count);
+  const name = rowName(type);
+  const sig =
+    name === 'f16' ? 'void ggml_fp16_to_fp32_row(const void *x, void *y, int64_t k)'
+    : name === 'bf16' ? 'void ggml_bf16_to_fp32_row(const void *x, void *y, int64_t k)'
+    : `void dequantize_row_${name}(const void *x, void *y, int64_t k)`;
+  ggml.fn(sig)(src, dst, count);
+  return dst;
+}
+
+/**
+ * llama.cpp's quantizer (ggml_quantize_chunk): `rows` rows of `rowLength` f32 values into blocks
+ * of `type`, optionally weighted by an importance matrix (one weight per column).
+ */
+export function llamaQuantize(type: number, src: Float32Array, rows: number, rowLength: number, imatrix?: Float32Array): Uint8Array {
+  ggml.fn('void ggml_quantize_init(int type)')(type);
+  const dst = new Uint8Array((rows * rowLength / ggml.blockSize(type)) * ggml.typeSize(type));
+  const quantize = ggml.fn('size_t ggml_quantize_chunk(int type, const void *src, void *dst, int64_t start, int64_t nrows, int64_t n_per_row, const void *imatrix)');
+  const written = Number(quantize(type, src, dst, 0, rows, rowLength, imatrix ?? null));
+  if (written !== dst.byteLength) throw new Error(`ggml_quantize_chunk wrote ${written} bytes, expected ${dst.byteLength}`);
+  return dst;
+}
