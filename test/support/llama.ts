@@ -1,4 +1,4 @@
-import { getLlama, LlamaCompletion, type Llama } from 'node-llama-cpp';
+import { getLlama, LlamaCompletion, LlamaLogLevel, type Llama } from 'node-llama-cpp';
 
 let llama: Promise<Llama> | undefined;
 
@@ -9,6 +9,8 @@ export function llamaCpp(): Promise<Llama> {
   return (llama ??= getLlama({
     build: 'never',
     gpu: false,
+    // Debug level: tests read the sizes llama.cpp reports while loading.
+    logLevel: LlamaLogLevel.debug,
     logger: (_level, message) => {
       logs.push(message);
     },
