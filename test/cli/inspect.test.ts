@@ -58,7 +58,7 @@ describe('gufo inspect', () => {
 
   it('lists arrays of up to 64 items in full and elides longer ones', async () => {
     const path = join(tempDir(), 'arrays.gguf');
-    const array = (n: number) => ({ itemType: GgufType.INT32, items: Int32Array.from({ length: n }, (_, i) => i) });
+    const array = (n: number) => ({ itemType: GgufType.INT32 as const, items: Int32Array.from({ length: n }, (_, i) => i) });
     await writeGguf(path, {
       kvs: [
         { key: 'short', type: GgufType.ARRAY, value: array(64) },
