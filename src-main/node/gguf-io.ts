@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { open, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import { parseGguf } from '../core/gguf/reader';
 import type { GgufFile, GgufTensorInfo } from '../core/gguf/gguf-file';
 import { layoutGguf, type GgufHeaderSpec } from '../core/gguf/writer';
+import { writeAtomically } from './atomic-write';
 import { openFile, type OpenedFile } from './mapped-file';
 
 export interface OpenGguf {
@@ -43,9 +41,7 @@ export interface WriteOptions {
 
 /**
  * Writes a GGUF file: the header from `spec`, then each tensor's bytes from `data(i)` (streamed,
- * never gathered in memory). The file is written beside `path` under a temporary name, synced,
- * and renamed into place only when complete, so a crash or a full disk never leaves a partial
- * file at `path`.
+ * never gathered in memory), all or nothing (see writeAtomically).
  */
 export async function writeGguf(
   path: string,
@@ -54,39 +50,26 @@ export async function writeGguf(
   options: WriteOptions = {},
 ): Promise<void> {
   const layout = layoutGguf(spec);
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx');
-  try {
-    let position = 0;
-    const put = async (bytes: Uint8Array) => {
-      for (let done = 0; done < bytes.byteLength; ) {
-        const { bytesWritten } = await handle.write(bytes, done, bytes.byteLength - done, position);
-        done += bytesWritten;
-        position += bytesWritten;
-      }
-    };
+  await writeAtomically(path, async (put) => {
     await put(layout.header);
+    let position = layout.header.byteLength;
     for (const [i, t] of layout.tensors.entries()) {
       options.signal?.throwIfAborted();
       const name = spec.tensors[i]!.name;
-      const start = position;
+      let written = 0;
       for await (const chunk of data(i)) {
-        if (position - start + chunk.byteLength > t.bytes) throw new Error(`${path}: tensor "${name}" got more than its ${t.bytes} bytes`);
+        written += chunk.byteLength;
+        if (written > t.bytes) throw new Error(`${path}: tensor "${name}" got more than its ${t.bytes} bytes`);
         await put(chunk);
       }
-      if (position - start !== t.bytes) throw new Error(`${path}: tensor "${name}" got ${position - start} of its ${t.bytes} bytes`);
+      if (written !== t.bytes) throw new Error(`${path}: tensor "${name}" got ${written} of its ${t.bytes} bytes`);
       const next = layout.tensors[i + 1];
-      await put(new Uint8Array((next ? layout.dataOffset + next.offset : layout.fileBytes) - position));
+      const end = next ? layout.dataOffset + next.offset : layout.fileBytes;
+      await put(new Uint8Array(end - position - written));
+      position = end;
       options.onProgress?.(position, layout.fileBytes);
     }
-    await handle.datasync();
-    await handle.close();
-    await rename(temp, path);
-  } catch (err) {
-    await handle.close().catch(() => {});
-    await unlink(temp).catch(() => {});
-    throw err;
-  }
+  });
 }
 
 /** Rewrites `source` to `path` with the same metadata, tensor infos and data. */
