@@ -1,5 +1,5 @@
 /**
- * Benchmarks: `tsx scripts/bench.ts <suite> [--json]` (`npm run bench:gguf` for the gguf suite).
+ * Benchmarks: `tsx scripts/bench.ts <suite> [--json]` (`npm run bench:gguf`, `npm run bench:quant`).
  * Progress goes to stderr so `--json` output on stdout stays parseable.
  */
 import { execFile } from 'node:child_process';
@@ -14,10 +14,14 @@ import { GgufType, StringArray, type GgufKv } from '../src-main/core/gguf/values
 
 interface Options {
   json: boolean;
+  /** All command-line arguments, for a suite's own flags. */
+  args: readonly string[];
 }
 
 const SUITES: Record<string, (options: Options) => Promise<void>> = {
   gguf: benchGguf,
+  // Loaded on demand: it pulls in every codec and llama.cpp's library, which the gguf suite needs not.
+  quant: async (options) => (await import('./bench/quant')).benchQuant(options),
 };
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -229,7 +233,7 @@ async function main(): Promise<void> {
   const name = args.find((a) => !a.startsWith('--'));
   const suite = name === undefined ? undefined : SUITES[name];
   if (!suite) throw new Error(`${name ? `unknown suite "${name}"` : 'no suite given'}; suites: ${Object.keys(SUITES).join(', ')}`);
-  await suite({ json: args.includes('--json') });
+  await suite({ json: args.includes('--json'), args });
 }
 
 main().catch((err: unknown) => {

@@ -1,8 +1,10 @@
 import { CliError, parseCommandArgs, type Command } from './command';
+import { dequantCommand } from './commands/dequant';
 import { inspectCommand } from './commands/inspect';
+import { quantizeCommand } from './commands/quantize';
 import { serveCommand } from './commands/serve';
 
-const commands: Command[] = [inspectCommand, serveCommand];
+const commands: Command[] = [inspectCommand, quantizeCommand, dequantCommand, serveCommand];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

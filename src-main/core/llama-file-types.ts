@@ -24,3 +24,13 @@ export function llamaFileTypeName(id: number): string {
   const name = byId.get(guessed ? id - GUESSED : id) ?? `unknown (${id})`;
   return guessed ? `${name} (guessed)` : name;
 }
+
+const byName = new Map(FILE_TYPE_NAMES.map(([id, name]) => [name, id]));
+
+/**
+ * The `general.file_type` id for a file type name ("Q4_K_M" → 15, case-insensitive), or
+ * undefined for a name llama.cpp never used.
+ */
+export function llamaFileTypeId(name: string): number | undefined {
+  return byName.get(name.toUpperCase());
+}

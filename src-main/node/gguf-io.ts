@@ -2,7 +2,7 @@ import { parseGguf } from '../core/gguf/reader';
 import type { GgufFile, GgufTensorInfo } from '../core/gguf/gguf-file';
 import { layoutGguf, type GgufHeaderSpec } from '../core/gguf/writer';
 import { writeAtomically } from './atomic-write';
-import { openFile, type OpenedFile } from './mapped-file';
+import { openFile, type OpenedFile, type OpenOptions } from './mapped-file';
 
 export interface OpenGguf {
   readonly gguf: GgufFile;
@@ -10,8 +10,8 @@ export interface OpenGguf {
 }
 
 /** Opens and parses a GGUF file; tensor bytes stay on disk until a tensor is read. */
-export function openGguf(path: string): OpenGguf {
-  const file = openFile(path);
+export function openGguf(path: string, options: OpenOptions = {}): OpenGguf {
+  const file = openFile(path, options);
   try {
     return { gguf: parseGguf(file, path), file };
   } catch (err) {

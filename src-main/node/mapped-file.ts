@@ -90,13 +90,21 @@ export interface OpenedFile extends ByteSource {
   close(): void;
 }
 
+export interface OpenOptions {
+  /**
+   * False reads through positional reads even where mapping works: for one pass over a whole
+   * file (a conversion), whose touched pages would otherwise all stay counted in the RSS.
+   */
+  mmap?: boolean;
+}
+
 /** Opens `path` read-only as a ByteSource: mapped where possible, positional reads otherwise. */
-export function openFile(path: string): OpenedFile {
+export function openFile(path: string, options: OpenOptions = {}): OpenedFile {
   const fd = openSync(path, 'r');
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new Error(`${path}: not a regular file`);
-    return mmapAvailable() ? mappedFile(fd, path, stat.size) : readFile(fd, path, stat.size);
+    return mmapAvailable() && options.mmap !== false ? mappedFile(fd, path, stat.size) : readFile(fd, path, stat.size);
   } catch (err) {
     closeSync(fd);
     throw err;

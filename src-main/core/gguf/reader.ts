@@ -86,8 +86,8 @@ class HeaderReader {
     if (fixed !== undefined) {
       const bytes = count * fixed;
       if (bytes > c.remaining) c.fail(field, `array of ${count} items needs ${bytes} bytes, only ${c.remaining} left`);
-      // slice() copies into a fresh, aligned buffer for the typed array.
-      const copy = c.take(bytes, field).slice();
+      // A copy in a fresh, aligned buffer for the typed array (Buffer's slice() would not copy).
+      const copy = new Uint8Array(c.take(bytes, field));
       const items = new TYPED_ARRAYS[itemType as GgufType]!(copy.buffer);
       return { itemType, items } as GgufArray;
     }

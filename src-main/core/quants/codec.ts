@@ -1,3 +1,5 @@
+import type { GgmlType } from '../ggml-types';
+
 /**
  * The shape every block decoder has. One function per ggml type, chosen once per tensor (see
  * decoders.ts), then run over all its blocks: nothing is looked up per block.
@@ -9,3 +11,25 @@ export type BlockDecoder = (
   dst: Float32Array,
   blocks: number,
 ) => void;
+
+/**
+ * The shape every encoder has: whole rows, because an importance matrix weighs each column
+ * (as llama.cpp's imatrix does), so the encoder must know where a row starts.
+ */
+export type RowEncoder = (
+  /** `rows × rowLength` values. */
+  src: Float32Array,
+  /** Receives `rows × rowLength / blockSize × typeSize` bytes. */
+  dst: Uint8Array,
+  rows: number,
+  /** A multiple of the type's block size. */
+  rowLength: number,
+  /** One non-negative weight per column (`rowLength` values), or null to weigh all alike. */
+  importance: Float32Array | null,
+) => void;
+
+/** Throws unless `src` and `dst` hold `blocks` whole blocks of `type`: a decoder's precondition. */
+export function checkSpan(type: GgmlType, src: Uint8Array, dst: Float32Array, blocks: number): void {
+  if (src.length < blocks * type.typeSize) throw new RangeError(`${type.name}: ${blocks} blocks need ${blocks * type.typeSize} bytes, got ${src.length}`);
+  if (dst.length < blocks * type.blockSize) throw new RangeError(`${type.name}: ${blocks} blocks need ${blocks * type.blockSize} values, got ${dst.length}`);
+}

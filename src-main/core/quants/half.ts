@@ -8,6 +8,7 @@
  */
 
 let f16Bits: Uint32Array | undefined;
+let f16BitsI32: Int32Array | undefined;
 let f16Floats: Float32Array | undefined;
 
 /** The exact f32 bit pattern of f16 `h` (0..65535), as ggml_fp16_to_fp32 produces it. */
@@ -31,6 +32,7 @@ function buildF16(): void {
   const bits = new Uint32Array(65536);
   for (let h = 0; h < 65536; h++) bits[h] = f16BitsToF32Bits(h);
   f16Bits = bits;
+  f16BitsI32 = new Int32Array(bits.buffer);
   f16Floats = new Float32Array(bits.buffer);
 }
 
@@ -38,6 +40,15 @@ function buildF16(): void {
 export function f16BitsTable(): Uint32Array {
   if (!f16Bits) buildF16();
   return f16Bits!;
+}
+
+/**
+ * The same bit patterns as signed 32-bit integers: faster in loops that write through an
+ * Int32Array view (V8 keeps them as small integers instead of boxing values ≥ 2^31).
+ */
+export function f16BitsTableI32(): Int32Array {
+  if (!f16BitsI32) buildF16();
+  return f16BitsI32!;
 }
 
 /** f16 → f32 values (index by the f16 bits). */
@@ -71,11 +82,6 @@ export function bf16ToF32(b: number): number {
  */
 export function e8m0ToF32Half(e: number): number {
   return 2 ** ((e & 0xff) - 128);
-}
-
-/** E8M0 scale byte → 2^(e-127) (e = 255, the format's NaN, reads as 2^128 = Infinity here). */
-export function e8m0ToF32(e: number): number {
-  return Math.fround(2 ** ((e & 0xff) - 127));
 }
 
 let ue4m3: Float32Array | undefined;

@@ -1,0 +1,76 @@
+import { ggmlTypeByName, type GgmlType } from '../../core/ggml-types';
+import { isQuantFileType, QUANT_FILE_TYPES } from '../../core/quant-recipes';
+import { loadImatrix } from '../../node/imatrix-file';
+import { quantizeFile } from '../../node/quantize';
+import { CliError, log, printJson, type Command } from '../command';
+import { formatBytes } from '../format';
+import { interruptSignal, progressBar } from '../progress';
+
+const HELP = `Usage: gufo quantize <in.gguf> <out.gguf> --type <T> [options]
+
+Re-quantizes a model the way llama-quantize does: each tensor gets the type llama.cpp's rules
+choose for the file type T (by role, layer and shape). The output is written tensor by tensor
+with bounded memory, under a temporary name that is renamed into place only when complete:
+Ctrl-C, a crash or a full disk leave no partial file.
+
+File types: ${QUANT_FILE_TYPES.join(', ')}
+
+Options:
+  --type T                    the file type to produce (required)
+  --imatrix FILE              importance matrix from llama-imatrix (GGUF or legacy .dat)
+  --allow-requantize          convert tensors that are already quantized (through f32)
+  --output-tensor-type t      ggml type for output.weight (e.g. q8_0)
+  --token-embedding-type t    ggml type for token_embd.weight
+  --pure                      one type for every quantizable tensor, no mixture
+  --json                      print { input, output, type, tensors: [{ name, from, to, rmse }],
+                              bytesIn, bytesOut, seconds } on stdout
+`;
+
+function typeOption(value: string | boolean | undefined, flag: string): GgmlType | undefined {
+  if (value === undefined) return undefined;
+  const type = typeof value === 'string' ? ggmlTypeByName(value) : undefined;
+  if (!type) throw new CliError(`${flag}: unknown ggml type "${String(value)}"`);
+  return type;
+}
+
+export const quantizeCommand: Command = {
+  name: 'quantize',
+  summary: 'write a re-quantized copy of a model (Q4_K_M, Q8_0, ...)',
+  help: HELP,
+  options: {
+    type: { type: 'string' },
+    imatrix: { type: 'string' },
+    'allow-requantize': { type: 'boolean' },
+    'output-tensor-type': { type: 'string' },
+    'token-embedding-type': { type: 'string' },
+    pure: { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
+  async run(args) {
+    const [input, output, ...extra] = args.positionals;
+    if (!input || !output || extra.length > 0) throw new CliError('expected an input and an output file (see gufo quantize --help)');
+    const fileType = String(args.values.type ?? '').toUpperCase();
+    if (!isQuantFileType(fileType)) {
+      throw new CliError(`--type must be one of ${QUANT_FILE_TYPES.join(', ')}${args.values.type ? `, not "${String(args.values.type)}"` : ''}`);
+    }
+    const imatrixPath = args.values.imatrix;
+    const imatrix = typeof imatrixPath === 'string' ? loadImatrix(imatrixPath) : undefined;
+    const bar = progressBar(`${fileType}`);
+    let report;
+    try {
+      report = await quantizeFile(input, output, fileType, {
+        imatrix,
+        allowRequantize: Boolean(args.values['allow-requantize']),
+        outputTensorType: typeOption(args.values['output-tensor-type'], '--output-tensor-type'),
+        tokenEmbeddingType: typeOption(args.values['token-embedding-type'], '--token-embedding-type'),
+        pure: Boolean(args.values.pure),
+        signal: interruptSignal(),
+        onProgress: (p) => bar.update(p.elementsDone / p.elementsTotal, `${p.index + 1}/${p.count} ${p.tensor}`),
+      });
+    } finally {
+      bar.done();
+    }
+    if (args.values.json) return printJson(report);
+    log(`${output}: ${fileType}, ${formatBytes(report.bytesIn)} → ${formatBytes(report.bytesOut)} in ${report.seconds.toFixed(1)} s`);
+  },
+};

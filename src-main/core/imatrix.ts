@@ -1,0 +1,71 @@
+import type { GgufFile } from './gguf/gguf-file';
+import { dequantizeTensor } from './dequantize';
+import { GgufError } from './gguf/errors';
+
+/**
+ * An importance matrix, as llama.cpp's `llama-imatrix` computes it: per tensor, one weight per
+ * input column (times the number of experts for stacked MoE tensors), the mean squared
+ * activation that column saw. Quantizers spend their precision where the weights are large.
+ */
+export type ImportanceMatrix = ReadonlyMap<string, Float32Array>;
+
+/**
+ * The legacy binary `imatrix.dat`: i32 entry count, then per entry an i32-length name, i32 call
+ * count, i32 value count and the f32 sums. Each sum is divided by the call count, as
+ * llama-quantize does when it loads one.
+ */
+export function parseLegacyImatrix(bytes: Uint8Array, file: string): ImportanceMatrix {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let pos = 0;
+  const i32 = (field: string): number => {
+    if (pos + 4 > bytes.byteLength) throw new GgufError(file, field, `file is truncated at offset ${pos}`);
+    const v = view.getInt32(pos, true);
+    pos += 4;
+    if (v < 0) throw new GgufError(file, field, `negative count ${v}`);
+    return v;
+  };
+  const entries = new Map<string, Float32Array>();
+  const count = i32('entry count');
+  for (let i = 0; i < count; i++) {
+    const nameLength = i32(`entry ${i} name length`);
+    if (pos + nameLength > bytes.byteLength) throw new GgufError(file, `entry ${i} name`, 'file is truncated');
+    const name = new TextDecoder().decode(bytes.subarray(pos, pos + nameLength));
+    pos += nameLength;
+    const calls = i32(`"${name}" call count`);
+    const values = i32(`"${name}" value count`);
+    if (pos + values * 4 > bytes.byteLength) throw new GgufError(file, `"${name}" values`, `needs ${values * 4} bytes, only ${bytes.byteLength - pos} left`);
+    const weights = new Float32Array(values);
+    new Uint8Array(weights.buffer).set(bytes.subarray(pos, pos + values * 4));
+    pos += values * 4;
+    if (calls > 0) for (let j = 0; j < values; j++) weights[j]! /= calls;
+    if (entries.has(name)) throw new GgufError(file, `"${name}"`, 'duplicate entry');
+    entries.set(name, weights);
+  }
+  return entries;
+}
+
+/**
+ * The GGUF imatrix format (`general.type` = "imatrix"): per tensor `<name>.in_sum2` (sums of
+ * squared activations, [columns, matrices]) and `<name>.counts` ([1, matrices]); the weight is
+ * sum / count, and 1 for a matrix that saw no activations.
+ */
+export function imatrixFromGguf(gguf: GgufFile): ImportanceMatrix {
+  const read = (name: string) => dequantizeTensor(gguf, gguf.tensor(name)!);
+  const entries = new Map<string, Float32Array>();
+  for (const t of gguf.tensors) {
+    if (!t.name.endsWith('.in_sum2')) continue;
+    const name = t.name.slice(0, -'.in_sum2'.length);
+    if (!gguf.tensor(`${name}.counts`)) throw new GgufError(gguf.file, `tensor "${name}.counts"`, 'missing for its .in_sum2');
+    const sums = read(t.name);
+    const counts = read(`${name}.counts`);
+    const columns = t.ne[0] ?? 1;
+    if (counts.length * columns !== sums.length) throw new GgufError(gguf.file, `tensor "${name}.counts"`, `${counts.length} counts for ${sums.length / columns} matrices`);
+    const weights = new Float32Array(sums.length);
+    for (let m = 0; m < counts.length; m++) {
+      const n = counts[m]!;
+      for (let j = m * columns; j < (m + 1) * columns; j++) weights[j] = n > 0 ? sums[j]! / n : 1;
+    }
+    entries.set(name, weights);
+  }
+  return entries;
+}

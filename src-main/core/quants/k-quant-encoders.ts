@@ -1,0 +1,498 @@
+/**
+ * Encoders (f32 → blocks) for the k-quants Q2_K, Q3_K, Q4_K, Q5_K and Q6_K, choosing scales and
+ * levels the way llama.cpp's ggml-quants.c does:
+ *
+ * - without an importance matrix, quantize_row_qN_K_ref: per sub-block a scale (and min) search,
+ *   the block's sub-scales quantized linearly against the largest one;
+ * - with one, quantize_row_qN_K_impl: sub-block weights are importance · sqrt(σ² + x²) (Q6_K: the
+ *   importance alone), and the sub-scales themselves are quantized by a weighted search.
+ *
+ * Every step rounds to f32 where ggml's does (Math.fround, f32 scratch arrays), so the bytes match
+ * llama.cpp's ggml_quantize_chunk. Platform-free; scratch space is module-level, nothing is
+ * allocated per block.
+ *
+ * Block layouts (ggml-common.h), QK = 256 values:
+ * Q2_K: scales[QK/16] (low nibble scale, high nibble min), qs[QK/4] (2 bits), f16 d, f16 dmin
+ * Q3_K: hmask[QK/8] (third bit), qs[QK/4] (low 2 bits), scales[12] (16 × 6 bits), f16 d
+ * Q4_K: f16 d, f16 dmin, scales[12] (8 scales + 8 mins, 6 bits each), qs[QK/2] (nibbles)
+ * Q5_K: f16 d, f16 dmin, scales[12], qh[QK/8] (fifth bit), qs[QK/2] (low nibbles)
+ * Q6_K: ql[QK/2] (low nibbles), qh[QK/4] (top 2 bits), int8 scales[QK/16], f16 d
+ */
+import type { RowEncoder } from './codec';
+import { ggmlRowBytes, ggmlTypeByName, type GgmlType } from '../ggml-types';
+import { f16Table } from './half';
+import { f32ToF16Bits } from './half-encode';
+import {
+  GROUP_MAX_EPS,
+  fitScaleAndMin,
+  fitSymmetricScale,
+  fitSymmetricScaleIterative,
+  fitUnsignedScale,
+  roundHalfEven,
+} from './scale-search';
+
+const Q2_K = ggmlTypeByName('Q2_K')!;
+const Q3_K = ggmlTypeByName('Q3_K')!;
+const Q4_K = ggmlTypeByName('Q4_K')!;
+const Q5_K = ggmlTypeByName('Q5_K')!;
+const Q6_K = ggmlTypeByName('Q6_K')!;
+
+/** Values per super-block (the same for all five types). */
+const QK = Q4_K.blockSize;
+/** Bytes of packed 6-bit scales (and mins) in Q3_K, Q4_K and Q5_K. */
+const K_SCALE_SIZE = 12;
+
+const fr = Math.fround;
+
+/** Writes `v` (an f32 value) as f16 at `at`, returns the f16's value as f32. */
+function putF16(y: Uint8Array, at: number, v: number): number {
+  const h = f32ToF16Bits(v);
+  y[at] = h & 0xff;
+  y[at + 1] = h >>> 8;
+  return f16Table()[h];
+}
+
+// ---- scratch, shared by all encoders (one block at a time) ----
+
+const L = new Uint8Array(QK);
+const W = new Float32Array(32);
+const SCALES = new Float32Array(QK / 16);
+const MINS = new Float32Array(QK / 16);
+const SW = new Float32Array(QK / 16);
+const LS = new Uint8Array(QK / 16);
+const LM = new Uint8Array(QK / 16);
+
+const NEG_0_5 = fr(-0.5);
+const NEG_0_9 = fr(-0.9);
+const F0_1 = fr(0.1);
+const F0_05 = fr(0.05);
+
+function checkShape(
+  type: GgmlType,
+  src: Float32Array,
+  dst: Uint8Array,
+  rows: number,
+  rowLength: number,
+  importance: Float32Array | null,
+): void {
+  if (!Number.isInteger(rows) || rows < 0 || !Number.isInteger(rowLength) || rowLength < 0 || rowLength % type.blockSize !== 0) {
+    throw new RangeError(`${type.name}: rows of ${rowLength} values are not whole blocks of ${type.blockSize}`);
+  }
+  if (src.length < rows * rowLength) throw new RangeError(`${type.name}: ${src.length} values for ${rows} rows of ${rowLength}`);
+  const bytes = ggmlRowBytes(type, rows * rowLength);
+  if (dst.length < bytes) throw new RangeError(`${type.name}: ${dst.length} bytes for ${bytes}`);
+  if (importance && importance.length < rowLength) {
+    throw new RangeError(`${type.name}: importance has ${importance.length} weights for rows of ${rowLength}`);
+  }
+}
+
+/** Runs `block(xAt, importanceAt, dstAt)` over every block of every row. */
+function forEachBlock(
+  type: GgmlType,
+  rows: number,
+  rowLength: number,
+  block: (xAt: number, qwAt: number, yAt: number) => void,
+): void {
+  const perRow = rowLength / QK;
+  let yAt = 0;
+  for (let r = 0; r < rows; r++) {
+    for (let b = 0; b < perRow; b++, yAt += type.typeSize) block(r * rowLength + b * QK, b * QK, yAt);
+  }
+}
+
+/** Sum of x² over the super-block, in ggml's order. */
+function sumSquares(x: Float32Array, xAt: number): number {
+  let s = 0;
+  for (let i = 0; i < QK; i++) {
+    const v = x[xAt + i];
+    s = fr(s + fr(v * v));
+  }
+  return s;
+}
+
+/** W[0..n) = importance · sqrt(σ² + x²), the imatrix weighting of Q2_K…Q5_K; returns their sum. */
+function importanceWeights(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, n: number, sigma2: number): number {
+  let sum = 0;
+  for (let l = 0; l < n; l++) {
+    const v = x[xAt + l];
+    const wl = fr(qw[qwAt + l] * fr(Math.sqrt(fr(sigma2 + fr(v * v)))));
+    W[l] = wl;
+    sum = fr(sum + wl);
+  }
+  return sum;
+}
+
+/** Packs L (values 0..3) four to a byte: byte l of each 32 holds values l, l+32, l+64, l+96 of 128. */
+function pack2Bit(y: Uint8Array, at: number): void {
+  for (let j = 0; j < QK; j += 128) {
+    const q = at + j / 4;
+    for (let l = 0; l < 32; l++) {
+      y[q + l] = L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6);
+    }
+  }
+}
+
+// ================================ Q2_K ================================
+
+const Q2_SCALES = 0;
+const Q2_QS = QK / 16;
+const Q2_D = Q2_QS + QK / 4;
+
+/** Requantizes each 16-value sub-block against its stored scale and min, then packs. */
+function finishQ2(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: number, mAll: number): void {
+  for (let j = 0; j < QK / 16; j++) {
+    const sc = y[o + Q2_SCALES + j];
+    const d = fr(dAll * (sc & 0xf));
+    if (d === 0) continue;
+    const dm = fr(mAll * (sc >> 4));
+    const base = 16 * j;
+    for (let i = 0; i < 16; i++) {
+      const l = roundHalfEven(fr(fr(x[xAt + base + i] + dm) / d));
+      L[base + i] = l < 0 ? 0 : l > 3 ? 3 : l;
+    }
+  }
+  pack2Bit(y, o + Q2_QS);
+}
+
+function q2Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
+  let maxScale = 0;
+  let maxMin = 0;
+  for (let j = 0; j < QK / 16; j++) {
+    const at = xAt + 16 * j;
+    for (let l = 0; l < 16; l++) W[l] = Math.abs(x[at + l]);
+    const scale = fitScaleAndMin(16, 3, x, at, W, 0, L, 16 * j, MINS, j, NEG_0_5, F0_1, 15, true);
+    SCALES[j] = scale;
+    if (scale > maxScale) maxScale = scale;
+    if (MINS[j] > maxMin) maxMin = MINS[j];
+  }
+  let dAll: number;
+  if (maxScale > 0) {
+    const iscale = fr(15 / maxScale);
+    for (let j = 0; j < QK / 16; j++) y[o + Q2_SCALES + j] = roundHalfEven(fr(iscale * SCALES[j]));
+    dAll = putF16(y, o + Q2_D, fr(maxScale / 15));
+  } else {
+    y.fill(0, o + Q2_SCALES, o + Q2_SCALES + QK / 16);
+    dAll = putF16(y, o + Q2_D, 0);
+  }
+  let mAll: number;
+  if (maxMin > 0) {
+    const iscale = fr(15 / maxMin);
+    for (let j = 0; j < QK / 16; j++) y[o + Q2_SCALES + j] |= roundHalfEven(fr(iscale * MINS[j])) << 4;
+    mAll = putF16(y, o + Q2_D + 2, fr(maxMin / 15));
+  } else {
+    mAll = putF16(y, o + Q2_D + 2, 0);
+  }
+  finishQ2(x, xAt, y, o, dAll, mAll);
+}
+
+function q2Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, y: Uint8Array, o: number): void {
+  const sigma2 = fr(sumSquares(x, xAt) / QK);
+  for (let j = 0; j < QK / 16; j++) {
+    const at = xAt + 16 * j;
+    SW[j] = importanceWeights(x, at, qw, qwAt + 16 * j, 16, sigma2);
+    SCALES[j] = fitScaleAndMin(16, 3, x, at, W, 0, L, 16 * j, MINS, j, NEG_0_9, F0_05, 36, false);
+  }
+  const dm = fitUnsignedScale(QK / 16, 15, SCALES, 0, LS, 0, SW, 0);
+  const mm = fitUnsignedScale(QK / 16, 15, MINS, 0, LM, 0, SW, 0);
+  const dAll = putF16(y, o + Q2_D, dm);
+  const mAll = putF16(y, o + Q2_D + 2, mm);
+  for (let j = 0; j < QK / 16; j++) y[o + Q2_SCALES + j] = LS[j] | (LM[j] << 4);
+  finishQ2(x, xAt, y, o, dAll, mAll);
+}
+
+export const encodeQ2_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
+  checkShape(Q2_K, src, dst, rows, rowLength, importance);
+  if (importance) forEachBlock(Q2_K, rows, rowLength, (xAt, qwAt, o) => q2Weighted(src, xAt, importance, qwAt, dst, o));
+  else forEachBlock(Q2_K, rows, rowLength, (xAt, _qwAt, o) => q2Plain(src, xAt, dst, o));
+};
+
+// ================================ Q3_K ================================
+
+const Q3_HMASK = 0;
+const Q3_QS = QK / 8;
+const Q3_SCALES = Q3_QS + QK / 4;
+const Q3_D = Q3_SCALES + K_SCALE_SIZE;
+
+/** Stores 6-bit scale `l` (0..63) of sub-block j: low nibbles in bytes 0..7, top 2 bits in 8..11. */
+function putQ3Scale(y: Uint8Array, s: number, j: number, l: number): void {
+  if (j < 8) y[s + j] = l & 0xf;
+  else y[s + j - 8] |= (l & 0xf) << 4;
+  y[s + 8 + (j & 3)] |= (l >> 4) << (2 * (j >> 2));
+}
+
+/** Requantizes each sub-block against its stored 6-bit scale, then packs high bits and low bits. */
+function finishQ3(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: number): void {
+  const s = o + Q3_SCALES;
+  for (let j = 0; j < QK / 16; j++) {
+    const low = j < 8 ? y[s + j] & 0xf : y[s + j - 8] >> 4;
+    const sc = (low | (((y[s + 8 + (j & 3)] >> (2 * (j >> 2))) & 3) << 4)) - 32;
+    const d = fr(dAll * sc);
+    if (d === 0) continue;
+    const base = 16 * j;
+    for (let i = 0; i < 16; i++) {
+      const l = roundHalfEven(fr(x[xAt + base + i] / d));
+      L[base + i] = (l < -4 ? -4 : l > 3 ? 3 : l) + 4;
+    }
+  }
+  // The third bit of value j goes to bit j / 32 of hmask byte j % 32.
+  const h = o + Q3_HMASK;
+  for (let m = 0; m < QK / 8; m++) {
+    let bits = 0;
+    for (let k = 0, j = m; k < 8; k++, j += QK / 8) {
+      const l = L[j];
+      bits |= (l >> 2) << k;
+      L[j] = l & 3;
+    }
+    y[h + m] = bits;
+  }
+  pack2Bit(y, o + Q3_QS);
+}
+
+function q3Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
+  let maxScale = 0;
+  let amax = 0;
+  for (let j = 0; j < QK / 16; j++) {
+    const scale = fitSymmetricScaleIterative(16, 4, x, xAt + 16 * j, L, 16 * j);
+    SCALES[j] = scale;
+    const a = Math.abs(scale);
+    if (a > amax) {
+      amax = a;
+      maxScale = scale;
+    }
+  }
+  const s = o + Q3_SCALES;
+  y.fill(0, s, s + K_SCALE_SIZE);
+  let dAll: number;
+  if (maxScale !== 0) {
+    const iscale = fr(-32 / maxScale);
+    for (let j = 0; j < QK / 16; j++) {
+      let l = (roundHalfEven(fr(iscale * SCALES[j])) << 24) >> 24; // ggml keeps it in an int8
+      l = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
+      putQ3Scale(y, s, j, l);
+    }
+    dAll = putF16(y, o + Q3_D, fr(1 / iscale));
+  } else {
+    dAll = putF16(y, o + Q3_D, 0);
+  }
+  finishQ3(x, xAt, y, o, dAll);
+}
+
+function q3Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, y: Uint8Array, o: number): void {
+  const sigma2 = fr(fr(2 * sumSquares(x, xAt)) / QK);
+  for (let j = 0; j < QK / 16; j++) {
+    const at = xAt + 16 * j;
+    SW[j] = importanceWeights(x, at, qw, qwAt + 16 * j, 16, sigma2);
+    SCALES[j] = fitSymmetricScale(16, 4, x, at, L, 16 * j, W, 0);
+  }
+  const s = o + Q3_SCALES;
+  y.fill(0, s, s + K_SCALE_SIZE);
+  const dBlock = fitSymmetricScale(QK / 16, 32, SCALES, 0, LS, 0, SW, 0);
+  for (let j = 0; j < QK / 16; j++) putQ3Scale(y, s, j, LS[j]);
+  const dAll = putF16(y, o + Q3_D, dBlock);
+  finishQ3(x, xAt, y, o, dAll);
+}
+
+export const encodeQ3_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
+  checkShape(Q3_K, src, dst, rows, rowLength, importance);
+  if (importance) forEachBlock(Q3_K, rows, rowLength, (xAt, qwAt, o) => q3Weighted(src, xAt, importance, qwAt, dst, o));
+  else forEachBlock(Q3_K, rows, rowLength, (xAt, _qwAt, o) => q3Plain(src, xAt, dst, o));
+};
+
+// ============================ Q4_K and Q5_K ============================
+
+const K_D = 0;
+const K_SCALES = 4;
+const Q4_QS = K_SCALES + K_SCALE_SIZE;
+const Q5_QH = K_SCALES + K_SCALE_SIZE;
+const Q5_QS = Q5_QH + QK / 8;
+
+/** Stores 6-bit scale `ls` and min `lm` of sub-block j (get_scale_min_k4's layout). */
+function putScaleMin(y: Uint8Array, s: number, j: number, ls: number, lm: number): void {
+  if (j < 4) {
+    y[s + j] = ls;
+    y[s + j + 4] = lm;
+  } else {
+    y[s + j + 4] = (ls & 0xf) | ((lm & 0xf) << 4);
+    y[s + j - 4] |= (ls >> 4) << 6;
+    y[s + j] |= (lm >> 4) << 6;
+  }
+}
+
+/** Requantizes each 32-value sub-block to 0..nmax against its stored scale and min. */
+function requantScaleMin(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: number, mAll: number, nmax: number): void {
+  const s = o + K_SCALES;
+  for (let j = 0; j < QK / 32; j++) {
+    let sc: number;
+    let m: number;
+    if (j < 4) {
+      sc = y[s + j] & 63;
+      m = y[s + j + 4] & 63;
+    } else {
+      sc = (y[s + j + 4] & 0xf) | ((y[s + j - 4] >> 6) << 4);
+      m = (y[s + j + 4] >> 4) | ((y[s + j] >> 6) << 4);
+    }
+    const d = fr(dAll * sc);
+    if (d === 0) continue;
+    const dm = fr(mAll * m);
+    const base = 32 * j;
+    for (let i = 0; i < 32; i++) {
+      const l = roundHalfEven(fr(fr(x[xAt + base + i] + dm) / d));
+      L[base + i] = l < 0 ? 0 : l > nmax ? nmax : l;
+    }
+  }
+}
+
+/** Byte l of each 32 holds value l (low nibble) and l + 32 (high nibble) of each 64. */
+function packNibbles(y: Uint8Array, at: number): void {
+  for (let j = 0, q = at; j < QK; j += 64, q += 32) {
+    for (let l = 0; l < 32; l++) y[q + l] = (L[j + l] & 0xf) | ((L[j + l + 32] & 0xf) << 4);
+  }
+}
+
+/** Q5_K's fifth bits: value l + 64k (bit 2k) and l + 32 + 64k (bit 2k+1) of qh byte l. */
+function packFifthBits(y: Uint8Array, at: number): void {
+  y.fill(0, at, at + QK / 8);
+  for (let n = 0, shift = 0; n < QK; n += 64, shift += 2) {
+    for (let j = 0; j < 32; j++) {
+      y[at + j] |= ((L[n + j] >> 4) << shift) | ((L[n + j + 32] >> 4) << (shift + 1));
+    }
+  }
+}
+
+/** quantize_row_q4_K_ref / q5_K_ref: sub-scales and mins quantized against the largest. */
+function scaleMinPlain(
+  x: Float32Array, xAt: number, y: Uint8Array, o: number,
+  nmax: number, rmin: number, nstep: number,
+): void {
+  let maxScale = 0;
+  let maxMin = 0;
+  for (let j = 0; j < QK / 32; j++) {
+    const at = xAt + 32 * j;
+    let sumX2 = 0;
+    for (let l = 0; l < 32; l++) {
+      const v = x[at + l];
+      sumX2 = fr(sumX2 + fr(v * v));
+    }
+    const avX = fr(Math.sqrt(fr(sumX2 / 32)));
+    for (let l = 0; l < 32; l++) W[l] = fr(avX + Math.abs(x[at + l]));
+    const scale = fitScaleAndMin(32, nmax, x, at, W, 0, L, 32 * j, MINS, j, rmin, F0_1, nstep, false);
+    SCALES[j] = scale;
+    if (scale > maxScale) maxScale = scale;
+    if (MINS[j] > maxMin) maxMin = MINS[j];
+  }
+  const invScale = maxScale > 0 ? fr(63 / maxScale) : 0;
+  const invMin = maxMin > 0 ? fr(63 / maxMin) : 0;
+  const s = o + K_SCALES;
+  for (let j = 0; j < QK / 32; j++) {
+    const ls = roundHalfEven(fr(invScale * SCALES[j])) & 0xff; // ggml keeps them in uint8s
+    const lm = roundHalfEven(fr(invMin * MINS[j])) & 0xff;
+    putScaleMin(y, s, j, ls < 63 ? ls : 63, lm < 63 ? lm : 63);
+  }
+  const dAll = putF16(y, o + K_D, fr(maxScale / 63));
+  const mAll = putF16(y, o + K_D + 2, fr(maxMin / 63));
+  requantScaleMin(x, xAt, y, o, dAll, mAll, nmax);
+}
+
+/** quantize_row_q4_K_impl / q5_K_impl: sub-scales and mins quantized by a weighted search. */
+function scaleMinWeighted(
+  x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, y: Uint8Array, o: number,
+  nmax: number, clampLevels: boolean,
+): void {
+  const sigma2 = fr(fr(2 * sumSquares(x, xAt)) / QK);
+  for (let j = 0; j < QK / 32; j++) {
+    const at = xAt + 32 * j;
+    SW[j] = importanceWeights(x, at, qw, qwAt + 32 * j, 32, sigma2);
+    SCALES[j] = fitScaleAndMin(32, nmax, x, at, W, 0, L, 32 * j, MINS, j, NEG_0_9, F0_05, 36, false);
+  }
+  const dBlock = fitUnsignedScale(QK / 32, 63, SCALES, 0, LS, 0, SW, 0);
+  const mBlock = fitUnsignedScale(QK / 32, 63, MINS, 0, LM, 0, SW, 0);
+  const s = o + K_SCALES;
+  for (let j = 0; j < QK / 32; j++) {
+    let ls = LS[j];
+    let lm = LM[j];
+    if (clampLevels) {
+      if (ls > 63) ls = 63;
+      if (lm > 63) lm = 63;
+    }
+    putScaleMin(y, s, j, ls, lm);
+  }
+  const dAll = putF16(y, o + K_D, dBlock);
+  const mAll = putF16(y, o + K_D + 2, mBlock);
+  requantScaleMin(x, xAt, y, o, dAll, mAll, nmax);
+}
+
+export const encodeQ4_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
+  checkShape(Q4_K, src, dst, rows, rowLength, importance);
+  forEachBlock(Q4_K, rows, rowLength, (xAt, qwAt, o) => {
+    if (importance) scaleMinWeighted(src, xAt, importance, qwAt, dst, o, 15, false);
+    else scaleMinPlain(src, xAt, dst, o, 15, -1, 20);
+    packNibbles(dst, o + Q4_QS);
+  });
+};
+
+export const encodeQ5_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
+  checkShape(Q5_K, src, dst, rows, rowLength, importance);
+  forEachBlock(Q5_K, rows, rowLength, (xAt, qwAt, o) => {
+    if (importance) scaleMinWeighted(src, xAt, importance, qwAt, dst, o, 31, true);
+    else scaleMinPlain(src, xAt, dst, o, 31, NEG_0_5, 15);
+    packFifthBits(dst, o + Q5_QH);
+    packNibbles(dst, o + Q5_QS);
+  });
+};
+
+// ================================ Q6_K ================================
+
+const Q6_QL = 0;
+const Q6_QH = QK / 2;
+const Q6_SCALES = Q6_QH + QK / 4;
+const Q6_D = Q6_SCALES + QK / 16;
+
+function q6Block(x: Float32Array, xAt: number, qw: Float32Array | null, qwAt: number, y: Uint8Array, o: number): void {
+  let maxScale = 0;
+  let maxAbs = 0;
+  for (let ib = 0; ib < QK / 16; ib++) {
+    const scale = fitSymmetricScale(16, 32, x, xAt + 16 * ib, L, 16 * ib, qw, qwAt + 16 * ib);
+    SCALES[ib] = scale;
+    const a = Math.abs(scale);
+    if (a > maxAbs) {
+      maxAbs = a;
+      maxScale = scale;
+    }
+  }
+  if (maxAbs < GROUP_MAX_EPS) {
+    y.fill(0, o, o + Q6_K.typeSize);
+    return;
+  }
+  const iscale = fr(-128 / maxScale);
+  const dAll = putF16(y, o + Q6_D, fr(1 / iscale));
+  const s = o + Q6_SCALES;
+  for (let ib = 0; ib < QK / 16; ib++) {
+    const l = roundHalfEven(fr(iscale * SCALES[ib]));
+    y[s + ib] = l < 127 ? l : 127;
+  }
+  for (let j = 0; j < QK / 16; j++) {
+    const d = fr(dAll * ((y[s + j] << 24) >> 24));
+    if (d === 0) continue;
+    const base = 16 * j;
+    for (let i = 0; i < 16; i++) {
+      const l = roundHalfEven(fr(x[xAt + base + i] / d));
+      L[base + i] = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
+    }
+  }
+  for (let j = 0, ql = o + Q6_QL, qh = o + Q6_QH; j < QK; j += 128, ql += 64, qh += 32) {
+    for (let l = 0; l < 32; l++) {
+      const a = L[j + l];
+      const b = L[j + l + 32];
+      const c = L[j + l + 64];
+      const e = L[j + l + 96];
+      y[ql + l] = (a & 0xf) | ((c & 0xf) << 4);
+      y[ql + l + 32] = (b & 0xf) | ((e & 0xf) << 4);
+      y[qh + l] = (a >> 4) | ((b >> 4) << 2) | ((c >> 4) << 4) | ((e >> 4) << 6);
+    }
+  }
+}
+
+export const encodeQ6_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
+  checkShape(Q6_K, src, dst, rows, rowLength, importance);
+  forEachBlock(Q6_K, rows, rowLength, (xAt, qwAt, o) => q6Block(src, xAt, importance, qwAt, dst, o));
+};

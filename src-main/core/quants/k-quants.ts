@@ -1,0 +1,245 @@
+/**
+ * The k-quants (256-value super-blocks, ggml-common.h), decoded to f32 exactly as ggml's
+ * dequantize_row_* does: the same sub-block scales and the same f32 results. `src` may sit at any
+ * byte offset.
+ *
+ * Q2_K (84 B):  scales[16] (low nibble scale, high nibble min), qs[64], f16 d, f16 dmin
+ * Q3_K (110 B): hmask[32], qs[64], scales[12] (sixteen 6-bit scales, biased by 32), f16 d
+ * Q4_K (144 B): f16 d, f16 dmin, scales[12] (eight 6-bit scale/min pairs), qs[128]
+ * Q5_K (176 B): f16 d, f16 dmin, scales[12], qh[32], qs[128]
+ * Q6_K (210 B): ql[128], qh[64], int8 scales[16], f16 d
+ * Q8_K (292 B): f32 d, int8 qs[256], int16 bsums[16] (bsums are not needed to decode)
+ *
+ * Rounding: ggml rounds d·scale to f32, then multiplies by q (and subtracts min·m). An f16 times a
+ * ≤ 8-bit integer is exact in f32, so no intermediate rounding is needed; the remaining product
+ * (≤ 25 significant bits) is exact in f64 and the store into the Float32Array rounds it once, as
+ * f32 arithmetic does; a difference of two f32 values computed in f64 and rounded once to f32 is
+ * also the f32 difference (f64 has more than 2·24 + 2 bits).
+ */
+import { checkSpan, type BlockDecoder } from './codec';
+import { ggmlTypeByName } from '../ggml-types';
+import { f16Table } from './half';
+
+const Q2_K = ggmlTypeByName('Q2_K')!;
+const Q3_K = ggmlTypeByName('Q3_K')!;
+const Q4_K = ggmlTypeByName('Q4_K')!;
+const Q5_K = ggmlTypeByName('Q5_K')!;
+const Q6_K = ggmlTypeByName('Q6_K')!;
+const Q8_K = ggmlTypeByName('Q8_K')!;
+
+/**
+ * Q2_K: 128 values per 32 qs bytes; 2-bit field s (s = 0..3) of byte l (l = 0..31) is value
+ * 32s + l, in sub-block 2s + (l ≥ 16) whose scale byte is scales[8n + 2s + (l ≥ 16)].
+ */
+export const decodeQ2_K: BlockDecoder = (src, dst, blocks) => {
+  checkSpan(Q2_K, src, dst, blocks);
+  const h = f16Table();
+  const ts = Q2_K.typeSize;
+  for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
+    const d = h[src[o + 80]! | (src[o + 81]! << 8)]!;
+    const min = h[src[o + 82]! | (src[o + 83]! << 8)]!;
+    for (let n = 0; n < 2; n++, y += 128) {
+      const q = o + 16 + 32 * n;
+      for (let half = 0; half < 2; half++) {
+        const s = o + 8 * n + half;
+        const sc0 = src[s]!;
+        const sc1 = src[s + 2]!;
+        const sc2 = src[s + 4]!;
+        const sc3 = src[s + 6]!;
+        const d0 = d * (sc0 & 15), m0 = min * (sc0 >> 4);
+        const d1 = d * (sc1 & 15), m1 = min * (sc1 >> 4);
+        const d2 = d * (sc2 & 15), m2 = min * (sc2 >> 4);
+        const d3 = d * (sc3 & 15), m3 = min * (sc3 >> 4);
+        const qq = q + 16 * half;
+        const z0 = y + 16 * half;
+        for (let l = 0; l < 16; l++) {
+          const v = src[qq + l]!;
+          const z = z0 + l;
+          dst[z] = d0 * (v & 3) - m0;
+          dst[z + 32] = d1 * ((v >> 2) & 3) - m1;
+          dst[z + 64] = d2 * ((v >> 4) & 3) - m2;
+          dst[z + 96] = d3 * (v >> 6) - m3;
+        }
+      }
+    }
+  }
+};
+
+/** Q3_K's 6-bit scale k (0..15), unbiased: low 4 bits in scales[k % 8] (high nibble for k ≥ 8), high 2 bits in scales[8 + k % 4]. */
+function q3kScale(src: Uint8Array, sc: number, k: number): number {
+  const lo = k < 8 ? src[sc + k]! & 15 : src[sc + k - 8]! >> 4;
+  const hi = (src[sc + 8 + (k & 3)]! >> (2 * (k >> 2))) & 3;
+  return (lo | (hi << 4)) - 32;
+}
+
+/**
+ * Q3_K: like Q2_K's layout for the low 2 bits; the third bit of value 32s + l (in the 128-value
+ * half n) is bit 4n + s of hmask[l], and a clear bit subtracts 4.
+ */
+export const decodeQ3_K: BlockDecoder = (src, dst, blocks) => {
+  checkSpan(Q3_K, src, dst, blocks);
+  const h = f16Table();
+  const ts = Q3_K.typeSize;
+  for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
+    const d = h[src[o + 108]! | (src[o + 109]! << 8)]!;
+    const sc = o + 96;
+    for (let n = 0; n < 2; n++, y += 128) {
+      const q = o + 32 + 32 * n;
+      const hb = 4 * n;
+      for (let half = 0; half < 2; half++) {
+        const k = 8 * n + half;
+        const d0 = d * q3kScale(src, sc, k);
+        const d1 = d * q3kScale(src, sc, k + 2);
+        const d2 = d * q3kScale(src, sc, k + 4);
+        const d3 = d * q3kScale(src, sc, k + 6);
+        const qq = q + 16 * half;
+        const hh = o + 16 * half;
+        const z0 = y + 16 * half;
+        for (let l = 0; l < 16; l++) {
+          const v = src[qq + l]!;
+          const m = src[hh + l]! >> hb;
+          const z = z0 + l;
+          dst[z] = d0 * ((v & 3) - 4 + ((m & 1) << 2));
+          dst[z + 32] = d1 * (((v >> 2) & 3) - 4 + ((m & 2) << 1));
+          dst[z + 64] = d2 * (((v >> 4) & 3) - 4 + (m & 4));
+          dst[z + 96] = d3 * ((v >> 6) - 4 + ((m & 8) >> 1));
+        }
+      }
+    }
+  }
+};
+
+/**
+ * Q4_K/Q5_K scale and min of sub-block i (0..7), 6 bits each: for i < 4 the low 6 bits of bytes i
+ * (scale) and i + 4 (min); for i ≥ 4 the nibbles of byte i + 4 (low: scale, high: min) plus the top
+ * 2 bits of bytes i − 4 (scale) and i (min).
+ */
+function kScale(src: Uint8Array, s: number, i: number): number {
+  return i < 4 ? src[s + i]! & 63 : (src[s + i + 4]! & 15) | ((src[s + i - 4]! >> 6) << 4);
+}
+function kMin(src: Uint8Array, s: number, i: number): number {
+  return i < 4 ? src[s + i + 4]! & 63 : (src[s + i + 4]! >> 4) | ((src[s + i]! >> 6) << 4);
+}
+
+/** Q4_K: 64 values per 32 qs bytes: low nibbles are sub-block 2j, high nibbles sub-block 2j + 1. */
+export const decodeQ4_K: BlockDecoder = (src, dst, blocks) => {
+  checkSpan(Q4_K, src, dst, blocks);
+  const h = f16Table();
+  const ts = Q4_K.typeSize;
+  for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
+    const d = h[src[o]! | (src[o + 1]! << 8)]!;
+    const min = h[src[o + 2]! | (src[o + 3]! << 8)]!;
+    const s = o + 4;
+    for (let j = 0; j < 4; j++, y += 64) {
+      const d1 = d * kScale(src, s, 2 * j);
+      const m1 = min * kMin(src, s, 2 * j);
+      const d2 = d * kScale(src, s, 2 * j + 1);
+      const m2 = min * kMin(src, s, 2 * j + 1);
+      const q = o + 16 + 32 * j;
+      for (let l = 0; l < 32; l += 2) {
+        const v0 = src[q + l]!;
+        const v1 = src[q + l + 1]!;
+        const z = y + l;
+        dst[z] = d1 * (v0 & 15) - m1;
+        dst[z + 1] = d1 * (v1 & 15) - m1;
+        dst[z + 32] = d2 * (v0 >> 4) - m2;
+        dst[z + 33] = d2 * (v1 >> 4) - m2;
+      }
+    }
+  }
+};
+
+/** Q5_K: Q4_K's layout plus a fifth bit: bit 2j of qh[l] for sub-block 2j, bit 2j + 1 for 2j + 1. */
+export const decodeQ5_K: BlockDecoder = (src, dst, blocks) => {
+  checkSpan(Q5_K, src, dst, blocks);
+  const h = f16Table();
+  const ts = Q5_K.typeSize;
+  for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
+    const d = h[src[o]! | (src[o + 1]! << 8)]!;
+    const min = h[src[o + 2]! | (src[o + 3]! << 8)]!;
+    const s = o + 4;
+    const qh = o + 16;
+    for (let j = 0; j < 4; j++, y += 64) {
+      const d1 = d * kScale(src, s, 2 * j);
+      const m1 = min * kMin(src, s, 2 * j);
+      const d2 = d * kScale(src, s, 2 * j + 1);
+      const m2 = min * kMin(src, s, 2 * j + 1);
+      const q = o + 48 + 32 * j;
+      const sh = 2 * j;
+      for (let l = 0; l < 32; l += 2) {
+        const v0 = src[q + l]!;
+        const v1 = src[q + l + 1]!;
+        const h0 = src[qh + l]! >> sh;
+        const h1 = src[qh + l + 1]! >> sh;
+        const z = y + l;
+        dst[z] = d1 * ((v0 & 15) | ((h0 & 1) << 4)) - m1;
+        dst[z + 1] = d1 * ((v1 & 15) | ((h1 & 1) << 4)) - m1;
+        dst[z + 32] = d2 * ((v0 >> 4) | ((h0 & 2) << 3)) - m2;
+        dst[z + 33] = d2 * ((v1 >> 4) | ((h1 & 2) << 3)) - m2;
+      }
+    }
+  }
+};
+
+/**
+ * Q6_K: per 128 values, ql[64] (4 low bits) and qh[32] (2 high bits): byte l of ql and qh gives
+ * values l and l + 64 (low/high nibble of ql[l], bits 0–1 and 4–5 of qh[l]), byte l + 32 of ql gives
+ * values l + 32 and l + 96 (bits 2–3 and 6–7 of qh[l]); value − 32, times d · scales[value / 16].
+ */
+export const decodeQ6_K: BlockDecoder = (src, dst, blocks) => {
+  checkSpan(Q6_K, src, dst, blocks);
+  const h = f16Table();
+  const ts = Q6_K.typeSize;
+  const s8 = new Int8Array(src.buffer, src.byteOffset, src.length);
+  for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
+    const d = h[src[o + 208]! | (src[o + 209]! << 8)]!;
+    for (let n = 0; n < 2; n++, y += 128) {
+      const ql = o + 64 * n;
+      const qh = o + 128 + 32 * n;
+      for (let half = 0; half < 2; half++) {
+        const sc = o + 192 + 8 * n + half;
+        const d0 = d * s8[sc]!;
+        const d1 = d * s8[sc + 2]!;
+        const d2 = d * s8[sc + 4]!;
+        const d3 = d * s8[sc + 6]!;
+        const l0 = 16 * half;
+        for (let l = l0; l < l0 + 16; l++) {
+          const a = src[ql + l]!;
+          const c = src[ql + l + 32]!;
+          const hb = src[qh + l]!;
+          const z = y + l;
+          dst[z] = d0 * (((a & 15) | ((hb & 3) << 4)) - 32);
+          dst[z + 32] = d1 * (((c & 15) | ((hb & 12) << 2)) - 32);
+          dst[z + 64] = d2 * (((a >> 4) | (hb & 48)) - 32);
+          dst[z + 96] = d3 * (((c >> 4) | ((hb & 192) >> 2)) - 32);
+        }
+      }
+    }
+  }
+};
+
+const f32Scratch = new Float32Array(1);
+const u32Scratch = new Uint32Array(f32Scratch.buffer);
+
+export const decodeQ8_K: BlockDecoder = (src, dst, blocks) => {
+  checkSpan(Q8_K, src, dst, blocks);
+  const ts = Q8_K.typeSize;
+  const s8 = new Int8Array(src.buffer, src.byteOffset, src.length);
+  for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts, y += 256) {
+    u32Scratch[0] = src[o]! | (src[o + 1]! << 8) | (src[o + 2]! << 16) | (src[o + 3]! << 24);
+    const d = f32Scratch[0]!;
+    const q = o + 4;
+    for (let j = 0; j < 256; j += 8) {
+      const z = y + j;
+      const p = q + j;
+      dst[z] = d * s8[p]!;
+      dst[z + 1] = d * s8[p + 1]!;
+      dst[z + 2] = d * s8[p + 2]!;
+      dst[z + 3] = d * s8[p + 3]!;
+      dst[z + 4] = d * s8[p + 4]!;
+      dst[z + 5] = d * s8[p + 5]!;
+      dst[z + 6] = d * s8[p + 6]!;
+      dst[z + 7] = d * s8[p + 7]!;
+    }
+  }
+};

@@ -1,0 +1,522 @@
+/**
+ * Scale searches shared by the block encoders: given a group of values (and optionally a weight per
+ * value), find the scale (and for asymmetric formats the offset) whose rounded integer levels
+ * reproduce the group with the least weighted squared error, the way ggml-quants.c does.
+ *
+ * Every function follows ggml's f32 arithmetic step by step (Math.fround after each operation,
+ * sums in the same order), so for the same input it picks the same levels as llama.cpp, and an
+ * encoder built on them writes the same bytes. Platform-free.
+ *
+ * Levels are written to `L` (a Uint8Array) at `lAt`; values are read from `x` at `xAt`, weights
+ * from `w` at `wAt`. Nothing here allocates: scratch space is module-level and sized for groups of
+ * up to MAX_GROUP values.
+ */
+
+const fr = Math.fround;
+
+/** ggml's GROUP_MAX_EPS: a group whose largest magnitude is below this is treated as all zero. */
+export const GROUP_MAX_EPS = fr(1e-15);
+
+/** The largest group any search accepts. */
+export const MAX_GROUP = 256;
+
+const F01 = fr(0.1);
+
+/**
+ * Relative margin for rejecting a try from f64 estimates: far above the f32 rounding they stand
+ * for (a few n·2^-24), so a rejected try is one ggml's f32 arithmetic would reject too.
+ */
+const REJECT_MARGIN = 1e-3;
+
+const wScratch = new Float32Array(MAX_GROUP);
+const wxScratch = new Float32Array(MAX_GROUP);
+const dScratch = new Float32Array(MAX_GROUP);
+const auxScratch = new Uint8Array(MAX_GROUP);
+const iScratch = new Int32Array(MAX_GROUP);
+const prefixA = new Float32Array(MAX_GROUP);
+const prefixB = new Float32Array(MAX_GROUP);
+const tryScales = new Float32Array(32);
+const eventCount = new Int32Array(32);
+const eventValue = new Int32Array(18 * MAX_GROUP);
+const eventLevel = new Int32Array(18 * MAX_GROUP);
+
+/**
+ * Round to the nearest integer, halves to even, as ggml's nearest_int does for an f32 argument
+ * (|v| < 2^22). Adding and removing 1.5·2^52 rounds a double to an integer with ties to even.
+ */
+export function roundHalfEven(v: number): number {
+  return (v + 6755399441055744 - 6755399441055744) | 0;
+}
+
+/** The clamped level of `v` at inverse scale `iscale`. */
+function levelAt(iscale: number, v: number, lo: number, hi: number): number {
+  const l = roundHalfEven(fr(iscale * v));
+  return l < lo ? lo : l > hi ? hi : l;
+}
+
+/**
+ * Symmetric levels in [-nmax, nmax-1] (written as level + nmax) for the group, with one scale:
+ * value ≈ scale · level. Starts from the level range spanned by the largest-magnitude value, tries
+ * 18 nearby stretches of it (±0.1…0.9 of a level) and keeps the one whose least-squares scale
+ * explains the most weighted energy. Weights default to x². Returns the scale (0 for an all-zero
+ * group, all levels nmax-offset 0). ggml: make_qx_quants(n, nmax, x, L, rmse_type = 1, qw).
+ *
+ * Same choices as ggml's, found with less work: the tries' inverse scales are monotonic, so each
+ * value's level is a monotonic step function of the try; its steps are located directly, and
+ * each try only re-sums from the first value whose level changed (the f32 partial sums before it
+ * are those of the previous try). A try where no level changes has the previous try's sums and
+ * cannot change the outcome, so it is skipped.
+ */
+export function fitSymmetricScale(
+  n: number,
+  nmax: number,
+  x: Float32Array,
+  xAt: number,
+  L: Uint8Array,
+  lAt: number,
+  w: Float32Array | null,
+  wAt: number,
+): number {
+  let max = 0;
+  let amax = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xAt + i];
+    const ax = Math.abs(v);
+    if (ax > amax) {
+      amax = ax;
+      max = v;
+    }
+  }
+  if (amax < GROUP_MAX_EPS) {
+    L.fill(0, lAt, lAt + n);
+    return 0;
+  }
+  // Weights and weight × value, once for all the tries.
+  const ww = wScratch;
+  const wx = wxScratch;
+  for (let i = 0; i < n; i++) {
+    const v = x[xAt + i];
+    const wi = w ? w[wAt + i] : fr(v * v);
+    ww[i] = wi;
+    wx[i] = fr(wi * v);
+  }
+  const lo = -nmax;
+  const hi = nmax - 1;
+  const lv = iScratch;
+  const px = prefixA;
+  const ps = prefixB;
+  const iscale0 = fr(-nmax / max);
+  let sumlx = 0;
+  let suml2 = 0;
+  for (let i = 0; i < n; i++) {
+    let l = roundHalfEven(fr(iscale0 * x[xAt + i]));
+    l = l < lo ? lo : l > hi ? hi : l;
+    lv[i] = l;
+    L[lAt + i] = l + nmax;
+    sumlx = fr(sumlx + fr(wx[i] * l));
+    suml2 = fr(suml2 + fr(fr(ww[i] * l) * l));
+    px[i] = sumlx;
+    ps[i] = suml2;
+  }
+  let scale = suml2 !== 0 ? fr(sumlx / suml2) : 0;
+  let best = fr(scale * sumlx);
+
+  // Try t = 0..17 is ggml's is = -9..-1, 1..9.
+  const tries = 18;
+  const isc = tryScales;
+  for (let t = 0; t < tries; t++) isc[t] = fr(-fr(nmax + fr(F01 * (t < 9 ? t - 9 : t - 8))) / max);
+  // events[t·n + k]: the k-th value (ascending) whose level changes at try t; levels[...]: to what.
+  const count = eventCount;
+  const events = eventValue;
+  const levels = eventLevel;
+  count.fill(0, 0, tries);
+  let any = false;
+  const last = tries - 1;
+  for (let i = 0; i < n; i++) {
+    const v = x[xAt + i];
+    // Over the tries, v's unrounded level −(v/max)·(nmax + 0.1·is) spans ±0.9·|v/max| around
+    // −(v/max)·nmax (f32 rounding moves it by far less than 1e-4). No half-integer inside that
+    // span: the level never changes.
+    const r = v / max;
+    const mid = -r * nmax;
+    const half = 0.9 * Math.abs(r) + 1e-4;
+    if (Math.floor(mid - half + 0.5) === Math.floor(mid + half + 0.5)) continue;
+    let a = roundHalfEven(fr(isc[0] * v));
+    a = a < lo ? lo : a > hi ? hi : a;
+    let b = roundHalfEven(fr(isc[last] * v));
+    b = b < lo ? lo : b > hi ? hi : b;
+    if (a === b) continue; // the first try's level is the last's, so the starting one too
+    any = true;
+    if (a !== lv[i]) {
+      const e = count[0]++;
+      events[e] = i;
+      levels[e] = a;
+    }
+    // Walk the steps (±1 each: neighbouring tries differ by less than a level). Each step's try
+    // is guessed from the straight line the inverse scales nearly follow, then checked.
+    const dir = b > a ? 1 : -1;
+    let t = 0;
+    for (let cur = a; cur !== b; cur += dir) {
+      const next = cur + dir;
+      // Where −r·(nmax + 0.1·is) crosses the midpoint of cur and next.
+      const isAt = Math.ceil(-10 * ((cur + next) / (2 * r) + nmax));
+      let g = isAt < 0 ? isAt + 9 : isAt + 8 + (isAt === 0 ? 1 : 0);
+      if (g <= t) g = t + 1;
+      else if (g > last) g = last;
+      while (g > t + 1 && levelAt(isc[g - 1], v, lo, hi) !== cur) g--;
+      while (g < last && levelAt(isc[g], v, lo, hi) === cur) g++;
+      const e = g * n + count[g]++;
+      events[e] = i;
+      levels[e] = next;
+      t = g;
+    }
+  }
+  if (!any) return scale;
+
+  for (let t = 0; t < tries; t++) {
+    const c = count[t];
+    if (c === 0) continue;
+    const base = t * n;
+    for (let k = 0; k < c; k++) lv[events[base + k]] = levels[base + k];
+    const first = events[base];
+    sumlx = first > 0 ? px[first - 1] : 0;
+    suml2 = first > 0 ? ps[first - 1] : 0;
+    for (let i = first; i < n; i++) {
+      const l = lv[i];
+      sumlx = fr(sumlx + fr(wx[i] * l));
+      suml2 = fr(suml2 + fr(fr(ww[i] * l) * l));
+      px[i] = sumlx;
+      ps[i] = suml2;
+    }
+    if (suml2 > 0 && fr(sumlx * sumlx) > fr(best * suml2)) {
+      for (let i = 0; i < n; i++) L[lAt + i] = lv[i] + nmax;
+      scale = fr(sumlx / suml2);
+      best = fr(scale * sumlx);
+    }
+  }
+  return scale;
+}
+
+/**
+ * Symmetric levels in [-nmax, nmax-1] (written as level + nmax), weighted by x²: rounds at the
+ * scale set by the largest-magnitude value, then moves single levels (up to 5 sweeps) while that
+ * raises the explained weighted energy. Returns the least-squares scale for the final levels.
+ * ggml: make_q3_quants(n, nmax, x, L, do_rmse = true).
+ */
+export function fitSymmetricScaleIterative(
+  n: number,
+  nmax: number,
+  x: Float32Array,
+  xAt: number,
+  L: Uint8Array,
+  lAt: number,
+): number {
+  let max = 0;
+  let amax = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xAt + i];
+    const ax = Math.abs(v);
+    if (ax > amax) {
+      amax = ax;
+      max = v;
+    }
+  }
+  if (amax < GROUP_MAX_EPS) {
+    L.fill(0, lAt, lAt + n);
+    return 0;
+  }
+  const lo = -nmax;
+  const hi = nmax - 1;
+  const ww = wScratch;
+  const wx = wxScratch;
+  const lv = iScratch;
+  const iscale = fr(-nmax / max);
+  let sumlx = 0;
+  let suml2 = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xAt + i];
+    let l = roundHalfEven(fr(iscale * v));
+    l = l < lo ? lo : l > hi ? hi : l;
+    lv[i] = l;
+    const wi = fr(v * v);
+    ww[i] = wi;
+    wx[i] = fr(wi * v);
+    sumlx = fr(sumlx + fr(wx[i] * l));
+    suml2 = fr(suml2 + fr(fr(wi * l) * l));
+  }
+  for (let itry = 0; itry < 5; itry++) {
+    let changed = 0;
+    for (let i = 0; i < n; i++) {
+      const wi = ww[i];
+      const li = lv[i];
+      let slx = fr(sumlx - fr(wx[i] * li));
+      if (slx > 0) {
+        let sl2 = fr(suml2 - fr(fr(wi * li) * li));
+        let nl = roundHalfEven(fr(fr(x[xAt + i] * sl2) / slx));
+        nl = nl < lo ? lo : nl > hi ? hi : nl;
+        if (nl !== li) {
+          slx = fr(slx + fr(wx[i] * nl));
+          sl2 = fr(sl2 + fr(fr(wi * nl) * nl));
+          if (sl2 > 0 && fr(fr(slx * slx) * suml2) > fr(fr(sumlx * sumlx) * sl2)) {
+            lv[i] = nl;
+            sumlx = slx;
+            suml2 = sl2;
+            changed++;
+          }
+        }
+      }
+    }
+    if (changed === 0) break;
+  }
+  for (let i = 0; i < n; i++) L[lAt + i] = lv[i] + nmax;
+  return suml2 > 0 ? fr(sumlx / suml2) : 0;
+}
+
+/**
+ * Levels in [0, nmax] with a scale and an offset: value ≈ scale · level − min, min ≥ 0 (the
+ * offset is stored as a non-negative `min`, written to `mins[minAt]`). Starts from the range
+ * [min(x, 0), max(x)], then tries nstep + 1 stretches of the level range (nmax + rmin + rdelta·k),
+ * each with the weighted least-squares scale and offset for its levels, and keeps the one with the
+ * least weighted error (absolute error when `useMad`, squared otherwise). Weights default to x².
+ * Returns the scale. ggml: make_qkx2_quants (weights given) and make_qkx3_quants (weights
+ * optional), which differ only in that default.
+ */
+export function fitScaleAndMin(
+  n: number,
+  nmax: number,
+  x: Float32Array,
+  xAt: number,
+  w: Float32Array | null,
+  wAt: number,
+  L: Uint8Array,
+  lAt: number,
+  mins: Float32Array,
+  minAt: number,
+  rmin: number,
+  rdelta: number,
+  nstep: number,
+  useMad: boolean,
+): number {
+  const ww = wScratch;
+  let min = x[xAt];
+  let max = min;
+  let sumW = w ? w[wAt] : fr(min * min);
+  let sumX = fr(sumW * min);
+  ww[0] = sumW;
+  for (let i = 1; i < n; i++) {
+    const v = x[xAt + i];
+    if (v < min) min = v;
+    if (v > max) max = v;
+    const wi = w ? w[wAt + i] : fr(v * v);
+    ww[i] = wi;
+    sumW = fr(sumW + wi);
+    sumX = fr(sumX + fr(wi * v));
+  }
+  if (min > 0) min = 0;
+  if (!(max > min)) {
+    L.fill(0, lAt, lAt + n);
+    mins[minAt] = -min;
+    return 0;
+  }
+  // Values shifted by the current offset (ggml shifts by the best offset found so far, so this
+  // is refreshed whenever a try wins).
+  const xs = dScratch;
+  for (let i = 0; i < n; i++) xs[i] = fr(x[xAt + i] - min);
+  let range = fr(max - min);
+  let iscale = fr(nmax / range);
+  let scale = fr(1 / iscale);
+  let bestErr = 0;
+  for (let i = 0; i < n; i++) {
+    let l = roundHalfEven(fr(iscale * xs[i]));
+    l = l < 0 ? 0 : l > nmax ? nmax : l;
+    L[lAt + i] = l;
+    let diff = fr(fr(fr(scale * l) + min) - x[xAt + i]);
+    diff = useMad ? Math.abs(diff) : fr(diff * diff);
+    bestErr = fr(bestErr + fr(ww[i] * diff));
+  }
+  if (nstep < 1) {
+    mins[minAt] = -min;
+    return scale;
+  }
+  const aux = auxScratch;
+  // f64 sums of w, w·x, w·x² for the quick rejection below.
+  let dW = 0;
+  let dX = 0;
+  let dXX = 0;
+  const maxAbs = Math.max(-min, Math.abs(max));
+  if (!useMad) {
+    for (let i = 0; i < n; i++) {
+      const wxi = ww[i] * x[xAt + i];
+      dW += ww[i];
+      dX += wxi;
+      dXX += wxi * x[xAt + i];
+    }
+  }
+  for (let is = 0; is <= nstep; is++) {
+    iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / range);
+    // Levels identical to the previous try's give identical sums (they do not depend on the
+    // offset), hence an error that cannot beat the best so far: skip such a try.
+    let changed = is === 0 ? 1 : 0;
+    for (let i = 0; i < n; i++) {
+      let l = roundHalfEven(fr(iscale * xs[i]));
+      l = l < 0 ? 0 : l > nmax ? nmax : l;
+      changed |= aux[i] ^ l;
+      aux[i] = l;
+    }
+    if (changed === 0) continue;
+    if (!useMad) {
+      // Lower bound, in f64, on the squared error any scale and offset can reach with these
+      // levels (the unconstrained least-squares fit; f64 products here are exact). ggml's f32
+      // error for its own fit is at least that, less its rounding (bounded below): a try whose
+      // bound is clearly above the best so far cannot win and is rejected without the f32 work.
+      let dl = 0;
+      let dl2 = 0;
+      let dxl = 0;
+      for (let i = 0; i < n; i++) {
+        const wl = ww[i] * aux[i];
+        dl += wl;
+        dl2 += wl * aux[i];
+        dxl += wl * x[xAt + i];
+      }
+      const det = dW * dl2 - dl * dl;
+      if (det > 1e-4 * dW * dl2) {
+        const s0 = (dW * dxl - dX * dl) / det;
+        const m0 = (dl2 * dX - dl * dxl) / det;
+        const floor = dXX - s0 * dxl - m0 * dX - 1e-12 * dXX;
+        // ggml's f32 differences s·l + m − x are each off by a few ulps of the largest term:
+        // in root-sum-square terms, at most `noise` in all.
+        const noise = 2 ** -22 * (2 * Math.abs(s0) * nmax + Math.abs(m0) + 2 * maxAbs) * Math.sqrt(dW);
+        if (floor > 0) {
+          const lower = Math.sqrt(floor) - noise;
+          if (lower > 0 && lower * lower > bestErr * (1 + REJECT_MARGIN)) continue;
+        }
+      }
+    }
+    let sumL = 0;
+    let sumL2 = 0;
+    let sumXL = 0;
+    for (let i = 0; i < n; i++) {
+      const l = aux[i];
+      const wl = fr(ww[i] * l);
+      sumL = fr(sumL + wl);
+      sumL2 = fr(sumL2 + fr(wl * l));
+      sumXL = fr(sumXL + fr(wl * x[xAt + i]));
+    }
+    const D = fr(fr(sumW * sumL2) - fr(sumL * sumL));
+    if (D > 0) {
+      let thisScale = fr(fr(fr(sumW * sumXL) - fr(sumX * sumL)) / D);
+      let thisMin = fr(fr(fr(sumL2 * sumX) - fr(sumL * sumXL)) / D);
+      if (thisMin > 0) {
+        thisMin = 0;
+        thisScale = fr(sumXL / sumL2);
+      }
+      let err = 0;
+      for (let i = 0; i < n; i++) {
+        let diff = fr(fr(fr(thisScale * aux[i]) + thisMin) - x[xAt + i]);
+        diff = useMad ? Math.abs(diff) : fr(diff * diff);
+        err = fr(err + fr(ww[i] * diff));
+      }
+      if (err < bestErr) {
+        for (let i = 0; i < n; i++) L[lAt + i] = aux[i];
+        bestErr = err;
+        scale = thisScale;
+        if (thisMin !== min) {
+          min = thisMin;
+          range = fr(max - min);
+          for (let i = 0; i < n; i++) xs[i] = fr(x[xAt + i] - min);
+        }
+      }
+    }
+  }
+  mins[minAt] = -min;
+  return scale;
+}
+
+/**
+ * Levels in [0, nmax] for non-negative values (block scales or mins), value ≈ scale · level, with
+ * weights: tries the scale set by the largest value and 8 stretches of it (±0.1…0.4 of a level),
+ * keeps the one with the least weighted squared error, then moves single levels (up to 5 sweeps)
+ * while that raises the explained weighted energy. Returns the least-squares scale for the final
+ * levels (0 for an all-zero group). ggml: make_qp_quants(n, nmax, x, L, quant_weights).
+ */
+export function fitUnsignedScale(
+  n: number,
+  nmax: number,
+  x: Float32Array,
+  xAt: number,
+  L: Uint8Array,
+  lAt: number,
+  w: Float32Array,
+  wAt: number,
+): number {
+  let max = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xAt + i];
+    max = max > v ? max : v;
+  }
+  if (max < GROUP_MAX_EPS) {
+    L.fill(0, lAt, lAt + n);
+    return 0;
+  }
+  let iscale = fr(nmax / max);
+  for (let i = 0; i < n; i++) L[lAt + i] = roundHalfEven(fr(iscale * x[xAt + i]));
+  const scale = fr(1 / iscale);
+  let bestMse = 0;
+  for (let i = 0; i < n; i++) {
+    const diff = fr(x[xAt + i] - fr(scale * L[lAt + i]));
+    bestMse = fr(bestMse + fr(fr(w[wAt + i] * diff) * diff));
+  }
+  for (let is = -4; is <= 4; is++) {
+    if (is === 0) continue;
+    const iscaleIs = fr(fr(fr(F01 * is) + nmax) / max);
+    const scaleIs = fr(1 / iscaleIs);
+    let mse = 0;
+    for (let i = 0; i < n; i++) {
+      let l = roundHalfEven(fr(iscaleIs * x[xAt + i]));
+      if (l > nmax) l = nmax;
+      const diff = fr(x[xAt + i] - fr(scaleIs * l));
+      mse = fr(mse + fr(fr(w[wAt + i] * diff) * diff));
+    }
+    if (mse < bestMse) {
+      bestMse = mse;
+      iscale = iscaleIs;
+    }
+  }
+  let sumlx = 0;
+  let suml2 = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xAt + i];
+    let l = roundHalfEven(fr(iscale * v));
+    if (l > nmax) l = nmax;
+    L[lAt + i] = l;
+    const wi = w[wAt + i];
+    sumlx = fr(sumlx + fr(fr(wi * v) * l));
+    suml2 = fr(suml2 + fr(fr(wi * l) * l));
+  }
+  for (let itry = 0; itry < 5; itry++) {
+    let changed = 0;
+    for (let i = 0; i < n; i++) {
+      const v = x[xAt + i];
+      const wi = w[wAt + i];
+      const li = L[lAt + i];
+      let slx = fr(sumlx - fr(fr(wi * v) * li));
+      let sl2 = fr(suml2 - fr(fr(wi * li) * li));
+      if (slx > 0 && sl2 > 0) {
+        let nl = roundHalfEven(fr(fr(v * sl2) / slx));
+        if (nl > nmax) nl = nmax;
+        if (nl !== li) {
+          slx = fr(slx + fr(fr(wi * v) * nl));
+          sl2 = fr(sl2 + fr(fr(wi * nl) * nl));
+          if (fr(fr(slx * slx) * suml2) > fr(fr(sumlx * sumlx) * sl2)) {
+            L[lAt + i] = nl;
+            sumlx = slx;
+            suml2 = sl2;
+            changed++;
+          }
+        }
+      }
+    }
+    if (changed === 0) break;
+  }
+  return suml2 > 0 ? fr(sumlx / suml2) : 0;
+}

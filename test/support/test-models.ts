@@ -1,0 +1,193 @@
+/**
+ * Random-weight GGUF models of any shape, for tests: llama-shaped (dense, GQA, MoE, tied
+ * embeddings) or falcon-shaped (fused attn_qkv), with stories260K's tokenizer (vocab 512) so
+ * llama.cpp loads them. Weights are seeded gaussians (same seed, same file); norms are ones.
+ *
+ *   const path = join(tempDir(), 'm.gguf');
+ *   await writeRandomModel(path, { nLayer: 8, nEmbd: 256, nFf: 768, nHead: 8, nHeadKv: 2 });
+ */
+import { ggmlTypeByName, type GgmlType } from '../../src-main/core/ggml-types';
+import type { GgufTensorSpec } from '../../src-main/core/gguf/writer';
+import { GgufType, type GgufKv } from '../../src-main/core/gguf/values';
+import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
+import { STORIES_260K } from './paths';
+import { mulberry32 } from './random';
+
+export interface ModelShape {
+  /** 'llama' (default) or 'falcon'. */
+  arch?: 'llama' | 'falcon';
+  nLayer: number;
+  nEmbd: number;
+  nFf: number;
+  nHead: number;
+  /** Defaults to nHead (no GQA). */
+  nHeadKv?: number;
+  /** Head size; defaults to nEmbd / nHead. Written as key_length/value_length when it differs. */
+  headDim?: number;
+  /** Experts per MoE layer (llama only): stacked ffn_*_exps tensors plus the ffn_gate_inp router. */
+  nExpert?: number;
+  /** Experts used per token; defaults to 2. */
+  nExpertUsed?: number;
+  /** No output.weight: the output reuses token_embd. */
+  tiedEmbeddings?: boolean;
+  /** Type of the 2-D and 3-D weights (vectors stay F32, as convert_hf_to_gguf writes them). */
+  weightType?: 'F32' | 'F16';
+  /** Standard deviation of the weights (default 0.02). */
+  scale?: number;
+  seed?: number;
+  contextLength?: number;
+  name?: string;
+}
+
+/** Vocabulary size of the tokenizer the models carry (stories260K's). */
+export const TEST_VOCAB = 512;
+
+let tokenizer: GgufKv[] | undefined;
+
+/** The tokenizer.* metadata of stories260K (a 512-token SentencePiece vocabulary). */
+export function tokenizerKvs(): GgufKv[] {
+  if (!tokenizer) {
+    const { gguf, file } = openGguf(STORIES_260K);
+    try {
+      tokenizer = gguf.kvs.filter((kv) => kv.key.startsWith('tokenizer.'));
+    } finally {
+      file.close();
+    }
+  }
+  return tokenizer;
+}
+
+const u32 = (key: string, value: number): GgufKv => ({ key, type: GgufType.UINT32, value });
+const f32 = (key: string, value: number): GgufKv => ({ key, type: GgufType.FLOAT32, value });
+const str = (key: string, value: string): GgufKv => ({ key, type: GgufType.STRING, value });
+
+/** The metadata of a model of `shape`: architecture hyperparameters plus the tokenizer. */
+export function modelKvs(shape: ModelShape): GgufKv[] {
+  const arch = shape.arch ?? 'llama';
+  const headDim = shape.headDim ?? shape.nEmbd / shape.nHead;
+  const kvs: GgufKv[] = [
+    str('general.architecture', arch),
+    str('general.name', shape.name ?? `random ${arch}`),
+    u32('general.file_type', shape.weightType === 'F16' ? 1 : 0),
+    u32(`${arch}.context_length`, shape.contextLength ?? 256),
+    u32(`${arch}.embedding_length`, shape.nEmbd),
+    u32(`${arch}.feed_forward_length`, shape.nFf),
+    u32(`${arch}.block_count`, shape.nLayer),
+    u32(`${arch}.attention.head_count`, shape.nHead),
+    u32(`${arch}.attention.head_count_kv`, shape.nHeadKv ?? shape.nHead),
+    u32(`${arch}.rope.dimension_count`, headDim),
+  ];
+  if (headDim !== shape.nEmbd / shape.nHead) {
+    kvs.push(u32(`${arch}.attention.key_length`, headDim), u32(`${arch}.attention.value_length`, headDim));
+  }
+  if (arch === 'llama') kvs.push(f32('llama.attention.layer_norm_rms_epsilon', 1e-5));
+  else kvs.push(f32(`${arch}.attention.layer_norm_epsilon`, 1e-5));
+  if (shape.nExpert) {
+    kvs.push(u32(`${arch}.expert_count`, shape.nExpert), u32(`${arch}.expert_used_count`, shape.nExpertUsed ?? 2));
+  }
+  return [...kvs, ...tokenizerKvs()];
+}
+
+/** The tensors of a model of `shape`, names and dimensions (innermost first) as llama.cpp expects. */
+export function modelTensors(shape: ModelShape): { name: string; ne: number[] }[] {
+  const { nEmbd, nFf, nHead } = shape;
+  const headDim = shape.headDim ?? nEmbd / nHead;
+  const q = nHead * headDim;
+  const kv = (shape.nHeadKv ?? nHead) * headDim;
+  const out: { name: string; ne: number[] }[] = [{ name: 'token_embd.weight', ne: [nEmbd, TEST_VOCAB] }];
+  const falcon = shape.arch === 'falcon';
+  out.push({ name: 'output_norm.weight', ne: [nEmbd] });
+  if (falcon) out.push({ name: 'output_norm.bias', ne: [nEmbd] });
+  if (!shape.tiedEmbeddings) out.push({ name: 'output.weight', ne: [nEmbd, TEST_VOCAB] });
+  for (let i = 0; i < shape.nLayer; i++) {
+    const blk = (name: string, ...ne: number[]) => out.push({ name: `blk.${i}.${name}`, ne });
+    blk('attn_norm.weight', nEmbd);
+    if (falcon) {
+      blk('attn_norm.bias', nEmbd);
+      blk('attn_qkv.weight', nEmbd, q + 2 * kv);
+      blk('attn_output.weight', q, nEmbd);
+      blk('ffn_up.weight', nEmbd, nFf);
+      blk('ffn_down.weight', nFf, nEmbd);
+      continue;
+    }
+    blk('attn_q.weight', nEmbd, q);
+    blk('attn_k.weight', nEmbd, kv);
+    blk('attn_v.weight', nEmbd, kv);
+    blk('attn_output.weight', q, nEmbd);
+    blk('ffn_norm.weight', nEmbd);
+    if (shape.nExpert) {
+      blk('ffn_gate_inp.weight', nEmbd, shape.nExpert);
+      blk('ffn_gate_exps.weight', nEmbd, nFf, shape.nExpert);
+      blk('ffn_up_exps.weight', nEmbd, nFf, shape.nExpert);
+      blk('ffn_down_exps.weight', nFf, nEmbd, shape.nExpert);
+    } else {
+      blk('ffn_gate.weight', nEmbd, nFf);
+      blk('ffn_up.weight', nEmbd, nFf);
+      blk('ffn_down.weight', nFf, nEmbd);
+    }
+  }
+  return out;
+}
+
+/** Writes a random-weight model of `shape` to `path`. */
+export async function writeRandomModel(path: string, shape: ModelShape): Promise<void> {
+  const weightType = ggmlTypeByName(shape.weightType ?? 'F32')!;
+  const f32Type = ggmlTypeByName('F32')!;
+  const tensors: GgufTensorSpec[] = modelTensors(shape).map(({ name, ne }) => ({
+    name,
+    ne,
+    type: ne.length >= 2 ? weightType : f32Type,
+  }));
+  const rng = mulberry32(shape.seed ?? 1);
+  const scale = shape.scale ?? 0.02;
+  await writeGguf(path, { kvs: modelKvs(shape), tensors }, (i) => {
+    const t = tensors[i]!;
+    const n = t.ne.reduce((a, b) => a * b, 1);
+    const fill = t.ne.length >= 2 ? () => rng.gaussian() * scale : t.name.endsWith('.bias') ? () => 0 : () => 1;
+    return values(n, t.type, fill);
+  });
+}
+
+/** `n` values from `fill`, encoded as F32 or F16, in chunks. */
+function* values(n: number, type: GgmlType, fill: () => number): Iterable<Uint8Array> {
+  const CHUNK = 1 << 20;
+  for (let done = 0; done < n; done += CHUNK) {
+    const m = Math.min(CHUNK, n - done);
+    const f = new Float32Array(m);
+    for (let j = 0; j < m; j++) f[j] = fill();
+    if (type.name === 'F32') {
+      yield new Uint8Array(f.buffer);
+    } else {
+      const h = new Uint16Array(m);
+      for (let j = 0; j < m; j++) h[j] = f32ToF16(f[j]!);
+      yield new Uint8Array(h.buffer);
+    }
+  }
+}
+
+const f32Bits = new Float32Array(1);
+const u32Bits = new Uint32Array(f32Bits.buffer);
+
+/** IEEE half-precision bits of `x`, rounded to nearest even (finite values; overflow saturates to inf). */
+export function f32ToF16(x: number): number {
+  f32Bits[0] = x;
+  const bits = u32Bits[0]!;
+  const sign = (bits >>> 16) & 0x8000;
+  const exp = ((bits >>> 23) & 0xff) - 127 + 15;
+  let mant = bits & 0x7fffff;
+  if (exp >= 31) return sign | 0x7c00;
+  if (exp <= 0) {
+    if (exp < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - exp;
+    const half = 1 << (shift - 1);
+    let m = mant >>> shift;
+    const rest = mant & ((1 << shift) - 1);
+    if (rest > half || (rest === half && m & 1)) m++;
+    return sign | m;
+  }
+  let h = (exp << 10) | (mant >>> 13);
+  const rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && h & 1)) h++;
+  return sign | h;
+}
