@@ -1,9 +1,19 @@
+import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+import { SWIFTSHADER_ICD } from './src-main/engine/gpu/software-driver';
+
+/**
+ * GPU tests run on SwiftShader (Debian's chromium ships it) so they behave the same on every
+ * machine, with or without a GPU; GUFO_TEST_GPU=native uses the machine's own driver instead.
+ */
+const gpuEnv: Record<string, string> =
+  process.env.GUFO_TEST_GPU !== 'native' && existsSync(SWIFTSHADER_ICD) ? { VK_ICD_FILENAMES: SWIFTSHADER_ICD } : {};
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
+    env: { ...gpuEnv, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp' },
     // Some tests run llama.cpp (node-llama-cpp) as the reference implementation.
     testTimeout: 60_000,
     // Separate processes: native addons (koffi, llama.cpp) do not mix well with worker threads.

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { create, globals } from 'webgpu';
+import { SWIFTSHADER_ICD } from './software-driver';
 
 export interface GpuInfo {
   /** Adapter name as the driver reports it ("NVIDIA GeForce RTX 4090", "SwiftShader Device"). */
@@ -26,9 +27,6 @@ export interface GpuContext {
   readonly hasTimestamps: boolean;
   destroy(): void;
 }
-
-/** Debian's chromium ships SwiftShader, a software Vulkan driver: the GPU of machines without one. */
-export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 
 const WANTED_FEATURES = ['shader-f16', 'subgroups', 'timestamp-query'] as const;
 
