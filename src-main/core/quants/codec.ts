@@ -33,3 +33,22 @@ export function checkSpan(type: GgmlType, src: Uint8Array, dst: Float32Array, bl
   if (src.length < blocks * type.typeSize) throw new RangeError(`${type.name}: ${blocks} blocks need ${blocks * type.typeSize} bytes, got ${src.length}`);
   if (dst.length < blocks * type.blockSize) throw new RangeError(`${type.name}: ${blocks} blocks need ${blocks * type.blockSize} values, got ${dst.length}`);
 }
+
+/** Throws unless `src`, `dst` and `importance` fit `rows` rows of `rowLength` values of `type`: an encoder's precondition. */
+export function checkEncodeSpan(
+  type: GgmlType,
+  src: Float32Array,
+  dst: Uint8Array,
+  rows: number,
+  rowLength: number,
+  importance: Float32Array | null,
+): void {
+  if (!Number.isInteger(rows) || rows < 0 || !Number.isInteger(rowLength) || rowLength < 0 || rowLength % type.blockSize !== 0) {
+    throw new RangeError(`${type.name}: rows of ${rowLength} values are not whole blocks of ${type.blockSize}`);
+  }
+  const n = rows * rowLength;
+  if (src.length < n) throw new RangeError(`${type.name}: source holds ${src.length} values, ${n} needed`);
+  const bytes = (n / type.blockSize) * type.typeSize;
+  if (dst.length < bytes) throw new RangeError(`${type.name}: destination holds ${dst.length} bytes, ${bytes} needed`);
+  if (importance && importance.length < rowLength) throw new RangeError(`${type.name}: importance holds ${importance.length} weights, ${rowLength} needed`);
+}

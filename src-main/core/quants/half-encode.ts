@@ -65,3 +65,11 @@ export function f32ToBF16Bits(x: number): number {
   scratchF32[0] = x;
   return f32BitsToBF16Bits(scratchU32[0]!);
 }
+
+/** Stores `x` as a little-endian f16 at dst[o]; returns the f16 bits written. */
+export function writeF16(dst: Uint8Array, o: number, x: number): number {
+  const h = f32ToF16Bits(x);
+  dst[o] = h & 0xff;
+  dst[o + 1] = h >>> 8;
+  return h;
+}

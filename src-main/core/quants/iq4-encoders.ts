@@ -19,9 +19,10 @@
  *
  * Every arithmetic step rounds to f32 where ggml's C code does (Math.fround).
  */
-import type { RowEncoder } from './codec';
-import { ggmlTypeByName, type GgmlType } from '../ggml-types';
-import { f32ToF16Bits } from './half-encode';
+import { checkEncodeSpan, type RowEncoder } from './codec';
+import { ggmlTypeByName } from '../ggml-types';
+import { writeF16 } from './half-encode';
+import { nearestInt } from './scale-search';
 import { IQ4NL_VALUES } from './iq-tables';
 
 const IQ4_NL = ggmlTypeByName('IQ4_NL')!;
@@ -64,25 +65,8 @@ function bestIndex(x: number): number {
   return k < -256 ? 0 : 15; // (NaN lands on 15, as in ggml)
 }
 
-/** ggml's nearest_int: round an f32 to the nearest integer, ties to even; NaN gives 0 as there. */
-function nearestInt(v: number): number {
-  return (fr(v + 12582912) - 12582912) | 0;
-}
 
-function writeF16(dst: Uint8Array, o: number, x: number): void {
-  const h = f32ToF16Bits(x);
-  dst[o] = h;
-  dst[o + 1] = h >>> 8;
-}
 
-function checkSizes(type: GgmlType, src: Float32Array, dst: Uint8Array, rows: number, rowLength: number, importance: Float32Array | null): void {
-  if (rowLength % type.blockSize !== 0) throw new RangeError(`${type.name}: row length ${rowLength} is not a multiple of ${type.blockSize}`);
-  const n = rows * rowLength;
-  if (src.length < n) throw new RangeError(`${type.name}: source holds ${src.length} values, ${n} needed`);
-  const bytes = (n / type.blockSize) * type.typeSize;
-  if (dst.length < bytes) throw new RangeError(`${type.name}: destination holds ${dst.length} bytes, ${bytes} needed`);
-  if (importance && importance.length < rowLength) throw new RangeError(`${type.name}: importance holds ${importance.length} weights, ${rowLength} needed`);
-}
 
 const weight = new Float32Array(SUB);
 const scales = new Float32Array(XS_SUBS);
@@ -167,7 +151,7 @@ function packSub(x: Float32Array, o: number, inverse: number, dst: Uint8Array, q
 }
 
 export const encodeIQ4_NL: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkSizes(IQ4_NL, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(IQ4_NL, src, dst, rows, rowLength, importance);
   const ts = IQ4_NL.typeSize;
   const nb = rowLength / SUB;
   let o = 0;
@@ -184,7 +168,7 @@ export const encodeIQ4_NL: RowEncoder = (src, dst, rows, rowLength, importance) 
 };
 
 export const encodeIQ4_XS: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkSizes(IQ4_XS, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(IQ4_XS, src, dst, rows, rowLength, importance);
   const ts = IQ4_XS.typeSize;
   const bs = IQ4_XS.blockSize;
   const nb = rowLength / bs;

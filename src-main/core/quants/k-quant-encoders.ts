@@ -18,10 +18,10 @@
  * Q5_K: f16 d, f16 dmin, scales[12], qh[QK/8] (fifth bit), qs[QK/2] (low nibbles)
  * Q6_K: ql[QK/2] (low nibbles), qh[QK/4] (top 2 bits), int8 scales[QK/16], f16 d
  */
-import type { RowEncoder } from './codec';
-import { ggmlRowBytes, ggmlTypeByName, type GgmlType } from '../ggml-types';
+import { checkEncodeSpan, type RowEncoder } from './codec';
+import { ggmlTypeByName, type GgmlType } from '../ggml-types';
 import { f16Table } from './half';
-import { f32ToF16Bits } from './half-encode';
+import { writeF16 } from './half-encode';
 import {
   GROUP_MAX_EPS,
   fitScaleAndMin,
@@ -46,10 +46,7 @@ const fr = Math.fround;
 
 /** Writes `v` (an f32 value) as f16 at `at`, returns the f16's value as f32. */
 function putF16(y: Uint8Array, at: number, v: number): number {
-  const h = f32ToF16Bits(v);
-  y[at] = h & 0xff;
-  y[at + 1] = h >>> 8;
-  return f16Table()[h];
+  return f16Table()[writeF16(y, at, v)]!;
 }
 
 // ---- scratch, shared by all encoders (one block at a time) ----
@@ -67,24 +64,6 @@ const NEG_0_9 = fr(-0.9);
 const F0_1 = fr(0.1);
 const F0_05 = fr(0.05);
 
-function checkShape(
-  type: GgmlType,
-  src: Float32Array,
-  dst: Uint8Array,
-  rows: number,
-  rowLength: number,
-  importance: Float32Array | null,
-): void {
-  if (!Number.isInteger(rows) || rows < 0 || !Number.isInteger(rowLength) || rowLength < 0 || rowLength % type.blockSize !== 0) {
-    throw new RangeError(`${type.name}: rows of ${rowLength} values are not whole blocks of ${type.blockSize}`);
-  }
-  if (src.length < rows * rowLength) throw new RangeError(`${type.name}: ${src.length} values for ${rows} rows of ${rowLength}`);
-  const bytes = ggmlRowBytes(type, rows * rowLength);
-  if (dst.length < bytes) throw new RangeError(`${type.name}: ${dst.length} bytes for ${bytes}`);
-  if (importance && importance.length < rowLength) {
-    throw new RangeError(`${type.name}: importance has ${importance.length} weights for rows of ${rowLength}`);
-  }
-}
 
 /** Runs `block(xAt, importanceAt, dstAt)` over every block of every row. */
 function forEachBlock(
@@ -201,7 +180,7 @@ function q2Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number
 }
 
 export const encodeQ2_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkShape(Q2_K, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(Q2_K, src, dst, rows, rowLength, importance);
   if (importance) forEachBlock(Q2_K, rows, rowLength, (xAt, qwAt, o) => q2Weighted(src, xAt, importance, qwAt, dst, o));
   else forEachBlock(Q2_K, rows, rowLength, (xAt, _qwAt, o) => q2Plain(src, xAt, dst, o));
 };
@@ -293,7 +272,7 @@ function q3Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number
 }
 
 export const encodeQ3_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkShape(Q3_K, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(Q3_K, src, dst, rows, rowLength, importance);
   if (importance) forEachBlock(Q3_K, rows, rowLength, (xAt, qwAt, o) => q3Weighted(src, xAt, importance, qwAt, dst, o));
   else forEachBlock(Q3_K, rows, rowLength, (xAt, _qwAt, o) => q3Plain(src, xAt, dst, o));
 };
@@ -422,7 +401,7 @@ function scaleMinWeighted(
 }
 
 export const encodeQ4_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkShape(Q4_K, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(Q4_K, src, dst, rows, rowLength, importance);
   forEachBlock(Q4_K, rows, rowLength, (xAt, qwAt, o) => {
     if (importance) scaleMinWeighted(src, xAt, importance, qwAt, dst, o, 15, false);
     else scaleMinPlain(src, xAt, dst, o, 15, -1, 20);
@@ -431,7 +410,7 @@ export const encodeQ4_K: RowEncoder = (src, dst, rows, rowLength, importance) =>
 };
 
 export const encodeQ5_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkShape(Q5_K, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(Q5_K, src, dst, rows, rowLength, importance);
   forEachBlock(Q5_K, rows, rowLength, (xAt, qwAt, o) => {
     if (importance) scaleMinWeighted(src, xAt, importance, qwAt, dst, o, 31, true);
     else scaleMinPlain(src, xAt, dst, o, 31, NEG_0_5, 15);
@@ -493,6 +472,6 @@ function q6Block(x: Float32Array, xAt: number, qw: Float32Array | null, qwAt: nu
 }
 
 export const encodeQ6_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkShape(Q6_K, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(Q6_K, src, dst, rows, rowLength, importance);
   forEachBlock(Q6_K, rows, rowLength, (xAt, qwAt, o) => q6Block(src, xAt, importance, qwAt, dst, o));
 };

@@ -18,9 +18,10 @@
  * Every arithmetic step rounds to f32 where ggml's C code does (Math.fround), so ties and
  * near-ties fall the same way. Block layouts are in legacy-quants.ts.
  */
-import type { RowEncoder } from './codec';
+import { checkEncodeSpan, type RowEncoder } from './codec';
 import { ggmlTypeByName, type GgmlType } from '../ggml-types';
-import { f32ToF16Bits } from './half-encode';
+import { writeF16 } from './half-encode';
+import { nearestInt } from './scale-search';
 
 const Q4_0 = ggmlTypeByName('Q4_0')!;
 const Q4_1 = ggmlTypeByName('Q4_1')!;
@@ -45,11 +46,6 @@ const FLT_MAX = 3.4028234663852886e38;
 /** 0.5 + 2^-25: see asymmetricRef. */
 const HALF_UP = 0.5 + 2 ** -25;
 
-/** ggml's nearest_int: round an f32 to the nearest integer, ties to even (|v| < 2^22). */
-function nearestInt(v: number): number {
-  // `| 0`: NaN gives 0, as ggml's bit trick does.
-  return (fr(v + 12582912) - 12582912) | 0;
-}
 
 /** C's roundf: ties away from zero. */
 function roundAway(v: number): number {
@@ -57,20 +53,7 @@ function roundAway(v: number): number {
   return (v >= 0 ? v + 0.5 : v - 0.5) | 0;
 }
 
-function writeF16(dst: Uint8Array, o: number, x: number): void {
-  const h = f32ToF16Bits(x);
-  dst[o] = h;
-  dst[o + 1] = h >>> 8;
-}
 
-function checkSizes(type: GgmlType, src: Float32Array, dst: Uint8Array, rows: number, rowLength: number, importance: Float32Array | null): void {
-  if (rowLength % type.blockSize !== 0) throw new RangeError(`${type.name}: row length ${rowLength} is not a multiple of ${type.blockSize}`);
-  const n = rows * rowLength;
-  if (src.length < n) throw new RangeError(`${type.name}: source holds ${src.length} values, ${n} needed`);
-  const bytes = (n / type.blockSize) * type.typeSize;
-  if (dst.length < bytes) throw new RangeError(`${type.name}: destination holds ${dst.length} bytes, ${bytes} needed`);
-  if (importance && importance.length < rowLength) throw new RangeError(`${type.name}: importance holds ${importance.length} weights, ${rowLength} needed`);
-}
 
 // Per-block scratch, allocated once.
 const weight = new Float32Array(QK);
@@ -400,7 +383,7 @@ function writeU32(dst: Uint8Array, o: number, v: number): void {
 
 /** Q8_0: d = max|x| / 127, q = round(x / d) (llama.cpp ignores the importance matrix here). */
 export const encodeQ8_0: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkSizes(Q8_0, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(Q8_0, src, dst, rows, rowLength, importance);
   const blocks = (rows * rowLength) / QK;
   const ts = Q8_0.typeSize;
   for (let b = 0, x = 0, o = 0; b < blocks; b++, x += QK, o += ts) {
@@ -530,25 +513,25 @@ function asymmetricWeighted(type: GgmlType, bits: 4 | 5, src: Float32Array, dst:
 }
 
 export const encodeQ4_0: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkSizes(Q4_0, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(Q4_0, src, dst, rows, rowLength, importance);
   if (importance) symmetricWeighted(Q4_0, 4, src, dst, rows, rowLength, importance);
   else symmetricRef(Q4_0, false, src, dst, (rows * rowLength) / QK);
 };
 
 export const encodeQ5_0: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkSizes(Q5_0, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(Q5_0, src, dst, rows, rowLength, importance);
   if (importance) symmetricWeighted(Q5_0, 5, src, dst, rows, rowLength, importance);
   else symmetricRef(Q5_0, true, src, dst, (rows * rowLength) / QK);
 };
 
 export const encodeQ4_1: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkSizes(Q4_1, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(Q4_1, src, dst, rows, rowLength, importance);
   if (importance) asymmetricWeighted(Q4_1, 4, src, dst, rows, rowLength, importance);
   else asymmetricRef(Q4_1, false, src, dst, (rows * rowLength) / QK);
 };
 
 export const encodeQ5_1: RowEncoder = (src, dst, rows, rowLength, importance) => {
-  checkSizes(Q5_1, src, dst, rows, rowLength, importance);
+  checkEncodeSpan(Q5_1, src, dst, rows, rowLength, importance);
   if (importance) asymmetricWeighted(Q5_1, 5, src, dst, rows, rowLength, importance);
   else asymmetricRef(Q5_1, true, src, dst, (rows * rowLength) / QK);
 };

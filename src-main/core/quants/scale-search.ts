@@ -40,6 +40,11 @@ const eventCount = new Int32Array(32);
 const eventValue = new Int32Array(18 * MAX_GROUP);
 const eventLevel = new Int32Array(18 * MAX_GROUP);
 
+/** ggml's nearest_int: round an f32 to the nearest integer, ties to even (|v| < 2^22); NaN gives 0 as there. */
+export function nearestInt(v: number): number {
+  return (Math.fround(v + 12582912) - 12582912) | 0;
+}
+
 /**
  * Round to the nearest integer, halves to even, as ggml's nearest_int does for an f32 argument
  * (|v| < 2^22). Adding and removing 1.5·2^52 rounds a double to an integer with ties to even.
