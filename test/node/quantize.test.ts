@@ -14,6 +14,8 @@ import { greedyCompletion } from '../support/llama';
 import { REPO_ROOT, STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
 import { writeRandomModel } from '../support/test-models';
+import { llamaModelQuantize } from '../support/llama-quantize';
+import { llamaFileTypeId } from '../../src-main/core/llama-file-types';
 
 function typesOf(path: string): Record<string, string> {
   const { gguf, file } = openGguf(path);
@@ -25,6 +27,31 @@ function typesOf(path: string): Record<string, string> {
 }
 
 describe('gufo quantize', () => {
+  it('writes the same tensors, type and bytes, as llama-quantize', async () => {
+    const dir = tempDir();
+    const input = join(dir, 'model.gguf');
+    await writeRandomModel(input, { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2 });
+    for (const fileType of ['Q4_K_M', 'Q5_0', 'IQ4_XS'] as const) {
+      const ours = join(dir, `ours-${fileType}.gguf`);
+      const theirs = join(dir, `llama-${fileType}.gguf`);
+      await quantizeFile(input, ours, fileType);
+      expect(llamaModelQuantize(input, theirs, llamaFileTypeId(fileType)!).ok).toBe(true);
+      const a = openGguf(ours);
+      const b = openGguf(theirs);
+      try {
+        expect(a.gguf.tensors.map((t) => [t.name, t.type.name])).toEqual(b.gguf.tensors.map((t) => [t.name, t.type.name]));
+        for (const t of a.gguf.tensors) {
+          const same = Buffer.from(a.gguf.tensorData(t)).equals(Buffer.from(b.gguf.tensorData(b.gguf.tensor(t.name)!)));
+          expect(same, `${fileType} ${t.name}`).toBe(true);
+        }
+        expect(a.gguf.getNumber('general.file_type')).toBe(b.gguf.getNumber('general.file_type'));
+      } finally {
+        a.file.close();
+        b.file.close();
+      }
+    }
+  });
+
   it('stories260K in Q8_0 continues "Once upon a time" as the F32 file does in llama.cpp', async () => {
     const out = join(tempDir(), 'stories-q8_0.gguf');
     const r = gufo(['quantize', STORIES_260K, out, '--type', 'Q8_0', '--json']);
