@@ -1,5 +1,5 @@
 /**
- * Benchmarks: `tsx scripts/bench.ts <suite> [--json]` (`npm run bench:gguf`, `npm run bench:quant`).
+ * Benchmarks: `tsx scripts/bench.ts <suite> [--json]` (`npm run bench:gguf`, `bench:quant`, `bench:tokenize`).
  * Progress goes to stderr so `--json` output on stdout stays parseable.
  */
 import { execFile } from 'node:child_process';
@@ -22,6 +22,7 @@ const SUITES: Record<string, (options: Options) => Promise<void>> = {
   gguf: benchGguf,
   // Loaded on demand: it pulls in every codec and llama.cpp's library, which the gguf suite needs not.
   quant: async (options) => (await import('./bench/quant')).benchQuant(options),
+  tokenize: async (options) => (await import('./bench/tokenize')).benchTokenize(options),
 };
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));

@@ -2,9 +2,14 @@ import { CliError, parseCommandArgs, type Command } from './command';
 import { dequantCommand } from './commands/dequant';
 import { inspectCommand } from './commands/inspect';
 import { quantizeCommand } from './commands/quantize';
+import { runCommand } from './commands/run';
+import { benchCommand } from './commands/bench';
+import { chatCommand } from './commands/chat';
 import { serveCommand } from './commands/serve';
+import { tokenizeCommand } from './commands/tokenize';
+import { templateCommand } from './commands/template';
 
-const commands: Command[] = [inspectCommand, quantizeCommand, dequantCommand, serveCommand];
+const commands: Command[] = [inspectCommand, quantizeCommand, dequantCommand, serveCommand, templateCommand, tokenizeCommand, runCommand, chatCommand, benchCommand];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

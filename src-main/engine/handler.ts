@@ -1,15 +1,175 @@
-import type { EngineResponse } from './protocol';
+/**
+ * Serves protocol requests inside the engine process. GPU work (load, unload, generate, bench)
+ * runs one request at a time in arrival order; info and cancel are answered at once, so a cancel
+ * reaches a running generation between two tokens. Messages cross a process boundary: their
+ * shape is checked, and a bad one gets an error answer, never a crash.
+ */
+import { Engine } from './engine';
+import type { EngineMessage, EngineRequest, InfoResponse } from './protocol';
 
-/** Answers one message from the host. Messages cross a process boundary, so check their shape. */
-export function handleMessage(message: unknown): EngineResponse {
-  const { id, type } = (message ?? {}) as { id?: unknown; type?: unknown };
-  if (typeof id !== 'number') {
-    return { id: null, type: 'error', message: 'request without a numeric id' };
+type Send = (message: EngineMessage) => void;
+
+export class EngineHandler {
+  private engine: Promise<Engine> | null = null;
+  private opened: Engine | null = null;
+  private queue: Promise<void> = Promise.resolve();
+  private readonly generations = new Map<number, AbortController>();
+
+  constructor(
+    private readonly send: Send,
+    /** Called when the GPU device is lost: the process cannot go on. */
+    private readonly onFatal: (message: string) => void = () => {},
+    private readonly openEngine: () => Promise<Engine> = () => Engine.open(),
+  ) {}
+
+  handle(message: unknown): void {
+    const { id } = (message ?? {}) as { id?: unknown };
+    if (typeof id !== 'number') {
+      this.send({ id: null, type: 'error', message: 'request without a numeric id' });
+      return;
+    }
+    const request = message as EngineRequest;
+    const problem = checkRequest(request);
+    if (problem) {
+      this.send({ id, type: 'error', message: problem });
+      return;
+    }
+    switch (request.type) {
+      case 'info':
+        this.send(this.infoResponse(id));
+        return;
+      case 'cancel': {
+        const controller = this.generations.get(request.target);
+        controller?.abort();
+        this.send({ id, type: 'cancel', found: !!controller });
+        return;
+      }
+      default:
+        this.enqueue(request);
+    }
   }
-  switch (type) {
+
+  /** Frees the GPU (the process is about to exit). */
+  async close(): Promise<void> {
+    for (const c of this.generations.values()) c.abort();
+    await this.queue;
+    this.opened?.destroy();
+  }
+
+  private enqueue(request: Exclude<EngineRequest, { type: 'info' | 'cancel' }>): void {
+    const controller = new AbortController();
+    if (request.type === 'generate') this.generations.set(request.id, controller);
+    this.queue = this.queue.then(async () => {
+      try {
+        await this.run(request, controller.signal);
+      } catch (err) {
+        this.send({ id: request.id, type: 'error', message: err instanceof Error ? err.message : String(err) });
+      } finally {
+        this.generations.delete(request.id);
+      }
+    });
+  }
+
+  private async run(request: Exclude<EngineRequest, { type: 'info' | 'cancel' }>, signal: AbortSignal): Promise<void> {
+    const { id } = request;
+    switch (request.type) {
+      case 'load': {
+        const engine = await this.gpu();
+        const info = await engine.load(request.path, {
+          ctx: request.ctx,
+          maxBatch: request.maxBatch,
+          kvF16: request.kvF16,
+          onProgress: (done, total) => this.send({ id, type: 'progress', done, total }),
+        });
+        this.send({ id, type: 'loaded', info });
+        return;
+      }
+      case 'unload':
+        this.opened?.unload();
+        this.send({ id, type: 'unloaded' });
+        return;
+      case 'generate': {
+        const engine = await this.gpu();
+        const result = await engine.generate(request.prompt, {
+          maxTokens: request.maxTokens,
+          sampling: request.sampling,
+          topLogprobs: request.topLogprobs,
+          stop: request.stop,
+          signal,
+          onToken: (token, index) => this.send({ id, type: 'token', index, token: token.id, ...(token.top ? { top: token.top } : {}) }),
+        });
+        this.send({ id, type: 'generated', result });
+        return;
+      }
+      case 'bench': {
+        const engine = await this.gpu();
+        const result = await engine.bench(request.promptTokens, request.genTokens);
+        this.send({ id, type: 'bench', result, info: engine.info });
+        return;
+      }
+    }
+  }
+
+  /** The engine, opening the GPU on first use. */
+  private gpu(): Promise<Engine> {
+    this.engine ??= this.openEngine().then(
+      (engine) => {
+        this.opened = engine;
+        void engine.gpu.device.lost.then((lost) => {
+          if (lost.reason !== 'destroyed') this.onFatal(`GPU device lost: ${lost.message || lost.reason}`);
+        });
+        return engine;
+      },
+      (err: unknown) => {
+        this.engine = null; // let a later request try again (a driver may be installed by then)
+        throw err;
+      },
+    );
+    return this.engine;
+  }
+
+  private infoResponse(id: number): InfoResponse {
+    const info = this.opened?.info;
+    return {
+      id,
+      type: 'info',
+      pid: process.pid,
+      node: process.versions.node,
+      versions: process.versions,
+      adapter: info?.adapter ?? null,
+      model: info?.model ?? null,
+      memory: info?.memory ?? null,
+      loadMs: info?.loadMs ?? null,
+    };
+  }
+}
+
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isOptionalCount = (v: unknown) => v === undefined || isCount(v);
+const isIds = (v: unknown): v is number[] => Array.isArray(v) && v.every(isCount);
+
+/** What is wrong with a request's shape, or null. */
+function checkRequest(r: EngineRequest): string | null {
+  switch (r.type) {
     case 'info':
-      return { id, type: 'info', pid: process.pid, node: process.versions.node, versions: process.versions };
+    case 'unload':
+      return null;
+    case 'cancel':
+      return typeof r.target === 'number' ? null : 'cancel: target must be the id of a generate request';
+    case 'load':
+      if (typeof r.path !== 'string' || !r.path) return 'load: path must be a file path';
+      if (!isOptionalCount(r.ctx) || !isOptionalCount(r.maxBatch)) return 'load: ctx and maxBatch must be non-negative integers';
+      return null;
+    case 'generate':
+      if (!isIds(r.prompt) || r.prompt.length === 0) return 'generate: prompt must be a non-empty array of token ids';
+      if (!isCount(r.maxTokens)) return 'generate: maxTokens must be a non-negative integer';
+      if (r.stop !== undefined && !isIds(r.stop)) return 'generate: stop must be an array of token ids';
+      if (!isOptionalCount(r.topLogprobs)) return 'generate: topLogprobs must be a non-negative integer';
+      if (r.sampling !== undefined && (typeof r.sampling !== 'object' || r.sampling === null)) return 'generate: sampling must be an object';
+      return null;
+    case 'bench':
+      return isCount(r.promptTokens) && isCount(r.genTokens) ? null : 'bench: promptTokens and genTokens must be non-negative integers';
     default:
-      return { id, type: 'error', message: `unknown request type ${JSON.stringify(type)}` };
+      return `unknown request type ${JSON.stringify((r as { type: unknown }).type)}`;
   }
 }

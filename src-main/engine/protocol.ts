@@ -1,28 +1,163 @@
 /**
  * Messages between a host (the Electron main process, the CLI, tests) and the engine process.
- * Every request carries an id chosen by the host; the engine answers with the same id, so
- * several requests can be in flight at once.
+ * Every request carries an id chosen by the host; everything the engine sends about a request
+ * (progress and token events, then exactly one final answer: a result or an error) carries the
+ * same id, so several requests can be in flight at once. Messages with id null are about the
+ * engine itself (a fatal error just before it exits).
  */
-export type EngineRequest = InfoRequest;
-export type EngineResponse = InfoResponse | ErrorResponse;
+import type { GpuInfo } from './gpu/device';
+import type { SamplingParams } from './gpu/ops';
+import type { ModelMemory } from './model/llama';
+import type { EngineInfo, GenerateResult, ModelInfo } from './engine';
+
+export type { EngineInfo, GenerateResult, ModelInfo, ModelMemory, GpuInfo, SamplingParams };
+
+export type EngineRequest = InfoRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest;
+
+/** What the engine sends: events while a request runs, then its final response. */
+export type EngineMessage = EngineEvent | EngineResponse;
+export type EngineEvent = ProgressEvent | TokenEvent;
+export type EngineResponse =
+  | InfoResponse
+  | LoadedResponse
+  | UnloadedResponse
+  | GeneratedResponse
+  | CancelResponse
+  | BenchResponse
+  | ErrorResponse;
 
 export interface InfoRequest {
   id: number;
   type: 'info';
 }
 
-/** Who is answering: lets a host check that the engine process is up and which runtime it has. */
+export interface LoadRequest {
+  id: number;
+  type: 'load';
+  path: string;
+  /** Context length (default: the model's, at most 4096). */
+  ctx?: number;
+  maxBatch?: number;
+  kvF16?: boolean;
+}
+
+export interface UnloadRequest {
+  id: number;
+  type: 'unload';
+}
+
+export interface GenerateRequest {
+  id: number;
+  type: 'generate';
+  /** Token ids, BOS included when the model wants one. */
+  prompt: number[];
+  maxTokens: number;
+  sampling?: Partial<SamplingParams>;
+  topLogprobs?: number;
+  /** End-of-generation ids (default: the vocabulary's). */
+  stop?: number[];
+}
+
+/** Stops the generation with id `target` within one token; answered with `cancel` right away. */
+export interface CancelRequest {
+  id: number;
+  type: 'cancel';
+  target: number;
+}
+
+export interface BenchRequest {
+  id: number;
+  type: 'bench';
+  /** Prompt tokens to prefill. */
+  promptTokens: number;
+  /** Tokens to decode. */
+  genTokens: number;
+}
+
+/** Who is answering, and what it holds. `adapter` is null until the GPU is first opened. */
 export interface InfoResponse {
   id: number;
   type: 'info';
   pid: number;
   node: string;
   versions: NodeJS.ProcessVersions;
+  adapter: GpuInfo | null;
+  model: ModelInfo | null;
+  memory: ModelMemory | null;
+  loadMs: number | null;
 }
 
-/** A request the engine could not serve. `id` is null when the request had no usable id. */
+export interface ProgressEvent {
+  id: number;
+  type: 'progress';
+  /** Tensor bytes uploaded so far. */
+  done: number;
+  total: number;
+}
+
+export interface TokenEvent {
+  id: number;
+  type: 'token';
+  /** 0 for the first generated token. */
+  index: number;
+  token: number;
+  /** [id, log-probability] pairs of the raw distribution, most likely first (when asked). */
+  top?: [number, number][];
+}
+
+export interface LoadedResponse {
+  id: number;
+  type: 'loaded';
+  info: EngineInfo;
+}
+
+export interface UnloadedResponse {
+  id: number;
+  type: 'unloaded';
+}
+
+export interface GeneratedResponse {
+  id: number;
+  type: 'generated';
+  result: GenerateResult;
+}
+
+export interface CancelResponse {
+  id: number;
+  type: 'cancel';
+  /** Whether a running generation with that id was found. */
+  found: boolean;
+}
+
+export interface BenchResult {
+  promptTokens: number;
+  genTokens: number;
+  prefillTokS: number;
+  decodeTokS: number;
+  /** Weight and KV bytes read per decoded token (on average over the run). */
+  bytesPerToken: number;
+  /** bytesPerToken × decodeTokS. */
+  achievedBytesPerSecond: number;
+  /** This adapter's copy bandwidth (read + write), measured in the same run. */
+  copyBytesPerSecond: number;
+  /** achievedBytesPerSecond / copyBytesPerSecond. */
+  rooflineFraction: number;
+}
+
+export interface BenchResponse {
+  id: number;
+  type: 'bench';
+  result: BenchResult;
+  info: EngineInfo;
+}
+
+/**
+ * A request the engine could not serve. `id` is null when the request had no usable id, or when
+ * the engine itself failed (`fatal`: it exits right after; the host should restart it).
+ */
 export interface ErrorResponse {
   id: number | null;
   type: 'error';
   message: string;
+  fatal?: boolean;
 }

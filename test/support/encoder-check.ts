@@ -3,7 +3,7 @@
  * test matrices (synthetic and real stories260K weights), realistic importance matrices, the
  * round-trip RMSE through llama.cpp's own decoder, and a decoder cross-check.
  */
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 import type { BlockDecoder, RowEncoder } from '../../src-main/core/quants/codec';
 import type { GgmlType } from '../../src-main/core/ggml-types';
 import { openGguf } from '../../src-main/node/gguf-io';
@@ -216,4 +216,93 @@ export function awkwardImatrices(n: number, seed = 4): { label: string; imatrix:
     { label: 'weights 0..3', imatrix: Float32Array.from({ length: n }, () => rng.int(4)) },
     { label: 'weights 1e-8..1e8', imatrix: Float32Array.from({ length: n }, () => 10 ** (rng.next() * 16 - 8)) },
   ];
+}
+
+/**
+ * Values with NaN and ±Inf among ordinary ones: NaN first in many blocks and groups (where a
+ * min/max search starts from it), lone infinities, and whole blocks of NaN and of Inf.
+ * `rowLength` must be a multiple of 256; four rows.
+ */
+export function nonFiniteMatrix(rowLength: number): TestMatrix {
+  const rows = 4;
+  const data = randomF32(rows * rowLength, mulberry32(8).gaussian);
+  for (let i = 0; i < data.length; i += 97) data[i] = NaN;
+  for (let i = 3 * rowLength; i < 4 * rowLength; i += 7) data[i] = NaN;
+  data[0] = NaN;
+  data[32] = NaN;
+  data[256] = NaN;
+  data[300] = Infinity;
+  data[rowLength + 1] = Infinity;
+  data[rowLength + 88] = -Infinity;
+  data.fill(NaN, rowLength + 256, rowLength + 288);
+  data.fill(Infinity, rowLength + 288, rowLength + 320);
+  return { label: 'NaN and infinities', data, rows, rowLength };
+}
+
+/** What the shared encoder checks below need of one type. */
+export interface EncoderUnderTest {
+  type: GgmlType;
+  encode: RowEncoder;
+  decode: BlockDecoder;
+  /** Whether the bytes must equal llama.cpp's (else only the RMSE bound and the decoder cross-check). */
+  sameBytes: boolean;
+}
+
+/**
+ * One test per importance matrix of IMATRICES: every matrix of `matrices` encoded as llama.cpp's
+ * ggml_quantize_chunk does it, round-trip RMSE no worse by more than 1 %, the same bytes (when
+ * `sameBytes`), and our decoder reading them as llama.cpp's does.
+ */
+export function itMatchesLlama({ type, encode, decode, sameBytes }: EncoderUnderTest, matrices: readonly TestMatrix[]): void {
+  for (const im of IMATRICES) {
+    it(`matches llama.cpp's ggml_quantize_chunk with ${im.label}`, () => {
+      for (const m of matrices) {
+        const label = `${type.name}, ${m.label}, ${im.label}`;
+        const r = compareWithLlama(type, encode, m, im.make(m.rowLength));
+        // The acceptance bound: no worse than llama.cpp by more than 1 % ...
+        expect(r.rmseOurs, `${label}: RMSE ${r.rmseOurs} vs llama.cpp ${r.rmseTheirs}`).toBeLessThanOrEqual(1.01 * r.rmseTheirs);
+        // ... and in fact the same bytes, since the same scales are chosen.
+        if (sameBytes) expect(r.differingBytes, `${label}: bytes differing from llama.cpp`).toBe(0);
+        expectSameDecode(type, decode, r.ours, label);
+      }
+    });
+  }
+}
+
+/** A test of the same bytes as llama.cpp on tieProneMatrices, without and with awkwardImatrices. */
+export function itMatchesLlamaOnTies({ type, encode }: EncoderUnderTest): void {
+  it('makes the same choices as llama.cpp on tie-prone data and awkward importance', () => {
+    for (const m of tieProneMatrices(8, 512)) {
+      for (const { label: il, imatrix } of [{ label: 'no imatrix', imatrix: null }, ...awkwardImatrices(m.rowLength)]) {
+        const label = `${type.name}, ${m.label}, ${il}`;
+        const r = compareWithLlama(type, encode, m, imatrix);
+        expect(r.differingBytes, `${label}: bytes differing from llama.cpp`).toBe(0);
+      }
+    }
+  });
+}
+
+/** A test on edgeMatrix, without and with edgeImatrix: the same bytes (when `sameBytes`), read back as llama.cpp reads them. */
+export function itMatchesLlamaOnEdgeCases({ type, encode, decode, sameBytes }: EncoderUnderTest): void {
+  it('handles zero, constant, tiny, huge and one-sided blocks as llama.cpp does', () => {
+    const m = edgeMatrix(512);
+    for (const imatrix of [null, edgeImatrix(m.rowLength)]) {
+      const label = `${type.name}, edge cases, ${imatrix ? 'imatrix with zeros' : 'no imatrix'}`;
+      const r = compareWithLlama(type, encode, m, imatrix);
+      if (sameBytes) expect(r.differingBytes, `${label}: bytes differing from llama.cpp`).toBe(0);
+      expectSameDecode(type, decode, r.ours, label);
+    }
+  });
+}
+
+/** A test on nonFiniteMatrix, without and with a uniform importance matrix: the same bytes (when `sameBytes`). */
+export function itMatchesLlamaOnNonFinite({ type, encode, sameBytes }: EncoderUnderTest): void {
+  it('encodes NaN and infinite values as llama.cpp does', () => {
+    const m = nonFiniteMatrix(512);
+    for (const imatrix of [null, new Float32Array(m.rowLength).fill(1)]) {
+      const label = `${type.name}, ${m.label}, ${imatrix ? 'uniform imatrix' : 'no imatrix'}`;
+      const r = compareWithLlama(type, encode, m, imatrix);
+      if (sameBytes) expect(r.differingBytes, `${label}: bytes differing from llama.cpp`).toBe(0);
+    }
+  });
 }

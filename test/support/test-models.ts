@@ -14,8 +14,11 @@ import { STORIES_260K } from './paths';
 import { mulberry32 } from './random';
 
 export interface ModelShape {
-  /** 'llama' (default) or 'falcon'. */
-  arch?: 'llama' | 'falcon';
+  /**
+   * 'llama' (default) or 'falcon'; 'qwen2' adds Q/K/V biases, 'qwen3' per-head Q/K norms
+   * (attn_q_norm/attn_k_norm), both llama-shaped otherwise.
+   */
+  arch?: 'llama' | 'falcon' | 'qwen2' | 'qwen3';
   nLayer: number;
   nEmbd: number;
   nFf: number;
@@ -37,6 +40,12 @@ export interface ModelShape {
   seed?: number;
   contextLength?: number;
   name?: string;
+  /** Biases drawn like the weights instead of zeros (qwen2's Q/K/V biases). */
+  randomBiases?: boolean;
+  /** Norm weights 1 + 0.1·gaussian instead of ones. */
+  randomNorms?: boolean;
+  /** rope.freq_base, written when given. */
+  ropeFreqBase?: number;
 }
 
 /** Vocabulary size of the tokenizer the models carry (stories260K's). */
@@ -80,8 +89,9 @@ export function modelKvs(shape: ModelShape): GgufKv[] {
   if (headDim !== shape.nEmbd / shape.nHead) {
     kvs.push(u32(`${arch}.attention.key_length`, headDim), u32(`${arch}.attention.value_length`, headDim));
   }
-  if (arch === 'llama') kvs.push(f32('llama.attention.layer_norm_rms_epsilon', 1e-5));
-  else kvs.push(f32(`${arch}.attention.layer_norm_epsilon`, 1e-5));
+  if (arch === 'falcon') kvs.push(f32(`${arch}.attention.layer_norm_epsilon`, 1e-5));
+  else kvs.push(f32(`${arch}.attention.layer_norm_rms_epsilon`, 1e-5));
+  if (shape.ropeFreqBase !== undefined) kvs.push(f32(`${arch}.rope.freq_base`, shape.ropeFreqBase));
   if (shape.nExpert) {
     kvs.push(u32(`${arch}.expert_count`, shape.nExpert), u32(`${arch}.expert_used_count`, shape.nExpertUsed ?? 2));
   }
@@ -113,6 +123,15 @@ export function modelTensors(shape: ModelShape): { name: string; ne: number[] }[
     blk('attn_q.weight', nEmbd, q);
     blk('attn_k.weight', nEmbd, kv);
     blk('attn_v.weight', nEmbd, kv);
+    if (shape.arch === 'qwen2') {
+      blk('attn_q.bias', q);
+      blk('attn_k.bias', kv);
+      blk('attn_v.bias', kv);
+    }
+    if (shape.arch === 'qwen3') {
+      blk('attn_q_norm.weight', headDim);
+      blk('attn_k_norm.weight', headDim);
+    }
     blk('attn_output.weight', q, nEmbd);
     blk('ffn_norm.weight', nEmbd);
     if (shape.nExpert) {
@@ -143,7 +162,10 @@ export async function writeRandomModel(path: string, shape: ModelShape): Promise
   await writeGguf(path, { kvs: modelKvs(shape), tensors }, (i) => {
     const t = tensors[i]!;
     const n = t.ne.reduce((a, b) => a * b, 1);
-    const fill = t.ne.length >= 2 ? () => rng.gaussian() * scale : t.name.endsWith('.bias') ? () => 0 : () => 1;
+    const weight = () => rng.gaussian() * scale;
+    const bias = shape.randomBiases ? weight : () => 0;
+    const norm = shape.randomNorms ? () => 1 + 0.1 * rng.gaussian() : () => 1;
+    const fill = t.ne.length >= 2 ? weight : t.name.endsWith('.bias') ? bias : norm;
     return values(n, t.type, fill);
   });
 }

@@ -59,8 +59,10 @@ export class StringArray {
     readonly raw: Uint8Array,
     /** Width of each length prefix as stored: 4 in GGUF v1, 8 from v2 on. */
     readonly lengthBytes: 4 | 8,
-    private readonly starts: Uint32Array,
-    private readonly ends: Uint32Array,
+    /** Where item i's UTF-8 bytes start in `raw` (not to be modified). */
+    readonly starts: Uint32Array,
+    /** Where item i's UTF-8 bytes end in `raw` (not to be modified). */
+    readonly ends: Uint32Array,
   ) {}
 
   get length(): number {

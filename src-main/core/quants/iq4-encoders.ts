@@ -22,7 +22,7 @@
 import { checkEncodeSpan, type RowEncoder } from './codec';
 import { ggmlTypeByName } from '../ggml-types';
 import { writeF16 } from './half-encode';
-import { nearestInt } from './scale-search';
+import { GROUP_MAX_EPS, importanceWeights, nearestInt, signedAbsMax, sumOfSquares } from './scale-search';
 import { IQ4NL_VALUES } from './iq-tables';
 
 const IQ4_NL = ggmlTypeByName('IQ4_NL')!;
@@ -41,7 +41,6 @@ if (IQ4_NL.blockSize !== SUB || IQ4_NL.typeSize !== 2 + SUB / 2 || XS_SUBS !== 8
 }
 
 const fr = Math.fround;
-const GROUP_MAX_EPS = fr(1e-15);
 /** Scale trials on each side of the starting one (ggml's ntry). */
 const NTRY = 7;
 const V0 = IQ4NL_VALUES[0]!;
@@ -65,29 +64,18 @@ function bestIndex(x: number): number {
   return k < -256 ? 0 : 15; // (NaN lands on 15, as in ggml)
 }
 
-
-
-
 const weight = new Float32Array(SUB);
 const scales = new Float32Array(XS_SUBS);
 
 /** ggml's σ² for a super-block of `n` values at x[o..]: f32 sum of squares times 2/n. */
 function superSigma2(x: Float32Array, o: number, n: number): number {
-  let s = 0;
-  for (let j = 0; j < n; j++) {
-    const v = x[o + j]!;
-    s = fr(s + fr(v * v));
-  }
-  return fr(s * fr(2 / n));
+  return fr(sumOfSquares(x, o, n) * fr(2 / n));
 }
 
 /** Fills `weight` for the 32 values at x[o..]; qw (at q) is the importance matrix or null. */
 function subWeights(x: Float32Array, o: number, qw: Float32Array | null, q: number, sigma2: number): void {
   if (qw) {
-    for (let j = 0; j < SUB; j++) {
-      const v = x[o + j]!;
-      weight[j] = qw[q + j]! * fr(Math.sqrt(fr(sigma2 + fr(v * v))));
-    }
+    importanceWeights(x, o, qw, q, SUB, sigma2, weight, 0);
   } else {
     for (let j = 0; j < SUB; j++) {
       const v = x[o + j]!;
@@ -96,43 +84,35 @@ function subWeights(x: Float32Array, o: number, qw: Float32Array | null, q: numb
   }
 }
 
-/** The best scale for the 32 values at x[o..] under `weight` (0 for an all-zero block). */
-function searchScale(x: Float32Array, o: number): number {
-  let amax = 0;
-  let max = 0;
-  for (let j = 0; j < SUB; j++) {
-    const v = x[o + j]!;
-    const a = Math.abs(v);
-    if (a > amax) {
-      amax = a;
-      max = v;
-    }
-  }
-  if (amax < GROUP_MAX_EPS) return 0;
-  let d = fr(-max / V0);
-  let id = fr(1 / d);
-  let sumqx = 0;
-  let sumq2 = 0;
+/** Σ w·q·x and Σ w·q² (f32, in order) of the last gridSums call. */
+let sumqx = 0;
+let sumq2 = 0;
+
+/** The sums for the 32 values at x[o..] mapped to their nearest grid values at inverse scale `id`. */
+function gridSums(x: Float32Array, o: number, id: number): void {
+  let sx = 0;
+  let s2 = 0;
   for (let j = 0; j < SUB; j++) {
     const v = x[o + j]!;
     const q = IQ4NL_VALUES[bestIndex(fr(id * v))]!;
     const wq = fr(weight[j]! * q);
-    sumqx = fr(sumqx + fr(wq * v));
-    sumq2 = fr(sumq2 + fr(wq * q));
+    sx = fr(sx + fr(wq * v));
+    s2 = fr(s2 + fr(wq * q));
   }
+  sumqx = sx;
+  sumq2 = s2;
+}
+
+/** The best scale for the 32 values at x[o..] under `weight` (0 for an all-zero block). */
+function searchScale(x: Float32Array, o: number): number {
+  const max = signedAbsMax(x, o, SUB);
+  if (Math.abs(max) < GROUP_MAX_EPS) return 0;
+  let d = fr(-max / V0);
+  gridSums(x, o, fr(1 / d));
   d = sumq2 > 0 ? fr(sumqx / sumq2) : 0;
   let best = fr(d * sumqx);
   for (let itry = -NTRY; itry <= NTRY; itry++) {
-    id = fr((itry + V0) / max);
-    sumqx = 0;
-    sumq2 = 0;
-    for (let j = 0; j < SUB; j++) {
-      const v = x[o + j]!;
-      const q = IQ4NL_VALUES[bestIndex(fr(id * v))]!;
-      const wq = fr(weight[j]! * q);
-      sumqx = fr(sumqx + fr(wq * v));
-      sumq2 = fr(sumq2 + fr(wq * q));
-    }
+    gridSums(x, o, fr((itry + V0) / max));
     if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
       d = fr(sumqx / sumq2);
       best = fr(d * sumqx);
@@ -178,20 +158,12 @@ export const encodeIQ4_XS: RowEncoder = (src, dst, rows, rowLength, importance) 
     for (let ibl = 0; ibl < nb; ibl++, o += ts) {
       const xs = row + ibl * bs;
       const sigma2 = importance ? superSigma2(src, xs, bs) : 0;
-      let maxScale = 0;
-      let amaxScale = 0;
       for (let ib = 0; ib < XS_SUBS; ib++) {
         const x = xs + ib * SUB;
         subWeights(src, x, importance, ibl * bs + ib * SUB, sigma2);
-        const s = searchScale(src, x);
-        scales[ib] = s;
-        const a = Math.abs(s);
-        if (a > amaxScale) {
-          amaxScale = a;
-          maxScale = s;
-        }
+        scales[ib] = searchScale(src, x);
       }
-      const d = fr(-maxScale / 32);
+      const d = fr(-signedAbsMax(scales, 0, XS_SUBS) / 32);
       writeF16(dst, o, d);
       const id = d !== 0 ? fr(1 / d) : 0;
       let scalesH = 0;

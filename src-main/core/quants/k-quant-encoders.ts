@@ -28,7 +28,10 @@ import {
   fitSymmetricScale,
   fitSymmetricScaleIterative,
   fitUnsignedScale,
+  importanceWeights,
   roundHalfEven,
+  signedAbsMax,
+  sumOfSquares,
 } from './scale-search';
 
 const Q2_K = ggmlTypeByName('Q2_K')!;
@@ -77,28 +80,6 @@ function forEachBlock(
   for (let r = 0; r < rows; r++) {
     for (let b = 0; b < perRow; b++, yAt += type.typeSize) block(r * rowLength + b * QK, b * QK, yAt);
   }
-}
-
-/** Sum of x² over the super-block, in ggml's order. */
-function sumSquares(x: Float32Array, xAt: number): number {
-  let s = 0;
-  for (let i = 0; i < QK; i++) {
-    const v = x[xAt + i];
-    s = fr(s + fr(v * v));
-  }
-  return s;
-}
-
-/** W[0..n) = importance · sqrt(σ² + x²), the imatrix weighting of Q2_K…Q5_K; returns their sum. */
-function importanceWeights(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, n: number, sigma2: number): number {
-  let sum = 0;
-  for (let l = 0; l < n; l++) {
-    const v = x[xAt + l];
-    const wl = fr(qw[qwAt + l] * fr(Math.sqrt(fr(sigma2 + fr(v * v)))));
-    W[l] = wl;
-    sum = fr(sum + wl);
-  }
-  return sum;
 }
 
 /** Packs L (values 0..3) four to a byte: byte l of each 32 holds values l, l+32, l+64, l+96 of 128. */
@@ -165,10 +146,10 @@ function q2Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
 }
 
 function q2Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, y: Uint8Array, o: number): void {
-  const sigma2 = fr(sumSquares(x, xAt) / QK);
+  const sigma2 = fr(sumOfSquares(x, xAt, QK) / QK);
   for (let j = 0; j < QK / 16; j++) {
     const at = xAt + 16 * j;
-    SW[j] = importanceWeights(x, at, qw, qwAt + 16 * j, 16, sigma2);
+    SW[j] = importanceWeights(x, at, qw, qwAt + 16 * j, 16, sigma2, W, 0);
     SCALES[j] = fitScaleAndMin(16, 3, x, at, W, 0, L, 16 * j, MINS, j, NEG_0_9, F0_05, 36, false);
   }
   const dm = fitUnsignedScale(QK / 16, 15, SCALES, 0, LS, 0, SW, 0);
@@ -228,17 +209,8 @@ function finishQ3(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: 
 }
 
 function q3Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
-  let maxScale = 0;
-  let amax = 0;
-  for (let j = 0; j < QK / 16; j++) {
-    const scale = fitSymmetricScaleIterative(16, 4, x, xAt + 16 * j, L, 16 * j);
-    SCALES[j] = scale;
-    const a = Math.abs(scale);
-    if (a > amax) {
-      amax = a;
-      maxScale = scale;
-    }
-  }
+  for (let j = 0; j < QK / 16; j++) SCALES[j] = fitSymmetricScaleIterative(16, 4, x, xAt + 16 * j, L, 16 * j);
+  const maxScale = signedAbsMax(SCALES, 0, QK / 16);
   const s = o + Q3_SCALES;
   y.fill(0, s, s + K_SCALE_SIZE);
   let dAll: number;
@@ -257,10 +229,10 @@ function q3Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
 }
 
 function q3Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, y: Uint8Array, o: number): void {
-  const sigma2 = fr(fr(2 * sumSquares(x, xAt)) / QK);
+  const sigma2 = fr(fr(2 * sumOfSquares(x, xAt, QK)) / QK);
   for (let j = 0; j < QK / 16; j++) {
     const at = xAt + 16 * j;
-    SW[j] = importanceWeights(x, at, qw, qwAt + 16 * j, 16, sigma2);
+    SW[j] = importanceWeights(x, at, qw, qwAt + 16 * j, 16, sigma2, W, 0);
     SCALES[j] = fitSymmetricScale(16, 4, x, at, L, 16 * j, W, 0);
   }
   const s = o + Q3_SCALES;
@@ -377,10 +349,10 @@ function scaleMinWeighted(
   x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, y: Uint8Array, o: number,
   nmax: number, clampLevels: boolean,
 ): void {
-  const sigma2 = fr(fr(2 * sumSquares(x, xAt)) / QK);
+  const sigma2 = fr(fr(2 * sumOfSquares(x, xAt, QK)) / QK);
   for (let j = 0; j < QK / 32; j++) {
     const at = xAt + 32 * j;
-    SW[j] = importanceWeights(x, at, qw, qwAt + 32 * j, 32, sigma2);
+    SW[j] = importanceWeights(x, at, qw, qwAt + 32 * j, 32, sigma2, W, 0);
     SCALES[j] = fitScaleAndMin(32, nmax, x, at, W, 0, L, 32 * j, MINS, j, NEG_0_9, F0_05, 36, false);
   }
   const dBlock = fitUnsignedScale(QK / 32, 63, SCALES, 0, LS, 0, SW, 0);

@@ -53,6 +53,58 @@ export function roundHalfEven(v: number): number {
   return (v + 6755399441055744 - 6755399441055744) | 0;
 }
 
+/** Σ x² over x[xAt .. xAt+n), f32, in order: the spread σ² the importance weights are built on. */
+export function sumOfSquares(x: Float32Array, xAt: number, n: number): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xAt + i];
+    s = fr(s + fr(v * v));
+  }
+  return s;
+}
+
+/**
+ * out[outAt + i] = qw[qwAt + i] · sqrt(σ² + x[xAt + i]²) for i < n: ggml's weighting of each value
+ * by the importance matrix; returns the weights' f32 sum, in order.
+ */
+export function importanceWeights(
+  x: Float32Array,
+  xAt: number,
+  qw: Float32Array,
+  qwAt: number,
+  n: number,
+  sigma2: number,
+  out: Float32Array,
+  outAt: number,
+): number {
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xAt + i];
+    const w = fr(qw[qwAt + i] * fr(Math.sqrt(fr(sigma2 + fr(v * v)))));
+    out[outAt + i] = w;
+    sum = fr(sum + w);
+  }
+  return sum;
+}
+
+/**
+ * The value of largest magnitude among x[xAt .. xAt+n), sign kept (the first of equals; 0 when all
+ * are zero or NaN): the `max` ggml's symmetric searches scale by.
+ */
+export function signedAbsMax(x: Float32Array, xAt: number, n: number): number {
+  let amax = 0;
+  let max = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xAt + i];
+    const a = Math.abs(v);
+    if (a > amax) {
+      amax = a;
+      max = v;
+    }
+  }
+  return max;
+}
+
 /** The clamped level of `v` at inverse scale `iscale`. */
 function levelAt(iscale: number, v: number, lo: number, hi: number): number {
   const l = roundHalfEven(fr(iscale * v));
@@ -82,17 +134,8 @@ export function fitSymmetricScale(
   w: Float32Array | null,
   wAt: number,
 ): number {
-  let max = 0;
-  let amax = 0;
-  for (let i = 0; i < n; i++) {
-    const v = x[xAt + i];
-    const ax = Math.abs(v);
-    if (ax > amax) {
-      amax = ax;
-      max = v;
-    }
-  }
-  if (amax < GROUP_MAX_EPS) {
+  const max = signedAbsMax(x, xAt, n);
+  if (Math.abs(max) < GROUP_MAX_EPS) {
     L.fill(0, lAt, lAt + n);
     return 0;
   }
@@ -216,17 +259,8 @@ export function fitSymmetricScaleIterative(
   L: Uint8Array,
   lAt: number,
 ): number {
-  let max = 0;
-  let amax = 0;
-  for (let i = 0; i < n; i++) {
-    const v = x[xAt + i];
-    const ax = Math.abs(v);
-    if (ax > amax) {
-      amax = ax;
-      max = v;
-    }
-  }
-  if (amax < GROUP_MAX_EPS) {
+  const max = signedAbsMax(x, xAt, n);
+  if (Math.abs(max) < GROUP_MAX_EPS) {
     L.fill(0, lAt, lAt + n);
     return 0;
   }
@@ -318,7 +352,9 @@ export function fitScaleAndMin(
     sumX = fr(sumX + fr(wi * v));
   }
   if (min > 0) min = 0;
-  if (!(max > min)) {
+  // ggml's test (make_qkx2_quants' max == min is the same one): a group starting with NaN, whose
+  // min and max stay NaN, goes through the search as in ggml rather than counting as constant.
+  if (max <= min) {
     L.fill(0, lAt, lAt + n);
     mins[minAt] = -min;
     return 0;

@@ -12,8 +12,15 @@ export interface GpuInfo {
   readonly name: string;
   readonly vendor: string;
   readonly architecture: string;
-  /** "vulkan", "metal", "d3d12", ... */
+  /** "vulkan", "metal", "d3d12", ... (Dawn's backend: GUFO_BACKEND, or the platform's default). */
   readonly backend: string;
+  /** Software adapter (SwiftShader, WARP): slow, for tests and machines without a GPU driver. */
+  readonly isFallbackAdapter: boolean;
+  /** Subgroup sizes the adapter may use (0 when it does not say). */
+  readonly subgroupMinSize: number;
+  readonly subgroupMaxSize: number;
+  /** WGSL language extensions the implementation has (navigator.gpu.wgslLanguageFeatures), e.g. "subgroup_id". */
+  readonly wgslLanguageFeatures: readonly string[];
   readonly features: readonly string[];
   readonly maxStorageBufferBindingSize: number;
   readonly maxBufferSize: number;
@@ -36,8 +43,25 @@ export class NoGpuError extends Error {
 
 let installedGlobals = false;
 
-function dawnOptions(adapterName: string | undefined): string[] {
-  return adapterName ? [`adapter=${adapterName}`] : [];
+/** Dawn's backends (its `backend=` option). */
+const BACKENDS = ['d3d11', 'd3d12', 'metal', 'vulkan', 'opengl', 'opengles'] as const;
+
+/** The backend Dawn picks when none is named: the platform's native API. */
+function defaultBackend(): string {
+  return process.platform === 'darwin' ? 'metal' : process.platform === 'win32' ? 'd3d12' : 'vulkan';
+}
+
+function requestedBackend(): string | undefined {
+  const b = process.env.GUFO_BACKEND?.toLowerCase();
+  if (!b) return undefined;
+  if (!(BACKENDS as readonly string[]).includes(b)) {
+    throw new NoGpuError(`GUFO_BACKEND=${process.env.GUFO_BACKEND} is not one of ${BACKENDS.join(', ')}`);
+  }
+  return b;
+}
+
+function dawnOptions(adapterName: string | undefined, backend: string | undefined): string[] {
+  return [...(adapterName ? [`adapter=${adapterName}`] : []), ...(backend ? [`backend=${backend}`] : [])];
 }
 
 /**
@@ -50,7 +74,8 @@ export async function openGpu(adapterName = process.env.GUFO_ADAPTER): Promise<G
     Object.assign(globalThis, globals);
     installedGlobals = true;
   }
-  let gpu: GPU | undefined = create(dawnOptions(adapterName));
+  const backend = requestedBackend();
+  let gpu: GPU | undefined = create(dawnOptions(adapterName, backend));
   const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
   if (!adapter) {
     gpu = undefined;
@@ -82,7 +107,12 @@ export async function openGpu(adapterName = process.env.GUFO_ADAPTER): Promise<G
       name: info.description || info.device || 'unknown adapter',
       vendor: info.vendor,
       architecture: info.architecture,
-      backend: (info as GPUAdapterInfo & { backendType?: string }).backendType ?? 'unknown',
+      // Dawn's node binding does not expose the backend it chose; without GUFO_BACKEND it is the platform's default.
+      backend: (info as GPUAdapterInfo & { backendType?: string }).backendType ?? backend ?? defaultBackend(),
+      isFallbackAdapter: (info as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter ?? false,
+      subgroupMinSize: (info as GPUAdapterInfo & { subgroupMinSize?: number }).subgroupMinSize ?? 0,
+      subgroupMaxSize: (info as GPUAdapterInfo & { subgroupMaxSize?: number }).subgroupMaxSize ?? 0,
+      wgslLanguageFeatures: [...(gpu.wgslLanguageFeatures ?? [])],
       features,
       maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
       maxBufferSize: device.limits.maxBufferSize,

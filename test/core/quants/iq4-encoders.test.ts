@@ -4,8 +4,8 @@ import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/cod
 import { encodeIQ4_NL, encodeIQ4_XS } from '../../../src-main/core/quants/iq4-encoders';
 import { decodeIQ4_NL, decodeIQ4_XS } from '../../../src-main/core/quants/iq-quants';
 import {
-  awkwardImatrices, compareWithLlama, edgeImatrix, edgeMatrix, expectSameDecode, IMATRICES, storiesMatrices, STORIES_TENSORS,
-  syntheticMatrices, tieProneMatrices,
+  itMatchesLlama, itMatchesLlamaOnEdgeCases, itMatchesLlamaOnNonFinite, itMatchesLlamaOnTies, storiesMatrices, STORIES_TENSORS,
+  syntheticMatrices,
 } from '../../support/encoder-check';
 
 const TYPES: [string, RowEncoder, BlockDecoder][] = [
@@ -16,40 +16,11 @@ const TYPES: [string, RowEncoder, BlockDecoder][] = [
 describe.each(TYPES)('%s encoder', (name, encode, decode) => {
   const type = ggmlTypeByName(name)!;
   const matrices = [...syntheticMatrices(32, 512), ...storiesMatrices(type.blockSize, STORIES_TENSORS)];
-
-  for (const im of IMATRICES) {
-    it(`matches llama.cpp's ggml_quantize_chunk with ${im.label}`, () => {
-      for (const m of matrices) {
-        const label = `${name}, ${m.label}, ${im.label}`;
-        const r = compareWithLlama(type, encode, m, im.make(m.rowLength));
-        // The acceptance bound: no worse than llama.cpp by more than 1 % ...
-        expect(r.rmseOurs, `${label}: RMSE ${r.rmseOurs} vs llama.cpp ${r.rmseTheirs}`).toBeLessThanOrEqual(1.01 * r.rmseTheirs);
-        // ... and in fact the same bytes, since the same scales are chosen.
-        expect(r.differingBytes, `${label}: bytes differing from llama.cpp`).toBe(0);
-        expectSameDecode(type, decode, r.ours, label);
-      }
-    });
-  }
-
-  it('makes the same choices as llama.cpp on tie-prone data and awkward importance', () => {
-    for (const m of tieProneMatrices(8, 512)) {
-      for (const { label: il, imatrix } of [{ label: 'no imatrix', imatrix: null }, ...awkwardImatrices(m.rowLength)]) {
-        const label = `${name}, ${m.label}, ${il}`;
-        const r = compareWithLlama(type, encode, m, imatrix);
-        expect(r.differingBytes, `${label}: bytes differing from llama.cpp`).toBe(0);
-      }
-    }
-  });
-
-  it('handles zero, constant, tiny, huge and one-sided blocks as llama.cpp does', () => {
-    const m = edgeMatrix(512);
-    for (const imatrix of [null, edgeImatrix(m.rowLength)]) {
-      const label = `${name}, edge cases, ${imatrix ? 'imatrix with zeros' : 'no imatrix'}`;
-      const r = compareWithLlama(type, encode, m, imatrix);
-      expect(r.differingBytes, `${label}: bytes differing from llama.cpp`).toBe(0);
-      expectSameDecode(type, decode, r.ours, label);
-    }
-  });
+  const subject = { type, encode, decode, sameBytes: true };
+  itMatchesLlama(subject, matrices);
+  itMatchesLlamaOnTies(subject);
+  itMatchesLlamaOnEdgeCases(subject);
+  itMatchesLlamaOnNonFinite(subject);
 
   it('rejects rows that are not whole blocks and buffers that are too small', () => {
     const n = 2 * type.blockSize;

@@ -10,7 +10,7 @@ import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/cod
 import { encodeQ2_K, encodeQ3_K, encodeQ4_K, encodeQ5_K, encodeQ6_K } from '../../../src-main/core/quants/k-quant-encoders';
 import { decodeQ2_K, decodeQ3_K, decodeQ4_K, decodeQ5_K, decodeQ6_K } from '../../../src-main/core/quants/k-quants';
 import {
-  compareWithLlama, edgeImatrix, edgeMatrix, expectSameDecode, IMATRICES, storiesMatrices, STORIES_TENSORS, syntheticMatrices,
+  itMatchesLlama, itMatchesLlamaOnEdgeCases, itMatchesLlamaOnNonFinite, storiesMatrices, STORIES_TENSORS, syntheticMatrices,
   type TestMatrix,
 } from '../../support/encoder-check';
 import { mulberry32, randomF32 } from '../../support/random';
@@ -42,28 +42,10 @@ const matrices = [...syntheticMatrices(32, 1024), ...storiesMatrices(256, STORIE
 
 describe.each(TYPES)('%s encoder', (name, encode, decode) => {
   const type = ggmlTypeByName(name)!;
-
-  for (const im of IMATRICES) {
-    it(`matches llama.cpp's ggml_quantize_chunk with ${im.label}`, () => {
-      for (const m of matrices) {
-        const label = `${name}, ${m.label}, ${im.label}`;
-        const r = compareWithLlama(type, encode, m, im.make(m.rowLength));
-        expect(r.rmseOurs, `${label}: RMSE ${r.rmseOurs} vs llama.cpp ${r.rmseTheirs}`).toBeLessThanOrEqual(1.01 * r.rmseTheirs);
-        if (EXACT_ORACLE) expect(r.differingBytes, `${label}: bytes differing from llama.cpp`).toBe(0);
-        expectSameDecode(type, decode, r.ours, label);
-      }
-    });
-  }
-
-  it('handles zero, constant, tiny, huge and one-sided blocks as llama.cpp does', () => {
-    const m = edgeMatrix(512);
-    for (const imatrix of [null, edgeImatrix(m.rowLength)]) {
-      const label = `${name}, edge cases, ${imatrix ? 'imatrix with zeros' : 'no imatrix'}`;
-      const r = compareWithLlama(type, encode, m, imatrix);
-      if (EXACT_ORACLE) expect(r.differingBytes, `${label}: bytes differing from llama.cpp`).toBe(0);
-      expectSameDecode(type, decode, r.ours, label);
-    }
-  });
+  const subject = { type, encode, decode, sameBytes: EXACT_ORACLE };
+  itMatchesLlama(subject, matrices);
+  itMatchesLlamaOnEdgeCases(subject);
+  itMatchesLlamaOnNonFinite(subject);
 
   it('encodes each row on its own, wherever it sits in the matrix', () => {
     const rng = mulberry32(3);

@@ -1,0 +1,83 @@
+// Shared by every weight kernel (matmul, embedding): the per-dispatch parameters and the small
+// helpers the block decoders use. The including kernel declares the bindings:
+//   W: array<u32>   one part of a weight tensor (whole rows), as uploaded by weights.ts
+//   P: Params       uniform
+//
+// A decoder (quant/<type>.wgsl) defines
+//   fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>)
+// giving values 32u .. 32u + 31 of `row` (row index within the part) as eight vec4s, and
+//   const UNIT_PARTIAL: bool   true when a row may end inside a unit (plain float types), in
+//                              which case values past the row's end come out as 0.
+
+struct Params {
+  rows: u32,            // rows in this part
+  cols: u32,            // values per row (ne[0])
+  n: u32,               // tokens (vectors) in this dispatch
+  units: u32,           // 32-value units per row: ceil(cols / 32)
+  blocks_per_row: u32,  // ggml blocks per row
+  scale_word: u32,      // first u32 of the scale plane of a repacked type (see weights.ts)
+  x_offset: u32,        // matmul: first element of x; embedding: first id
+  y_offset: u32,        // first element of the output
+  y_stride: u32,        // output elements between consecutive tokens
+  row_start: u32,       // the part's first row within the whole tensor
+  total_rows: u32,      // rows of the whole tensor
+  x_stride: u32,        // matmul: x elements between consecutive tokens
+}
+
+// IEEE half → f32, exactly as ggml_fp16_to_fp32 (subnormal halves included; unpack2x16float may
+// flush them, so the bits are decoded by hand).
+fn f16_to_f32(h: u32) -> f32 {
+  let sign = (h & 0x8000u) << 16u;
+  let em = h & 0x7fffu;
+  let mant = em & 0x3ffu;
+  let normal = sign | ((em << 13u) + 0x38000000u);
+  let special = sign | 0x7f800000u | (mant << 13u) | select(0u, 0x00400000u, mant != 0u);
+  let v = bitcast<f32>(select(normal, special, em >= 0x7c00u));
+  let sub = f32(em) * 5.9604644775390625e-8; // subnormal: mantissa · 2^-24, exact
+  return select(v, select(sub, -sub, sign != 0u), em < 0x400u);
+}
+
+// Both halves of a word, low first.
+fn f16x2(w: u32) -> vec2<f32> {
+  return vec2<f32>(f16_to_f32(w & 0xffffu), f16_to_f32(w >> 16u));
+}
+
+fn bf16x2(w: u32) -> vec2<f32> {
+  return vec2<f32>(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u));
+}
+
+// Half number `i` (2 per word, little-endian) of W.
+fn w_half(i: u32) -> u32 {
+  return (W[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu;
+}
+
+// Byte number `i` of W.
+fn w_byte(i: u32) -> u32 {
+  return (W[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
+}
+
+// The four bytes of a word, as unsigned and as signed values.
+fn bytes4(w: u32) -> vec4<u32> {
+  return (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu);
+}
+fn sbytes4(w: u32) -> vec4<i32> {
+  return bitcast<vec4<i32>>(vec4<u32>(w) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u);
+}
+
+// Low and high nibbles of the four bytes of a word.
+fn nib_lo(w: u32) -> vec4<u32> {
+  return (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(15u);
+}
+fn nib_hi(w: u32) -> vec4<u32> {
+  return (vec4<u32>(w) >> vec4<u32>(4u, 12u, 20u, 28u)) & vec4<u32>(15u);
+}
+
+// Bits s, s+1, s+2, s+3 of `bits`, one per lane.
+fn bits4(bits: u32, s: u32) -> vec4<u32> {
+  return (vec4<u32>(bits) >> (vec4<u32>(s) + vec4<u32>(0u, 1u, 2u, 3u))) & vec4<u32>(1u);
+}
+
+// Two-bit fields at shift `s` of the four bytes of a word.
+fn crumbs4(w: u32, s: u32) -> vec4<u32> {
+  return (vec4<u32>(w) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(s))) & vec4<u32>(3u);
+}

@@ -1,0 +1,184 @@
+import type { GgufFile } from '../../core/gguf/gguf-file';
+import { createTokenizer, readVocab, type Tokenizer } from '../../core/tokenizer/index';
+import { EngineHost } from '../../engine/host';
+import type { EngineInfo, GenerateResult, SamplingParams } from '../../engine/protocol';
+import { openGguf } from '../../node/gguf-io';
+import { CliError, integerOption, log, printJson, type Command, type CommandArgs } from '../command';
+import { formatBytes } from '../format';
+import { interruptSignal, progressBar } from '../progress';
+
+const HELP = `Usage: gufo run <file.gguf> --prompt "<text>" [-n 64] [--temp 0] [--seed S] [--top-k K]
+                [--top-p P] [--min-p P] [--repeat-penalty R] [--ctx N] [--top-logprobs K] [--json]
+
+Plain text completion on the GPU (WebGPU): continues the prompt, streaming the text to stdout.
+The prompt gets a BOS token when the model's vocabulary asks for one; special-token texts in it
+(such as "<|im_start|>") are read as those tokens. Stops at the model's end-of-generation token.
+Ctrl-C stops the generation.
+
+Options:
+  --prompt TEXT         the text to continue (required)
+  -n N                  tokens to generate at most (default 64)
+  --temp T              temperature; 0 (the default) is greedy: always the most likely token
+  --seed S              random seed for sampling (default: random)
+  --top-k K             keep the K most likely tokens (default 40 when sampling; 0: off)
+  --top-p P             keep the most likely tokens up to probability P (default 0.95 when sampling)
+  --min-p P             drop tokens less likely than P × the most likely (default 0.05 when sampling)
+  --repeat-penalty R    penalize the last 64 tokens (default 1: off)
+  --ctx N               context length (default: prompt + n, at most the model's)
+  --top-logprobs K      with --json: the K most likely tokens of each step (raw distribution)
+  --json                one JSON document on stdout: { promptIds, ids, text, logprobs?,
+                        timings: { loadMs, ttftMs, prefillTokS, decodeTokS }, adapter, memory }
+
+GUFO_ADAPTER picks the GPU adapter by name.
+`;
+
+/** A string option parsed as a finite number, or the default when absent. */
+export function numberOption(args: CommandArgs, name: string, fallback: number): number {
+  const raw = args.values[name];
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (typeof raw !== 'string' || raw.trim() === '' || !Number.isFinite(n)) throw new CliError(`--${name} must be a number, got "${String(raw)}"`);
+  return n;
+}
+
+/** Sampling settings from the command line; llama.cpp's defaults for the filters when sampling. */
+export function samplingOptions(args: CommandArgs): SamplingParams {
+  const temperature = numberOption(args, 'temp', 0);
+  const sampling = temperature > 0;
+  const seed = args.values.seed === undefined ? Math.floor(Math.random() * 2 ** 32) : integerOption(args, 'seed', 0) >>> 0;
+  return {
+    temperature,
+    topK: integerOption(args, 'top-k', sampling ? 40 : 0),
+    topP: numberOption(args, 'top-p', sampling ? 0.95 : 1),
+    minP: numberOption(args, 'min-p', sampling ? 0.05 : 0),
+    repeatPenalty: numberOption(args, 'repeat-penalty', 1),
+    presencePenalty: 0,
+    frequencyPenalty: 0,
+    penaltyLastN: 64,
+    seed,
+  };
+}
+
+export const SAMPLING_OPTIONS = {
+  temp: { type: 'string' },
+  seed: { type: 'string' },
+  'top-k': { type: 'string' },
+  'top-p': { type: 'string' },
+  'min-p': { type: 'string' },
+  'repeat-penalty': { type: 'string' },
+} as const;
+
+/** The model's trained context length, from its metadata. */
+export function trainedContext(gguf: GgufFile): number | undefined {
+  const arch = gguf.getString('general.architecture');
+  return arch ? gguf.getNumber(`${arch}.context_length`) : undefined;
+}
+
+/** Starts an engine process and loads the model with a progress bar on stderr. */
+export async function startEngine(path: string, ctx: number, quiet = false): Promise<{ host: EngineHost; info: EngineInfo }> {
+  const host = new EngineHost();
+  const bar = progressBar('loading');
+  try {
+    const info = await host.load(path, { ctx }, (e) => bar.update(e.done / e.total, formatBytes(e.done)));
+    bar.done();
+    if (!quiet) log(`${info.adapter.name} (${info.adapter.backend}): ${formatBytes(info.memory!.residentWeightBytes)} of weights, KV cache ${formatBytes(info.memory!.kvBytes)} for ${ctx} tokens`);
+    return { host, info };
+  } catch (err) {
+    bar.done();
+    await host.close();
+    throw err;
+  }
+}
+
+/** The public shape of the adapter and memory in --json output. */
+export function adapterJson(info: EngineInfo) {
+  const { name, vendor, architecture, backend, features } = info.adapter;
+  return { name, vendor, architecture, backend, features };
+}
+
+export function memoryJson(info: EngineInfo) {
+  const m = info.memory!;
+  return { fileTensorBytes: m.fileTensorBytes, residentWeightBytes: m.residentWeightBytes, kvBytes: m.kvBytes };
+}
+
+function promptIds(tok: Tokenizer, text: string): number[] {
+  const ids = tok.tokenize(text, { addBos: true, parseSpecial: true });
+  if (ids.length === 0) throw new CliError('the prompt gives no tokens (and the model adds no BOS): give some text');
+  return ids;
+}
+
+function timingLine(r: GenerateResult, loadMs: number): string {
+  const t = r.timings;
+  return (
+    `load ${loadMs.toFixed(0)} ms, prompt ${t.promptTokens} tokens in ${t.ttftMs.toFixed(0)} ms (${t.prefillTokS.toFixed(1)} tok/s), ` +
+    `${t.generated} generated at ${t.decodeTokS.toFixed(1)} tok/s (${r.stopReason})`
+  );
+}
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'complete a prompt with a model on the GPU',
+  help: HELP,
+  options: {
+    prompt: { type: 'string' },
+    n: { type: 'string', short: 'n' },
+    ...SAMPLING_OPTIONS,
+    ctx: { type: 'string' },
+    'top-logprobs': { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run(args) {
+    const [path, ...extra] = args.positionals;
+    if (!path) throw new CliError('expected a GGUF file (see gufo run --help)');
+    if (extra.length > 0) throw new CliError(`unexpected argument "${extra[0]}"; quote the prompt and pass it with --prompt`);
+    const text = args.values.prompt;
+    if (typeof text !== 'string') throw new CliError('--prompt "<text>" is required (see gufo run --help)');
+    const maxTokens = integerOption(args, 'n', 64);
+    const topLogprobs = integerOption(args, 'top-logprobs', 0);
+    const json = args.values.json === true;
+    const sampling = samplingOptions(args);
+
+    const { gguf, file } = openGguf(path);
+    try {
+      const tok = createTokenizer(readVocab(gguf));
+      const prompt = promptIds(tok, text);
+      const trained = trainedContext(gguf) ?? Infinity;
+      const ctx = integerOption(args, 'ctx', Math.min(trained, Math.max(256, Math.ceil((prompt.length + maxTokens) / 256) * 256)));
+      if (prompt.length > ctx) throw new CliError(`the prompt has ${prompt.length} tokens, more than the context of ${ctx} (see --ctx)`);
+
+      const { host, info } = await startEngine(path, ctx, json);
+      const signal = interruptSignal();
+      try {
+        const stream = tok.streamDecoder({ stripLeadingSpace: false });
+        const result = await host.generate(
+          { prompt, maxTokens, sampling, topLogprobs },
+          {
+            signal,
+            onToken: json ? undefined : (e) => process.stdout.write(stream.push(e.token)),
+          },
+        );
+        const loadMs = info.loadMs ?? 0;
+        if (json) {
+          const decoder = tok.streamDecoder({ stripLeadingSpace: false });
+          const out = result.ids.map((id) => decoder.push(id)).join('') + decoder.flush();
+          printJson({
+            promptIds: prompt,
+            ids: result.ids,
+            text: out,
+            ...(topLogprobs > 0 ? { logprobs: result.logprobs ?? [] } : {}),
+            timings: { loadMs, ttftMs: result.timings.ttftMs, prefillTokS: result.timings.prefillTokS, decodeTokS: result.timings.decodeTokS },
+            adapter: adapterJson(info),
+            memory: memoryJson(info),
+          });
+        } else {
+          process.stdout.write(stream.flush() + '\n');
+          log(timingLine(result, loadMs));
+        }
+      } finally {
+        await host.close();
+      }
+    } finally {
+      file.close();
+    }
+  },
+};

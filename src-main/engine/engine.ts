@@ -1,0 +1,413 @@
+/**
+ * The engine: one GPU, at most one loaded model, and the decode loop. Runs inside the engine
+ * process (handler.ts drives it from protocol messages); tests use it directly.
+ *
+ * A generation is: prefill the prompt in chunks of up to maxBatch tokens (the KV cache keeps the
+ * previous sequence, so a prompt that extends it, as a chat does, only evaluates the new part),
+ * then one submission per generated token: layers, output head and sampler on the GPU, and only
+ * the sampled id read back. The next step embeds that id straight from the sampler's buffer.
+ */
+import type { GgufFile } from '../core/gguf/gguf-file';
+import { readVocab } from '../core/tokenizer/vocab';
+import { openGguf } from '../node/gguf-io';
+import { measureCopyBandwidth } from './gpu/bandwidth';
+import { openGpu, type GpuContext, type GpuInfo } from './gpu/device';
+import { GREEDY, type SamplingParams } from './gpu/ops';
+import { readHParams, type HParams } from './model/hparams';
+import { LlamaModel, type ModelMemory, type TokenSource } from './model/llama';
+import type { BenchResult } from './protocol';
+import { GpuSampler, type SampledToken } from './sampler';
+
+export interface LoadOptions {
+  /** Context length (default: the model's, at most 4096). */
+  ctx?: number;
+  /** Tokens per prefill submission (default 64). */
+  maxBatch?: number;
+  /** F16 KV cache (default true, as llama.cpp). */
+  kvF16?: boolean;
+  onProgress?(done: number, total: number): void;
+}
+
+export interface ModelInfo {
+  path: string;
+  architecture: string;
+  name: string | null;
+  layers: number;
+  embedding: number;
+  heads: number;
+  kvHeads: number;
+  headSize: number;
+  vocab: number;
+  ctx: number;
+  ctxTrain: number;
+  bos: number | null;
+  addBos: boolean;
+  eog: number[];
+}
+
+export interface EngineInfo {
+  adapter: GpuInfo;
+  model: ModelInfo | null;
+  memory: ModelMemory | null;
+  loadMs: number | null;
+}
+
+export interface GenerateOptions {
+  /** Tokens to generate at most. */
+  maxTokens: number;
+  sampling?: Partial<SamplingParams>;
+  /** Top log-probabilities of the raw distribution to return with each token (0: none). */
+  topLogprobs?: number;
+  /** Ids that end the generation (default: the vocabulary's end-of-generation tokens). */
+  stop?: readonly number[];
+  signal?: AbortSignal;
+  onToken?(token: SampledToken, index: number): void;
+}
+
+export interface Timings {
+  /** Prompt tokens evaluated (a prefix already in the KV cache is not). */
+  promptTokens: number;
+  /** From the call to the first generated token. */
+  ttftMs: number;
+  prefillTokS: number;
+  decodeTokS: number;
+  generated: number;
+  decodeMs: number;
+}
+
+export type StopReason = 'stop' | 'length' | 'cancelled' | 'context';
+
+export interface GenerateResult {
+  ids: number[];
+  logprobs?: [number, number][][];
+  stopReason: StopReason;
+  timings: Timings;
+}
+
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+}
+
+interface Loaded {
+  path: string;
+  hp: HParams;
+  model: LlamaModel;
+  sampler: GpuSampler;
+  info: ModelInfo;
+  loadMs: number;
+  /** Tokens whose keys and values are in the KV cache, in order. */
+  cached: number[];
+}
+
+export class Engine {
+  private loaded: Loaded | null = null;
+  private busy = false;
+
+  private constructor(readonly gpu: GpuContext) {}
+
+  static async open(adapter?: string): Promise<Engine> {
+    return new Engine(await openGpu(adapter));
+  }
+
+  get info(): EngineInfo {
+    const l = this.loaded;
+    return { adapter: this.gpu.info, model: l?.info ?? null, memory: l?.model.memory ?? null, loadMs: l?.loadMs ?? null };
+  }
+
+  get model(): ModelInfo | null {
+    return this.loaded?.info ?? null;
+  }
+
+  async load(path: string, options: LoadOptions = {}): Promise<EngineInfo> {
+    this.unload();
+    const started = performance.now();
+    const { gguf, file } = openGguf(path);
+    try {
+      const hp = readHParams(gguf);
+      const ctx = Math.max(1, Math.floor(options.ctx ?? Math.min(hp.nCtxTrain, 4096)));
+      const sampler = new GpuSampler(this.gpu.device, hp.nVocab);
+      let model: LlamaModel;
+      try {
+        model = await LlamaModel.load(this.gpu, gguf, hp, sampler.out, {
+          ctx,
+          maxBatch: Math.max(1, Math.min(options.maxBatch ?? 64, ctx)),
+          kvF16: options.kvF16 ?? true,
+          onProgress: options.onProgress,
+        });
+      } catch (err) {
+        sampler.destroy();
+        throw err;
+      }
+      sampler.bind(model.ops, model.act.logits, model.step);
+      await this.gpu.device.queue.onSubmittedWorkDone();
+      this.loaded = { path, hp, model, sampler, info: modelInfo(path, gguf, hp, ctx), loadMs: performance.now() - started, cached: [] };
+      return this.info;
+    } finally {
+      file.close();
+    }
+  }
+
+  unload(): void {
+    if (!this.loaded) return;
+    this.loaded.model.destroy();
+    this.loaded.sampler.destroy();
+    this.loaded = null;
+  }
+
+  destroy(): void {
+    this.unload();
+    this.gpu.destroy();
+  }
+
+  /** Generates up to maxTokens after `prompt` (token ids, BOS included if wanted). */
+  async generate(prompt: readonly number[], options: GenerateOptions): Promise<GenerateResult> {
+    const l = this.require();
+    if (prompt.length === 0) throw new EngineError('the prompt has no tokens');
+    if (prompt.length > l.model.options.ctx) {
+      throw new EngineError(`the prompt (${prompt.length} tokens) does not fit the context of ${l.model.options.ctx}`);
+    }
+    this.enter();
+    try {
+      const started = performance.now();
+      l.sampler.configure({ ...GREEDY, ...options.sampling }, options.topLogprobs ?? 0, prompt);
+      const { first, evaluated } = await this.prefill(l, prompt, options.signal);
+      const firstAt = performance.now();
+      const decoded = first
+        ? await this.decode(l, first, prompt.length, options)
+        : { ids: [], logprobs: [], stopReason: 'cancelled' as const };
+      const decodeMs = performance.now() - firstAt;
+      const n = decoded.ids.length;
+      const timings: Timings = {
+        promptTokens: evaluated,
+        ttftMs: firstAt - started,
+        prefillTokS: evaluated / ((firstAt - started) / 1000),
+        decodeTokS: n > 1 ? (n - 1) / (decodeMs / 1000) : 0,
+        generated: n,
+        decodeMs,
+      };
+      const { ids, logprobs, stopReason } = decoded;
+      return { ids, ...(options.topLogprobs ? { logprobs } : {}), stopReason, timings };
+    } catch (err) {
+      // The cache may hold a partial batch: forget it rather than trust it.
+      l.cached.length = 0;
+      await l.sampler.drain().catch(() => {});
+      throw err;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /**
+   * Evaluates the part of the prompt the KV cache lacks (at least its last token, whose logits
+   * give the first generated token), in chunks of up to maxBatch tokens. No first token when
+   * cancelled between chunks.
+   */
+  private async prefill(l: Loaded, prompt: readonly number[], signal?: AbortSignal): Promise<{ first?: SampledToken; evaluated: number }> {
+    const { model, sampler } = l;
+    let pos = Math.min(commonPrefix(l.cached, prompt), prompt.length - 1);
+    l.cached.length = pos;
+    const evaluated = prompt.length - pos;
+    while (pos < prompt.length) {
+      const n = Math.min(model.options.maxBatch, prompt.length - pos);
+      this.gpu.device.queue.writeBuffer(model.ids, 0, Uint32Array.from(prompt.slice(pos, pos + n)));
+      const last = pos + n === prompt.length;
+      this.submit(pos, n, 'ids', last);
+      l.cached.push(...prompt.slice(pos, pos + n));
+      pos += n;
+      if (last) return { first: await sampler.read(), evaluated };
+      await this.gpu.device.queue.onSubmittedWorkDone();
+      if (signal?.aborted) {
+        l.cached.length = 0;
+        return { evaluated };
+      }
+    }
+    throw new Error('unreachable: the prompt has at least one token');
+  }
+
+  /** One submission per token from `first` on, until a stop token, maxTokens, a cancel or a full context. */
+  private async decode(
+    l: Loaded,
+    first: SampledToken,
+    pos: number,
+    options: GenerateOptions,
+  ): Promise<{ ids: number[]; logprobs: [number, number][][]; stopReason: StopReason }> {
+    const { model, sampler } = l;
+    const stop = new Set(options.stop ?? l.info.eog);
+    const ids: number[] = [];
+    const logprobs: [number, number][][] = [];
+    let stopReason: StopReason = 'length';
+    let inFlight = false;
+    let token = first;
+    while (ids.length < options.maxTokens) {
+      // Start the next step before handing this token out, so the GPU works meanwhile: it embeds
+      // this token straight from the sampler's buffer.
+      const more = ids.length + 1 < options.maxTokens && !stop.has(token.id) && !options.signal?.aborted && pos < model.options.ctx;
+      if (more) {
+        this.submit(pos, 1, 'sampled', true);
+        l.cached.push(token.id);
+        pos += 1;
+        inFlight = true;
+      }
+      ids.push(token.id);
+      if (token.top) logprobs.push(token.top);
+      options.onToken?.(token, ids.length - 1);
+      if (stop.has(token.id)) {
+        stopReason = 'stop';
+        break;
+      }
+      if (ids.length >= options.maxTokens) break;
+      if (options.signal?.aborted) {
+        stopReason = 'cancelled';
+        break;
+      }
+      if (!more) {
+        stopReason = 'context';
+        break;
+      }
+      token = await sampler.read();
+      inFlight = false;
+    }
+    // A step started for a token that ended up not wanted (onToken cancelled): let it finish.
+    if (inFlight) await sampler.read();
+    return { ids, logprobs, stopReason };
+  }
+
+  /**
+   * Teacher forcing, for tests and evaluation: the logits after each token of `ids`, evaluated from
+   * position 0 in batches of up to maxBatch tokens (the prefill path).
+   */
+  async logits(ids: readonly number[], onLogits: (logits: Float32Array, index: number) => void): Promise<void> {
+    const l = this.require();
+    if (ids.length > l.model.options.ctx) throw new EngineError(`${ids.length} tokens do not fit the context of ${l.model.options.ctx}`);
+    this.enter();
+    const { model, hp } = l;
+    const device = this.gpu.device;
+    const staging = device.createBuffer({ size: model.options.maxBatch * hp.nVocab * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    l.cached.length = 0;
+    try {
+      for (let pos = 0; pos < ids.length; ) {
+        const n = Math.min(model.options.maxBatch, ids.length - pos);
+        device.queue.writeBuffer(model.ids, 0, Uint32Array.from(ids.slice(pos, pos + n)));
+        model.setBatch(pos, n);
+        const encoder = device.createCommandEncoder();
+        const pass = encoder.beginComputePass();
+        model.encodeBody(pass, 'ids');
+        const logits = model.encodeAllLogits(pass);
+        pass.end();
+        const bytes = n * hp.nVocab * 4;
+        encoder.copyBufferToBuffer(logits, 0, staging, 0, bytes);
+        device.queue.submit([encoder.finish()]);
+        await staging.mapAsync(GPUMapMode.READ, 0, bytes);
+        const all = new Float32Array(staging.getMappedRange(0, bytes).slice(0));
+        staging.unmap();
+        for (let t = 0; t < n; t++) onLogits(all.subarray(t * hp.nVocab, (t + 1) * hp.nVocab), pos + t);
+        l.cached.push(...ids.slice(pos, pos + n));
+        pos += n;
+      }
+    } catch (err) {
+      l.cached.length = 0;
+      throw err;
+    } finally {
+      staging.destroy();
+      this.busy = false;
+    }
+  }
+
+  /**
+   * llama-bench style: prefill `promptTokens` tokens, then decode `genTokens` greedily (end of
+   * generation ignored), from an empty cache. The roofline is this adapter's copy bandwidth,
+   * measured right after.
+   */
+  async bench(promptTokens: number, genTokens: number): Promise<BenchResult> {
+    const l = this.require();
+    const { vocab, bos } = l.info;
+    const p = Math.max(1, Math.floor(promptTokens));
+    const n = Math.max(1, Math.floor(genTokens));
+    if (p + n > l.model.options.ctx) throw new EngineError(`bench needs a context of ${p + n} tokens; the model was loaded with ${l.model.options.ctx}`);
+    // Any ids will do; avoid the first few (control tokens in most vocabularies).
+    const prompt = Array.from({ length: p }, (_, i) => (i === 0 && bos !== null ? bos : 3 + ((i * 7919) % (vocab - 3))));
+    this.resetCache();
+    const r = await this.generate(prompt, { maxTokens: n, stop: [] });
+    const avgPositions = p + (r.ids.length - 1) / 2;
+    const bytesPerToken = l.model.weightBytesPerToken + avgPositions * l.model.kvBytesPerPosition;
+    const achieved = bytesPerToken * r.timings.decodeTokS;
+    const copy = await measureCopyBandwidth(this.gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
+    return {
+      promptTokens: p,
+      genTokens: r.ids.length,
+      prefillTokS: r.timings.prefillTokS,
+      decodeTokS: r.timings.decodeTokS,
+      bytesPerToken,
+      achievedBytesPerSecond: achieved,
+      copyBytesPerSecond: copy.bytesPerSecond,
+      rooflineFraction: achieved / copy.bytesPerSecond,
+    };
+  }
+
+  /** Forgets the KV cache contents (the next generation evaluates its whole prompt). */
+  resetCache(): void {
+    if (this.loaded) this.loaded.cached.length = 0;
+  }
+
+  /** One submission: `tokens` tokens from `pos0`; with `sample`, the head and the sampler too. */
+  private submit(pos0: number, tokens: number, source: TokenSource, sample: boolean): void {
+    const { model, sampler } = this.loaded!;
+    model.setBatch(pos0, tokens);
+    const encoder = this.gpu.device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    model.encodeBody(pass, source);
+    if (sample) {
+      model.encodeHead(pass);
+      sampler.encode(pass);
+    }
+    pass.end();
+    if (sample) sampler.encodeReadback(encoder);
+    this.gpu.device.queue.submit([encoder.finish()]);
+  }
+
+  private require(): Loaded {
+    if (!this.loaded) throw new EngineError('no model loaded');
+    return this.loaded;
+  }
+
+  private enter(): void {
+    if (this.busy) throw new EngineError('the engine is busy with another request');
+    this.busy = true;
+  }
+}
+
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+function modelInfo(path: string, gguf: GgufFile, hp: HParams, ctx: number): ModelInfo {
+  let bos: number | null = null;
+  let addBos = false;
+  let eog: number[] = [];
+  try {
+    const vocab = readVocab(gguf);
+    bos = vocab.bos;
+    addBos = vocab.addBos;
+    eog = [...vocab.eog];
+  } catch {
+    // A file without a tokenizer still runs on token ids.
+  }
+  return {
+    path,
+    architecture: hp.arch,
+    name: hp.name,
+    layers: hp.nLayer,
+    embedding: hp.nEmbd,
+    heads: hp.nHead,
+    kvHeads: hp.nHeadKv,
+    headSize: hp.headDim,
+    vocab: hp.nVocab,
+    ctx,
+    ctxTrain: hp.nCtxTrain,
+    bos,
+    addBos,
+    eog,
+  };
+}

@@ -1,0 +1,366 @@
+/**
+ * The non-matmul kernels of the transformer (shaders/{norm,attention,elementwise,sample}.wgsl; RoPE,
+ * shaders/rope.wgsl, is applied inside store_kv and attention)
+ * behind small factories. Each factory call builds its uniform buffer and bind group once and
+ * returns a Dispatch, which the decode loop re-encodes every step without allocating anything.
+ * Sizes are per token: the token count of a submission lives in a shared Step (a uniform the
+ * kernels read, and the count their dispatch sizes follow), so one graph serves prefill chunks
+ * and single-token decode alike. Offsets and sizes are in elements (f32 or u32), not bytes.
+ */
+import { shaderSource } from './shader-source';
+
+/** One recorded kernel launch, replayed into a compute pass at every step. */
+export interface Dispatch {
+  encode(pass: GPUComputePassEncoder): void;
+}
+
+/**
+ * Where the submission being encoded starts in the sequence (pos0) and how many tokens it has:
+ * a 16-byte uniform { pos0, nTokens } shared by every kernel, rewritten before each submission.
+ */
+export class Step {
+  readonly buffer: GPUBuffer;
+  private readonly words = new Uint32Array(4);
+
+  constructor(private readonly device: GPUDevice) {
+    this.buffer = device.createBuffer({ label: 'step', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+  }
+
+  get pos0(): number {
+    return this.words[0]!;
+  }
+
+  get tokens(): number {
+    return this.words[1]!;
+  }
+
+  /** Takes effect for the next submission (queue.writeBuffer is ordered before it). */
+  set(pos0: number, tokens: number): void {
+    this.words[0] = pos0;
+    this.words[1] = tokens;
+    this.device.queue.writeBuffer(this.buffer, 0, this.words);
+  }
+
+  destroy(): void {
+    this.buffer.destroy();
+  }
+}
+
+/** Recent-token ring on the GPU for penalties (RING in sample.wgsl), plus its two counters. */
+export const PENALTY_RING = 256;
+export const SAMPLER_STATE_WORDS = 2 + PENALTY_RING;
+/** Most top log-probabilities one step can return. */
+export const MAX_TOP_LOGPROBS = 32;
+/** u32 words the sampler writes: the token, then (id, log-probability) pairs. */
+export const SAMPLER_OUT_WORDS = 1 + 2 * MAX_TOP_LOGPROBS;
+
+export interface SamplingParams {
+  /** <= 0: greedy. */
+  temperature: number;
+  /** 0: off. */
+  topK: number;
+  /** >= 1: off. */
+  topP: number;
+  /** <= 0: off. */
+  minP: number;
+  repeatPenalty: number;
+  presencePenalty: number;
+  frequencyPenalty: number;
+  /** Penalty window in tokens (at most PENALTY_RING). */
+  penaltyLastN: number;
+  seed: number;
+}
+
+export const GREEDY: SamplingParams = {
+  temperature: 0,
+  topK: 0,
+  topP: 1,
+  minP: 0,
+  repeatPenalty: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  penaltyLastN: 64,
+  seed: 0,
+};
+
+/** Largest top-k the sampler handles as a short sorted list (the workgroup size of sample.wgsl). */
+export const SHORT_LIST = 256;
+
+/** Which of the sampler's entry points serves these parameters. */
+export type SamplerPath = 'greedy' | 'top_k' | 'vocab';
+
+export function samplerPath(s: SamplingParams, vocab: number): SamplerPath {
+  if (s.temperature <= 0) return 'greedy';
+  const k = Math.floor(s.topK);
+  return k > 0 && k <= SHORT_LIST && k < vocab ? 'top_k' : 'vocab';
+}
+
+type Field = ['u32' | 'f32', number];
+
+/** A uniform struct of u32/f32 fields, padded to 16 bytes. */
+function packFields(fields: Field[]): ArrayBuffer {
+  const bytes = Math.ceil((fields.length * 4) / 16) * 16;
+  const view = new DataView(new ArrayBuffer(bytes));
+  fields.forEach(([type, value], i) => {
+    if (type === 'u32') view.setUint32(i * 4, value >>> 0, true);
+    else view.setFloat32(i * 4, value, true);
+  });
+  return view.buffer;
+}
+
+/** The sampler's uniform (Params in sample.wgsl). */
+export function samplingParamsBytes(vocab: number, s: SamplingParams, nLogprobs = 0): ArrayBuffer {
+  return packFields([
+    ['u32', vocab],
+    ['u32', Math.max(0, Math.floor(s.topK))],
+    ['u32', Math.min(PENALTY_RING, Math.max(0, Math.floor(s.penaltyLastN)))],
+    ['u32', s.seed >>> 0],
+    ['f32', s.temperature],
+    ['f32', s.topP],
+    ['f32', s.minP],
+    ['f32', s.repeatPenalty],
+    ['f32', s.presencePenalty],
+    ['f32', s.frequencyPenalty],
+    ['u32', Math.min(MAX_TOP_LOGPROBS, vocab, nLogprobs)],
+    ['u32', 0],
+  ]);
+}
+
+type Grid = [number, number];
+
+/** Workgroup counts for `count` invocations in groups of `size`, folded into y past 65535. */
+function threads(count: number, size: number): Grid {
+  const groups = Math.ceil(count / size);
+  if (groups <= 65535) return [groups, 1];
+  return [65535, Math.ceil(groups / 65535)];
+}
+
+export interface RmsNormArgs {
+  x: GPUBuffer;
+  w: GPUBuffer;
+  /** Omit to normalize x in place. */
+  y?: GPUBuffer;
+  step: Step;
+  /** Row length. */
+  n: number;
+  /** Rows per token (default 1; nHead for a per-head norm). */
+  rowsPerToken?: number;
+  eps: number;
+  /** Only the batch's last token, written at the start of y (the output head needs no more). */
+  lastOnly?: boolean;
+  wOffset?: number;
+}
+
+/** RoPE as the attention kernels apply it (angles from ropeTable()). */
+export interface RopeSpec {
+  table: GPUBuffer;
+  /** Rotated dimensions per head. */
+  nRot: number;
+  neox: boolean;
+}
+
+export interface StoreKvArgs {
+  k: GPUBuffer;
+  v: GPUBuffer;
+  kCache: GPUBuffer;
+  vCache: GPUBuffer;
+  step: Step;
+  /** nKvHead * headDim. */
+  kvStride: number;
+  headDim: number;
+  rope: RopeSpec;
+}
+
+export interface AttentionArgs {
+  q: GPUBuffer;
+  kCache: GPUBuffer;
+  vCache: GPUBuffer;
+  out: GPUBuffer;
+  step: Step;
+  nHead: number;
+  nKvHead: number;
+  headDim: number;
+  scale: number;
+  rope: RopeSpec;
+}
+
+export interface SampleArgs {
+  logits: GPUBuffer;
+  /** vocab f32 of scratch. */
+  work: GPUBuffer;
+  /** SAMPLER_STATE_WORDS u32. */
+  state: GPUBuffer;
+  /** SAMPLER_OUT_WORDS u32. */
+  out: GPUBuffer;
+  /** samplingParamsBytes(...). */
+  params: GPUBuffer;
+  step: Step;
+}
+
+export class OpKernels {
+  private readonly modules = new Map<string, GPUShaderModule>();
+  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private readonly uniforms: GPUBuffer[] = [];
+
+  /** `kvF16`: the KV cache holds halves (llama.cpp's default F16 cache) rather than f32. */
+  constructor(
+    readonly device: GPUDevice,
+    readonly kvF16 = true,
+  ) {}
+
+  /** Bytes of one cached K or V element. */
+  get kvElementBytes(): number {
+    return this.kvF16 ? 2 : 4;
+  }
+
+  rmsNorm(a: RmsNormArgs): Dispatch {
+    const perToken = a.rowsPerToken ?? 1;
+    const fields: Field[] = [
+      ['u32', a.n],
+      ['u32', perToken],
+      ['f32', a.eps],
+      ['u32', a.lastOnly ? 1 : 0],
+      ['u32', a.wOffset ?? 0],
+    ];
+    const rows = (n: number) => (a.lastOnly ? perToken : n * perToken);
+    const grid = (n: number): Grid => [Math.min(rows(n), 65535), Math.ceil(rows(n) / 65535)];
+    if (a.y) return this.dispatch('norm.wgsl', 'rms_norm', [this.uniform(fields), a.w, a.x, a.y, a.step.buffer], a.step, grid);
+    return this.dispatch('norm.wgsl', 'rms_norm_inplace', [this.uniform(fields), a.w, a.x, null, a.step.buffer], a.step, grid);
+  }
+
+  /** Writes the batch's K (rotated) and V rows into the cache at positions pos0... */
+  storeKv(a: StoreKvArgs): Dispatch {
+    const fields = this.attentionFields(1, 1, a.headDim, 0, 0, a.kvStride, a.rope);
+    const grid = (n: number) => threads((n * a.kvStride) / 2, 64);
+    const buffers = [this.uniform(fields), a.step.buffer, a.k, a.v, a.kCache, a.vCache, a.rope.table];
+    return this.dispatch('attention.wgsl', 'store_kv', buffers, a.step, grid, { KV_F16: this.kvF16 ? 1 : 0 });
+  }
+
+  attention(a: AttentionArgs): Dispatch {
+    if (a.headDim > 256 || a.headDim % 2 !== 0) throw new Error(`attention: head size ${a.headDim} is not supported (even, at most 256)`);
+    if (a.nHead % a.nKvHead !== 0) throw new Error(`attention: ${a.nHead} heads do not group over ${a.nKvHead} KV heads`);
+    const fields = this.attentionFields(a.nHead, a.nKvHead, a.headDim, a.scale, a.nHead * a.headDim, a.nKvHead * a.headDim, a.rope);
+    const buffers = [this.uniform(fields), a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table];
+    return this.dispatch('attention.wgsl', 'attention', buffers, a.step, (n) => [a.nHead, n], { KV_F16: this.kvF16 ? 1 : 0 });
+  }
+
+  /** gate = silu(gate) * up, `width` elements per token. */
+  swiglu(gate: GPUBuffer, up: GPUBuffer, width: number, step: Step): Dispatch {
+    return this.elementwise('swiglu', gate, up, width, step);
+  }
+
+  /** x += y, `width` elements per token. */
+  add(x: GPUBuffer, y: GPUBuffer, width: number, step: Step): Dispatch {
+    return this.elementwise('add', x, y, width, step);
+  }
+
+  /** x[t] += b for each token's row of `width`. */
+  addBias(x: GPUBuffer, b: GPUBuffer, width: number, step: Step): Dispatch {
+    return this.elementwise('add_bias', x, b, width, step);
+  }
+
+  /**
+   * Picks the next token from `logits` into out[0] and appends it to the penalty ring. `path`
+   * must be samplerPath() of the parameters written to a.params.
+   */
+  sample(a: SampleArgs, path: SamplerPath): Dispatch {
+    // Greedy draws nothing at random: its entry point has no step binding.
+    const buffers = [a.params, path === 'greedy' ? null : a.step.buffer, a.logits, a.work, a.state, a.out];
+    return this.dispatch('sample.wgsl', `sample_${path}`, buffers, a.step, () => [1, 1]);
+  }
+
+  /** Writes the params' nLogprobs best (id, log-probability) pairs of the raw logits into out[1..]. */
+  topLogprobs(a: Pick<SampleArgs, 'logits' | 'out' | 'params' | 'step'>): Dispatch {
+    return this.dispatch('sample.wgsl', 'top_logprobs', [a.params, null, a.logits, null, null, a.out], a.step, () => [1, 1]);
+  }
+
+  /** Frees the uniform buffers the factories made (pipelines are garbage-collected). */
+  destroy(): void {
+    for (const b of this.uniforms) b.destroy();
+    this.uniforms.length = 0;
+  }
+
+  private attentionFields(
+    nHead: number,
+    nKvHead: number,
+    headDim: number,
+    scale: number,
+    qStride: number,
+    kvStride: number,
+    rope: RopeSpec,
+  ): Field[] {
+    if (headDim % 2 !== 0) throw new Error(`head size ${headDim}: must be even`);
+    if (rope.nRot % 2 !== 0 || rope.nRot > headDim) throw new Error(`RoPE over ${rope.nRot} of ${headDim} dimensions`);
+    return [
+      ['u32', nHead],
+      ['u32', nKvHead],
+      ['u32', headDim],
+      ['f32', scale],
+      ['u32', qStride],
+      ['u32', kvStride],
+      ['u32', rope.nRot],
+      ['u32', rope.neox ? 1 : 0],
+    ];
+  }
+
+  private elementwise(entry: string, x: GPUBuffer, y: GPUBuffer, width: number, step: Step): Dispatch {
+    const u = this.uniform([['u32', width]]);
+    return this.dispatch('elementwise.wgsl', entry, [u, x, y, step.buffer], step, (n) => threads(n * width, 64));
+  }
+
+  private uniform(fields: Field[]): GPUBuffer {
+    const data = packFields(fields);
+    const buffer = this.device.createBuffer({ size: data.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.device.queue.writeBuffer(buffer, 0, data);
+    this.uniforms.push(buffer);
+    return buffer;
+  }
+
+  private pipeline(file: string, entry: string, constants: Record<string, number> = {}): GPUComputePipeline {
+    const key = `${file}:${entry}:${JSON.stringify(constants)}`;
+    let pipeline = this.pipelines.get(key);
+    if (!pipeline) {
+      let module = this.modules.get(file);
+      if (!module) {
+        module = this.device.createShaderModule({ label: file, code: shaderSource(file) });
+        this.modules.set(file, module);
+      }
+      pipeline = this.device.createComputePipeline({
+        label: `${file}:${entry}`,
+        layout: 'auto',
+        compute: { module, entryPoint: entry, constants },
+      });
+      this.pipelines.set(key, pipeline);
+    }
+    return pipeline;
+  }
+
+  /**
+   * Binds `buffers` to bindings 0.. (null: a binding this entry point does not use); the
+   * workgroup grid follows the step's token count at encode time.
+   */
+  private dispatch(
+    file: string,
+    entry: string,
+    buffers: (GPUBuffer | null)[],
+    step: Step,
+    grid: (tokens: number) => Grid,
+    constants?: Record<string, number>,
+  ): Dispatch {
+    const pipeline = this.pipeline(file, entry, constants);
+    const entries: GPUBindGroupEntry[] = [];
+    buffers.forEach((buffer, binding) => {
+      if (buffer) entries.push({ binding, resource: { buffer } });
+    });
+    const bindGroup = this.device.createBindGroup({ label: `${file}:${entry}`, layout: pipeline.getBindGroupLayout(0), entries });
+    return {
+      encode(pass) {
+        const [x, y] = grid(step.tokens);
+        if (x === 0 || y === 0) return;
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, bindGroup);
+        pass.dispatchWorkgroups(x, y);
+      },
+    };
+  }
+}

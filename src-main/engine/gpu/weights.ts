@@ -1,0 +1,336 @@
+/**
+ * Weight tensors from the memory-mapped GGUF file to GPU buffers, in their quantized blocks.
+ *
+ * Bytes go from the mapped file to the GPU a bounded chunk at a time (queue.writeBuffer, at most
+ * `stagingBytes` between waits for the queue): the file is never read into the JS heap as a whole.
+ *
+ * Layouts on the GPU (the block decoders in shaders/quant/ read exactly these):
+ * - Types whose blocks are a whole number of u32 words (F32, F16, BF16, Q4_1, Q5_1, Q2_K, Q4_K,
+ *   Q5_K, IQ4_XS) are uploaded byte for byte.
+ * - The others (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q3_K, Q6_K) are repacked, exactly and without any
+ *   decoding: each block's scale field (the f16 d, or MXFP4's E8M0 byte) moves to a *scale plane*
+ *   and the rest of the block, now a multiple of 4 bytes, stays in the *main plane*, in block
+ *   order. One buffer holds both planes: main plane from byte 0, scale plane from word
+ *   `scaleWord`. Resident bytes = file bytes + at most 6 bytes of padding per part.
+ * - A tensor whose bytes exceed the binding limit is split on row boundaries into parts, each its
+ *   own buffer (bound separately; the kernels run once per part).
+ */
+import type { GgmlType } from '../../core/ggml-types';
+import type { GgufFile, GgufTensorInfo } from '../../core/gguf/gguf-file';
+import type { GpuContext } from './device';
+
+/** Largest amount of tensor bytes handed to the queue between waits for it (the issue's ≤ 64 MiB). */
+export const MAX_STAGING_BYTES = 64 * 2 ** 20;
+
+/** Types the GPU kernels decode. */
+const GPU_TYPES = new Set([
+  'F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K',
+  'IQ4_NL', 'IQ4_XS', 'MXFP4',
+]);
+
+/**
+ * Repacked types: where the scale field sits in the file's block and how long it is. The rest of
+ * the block (typeSize − bytes, a multiple of 4) is the main plane's share.
+ */
+export interface RepackLayout {
+  /** Byte offset of the scale field within a block. */
+  readonly scaleAt: number;
+  /** Length of the scale field in bytes. */
+  readonly scaleBytes: number;
+}
+
+export const REPACK: Readonly<Record<string, RepackLayout>> = {
+  Q4_0: { scaleAt: 0, scaleBytes: 2 }, // d | qs[16]
+  Q5_0: { scaleAt: 0, scaleBytes: 2 }, // d | qh[4] qs[16]
+  Q8_0: { scaleAt: 0, scaleBytes: 2 }, // d | qs[32]
+  IQ4_NL: { scaleAt: 0, scaleBytes: 2 }, // d | qs[16]
+  MXFP4: { scaleAt: 0, scaleBytes: 1 }, // e | qs[16]
+  Q3_K: { scaleAt: 108, scaleBytes: 2 }, // hmask[32] qs[64] scales[12] | d
+  Q6_K: { scaleAt: 208, scaleBytes: 2 }, // ql[128] qh[64] scales[16] | d
+};
+
+export class UnsupportedGpuTypeError extends Error {
+  override readonly name = 'UnsupportedGpuTypeError';
+  constructor(
+    readonly tensor: string,
+    readonly type: GgmlType,
+  ) {
+    super(`${tensor}: ${type.name} is not supported on GPU yet`);
+  }
+}
+
+/** One buffer of a weight: rows [rowStart, rowStart + rows) of the tensor. */
+export interface GpuWeightPart {
+  readonly buffer: GPUBuffer;
+  readonly rowStart: number;
+  readonly rows: number;
+  /** The buffer's size. */
+  readonly bytes: number;
+  /** First u32 word of the scale plane (repacked types; 0 otherwise). */
+  readonly scaleWord: number;
+}
+
+export interface GpuWeight {
+  readonly name: string;
+  readonly type: GgmlType;
+  /** ne[1] · ne[2] · ... */
+  readonly rows: number;
+  /** ne[0] */
+  readonly cols: number;
+  /** Bytes of the tensor in the file. */
+  readonly fileBytes: number;
+  /** Bytes of all its GPU buffers. */
+  readonly residentBytes: number;
+  /** Row ranges, in order, each in its own buffer; one part unless the tensor exceeds the binding limit. */
+  readonly parts: readonly GpuWeightPart[];
+  /** Frees the GPU buffers. */
+  destroy(): void;
+}
+
+export interface UploadOptions {
+  /** Called after each chunk with the tensor bytes uploaded so far and the total of all `names`. */
+  onProgress?(done: number, total: number): void;
+  /** Largest buffer per part (default: the device's maxStorageBufferBindingSize, capped by maxBufferSize). */
+  maxBindingSize?: number;
+  /** Bytes handed to the queue between waits (default and maximum MAX_STAGING_BYTES). */
+  stagingBytes?: number;
+}
+
+export function supportsGpuType(type: GgmlType): boolean {
+  return GPU_TYPES.has(type.name);
+}
+
+const align4 = (n: number): number => Math.ceil(n / 4) * 4;
+
+/** Geometry of a tensor on the GPU, before any buffer exists. */
+export interface PartPlan {
+  readonly rowStart: number;
+  readonly rows: number;
+  readonly bytes: number;
+  readonly scaleWord: number;
+}
+
+/** Bytes of one part of `rows` rows of `rowBytes` each, and where its scale plane starts. */
+function partGeometry(type: GgmlType, rows: number, blocksPerRow: number): { bytes: number; scaleWord: number } {
+  const repack = REPACK[type.name];
+  const blocks = rows * blocksPerRow;
+  if (!repack) return { bytes: Math.max(4, align4(blocks * type.typeSize)), scaleWord: 0 };
+  const main = blocks * (type.typeSize - repack.scaleBytes);
+  return { bytes: main + Math.max(4, align4(blocks * repack.scaleBytes)), scaleWord: main / 4 };
+}
+
+/** How a tensor of `rows` × `cols` is split into parts of at most `limit` bytes. */
+export function planParts(name: string, type: GgmlType, rows: number, cols: number, limit: number): PartPlan[] {
+  const blocksPerRow = cols / type.blockSize;
+  const rowBytes = blocksPerRow * type.typeSize;
+  // Padding of a part is at most 3 + 3 bytes (or the 4-byte minimum of an empty plane).
+  const rowsPerPart = Math.min(rows, Math.floor((limit - 8) / rowBytes));
+  if (rowsPerPart < 1) throw new Error(`${name}: one row (${rowBytes} bytes) exceeds the GPU binding limit of ${limit} bytes`);
+  const parts: PartPlan[] = [];
+  for (let rowStart = 0; rowStart < rows || parts.length === 0; rowStart += rowsPerPart) {
+    const partRows = Math.min(rowsPerPart, rows - rowStart);
+    parts.push({ rowStart, rows: partRows, ...partGeometry(type, partRows, blocksPerRow) });
+  }
+  return parts;
+}
+
+/**
+ * Splits `count` blocks of the file (at `src`) into the two planes: main[] receives each block
+ * without its scale field, scale[] the scale fields, both in block order.
+ */
+export function repackBlocks(type: GgmlType, src: Uint8Array, count: number, main: Uint8Array, scale: Uint8Array): void {
+  const layout = REPACK[type.name];
+  if (!layout) throw new Error(`${type.name} is not a repacked type`);
+  const ts = type.typeSize;
+  const { scaleAt, scaleBytes } = layout;
+  if (scaleBytes === 2 && ts % 2 === 0 && scaleAt % 2 === 0 && (src.byteOffset | main.byteOffset | scale.byteOffset) % 2 === 0) {
+    repackHalves(src, count, ts / 2, scaleAt / 2, main, scale);
+    return;
+  }
+  const mainPer = ts - scaleBytes;
+  const after = scaleAt + scaleBytes;
+  for (let b = 0, o = 0, m = 0, s = 0; b < count; b++, o += ts, m += mainPer, s += scaleBytes) {
+    for (let i = 0; i < scaleAt; i++) main[m + i] = src[o + i]!;
+    for (let i = after, j = m + scaleAt; i < ts; i++, j++) main[j] = src[o + i]!;
+    for (let i = 0; i < scaleBytes; i++) scale[s + i] = src[o + scaleAt + i]!;
+  }
+}
+
+/** repackBlocks for a 2-byte scale field in blocks of whole 16-bit words, moved a word at a time. */
+function repackHalves(src8: Uint8Array, count: number, words: number, at: number, main8: Uint8Array, scale8: Uint8Array): void {
+  const src = new Uint16Array(src8.buffer, src8.byteOffset, count * words);
+  const main = new Uint16Array(main8.buffer, main8.byteOffset, count * (words - 1));
+  const scale = new Uint16Array(scale8.buffer, scale8.byteOffset, count);
+  for (let b = 0, o = 0, m = 0; b < count; b++, o += words, m += words - 1) {
+    for (let i = 0; i < at; i++) main[m + i] = src[o + i]!;
+    scale[b] = src[o + at]!;
+    for (let i = at + 1; i < words; i++) main[m + i - 1] = src[o + i]!;
+  }
+}
+
+function tensorShape(info: GgufTensorInfo): { rows: number; cols: number } {
+  const cols = info.ne[0] ?? 1;
+  const rows = info.ne.slice(1).reduce((a, b) => a * b, 1);
+  return { rows, cols };
+}
+
+/**
+ * Uploads the named tensors. Every name is checked first (missing tensor, type without GPU
+ * kernels: UnsupportedGpuTypeError) so nothing is allocated for a model that cannot run.
+ */
+export async function uploadWeights(
+  ctx: GpuContext,
+  gguf: GgufFile,
+  names: readonly string[],
+  options: UploadOptions = {},
+): Promise<Map<string, GpuWeight>> {
+  const { device } = ctx;
+  const infos = [...new Set(names)].map((name) => {
+    const info = gguf.tensor(name);
+    if (!info) throw new Error(`${gguf.file}: no tensor named "${name}"`);
+    if (!supportsGpuType(info.type)) throw new UnsupportedGpuTypeError(name, info.type);
+    if (info.ne[0]! % info.type.blockSize !== 0) {
+      throw new Error(`${name}: row length ${info.ne[0]} is not a multiple of ${info.type.name}'s block size ${info.type.blockSize}`);
+    }
+    return info;
+  });
+  const limit = Math.min(options.maxBindingSize ?? device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+  const staging = Math.max(4096, Math.min(options.stagingBytes ?? MAX_STAGING_BYTES, MAX_STAGING_BYTES));
+  const total = infos.reduce((sum, t) => sum + t.bytes, 0);
+  const plans = infos.map((info) => {
+    const { rows, cols } = tensorShape(info);
+    return planParts(info.name, info.type, rows, cols, limit);
+  });
+
+  const uploader = new Uploader(device, staging, (bytes) => options.onProgress?.(bytes, total));
+  const out = new Map<string, GpuWeight>();
+  const created: GPUBuffer[] = [];
+  try {
+    for (const [i, info] of infos.entries()) {
+      const { rows, cols } = tensorShape(info);
+      const blocksPerRow = cols / info.type.blockSize;
+      const rowBytes = blocksPerRow * info.type.typeSize;
+      const parts: GpuWeightPart[] = [];
+      for (const [p, plan] of plans[i]!.entries()) {
+        device.pushErrorScope('out-of-memory');
+        const buffer = device.createBuffer({
+          label: plans[i]!.length > 1 ? `${info.name}#${p}` : info.name,
+          size: plan.bytes,
+          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+        });
+        created.push(buffer);
+        const oom = await device.popErrorScope();
+        if (oom) {
+          const resident = created.reduce((sum, b) => sum + b.size, 0);
+          throw new Error(`${info.name}: out of GPU memory allocating ${plan.bytes} bytes (${resident} bytes of weights allocated): ${oom.message}`);
+        }
+        const start = gguf.dataOffset + info.offset + plan.rowStart * rowBytes;
+        await uploader.part(gguf, info.type, buffer, start, plan.rows * blocksPerRow, plan.scaleWord * 4);
+        parts.push({ buffer, rowStart: plan.rowStart, rows: plan.rows, bytes: plan.bytes, scaleWord: plan.scaleWord });
+      }
+      out.set(info.name, {
+        name: info.name,
+        type: info.type,
+        rows,
+        cols,
+        fileBytes: info.bytes,
+        residentBytes: parts.reduce((sum, p) => sum + p.bytes, 0),
+        parts,
+        destroy() {
+          for (const p of parts) p.buffer.destroy();
+        },
+      });
+    }
+    await uploader.flush();
+  } catch (err) {
+    for (const b of created) b.destroy();
+    throw err;
+  }
+  return out;
+}
+
+/** Streams file ranges into GPU buffers, waiting for the queue every `staging` bytes. */
+class Uploader {
+  private pending = 0;
+  private done = 0;
+  private scratch: Uint8Array<ArrayBuffer> | undefined;
+
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly staging: number,
+    private readonly progress: (done: number) => void,
+  ) {}
+
+  /** Uploads `blocks` blocks of `type` from file offset `start` into `buffer` (repacked if the type needs it). */
+  async part(gguf: GgufFile, type: GgmlType, buffer: GPUBuffer, start: number, blocks: number, scaleByte: number): Promise<void> {
+    const repack = REPACK[type.name];
+    const ts = type.typeSize;
+    const queue = this.device.queue;
+    if (!repack) {
+      const bytes = blocks * ts;
+      const chunk = Math.floor(this.staging / 4) * 4;
+      for (let at = 0; at < bytes; at += chunk) {
+        const n = Math.min(chunk, bytes - at);
+        await this.reserve(align4(n));
+        let data = gguf.source.bytes(start + at, n) as Uint8Array<ArrayBuffer>;
+        if (n % 4 !== 0) data = this.padded(data);
+        queue.writeBuffer(buffer, at, data);
+        this.written(n);
+      }
+      return;
+    }
+    // Whole blocks per chunk, a multiple of 4 of them so scale-plane offsets stay 4-byte aligned,
+    // with room for the scale plane's padding.
+    const chunkBlocks = Math.max(4, Math.floor((this.staging - 4) / ts / 4) * 4);
+    const mainPer = ts - repack.scaleBytes;
+    for (let b = 0; b < blocks; b += chunkBlocks) {
+      const n = Math.min(chunkBlocks, blocks - b);
+      const mainBytes = n * mainPer;
+      const scaleBytes = align4(n * repack.scaleBytes);
+      await this.reserve(mainBytes + scaleBytes);
+      const src = gguf.source.bytes(start + b * ts, n * ts);
+      const scratch = this.buffer(mainBytes + scaleBytes);
+      const main = scratch.subarray(0, mainBytes);
+      const scale = scratch.subarray(mainBytes, mainBytes + scaleBytes);
+      scale.fill(0, n * repack.scaleBytes);
+      repackBlocks(type, src, n, main, scale);
+      queue.writeBuffer(buffer, b * mainPer, main);
+      queue.writeBuffer(buffer, scaleByte + b * repack.scaleBytes, scale);
+      this.written(n * ts);
+    }
+  }
+
+  /** Waits for the queue first if `bytes` more would put more than `staging` bytes in flight. */
+  private async reserve(bytes: number): Promise<void> {
+    if (this.pending > 0 && this.pending + bytes > this.staging) await this.flush();
+    this.pending += bytes;
+  }
+
+  private written(fileBytes: number): void {
+    this.done += fileBytes;
+    this.progress(this.done);
+  }
+
+  /** Sends the pending writes and waits until the GPU has them. */
+  async flush(): Promise<void> {
+    if (this.pending === 0) return;
+    this.pending = 0;
+    // writeBuffer's copies go out with the next submission; an empty one sends them.
+    this.device.queue.submit([]);
+    await this.device.queue.onSubmittedWorkDone();
+  }
+
+  private buffer(bytes: number): Uint8Array<ArrayBuffer> {
+    if (!this.scratch || this.scratch.byteLength < bytes) {
+      this.scratch = new Uint8Array(Math.max(bytes, Math.min(this.staging + 64, 2 * bytes)));
+    }
+    return this.scratch;
+  }
+
+  private padded(data: Uint8Array): Uint8Array<ArrayBuffer> {
+    const out = this.buffer(align4(data.byteLength)).subarray(0, align4(data.byteLength));
+    out.set(data);
+    out.fill(0, data.byteLength);
+    return out;
+  }
+}

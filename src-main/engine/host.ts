@@ -1,0 +1,221 @@
+/**
+ * The host side of the engine process, for the CLI, the server and tests: forks the engine entry
+ * (child_process.fork, with tsx for the TypeScript sources), sends typed requests and resolves
+ * each with its final answer, passing its events (load progress, tokens) to a callback.
+ *
+ * A dead engine never leaves a caller waiting: when the process exits or reports a fatal error,
+ * every pending request is rejected with EngineCrashedError. The next request starts a fresh
+ * engine (with no model loaded); `restart()` does it explicitly.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type {
+  BenchResponse,
+  EngineEvent,
+  EngineInfo,
+  EngineMessage,
+  EngineRequest,
+  EngineResponse,
+  GenerateRequest,
+  GenerateResult,
+  InfoResponse,
+  LoadRequest,
+  ProgressEvent,
+  TokenEvent,
+} from './protocol';
+
+/** The engine process died (crash, lost GPU, killed) before answering. */
+export class EngineCrashedError extends Error {
+  override readonly name = 'EngineCrashedError';
+}
+
+/** The engine answered a request with an error. */
+export class EngineRequestError extends Error {
+  override readonly name = 'EngineRequestError';
+}
+
+export interface HostOptions {
+  /** The engine entry (default: src-main/engine/index.ts next to this file). */
+  entry?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Where the engine's stdout/stderr go (default: inherited, so its logs reach stderr). */
+  stdio?: 'inherit' | 'ignore';
+}
+
+type Request = EngineRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+interface Pending {
+  resolve(response: EngineResponse): void;
+  reject(err: Error): void;
+  onEvent?(event: EngineEvent): void;
+}
+
+export interface GenerateCallbacks {
+  onToken?(event: TokenEvent): void;
+  /** Aborting sends a cancel; the generation then ends within one token with stopReason 'cancelled'. */
+  signal?: AbortSignal;
+}
+
+export class EngineHost {
+  private child: ChildProcess | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly crashListeners = new Set<(err: EngineCrashedError) => void>();
+
+  constructor(private readonly options: HostOptions = {}) {}
+
+  /** The engine process's pid, or null when none runs. */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  /** Called when the engine dies with requests or not. */
+  onCrash(listener: (err: EngineCrashedError) => void): () => void {
+    this.crashListeners.add(listener);
+    return () => this.crashListeners.delete(listener);
+  }
+
+  info(): Promise<InfoResponse> {
+    return this.ask({ type: 'info' }, 'info');
+  }
+
+  async load(path: string, options: Omit<LoadRequest, 'id' | 'type' | 'path'> = {}, onProgress?: (e: ProgressEvent) => void): Promise<EngineInfo> {
+    const r = await this.ask({ type: 'load', path, ...options }, 'loaded', (e) => {
+      if (e.type === 'progress') onProgress?.(e);
+    });
+    return r.info;
+  }
+
+  async unload(): Promise<void> {
+    await this.ask({ type: 'unload' }, 'unloaded');
+  }
+
+  async generate(request: Omit<GenerateRequest, 'id' | 'type'>, callbacks: GenerateCallbacks = {}): Promise<GenerateResult> {
+    const { signal, onToken } = callbacks;
+    const id = this.nextId++;
+    const cancel = () => void this.ask({ type: 'cancel', target: id }, 'cancel').catch(() => {});
+    signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      const r = await this.ask({ type: 'generate', ...request }, 'generated', (e) => {
+        if (e.type === 'token') onToken?.(e);
+      }, id);
+      return r.result;
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+    }
+  }
+
+  bench(promptTokens: number, genTokens: number): Promise<BenchResponse> {
+    return this.ask({ type: 'bench', promptTokens, genTokens }, 'bench');
+  }
+
+  /** Stops the engine process (if any) and starts a fresh one. */
+  async restart(): Promise<void> {
+    await this.close();
+    this.start();
+  }
+
+  /** Stops the engine: a graceful disconnect, then SIGKILL if it lingers. */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.child = null; // a deliberate stop is not a crash
+    this.crashed(new EngineCrashedError('the engine was stopped'), false);
+    await new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const kill = setTimeout(() => child.kill('SIGKILL'), 2000);
+      child.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      if (child.connected) child.disconnect();
+      else child.kill('SIGKILL');
+    });
+  }
+
+  /** Starts the engine process if none runs. */
+  start(): void {
+    if (this.child) return;
+    const entry = this.options.entry ?? fileURLToPath(new URL('./index.ts', import.meta.url));
+    const stdio = this.options.stdio ?? 'inherit';
+    const child = fork(entry, {
+      execArgv: entry.endsWith('.ts') ? ['--import', 'tsx'] : [],
+      env: this.options.env ?? process.env,
+      stdio: [stdio, stdio, stdio, 'ipc'],
+    });
+    this.child = child;
+    child.on('message', (message) => this.receive(message as EngineMessage));
+    child.on('error', (err) => this.died(child, `engine process error: ${err.message}`));
+    child.on('exit', (code, signal) => this.died(child, `engine process exited (${signal ?? `code ${code}`})`));
+  }
+
+  /** Sends a request and resolves with its final response of type `expect`. */
+  private ask<T extends EngineResponse['type']>(
+    request: Request,
+    expect: T,
+    onEvent?: (e: EngineEvent) => void,
+    id = this.nextId++,
+  ): Promise<Extract<EngineResponse, { type: T }>> {
+    this.start();
+    const child = this.child!;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, {
+        resolve: (response) => {
+          if (response.type === expect) resolve(response as Extract<EngineResponse, { type: T }>);
+          else reject(new EngineRequestError(`engine answered ${response.type} to ${request.type}`));
+        },
+        reject,
+        onEvent,
+      });
+      try {
+        child.send({ ...request, id }, (err) => {
+          if (err) this.settle(id, (p) => p.reject(new EngineCrashedError(`could not reach the engine: ${err.message}`)));
+        });
+      } catch (err) {
+        this.settle(id, (p) => p.reject(new EngineCrashedError(`could not reach the engine: ${(err as Error).message}`)));
+      }
+    });
+  }
+
+  private receive(message: EngineMessage): void {
+    if (message.id === null) {
+      if (message.type === 'error' && message.fatal) {
+        // The process exits by itself right after; make sure, and start afresh on the next request.
+        const child = this.child;
+        this.child = null;
+        if (child) setTimeout(() => child.kill('SIGKILL'), 1000).unref();
+        this.crashed(new EngineCrashedError(message.message));
+      }
+      return;
+    }
+    const pending = this.pending.get(message.id);
+    if (!pending) return;
+    if (message.type === 'progress' || message.type === 'token') {
+      pending.onEvent?.(message);
+      return;
+    }
+    this.pending.delete(message.id);
+    if (message.type === 'error') pending.reject(new EngineRequestError(message.message));
+    else pending.resolve(message);
+  }
+
+  private died(child: ChildProcess, reason: string): void {
+    if (this.child !== child) return;
+    this.child = null;
+    this.crashed(new EngineCrashedError(reason));
+  }
+
+  private crashed(err: EngineCrashedError, notify = true): void {
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of pending) p.reject(err);
+    if (notify) for (const listener of this.crashListeners) listener(err);
+  }
+
+  private settle(id: number, action: (p: Pending) => void): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    action(p);
+  }
+}

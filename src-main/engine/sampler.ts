@@ -1,0 +1,131 @@
+/**
+ * The GPU sampler of one loaded model: its buffers (scratch, penalty ring, output), the sample and
+ * top_logprobs dispatches, and the small staging buffers through which the chosen id (and, when
+ * asked, the top log-probabilities) come back: 4 bytes per step otherwise. Two staging buffers
+ * alternate, so the next step can be submitted while the previous one's result is read.
+ */
+import {
+  MAX_TOP_LOGPROBS,
+  PENALTY_RING,
+  SAMPLER_OUT_WORDS,
+  SAMPLER_STATE_WORDS,
+  samplerPath,
+  samplingParamsBytes,
+  type Dispatch,
+  type SamplerPath,
+  type OpKernels,
+  type SamplingParams,
+  type Step,
+} from './gpu/ops';
+
+export interface SampledToken {
+  id: number;
+  /** [id, natural-log probability] of the raw distribution, most likely first (when asked). */
+  top?: [number, number][];
+}
+
+export class GpuSampler {
+  /** out[0]: the chosen id; the next 'sampled' submission embeds it from here. */
+  readonly out: GPUBuffer;
+  private readonly params: GPUBuffer;
+  private readonly work: GPUBuffer;
+  private readonly state: GPUBuffer;
+  private readonly staging: GPUBuffer[];
+  /** Staging buffers with a copy submitted and not read yet, oldest first. */
+  private readonly pending: GPUBuffer[] = [];
+  private nextStaging = 0;
+  private sampleDispatches?: Record<SamplerPath, Dispatch>;
+  private path: SamplerPath = 'greedy';
+  private logprobsDispatch?: Dispatch;
+  private nLogprobs = 0;
+  private readonly stateInit = new Uint32Array(SAMPLER_STATE_WORDS);
+
+  constructor(
+    private readonly device: GPUDevice,
+    readonly vocab: number,
+  ) {
+    const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    this.out = device.createBuffer({ label: 'sampler out', size: SAMPLER_OUT_WORDS * 4, usage: storage });
+    this.work = device.createBuffer({ label: 'sampler work', size: Math.max(16, vocab * 4), usage: storage });
+    this.state = device.createBuffer({ label: 'sampler state', size: SAMPLER_STATE_WORDS * 4, usage: storage });
+    this.params = device.createBuffer({ label: 'sampler params', size: 48, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.staging = [0, 1].map((i) =>
+      device.createBuffer({ label: `sampler readback ${i}`, size: SAMPLER_OUT_WORDS * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
+    );
+  }
+
+  get bytes(): number {
+    return this.out.size + this.work.size + this.state.size + this.params.size + 2 * this.staging[0]!.size;
+  }
+
+  /** Builds the dispatches over the model's logits (once, at load). */
+  bind(ops: OpKernels, logits: GPUBuffer, step: Step): void {
+    const args = { params: this.params, logits, work: this.work, state: this.state, out: this.out, step };
+    this.sampleDispatches = { greedy: ops.sample(args, 'greedy'), top_k: ops.sample(args, 'top_k'), vocab: ops.sample(args, 'vocab') };
+    this.logprobsDispatch = ops.topLogprobs(args);
+  }
+
+  /**
+   * Settings for the next generation: sampling parameters, how many top log-probabilities to
+   * return per token, and the tokens so far (the penalty window starts with the prompt's tail).
+   */
+  configure(sampling: SamplingParams, nLogprobs: number, history: readonly number[]): void {
+    if (this.pending.length > 0) throw new Error('sampler: reconfigured with steps in flight');
+    this.nLogprobs = Math.max(0, Math.min(MAX_TOP_LOGPROBS, this.vocab, Math.floor(nLogprobs)));
+    this.path = samplerPath(sampling, this.vocab);
+    this.device.queue.writeBuffer(this.params, 0, samplingParamsBytes(this.vocab, sampling, this.nLogprobs));
+    const tail = history.slice(-PENALTY_RING);
+    this.stateInit.fill(0);
+    this.stateInit[0] = tail.length;
+    this.stateInit[1] = tail.length % PENALTY_RING;
+    this.stateInit.set(tail, 2);
+    this.device.queue.writeBuffer(this.state, 0, this.stateInit);
+  }
+
+  /** Top log-probabilities (if configured), then the draw, after the model's head. */
+  encode(pass: GPUComputePassEncoder): void {
+    if (!this.sampleDispatches || !this.logprobsDispatch) throw new Error('sampler used before bind()');
+    if (this.nLogprobs > 0) this.logprobsDispatch.encode(pass);
+    this.sampleDispatches[this.path].encode(pass);
+  }
+
+  /** After the compute pass: copies the result to a staging buffer (at most two steps in flight). */
+  encodeReadback(encoder: GPUCommandEncoder): void {
+    if (this.pending.length === this.staging.length) throw new Error('sampler: more than two steps in flight');
+    const staging = this.staging[this.nextStaging]!;
+    this.nextStaging = (this.nextStaging + 1) % this.staging.length;
+    encoder.copyBufferToBuffer(this.out, 0, staging, 0, this.readBytes());
+    this.pending.push(staging);
+  }
+
+  /** Waits for the oldest submitted step and returns its token. */
+  async read(): Promise<SampledToken> {
+    const staging = this.pending.shift();
+    if (!staging) throw new Error('sampler: no step in flight');
+    const bytes = this.readBytes();
+    await staging.mapAsync(GPUMapMode.READ, 0, bytes);
+    const words = new Uint32Array(staging.getMappedRange(0, bytes));
+    const id = words[0]!;
+    let top: [number, number][] | undefined;
+    if (this.nLogprobs > 0) {
+      const floats = new Float32Array(words.buffer, words.byteOffset, words.length);
+      top = [];
+      for (let r = 0; r < this.nLogprobs; r++) top.push([words[1 + 2 * r]!, floats[2 + 2 * r]!]);
+    }
+    staging.unmap();
+    return top ? { id, top } : { id };
+  }
+
+  /** Waits out every step in flight, dropping their results (after an error mid-generation). */
+  async drain(): Promise<void> {
+    while (this.pending.length > 0) await this.read();
+  }
+
+  destroy(): void {
+    for (const b of [this.out, this.work, this.state, this.params, ...this.staging]) b.destroy();
+  }
+
+  private readBytes(): number {
+    return (1 + 2 * this.nLogprobs) * 4;
+  }
+}

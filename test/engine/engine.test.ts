@@ -1,0 +1,91 @@
+/**
+ * The Engine in-process: prefill chunking and the KV prefix reuse give the same tokens as a fresh
+ * one-token-at-a-time evaluation, sampling is reproducible from its seed, and the limits (context,
+ * stop tokens, unsupported models) end generations or loads cleanly.
+ */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Engine } from '../../src-main/engine/engine';
+import { UnsupportedModelError } from '../../src-main/engine/model/hparams';
+import { STORIES_260K } from '../support/paths';
+import { tempDir } from '../support/temp';
+import { writeRandomModel } from '../support/test-models';
+import { STORIES_GREEDY, STORIES_PROMPT } from './stories-fixture';
+
+const engine = await Engine.open();
+afterAll(() => engine.destroy());
+
+describe('Engine', () => {
+  it('gives the same tokens whatever the prefill chunking, and reuses the cached prefix', async () => {
+    // A 20-token prompt (prompt + 15 greedy tokens), evaluated in chunks of 7.
+    const prompt = [...STORIES_PROMPT, ...STORIES_GREEDY.slice(0, 15)];
+    await engine.load(STORIES_260K, { ctx: 64, maxBatch: 7 });
+    const chunked = await engine.generate(prompt, { maxTokens: 10, stop: [] });
+    expect(chunked.ids).toEqual(STORIES_GREEDY.slice(15, 25));
+    expect(chunked.timings.promptTokens).toBe(20);
+
+    // The same prompt again: only its last token is evaluated.
+    const again = await engine.generate(prompt, { maxTokens: 10, stop: [] });
+    expect(again.ids).toEqual(chunked.ids);
+    expect(again.timings.promptTokens).toBe(1);
+
+    // A prompt that goes on with the generated tokens (as a chat does): they were fed back, so
+    // they are in the cache too, and again only the last token is evaluated.
+    const longer = [...prompt, ...STORIES_GREEDY.slice(15, 20)];
+    const extended = await engine.generate(longer, { maxTokens: 5, stop: [] });
+    expect(extended.ids).toEqual(STORIES_GREEDY.slice(20, 25));
+    expect(extended.timings.promptTokens).toBe(1);
+
+    // A prompt that parts from the cache after 12 tokens: evaluated from there.
+    const other = [...prompt.slice(0, 12), ...STORIES_GREEDY.slice(40, 44)];
+    const parted = await engine.generate(other, { maxTokens: 3, stop: [] });
+    expect(parted.timings.promptTokens).toBe(4);
+    engine.resetCache();
+    expect((await engine.generate(other, { maxTokens: 3, stop: [] })).ids).toEqual(parted.ids);
+  });
+
+  it('samples reproducibly from a seed, and differently from another', async () => {
+    await engine.load(STORIES_260K, { ctx: 64 });
+    const sampling = { temperature: 1.2, topK: 40, topP: 0.95, minP: 0.02, seed: 7 };
+    const a = await engine.generate(STORIES_PROMPT, { maxTokens: 24, sampling, stop: [] });
+    engine.resetCache();
+    const b = await engine.generate(STORIES_PROMPT, { maxTokens: 24, sampling, stop: [] });
+    const c = await engine.generate(STORIES_PROMPT, { maxTokens: 24, sampling: { ...sampling, seed: 8 }, stop: [] });
+    expect(b.ids).toEqual(a.ids);
+    expect(c.ids).not.toEqual(a.ids);
+  });
+
+  it('the repetition penalty changes a greedy continuation that repeats', async () => {
+    await engine.load(STORIES_260K, { ctx: 128 });
+    const plain = await engine.generate(STORIES_PROMPT, { maxTokens: 40, stop: [] });
+    const penalized = await engine.generate(STORIES_PROMPT, { maxTokens: 40, stop: [], sampling: { repeatPenalty: 1.5 } });
+    expect(penalized.ids).not.toEqual(plain.ids);
+    const repeats = (ids: number[]) => ids.length - new Set(ids).size;
+    expect(repeats(penalized.ids)).toBeLessThan(repeats(plain.ids));
+  });
+
+  it('stops at a stop token, at the end of the context, and returns top log-probabilities', async () => {
+    await engine.load(STORIES_260K, { ctx: 16 });
+    const stopped = await engine.generate(STORIES_PROMPT, { maxTokens: 10, stop: [STORIES_GREEDY[3]!] });
+    expect(stopped).toMatchObject({ ids: STORIES_GREEDY.slice(0, 4), stopReason: 'stop' });
+    const full = await engine.generate(STORIES_PROMPT, { maxTokens: 100, stop: [], topLogprobs: 2 });
+    // 5 prompt tokens + 11 fed tokens fill 16 positions; the 12th token is sampled from the last.
+    expect(full.stopReason).toBe('context');
+    expect(full.ids).toEqual(STORIES_GREEDY.slice(0, 12));
+    expect(full.logprobs).toHaveLength(12);
+    for (const [i, top] of full.logprobs!.entries()) {
+      expect(top[0]![0]).toBe(full.ids[i]);
+      expect(top[0]![1]).toBeGreaterThanOrEqual(top[1]![1]);
+      expect(top[0]![1]).toBeLessThanOrEqual(0);
+    }
+  });
+
+  it('refuses what it cannot run before using the GPU', async () => {
+    const path = join(tempDir(), 'moe.gguf');
+    await writeRandomModel(path, { nLayer: 1, nEmbd: 32, nFf: 64, nHead: 2, nExpert: 4 });
+    await expect(engine.load(path)).rejects.toThrow(UnsupportedModelError);
+    await expect(engine.load(path)).rejects.toThrow(/mixture-of-experts/);
+    expect(engine.info.model).toBeNull();
+    await expect(engine.generate([1], { maxTokens: 1 })).rejects.toThrow(/no model loaded/);
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * Test data for the GPU weight kernels: GGUF files of random weight tensors quantized by
+ * llama.cpp's own quantizer, their exact f32 values (the bit-exact CPU decoders), references
+ * computed in f64, and small helpers to run a dispatch and read a buffer back.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { ggmlTypeByName, type GgmlType } from '../../../src-main/core/ggml-types';
+import { decoderFor } from '../../../src-main/core/quants/decoders';
+import { openGguf, writeGguf, type OpenGguf } from '../../../src-main/node/gguf-io';
+import type { Dispatch } from '../../../src-main/engine/gpu/matmul';
+import { llamaQuantize } from '../../support/ggml-oracle';
+import { mulberry32, randomF32 } from '../../support/random';
+
+/** A temporary folder for a whole test file (call from beforeAll), removed after its last test. */
+export function tempDirForSuite(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gufo-gpu-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** The types with GPU kernels, in the issue's order. */
+export const GPU_TYPE_NAMES = [
+  'F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K',
+  'IQ4_NL', 'IQ4_XS', 'MXFP4',
+] as const;
+
+export interface TensorSpec {
+  name: string;
+  type: string;
+  rows: number;
+  cols: number;
+  seed: number;
+}
+
+export interface MadeTensor extends TensorSpec {
+  ggmlType: GgmlType;
+  /** The bytes as stored in the file. */
+  bytes: Uint8Array;
+  /** Exact f32 values of the stored weights (rows × cols). */
+  values: Float32Array;
+}
+
+/** Random weights (gaussian, with a few larger outliers) quantized by llama.cpp, and their decoded values. */
+export function makeTensor(spec: TensorSpec): MadeTensor {
+  const type = ggmlTypeByName(spec.type);
+  if (!type) throw new Error(`unknown type ${spec.type}`);
+  const rng = mulberry32(spec.seed);
+  const n = spec.rows * spec.cols;
+  const f32 = randomF32(n, () => (rng.next() < 0.01 ? rng.studentT() * 4 : rng.gaussian()), 0.05);
+  const bytes = type.name === 'F32' ? new Uint8Array(f32.buffer.slice(0)) : llamaQuantize(type.id, f32, spec.rows, spec.cols);
+  const values = new Float32Array(n);
+  decoderFor(type)(bytes, values, n / type.blockSize);
+  return { ...spec, ggmlType: type, bytes, values };
+}
+
+/** Writes the tensors into one GGUF file in `dir` and opens it (memory-mapped). */
+export async function writeTensors(dir: string, tensors: readonly MadeTensor[], file = 'weights.gguf'): Promise<OpenGguf> {
+  const path = join(dir, file);
+  await writeGguf(
+    path,
+    { kvs: [], tensors: tensors.map((t) => ({ name: t.name, type: t.ggmlType, ne: [t.cols, t.rows] })) },
+    (i) => [tensors[i]!.bytes],
+  );
+  return openGguf(path);
+}
+
+/** n vectors of `cols` random f32 values. */
+export function randomInput(n: number, cols: number, seed: number): Float32Array<ArrayBuffer> {
+  const rng = mulberry32(seed);
+  return randomF32(n * cols, () => rng.gaussian()) as Float32Array<ArrayBuffer>;
+}
+
+/**
+ * y = W·x in f64 for n tokens, plus the scale of each dot product, Σ|w|·|x|, against which the
+ * error of an f32 result is measured.
+ */
+export function referenceMatmul(w: Float32Array, rows: number, cols: number, x: Float32Array, n: number): { y: Float64Array; scale: Float64Array } {
+  const y = new Float64Array(n * rows);
+  const scale = new Float64Array(n * rows);
+  for (let t = 0; t < n; t++) {
+    for (let r = 0; r < rows; r++) {
+      let s = 0;
+      let a = 0;
+      const wo = r * cols;
+      const xo = t * cols;
+      for (let c = 0; c < cols; c++) {
+        const p = w[wo + c]! * x[xo + c]!;
+        s += p;
+        a += Math.abs(p);
+      }
+      y[t * rows + r] = s;
+      scale[t * rows + r] = a;
+    }
+  }
+  return { y, scale };
+}
+
+/** Largest |got − want| / Σ|w||x| over all outputs. */
+export function maxRelativeError(got: Float32Array, want: Float64Array, scale: Float64Array): number {
+  let worst = 0;
+  for (let i = 0; i < want.length; i++) {
+    const e = Math.abs(got[i]! - want[i]!) / Math.max(scale[i]!, 1e-30);
+    if (!(e <= worst)) worst = e; // NaN propagates
+  }
+  return worst;
+}
+
+export function storageBuffer(device: GPUDevice, data: Float32Array<ArrayBuffer> | Uint32Array<ArrayBuffer> | number, label = 'test'): GPUBuffer {
+  const size = typeof data === 'number' ? data : data.byteLength;
+  const buffer = device.createBuffer({
+    label,
+    size: Math.max(16, Math.ceil(size / 4) * 4),
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  });
+  if (typeof data !== 'number') device.queue.writeBuffer(buffer, 0, data);
+  return buffer;
+}
+
+/** Encodes the dispatches in one compute pass, submits, and waits. Fails on any validation error. */
+export async function run(device: GPUDevice, dispatches: readonly Dispatch[]): Promise<void> {
+  device.pushErrorScope('validation');
+  const encoder = device.createCommandEncoder();
+  const pass = encoder.beginComputePass();
+  for (const d of dispatches) d.encode(pass);
+  pass.end();
+  device.queue.submit([encoder.finish()]);
+  const error = await device.popErrorScope();
+  if (error) throw new Error(`GPU validation error: ${error.message}`);
+  await device.queue.onSubmittedWorkDone();
+}
+
+/** Reads `bytes` bytes of a buffer back. */
+export async function readBack(device: GPUDevice, buffer: GPUBuffer, bytes = buffer.size, offset = 0): Promise<ArrayBuffer> {
+  const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const encoder = device.createCommandEncoder();
+  encoder.copyBufferToBuffer(buffer, offset, staging, 0, bytes);
+  device.queue.submit([encoder.finish()]);
+  await staging.mapAsync(GPUMapMode.READ);
+  const out = staging.getMappedRange().slice(0);
+  staging.destroy();
+  return out;
+}

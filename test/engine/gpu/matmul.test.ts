@@ -1,0 +1,184 @@
+/**
+ * Mat-vec (decode) and mat-mat (prefill) for every GPU weight type, against the product of the
+ * bit-exact decoded weights (decoderFor) computed in f64, on random inputs, with weights made by
+ * llama.cpp's own quantizer. Runs on SwiftShader (see vitest.config.ts).
+ *
+ * Tolerance: |y_gpu − y_ref| ≤ 1e-5 · Σ|w|·|x| for every output. The GPU sums in f32 in its own
+ * order, so its error grows like eps_f32 · √cols relative to that scale; the measured worst
+ * cases are printed (about 1e-7).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
+import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
+import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
+import type { OpenGguf } from '../../../src-main/node/gguf-io';
+import {
+  GPU_TYPE_NAMES, tempDirForSuite, makeTensor, maxRelativeError, readBack, randomInput, referenceMatmul, run, storageBuffer, writeTensors,
+  type MadeTensor,
+} from './fixtures';
+
+const TOLERANCE = 1e-5;
+const ROWS = 37; // not a multiple of the rows per workgroup
+const COLS = 512; // two k-quant super-blocks
+const PREFILL = 11; // one full token tile of 8 and a partial one
+
+let ctx: GpuContext;
+let file: OpenGguf;
+let weights: Map<string, GpuWeight>;
+const made = new Map<string, MadeTensor>();
+const measured: Record<string, Record<string, string>> = {};
+
+/** Extra shapes: rows that end inside a 32-value unit, and (F16/BF16) rows that start mid-word. */
+const ODD_SHAPES = [
+  { name: 'odd.F32', type: 'F32', rows: 5, cols: 100, seed: 71 },
+  { name: 'odd.F16', type: 'F16', rows: 5, cols: 99, seed: 72 },
+  { name: 'odd.BF16', type: 'BF16', rows: 5, cols: 45, seed: 73 },
+];
+/** More row groups (of 2 rows) than matmul.ts puts in one dispatch dimension (32768): the kernel wraps them into y. */
+const TALL = { name: 'tall.Q4_0', type: 'Q4_0', rows: 66_001, cols: 32, seed: 74 };
+
+beforeAll(async () => {
+  ctx = await openGpu();
+  const tensors = [
+    ...GPU_TYPE_NAMES.map((type, i) => makeTensor({ name: `w.${type}`, type, rows: ROWS, cols: COLS, seed: 1000 + i })),
+    ...ODD_SHAPES.map(makeTensor),
+    makeTensor(TALL),
+  ];
+  for (const t of tensors) made.set(t.name, t);
+  file = await writeTensors(tempDirForSuite(), tensors);
+  weights = await uploadWeights(ctx, file.gguf, tensors.map((t) => t.name));
+});
+
+afterAll(() => {
+  if (Object.keys(measured).length) {
+    console.log('max relative error (|y − ref| / Σ|w||x|):');
+    console.table(measured);
+  }
+  for (const w of weights?.values() ?? []) w.destroy();
+  file?.file.close();
+  ctx?.destroy();
+});
+
+/**
+ * Runs y = W·x for n random tokens and returns the worst relative error. With `xOffset` not a
+ * multiple of 4, x is read one f32 at a time instead of as vec4s.
+ */
+async function check(kernels: MatmulKernels, name: string, n: number, seed: number, xOffset = 0): Promise<number> {
+  const t = made.get(name)!;
+  const w = weights.get(name)!;
+  const x = randomInput(n, t.cols, seed);
+  const padded = new Float32Array(xOffset + x.length);
+  padded.set(x, xOffset);
+  const xb = storageBuffer(ctx.device, padded);
+  const yb = storageBuffer(ctx.device, n * t.rows * 4);
+  try {
+    await run(ctx.device, [kernels.matmul(w, xb, yb, n, { xOffset })]);
+    const y = new Float32Array(await readBack(ctx.device, yb), 0, n * t.rows);
+    const ref = referenceMatmul(t.values, t.rows, t.cols, x, n);
+    return maxRelativeError(y, ref.y, ref.scale);
+  } finally {
+    xb.destroy();
+    yb.destroy();
+  }
+}
+
+describe.each(GPU_TYPE_NAMES)('%s', (type) => {
+  it('mat-vec and mat-mat match the f32 product of the decoded weights', async () => {
+    // Subgroup reductions with vec4 loads of x; shared-memory reductions with scalar loads.
+    const paths = ctx.hasSubgroups ? [true, false] : [false];
+    for (const subgroups of paths) {
+      const kernels = new MatmulKernels(ctx, { subgroups });
+      const label = subgroups ? 'subgroups, x vec4' : 'shared, x f32';
+      const xOffset = subgroups ? 0 : 1;
+      const vec = await check(kernels, `w.${type}`, 1, 1, xOffset);
+      const mat = await check(kernels, `w.${type}`, PREFILL, 2, xOffset);
+      (measured[type] ??= {})[`matvec (${label})`] = vec.toExponential(1);
+      measured[type]![`matmat (${label})`] = mat.toExponential(1);
+      expect(vec).toBeLessThanOrEqual(TOLERANCE);
+      expect(mat).toBeLessThanOrEqual(TOLERANCE);
+    }
+  });
+});
+
+describe('shapes and options', () => {
+  it.each(ODD_SHAPES.map((s) => s.name))('%s: rows that end inside a unit', async (name) => {
+    const kernels = new MatmulKernels(ctx);
+    expect(await check(kernels, name, 1, 3)).toBeLessThanOrEqual(TOLERANCE);
+    expect(await check(kernels, name, 3, 4)).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it('more row groups than one dispatch dimension holds', async () => {
+    const kernels = new MatmulKernels(ctx);
+    expect(await check(kernels, TALL.name, 1, 5)).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it('offsets, strides, and a token count changed with setTokens', async () => {
+    const { device } = ctx;
+    const kernels = new MatmulKernels(ctx);
+    const t = made.get('w.Q4_K')!;
+    const w = weights.get('w.Q4_K')!;
+    const n = 5;
+    const xOffset = 3;
+    const xStride = COLS + 5;
+    const yOffset = 7;
+    const yStride = ROWS + 2;
+    const dense = randomInput(n, COLS, 6);
+    const x = new Float32Array(xOffset + n * xStride).fill(Number.NaN);
+    for (let i = 0; i < n; i++) x.set(dense.subarray(i * COLS, (i + 1) * COLS), xOffset + i * xStride);
+    const xb = storageBuffer(device, x);
+    const sentinel = -12345;
+    const yb = storageBuffer(device, new Float32Array(yOffset + n * yStride).fill(sentinel));
+    const dispatch = kernels.matmul(w, xb, yb, 1, { xOffset, xStride, yOffset, yStride });
+    const ref = referenceMatmul(t.values, ROWS, COLS, dense, n);
+
+    for (const tokens of [1, n, 2]) {
+      device.queue.writeBuffer(yb, 0, new Float32Array(yOffset + n * yStride).fill(sentinel));
+      dispatch.setTokens(tokens);
+      expect(dispatch.tokens).toBe(tokens);
+      await run(device, [dispatch]);
+      const y = new Float32Array(await readBack(device, yb));
+      const got = new Float32Array(n * ROWS);
+      for (let i = 0; i < y.length; i++) {
+        const k = i - yOffset;
+        const tok = Math.floor(k / yStride);
+        const r = k - tok * yStride;
+        if (k >= 0 && tok < tokens && r < ROWS) got[tok * ROWS + r] = y[i]!;
+        else expect(y[i], `element ${i} is outside the outputs`).toBe(sentinel);
+      }
+      const want = ref.y.subarray(0, tokens * ROWS);
+      expect(maxRelativeError(got.subarray(0, tokens * ROWS), want, ref.scale)).toBeLessThanOrEqual(TOLERANCE);
+    }
+    xb.destroy();
+    yb.destroy();
+  });
+
+  it('accumulate: y += W·x', async () => {
+    const { device } = ctx;
+    const kernels = new MatmulKernels(ctx);
+    for (const name of ['w.Q8_0', 'w.Q5_K']) {
+      const t = made.get(name)!;
+      for (const n of [1, 3]) {
+        const x = randomInput(n, COLS, 8);
+        const base = randomInput(n, ROWS, 9);
+        const xb = storageBuffer(device, x);
+        const yb = storageBuffer(device, base);
+        await run(device, [kernels.matmul(weights.get(name)!, xb, yb, n, { accumulate: true })]);
+        const y = new Float32Array(await readBack(device, yb), 0, n * ROWS);
+        const ref = referenceMatmul(t.values, ROWS, COLS, x, n);
+        const want = ref.y.map((v, i) => v + base[i]!);
+        const scale = ref.scale.map((v, i) => v + Math.abs(base[i]!));
+        expect(maxRelativeError(y, want, scale), `${name}, ${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+        xb.destroy();
+        yb.destroy();
+      }
+    }
+  });
+
+  it('prepare() compiles the pipelines ahead of time', async () => {
+    const kernels = new MatmulKernels(ctx);
+    ctx.device.pushErrorScope('validation');
+    await kernels.prepare(['Q5_0', 'IQ4_XS']);
+    expect(await ctx.device.popErrorScope()).toBeNull();
+    expect(await check(kernels, 'w.Q5_0', 2, 10)).toBeLessThanOrEqual(TOLERANCE);
+  });
+});

@@ -1,0 +1,100 @@
+/**
+ * llama.cpp (node-llama-cpp, CPU, one thread) as the reference for the engine: greedy
+ * continuations with the top-2 gap of each step, and teacher-forced next-token distributions.
+ * Contexts use llama.cpp's defaults otherwise (F16 KV cache).
+ */
+import type { LlamaModel } from 'node-llama-cpp';
+import { llamaCpp } from '../support/llama';
+
+async function withModel<T>(path: string, run: (model: LlamaModel) => Promise<T>): Promise<T> {
+  const model = await (await llamaCpp()).loadModel({ modelPath: path });
+  try {
+    return await run(model);
+  } finally {
+    await model.dispose();
+  }
+}
+
+/**
+ * Natural-log probabilities of a node-llama-cpp probability map, as a dense array, renormalized in
+ * double precision (llama.cpp's f32 probabilities sum to 1 only within rounding).
+ */
+function logProbs(probabilities: Map<number, number>, vocab: number): Float64Array {
+  const out = new Float64Array(vocab).fill(-Infinity);
+  let sum = 0;
+  for (const p of probabilities.values()) sum += p;
+  for (const [id, p] of probabilities) out[id] = Math.log(p / sum);
+  return out;
+}
+
+export interface GreedyReference {
+  ids: number[];
+  /** Per generated token: log p(top-1) − log p(top-2) of the distribution it was picked from. */
+  gaps: number[];
+}
+
+/** llama.cpp's greedy continuation of `prompt` (token ids), `n` tokens, end of generation ignored. */
+export function llamaGreedy(path: string, prompt: readonly number[], n: number, ctx = 256): Promise<GreedyReference> {
+  return withModel(path, async (model) => {
+    const context = await model.createContext({ contextSize: ctx, threads: 1 });
+    const sequence = context.getSequence();
+    const ids: number[] = [];
+    const gaps: number[] = [];
+    for await (const out of sequence.evaluateWithMetadata([...prompt] as never[], { probabilities: true }, { temperature: 0 })) {
+      ids.push(out.token as number);
+      const [first, second] = [...out.probabilities.values()];
+      gaps.push(Math.log(first!) - Math.log(second ?? 0));
+      if (ids.length >= n) break;
+    }
+    return { ids, gaps };
+  });
+}
+
+/** After each token of `ids`: llama.cpp's next-token log-probabilities (raw softmax, no sampling). */
+export function llamaTeacherForced(path: string, ids: readonly number[], vocab: number, ctx = 256): Promise<Float64Array[]> {
+  return withModel(path, async (model) => {
+    const context = await model.createContext({ contextSize: ctx, threads: 1 });
+    const sequence = context.getSequence();
+    const outputs = await sequence.controlledEvaluate(ids.map((t) => [t, { generateNext: { probabilities: true } }] as never));
+    return outputs.map((o, i) => {
+      if (!o?.next.probabilities) throw new Error(`llama.cpp gave no probabilities at position ${i}`);
+      return logProbs(o.next.probabilities, vocab);
+    });
+  });
+}
+
+/** log-softmax of f32 logits, in double precision. */
+export function logSoftmax(logits: Float32Array): Float64Array {
+  let m = -Infinity;
+  for (const z of logits) m = Math.max(m, z);
+  let s = 0;
+  for (const z of logits) s += Math.exp(z - m);
+  const logZ = m + Math.log(s);
+  return Float64Array.from(logits, (z) => z - logZ);
+}
+
+export interface Agreement {
+  positions: number;
+  /** Fraction of positions where both pick the same most likely token. */
+  top1: number;
+  /** Mean KL(ref ‖ ours) in nats. */
+  meanKl: number;
+  maxKl: number;
+}
+
+export function compareDistributions(ref: readonly Float64Array[], ours: readonly Float64Array[]): Agreement {
+  let same = 0;
+  let klSum = 0;
+  let klMax = 0;
+  const argmax = (a: Float64Array) => a.reduce((best, v, i) => (v > a[best]! ? i : best), 0);
+  for (let i = 0; i < ref.length; i++) {
+    const p = ref[i]!;
+    const q = ours[i]!;
+    if (argmax(p) === argmax(q)) same++;
+    let kl = 0;
+    for (let t = 0; t < p.length; t++) if (p[t]! > -Infinity) kl += Math.exp(p[t]!) * (p[t]! - q[t]!);
+    klSum += kl;
+    klMax = Math.max(klMax, kl);
+  }
+  return { positions: ref.length, top1: same / ref.length, meanKl: klSum / ref.length, maxKl: klMax };
+}

@@ -1,0 +1,312 @@
+/**
+ * The engine's non-matmul kernels against plain TypeScript references (reference.ts) on random
+ * inputs. Tolerances are stated per test: f32 kernels agree with double-precision references to
+ * about 1e-5 relative; an F16 KV cache is compared with the reference on f16-rounded K and V.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  GREEDY,
+  OpKernels,
+  SAMPLER_OUT_WORDS,
+  SAMPLER_STATE_WORDS,
+  samplerPath,
+  samplingParamsBytes,
+  type SamplerPath,
+  type SamplingParams,
+} from '../../src-main/engine/gpu/ops';
+import { ropeTable } from '../../src-main/engine/model/rope-table';
+import type { RopeParams } from '../../src-main/engine/model/hparams';
+import { mulberry32, randomF32 } from '../support/random';
+import { buffer, maxRelError, readF32, readU32, run, makeStep, testGpu, uniformBuffer } from './gpu-harness';
+import * as ref from './reference';
+
+const ctx = await testGpu();
+const ops = new OpKernels(ctx.device);
+const rng = mulberry32(5);
+const gauss = () => rng.gaussian();
+
+afterAll(() => ops.destroy());
+
+/** Largest absolute error over the largest reference magnitude. */
+function scaledError(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let err = 0;
+  let mag = 0;
+  for (let i = 0; i < b.length; i++) {
+    err = Math.max(err, Math.abs(a[i]! - b[i]!));
+    mag = Math.max(mag, Math.abs(b[i]!));
+  }
+  return err / mag;
+}
+
+describe('rms_norm (tolerance 1e-5 relative)', () => {
+  it('normalizes each row and multiplies by the weight', async () => {
+    const n = 300;
+    const rows = 5;
+    const x = randomF32(n * rows, gauss, 3);
+    const w = randomF32(n, gauss);
+    const y = buffer(ctx, x.byteLength);
+    await run(ctx, [ops.rmsNorm({ x: buffer(ctx, x), w: buffer(ctx, w), y, n, step: makeStep(ctx, 0, rows), eps: 1e-5 })]);
+    expect(maxRelError(await readF32(ctx, y, n * rows), ref.rmsNorm(x, w, n, 1e-5))).toBeLessThan(1e-5);
+  });
+
+  it('normalizes only the last token for the output head, and works in place per head', async () => {
+    const n = 64;
+    const x = randomF32(n * 4, gauss);
+    const w = randomF32(n * 2, gauss);
+    const y = buffer(ctx, n * 4);
+    await run(ctx, [ops.rmsNorm({ x: buffer(ctx, x), w: buffer(ctx, w), y, n, step: makeStep(ctx, 0, 4), eps: 1e-6, lastOnly: true, wOffset: n })]);
+    const expected = ref.rmsNorm(x.slice(3 * n), w.slice(n), n, 1e-6);
+    expect(maxRelError(await readF32(ctx, y, n), expected)).toBeLessThan(1e-5);
+
+    // Per-head norm (qwen3's Q/K norm): 2 tokens of 2 heads of 64, in place.
+    const xb = buffer(ctx, x);
+    await run(ctx, [ops.rmsNorm({ x: xb, w: buffer(ctx, w), n, rowsPerToken: 2, step: makeStep(ctx, 0, 2), eps: 1e-6 })]);
+    expect(maxRelError(await readF32(ctx, xb, n * 4), ref.rmsNorm(x, w, n, 1e-6))).toBeLessThan(1e-5);
+  });
+});
+
+const plainRope = (nRot: number, neox: boolean): RopeParams => ({
+  nRot,
+  neox,
+  freqBase: 10000,
+  freqScale: 1,
+  extFactor: 0,
+  attnFactor: 1,
+  betaFast: 32,
+  betaSlow: 1,
+  nCtxOrig: 4096,
+});
+
+describe('rope table', () => {
+  it('gives the textbook angles (float accumulation: 2e-3 at position 500)', () => {
+    const table = ropeTable(plainRope(64, false), 501);
+    let worst = 0;
+    for (const p of [0, 1, 7, 100, 500]) {
+      for (let i = 0; i < 32; i++) {
+        const a = ref.ropeAngle(p, i, 64, 10000);
+        worst = Math.max(worst, Math.abs(table[(p * 32 + i) * 2]! - Math.cos(a)), Math.abs(table[(p * 32 + i) * 2 + 1]! - Math.sin(a)));
+      }
+    }
+    expect(worst).toBeLessThan(2e-3);
+  });
+
+  it('applies frequency factors, linear scaling and YaRN', () => {
+    const factors = Float32Array.from({ length: 8 }, (_, i) => 1 + i);
+    const scaled = { ...plainRope(16, true), freqScale: 0.25 };
+    const t1 = ropeTable(scaled, 20, factors);
+    const a = (p: number, i: number) => (0.25 * ref.ropeAngle(p, i, 16, 10000)) / (1 + i);
+    expect(t1[(19 * 8 + 5) * 2]!).toBeCloseTo(Math.cos(a(19, 5)), 5);
+    // YaRN: low pairs (fast rotation) extrapolate, high pairs interpolate; magnitudes scale by 1 + 0.1 ln(1/s).
+    const yarn = { ...plainRope(16, true), freqScale: 0.25, extFactor: 1, nCtxOrig: 64 };
+    const t2 = ropeTable(yarn, 40);
+    const mscale = 1 + 0.1 * Math.log(4);
+    expect(Math.hypot(t2[(39 * 8 + 3) * 2]!, t2[(39 * 8 + 3) * 2 + 1]!)).toBeCloseTo(mscale, 5);
+    expect(Math.atan2(t2[(1 * 8 + 0) * 2 + 1]!, t2[(1 * 8 + 0) * 2]!)).toBeCloseTo(ref.ropeAngle(1, 0, 16, 10000), 5);
+    expect(Math.atan2(t2[(1 * 8 + 7) * 2 + 1]!, t2[(1 * 8 + 7) * 2]!)).toBeCloseTo(0.25 * ref.ropeAngle(1, 7, 16, 10000), 5);
+  });
+});
+
+describe('store_kv + attention (with RoPE)', () => {
+  const cases = [
+    { name: 'stories260K heads (8 over 4, head 8)', nHead: 8, nKvHead: 4, headDim: 8, nRot: 8, neox: false, past: 11, nTokens: 1 },
+    { name: 'GQA 4, head 128, NeoX, 150 past positions (three key tiles), 3-token batch', nHead: 8, nKvHead: 2, headDim: 128, nRot: 128, neox: true, past: 150, nTokens: 3 },
+    { name: 'no GQA, head 64, RoPE over 48 dimensions, prefill from position 0', nHead: 4, nKvHead: 4, headDim: 64, nRot: 48, neox: false, past: 0, nTokens: 70 },
+  ];
+  for (const kvF16 of [true, false]) {
+    for (const c of cases) {
+      // The reference rotates with the same angle table, in double precision; with an F16 cache it
+      // rounds the rotated K and V to halves as the cache does.
+      it(`${c.name}, ${kvF16 ? 'F16' : 'F32'} cache (tolerance 2e-5 of the output scale)`, async () => {
+        const kernels = new OpKernels(ctx.device, kvF16);
+        const kvStride = c.nKvHead * c.headDim;
+        const total = c.past + c.nTokens;
+        const capacity = total + 5;
+        const kAll = randomF32(total * kvStride, gauss);
+        const vAll = randomF32(total * kvStride, gauss);
+        const q = randomF32(c.nTokens * c.nHead * c.headDim, gauss);
+        const table = ropeTable(plainRope(c.nRot, c.neox), capacity);
+        const rope = { table: buffer(ctx, table), nRot: c.nRot, neox: c.neox };
+        const kCache = buffer(ctx, capacity * kvStride * kernels.kvElementBytes);
+        const vCache = buffer(ctx, capacity * kvStride * kernels.kvElementBytes);
+        const out = buffer(ctx, q.byteLength);
+        const step0 = makeStep(ctx, 0, c.past);
+        const step1 = makeStep(ctx, c.past, c.nTokens);
+        const store = (from: number, to: number, step: typeof step0) =>
+          kernels.storeKv({
+            k: buffer(ctx, kAll.slice(from * kvStride, to * kvStride)),
+            v: buffer(ctx, vAll.slice(from * kvStride, to * kvStride)),
+            kCache,
+            vCache,
+            step,
+            kvStride,
+            headDim: c.headDim,
+            rope,
+          });
+        const scale = 1 / Math.sqrt(c.headDim);
+        const dispatches = [];
+        if (c.past > 0) dispatches.push(store(0, c.past, step0));
+        dispatches.push(
+          store(c.past, total, step1),
+          kernels.attention({ q: buffer(ctx, q), kCache, vCache, out, step: step1, nHead: c.nHead, nKvHead: c.nKvHead, headDim: c.headDim, scale, rope }),
+        );
+        await run(ctx, dispatches);
+        const round = kvF16 ? ref.roundF16 : (x: number) => x;
+        const ropeOf = (x: Float32Array, pos0: number, nTokens: number, nHeads: number) =>
+          ref.rope(x, table, { pos0, nTokens, nHeads, headDim: c.headDim, nRot: c.nRot, neox: c.neox });
+        const kRot = ropeOf(kAll, 0, total, c.nKvHead).map(round);
+        const expected = ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, c.nHead)), kRot, Float64Array.from(vAll, round), {
+          pos0: c.past,
+          nTokens: c.nTokens,
+          nHead: c.nHead,
+          nKvHead: c.nKvHead,
+          headDim: c.headDim,
+          scale,
+        });
+        expect(scaledError(await readF32(ctx, out, q.length), expected)).toBeLessThan(2e-5);
+        kernels.destroy();
+      });
+    }
+  }
+});
+
+describe('elementwise (tolerance 1e-6 relative)', () => {
+  it('swiglu, residual add and bias add', async () => {
+    const n = 1000;
+    const g = randomF32(n, gauss, 4);
+    const u = randomF32(n, gauss);
+    const gb = buffer(ctx, g);
+    const x = randomF32(n, gauss);
+    const xb = buffer(ctx, x);
+    const b = randomF32(100, gauss);
+    const xb2 = buffer(ctx, x);
+    const step = makeStep(ctx, 0, 10);
+    await run(ctx, [ops.swiglu(gb, buffer(ctx, u), 100, step), ops.add(xb, buffer(ctx, u), 100, step), ops.addBias(xb2, buffer(ctx, b), 100, step)]);
+    expect(maxRelError(await readF32(ctx, gb, n), Float64Array.from(g, (v, i) => ref.silu(v) * u[i]!))).toBeLessThan(1e-6);
+    expect(maxRelError(await readF32(ctx, xb, n), Float64Array.from(x, (v, i) => v + u[i]!))).toBeLessThan(1e-6);
+    expect(maxRelError(await readF32(ctx, xb2, n), Float64Array.from(x, (v, i) => v + b[i % 100]!))).toBeLessThan(1e-6);
+  });
+});
+
+describe('sampling on the GPU', () => {
+  /** A sampler over fixed logits: returns the token of each call, at step positions pos0 = 0, 1, ... */
+  function sampler(logits: Float32Array, s: SamplingParams, recent: number[] = [], nLogprobs = 0, force?: SamplerPath) {
+    const vocab = logits.length;
+    const state = new Uint32Array(SAMPLER_STATE_WORDS);
+    state[0] = recent.length;
+    state[1] = recent.length;
+    state.set(recent, 2);
+    const args = {
+      logits: buffer(ctx, logits),
+      work: buffer(ctx, vocab * 4),
+      state: buffer(ctx, state),
+      out: buffer(ctx, SAMPLER_OUT_WORDS * 4),
+      params: uniformBuffer(ctx, samplingParamsBytes(vocab, s, nLogprobs)),
+    };
+    let pos = 0;
+    const path = force ?? samplerPath(s, vocab);
+    return {
+      args,
+      async next(): Promise<number> {
+        const step = makeStep(ctx, pos++, 1);
+        await run(ctx, [ops.sample({ ...args, step }, path)]);
+        return (await readU32(ctx, args.out, 1))[0]!;
+      },
+    };
+  }
+
+  it('greedy picks the largest logit, the first one on ties', async () => {
+    const logits = randomF32(5000, gauss);
+    logits[4321] = 10;
+    expect(await sampler(logits, GREEDY).next()).toBe(4321);
+    logits[17] = 10;
+    expect(await sampler(logits, GREEDY).next()).toBe(17);
+  });
+
+  it('applies repetition, frequency and presence penalties as llama.cpp does', async () => {
+    const r = mulberry32(9);
+    for (let trial = 0; trial < 5; trial++) {
+      const logits = randomF32(300, () => r.gaussian(), 2);
+      const recent = Array.from({ length: 40 }, () => r.int(10) * 7); // ids with repeats, mostly near the top
+      const ranked = Array.from(logits.keys()).sort((a, b) => logits[b]! - logits[a]!);
+      recent.push(ranked[0]!, ranked[0]!, ranked[1]!);
+      const o = { repeat: 1.3, frequency: 0.2, presence: 0.4 };
+      const s = { ...GREEDY, repeatPenalty: o.repeat, frequencyPenalty: o.frequency, presencePenalty: o.presence, penaltyLastN: 32 };
+      const window = recent.slice(-32);
+      const expected = ref.penalize(logits, window, o);
+      const best = Array.from(expected.keys()).reduce((a, b) => (expected[b]! > expected[a]! ? b : a));
+      expect(await sampler(logits, s, recent).next()).toBe(best);
+    }
+  });
+
+  it('draws only from the top-k / top-p / min-p set, with its tempered probabilities', async () => {
+    const r = mulberry32(3);
+    const logits = randomF32(2000, () => r.gaussian(), 1.5);
+    for (let i = 0; i < 8; i++) logits[r.int(2000)] = 5 + r.gaussian();
+    const settings: SamplingParams[] = [
+      { ...GREEDY, temperature: 1, topK: 5, seed: 1 },
+      { ...GREEDY, temperature: 0.7, topP: 0.8, seed: 2 },
+      { ...GREEDY, temperature: 1.5, topK: 40, topP: 0.95, minP: 0.05, seed: 3 },
+    ];
+    for (const s of settings) {
+      const kept = ref.keptDistribution(logits, s);
+      const counts = new Map<number, number>();
+      const draws = 200;
+      const smp = sampler(logits, s);
+      for (let i = 0; i < draws; i++) {
+        const t = await smp.next();
+        expect(kept.has(t), `token ${t} outside the kept set of ${JSON.stringify(s)}`).toBe(true);
+        counts.set(t, (counts.get(t) ?? 0) + 1);
+      }
+      // Frequencies within 4.5 standard deviations of the kept probabilities: tokens of p >= 0.03
+      // one by one, the rest as one bucket.
+      const buckets = new Map<string, [number, number]>();
+      for (const [t, p] of kept) {
+        const key = p >= 0.03 ? String(t) : 'rest';
+        const b = buckets.get(key) ?? [0, 0];
+        buckets.set(key, [b[0] + p, b[1] + (counts.get(t) ?? 0)]);
+      }
+      for (const [p, count] of buckets.values()) {
+        const sd = Math.sqrt((p * (1 - p)) / draws);
+        expect(Math.abs(count / draws - p)).toBeLessThan(4.5 * sd + 1e-9);
+      }
+    }
+  });
+
+  it('top-k with more than 256 tokens tied at the k-th logit draws among the tied tokens', async () => {
+    const logits = randomF32(4000, gauss);
+    const tied = new Set<number>();
+    for (let i = 0; i < 4000; i += 13) {
+      logits[i] = 9;
+      tied.add(i);
+    }
+    expect(tied.size).toBeGreaterThan(256);
+    const smp = sampler(logits, { ...GREEDY, temperature: 1, topK: 40, seed: 4 });
+    for (let i = 0; i < 5; i++) expect(tied.has(await smp.next())).toBe(true);
+  });
+
+  it('top-k 1 is greedy; the same seed and step give the same token', async () => {
+    const logits = randomF32(1000, gauss);
+    const best = Array.from(logits.keys()).reduce((a, b) => (logits[b]! > logits[a]! ? b : a));
+    expect(await sampler(logits, { ...GREEDY, temperature: 2, topK: 1 }).next()).toBe(best);
+    const s = { ...GREEDY, temperature: 3, seed: 42 };
+    const a = sampler(logits, s);
+    const b = sampler(logits, s);
+    const seqA = [await a.next(), await a.next(), await a.next()];
+    const seqB = [await b.next(), await b.next(), await b.next()];
+    expect(seqA).toEqual(seqB);
+    expect(new Set(seqA).size).toBeGreaterThan(1);
+  });
+
+  it('returns the top log-probabilities of the raw logits (tolerance 1e-5)', async () => {
+    const logits = randomF32(3000, gauss, 2);
+    const smp = sampler(logits, GREEDY, [], 5);
+    await run(ctx, [ops.topLogprobs({ ...smp.args, step: makeStep(ctx, 0, 1) })]);
+    const out = await readU32(ctx, smp.args.out, 11);
+    const f = new Float32Array(out.buffer);
+    const m = Math.max(...logits);
+    const logZ = m + Math.log(logits.reduce((s, z) => s + Math.exp(z - m), 0));
+    const ranked = Array.from(logits.keys()).sort((a, b) => logits[b]! - logits[a]!).slice(0, 5);
+    expect(Array.from({ length: 5 }, (_, r) => out[1 + 2 * r])).toEqual(ranked);
+    for (let r = 0; r < 5; r++) expect(Math.abs(f[2 + 2 * r]! - (logits[ranked[r]!]! - logZ))).toBeLessThan(1e-5);
+  });
+});

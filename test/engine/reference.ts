@@ -1,0 +1,141 @@
+/**
+ * Plain TypeScript references of the engine's kernels, in double precision, for the kernel tests.
+ * Written from the math (and llama.cpp's definitions), independently of the WGSL.
+ */
+import { f32ToF16 } from '../support/test-models';
+
+export function rmsNorm(x: Float32Array, w: Float32Array, n: number, eps: number): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let r = 0; r < x.length / n; r++) {
+    let ss = 0;
+    for (let i = 0; i < n; i++) ss += x[r * n + i]! ** 2;
+    const scale = 1 / Math.sqrt(ss / n + eps);
+    for (let i = 0; i < n; i++) out[r * n + i] = x[r * n + i]! * scale * w[i]!;
+  }
+  return out;
+}
+
+/** RoPE of rows [token][head][headDim] with the angles of `table` (see ropeTable). */
+export function rope(
+  x: Float32Array,
+  table: Float32Array,
+  o: { pos0: number; nTokens: number; nHeads: number; headDim: number; nRot: number; neox: boolean },
+): Float64Array {
+  const out = Float64Array.from(x);
+  const half = o.nRot / 2;
+  for (let t = 0; t < o.nTokens; t++) {
+    for (let h = 0; h < o.nHeads; h++) {
+      const base = (t * o.nHeads + h) * o.headDim;
+      for (let i = 0; i < half; i++) {
+        const c = table[((o.pos0 + t) * half + i) * 2]!;
+        const s = table[((o.pos0 + t) * half + i) * 2 + 1]!;
+        const [a, b] = o.neox ? [base + i, base + i + half] : [base + 2 * i, base + 2 * i + 1];
+        out[a] = x[a]! * c - x[b]! * s;
+        out[b] = x[a]! * s + x[b]! * c;
+      }
+    }
+  }
+  return out;
+}
+
+/** The angle of pair i at position p as the textbook defines RoPE (no scaling). */
+export function ropeAngle(p: number, i: number, nRot: number, base: number): number {
+  return p * Math.pow(base, (-2 * i) / nRot);
+}
+
+/** x rounded to half precision (round to nearest even), back as a number. */
+export function roundF16(x: number): number {
+  const h = f32ToF16(x);
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const mant = h & 0x3ff;
+  if (exp === 0) return sign * mant * 2 ** -24;
+  if (exp === 31) return mant ? NaN : sign * Infinity;
+  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}
+
+/**
+ * Causal GQA attention of nTokens queries (at positions pos0..) over keys/values 0..pos0+t, caches
+ * given as [pos][kvHead][headDim].
+ */
+export function attention(
+  q: Float32Array,
+  kCache: Float64Array,
+  vCache: Float64Array,
+  o: { pos0: number; nTokens: number; nHead: number; nKvHead: number; headDim: number; scale: number },
+): Float64Array {
+  const { nHead, nKvHead, headDim } = o;
+  const out = new Float64Array(o.nTokens * nHead * headDim);
+  for (let t = 0; t < o.nTokens; t++) {
+    const last = o.pos0 + t;
+    for (let h = 0; h < nHead; h++) {
+      const kvh = Math.floor(h / (nHead / nKvHead));
+      const scores = new Float64Array(last + 1);
+      for (let j = 0; j <= last; j++) {
+        let dot = 0;
+        for (let d = 0; d < headDim; d++) dot += q[(t * nHead + h) * headDim + d]! * kCache[(j * nKvHead + kvh) * headDim + d]!;
+        scores[j] = dot * o.scale;
+      }
+      const m = Math.max(...scores);
+      let sum = 0;
+      for (let j = 0; j <= last; j++) sum += scores[j] = Math.exp(scores[j]! - m);
+      for (let d = 0; d < headDim; d++) {
+        let acc = 0;
+        for (let j = 0; j <= last; j++) acc += scores[j]! * vCache[(j * nKvHead + kvh) * headDim + d]!;
+        out[(t * nHead + h) * headDim + d] = acc / sum;
+      }
+    }
+  }
+  return out;
+}
+
+export function silu(x: number): number {
+  return x / (1 + Math.exp(-x));
+}
+
+/** llama.cpp's penalties sampler over a window of recent ids. */
+export function penalize(
+  logits: Float32Array,
+  recent: readonly number[],
+  o: { repeat: number; frequency: number; presence: number },
+): Float64Array {
+  const out = Float64Array.from(logits);
+  const counts = new Map<number, number>();
+  for (const t of recent) counts.set(t, (counts.get(t) ?? 0) + 1);
+  for (const [t, c] of counts) {
+    let z = out[t]!;
+    z = z <= 0 ? z * o.repeat : z / o.repeat;
+    out[t] = z - c * o.frequency - o.presence;
+  }
+  return out;
+}
+
+/**
+ * The tokens llama.cpp's chain top-k -> top-p -> min-p keeps (sorted by logit), with their
+ * probabilities after temperature, renormalized.
+ */
+export function keptDistribution(
+  logits: ArrayLike<number>,
+  o: { topK: number; topP: number; minP: number; temperature: number },
+): Map<number, number> {
+  let ids = Array.from({ length: logits.length }, (_, i) => i).sort((a, b) => logits[b]! - logits[a]! || a - b);
+  if (o.topK > 0) ids = ids.slice(0, o.topK);
+  const m = logits[ids[0]!]!;
+  if (o.topP < 1) {
+    const z = ids.reduce((s, i) => s + Math.exp(logits[i]! - m), 0);
+    let cum = 0;
+    let keep = ids.length;
+    for (let r = 0; r < ids.length; r++) {
+      cum += Math.exp(logits[ids[r]!]! - m) / z;
+      if (cum >= o.topP) {
+        keep = r + 1;
+        break;
+      }
+    }
+    ids = ids.slice(0, keep);
+  }
+  if (o.minP > 0) ids = ids.filter((i) => logits[i]! - m >= Math.log(o.minP));
+  const w = ids.map((i) => Math.exp((logits[i]! - m) / o.temperature));
+  const total = w.reduce((a, b) => a + b, 0);
+  return new Map(ids.map((id, r) => [id, w[r]! / total]));
+}
