@@ -24,13 +24,7 @@ struct Params {
   neox: u32,      // 1: NeoX pairs
 }
 
-// Written before each submission: where the batch starts in the sequence and how many tokens it has.
-struct Step {
-  pos0: u32,
-  nTokens: u32,
-  _pad0: u32,
-  _pad1: u32,
-}
+#include "step.wgsl"
 
 const WG: u32 = 64u;
 const MAX_HEAD_DIM: u32 = 256u;
@@ -105,36 +99,9 @@ fn store_kv(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 }
 
 var<workgroup> qs: array<f32, MAX_HEAD_DIM>;
-var<workgroup> red: array<f32, WG>;
 var<workgroup> probs: array<f32, WG>;
 
-fn reduce_max(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      red[lid] = max(red[lid], red[lid + s]);
-    }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
-
-fn reduce_sum(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      red[lid] += red[lid + s];
-    }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
+#include "reduce.wgsl"
 
 @compute @workgroup_size(WG)
 fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

@@ -15,13 +15,7 @@ struct Params {
   _pad2: u32,
 }
 
-// Written before each submission: where the batch starts in the sequence and how many tokens it has.
-struct Step {
-  pos0: u32,
-  nTokens: u32,
-  _pad0: u32,
-  _pad1: u32,
-}
+#include "step.wgsl"
 
 const WG: u32 = 128u;
 
@@ -32,21 +26,7 @@ const WG: u32 = 128u;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 @group(0) @binding(2) var<storage, read_write> xy: array<f32>;
 
-var<workgroup> partial: array<f32, WG>;
-
-fn reduce_sum(lid: u32, v: f32) -> f32 {
-  partial[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      partial[lid] += partial[lid + s];
-    }
-    workgroupBarrier();
-  }
-  let total = partial[0];
-  workgroupBarrier();
-  return total;
-}
+#include "reduce.wgsl"
 
 fn row_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return wid.x + wid.y * nwg.x;

@@ -35,13 +35,7 @@ struct Params {
   _pad0: u32,
 }
 
-// Written before each submission: where the batch starts in the sequence and how many tokens it has.
-struct Step {
-  pos0: u32,
-  nTokens: u32,
-  _pad0: u32,
-  _pad1: u32,
-}
+#include "step.wgsl"
 
 const WG: u32 = 256u;
 const RING: u32 = 256u;
@@ -57,7 +51,7 @@ const NEG: f32 = -3.0e38;
 // out: [0] the chosen token; top_logprobs writes [1 + 2r] = id, [2 + 2r] = log-probability bits
 @group(0) @binding(5) var<storage, read_write> out: array<u32>;
 
-var<workgroup> redF: array<f32, WG>;
+// (red: array<f32, WG> comes with reduce.wgsl.)
 var<workgroup> redU: array<u32, WG>;
 var<workgroup> hist: array<atomic<u32>, 256>;
 var<workgroup> recent: array<u32, RING>;
@@ -75,33 +69,7 @@ fn key_of(x: f32) -> u32 {
   return b | 0x80000000u;
 }
 
-fn reduce_max(lid: u32, v: f32) -> f32 {
-  redF[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      redF[lid] = max(redF[lid], redF[lid + s]);
-    }
-    workgroupBarrier();
-  }
-  let r = redF[0];
-  workgroupBarrier();
-  return r;
-}
-
-fn reduce_sum(lid: u32, v: f32) -> f32 {
-  redF[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      redF[lid] += redF[lid + s];
-    }
-    workgroupBarrier();
-  }
-  let r = redF[0];
-  workgroupBarrier();
-  return r;
-}
+#include "reduce.wgsl"
 
 // (value, index) argmax: larger value wins, then the smaller index. Entries not `before` the
 // previous pick (pv, pi) are excluded, so repeated calls walk the ranking.
@@ -110,12 +78,12 @@ fn better(v: f32, i: u32, bv: f32, bi: u32) -> bool {
 }
 
 fn reduce_argmax(lid: u32, v: f32, i: u32) -> u32 {
-  redF[lid] = v;
+  red[lid] = v;
   redU[lid] = i;
   workgroupBarrier();
   for (var s = WG / 2u; s > 0u; s >>= 1u) {
-    if (lid < s && better(redF[lid + s], redU[lid + s], redF[lid], redU[lid])) {
-      redF[lid] = redF[lid + s];
+    if (lid < s && better(red[lid + s], redU[lid + s], red[lid], redU[lid])) {
+      red[lid] = red[lid + s];
       redU[lid] = redU[lid + s];
     }
     workgroupBarrier();
@@ -349,31 +317,31 @@ fn sample_vocabulary(lid: u32, m: f32) -> u32 {
       s += exp((z - m) * invT);
     }
   }
-  redF[lid] = s;
+  red[lid] = s;
   workgroupBarrier();
   if (lid == 0u) {
     var total = 0.0;
     for (var c = 0u; c < WG; c++) {
-      total += redF[c];
+      total += red[c];
     }
     let goal = uniform01(p.seed, step.pos0 + step.nTokens) * total;
     var acc = 0.0;
     var owner = 0u;
     for (var c = 0u; c < WG; c++) {
-      if (redF[c] > 0.0) {
+      if (red[c] > 0.0) {
         owner = c;  // the last chunk with mass, in case rounding leaves goal past the end
-        if (acc + redF[c] > goal) {
+        if (acc + red[c] > goal) {
           break;
         }
-        acc += redF[c];
+        acc += red[c];
       }
     }
     shared0 = owner;
-    redF[0] = goal - acc;  // what is left to walk inside the owner's chunk
+    red[0] = goal - acc;  // what is left to walk inside the owner's chunk
   }
   workgroupBarrier();
   let owner = shared0;
-  let left = redF[0];
+  let left = red[0];
   workgroupBarrier();
   if (lid == owner) {
     var acc = 0.0;

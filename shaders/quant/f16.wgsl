@@ -1,20 +1,10 @@
 // F16: IEEE halves, row after row (two per word; a row may start mid-word when cols is odd).
-const UNIT_PARTIAL = true;
+#include "quant/halves.wgsl"
 
-fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
-  let c0 = u * 32u;
-  let e0 = row * P.cols + c0;
-  if (c0 + 32u <= P.cols && (e0 & 1u) == 0u) {
-    let h = e0 >> 1u;
-    for (var i = 0u; i < 8u; i++) {
-      (*w)[i] = vec4<f32>(f16x2(W[h + 2u * i]), f16x2(W[h + 2u * i + 1u]));
-    }
-  } else {
-    for (var i = 0u; i < 8u; i++) {
-      for (var k = 0u; k < 4u; k++) {
-        let c = 4u * i + k;
-        (*w)[i][k] = select(0.0, f16_to_f32(w_half(e0 + c)), c0 + c < P.cols);
-      }
-    }
-  }
+fn half_value(h: u32) -> f32 {
+  return f16_to_f32(h);
+}
+
+fn half_pair(w: u32) -> vec2<f32> {
+  return f16x2(w);
 }

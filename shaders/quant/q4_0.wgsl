@@ -1,14 +1,7 @@
 // Q4_0, repacked (weights.ts): main plane qs[16] per block (4 words); scale plane f16 d per block.
 // Byte j of qs: low nibble is value j, high nibble value j + 16; value = (nibble - 8) · d.
-const UNIT_PARTIAL = false;
+#include "quant/nibbles.wgsl"
 
-fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
-  let blk = row * P.blocks_per_row + u;
-  let d = f16_to_f32(w_half(2u * P.scale_word + blk));
-  let qs = 4u * blk;
-  for (var i = 0u; i < 4u; i++) {
-    let q = W[qs + i];
-    (*w)[i] = (vec4<f32>(nib_lo(q)) - 8.0) * d;
-    (*w)[i + 4u] = (vec4<f32>(nib_hi(q)) - 8.0) * d;
-  }
+fn nibble_values(q: vec4<u32>, d: f32) -> vec4<f32> {
+  return (vec4<f32>(q) - 8.0) * d;
 }

@@ -72,6 +72,13 @@ const PARAM_N = 2; // index of `n` in Params
 /** matvec (one token) or matmat (token tiles); "4": x read as vec4; "+": accumulate into y. */
 type Variant = `${'matvec' | 'matmat'}${'' | '4'}${'' | '+'}` | 'embedding';
 
+/** One part of a weight, bound: its bind group and its Params uniform. */
+interface BoundPart {
+  part: GpuWeightPart;
+  group: GPUBindGroup;
+  uniform: GPUBuffer;
+}
+
 export class MatmulKernels {
   readonly subgroups: boolean;
   private readonly device: GPUDevice;
@@ -163,32 +170,17 @@ export class MatmulKernels {
     // Both variants built now, not in the loop (setTokens may switch between them).
     this.pipeline(variant(1), typeName);
     this.pipeline(variant(2), typeName);
-    const device = this.device;
-    const kernels = this;
-    let tokens = n;
-    const word = new Uint32Array(1);
-    return {
-      get tokens() {
-        return tokens;
-      },
-      setTokens(count: number) {
-        tokens = count;
-        word[0] = count;
-        for (const b of bound) device.queue.writeBuffer(b.uniform, PARAM_N * 4, word);
-      },
-      encode(pass) {
-        if (tokens === 0) return;
-        const v = tokens === 1 ? MATVEC : MATMAT;
-        pass.setPipeline(kernels.pipeline(variant(tokens), typeName));
-        for (const b of bound) {
-          const groups = Math.ceil(b.part.rows / v.rows);
-          if (groups === 0) continue;
-          pass.setBindGroup(0, b.group);
-          const gx = Math.min(groups, MAX_GROUPS_X);
-          pass.dispatchWorkgroups(gx, Math.ceil(groups / gx), Math.ceil(tokens / v.tokens));
-        }
-      },
-    };
+    return this.tokenDispatch(bound, n, (pass, tokens) => {
+      const v = tokens === 1 ? MATVEC : MATMAT;
+      pass.setPipeline(this.pipeline(variant(tokens), typeName));
+      for (const b of bound) {
+        const groups = Math.ceil(b.part.rows / v.rows);
+        if (groups === 0) continue;
+        pass.setBindGroup(0, b.group);
+        const gx = Math.min(groups, MAX_GROUPS_X);
+        pass.dispatchWorkgroups(gx, Math.ceil(groups / gx), Math.ceil(tokens / v.tokens));
+      }
+    });
   }
 
   /** out[t] = row ids[t] of W ([vocab rows × cols]) as f32, for n ids (u32 in `ids`). Ids past the table give zeros. */
@@ -211,8 +203,25 @@ export class MatmulKernels {
     ];
     const bound = this.bindParts(weight, ids, out, params);
     this.pipeline('embedding', typeName);
+    return this.tokenDispatch(bound, n, (pass, tokens) => {
+      pass.setPipeline(this.pipeline('embedding', typeName));
+      for (const b of bound) {
+        pass.setBindGroup(0, b.group);
+        pass.dispatchWorkgroups(Math.ceil(units / EMBED_WG), tokens);
+      }
+    });
+  }
+
+  /**
+   * The TokenDispatch over `bound` starting at n tokens: setTokens() writes the count into every
+   * part's uniform; encode() does nothing at 0 tokens, else hands the current count to `encode`.
+   */
+  private tokenDispatch(
+    bound: readonly BoundPart[],
+    n: number,
+    encode: (pass: GPUComputePassEncoder, tokens: number) => void,
+  ): TokenDispatch {
     const device = this.device;
-    const kernels = this;
     let tokens = n;
     const word = new Uint32Array(1);
     return {
@@ -226,11 +235,7 @@ export class MatmulKernels {
       },
       encode(pass) {
         if (tokens === 0) return;
-        pass.setPipeline(kernels.pipeline('embedding', typeName));
-        for (const b of bound) {
-          pass.setBindGroup(0, b.group);
-          pass.dispatchWorkgroups(Math.ceil(units / EMBED_WG), tokens);
-        }
+        encode(pass, tokens);
       },
     };
   }
@@ -240,7 +245,7 @@ export class MatmulKernels {
     input: GPUBuffer,
     output: GPUBuffer,
     params: (part: GpuWeightPart) => number[],
-  ): { part: GpuWeightPart; group: GPUBindGroup; uniform: GPUBuffer }[] {
+  ): BoundPart[] {
     return weight.parts.map((part, i) => {
       const uniform = this.device.createBuffer({
         label: `${weight.name}#${i} params`,

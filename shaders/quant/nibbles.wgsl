@@ -1,0 +1,16 @@
+// Decoder of the repacked 4-bit layouts with one f16 scale d per 32-value block (Q4_0, IQ4_NL):
+// main plane qs[16] per block (4 words); scale plane f16 d per block (weights.ts). Byte j of qs:
+// low nibble gives value j, high nibble value j + 16. The including type file defines
+//   fn nibble_values(q: vec4<u32>, d: f32) -> vec4<f32>   four values from their nibbles and d
+const UNIT_PARTIAL = false;
+
+fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
+  let blk = row * P.blocks_per_row + u;
+  let d = f16_to_f32(w_half(2u * P.scale_word + blk));
+  let qs = 4u * blk;
+  for (var i = 0u; i < 4u; i++) {
+    let q = W[qs + i];
+    (*w)[i] = nibble_values(nib_lo(q), d);
+    (*w)[i + 4u] = nibble_values(nib_hi(q), d);
+  }
+}
