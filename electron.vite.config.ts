@@ -1,3 +1,4 @@
+import { cpSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defineConfig } from 'electron-vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
@@ -22,6 +23,21 @@ function cspMetaTag(): Plugin {
   };
 }
 
+/**
+ * Copies shaders/ to out/shaders: the built engine (out/main/engine.js) reads its WGSL at run time
+ * from ../shaders/ (see src-main/engine/gpu/shader-source.ts).
+ */
+function copyShaders(): Plugin {
+  return {
+    name: 'gufo:copy-shaders',
+    apply: 'build',
+    closeBundle() {
+      rmSync(resolve('out/shaders'), { recursive: true, force: true });
+      cpSync(resolve('shaders'), resolve('out/shaders'), { recursive: true });
+    },
+  };
+}
+
 export default defineConfig({
   main: {
     build: {
@@ -30,11 +46,12 @@ export default defineConfig({
         input: {
           // Electron main process (package.json "main": out/main/index.js).
           index: resolve('src-main/app/index.ts'),
-          // Engine entry for Electron's utilityProcess (nothing spawns it yet; see src-main/engine).
+          // Engine entry for Electron's utilityProcess (src-main/app/engine-launcher.ts); its WGSL goes to out/shaders.
           engine: resolve('src-main/engine/index.ts'),
         },
       },
     },
+    plugins: [copyShaders()],
   },
   preload: {
     build: {

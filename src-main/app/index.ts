@@ -1,14 +1,31 @@
 // Electron main process: one window showing the renderer, GufoApi bound over IPC. Kept thin;
-// the work lives in src-main/node (and, later, the engine utility process).
+// the work lives in src-main/node and in the engine utility process (started on first use).
 import { join } from 'node:path';
 import { app, BrowserWindow, ipcMain, shell, type WebContents } from 'electron';
 import type { GufoApi } from '../../src-preload/api';
+import { EngineHost } from '../engine/host';
 import { createGufoApi, findApiMethod } from '../node/api';
+import { utilityProcessLauncher } from './engine-launcher';
 
 /** Set by `electron-vite dev`: load the renderer from its dev server instead of out/renderer. */
 const devServerUrl = process.env.ELECTRON_RENDERER_URL;
 
 let mainWindow: BrowserWindow | undefined;
+
+/** The engine host, made when the app is ready; its utility process starts with the first request. */
+let engineHost: EngineHost | undefined;
+
+/** Stops the engine before the app quits, so no utility process outlives it. */
+function closeEngineOnQuit(): void {
+  let closed = false;
+  app.on('will-quit', (event) => {
+    const host = engineHost;
+    if (closed || !host) return;
+    event.preventDefault();
+    closed = true;
+    void host.close().finally(() => app.quit());
+  });
+}
 
 function createWindow(): BrowserWindow {
   const win = new BrowserWindow({
@@ -76,11 +93,13 @@ if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
   app.enableSandbox();
+  closeEngineOnQuit();
   app.on('second-instance', showMainWindow);
   app.on('window-all-closed', () => {
     if (process.platform !== 'darwin') app.quit();
   });
   void app.whenReady().then(() => {
+    engineHost = new EngineHost({ launcher: utilityProcessLauncher(join(import.meta.dirname, 'engine.js')) });
     bindIpc(createGufoApi('electron'));
     mainWindow = createWindow();
     // macOS keeps the app alive without windows; clicking the dock icon opens one again.

@@ -1,13 +1,14 @@
 /**
- * The host side of the engine process, for the CLI, the server and tests: forks the engine entry
- * (child_process.fork, with tsx for the TypeScript sources), sends typed requests and resolves
- * each with its final answer, passing its events (load progress, tokens) to a callback.
+ * The host side of the engine process: starts it through a launcher (by default child_process.fork,
+ * with tsx for the TypeScript sources, for the CLI, the server and tests; the app passes one built
+ * on Electron's utilityProcess, see src-main/app/engine-launcher.ts), sends typed requests and
+ * resolves each with its final answer, passing its events (load progress, tokens) to a callback.
  *
  * A dead engine never leaves a caller waiting: when the process exits or reports a fatal error,
  * every pending request is rejected with EngineCrashedError. The next request starts a fresh
  * engine (with no model loaded); `restart()` does it explicitly.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type {
   BenchResponse,
@@ -34,12 +35,83 @@ export class EngineRequestError extends Error {
   override readonly name = 'EngineRequestError';
 }
 
-export interface HostOptions {
+/** A running engine process, whatever started it. */
+export interface EngineProcess {
+  readonly pid: number | null;
+  /** Sends a request; throws, or calls `onError`, when it cannot be delivered. */
+  send(message: EngineRequest, onError: (err: Error) => void): void;
+  /** Ends the process at once. */
+  kill(): void;
+  /** Ends the process (gracefully where the channel allows, forced after a delay); resolves once it is gone. */
+  stop(): Promise<void>;
+}
+
+/** What a launched process reports back to the host. */
+export interface EngineProcessEvents {
+  message(message: EngineMessage): void;
+  /** The process is gone (or failed); reported at most once. */
+  exit(reason: string): void;
+}
+
+/** Starts one engine process. */
+export type EngineLauncher = (events: EngineProcessEvents) => EngineProcess;
+
+export interface ForkOptions {
   /** The engine entry (default: src-main/engine/index.ts next to this file). */
   entry?: string;
   env?: NodeJS.ProcessEnv;
   /** Where the engine's stdout/stderr go (default: inherited, so its logs reach stderr). */
   stdio?: 'inherit' | 'ignore';
+}
+
+export interface HostOptions extends ForkOptions {
+  /** How the engine process is started (default: `forkLauncher` with the options above). */
+  launcher?: EngineLauncher;
+}
+
+/** Starts the engine with child_process.fork, over its IPC channel. */
+export function forkLauncher(options: ForkOptions = {}): EngineLauncher {
+  return (events) => {
+    const entry = options.entry ?? fileURLToPath(new URL('./index.ts', import.meta.url));
+    const stdio = options.stdio ?? 'inherit';
+    const child = fork(entry, {
+      execArgv: entry.endsWith('.ts') ? ['--import', 'tsx'] : [],
+      env: options.env ?? process.env,
+      stdio: [stdio, stdio, stdio, 'ipc'],
+    });
+    let gone = false;
+    const exit = (reason: string) => {
+      if (gone) return;
+      gone = true;
+      events.exit(reason);
+    };
+    child.on('message', (message) => events.message(message as EngineMessage));
+    child.on('error', (err) => exit(`engine process error: ${err.message}`));
+    child.on('exit', (code, signal) => exit(`engine process exited (${signal ?? `code ${code}`})`));
+    return {
+      get pid() {
+        return child.pid ?? null;
+      },
+      send: (message, onError) => {
+        child.send(message, (err) => {
+          if (err) onError(err);
+        });
+      },
+      kill: () => void child.kill('SIGKILL'),
+      // A graceful disconnect (the engine closes its model and exits), then SIGKILL if it lingers.
+      stop: () =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const kill = setTimeout(() => child.kill('SIGKILL'), 2000);
+          child.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          if (child.connected) child.disconnect();
+          else child.kill('SIGKILL');
+        }),
+    };
+  };
 }
 
 type Request = EngineRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
@@ -57,7 +129,7 @@ export interface GenerateCallbacks {
 }
 
 export class EngineHost {
-  private child: ChildProcess | null = null;
+  private child: EngineProcess | null = null;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly crashListeners = new Set<(err: EngineCrashedError) => void>();
@@ -115,38 +187,30 @@ export class EngineHost {
     this.start();
   }
 
-  /** Stops the engine: a graceful disconnect, then SIGKILL if it lingers. */
+  /** Stops the engine: gracefully if the launcher can, forcibly if it lingers. */
   async close(): Promise<void> {
     const child = this.child;
     if (!child) return;
     this.child = null; // a deliberate stop is not a crash
     this.crashed(new EngineCrashedError('the engine was stopped'), false);
-    await new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const kill = setTimeout(() => child.kill('SIGKILL'), 2000);
-      child.once('exit', () => {
-        clearTimeout(kill);
-        resolve();
-      });
-      if (child.connected) child.disconnect();
-      else child.kill('SIGKILL');
-    });
+    await child.stop();
   }
 
   /** Starts the engine process if none runs. */
   start(): void {
     if (this.child) return;
-    const entry = this.options.entry ?? fileURLToPath(new URL('./index.ts', import.meta.url));
-    const stdio = this.options.stdio ?? 'inherit';
-    const child = fork(entry, {
-      execArgv: entry.endsWith('.ts') ? ['--import', 'tsx'] : [],
-      env: this.options.env ?? process.env,
-      stdio: [stdio, stdio, stdio, 'ipc'],
+    const launch = this.options.launcher ?? forkLauncher(this.options);
+    let child: EngineProcess | null = null;
+    child = launch({
+      // Only the current process speaks for the engine; a stopped one's last words are dropped.
+      message: (message) => {
+        if (child && this.child === child) this.receive(message);
+      },
+      exit: (reason) => {
+        if (child) this.died(child, reason);
+      },
     });
     this.child = child;
-    child.on('message', (message) => this.receive(message as EngineMessage));
-    child.on('error', (err) => this.died(child, `engine process error: ${err.message}`));
-    child.on('exit', (code, signal) => this.died(child, `engine process exited (${signal ?? `code ${code}`})`));
   }
 
   /** Sends a request and resolves with its final response of type `expect`. */
@@ -168,8 +232,8 @@ export class EngineHost {
         onEvent,
       });
       try {
-        child.send({ ...request, id }, (err) => {
-          if (err) this.settle(id, (p) => p.reject(new EngineCrashedError(`could not reach the engine: ${err.message}`)));
+        child.send({ ...request, id } as EngineRequest, (err) => {
+          this.settle(id, (p) => p.reject(new EngineCrashedError(`could not reach the engine: ${err.message}`)));
         });
       } catch (err) {
         this.settle(id, (p) => p.reject(new EngineCrashedError(`could not reach the engine: ${(err as Error).message}`)));
@@ -183,7 +247,7 @@ export class EngineHost {
         // The process exits by itself right after; make sure, and start afresh on the next request.
         const child = this.child;
         this.child = null;
-        if (child) setTimeout(() => child.kill('SIGKILL'), 1000).unref();
+        if (child) setTimeout(() => child.kill(), 1000).unref();
         this.crashed(new EngineCrashedError(message.message));
       }
       return;
@@ -199,7 +263,7 @@ export class EngineHost {
     else pending.resolve(message);
   }
 
-  private died(child: ChildProcess, reason: string): void {
+  private died(child: EngineProcess, reason: string): void {
     if (this.child !== child) return;
     this.child = null;
     this.crashed(new EngineCrashedError(reason));

@@ -37,6 +37,7 @@ const electron = vi.hoisted(() => {
       whenReady: vi.fn(async () => {}),
     },
     ipcMain: { handle: vi.fn() },
+    utilityProcess: { fork: vi.fn() },
     shell: { openExternal: vi.fn(async () => {}) },
   };
 });
@@ -82,6 +83,20 @@ describe('Electron main process', () => {
     expect(open({ url: 'https://example.org/' })).toEqual({ action: 'deny' });
     expect(open({ url: 'smb://host/share' })).toEqual({ action: 'deny' });
     expect(electron.shell.openExternal.mock.calls).toEqual([['https://example.org/']]);
+  });
+
+  it('stops the engine before quitting', async () => {
+    const willQuit = electron.app.on.mock.calls.find(([event]) => event === 'will-quit')![1] as (e: object) => void;
+    electron.app.quit.mockClear();
+    const preventDefault = vi.fn();
+    willQuit({ preventDefault });
+    expect(preventDefault).toHaveBeenCalled();
+    await vi.waitFor(() => expect(electron.app.quit).toHaveBeenCalled());
+    // The second will-quit (from that quit) lets the app go.
+    const again = vi.fn();
+    willQuit({ preventDefault: again });
+    expect(again).not.toHaveBeenCalled();
+    expect(electron.utilityProcess.fork).not.toHaveBeenCalled();
   });
 
   it('answers gufo:appInfo for the main window only', async () => {

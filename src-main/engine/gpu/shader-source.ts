@@ -6,8 +6,9 @@
  *   {{NAME}}                        replaced by a define's value
  *   #if NAME / #else / #endif       kept when the define is truthy (no nesting of the same name needed)
  *
- * Files are read at run time from the repository's shaders/ folder, located from this module's
- * URL (tsx, vitest) or from GUFO_SHADERS (a bundled build copies the folder and points there).
+ * Files are read at run time from a shaders/ folder: GUFO_SHADERS, else the one found from this
+ * module's URL (the repository's under tsx and vitest; out/shaders, which the electron-vite build
+ * copies next to out/main/engine.js), else the current directory's.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -19,15 +20,24 @@ let shaderDir: string | undefined;
 
 /** The folder the .wgsl files are read from. */
 export function shadersDir(): string {
-  if (shaderDir) return shaderDir;
+  return (shaderDir ??= findShadersDir(import.meta.url));
+}
+
+/**
+ * The first shaders/ folder (one holding matmul.wgsl) among GUFO_SHADERS, the ones found from
+ * `moduleUrl` (src-main/engine/gpu/ in the sources: the repository's; out/main/ in a build: out/shaders)
+ * and the current directory's.
+ */
+export function findShadersDir(moduleUrl: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
   const candidates = [
-    process.env.GUFO_SHADERS,
-    fileURLToPath(new URL('../../../shaders/', import.meta.url)),
-    join(process.cwd(), 'shaders'),
+    env.GUFO_SHADERS,
+    fileURLToPath(new URL('../../../shaders/', moduleUrl)),
+    fileURLToPath(new URL('../shaders/', moduleUrl)),
+    join(cwd, 'shaders'),
   ].filter((d): d is string => !!d);
   const found = candidates.find((d) => existsSync(join(d, 'matmul.wgsl')));
   if (!found) throw new Error(`WGSL shaders not found (looked in ${candidates.join(', ')}); set GUFO_SHADERS`);
-  return (shaderDir = found);
+  return found;
 }
 
 const fileCache = new Map<string, string>();

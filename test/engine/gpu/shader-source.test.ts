@@ -1,5 +1,9 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { shaderSource } from '../../../src-main/engine/gpu/shader-source';
+import { findShadersDir, shaderSource } from '../../../src-main/engine/gpu/shader-source';
 import { GPU_TYPE_NAMES } from './fixtures';
 
 describe('shaderSource', () => {
@@ -23,5 +27,32 @@ describe('shaderSource', () => {
   it('names what is missing', () => {
     expect(() => shaderSource('matmul.wgsl', { TYPE: 'q4_k' })).toThrow(/no value for \{\{WG\}\}/);
     expect(() => shaderSource('embedding.wgsl', { TYPE: 'q9_z', WG: 64 })).toThrow(/quant\/q9_z\.wgsl/);
+  });
+});
+
+describe('findShadersDir', () => {
+  it('finds the repository shaders from the sources', () => {
+    const source = pathToFileURL(join(import.meta.dirname, '../../../src-main/engine/gpu/shader-source.ts')).href;
+    expect(findShadersDir(source, {}, tmpdir())).toBe(join(import.meta.dirname, '../../../shaders/'));
+  });
+
+  it('finds out/shaders from the built engine, out/main/engine.js', () => {
+    const root = mkdtempSync(join(tmpdir(), 'gufo-shaders-'));
+    try {
+      mkdirSync(join(root, 'out/main'), { recursive: true });
+      mkdirSync(join(root, 'out/shaders'));
+      writeFileSync(join(root, 'out/shaders/matmul.wgsl'), '');
+      const moduleUrl = pathToFileURL(join(root, 'out/main/engine.js')).href;
+      expect(findShadersDir(moduleUrl, {}, join(root, 'elsewhere'))).toBe(join(root, 'out/shaders/'));
+      // GUFO_SHADERS comes first; the current directory's shaders/ last.
+      expect(findShadersDir(moduleUrl, { GUFO_SHADERS: join(import.meta.dirname, '../../../shaders') }, root)).toBe(
+        join(import.meta.dirname, '../../../shaders'),
+      );
+      rmSync(join(root, 'out/shaders'), { recursive: true });
+      expect(() => findShadersDir(moduleUrl, {}, join(root, 'elsewhere'))).toThrow(/WGSL shaders not found.*GUFO_SHADERS/);
+      expect(findShadersDir(moduleUrl, {}, import.meta.dirname + '/../../..')).toBe(join(import.meta.dirname, '../../../shaders'));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

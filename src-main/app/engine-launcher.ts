@@ -1,0 +1,56 @@
+/**
+ * Starts the engine in an Electron utility process (the app's way; the CLI, the server and tests
+ * fork it with Node). EngineHost speaks the same protocol over either channel and treats the
+ * process's exit the same way: pending requests fail, the next request starts a fresh engine.
+ */
+import { utilityProcess } from 'electron';
+import type { EngineLauncher } from '../engine/host';
+import type { EngineMessage } from '../engine/protocol';
+
+/** How long a stopped engine may take to exit before it is killed outright. */
+const STOP_TIMEOUT_MS = 2000;
+
+/** `entry` is the built engine, out/main/engine.js. */
+export function utilityProcessLauncher(entry: string): EngineLauncher {
+  return (events) => {
+    const child = utilityProcess.fork(entry, [], { serviceName: 'Gufo engine', stdio: 'pipe' });
+    // Its logs reach the app's own stdout/stderr (and reading them keeps the pipes from filling up).
+    child.stdout?.pipe(process.stdout);
+    child.stderr?.pipe(process.stderr);
+    let exited = false;
+    const exitWaiters: (() => void)[] = [];
+    child.on('message', (message: unknown) => events.message(message as EngineMessage));
+    child.on('exit', (code: number) => {
+      exited = true;
+      for (const resolve of exitWaiters.splice(0)) resolve();
+      events.exit(`engine process exited (code ${code})`);
+    });
+    return {
+      get pid() {
+        return child.pid ?? null;
+      },
+      send: (message) => {
+        if (exited) throw new Error('the engine process has exited');
+        child.postMessage(message);
+      },
+      kill: () => void child.kill(),
+      // A utility process has no disconnect to wait on: kill() (SIGTERM), then SIGKILL if it lingers.
+      stop: () =>
+        new Promise<void>((resolve) => {
+          if (exited) return resolve();
+          const force = setTimeout(() => {
+            try {
+              if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+            } catch {
+              // already gone
+            }
+          }, STOP_TIMEOUT_MS);
+          exitWaiters.push(() => {
+            clearTimeout(force);
+            resolve();
+          });
+          child.kill();
+        }),
+    };
+  };
+}
