@@ -9,6 +9,8 @@
  */
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import { BUILTIN_TEMPLATES, chooseBuiltinTemplate } from './chat-templates/builtin';
+import type { StringArray } from './gguf/values';
+import { tokenLookup } from './tokenizer/vocab';
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -44,7 +46,7 @@ export type ChatTool = Record<string, unknown>;
 export interface ChatVocab {
   /** tokenizer.ggml.model */
   readonly model: string;
-  readonly tokens: { readonly length: number; at(i: number): string };
+  readonly tokens: StringArray;
   /** tokenizer.ggml.token_type, when known (3 = control, 4 = user-defined). */
   readonly types?: ArrayLike<number> | null;
   readonly bos: number | null;
@@ -104,11 +106,10 @@ export function chatTemplateFor(
   if (own !== null && own !== undefined && own.trim() !== '') {
     return { source: 'file', name: detectTemplateFamily(own), text: own };
   }
-  const ids = tokenIds(vocab);
   const name = chooseBuiltinTemplate({
     architecture: options.architecture ?? null,
     tokenizerModel: vocab.model,
-    hasToken: (text) => ids.has(text),
+    hasToken: (text) => tokenId(vocab, text) !== undefined,
   });
   return { source: 'builtin', name, text: BUILTIN_TEMPLATES[name] };
 }
@@ -154,15 +155,14 @@ export function renderChat(vocab: ChatVocab, messages: readonly ChatMessage[], o
  * few families' own markers when they are special tokens). Ascending ids, no repeats.
  */
 export function stopTokenIds(vocab: ChatVocab): number[] {
-  const ids = tokenIds(vocab);
   const stop = new Set<number>();
   for (const id of [vocab.eos, vocab.eot, vocab.eom]) if (id !== null && id !== undefined) stop.add(id);
   for (const text of LLAMA_CPP_EOG) {
-    const id = ids.get(text);
+    const id = tokenId(vocab, text);
     if (id !== undefined) stop.add(id);
   }
   for (const text of SPECIAL_END_OF_TURN) {
-    const id = ids.get(text);
+    const id = tokenId(vocab, text);
     if (id !== undefined && isSpecial(vocab, id)) stop.add(id);
   }
   return [...stop].sort((a, b) => a - b);
@@ -216,17 +216,10 @@ function tokenText(vocab: ChatVocab, id: number | null): string {
   return id === null || id < 0 || id >= vocab.tokens.length ? '' : vocab.tokens.at(id);
 }
 
-const tokenIdCache = new WeakMap<ChatVocab['tokens'], Map<string, number>>();
-
-/** Token text → id (a repeated text maps to its last id, as in llama.cpp's token_to_id). */
-function tokenIds(vocab: ChatVocab): Map<string, number> {
-  let ids = tokenIdCache.get(vocab.tokens);
-  if (!ids) {
-    ids = new Map();
-    for (let i = 0; i < vocab.tokens.length; i++) ids.set(vocab.tokens.at(i), i);
-    tokenIdCache.set(vocab.tokens, ids);
-  }
-  return ids;
+/** The id of the token with this text (the last one, as llama.cpp's token_to_id), or undefined. */
+function tokenId(vocab: ChatVocab, text: string): number | undefined {
+  const id = tokenLookup(vocab).findText(text);
+  return id < 0 ? undefined : id;
 }
 
 /**

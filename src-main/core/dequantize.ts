@@ -41,10 +41,10 @@ export function dequantizeTensor(gguf: GgufFile, tensor: GgufTensorInfo): Float3
 }
 
 /**
- * Expert `e` of a stacked MoE tensor of shape [cols, rows, experts] (ne order): its rows × cols
- * matrix, read from that expert's blocks only.
+ * Elements [start, end) of expert `e` in a stacked MoE tensor of shape [cols, rows, experts]
+ * (ne order): that expert's rows × cols matrix.
  */
-export function dequantizeExpert(gguf: GgufFile, tensor: GgufTensorInfo, expert: number): Float32Array {
+export function expertRange(gguf: GgufFile, tensor: GgufTensorInfo, expert: number): [number, number] {
   if (tensor.ne.length !== 3) {
     throw new TensorRangeError(`${gguf.file}: tensor "${tensor.name}" is not a stacked expert tensor (shape [${tensor.ne.join(', ')}])`);
   }
@@ -53,5 +53,10 @@ export function dequantizeExpert(gguf: GgufFile, tensor: GgufTensorInfo, expert:
     throw new TensorRangeError(`${gguf.file}: tensor "${tensor.name}" has experts 0 to ${experts - 1}, not ${expert}`);
   }
   const size = cols * rows;
-  return dequantizeRange(gguf, tensor, expert * size, (expert + 1) * size);
+  return [expert * size, (expert + 1) * size];
+}
+
+/** Expert `e` of a stacked MoE tensor as f32, read from that expert's blocks only. */
+export function dequantizeExpert(gguf: GgufFile, tensor: GgufTensorInfo, expert: number): Float32Array {
+  return dequantizeRange(gguf, tensor, ...expertRange(gguf, tensor, expert));
 }

@@ -14,6 +14,7 @@ import {
   type ChatVocab,
 } from '../../src-main/core/chat-template';
 import { BUILTIN_TEMPLATES, type BuiltinTemplateName } from '../../src-main/core/chat-templates/builtin';
+import { StringArray } from '../../src-main/core/gguf/values';
 import { readVocab } from '../../src-main/core/tokenizer/vocab';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { llamaCpp } from '../support/llama';
@@ -68,7 +69,7 @@ const SPECIAL: Record<TemplateName, [bos: string | null, eos: string]> = {
 
 /** A vocabulary of just the tokens given (the first is BOS when `bos` is set). */
 function vocabOf(tokens: string[], fields: Partial<ChatVocab> = {}): ChatVocab {
-  return { model: 'gpt2', tokens: { length: tokens.length, at: (i) => tokens[i]! }, bos: null, eos: null, chatTemplate: null, ...fields };
+  return { model: 'gpt2', tokens: StringArray.fromStrings(tokens), bos: null, eos: null, chatTemplate: null, ...fields };
 }
 
 function familyVocab(name: TemplateName): ChatVocab {

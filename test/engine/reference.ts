@@ -2,7 +2,8 @@
  * Plain TypeScript references of the engine's kernels, in double precision, for the kernel tests.
  * Written from the math (and llama.cpp's definitions), independently of the WGSL.
  */
-import { f32ToF16 } from '../support/test-models';
+import { f16ToF32 } from '../../src-main/core/quants/half';
+import { f32ToF16Bits } from '../../src-main/core/quants/half-encode';
 
 export function rmsNorm(x: Float32Array, w: Float32Array, n: number, eps: number): Float64Array {
   const out = new Float64Array(x.length);
@@ -45,13 +46,7 @@ export function ropeAngle(p: number, i: number, nRot: number, base: number): num
 
 /** x rounded to half precision (round to nearest even), back as a number. */
 export function roundF16(x: number): number {
-  const h = f32ToF16(x);
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >> 10) & 0x1f;
-  const mant = h & 0x3ff;
-  if (exp === 0) return sign * mant * 2 ** -24;
-  if (exp === 31) return mant ? NaN : sign * Infinity;
-  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+  return f16ToF32(f32ToF16Bits(x));
 }
 
 /**

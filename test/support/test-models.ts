@@ -12,6 +12,7 @@ import { GgufType, type GgufKv } from '../../src-main/core/gguf/values';
 import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { STORIES_260K } from './paths';
 import { mulberry32 } from './random';
+import { f32ToF16Bits } from '../../src-main/core/quants/half-encode';
 
 export interface ModelShape {
   /**
@@ -181,35 +182,9 @@ function* values(n: number, type: GgmlType, fill: () => number): Iterable<Uint8A
       yield new Uint8Array(f.buffer);
     } else {
       const h = new Uint16Array(m);
-      for (let j = 0; j < m; j++) h[j] = f32ToF16(f[j]!);
+      for (let j = 0; j < m; j++) h[j] = f32ToF16Bits(f[j]!);
       yield new Uint8Array(h.buffer);
     }
   }
 }
 
-const f32Bits = new Float32Array(1);
-const u32Bits = new Uint32Array(f32Bits.buffer);
-
-/** IEEE half-precision bits of `x`, rounded to nearest even (finite values; overflow saturates to inf). */
-export function f32ToF16(x: number): number {
-  f32Bits[0] = x;
-  const bits = u32Bits[0]!;
-  const sign = (bits >>> 16) & 0x8000;
-  const exp = ((bits >>> 23) & 0xff) - 127 + 15;
-  let mant = bits & 0x7fffff;
-  if (exp >= 31) return sign | 0x7c00;
-  if (exp <= 0) {
-    if (exp < -10) return sign;
-    mant |= 0x800000;
-    const shift = 14 - exp;
-    const half = 1 << (shift - 1);
-    let m = mant >>> shift;
-    const rest = mant & ((1 << shift) - 1);
-    if (rest > half || (rest === half && m & 1)) m++;
-    return sign | m;
-  }
-  let h = (exp << 10) | (mant >>> 13);
-  const rest = mant & 0x1fff;
-  if (rest > 0x1000 || (rest === 0x1000 && h & 1)) h++;
-  return sign | h;
-}

@@ -1,4 +1,4 @@
-import { dequantizeRange } from '../../core/dequantize';
+import { dequantizeRange, expertRange } from '../../core/dequantize';
 import { openGguf } from '../../node/gguf-io';
 import { writeAtomically } from '../../node/atomic-write';
 import { CliError, integerOption, printJson, type Command } from '../command';
@@ -36,13 +36,7 @@ export const dequantCommand: Command = {
       const tensor = gguf.tensor(name);
       if (!tensor) throw new CliError(`${path}: no tensor named "${name}"`);
       let [start, end] = [0, tensor.elements];
-      if (args.values.expert !== undefined) {
-        const expert = integerOption(args, 'expert', 0);
-        const [cols, rows, experts] = tensor.ne;
-        if (tensor.ne.length !== 3) throw new CliError(`${path}: tensor "${name}" is not a stacked expert tensor (shape [${tensor.ne.join(', ')}])`);
-        if (expert >= experts!) throw new CliError(`${path}: tensor "${name}" has experts 0 to ${experts! - 1}, not ${expert}`);
-        [start, end] = [expert * cols! * rows!, (expert + 1) * cols! * rows!];
-      }
+      if (args.values.expert !== undefined) [start, end] = expertRange(gguf, tensor, integerOption(args, 'expert', 0));
       // Whole rows per chunk, so every chunk starts on a block boundary.
       const rowLength = tensor.ne[0] ?? 1;
       const step = Math.max(1, Math.floor(CHUNK_ELEMENTS / rowLength)) * rowLength;
