@@ -1,10 +1,9 @@
 // Electron main process: one window showing the renderer, GufoApi bound over IPC. Kept thin;
 // the work lives in src-main/node and in the engine utility process (started on first use).
 import { join } from 'node:path';
-import { app, BrowserWindow, ipcMain, shell, type WebContents } from 'electron';
-import type { GufoApi } from '../../src-preload/api';
-import { EngineHost } from '../engine/host';
-import { createGufoApi, findApiMethod } from '../node/api';
+import { app, BrowserWindow, dialog, ipcMain, shell, type WebContents } from 'electron';
+import { API_METHODS, type GufoApi } from '../../src-preload/api';
+import { createBackend, type Backend } from '../backend/index';
 import { utilityProcessLauncher } from './engine-launcher';
 
 /** Set by `electron-vite dev`: load the renderer from its dev server instead of out/renderer. */
@@ -12,18 +11,17 @@ const devServerUrl = process.env.ELECTRON_RENDERER_URL;
 
 let mainWindow: BrowserWindow | undefined;
 
-/** The engine host, made when the app is ready; its utility process starts with the first request. */
-let engineHost: EngineHost | undefined;
+/** The back end, made when the app is ready; engine utility processes start with the first request. */
+let backend: Backend | undefined;
 
-/** Stops the engine before the app quits, so no utility process outlives it. */
-function closeEngineOnQuit(): void {
+/** Closes the back end before the app quits, so no utility process outlives it and the database is closed. */
+function closeBackendOnQuit(): void {
   let closed = false;
   app.on('will-quit', (event) => {
-    const host = engineHost;
-    if (closed || !host) return;
+    if (closed || !backend) return;
     event.preventDefault();
     closed = true;
-    void host.close().finally(() => app.quit());
+    void backend.close().finally(() => app.quit());
   });
 }
 
@@ -70,16 +68,32 @@ function openInBrowser(url: string): void {
 
 /** Each GufoApi method answers on channel `gufo:<name>`, for the main window only. */
 function bindIpc(api: GufoApi): void {
-  for (const name of Object.keys(api)) {
-    const method = findApiMethod(api, name);
-    if (!method) continue;
+  for (const name of API_METHODS) {
+    const method = api[name] as (...args: unknown[]) => Promise<unknown>;
     ipcMain.handle(`gufo:${name}`, (event, ...args: unknown[]) => {
       if (!mainWindow || event.sender !== mainWindow.webContents) {
         throw new Error(`gufo:${name} called from an unknown page`);
       }
-      return method(...args);
+      return method.apply(api, args);
     });
   }
+}
+
+/** Back-end events go to the main window on channel `gufo:event`. */
+function forwardEvents(source: Backend): void {
+  source.events.subscribe((event) => {
+    if (mainWindow && !mainWindow.isDestroyed()) mainWindow.webContents.send('gufo:event', event);
+  });
+}
+
+/** The native open dialog, for GufoApi.pickPaths. */
+async function pickPaths(kind: 'files' | 'folder'): Promise<string[]> {
+  const options: Electron.OpenDialogOptions =
+    kind === 'folder'
+      ? { title: 'Add a folder of models', properties: ['openDirectory'] }
+      : { title: 'Add models', properties: ['openFile', 'multiSelections'], filters: [{ name: 'GGUF models', extensions: ['gguf'] }] };
+  const result = mainWindow ? await dialog.showOpenDialog(mainWindow, options) : await dialog.showOpenDialog(options);
+  return result.canceled ? [] : result.filePaths;
 }
 
 function showMainWindow(): void {
@@ -93,14 +107,21 @@ if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
   app.enableSandbox();
-  closeEngineOnQuit();
+  closeBackendOnQuit();
   app.on('second-instance', showMainWindow);
   app.on('window-all-closed', () => {
     if (process.platform !== 'darwin') app.quit();
   });
   void app.whenReady().then(() => {
-    engineHost = new EngineHost({ launcher: utilityProcessLauncher(join(import.meta.dirname, 'engine.js')) });
-    bindIpc(createGufoApi('electron'));
+    backend = createBackend({
+      mode: 'electron',
+      // GUFO_HOME wins, as in browser mode; otherwise Electron's own user-data folder.
+      dataDir: process.env.GUFO_HOME ? undefined : app.getPath('userData'),
+      engineLauncher: utilityProcessLauncher(join(import.meta.dirname, 'engine.js')),
+      pickPaths,
+    });
+    bindIpc(backend.api);
+    forwardEvents(backend);
     mainWindow = createWindow();
     // macOS keeps the app alive without windows; clicking the dock icon opens one again.
     app.on('activate', () => {

@@ -1,37 +1,52 @@
-import type { GufoApi } from '../../src-preload/api';
+import { API_METHODS, type GufoApi, type GufoBridge, type GufoEvent, type GufoEventListener } from '../../src-preload/api';
 
 declare global {
   interface Window {
     /** Set by the Electron preload; absent in browser mode. */
-    gufo?: GufoApi;
+    gufo?: GufoBridge;
   }
 }
 
-/** The GufoApi binding for where the page runs: Electron's preload, else HTTP to `gufo serve`. */
-export function resolveApi(): GufoApi {
-  return window.gufo ?? httpApi(new URLSearchParams(location.search).get('token') ?? '');
+/** The GufoApi binding for where the page runs: Electron's preload, else HTTP + SSE to `gufo serve`. */
+export function resolveApi(): GufoBridge {
+  return window.gufo ?? httpBridge(new URLSearchParams(location.search).get('token') ?? '');
 }
 
-/** GufoApi over `POST /api/<method>` on the server that served this page. */
-function httpApi(token: string): GufoApi {
-  async function call<K extends keyof GufoApi>(
-    method: K,
-    ...args: Parameters<GufoApi[K]>
-  ): Promise<Awaited<ReturnType<GufoApi[K]>>> {
+export const ACCESS_DENIED = 'Access denied: open Gufo with the full address `gufo serve` printed (it carries the token).';
+
+/** GufoApi over `POST /api/<method>`, events over `GET /api/events`, on the server that served this page. */
+function httpBridge(token: string): GufoBridge {
+  async function call(method: string, args: unknown[]): Promise<unknown> {
     const response = await fetch(`/api/${method}`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'x-gufo-token': token },
       body: JSON.stringify(args),
     });
-    if (response.status === 401) {
-      throw new Error('Access denied: open Gufo with the full address `gufo serve` printed (it carries the token).');
-    }
+    if (response.status === 401) throw new Error(ACCESS_DENIED);
     const body: unknown = await response.json();
     if (!response.ok) throw new Error((body as { error?: string }).error ?? response.statusText);
-    return body as Awaited<ReturnType<GufoApi[K]>>;
+    return body;
   }
 
+  const listeners = new Set<GufoEventListener>();
+  let source: EventSource | undefined;
+  /** One stream for the page, opened with the first listener; EventSource reconnects by itself. */
+  function connect(): void {
+    if (source) return;
+    source = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
+    source.onmessage = (message) => {
+      const event = JSON.parse(message.data as string) as GufoEvent;
+      for (const listener of listeners) listener(event);
+    };
+  }
+
+  const methods = Object.fromEntries(API_METHODS.map((name) => [name, (...args: unknown[]) => call(name, args)])) as unknown as GufoApi;
   return {
-    appInfo: () => call('appInfo'),
+    ...methods,
+    onEvent(listener) {
+      listeners.add(listener);
+      connect();
+      return () => listeners.delete(listener);
+    },
   };
 }

@@ -1,2 +1,11 @@
-/** The app's sections, in navigation order. Each gets its page in the release that builds it. */
-export const SECTIONS = ['Library', 'Inspector', 'Chat', 'Benchmarks', 'Export'] as const;
+/** The app's sections, in navigation order, and the hash route each one lives at. */
+export const SECTIONS = [
+  { id: 'library', label: 'Library' },
+  { id: 'inspector', label: 'Inspector' },
+  { id: 'chat', label: 'Chat' },
+  { id: 'benchmarks', label: 'Benchmarks' },
+  { id: 'export', label: 'Export' },
+  { id: 'settings', label: 'Settings' },
+] as const;
+
+export type SectionId = (typeof SECTIONS)[number]['id'];

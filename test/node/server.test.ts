@@ -3,11 +3,13 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBackend, type Backend } from '../../src-main/backend/index';
 import { startServer, type RunningServer } from '../../src-main/node/server/index';
 import pkg from '../../package.json';
 
 let dir: string;
 let server: RunningServer;
+let backend: Backend;
 
 beforeAll(async () => {
   // A renderer folder, with a secret file beside it that must stay unreachable.
@@ -16,11 +18,13 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'renderer', 'index.html'), '<!doctype html><title>Gufo</title>');
   writeFileSync(join(dir, 'renderer', 'assets', 'app.js'), 'export {};');
   writeFileSync(join(dir, 'secret.txt'), 'secret');
-  server = await startServer({ port: 0, host: '127.0.0.1', rendererDir: join(dir, 'renderer') });
+  backend = createBackend({ mode: 'browser', dataDir: join(dir, 'home'), env: {} });
+  server = await startServer({ port: 0, host: '127.0.0.1', rendererDir: join(dir, 'renderer'), api: backend.api, events: backend.events });
 });
 
 afterAll(async () => {
   await server?.close();
+  await backend?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -98,6 +102,8 @@ describe('browser-mode server', () => {
       mode: 'browser',
       platform: process.platform,
       node: process.versions.node,
+      dataDir: join(dir, 'home'),
+      notices: [],
     });
   });
 
@@ -109,5 +115,32 @@ describe('browser-mode server', () => {
     expect((await send('POST', '/api/appInfo', withToken(), '{"a":1}')).status).toBe(400);
     expect((await send('POST', '/api/appInfo', withToken(), 'not json')).status).toBe(400);
     expect((await send('POST', '/api/appInfo', withToken(), '[' + '0,'.repeat(600_000) + '0]')).status).toBe(413);
+  });
+
+  it('streams back-end events to a client that presents the token', async () => {
+    expect((await send('GET', '/api/events')).status).toBe(401);
+    const received = await new Promise<string>((resolve, reject) => {
+      const req = request(
+        // A connection of its own: the stream holds it open.
+        { agent: false, host: '127.0.0.1', port: server.port, path: `/api/events?token=${server.token}`, headers: { host: `127.0.0.1:${server.port}` } },
+        (res) => {
+          expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('error', () => {}); // the reset caused by leaving below
+          res.on('data', (chunk: string) => {
+            text += chunk;
+            if (text.includes(': connected')) backend.events.emit({ type: 'library-changed' });
+            if (text.includes('library-changed')) {
+              resolve(text);
+              req.destroy();
+            }
+          });
+        },
+      );
+      req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+      req.end();
+    });
+    expect(received).toContain('data: {"type":"library-changed"}\n\n');
   });
 });

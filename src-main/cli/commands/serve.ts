@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { createBackend } from '../../backend/index';
+import { dataDir } from '../../node/data-dir';
 import { startServer } from '../../node/server/index';
 import { CliError, integerOption, log, type Command } from '../command';
 
@@ -17,6 +19,8 @@ export const serveCommand: Command = {
 Serves the Gufo UI and its API on this machine only, then prints the address to open:
   Gufo is running at http://127.0.0.1:<port>/?token=<token>
 The token is new on every launch; the API refuses calls without it.
+Data (database, exports) lives in GUFO_HOME, else the OS user-data folder; GUFO_MODELS_DIRS
+names extra model folders (separated by the OS path delimiter).
 Builds the UI first (out/renderer) when it has not been built. Stop with Ctrl+C.
 
 Options:
@@ -37,14 +41,19 @@ Options:
 
     if (!existsSync(join(RENDERER_DIR, 'index.html'))) await buildRenderer();
 
-    const server = await startServer({ port, host, rendererDir: RENDERER_DIR }).catch((err: unknown) => {
-      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-        throw new CliError(`port ${port} is already in use (try --port 0 for any free port)`);
-      }
-      throw err;
-    });
+    const backend = createBackend({ mode: 'browser', dataDir: dataDir() });
+    for (const notice of backend.context.notices) log(notice);
+    const server = await startServer({ port, host, rendererDir: RENDERER_DIR, api: backend.api, events: backend.events }).catch(
+      async (err: unknown) => {
+        await backend.close();
+        if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+          throw new CliError(`port ${port} is already in use (try --port 0 for any free port)`);
+        }
+        throw err;
+      },
+    );
     process.stdout.write(`Gufo is running at ${server.url}\n`);
-    log('Press Ctrl+C to stop.');
+    log(`Data: ${backend.context.dataDir}. Press Ctrl+C to stop.`);
 
     const signal = await new Promise<NodeJS.Signals>((done) => {
       process.once('SIGINT', done);
@@ -52,6 +61,7 @@ Options:
     });
     log(`Stopping (${signal}).`);
     await server.close();
+    await backend.close();
   },
 };
 

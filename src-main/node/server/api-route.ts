@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { GufoApi } from '../../../src-preload/api';
-import { findApiMethod } from '../api';
+import { isApiMethod, type GufoApi } from '../../../src-preload/api';
 
 /** Requests carry a few JSON arguments; anything larger is a mistake or an attack. */
 const MAX_BODY_BYTES = 1 << 20;
@@ -16,13 +15,13 @@ export interface ApiReply {
  */
 export async function callApi(api: GufoApi, req: IncomingMessage, name: string): Promise<ApiReply> {
   if (req.method !== 'POST') return { status: 405, body: { error: 'use POST' } };
-  const method = findApiMethod(api, name);
-  if (!method) return { status: 404, body: { error: `no API method "${name}"` } };
+  if (!isApiMethod(name)) return { status: 404, body: { error: `no API method "${name}"` } };
   const args = await readJson(req);
   if (args === undefined) return { status: 413, body: { error: `body over ${MAX_BODY_BYTES} bytes` } };
   if (!Array.isArray(args)) return { status: 400, body: { error: 'body must be a JSON array of arguments' } };
   try {
-    return { status: 200, body: (await method(...args)) ?? null };
+    const method = api[name] as (...a: unknown[]) => Promise<unknown>;
+    return { status: 200, body: (await method.apply(api, args)) ?? null };
   } catch (err) {
     return { status: 500, body: { error: err instanceof Error ? err.message : String(err) } };
   }

@@ -16,9 +16,11 @@ export function hostAllowed(req: IncomingMessage, port: number): boolean {
   return host === `127.0.0.1:${port}` || host === `localhost:${port}`;
 }
 
-/** Whether the request presents the launch token in the `x-gufo-token` header. */
-export function tokenPresented(req: IncomingMessage, token: string): boolean {
-  const given = req.headers['x-gufo-token'];
+/**
+ * Whether the request presents the launch token: in the `x-gufo-token` header, or as `given`
+ * (the `token` query parameter of the event stream, since EventSource cannot set headers).
+ */
+export function tokenPresented(req: IncomingMessage, token: string, given: unknown = req.headers['x-gufo-token']): boolean {
   if (typeof given !== 'string') return false;
   const a = Buffer.from(given);
   const b = Buffer.from(token);

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GufoApi } from '../../../src-preload/api';
-import { createGufoApi } from '../api';
 import { callApi } from './api-route';
+import { streamEvents, type EventSource } from './event-stream';
 import { hostAllowed, newToken, tokenPresented } from './guard';
 import { resolveStaticFile, sendFile } from './static-files';
 
@@ -13,7 +13,8 @@ export interface ServerOptions {
   host: '127.0.0.1';
   /** The built renderer (out/renderer). */
   rendererDir: string;
-  api?: GufoApi;
+  api: GufoApi;
+  events: EventSource;
 }
 
 export interface RunningServer {
@@ -25,11 +26,12 @@ export interface RunningServer {
 }
 
 /**
- * Browser mode: serves the renderer and binds GufoApi over HTTP on 127.0.0.1. Static files are
+ * Browser mode: serves the renderer and binds GufoApi over HTTP on 127.0.0.1: `POST /api/<method>`
+ * for calls, `GET /api/events` (Server-Sent Events) for what the back end pushes. Static files are
  * public; every API call must present the launch token.
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  const api = options.api ?? createGufoApi('browser');
+  const { api, events } = options;
   const token = newToken();
   let port = options.port;
 
@@ -41,10 +43,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     res.setHeader('Cache-Control', 'no-store');
     if (!hostAllowed(req, port)) return sendJson(res, 403, { error: 'unexpected Host header' });
 
-    const { pathname } = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const { pathname, searchParams } = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (pathname === '/api/events' && req.method === 'GET') {
+      if (!tokenPresented(req, token, searchParams.get('token'))) return sendJson(res, 401, { error: 'missing or wrong token' });
+      return streamEvents(req, res, events);
+    }
     if (pathname.startsWith('/api/')) {
       if (!tokenPresented(req, token)) return sendJson(res, 401, { error: 'missing or wrong x-gufo-token' });
       const reply = await callApi(api, req, pathname.slice('/api/'.length));
+      // The rest of an oversized body was never read: the connection cannot carry another request.
+      if (reply.status === 413) res.setHeader('Connection', 'close');
       return sendJson(res, reply.status, reply.body);
     }
 

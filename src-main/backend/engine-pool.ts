@@ -1,0 +1,91 @@
+/**
+ * The engine processes behind chat and benchmarks: one model per engine process, at most `cap`
+ * processes, least recently used one reused first. Work on one engine runs one call at a time, in
+ * the order asked (the engine serves one generation at a time; a chat's next turn reuses the KV
+ * cache its previous turn left).
+ */
+import { EngineHost, type EngineLauncher } from '../engine/host';
+import type { EngineInfo } from '../engine/protocol';
+
+export interface LoadSpec {
+  path: string;
+  /** Context size the KV cache is allocated for. */
+  ctx: number;
+  /** Load progress, in tensor bytes, while the model is being loaded for this call. */
+  onProgress?(done: number, total: number): void;
+}
+
+export interface EngineLease {
+  host: EngineHost;
+  info: EngineInfo;
+}
+
+interface Slot {
+  host: EngineHost;
+  /** What the engine holds now (null: nothing, or unknown after a crash). */
+  loaded: { path: string; ctx: number; info: EngineInfo } | null;
+  /** The tail of this engine's queue of calls. */
+  queue: Promise<unknown>;
+  lastUsed: number;
+}
+
+export interface EnginePoolOptions {
+  /** Starts engine processes (default: child_process.fork of the engine entry). */
+  launcher?: EngineLauncher;
+  /** Engine processes at most (default 1). */
+  cap?: number;
+}
+
+export class EnginePool {
+  readonly #slots: Slot[] = [];
+  readonly #cap: number;
+
+  constructor(private readonly options: EnginePoolOptions = {}) {
+    this.#cap = Math.max(1, options.cap ?? 1);
+  }
+
+  /**
+   * Runs `work` with an engine that has `spec.path` loaded with at least `spec.ctx` of context,
+   * after the calls queued before it on that engine.
+   */
+  withModel<T>(spec: LoadSpec, work: (lease: EngineLease) => Promise<T>): Promise<T> {
+    const slot = this.#slotFor(spec.path);
+    slot.lastUsed = Date.now();
+    const run = async (): Promise<T> => {
+      const info = await this.#ensureLoaded(slot, spec);
+      return work({ host: slot.host, info });
+    };
+    const result = slot.queue.then(run, run);
+    slot.queue = result.catch(() => {});
+    return result;
+  }
+
+  /** Stops every engine process. */
+  async close(): Promise<void> {
+    const slots = this.#slots.splice(0);
+    await Promise.all(slots.map((slot) => slot.host.close()));
+  }
+
+  #slotFor(path: string): Slot {
+    const holding = this.#slots.find((s) => s.loaded?.path === path);
+    if (holding) return holding;
+    if (this.#slots.length < this.#cap) {
+      const host = new EngineHost({ launcher: this.options.launcher, stdio: 'inherit' });
+      const slot: Slot = { host, loaded: null, queue: Promise.resolve(), lastUsed: 0 };
+      // A crashed engine holds nothing: the next call loads again.
+      host.onCrash(() => (slot.loaded = null));
+      this.#slots.push(slot);
+      return slot;
+    }
+    return this.#slots.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
+  }
+
+  async #ensureLoaded(slot: Slot, spec: LoadSpec): Promise<EngineInfo> {
+    const held = slot.loaded;
+    if (held && held.path === spec.path && held.ctx >= spec.ctx) return held.info;
+    slot.loaded = null;
+    const info = await slot.host.load(spec.path, { ctx: spec.ctx }, (e) => spec.onProgress?.(e.done, e.total));
+    slot.loaded = { path: spec.path, ctx: spec.ctx, info };
+    return info;
+  }
+}

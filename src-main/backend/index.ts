@@ -1,0 +1,94 @@
+/**
+ * The back end of GufoApi: one implementation, bound to the UI by Electron IPC (src-main/app) and
+ * by HTTP + SSE in browser mode (src-main/node/server), and used directly by tests.
+ *
+ * Layer: may import core, node and the engine host (never the engine's GPU code, which runs in
+ * its own process).
+ */
+import { mkdirSync } from 'node:fs';
+import type { AppMode, GufoApi } from '../../src-preload/api';
+import type { EngineLauncher } from '../engine/host';
+import { dataDir as defaultDataDir, databasePath, envModelDirs, modelsDir } from '../node/data-dir';
+import { openStore } from '../node/store/database';
+import { ModelStore } from '../node/store/models';
+import { SettingsStore } from '../node/store/settings';
+// Named import: bundles only the version, not the whole package.json.
+import { version } from '../../package.json';
+import { createAppApi } from './app-api';
+import { createBenchApi } from './bench';
+import { createChatApi } from './chat';
+import type { BackendContext } from './context';
+import { EnginePool } from './engine-pool';
+import { EventHub } from './events';
+import { createExportApi } from './export';
+import { createInspectorApi } from './inspector';
+import { JobManager } from './jobs';
+import { createJobsApi } from './jobs-api';
+import { createLibraryApi } from './library';
+
+export interface BackendOptions {
+  mode: AppMode;
+  /** Default: GUFO_HOME, else the OS user-data folder. */
+  dataDir?: string;
+  env?: NodeJS.ProcessEnv;
+  /** How engine processes start (default: child_process.fork). */
+  engineLauncher?: EngineLauncher;
+  /** Engine processes at most (default 1). */
+  engineCap?: number;
+  pickPaths?: (kind: 'files' | 'folder') => Promise<string[]>;
+}
+
+export interface Backend {
+  api: GufoApi;
+  events: EventHub;
+  context: BackendContext;
+  /** Cancels jobs, stops engines, closes the database. */
+  close(): Promise<void>;
+}
+
+export function createBackend(options: BackendOptions): Backend {
+  const env = options.env ?? process.env;
+  const dir = options.dataDir ?? defaultDataDir(env);
+  mkdirSync(modelsDir(dir), { recursive: true });
+  const { db, notices } = openStore(databasePath(dir));
+  const events = new EventHub();
+  const closers: (() => void | Promise<void>)[] = [];
+  const context: BackendContext = {
+    mode: options.mode,
+    version,
+    dataDir: dir,
+    modelsDir: modelsDir(dir),
+    envModelDirs: envModelDirs(env),
+    db,
+    models: new ModelStore(db),
+    settings: new SettingsStore(db),
+    events,
+    jobs: new JobManager(events),
+    engines: new EnginePool({ launcher: options.engineLauncher, cap: options.engineCap }),
+    notices,
+    pickPaths: options.pickPaths,
+    onClose: (closer) => closers.push(closer),
+  };
+  const api: GufoApi = {
+    ...createAppApi(context),
+    ...createLibraryApi(context),
+    ...createInspectorApi(context),
+    ...createChatApi(context),
+    ...createBenchApi(context),
+    ...createExportApi(context),
+    ...createJobsApi(context),
+  };
+  let closing: Promise<void> | undefined;
+  return {
+    api,
+    events,
+    context,
+    close: () =>
+      (closing ??= (async () => {
+        await context.jobs.close();
+        for (const closer of closers.reverse()) await closer();
+        await context.engines.close();
+        db.close();
+      })()),
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * Long work as jobs: each has progress, can be cancelled, and reports every change as a 'job'
+ * event. Progress events are throttled so a fast job does not flood the UI.
+ */
+import { randomUUID } from 'node:crypto';
+import type { JobKind, JobState } from '../../src-preload/api';
+import type { EventHub } from './events';
+
+export interface JobContext {
+  signal: AbortSignal;
+  /** Reports progress; `detail` replaces the current step line when given. */
+  progress(done: number, total?: number | null, detail?: string | null): void;
+}
+
+export interface JobSpec {
+  kind: JobKind;
+  title: string;
+  unit: JobState['unit'];
+  modelId?: number | null;
+}
+
+/** Finished jobs kept for listJobs. */
+const KEEP_FINISHED = 50;
+/** At most one progress event per job in this many ms. */
+const PROGRESS_EVERY_MS = 100;
+
+/** Thrown by work that noticed its signal; the job ends as 'cancelled', not 'failed'. */
+export function isAbort(err: unknown, signal: AbortSignal): boolean {
+  return signal.aborted || (err instanceof Error && err.name === 'AbortError');
+}
+
+export class JobManager {
+  readonly #jobs = new Map<string, { state: JobState; controller: AbortController; done: Promise<unknown> }>();
+
+  constructor(private readonly events: EventHub) {}
+
+  /** Starts `work` now; answers the job id at once. The job's result is what `work` resolves to. */
+  start<T>(spec: JobSpec, work: (job: JobContext) => Promise<T>): string {
+    const controller = new AbortController();
+    const state: JobState = {
+      id: randomUUID(),
+      kind: spec.kind,
+      title: spec.title,
+      status: 'running',
+      done: 0,
+      total: null,
+      unit: spec.unit,
+      detail: null,
+      result: null,
+      error: null,
+      startedAt: new Date().toISOString(),
+      endedAt: null,
+      modelId: spec.modelId ?? null,
+    };
+    let lastSent = 0;
+    const context: JobContext = {
+      signal: controller.signal,
+      progress: (done, total, detail) => {
+        state.done = done;
+        if (total !== undefined) state.total = total;
+        if (detail !== undefined) state.detail = detail;
+        const now = Date.now();
+        if (now - lastSent >= PROGRESS_EVERY_MS) {
+          lastSent = now;
+          this.#emit(state);
+        }
+      },
+    };
+    const finish = (patch: Partial<JobState>) => {
+      Object.assign(state, patch, { endedAt: new Date().toISOString() });
+      this.#emit(state);
+      this.#prune();
+    };
+    const done = Promise.resolve()
+      .then(() => work(context))
+      .then(
+        (result) => finish(controller.signal.aborted ? { status: 'cancelled' } : { status: 'done', result }),
+        (err: unknown) =>
+          finish(isAbort(err, controller.signal) ? { status: 'cancelled' } : { status: 'failed', error: err instanceof Error ? err.message : String(err) }),
+      );
+    this.#jobs.set(state.id, { state, controller, done });
+    this.#emit(state);
+    return state.id;
+  }
+
+  list(): JobState[] {
+    return [...this.#jobs.values()].map((j) => structuredClone(j.state)).reverse();
+  }
+
+  get(id: string): JobState | undefined {
+    const job = this.#jobs.get(id);
+    return job && structuredClone(job.state);
+  }
+
+  cancel(id: string): void {
+    const job = this.#jobs.get(id);
+    if (!job) throw new Error(`no job ${id}`);
+    if (job.state.status === 'running') job.controller.abort();
+  }
+
+  /** Resolves when the job has ended (tests, shutdown). */
+  async wait(id: string): Promise<JobState> {
+    const job = this.#jobs.get(id);
+    if (!job) throw new Error(`no job ${id}`);
+    await job.done;
+    return structuredClone(job.state);
+  }
+
+  /** Cancels every running job and waits for them to end. */
+  async close(): Promise<void> {
+    const running = [...this.#jobs.values()].filter((j) => j.state.status === 'running');
+    for (const job of running) job.controller.abort();
+    await Promise.all(running.map((j) => j.done));
+  }
+
+  #emit(state: JobState): void {
+    this.events.emit({ type: 'job', job: structuredClone(state) });
+  }
+
+  #prune(): void {
+    const finished = [...this.#jobs.values()].filter((j) => j.state.status !== 'running');
+    for (const job of finished.slice(0, Math.max(0, finished.length - KEEP_FINISHED))) this.#jobs.delete(job.state.id);
+  }
+}

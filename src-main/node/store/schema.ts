@@ -1,0 +1,134 @@
+/**
+ * The database schema, as a list of migrations. Migration N takes a database at version N-1 (its
+ * `PRAGMA user_version`) to version N. Never edit a migration that has shipped: add the next one.
+ * test/node/store/migrations.test.ts upgrades a database from every earlier version.
+ */
+import type { Database } from 'better-sqlite3';
+
+export interface Migration {
+  version: number;
+  /** What it changes, for the log and the tests. */
+  summary: string;
+  up(db: Database): void;
+}
+
+/** Timestamps are ISO 8601 UTC text, written by SQLite itself. */
+const NOW = "(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))";
+
+const V1 = `
+CREATE TABLE models (
+  id           INTEGER PRIMARY KEY,
+  path         TEXT NOT NULL UNIQUE,
+  name         TEXT NOT NULL,
+  source       TEXT NOT NULL CHECK (source IN ('folder', 'added', 'exported', 'downloaded')),
+  bytes        INTEGER NOT NULL,
+  mtime_ms     INTEGER NOT NULL,
+  sha256       TEXT,
+  -- The metadata summary (architecture, parameters, file type, type mix, context length) as JSON.
+  summary_json TEXT,
+  error        TEXT,
+  added_at     TEXT NOT NULL DEFAULT ${NOW}
+);
+
+-- Files the user removed from the library: folder scans leave them out.
+CREATE TABLE excluded_paths (
+  path TEXT PRIMARY KEY
+);
+
+CREATE TABLE chats (
+  id             INTEGER PRIMARY KEY,
+  title          TEXT NOT NULL,
+  model_id       INTEGER REFERENCES models(id) ON DELETE SET NULL,
+  model_name     TEXT NOT NULL,
+  model_path     TEXT NOT NULL,
+  system_prompt  TEXT NOT NULL DEFAULT '',
+  sampling_json  TEXT NOT NULL,
+  context_size   INTEGER NOT NULL,
+  -- The last message of the branch on show (no foreign key: messages reference chats).
+  active_leaf_id INTEGER,
+  created_at     TEXT NOT NULL DEFAULT ${NOW},
+  updated_at     TEXT NOT NULL DEFAULT ${NOW}
+);
+
+CREATE TABLE messages (
+  id         INTEGER PRIMARY KEY,
+  chat_id    INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+  -- Edits and regenerations are siblings under the same parent: the messages form a tree.
+  parent_id  INTEGER REFERENCES messages(id) ON DELETE CASCADE,
+  role       TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
+  content    TEXT NOT NULL,
+  status     TEXT NOT NULL DEFAULT 'done' CHECK (status IN ('done', 'streaming', 'stopped', 'interrupted', 'error')),
+  stats_json TEXT,
+  error      TEXT,
+  created_at TEXT NOT NULL DEFAULT ${NOW}
+);
+CREATE INDEX messages_by_chat ON messages(chat_id, parent_id);
+
+-- Full-text search over messages. A message is indexed once it stops streaming, so the index is
+-- not rewritten for every token of an answer.
+CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id');
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages WHEN new.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages WHEN old.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_unindex AFTER UPDATE OF content, status ON messages WHEN old.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_index AFTER UPDATE OF content, status ON messages WHEN new.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+
+CREATE TABLE settings (
+  key        TEXT PRIMARY KEY,
+  value_json TEXT NOT NULL
+);
+
+CREATE TABLE bench_runs (
+  id                INTEGER PRIMARY KEY,
+  model_id          INTEGER REFERENCES models(id) ON DELETE SET NULL,
+  model_name        TEXT NOT NULL,
+  model_path        TEXT NOT NULL,
+  file_sha256       TEXT,
+  adapter           TEXT NOT NULL,
+  backend           TEXT NOT NULL,
+  prompt_tokens     INTEGER NOT NULL,
+  gen_tokens        INTEGER NOT NULL,
+  prefill_tok_s     REAL NOT NULL,
+  decode_tok_s      REAL NOT NULL,
+  ttft_ms           REAL NOT NULL,
+  load_ms           REAL NOT NULL,
+  roofline_fraction REAL,
+  app_version       TEXT NOT NULL,
+  created_at        TEXT NOT NULL DEFAULT ${NOW}
+);
+CREATE INDEX bench_runs_by_model ON bench_runs(model_id, created_at);
+
+CREATE TABLE exports (
+  id              INTEGER PRIMARY KEY,
+  source_model_id INTEGER REFERENCES models(id) ON DELETE SET NULL,
+  source_name     TEXT NOT NULL,
+  source_path     TEXT NOT NULL,
+  output_path     TEXT NOT NULL,
+  file_type       TEXT NOT NULL,
+  status          TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'cancelled')),
+  bytes_out       INTEGER,
+  seconds         REAL,
+  error           TEXT,
+  output_model_id INTEGER REFERENCES models(id) ON DELETE SET NULL,
+  job_id          TEXT,
+  started_at      TEXT NOT NULL DEFAULT ${NOW},
+  ended_at        TEXT
+);
+`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    summary: 'models, excluded paths, chats, messages (tree) with FTS5, settings, benchmark runs, exports',
+    up: (db) => db.exec(V1),
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,0 +1,65 @@
+/** The app itself: who is answering, settings, and the file system as the UI may browse it. */
+
+/** How the UI is being delivered: an Electron window, or a browser tab on `gufo serve`. */
+export type AppMode = 'electron' | 'browser';
+
+export interface AppInfo {
+  name: 'Gufo';
+  /** The version in package.json. */
+  version: string;
+  mode: AppMode;
+  /** `process.platform` of the back end. */
+  platform: string;
+  /** Node.js version of the back end. */
+  node: string;
+  /** Where Gufo keeps its database and downloaded/exported models (GUFO_HOME or the OS user-data dir). */
+  dataDir: string;
+  /**
+   * Things the user must know about from startup, e.g. a corrupt database that was moved aside
+   * ("gufo.db was not a valid database; it was kept as gufo.db.corrupt-…, and a new one started").
+   */
+  notices: string[];
+}
+
+export type Theme = 'system' | 'light' | 'dark';
+
+export interface Settings {
+  theme: Theme;
+  /** Extra folders scanned for models (besides GUFO_MODELS_DIRS and the data dir's models/). */
+  modelDirs: string[];
+  /** Context size for new chats (tokens). */
+  defaultContext: number;
+  /** Where exports go by default (the data dir's models/ when null). */
+  exportDir: string | null;
+}
+
+/** One entry of a folder, as the in-app file browser shows it (browser mode has no native picker). */
+export interface DirEntry {
+  name: string;
+  path: string;
+  kind: 'file' | 'dir';
+  /** Bytes, for files. */
+  bytes: number | null;
+}
+
+export interface DirListing {
+  path: string;
+  parent: string | null;
+  entries: DirEntry[];
+}
+
+export interface AppApi {
+  appInfo(): Promise<AppInfo>;
+  getSettings(): Promise<Settings>;
+  /** Saves the given fields; answers the whole settings. Invalid values are an error naming the field. */
+  updateSettings(patch: Partial<Settings>): Promise<Settings>;
+  /** Folders and .gguf files in `path` (default: the user's home), for the in-app file browser. */
+  listDir(path?: string): Promise<DirListing>;
+  /**
+   * The native "open" dialog where there is one (Electron): chosen paths, [] when cancelled;
+   * null in browser mode, where the UI shows its own file browser (listDir) instead.
+   */
+  pickPaths(kind: 'files' | 'folder'): Promise<string[] | null>;
+}
+
+export const APP_METHODS = ['appInfo', 'getSettings', 'updateSettings', 'listDir', 'pickPaths'] as const satisfies readonly (keyof AppApi)[];

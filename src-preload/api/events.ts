@@ -1,0 +1,19 @@
+/** What the back end pushes to the UI: over IPC in Electron, over SSE (`GET /api/events`) in browser mode. */
+import type { Settings } from './app';
+import type { MessageView } from './chat';
+import type { JobState } from './jobs';
+
+export type GufoEvent =
+  /** A job started, progressed or ended. */
+  | { type: 'job'; job: JobState }
+  /** Models were added, removed, hashed or rescanned: list them again. */
+  | { type: 'library-changed' }
+  /** Text appended to a message being written. */
+  | { type: 'chat-delta'; chatId: number; messageId: number; text: string }
+  /** A message was created or its status/stats changed (not sent for each delta). */
+  | { type: 'chat-message'; message: MessageView }
+  /** A chat was created, renamed or deleted. */
+  | { type: 'chats-changed' }
+  | { type: 'settings-changed'; settings: Settings };
+
+export type GufoEventListener = (event: GufoEvent) => void;

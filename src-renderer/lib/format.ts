@@ -1,0 +1,34 @@
+/** How numbers read in the UI: one place, so every screen says "1.2 GB" the same way. */
+
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return '—';
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (Math.abs(value) >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(value < 10 ? 2 : value < 100 ? 1 : 0)} ${units[unit]}`;
+}
+
+/** Parameter counts as model cards say them: 260K, 1.2B. */
+export function formatParams(count: number | null): string {
+  if (count === null) return '—';
+  if (count >= 1e9) return `${(count / 1e9).toFixed(count >= 1e10 ? 0 : 1)}B`;
+  if (count >= 1e6) return `${(count / 1e6).toFixed(count >= 1e7 ? 0 : 1)}M`;
+  if (count >= 1e3) return `${Math.round(count / 1e3)}K`;
+  return String(count);
+}
+
+export function formatRate(tokensPerSecond: number): string {
+  return `${tokensPerSecond.toFixed(tokensPerSecond < 10 ? 2 : 1)} tok/s`;
+}
+
+export function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+export function formatDate(iso: string): string {
+  return new Date(iso).toLocaleString();
+}
