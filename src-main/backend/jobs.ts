@@ -72,7 +72,11 @@ export class JobManager {
       this.#prune();
     };
     const done = Promise.resolve()
-      .then(() => work(context))
+      .then(() => {
+        // Cancelled before it began: never start the work.
+        controller.signal.throwIfAborted();
+        return work(context);
+      })
       .then(
         (result) => finish(controller.signal.aborted ? { status: 'cancelled' } : { status: 'done', result }),
         (err: unknown) =>

@@ -57,6 +57,7 @@ export function openStore(path: string, migrations: readonly Migration[] = MIGRA
           'Update Gufo, or move the file away to start a new database.',
       );
     }
+    useWal(db);
     migrate(db, migrations, latest);
   } catch (err) {
     db.close();
@@ -77,19 +78,18 @@ export function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS, t
   }
 }
 
+/** A connection; nothing written yet, so a database this version must not touch stays as it was. */
 function connect(path: string): Db {
   const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
-  try {
-    db.pragma('journal_mode = WAL');
-    // WAL + NORMAL: a committed transaction survives a crash or kill of the app (not power loss
-    // before the next checkpoint), at a fraction of FULL's fsyncs; streamed tokens commit one by one.
-    db.pragma('synchronous = NORMAL');
-    db.pragma('foreign_keys = ON');
-    return db;
-  } catch (err) {
-    db.close();
-    throw err;
-  }
+  db.pragma('foreign_keys = ON');
+  return db;
+}
+
+function useWal(db: Db): void {
+  db.pragma('journal_mode = WAL');
+  // WAL + NORMAL: a committed transaction survives a crash or kill of the app (not power loss
+  // before the next checkpoint), at a fraction of FULL's fsyncs; streamed tokens commit one by one.
+  db.pragma('synchronous = NORMAL');
 }
 
 /** False for a file that exists, is not empty and does not start like an SQLite database. */

@@ -1,0 +1,79 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EnginePool } from '../../src-main/backend/engine-pool';
+import { STORIES_260K } from '../support/paths';
+import { tempDir } from '../support/temp';
+import { writeRandomModel } from '../support/test-models';
+
+async function randomModel(): Promise<string> {
+  const path = join(tempDir(), 'random.gguf');
+  await writeRandomModel(path, { nLayer: 1, nEmbd: 32, nFf: 64, nHead: 2 });
+  return path;
+}
+
+describe('EnginePool (real engine processes on the GPU)', () => {
+  it('runs calls for one model one at a time, in order, on one loaded engine', async () => {
+    const pool = new EnginePool();
+    try {
+      const spans: [number, number][] = [];
+      let loads = 0;
+      const call = (i: number) =>
+        pool.withModel({ path: STORIES_260K, ctx: 64, onProgress: (done, total) => done === total && loads++ }, async ({ host, info }) => {
+          const start = performance.now();
+          expect(info.model?.path).toBe(STORIES_260K);
+          await host.generate({ prompt: [1, 400 + i], maxTokens: 2 });
+          spans.push([start, performance.now()]);
+          return i;
+        });
+      expect(await Promise.all([call(0), call(1), call(2)])).toEqual([0, 1, 2]);
+      for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
+      expect(loads).toBe(1);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('with one engine, switches models in the same process; a bigger context reloads', async () => {
+    const other = await randomModel();
+    const pool = new EnginePool({ cap: 1 });
+    try {
+      const first = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host, info }) => ({ pid: host.pid, ctx: info.model!.ctx }));
+      const second = await pool.withModel({ path: other, ctx: 32 }, async ({ host, info }) => ({ pid: host.pid, path: info.model!.path }));
+      expect(second).toEqual({ pid: first.pid, path: other });
+      const bigger = await pool.withModel({ path: other, ctx: 96 }, async ({ info }) => info.model!.ctx);
+      expect(bigger).toBe(96);
+      // A smaller request is served by the loaded, bigger context.
+      expect(await pool.withModel({ path: other, ctx: 16 }, async ({ info }) => info.model!.ctx)).toBe(96);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('with two engines, keeps both models loaded in separate processes', async () => {
+    const other = await randomModel();
+    const pool = new EnginePool({ cap: 2 });
+    try {
+      const a = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host.pid);
+      const b = await pool.withModel({ path: other, ctx: 32 }, async ({ host }) => host.pid);
+      expect(a).not.toBe(b);
+      expect(await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host.pid)).toBe(a);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('loads again after the engine process dies', async () => {
+    const pool = new EnginePool();
+    try {
+      const pid = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host.pid!);
+      const exited = pool.withModel({ path: STORIES_260K, ctx: 32 }, ({ host }) => new Promise<void>((resolve) => host.onCrash(() => resolve())));
+      process.kill(pid, 'SIGKILL');
+      await exited;
+      const result = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host, info }) => ({ pid: host.pid, path: info.model?.path }));
+      expect(result.pid).not.toBe(pid);
+      expect(result.path).toBe(STORIES_260K);
+    } finally {
+      await pool.close();
+    }
+  });
+});

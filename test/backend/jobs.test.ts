@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { GufoEvent, JobState } from '../../src-preload/api';
+import { EventHub } from '../../src-main/backend/events';
+import { JobManager } from '../../src-main/backend/jobs';
+
+function manager() {
+  const events = new EventHub();
+  const seen: JobState[] = [];
+  events.subscribe((e: GufoEvent) => {
+    if (e.type === 'job') seen.push(e.job);
+  });
+  return { jobs: new JobManager(events), seen };
+}
+
+const spec = { kind: 'export', title: 'Export x', unit: 'bytes' } as const;
+
+describe('JobManager', () => {
+  it('runs work, reports start, progress and the result', async () => {
+    const { jobs, seen } = manager();
+    const id = jobs.start(spec, async (job) => {
+      job.progress(5, 10, 'half');
+      return { answer: 42 };
+    });
+    const done = await jobs.wait(id);
+    expect(done).toMatchObject({ status: 'done', result: { answer: 42 }, done: 5, total: 10, detail: 'half', error: null });
+    expect(done.endedAt).not.toBeNull();
+    expect(seen[0]).toMatchObject({ id, status: 'running' });
+    expect(seen.at(-1)).toMatchObject({ id, status: 'done' });
+    expect(jobs.list()[0]).toEqual(done);
+  });
+
+  it('ends as failed with the error message', async () => {
+    const { jobs } = manager();
+    const id = jobs.start(spec, async () => {
+      throw new Error('disk full: /tmp/x.gguf');
+    });
+    expect(await jobs.wait(id)).toMatchObject({ status: 'failed', error: 'disk full: /tmp/x.gguf' });
+  });
+
+  it('cancels through the signal; the job ends as cancelled, not failed', async () => {
+    const { jobs } = manager();
+    const id = jobs.start(spec, (job) => new Promise((_, reject) => job.signal.addEventListener('abort', () => reject(new Error('stopped')))));
+    jobs.cancel(id); // before the work even began
+    expect(await jobs.wait(id)).toMatchObject({ status: 'cancelled', error: null });
+    expect(() => jobs.cancel('nope')).toThrow(/no job nope/);
+  });
+
+  it('throttles progress events', async () => {
+    const { jobs, seen } = manager();
+    const id = jobs.start(spec, async (job) => {
+      for (let i = 0; i < 10_000; i++) job.progress(i, 10_000);
+    });
+    await jobs.wait(id);
+    expect(seen.length).toBeLessThan(10);
+    expect(seen.at(-1)).toMatchObject({ status: 'done', done: 9999 });
+  });
+
+  it('close() cancels running jobs and waits for them', async () => {
+    const { jobs } = manager();
+    let ended = false;
+    const id = jobs.start(spec, (job) =>
+      new Promise<void>((resolve) =>
+        job.signal.addEventListener('abort', () => {
+          ended = true;
+          resolve();
+        }),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the work has begun
+    await jobs.close();
+    expect(ended).toBe(true);
+    expect(jobs.get(id)?.status).toBe('cancelled');
+  });
+});
