@@ -40,6 +40,15 @@ export interface AddModelsResult {
   skipped: { path: string; reason: string }[];
 }
 
+/** A folder the library scans for .gguf files (recursively). */
+export interface LibraryFolder {
+  path: string;
+  /** 'data': the data dir's models/ (exports land there); 'env': GUFO_MODELS_DIRS; 'settings': Settings › model folders. */
+  origin: 'data' | 'env' | 'settings';
+  /** Why it cannot be scanned now ("not found"), null when it can. */
+  problem: string | null;
+}
+
 export interface LibraryApi {
   /** Every model in the library, after a quick check of the configured folders. */
   listModels(): Promise<ModelEntry[]>;
@@ -51,8 +60,10 @@ export interface LibraryApi {
    * A removed file stays out of the library when folders are scanned again, until added by hand.
    */
   removeModel(id: number, options: { deleteFile: boolean }): Promise<void>;
-  /** Scans the configured folders again. */
+  /** Scans the configured folders again, reading every file's header anew. */
   rescanLibrary(): Promise<ModelEntry[]>;
+  /** The folders scanned, in order, each once. */
+  libraryFolders(): Promise<LibraryFolder[]>;
 }
 
-export const LIBRARY_METHODS = ['listModels', 'getModel', 'addModels', 'removeModel', 'rescanLibrary'] as const satisfies readonly (keyof LibraryApi)[];
+export const LIBRARY_METHODS = ['listModels', 'getModel', 'addModels', 'removeModel', 'rescanLibrary', 'libraryFolders'] as const satisfies readonly (keyof LibraryApi)[];

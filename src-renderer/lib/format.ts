@@ -32,3 +32,13 @@ export function formatMs(ms: number): string {
 export function formatDate(iso: string): string {
   return new Date(iso).toLocaleString();
 }
+
+/** A whole count with the locale's digit grouping (a context length: 131,072). */
+export function formatCount(count: number | null): string {
+  return count === null ? '—' : count.toLocaleString();
+}
+
+/** What an error says, for showing it (a failed API call rejects with an Error carrying the back end's message). */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -86,6 +86,20 @@ export class ModelStore {
     this.db.prepare('UPDATE models SET sha256 = ? WHERE id = ? AND mtime_ms = ?').run(sha256, id, mtimeMs);
   }
 
+  /** Readable files whose hash is not known yet, smallest first (so quick ones are done first). */
+  needingHash(): ModelEntry[] {
+    const rows = this.db.prepare('SELECT * FROM models WHERE sha256 IS NULL AND error IS NULL ORDER BY bytes, id').all() as ModelRow[];
+    return rows.map(toEntry);
+  }
+
+  /** Forgets the file and keeps folder scans from bringing it back (until unexcluded). */
+  remove(id: number, path: string): void {
+    this.db.transaction(() => {
+      this.exclude(path);
+      this.delete(id);
+    })();
+  }
+
   delete(id: number): void {
     this.db.prepare('DELETE FROM models WHERE id = ?').run(id);
   }

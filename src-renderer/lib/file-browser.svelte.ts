@@ -1,0 +1,60 @@
+/** The in-app file browser's state: the folder on show, the files chosen in it, where it was left. */
+import type { DirEntry, DirListing, GufoApi } from '../../src-preload/api';
+import { messageOf } from './format';
+
+/** Where the last browser was left, so the next one opens there (the home folder at first). */
+let lastPath: string | undefined;
+
+export class FileBrowser {
+  listing: DirListing | null = $state(null);
+  /** The path field; follows the folder on show, and can be typed into. */
+  typedPath = $state('');
+  loading = $state(false);
+  error: string | null = $state(null);
+  /** Paths of the files chosen in this folder. */
+  selected: string[] = $state([]);
+
+  readonly folders: DirEntry[] = $derived(this.listing?.entries.filter((e) => e.kind === 'dir') ?? []);
+  readonly files: DirEntry[] = $derived(this.listing?.entries.filter((e) => e.kind === 'file') ?? []);
+
+  readonly #api: Pick<GufoApi, 'listDir'>;
+
+  constructor(api: Pick<GufoApi, 'listDir'>) {
+    this.#api = api;
+  }
+
+  /** Shows where the last browser was left, else the home folder. */
+  resume(): Promise<void> {
+    return this.open(lastPath);
+  }
+
+  /** Shows `path`; the home folder when undefined. */
+  async open(path: string | undefined): Promise<void> {
+    this.loading = true;
+    try {
+      const listing = await this.#api.listDir(path);
+      this.listing = listing;
+      this.typedPath = listing.path;
+      this.selected = [];
+      this.error = null;
+      lastPath = listing.path;
+    } catch (err) {
+      this.error = messageOf(err);
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  /** Opens the folder typed into the path field. */
+  openTyped(): Promise<void> {
+    return this.open(this.typedPath.trim() || undefined);
+  }
+
+  isSelected(path: string): boolean {
+    return this.selected.includes(path);
+  }
+
+  toggle(path: string): void {
+    this.selected = this.isSelected(path) ? this.selected.filter((p) => p !== path) : [...this.selected, path];
+  }
+}

@@ -1,0 +1,75 @@
+/** How the library table sorts, filters and describes models: plain functions, kept out of markup. */
+import type { ModelEntry, ModelSource, TypeShareView } from '../../src-preload/api';
+
+export type SortKey = 'name' | 'architecture' | 'parameters' | 'bytes' | 'fileType' | 'contextLength' | 'source';
+export type SortDirection = 'ascending' | 'descending';
+
+export interface SortOrder {
+  key: SortKey;
+  direction: SortDirection;
+}
+
+export const SOURCE_LABELS: Record<ModelSource, string> = {
+  folder: 'Folder',
+  added: 'Added',
+  exported: 'Exported',
+  downloaded: 'Downloaded',
+};
+
+/** Clicking the sorted column flips it; another column sorts ascending (numbers largest first). */
+export function nextSort(current: SortOrder, key: SortKey): SortOrder {
+  if (current.key === key) return { key, direction: current.direction === 'ascending' ? 'descending' : 'ascending' };
+  const numeric = key === 'parameters' || key === 'bytes' || key === 'contextLength';
+  return { key, direction: numeric ? 'descending' : 'ascending' };
+}
+
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+
+/** Sorted copy; unknown values (null) go last whatever the direction, ties by name. */
+export function sortModels(models: readonly ModelEntry[], order: SortOrder): ModelEntry[] {
+  const sign = order.direction === 'ascending' ? 1 : -1;
+  const value = (m: ModelEntry): string | number | null => (order.key === 'source' ? SOURCE_LABELS[m.source] : m[order.key]);
+  return [...models].sort((a, b) => {
+    const x = value(a);
+    const y = value(b);
+    if (x === null || y === null) {
+      if (x !== y) return x === null ? 1 : -1;
+    } else {
+      const byKey = typeof x === 'number' && typeof y === 'number' ? x - y : collator.compare(String(x), String(y));
+      if (byKey !== 0) return sign * byKey;
+    }
+    return collator.compare(a.name, b.name) || a.id - b.id;
+  });
+}
+
+/** Models whose name, path, architecture or file type contains every word of `query`, of `architecture` when set. */
+export function filterModels(models: readonly ModelEntry[], query: string, architecture: string): ModelEntry[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  return models.filter((m) => {
+    if (architecture !== '' && m.architecture !== architecture) return false;
+    const text = [m.name, m.path, m.architecture ?? '', m.fileType ?? ''].join('\n').toLowerCase();
+    return words.every((word) => text.includes(word));
+  });
+}
+
+/** The architectures present, for the filter's choices. */
+export function architecturesOf(models: readonly ModelEntry[]): string[] {
+  return [...new Set(models.flatMap((m) => (m.architecture === null ? [] : [m.architecture])))].sort(collator.compare);
+}
+
+export interface MixSegment {
+  type: string;
+  /** Share of the tensor bytes, 0–100. */
+  percent: number;
+}
+
+/** The type mix as shares of bytes, largest first (as the back end orders it). */
+export function mixSegments(mix: readonly TypeShareView[]): MixSegment[] {
+  const total = mix.reduce((sum, t) => sum + t.bytes, 0);
+  return total === 0 ? [] : mix.map((t) => ({ type: t.type, percent: (100 * t.bytes) / total }));
+}
+
+/** "Q4_K 82%, Q6_K 12%, F32 6%": what the bar shows, as text. */
+export function describeMix(segments: readonly MixSegment[]): string {
+  return segments.map((s) => `${s.type} ${s.percent < 1 ? '<1' : Math.round(s.percent)}%`).join(', ');
+}
