@@ -1,8 +1,244 @@
-import type { ChatApi } from '../../src-preload/api';
-import type { BackendContext } from './context';
+/**
+ * ChatApi: conversations as message trees (edits and regenerations are branches), kept in SQLite,
+ * with answers streamed from the engine in the background (chat/answers.ts).
+ */
+import { existsSync } from 'node:fs';
+import type {
+  ChatApi,
+  ChatSettings,
+  ChatSummary,
+  ChatView,
+  ContextUsage,
+  MessageRole,
+  MessageView,
+  NewChat,
+  SamplingPresetName,
+  SamplingSettings,
+} from '../../src-preload/api';
+import { ChatStore, type ChatRecord } from '../node/store/chats';
+import { Answers } from './chat/answers';
+import { exportChat } from './chat/export';
+import { contextUsage, openModelText, planPrompt } from './chat/prompt';
+import { applySettings, DEFAULT_PRESET, isRecord, MAX_CONTEXT, MIN_CONTEXT, SAMPLING_PRESETS, samplingPreset } from './chat/settings';
+import { branchPath, newestLeaf } from './chat/tree';
+import { requireReadableModel, type BackendContext } from './context';
+
+/** A chat's title until its first message names it. */
+const DEFAULT_TITLE = 'New chat';
+const TITLE_MAX = 200;
+/** Characters of the first message that become the title. */
+const AUTO_TITLE_CHARS = 60;
+const SEARCH_LIMIT = 50;
+const SEARCH_LIMIT_MAX = 500;
+const NEW_CHAT_FIELDS: readonly (keyof NewChat)[] = ['modelId', 'title', 'systemPrompt', 'preset', 'sampling', 'contextSize'];
 
 export function createChatApi(ctx: BackendContext): ChatApi {
-  void ctx;
-  // Written in parallel by its owner; until then its methods are missing.
-  return {} as never;
+  const store = new ChatStore(ctx.db);
+  // Answers cut off when the app was killed keep their text and say what happened to them.
+  store.interruptStreaming();
+  const answers = new Answers(ctx, store);
+  ctx.onClose(() => answers.close());
+
+  const requireSummary = (chatId: unknown): ChatSummary => {
+    const summary = Number.isInteger(chatId) ? store.summary(chatId as number) : undefined;
+    if (!summary) throw noChat(chatId);
+    return summary;
+  };
+
+  /** The chat with its settings (a CorruptRowError when they do not read). */
+  const requireChat = (chatId: unknown): ChatRecord => {
+    const record = Number.isInteger(chatId) ? store.get(chatId as number) : undefined;
+    if (!record) throw noChat(chatId);
+    return record;
+  };
+
+  const requireMessage = (chatId: number, messageId: unknown, role?: MessageRole): MessageView => {
+    const message = Number.isInteger(messageId) ? store.message(messageId as number) : undefined;
+    if (!message || message.chatId !== chatId) throw new Error(`chat ${chatId} has no message with id ${JSON.stringify(messageId)}`);
+    if (role && message.role !== role) throw new Error(`message ${message.id} is a ${message.role} message, not a ${role} message`);
+    return message;
+  };
+
+  /** The usage bar's numbers; null when the model file cannot be read (the chat stays readable). */
+  const usageOf = (record: ChatRecord, messages: readonly MessageView[]): ContextUsage | null => {
+    let text;
+    try {
+      text = openModelText(record.modelPath);
+    } catch {
+      return null;
+    }
+    try {
+      const { systemPrompt, contextSize, sampling } = record.settings;
+      return contextUsage(planPrompt(text, systemPrompt, branchPath(messages, record.activeLeafId), { contextSize, maxTokens: sampling.maxTokens }), contextSize);
+    } catch {
+      // A template that rejects this conversation: the answer reports it when one is asked for.
+      return null;
+    } finally {
+      text.close();
+    }
+  };
+
+  const view = (chatId: number): ChatView => {
+    const record = requireChat(chatId);
+    const messages = store.messages(chatId);
+    return { chat: record.summary, settings: record.settings, messages, activeLeafId: record.activeLeafId, contextUsage: usageOf(record, messages) };
+  };
+
+  const maxContextOf = (record: ChatRecord) => (record.summary.modelId === null ? undefined : ctx.models.get(record.summary.modelId)?.contextLength) ?? MAX_CONTEXT;
+
+  /** Throws when no answer can start in the chat now, before anything is stored. */
+  const checkCanAnswer = (record: ChatRecord): void => {
+    answers.assertCanStart(record.summary.id);
+    if (!existsSync(record.modelPath)) {
+      throw new Error(`the model file of this chat is missing: ${record.modelPath} (${record.summary.modelName}); put it back, or start a new chat with another model`);
+    }
+  };
+
+  /** Adds the empty answer row under `userId` and shows its branch; call inside a transaction. */
+  const insertAnswer = (chatId: number, userId: number): MessageView => {
+    const assistant = store.addMessage({ chatId, parentId: userId, role: 'assistant', content: '', status: 'streaming' });
+    store.setActiveLeaf(chatId, assistant.id);
+    store.touch(chatId);
+    return assistant;
+  };
+
+  const startAnswer = (record: ChatRecord, user: MessageView, assistant: MessageView): void => {
+    ctx.events.emit({ type: 'chat-message', message: assistant });
+    const chatId = record.summary.id;
+    answers.start({ chatId, messageId: assistant.id, modelPath: record.modelPath, settings: record.settings, branch: branchPath(store.messages(chatId), user.id) });
+  };
+
+  /** Adds a user message under `parentId` (the chat's first one names it) and starts its answer. */
+  const ask = (record: ChatRecord, parentId: number | null, content: unknown) => {
+    if (typeof content !== 'string' || content.trim() === '') throw new Error('a message needs some text');
+    checkCanAnswer(record);
+    const chatId = record.summary.id;
+    const retitle = record.summary.title === DEFAULT_TITLE && record.summary.messageCount === 0;
+    const { user, assistant } = store.transaction(() => {
+      const user = store.addMessage({ chatId, parentId, role: 'user', content, status: 'done' });
+      if (retitle) store.rename(chatId, autoTitle(content));
+      return { user, assistant: insertAnswer(chatId, user.id) };
+    });
+    ctx.events.emit({ type: 'chat-message', message: user });
+    if (retitle) ctx.events.emit({ type: 'chats-changed' });
+    startAnswer(record, user, assistant);
+    return { userMessageId: user.id, assistantMessageId: assistant.id };
+  };
+
+  return {
+    async samplingPresets() {
+      return structuredClone(SAMPLING_PRESETS) as Record<SamplingPresetName, SamplingSettings>;
+    },
+
+    async listChats(search) {
+      // null too: browser mode's JSON sends an absent argument as null.
+      if (search != null && typeof search !== 'string') throw new Error('the chat search must be text');
+      return store.list(search ?? undefined);
+    },
+
+    async searchMessages(query, limit) {
+      limit ??= SEARCH_LIMIT;
+      if (typeof query !== 'string') throw new Error('the message search must be text');
+      if (!Number.isInteger(limit) || limit < 1 || limit > SEARCH_LIMIT_MAX) throw new Error(`the search limit must be a whole number from 1 to ${SEARCH_LIMIT_MAX}`);
+      return store.search(query, limit);
+    },
+
+    async createChat(input) {
+      if (!isRecord(input)) throw new Error('createChat needs { modelId, ... }');
+      const unknown = Object.keys(input).find((k) => !NEW_CHAT_FIELDS.includes(k as keyof NewChat));
+      if (unknown) throw new Error(`"${unknown}" is not something a new chat takes (${NEW_CHAT_FIELDS.join(', ')})`);
+      if (!Number.isInteger(input.modelId)) throw new Error(`a new chat needs the id of a model in the library (got ${JSON.stringify(input.modelId)})`);
+      const model = requireReadableModel(ctx, input.modelId);
+      const maxContext = model.contextLength ?? MAX_CONTEXT;
+      const base: ChatSettings = {
+        systemPrompt: '',
+        sampling: samplingPreset(input.preset ?? DEFAULT_PRESET),
+        contextSize: Math.max(MIN_CONTEXT, Math.min(ctx.settings.get().defaultContext, maxContext)),
+      };
+      const settings = applySettings(base, { systemPrompt: input.systemPrompt, sampling: input.sampling, contextSize: input.contextSize }, maxContext);
+      const title = input.title === undefined ? DEFAULT_TITLE : checkTitle(input.title);
+      const id = store.create({ title, modelId: model.id, modelName: model.name, modelPath: model.path, settings });
+      ctx.events.emit({ type: 'chats-changed' });
+      return view(id);
+    },
+
+    async getChat(chatId) {
+      return view(requireSummary(chatId).id);
+    },
+
+    async renameChat(chatId, title) {
+      const summary = requireSummary(chatId);
+      store.rename(summary.id, checkTitle(title));
+      ctx.events.emit({ type: 'chats-changed' });
+    },
+
+    async deleteChat(chatId) {
+      const summary = requireSummary(chatId);
+      await answers.stop(summary.id);
+      store.delete(summary.id);
+      ctx.events.emit({ type: 'chats-changed' });
+    },
+
+    async updateChatSettings(chatId, patch) {
+      const record = requireChat(chatId);
+      store.updateSettings(record.summary.id, applySettings(record.settings, patch, maxContextOf(record)));
+      return view(record.summary.id);
+    },
+
+    async sendMessage(chatId, content, parentId) {
+      const record = requireChat(chatId);
+      const parent = parentId ?? record.activeLeafId;
+      if (parent !== null) requireMessage(record.summary.id, parent, 'assistant');
+      return ask(record, parent, content);
+    },
+
+    async regenerate(chatId, assistantMessageId) {
+      const record = requireChat(chatId);
+      const user = requireMessage(record.summary.id, requireMessage(record.summary.id, assistantMessageId, 'assistant').parentId, 'user');
+      checkCanAnswer(record);
+      const assistant = store.transaction(() => insertAnswer(record.summary.id, user.id));
+      startAnswer(record, user, assistant);
+      return { assistantMessageId: assistant.id };
+    },
+
+    async editMessage(chatId, messageId, content) {
+      const record = requireChat(chatId);
+      const original = requireMessage(record.summary.id, messageId, 'user');
+      return ask(record, original.parentId, content);
+    },
+
+    async stopGeneration(chatId) {
+      await answers.stop(requireSummary(chatId).id);
+    },
+
+    async selectBranch(chatId, messageId) {
+      const { id } = requireSummary(chatId);
+      requireMessage(id, messageId);
+      store.setActiveLeaf(id, newestLeaf(store.messages(id), messageId));
+      return view(id);
+    },
+
+    async exportChat(chatId, format) {
+      return exportChat(view(requireSummary(chatId).id), format);
+    },
+  };
+}
+
+function noChat(chatId: unknown): Error {
+  return new Error(`no chat with id ${JSON.stringify(chatId)} (it may have been deleted)`);
+}
+
+function checkTitle(title: unknown): string {
+  const trimmed = typeof title === 'string' ? title.trim() : '';
+  if (trimmed === '' || trimmed.length > TITLE_MAX) throw new Error(`a chat title must be text of 1 to ${TITLE_MAX} characters`);
+  return trimmed;
+}
+
+/** The first line of the first message, cut at a word near AUTO_TITLE_CHARS. */
+function autoTitle(content: string): string {
+  const line = content.trim().split('\n')[0]!.trim();
+  if (line.length <= AUTO_TITLE_CHARS) return line;
+  const cut = line.slice(0, AUTO_TITLE_CHARS);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > AUTO_TITLE_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }

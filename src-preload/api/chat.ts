@@ -22,6 +22,13 @@ export interface ChatSettings {
   contextSize: number;
 }
 
+/** Settings to change; `sampling` may name only the fields that change. */
+export interface ChatSettingsPatch {
+  systemPrompt?: string;
+  sampling?: Partial<SamplingSettings>;
+  contextSize?: number;
+}
+
 export interface ChatSummary {
   id: number;
   title: string;
@@ -42,12 +49,22 @@ export type MessageRole = 'system' | 'user' | 'assistant';
 export type MessageStatus = 'done' | 'streaming' | 'stopped' | 'interrupted' | 'error';
 
 export interface GenerationStats {
+  /** Tokens of the whole prompt (system prompt and the messages that fit). */
   promptTokens: number;
+  /** Of those, tokens the engine still held from the previous turn and did not evaluate again. */
+  reusedTokens: number;
   generatedTokens: number;
   ttftMs: number;
   decodeTokS: number;
+  /** Over the prompt tokens evaluated (promptTokens - reusedTokens). */
   prefillTokS: number;
+  /**
+   * 'stop': the model ended its turn; 'length': maxTokens reached; 'context': the context is full;
+   * 'cancelled': stopped.
+   */
   stopReason: 'stop' | 'length' | 'cancelled' | 'context' | 'error';
+  /** The sampling seed used (a fresh random one when the settings' seed is null), to reproduce it. */
+  seed: number;
 }
 
 export interface MessageView {
@@ -83,6 +100,7 @@ export interface ChatView {
   messages: MessageView[];
   /** The last message of the branch being shown; null for an empty chat. */
   activeLeafId: number | null;
+  /** For the active branch; null when the model file cannot be read (the chat itself stays readable). */
   contextUsage: ContextUsage | null;
 }
 
@@ -121,17 +139,24 @@ export interface ChatApi {
   getChat(chatId: number): Promise<ChatView>;
   renameChat(chatId: number, title: string): Promise<void>;
   deleteChat(chatId: number): Promise<void>;
-  updateChatSettings(chatId: number, patch: Partial<ChatSettings>): Promise<ChatView>;
+  /** Takes effect from the next answer. An invalid value is an error naming the field ("sampling.topP"). */
+  updateChatSettings(chatId: number, patch: ChatSettingsPatch): Promise<ChatView>;
   /**
-   * Adds a user message under `parentId` (default: the active leaf) and starts the answer; the
-   * answer streams as 'chat-delta' events. Answers the ids of both messages.
+   * Adds a user message under `parentId` (an assistant message; absent or null: the active leaf,
+   * since browser mode's JSON turns an absent argument into null; a new first message is an
+   * editMessage of the first one) and starts the answer; the answer streams as 'chat-delta' events.
+   * Answers the ids of both messages at once. Like regenerate and editMessage, it fails while an
+   * answer is being written in the chat (one at a time per chat).
    */
   sendMessage(chatId: number, content: string, parentId?: number | null): Promise<{ userMessageId: number; assistantMessageId: number }>;
   /** A new answer to the same user message, as a sibling branch of `assistantMessageId`. */
   regenerate(chatId: number, assistantMessageId: number): Promise<{ assistantMessageId: number }>;
   /** A new user message beside `messageId` (a sibling branch) with `content`, then its answer. */
   editMessage(chatId: number, messageId: number, content: string): Promise<{ userMessageId: number; assistantMessageId: number }>;
-  /** Stops the answer being written in this chat (within one token); no-op when none is. */
+  /**
+   * Stops the answer being written in this chat (the engine stops within one token); resolves once
+   * it is saved as 'stopped'. No-op when none is being written.
+   */
   stopGeneration(chatId: number): Promise<void>;
   /** Shows the branch that ends at (or continues from, down the newest children) `messageId`. */
   selectBranch(chatId: number, messageId: number): Promise<ChatView>;

@@ -1,0 +1,191 @@
+/**
+ * Writing answers: one at a time per chat, in the background, on the engine pool (so answers of
+ * different chats queue there). Every streamed piece of text is appended to the message's row
+ * before it is announced, so a kill loses nothing that was shown.
+ */
+import type { ChatSettings, GenerationStats, MessageStatus, MessageView } from '../../../src-preload/api';
+import type { GenerateResult } from '../../engine/protocol';
+import type { ChatStore } from '../../node/store/chats';
+import type { BackendContext } from '../context';
+import { openModelText, planPrompt } from './prompt';
+import { answerSeed, engineSampling } from './settings';
+
+export interface AnswerSpec {
+  chatId: number;
+  /** The assistant row to fill, inserted with status 'streaming'. */
+  messageId: number;
+  modelPath: string;
+  settings: ChatSettings;
+  /** The conversation it answers, root first, ending with the user's message. */
+  branch: readonly MessageView[];
+}
+
+/** Why an answer was aborted: the user stopped it, or the back end is closing. */
+type AbortReason = 'stop' | 'shutdown';
+
+/** How long closing waits for answers to end before marking them interrupted regardless. */
+const CLOSE_WAIT_MS = 5000;
+
+export class Answers {
+  /** The answer being written in each chat. */
+  readonly #running = new Map<number, Answer>();
+  #closed = false;
+
+  constructor(
+    private readonly ctx: BackendContext,
+    private readonly store: ChatStore,
+  ) {}
+
+  /** Throws when no answer may start in the chat now: one is being written, or the back end is closing. */
+  assertCanStart(chatId: number): void {
+    if (this.#closed) throw new Error('Gufo is shutting down; no answer can start now');
+    if (this.#running.has(chatId)) {
+      throw new Error(`an answer is still being written in chat ${chatId}; stop it or wait for it to finish first`);
+    }
+  }
+
+  /** Starts filling `spec.messageId`; returns at once. */
+  start(spec: AnswerSpec): void {
+    this.assertCanStart(spec.chatId);
+    const answer = new Answer(spec, this.ctx, this.store, () => this.#running.delete(spec.chatId));
+    this.#running.set(spec.chatId, answer);
+    answer.run();
+  }
+
+  /** Stops the chat's answer (no-op when none runs); resolves once it is saved as stopped. */
+  async stop(chatId: number): Promise<void> {
+    const answer = this.#running.get(chatId);
+    if (!answer) return;
+    answer.abort('stop');
+    await answer.finished;
+  }
+
+  /** Stops every answer as 'interrupted' (the back end is closing) and refuses new ones. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const running = [...this.#running.values()];
+    for (const answer of running) answer.abort('shutdown');
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS, 'timeout')));
+    const outcome = await Promise.race([Promise.all(running.map((a) => a.finished)), timeout]);
+    clearTimeout(timer);
+    // An engine that does not answer the cancel: the rows are marked here, as a kill would leave them.
+    if (outcome === 'timeout') for (const answer of running) answer.end('interrupted', null, null);
+  }
+}
+
+/** One answer being written: planned, generated on the engine, saved piece by piece, ended once. */
+class Answer {
+  /** Resolves once the message has its final status. */
+  readonly finished: Promise<void>;
+  readonly #controller = new AbortController();
+  #resolveFinished!: () => void;
+  #ended = false;
+  /** Whether the engine has started on it (before that, a stop ends it at once). */
+  #generating = false;
+
+  constructor(
+    private readonly spec: AnswerSpec,
+    private readonly ctx: BackendContext,
+    private readonly store: ChatStore,
+    private readonly onEnd: () => void,
+  ) {
+    this.finished = new Promise<void>((resolve) => (this.#resolveFinished = resolve));
+    // Stopped while still waiting for the engine (a queue, a model load): end now, not after the wait.
+    this.#controller.signal.addEventListener('abort', () => {
+      if (!this.#generating) this.end(this.#abortedStatus(), null, null);
+    });
+  }
+
+  run(): void {
+    this.#write().catch((err: unknown) => {
+      if (this.#ended) return; // already saved (closing, or stopped while waiting)
+      try {
+        if (this.#controller.signal.aborted) this.end(this.#abortedStatus(), null, null);
+        else this.end('error', null, err instanceof Error ? err.message : String(err));
+      } catch (saveErr) {
+        console.error(`gufo: could not save the end of answer ${this.spec.messageId}:`, saveErr);
+      }
+    });
+  }
+
+  abort(reason: AbortReason): void {
+    this.#controller.abort(reason);
+  }
+
+  /** Saves the final status, once; text arriving later is dropped. */
+  end(status: Exclude<MessageStatus, 'streaming'>, stats: GenerationStats | null, error: string | null): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.onEnd();
+    try {
+      const message = this.store.finishMessage(this.spec.messageId, { status, stats, error });
+      this.store.touch(this.spec.chatId);
+      if (message) this.ctx.events.emit({ type: 'chat-message', message });
+    } finally {
+      this.#resolveFinished();
+    }
+  }
+
+  #abortedStatus(): 'interrupted' | 'stopped' {
+    return (this.#controller.signal.reason as AbortReason) === 'shutdown' ? 'interrupted' : 'stopped';
+  }
+
+  /** Saves a piece of the answer, then announces it. */
+  #append(text: string): void {
+    if (this.#ended || this.#controller.signal.aborted || text === '') return;
+    this.store.appendContent(this.spec.messageId, text);
+    this.ctx.events.emit({ type: 'chat-delta', chatId: this.spec.chatId, messageId: this.spec.messageId, text });
+  }
+
+  async #write(): Promise<void> {
+    const { modelPath, settings, branch } = this.spec;
+    const { contextSize, sampling } = settings;
+    const signal = this.#controller.signal;
+    const text = openModelText(modelPath);
+    try {
+      const plan = planPrompt(text, settings.systemPrompt, branch, { contextSize, maxTokens: sampling.maxTokens });
+      if (!plan.fits) {
+        throw new Error(
+          `the message is too long for this chat's context: ${plan.ids.length} tokens with the system prompt, ` +
+            `and ${plan.reserve} must stay free for the answer, in a context of ${contextSize}; shorten it or raise the context size`,
+        );
+      }
+      const seed = answerSeed(sampling);
+      const stop = new Set(text.stop);
+      const decoder = text.tokenizer.streamDecoder();
+      const result = await this.ctx.engines.withModel({ path: modelPath, ctx: contextSize }, async ({ host }): Promise<GenerateResult | null> => {
+        if (signal.aborted) return null;
+        this.#generating = true;
+        const request = {
+          prompt: plan.ids,
+          maxTokens: Math.min(sampling.maxTokens, contextSize - plan.ids.length),
+          sampling: engineSampling(sampling, seed),
+          stop: text.stop,
+        };
+        return host.generate(request, {
+          signal,
+          onToken: (e) => {
+            if (!stop.has(e.token)) this.#append(decoder.push(e.token));
+          },
+        });
+      });
+      if (result === null) return this.end(this.#abortedStatus(), null, null);
+      this.#append(decoder.flush());
+      const t = result.timings;
+      const stats: GenerationStats = {
+        promptTokens: plan.ids.length,
+        reusedTokens: plan.ids.length - t.promptTokens,
+        generatedTokens: t.generated,
+        ttftMs: t.ttftMs,
+        decodeTokS: t.decodeTokS,
+        prefillTokS: t.prefillTokS,
+        stopReason: result.stopReason,
+        seed,
+      };
+      this.end(signal.aborted ? this.#abortedStatus() : 'done', stats, null);
+    } finally {
+      text.close();
+    }
+  }
+}

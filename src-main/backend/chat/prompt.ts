@@ -1,0 +1,108 @@
+/**
+ * A chat as the model sees it: the branch rendered with the model's chat template and tokenized,
+ * and what is left out when it outgrows the context.
+ */
+import type { ContextUsage, MessageRole } from '../../../src-preload/api';
+import { renderChat, stopTokenIds, type ChatMessage } from '../../core/chat-template';
+import { createTokenizer, readVocab, type Tokenizer, type Vocab } from '../../core/tokenizer/index';
+import { openGguf } from '../../node/gguf-io';
+
+export const CONTEXT_POLICY =
+  'Keeps the system prompt and the newest messages. When the conversation no longer fits the context ' +
+  'with room for the answer (the smaller of the answer length limit and a quarter of the context), ' +
+  'the oldest messages are left out of the prompt, a whole exchange at a time; they are not deleted. ' +
+  'A newest message too long to fit even on its own is an error.';
+
+/** The tokenizer side of a model file, held open while in use (the vocabulary reads from the mapped file). */
+export interface ModelText {
+  vocab: Vocab;
+  tokenizer: Tokenizer;
+  architecture: string | null;
+  /** Ids that end an answer: the template's end-of-turn tokens and the vocabulary's end-of-generation ones. */
+  stop: number[];
+  close(): void;
+}
+
+export function openModelText(path: string): ModelText {
+  const { gguf, file } = openGguf(path);
+  try {
+    const vocab = readVocab(gguf);
+    return {
+      vocab,
+      tokenizer: createTokenizer(vocab),
+      architecture: gguf.getString('general.architecture') ?? null,
+      stop: [...new Set([...stopTokenIds(vocab), ...vocab.eog])],
+      close: () => file.close(),
+    };
+  } catch (err) {
+    file.close();
+    throw err;
+  }
+}
+
+export interface PromptTurn {
+  role: MessageRole;
+  content: string;
+}
+
+export interface PromptLimits {
+  contextSize: number;
+  /** The answer's length limit. */
+  maxTokens: number;
+}
+
+export interface PromptPlan {
+  /** The prompt's token ids (BOS included when the model wants one). */
+  ids: number[];
+  /** Messages at the start of the branch left out of the prompt. */
+  dropped: number;
+  /** Tokens kept free for the answer. */
+  reserve: number;
+  /** False when even the newest exchange leaves no room for the answer (then `ids` is that exchange). */
+  fits: boolean;
+}
+
+/**
+ * The prompt for `branch` (oldest first) under CONTEXT_POLICY: the fewest oldest messages are left
+ * out so that prompt + reserve fits the context. A kept part always starts at a user message, so
+ * templates that want turns to alternate still get them.
+ */
+export function planPrompt(text: ModelText, systemPrompt: string, branch: readonly PromptTurn[], limits: PromptLimits): PromptPlan {
+  const reserve = Math.min(limits.maxTokens, Math.floor(limits.contextSize / 4));
+  const fits = (ids: number[]) => ids.length + reserve <= limits.contextSize;
+  const render = (start: number): number[] => {
+    const messages: ChatMessage[] = systemPrompt === '' ? [] : [{ role: 'system', content: systemPrompt }];
+    for (const turn of branch.slice(start)) messages.push({ role: turn.role, content: turn.content });
+    const { prompt } = renderChat(text.vocab, messages, {
+      architecture: text.architecture,
+      addBos: text.vocab.addBos,
+      addGenerationPrompt: branch.at(-1)?.role === 'user',
+    });
+    return text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: true });
+  };
+
+  const starts = branch.flatMap((m, i) => (m.role === 'user' ? [i] : []));
+  if (starts.length === 0) starts.push(0);
+  // Leaving more out never lengthens the prompt: binary search for the first start that fits,
+  // keeping `ids` = render(starts[hi]).
+  let lo = 0;
+  let hi = starts.length - 1;
+  let ids = render(starts[hi]!);
+  if (!fits(ids)) return { ids, dropped: starts[hi]!, reserve, fits: false };
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const tried = render(starts[mid]!);
+    if (fits(tried)) {
+      hi = mid;
+      ids = tried;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return { ids, dropped: starts[hi]!, reserve, fits: true };
+}
+
+/** What the context-usage bar shows for a plan. */
+export function contextUsage(plan: PromptPlan, contextSize: number): ContextUsage {
+  return { usedTokens: plan.ids.length, contextSize, droppedMessages: plan.dropped, policy: CONTEXT_POLICY };
+}

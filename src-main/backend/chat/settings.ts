@@ -1,0 +1,119 @@
+/**
+ * A chat's settings: the sampling presets, checks on what the UI sends (each bad value is an error
+ * naming its field), and the mapping onto the engine's sampler.
+ */
+import { randomInt } from 'node:crypto';
+import type { ChatSettings, ChatSettingsPatch, SamplingPresetName, SamplingSettings } from '../../../src-preload/api';
+import type { SamplingParams } from '../../engine/protocol';
+
+/** Filters stay set in the precise preset so raising its temperature alone gives sane sampling. */
+export const SAMPLING_PRESETS: Readonly<Record<SamplingPresetName, Readonly<SamplingSettings>>> = {
+  precise: { temperature: 0, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1, seed: null, maxTokens: 1024 },
+  balanced: { temperature: 0.7, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.1, seed: null, maxTokens: 1024 },
+  creative: { temperature: 1.0, topK: 100, topP: 0.98, minP: 0.02, repeatPenalty: 1.05, seed: null, maxTokens: 2048 },
+};
+
+export const DEFAULT_PRESET: SamplingPresetName = 'balanced';
+
+/** The smallest context a chat may ask for (as the app's default context setting). */
+export const MIN_CONTEXT = 16;
+/** The largest, when the model does not say what it was trained for. */
+export const MAX_CONTEXT = 1 << 20;
+
+export function samplingPreset(name: unknown): SamplingSettings {
+  if (typeof name !== 'string' || !Object.hasOwn(SAMPLING_PRESETS, name)) {
+    throw new Error(`unknown sampling preset ${JSON.stringify(name)}; use one of ${Object.keys(SAMPLING_PRESETS).join(', ')}`);
+  }
+  return { ...SAMPLING_PRESETS[name as SamplingPresetName] };
+}
+
+/** Checks one value; answers what is wrong with it, or null. */
+type Check = (value: unknown) => string | null;
+
+const number =
+  (min: number, max: number, minExclusive = false): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isFinite(v) && (minExclusive ? v > min : v >= min) && v <= max
+      ? null
+      : `must be a number from ${min}${minExclusive ? ' (exclusive)' : ''} to ${max}`;
+
+const whole =
+  (min: number, max: number, unit = ''): Check =>
+  (v) =>
+    Number.isInteger(v) && (v as number) >= min && (v as number) <= max ? null : `must be a whole number${unit} from ${min} to ${max}`;
+
+const SAMPLING_CHECKS: { [K in keyof SamplingSettings]-?: Check } = {
+  temperature: number(0, 5),
+  topK: whole(0, 1_000_000),
+  topP: number(0, 1, true),
+  minP: number(0, 1),
+  repeatPenalty: number(0, 10, true),
+  seed: (v) => (v === null || whole(0, 2 ** 32 - 1)(v) === null ? null : 'must be null (a new random seed for each answer) or a whole number from 0 to 4294967295'),
+  maxTokens: whole(1, MAX_CONTEXT, ' of tokens'),
+};
+
+function fail(field: string, problem: string, value: unknown): never {
+  throw new Error(`chat setting "${field}" ${problem} (got ${JSON.stringify(value) ?? String(value)})`);
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `base` with `patch` applied, after checking every field of the patch. */
+export function applySampling(base: SamplingSettings, patch: unknown, field = 'sampling'): SamplingSettings {
+  if (!isRecord(patch)) fail(field, 'must be an object', patch);
+  const next = { ...base };
+  for (const [key, value] of Object.entries(patch)) {
+    if (!Object.hasOwn(SAMPLING_CHECKS, key)) fail(`${field}.${key}`, 'is not a sampling setting', value);
+    const problem = SAMPLING_CHECKS[key as keyof SamplingSettings](value);
+    if (problem) fail(`${field}.${key}`, problem, value);
+    (next as Record<string, unknown>)[key] = value;
+  }
+  return next;
+}
+
+/**
+ * `base` with `patch` applied (sampling may be partial), after checking every field.
+ * `maxContext`: the model's trained context when known.
+ */
+export function applySettings(base: ChatSettings, patch: unknown, maxContext: number): ChatSettings {
+  if (!isRecord(patch)) fail('settings', 'must be an object', patch);
+  const next: ChatSettings = { ...base, sampling: { ...base.sampling } };
+  for (const [key, value] of Object.entries(patch as ChatSettingsPatch)) {
+    if (value === undefined) continue;
+    if (key === 'systemPrompt') {
+      if (typeof value !== 'string') fail(key, 'must be text', value);
+      next.systemPrompt = value;
+    } else if (key === 'sampling') {
+      next.sampling = applySampling(next.sampling, value);
+    } else if (key === 'contextSize') {
+      const problem = whole(MIN_CONTEXT, maxContext, ' of tokens')(value);
+      if (problem) fail(key, maxContext < MAX_CONTEXT ? `${problem} (the model's trained context)` : problem, value);
+      next.contextSize = value as number;
+    } else {
+      fail(key, 'is not a chat setting', value);
+    }
+  }
+  return next;
+}
+
+/** The engine's sampler settings for an answer; `seed` is the one chosen for it. */
+export function engineSampling(s: SamplingSettings, seed: number): SamplingParams {
+  return {
+    temperature: s.temperature,
+    topK: s.topK,
+    topP: s.topP,
+    minP: s.minP,
+    repeatPenalty: s.repeatPenalty,
+    presencePenalty: 0,
+    frequencyPenalty: 0,
+    penaltyLastN: 64,
+    seed,
+  };
+}
+
+/** The settings' seed, or a fresh random one when it is null. */
+export function answerSeed(s: SamplingSettings): number {
+  return s.seed ?? randomInt(0, 2 ** 32);
+}

@@ -1,0 +1,270 @@
+/**
+ * The chats and messages tables: conversations as trees of messages (edits and regenerations are
+ * siblings under one parent), per-chat settings, and full-text search over messages_fts.
+ *
+ * An answer is written token by token with appendContent, each a transaction of its own, so a
+ * crash or kill keeps everything streamed until then.
+ */
+import type {
+  ChatSettings,
+  ChatSummary,
+  GenerationStats,
+  MessageRole,
+  MessageStatus,
+  MessageView,
+  SamplingSettings,
+  SearchHit,
+} from '../../../src-preload/api';
+import type { Statement } from 'better-sqlite3';
+import type { Db } from './database';
+import { CorruptRowError, parseJsonColumn } from './json-column';
+
+const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
+interface ChatRow {
+  id: number;
+  title: string;
+  model_id: number | null;
+  model_name: string;
+  model_path: string;
+  system_prompt: string;
+  sampling_json: string;
+  context_size: number;
+  active_leaf_id: number | null;
+  created_at: string;
+  updated_at: string;
+  message_count: number;
+}
+
+interface MessageRow {
+  id: number;
+  chat_id: number;
+  parent_id: number | null;
+  role: MessageRole;
+  content: string;
+  status: MessageStatus;
+  stats_json: string | null;
+  error: string | null;
+  created_at: string;
+}
+
+/** A chat as stored: what the UI sees, plus where its model file is. */
+export interface ChatRecord {
+  summary: ChatSummary;
+  settings: ChatSettings;
+  modelPath: string;
+  activeLeafId: number | null;
+}
+
+export interface NewChatRecord {
+  title: string;
+  modelId: number;
+  modelName: string;
+  modelPath: string;
+  settings: ChatSettings;
+}
+
+export interface NewMessage {
+  chatId: number;
+  parentId: number | null;
+  role: MessageRole;
+  content: string;
+  status: MessageStatus;
+}
+
+/** How an answer ended. */
+export interface MessageEnd {
+  status: Exclude<MessageStatus, 'streaming'>;
+  stats?: GenerationStats | null;
+  error?: string | null;
+}
+
+/**
+ * The user's words as an FTS5 query: each word quoted (so no character of it is FTS5 syntax) and
+ * matched as a prefix, all of them required. Null when the text holds no word.
+ */
+export function ftsQuery(text: string): string | null {
+  const words = text.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
+  if (words.length === 0) return null;
+  return words.map((w) => `"${w.replaceAll('"', '""')}"*`).join(' ');
+}
+
+/** Chats with their message count; callers add WHERE / ORDER BY. */
+const CHAT_SELECT = `SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c`;
+
+export class ChatStore {
+  /** Prepared once: it runs for every streamed token. */
+  readonly #append: Statement<[string, number]>;
+
+  constructor(private readonly db: Db) {
+    this.#append = db.prepare("UPDATE messages SET content = content || ? WHERE id = ? AND status = 'streaming'");
+  }
+
+  /** Runs `work` as one transaction. */
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work)();
+  }
+
+  create(chat: NewChatRecord): number {
+    const { settings } = chat;
+    const result = this.db
+      .prepare(
+        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(chat.title, chat.modelId, chat.modelName, chat.modelPath, settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize);
+    return Number(result.lastInsertRowid);
+  }
+
+  /**
+   * Newest first. With `search`: chats whose title contains it, or with a message matching its
+   * words. Reads no JSON column, so one corrupt row never hides the others.
+   */
+  list(search?: string): ChatSummary[] {
+    const text = search?.trim() ?? '';
+    if (text === '') return (this.db.prepare(`${CHAT_SELECT} ORDER BY c.updated_at DESC, c.id DESC`).all() as ChatRow[]).map(toSummary);
+    const query = ftsQuery(text);
+    const rows = this.db
+      .prepare(
+        `${CHAT_SELECT}
+         WHERE c.title LIKE @like ESCAPE '\\'
+            OR (@query IS NOT NULL AND c.id IN (
+                 SELECT m.chat_id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH @query))
+         ORDER BY c.updated_at DESC, c.id DESC`,
+      )
+      .all({ like: `%${text.replace(/[\\%_]/g, '\\$&')}%`, query }) as ChatRow[];
+    return rows.map(toSummary);
+  }
+
+  /** The chat's summary (no JSON read, so also for a corrupt row), or undefined when there is none. */
+  summary(id: number): ChatSummary | undefined {
+    const row = this.#row(id);
+    return row && toSummary(row);
+  }
+
+  /** The chat, or undefined when there is none; a row whose settings do not read is a CorruptRowError. */
+  get(id: number): ChatRecord | undefined {
+    const row = this.#row(id);
+    if (!row) return undefined;
+    return {
+      summary: toSummary(row),
+      settings: { systemPrompt: row.system_prompt, sampling: readSampling(row), contextSize: row.context_size },
+      modelPath: row.model_path,
+      activeLeafId: row.active_leaf_id,
+    };
+  }
+
+  rename(id: number, title: string): void {
+    this.db.prepare(`UPDATE chats SET title = ?, updated_at = ${NOW} WHERE id = ?`).run(title, id);
+  }
+
+  /** Deletes the chat and (by cascade) its messages. */
+  delete(id: number): void {
+    this.db.prepare('DELETE FROM chats WHERE id = ?').run(id);
+  }
+
+  updateSettings(id: number, settings: ChatSettings): void {
+    this.db
+      .prepare(`UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, updated_at = ${NOW} WHERE id = ?`)
+      .run(settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, id);
+  }
+
+  setActiveLeaf(chatId: number, leafId: number | null): void {
+    this.db.prepare('UPDATE chats SET active_leaf_id = ? WHERE id = ?').run(leafId, chatId);
+  }
+
+  touch(chatId: number): void {
+    this.db.prepare(`UPDATE chats SET updated_at = ${NOW} WHERE id = ?`).run(chatId);
+  }
+
+  /** Every message of the chat, oldest first (ids grow with time). */
+  messages(chatId: number): MessageView[] {
+    return (this.db.prepare('SELECT * FROM messages WHERE chat_id = ? ORDER BY id').all(chatId) as MessageRow[]).map(toMessage);
+  }
+
+  message(id: number): MessageView | undefined {
+    const row = this.db.prepare('SELECT * FROM messages WHERE id = ?').get(id) as MessageRow | undefined;
+    return row && toMessage(row);
+  }
+
+  addMessage(message: NewMessage): MessageView {
+    const result = this.db
+      .prepare('INSERT INTO messages (chat_id, parent_id, role, content, status) VALUES (?, ?, ?, ?, ?)')
+      .run(message.chatId, message.parentId, message.role, message.content, message.status);
+    return this.message(Number(result.lastInsertRowid))!;
+  }
+
+  /** Appends streamed text to a message being written (one small transaction). */
+  appendContent(id: number, text: string): void {
+    this.#append.run(text, id);
+  }
+
+  /** Ends a message being written; answers it as it is now (undefined if it was not streaming). */
+  finishMessage(id: number, end: MessageEnd): MessageView | undefined {
+    const changed = this.db
+      .prepare("UPDATE messages SET status = ?, stats_json = ?, error = ? WHERE id = ? AND status = 'streaming'")
+      .run(end.status, end.stats ? JSON.stringify(end.stats) : null, end.error ?? null, id).changes;
+    return changed > 0 ? this.message(id) : undefined;
+  }
+
+  /** Marks every message still 'streaming' (the app stopped mid-answer) 'interrupted'; answers how many. */
+  interruptStreaming(): number {
+    return this.db.prepare("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'").run().changes;
+  }
+
+  /** Messages matching the user's words, best first, with the matches between « and ». */
+  search(text: string, limit: number): SearchHit[] {
+    const query = ftsQuery(text);
+    if (query === null) return [];
+    return this.db
+      .prepare(
+        `SELECT m.chat_id AS chatId, c.title AS chatTitle, m.id AS messageId, m.role AS role,
+                snippet(messages_fts, 0, '«', '»', '…', 16) AS snippet
+         FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN chats c ON c.id = m.chat_id
+         WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?`,
+      )
+      .all(query, limit) as SearchHit[];
+  }
+
+  #row(id: number): ChatRow | undefined {
+    return this.db.prepare(`${CHAT_SELECT} WHERE c.id = ?`).get(id) as ChatRow | undefined;
+  }
+}
+
+function toSummary(row: ChatRow): ChatSummary {
+  return {
+    id: row.id,
+    title: row.title,
+    modelId: row.model_id,
+    modelName: row.model_name,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    messageCount: row.message_count,
+  };
+}
+
+const SAMPLING_FIELDS: readonly (keyof SamplingSettings)[] = ['temperature', 'topK', 'topP', 'minP', 'repeatPenalty', 'seed', 'maxTokens'];
+
+/** The chat's sampling settings; JSON that does not parse, or lacks a field, is an error naming the row. */
+function readSampling(row: ChatRow): SamplingSettings {
+  const value = parseJsonColumn<unknown>(row.sampling_json, { table: 'chats', id: row.id, column: 'sampling_json' });
+  const sampling = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  const missing = sampling && SAMPLING_FIELDS.find((f) => !(typeof sampling[f] === 'number' || (f === 'seed' && sampling[f] === null)));
+  const problem = sampling === null ? 'is not an object' : missing ? `lacks a number for ${missing}` : null;
+  if (problem) throw new CorruptRowError(`the database row chats ${row.id} has unusable sampling_json (it ${problem}); delete or fix that row`);
+  return sampling as unknown as SamplingSettings;
+}
+
+function toMessage(row: MessageRow): MessageView {
+  return {
+    id: row.id,
+    chatId: row.chat_id,
+    parentId: row.parent_id,
+    role: row.role,
+    content: row.content,
+    status: row.status,
+    stats: parseJsonColumn<GenerationStats>(row.stats_json, { table: 'messages', id: row.id, column: 'stats_json' }),
+    error: row.error,
+    createdAt: row.created_at,
+  };
+}

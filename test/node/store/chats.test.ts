@@ -1,0 +1,171 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ChatSettings } from '../../../src-preload/api';
+import { ChatStore, ftsQuery } from '../../../src-main/node/store/chats';
+import { openStore, type Db } from '../../../src-main/node/store/database';
+import { CorruptRowError } from '../../../src-main/node/store/json-column';
+import { tempDir } from '../../support/temp';
+
+const SETTINGS: ChatSettings = {
+  systemPrompt: 'Be brief.',
+  sampling: { temperature: 0.7, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.1, seed: null, maxTokens: 256 },
+  contextSize: 512,
+};
+
+function openChats(path = join(tempDir(), 'gufo.db')): { db: Db; store: ChatStore; path: string } {
+  const { db } = openStore(path);
+  // A model row for the chats' foreign key.
+  db.prepare("INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)").run();
+  return { db, store: new ChatStore(db), path };
+}
+
+function newChat(store: ChatStore, title = 'Chat'): number {
+  return store.create({ title, modelId: 1, modelName: 'A', modelPath: '/m/a.gguf', settings: SETTINGS });
+}
+
+describe('ChatStore', () => {
+  it('stores a chat with its settings and model, and keeps it when the model leaves the library', () => {
+    const { db, store } = openChats();
+    const id = newChat(store, 'Stories');
+    const record = store.get(id)!;
+    expect(record.settings).toEqual(SETTINGS);
+    expect(record.modelPath).toBe('/m/a.gguf');
+    expect(record.activeLeafId).toBeNull();
+    expect(record.summary).toMatchObject({ id, title: 'Stories', modelId: 1, modelName: 'A', messageCount: 0 });
+    expect(record.summary.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+
+    db.prepare('DELETE FROM models WHERE id = 1').run();
+    expect(store.get(id)!.summary).toMatchObject({ modelId: null, modelName: 'A' });
+    expect(store.get(id)!.modelPath).toBe('/m/a.gguf');
+    db.close();
+  });
+
+  it('keeps messages as a tree, appends streamed text and finishes the message once', () => {
+    const { db, store } = openChats();
+    const chatId = newChat(store);
+    const user = store.addMessage({ chatId, parentId: null, role: 'user', content: 'Hi', status: 'done' });
+    const a1 = store.addMessage({ chatId, parentId: user.id, role: 'assistant', content: '', status: 'streaming' });
+    store.appendContent(a1.id, 'Hel');
+    store.appendContent(a1.id, 'lo');
+    expect(store.message(a1.id)).toMatchObject({ content: 'Hello', status: 'streaming', stats: null });
+
+    const stats = { promptTokens: 9, reusedTokens: 0, generatedTokens: 2, ttftMs: 5, decodeTokS: 10, prefillTokS: 90, stopReason: 'stop' as const, seed: 7 };
+    expect(store.finishMessage(a1.id, { status: 'done', stats })).toMatchObject({ content: 'Hello', status: 'done', stats });
+    // A second end (a late cancel) and late text change nothing.
+    expect(store.finishMessage(a1.id, { status: 'stopped' })).toBeUndefined();
+    store.appendContent(a1.id, '!');
+    expect(store.message(a1.id)).toMatchObject({ content: 'Hello', status: 'done' });
+
+    const a2 = store.addMessage({ chatId, parentId: user.id, role: 'assistant', content: 'Hey', status: 'done' });
+    expect(store.messages(chatId).map((m) => [m.id, m.parentId])).toEqual([
+      [user.id, null],
+      [a1.id, user.id],
+      [a2.id, user.id],
+    ]);
+    expect(store.summary(chatId)!.messageCount).toBe(3);
+    db.close();
+  });
+
+  it('marks answers left streaming as interrupted, keeping their text, and indexes them then', () => {
+    const { db, store, path } = openChats();
+    const chatId = newChat(store);
+    const user = store.addMessage({ chatId, parentId: null, role: 'user', content: 'Tell a story', status: 'done' });
+    const answer = store.addMessage({ chatId, parentId: user.id, role: 'assistant', content: '', status: 'streaming' });
+    store.appendContent(answer.id, 'Once upon a time');
+    // Not searchable while it streams.
+    expect(store.search('upon', 10)).toEqual([]);
+    db.close();
+
+    const reopened = new ChatStore(openStore(path).db);
+    expect(reopened.interruptStreaming()).toBe(1);
+    expect(reopened.message(answer.id)).toMatchObject({ content: 'Once upon a time', status: 'interrupted' });
+    expect(reopened.search('upon', 10).map((h) => h.messageId)).toEqual([answer.id]);
+    expect(reopened.interruptStreaming()).toBe(0);
+  });
+
+  it('finds finished messages by their words with « » around the matches, and chats by title or message', () => {
+    const { db, store } = openChats();
+    const pets = newChat(store, 'Pets');
+    const cooking = newChat(store, 'Cooking 100% (fast_food)');
+    const u = store.addMessage({ chatId: pets, parentId: null, role: 'user', content: 'My dog chases the red ball every morning.', status: 'done' });
+    store.addMessage({ chatId: pets, parentId: u.id, role: 'assistant', content: 'Dogs love balls.', status: 'done' });
+    store.addMessage({ chatId: cooking, parentId: null, role: 'user', content: 'How long do I boil an egg?', status: 'done' });
+
+    const hits = store.search('red BALL', 10);
+    expect(hits).toEqual([{ chatId: pets, chatTitle: 'Pets', messageId: u.id, role: 'user', snippet: 'My dog chases the «red» «ball» every morning.' }]);
+    // Words match as prefixes: "ball" also finds "balls".
+    expect(store.search('ball', 10).map((h) => h.messageId).sort()).toHaveLength(2);
+    expect(store.search('ball', 1)).toHaveLength(1);
+    expect(store.search('giraffe', 10)).toEqual([]);
+
+    expect(store.list('egg').map((c) => c.id)).toEqual([cooking]);
+    expect(store.list('pets').map((c) => c.id)).toEqual([pets]);
+    expect(store.list('100%').map((c) => c.id)).toEqual([cooking]);
+    expect(store.list('t_f').map((c) => c.id)).toEqual([cooking]);
+    // LIKE's wildcards are literal: "g_1" would match "g 1" in the title otherwise.
+    expect(store.list('g_1').map((c) => c.id)).toEqual([]);
+    expect(store.list('').map((c) => c.id)).toEqual([cooking, pets]);
+    db.close();
+  });
+
+  it('turns any text into a safe FTS5 query: quotes and operators are just words', () => {
+    const { db, store } = openChats();
+    const chatId = newChat(store);
+    const m = store.addMessage({ chatId, parentId: null, role: 'user', content: 'say "hello" AND NOT (goodbye) near: x*', status: 'done' });
+    for (const text of ['"hello', 'AND', 'NOT (goodbye', 'near:', 'x*', 'hello" OR "', '^', '{col}: a', '-', '"""']) {
+      expect(() => store.search(text, 10), text).not.toThrow();
+      expect(() => store.list(text), text).not.toThrow();
+    }
+    expect(store.search('"hello', 10).map((h) => h.messageId)).toEqual([m.id]);
+    expect(store.search('NOT (goodbye', 10).map((h) => h.messageId)).toEqual([m.id]);
+    expect(ftsQuery('  ')).toBeNull();
+    expect(ftsQuery('-- ""')).toBeNull();
+    expect(ftsQuery('a "b')).toBe('"a"* """b"*');
+    db.close();
+  });
+
+  it('deletes a chat with its whole tree and its search entries', () => {
+    const { db, store } = openChats();
+    const keep = newChat(store, 'Keep');
+    const drop = newChat(store, 'Drop');
+    const u = store.addMessage({ chatId: drop, parentId: null, role: 'user', content: 'unicorns everywhere', status: 'done' });
+    store.addMessage({ chatId: drop, parentId: u.id, role: 'assistant', content: 'unicorns indeed', status: 'done' });
+    store.addMessage({ chatId: keep, parentId: null, role: 'user', content: 'unicorns too', status: 'done' });
+    store.delete(drop);
+    expect(store.get(drop)).toBeUndefined();
+    expect(db.prepare('SELECT COUNT(*) FROM messages WHERE chat_id = ?').pluck().get(drop)).toBe(0);
+    expect(store.search('unicorns', 10).map((h) => h.chatId)).toEqual([keep]);
+    // The external-content index still agrees with the table.
+    expect(() => db.prepare("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')").run()).not.toThrow();
+    db.close();
+  });
+
+  it('names the chat in the error for sampling settings that do not read, and still lists every chat', () => {
+    const { db, store } = openChats();
+    const good = newChat(store, 'Good');
+    const notJson = newChat(store, 'Not JSON');
+    const noField = newChat(store, 'No field');
+    db.prepare("UPDATE chats SET sampling_json = '{oops' WHERE id = ?").run(notJson);
+    db.prepare('UPDATE chats SET sampling_json = ? WHERE id = ?').run(JSON.stringify({ ...SETTINGS.sampling, topP: 'high' }), noField);
+
+    expect(() => store.get(notJson)).toThrow(CorruptRowError);
+    expect(() => store.get(notJson)).toThrow(`the database row chats ${notJson} has unreadable sampling_json (not JSON)`);
+    expect(() => store.get(noField)).toThrow(`the database row chats ${noField} has unusable sampling_json (it lacks a number for topP)`);
+    expect(store.get(good)!.settings).toEqual(SETTINGS);
+    expect(store.list().map((c) => c.title).sort()).toEqual(['Good', 'No field', 'Not JSON']);
+    expect(store.summary(notJson)!.title).toBe('Not JSON');
+    db.close();
+  });
+
+  it('saves settings, renames, and moves the active leaf', () => {
+    const { db, store } = openChats();
+    const id = newChat(store);
+    const next: ChatSettings = { systemPrompt: '', sampling: { ...SETTINGS.sampling, seed: 42, temperature: 0 }, contextSize: 128 };
+    store.updateSettings(id, next);
+    store.rename(id, 'Renamed');
+    const u = store.addMessage({ chatId: id, parentId: null, role: 'user', content: 'x', status: 'done' });
+    store.setActiveLeaf(id, u.id);
+    expect(store.get(id)).toMatchObject({ settings: next, activeLeafId: u.id, summary: { title: 'Renamed' } });
+    db.close();
+  });
+});
