@@ -30,6 +30,9 @@ export interface ModelOverview {
   typeMix: TypeShareView[];
 }
 
+/** A number that may not be finite: NaN and ±Infinity travel as strings, since JSON has no such numbers. */
+export type JsonNumber = number | 'NaN' | 'Infinity' | '-Infinity';
+
 export interface MetadataEntry {
   key: string;
   /** GGUF value type ("uint32", "string", "array[string]"). */
@@ -40,6 +43,14 @@ export interface MetadataEntry {
   arrayLength: number | null;
 }
 
+export interface MetadataQuery {
+  /** Case-insensitive substring of the key or of a string value. */
+  search?: string;
+  offset?: number;
+  /** At most 500 (default 50). */
+  limit?: number;
+}
+
 export interface MetadataPage {
   entries: MetadataEntry[];
   /** Entries matching the search. */
@@ -48,6 +59,8 @@ export interface MetadataPage {
 
 export interface ArrayPage {
   key: string;
+  /** GGUF type of the items ("string", "int32"). */
+  itemType: string;
   offset: number;
   items: unknown[];
   total: number;
@@ -65,7 +78,7 @@ export interface TensorRow {
   offset: number;
   /** Layer index ("blk.N."), null for tensors outside the blocks. */
   layer: number | null;
-  /** The name without the "blk.N." prefix and ".weight"/".bias" suffix ("attn_q", "ffn_down"). */
+  /** The name without the "blk.N." prefix and the ".weight" suffix ("attn_q", "ffn_down", "attn_q.bias"). */
   role: string;
   bitsPerWeight: number;
 }
@@ -73,9 +86,10 @@ export interface TensorRow {
 export interface TensorQuery {
   layer?: number | 'none';
   type?: string;
-  /** Substring of the name. */
+  /** Case-insensitive substring of the name. */
   search?: string;
   offset?: number;
+  /** At most 500 (default 100). */
   limit?: number;
 }
 
@@ -84,11 +98,12 @@ export interface TensorPage {
   total: number;
 }
 
-/** The layer × role map: for each layer, the type of each role's tensor. */
+/** The layer × role map: for each layer, the tensor of each role and its type. */
 export interface LayerMap {
-  /** Roles in a stable order (attention first, then feed-forward). */
+  /** Roles in a stable order (attention first, then feed-forward; a bias right after its weight). */
   roles: string[];
-  layers: { layer: number; types: (string | null)[] }[];
+  /** Layers that have tensors, in order; `cells[i]` is role i's tensor, null where the layer has none. */
+  layers: { layer: number; cells: ({ tensor: string; type: string } | null)[] }[];
   /** Tensors outside the blocks (token_embd, output_norm, output). */
   other: { name: string; type: string }[];
 }
@@ -96,10 +111,12 @@ export interface LayerMap {
 export interface MemoryEstimate {
   context: number;
   weightBytes: number;
-  kvBytes: number;
-  kvBytesPerToken: number;
+  /** Null when the metadata lacks what the estimate needs (layers, heads, head sizes). */
+  kvBytes: number | null;
+  kvBytesPerToken: number | null;
+  /** Weights plus KV cache. */
   totalBytes: number;
-  /** How the KV figure is computed. */
+  /** How the KV figure is computed, or why it is missing. */
   formula: string;
 }
 
@@ -107,59 +124,91 @@ export interface Histogram {
   tensor: string;
   /** Decoded values sampled: all of them up to a cap, else evenly spread rows. */
   sampled: number;
+  /** Rows read (of `rows`), each ne[0] values. */
+  rowsSampled: number;
+  rows: number;
   elements: number;
+  /** Sampled values that are NaN or infinite: not in the bins nor in the statistics. */
+  nonFinite: number;
+  /** Of the finite sampled values (0 when there are none). */
   min: number;
   max: number;
   mean: number;
   std: number;
-  /** `bins` equal-width bins from min to max. */
+  /** `bins` equal-width bins from min to max (the last one includes max); they sum to sampled − nonFinite. */
   counts: number[];
 }
 
-/** One block of a tensor, decoded: its scales and codes, and the values they make. */
+export interface BlockFieldView {
+  /** "d", "dmin", "scales", "mins", "qh (fifth bit)", … */
+  name: string;
+  /** Consecutive elements each value applies to: the block size for d, 16 or 32 for sub-block scales, 1 per element. */
+  span: number;
+  values: JsonNumber[];
+}
+
+/**
+ * One block of a tensor, decoded: its scales and codes, and the values they make. Plain float
+ * tensors (F32, F16, BF16) have no blocks: they are shown 32 elements at a time.
+ */
 export interface BlockView {
   tensor: string;
   type: string;
   block: number;
   blockCount: number;
-  /** Elements per block. */
+  /** Elements in this block (a plain tensor's last group may be shorter). */
   blockSize: number;
+  /** Index of the block's first element in the tensor, and the row (ne[0] elements) it lies in. */
+  firstElement: number;
+  row: number;
   bytes: number;
-  /** The block's raw bytes in hex. */
+  /** The block's raw bytes in hex, two digits per byte, space-separated. */
   hex: string;
-  /** Named fields of the block: d, dmin, per-sub-block scales and mins, … (decoded to numbers). */
-  fields: { name: string; values: number[] }[];
-  /** Quantized codes, one per element where the format has them. */
+  /** Named fields of the block: d, dmin, per-sub-block scales and mins, extra bit planes (decoded to numbers). */
+  fields: BlockFieldView[];
+  /** Quantized codes, one per element where the format has them (a plain float's bit pattern). */
   codes: number[] | null;
-  /** The decoded values, bit-exact as llama.cpp decodes them. */
-  values: number[];
+  /** How values follow from fields and codes. */
+  formula: string;
+  /** False where only some fields are broken out (the lattice IQ types, TQ1_0); values are exact either way. */
+  complete: boolean;
+  /** The decoded values, bit-exact as llama.cpp decodes them, each as the shortest decimal that reads back as the same f32. */
+  values: JsonNumber[];
 }
 
 export interface RequantErrorRow {
   /** Candidate ggml type. */
   type: string;
   bitsPerWeight: number;
-  rmse: number;
-  maxError: number;
+  /** Null when the type does not fit the tensor (see `note`). */
+  rmse: number | null;
+  maxError: number | null;
+  /** Why the type was not tried ("rows of 288 values are not whole Q4_K blocks of 256"). */
+  note: string | null;
 }
 
 /** The result of a 'requant-error' job. */
 export interface RequantError {
   tensor: string;
   sourceType: string;
-  /** Elements compared (a sample of rows for big tensors). */
+  /** Elements compared (a sample of rows for big tensors; NaN and infinite source values left out). */
   elements: number;
+  /** Rows compared, of all the tensor's rows. */
+  rowsSampled: number;
+  rowCount: number;
+  /** Highest bits per weight first. */
   rows: RequantErrorRow[];
 }
 
 export interface InspectorApi {
   modelOverview(modelId: number): Promise<ModelOverview>;
   /** Metadata entries whose key (or string value) contains `search`, paged. */
-  modelMetadata(modelId: number, query: { search?: string; offset?: number; limit?: number }): Promise<MetadataPage>;
+  modelMetadata(modelId: number, query: MetadataQuery): Promise<MetadataPage>;
   metadataArray(modelId: number, key: string, offset: number, limit: number): Promise<ArrayPage>;
   listTensors(modelId: number, query: TensorQuery): Promise<TensorPage>;
   layerMap(modelId: number): Promise<LayerMap>;
   memoryEstimate(modelId: number, context: number): Promise<MemoryEstimate>;
+  /** `bins`: 1 to 1000. */
   tensorHistogram(modelId: number, tensor: string, bins: number): Promise<Histogram>;
   tensorBlock(modelId: number, tensor: string, block: number): Promise<BlockView>;
   /** Starts a 'requant-error' job (result: RequantError): the tensor re-quantized to each candidate type. */

@@ -32,7 +32,8 @@ function scalarToJson(value: number | bigint | boolean | string, type: GgufType)
   return value;
 }
 
-function arrayItem(array: GgufArray, i: number): unknown {
+/** Item `i` of an array as JSON (nested arrays elided as in ggufValueToJson). */
+export function arrayItem(array: GgufArray, i: number): unknown {
   switch (array.itemType) {
     case GgufType.STRING: return array.items.at(i);
     case GgufType.ARRAY: return arrayToJson(array.items[i]!);

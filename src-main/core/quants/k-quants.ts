@@ -66,7 +66,7 @@ export const decodeQ2_K: BlockDecoder = (src, dst, blocks) => {
 };
 
 /** Q3_K's 6-bit scale k (0..15), unbiased: low 4 bits in scales[k % 8] (high nibble for k ≥ 8), high 2 bits in scales[8 + k % 4]. */
-function q3kScale(src: Uint8Array, sc: number, k: number): number {
+export function q3kScale(src: Uint8Array, sc: number, k: number): number {
   const lo = k < 8 ? src[sc + k]! & 15 : src[sc + k - 8]! >> 4;
   const hi = (src[sc + 8 + (k & 3)]! >> (2 * (k >> 2))) & 3;
   return (lo | (hi << 4)) - 32;
@@ -114,10 +114,10 @@ export const decodeQ3_K: BlockDecoder = (src, dst, blocks) => {
  * (scale) and i + 4 (min); for i ≥ 4 the nibbles of byte i + 4 (low: scale, high: min) plus the top
  * 2 bits of bytes i − 4 (scale) and i (min).
  */
-function kScale(src: Uint8Array, s: number, i: number): number {
+export function kScale(src: Uint8Array, s: number, i: number): number {
   return i < 4 ? src[s + i]! & 63 : (src[s + i + 4]! & 15) | ((src[s + i - 4]! >> 6) << 4);
 }
-function kMin(src: Uint8Array, s: number, i: number): number {
+export function kMin(src: Uint8Array, s: number, i: number): number {
   return i < 4 ? src[s + i + 4]! & 63 : (src[s + i + 4]! >> 4) | ((src[s + i]! >> 6) << 4);
 }
 
