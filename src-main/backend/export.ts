@@ -1,8 +1,181 @@
-import type { ExportApi } from '../../src-preload/api';
-import type { BackendContext } from './context';
+/**
+ * Export: a library model re-quantized to another llama.cpp file type (node/quantize.ts, the
+ * same tensors llama-quantize writes), as an 'export' job with progress and cancel. The file is
+ * written under a temporary name and renamed into place only when complete, then joins the
+ * library; every export is kept in the exports table with how it ended.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { ExportApi, ExportPlanView, ExportRecord, ExportRequest, ExportTypeOption } from '../../src-preload/api';
+import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/export-size';
+import type { GgufFile } from '../core/gguf/gguf-file';
+import { isQuantFileType, QUANT_FILE_TYPES, type QuantFileType } from '../core/quant-recipes';
+import { openGguf } from '../node/gguf-io';
+import { readModelFile } from '../node/model-file';
+import { quantizeFile } from '../node/quantize';
+import { ExportStore } from '../node/store/exports';
+import { requireReadableModel, type BackendContext } from './context';
+import { isAbort, type JobContext } from './jobs';
 
 export function createExportApi(ctx: BackendContext): ExportApi {
-  void ctx;
-  // Written in parallel by its owner; until then its methods are missing.
-  return {} as never;
+  const store = new ExportStore(ctx.db);
+  // This back end is new: no export of an earlier run can still be going.
+  store.markInterrupted();
+  /** Outputs being written now: a second export must not pick the same free name. */
+  const writing = new Set<string>();
+
+  const outputDir = () => ctx.settings.get().exportDir ?? ctx.modelsDir;
+
+  /** `<dir>/<source>-<type>.gguf`, or the first of "-2", "-3", … that neither exists nor is being written. */
+  const freeOutputPath = (sourcePath: string, fileType: string): string => {
+    const stem = join(resolve(outputDir()), `${basename(sourcePath).replace(/\.gguf$/i, '')}-${fileType}`);
+    for (let n = 1; ; n++) {
+      const path = `${stem}${n === 1 ? '' : `-${n}`}.gguf`;
+      if (!existsSync(path) && !writing.has(path)) return path;
+    }
+  };
+
+  return {
+    async exportPlan(modelId, options = {}): Promise<ExportPlanView> {
+      const model = requireReadableModel(ctx, modelId);
+      const allow = options.allowRequantize === true;
+      const optionsView = withGguf(model.path, (gguf) =>
+        QUANT_FILE_TYPES.map((fileType): ExportTypeOption => {
+          const defaultOutputPath = freeOutputPath(model.path, fileType);
+          try {
+            const p = predictExport(gguf, fileType);
+            return {
+              fileType,
+              predictedBytes: p.fileBytes,
+              bitsPerWeight: p.bitsPerWeight,
+              requantizes: p.requantized.length,
+              unavailable: blocker(p, allow),
+              defaultOutputPath,
+            };
+          } catch (err) {
+            return { fileType, predictedBytes: null, bitsPerWeight: null, requantizes: 0, unavailable: errorText(err), defaultOutputPath };
+          }
+        }),
+      );
+      return { modelId, sourceBytes: model.bytes, options: optionsView, defaultOutputDir: resolve(outputDir()) };
+    },
+
+    async startExport(request: ExportRequest): Promise<string> {
+      const model = requireReadableModel(ctx, request.modelId);
+      const { fileType } = request;
+      if (!isQuantFileType(fileType)) throw new Error(`unknown file type "${fileType}"; Gufo writes ${QUANT_FILE_TYPES.join(', ')}`);
+      const prediction = withGguf(model.path, (gguf) => {
+        try {
+          return predictExport(gguf, fileType);
+        } catch (err) {
+          throw new Error(`${model.path}: cannot export to ${fileType}: ${errorText(err)}`);
+        }
+      });
+      const problem = blocker(prediction, request.allowRequantize === true);
+      if (problem) throw new Error(`${model.path}: cannot export to ${fileType}: ${problem}`);
+      const output = chooseOutput(request.outputPath, () => {
+        mkdirSync(outputDir(), { recursive: true });
+        return freeOutputPath(model.path, fileType);
+      });
+      if (writing.has(output)) throw new Error(`${output} is being written by another export`);
+
+      const record = store.start({ sourceModelId: model.id, sourceName: model.name, sourcePath: model.path, outputPath: output, fileType });
+      writing.add(output);
+      const jobId = ctx.jobs.start({ kind: 'export', title: `Export ${model.name} to ${fileType}`, unit: 'bytes', modelId: model.id }, (job) =>
+        runExport(job, { recordId: record.id, source: model.path, output, fileType, prediction, allowRequantize: request.allowRequantize === true }).finally(
+          () => writing.delete(output),
+        ),
+      );
+      store.setJob(record.id, jobId);
+      return jobId;
+    },
+
+    async listExports() {
+      return store.list();
+    },
+  };
+
+  async function runExport(job: JobContext, e: ExportJob): Promise<ExportRecord> {
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    job.progress(0, e.prediction.fileBytes, null);
+    try {
+      const report = await quantizeFile(e.source, e.output, e.fileType, {
+        allowRequantize: e.allowRequantize,
+        signal: job.signal,
+        onProgress: (p) => job.progress(bytesWrittenAt(e.prediction, p.index, p.elementsDone), e.prediction.fileBytes, p.tensor),
+      });
+      // The file is complete: it joins the library (again, if the user had removed that path).
+      ctx.models.unexclude(e.output);
+      const entry = ctx.models.upsert(readModelFile(e.output, 'exported'));
+      ctx.events.emit({ type: 'library-changed' });
+      job.progress(report.bytesOut, e.prediction.fileBytes, null);
+      return store.finish(e.recordId, { status: 'done', bytesOut: report.bytesOut, seconds: report.seconds, outputModelId: entry.id });
+    } catch (err) {
+      const cancelled = isAbort(err, job.signal);
+      const error = cancelled ? null : failureText(err, e);
+      store.finish(e.recordId, { status: cancelled ? 'cancelled' : 'failed', seconds: seconds(), error });
+      throw cancelled ? err : new Error(error!);
+    }
+  }
+}
+
+interface ExportJob {
+  recordId: number;
+  source: string;
+  output: string;
+  fileType: QuantFileType;
+  prediction: ExportPrediction;
+  allowRequantize: boolean;
+}
+
+/** Why `prediction` cannot be exported, or null. */
+function blocker(p: ExportPrediction, allowRequantize: boolean): string | null {
+  if (p.unsupported) return p.unsupported;
+  if (p.requantized.length > 0 && !allowRequantize) {
+    const [first] = p.requantized;
+    const count = p.requantized.length;
+    return (
+      `re-quantizes ${count} already-quantized tensor${count === 1 ? '' : 's'} (e.g. "${first!.name}" ${first!.from} → ${first!.to}), ` +
+      'losing some quality; allow re-quantizing to choose it'
+    );
+  }
+  return null;
+}
+
+/** The output path asked for (checked), or the default one. */
+function chooseOutput(asked: string | undefined, byDefault: () => string): string {
+  if (asked === undefined || asked.trim() === '') return byDefault();
+  const path = resolve(asked.trim());
+  if (!/\.gguf$/i.test(path)) throw new Error(`${path}: the output must be a .gguf file`);
+  // Never overwrite: not the source, not another model, not anything else.
+  if (existsSync(path)) throw new Error(`${path} already exists; choose a new file name (an export never overwrites a file)`);
+  if (!existsSync(dirname(path))) throw new Error(`${dirname(path)}: no such folder`);
+  return path;
+}
+
+function withGguf<T>(path: string, use: (gguf: GgufFile) => T): T {
+  const { gguf, file } = openGguf(path);
+  try {
+    return use(gguf);
+  } finally {
+    file.close();
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The failure as the user reads it: naming the file, and saying what to do about a full disk. */
+function failureText(err: unknown, e: ExportJob): string {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return (
+      `Not enough disk space to write ${e.output} (the export needs ${e.prediction.fileBytes.toLocaleString('en-US')} bytes). ` +
+      `Nothing was written and ${e.source} is untouched: free some space or export to another folder.`
+    );
+  }
+  const text = errorText(err);
+  return text.includes(e.output) || text.includes(e.source) ? text : `${e.output}: ${text}`;
 }

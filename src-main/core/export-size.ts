@@ -1,0 +1,104 @@
+/**
+ * What an export to a llama.cpp file type will write, known before writing it: the exact file
+ * size (the recipe's per-tensor types laid out by the same GGUF writer quantizeFile uses), bits
+ * per weight, and what would stop it or cost quality (tensors that are already quantized).
+ */
+import type { GgufFile } from './gguf/gguf-file';
+import { GgufType, type GgufKv } from './gguf/values';
+import { layoutGguf } from './gguf/writer';
+import { planQuantization, type QuantFileType, type RecipeOptions } from './quant-recipes';
+import { decoderFor } from './quants/decoders';
+import { encoderFor } from './quants/encoders';
+
+/**
+ * The metadata of a quantized file: the source's, with general.file_type and
+ * general.quantization_version set as llama.cpp sets them (and the imatrix entry count when one
+ * was used). node/quantize.ts writes exactly these.
+ */
+export function quantizedFileKvs(kvs: readonly GgufKv[], fileTypeId: number, quantizationVersion: number, imatrixEntries?: number): GgufKv[] {
+  const set: GgufKv[] = [
+    { key: 'general.quantization_version', type: GgufType.UINT32, value: quantizationVersion },
+    { key: 'general.file_type', type: GgufType.UINT32, value: fileTypeId },
+  ];
+  if (imatrixEntries !== undefined) set.push({ key: 'quantize.imatrix.entries_count', type: GgufType.INT32, value: imatrixEntries });
+  const replaced = new Set(set.map((kv) => kv.key));
+  return [...kvs.filter((kv) => !replaced.has(kv.key)), ...set];
+}
+
+/** One tensor of the output, in write order. */
+export interface PredictedTensor {
+  name: string;
+  elements: number;
+  /** Source elements of the tensors written before this one. */
+  elementsBefore: number;
+  /** Absolute file offset of its data, and its byte length (padding not included). */
+  start: number;
+  bytes: number;
+}
+
+export interface ExportPrediction {
+  fileType: QuantFileType;
+  /** The size of the written file, exactly. */
+  fileBytes: number;
+  /** Tensor data without padding. */
+  tensorBytes: number;
+  elements: number;
+  /** tensorBytes × 8 / elements, over every tensor (norms included), as the library reports it. */
+  bitsPerWeight: number;
+  /** Tensors already quantized that this type would convert again, through f32, losing quality. */
+  requantized: { name: string; from: string; to: string }[];
+  /** Why Gufo cannot write this type for this model (a type it has no codec for), or null. */
+  unsupported: string | null;
+  tensors: PredictedTensor[];
+}
+
+/** Predicts the export of `model` to `fileType`; throws when the recipe cannot plan it. */
+export function predictExport(model: GgufFile, fileType: QuantFileType, options: RecipeOptions = {}): ExportPrediction {
+  const plan = planQuantization(model, fileType, options);
+  const layout = layoutGguf({
+    kvs: quantizedFileKvs(model.kvs, plan.fileTypeId, plan.quantizationVersion),
+    tensors: plan.tensors.map((t) => ({ name: t.name, type: t.to, ne: t.ne })),
+  });
+  const requantized: ExportPrediction['requantized'] = [];
+  let unsupported: string | null = null;
+  let elements = 0;
+  let tensorBytes = 0;
+  const tensors = plan.tensors.map((t, i): PredictedTensor => {
+    const count = t.ne.reduce((a, b) => a * b, 1);
+    const { offset, bytes } = layout.tensors[i]!;
+    const tensor = { name: t.name, elements: count, elementsBefore: elements, start: layout.dataOffset + offset, bytes };
+    elements += count;
+    tensorBytes += bytes;
+    if (t.from === t.to) return tensor;
+    if (t.from.quantized) requantized.push({ name: t.name, from: t.from.name, to: t.to.name });
+    try {
+      // The codecs quantizeFile will need: decode the source, encode the target.
+      decoderFor(t.from);
+      encoderFor(t.to);
+    } catch (err) {
+      unsupported ??= `tensor "${t.name}": ${(err as Error).message}`;
+    }
+    return tensor;
+  });
+  return {
+    fileType,
+    fileBytes: layout.fileBytes,
+    tensorBytes,
+    elements,
+    bitsPerWeight: elements === 0 ? 0 : (tensorBytes * 8) / elements,
+    requantized,
+    unsupported,
+    tensors,
+  };
+}
+
+/**
+ * Output bytes written by the time quantizeFile reports `elementsDone` source elements converted
+ * while on tensor `index` (its progress counts elements; the UI shows bytes of the predicted size).
+ */
+export function bytesWrittenAt(prediction: ExportPrediction, index: number, elementsDone: number): number {
+  const t = prediction.tensors[index];
+  if (!t) return prediction.fileBytes;
+  const fraction = t.elements === 0 ? 1 : Math.min(1, Math.max(0, (elementsDone - t.elementsBefore) / t.elements));
+  return t.start + Math.round(fraction * t.bytes);
+}

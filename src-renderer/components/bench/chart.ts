@@ -1,0 +1,57 @@
+/** The benchmark chart's data and geometry: decode speed over time, one series per model and adapter. */
+import type { BenchRun } from '../../../src-preload/api';
+
+export interface ChartPoint {
+  time: number;
+  value: number;
+  run: BenchRun;
+}
+
+export interface ChartSeries {
+  key: string;
+  model: string;
+  adapter: string;
+  /** Oldest first. */
+  points: ChartPoint[];
+}
+
+/** Runs grouped by model file and adapter, each series oldest first, series in order of first run. */
+export function benchSeries(runs: readonly BenchRun[]): ChartSeries[] {
+  const byKey = new Map<string, ChartSeries>();
+  const oldestFirst = [...runs].sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || a.id - b.id);
+  for (const run of oldestFirst) {
+    const key = `${run.modelPath}\n${run.adapter}`;
+    let series = byKey.get(key);
+    if (!series) byKey.set(key, (series = { key, model: run.modelName, adapter: run.adapter, points: [] }));
+    series.points.push({ time: Date.parse(run.createdAt), value: run.decodeTokS, run });
+  }
+  return [...byKey.values()];
+}
+
+/** Maps [d0, d1] linearly onto [r0, r1]; a point domain maps to the middle of the range. */
+export function linearScale([d0, d1]: [number, number], [r0, r1]: [number, number]): (v: number) => number {
+  if (d1 === d0) return () => (r0 + r1) / 2;
+  return (v) => r0 + ((v - d0) / (d1 - d0)) * (r1 - r0);
+}
+
+/** About `count` round tick values (1, 2 or 5 × a power of ten apart) from 0 up to at least `max`. */
+export function valueTicks(max: number, count = 5): number[] {
+  if (!(max > 0)) return [0, 1];
+  const raw = max / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw)!;
+  const ticks: number[] = [];
+  for (let v = 0; v < max + step; v += step) ticks.push(Number(v.toPrecision(12)));
+  return ticks;
+}
+
+/** `count` evenly spaced times from `from` to `to` (one when they are equal). */
+export function timeTicks(from: number, to: number, count = 4): number[] {
+  if (to <= from) return [from];
+  return Array.from({ length: count }, (_, i) => from + ((to - from) * i) / (count - 1));
+}
+
+/** An SVG path through the points. */
+export function linePath(points: readonly { x: number; y: number }[]): string {
+  return points.map((p, i) => `${i === 0 ? 'M' : 'L'}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(' ');
+}
