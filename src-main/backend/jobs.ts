@@ -53,20 +53,27 @@ export class JobManager {
       modelId: spec.modelId ?? null,
     };
     let lastSent = 0;
+    /** A progress event held back by the throttle, sent when the interval is over (so the last step always shows). */
+    let pending: NodeJS.Timeout | undefined;
+    const sendProgress = () => {
+      pending = undefined;
+      lastSent = Date.now();
+      this.#emit(state);
+    };
     const context: JobContext = {
       signal: controller.signal,
       progress: (done, total, detail) => {
+        if (state.status !== 'running') return;
         state.done = done;
         if (total !== undefined) state.total = total;
         if (detail !== undefined) state.detail = detail;
-        const now = Date.now();
-        if (now - lastSent >= PROGRESS_EVERY_MS) {
-          lastSent = now;
-          this.#emit(state);
-        }
+        const wait = lastSent + PROGRESS_EVERY_MS - Date.now();
+        if (wait <= 0) sendProgress();
+        else pending ??= setTimeout(sendProgress, wait);
       },
     };
     const finish = (patch: Partial<JobState>) => {
+      clearTimeout(pending);
       Object.assign(state, patch, { endedAt: new Date().toISOString() });
       this.#emit(state);
       this.#prune();

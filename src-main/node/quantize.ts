@@ -2,9 +2,9 @@ import { statSync } from 'node:fs';
 import { decoderFor } from '../core/quants/decoders';
 import { encoderFor } from '../core/quants/encoders';
 import type { GgufFile } from '../core/gguf/gguf-file';
-import { GgufType, type GgufKv } from '../core/gguf/values';
 import type { ImportanceMatrix } from '../core/imatrix';
 import { dequantizeRange } from '../core/dequantize';
+import { quantizedFileKvs } from '../core/export-size';
 import { planQuantization, type PlannedTensor, type QuantFileType, type RecipeOptions } from '../core/quant-recipes';
 import { openGguf, tensorChunks, writeGguf } from './gguf-io';
 
@@ -46,17 +46,6 @@ export interface QuantizeReport {
 
 /** Source elements converted at a time: memory stays bounded whatever the tensor size. */
 const CHUNK_ELEMENTS = 1 << 22;
-
-/** The output's metadata: the input's, with file type and quantization version set as llama.cpp sets them. */
-function outputKvs(gguf: GgufFile, fileTypeId: number, quantizationVersion: number, imatrix: ImportanceMatrix | undefined): GgufKv[] {
-  const set: GgufKv[] = [
-    { key: 'general.quantization_version', type: GgufType.UINT32, value: quantizationVersion },
-    { key: 'general.file_type', type: GgufType.UINT32, value: fileTypeId },
-  ];
-  if (imatrix) set.push({ key: 'quantize.imatrix.entries_count', type: GgufType.INT32, value: imatrix.size });
-  const replaced = new Set(set.map((kv) => kv.key));
-  return [...gguf.kvs.filter((kv) => !replaced.has(kv.key)), ...set];
-}
 
 /** The importance weights for matrix `matrix` of a tensor, checked against its row length. */
 function importanceFor(imatrix: ImportanceMatrix | undefined, t: PlannedTensor, matrix: number, file: string): Float32Array | null {
@@ -131,7 +120,7 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
     };
     await writeGguf(
       output,
-      { kvs: outputKvs(gguf, plan.fileTypeId, plan.quantizationVersion, options.imatrix), tensors: plan.tensors.map((t) => ({ name: t.name, type: t.to, ne: t.ne })) },
+      { kvs: quantizedFileKvs(gguf.kvs, plan.fileTypeId, plan.quantizationVersion, options.imatrix?.size), tensors: plan.tensors.map((t) => ({ name: t.name, type: t.to, ne: t.ne })) },
       (i) => {
         const t = plan.tensors[i]!;
         if (t.from === t.to) {

@@ -23,9 +23,9 @@ function httpBridge(token: string): GufoBridge {
       body: JSON.stringify(args),
     });
     if (response.status === 401) throw new Error(ACCESS_DENIED);
-    const body: unknown = await response.json();
-    if (!response.ok) throw new Error((body as { error?: string }).error ?? response.statusText);
-    return body;
+    const body = (await response.json()) as { result?: unknown; error?: string };
+    if (!response.ok || body.error !== undefined) throw new Error(body.error ?? response.statusText);
+    return body.result;
   }
 
   const listeners = new Set<GufoEventListener>();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { GufoEvent, JobState } from '../../src-preload/api';
 import { EventHub } from '../../src-main/backend/events';
 import { JobManager } from '../../src-main/backend/jobs';
@@ -53,6 +53,19 @@ describe('JobManager', () => {
     await jobs.wait(id);
     expect(seen.length).toBeLessThan(10);
     expect(seen.at(-1)).toMatchObject({ status: 'done', done: 9999 });
+  });
+
+  it('sends the last progress held back by the throttle', async () => {
+    const { jobs, seen } = manager();
+    let finish!: () => void;
+    const id = jobs.start(spec, async (job) => {
+      job.progress(1, 3, 'loading');
+      job.progress(2, 3, 'measuring'); // within the throttle interval
+      await new Promise<void>((resolve) => (finish = resolve));
+    });
+    await vi.waitFor(() => expect(seen.at(-1)).toMatchObject({ status: 'running', done: 2, detail: 'measuring' }));
+    finish();
+    await jobs.wait(id);
   });
 
   it('close() cancels running jobs and waits for them', async () => {

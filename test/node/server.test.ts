@@ -96,7 +96,7 @@ describe('browser-mode server', () => {
   it('calls GufoApi methods with the token', async () => {
     const reply = await send('POST', '/api/appInfo', withToken(), '[]');
     expect(reply.status).toBe(200);
-    expect(JSON.parse(reply.body)).toEqual({
+    expect(JSON.parse(reply.body).result).toMatchObject({
       name: 'Gufo',
       version: pkg.version,
       mode: 'browser',
@@ -105,6 +105,12 @@ describe('browser-mode server', () => {
       dataDir: join(dir, 'home'),
       notices: [],
     });
+  });
+
+  it("answers a method's error as { error } (the call itself worked)", async () => {
+    const reply = await send('POST', '/api/updateSettings', withToken(), JSON.stringify([{ theme: 'purple' }]));
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.body)).toEqual({ error: 'setting "theme" must be one of system, light, dark' });
   });
 
   it('rejects unknown methods, inherited names, wrong verbs and bad bodies', async () => {

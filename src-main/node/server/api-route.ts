@@ -10,8 +10,11 @@ export interface ApiReply {
 }
 
 /**
- * `POST /api/<method>` with a JSON array of arguments: calls that GufoApi method and answers its
- * result as JSON, or `{ error }` with a 4xx/5xx status. The caller has already checked the token.
+ * `POST /api/<method>` with a JSON array of arguments: calls that GufoApi method and answers
+ * `{ result }`, or `{ error }` when the method threw — with status 200, as JSON-RPC does: the call
+ * itself worked, and a refused request (a bad setting, a missing model) is not a failed page load
+ * in the browser's console. Requests that are themselves wrong get a 4xx status and `{ error }`.
+ * The caller has already checked the token.
  */
 export async function callApi(api: GufoApi, req: IncomingMessage, name: string): Promise<ApiReply> {
   if (req.method !== 'POST') return { status: 405, body: { error: 'use POST' } };
@@ -21,19 +24,19 @@ export async function callApi(api: GufoApi, req: IncomingMessage, name: string):
   if (!Array.isArray(args)) return { status: 400, body: { error: 'body must be a JSON array of arguments' } };
   try {
     const method = api[name] as (...a: unknown[]) => Promise<unknown>;
-    return { status: 200, body: (await method.apply(api, args)) ?? null };
+    return { status: 200, body: { result: (await method.apply(api, args)) ?? null } };
   } catch (err) {
-    return { status: 500, body: { error: err instanceof Error ? err.message : String(err) } };
+    return { status: 200, body: { error: err instanceof Error ? err.message : String(err) } };
   }
 }
 
-/** The parsed body (an empty body is no arguments), null when not JSON, undefined when too big. */
-async function readJson(req: IncomingMessage): Promise<unknown> {
+/** The parsed body (an empty body is no arguments), null when not JSON, undefined when over `maxBytes`. */
+export async function readJson(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) return undefined;
+    if (size > maxBytes) return undefined;
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');
