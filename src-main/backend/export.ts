@@ -10,6 +10,7 @@ import type { ExportApi, ExportPlanView, ExportRecord, ExportRequest, ExportType
 import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/export-size';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import { isQuantFileType, QUANT_FILE_TYPES, type QuantFileType } from '../core/quant-recipes';
+import { removeLeftoverTemps } from '../node/atomic-write';
 import { openGguf } from '../node/gguf-io';
 import { readModelFile } from '../node/model-file';
 import { quantizeFile } from '../node/quantize';
@@ -19,8 +20,8 @@ import { isAbort, type JobContext } from './jobs';
 
 export function createExportApi(ctx: BackendContext): ExportApi {
   const store = new ExportStore(ctx.db);
-  // This back end is new: no export of an earlier run can still be going.
-  store.markInterrupted();
+  // This back end is new: no export of an earlier run can still be going; clear what they left.
+  for (const output of store.markInterrupted()) void removeLeftoverTemps(output);
   /** Outputs being written now: a second export must not pick the same free name. */
   const writing = new Set<string>();
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ExportRecord, JobState } from '../../src-preload/api';
 import { llamaFileTypeId } from '../../src-main/core/llama-file-types';
 import { QUANT_FILE_TYPES } from '../../src-main/core/quant-recipes';
@@ -174,10 +174,19 @@ describe('export', () => {
     const dataDir = join(tempDir(), 'home');
     const first = testBackend({ dataDir });
     const modelId = addModel(first, STORIES_260K);
-    const row = new ExportStore(first.context.db).start({ sourceModelId: modelId, sourceName: 'stories', sourcePath: STORIES_260K, outputPath: '/x/stories-Q8_0.gguf', fileType: 'Q8_0' });
+    const outputPath = join(dataDir, 'x', 'stories-Q8_0.gguf');
+    const row = new ExportStore(first.context.db).start({ sourceModelId: modelId, sourceName: 'stories', sourcePath: STORIES_260K, outputPath, fileType: 'Q8_0' });
     await first.close();
+    // What the killed writer left: its temporary file, beside an unrelated one that must stay.
+    mkdirSync(join(dataDir, 'x'));
+    const leftover = join(dataDir, 'x', '.stories-Q8_0.gguf.0123456789ab.tmp');
+    const unrelated = join(dataDir, 'x', '.other.gguf.0123456789ab.tmp');
+    writeFileSync(leftover, 'partial');
+    writeFileSync(unrelated, 'partial');
     const second = testBackend({ dataDir });
     const [record] = await second.api.listExports();
     expect(record).toMatchObject({ id: row.id, status: 'failed', error: expect.stringMatching(/^interrupted: .*\/x\/stories-Q8_0\.gguf was not written$/) });
+    await vi.waitFor(() => expect(existsSync(leftover)).toBe(false));
+    expect(existsSync(unrelated)).toBe(true);
   });
 });

@@ -71,16 +71,18 @@ export class ExportStore {
 
   /**
    * Rows still 'running' from an app that stopped mid-export (killed, crashed) become 'failed':
-   * their job is gone, and the atomic write never renamed a partial file into place.
+   * their job is gone, and the atomic write never renamed a partial file into place. Answers
+   * the output paths those exports were writing.
    */
-  markInterrupted(): number {
-    return this.db
+  markInterrupted(): string[] {
+    const rows = this.db
       .prepare(
         `UPDATE exports SET status = 'failed', ended_at = ${NOW},
                 error = 'interrupted: Gufo stopped before the export finished; ' || output_path || ' was not written'
-         WHERE status = 'running'`,
+         WHERE status = 'running' RETURNING output_path`,
       )
-      .run().changes;
+      .all() as { output_path: string }[];
+    return rows.map((row) => row.output_path);
   }
 
   get(id: number): ExportRecord | undefined {

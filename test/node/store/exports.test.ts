@@ -43,7 +43,7 @@ describe('ExportStore', () => {
     const { db, exports, source } = store();
     const finished = exports.finish(exports.start(request(source.id)).id, { status: 'cancelled', seconds: 1, error: null });
     const running = exports.start(request(source.id, 'Q4_0'));
-    expect(exports.markInterrupted()).toBe(1);
+    expect(exports.markInterrupted()).toHaveLength(1);
     expect(exports.get(running.id)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^interrupted: .*\/m\/src-Q4_0\.gguf was not written$/) });
     expect(exports.get(running.id)!.endedAt).not.toBeNull();
     expect(exports.get(finished.id)).toEqual(finished);
