@@ -3,7 +3,16 @@
 import { contextBridge, ipcRenderer, webUtils } from 'electron';
 import { API_METHODS, type GufoBridge, type GufoEvent } from './api';
 
-const methods = Object.fromEntries(API_METHODS.map((name) => [name, (...args: unknown[]) => ipcRenderer.invoke(`gufo:${name}`, ...args)]));
+/** Electron wraps a handler's error as "Error invoking remote method 'gufo:x': Error: <message>"; the UI shows only the message. */
+const REMOTE_ERROR_PREFIX = /^Error invoking remote method '[^']*': (?:[A-Za-z]*Error: )?/;
+
+function invoke(name: string, args: unknown[]): Promise<unknown> {
+  return ipcRenderer.invoke(`gufo:${name}`, ...args).catch((err: unknown) => {
+    throw new Error(err instanceof Error ? err.message.replace(REMOTE_ERROR_PREFIX, '') : String(err));
+  });
+}
+
+const methods = Object.fromEntries(API_METHODS.map((name) => [name, (...args: unknown[]) => invoke(name, args)]));
 
 const bridge = {
   ...methods,

@@ -3,6 +3,7 @@
  * fork it with Node). EngineHost speaks the same protocol over either channel and treats the
  * process's exit the same way: pending requests fail, the next request starts a fresh engine.
  */
+import { sep } from 'node:path';
 import { utilityProcess } from 'electron';
 import type { EngineLauncher } from '../engine/host';
 import type { EngineMessage } from '../engine/protocol';
@@ -10,7 +11,16 @@ import type { EngineMessage } from '../engine/protocol';
 /** How long a stopped engine may take to exit before it is killed outright. */
 const STOP_TIMEOUT_MS = 2000;
 
-/** `entry` is the built engine, out/main/engine.js. */
+/**
+ * Where `file` is in the folder electron-builder unpacks beside app.asar; unchanged outside a
+ * package. The engine runs from there: its native addons (webgpu, koffi) and the shaders it reads
+ * must be real files (see asarUnpack in electron-builder.json).
+ */
+export function unpackedPath(file: string): string {
+  return file.replace(`${sep}app.asar${sep}`, `${sep}app.asar.unpacked${sep}`);
+}
+
+/** `entry` is the built engine, out/main/engine.js (its unpacked copy in a package). */
 export function utilityProcessLauncher(entry: string): EngineLauncher {
   return (events) => {
     const child = utilityProcess.fork(entry, [], { serviceName: 'Gufo engine', stdio: 'pipe' });

@@ -1,8 +1,8 @@
 /** appInfo, settings and the in-app file browser. */
-import { readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import type { AppApi, DirEntry } from '../../src-preload/api';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { AppApi, DirEntry, Settings } from '../../src-preload/api';
 import type { BackendContext } from './context';
 
 export function createAppApi(ctx: BackendContext): AppApi {
@@ -15,6 +15,8 @@ export function createAppApi(ctx: BackendContext): AppApi {
         platform: process.platform,
         node: process.versions.node,
         dataDir: ctx.dataDir,
+        modelsDir: ctx.modelsDir,
+        envModelDirs: [...ctx.envModelDirs],
         notices: [...ctx.notices],
       };
     },
@@ -24,7 +26,7 @@ export function createAppApi(ctx: BackendContext): AppApi {
     },
 
     async updateSettings(patch) {
-      const settings = ctx.settings.update(patch);
+      const settings = ctx.settings.update(withCheckedFolders(patch, ctx.settings.get()));
       ctx.events.emit({ type: 'settings-changed', settings });
       return settings;
     },
@@ -58,4 +60,45 @@ export function createAppApi(ctx: BackendContext): AppApi {
       return ctx.pickPaths ? ctx.pickPaths(kind) : null;
     },
   };
+}
+
+type FolderSetting = 'modelDirs' | 'exportDir';
+
+/**
+ * The patch with its folders resolved (model folders each once). A folder newly named must be an
+ * existing one (the export folder, one Gufo may write to); folders already saved are kept even
+ * while missing, since a drive may be unplugged for now. Other mistakes are left to the store's checks.
+ */
+function withCheckedFolders(patch: Partial<Settings>, current: Settings): Partial<Settings> {
+  const checked = { ...patch };
+  if (Array.isArray(patch.modelDirs)) {
+    const saved = new Set(current.modelDirs);
+    checked.modelDirs = [...new Set(patch.modelDirs.map((dir) => checkFolder('modelDirs', dir, saved)))];
+  }
+  if (typeof patch.exportDir === 'string') {
+    checked.exportDir = checkFolder('exportDir', patch.exportDir, new Set(current.exportDir === null ? [] : [current.exportDir]));
+  }
+  return checked;
+}
+
+function checkFolder(key: FolderSetting, dir: string, saved: Set<string>): string {
+  if (typeof dir !== 'string' || dir === '') return dir;
+  if (!isAbsolute(dir)) throw new Error(`setting "${key}": ${dir} is not an absolute path`);
+  const full = resolve(dir);
+  if (saved.has(full)) return full;
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(full).isDirectory();
+  } catch {
+    throw new Error(`setting "${key}": ${full} does not exist`);
+  }
+  if (!isFolder) throw new Error(`setting "${key}": ${full} is not a folder`);
+  if (key === 'exportDir') {
+    try {
+      accessSync(full, constants.W_OK);
+    } catch {
+      throw new Error(`setting "exportDir": ${full} is not writable`);
+    }
+  }
+  return full;
 }

@@ -14,6 +14,10 @@ export interface AppInfo {
   node: string;
   /** Where Gufo keeps its database and downloaded/exported models (GUFO_HOME or the OS user-data dir). */
   dataDir: string;
+  /** The data dir's models/ folder: exports land there; always scanned. */
+  modelsDir: string;
+  /** Folders named by GUFO_MODELS_DIRS: scanned too, changed only through the environment. */
+  envModelDirs: string[];
   /**
    * Things the user must know about from startup, e.g. a corrupt database that was moved aside
    * ("gufo.db was not a valid database; it was kept as gufo.db.corrupt-…, and a new one started").
@@ -51,7 +55,10 @@ export interface DirListing {
 export interface AppApi {
   appInfo(): Promise<AppInfo>;
   getSettings(): Promise<Settings>;
-  /** Saves the given fields; answers the whole settings. Invalid values are an error naming the field. */
+  /**
+   * Saves the given fields; answers the whole settings. Invalid values are an error naming the
+   * field (folders must be absolute paths of existing folders; paths are stored resolved, each once).
+   */
   updateSettings(patch: Partial<Settings>): Promise<Settings>;
   /** Folders and .gguf files in `path` (default: the user's home), for the in-app file browser. */
   listDir(path?: string): Promise<DirListing>;

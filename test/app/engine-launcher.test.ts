@@ -1,6 +1,7 @@
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineCrashedError, EngineHost } from '../../src-main/engine/host';
-import { utilityProcessLauncher } from '../../src-main/app/engine-launcher';
+import { unpackedPath, utilityProcessLauncher } from '../../src-main/app/engine-launcher';
 
 // A fake utilityProcess: each fork returns an EventEmitter standing in for the UtilityProcess.
 const electron = vi.hoisted(() => {
@@ -123,5 +124,14 @@ describe('EngineHost over utilityProcess', () => {
     expect(child.kill).toHaveBeenCalled();
     expect(crashes).toHaveLength(0);
     expect(host.pid).toBeNull();
+  });
+});
+
+describe('unpackedPath', () => {
+  it('points into app.asar.unpacked in a package, and leaves other paths alone', () => {
+    const resources = join('/opt', 'Gufo', 'resources');
+    expect(unpackedPath(join(resources, 'app.asar', 'out', 'main', 'engine.js'))).toBe(join(resources, 'app.asar.unpacked', 'out', 'main', 'engine.js'));
+    expect(unpackedPath(join('/work', 'gufo', 'out', 'main', 'engine.js'))).toBe(join('/work', 'gufo', 'out', 'main', 'engine.js'));
+    expect(unpackedPath(join('/work', 'my.app.asar.d', 'engine.js'))).toBe(join('/work', 'my.app.asar.d', 'engine.js'));
   });
 });
