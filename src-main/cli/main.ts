@@ -8,8 +8,11 @@ import { chatCommand } from './commands/chat';
 import { serveCommand } from './commands/serve';
 import { tokenizeCommand } from './commands/tokenize';
 import { templateCommand } from './commands/template';
+import { perplexityCommand } from './commands/perplexity';
+import { kldCommand } from './commands/kld';
+import { tensorErrorCommand } from './commands/tensor-error';
 
-const commands: Command[] = [inspectCommand, quantizeCommand, dequantCommand, serveCommand, templateCommand, tokenizeCommand, runCommand, chatCommand, benchCommand];
+const commands: Command[] = [inspectCommand, quantizeCommand, dequantCommand, serveCommand, templateCommand, tokenizeCommand, runCommand, chatCommand, benchCommand, perplexityCommand, kldCommand, tensorErrorCommand];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

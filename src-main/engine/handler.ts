@@ -1,10 +1,11 @@
 /**
- * Serves protocol requests inside the engine process. GPU work (load, unload, generate, bench)
+ * Serves protocol requests inside the engine process. GPU work (load, unload, generate, bench, evaluate)
  * runs one request at a time in arrival order; info and cancel are answered at once, so a cancel
  * reaches a running generation between two tokens. Messages cross a process boundary: their
  * shape is checked, and a bad one gets an error answer, never a crash.
  */
 import { Engine } from './engine';
+import { evaluateWindow } from './evaluate';
 import type { EngineMessage, EngineRequest, InfoResponse } from './protocol';
 
 type Send = (message: EngineMessage) => void;
@@ -107,6 +108,13 @@ export class EngineHandler {
         this.send({ id, type: 'bench', result, info: engine.info });
         return;
       }
+      case 'evaluate': {
+        const engine = await this.gpu();
+        const { ids, first, saveLogProbs, baseLogProbs } = request;
+        const result = await evaluateWindow(engine, { ids, first, saveLogProbs, baseLogProbs });
+        this.send({ id, type: 'evaluated', result });
+        return;
+      }
     }
   }
 
@@ -147,6 +155,8 @@ export class EngineHandler {
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isOptionalCount = (v: unknown) => v === undefined || isCount(v);
 const isIds = (v: unknown): v is number[] => Array.isArray(v) && v.every(isCount);
+const isLogProbsFile = (v: unknown) =>
+  v === undefined || (typeof v === 'object' && v !== null && typeof (v as { path?: unknown }).path === 'string' && isCount((v as { position?: unknown }).position));
 
 /** What is wrong with a request's shape, or null. */
 function checkRequest(r: EngineRequest): string | null {
@@ -169,6 +179,11 @@ function checkRequest(r: EngineRequest): string | null {
       return null;
     case 'bench':
       return isCount(r.promptTokens) && isCount(r.genTokens) ? null : 'bench: promptTokens and genTokens must be non-negative integers';
+    case 'evaluate':
+      if (!isIds(r.ids) || r.ids.length < 2) return 'evaluate: ids must be an array of at least 2 token ids';
+      if (!isCount(r.first)) return 'evaluate: first must be a non-negative integer';
+      if (!isLogProbsFile(r.saveLogProbs) || !isLogProbsFile(r.baseLogProbs)) return 'evaluate: saveLogProbs and baseLogProbs must be { path, position }';
+      return null;
     default:
       return `unknown request type ${JSON.stringify((r as { type: unknown }).type)}`;
   }

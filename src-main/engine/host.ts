@@ -17,12 +17,14 @@ import type {
   EngineMessage,
   EngineRequest,
   EngineResponse,
+  EvaluateRequest,
   GenerateRequest,
   GenerateResult,
   InfoResponse,
   LoadRequest,
   ProgressEvent,
   TokenEvent,
+  WindowScores,
 } from './protocol';
 
 /** The engine process died (crash, lost GPU, killed) before answering. */
@@ -179,6 +181,12 @@ export class EngineHost {
 
   bench(promptTokens: number, genTokens: number): Promise<BenchResponse> {
     return this.ask({ type: 'bench', promptTokens, genTokens }, 'bench');
+  }
+
+  /** Scores one window of a text, teacher-forced (perplexity, KL divergence against saved log-probabilities). */
+  async evaluate(request: Omit<EvaluateRequest, 'id' | 'type'>): Promise<WindowScores> {
+    const r = await this.ask({ type: 'evaluate', ...request }, 'evaluated');
+    return r.result;
   }
 
   /** Stops the engine process (if any) and starts a fresh one. */

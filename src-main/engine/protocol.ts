@@ -9,10 +9,12 @@ import type { GpuInfo } from './gpu/device';
 import type { SamplingParams } from './gpu/ops';
 import type { ModelMemory } from './model/llama';
 import type { EngineInfo, GenerateResult, ModelInfo } from './engine';
+import type { LogProbsFile } from './evaluate';
+import type { WindowComparison, WindowScores } from '../core/quality/divergence';
 
-export type { EngineInfo, GenerateResult, ModelInfo, ModelMemory, GpuInfo, SamplingParams };
+export type { EngineInfo, GenerateResult, ModelInfo, ModelMemory, GpuInfo, SamplingParams, LogProbsFile, WindowComparison, WindowScores };
 
-export type EngineRequest = InfoRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest;
+export type EngineRequest = InfoRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest | EvaluateRequest;
 
 /** What the engine sends: events while a request runs, then its final response. */
 export type EngineMessage = EngineEvent | EngineResponse;
@@ -24,6 +26,7 @@ export type EngineResponse =
   | GeneratedResponse
   | CancelResponse
   | BenchResponse
+  | EvaluatedResponse
   | ErrorResponse;
 
 export interface InfoRequest {
@@ -72,6 +75,23 @@ export interface BenchRequest {
   promptTokens: number;
   /** Tokens to decode. */
   genTokens: number;
+}
+
+/**
+ * Teacher-forced evaluation of one window (perplexity, KL divergence): the engine scores the
+ * logits at positions first … ids.length−2 against the next id and answers with a few numbers
+ * per position; log-probabilities over the vocabulary go through files, never through the channel.
+ */
+export interface EvaluateRequest {
+  id: number;
+  type: 'evaluate';
+  /** Token ids, evaluated from position 0 with an empty KV cache. */
+  ids: number[];
+  first: number;
+  /** Write the scored positions' log-probabilities (f32, vocab per position) into this existing file. */
+  saveLogProbs?: LogProbsFile;
+  /** Compare with the log-probabilities a base model's run saved in this file. */
+  baseLogProbs?: LogProbsFile;
 }
 
 /** Who is answering, and what it holds. `adapter` is null until the GPU is first opened. */
@@ -149,6 +169,12 @@ export interface BenchResponse {
   type: 'bench';
   result: BenchResult;
   info: EngineInfo;
+}
+
+export interface EvaluatedResponse {
+  id: number;
+  type: 'evaluated';
+  result: WindowScores;
 }
 
 /**

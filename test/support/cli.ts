@@ -9,11 +9,11 @@ export interface CliResult {
 }
 
 /** Runs `gufo <args>` the way a user's `npx gufo` does: through bin/gufo.mjs. */
-export function gufo(args: string[], env: NodeJS.ProcessEnv = {}): CliResult {
+export function gufo(args: string[], env: NodeJS.ProcessEnv = {}, timeout = 60_000): CliResult {
   const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), ...args], {
     encoding: 'utf8',
     env: { ...process.env, ...env },
-    timeout: 60_000,
+    timeout,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
