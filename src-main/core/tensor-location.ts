@@ -1,3 +1,4 @@
+/** Where a tensor sits in the model, read from its name: the layer (block) and the role within it. */
 const BLOCK_NAME = /^blk\.(\d+)\.(.+)$/;
 
 /** "blk.3.attn_q.weight" → layer 3, role "attn_q"; "blk.3.attn_q.bias" → role "attn_q.bias"; "output.weight" → no layer, role "output". */

@@ -2,16 +2,8 @@
 import type { LayerMap, TensorPage, TensorQuery, TensorRow } from '../../../src-preload/api';
 import { bitsPerWeight, ggmlTypeByName } from '../../core/ggml-types';
 import type { GgufFile, GgufTensorInfo } from '../../core/gguf/gguf-file';
+import { tensorLocation } from '../../core/tensor-location';
 import { pageBounds, slicePage } from './paging';
-
-const BLOCK_NAME = /^blk\.(\d+)\.(.+)$/;
-
-/** "blk.3.attn_q.weight" → layer 3, role "attn_q"; "blk.3.attn_q.bias" → role "attn_q.bias"; "output.weight" → no layer, role "output". */
-export function tensorLocation(name: string): { layer: number | null; role: string } {
-  const m = BLOCK_NAME.exec(name);
-  const rest = m ? m[2]! : name;
-  return { layer: m ? Number(m[1]) : null, role: rest.endsWith('.weight') ? rest.slice(0, -'.weight'.length) : rest };
-}
 
 export function requireTensor(gguf: GgufFile, name: string): GgufTensorInfo {
   const tensor = gguf.tensor(name);
