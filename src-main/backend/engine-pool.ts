@@ -22,6 +22,8 @@ export interface EngineLease {
 
 interface Slot {
   host: EngineHost;
+  /** The model this engine was last given to: calls for it come here, even while it still loads. */
+  assigned: string | null;
   /** What the engine holds now (null: nothing, or unknown after a crash). */
   loaded: { path: string; ctx: number; info: EngineInfo } | null;
   /** The tail of this engine's queue of calls. */
@@ -67,17 +69,19 @@ export class EnginePool {
   }
 
   #slotFor(path: string): Slot {
-    const holding = this.#slots.find((s) => s.loaded?.path === path);
+    const holding = this.#slots.find((s) => s.assigned === path);
     if (holding) return holding;
     if (this.#slots.length < this.#cap) {
       const host = new EngineHost({ launcher: this.options.launcher, stdio: 'inherit' });
-      const slot: Slot = { host, loaded: null, queue: Promise.resolve(), lastUsed: 0 };
+      const slot: Slot = { host, assigned: path, loaded: null, queue: Promise.resolve(), lastUsed: 0 };
       // A crashed engine holds nothing: the next call loads again.
       host.onCrash(() => (slot.loaded = null));
       this.#slots.push(slot);
       return slot;
     }
-    return this.#slots.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
+    const leastRecent = this.#slots.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
+    leastRecent.assigned = path;
+    return leastRecent;
   }
 
   async #ensureLoaded(slot: Slot, spec: LoadSpec): Promise<EngineInfo> {

@@ -62,6 +62,16 @@ describe('EnginePool (real engine processes on the GPU)', () => {
     }
   });
 
+  it('sends calls made while a model is still loading to the engine loading it', async () => {
+    const pool = new EnginePool({ cap: 2 });
+    try {
+      const pids = await Promise.all([0, 1, 2].map(() => pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host.pid)));
+      expect(new Set(pids).size).toBe(1);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('loads again after the engine process dies', async () => {
     const pool = new EnginePool();
     try {
