@@ -17,6 +17,8 @@ export const ACCESS_DENIED = 'Access denied: open Gufo with the full address `gu
 /** GufoApi over `POST /api/<method>`, events over `GET /api/events`, on the server that served this page. */
 function httpBridge(token: string): GufoBridge {
   async function call(method: string, args: unknown[]): Promise<unknown> {
+    // JSON has no undefined: an omitted optional argument would arrive as null. Leave it out, as IPC does.
+    while (args.length > 0 && args.at(-1) === undefined) args = args.slice(0, -1);
     const response = await fetch(`/api/${method}`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'x-gufo-token': token },

@@ -1,0 +1,68 @@
+/** The new-chat dialog's state: the models to pick from, the title, the settings; and creating the chat. */
+import type { ChatView, GufoBridge, ModelEntry } from '../../src-preload/api';
+import { messageOf } from './chat.svelte';
+import { SettingsDraft } from './chat-settings.svelte';
+
+export class NewChatForm {
+  /** Only models that can chat: not a missing or broken file, nor a vocabulary without weights. */
+  models: ModelEntry[] = $state([]);
+  modelId: number | null = $state(null);
+  title = $state('');
+  draft: SettingsDraft | null = $state(null);
+  /** The context size a new chat gets when none is given (the app setting). */
+  defaultContext: number | null = $state(null);
+  busy = $state(false);
+  error: string | null = $state(null);
+
+  readonly model = $derived(this.models.find((m) => m.id === this.modelId));
+
+  readonly #gufo: GufoBridge;
+
+  constructor(gufo: GufoBridge) {
+    this.#gufo = gufo;
+  }
+
+  /** Loads what the dialog offers; `preferredModelId` (the last chat's) is picked if it can be. */
+  async load(preferredModelId: number | null): Promise<void> {
+    this.busy = true;
+    this.error = null;
+    this.title = '';
+    try {
+      const [models, presets, settings] = await Promise.all([this.#gufo.listModels(), this.#gufo.samplingPresets(), this.#gufo.getSettings()]);
+      this.models = models.filter((m) => m.error === null && m.parameters !== 0);
+      this.defaultContext = settings.defaultContext;
+      this.draft = SettingsDraft.fresh(presets, null);
+      this.pickModel(this.models.find((m) => m.id === preferredModelId)?.id ?? this.models[0]?.id ?? null);
+    } catch (err) {
+      this.error = messageOf(err);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Creates the chat; null when it could not be (the error is shown). */
+  async create(): Promise<ChatView | null> {
+    if (this.modelId === null || !this.draft) return null;
+    this.busy = true;
+    try {
+      const title = this.title.trim();
+      const view = await this.#gufo.createChat({ modelId: this.modelId, ...(title && { title }), ...this.draft.asNewChat });
+      this.error = null;
+      return view;
+    } catch (err) {
+      this.error = messageOf(err);
+      return null;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Picks a model, and the context size for it: the app's default, or less if the model was trained on less. */
+  pickModel(modelId: number | null): void {
+    this.modelId = modelId;
+    if (!this.draft) return;
+    const trained = this.model?.contextLength ?? Infinity;
+    const size = Math.min(this.defaultContext ?? Infinity, trained);
+    this.draft.contextSize = Number.isFinite(size) ? size : null;
+  }
+}
