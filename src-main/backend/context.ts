@@ -20,6 +20,8 @@ export interface BackendContext {
   modelsDir: string;
   /** Extra folders from GUFO_MODELS_DIRS (settings add their own). */
   envModelDirs: string[];
+  /** The environment the back end runs in: where other apps keep models, HF_ENDPOINT, OLLAMA_HOST. */
+  env: NodeJS.ProcessEnv;
   db: Db;
   models: ModelStore;
   settings: SettingsStore;

@@ -17,6 +17,7 @@ import { version } from '../../package.json';
 import { createAppApi } from './app-api';
 import { createBenchApi } from './bench';
 import { createChatApi } from './chat';
+import { createDownloadsApi } from './downloads';
 import type { BackendContext } from './context';
 import { EnginePool } from './engine-pool';
 import { EventHub } from './events';
@@ -25,6 +26,8 @@ import { createInspectorApi } from './inspector';
 import { JobManager } from './jobs';
 import { createJobsApi } from './jobs-api';
 import { createLibraryApi } from './library';
+import { createOllamaApi } from './ollama';
+import { createServerApi } from './server-api';
 
 export interface BackendOptions {
   mode: AppMode;
@@ -59,6 +62,7 @@ export function createBackend(options: BackendOptions): Backend {
     dataDir: dir,
     modelsDir: modelsDir(dir),
     envModelDirs: envModelDirs(env),
+    env,
     db,
     models: new ModelStore(db),
     settings: new SettingsStore(db),
@@ -77,6 +81,9 @@ export function createBackend(options: BackendOptions): Backend {
     ...createBenchApi(context),
     ...createExportApi(context),
     ...createJobsApi(context),
+    ...createDownloadsApi(context),
+    ...createOllamaApi(context),
+    ...createServerApi(context, { listModels: () => api.listModels() }),
   };
   let closing: Promise<void> | undefined;
   return {

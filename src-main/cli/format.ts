@@ -38,3 +38,11 @@ export function clip(text: string, max: number): string {
   const visible = JSON.stringify(text).slice(1, -1);
   return visible.length > max ? `${visible.slice(0, max - 1)}…` : visible;
 }
+
+/** Seconds as "42 s", "3 min 20 s", "2 h 5 min": how long something will take. */
+export function formatDuration(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}

@@ -11,8 +11,11 @@ import { templateCommand } from './commands/template';
 import { perplexityCommand } from './commands/perplexity';
 import { kldCommand } from './commands/kld';
 import { tensorErrorCommand } from './commands/tensor-error';
+import { modelsCommand } from './commands/models';
+import { pullCommand } from './commands/pull';
+import { ollamaCommand } from './commands/ollama';
 
-const commands: Command[] = [inspectCommand, quantizeCommand, dequantCommand, serveCommand, templateCommand, tokenizeCommand, runCommand, chatCommand, benchCommand, perplexityCommand, kldCommand, tensorErrorCommand];
+const commands: Command[] = [inspectCommand, quantizeCommand, dequantCommand, serveCommand, templateCommand, tokenizeCommand, runCommand, chatCommand, benchCommand, perplexityCommand, kldCommand, tensorErrorCommand, modelsCommand, pullCommand, ollamaCommand];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -1,6 +1,7 @@
 /** What the back end pushes to the UI: over IPC in Electron, over SSE (`GET /api/events`) in browser mode. */
 import type { Settings } from './app';
 import type { MessageView } from './chat';
+import type { DownloadView } from './downloads';
 import type { JobState } from './jobs';
 
 export type GufoEvent =
@@ -14,6 +15,8 @@ export type GufoEvent =
   | { type: 'chat-message'; message: MessageView }
   /** A chat was created, renamed or deleted. */
   | { type: 'chats-changed' }
-  | { type: 'settings-changed'; settings: Settings };
+  | { type: 'settings-changed'; settings: Settings }
+  /** A download was queued, progressed (a few times a second) or changed status. */
+  | { type: 'download'; download: DownloadView };
 
 export type GufoEventListener = (event: GufoEvent) => void;

@@ -11,22 +11,28 @@
 import { APP_METHODS, type AppApi } from './app';
 import { BENCH_METHODS, type BenchApi } from './bench';
 import { CHAT_METHODS, type ChatApi } from './chat';
+import { DOWNLOADS_METHODS, type DownloadsApi } from './downloads';
 import type { GufoEventListener } from './events';
 import { EXPORT_METHODS, type ExportApi } from './export';
 import { INSPECTOR_METHODS, type InspectorApi } from './inspector';
 import { JOBS_METHODS, type JobsApi } from './jobs';
 import { LIBRARY_METHODS, type LibraryApi } from './library';
+import { OLLAMA_METHODS, type OllamaApi } from './ollama';
+import { SERVER_METHODS, type ServerApi } from './server';
 
 export type * from './app';
 export type * from './bench';
 export type * from './chat';
+export type * from './downloads';
 export type * from './events';
 export type * from './export';
 export type * from './inspector';
 export type * from './jobs';
 export type * from './library';
+export type * from './ollama';
+export type * from './server';
 
-export interface GufoApi extends AppApi, LibraryApi, InspectorApi, ChatApi, BenchApi, ExportApi, JobsApi {}
+export interface GufoApi extends AppApi, LibraryApi, InspectorApi, ChatApi, BenchApi, ExportApi, JobsApi, ServerApi, DownloadsApi, OllamaApi {}
 
 /** Every method name of GufoApi, for the bindings that forward calls by name. */
 export const API_METHODS = [
@@ -37,6 +43,9 @@ export const API_METHODS = [
   ...BENCH_METHODS,
   ...EXPORT_METHODS,
   ...JOBS_METHODS,
+  ...SERVER_METHODS,
+  ...DOWNLOADS_METHODS,
+  ...OLLAMA_METHODS,
 ] as const;
 
 // A method missing from the lists above would be unreachable from the UI: fail the typecheck.

@@ -1,7 +1,22 @@
 /** The model library: GGUF files Gufo knows about, wherever they live. */
 
-/** Where a library entry came from. */
-export type ModelSource = 'folder' | 'added' | 'exported' | 'downloaded';
+/**
+ * Where a library entry came from: another app's model store (read in place, never copied), a
+ * scanned folder, or Gufo itself (added by hand, exported, downloaded).
+ */
+export type ModelSource = 'ollama' | 'lmstudio' | 'huggingface' | 'jan' | 'gpt4all' | 'folder' | 'added' | 'exported' | 'downloaded';
+
+/** One place the model's file is found (the same bytes, by SHA-256, may be in several). */
+export interface ModelLocation {
+  /** The real path (links resolved); the first part of a split set. */
+  path: string;
+  source: ModelSource;
+  /**
+   * What the app that keeps the file calls it: Ollama's "name:tag", Hugging Face's and LM Studio's
+   * "org/repo/file.gguf"; null for plain folders.
+   */
+  label: string | null;
+}
 
 export interface TypeShareView {
   /** ggml type name ("Q4_K"). */
@@ -13,14 +28,25 @@ export interface TypeShareView {
 
 export interface ModelEntry {
   id: number;
-  /** Display name: general.name, else the file name without .gguf. */
+  /** Display name: Ollama's "name:tag" for Ollama models, else general.name, else the file name without .gguf. */
   name: string;
+  /** Where it is read from: the first of `locations`. */
   path: string;
+  /** The file's name as the user knows it (for Hugging Face's hashed blobs, the name in the repo). */
   fileName: string;
+  /** The source of `path`. */
   source: ModelSource;
+  /** Every place the file is found, `path` first. */
+  locations: ModelLocation[];
+  /** Files in the set: 1, or N for a split GGUF (`name-00001-of-0000N.gguf`; `path` is the first). */
+  parts: number;
+  /** All parts together. */
   bytes: number;
   mtimeMs: number;
-  /** Null until computed in the background. */
+  /**
+   * Null until computed in the background (Ollama's blobs are named by it already). Of the first
+   * part for a split set.
+   */
   sha256: string | null;
   architecture: string | null;
   parameters: number | null;
@@ -40,11 +66,14 @@ export interface AddModelsResult {
   skipped: { path: string; reason: string }[];
 }
 
-/** A folder the library scans for .gguf files (recursively). */
+/** A folder the library scans for .gguf files (recursively), or another app's model store. */
 export interface LibraryFolder {
   path: string;
-  /** 'data': the data dir's models/ (exports land there); 'env': GUFO_MODELS_DIRS; 'settings': Settings › model folders. */
-  origin: 'data' | 'env' | 'settings';
+  /**
+   * 'data': the data dir's models/ (exports and downloads land there); 'env': GUFO_MODELS_DIRS;
+   * 'settings': Settings › model folders; else the app whose default model store it is.
+   */
+  origin: 'data' | 'env' | 'settings' | 'ollama' | 'lmstudio' | 'huggingface' | 'jan' | 'gpt4all';
   /** Why it cannot be scanned now ("not found"), null when it can. */
   problem: string | null;
 }
@@ -56,13 +85,14 @@ export interface LibraryApi {
   /** Adds files, or every .gguf under folders (recursively). */
   addModels(paths: string[]): Promise<AddModelsResult>;
   /**
-   * Forgets a model; with `deleteFile` also deletes the file from disk (the UI confirms first).
+   * Forgets a model (every location); with `deleteFile` also deletes its files from disk (the UI
+   * confirms first), never those of another app's store (Ollama, LM Studio, ...: remove them there).
    * A removed file stays out of the library when folders are scanned again, until added by hand.
    */
   removeModel(id: number, options: { deleteFile: boolean }): Promise<void>;
-  /** Scans the configured folders again, reading every file's header anew. */
+  /** Scans the folders and the other apps' stores again, reading every file's header anew. */
   rescanLibrary(): Promise<ModelEntry[]>;
-  /** The folders scanned, in order, each once. */
+  /** The folders and app stores scanned, in order, each once (app stores that do not exist say so in `problem`). */
   libraryFolders(): Promise<LibraryFolder[]>;
 }
 

@@ -10,6 +10,11 @@ export interface SortOrder {
 }
 
 export const SOURCE_LABELS: Record<ModelSource, string> = {
+  ollama: 'Ollama',
+  lmstudio: 'LM Studio',
+  huggingface: 'Hugging Face',
+  jan: 'Jan',
+  gpt4all: 'GPT4All',
   folder: 'Folder',
   added: 'Added',
   exported: 'Exported',
@@ -42,12 +47,15 @@ export function sortModels(models: readonly ModelEntry[], order: SortOrder): Mod
   });
 }
 
-/** Models whose name, path, architecture or file type contains every word of `query`, of `architecture` when set. */
+/**
+ * Models whose name, path, architecture, file type or name in another app (Ollama's "name:tag",
+ * "org/repo/file.gguf") contains every word of `query`, of `architecture` when set.
+ */
 export function filterModels(models: readonly ModelEntry[], query: string, architecture: string): ModelEntry[] {
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
   return models.filter((m) => {
     if (architecture !== '' && m.architecture !== architecture) return false;
-    const text = [m.name, m.path, m.architecture ?? '', m.fileType ?? ''].join('\n').toLowerCase();
+    const text = [m.name, m.path, m.architecture ?? '', m.fileType ?? '', ...m.locations.map((l) => l.label ?? '')].join('\n').toLowerCase();
     return words.every((word) => text.includes(word));
   });
 }
@@ -72,4 +80,24 @@ export function mixSegments(mix: readonly TypeShareView[]): MixSegment[] {
 /** "Q4_K 82%, Q6_K 12%, F32 6%": what the bar shows, as text. */
 export function describeMix(segments: readonly MixSegment[]): string {
   return segments.map((s) => `${s.type} ${s.percent < 1 ? '<1' : Math.round(s.percent)}%`).join(', ');
+}
+
+/** "In Ollama as tiny:latest", "In 3 places: Ollama, LM Studio, Hugging Face". */
+export function describeLocations(model: Pick<ModelEntry, 'locations'>): string {
+  const [first] = model.locations;
+  if (!first) return '';
+  if (model.locations.length === 1) return first.label ? `${SOURCE_LABELS[first.source]}: ${first.label}` : SOURCE_LABELS[first.source];
+  const sources = [...new Set(model.locations.map((l) => SOURCE_LABELS[l.source]))];
+  return `In ${model.locations.length} places: ${sources.join(', ')}`;
+}
+
+/** Apps that keep their own models: Gufo reads their files, and leaves deleting them to the app. */
+const APP_SOURCES: readonly ModelSource[] = ['ollama', 'lmstudio', 'huggingface', 'jan', 'gpt4all'];
+
+/** Why the model's files cannot be deleted from here, or null when they can. */
+export function deletionBlocker(model: Pick<ModelEntry, 'locations'>): string | null {
+  const app = model.locations.find((l) => APP_SOURCES.includes(l.source));
+  if (app) return `It is ${SOURCE_LABELS[app.source]}’s: delete it there${app.source === 'ollama' ? ' (ollama rm)' : ''}. Here it can only be removed from the library.`;
+  if (model.locations.some((l) => !l.path.toLowerCase().endsWith('.gguf'))) return 'Gufo deletes only .gguf files; this one can only be removed from the library.';
+  return null;
 }

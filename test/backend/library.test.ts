@@ -12,10 +12,14 @@ import { writeRandomModel } from '../support/test-models';
 /** A small random llama with F16 weights (general.file_type 1, llama.cpp's "F16"). */
 const RANDOM_SHAPE = { nLayer: 2, nEmbd: 64, nFf: 128, nHead: 4, nHeadKv: 2, weightType: 'F16', contextLength: 512, name: 'tiny random' } as const;
 
+/**
+ * A copy of stories260K with its own bytes (its name appended after the tensor data, which GGUF
+ * readers ignore), so that copies in a test are different files; identical copies are one model.
+ */
 function copyStories(dir: string, name = 'stories.gguf'): string {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, name);
-  copyFileSync(STORIES_260K, path);
+  writeFileSync(path, Buffer.concat([readFileSync(STORIES_260K), Buffer.from(name)]));
   return path;
 }
 
@@ -92,10 +96,13 @@ describe('library scan', () => {
     expect((await b.api.listModels()).map((m) => m.fileName).sort()).toEqual(['in-data-dir.gguf', 'stories.gguf']);
 
     const folders = await b.api.libraryFolders();
-    expect(folders).toEqual([
+    expect(folders.slice(0, 2)).toEqual([
       { path: b.context.modelsDir, origin: 'data', problem: null },
       { path: envDir, origin: 'env', problem: null },
     ]);
+    // Then the other apps' stores, which do not exist in the test's empty home.
+    expect(new Set(folders.slice(2).map((f) => f.origin))).toEqual(new Set(['ollama', 'lmstudio', 'huggingface', 'jan', 'gpt4all']));
+    expect(folders.slice(2).every((f) => f.problem === 'not found')).toBe(true);
   });
 
   it('reads a known file again only when its size or time changed, and keeps bad files visible with their error', async () => {

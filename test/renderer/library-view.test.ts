@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../src-preload/api';
-import { architecturesOf, describeMix, filterModels, mixSegments, nextSort, sortModels } from '../../src-renderer/lib/library-view';
+import { architecturesOf, deletionBlocker, describeLocations, describeMix, filterModels, mixSegments, nextSort, sortModels } from '../../src-renderer/lib/library-view';
 
 function model(id: number, patch: Partial<ModelEntry>): ModelEntry {
   return {
@@ -9,6 +9,8 @@ function model(id: number, patch: Partial<ModelEntry>): ModelEntry {
     path: `/models/m${id}.gguf`,
     fileName: `m${id}.gguf`,
     source: 'folder',
+    locations: [{ path: `/models/m${id}.gguf`, source: 'folder', label: null }],
+    parts: 1,
     bytes: 1000,
     mtimeMs: 0,
     sha256: null,
@@ -98,5 +100,28 @@ describe('mixSegments', () => {
     ]);
     expect(describeMix(segments)).toBe('Q4_K 75%, Q6_K 25%, F32 <1%');
     expect(mixSegments([])).toEqual([]);
+  });
+});
+
+describe('locations', () => {
+  it('finds a model by the name another app gives it, and says where its copies are', () => {
+    const ollama = model(9, {
+      name: 'tiny:latest',
+      source: 'ollama',
+      locations: [
+        { path: '/o/blobs/sha256-1', source: 'ollama', label: 'tiny:latest' },
+        { path: '/hf/blobs/1', source: 'huggingface', label: 'org/Tiny-GGUF/tiny.gguf' },
+        { path: '/lm/p/r/tiny.gguf', source: 'lmstudio', label: 'p/r/tiny.gguf' },
+      ],
+    });
+    expect(filterModels([...MODELS, ollama], 'Tiny-GGUF', '').map((m) => m.id)).toEqual([9]);
+    expect(describeLocations(ollama)).toBe('In 3 places: Ollama, Hugging Face, LM Studio');
+    expect(describeLocations({ locations: [ollama.locations[0]!] })).toBe('Ollama: tiny:latest');
+    expect(describeLocations(MODELS[0]!)).toBe('Folder');
+    expect(deletionBlocker(ollama)).toBe('It is Ollama’s: delete it there (ollama rm). Here it can only be removed from the library.');
+    expect(deletionBlocker(MODELS[0]!)).toBeNull();
+    expect(deletionBlocker({ locations: [{ path: '/m/model.bin', source: 'added', label: null }] })).toBe(
+      'Gufo deletes only .gguf files; this one can only be removed from the library.',
+    );
   });
 });

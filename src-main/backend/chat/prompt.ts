@@ -40,6 +40,16 @@ export function openModelText(path: string): ModelText {
   }
 }
 
+/**
+ * The token ids of `messages` rendered with the model's chat template (BOS included when the model
+ * wants one; special-token texts read as those tokens). `addGenerationPrompt`: end with the header
+ * of an assistant turn, for the model to write it.
+ */
+export function chatPromptIds(text: ModelText, messages: readonly ChatMessage[], addGenerationPrompt: boolean): number[] {
+  const { prompt } = renderChat(text.vocab, messages, { architecture: text.architecture, addBos: text.vocab.addBos, addGenerationPrompt });
+  return text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: true });
+}
+
 export interface PromptTurn {
   role: MessageRole;
   content: string;
@@ -73,12 +83,7 @@ export function planPrompt(text: ModelText, systemPrompt: string, branch: readon
   const render = (start: number): number[] => {
     const messages: ChatMessage[] = systemPrompt === '' ? [] : [{ role: 'system', content: systemPrompt }];
     for (const turn of branch.slice(start)) messages.push({ role: turn.role, content: turn.content });
-    const { prompt } = renderChat(text.vocab, messages, {
-      architecture: text.architecture,
-      addBos: text.vocab.addBos,
-      addGenerationPrompt: branch.at(-1)?.role === 'user',
-    });
-    return text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: true });
+    return chatPromptIds(text, messages, branch.at(-1)?.role === 'user');
   };
 
   const starts = branch.flatMap((m, i) => (m.role === 'user' ? [i] : []));

@@ -3,9 +3,14 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { createBackend } from '../../backend/index';
+import { startOpenAiServer } from '../../backend/openai/listener';
+import { openAiRoutes } from '../../backend/openai/routes';
+import { openAiServiceOf } from '../../backend/openai/service';
 import { dataDir } from '../../node/data-dir';
 import { startServer } from '../../node/server/index';
-import { CliError, integerOption, log, type Command } from '../command';
+import { openAiServerSettingProblem } from '../../node/store/settings';
+import type { OpenAiServerSettings } from '../../../src-preload/api';
+import { CliError, integerOption, log, type Command, type CommandArgs } from '../command';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const RENDERER_DIR = join(ROOT, 'out', 'renderer');
@@ -13,8 +18,9 @@ const DEFAULT_PORT = 7823;
 
 export const serveCommand: Command = {
   name: 'serve',
-  summary: 'run the Gufo UI in a browser (no Electron needed), on 127.0.0.1',
-  help: `Usage: gufo serve [--port N] [--host 127.0.0.1]
+  summary: 'run the Gufo UI in a browser (no Electron needed) and the OpenAI-compatible API, on 127.0.0.1',
+  help: `Usage: gufo serve [--port N] [--host 127.0.0.1] [--api-key KEY] [--models-cap N] [--ctx N]
+                  [--api-port N] [--api-host ADDRESS]
 
 Serves the Gufo UI and its API on this machine only, then prints the address to open:
   Gufo is running at http://127.0.0.1:<port>/?token=<token>
@@ -23,13 +29,33 @@ Data (database, exports) lives in GUFO_HOME, else the OS user-data folder; GUFO_
 names extra model folders (separated by the OS path delimiter).
 Builds the UI first (out/renderer) when it has not been built. Stop with Ctrl+C.
 
+The OpenAI-compatible API (GET /v1/models, POST /v1/chat/completions, POST /v1/completions,
+GET /metrics) is served on the same port as the UI, at http://127.0.0.1:<port>/v1, unless
+--api-port gives it a port of its own. It needs no token: programs on this machine may call it,
+web pages may not (a request with a foreign Origin is refused). With an API key (--api-key,
+GUFO_API_KEY, or the app's settings), clients must send "Authorization: Bearer <key>".
+Model ids are the file names without .gguf, lower-cased (GET /v1/models lists them).
+
 Options:
-  --port N        port to listen on; 0 picks a free one (default ${DEFAULT_PORT})
-  --host ADDRESS  address to listen on; only 127.0.0.1 is allowed
+  --port N            port to listen on; 0 picks a free one (default ${DEFAULT_PORT})
+  --host ADDRESS      address to listen on; only 127.0.0.1 is allowed
+  --api-key KEY       key the OpenAI-compatible API requires (default: GUFO_API_KEY, else the settings')
+  --models-cap N      models loaded at once, one engine process each; the least recently used
+                      one is unloaded for another (default 1)
+  --ctx N             largest context a model is loaded with for API requests (default: the
+                      settings', 4096; a model's trained context when smaller)
+  --api-port N        serve the OpenAI-compatible API on this port of its own instead
+  --api-host ADDRESS  address for --api-port (default 127.0.0.1); any other than 127.0.0.1 or
+                      localhost serves beyond this machine and needs an API key
 `,
   options: {
     port: { type: 'string' },
     host: { type: 'string' },
+    'api-key': { type: 'string' },
+    'models-cap': { type: 'string' },
+    ctx: { type: 'string' },
+    'api-port': { type: 'string' },
+    'api-host': { type: 'string' },
   },
   async run(args) {
     const port = integerOption(args, 'port', DEFAULT_PORT);
@@ -38,21 +64,33 @@ Options:
     if (host !== '127.0.0.1') {
       throw new CliError(`--host must be 127.0.0.1: Gufo's API is never exposed beyond this machine`);
     }
+    const api = apiOptions(args);
+    const modelsCap = integerOption(args, 'models-cap', 1);
+    if (modelsCap < 1) throw new CliError('--models-cap must be at least 1');
 
     if (!existsSync(join(RENDERER_DIR, 'index.html'))) await buildRenderer();
 
-    const backend = createBackend({ mode: 'browser', dataDir: dataDir() });
+    const backend = createBackend({ mode: 'browser', dataDir: dataDir(), engineCap: modelsCap });
     for (const notice of backend.context.notices) log(notice);
-    const server = await startServer({ port, host, rendererDir: RENDERER_DIR, api: backend.api, events: backend.events }).catch(
-      async (err: unknown) => {
-        await backend.close();
-        if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-          throw new CliError(`port ${port} is already in use (try --port 0 for any free port)`);
-        }
-        throw err;
-      },
-    );
-    process.stdout.write(`Gufo is running at ${server.url}\n`);
+    const service = openAiServiceOf(backend.context);
+    service.override({ apiKey: api.apiKey, contextSize: api.contextSize });
+    const servers: { close(): Promise<void> }[] = [];
+    try {
+      const alone = api.port === undefined ? null : await startOpenAiServer(service, { host: api.host, port: api.port });
+      if (alone) servers.push(alone);
+      const mounted = alone ? undefined : openAiRoutes(service, { hostPort: () => null });
+      const server = await startServer({ port, host, rendererDir: RENDERER_DIR, api: backend.api, events: backend.events, mounted });
+      servers.push(server);
+      process.stdout.write(`Gufo is running at ${server.url}\n`);
+      log(`OpenAI-compatible API at ${alone?.url ?? `http://${host}:${server.port}/v1`}${service.limits().apiKey === null ? '' : ' (API key required)'}.`);
+    } catch (err) {
+      for (const server of servers) await server.close();
+      await backend.close();
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new CliError(`port ${(err as { port?: number }).port ?? port} is already in use (try --port 0 or --api-port 0 for any free port)`);
+      }
+      throw err;
+    }
     log(`Data: ${backend.context.dataDir}. Press Ctrl+C to stop.`);
 
     const signal = await new Promise<NodeJS.Signals>((done) => {
@@ -60,10 +98,29 @@ Options:
       process.once('SIGTERM', done);
     });
     log(`Stopping (${signal}).`);
-    await server.close();
+    for (const server of servers) await server.close();
     await backend.close();
   },
 };
+
+/** The OpenAI-compatible API's options, each checked as the settings check it. */
+function apiOptions(args: CommandArgs): { apiKey?: string; contextSize?: number; port?: number; host: string } {
+  const checked = <K extends keyof OpenAiServerSettings>(flag: string, field: K, value: unknown) => {
+    const problem = openAiServerSettingProblem(field, value);
+    if (problem) throw new CliError(`--${flag} ${problem}, got ${JSON.stringify(value)}`);
+    return value as OpenAiServerSettings[K];
+  };
+  const raw = (name: string) => args.values[name] as string | undefined;
+  const key = raw('api-key');
+  const host = raw('api-host');
+  if (host !== undefined && raw('api-port') === undefined) throw new CliError('--api-host goes with --api-port');
+  return {
+    apiKey: key === undefined ? undefined : (checked('api-key', 'apiKey', key) ?? undefined),
+    contextSize: raw('ctx') === undefined ? undefined : checked('ctx', 'contextSize', integerOption(args, 'ctx', 0)),
+    port: raw('api-port') === undefined ? undefined : checked('api-port', 'port', integerOption(args, 'api-port', 0)),
+    host: host === undefined ? '127.0.0.1' : checked('api-host', 'host', host),
+  };
+}
 
 /** `electron-vite build`, with its output on stderr: stdout carries only the address line. */
 async function buildRenderer(): Promise<void> {

@@ -1,34 +1,41 @@
 /**
  * Adding models by hand: files, or every .gguf file under folders. Only readable GGUF files join
- * (source 'added', taken out of the excluded paths if the user had removed them before); every
+ * (source 'added', or what Gufo made them as: 'downloaded', 'exported'), taken out of the excluded
+ * paths if the user had removed them before; a part of a split set brings its whole set. Every
  * other path is reported with the reason, naming it.
  */
 import { realpath, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import type { AddModelsResult } from '../../../src-preload/api';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { AddModelsResult, ModelSource } from '../../../src-preload/api';
+import { groupSplitSets, splitName, splitPartName, type GroupedFile } from '../discovery/split-sets';
 import { readModelFile } from '../model-file';
 import type { ModelStore } from '../store/models';
 import { findGgufFiles, reasonOf } from './find-gguf-files';
 
-export async function addModelFiles(store: ModelStore, paths: readonly string[]): Promise<AddModelsResult> {
+/** What Gufo already knows of a file it made (a download's SHA-256, computed as it arrived). */
+export interface KnownFile {
+  sha256?: string;
+}
+
+export async function addModelFiles(store: ModelStore, paths: readonly string[], source: ModelSource = 'added', known: KnownFile = {}): Promise<AddModelsResult> {
   const result: AddModelsResult = { added: [], skipped: [] };
   for (const input of paths) {
     const path = resolve(input);
-    for (const file of await filesToAdd(path, result.skipped)) {
-      const known = store.byPath(file);
+    for (const { file, parts } of await filesToAdd(path, result.skipped)) {
+      const existing = store.byPath(file.path);
       let record;
       try {
-        record = readModelFile(file, 'added');
+        record = readModelFile(file.path, source, { parts, fileName: basename(file.foundAt), sha256: known.sha256 });
       } catch (err) {
-        result.skipped.push({ path: file, reason: `cannot read ${file}: ${reasonOf(err)}` });
+        result.skipped.push({ path: file.path, reason: `cannot read ${file.path}: ${reasonOf(err)}` });
         continue;
       }
-      if (known && known.error === null && known.bytes === record.bytes && known.mtimeMs === record.mtimeMs) {
-        result.skipped.push({ path: file, reason: `already in the library: ${file}` });
+      if (existing && existing.error === null && existing.bytes === record.bytes && existing.mtimeMs === record.mtimeMs && (existing.source === source || source === 'added')) {
+        result.skipped.push({ path: file.path, reason: `already in the library: ${file.path}` });
       } else if (record.error !== null) {
-        result.skipped.push({ path: file, reason: record.error });
+        result.skipped.push({ path: file.path, reason: record.error });
       } else {
-        store.unexclude(file);
+        store.unexclude(file.path);
         result.added.push(store.upsert(record));
       }
     }
@@ -36,11 +43,11 @@ export async function addModelFiles(store: ModelStore, paths: readonly string[])
   return result;
 }
 
-/** The real paths of the files `path` stands for; what cannot be used goes to `skipped`. */
-async function filesToAdd(path: string, skipped: AddModelsResult['skipped']): Promise<string[]> {
+/** The models `path` stands for; what cannot be used goes to `skipped`. */
+async function filesToAdd(path: string, skipped: AddModelsResult['skipped']): Promise<GroupedFile[]> {
   try {
     const info = await stat(path);
-    if (info.isFile()) return [await realpath(path)];
+    if (info.isFile()) return [await setOf(path)];
     if (!info.isDirectory()) {
       skipped.push({ path, reason: `not a file or folder: ${path}` });
       return [];
@@ -50,7 +57,17 @@ async function filesToAdd(path: string, skipped: AddModelsResult['skipped']): Pr
     return [];
   }
   const { files, problems } = await findGgufFiles([path]);
-  skipped.push(...problems);
+  const { grouped, problems: setProblems } = groupSplitSets(files);
+  skipped.push(...problems, ...setProblems);
   if (files.length === 0 && problems.length === 0) skipped.push({ path, reason: `no .gguf files in ${path}` });
-  return files;
+  return grouped;
+}
+
+/** A file, or the split set it is a part of (read from its first part, which the reading checks). */
+async function setOf(path: string): Promise<GroupedFile> {
+  const split = splitName(basename(path));
+  if (!split) return { file: { path: await realpath(path), foundAt: path }, parts: [await realpath(path)] };
+  const partPaths = Array.from({ length: split.count }, (_, i) => join(dirname(path), splitPartName(split.prefix, i + 1, split.count)));
+  const parts = await Promise.all(partPaths.map((p) => realpath(p).catch(() => p)));
+  return { file: { path: parts[0]!, foundAt: partPaths[0]! }, parts };
 }

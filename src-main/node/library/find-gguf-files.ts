@@ -13,10 +13,19 @@ export interface ScanProblem {
   reason: string;
 }
 
+export interface FoundFile {
+  /** The real path. */
+  path: string;
+  /** The path it was found at (a link keeps its own name: Hugging Face's snapshots link to hashed blobs). */
+  foundAt: string;
+}
+
 export interface FoundFiles {
-  /** Real paths of the .gguf files, each once, in the order found. */
-  files: string[];
+  /** The .gguf files, each once (by real path), in the order found. */
+  files: FoundFile[];
   problems: ScanProblem[];
+  /** Real paths of the folders read, for watching. */
+  folders: string[];
 }
 
 export function isGgufName(name: string): boolean {
@@ -24,7 +33,7 @@ export function isGgufName(name: string): boolean {
 }
 
 export async function findGgufFiles(roots: readonly string[]): Promise<FoundFiles> {
-  const files = new Set<string>();
+  const files = new Map<string, FoundFile>();
   const problems: ScanProblem[] = [];
   const visited = new Set<string>();
 
@@ -59,7 +68,8 @@ export async function findGgufFiles(roots: readonly string[]): Promise<FoundFile
       if (isDir) await walk(path);
       else if (isFile && isGgufName(entry.name)) {
         try {
-          files.add(await realpath(path));
+          const real = await realpath(path);
+          if (!files.has(real)) files.set(real, { path: real, foundAt: join(dir, entry.name) });
         } catch (err) {
           problems.push({ path, reason: `cannot resolve ${path}: ${reasonOf(err)}` });
         }
@@ -68,7 +78,7 @@ export async function findGgufFiles(roots: readonly string[]): Promise<FoundFile
   }
 
   for (const root of roots) await walk(root);
-  return { files: [...files], problems };
+  return { files: [...files.values()], problems, folders: [...visited] };
 }
 
 /** A Node file-system error without the path it repeats ("ENOENT: no such file or directory"). */

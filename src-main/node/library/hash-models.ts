@@ -1,6 +1,6 @@
 /**
- * The library's background hashing: the SHA-256 of every readable model that has none yet, one
- * file at a time. A file that changed since it was scanned is left for after the next scan (its
+ * The library's background hashing: the SHA-256 of every readable model that has none yet (of
+ * the first part of a split set), one file at a time. A file that changed since it was scanned is left for after the next scan (its
  * row then describes the new contents), so a hash is only ever stored for the bytes it was
  * computed from.
  */
@@ -63,7 +63,8 @@ export async function hashModels(store: ModelStore, run: HashRun): Promise<HashR
   }
 }
 
+/** Whether the file is as it was scanned (`bytes` counts every part of a split set; the first is hashed). */
 async function unchanged(model: ModelEntry): Promise<boolean> {
   const info = await stat(model.path);
-  return info.size === model.bytes && Math.floor(info.mtimeMs) === model.mtimeMs;
+  return (model.parts > 1 || info.size === model.bytes) && Math.floor(info.mtimeMs) === model.mtimeMs;
 }

@@ -1,10 +1,17 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GufoApi } from '../../../src-preload/api';
 import { callApi } from './api-route';
 import { streamEvents, type EventSource } from './event-stream';
 import { hostAllowed, newToken, tokenPresented } from './guard';
+import { listen, sendJson, type RequestHandler } from './http-server';
 import { resolveStaticFile, sendFile } from './static-files';
+
+/** Routes answered by another handler with its own security (the OpenAI-compatible API). */
+export interface MountedRoutes {
+  matches(pathname: string): boolean;
+  /** Called after the Host check (DNS rebinding); everything else is up to it. */
+  handle: RequestHandler;
+}
 
 export interface ServerOptions {
   /** 0 picks any free port. */
@@ -15,6 +22,8 @@ export interface ServerOptions {
   rendererDir: string;
   api: GufoApi;
   events: EventSource;
+  /** Served on the same port, without the launch token (`/v1/*` and `/metrics`). */
+  mounted?: MountedRoutes;
 }
 
 export interface RunningServer {
@@ -28,7 +37,8 @@ export interface RunningServer {
 /**
  * Browser mode: serves the renderer and binds GufoApi over HTTP on 127.0.0.1: `POST /api/<method>`
  * for calls, `GET /api/events` (Server-Sent Events) for what the back end pushes. Static files are
- * public; every API call must present the launch token.
+ * public; every API call must present the launch token. `mounted` routes (the OpenAI-compatible
+ * API) share the port and the Host check, and bring their own security.
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { api, events } = options;
@@ -44,6 +54,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (!hostAllowed(req, port)) return sendJson(res, 403, { error: 'unexpected Host header' });
 
     const { pathname, searchParams } = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (options.mounted?.matches(pathname)) return options.mounted.handle(req, res);
     if (pathname === '/api/events' && req.method === 'GET') {
       if (!tokenPresented(req, token, searchParams.get('token'))) return sendJson(res, 401, { error: 'missing or wrong token' });
       return streamEvents(req, res, events);
@@ -62,37 +73,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await sendFile(res, file, req.method === 'HEAD');
   }
 
-  const server = createServer((req, res) => {
-    route(req, res).catch((err: unknown) => {
-      if (res.headersSent) res.destroy();
-      else sendJson(res, 500, { error: err instanceof Error ? err.message : String(err) });
-    });
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  port = (server.address() as AddressInfo).port;
+  const listening = await listen(route, options.port, options.host);
+  port = listening.port;
 
   return {
     port,
     token,
     url: `http://${options.host}:${port}/?token=${token}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        // Idle keep-alive connections would otherwise hold close() open.
-        server.closeAllConnections();
-      }),
+    close: () => listening.close(),
   };
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
 }

@@ -71,10 +71,24 @@ export function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS, t
   const current = db.pragma('user_version', { simple: true }) as number;
   for (const migration of migrations) {
     if (migration.version <= current || migration.version > target) continue;
-    db.transaction(() => {
-      migration.up(db);
-      db.pragma(`user_version = ${migration.version}`);
-    }).immediate();
+    // The pragma is a no-op inside a transaction: it is set around it.
+    const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
+    if (migration.rebuildsTables) db.pragma('foreign_keys = OFF');
+    try {
+      db.transaction(() => {
+        migration.up(db);
+        if (migration.rebuildsTables) {
+          const broken = db.pragma('foreign_key_check') as { table: string; rowid: number; parent: string }[];
+          if (broken.length > 0) {
+            const first = broken[0]!;
+            throw new StoreError(`migration ${migration.version} left ${broken.length} broken references (${first.table} row ${first.rowid} → ${first.parent})`);
+          }
+        }
+        db.pragma(`user_version = ${migration.version}`);
+      }).immediate();
+    } finally {
+      db.pragma(`foreign_keys = ${foreignKeys}`);
+    }
   }
 }
 

@@ -3,12 +3,19 @@
  * `PRAGMA user_version`) to version N. Never edit a migration that has shipped: add the next one.
  * test/node/store/migrations.test.ts upgrades a database from every earlier version.
  */
+import { basename } from 'node:path';
 import type { Database } from 'better-sqlite3';
 
 export interface Migration {
   version: number;
   /** What it changes, for the log and the tests. */
   summary: string;
+  /**
+   * It rebuilds a table other tables reference (SQLite's way to change a CHECK): it runs with
+   * foreign keys off, so dropping the old table neither cascades nor nulls the references, and
+   * the references are checked before it commits.
+   */
+  rebuildsTables?: boolean;
   up(db: Database): void;
 }
 
@@ -123,11 +130,87 @@ CREATE TABLE exports (
 );
 `;
 
+const SOURCES = "('ollama', 'lmstudio', 'huggingface', 'jan', 'gpt4all', 'folder', 'added', 'exported', 'downloaded')";
+
+const V2 = `
+CREATE TABLE models_v2 (
+  id           INTEGER PRIMARY KEY,
+  -- The location the model is read from (one of its model_locations).
+  path         TEXT NOT NULL UNIQUE,
+  name         TEXT NOT NULL,
+  source       TEXT NOT NULL CHECK (source IN ${SOURCES}),
+  -- Files in a split GGUF set (path is the first); bytes counts them all.
+  parts        INTEGER NOT NULL DEFAULT 1,
+  bytes        INTEGER NOT NULL,
+  mtime_ms     INTEGER NOT NULL,
+  sha256       TEXT,
+  summary_json TEXT,
+  error        TEXT,
+  added_at     TEXT NOT NULL DEFAULT ${NOW}
+);
+INSERT INTO models_v2 (id, path, name, source, bytes, mtime_ms, sha256, summary_json, error, added_at)
+  SELECT id, path, name, source, bytes, mtime_ms, sha256, summary_json, error, added_at FROM models;
+DROP TABLE models;
+ALTER TABLE models_v2 RENAME TO models;
+CREATE INDEX models_by_sha256 ON models(sha256);
+
+-- Every place a model's file is found: the same bytes (by SHA-256) in Ollama, a folder and the
+-- Hugging Face cache are one model with three locations.
+CREATE TABLE model_locations (
+  path      TEXT PRIMARY KEY,
+  model_id  INTEGER NOT NULL REFERENCES models(id) ON DELETE CASCADE,
+  source    TEXT NOT NULL CHECK (source IN ${SOURCES}),
+  -- What the app keeping the file calls it (Ollama "name:tag", "org/repo/file.gguf"), null for folders.
+  label     TEXT,
+  file_name TEXT NOT NULL,
+  -- Size (all parts) and time of this copy when last read: a copy that changes is no longer the model.
+  bytes     INTEGER NOT NULL,
+  mtime_ms  INTEGER NOT NULL
+);
+CREATE INDEX model_locations_by_model ON model_locations(model_id);
+INSERT INTO model_locations (path, model_id, source, file_name, bytes, mtime_ms)
+  SELECT path, id, source, path, bytes, mtime_ms FROM models;
+
+-- Downloads, kept so that they resume after a restart (HTTP range requests from the partial file).
+CREATE TABLE downloads (
+  id            INTEGER PRIMARY KEY,
+  -- As given: https://… or hf://org/repo/file.gguf.
+  url           TEXT NOT NULL,
+  file_name     TEXT NOT NULL,
+  -- Where the verified file goes, and where its bytes are written until then.
+  path          TEXT NOT NULL,
+  part_path     TEXT NOT NULL,
+  bytes         INTEGER NOT NULL DEFAULT 0,
+  total         INTEGER,
+  sha256        TEXT,
+  sha256_source TEXT CHECK (sha256_source IN ('given', 'published')),
+  -- The server's validator for the bytes so far: another one means the file changed, start over.
+  etag          TEXT,
+  status        TEXT NOT NULL CHECK (status IN ('queued', 'running', 'paused', 'verifying', 'done', 'failed', 'cancelled')),
+  error         TEXT,
+  -- The process transferring it (a download another running Gufo owns is left alone).
+  owner_pid     INTEGER,
+  model_id      INTEGER REFERENCES models(id) ON DELETE SET NULL,
+  created_at    TEXT NOT NULL DEFAULT ${NOW},
+  updated_at    TEXT NOT NULL DEFAULT ${NOW}
+);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     summary: 'models, excluded paths, chats, messages (tree) with FTS5, settings, benchmark runs, exports',
     up: (db) => db.exec(V1),
+  },
+  {
+    version: 2,
+    summary: "models from other apps' stores (new sources, split sets), model locations, downloads",
+    rebuildsTables: true,
+    up(db) {
+      db.exec(V2);
+      const rename = db.prepare('UPDATE model_locations SET file_name = ? WHERE path = ?');
+      for (const { path } of db.prepare('SELECT path FROM model_locations').all() as { path: string }[]) rename.run(basename(path), path);
+    },
   },
 ];
 

@@ -1,0 +1,193 @@
+/**
+ * The app's main flow, one step per screen, written against the page the user sees. The same
+ * steps run in browser mode (app-flow.spec.ts) and in the Electron window (electron.spec.ts).
+ * Each step saves a screenshot of its screen as a test artifact.
+ */
+import { expect, type Locator, type Page, type TestInfo } from '@playwright/test';
+
+export interface FlowContext {
+  page: Page;
+  testInfo: TestInfo;
+  /** The file name of the model the flow uses (stories260K.gguf), as the library shows its path. */
+  modelFile: string;
+}
+
+export async function screenshot({ page, testInfo }: FlowContext, name: string): Promise<void> {
+  await testInfo.attach(name, { body: await page.screenshot({ fullPage: true }), contentType: 'image/png' });
+}
+
+async function openSection(page: Page, label: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: label }).click();
+}
+
+/** Picks the option of a model select whose label names `fileName`. */
+async function chooseModel(select: Locator, fileName: string): Promise<void> {
+  const labels = await select.locator('option').allTextContents();
+  const label = labels.find((text) => text.includes(`(${fileName})`));
+  expect(label, `an option for ${fileName} among ${JSON.stringify(labels)}`).toBeDefined();
+  await select.selectOption({ label: label! });
+}
+
+function modelRow(page: Page, fileName: string): Locator {
+  return page.getByRole('table', { name: 'Models' }).getByRole('row').filter({ hasText: `/${fileName}` });
+}
+
+export async function libraryListsTheModel(flow: FlowContext): Promise<void> {
+  const { page, modelFile } = flow;
+  await openSection(page, 'Library');
+  const row = modelRow(page, modelFile);
+  await expect(row).toBeVisible();
+  await expect(row.getByRole('cell', { name: 'llama', exact: true })).toBeVisible();
+  await expect(row).toContainText('293K'); // 292,800 parameters
+  await screenshot(flow, 'library');
+}
+
+/** Opens the inspector of the library's `fileName` on the tensor `tensor`'s block view. */
+async function inspectTensor(page: Page, fileName: string, tensor: string): Promise<Locator> {
+  await openSection(page, 'Library');
+  await modelRow(page, fileName).getByRole('button', { name: /^Open / }).click();
+  await page.getByRole('tablist', { name: 'Inspector sections' }).getByRole('tab', { name: 'Tensors' }).click();
+  const table = page.getByRole('table', { name: 'Tensors' });
+  await expect(table.getByRole('button', { name: 'blk.4.ffn_down.weight' })).toBeVisible();
+  await table.getByRole('button', { name: tensor, exact: true }).click();
+  await expect(page.getByRole('heading', { name: `Tensor ${tensor}` })).toBeVisible();
+  const block = page.getByRole('region', { name: 'Block view' });
+  await expect(block).toBeVisible();
+  return block;
+}
+
+/** stories260K's tensors, and the first block of one, whose values are the file's own floats (F32). */
+export async function inspectorShowsTensorsAndABlock(flow: FlowContext, firstValues: number[]): Promise<void> {
+  const block = await inspectTensor(flow.page, flow.modelFile, 'blk.0.attn_q.weight');
+  const values = await block.getByRole('table', { name: 'Values' }).locator('td .value').allTextContents();
+  expect(values.length).toBeGreaterThan(0);
+  expect(values.slice(0, 8).map((text) => Math.fround(Number(text.replace(/^value\s*/, ''))))).toEqual(firstValues.slice(0, 8));
+  await screenshot(flow, 'inspector');
+}
+
+export interface ChatOutcome {
+  /** The assistant messages of the active branch, after the reload. */
+  answers: string[];
+}
+
+/** A chat streams an answer, stops mid-stream, regenerates into a branch, and survives a reload. */
+export async function chatStreamsStopsRegeneratesAndReloads(flow: FlowContext): Promise<void> {
+  const { page, modelFile } = flow;
+  await openSection(page, 'Chat');
+  await page.getByRole('button', { name: 'New chat' }).first().click();
+  const dialog = page.getByRole('dialog', { name: 'New chat' });
+  await chooseModel(dialog.getByRole('combobox', { name: 'Model' }), modelFile);
+  await dialog.getByRole('radio', { name: 'Precise' }).check();
+  await setMaxTokens(dialog, SHORT_ANSWER);
+  await dialog.getByRole('button', { name: 'Create chat' }).click();
+  await expect(dialog).toBeHidden();
+
+  const message = page.getByRole('textbox', { name: 'Message' });
+  const answers = page.getByRole('article', { name: 'Assistant message' });
+
+  // 1. An answer streams in and ends with its statistics.
+  await message.fill('Once upon a time');
+  await message.press('Enter');
+  await expect(answers).toHaveCount(1);
+  await expect(answers.first().getByRole('group', { name: 'Generation statistics' })).toBeVisible({ timeout: 120_000 });
+  await expect(answers.first()).toHaveAttribute('aria-busy', 'false');
+  /** The text of an answer, without its buttons and statistics. */
+  const answerText = async (answer: Locator) => (await answer.locator('.body').textContent()) ?? '';
+  const firstAnswer = await answerText(answers.first());
+  expect(firstAnswer.length).toBeGreaterThan(20);
+
+  // 2. Stop works mid-stream: the answer keeps what was written and says it was stopped.
+  await changeMaxTokens(page, LONG_ANSWER);
+  await message.fill('Tell me a long story about a dog.');
+  await message.press('Enter');
+  await expect(answers).toHaveCount(2);
+  const streaming = answers.nth(1);
+  await expect(streaming).toHaveAttribute('aria-busy', 'true');
+  await expect.poll(async () => (await answerText(streaming)).length, { timeout: 60_000 }).toBeGreaterThan(40);
+  await page.getByRole('button', { name: 'Stop generating' }).click();
+  await expect(streaming).toContainText('Stopped');
+  await expect(page.getByRole('button', { name: 'Send' })).toBeVisible();
+  await screenshot(flow, 'chat-stopped');
+
+  // 3. Regenerate makes a second version of the last answer, next to the first.
+  await changeMaxTokens(page, SHORT_ANSWER);
+  await page.getByRole('button', { name: 'Regenerate' }).click();
+  const versions = page.getByRole('group', { name: 'Versions of this message' });
+  await expect(versions).toContainText('2 / 2');
+  await expect(answers.nth(1).getByRole('group', { name: 'Generation statistics' })).toBeVisible({ timeout: 120_000 });
+  const regenerated = await answerText(answers.nth(1));
+  await screenshot(flow, 'chat');
+
+  // 4. A reload shows the same history, both versions kept.
+  await page.reload();
+  await expect(answers).toHaveCount(2);
+  expect(await answerText(answers.first())).toBe(firstAnswer);
+  expect(await answerText(answers.nth(1))).toBe(regenerated);
+  await expect(versions).toContainText('2 / 2');
+  await versions.getByRole('button', { name: 'Previous version' }).click();
+  await expect(versions).toContainText('1 / 2');
+  await expect(answers.nth(1)).toContainText('Stopped');
+}
+
+/** Answers short enough for a software GPU, and one long enough to be stopped midway. */
+const SHORT_ANSWER = 40;
+const LONG_ANSWER = 2000;
+
+/** Sets "Max tokens" in the Advanced part of a chat's settings fields. */
+async function setMaxTokens(dialog: Locator, tokens: number): Promise<void> {
+  await dialog.getByText('Advanced', { exact: true }).click();
+  await dialog.getByRole('spinbutton', { name: 'Max tokens' }).fill(String(tokens));
+}
+
+async function changeMaxTokens(page: Page, tokens: number): Promise<void> {
+  await page.getByRole('button', { name: 'Chat settings' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Chat settings' });
+  await setMaxTokens(dialog, tokens);
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await expect(dialog).toBeHidden();
+}
+
+export async function benchmarkRunsAndIsListed(flow: FlowContext): Promise<void> {
+  const { page, modelFile } = flow;
+  await openSection(page, 'Benchmarks');
+  const form = page.getByRole('form', { name: 'Run a benchmark' });
+  await chooseModel(form.getByRole('combobox', { name: 'Model' }), modelFile);
+  await form.getByRole('spinbutton', { name: 'Prompt tokens' }).fill('32');
+  await form.getByRole('spinbutton', { name: 'Generated tokens' }).fill('16');
+  await form.getByRole('button', { name: 'Run benchmark' }).click();
+  const results = page.getByRole('table', { name: 'Benchmark results' });
+  await expect(results.getByRole('row')).toHaveCount(2, { timeout: 120_000 }); // header + the run
+  const row = results.getByRole('row').nth(1);
+  await expect(row).toContainText('llama');
+  await expect(row).toContainText(/tok\/s|\d/);
+  await expect(page.getByRole('img', { name: 'Decode speed over time, per model and adapter' })).toBeVisible();
+  await screenshot(flow, 'benchmarks');
+}
+
+/** An export to Q8_0 joins the library, and its first block shows d and codes that make its values. */
+export async function exportToQ8JoinsTheLibrary(flow: FlowContext): Promise<void> {
+  const { page, modelFile } = flow;
+  await openSection(page, 'Export');
+  const form = page.getByRole('form', { name: 'Export a model' });
+  await chooseModel(form.getByRole('combobox', { name: 'Source model' }), modelFile);
+  await form.getByRole('radiogroup', { name: 'Target type' }).getByRole('radio', { name: 'Q8_0', exact: true }).check();
+  await form.getByRole('button', { name: 'Export' }).click();
+  await expect(page.getByRole('link', { name: 'Open in inspector' })).toBeVisible({ timeout: 120_000 });
+  await expect(page.getByRole('table', { name: 'Past exports' })).toContainText('Q8_0');
+  await screenshot(flow, 'export');
+
+  const exported = modelFile.replace(/\.gguf$/, '-Q8_0.gguf');
+  await openSection(page, 'Library');
+  await expect(modelRow(page, exported)).toBeVisible();
+
+  const block = await inspectTensor(page, exported, 'blk.0.attn_q.weight');
+  const fields = block.getByRole('table', { name: 'Block fields' });
+  const d = Number(await fields.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'd', exact: true }) }).getByRole('cell').last().textContent());
+  const cells = block.getByRole('table', { name: 'Codes and values' }).locator('td');
+  const first = await cells.first().textContent();
+  const [, code, value] = /code\s*(-?\d+)\s*value\s*(\S+)/.exec(first ?? '') ?? [];
+  expect(Number.isFinite(d) && d !== 0, `d = ${d}`).toBe(true);
+  // Q8_0: value = d × code, in f32.
+  expect(Math.fround(Number(value))).toBe(Math.fround(Math.fround(d) * Number(code)));
+  await screenshot(flow, 'inspector-q8_0');
+}

@@ -1,0 +1,44 @@
+/** `POST /v1/completions`: raw text continued, with BOS first when the model wants one (as `gufo run` and llama.cpp). */
+import type { ModelText } from '../chat/prompt';
+import { invalidParam } from './errors';
+import { completionLogprobs } from './logprobs';
+import { parseCompletion, type CompletionRequest } from './requests';
+import type { EndpointShape } from './serve-generation';
+
+export const COMPLETIONS: EndpointShape<CompletionRequest> = {
+  idPrefix: 'cmpl',
+  object: 'text_completion',
+  chunkObject: 'text_completion',
+  parse: parseCompletion,
+
+  prompt: (text, request) => ({ ids: promptIds(text, request.prompt), stopIds: text.vocab.eog, stripLeadingSpace: false, param: 'prompt' }),
+
+  pieceChoice: (text, request, piece) => ({
+    index: 0,
+    text: piece.text,
+    logprobs: request.logprobs === null ? null : completionLogprobs(text.tokenizer, piece.tokens, piece.offsets),
+    finish_reason: null,
+  }),
+
+  closingChoice: (finish) => ({ index: 0, text: '', logprobs: null, finish_reason: finish }),
+
+  responseChoice: (text, request, generated) => ({
+    index: 0,
+    text: generated.text,
+    logprobs: request.logprobs === null ? null : completionLogprobs(text.tokenizer, generated.tokens, generated.offsets),
+    finish_reason: generated.finishReason,
+  }),
+};
+
+/** The prompt's ids: text tokenized (special-token texts read as those tokens), or ids checked against the vocabulary. */
+function promptIds(text: ModelText, prompt: string | number[]): number[] {
+  const size = text.vocab.tokens.length;
+  if (Array.isArray(prompt)) {
+    const bad = prompt.find((id) => id >= size);
+    if (bad !== undefined) throw invalidParam('prompt', `token id ${bad} is not in the vocabulary of ${size} tokens`);
+    return prompt;
+  }
+  const ids = text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: true });
+  if (ids.length === 0) throw invalidParam('prompt', 'the prompt gives no tokens (and the model adds no BOS): give some text');
+  return ids;
+}

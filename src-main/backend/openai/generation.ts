@@ -1,0 +1,101 @@
+/**
+ * One generation for an API request: after the model's earlier requests, on an engine that has the
+ * model loaded (loaded now if need be), streamed through OutputText. A client that leaves (its
+ * `signal` aborts) is dropped from the queue, or its generation cancelled within one token.
+ */
+import type { SamplingParams } from '../../engine/protocol';
+import type { ModelText } from '../chat/prompt';
+import type { EnginePool } from '../engine-pool';
+import { MAX_CHAT_TOP_LOGPROBS } from './requests';
+import type { ServerMetrics } from './metrics';
+import type { ServedModel } from './model-ids';
+import { OutputText, type Piece } from './output-text';
+import type { TokenChoice } from './logprobs';
+import type { ModelQueues } from './queue';
+
+export interface GenerationDeps {
+  engines: EnginePool;
+  queues: ModelQueues;
+  metrics: ServerMetrics;
+}
+
+export interface GenerationPlan {
+  model: ServedModel;
+  /** The context the model is loaded with. */
+  contextSize: number;
+  /** Token ids, BOS included when the model wants one; shorter than the context. */
+  prompt: number[];
+  /** At least 1, and fits the context after the prompt. */
+  maxTokens: number;
+  sampling: SamplingParams;
+  /** Token ids that end the output (not shown). */
+  stopIds: readonly number[];
+  stopStrings: readonly string[];
+  /** Alternatives to report with each token's log-probability; null: no log-probabilities. */
+  logprobs: number | null;
+  /** Drop the first piece's leading space (an answer), or keep it (a continuation of the prompt). */
+  stripLeadingSpace: boolean;
+}
+
+export type FinishReason = 'stop' | 'length';
+
+export interface Generated {
+  text: string;
+  tokens: TokenChoice[];
+  /** Where each token's text starts in `text`. */
+  offsets: number[];
+  finishReason: FinishReason;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/**
+ * Generates `plan` with the model's tokenizer `text`; `onPiece` gets the output as it may be
+ * shown. Resolves with null when the client left.
+ */
+export function generate(deps: GenerationDeps, text: ModelText, plan: GenerationPlan, signal: AbortSignal, onPiece?: (piece: Piece) => void): Promise<Generated | null> {
+  const { model } = plan;
+  return deps.queues.run(model.id, async () => {
+    if (signal.aborted) return null;
+    return deps.engines.withModel({ path: model.entry.path, ctx: plan.contextSize }, async ({ host, info }) => {
+      if (info.loadMs !== null) deps.metrics.loaded(model.id, info.loadMs);
+      if (signal.aborted) return null;
+      const output = new OutputText(text.tokenizer, plan.stopStrings, plan.stripLeadingSpace, plan.logprobs ?? 0);
+      const emit = (piece: Piece) => {
+        if (piece.text !== '' || piece.tokens.length > 0) onPiece?.(piece);
+      };
+      const stopIds = new Set(plan.stopIds);
+      const cut = new AbortController();
+      const result = await host.generate(
+        {
+          prompt: plan.prompt,
+          maxTokens: plan.maxTokens,
+          sampling: plan.sampling,
+          stop: [...plan.stopIds],
+          // The chosen token's own log-probability is read from the list: when sampling it may be any of the likely ones.
+          topLogprobs: plan.logprobs === null ? 0 : plan.sampling.temperature > 0 ? MAX_CHAT_TOP_LOGPROBS : Math.max(1, plan.logprobs),
+        },
+        {
+          signal: AbortSignal.any([signal, cut.signal]),
+          onToken: (e) => {
+            if (output.stopped || stopIds.has(e.token)) return;
+            emit(output.push(e.token, e.top));
+            if (output.stopped) cut.abort();
+          },
+        },
+      );
+      const t = result.timings;
+      // Counted even for a client that left: the engine did the work.
+      deps.metrics.generated({ model: model.id, promptTokens: plan.prompt.length, completionTokens: t.generated, ttftMs: t.ttftMs, prefillTokS: t.prefillTokS, decodeTokS: t.decodeTokS });
+      if (signal.aborted) return null;
+      emit(output.end());
+      return {
+        text: output.text,
+        ...output.tokens,
+        finishReason: output.stopped || result.stopReason === 'stop' ? 'stop' : 'length',
+        promptTokens: plan.prompt.length,
+        completionTokens: t.generated,
+      };
+    });
+  });
+}

@@ -1,0 +1,55 @@
+/** From a checked request and its prompt to what the engine is asked: context checks, the length limit, sampling. */
+import type { SamplingSettings } from '../../../src-preload/api';
+import { answerSeed, engineSampling } from '../chat/settings';
+import { OpenAiError } from './errors';
+import type { GenerationPlan } from './generation';
+import type { ServedModel } from './model-ids';
+import type { GenerationRequest } from './requests';
+
+export interface PromptSpec {
+  ids: number[];
+  /** Token ids that end the output. */
+  stopIds: readonly number[];
+  stripLeadingSpace: boolean;
+  /** The request field the prompt came from, for errors. */
+  param: 'messages' | 'prompt';
+}
+
+/**
+ * The plan for `request`: a prompt that leaves no room in the context is a 400
+ * (context_length_exceeded); the answer's length is lowered to what the context and the server's
+ * cap allow.
+ */
+export function planGeneration(request: GenerationRequest, model: ServedModel, prompt: PromptSpec, contextSize: number, maxTokensCap: number): GenerationPlan {
+  if (prompt.ids.length >= contextSize) {
+    throw new OpenAiError(
+      400,
+      'invalid_request_error',
+      'context_length_exceeded',
+      `the prompt has ${prompt.ids.length} tokens, and the context of "${model.id}" holds ${contextSize} with the answer; shorten the ${prompt.param}`,
+      prompt.param,
+    );
+  }
+  const s = request.sampling;
+  const settings: SamplingSettings = {
+    temperature: s.temperature,
+    topK: s.topK,
+    topP: s.topP,
+    minP: s.minP,
+    repeatPenalty: s.repeatPenalty,
+    // The engine's seed is 32-bit; any whole number the client sends maps onto it.
+    seed: s.seed === null ? null : Number(BigInt.asUintN(32, BigInt(s.seed))),
+    maxTokens: Math.min(request.maxTokens ?? Infinity, maxTokensCap, contextSize - prompt.ids.length),
+  };
+  return {
+    model,
+    contextSize,
+    prompt: prompt.ids,
+    maxTokens: settings.maxTokens,
+    sampling: { ...engineSampling(settings, answerSeed(settings)), presencePenalty: s.presencePenalty, frequencyPenalty: s.frequencyPenalty },
+    stopIds: prompt.stopIds,
+    stopStrings: request.stop,
+    logprobs: request.logprobs,
+    stripLeadingSpace: prompt.stripLeadingSpace,
+  };
+}

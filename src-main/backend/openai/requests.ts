@@ -1,0 +1,158 @@
+/**
+ * The requests Gufo serves, checked: `/v1/chat/completions` and `/v1/completions` bodies turned
+ * into typed values, each mistake a 400 naming its field. Unknown fields are ignored (clients send
+ * their own extras); fields that ask for something Gufo cannot do are refused rather than ignored.
+ */
+import type { ChatMessage } from '../../core/chat-template';
+import { isRecord } from '../chat/settings';
+import { invalidParam } from './errors';
+import { RequestFields } from './request-fields';
+
+export interface SamplingRequest {
+  temperature: number;
+  topP: number;
+  /** llama.cpp's extensions, off unless given. */
+  topK: number;
+  minP: number;
+  repeatPenalty: number;
+  presencePenalty: number;
+  frequencyPenalty: number;
+  /** Null: a random one. */
+  seed: number | null;
+}
+
+export interface GenerationRequest {
+  model: string;
+  stream: boolean;
+  /** stream_options.include_usage: a last chunk with the token counts. */
+  includeUsage: boolean;
+  /** Null: until the model ends, the context is full or the server's cap is reached. */
+  maxTokens: number | null;
+  stop: string[];
+  sampling: SamplingRequest;
+  /** How many alternatives to report with each token's log-probability; null when not asked. */
+  logprobs: number | null;
+}
+
+export interface ChatCompletionRequest extends GenerationRequest {
+  messages: ChatMessage[];
+}
+
+export interface CompletionRequest extends GenerationRequest {
+  /** Text, or token ids as they are. */
+  prompt: string | number[];
+}
+
+/** OpenAI's limits on top_logprobs (chat) and logprobs (completions). */
+export const MAX_CHAT_TOP_LOGPROBS = 20;
+export const MAX_COMPLETION_LOGPROBS = 5;
+const MAX_STOP_STRINGS = 16;
+
+export function parseChatCompletion(body: unknown): ChatCompletionRequest {
+  const f = RequestFields.of(body);
+  f.unsupported('tools', (v) => Array.isArray(v) && v.length === 0, 'tools (function calling) are not supported by Gufo yet');
+  f.unsupported('functions', (v) => Array.isArray(v) && v.length === 0, 'functions (function calling) are not supported by Gufo yet');
+  f.unsupported('tool_choice', (v) => v === 'none', 'tool_choice is not supported by Gufo yet: leave it out, or "none"');
+  const wantLogprobs = f.boolean('logprobs', false);
+  const top = f.integer('top_logprobs', 0, MAX_CHAT_TOP_LOGPROBS, null);
+  if (top !== null && !wantLogprobs) throw invalidParam('top_logprobs', '"top_logprobs" needs "logprobs": true');
+  return {
+    ...common(f),
+    maxTokens: f.integer('max_completion_tokens', 1, 2 ** 31 - 1, f.integer('max_tokens', 1, 2 ** 31 - 1, null)),
+    logprobs: wantLogprobs ? (top ?? 0) : null,
+    messages: messages(f.body.messages),
+  };
+}
+
+export function parseCompletion(body: unknown): CompletionRequest {
+  const f = RequestFields.of(body);
+  f.unsupported('echo', (v) => v === false, '"echo" is not supported by Gufo yet');
+  f.unsupported('suffix', (v) => v === '', '"suffix" (fill-in-the-middle) is not supported by Gufo yet');
+  f.unsupported('best_of', (v) => v === 1, '"best_of" must be 1: Gufo writes one completion per request');
+  return {
+    ...common(f),
+    // OpenAI's completions default to 16 tokens.
+    maxTokens: f.integer('max_tokens', 1, 2 ** 31 - 1, 16),
+    logprobs: f.integer('logprobs', 0, MAX_COMPLETION_LOGPROBS, null),
+    prompt: prompt(f.body.prompt),
+  };
+}
+
+/** What both endpoints share: model, streaming, sampling, stop strings. */
+function common(f: RequestFields): Omit<GenerationRequest, 'maxTokens' | 'logprobs'> {
+  f.unsupported('n', (v) => v === 1, '"n" must be 1: Gufo writes one choice per request');
+  f.unsupported('logit_bias', (v) => isRecord(v) && Object.keys(v).length === 0, '"logit_bias" is not supported by Gufo yet');
+  f.unsupported('response_format', (v) => isRecord(v) && v.type === 'text', 'response_format other than {"type": "text"} (JSON mode) is not supported by Gufo yet');
+  const stream = f.boolean('stream', false);
+  const options = f.body.stream_options;
+  if (options !== undefined && options !== null && (!isRecord(options) || !stream)) {
+    throw invalidParam('stream_options', '"stream_options" must be an object, and only goes with "stream": true');
+  }
+  const includeUsage = isRecord(options) && options.include_usage !== undefined ? new RequestFields(options).boolean('include_usage', false) : false;
+  return {
+    model: f.string('model'),
+    stream,
+    includeUsage,
+    stop: stopStrings(f.body.stop),
+    sampling: {
+      temperature: f.number('temperature', 0, 2, 1),
+      topP: f.number('top_p', 0, 1, 1),
+      topK: f.integer('top_k', 0, 1_000_000, 0),
+      minP: f.number('min_p', 0, 1, 0),
+      repeatPenalty: f.number('repeat_penalty', 0.01, 10, 1),
+      presencePenalty: f.number('presence_penalty', -2, 2, 0),
+      frequencyPenalty: f.number('frequency_penalty', -2, 2, 0),
+      seed: f.integer('seed', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, null),
+    },
+  };
+}
+
+function stopStrings(stop: unknown): string[] {
+  if (stop === undefined || stop === null) return [];
+  const list = typeof stop === 'string' ? [stop] : stop;
+  if (!Array.isArray(list) || list.length > MAX_STOP_STRINGS || !list.every((s) => typeof s === 'string' && s !== '')) {
+    throw invalidParam('stop', `"stop" must be a non-empty string or a list of at most ${MAX_STOP_STRINGS} of them`);
+  }
+  return list as string[];
+}
+
+const ROLES: Record<string, string> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
+
+function messages(value: unknown): ChatMessage[] {
+  if (value === undefined || value === null) throw invalidParam('messages', '"messages" is required', 'missing_required_parameter');
+  if (!Array.isArray(value) || value.length === 0) throw invalidParam('messages', '"messages" must be a non-empty list of { role, content }');
+  return value.map((m: unknown, i) => {
+    const at = `messages[${i}]`;
+    if (!isRecord(m)) throw invalidParam(at, `${at} must be an object { role, content }`);
+    const role = typeof m.role === 'string' ? ROLES[m.role] : undefined;
+    if (!role) {
+      throw invalidParam(`${at}.role`, `${at}.role must be one of ${Object.keys(ROLES).join(', ')} (got ${JSON.stringify(m.role) ?? 'nothing'})`);
+    }
+    return { role, content: messageText(m.content, `${at}.content`) };
+  });
+}
+
+/** A message's text: a string, or text parts (joined with newlines, as llama.cpp joins them). */
+function messageText(content: unknown, at: string): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part: unknown, i) => {
+        if (!isRecord(part) || part.type !== 'text' || typeof part.text !== 'string') {
+          throw invalidParam(`${at}[${i}]`, `${at}[${i}] must be a text part { "type": "text", "text": "..." }: Gufo's models read text only`);
+        }
+        return part.text;
+      })
+      .join('\n');
+  }
+  throw invalidParam(at, `${at} must be text or a list of text parts`);
+}
+
+/** A prompt: text or token ids, alone or as the only element of a list. */
+function prompt(value: unknown): string | number[] {
+  if (value === undefined || value === null) throw invalidParam('prompt', '"prompt" is required', 'missing_required_parameter');
+  const one = Array.isArray(value) && value.length === 1 && (typeof value[0] === 'string' || Array.isArray(value[0])) ? value[0] : value;
+  if (typeof one === 'string') return one;
+  if (Array.isArray(one) && one.length > 0 && one.every((id) => Number.isSafeInteger(id) && (id as number) >= 0)) return one as number[];
+  throw invalidParam('prompt', '"prompt" must be text or a list of token ids (one prompt per request)');
+}

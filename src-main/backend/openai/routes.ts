@@ -1,0 +1,120 @@
+/**
+ * The API's routes: `GET /v1/models` (and `/v1/models/<id>`), `POST /v1/chat/completions`,
+ * `POST /v1/completions` and `GET /metrics`, each behind the access rules, every answer counted,
+ * every error in OpenAI's shape. A client that disconnects cancels its request.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readJson } from '../../node/server/api-route';
+import { sendJson } from '../../node/server/http-server';
+import type { MountedRoutes } from '../../node/server/index';
+import { CHAT_COMPLETIONS } from './chat-completions';
+import { COMPLETIONS } from './completions';
+import { OpenAiError, invalidParam, modelNotFound, toOpenAiError } from './errors';
+import type { ServedModel } from './model-ids';
+import { checkAccess } from './security';
+import { serveGeneration } from './serve-generation';
+import type { OpenAiService } from './service';
+
+export interface RouteOptions {
+  /** The port to check the Host header against (a loopback listener of its own); null when the server in front checks it. */
+  hostPort(): number | null;
+}
+
+type Generating = (service: OpenAiService, body: unknown, res: ServerResponse, signal: AbortSignal) => Promise<number>;
+
+const GENERATING: Record<string, Generating> = {
+  '/v1/chat/completions': (service, body, res, signal) => serveGeneration(service, CHAT_COMPLETIONS, body, res, signal),
+  '/v1/completions': (service, body, res, signal) => serveGeneration(service, COMPLETIONS, body, res, signal),
+};
+
+/** The metrics' name for a path (a fixed few, whatever clients ask for). */
+function endpointOf(pathname: string): string {
+  if (pathname.startsWith('/v1/models/')) return '/v1/models/{id}';
+  return Object.hasOwn(GENERATING, pathname) || pathname === '/v1/models' || pathname === '/metrics' ? pathname : 'other';
+}
+
+/** The routes, for a server to mount (the UI's, in `gufo serve`) or to serve alone. */
+export function openAiRoutes(service: OpenAiService, options: RouteOptions): MountedRoutes {
+  return {
+    matches: (pathname) => pathname === '/metrics' || pathname === '/v1' || pathname.startsWith('/v1/'),
+    handle: async (req, res) => {
+      const { pathname } = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const endpoint = endpointOf(pathname);
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.setHeader('Cache-Control', 'no-store');
+      let status: number;
+      try {
+        checkAccess(req, { hostPort: options.hostPort(), apiKey: service.limits().apiKey });
+        status = await route(service, req, res, pathname);
+      } catch (err) {
+        const error = toOpenAiError(err);
+        if (error.status >= 500 && error.code === 'internal_error') console.error(`gufo: ${req.method} ${pathname} failed:`, err);
+        if (res.headersSent) res.destroy();
+        else sendJson(res, error.status, error.body);
+        status = error.status;
+      }
+      service.metrics.request(endpoint, status);
+    },
+  };
+}
+
+async function route(service: OpenAiService, req: IncomingMessage, res: ServerResponse, pathname: string): Promise<number> {
+  if (Object.hasOwn(GENERATING, pathname)) {
+    expectMethod(req, 'POST');
+    const body = await readJson(req, service.limits().maxBodyBytes);
+    if (body === undefined) {
+      // The rest of the body was never read: the connection cannot carry another request.
+      res.setHeader('Connection', 'close');
+      throw new OpenAiError(413, 'invalid_request_error', 'request_too_large', `the request body is over ${service.limits().maxBodyBytes} bytes`);
+    }
+    if (body === null) throw invalidParam('body', 'the request body is not valid JSON', 'invalid_json');
+    return GENERATING[pathname]!(service, body, res, clientGone(res));
+  }
+  if (pathname === '/v1/models') {
+    expectMethod(req, 'GET');
+    sendJson(res, 200, { object: 'list', data: (await service.models()).map(modelObject) });
+    return 200;
+  }
+  if (pathname.startsWith('/v1/models/')) {
+    expectMethod(req, 'GET');
+    const id = decodedOrNull(pathname.slice('/v1/models/'.length));
+    const model = (await service.models()).find((m) => m.id === id);
+    if (!model) throw modelNotFound(id ?? pathname.slice('/v1/models/'.length));
+    sendJson(res, 200, modelObject(model));
+    return 200;
+  }
+  if (pathname === '/metrics') {
+    expectMethod(req, 'GET');
+    const text = service.metrics.render();
+    res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+    return 200;
+  }
+  throw new OpenAiError(404, 'invalid_request_error', 'unknown_url', `no such route: ${req.method} ${pathname}`);
+}
+
+function expectMethod(req: IncomingMessage, method: 'GET' | 'POST'): void {
+  if (req.method !== method) throw new OpenAiError(405, 'invalid_request_error', 'method_not_allowed', `use ${method} for this route`);
+}
+
+/** Aborts when the client goes away before its answer is complete. */
+function clientGone(res: ServerResponse): AbortSignal {
+  const left = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) left.abort();
+  });
+  return left.signal;
+}
+
+/** A path segment decoded (ids hold ":" and such), null when its escapes are malformed. */
+function decodedOrNull(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+function modelObject({ id, entry }: ServedModel) {
+  return { id, object: 'model', created: Math.floor(entry.mtimeMs / 1000), owned_by: 'gufo' };
+}

@@ -1,0 +1,86 @@
+/**
+ * What the two generating endpoints share: check the request, find the model, build the prompt
+ * with its tokenizer, generate, and answer as one JSON document or as a stream of chunks.
+ * Each endpoint (chat-completions.ts, completions.ts) supplies its prompt and its shapes.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { sendJson } from '../../node/server/http-server';
+import type { ModelText } from '../chat/prompt';
+import { toOpenAiError } from './errors';
+import { generate, type FinishReason, type Generated } from './generation';
+import type { Piece } from './output-text';
+import { planGeneration, type PromptSpec } from './plan';
+import type { GenerationRequest } from './requests';
+import type { OpenAiService } from './service';
+import { SseWriter } from './sse';
+
+export interface EndpointShape<R extends GenerationRequest> {
+  /** Response ids start with it ("chatcmpl"). */
+  idPrefix: string;
+  /** The response's `object`, and each stream chunk's. */
+  object: string;
+  chunkObject: string;
+  parse(body: unknown): R;
+  prompt(text: ModelText, request: R): PromptSpec;
+  /** `choices[0]` of the stream's first chunk, when the endpoint sends one before any text. */
+  openingChoice?(): object;
+  pieceChoice(text: ModelText, request: R, piece: Piece): object;
+  closingChoice(finish: FinishReason): object;
+  responseChoice(text: ModelText, request: R, generated: Generated): object;
+}
+
+/** HTTP status recorded for a client that left before its answer (nginx's convention). */
+export const CLIENT_LEFT = 499;
+
+/** Serves one request; answers the HTTP status it ended with. Errors before any reply was sent are thrown. */
+export async function serveGeneration<R extends GenerationRequest>(
+  service: OpenAiService,
+  shape: EndpointShape<R>,
+  body: unknown,
+  res: ServerResponse,
+  signal: AbortSignal,
+): Promise<number> {
+  const request = shape.parse(body);
+  const model = await service.resolve(request.model);
+  const limits = service.limits();
+  const contextSize = service.contextFor(model);
+  return service.texts.use(model.entry.path, model.entry.mtimeMs, async (text) => {
+    const plan = planGeneration(request, model, shape.prompt(text, request), contextSize, limits.maxTokens);
+    const head = { id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), model: model.id, system_fingerprint: `gufo-${service.ctx.version}` };
+    const usage = (g: Generated) => ({ prompt_tokens: g.promptTokens, completion_tokens: g.completionTokens, total_tokens: g.promptTokens + g.completionTokens });
+
+    if (!request.stream) {
+      const generated = await generate(service, text, plan, signal);
+      if (!generated) return CLIENT_LEFT;
+      sendJson(res, 200, { ...head, object: shape.object, choices: [shape.responseChoice(text, request, generated)], usage: usage(generated) });
+      return 200;
+    }
+
+    // The stream opens with the first text, so that a request refused before that (a full queue,
+    // a model that fails to load) still gets its HTTP status.
+    let stream = null as SseWriter | null;
+    const chunk = (choices: object[]) => ({ ...head, object: shape.chunkObject, choices });
+    const open = (): SseWriter => {
+      if (stream) return stream;
+      stream = new SseWriter(res);
+      const opening = shape.openingChoice?.();
+      if (opening) stream.send(chunk([opening]));
+      return stream;
+    };
+    try {
+      const generated = await generate(service, text, plan, signal, (piece) => open().send(chunk([shape.pieceChoice(text, request, piece)])));
+      if (!generated) return CLIENT_LEFT;
+      const out = open();
+      out.send(chunk([shape.closingChoice(generated.finishReason)]));
+      if (request.includeUsage) out.send({ ...chunk([]), usage: usage(generated) });
+      out.done();
+      return 200;
+    } catch (err) {
+      if (!stream) throw err;
+      const error = toOpenAiError(err);
+      stream.fail(error);
+      return error.status;
+    }
+  });
+}

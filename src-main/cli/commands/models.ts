@@ -1,0 +1,72 @@
+import type { ModelEntry } from '../../../src-preload/api';
+import { printJson, type Command } from '../command';
+import { formatBytes, table } from '../format';
+import { withLibrary } from '../library-backend';
+
+const HELP = `Usage: gufo models [--json] [--rescan] [--hash]
+
+Lists the model library: the models in Gufo's own folder (downloads and exports), in the folders
+of GUFO_MODELS_DIRS and Settings, and those other apps already have, read in place:
+  Ollama        OLLAMA_MODELS, else ~/.ollama/models (Linux service: /usr/share/ollama/.ollama/models)
+  LM Studio     ~/.lmstudio/models, ~/.cache/lm-studio/models
+  Hugging Face  HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub
+  Jan           <app data>/Jan/data/{llamacpp/models,models}, ~/jan/models
+  GPT4All       <app data>/nomic.ai/GPT4All (Windows: %LOCALAPPDATA%)
+A split GGUF set (name-00001-of-0000N.gguf) is one model; the same file (by SHA-256) in several
+places is one model with several locations.
+
+Options:
+  --json     one JSON array on stdout, one entry per model: { id, name, path, source, bytes,
+             architecture, fileType, parameters, contextLength, parts, sha256, error,
+             locations: [{ path, source, label }] }
+  --rescan   read every file's header again, changed or not
+  --hash     first compute the SHA-256 of files that have none (finds copies of one file)
+`;
+
+export const modelsCommand: Command = {
+  name: 'models',
+  summary: "list the model library (with Ollama's, LM Studio's and Hugging Face's models)",
+  help: HELP,
+  options: {
+    json: { type: 'boolean' },
+    rescan: { type: 'boolean' },
+    hash: { type: 'boolean' },
+  },
+  async run(args) {
+    const models = await withLibrary(async ({ api, context }) => {
+      const listed = args.values.rescan ? await api.rescanLibrary() : await api.listModels();
+      if (!args.values.hash) return listed;
+      for (const job of context.jobs.list().filter((j) => j.kind === 'hash' && j.status === 'running')) await context.jobs.wait(job.id);
+      return api.listModels();
+    });
+    if (args.values.json) return printJson(models.map(jsonEntry));
+    if (models.length === 0) return void process.stdout.write('No models found.\n');
+    const rows = models.map((m) => [
+      m.name,
+      m.source,
+      m.architecture ?? '—',
+      m.fileType ?? '—',
+      formatBytes(m.bytes),
+      m.error ? `${m.path} (${m.error})` : m.locations.length > 1 ? `${m.path} (+${m.locations.length - 1} copies)` : m.path,
+    ]);
+    process.stdout.write(table(['name', 'source', 'arch', 'type', 'size', 'path'], rows, [4]) + '\n');
+  },
+};
+
+function jsonEntry(m: ModelEntry) {
+  return {
+    id: m.id,
+    name: m.name,
+    path: m.path,
+    source: m.source,
+    bytes: m.bytes,
+    architecture: m.architecture,
+    fileType: m.fileType,
+    parameters: m.parameters,
+    contextLength: m.contextLength,
+    parts: m.parts,
+    sha256: m.sha256,
+    error: m.error,
+    locations: m.locations,
+  };
+}

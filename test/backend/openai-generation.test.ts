@@ -1,0 +1,191 @@
+/**
+ * The OpenAI-compatible API generating with the real engine (WebGPU on SwiftShader) and
+ * stories260K, through the official `openai` client: streaming, completions as llama.cpp writes
+ * them, stop sequences, log-probabilities, concurrency, disconnects and overload.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chatPromptIds, openModelText } from '../../src-main/backend/chat/prompt';
+import { DEFAULT_MAX_QUEUE } from '../../src-main/backend/openai/service';
+import { greedyCompletion } from '../support/llama';
+import { STORIES_260K } from '../support/paths';
+import { metric, send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
+
+const model = 'stories260k';
+const prompt = 'Once upon a time';
+
+let t: OpenAiTestServer;
+const metrics = async () => (await send(t.server.port, 'GET', '/metrics')).body;
+
+beforeAll(async () => {
+  t = await startOpenAiTestServer();
+});
+afterAll(() => t?.close());
+
+// SwiftShader is slow, and slower still on a busy machine.
+describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, () => {
+  it('streams chat deltas that assemble to exactly the non-streamed answer at temperature 0: the engine greedy output for the rendered chat', async () => {
+    const client = t.client();
+    const messages = [
+      { role: 'system' as const, content: 'You tell stories.' },
+      { role: 'user' as const, content: prompt },
+    ];
+    const whole = await client.chat.completions.create({ model, messages, temperature: 0, max_tokens: 20 });
+    expect(whole).toMatchObject({ object: 'chat.completion', model, choices: [{ index: 0, message: { role: 'assistant' }, logprobs: null }] });
+    expect(whole.id).toMatch(/^chatcmpl-/);
+    const answer = whole.choices[0]!.message.content!;
+    expect(answer.length).toBeGreaterThan(0);
+
+    const stream = await client.chat.completions.create({ model, messages, temperature: 0, max_tokens: 20, stream: true, stream_options: { include_usage: true } });
+    let streamed = '';
+    let finish: string | null = null;
+    let usage: unknown = null;
+    let role: string | undefined;
+    for await (const chunk of stream) {
+      expect(chunk.object).toBe('chat.completion.chunk');
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      role ??= choice.delta.role;
+      streamed += choice.delta.content ?? '';
+      finish = choice.finish_reason ?? finish;
+    }
+    expect(role).toBe('assistant');
+    expect(streamed).toBe(answer);
+    expect(finish).toBe(whole.choices[0]!.finish_reason);
+    expect(usage).toEqual(whole.usage);
+
+    // The same prompt run on the engine directly, without the server.
+    const text = openModelText(STORIES_260K);
+    try {
+      const ids = chatPromptIds(text, messages, true);
+      const direct = await t.backend.context.engines.withModel({ path: STORIES_260K, ctx: 2048 }, ({ host }) => host.generate({ prompt: ids, maxTokens: 20, stop: text.stop }));
+      expect(answer).toBe(text.tokenizer.detokenize(direct.ids.filter((id) => !text.stop.includes(id))));
+      expect(whole.usage).toEqual({ prompt_tokens: ids.length, completion_tokens: direct.ids.length, total_tokens: ids.length + direct.ids.length });
+      expect(whole.choices[0]!.finish_reason).toBe(direct.stopReason === 'stop' ? 'stop' : 'length');
+    } finally {
+      text.close();
+    }
+  });
+
+  it('continues "Once upon a time" on /v1/completions as llama.cpp does, streamed or not', async () => {
+    const client = t.client();
+    const reference = await greedyCompletion(STORIES_260K, prompt, 24);
+    expect(reference.startsWith(', there was a little girl named Lily.')).toBe(true);
+    const whole = await client.completions.create({ model, prompt, max_tokens: 24, temperature: 0 });
+    expect(whole).toMatchObject({ object: 'text_completion', model, choices: [{ index: 0, text: reference, finish_reason: 'length', logprobs: null }] });
+    expect(whole.usage).toMatchObject({ completion_tokens: 24 });
+
+    const stream = await client.completions.create({ model, prompt, max_tokens: 24, temperature: 0, stream: true });
+    let streamed = '';
+    for await (const chunk of stream) streamed += chunk.choices[0]?.text ?? '';
+    expect(streamed).toBe(reference);
+  });
+
+  it('cuts the output at a stop sequence, streamed or not, and stops generating there', async () => {
+    const client = t.client();
+    const stop = [' named', 'dragon'];
+    const whole = await client.completions.create({ model, prompt, max_tokens: 24, temperature: 0, stop });
+    expect(whole.choices[0]).toMatchObject({ text: ', there was a little girl', finish_reason: 'stop' });
+    expect(whole.usage!.completion_tokens).toBeLessThan(12);
+
+    const stream = await client.completions.create({ model, prompt, max_tokens: 24, temperature: 0, stop, stream: true });
+    const pieces: string[] = [];
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      pieces.push(chunk.choices[0]?.text ?? '');
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(pieces.join('')).toBe(', there was a little girl');
+    expect(finish).toBe('stop');
+    expect(pieces.some((p) => p.includes(' n'))).toBe(false);
+  });
+
+  it("reports each token's log-probability and the most likely alternatives, as the engine gives them", async () => {
+    const client = t.client();
+    const r = await client.completions.create({ model, prompt, max_tokens: 8, temperature: 0, logprobs: 3 });
+    const { text, logprobs } = r.choices[0]!;
+    const lp = logprobs!;
+    expect(lp.tokens!.join('')).toBe(text);
+    expect(lp.tokens!.map((tok, i) => text.slice(lp.text_offset![i], lp.text_offset![i]! + tok.length))).toEqual(lp.tokens);
+    const ids = await t.backend.context.engines.withModel({ path: STORIES_260K, ctx: 2048 }, async ({ host }) => {
+      const vocab = openModelText(STORIES_260K);
+      try {
+        const promptIds = vocab.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: true });
+        return await host.generate({ prompt: promptIds, maxTokens: 8, topLogprobs: 3 });
+      } finally {
+        vocab.close();
+      }
+    });
+    expect(lp.token_logprobs).toEqual(ids.logprobs!.map((top) => top[0]![1]));
+    lp.top_logprobs!.forEach((top, i) => {
+      expect(Object.values(top!)).toEqual(ids.logprobs![i]!.map(([, logprob]) => logprob));
+      expect(top![lp.tokens![i]!]).toBe(lp.token_logprobs![i]);
+    });
+
+    const chat = await client.chat.completions.create({ model, messages: [{ role: 'user', content: prompt }], max_tokens: 6, temperature: 0, logprobs: true, top_logprobs: 2 });
+    const content = chat.choices[0]!.logprobs!.content!;
+    expect(content.length).toBeGreaterThan(0);
+    for (const token of content) {
+      expect(token.bytes).toEqual([...Buffer.from(token.token)]);
+      expect(token.top_logprobs).toHaveLength(2);
+      expect(token.top_logprobs[0]).toMatchObject({ token: token.token, logprob: token.logprob });
+      expect(token.top_logprobs[1]!.logprob).toBeLessThanOrEqual(token.logprob);
+    }
+    expect(content.map((c) => c.token).join('').trimStart()).toBe(chat.choices[0]!.message.content);
+  });
+
+  it('answers 8 concurrent requests, one model queue in order, and counts them', async () => {
+    const client = t.client();
+    const before = await metrics();
+    const stories = ['Lily', 'Tom', 'a cat', 'a dog', 'the sun', 'a boat', 'a tree', 'the moon'];
+    const answers = await Promise.all(
+      stories.map((about) => client.chat.completions.create({ model, messages: [{ role: 'user', content: `Tell me about ${about}.` }], max_tokens: 6, temperature: 0 })),
+    );
+    for (const a of answers) {
+      expect(a.choices[0]!.message.content!.length).toBeGreaterThan(0);
+      expect(a.usage!.completion_tokens).toBeLessThanOrEqual(6);
+    }
+    const after = await metrics();
+    const series = 'gufo_openai_requests_total{endpoint="/v1/chat/completions",status="200"}';
+    expect(metric(after, series) - metric(before, series)).toBe(8);
+    expect(metric(after, `gufo_openai_queue_depth{model="${model}"}`)).toBe(0);
+    expect(metric(after, `gufo_openai_model_load_seconds{model="${model}"}`)).toBeGreaterThan(0);
+    expect(metric(after, `gufo_openai_decode_tokens_per_second{model="${model}"}`)).toBeGreaterThan(0);
+    expect(metric(after, `gufo_openai_time_to_first_token_seconds_count{model="${model}"}`)).toBeGreaterThanOrEqual(8);
+  });
+
+  it('cancels the generation of a client that disconnects', async () => {
+    const client = t.client();
+    const tokens = `gufo_openai_completion_tokens_total{model="${model}"}`;
+    const left = 'gufo_openai_requests_total{endpoint="/v1/completions",status="499"}';
+    const before = metric(await metrics(), tokens);
+    const stream = await client.completions.create({ model, prompt, max_tokens: 400, temperature: 0, stream: true });
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.text) break; // leaving the loop aborts the request
+    }
+    let text = await metrics();
+    for (let i = 0; i < 300 && metric(text, left) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      text = await metrics();
+    }
+    expect(metric(text, left)).toBe(1);
+    expect(metric(text, tokens) - before).toBeLessThan(100);
+    // The engine is free again at once.
+    const next = await client.completions.create({ model, prompt, max_tokens: 2, temperature: 0 });
+    expect(next.choices[0]!.text.length).toBeGreaterThan(0);
+  });
+
+  it('refuses requests beyond the queue cap with a 503', async () => {
+    t.service.override({ maxQueue: 1 });
+    try {
+      const client = t.client();
+      const first = await client.completions.create({ model, prompt, max_tokens: 12, temperature: 0, stream: true });
+      const iterator = first[Symbol.asyncIterator]();
+      await iterator.next(); // running now
+      await expect(client.completions.create({ model, prompt, max_tokens: 2 })).rejects.toMatchObject({ status: 503, code: 'overloaded', type: 'server_error' });
+      while (!(await iterator.next()).done);
+    } finally {
+      t.service.override({ maxQueue: DEFAULT_MAX_QUEUE });
+    }
+  });
+});
