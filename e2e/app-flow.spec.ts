@@ -2,14 +2,13 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type BrowserContext, type Page } from '@playwright/test';
-import { dequantizeRange } from '../src-main/core/dequantize';
 import { SWIFTSHADER_ICD } from '../src-main/engine/gpu/software-driver';
-import { openGguf } from '../src-main/node/gguf-io';
 import { STORIES_260K } from '../test/support/paths';
 import {
   benchmarkRunsAndIsListed,
   chatStreamsStopsRegeneratesAndReloads,
   exportToQ8JoinsTheLibrary,
+  firstValuesOf,
   inspectorShowsTensorsAndABlock,
   libraryListsTheModel,
   type FlowContext,
@@ -64,11 +63,7 @@ test('the library lists the models of the configured folder', async ({}, testInf
 });
 
 test("the inspector shows stories260K's tensors and a block of values", async ({}, testInfo) => {
-  const { gguf, file } = openGguf(STORIES_260K);
-  const tensor = gguf.tensor('blk.0.attn_q.weight')!;
-  const firstValues = Array.from(dequantizeRange(gguf, tensor, 0, 8));
-  file.close();
-  await inspectorShowsTensorsAndABlock(flow(testInfo), firstValues);
+  await inspectorShowsTensorsAndABlock(flow(testInfo), firstValuesOf(STORIES_260K, 'blk.0.attn_q.weight', 8));
 });
 
 test('a chat streams an answer, stops, regenerates into a branch and survives a reload', async ({}, testInfo) => {

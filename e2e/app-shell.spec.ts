@@ -1,16 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { expect, test, type Page } from '@playwright/test';
 import { STORIES_260K } from '../test/support/paths';
+import { ROOT, startGufoServe, type GufoServe } from './support/gufo-serve';
+import { collectProblems, watchOffsiteRequests } from './support/watch-page';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const { version } = JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { version: string };
+const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 
-let gufo: ChildProcess;
+let gufo: GufoServe;
 let url: URL;
 /** GUFO_HOME of the server under test, with a database that is not one (so it starts with a notice). */
 let home: string;
@@ -19,29 +17,8 @@ let envModels: string;
 let myModels: string;
 let moreModels: string;
 
-/** Starts `gufo serve` with `env`; answers the process and the address it printed. */
-async function startGufo(env: NodeJS.ProcessEnv): Promise<{ server: ChildProcess; url: URL }> {
-  const server = spawn(process.execPath, ['bin/gufo.mjs', 'serve', '--port', '0'], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  // The first line on stdout is the address, exactly; logs go to stderr.
-  const lines = createInterface({ input: server.stdout! });
-  const [first] = await Promise.race([
-    new Promise<string[]>((resolve) => lines.once('line', (line) => resolve([line]))),
-    new Promise<never>((_, reject) => server.once('exit', (code) => reject(new Error(`gufo serve exited (${code})`)))),
-  ]);
-  const match = /^Gufo is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)$/.exec(first ?? '');
-  expect(match, `first stdout line: ${first}`).not.toBeNull();
-  return { server, url: new URL(match![1]!) };
-}
-
-async function stopGufo(server: ChildProcess): Promise<void> {
-  if (server.exitCode !== null) return;
-  const exited = new Promise<number | null>((resolve) => server.once('exit', resolve));
-  server.kill('SIGTERM');
-  expect(await exited, 'gufo serve stops cleanly on SIGTERM').toBe(0);
+async function stopGufo(server: GufoServe): Promise<void> {
+  expect(await server.stop(), 'gufo serve stops cleanly on SIGTERM').toBe(0);
 }
 
 test.beforeAll(async () => {
@@ -52,35 +29,14 @@ test.beforeAll(async () => {
   moreModels = join(scratch, 'more-models');
   for (const dir of [home, envModels, myModels, moreModels]) mkdirSync(dir);
   writeFileSync(join(home, 'gufo.db'), 'not a database');
-  ({ server: gufo, url } = await startGufo({ GUFO_HOME: home, GUFO_MODELS_DIRS: envModels }));
+  gufo = await startGufoServe({ GUFO_HOME: home, GUFO_MODELS_DIRS: envModels });
+  url = gufo.url;
 });
 
 test.afterAll(async () => {
   await stopGufo(gufo);
   rmSync(join(home, '..'), { recursive: true, force: true });
 });
-
-/** Fails the page's test on any request that leaves the Gufo server (Gufo is offline). */
-async function stayOnGufo(page: Page): Promise<string[]> {
-  const offsite: string[] = [];
-  await page.context().route('**/*', (route) => {
-    const target = new URL(route.request().url());
-    if (target.host === url.host) return route.continue();
-    offsite.push(target.href);
-    return route.abort('blockedbyclient');
-  });
-  return offsite;
-}
-
-/** Console errors and warnings (CSP violations among them) and uncaught exceptions. */
-function collectProblems(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text());
-  });
-  page.on('pageerror', (error) => problems.push(error.message));
-  return problems;
-}
 
 async function openSettings(page: Page): Promise<void> {
   await page.goto(url.href);
@@ -89,7 +45,7 @@ async function openSettings(page: Page): Promise<void> {
 }
 
 test('shows the app shell with its sections, and About in Settings, in browser mode', async ({ page }) => {
-  const offsite = await stayOnGufo(page);
+  const offsite = watchOffsiteRequests(page.context(), url.host);
   const problems = collectProblems(page);
 
   await page.goto(url.href);
@@ -198,7 +154,6 @@ test('refuses API calls without the token', async ({ page, request }) => {
   expect(response.status()).toBe(401);
 
   // The page opened without its token says how to get in, instead of showing nothing.
-  await stayOnGufo(page);
   await page.goto(url.origin + '/');
   await expect(page.getByRole('alert').filter({ hasText: 'Access denied' }).first()).toBeVisible();
 });
@@ -211,9 +166,9 @@ test('shows running jobs in the header, each with its progress and Cancel', asyn
   const big = join(models, 'big.gguf');
   copyFileSync(STORIES_260K, big);
   truncateSync(big, 64 * 2 ** 30);
-  const { server, url: jobsUrl } = await startGufo({ GUFO_HOME: join(scratch, 'home'), GUFO_MODELS_DIRS: models });
+  const server = await startGufoServe({ GUFO_HOME: join(scratch, 'home'), GUFO_MODELS_DIRS: models });
   try {
-    await page.goto(jobsUrl.href);
+    await page.goto(server.url.href);
     const indicator = page.getByRole('banner').getByRole('button', { name: '1 job running' });
     await expect(indicator).toHaveAttribute('aria-expanded', 'false');
     await indicator.click();

@@ -4,6 +4,8 @@
  * Each step saves a screenshot of its screen as a test artifact.
  */
 import { expect, type Locator, type Page, type TestInfo } from '@playwright/test';
+import { dequantizeRange } from '../../src-main/core/dequantize';
+import { openGguf } from '../../src-main/node/gguf-io';
 
 export interface FlowContext {
   page: Page;
@@ -12,8 +14,10 @@ export interface FlowContext {
   modelFile: string;
 }
 
+/** Saves the screen as `<name>.png` in the test's output folder (test-results/…), kept as an artifact. */
 export async function screenshot({ page, testInfo }: FlowContext, name: string): Promise<void> {
-  await testInfo.attach(name, { body: await page.screenshot({ fullPage: true }), contentType: 'image/png' });
+  // The window, not the full page: screens scroll inside the app's own content area.
+  await page.screenshot({ path: testInfo.outputPath(`${name}.png`) });
 }
 
 async function openSection(page: Page, label: string): Promise<void> {
@@ -22,6 +26,7 @@ async function openSection(page: Page, label: string): Promise<void> {
 
 /** Picks the option of a model select whose label names `fileName`. */
 async function chooseModel(select: Locator, fileName: string): Promise<void> {
+  await expect(select.locator('option', { hasText: `(${fileName})` })).toHaveCount(1); // the models have loaded
   const labels = await select.locator('option').allTextContents();
   const label = labels.find((text) => text.includes(`(${fileName})`));
   expect(label, `an option for ${fileName} among ${JSON.stringify(labels)}`).toBeDefined();
@@ -53,7 +58,18 @@ async function inspectTensor(page: Page, fileName: string, tensor: string): Prom
   await expect(page.getByRole('heading', { name: `Tensor ${tensor}` })).toBeVisible();
   const block = page.getByRole('region', { name: 'Block view' });
   await expect(block).toBeVisible();
+  await block.scrollIntoViewIfNeeded();
   return block;
+}
+
+/** The first `count` values of a tensor, decoded from the file by Gufo's core (bit-exact with llama.cpp). */
+export function firstValuesOf(path: string, tensor: string, count: number): number[] {
+  const { gguf, file } = openGguf(path);
+  try {
+    return Array.from(dequantizeRange(gguf, gguf.tensor(tensor)!, 0, count));
+  } finally {
+    file.close();
+  }
 }
 
 /** stories260K's tensors, and the first block of one, whose values are the file's own floats (F32). */
