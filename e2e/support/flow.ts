@@ -180,19 +180,39 @@ export async function benchmarkRunsAndIsListed(flow: FlowContext): Promise<void>
   await screenshot(flow, 'benchmarks');
 }
 
-/** An export to Q8_0 joins the library, and its first block shows d and codes that make its values. */
+/** How long the quality report after an export may take: two models over the built-in text on a software GPU. */
+const QUALITY_REPORT_MS = 300_000;
+
+/**
+ * An export to Q8_0 joins the library; the quality report that follows it shows KL < 1e-3 next
+ * to both files' size and speed; its first block shows d and codes that make its values, and its
+ * tensor error against the source is measured.
+ */
 export async function exportToQ8JoinsTheLibrary(flow: FlowContext): Promise<void> {
-  const { page, modelFile } = flow;
+  const { page, modelFile, testInfo } = flow;
+  testInfo.setTimeout(testInfo.timeout + QUALITY_REPORT_MS);
   await openSection(page, 'Export');
   const form = page.getByRole('form', { name: 'Export a model' });
   await chooseModel(form.getByRole('combobox', { name: 'Source model' }), modelFile);
   await form.getByRole('radiogroup', { name: 'Target type' }).getByRole('radio', { name: 'Q8_0', exact: true }).check();
+  await expect(form.getByRole('combobox', { name: 'Quality report after the export' })).toHaveValue('builtin');
   await form.getByRole('button', { name: 'Export' }).click();
   await expect(page.getByRole('link', { name: 'Open in inspector' })).toBeVisible({ timeout: 120_000 });
   await expect(page.getByRole('table', { name: 'Past exports' })).toContainText('Q8_0');
-  await screenshot(flow, 'export');
 
   const exported = modelFile.replace(/\.gguf$/, '-Q8_0.gguf');
+  const comparison = page.getByRole('table', { name: 'Source vs export' });
+  const exportRow = comparison.getByRole('row').filter({ hasText: `Q8_0 export ${exported}` });
+  // Columns after the file: size, decode, mean KL, p99 KL, same top token, perplexity.
+  const meanKl = exportRow.getByRole('cell').nth(2);
+  await expect(meanKl).not.toHaveText('—', { timeout: QUALITY_REPORT_MS });
+  const kl = Number(await meanKl.textContent());
+  expect(kl > 0 && kl < 1e-3, `mean KL ${kl}`).toBe(true);
+  expect(parseFloat((await exportRow.getByRole('cell').nth(4).textContent()) ?? '')).toBeGreaterThanOrEqual(90); // same top token, %
+  // The source's decode speed from the benchmark step, next to it.
+  await expect(comparison.getByRole('row').filter({ hasText: `Source ${modelFile}` })).toContainText('tok/s');
+  await screenshot(flow, 'export');
+
   await openSection(page, 'Library');
   await expect(modelRow(page, exported)).toBeVisible();
 
@@ -206,4 +226,15 @@ export async function exportToQ8JoinsTheLibrary(flow: FlowContext): Promise<void
   // Q8_0: value = d × code, in f32.
   expect(Math.fround(Number(value))).toBe(Math.fround(Math.fround(d) * Number(code)));
   await screenshot(flow, 'inspector-q8_0');
+
+  // Its tensor error against the source it was exported from: Q8_0 keeps about 46 dB.
+  await page.getByRole('tablist', { name: 'Inspector sections' }).getByRole('tab', { name: 'Tensor error' }).click();
+  const panel = page.getByRole('region', { name: 'Tensor error' });
+  await expect(panel.getByRole('combobox', { name: 'Compare with' })).toHaveValue(/\d+/);
+  await panel.getByRole('button', { name: 'Measure tensor error' }).click();
+  await expect(panel.getByRole('img', { name: /^SNR per layer/ })).toBeVisible({ timeout: 60_000 });
+  const total = panel.getByRole('table', { name: 'Error by role' }).getByRole('row', { name: /^Whole model/ });
+  const snr = parseFloat((await total.getByRole('cell').last().textContent()) ?? '');
+  expect(snr, 'whole-model SNR in dB').toBeGreaterThan(40);
+  await screenshot(flow, 'inspector-tensor-error');
 }

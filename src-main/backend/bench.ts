@@ -4,10 +4,11 @@
  * be compared over time, per model and adapter.
  */
 import type { BenchApi, BenchRequest, BenchRun, ModelEntry } from '../../src-preload/api';
-import { sha256File } from '../node/library/sha256-file';
+import { modelSha256 } from '../node/library/model-sha256';
 import { BenchRunStore } from '../node/store/bench-runs';
-import { requireModel, requireReadableModel, type BackendContext } from './context';
-import type { JobContext } from './jobs';
+import { benchRunRecord } from './bench-record';
+import { requireReadableModel, type BackendContext } from './context';
+import { untilAborted, type JobContext } from './jobs';
 
 const DEFAULT_PROMPT_TOKENS = 512;
 const DEFAULT_GEN_TOKENS = 128;
@@ -22,16 +23,11 @@ export function createBenchApi(ctx: BackendContext): BenchApi {
 
   /** The file's sha256: the library's, else computed now (and given to the library). */
   async function fileSha256(model: ModelEntry, job: JobContext): Promise<string> {
-    const known = requireModel(ctx, model.id).sha256;
-    if (known) return known;
-    const hashing = 'Hashing the model file';
-    job.progress(2, STEPS, hashing);
-    const sha256 = await sha256File(model.path, {
+    const { sha256, computed } = await modelSha256(ctx.models, model, {
       signal: job.signal,
-      onProgress: (bytes) => job.progress(2, STEPS, `${hashing}: ${Math.floor((bytes / model.bytes) * 100)}%`),
+      onProgress: (bytes) => job.progress(2, STEPS, `Hashing the model file: ${Math.floor((bytes / model.bytes) * 100)}%`),
     });
-    ctx.models.setSha256(model.id, sha256, model.mtimeMs);
-    ctx.events.emit({ type: 'library-changed' });
+    if (computed) ctx.events.emit({ type: 'library-changed' });
     return sha256;
   }
 
@@ -58,26 +54,8 @@ export function createBenchApi(ctx: BackendContext): BenchApi {
     );
     const fileSha = await fileSha256(model, job);
     job.signal.throwIfAborted();
-    const { result, info } = measured;
-    const run = runs.add({
-      modelId: model.id,
-      modelName: model.name,
-      modelPath: model.path,
-      fileSha256: fileSha,
-      adapter: info.adapter.name,
-      backend: info.adapter.backend,
-      promptTokens: result.promptTokens,
-      genTokens: result.genTokens,
-      prefillTokS: result.prefillTokS,
-      decodeTokS: result.decodeTokS,
-      // The bench prefills from an empty KV cache and the engine's prefill rate is prompt tokens
-      // over the time from the call to the first generated token: that time is the TTFT.
-      ttftMs: (result.promptTokens * 1000) / result.prefillTokS,
-      // A loaded model always has its load time.
-      loadMs: measured.loadMs!,
-      rooflineFraction: Number.isFinite(result.rooflineFraction) ? result.rooflineFraction : null,
-      appVersion: ctx.version,
-    });
+    // A loaded model always has its load time.
+    const run = runs.add(benchRunRecord(model, fileSha, { ...measured, loadMs: measured.loadMs! }, ctx.version));
     job.progress(STEPS, STEPS, null);
     return run;
   }
@@ -123,17 +101,4 @@ async function whileTicking<T>(job: JobContext, what: string, work: () => Promis
   } finally {
     clearInterval(timer);
   }
-}
-
-/**
- * `promise`, or the abort as soon as `signal` fires. The engine cannot stop a benchmark midway;
- * the job ends at once and the engine's late answer is dropped (nothing is recorded).
- */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    if (signal.aborted) abort();
-    else signal.addEventListener('abort', abort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
-  });
 }

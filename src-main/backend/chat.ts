@@ -35,7 +35,8 @@ const NEW_CHAT_FIELDS: readonly (keyof NewChat)[] = ['modelId', 'title', 'system
 export function createChatApi(ctx: BackendContext): ChatApi {
   const store = new ChatStore(ctx.db);
   // Answers cut off when the app was killed keep their text and say what happened to them.
-  store.interruptStreaming();
+  // Answers left 'streaming' by a crashed owner; another process's may still be being written.
+  if (ctx.owner) store.interruptStreaming();
   const answers = new Answers(ctx, store);
   ctx.onClose(() => answers.close());
 

@@ -28,6 +28,12 @@ export interface BackendContext {
   events: EventHub;
   jobs: JobManager;
   engines: EnginePool;
+  /**
+   * Whether this back end owns the data folder (see node/data-dir-lock.ts): only the owner treats
+   * leftovers as a crash's and starts listeners; a second one (a CLI command while the app runs)
+   * leaves them to it.
+   */
+  owner: boolean;
   /** Startup notices for the user (a corrupt database moved aside). */
   notices: string[];
   /** The native open dialog (Electron); absent in browser mode. */

@@ -19,6 +19,7 @@ import { DownloadStore, type DownloadRecord } from '../node/store/downloads';
 import type { BackendContext } from './context';
 import { isAbort } from './jobs';
 import { libraryOf } from './library';
+import { isProcessRunning } from '../node/data-dir-lock';
 
 /** Downloads at once; more wait in the queue. */
 const PARALLEL_DOWNLOADS = 2;
@@ -38,7 +39,7 @@ interface Active {
 
 export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
   const store = new DownloadStore(ctx.db);
-  store.recover(isRunning);
+  store.recover(isProcessRunning);
   const active = new Map<number, Active>();
   let closed = false;
 
@@ -221,7 +222,7 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
     await Promise.all([...active.keys()].map((id) => stop(id, 'close')));
     // Queued ones are this process's no longer: paused, for whoever opens Gufo next (unless the
     // database is gone already, as after a crash: the next start pauses them).
-    if (ctx.db.open) store.recover((pid) => pid !== process.pid && isRunning(pid));
+    if (ctx.db.open) store.recover((pid) => pid !== process.pid && isProcessRunning(pid));
   });
 
   return {
@@ -304,11 +305,3 @@ async function partSize(path: string): Promise<number> {
 }
 
 /** Whether a process with this id is running (signal 0 only checks). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

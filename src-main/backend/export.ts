@@ -2,11 +2,12 @@
  * Export: a library model re-quantized to another llama.cpp file type (node/quantize.ts, the
  * same tensors llama-quantize writes), as an 'export' job with progress and cancel. The file is
  * written under a temporary name and renamed into place only when complete, then joins the
- * library; every export is kept in the exports table with how it ended.
+ * library; every export is kept in the exports table with how it ended. When asked, a quality
+ * report (quality.ts) of the new file against its source follows as a job of its own.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { ExportApi, ExportPlanView, ExportRecord, ExportRequest, ExportTypeOption } from '../../src-preload/api';
+import type { ExportApi, ExportPlanView, ExportRecord, ExportRequest, ExportTypeOption, QualityTextSource } from '../../src-preload/api';
 import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/export-size';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import { isQuantFileType, QUANT_FILE_TYPES, type QuantFileType } from '../core/quant-recipes';
@@ -17,11 +18,14 @@ import { quantizeFile } from '../node/quantize';
 import { ExportStore } from '../node/store/exports';
 import { requireReadableModel, type BackendContext } from './context';
 import { isAbort, type JobContext } from './jobs';
+import { createQualityReports, isQualityTextSource } from './quality';
 
 export function createExportApi(ctx: BackendContext): ExportApi {
   const store = new ExportStore(ctx.db);
-  // This back end is new: no export of an earlier run can still be going; clear what they left.
-  for (const output of store.markInterrupted()) void removeLeftoverTemps(output);
+  const quality = createQualityReports(ctx);
+  // The folder's owner is new: no export of an earlier run can still be going; clear what they left.
+  // (A second back end, such as a CLI command while the app runs, leaves the owner's exports alone.)
+  if (ctx.owner) for (const output of store.markInterrupted()) void removeLeftoverTemps(output);
   /** Outputs being written now: a second export must not pick the same free name. */
   const writing = new Set<string>();
 
@@ -74,6 +78,8 @@ export function createExportApi(ctx: BackendContext): ExportApi {
       });
       const problem = blocker(prediction, request.allowRequantize === true);
       if (problem) throw new Error(`${model.path}: cannot export to ${fileType}: ${problem}`);
+      const qualityText = request.qualityReport;
+      if (qualityText !== undefined && !isQualityTextSource(qualityText)) throw new Error(`unknown quality report text "${String(qualityText)}": use builtin or chats`);
       const output = chooseOutput(request.outputPath, () => {
         mkdirSync(outputDir(), { recursive: true });
         return freeOutputPath(model.path, fileType);
@@ -83,9 +89,15 @@ export function createExportApi(ctx: BackendContext): ExportApi {
       const record = store.start({ sourceModelId: model.id, sourceName: model.name, sourcePath: model.path, outputPath: output, fileType });
       writing.add(output);
       const jobId = ctx.jobs.start({ kind: 'export', title: `Export ${model.name} to ${fileType}`, unit: 'bytes', modelId: model.id }, (job) =>
-        runExport(job, { recordId: record.id, source: model.path, output, fileType, prediction, allowRequantize: request.allowRequantize === true }).finally(
-          () => writing.delete(output),
-        ),
+        runExport(job, {
+          recordId: record.id,
+          source: model.path,
+          output,
+          fileType,
+          prediction,
+          allowRequantize: request.allowRequantize === true,
+          qualityText,
+        }).finally(() => writing.delete(output)),
       );
       store.setJob(record.id, jobId);
       return jobId;
@@ -94,6 +106,8 @@ export function createExportApi(ctx: BackendContext): ExportApi {
     async listExports() {
       return store.list();
     },
+
+    ...quality.api,
   };
 
   async function runExport(job: JobContext, e: ExportJob): Promise<ExportRecord> {
@@ -111,7 +125,9 @@ export function createExportApi(ctx: BackendContext): ExportApi {
       const entry = ctx.models.upsert(readModelFile(e.output, 'exported'));
       ctx.events.emit({ type: 'library-changed' });
       job.progress(report.bytesOut, e.prediction.fileBytes, null);
-      return store.finish(e.recordId, { status: 'done', bytesOut: report.bytesOut, seconds: report.seconds, outputModelId: entry.id });
+      const done = store.finish(e.recordId, { status: 'done', bytesOut: report.bytesOut, seconds: report.seconds, outputModelId: entry.id });
+      if (e.qualityText) quality.startForExport(done.id, e.qualityText);
+      return done;
     } catch (err) {
       const cancelled = isAbort(err, job.signal);
       const error = cancelled ? null : failureText(err, e);
@@ -128,6 +144,8 @@ interface ExportJob {
   fileType: QuantFileType;
   prediction: ExportPrediction;
   allowRequantize: boolean;
+  /** The text of the quality report to run once the file is written, if any. */
+  qualityText: QualityTextSource | undefined;
 }
 
 /** Why `prediction` cannot be exported, or null. */

@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import type { AppMode, GufoApi } from '../../src-preload/api';
 import type { EngineLauncher } from '../engine/host';
 import { dataDir as defaultDataDir, databasePath, envModelDirs, modelsDir } from '../node/data-dir';
+import { lockDataDir } from '../node/data-dir-lock';
 import { openStore } from '../node/store/database';
 import { ModelStore } from '../node/store/models';
 import { SettingsStore } from '../node/store/settings';
@@ -54,6 +55,7 @@ export function createBackend(options: BackendOptions): Backend {
   const dir = options.dataDir ?? defaultDataDir(env);
   mkdirSync(modelsDir(dir), { recursive: true });
   const { db, notices } = openStore(databasePath(dir));
+  const lock = lockDataDir(dir);
   const events = new EventHub();
   const closers: (() => void | Promise<void>)[] = [];
   const context: BackendContext = {
@@ -69,6 +71,7 @@ export function createBackend(options: BackendOptions): Backend {
     events,
     jobs: new JobManager(events),
     engines: new EnginePool({ launcher: options.engineLauncher, cap: options.engineCap }),
+    owner: lock.owner,
     notices,
     pickPaths: options.pickPaths,
     onClose: (closer) => closers.push(closer),
@@ -96,6 +99,7 @@ export function createBackend(options: BackendOptions): Backend {
         for (const closer of closers.reverse()) await closer();
         await context.engines.close();
         db.close();
+        lock.release();
       })()),
   };
 }

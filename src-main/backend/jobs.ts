@@ -29,6 +29,19 @@ export function isAbort(err: unknown, signal: AbortSignal): boolean {
   return signal.aborted || (err instanceof Error && err.name === 'AbortError');
 }
 
+/**
+ * `promise`, or the abort as soon as `signal` fires: for engine work that cannot stop midway (a
+ * benchmark, one evaluated window), so the job ends at once and the late answer is dropped.
+ */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 export class JobManager {
   readonly #jobs = new Map<string, { state: JobState; controller: AbortController; done: Promise<unknown> }>();
 

@@ -14,7 +14,8 @@ import { createOpenAiService, type ModelLibrary } from './openai/service';
 export function createServerApi(ctx: BackendContext, library: ModelLibrary): ServerApi {
   const service = createOpenAiService(ctx, library);
   const listener = new OpenAiServerSwitch(service);
-  void listener.apply();
+  // The owner of the data folder serves; a second back end on it would only find the port taken.
+  if (ctx.owner) void listener.apply();
   ctx.onClose(() => listener.close());
 
   async function status(): Promise<OpenAiServerStatus> {

@@ -41,6 +41,11 @@ export interface ExportRequest {
   outputPath?: string;
   /** See ExportPlanOptions. */
   allowRequantize?: boolean;
+  /**
+   * Once the file is written, start a 'quality' job comparing it with its source on this text
+   * (see startQualityReport). Default: none.
+   */
+  qualityReport?: QualityTextSource;
 }
 
 export type ExportStatus = 'running' | 'done' | 'failed' | 'cancelled';
@@ -63,6 +68,66 @@ export interface ExportRecord {
   endedAt: string | null;
 }
 
+/**
+ * The text a quality report scores: Gufo's built-in English text (a few hundred tokens), or the
+ * user's recent chats replayed as plain text. Reports from `gufo kld` name their --text file.
+ */
+export type QualityTextSource = 'builtin' | 'chats';
+
+/** Which two models a quality report compares: an export's source and output, or any two with the same vocabulary. */
+export type QualityPair = { exportId: number } | { baseModelId: number; quantModelId: number };
+
+export type QualityReportRequest = QualityPair & {
+  /** Default 'builtin'. */
+  text?: QualityTextSource;
+};
+
+/**
+ * How far a quantized model's next-token distributions lie from its base's over a text, as
+ * `gufo kld` (llama-perplexity --kl-divergence) measures them; kept in the database.
+ */
+export interface QualityReport {
+  id: number;
+  /** The export the report was run for, if any. */
+  exportId: number | null;
+  baseModelId: number | null;
+  baseName: string;
+  basePath: string;
+  baseSha256: string | null;
+  quantModelId: number | null;
+  quantName: string;
+  quantPath: string;
+  quantSha256: string | null;
+  textSource: QualityTextSource | 'file';
+  /** What the text was: "built-in text", "3 recent chats", the file's path. */
+  textLabel: string;
+  /** Window size in tokens, tokens of the text, and positions scored (see gufo kld --help). */
+  ctx: number;
+  tokens: number;
+  positions: number;
+  /** Mean, 99th percentile and maximum KL(base ‖ quantized) in nats per position. */
+  meanKl: number;
+  p99Kl: number;
+  maxKl: number;
+  /** Fraction of positions where both models rank the same token first. */
+  top1: number;
+  /** Mean p_quant(t) − p_base(t), t the base's most likely token; and t the text's next token. */
+  meanDeltaP: number;
+  meanDeltaPNext: number;
+  pplBase: number;
+  pplQuant: number;
+  /** The GPU adapter both models ran on. */
+  adapter: string;
+  appVersion: string;
+  createdAt: string;
+}
+
+export interface QualityReportQuery {
+  /** Reports where this model is the base or the quantized one. */
+  modelId?: number;
+  exportId?: number;
+}
+
 export interface ExportApi {
   /** Every file type Gufo can write, with its predicted size and whether this model can take it. */
   exportPlan(modelId: number, options?: ExportPlanOptions): Promise<ExportPlanView>;
@@ -73,6 +138,13 @@ export interface ExportApi {
   startExport(request: ExportRequest): Promise<string>;
   /** Newest first. */
   listExports(): Promise<ExportRecord[]>;
+  /**
+   * Starts a 'quality' job (progress in steps: windows of the text per model); its result is the
+   * stored QualityReport. Fails at once when a model is missing or the vocabularies differ.
+   */
+  startQualityReport(request: QualityReportRequest): Promise<string>;
+  /** Newest first. */
+  listQualityReports(query?: QualityReportQuery): Promise<QualityReport[]>;
 }
 
-export const EXPORT_METHODS = ['exportPlan', 'startExport', 'listExports'] as const satisfies readonly (keyof ExportApi)[];
+export const EXPORT_METHODS = ['exportPlan', 'startExport', 'listExports', 'startQualityReport', 'listQualityReports'] as const satisfies readonly (keyof ExportApi)[];

@@ -200,6 +200,41 @@ export interface RequantError {
   rows: RequantErrorRow[];
 }
 
+/** Error figures over some elements: an export's values against its source's, both decoded to f32. */
+export interface ErrorFigures {
+  elements: number;
+  /** sqrt(mean (export − source)²). */
+  rmse: number;
+  /** ‖export − source‖ / ‖source‖; null when the source is all zeros. */
+  relativeError: number | null;
+  /** 10·log10(Σ source² / Σ (export − source)²) in dB; null when nothing changed (or no signal). */
+  snrDb: number | null;
+}
+
+export interface TensorErrorRow extends ErrorFigures {
+  name: string;
+  /** As TensorRow's. */
+  layer: number | null;
+  role: string;
+  sourceType: string;
+  exportType: string;
+}
+
+/** The result of a 'tensor-error' job: every tensor of a model against the same tensor of its source. */
+export interface TensorErrorComparison {
+  modelId: number;
+  modelName: string;
+  sourceModelId: number;
+  sourceName: string;
+  /** In the file's order. */
+  tensors: TensorErrorRow[];
+  /** Pooled per layer, ascending; tensors outside the blocks (layer null) last. */
+  byLayer: (ErrorFigures & { layer: number | null })[];
+  /** Pooled per role, in order of first appearance. */
+  byRole: (ErrorFigures & { role: string })[];
+  total: ErrorFigures;
+}
+
 export interface InspectorApi {
   modelOverview(modelId: number): Promise<ModelOverview>;
   /** Metadata entries whose key (or string value) contains `search`, paged. */
@@ -213,6 +248,12 @@ export interface InspectorApi {
   tensorBlock(modelId: number, tensor: string, block: number): Promise<BlockView>;
   /** Starts a 'requant-error' job (result: RequantError): the tensor re-quantized to each candidate type. */
   startRequantError(modelId: number, tensor: string): Promise<string>;
+  /**
+   * Starts a 'tensor-error' job (result: TensorErrorComparison, progress in tensors): every tensor
+   * of `modelId` decoded and compared with the same tensor of `sourceModelId`, by default the
+   * source of the latest export that wrote it. Both must hold the same tensors and shapes.
+   */
+  startTensorError(modelId: number, sourceModelId?: number): Promise<string>;
 }
 
 export const INSPECTOR_METHODS = [
@@ -225,4 +266,5 @@ export const INSPECTOR_METHODS = [
   'tensorHistogram',
   'tensorBlock',
   'startRequantError',
+  'startTensorError',
 ] as const satisfies readonly (keyof InspectorApi)[];

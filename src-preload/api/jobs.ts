@@ -1,6 +1,6 @@
 /** Long work (export, benchmark, hashing, re-quantization error) runs as jobs with progress and cancel. */
 
-export type JobKind = 'export' | 'bench' | 'hash' | 'requant-error' | 'scan' | 'ollama-export';
+export type JobKind = 'export' | 'bench' | 'hash' | 'requant-error' | 'scan' | 'ollama-export' | 'quality' | 'tensor-error';
 
 export type JobStatus = 'running' | 'done' | 'failed' | 'cancelled';
 

@@ -2,7 +2,7 @@
  * The Export screen's state: the source model, the plan (every file type with its predicted size),
  * the chosen type and output path, the running export, and the exports made so far.
  */
-import type { ExportPlanView, ExportRecord, ExportTypeOption, GufoBridge, ModelEntry } from '../../src-preload/api';
+import type { ExportPlanView, ExportRecord, ExportTypeOption, GufoBridge, ModelEntry, QualityTextSource } from '../../src-preload/api';
 
 /** The type most GGUF files on model hubs come in: a good first choice. */
 const USUAL_TYPE = 'Q4_K_M';
@@ -15,6 +15,8 @@ export class ExportState {
   fileType: string | null = $state(null);
   /** The path typed by the user; null: the chosen type's default. */
   customPath: string | null = $state(null);
+  /** The text of the quality report that follows the export, or none. */
+  qualityText: QualityTextSource | 'none' = $state('builtin');
   /** The export started from this screen. */
   jobId: string | null = $state(null);
   exports: ExportRecord[] = $state([]);
@@ -82,6 +84,7 @@ export class ExportState {
         fileType,
         outputPath: this.customPath ?? undefined,
         allowRequantize: this.allowRequantize,
+        qualityReport: this.qualityText === 'none' ? undefined : this.qualityText,
       });
       await this.#loadExports();
     });

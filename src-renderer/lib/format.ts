@@ -55,3 +55,8 @@ export function formatDuration(seconds: number): string {
   if (s < 3600) return `${Math.round(s / 60)} min`;
   return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
 }
+
+/** A fraction as a percentage: 0.9725 → "97.3%". */
+export function formatPercent(fraction: number, digits = 1): string {
+  return `${(fraction * 100).toFixed(digits)}%`;
+}

@@ -6,11 +6,12 @@ import type { GufoApi, LayerMap, MemoryEstimate, ModelOverview } from '../../src
 import type { JobsStore } from './jobs.svelte';
 import { Loadable } from './inspector-loadable.svelte';
 import { MetadataStore } from './inspector-metadata.svelte';
+import { TensorErrorStore } from './inspector-tensor-error.svelte';
 import { TensorDetailStore } from './inspector-tensor.svelte';
 import { TensorTableStore } from './inspector-tensors.svelte';
 import { typeColors } from './inspector-view';
 
-export type InspectorSection = 'metadata' | 'tensors' | 'layers' | 'types' | 'memory' | 'tensor';
+export type InspectorSection = 'metadata' | 'tensors' | 'layers' | 'types' | 'memory' | 'error' | 'tensor';
 
 /** The memory panel: weights + KV cache at a context the user picks. */
 export class MemoryStore {
@@ -34,6 +35,7 @@ export class InspectorStore {
   readonly metadata: MetadataStore;
   readonly tensors: TensorTableStore;
   readonly memory: MemoryStore;
+  readonly tensorError: TensorErrorStore;
   section: InspectorSection = $state('metadata');
   detail: TensorDetailStore | null = $state(null);
   /** A colour per tensor type in the file, for the layer map and the types panel. */
@@ -47,6 +49,7 @@ export class InspectorStore {
     this.metadata = new MetadataStore(gufo, modelId);
     this.tensors = new TensorTableStore(gufo, modelId);
     this.memory = new MemoryStore(gufo, modelId);
+    this.tensorError = new TensorErrorStore(gufo, jobs, modelId);
   }
 
   async load(): Promise<void> {

@@ -1,14 +1,13 @@
-import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DivergenceStats, vocabularyMismatch, type DivergenceSummary } from '../../core/quality/divergence';
-import type { WindowPlan } from '../../core/quality/perplexity';
-import { readVocab } from '../../core/tokenizer/index';
-import { openGguf } from '../../node/gguf-io';
-import { CliError, log, printJson, type Command, type CommandArgs } from '../command';
-import { formatBytes, formatInteger } from '../format';
+import { resolve } from 'node:path';
+import { measureDivergence, planComparison, type ComparedModel, type DivergenceResult } from '../../backend/quality-divergence';
+import { qualityReportRecord } from '../../backend/quality-record';
+import type { DivergenceSummary } from '../../core/quality/divergence';
+import { QualityReportStore } from '../../node/store/quality-reports';
+import { CliError, log, printJson, type Command } from '../command';
+import { formatInteger } from '../format';
 import { interruptSignal } from '../progress';
-import { describePlan, planWindows, readTextOption, scoreWindows, withEngine, WINDOWS_HELP, type TextFile } from './perplexity';
+import { STORE_HELP, storeResults } from '../results-store';
+import { describePlan, readTextOption, windowBar, windowOption, withEngine, WINDOWS_HELP } from './perplexity';
 
 const HELP = `Usage: gufo kld <base.gguf> <quantized.gguf> --text <file.txt> [--ctx N] [--json]
 
@@ -34,33 +33,10 @@ Options:
   --json        one JSON document on stdout: { meanKl, p99Kl, maxKl, top1, meanDeltaP,
                 meanDeltaPNext, pplBase, pplQuant, positions }
 
+${STORE_HELP}
+
 Ctrl-C stops. GUFO_ADAPTER picks the GPU adapter by name.
 `;
-
-/** The base's windows for the text, once both files' vocabularies are known to agree. */
-function planComparison(basePath: string, quantPath: string, text: TextFile, args: CommandArgs): WindowPlan {
-  const base = openGguf(basePath);
-  try {
-    const quant = openGguf(quantPath);
-    try {
-      const mismatch = vocabularyMismatch(readVocab(base.gguf), readVocab(quant.gguf));
-      if (mismatch) throw new CliError(mismatch);
-    } finally {
-      quant.file.close();
-    }
-    return planWindows(base.gguf, text, args);
-  } finally {
-    base.file.close();
-  }
-}
-
-/** Refuses to start when the temporary folder cannot hold the base's log-probabilities. */
-function checkSpace(dir: string, bytes: number): void {
-  const { bavail, bsize } = statfsSync(dir);
-  if (bavail * bsize < bytes) {
-    throw new CliError(`${dir}: the base's log-probabilities need ${formatBytes(bytes)} of temporary space, only ${formatBytes(bavail * bsize)} is free (set TMPDIR, or use a shorter text)`);
-  }
-}
 
 function printSummary(s: DivergenceSummary): void {
   const percent = (v: number) => `${(v * 100).toFixed(3)}%`;
@@ -93,31 +69,33 @@ export const kldCommand: Command = {
     if (extra.length > 0) throw new CliError(`unexpected argument "${extra[0]}"`);
     const json = args.values.json === true;
     const text = readTextOption(args, 'kld');
-    const plan = planComparison(basePath, quantPath, text, args);
+    const plan = planComparison(basePath, quantPath, text, (base) => windowOption(base, args));
     const signal = interruptSignal();
-    const stats = new DivergenceStats();
-    const dir = mkdtempSync(join(tmpdir(), 'gufo-kld-'));
-    const logProbs = join(dir, 'base.logprobs');
+    const bars: Record<ComparedModel, ReturnType<typeof windowBar>> = { base: windowBar('base'), quantized: windowBar('quantized') };
+    let result: DivergenceResult;
     try {
-      writeFileSync(logProbs, '');
-      const vocab = await withEngine(basePath, plan.ctx, json, signal, async (host, info) => {
-        const n = info.model!.vocab;
-        checkSpace(dir, plan.scored * n * 4);
-        await scoreWindows(host, plan, 'base', signal, (position) => ({ saveLogProbs: { path: logProbs, position } }), (s) => stats.addBase(s));
-        return n;
-      });
-      await withEngine(quantPath, plan.ctx, json, signal, async (host, info) => {
-        if (info.model!.vocab !== vocab) {
-          throw new CliError(`${quantPath}: its output has ${info.model!.vocab} logits per token, ${basePath}'s has ${vocab}; KL divergence needs the same vocabulary`);
-        }
-        await scoreWindows(host, plan, 'quantized', signal, (position) => ({ baseLogProbs: { path: logProbs, position } }), (s) => stats.addCompared(s));
+      result = await measureDivergence({
+        basePath,
+        quantPath,
+        plan,
+        signal,
+        runEngine: (path, ctx, work) => withEngine(path, ctx, json, signal, work),
+        onProgress: (model, done, total) => bars[model].update(done, total),
       });
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      bars.base.finish();
+      bars.quantized.finish();
     }
-    const summary = stats.summary();
-    if (json) return printJson(summary);
-    printSummary(summary);
-    log(describePlan(plan));
+    if (json) {
+      printJson(result.summary);
+    } else {
+      printSummary(result.summary);
+      log(describePlan(plan));
+    }
+    await storeResults(async (store) => {
+      const [base, quant] = [await store.model(basePath), await store.model(quantPath)];
+      const measurement = { base, quant, exportId: null, textSource: 'file' as const, textLabel: resolve(text.label), plan, result };
+      new QualityReportStore(store.db).add(qualityReportRecord(measurement, store.appVersion));
+    });
   },
 };

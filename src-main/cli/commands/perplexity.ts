@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { defaultWindow, planTextWindows, scoreWindows, type QualityText } from '../../backend/quality-divergence';
 import type { GgufFile } from '../../core/gguf/gguf-file';
-import { perplexityOf, perplexityWindows, QualityError, scoredIn, type WindowPlan } from '../../core/quality/perplexity';
-import { createTokenizer, readVocab } from '../../core/tokenizer/index';
+import { perplexityOf, type WindowPlan } from '../../core/quality/perplexity';
 import type { EngineHost } from '../../engine/host';
-import type { EngineInfo, EvaluateRequest, WindowScores } from '../../engine/protocol';
+import type { EngineInfo } from '../../engine/protocol';
 import { openGguf } from '../../node/gguf-io';
 import { CliError, integerOption, log, printJson, type Command, type CommandArgs } from '../command';
 import { formatInteger } from '../format';
@@ -34,13 +34,8 @@ Options:
 Ctrl-C stops. GUFO_ADAPTER picks the GPU adapter by name.
 `;
 
-export interface TextFile {
-  path: string;
-  text: string;
-}
-
-/** The --text file; a missing, unreadable or empty one is an error naming it. */
-export function readTextOption(args: CommandArgs, command: string): TextFile {
+/** The --text file (labelled by its path); a missing, unreadable or empty one is an error naming it. */
+export function readTextOption(args: CommandArgs, command: string): QualityText {
   const path = args.values.text;
   if (typeof path !== 'string') throw new CliError(`--text <file.txt> is required (see gufo ${command} --help)`);
   let text: string;
@@ -51,23 +46,16 @@ export function readTextOption(args: CommandArgs, command: string): TextFile {
     throw new CliError(`${path}: cannot read the text file (${e.code === 'ENOENT' ? 'no such file' : e.message})`);
   }
   if (text.length === 0) throw new CliError(`${path}: the text file is empty`);
-  return { path, text };
+  return { label: path, text };
 }
 
-/** The windows of `text` for the model in `gguf`, its context from --ctx (default 512, capped by the training context). */
-export function planWindows(gguf: GgufFile, text: TextFile, args: CommandArgs): WindowPlan {
+/** The window size from --ctx (default 512, capped by the model's training context). */
+export function windowOption(gguf: GgufFile, args: CommandArgs): number {
   const trained = trainedContext(gguf);
-  const ctx = integerOption(args, 'ctx', Math.min(512, trained ?? 512));
+  const ctx = integerOption(args, 'ctx', defaultWindow(trained));
   if (ctx < 2) throw new CliError(`--ctx must be at least 2, not ${ctx}`);
   if (trained !== undefined && ctx > trained) log(`warning: ${gguf.file} was trained on a context of ${trained} tokens, less than --ctx ${ctx}`);
-  const vocab = readVocab(gguf);
-  const tokens = createTokenizer(vocab).tokenize(text.text, { addBos: true });
-  try {
-    return perplexityWindows(tokens, ctx, vocab.addBos ? vocab.bos : null);
-  } catch (err) {
-    if (err instanceof QualityError) throw new CliError(`${text.path}: ${err.message}`);
-    throw err;
-  }
+  return ctx;
 }
 
 /** "300 of 1,024 tokens scored in 4 windows of 256", for stderr. */
@@ -92,32 +80,22 @@ export async function withEngine<T>(path: string, ctx: number, quiet: boolean, s
   }
 }
 
-/**
- * Evaluates every window in order, with a progress bar; `extra` adds log-probability files to the
- * request for a window whose first scored position has index `position` over the whole text.
- */
-export async function scoreWindows(
-  host: EngineHost,
-  plan: WindowPlan,
-  label: string,
-  signal: AbortSignal,
-  extra: (position: number) => Pick<EvaluateRequest, 'saveLogProbs' | 'baseLogProbs'>,
-  onScores: (scores: WindowScores) => void,
-): Promise<void> {
+/** A progress bar over windows (scoreWindows' onWindow), ended by the last window or by finish(). */
+export function windowBar(label: string): { update(done: number, total: number): void; finish(): void } {
   const bar = progressBar(label);
-  const n = plan.windows.length;
-  let position = 0;
-  try {
-    for (const [i, w] of plan.windows.entries()) {
-      signal.throwIfAborted();
-      bar.update(i / n, `${i}/${n} windows`);
-      onScores(await host.evaluate({ ids: [...w.ids], first: w.first, ...extra(position) }));
-      position += scoredIn(w);
-    }
-    bar.update(1, `${n}/${n} windows`);
-  } finally {
-    bar.done();
-  }
+  let open = true;
+  const finish = () => {
+    if (open) bar.done();
+    open = false;
+  };
+  return {
+    update(done, total) {
+      if (!open) return;
+      bar.update(done / total, `${done}/${total} windows`);
+      if (done === total) finish();
+    },
+    finish,
+  };
 }
 
 export const perplexityCommand: Command = {
@@ -138,17 +116,29 @@ export const perplexityCommand: Command = {
     const { gguf, file } = openGguf(path);
     let plan: WindowPlan;
     try {
-      plan = planWindows(gguf, text, args);
+      plan = planTextWindows(gguf, text, windowOption(gguf, args));
     } finally {
       file.close();
     }
     const signal = interruptSignal();
     let nll = 0;
-    await withEngine(path, plan.ctx, json, signal, (host) =>
-      scoreWindows(host, plan, 'perplexity', signal, () => ({}), (scores) => {
-        for (const v of scores.nll) nll += v;
-      }),
-    );
+    const bar = windowBar('perplexity');
+    try {
+      await withEngine(path, plan.ctx, json, signal, (host) =>
+        scoreWindows(
+          host,
+          plan,
+          signal,
+          () => ({}),
+          (scores) => {
+            for (const v of scores.nll) nll += v;
+          },
+          bar.update,
+        ),
+      );
+    } finally {
+      bar.finish();
+    }
     const ppl = perplexityOf(nll, plan.scored);
     if (json) return printJson({ ppl, tokens: plan.tokens, scored: plan.scored, ctx: plan.ctx, windows: plan.windows.length });
     process.stdout.write(`PPL = ${ppl.toFixed(4)}\n`);

@@ -196,6 +196,42 @@ CREATE TABLE downloads (
 );
 `;
 
+const V3 = `
+-- Quality reports: KL divergence, top-1 agreement and perplexity of a quantized model against its
+-- base over a text (the app's reports after an export, and gufo kld with GUFO_HOME set).
+CREATE TABLE quality_reports (
+  id                INTEGER PRIMARY KEY,
+  base_model_id     INTEGER REFERENCES models(id) ON DELETE SET NULL,
+  base_name         TEXT NOT NULL,
+  base_path         TEXT NOT NULL,
+  base_sha256       TEXT,
+  quant_model_id    INTEGER REFERENCES models(id) ON DELETE SET NULL,
+  quant_name        TEXT NOT NULL,
+  quant_path        TEXT NOT NULL,
+  quant_sha256      TEXT,
+  export_id         INTEGER REFERENCES exports(id) ON DELETE SET NULL,
+  text_source       TEXT NOT NULL CHECK (text_source IN ('builtin', 'chats', 'file')),
+  -- What the text was: "built-in text", "3 recent chats", a file's path.
+  text_label        TEXT NOT NULL,
+  ctx               INTEGER NOT NULL,
+  tokens            INTEGER NOT NULL,
+  positions         INTEGER NOT NULL,
+  mean_kl           REAL NOT NULL,
+  p99_kl            REAL NOT NULL,
+  max_kl            REAL NOT NULL,
+  top1              REAL NOT NULL,
+  mean_delta_p      REAL NOT NULL,
+  mean_delta_p_next REAL NOT NULL,
+  ppl_base          REAL NOT NULL,
+  ppl_quant         REAL NOT NULL,
+  adapter           TEXT NOT NULL,
+  app_version       TEXT NOT NULL,
+  created_at        TEXT NOT NULL DEFAULT ${NOW}
+);
+CREATE INDEX quality_reports_by_quant ON quality_reports(quant_model_id, created_at);
+CREATE INDEX quality_reports_by_base ON quality_reports(base_model_id, created_at);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -211,6 +247,11 @@ export const MIGRATIONS: readonly Migration[] = [
       const rename = db.prepare('UPDATE model_locations SET file_name = ? WHERE path = ?');
       for (const { path } of db.prepare('SELECT path FROM model_locations').all() as { path: string }[]) rename.run(basename(path), path);
     },
+  },
+  {
+    version: 3,
+    summary: 'quality reports (KL divergence of a quantized model against its base)',
+    up: (db) => db.exec(V3),
   },
 ];
 
