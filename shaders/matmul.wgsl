@@ -1,11 +1,17 @@
 // y = W · x for n tokens, with W's blocks decoded in registers (never stored dequantized) and f32
-// accumulation. One workgroup computes ROWS consecutive rows of one part of W for TT consecutive
-// tokens: its WG threads stride over the 32-value units of each row, each decoding a unit once and
-// using it for all TT tokens; the per-thread sums are then reduced across the workgroup (subgroup
-// sums plus a small shared array where subgroups exist, a shared-memory tree otherwise).
+// accumulation. One workgroup computes ROWS consecutive rows of one part of W for a tile of up to
+// TT tokens: its WG threads stride over the 32-value units of each row, each decoding a unit once
+// and using it for all the tile's tokens; the per-thread sums are then reduced across the
+// workgroup (subgroup sums plus a small shared array where subgroups exist, a shared-memory tree
+// otherwise).
 //   decode (n = 1): TT = 1;  prefill: TT tokens per workgroup, workgroup_id.z picks the token tile.
 // Workgroups beyond 65535 in x wrap into y (row group = x + y · num_workgroups.x).
 // ACCUMULATE: y += W · x (a residual add folded into the product).
+// EXPERTS: W is a part of a stacked expert tensor and the tokens come routed (moe.wgsl's
+// moe_group): workgroup_id.z picks a tile of up to TT (token, expert) pairs that chose the same
+// expert; the rows computed are rows expert_row0 .. expert_row0 + rows of that expert's matrix,
+// decoded from its own blocks only (a tile whose expert lies in another part does nothing).
+// Pair p reads x vector p / x_group and writes y vector p.
 #if SUBGROUPS
 enable subgroups;
 requires subgroup_id;
@@ -56,6 +62,46 @@ fn load_x4(xb: u32, c: u32) -> vec4<f32> {
 }
 #endif
 
+// The tile of this workgroup: its token count (0: nothing to do), the part row its row 0 is, and
+// per token, where its x vector starts and where its y vector's row 0 goes.
+var<private> tile_tokens: u32;
+var<private> tile_row: u32;
+var<private> tile_x: array<u32, TT>;
+var<private> tile_y: array<u32, TT>;
+
+#if EXPERTS
+// The routing table (moe.wgsl): [0] tile count; tile i at 4 + 3i: expert, index of its first
+// pair entry, pairs; pair entries are pair indices, token · experts per token + slot.
+@group(0) @binding(4) var<storage, read> ROUTE: array<u32>;
+
+fn begin_tile(z: u32) {
+  tile_tokens = 0u;
+  if (z < ROUTE[0]) {
+    let row = ROUTE[4u + 3u * z] * P.expert_rows + P.expert_row0;
+    if (row >= P.row_start && row < P.row_start + P.part_rows) {
+      tile_row = row - P.row_start;
+      let first = ROUTE[4u + 3u * z + 1u];
+      tile_tokens = min(TT, ROUTE[4u + 3u * z + 2u]);
+      for (var t = 0u; t < tile_tokens; t++) {
+        let pair = ROUTE[first + t];
+        tile_x[t] = P.x_offset + (pair / P.x_group) * P.x_stride;
+        tile_y[t] = P.y_offset + pair * P.y_stride;
+      }
+    }
+  }
+}
+#else
+fn begin_tile(z: u32) {
+  let first = z * TT;
+  tile_row = 0u;
+  tile_tokens = select(0u, min(TT, P.n - first), first < P.n);
+  for (var t = 0u; t < tile_tokens; t++) {
+    tile_x[t] = P.x_offset + (first + t) * P.x_stride;
+    tile_y[t] = P.y_offset + (first + t) * P.y_stride + P.row_start;
+  }
+}
+#endif
+
 @compute @workgroup_size(WG)
 fn main(
   @builtin(workgroup_id) wid: vec3<u32>,
@@ -67,18 +113,18 @@ fn main(
 #endif
 ) {
   let row0 = (wid.x + wid.y * nwg.x) * ROWS;
-  let t0 = wid.z * TT;
+  begin_tile(wid.z);
   var acc: array<f32, ACC>;
   for (var r = 0u; r < ROWS; r++) {
     let row = row0 + r;
-    if (row >= P.rows) { break; }
+    if (row >= P.rows || tile_tokens == 0u) { break; }
     for (var u = lid; u < P.units; u += WG) {
       var w: array<vec4<f32>, 8>;
-      decode_unit(row, u, &w);
+      decode_unit(tile_row + row, u, &w);
       let c0 = 32u * u;
       for (var t = 0u; t < TT; t++) {
-        if (t0 + t >= P.n) { break; }
-        let xb = P.x_offset + (t0 + t) * P.x_stride;
+        if (t >= tile_tokens) { break; }
+        let xb = tile_x[t];
         var s = 0.0;
         for (var i = 0u; i < 8u; i++) {
           s += dot(w[i], load_x4(xb, c0 + 4u * i));
@@ -97,7 +143,7 @@ fn main(
   if (lid < ACC) {
     var sum = 0.0;
     for (var j = 0u; j < sg_count; j++) { sum += partial[lid * (WG / 4u) + j]; }
-    store(row0, t0, lid, sum);
+    store(row0, lid, sum);
   }
 #else
   for (var k = 0u; k < ACC; k++) { partial[k * WG + lid] = acc[k]; }
@@ -108,16 +154,16 @@ fn main(
     }
   }
   workgroupBarrier();
-  if (lid < ACC) { store(row0, t0, lid, partial[lid * WG]); }
+  if (lid < ACC) { store(row0, lid, partial[lid * WG]); }
 #endif
 }
 
-// Output k of this workgroup (row k / TT, token k % TT).
-fn store(row0: u32, t0: u32, k: u32, v: f32) {
+// Output k of this workgroup (row k / TT, token k % TT of the tile).
+fn store(row0: u32, k: u32, v: f32) {
   let row = row0 + k / TT;
-  let t = t0 + k % TT;
-  if (row < P.rows && t < P.n) {
-    let i = P.y_offset + t * P.y_stride + P.row_start + row;
+  let t = k % TT;
+  if (row < P.rows && t < tile_tokens) {
+    let i = tile_y[t] + row;
 #if ACCUMULATE
     Y[i] += v;
 #else

@@ -22,6 +22,11 @@ struct Params {
   row_start: u32,       // the part's first row within the whole tensor
   total_rows: u32,      // rows of the whole tensor
   x_stride: u32,        // matmul: x elements between consecutive tokens
+  // Expert matmul (matmul.wgsl with EXPERTS) only:
+  part_rows: u32,       // rows in this part (`rows` is then the rows computed per expert)
+  expert_rows: u32,     // rows of one expert's matrix in the stacked tensor
+  expert_row0: u32,     // first row computed within each expert (merged gate_up: 0 or n_ff)
+  x_group: u32,         // routed pairs per x vector: experts per token for gate/up, 1 for down
 }
 
 // IEEE half → f32, exactly as ggml_fp16_to_fp32 (subnormal halves included; unpack2x16float may

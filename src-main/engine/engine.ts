@@ -38,6 +38,9 @@ export interface ModelInfo {
   kvHeads: number;
   headSize: number;
   vocab: number;
+  /** Experts per MoE layer, and how many each token runs (both 0 for a dense model). */
+  experts: number;
+  expertsUsed: number;
   ctx: number;
   ctxTrain: number;
   bos: number | null;
@@ -404,6 +407,8 @@ function modelInfo(path: string, gguf: GgufFile, hp: HParams, ctx: number): Mode
     kvHeads: hp.nHeadKv,
     headSize: hp.headDim,
     vocab: hp.nVocab,
+    experts: hp.moe?.nExpert ?? 0,
+    expertsUsed: hp.moe?.nExpertUsed ?? 0,
     ctx,
     ctxTrain: hp.nCtxTrain,
     bos,

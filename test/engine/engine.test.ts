@@ -81,10 +81,10 @@ describe('Engine', () => {
   });
 
   it('refuses what it cannot run before using the GPU', async () => {
-    const path = join(tempDir(), 'moe.gguf');
-    await writeRandomModel(path, { nLayer: 1, nEmbd: 32, nFf: 64, nHead: 2, nExpert: 4 });
+    const path = join(tempDir(), 'falcon.gguf');
+    await writeRandomModel(path, { arch: 'falcon', nLayer: 1, nEmbd: 32, nFf: 64, nHead: 2 });
     await expect(engine.load(path)).rejects.toThrow(UnsupportedModelError);
-    await expect(engine.load(path)).rejects.toThrow(/mixture-of-experts/);
+    await expect(engine.load(path)).rejects.toThrow(/architecture "falcon" is not supported/);
     expect(engine.info.model).toBeNull();
     await expect(engine.generate([1], { maxTokens: 1 })).rejects.toThrow(/no model loaded/);
   });

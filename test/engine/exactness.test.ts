@@ -3,7 +3,9 @@
  *
  * - stories260K.gguf (a real trained Llama): the greedy continuation of "Once upon a time" for 64
  *   tokens is llama.cpp's, token for token.
- * - Random-weight models (llama, qwen2, qwen3 shapes), their matrices quantized by llama.cpp's
+ * - Random-weight models (llama, qwen2, qwen3 shapes, and the mixture-of-experts mixtral — llama
+ *   with experts —, qwen2moe with its shared expert, and qwen3moe), their matrices (stacked
+ *   expert tensors included, routers not, as llama-quantize) quantized by llama.cpp's
  *   ggml_quantize_chunk. The exact reference is llama.cpp on an F32 copy holding the weights as
  *   llama.cpp decodes them (on the quantized file itself llama.cpp rounds activations to 8 bits, so
  *   it is not exact; those figures are printed too). Teacher-forced over 64 positions: top-1
@@ -105,6 +107,15 @@ const SHAPES: Record<string, ModelShape> = {
   llama: { arch: 'llama', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, seed: 11 },
   qwen2: { arch: 'qwen2', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, randomBiases: true, seed: 12, ropeFreqBase: 1e6 },
   qwen3: { arch: 'qwen3', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, headDim: 128, scale: 0.06, randomNorms: true, seed: 13, ropeFreqBase: 1e6 },
+  mixtral: { arch: 'llama', nLayer: 2, nEmbd: 256, nFf: 256, nHead: 4, nHeadKv: 2, nExpert: 8, nExpertUsed: 2, scale: 0.06, randomNorms: true, seed: 14 },
+  qwen2moe: {
+    arch: 'qwen2moe', nLayer: 2, nEmbd: 256, nFf: 512, nFfExp: 256, nFfShexp: 512, nHead: 4, nHeadKv: 2, nExpert: 12, nExpertUsed: 4,
+    scale: 0.06, randomNorms: true, randomBiases: true, seed: 15, ropeFreqBase: 1e6,
+  },
+  qwen3moe: {
+    arch: 'qwen3moe', nLayer: 2, nEmbd: 256, nFf: 768, nFfExp: 256, nHead: 4, nHeadKv: 2, headDim: 128, nExpert: 16, nExpertUsed: 4,
+    scale: 0.06, randomNorms: true, seed: 16, ropeFreqBase: 1e6,
+  },
 };
 
 /** Weight types per architecture: every GPU type for llama; a spread for the others (SwiftShader is slow). */
@@ -113,6 +124,9 @@ const TYPES: Record<string, string[]> = {
   llama: ALL_TYPES,
   qwen2: ['F32', 'Q8_0', 'Q4_K', 'Q6_K'],
   qwen3: ['F32', 'F16', 'Q4_0', 'Q5_K'],
+  mixtral: ['F32', 'Q8_0', 'Q4_K', 'IQ4_NL'],
+  qwen2moe: ['F16', 'Q5_0', 'Q6_K', 'MXFP4'],
+  qwen3moe: ['F32', 'BF16', 'Q4_1', 'Q3_K', 'IQ4_XS'],
 };
 
 /** BOS, then 63 random ordinary tokens: the teacher-forced sequence. */

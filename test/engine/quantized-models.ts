@@ -1,7 +1,8 @@
 /**
  * Quantized test models: a random F32 model's matrices quantized by llama.cpp's own
- * ggml_quantize_chunk ("pure": every 2-D tensor to one type), plus the exact reference for it, an
- * F32 copy holding every quantized tensor as llama.cpp's decoder decodes it.
+ * ggml_quantize_chunk ("pure": every 2-D and stacked 3-D expert tensor to one type, except the
+ * MoE routers, ffn_gate_inp, which llama-quantize always leaves alone), plus the exact reference
+ * for it, an F32 copy holding every quantized tensor as llama.cpp's decoder decodes it.
  */
 import { join } from 'node:path';
 import { ggmlTypeByName, type GgmlType } from '../../src-main/core/ggml-types';
@@ -40,15 +41,15 @@ export async function writeQuantizedCopies(f32Path: string, typeName: string, di
   try {
     const quantizedData = new Map<string, Uint8Array>();
     for (const t of gguf.tensors) {
-      if (t.ne.length < 2) continue;
+      if (t.ne.length < 2 || t.name.endsWith('.ffn_gate_inp.weight')) continue;
       const values = new Float32Array(gguf.tensorData(t).slice().buffer);
       const cols = t.ne[0]!;
       quantizedData.set(t.name, llamaQuantize(type.id, values, values.length / cols, cols));
     }
-    const specs = (as: (t: { ne: readonly number[] }) => GgmlType) => gguf.tensors.map((t) => ({ name: t.name, ne: t.ne, type: as(t) }));
+    const specs = (as: (t: { name: string }) => GgmlType) => gguf.tensors.map((t) => ({ name: t.name, ne: t.ne, type: as(t) }));
     const quantized = join(dir, `${typeName}.gguf`);
     const exact = join(dir, `${typeName}-exact-f32.gguf`);
-    await writeGguf(quantized, { kvs: gguf.kvs, tensors: specs((t) => (t.ne.length >= 2 ? type : f32)) }, (i) => {
+    await writeGguf(quantized, { kvs: gguf.kvs, tensors: specs((t) => (quantizedData.has(t.name) ? type : f32)) }, (i) => {
       const t = gguf.tensors[i]!;
       return [quantizedData.get(t.name) ?? gguf.tensorData(t)];
     });

@@ -134,3 +134,25 @@ export function keptDistribution(
   const total = w.reduce((a, b) => a + b, 0);
   return new Map(ids.map((id, r) => [id, w[r]! / total]));
 }
+
+/**
+ * MoE routing as llama.cpp's build_moe_ffn with softmax gating, in double precision: per token,
+ * softmax over the experts, the `used` most probable (descending; equal probabilities to the
+ * lower id), their probabilities divided by their sum (at least 2^-14) when `norm` is set.
+ */
+export function moeRoute(logits: Float32Array, experts: number, used: number, norm: boolean): { ids: number[]; weights: number[] } {
+  const ids: number[] = [];
+  const weights: number[] = [];
+  for (let t = 0; t < logits.length / experts; t++) {
+    const row = Array.from(logits.subarray(t * experts, (t + 1) * experts));
+    const m = Math.max(...row);
+    const e = row.map((z) => Math.exp(z - m));
+    const z = e.reduce((a, b) => a + b, 0);
+    const order = e.map((_, i) => i).sort((a, b) => e[b]! - e[a]! || a - b).slice(0, used);
+    const w = order.map((i) => e[i]! / z);
+    const sum = Math.max(w.reduce((a, b) => a + b, 0), 6.103515625e-5);
+    ids.push(...order);
+    weights.push(...(norm ? w.map((v) => v / sum) : w));
+  }
+  return { ids, weights };
+}

@@ -1,7 +1,8 @@
 /**
  * Random-weight GGUF models of any shape, for tests: llama-shaped (dense, GQA, MoE, tied
- * embeddings) or falcon-shaped (fused attn_qkv), with stories260K's tokenizer (vocab 512) so
- * llama.cpp loads them. Weights are seeded gaussians (same seed, same file); norms are ones.
+ * embeddings; qwen2/qwen3 and their MoE kin qwen2moe/qwen3moe) or falcon-shaped (fused attn_qkv),
+ * with stories260K's tokenizer (vocab 512) so llama.cpp loads them. Weights are seeded gaussians
+ * (same seed, same file); norms are ones.
  *
  *   const path = join(tempDir(), 'm.gguf');
  *   await writeRandomModel(path, { nLayer: 8, nEmbd: 256, nFf: 768, nHead: 8, nHeadKv: 2 });
@@ -17,9 +18,10 @@ import { f32ToF16Bits } from '../../src-main/core/quants/half-encode';
 export interface ModelShape {
   /**
    * 'llama' (default) or 'falcon'; 'qwen2' adds Q/K/V biases, 'qwen3' per-head Q/K norms
-   * (attn_q_norm/attn_k_norm), both llama-shaped otherwise.
+   * (attn_q_norm/attn_k_norm), both llama-shaped otherwise; 'qwen2moe' and 'qwen3moe' are
+   * qwen2 and qwen3 with MoE layers (nExpert is required), qwen2moe with a shared expert.
    */
-  arch?: 'llama' | 'falcon' | 'qwen2' | 'qwen3';
+  arch?: 'llama' | 'falcon' | 'qwen2' | 'qwen3' | 'qwen2moe' | 'qwen3moe';
   nLayer: number;
   nEmbd: number;
   nFf: number;
@@ -28,10 +30,16 @@ export interface ModelShape {
   nHeadKv?: number;
   /** Head size; defaults to nEmbd / nHead. Written as key_length/value_length when it differs. */
   headDim?: number;
-  /** Experts per MoE layer (llama only): stacked ffn_*_exps tensors plus the ffn_gate_inp router. */
+  /** Experts per MoE layer (llama, qwen2moe, qwen3moe): stacked ffn_*_exps tensors plus the ffn_gate_inp router. */
   nExpert?: number;
   /** Experts used per token; defaults to 2. */
   nExpertUsed?: number;
+  /** qwen2moe/qwen3moe: rows of each expert's gate/up (expert_feed_forward_length); defaults to nFf. Llama's experts are nFf wide. */
+  nFfExp?: number;
+  /** qwen2moe: width of the shared expert (expert_shared_feed_forward_length); defaults to nFf. */
+  nFfShexp?: number;
+  /** One ffn_gate_up_exps tensor (gate rows, then up rows, per expert) instead of ffn_gate_exps and ffn_up_exps. */
+  mergedGateUp?: boolean;
   /** No output.weight: the output reuses token_embd. */
   tiedEmbeddings?: boolean;
   /** Type of the 2-D and 3-D weights (vectors stay F32, as convert_hf_to_gguf writes them). */
@@ -96,7 +104,13 @@ export function modelKvs(shape: ModelShape): GgufKv[] {
   if (shape.nExpert) {
     kvs.push(u32(`${arch}.expert_count`, shape.nExpert), u32(`${arch}.expert_used_count`, shape.nExpertUsed ?? 2));
   }
+  if (isQwenMoe(shape)) kvs.push(u32(`${arch}.expert_feed_forward_length`, shape.nFfExp ?? shape.nFf));
+  if (arch === 'qwen2moe') kvs.push(u32(`${arch}.expert_shared_feed_forward_length`, shape.nFfShexp ?? shape.nFf));
   return [...kvs, ...tokenizerKvs()];
+}
+
+function isQwenMoe(shape: ModelShape): boolean {
+  return shape.arch === 'qwen2moe' || shape.arch === 'qwen3moe';
 }
 
 /** The tensors of a model of `shape`, names and dimensions (innermost first) as llama.cpp expects. */
@@ -124,22 +138,33 @@ export function modelTensors(shape: ModelShape): { name: string; ne: number[] }[
     blk('attn_q.weight', nEmbd, q);
     blk('attn_k.weight', nEmbd, kv);
     blk('attn_v.weight', nEmbd, kv);
-    if (shape.arch === 'qwen2') {
+    if (shape.arch === 'qwen2' || shape.arch === 'qwen2moe') {
       blk('attn_q.bias', q);
       blk('attn_k.bias', kv);
       blk('attn_v.bias', kv);
     }
-    if (shape.arch === 'qwen3') {
+    if (shape.arch === 'qwen3' || shape.arch === 'qwen3moe') {
       blk('attn_q_norm.weight', headDim);
       blk('attn_k_norm.weight', headDim);
     }
     blk('attn_output.weight', q, nEmbd);
     blk('ffn_norm.weight', nEmbd);
     if (shape.nExpert) {
+      const ff = isQwenMoe(shape) ? (shape.nFfExp ?? nFf) : nFf;
       blk('ffn_gate_inp.weight', nEmbd, shape.nExpert);
-      blk('ffn_gate_exps.weight', nEmbd, nFf, shape.nExpert);
-      blk('ffn_up_exps.weight', nEmbd, nFf, shape.nExpert);
-      blk('ffn_down_exps.weight', nFf, nEmbd, shape.nExpert);
+      if (shape.mergedGateUp) blk('ffn_gate_up_exps.weight', nEmbd, 2 * ff, shape.nExpert);
+      else {
+        blk('ffn_gate_exps.weight', nEmbd, ff, shape.nExpert);
+        blk('ffn_up_exps.weight', nEmbd, ff, shape.nExpert);
+      }
+      blk('ffn_down_exps.weight', ff, nEmbd, shape.nExpert);
+      if (shape.arch === 'qwen2moe') {
+        const sh = shape.nFfShexp ?? nFf;
+        blk('ffn_gate_inp_shexp.weight', nEmbd);
+        blk('ffn_gate_shexp.weight', nEmbd, sh);
+        blk('ffn_up_shexp.weight', nEmbd, sh);
+        blk('ffn_down_shexp.weight', sh, nEmbd);
+      }
     } else {
       blk('ffn_gate.weight', nEmbd, nFf);
       blk('ffn_up.weight', nEmbd, nFf);
@@ -166,7 +191,9 @@ export async function writeRandomModel(path: string, shape: ModelShape): Promise
     const weight = () => rng.gaussian() * scale;
     const bias = shape.randomBiases ? weight : () => 0;
     const norm = shape.randomNorms ? () => 1 + 0.1 * rng.gaussian() : () => 1;
-    const fill = t.ne.length >= 2 ? weight : t.name.endsWith('.bias') ? bias : norm;
+    // The shared expert's gate is a vector of weights, not a norm.
+    const isWeight = t.ne.length >= 2 || t.name.endsWith('ffn_gate_inp_shexp.weight');
+    const fill = isWeight ? weight : t.name.endsWith('.bias') ? bias : norm;
     return values(n, t.type, fill);
   });
 }

@@ -12,6 +12,11 @@
  * Buffers: x, y, ids and out are bound whole (each must be a STORAGE buffer no larger than the
  * binding limit); y/out must not be the buffer bound as x/ids (WebGPU forbids a writable binding
  * aliasing another binding of the same dispatch). Offsets and strides are in elements (f32 or u32).
+ *
+ * Mixture of experts: matmulExperts() multiplies each routed (token, expert) pair by its expert's
+ * matrix in a stacked tensor, reading the routing table that moe.wgsl's moe_group builds on the
+ * GPU (routingTable() gives its layout), so the chosen experts never come back to the CPU and only
+ * their blocks are read.
  */
 import type { GpuContext } from './device';
 import { shaderSource } from './shader-source';
@@ -49,6 +54,18 @@ export interface EmbeddingOptions {
   outStride?: number;
 }
 
+export interface ExpertMatmulOptions {
+  /** Experts each token is routed to (pairs per token). */
+  used: number;
+  /** Pairs per x vector: `used` when x holds one vector per token (gate, up), 1 for one per pair (down). */
+  xGroup: number;
+  /**
+   * Rows computed per expert, from row `first` of its matrix (default: all its rows): a merged
+   * gate_up tensor's gate half is { first: 0, count: n_ff }, its up half { first: n_ff, count: n_ff }.
+   */
+  rows?: { first: number; count: number };
+}
+
 export interface KernelOptions {
   /**
    * Use subgroup reductions where the device has them (the `subgroups` feature and WGSL's
@@ -65,12 +82,38 @@ const MATMAT = { rows: 4, tokens: 8 } as const;
 const EMBED_WG = 64;
 /** Workgroups per dimension used before wrapping into y (WebGPU guarantees 65535). */
 const MAX_GROUPS_X = 32768;
-/** Params (shaders/quant/common.wgsl): 12 u32. */
-const PARAMS_BYTES = 48;
+/** Params (shaders/quant/common.wgsl): 16 u32. */
+const PARAMS_BYTES = 64;
 const PARAM_N = 2; // index of `n` in Params
 
-/** matvec (one token) or matmat (token tiles); "4": x read as vec4; "+": accumulate into y. */
-type Variant = `${'matvec' | 'matmat'}${'' | '4'}${'' | '+'}` | 'embedding';
+/** (token, expert) pairs per tile of the expert matmul: the mat-mat kernel's token tile. */
+export const EXPERT_TILE = MATMAT.tokens;
+
+/**
+ * Most tiles `tokens` tokens routed to `used` of `experts` experts each can make (the expert
+ * matmul's dispatch covers that many; moe_group writes how many there are): each expert's pairs
+ * are cut into tiles of EXPERT_TILE, so at most EXPERT_TILE − 1 pairs short per expert used.
+ */
+export function maxExpertTiles(tokens: number, used: number, experts: number): number {
+  const pairs = tokens * used;
+  return Math.min(pairs, Math.floor((pairs + (EXPERT_TILE - 1) * Math.min(experts, pairs)) / EXPERT_TILE));
+}
+
+/**
+ * The routing table's layout for up to maxTokens tokens (u32 words): [0] the tile count, then
+ * the tiles (3 words each: expert, first pair entry, pairs) from word 4, then the pair entries
+ * from word pairsAt.
+ */
+export function routingTable(maxTokens: number, used: number, experts: number): { words: number; pairsAt: number } {
+  const pairsAt = 4 + 3 * maxExpertTiles(maxTokens, used, experts);
+  return { words: pairsAt + maxTokens * used, pairsAt };
+}
+
+/**
+ * matvec (one token) or matmat (token tiles); "4": x read as vec4; "+": accumulate into y;
+ * "-experts": routed pairs of a stacked expert tensor.
+ */
+type Variant = `${'matvec' | 'matmat'}${'' | '4'}${'' | '+' | '-experts'}` | 'embedding';
 
 /** One part of a weight, bound: its bind group and its Params uniform. */
 interface BoundPart {
@@ -84,21 +127,27 @@ export class MatmulKernels {
   private readonly device: GPUDevice;
   private readonly layout: GPUBindGroupLayout;
   private readonly pipelineLayout: GPUPipelineLayout;
+  /** The expert matmul's: the same plus the routing table at binding 4. */
+  private readonly expertLayout: GPUBindGroupLayout;
+  private readonly expertPipelineLayout: GPUPipelineLayout;
   private readonly pipelines = new Map<string, GPUComputePipeline>();
 
   constructor(ctx: GpuContext, options: KernelOptions = {}) {
     this.device = ctx.device;
     this.subgroups = ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
-    this.layout = this.device.createBindGroupLayout({
-      label: 'weight kernel',
-      entries: [
-        { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
-        { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
-        { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
-        { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } },
-      ],
-    });
+    const entries: GPUBindGroupLayoutEntry[] = [
+      { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+      { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+      { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
+      { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } },
+    ];
+    this.layout = this.device.createBindGroupLayout({ label: 'weight kernel', entries });
     this.pipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [this.layout] });
+    this.expertLayout = this.device.createBindGroupLayout({
+      label: 'expert weight kernel',
+      entries: [...entries, { binding: 4, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } }],
+    });
+    this.expertPipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [this.expertLayout] });
   }
 
   /** The WGSL of one kernel variant for one type (for tests and debugging). */
@@ -108,7 +157,7 @@ export class MatmulKernels {
     const v = variant.startsWith('matvec') ? MATVEC : MATMAT;
     return shaderSource('matmul.wgsl', {
       TYPE: type, WG: MATMUL_WG, ROWS: v.rows, TT: v.tokens, SUBGROUPS: this.subgroups,
-      X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'),
+      X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'), EXPERTS: variant.endsWith('-experts'),
     });
   }
 
@@ -117,7 +166,8 @@ export class MatmulKernels {
     let p = this.pipelines.get(key);
     if (!p) {
       const module = this.device.createShaderModule({ label: key, code: this.source(variant, typeName) });
-      p = this.device.createComputePipeline({ label: key, layout: this.pipelineLayout, compute: { module, entryPoint: 'main' } });
+      const layout = variant.endsWith('-experts') ? this.expertPipelineLayout : this.pipelineLayout;
+      p = this.device.createComputePipeline({ label: key, layout, compute: { module, entryPoint: 'main' } });
       this.pipelines.set(key, p);
     }
     return p;
@@ -160,6 +210,10 @@ export class MatmulKernels {
       part.rowStart,
       weight.rows,
       options.xStride ?? weight.cols,
+      0,
+      0,
+      0,
+      0,
     ];
     const bound = this.bindParts(weight, x, y, params);
     // x read as vec4s when every token vector starts on a 16-byte boundary and is whole vec4s long.
@@ -183,6 +237,55 @@ export class MatmulKernels {
     });
   }
 
+  /**
+   * For each (token, expert) pair routed by `table` (routingTable() layout, written by moe_group
+   * for the submission's tokens), y[pair] = W[expert] · x[pair / xGroup]: W is a stacked expert
+   * tensor; x holds vectors of cols f32 (vector i at element i · cols), y vectors of the rows
+   * computed (pair p at p · rows). `n` is the token count; setTokens() changes it.
+   */
+  matmulExperts(weight: GpuWeight, x: GPUBuffer, y: GPUBuffer, table: GPUBuffer, n: number, options: ExpertMatmulOptions): TokenDispatch {
+    const typeName = weight.type.name;
+    const expertRows = weight.rows / weight.experts;
+    const rows = options.rows ?? { first: 0, count: expertRows };
+    if (rows.first < 0 || rows.count < 1 || rows.first + rows.count > expertRows) {
+      throw new Error(`${weight.name}: rows ${rows.first}..${rows.first + rows.count} are outside an expert's ${expertRows}`);
+    }
+    const params = (part: GpuWeightPart) => [
+      rows.count,
+      weight.cols,
+      n,
+      Math.ceil(weight.cols / 32),
+      weight.cols / weight.type.blockSize,
+      part.scaleWord,
+      0,
+      0,
+      rows.count,
+      part.rowStart,
+      weight.rows,
+      weight.cols,
+      part.rows,
+      expertRows,
+      rows.first,
+      options.xGroup,
+    ];
+    const bound = this.bindParts(weight, x, y, params, table);
+    const vec4 = weight.cols % 4 === 0;
+    const variant = (tokens: number): Variant => `${tokens === 1 ? 'matvec' : 'matmat'}${vec4 ? '4' : ''}-experts`;
+    this.pipeline(variant(1), typeName);
+    this.pipeline(variant(2), typeName);
+    return this.tokenDispatch(bound, n, (pass, tokens) => {
+      const v = tokens === 1 ? MATVEC : MATMAT;
+      const groups = Math.ceil(rows.count / v.rows);
+      const gx = Math.min(groups, MAX_GROUPS_X);
+      pass.setPipeline(this.pipeline(variant(tokens), typeName));
+      // Every part sees every tile; those of experts it does not hold return at once.
+      for (const b of bound) {
+        pass.setBindGroup(0, b.group);
+        pass.dispatchWorkgroups(gx, Math.ceil(groups / gx), maxExpertTiles(tokens, options.used, weight.experts));
+      }
+    });
+  }
+
   /** out[t] = row ids[t] of W ([vocab rows × cols]) as f32, for n ids (u32 in `ids`). Ids past the table give zeros. */
   embedding(weight: GpuWeight, ids: GPUBuffer, out: GPUBuffer, n: number, options: EmbeddingOptions = {}): TokenDispatch {
     const typeName = weight.type.name;
@@ -199,6 +302,10 @@ export class MatmulKernels {
       options.outStride ?? weight.cols,
       part.rowStart,
       weight.rows,
+      0,
+      0,
+      0,
+      0,
       0,
     ];
     const bound = this.bindParts(weight, ids, out, params);
@@ -245,6 +352,7 @@ export class MatmulKernels {
     input: GPUBuffer,
     output: GPUBuffer,
     params: (part: GpuWeightPart) => number[],
+    routing?: GPUBuffer,
   ): BoundPart[] {
     return weight.parts.map((part, i) => {
       const uniform = this.device.createBuffer({
@@ -255,15 +363,17 @@ export class MatmulKernels {
       });
       new Uint32Array(uniform.getMappedRange()).set(params(part));
       uniform.unmap();
+      const entries: GPUBindGroupEntry[] = [
+        { binding: 0, resource: { buffer: part.buffer } },
+        { binding: 1, resource: { buffer: input } },
+        { binding: 2, resource: { buffer: output } },
+        { binding: 3, resource: { buffer: uniform } },
+      ];
+      if (routing) entries.push({ binding: 4, resource: { buffer: routing } });
       const group = this.device.createBindGroup({
         label: `${weight.name}#${i}`,
-        layout: this.layout,
-        entries: [
-          { binding: 0, resource: { buffer: part.buffer } },
-          { binding: 1, resource: { buffer: input } },
-          { binding: 2, resource: { buffer: output } },
-          { binding: 3, resource: { buffer: uniform } },
-        ],
+        layout: routing ? this.expertLayout : this.layout,
+        entries,
       });
       return { part, group, uniform };
     });

@@ -1,6 +1,6 @@
 /**
- * The non-matmul kernels of the transformer (shaders/{norm,attention,elementwise,sample}.wgsl; RoPE,
- * shaders/rope.wgsl, is applied inside store_kv and attention)
+ * The non-matmul kernels of the transformer (shaders/{norm,attention,elementwise,sample,moe}.wgsl;
+ * RoPE, shaders/rope.wgsl, is applied inside store_kv and attention)
  * behind small factories. Each factory call builds its uniform buffer and bind group once and
  * returns a Dispatch, which the decode loop re-encodes every step without allocating anything.
  * Sizes are per token: the token count of a submission lives in a shared Step (a uniform the
@@ -197,6 +197,48 @@ export interface SampleArgs {
   step: Step;
 }
 
+export interface MoeRouteArgs {
+  /** [token][experts] router logits. */
+  logits: GPUBuffer;
+  /** [token][used] u32: the chosen experts, most probable first. */
+  ids: GPUBuffer;
+  /** [token][used] f32: their weights. */
+  weights: GPUBuffer;
+  step: Step;
+  experts: number;
+  used: number;
+  /** Divide the weights by their sum. */
+  norm: boolean;
+}
+
+export interface MoeGroupArgs {
+  /** moeRoute's ids. */
+  ids: GPUBuffer;
+  /** The routing table (matmul.ts routingTable() layout). */
+  table: GPUBuffer;
+  step: Step;
+  experts: number;
+  used: number;
+  /** Pairs per tile (matmul.ts EXPERT_TILE). */
+  tile: number;
+  /** Word of the table where the pair entries start. */
+  pairsAt: number;
+}
+
+export interface MoeCombineArgs {
+  /** The residual stream, [token][width]: receives the experts' weighted sum. */
+  x: GPUBuffer;
+  /** [pair][width]: each pair's expert output. */
+  down: GPUBuffer;
+  /** moeRoute's weights. */
+  weights: GPUBuffer;
+  step: Step;
+  width: number;
+  used: number;
+  /** A shared expert's output [token][width] and gate logit [token], added as output · sigmoid(gate). */
+  shared?: { out: GPUBuffer; gate: GPUBuffer };
+}
+
 export class OpKernels {
   private readonly modules = new Map<string, GPUShaderModule>();
   private readonly pipelines = new Map<string, GPUComputePipeline>();
@@ -259,6 +301,26 @@ export class OpKernels {
     return this.elementwise('add_bias', x, b, width, step);
   }
 
+  /** Softmax over each token's router logits, its top `used` experts and their weights (shaders/moe.wgsl). */
+  moeRoute(a: MoeRouteArgs): Dispatch {
+    const u = this.uniform(this.moeFields(a.experts, a.used, { norm: a.norm ? 1 : 0 }));
+    return this.dispatch('moe.wgsl', 'moe_route', [u, a.step.buffer, a.logits, a.ids, a.weights], a.step, (n) => [n, 1]);
+  }
+
+  /** The batch's (token, expert) pairs grouped by expert into the routing table, on one workgroup. */
+  moeGroup(a: MoeGroupArgs): Dispatch {
+    const u = this.uniform(this.moeFields(a.experts, a.used, { tile: a.tile, pairsAt: a.pairsAt }));
+    return this.dispatch('moe.wgsl', 'moe_group', [u, a.step.buffer, null, a.ids, null, a.table], a.step, () => [1, 1]);
+  }
+
+  /** x += Σ weight · expert output over each token's pairs (plus a gated shared expert). */
+  moeCombine(a: MoeCombineArgs): Dispatch {
+    const u = this.uniform(this.moeFields(0, a.used, { width: a.width }));
+    const buffers = [u, a.step.buffer, null, null, a.weights, null, a.x, a.down, a.shared?.out ?? null, a.shared?.gate ?? null];
+    const entry = a.shared ? 'moe_combine_shared' : 'moe_combine';
+    return this.dispatch('moe.wgsl', entry, buffers, a.step, (n) => threads(n * a.width, 64));
+  }
+
   /**
    * Picks the next token from `logits` into out[0] and appends it to the penalty ring. `path`
    * must be samplerPath() of the parameters written to a.params.
@@ -300,6 +362,20 @@ export class OpKernels {
       ['u32', kvStride],
       ['u32', rope.nRot],
       ['u32', rope.neox ? 1 : 0],
+    ];
+  }
+
+  /** moe.wgsl's Params. */
+  private moeFields(experts: number, used: number, o: { norm?: number; width?: number; tile?: number; pairsAt?: number }): Field[] {
+    return [
+      ['u32', experts],
+      ['u32', used],
+      ['u32', o.norm ?? 0],
+      ['u32', o.width ?? 0],
+      ['u32', o.tile ?? 0],
+      ['u32', o.pairsAt ?? 0],
+      ['u32', 0],
+      ['u32', 0],
     ];
   }
 

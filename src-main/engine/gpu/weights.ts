@@ -13,7 +13,8 @@
  *   order. One buffer holds both planes: main plane from byte 0, scale plane from word
  *   `scaleWord`. Resident bytes = file bytes + at most 6 bytes of padding per part.
  * - A tensor whose bytes exceed the binding limit is split on row boundaries into parts, each its
- *   own buffer (bound separately; the kernels run once per part).
+ *   own buffer (bound separately; the kernels run once per part). A stacked expert tensor
+ *   [cols, rows, experts] is split on expert boundaries, so each expert's matrix lies in one part.
  */
 import type { GgmlType } from '../../core/ggml-types';
 import type { GgufFile, GgufTensorInfo } from '../../core/gguf/gguf-file';
@@ -75,6 +76,8 @@ export interface GpuWeight {
   readonly type: GgmlType;
   /** ne[1] · ne[2] · ... */
   readonly rows: number;
+  /** ne[2] of a stacked expert tensor [cols, rows, experts] (its rows are experts × ne[1]); 1 otherwise. */
+  readonly experts: number;
   /** ne[0] */
   readonly cols: number;
   /** Bytes of the tensor in the file. */
@@ -119,13 +122,20 @@ function partGeometry(type: GgmlType, rows: number, blocksPerRow: number): { byt
   return { bytes: main + Math.max(4, align4(blocks * repack.scaleBytes)), scaleWord: main / 4 };
 }
 
-/** How a tensor of `rows` × `cols` is split into parts of at most `limit` bytes. */
-export function planParts(name: string, type: GgmlType, rows: number, cols: number, limit: number): PartPlan[] {
+/**
+ * How a tensor of `rows` × `cols` is split into parts of at most `limit` bytes, each a whole
+ * number of `rowGroup` rows (an expert's rows, for a stacked expert tensor).
+ */
+export function planParts(name: string, type: GgmlType, rows: number, cols: number, limit: number, rowGroup = 1): PartPlan[] {
   const blocksPerRow = cols / type.blockSize;
   const rowBytes = blocksPerRow * type.typeSize;
   // Padding of a part is at most 3 + 3 bytes (or the 4-byte minimum of an empty plane).
-  const rowsPerPart = Math.min(rows, Math.floor((limit - 8) / rowBytes));
-  if (rowsPerPart < 1) throw new Error(`${name}: one row (${rowBytes} bytes) exceeds the GPU binding limit of ${limit} bytes`);
+  const fit = Math.floor((limit - 8) / rowBytes);
+  const rowsPerPart = Math.min(rows, fit - (fit % rowGroup));
+  if (rowsPerPart < 1) {
+    const what = rowGroup > 1 ? `one expert (${rowGroup * rowBytes} bytes)` : `one row (${rowBytes} bytes)`;
+    throw new Error(`${name}: ${what} exceeds the GPU binding limit of ${limit} bytes`);
+  }
   const parts: PartPlan[] = [];
   for (let rowStart = 0; rowStart < rows || parts.length === 0; rowStart += rowsPerPart) {
     const partRows = Math.min(rowsPerPart, rows - rowStart);
@@ -168,10 +178,12 @@ function repackHalves(src8: Uint8Array, count: number, words: number, at: number
   }
 }
 
-function tensorShape(info: GgufTensorInfo): { rows: number; cols: number } {
+/** rowGroup: the rows that must stay in one part (an expert's, in a stacked tensor). */
+function tensorShape(info: GgufTensorInfo): { rows: number; cols: number; experts: number; rowGroup: number } {
   const cols = info.ne[0] ?? 1;
   const rows = info.ne.slice(1).reduce((a, b) => a * b, 1);
-  return { rows, cols };
+  const stacked = info.ne.length === 3;
+  return { rows, cols, experts: stacked ? info.ne[2]! : 1, rowGroup: stacked ? info.ne[1]! : 1 };
 }
 
 /**
@@ -198,8 +210,8 @@ export async function uploadWeights(
   const staging = Math.max(4096, Math.min(options.stagingBytes ?? MAX_STAGING_BYTES, MAX_STAGING_BYTES));
   const total = infos.reduce((sum, t) => sum + t.bytes, 0);
   const plans = infos.map((info) => {
-    const { rows, cols } = tensorShape(info);
-    return planParts(info.name, info.type, rows, cols, limit);
+    const { rows, cols, rowGroup } = tensorShape(info);
+    return planParts(info.name, info.type, rows, cols, limit, rowGroup);
   });
 
   const uploader = new Uploader(device, staging, (bytes) => options.onProgress?.(bytes, total));
@@ -207,7 +219,7 @@ export async function uploadWeights(
   const created: GPUBuffer[] = [];
   try {
     for (const [i, info] of infos.entries()) {
-      const { rows, cols } = tensorShape(info);
+      const { rows, cols, experts } = tensorShape(info);
       const blocksPerRow = cols / info.type.blockSize;
       const rowBytes = blocksPerRow * info.type.typeSize;
       const parts: GpuWeightPart[] = [];
@@ -233,6 +245,7 @@ export async function uploadWeights(
         type: info.type,
         rows,
         cols,
+        experts,
         fileBytes: info.bytes,
         residentBytes: parts.reduce((sum, p) => sum + p.bytes, 0),
         parts,

@@ -6,7 +6,7 @@
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { GgufType } from '../../core/gguf/values';
 
-export const SUPPORTED_ARCHITECTURES = ['llama', 'qwen2', 'qwen3'] as const;
+export const SUPPORTED_ARCHITECTURES = ['llama', 'qwen2', 'qwen3', 'qwen2moe', 'qwen3moe'] as const;
 export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];
 
 export class UnsupportedModelError extends Error {
@@ -29,6 +29,36 @@ export interface RopeParams {
   /** Context the model was trained with, before scaling (YaRN's corrections use it). */
   nCtxOrig: number;
 }
+
+/**
+ * A mixture-of-experts FFN (llama.cpp's build_moe_ffn with softmax gating): the router
+ * (ffn_gate_inp) scores every expert, the nExpertUsed most probable run, and their outputs are
+ * summed weighted by their probabilities.
+ */
+export interface MoeParams {
+  /** Experts per layer ({arch}.expert_count). */
+  nExpert: number;
+  /** Experts each token runs ({arch}.expert_used_count). */
+  nExpertUsed: number;
+  /** Rows of each expert's gate and up matrices. */
+  nFfExp: number;
+  /**
+   * Width of the shared expert every token also runs, scaled by sigmoid(ffn_gate_inp_shexp · x)
+   * (qwen2moe); 0 when there is none.
+   */
+  nFfShexp: number;
+  /**
+   * The chosen experts' probabilities are divided by their sum (llama/Mixtral, qwen3moe; not
+   * qwen2moe). llama.cpp fixes this per architecture and reads no expert_weights_norm/scale key
+   * for these three, so neither does the engine.
+   */
+  normWeights: boolean;
+  /** Gate and up stacked in one ffn_gate_up_exps tensor (gate rows first) instead of two. */
+  mergedGateUp: boolean;
+}
+
+/** Most experts per layer the routing kernels hold (shaders/moe.wgsl's MAX_EXPERTS). */
+export const MAX_EXPERTS = 512;
 
 export interface HParams {
   arch: Architecture;
@@ -57,6 +87,8 @@ export interface HParams {
   tiedEmbeddings: boolean;
   /** A rope_freqs.weight tensor scales RoPE frequencies (Llama 3.1+). */
   ropeFreqs: boolean;
+  /** Mixture-of-experts FFN in every layer; null for a dense model. */
+  moe: MoeParams | null;
 }
 
 /** A per-layer value that must be the same in every layer (arrays of equal entries are accepted). */
@@ -112,13 +144,15 @@ export function readHParams(gguf: GgufFile): HParams {
     nCtxOrig: gguf.getNumber(`${arch}.rope.scaling.original_context_length`) ?? nCtxTrain,
   };
   if (rope.nRot > headDim || rope.nRot % 2 !== 0) fail(`RoPE over ${rope.nRot} of ${headDim} dimensions is not supported`);
+  const moe = readMoe(gguf, arch as Architecture, num, fail);
 
   return {
     arch: arch as Architecture,
     name: gguf.getString('general.name') ?? null,
     nLayer: num('block_count'),
     nEmbd,
-    nFf: num('feed_forward_length'),
+    // MoE models may omit it (llama.cpp's default is 0): their FFN widths are the experts'.
+    nFf: num('feed_forward_length', moe ? 0 : undefined),
     nHead,
     nHeadKv,
     headDim,
@@ -133,5 +167,42 @@ export function readHParams(gguf: GgufFile): HParams {
     qkNorm: gguf.tensor('blk.0.attn_q_norm.weight') !== undefined,
     tiedEmbeddings: gguf.tensor('output.weight') === undefined,
     ropeFreqs: gguf.tensor('rope_freqs.weight') !== undefined,
+    moe,
+  };
+}
+
+/**
+ * The MoE parameters as llama.cpp reads them: llama is MoE when it has expert_count (Mixtral),
+ * qwen2moe/qwen3moe always are; expert widths default to feed_forward_length / expert_used_count
+ * (qwen*moe) or feed_forward_length (llama, and qwen2moe's shared expert).
+ */
+function readMoe(
+  gguf: GgufFile,
+  arch: Architecture,
+  num: (key: string, fallback?: number) => number,
+  fail: (problem: string) => never,
+): MoeParams | null {
+  const nExpert = num('expert_count', 0);
+  const isMoeArch = arch === 'qwen2moe' || arch === 'qwen3moe';
+  if (!isMoeArch && (arch !== 'llama' || nExpert === 0)) {
+    if (gguf.tensor('blk.0.ffn_gate_inp.weight')) fail(`${arch}.expert_count is missing, but the layers have expert routers (ffn_gate_inp)`);
+    return null;
+  }
+  if (nExpert <= 0) fail(`${arch}.expert_count is missing or 0`);
+  if (nExpert > MAX_EXPERTS) fail(`${nExpert} experts per layer are not supported (at most ${MAX_EXPERTS})`);
+  const nExpertUsed = num('expert_used_count', 0);
+  if (nExpertUsed <= 0 || nExpertUsed > nExpert) fail(`${arch}.expert_used_count ${nExpertUsed} is not between 1 and expert_count ${nExpert}`);
+  const nFf = num('feed_forward_length', 0);
+  const nFfExp = isMoeArch ? num('expert_feed_forward_length', Math.floor(nFf / nExpertUsed)) : nFf;
+  if (nFfExp <= 0) fail(`${arch}: no expert width (expert_feed_forward_length or feed_forward_length)`);
+  const nFfShexp = arch === 'qwen2moe' ? num('expert_shared_feed_forward_length', nFf) : 0;
+  if (arch === 'qwen2moe' && nFfShexp <= 0) fail(`${arch}: no shared expert width (expert_shared_feed_forward_length or feed_forward_length)`);
+  return {
+    nExpert,
+    nExpertUsed,
+    nFfExp,
+    nFfShexp,
+    normWeights: arch !== 'qwen2moe',
+    mergedGateUp: gguf.tensor('blk.0.ffn_gate_up_exps.weight') !== undefined,
   };
 }

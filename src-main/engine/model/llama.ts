@@ -1,16 +1,18 @@
 /**
- * The llama-family forward pass on the GPU: llama (Llama 2/3.x, Mistral, TinyLlama, SmolLM),
- * qwen2 (Q/K/V biases) and qwen3 (per-head Q/K RMSNorm). One function per step of the
- * architecture, as llama2.c names them; each returns the Dispatches of that step, built once at
- * load (buffers, uniforms, bind groups), so a decode step only writes the Step uniform and encodes.
+ * The llama-family forward pass on the GPU: llama (Llama 2/3.x, Mistral, TinyLlama, SmolLM, and
+ * Mixtral's experts), qwen2 (Q/K/V biases), qwen3 (per-head Q/K RMSNorm), and their
+ * mixture-of-experts kin qwen2moe (biases, a gated shared expert) and qwen3moe (Q/K norms). One
+ * function per step of the architecture, as llama2.c names them; each returns the Dispatches of
+ * that step, built once at load (buffers, uniforms, bind groups), so a decode step only writes
+ * the Step uniform and encodes.
  *
  *   x = embed(tokens)
  *   for each layer:  x += attention(rmsnorm(x))     (GQA over the layer's KV cache, RoPE)
- *                    x += ffn(rmsnorm(x))           (SwiGLU)
+ *                    x += ffn(rmsnorm(x))           (SwiGLU; MoE: moe-ffn.ts)
  *
  * The residual adds ride on the output projections (matmul with accumulate), and RoPE on the KV
  * store and the attention kernel, so a layer is 12 dispatches (qwen2's biases add 3, qwen3's Q/K
- * norms 2).
+ * norms 2; an MoE FFN is 9 dispatches instead of 5, 14 with a shared expert).
  *   logits = output(rmsnorm(x of the last token))
  */
 import { dequantizeTensor } from '../../core/dequantize';
@@ -20,6 +22,7 @@ import { MatmulKernels, type TokenDispatch } from '../gpu/matmul';
 import { OpKernels, Step, type Dispatch } from '../gpu/ops';
 import { uploadWeights, type GpuWeight } from '../gpu/weights';
 import { UnsupportedModelError, type HParams } from './hparams';
+import { checkMoeShapes, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
 import { ropeTable } from './rope-table';
 
 export interface ModelOptions {
@@ -42,9 +45,7 @@ interface Layer {
   wk: GpuWeight;
   wv: GpuWeight;
   wo: GpuWeight;
-  wGate: GpuWeight;
-  wUp: GpuWeight;
-  wDown: GpuWeight;
+  ffn: { gate: GpuWeight; up: GpuWeight; down: GpuWeight } | { moe: MoeLayerWeights };
   /** qwen2 */
   bq?: GPUBuffer;
   bk?: GPUBuffer;
@@ -68,6 +69,7 @@ interface Activations {
   up: GPUBuffer;
   xLast: GPUBuffer; // the last token, normed, for the output head
   logits: GPUBuffer;
+  moe?: MoeScratch;
 }
 
 function vectorBytes(vectors: Map<string, GPUBuffer>): number {
@@ -86,7 +88,9 @@ export function modelTensorNames(hp: HParams): { matrices: string[]; vectors: st
   if (hp.ropeFreqs) vectors.push('rope_freqs.weight');
   for (let l = 0; l < hp.nLayer; l++) {
     const blk = (name: string) => `blk.${l}.${name}`;
-    for (const m of ['attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_gate', 'ffn_up', 'ffn_down']) matrices.push(blk(`${m}.weight`));
+    for (const m of ['attn_q', 'attn_k', 'attn_v', 'attn_output']) matrices.push(blk(`${m}.weight`));
+    if (hp.moe) matrices.push(...moeTensorNames(hp.moe, l));
+    else for (const m of ['ffn_gate', 'ffn_up', 'ffn_down']) matrices.push(blk(`${m}.weight`));
     vectors.push(blk('attn_norm.weight'), blk('ffn_norm.weight'));
     if (hp.qkvBias) vectors.push(blk('attn_q.bias'), blk('attn_k.bias'), blk('attn_v.bias'));
     if (hp.qkNorm) vectors.push(blk('attn_q_norm.weight'), blk('attn_k_norm.weight'));
@@ -112,7 +116,10 @@ export class LlamaModel {
   /** Token ids of a prefill submission (u32). */
   readonly ids: GPUBuffer;
   readonly memory: ModelMemory;
-  /** Weight bytes one decoded token reads: every matrix but the embedding table (one row of it), and the vectors. */
+  /**
+   * Weight bytes one decoded token reads: every matrix but the embedding table (one row of it) and
+   * the unchosen experts (used / experts of each stacked tensor), and the vectors.
+   */
   readonly weightBytesPerToken: number;
   /** KV cache bytes per position, over all layers, K and V. */
   readonly kvBytesPerPosition: number;
@@ -163,8 +170,12 @@ export class LlamaModel {
     const kvBytes = 2 * hp.nLayer * options.ctx * kvRowBytes;
     const ownedBytes = this.owned.reduce((sum, b) => sum + b.size, 0);
     const embd = weights.get('token_embd.weight')!;
+    let unchosen = 0;
+    for (const w of weights.values()) {
+      if (w.experts > 1) unchosen += w.residentBytes * (1 - Math.min(hp.moe?.nExpertUsed ?? 1, w.experts) / w.experts);
+    }
     this.weightBytesPerToken =
-      residentWeightBytes - (hp.tiedEmbeddings ? 0 : embd.residentBytes - Math.ceil(embd.residentBytes / embd.rows));
+      residentWeightBytes - unchosen - (hp.tiedEmbeddings ? 0 : embd.residentBytes - Math.ceil(embd.residentBytes / embd.rows));
     this.kvBytesPerPosition = 2 * hp.nLayer * kvRowBytes;
     this.memory = { fileTensorBytes, residentWeightBytes, kvBytes, scratchBytes: ownedBytes - kvBytes - vectorBytes(this.vectors) };
     this.build();
@@ -172,7 +183,7 @@ export class LlamaModel {
 
   /** Uploads the model's tensors and builds its forward pass. */
   static async load(ctx: GpuContext, gguf: GgufFile, hp: HParams, sampledIds: GPUBuffer, options: ModelOptions): Promise<LlamaModel> {
-    if (gguf.tensor('blk.0.ffn_gate_inp.weight')) throw new UnsupportedModelError(`${gguf.file}: mixture-of-experts models are not supported yet`);
+    if (hp.moe) checkMoeShapes(gguf, hp, hp.moe);
     const { matrices, vectors } = modelTensorNames(hp);
     for (const name of vectors) {
       if (!gguf.tensor(name)) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
@@ -302,12 +313,20 @@ export class LlamaModel {
 
   private ffn(l: Layer): Dispatch[] {
     const { hp, act, ops, step } = this;
+    const norm = this.rmsnorm(act.x, l.ffnNorm, act.xb);
+    if ('moe' in l.ffn) {
+      const build = {
+        hp, moe: hp.moe!, ops, matmul: this.matmul, step, maxBatch: this.options.maxBatch, track: (d: TokenDispatch) => this.track(d),
+        x: act.x, xb: act.xb, denseGate: act.gate, denseUp: act.up, scratch: act.moe!,
+      };
+      return [norm, ...moeFfn(build, l.ffn.moe)];
+    }
     return [
-      this.rmsnorm(act.x, l.ffnNorm, act.xb),
-      this.linear(l.wGate, act.xb, act.gate),
-      this.linear(l.wUp, act.xb, act.up),
+      norm,
+      this.linear(l.ffn.gate, act.xb, act.gate),
+      this.linear(l.ffn.up, act.xb, act.up),
       ops.swiglu(act.gate, act.up, hp.nFf, step),
-      this.residual(l.wDown, act.gate),
+      this.residual(l.ffn.down, act.gate),
     ];
   }
 
@@ -333,9 +352,9 @@ export class LlamaModel {
       wk: w('attn_k.weight'),
       wv: w('attn_v.weight'),
       wo: w('attn_output.weight'),
-      wGate: w('ffn_gate.weight'),
-      wUp: w('ffn_up.weight'),
-      wDown: w('ffn_down.weight'),
+      ffn: this.hp.moe
+        ? { moe: moeLayerWeights(this.hp.moe, l, (name) => this.weights.get(name)!) }
+        : { gate: w('ffn_gate.weight'), up: w('ffn_up.weight'), down: w('ffn_down.weight') },
       bq: optional('attn_q.bias'),
       bk: optional('attn_k.bias'),
       bv: optional('attn_v.bias'),
@@ -351,6 +370,8 @@ export class LlamaModel {
     const b = this.options.maxBatch * 4;
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
+    // An MoE model's dense FFN is its shared expert, if any.
+    const ffWidth = hp.moe ? hp.moe.nFfShexp : hp.nFf;
     return {
       x: this.buffer('x', b * hp.nEmbd),
       xb: this.buffer('xb', b * hp.nEmbd),
@@ -358,10 +379,11 @@ export class LlamaModel {
       k: this.buffer('k', b * kvDim),
       v: this.buffer('v', b * kvDim),
       att: this.buffer('att', b * qDim),
-      gate: this.buffer('gate', b * hp.nFf),
-      up: this.buffer('up', b * hp.nFf),
+      gate: this.buffer('gate', b * ffWidth),
+      up: this.buffer('up', b * ffWidth),
       xLast: this.buffer('x_last', hp.nEmbd * 4),
       logits: this.buffer('logits', hp.nVocab * 4),
+      moe: hp.moe ? moeScratch(hp, hp.moe, this.options.maxBatch, (label, bytes) => this.buffer(label, bytes)) : undefined,
     };
   }
 

@@ -53,7 +53,8 @@ export function listTensors(gguf: GgufFile, query: TensorQuery): TensorPage {
 const ROLE_ORDER = [
   'attn_norm', 'attn_norm_2', 'attn_q', 'attn_k', 'attn_v', 'attn_qkv', 'attn_q_norm', 'attn_k_norm', 'attn_output',
   'post_attention_norm', 'ffn_norm', 'ffn_gate_inp', 'ffn_gate', 'ffn_up', 'ffn_down', 'ffn_gate_exps', 'ffn_up_exps',
-  'ffn_down_exps', 'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp', 'post_ffw_norm', 'layer_output_norm',
+  'ffn_gate_up_exps', 'ffn_down_exps', 'ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp', 'post_ffw_norm',
+  'layer_output_norm',
 ];
 
 function roleKey(role: string): [number, number, string, string] {

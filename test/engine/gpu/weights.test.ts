@@ -192,6 +192,9 @@ describe('tensors larger than the binding limit', () => {
     expect(parts[0]!.bytes).toBe(3 * 208 + 8);
     expect(parts[0]!.scaleWord).toBe((3 * 208) / 4);
     expect(parts[3]!.bytes).toBe(208 + 4);
+    // A stacked expert tensor's parts hold whole experts (here of 2 rows): 5 rows fit, 4 are taken.
+    const experts = planParts('t', q6, 10, 256, 5 * 210 + 8, 2);
+    expect(experts.map((p) => [p.rowStart, p.rows])).toEqual([[0, 4], [4, 4], [8, 2]]);
   });
 });
 

@@ -1,0 +1,165 @@
+/**
+ * The mixture-of-experts FFN of a layer (llama.cpp's build_moe_ffn with softmax gating, plus
+ * qwen2moe's gated shared expert), on the GPU from the router to the residual add:
+ *
+ *   logits = router · xb                        [token][experts]     matmul
+ *   ids, weights = top-k(softmax(logits))       [token][used]        moe_route
+ *   table = the (token, expert) pairs by expert                      moe_group
+ *   gate, up = W_gate[e] · xb, W_up[e] · xb     [pair][nFfExp]       expert matmuls
+ *   gate = silu(gate) · up                                           swiglu
+ *   down = W_down[e] · gate                     [pair][nEmbd]        expert matmul
+ *   x += Σ weights · down  (+ sigmoid(gate_inp_shexp · xb) · shared_ffn(xb))   moe_combine
+ *
+ * The chosen experts never come back to the CPU: the expert matmuls take them from the routing
+ * table, tile by tile (the tokens of a prefill batch that chose the same expert share its
+ * decoded blocks), and decode only the chosen experts' blocks.
+ */
+import type { GgufFile } from '../../core/gguf/gguf-file';
+import { EXPERT_TILE, routingTable, type MatmulKernels, type TokenDispatch } from '../gpu/matmul';
+import type { Dispatch, OpKernels, Step } from '../gpu/ops';
+import type { GpuWeight } from '../gpu/weights';
+import { UnsupportedModelError, type HParams, type MoeParams } from './hparams';
+
+/** One layer's MoE weights; with a merged ffn_gate_up_exps, gate and up are that one tensor. */
+export interface MoeLayerWeights {
+  router: GpuWeight;
+  gate: GpuWeight;
+  up: GpuWeight;
+  down: GpuWeight;
+  shared?: { gateInp: GpuWeight; gate: GpuWeight; up: GpuWeight; down: GpuWeight };
+}
+
+/** Scratch buffers every layer's MoE FFN shares, sized for maxBatch tokens. */
+export interface MoeScratch {
+  logits: GPUBuffer;
+  ids: GPUBuffer;
+  weights: GPUBuffer;
+  table: GPUBuffer;
+  gate: GPUBuffer;
+  up: GPUBuffer;
+  down: GPUBuffer;
+  /** qwen2moe's shared expert: its output and its gate logit per token. */
+  sharedOut?: GPUBuffer;
+  sharedGate?: GPUBuffer;
+}
+
+/** What the FFN is built from: the model's kernels, and where each buffer of its layers is. */
+export interface MoeBuild {
+  hp: HParams;
+  moe: MoeParams;
+  ops: OpKernels;
+  matmul: MatmulKernels;
+  step: Step;
+  maxBatch: number;
+  /** Registers a dispatch whose token count follows the batch. */
+  track(d: TokenDispatch): TokenDispatch;
+  /** The residual stream and the normed FFN input, [token][nEmbd]. */
+  x: GPUBuffer;
+  xb: GPUBuffer;
+  /** The dense FFN's activations, [token][nFfShexp] at least (the shared expert uses them). */
+  denseGate: GPUBuffer;
+  denseUp: GPUBuffer;
+  scratch: MoeScratch;
+}
+
+const blk = (l: number, name: string) => `blk.${l}.${name}.weight`;
+
+/** The matrices of layer l's MoE FFN (the shared expert's 1-row gate included). */
+export function moeTensorNames(moe: MoeParams, l: number): string[] {
+  const names = [blk(l, 'ffn_gate_inp')];
+  names.push(...(moe.mergedGateUp ? [blk(l, 'ffn_gate_up_exps')] : [blk(l, 'ffn_gate_exps'), blk(l, 'ffn_up_exps')]), blk(l, 'ffn_down_exps'));
+  if (moe.nFfShexp > 0) names.push(...['ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp'].map((n) => blk(l, n)));
+  return names;
+}
+
+/** Checks every MoE tensor's shape against the metadata before anything is uploaded. */
+export function checkMoeShapes(gguf: GgufFile, hp: HParams, moe: MoeParams): void {
+  const { nEmbd } = hp;
+  const { nExpert, nFfExp, nFfShexp } = moe;
+  const expected: Record<string, number[]> = {
+    ffn_gate_inp: [nEmbd, nExpert],
+    ffn_gate_exps: [nEmbd, nFfExp, nExpert],
+    ffn_up_exps: [nEmbd, nFfExp, nExpert],
+    ffn_gate_up_exps: [nEmbd, 2 * nFfExp, nExpert],
+    ffn_down_exps: [nFfExp, nEmbd, nExpert],
+    ffn_gate_inp_shexp: [nEmbd],
+    ffn_gate_shexp: [nEmbd, nFfShexp],
+    ffn_up_shexp: [nEmbd, nFfShexp],
+    ffn_down_shexp: [nFfShexp, nEmbd],
+  };
+  for (let l = 0; l < hp.nLayer; l++) {
+    for (const name of moeTensorNames(moe, l)) {
+      const tensor = gguf.tensor(name);
+      if (!tensor) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
+      const want = expected[name.split('.')[2]!]!;
+      if (tensor.ne.join() !== want.join()) {
+        throw new UnsupportedModelError(`${gguf.file}: tensor ${name} has shape [${tensor.ne.join(', ')}], expected [${want.join(', ')}]`);
+      }
+    }
+  }
+}
+
+/** Layer l's MoE weights from the uploaded ones (`weight` looks a tensor up by name). */
+export function moeLayerWeights(moe: MoeParams, l: number, weight: (name: string) => GpuWeight): MoeLayerWeights {
+  const w = (name: string) => weight(blk(l, name));
+  const merged = moe.mergedGateUp ? w('ffn_gate_up_exps') : undefined;
+  return {
+    router: w('ffn_gate_inp'),
+    gate: merged ?? w('ffn_gate_exps'),
+    up: merged ?? w('ffn_up_exps'),
+    down: w('ffn_down_exps'),
+    shared:
+      moe.nFfShexp > 0
+        ? { gateInp: w('ffn_gate_inp_shexp'), gate: w('ffn_gate_shexp'), up: w('ffn_up_shexp'), down: w('ffn_down_shexp') }
+        : undefined,
+  };
+}
+
+/** The scratch buffers for maxBatch tokens, made by `buffer`. */
+export function moeScratch(hp: HParams, moe: MoeParams, maxBatch: number, buffer: (label: string, bytes: number) => GPUBuffer): MoeScratch {
+  const pairs = maxBatch * moe.nExpertUsed;
+  const shared = moe.nFfShexp > 0;
+  return {
+    logits: buffer('moe logits', maxBatch * moe.nExpert * 4),
+    ids: buffer('moe ids', pairs * 4),
+    weights: buffer('moe weights', pairs * 4),
+    table: buffer('moe routing table', routingTable(maxBatch, moe.nExpertUsed, moe.nExpert).words * 4),
+    gate: buffer('moe gate', pairs * moe.nFfExp * 4),
+    up: buffer('moe up', pairs * moe.nFfExp * 4),
+    down: buffer('moe down', pairs * hp.nEmbd * 4),
+    sharedOut: shared ? buffer('shared expert out', maxBatch * hp.nEmbd * 4) : undefined,
+    sharedGate: shared ? buffer('shared expert gate', maxBatch * 4) : undefined,
+  };
+}
+
+/** The dispatches of one layer's MoE FFN, from xb (the normed input) to x += its output. */
+export function moeFfn(b: MoeBuild, w: MoeLayerWeights): Dispatch[] {
+  const { moe, ops, matmul, step, scratch: s } = b;
+  const used = moe.nExpertUsed;
+  // Dispatches start at one token; setBatch() sets every tracked one's count.
+  const n = 1;
+  const halves = moe.mergedGateUp ? { gate: { first: 0, count: moe.nFfExp }, up: { first: moe.nFfExp, count: moe.nFfExp } } : {};
+  const out: Dispatch[] = [
+    b.track(matmul.matmul(w.router, b.xb, s.logits, n)),
+    ops.moeRoute({ logits: s.logits, ids: s.ids, weights: s.weights, step, experts: moe.nExpert, used, norm: moe.normWeights }),
+    ops.moeGroup({ ids: s.ids, table: s.table, step, experts: moe.nExpert, used, tile: EXPERT_TILE, pairsAt: routingTable(b.maxBatch, used, moe.nExpert).pairsAt }),
+    b.track(matmul.matmulExperts(w.gate, b.xb, s.gate, s.table, n, { used, xGroup: used, rows: halves.gate })),
+    b.track(matmul.matmulExperts(w.up, b.xb, s.up, s.table, n, { used, xGroup: used, rows: halves.up })),
+    ops.swiglu(s.gate, s.up, used * moe.nFfExp, step),
+    b.track(matmul.matmulExperts(w.down, s.gate, s.down, s.table, n, { used, xGroup: 1 })),
+  ];
+  const sh = w.shared;
+  if (!sh || !s.sharedOut || !s.sharedGate) {
+    out.push(ops.moeCombine({ x: b.x, down: s.down, weights: s.weights, step, width: b.hp.nEmbd, used }));
+    return out;
+  }
+  out.push(
+    b.track(matmul.matmul(sh.gateInp, b.xb, s.sharedGate, n)),
+    b.track(matmul.matmul(sh.gate, b.xb, b.denseGate, n)),
+    b.track(matmul.matmul(sh.up, b.xb, b.denseUp, n)),
+    ops.swiglu(b.denseGate, b.denseUp, moe.nFfShexp, step),
+    b.track(matmul.matmul(sh.down, b.denseGate, s.sharedOut, n)),
+    ops.moeCombine({ x: b.x, down: s.down, weights: s.weights, step, width: b.hp.nEmbd, used, shared: { out: s.sharedOut, gate: s.sharedGate } }),
+  );
+  return out;
+}
