@@ -1,5 +1,6 @@
 /** The Benchmarks screen's state: the models to pick from, the form, the running job and the stored runs. */
 import type { BenchRun, GufoBridge, ModelEntry } from '../../src-preload/api';
+import { messageOf } from './format';
 
 export class BenchState {
   models: ModelEntry[] = $state([]);
@@ -76,7 +77,7 @@ export class BenchState {
     try {
       await work();
     } catch (err) {
-      this.error = err instanceof Error ? err.message : String(err);
+      this.error = messageOf(err);
     }
   }
 }

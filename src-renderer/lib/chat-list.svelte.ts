@@ -1,6 +1,6 @@
 /** The chat list beside the conversation: every chat, newest first, or those matching a search, with message hits. */
 import type { ChatSummary, GufoBridge, SearchHit } from '../../src-preload/api';
-import { messageOf } from './chat.svelte';
+import { messageOf } from './format';
 
 /** Typing pauses this long before a search runs. */
 const SEARCH_DELAY_MS = 200;

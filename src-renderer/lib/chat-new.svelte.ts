@@ -1,6 +1,6 @@
 /** The new-chat dialog's state: the models to pick from, the title, the settings; and creating the chat. */
 import type { ChatView, GufoBridge, ModelEntry } from '../../src-preload/api';
-import { messageOf } from './chat.svelte';
+import { messageOf } from './format';
 import { SettingsDraft } from './chat-settings.svelte';
 
 export class NewChatForm {

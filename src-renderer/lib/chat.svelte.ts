@@ -6,6 +6,7 @@ import type { ChatSettingsPatch, ChatView, GufoBridge } from '../../src-preload/
 import { downloadExport } from './chat-download';
 import { activePath, buildTree } from './chat-tree';
 import { applyChatEvent, isStreaming, mergeFetchedView } from './chat-view';
+import { messageOf } from './format';
 
 export class ChatStore {
   view: ChatView | null = $state(null);
@@ -167,8 +168,4 @@ export class ChatStore {
     this.view.activeLeafId = this.#pendingLeafId;
     this.#pendingLeafId = null;
   }
-}
-
-export function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

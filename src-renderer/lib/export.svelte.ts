@@ -3,6 +3,7 @@
  * the chosen type and output path, the running export, and the exports made so far.
  */
 import type { ExportPlanView, ExportRecord, ExportTypeOption, GufoBridge, ModelEntry, QualityTextSource } from '../../src-preload/api';
+import { messageOf } from './format';
 
 /** The type most GGUF files on model hubs come in: a good first choice. */
 const USUAL_TYPE = 'Q4_K_M';
@@ -124,7 +125,7 @@ export class ExportState {
     try {
       await work();
     } catch (err) {
-      this.error = err instanceof Error ? err.message : String(err);
+      this.error = messageOf(err);
     }
   }
 }

@@ -1,6 +1,5 @@
 /** Data the inspector asks the back end for, with its error and whether a request is on its way. */
-
-export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+import { messageOf } from './format';
 
 /** One request's answer or error; a newer request wins over a slower older one. */
 export class Loadable<T> {
@@ -16,7 +15,7 @@ export class Loadable<T> {
       const value = await request();
       if (ticket === this.#latest) [this.value, this.error] = [value, null];
     } catch (err) {
-      if (ticket === this.#latest) this.error = errorText(err);
+      if (ticket === this.#latest) this.error = messageOf(err);
     } finally {
       if (ticket === this.#latest) this.loading = false;
     }

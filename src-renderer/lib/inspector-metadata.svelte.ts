@@ -1,6 +1,7 @@
 /** The inspector's metadata panel: search, pages, and long arrays opened a page at a time. */
 import type { GufoApi, MetadataEntry, MetadataPage } from '../../src-preload/api';
-import { errorText, Loadable } from './inspector-loadable.svelte';
+import { messageOf } from './format';
+import { Loadable } from './inspector-loadable.svelte';
 
 export const METADATA_PAGE = 50;
 /** Array items each "Show more" adds. */
@@ -55,7 +56,7 @@ export class MetadataStore {
       const page = await this.gufo.metadataArray(this.modelId, entry.key, from.length, ARRAY_STEP);
       Object.assign(open, { items: [...from, ...page.items], total: page.total, loading: false });
     } catch (err) {
-      Object.assign(open, { loading: false, error: errorText(err) });
+      Object.assign(open, { loading: false, error: messageOf(err) });
     }
   }
 

@@ -4,7 +4,7 @@
  */
 import type { GufoApi, JobState, ModelEntry, TensorErrorComparison } from '../../src-preload/api';
 import type { ErrorMetric } from '../components/inspector/tensor-error-chart';
-import { errorText } from './inspector-loadable.svelte';
+import { messageOf } from './format';
 import type { JobsStore } from './jobs.svelte';
 
 export class TensorErrorStore {
@@ -45,7 +45,7 @@ export class TensorErrorStore {
       this.sourceId ??= made?.sourceModelId ?? null;
       this.loaded = true;
     } catch (err) {
-      this.error = errorText(err);
+      this.error = messageOf(err);
     }
   }
 
@@ -58,7 +58,7 @@ export class TensorErrorStore {
     try {
       this.jobId = await this.gufo.startTensorError(this.modelId, this.sourceId);
     } catch (err) {
-      this.error = errorText(err);
+      this.error = messageOf(err);
     }
   }
 

@@ -1,7 +1,8 @@
 /** One tensor in the inspector: its histogram, one block at a time, and its re-quantization error (a job). */
 import type { BlockView, GufoApi, Histogram, JobState, RequantError } from '../../src-preload/api';
+import { messageOf } from './format';
+import { Loadable } from './inspector-loadable.svelte';
 import type { JobsStore } from './jobs.svelte';
-import { errorText, Loadable } from './inspector-loadable.svelte';
 
 export const HISTOGRAM_BINS = 64;
 
@@ -48,7 +49,7 @@ export class TensorDetailStore {
     try {
       this.requantJobId = await this.gufo.startRequantError(this.modelId, this.tensor);
     } catch (err) {
-      this.requantStartError = errorText(err);
+      this.requantStartError = messageOf(err);
     }
   }
 

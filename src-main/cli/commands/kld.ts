@@ -7,7 +7,7 @@ import { CliError, log, printJson, type Command } from '../command';
 import { formatInteger } from '../format';
 import { interruptSignal } from '../progress';
 import { STORE_HELP, storeResults } from '../results-store';
-import { describePlan, readTextOption, windowBar, windowOption, withEngine, WINDOWS_HELP } from './perplexity';
+import { describePlan, readTextOption, TEXT_WINDOW_OPTIONS, windowBar, windowOption, withEngine, WINDOWS_HELP } from './perplexity';
 
 const HELP = `Usage: gufo kld <base.gguf> <quantized.gguf> --text <file.txt> [--ctx N] [--json]
 
@@ -58,11 +58,7 @@ export const kldCommand: Command = {
   name: 'kld',
   summary: 'KL divergence, top-1 agreement and perplexity of a quantized model against its base',
   help: HELP,
-  options: {
-    text: { type: 'string' },
-    ctx: { type: 'string' },
-    json: { type: 'boolean' },
-  },
+  options: TEXT_WINDOW_OPTIONS,
   async run(args) {
     const [basePath, quantPath, ...extra] = args.positionals;
     if (!basePath || !quantPath) throw new CliError('expected a base and a quantized GGUF file (see gufo kld --help)');

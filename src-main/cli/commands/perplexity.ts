@@ -34,6 +34,13 @@ Options:
 Ctrl-C stops. GUFO_ADAPTER picks the GPU adapter by name.
 `;
 
+/** The options of the commands that run a model over windows of a text (perplexity, kld). */
+export const TEXT_WINDOW_OPTIONS: Command['options'] = {
+  text: { type: 'string' },
+  ctx: { type: 'string' },
+  json: { type: 'boolean' },
+};
+
 /** The --text file (labelled by its path); a missing, unreadable or empty one is an error naming it. */
 export function readTextOption(args: CommandArgs, command: string): QualityText {
   const path = args.values.text;
@@ -102,11 +109,7 @@ export const perplexityCommand: Command = {
   name: 'perplexity',
   summary: 'perplexity of a model over a text, as llama-perplexity computes it',
   help: HELP,
-  options: {
-    text: { type: 'string' },
-    ctx: { type: 'string' },
-    json: { type: 'boolean' },
-  },
+  options: TEXT_WINDOW_OPTIONS,
   async run(args) {
     const [path, ...extra] = args.positionals;
     if (!path) throw new CliError('expected a GGUF file (see gufo perplexity --help)');
