@@ -1,5 +1,5 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { STORIES_260K } from '../test/support/paths';
@@ -136,8 +136,11 @@ test('adds model folders by path or with the in-app browser, refuses missing one
   // Browser mode has no native dialog: Browse… opens Gufo's own.
   await section.getByRole('button', { name: 'Browse…' }).click();
   const dialog = page.getByRole('dialog', { name: 'Add a model folder' });
+  // It opens on the home folder; the user types another path once that is listed.
+  await expect(dialog.getByRole('list', { name: `Contents of ${homedir()}` })).toBeVisible();
   await dialog.getByRole('textbox', { name: 'Folder' }).fill(moreModels);
   await dialog.getByRole('button', { name: 'Go' }).click();
+  await expect(dialog.getByRole('list', { name: `Contents of ${moreModels}` })).toBeVisible();
   await expect(dialog.getByRole('textbox', { name: 'Folder' })).toHaveValue(moreModels);
   await dialog.getByRole('button', { name: 'Add this folder' }).click();
   await expect(dialog).toBeHidden();

@@ -18,6 +18,8 @@ export class FileBrowser {
   readonly files: DirEntry[] = $derived(this.listing?.entries.filter((e) => e.kind === 'file') ?? []);
 
   readonly #api: Pick<GufoApi, 'listDir'>;
+  /** Counts listDir requests, so a slower earlier answer cannot replace a later one. */
+  #requests = 0;
 
   constructor(api: Pick<GufoApi, 'listDir'>) {
     this.#api = api;
@@ -28,20 +30,26 @@ export class FileBrowser {
     return this.open(lastPath);
   }
 
-  /** Shows `path`; the home folder when undefined. */
+  /**
+   * Shows `path`; the home folder when undefined. Only the latest request's answer is shown, and
+   * a path typed while a listing loads is kept rather than overwritten by it.
+   */
   async open(path: string | undefined): Promise<void> {
+    const request = ++this.#requests;
+    const typedBefore = this.typedPath;
     this.loading = true;
     try {
       const listing = await this.#api.listDir(path);
+      if (request !== this.#requests) return;
       this.listing = listing;
-      this.typedPath = listing.path;
+      if (this.typedPath === typedBefore) this.typedPath = listing.path;
       this.selected = [];
       this.error = null;
       lastPath = listing.path;
     } catch (err) {
-      this.error = messageOf(err);
+      if (request === this.#requests) this.error = messageOf(err);
     } finally {
-      this.loading = false;
+      if (request === this.#requests) this.loading = false;
     }
   }
 
