@@ -3,14 +3,12 @@
  * the chosen type and output path, the running export, and the exports made so far.
  */
 import type { ExportPlanView, ExportRecord, ExportTypeOption, GufoBridge, ModelEntry, QualityTextSource } from '../../src-preload/api';
-import { messageOf } from './format';
+import { ModelJobScreen } from './model-job-screen.svelte';
 
 /** The type most GGUF files on model hubs come in: a good first choice. */
 const USUAL_TYPE = 'Q4_K_M';
 
-export class ExportState {
-  models: ModelEntry[] = $state([]);
-  modelId: number | null = $state(null);
+export class ExportState extends ModelJobScreen {
   plan: ExportPlanView | null = $state(null);
   allowRequantize = $state(false);
   fileType: string | null = $state(null);
@@ -18,22 +16,10 @@ export class ExportState {
   customPath: string | null = $state(null);
   /** The text of the quality report that follows the export, or none. */
   qualityText: QualityTextSource | 'none' = $state('builtin');
-  /** The export started from this screen. */
-  jobId: string | null = $state(null);
   exports: ExportRecord[] = $state([]);
-  loaded = $state(false);
-  error: string | null = $state(null);
-
-  readonly #gufo: GufoBridge;
-  readonly #stop: () => void;
 
   constructor(gufo: GufoBridge, modelId: number | null) {
-    this.#gufo = gufo;
-    this.modelId = modelId;
-    this.#stop = gufo.onEvent((event) => {
-      if (event.type === 'library-changed') void this.#attempt(() => this.#loadModels());
-      if (event.type === 'job' && event.job.kind === 'export' && event.job.status !== 'running') void this.#attempt(() => this.#afterExport());
-    });
+    super(gufo, modelId, 'export');
   }
 
   get model(): ModelEntry | undefined {
@@ -49,8 +35,8 @@ export class ExportState {
   }
 
   async load(): Promise<void> {
-    await this.#attempt(async () => {
-      await Promise.all([this.#loadModels(), this.#loadExports()]);
+    await this.attempt(async () => {
+      await Promise.all([this.loadModels(), this.#loadExports()]);
       await this.#loadPlan();
       this.loaded = true;
     });
@@ -63,13 +49,13 @@ export class ExportState {
     this.fileType = null;
     this.customPath = null;
     this.error = null;
-    await this.#attempt(() => this.#loadPlan());
+    await this.attempt(() => this.#loadPlan());
   }
 
   async setAllowRequantize(allow: boolean): Promise<void> {
     this.allowRequantize = allow;
     this.error = null;
-    await this.#attempt(() => this.#loadPlan());
+    await this.attempt(() => this.#loadPlan());
   }
 
   async start(): Promise<void> {
@@ -79,8 +65,8 @@ export class ExportState {
       this.error = 'Choose a model and a target type.';
       return;
     }
-    await this.#attempt(async () => {
-      this.jobId = await this.#gufo.startExport({
+    await this.attempt(async () => {
+      this.jobId = await this.gufo.startExport({
         modelId,
         fileType,
         outputPath: this.customPath ?? undefined,
@@ -91,22 +77,14 @@ export class ExportState {
     });
   }
 
-  dispose(): void {
-    this.#stop();
-  }
-
-  async #loadModels(): Promise<void> {
-    this.models = await this.#gufo.listModels();
-  }
-
   async #loadExports(): Promise<void> {
-    this.exports = await this.#gufo.listExports();
+    this.exports = await this.gufo.listExports();
   }
 
   async #loadPlan(): Promise<void> {
     const modelId = this.modelId;
     if (modelId === null) return;
-    const plan = await this.#gufo.exportPlan(modelId, { allowRequantize: this.allowRequantize });
+    const plan = await this.gufo.exportPlan(modelId, { allowRequantize: this.allowRequantize });
     if (modelId !== this.modelId) return; // another model was chosen meanwhile
     this.plan = plan;
     // Keep the chosen type while it stays available; else llama.cpp's usual choice, else the first one.
@@ -117,15 +95,7 @@ export class ExportState {
   }
 
   /** An export ended: list it, and take the next free default names. */
-  async #afterExport(): Promise<void> {
+  protected async afterJob(): Promise<void> {
     await Promise.all([this.#loadExports(), this.#loadPlan()]);
-  }
-
-  async #attempt(work: () => Promise<void>): Promise<void> {
-    try {
-      await work();
-    } catch (err) {
-      this.error = messageOf(err);
-    }
   }
 }

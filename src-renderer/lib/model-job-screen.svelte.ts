@@ -1,0 +1,49 @@
+/**
+ * What the Benchmarks and Export screens' states share: the library's models, kept current; the
+ * chosen model; the job started from the screen, and a refresh when a job of its kind ends (here
+ * or elsewhere); the error of the last failed action, shown rather than thrown.
+ */
+import type { GufoBridge, JobKind, ModelEntry } from '../../src-preload/api';
+import { messageOf } from './format';
+
+export abstract class ModelJobScreen {
+  models: ModelEntry[] = $state([]);
+  modelId: number | null = $state(null);
+  /** False until the screen's data first arrives. */
+  loaded = $state(false);
+  /** The job started from this screen (its progress comes from the jobs store). */
+  jobId: string | null = $state(null);
+  error: string | null = $state(null);
+
+  protected readonly gufo: GufoBridge;
+  readonly #stop: () => void;
+
+  constructor(gufo: GufoBridge, modelId: number | null, jobKind: JobKind) {
+    this.gufo = gufo;
+    this.modelId = modelId;
+    this.#stop = gufo.onEvent((event) => {
+      if (event.type === 'library-changed') void this.attempt(() => this.loadModels());
+      if (event.type === 'job' && event.job.kind === jobKind && event.job.status !== 'running') void this.attempt(() => this.afterJob());
+    });
+  }
+
+  dispose(): void {
+    this.#stop();
+  }
+
+  protected async loadModels(): Promise<void> {
+    this.models = await this.gufo.listModels();
+  }
+
+  /** A job of the screen's kind ended: reload what it may have changed. */
+  protected abstract afterJob(): Promise<void>;
+
+  /** Runs `work`, showing its error instead of throwing (a user's action clears the last one first). */
+  protected async attempt(work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (err) {
+      this.error = messageOf(err);
+    }
+  }
+}
