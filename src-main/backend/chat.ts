@@ -3,23 +3,24 @@
  * with answers streamed from the engine in the background (chat/answers.ts).
  */
 import { existsSync } from 'node:fs';
-import type {
-  ChatApi,
-  ChatSettings,
-  ChatSummary,
-  ChatView,
-  ContextUsage,
-  MessageRole,
-  MessageView,
-  NewChat,
-  SamplingPresetName,
-  SamplingSettings,
+import {
+  CONTEXT_TOKENS,
+  type ChatApi,
+  type ChatSettings,
+  type ChatSummary,
+  type ChatView,
+  type ContextUsage,
+  type MessageRole,
+  type MessageView,
+  type NewChat,
+  type SamplingPresetName,
+  type SamplingSettings,
 } from '../../src-preload/api';
 import { ChatStore, type ChatRecord } from '../node/store/chats';
 import { Answers } from './chat/answers';
 import { exportChat } from './chat/export';
 import { contextUsage, openModelText, planPrompt } from './chat/prompt';
-import { applySettings, DEFAULT_PRESET, isRecord, MAX_CONTEXT, MIN_CONTEXT, SAMPLING_PRESETS, samplingPreset } from './chat/settings';
+import { applySettings, DEFAULT_PRESET, isRecord, SAMPLING_PRESETS, samplingPreset } from './chat/settings';
 import { branchPath, newestLeaf } from './chat/tree';
 import { requireReadableModel, type BackendContext } from './context';
 
@@ -85,7 +86,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     return { chat: record.summary, settings: record.settings, messages, activeLeafId: record.activeLeafId, contextUsage: usageOf(record, messages) };
   };
 
-  const maxContextOf = (record: ChatRecord) => (record.summary.modelId === null ? undefined : ctx.models.get(record.summary.modelId)?.contextLength) ?? MAX_CONTEXT;
+  const maxContextOf = (record: ChatRecord) => (record.summary.modelId === null ? undefined : ctx.models.get(record.summary.modelId)?.contextLength) ?? CONTEXT_TOKENS.max;
 
   /** Throws when no answer can start in the chat now, before anything is stored. */
   const checkCanAnswer = (record: ChatRecord): void => {
@@ -150,11 +151,11 @@ export function createChatApi(ctx: BackendContext): ChatApi {
       if (unknown) throw new Error(`"${unknown}" is not something a new chat takes (${NEW_CHAT_FIELDS.join(', ')})`);
       if (!Number.isInteger(input.modelId)) throw new Error(`a new chat needs the id of a model in the library (got ${JSON.stringify(input.modelId)})`);
       const model = requireReadableModel(ctx, input.modelId);
-      const maxContext = model.contextLength ?? MAX_CONTEXT;
+      const maxContext = model.contextLength ?? CONTEXT_TOKENS.max;
       const base: ChatSettings = {
         systemPrompt: '',
         sampling: samplingPreset(input.preset ?? DEFAULT_PRESET),
-        contextSize: Math.max(MIN_CONTEXT, Math.min(ctx.settings.get().defaultContext, maxContext)),
+        contextSize: Math.max(CONTEXT_TOKENS.min, Math.min(ctx.settings.get().defaultContext, maxContext)),
       };
       const settings = applySettings(base, { systemPrompt: input.systemPrompt, sampling: input.sampling, contextSize: input.contextSize }, maxContext);
       const title = input.title === undefined ? DEFAULT_TITLE : checkTitle(input.title);

@@ -27,6 +27,9 @@ export interface AppInfo {
 
 export type Theme = 'system' | 'light' | 'dark';
 
+/** Context sizes (tokens) a setting or a chat may ask for; a model's own limit applies too. */
+export const CONTEXT_TOKENS = { min: 16, max: 1 << 20 } as const;
+
 export interface Settings {
   theme: Theme;
   /** Extra folders scanned for models (besides GUFO_MODELS_DIRS and the data dir's models/). */

@@ -1,8 +1,8 @@
 /**
  * The contract between the UI and the back end: the only door between them.
  *
- * Types only (plus the lists of method names the bindings forward), so the renderer can import it
- * without pulling in any code. Electron binds it over IPC (src-preload/index.ts), browser mode over
+ * Types only (plus the lists of method names the bindings forward, and the limits both sides
+ * check), so the renderer can import it without pulling in any code. Electron binds it over IPC (src-preload/index.ts), browser mode over
  * HTTP + SSE (src-main/node/server); both call the one implementation in src-main/backend. Every
  * method takes and returns plain JSON values, since both bindings serialize them.
  *
@@ -21,6 +21,7 @@ import { OLLAMA_METHODS, type OllamaApi } from './ollama';
 import { SERVER_METHODS, type ServerApi } from './server';
 
 export type * from './app';
+export { CONTEXT_TOKENS } from './app';
 export type * from './bench';
 export type * from './chat';
 export type * from './downloads';

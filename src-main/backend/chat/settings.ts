@@ -3,7 +3,7 @@
  * naming its field), and the mapping onto the engine's sampler.
  */
 import { randomInt } from 'node:crypto';
-import type { ChatSettings, ChatSettingsPatch, SamplingPresetName, SamplingSettings } from '../../../src-preload/api';
+import { CONTEXT_TOKENS, type ChatSettings, type ChatSettingsPatch, type SamplingPresetName, type SamplingSettings } from '../../../src-preload/api';
 import type { SamplingParams } from '../../engine/protocol';
 
 /** Filters stay set in the precise preset so raising its temperature alone gives sane sampling. */
@@ -14,11 +14,6 @@ export const SAMPLING_PRESETS: Readonly<Record<SamplingPresetName, Readonly<Samp
 };
 
 export const DEFAULT_PRESET: SamplingPresetName = 'balanced';
-
-/** The smallest context a chat may ask for (as the app's default context setting). */
-export const MIN_CONTEXT = 16;
-/** The largest, when the model does not say what it was trained for. */
-export const MAX_CONTEXT = 1 << 20;
 
 export function samplingPreset(name: unknown): SamplingSettings {
   if (typeof name !== 'string' || !Object.hasOwn(SAMPLING_PRESETS, name)) {
@@ -49,7 +44,7 @@ const SAMPLING_CHECKS: { [K in keyof SamplingSettings]-?: Check } = {
   minP: number(0, 1),
   repeatPenalty: number(0, 10, true),
   seed: (v) => (v === null || whole(0, 2 ** 32 - 1)(v) === null ? null : 'must be null (a new random seed for each answer) or a whole number from 0 to 4294967295'),
-  maxTokens: whole(1, MAX_CONTEXT, ' of tokens'),
+  maxTokens: whole(1, CONTEXT_TOKENS.max, ' of tokens'),
 };
 
 function fail(field: string, problem: string, value: unknown): never {
@@ -88,8 +83,8 @@ export function applySettings(base: ChatSettings, patch: unknown, maxContext: nu
     } else if (key === 'sampling') {
       next.sampling = applySampling(next.sampling, value);
     } else if (key === 'contextSize') {
-      const problem = whole(MIN_CONTEXT, maxContext, ' of tokens')(value);
-      if (problem) fail(key, maxContext < MAX_CONTEXT ? `${problem} (the model's trained context)` : problem, value);
+      const problem = whole(CONTEXT_TOKENS.min, maxContext, ' of tokens')(value);
+      if (problem) fail(key, maxContext < CONTEXT_TOKENS.max ? `${problem} (the model's trained context)` : problem, value);
       next.contextSize = value as number;
     } else {
       fail(key, 'is not a chat setting', value);

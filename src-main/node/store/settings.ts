@@ -1,6 +1,6 @@
 /** App settings: one row per key, values as JSON, defaults for what was never set. */
 import { isIP } from 'node:net';
-import type { OpenAiServerSettings, Settings, Theme } from '../../../src-preload/api';
+import { CONTEXT_TOKENS, type OpenAiServerSettings, type Settings, type Theme } from '../../../src-preload/api';
 import type { Db } from './database';
 import { parseJsonColumn } from './json-column';
 
@@ -24,7 +24,10 @@ const THEMES: readonly Theme[] = ['system', 'light', 'dark'];
 /** Checks one field of each setting; answers the problem, or null when the value is fine. */
 type Validators<T> = { [K in keyof T]: (value: unknown) => string | null };
 
-const contextTokens = (v: unknown) => (Number.isInteger(v) && (v as number) >= 16 && (v as number) <= 1 << 20 ? null : 'must be a whole number of tokens from 16 to 1048576');
+const contextTokens = (v: unknown) =>
+  Number.isInteger(v) && (v as number) >= CONTEXT_TOKENS.min && (v as number) <= CONTEXT_TOKENS.max
+    ? null
+    : `must be a whole number of tokens from ${CONTEXT_TOKENS.min} to ${CONTEXT_TOKENS.max}`;
 
 const VALIDATORS: Validators<Settings> = {
   theme: (v) => (THEMES.includes(v as Theme) ? null : `must be one of ${THEMES.join(', ')}`),
