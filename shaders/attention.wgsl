@@ -6,8 +6,13 @@
 //
 // `store_kv` writes the batch's K (rotated by RoPE) and V rows at positions pos0 .. pos0 + nTokens - 1.
 // `attention` runs one workgroup per (head, token): it rotates the query (position pos0 + t), which
-// sees keys 0 ..= pos0 + t. Keys are visited in tiles of WG with an online softmax (running max
-// and sum), so any context length works with a fixed amount of workgroup memory.
+// sees keys 0 ..= pos0 + t, or with a sliding window only the last `window` of them. Keys are
+// visited in tiles of WG with an online softmax (running max and sum), so any context length works
+// with a fixed amount of workgroup memory. Scores are dot(q, k) · scale, soft-capped as llama.cpp
+// does for gemma2 (c · tanh(s / c)) when softcap is set.
+//
+// The inputs (q for attention, k and v for store_kv) are rows of inStride elements per token, each
+// starting at its offset: separate q, k, v buffers, or one fused q|k|v row read three ways.
 
 #include "rope.wgsl"
 
@@ -18,13 +23,22 @@ struct Params {
   nKvHead: u32,
   headDim: u32,
   scale: f32,     // 1/sqrt(headDim)
-  qStride: u32,   // elements per token row of q and out (nHead * headDim)
-  kvStride: u32,  // elements per token row of the k and v inputs (nKvHead * headDim)
+  qStride: u32,   // elements per token row of out (nHead * headDim)
+  kvStride: u32,  // elements per cached row (nKvHead * headDim)
   nRot: u32,      // RoPE dimensions per head
   neox: u32,      // 1: NeoX pairs
+  inStride: u32,  // elements per token row of the inputs
+  qkOffset: u32,  // where q (attention) or k (store_kv) starts in an input row
+  vOffset: u32,   // store_kv: where v starts in an input row
+  window: u32,    // sliding window in positions; 0: none
+  softcap: f32,   // 0: off
+  invSoftcap: f32,  // 1 / softcap, as llama.cpp multiplies by it
+  _pad0: u32,
+  _pad1: u32,
 }
 
 #include "step.wgsl"
+#include "tanh.wgsl"
 
 const WG: u32 = 64u;
 const MAX_HEAD_DIM: u32 = 256u;
@@ -81,9 +95,9 @@ fn store_kv(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
   }
   let t = i / pairsPerRow;
   let j = i % pairsPerRow;
-  let src = t * p.kvStride + 2u * j;
+  let src = t * p.inStride + p.vOffset + 2u * j;
   let dst = (step.pos0 + t) * p.kvStride + 2u * j;  // element index in the cache
-  let headBase = t * p.kvStride + (2u * j / p.headDim) * p.headDim;
+  let headBase = t * p.inStride + p.qkOffset + (2u * j / p.headDim) * p.headDim;
   let d = (2u * j) % p.headDim;
   let k = vec2<f32>(rope_k(headBase, d, step.pos0 + t), rope_k(headBase, d + 1u, step.pos0 + t));
   let v = vec2<f32>(vIn[src], vIn[src + 1u]);
@@ -108,8 +122,13 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
   let h = wid.x;
   let t = wid.y;
   let kvh = h / (p.nHead / p.nKvHead);
-  let qBase = t * p.qStride + h * p.headDim;
+  let qBase = t * p.inStride + p.qkOffset + h * p.headDim;
+  let outBase = t * p.qStride + h * p.headDim;
   let last = step.pos0 + t;      // the query's position; causal: the last key it sees
+  var first = 0u;                // the first key it sees
+  if (p.window != 0u && last >= p.window) {
+    first = last + 1u - p.window;
+  }
   for (var d = lid; d < p.headDim; d += WG) {
     var x = q[qBase + d];
     if (d < p.nRot) {
@@ -124,7 +143,7 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
   var m = NEG;                   // running max of the scores
   var l = 0.0;                   // running sum of exp(score - m)
   var acc: array<f32, DIMS_PER_THREAD>;
-  for (var start = 0u; start <= last; start += WG) {
+  for (var start = first; start <= last; start += WG) {
     let j = start + lid;
     var s = NEG;
     if (j <= last) {
@@ -135,6 +154,9 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
         dot += qs[d] * k.x + qs[d + 1u] * k.y;
       }
       s = dot * p.scale;
+      if (p.softcap != 0.0) {
+        s = p.softcap * tanh_f32(s * p.invSoftcap);
+      }
     }
     let mNew = max(m, reduce_max(lid, s));
     var e = 0.0;
@@ -161,7 +183,7 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
   for (var c = 0u; c < DIMS_PER_THREAD; c++) {
     let d = lid + c * WG;
     if (d < p.headDim) {
-      out[qBase + d] = acc[c] / l;
+      out[outBase + d] = acc[c] / l;
     }
   }
 }

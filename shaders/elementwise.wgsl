@@ -1,17 +1,30 @@
 // Element-wise ops of the transformer block, in place on the first operand:
-//   swiglu:   gate = silu(gate) * up           (llama.cpp: silu(x) = x / (1 + exp(-x)))
-//   add:      x = x + y                        (residual connections)
-//   add_bias: x[t][i] = x[t][i] + b[i]         (qwen2's Q/K/V biases)
-// Sizes are per token; the token count comes from the step uniform.
+//   glu:         gate = act(gate) * up            (gated FFN; act below)
+//   glu_packed:  the same on rows holding gate | up (2·width per token; phi3's fused ffn_up),
+//                the result over the gate half
+//   add:         x = x + y                        (residual connections)
+//   add_bias:    x[t][i] = x[t][i] + b[i]         (qwen2's Q/K/V biases)
+//   scale:       x = x · a                        (gemma's embedding scale)
+//   softcap:     x = a · tanh(x · b), b = 1/a     (gemma2's final logit soft-cap, as llama.cpp)
+// Sizes are per token; the token count comes from the step uniform unless `rows` fixes it.
+//
+// act, as llama.cpp's CPU kernels compute it on f32:
+//   silu(x) = x / (1 + exp(-x))
+//   gelu(x) = 0 for x <= -10, x for x >= 10, else the tanh approximation looked up in a table of
+//             halves: x rounded to f16, 0.5·x·(1 + tanh(sqrt(2/π)·x·(1 + 0.044715·x²))) rounded
+//             to f16 (ggml's GGML_GELU_FP16 table).
+
+override GELU: bool = false;
 
 struct Params {
   width: u32,   // elements per token
-  _pad0: u32,
-  _pad1: u32,
-  _pad2: u32,
+  rows: u32,    // token rows; 0: the step's token count
+  a: f32,
+  b: f32,
 }
 
 #include "step.wgsl"
+#include "tanh.wgsl"
 
 const WG: u32 = 64u;
 
@@ -24,20 +37,55 @@ fn index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return gid.x + gid.y * nwg.x * WG;
 }
 
+fn count() -> u32 {
+  return select(step.nTokens, p.rows, p.rows != 0u) * p.width;
+}
+
+fn half_round(v: f32) -> f32 {
+  return unpack2x16float(pack2x16float(vec2<f32>(v, 0.0))).x;
+}
+
+fn gelu(v: f32) -> f32 {
+  if (v <= -10.0) {
+    return 0.0;
+  }
+  if (v >= 10.0) {
+    return v;
+  }
+  let h = half_round(v);
+  return half_round(0.5 * h * (1.0 + tanh_f32(0.79788456080286535587989211986876 * h * (1.0 + 0.044715 * h * h))));
+}
+
+fn act(v: f32) -> f32 {
+  if (GELU) {
+    return gelu(v);
+  }
+  return v / (1.0 + exp(-v));
+}
+
 @compute @workgroup_size(WG)
-fn swiglu(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn glu(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = index(gid, nwg);
-  if (i >= step.nTokens * p.width) {
+  if (i >= count()) {
     return;
   }
-  let g = x[i];
-  x[i] = g / (1.0 + exp(-g)) * y[i];
+  x[i] = act(x[i]) * y[i];
+}
+
+@compute @workgroup_size(WG)
+fn glu_packed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = index(gid, nwg);
+  if (i >= count()) {
+    return;
+  }
+  let g = (i / p.width) * 2u * p.width + i % p.width;
+  x[g] = act(x[g]) * x[g + p.width];
 }
 
 @compute @workgroup_size(WG)
 fn add(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = index(gid, nwg);
-  if (i >= step.nTokens * p.width) {
+  if (i >= count()) {
     return;
   }
   x[i] = x[i] + y[i];
@@ -46,8 +94,26 @@ fn add(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n
 @compute @workgroup_size(WG)
 fn add_bias(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = index(gid, nwg);
-  if (i >= step.nTokens * p.width) {
+  if (i >= count()) {
     return;
   }
   x[i] = x[i] + y[i % p.width];
+}
+
+@compute @workgroup_size(WG)
+fn scale(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = index(gid, nwg);
+  if (i >= count()) {
+    return;
+  }
+  x[i] = x[i] * p.a;
+}
+
+@compute @workgroup_size(WG)
+fn softcap(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = index(gid, nwg);
+  if (i >= count()) {
+    return;
+  }
+  x[i] = p.a * tanh_f32(x[i] * p.b);
 }

@@ -1,8 +1,11 @@
 // RMSNorm, as llama.cpp's rms_norm followed by the multiply with the norm weight:
 //   y = x / sqrt(mean(x²) + eps) * w
 // One workgroup per row; a token has rowsPerToken rows. `rms_norm` writes a separate output (or,
-// with lastOnly, normalizes only the batch's last token, for the output head); `rms_norm_inplace`
+// with lastOnly, normalizes only the batch's last token, for the output head; with ACCUMULATE,
+// adds to it: gemma's post-norms, whose output joins the residual stream); `rms_norm_inplace`
 // normalizes rows of x in place (qwen3's Q/K norm, one row per head).
+
+override ACCUMULATE: bool = false;
 
 struct Params {
   n: u32,           // row length
@@ -54,7 +57,12 @@ fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
   }
   let scale = inverseSqrt(reduce_sum(lid, ss) / f32(p.n) + p.eps);
   for (var i = lid; i < p.n; i += WG) {
-    y[yb + i] = (x[xb + i] * scale) * w[p.wOffset + i];
+    let v = (x[xb + i] * scale) * w[p.wOffset + i];
+    if (ACCUMULATE) {
+      y[yb + i] += v;
+    } else {
+      y[yb + i] = v;
+    }
   }
 }
 

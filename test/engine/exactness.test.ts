@@ -3,9 +3,11 @@
  *
  * - stories260K.gguf (a real trained Llama): the greedy continuation of "Once upon a time" for 64
  *   tokens is llama.cpp's, token for token.
- * - Random-weight models (llama, qwen2, qwen3 shapes, and the mixture-of-experts mixtral — llama
- *   with experts —, qwen2moe with its shared expert, and qwen3moe), their matrices (stacked
- *   expert tensors included, routers not, as llama-quantize) quantized by llama.cpp's
+ * - Random-weight models (llama, qwen2, qwen3 shapes, the mixture-of-experts mixtral — llama
+ *   with experts —, qwen2moe with its shared expert, and qwen3moe; gemma2 and gemma3 with sliding
+ *   windows of 8 positions and soft-caps, phi3 with fused Q/K/V and LongRoPE or separate Q/K/V
+ *   and partial RoPE), their matrices (stacked expert tensors included, routers not, as
+ *   llama-quantize) quantized by llama.cpp's
  *   ggml_quantize_chunk. The exact reference is llama.cpp on an F32 copy holding the weights as
  *   llama.cpp decodes them (on the quantized file itself llama.cpp rounds activations to 8 bits, so
  *   it is not exact; those figures are printed too). Teacher-forced over 64 positions: top-1
@@ -116,6 +118,25 @@ const SHAPES: Record<string, ModelShape> = {
     arch: 'qwen3moe', nLayer: 2, nEmbd: 256, nFf: 768, nFfExp: 256, nHead: 4, nHeadKv: 2, headDim: 128, nExpert: 16, nExpertUsed: 4,
     scale: 0.06, randomNorms: true, seed: 16, ropeFreqBase: 1e6,
   },
+  // Windows of 8 positions (layers 0 and 2), soft-caps small enough to bite on random weights.
+  gemma2: {
+    arch: 'gemma2', nLayer: 3, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, seed: 17,
+    slidingWindow: 8, attnSoftcap: 1.5, finalSoftcap: 4,
+  },
+  // Layers 0 and 1 windowed (RoPE base 10000, unscaled), layer 2 global (base 1e6, linear scaling 8).
+  gemma3: {
+    arch: 'gemma3', nLayer: 3, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, headDim: 128, scale: 0.06, randomNorms: true, seed: 18,
+    slidingWindow: 8, slidingWindowPattern: 3, ropeFreqBase: 1e6, ropeScaling: { type: 'linear', factor: 8 },
+  },
+  // Fused attn_qkv, LongRoPE past an original context of 128 (llama.cpp's 256 picks the long factors, as ours).
+  phi3: {
+    arch: 'phi3', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, seed: 19,
+    fusedQkv: true, longRope: { originalContext: 128, attnFactor: 1.19 }, contextLength: 4096,
+  },
+  // Separate Q/K/V, RoPE over 48 of 64 dimensions (as Phi-4-mini's partial rotary), tied output.
+  'phi3 split': {
+    arch: 'phi3', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, nRot: 48, scale: 0.06, randomNorms: true, seed: 22, tiedEmbeddings: true,
+  },
 };
 
 /** Weight types per architecture: every GPU type for llama; a spread for the others (SwiftShader is slow). */
@@ -127,6 +148,10 @@ const TYPES: Record<string, string[]> = {
   mixtral: ['F32', 'Q8_0', 'Q4_K', 'IQ4_NL'],
   qwen2moe: ['F16', 'Q5_0', 'Q6_K', 'MXFP4'],
   qwen3moe: ['F32', 'BF16', 'Q4_1', 'Q3_K', 'IQ4_XS'],
+  gemma2: ['F32', 'Q8_0', 'Q4_K', 'IQ4_NL'],
+  gemma3: ['F32', 'F16', 'Q4_0', 'Q6_K'],
+  phi3: ['F32', 'Q8_0', 'Q4_K', 'Q6_K'],
+  'phi3 split': ['F32', 'Q5_0'],
 };
 
 /** BOS, then 63 random ordinary tokens: the teacher-forced sequence. */
@@ -157,8 +182,9 @@ for (const arch of Object.keys(SHAPES)) {
       const prompt = ids.slice(0, 8);
       const greedyRef = await llamaGreedy(copies.exact, prompt, 32);
       const greedy = await engine.generate(prompt, { maxTokens: 32, stop: [] });
-      const parted = greedy.ids.findIndex((id, i) => id !== greedyRef.ids[i]);
-      line += ` | greedy ${parted === -1 ? 'equal for 32 tokens' : `parts at ${parted} (reference gap ${greedyRef.gaps[parted]!.toFixed(3)})`}`;
+      // llama.cpp's continuation ends early where it draws an end-of-generation token; ours goes on.
+      const parted = greedy.ids.slice(0, greedyRef.ids.length).findIndex((id, i) => id !== greedyRef.ids[i]);
+      line += ` | greedy ${parted === -1 ? `equal for ${greedyRef.ids.length} tokens` : `parts at ${parted} (reference gap ${greedyRef.gaps[parted]!.toFixed(3)})`}`;
       report(line);
       rmSync(typeDir, { recursive: true, force: true });
 

@@ -63,6 +63,18 @@ describe('rms_norm (tolerance 1e-5 relative)', () => {
     await run(ctx, [ops.rmsNorm({ x: xb, w: buffer(ctx, w), n, rowsPerToken: 2, step: makeStep(ctx, 0, 2), eps: 1e-6 })]);
     expect(maxRelError(await readF32(ctx, xb, n * 4), ref.rmsNorm(x, w, n, 1e-6))).toBeLessThan(1e-5);
   });
+
+  it('adds the normed rows to the output with accumulate (gemma\'s post-norms)', async () => {
+    const n = 256;
+    const x = randomF32(n * 3, gauss, 2);
+    const w = randomF32(n, gauss);
+    const r = randomF32(n * 3, gauss);
+    const y = buffer(ctx, r);
+    await run(ctx, [ops.rmsNorm({ x: buffer(ctx, x), w: buffer(ctx, w), y, n, step: makeStep(ctx, 0, 3), eps: 1e-6, accumulate: true })]);
+    const normed = ref.rmsNorm(x, w, n, 1e-6);
+    // Sums may cancel to near zero: errors are measured against the largest magnitude.
+    expect(scaledError(await readF32(ctx, y, n * 3), Float64Array.from(r, (v, i) => v + normed[i]!))).toBeLessThan(1e-6);
+  });
 });
 
 const plainRope = (nRot: number, neox: boolean): RopeParams => ({
@@ -169,6 +181,72 @@ describe('store_kv + attention (with RoPE)', () => {
   }
 });
 
+describe('sliding window, soft-capped scores and a fused q|k|v input (tolerance 2e-5 of the output scale)', () => {
+  // Past positions are stored from separate K and V buffers, the batch from fused q|k|v rows, which
+  // attention also reads its queries from.
+  const cases = [
+    { name: 'window 8 and soft-cap 1.5 over 20 past positions, 5-token batch', past: 20, nTokens: 5, window: 8, softcap: 1.5 },
+    { name: 'window 20 over a 70-token prefill (windows across key tiles), no soft-cap', past: 0, nTokens: 70, window: 20, softcap: 0 },
+    { name: 'soft-cap 2, no window, 100 past positions, 1 token', past: 100, nTokens: 1, window: 0, softcap: 2 },
+  ];
+  const nHead = 4;
+  const nKvHead = 2;
+  const headDim = 64;
+  const qDim = nHead * headDim;
+  const kvStride = nKvHead * headDim;
+  const rowWidth = qDim + 2 * kvStride;
+  for (const c of cases) {
+    it(c.name, async () => {
+      const total = c.past + c.nTokens;
+      // Queries of 3σ: scores of several units, so a soft-cap of 1.5 bends them hard.
+      const q = randomF32(c.nTokens * qDim, gauss, 3);
+      const kAll = randomF32(total * kvStride, gauss);
+      const vAll = randomF32(total * kvStride, gauss);
+      const fused = new Float32Array(c.nTokens * rowWidth);
+      for (let t = 0; t < c.nTokens; t++) {
+        fused.set(q.subarray(t * qDim, (t + 1) * qDim), t * rowWidth);
+        fused.set(kAll.subarray((c.past + t) * kvStride, (c.past + t + 1) * kvStride), t * rowWidth + qDim);
+        fused.set(vAll.subarray((c.past + t) * kvStride, (c.past + t + 1) * kvStride), t * rowWidth + qDim + kvStride);
+      }
+      const table = ropeTable(plainRope(headDim, true), total);
+      const rope = { table: buffer(ctx, table), nRot: headDim, neox: true };
+      const kCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
+      const vCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
+      const out = buffer(ctx, q.byteLength);
+      const qkv = buffer(ctx, fused);
+      const batch = makeStep(ctx, c.past, c.nTokens);
+      const common = { kCache, vCache, kvStride, headDim, rope };
+      const dispatches = [];
+      if (c.past > 0) {
+        const k = buffer(ctx, kAll.slice(0, c.past * kvStride));
+        const v = buffer(ctx, vAll.slice(0, c.past * kvStride));
+        dispatches.push(ops.storeKv({ ...common, k, v, step: makeStep(ctx, 0, c.past) }));
+      }
+      const scale = 1 / Math.sqrt(headDim);
+      dispatches.push(
+        ops.storeKv({ ...common, k: qkv, v: qkv, step: batch, rows: { stride: rowWidth, kOffset: qDim, vOffset: qDim + kvStride } }),
+        ops.attention({
+          ...common, q: qkv, out, step: batch, nHead, nKvHead, scale, qRows: { stride: rowWidth, offset: 0 }, window: c.window, softcap: c.softcap,
+        }),
+      );
+      await run(ctx, dispatches);
+      const ropeOf = (x: Float32Array, pos0: number, nTokens: number, nHeads: number) => ref.rope(x, table, { pos0, nTokens, nHeads, headDim, nRot: headDim, neox: true });
+      const kRot = ropeOf(kAll, 0, total, nKvHead).map(ref.roundF16);
+      const o = { pos0: c.past, nTokens: c.nTokens, nHead, nKvHead, headDim, scale, window: c.window, softcap: c.softcap };
+      const expected = ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)), kRot, Float64Array.from(vAll, ref.roundF16), o);
+      const got = await readF32(ctx, out, q.length);
+      expect(scaledError(got, expected)).toBeLessThan(2e-5);
+      // The window and the cap change the result: the reference without them is far off.
+      if (c.window && total > c.window) {
+        expect(scaledError(got, ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)), kRot, Float64Array.from(vAll, ref.roundF16), { ...o, window: 0 }))).toBeGreaterThan(1e-2);
+      }
+      if (c.softcap) {
+        expect(scaledError(got, ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)), kRot, Float64Array.from(vAll, ref.roundF16), { ...o, softcap: 0 }))).toBeGreaterThan(1e-2);
+      }
+    });
+  }
+});
+
 describe('elementwise (tolerance 1e-6 relative)', () => {
   it('swiglu, residual add and bias add', async () => {
     const n = 1000;
@@ -184,6 +262,60 @@ describe('elementwise (tolerance 1e-6 relative)', () => {
     expect(maxRelError(await readF32(ctx, gb, n), Float64Array.from(g, (v, i) => ref.silu(v) * u[i]!))).toBeLessThan(1e-6);
     expect(maxRelError(await readF32(ctx, xb, n), Float64Array.from(x, (v, i) => v + u[i]!))).toBeLessThan(1e-6);
     expect(maxRelError(await readF32(ctx, xb2, n), Float64Array.from(x, (v, i) => v + b[i % 100]!))).toBeLessThan(1e-6);
+  });
+
+  it('GeGLU through llama.cpp\'s half-precision GELU table: >= 99% bit-exact, the rest within one half step (2^-10)', async () => {
+    const width = 500;
+    const tokens = 8;
+    const g = randomF32(width * tokens, gauss, 5); // past ±10 too, where the table is bypassed
+    const u = randomF32(width * tokens, gauss);
+    // Separate gate and up buffers, and phi3's packed gate|up rows.
+    const packed = new Float32Array(2 * width * tokens);
+    for (let t = 0; t < tokens; t++) {
+      packed.set(g.subarray(t * width, (t + 1) * width), 2 * t * width);
+      packed.set(u.subarray(t * width, (t + 1) * width), (2 * t + 1) * width);
+    }
+    const gb = buffer(ctx, g);
+    const pb = buffer(ctx, packed);
+    const step = makeStep(ctx, 0, tokens);
+    await run(ctx, [ops.glu({ gate: gb, up: buffer(ctx, u), width, step, act: 'gelu' }), ops.glu({ gate: pb, width, step, act: 'gelu' })]);
+    const expected = Float32Array.from(g, (v, i) => ref.geluHalfTable(v) * u[i]!);
+    const separate = await readF32(ctx, gb, g.length);
+    const fromPacked = (await readF32(ctx, pb, packed.length)).filter((_, i) => Math.floor(i / width) % 2 === 0);
+    for (const got of [separate, fromPacked]) {
+      const exact = got.filter((v, i) => v === expected[i]).length;
+      expect(exact / got.length).toBeGreaterThanOrEqual(0.99);
+      expect(maxRelError(got, expected, 1e-6)).toBeLessThanOrEqual(2 ** -10);
+    }
+    // The plain (unrounded) GELU is measurably different: the table matters.
+    const plain = Float32Array.from(g, (v, i) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * v * (1 + 0.044715 * v * v))) * u[i]!);
+    expect(separate.filter((v, i) => v === plain[i]).length / g.length).toBeLessThan(0.5);
+  });
+
+  it('SwiGLU on packed gate|up rows (phi3\'s fused ffn_up)', async () => {
+    const width = 300;
+    const tokens = 3;
+    const packed = randomF32(2 * width * tokens, gauss, 4);
+    const pb = buffer(ctx, packed);
+    await run(ctx, [ops.glu({ gate: pb, width, step: makeStep(ctx, 0, tokens), act: 'silu' })]);
+    const got = await readF32(ctx, pb, packed.length);
+    const expected = Float64Array.from(packed, (v, i) => (Math.floor(i / width) % 2 === 0 ? ref.silu(v) * packed[i + width]! : v));
+    expect(maxRelError(got, expected)).toBeLessThan(1e-6);
+  });
+
+  it('scale, and the logit soft-cap over a fixed row count (tolerance 1e-6)', async () => {
+    const width = 700;
+    const x = randomF32(width * 4, gauss, 20);
+    const xs = buffer(ctx, x);
+    const xc = buffer(ctx, x);
+    const step = makeStep(ctx, 0, 4);
+    const cap = 30;
+    // Soft-cap of the last token's logits only (1 row), as the output head does; the rest stays.
+    await run(ctx, [ops.scale(xs, 16, width, step), ops.softcap(xc, cap, width, step, 1)]);
+    expect(maxRelError(await readF32(ctx, xs, x.length), Float64Array.from(x, (v) => v * 16))).toBeLessThan(1e-6);
+    const capped = await readF32(ctx, xc, x.length);
+    expect(maxRelError(capped.subarray(0, width), Float64Array.from(x.subarray(0, width), (v) => cap * Math.tanh(v / cap)))).toBeLessThan(1e-6);
+    expect(Array.from(capped.subarray(width))).toEqual(Array.from(x.subarray(width)));
   });
 });
 

@@ -51,32 +51,35 @@ export function roundF16(x: number): number {
 
 /**
  * Causal GQA attention of nTokens queries (at positions pos0..) over keys/values 0..pos0+t, caches
- * given as [pos][kvHead][headDim].
+ * given as [pos][kvHead][headDim]. With a window, a query at p sees only keys p − window + 1 ..= p
+ * (llama.cpp's is_masked_swa, standard type); with a soft-cap c, scores s become c·tanh(s/c).
  */
 export function attention(
   q: Float32Array,
   kCache: Float64Array,
   vCache: Float64Array,
-  o: { pos0: number; nTokens: number; nHead: number; nKvHead: number; headDim: number; scale: number },
+  o: { pos0: number; nTokens: number; nHead: number; nKvHead: number; headDim: number; scale: number; window?: number; softcap?: number },
 ): Float64Array {
   const { nHead, nKvHead, headDim } = o;
   const out = new Float64Array(o.nTokens * nHead * headDim);
   for (let t = 0; t < o.nTokens; t++) {
     const last = o.pos0 + t;
+    const first = o.window ? Math.max(0, last - o.window + 1) : 0;
     for (let h = 0; h < nHead; h++) {
       const kvh = Math.floor(h / (nHead / nKvHead));
-      const scores = new Float64Array(last + 1);
-      for (let j = 0; j <= last; j++) {
+      const scores = new Float64Array(last + 1 - first);
+      for (let j = first; j <= last; j++) {
         let dot = 0;
         for (let d = 0; d < headDim; d++) dot += q[(t * nHead + h) * headDim + d]! * kCache[(j * nKvHead + kvh) * headDim + d]!;
-        scores[j] = dot * o.scale;
+        const s = dot * o.scale;
+        scores[j - first] = o.softcap ? o.softcap * Math.tanh(s / o.softcap) : s;
       }
       const m = Math.max(...scores);
       let sum = 0;
-      for (let j = 0; j <= last; j++) sum += scores[j] = Math.exp(scores[j]! - m);
+      for (let j = 0; j < scores.length; j++) sum += scores[j] = Math.exp(scores[j]! - m);
       for (let d = 0; d < headDim; d++) {
         let acc = 0;
-        for (let j = 0; j <= last; j++) acc += scores[j]! * vCache[(j * nKvHead + kvh) * headDim + d]!;
+        for (let j = first; j <= last; j++) acc += scores[j - first]! * vCache[(j * nKvHead + kvh) * headDim + d]!;
         out[(t * nHead + h) * headDim + d] = acc / sum;
       }
     }
@@ -86,6 +89,20 @@ export function attention(
 
 export function silu(x: number): number {
   return x / (1 + Math.exp(-x));
+}
+
+/**
+ * GELU as llama.cpp's CPU computes it on f32 (GGML_GELU_FP16): 0 at or below −10, x at or above
+ * 10, else its table entry: ggml_gelu_f32, the tanh approximation in float arithmetic, of x
+ * rounded to half, rounded to half.
+ */
+export function geluHalfTable(x: number): number {
+  if (x <= -10) return 0;
+  if (x >= 10) return x;
+  const f = Math.fround;
+  const h = roundF16(x);
+  const inner = f(f(f(0.79788456080286535587989211986876) * h) * f(1 + f(f(f(0.044715) * h) * h)));
+  return roundF16(f(f(0.5 * h) * f(1 + f(Math.tanh(inner)))));
 }
 
 /** llama.cpp's penalties sampler over a window of recent ids. */

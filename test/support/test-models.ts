@@ -1,8 +1,9 @@
 /**
  * Random-weight GGUF models of any shape, for tests: llama-shaped (dense, GQA, MoE, tied
- * embeddings; qwen2/qwen3 and their MoE kin qwen2moe/qwen3moe) or falcon-shaped (fused attn_qkv),
- * with stories260K's tokenizer (vocab 512) so llama.cpp loads them. Weights are seeded gaussians
- * (same seed, same file); norms are ones.
+ * embeddings; qwen2/qwen3 and their MoE kin qwen2moe/qwen3moe; gemma2/gemma3 with their post-norms;
+ * phi3 with its fused gate/up and optionally fused attn_qkv and LongRoPE factors) or falcon-shaped
+ * (fused attn_qkv), with stories260K's tokenizer (vocab 512) so llama.cpp loads them. Weights are
+ * seeded gaussians (same seed, same file); norms are ones.
  *
  *   const path = join(tempDir(), 'm.gguf');
  *   await writeRandomModel(path, { nLayer: 8, nEmbd: 256, nFf: 768, nHead: 8, nHeadKv: 2 });
@@ -21,7 +22,7 @@ export interface ModelShape {
    * (attn_q_norm/attn_k_norm), both llama-shaped otherwise; 'qwen2moe' and 'qwen3moe' are
    * qwen2 and qwen3 with MoE layers (nExpert is required), qwen2moe with a shared expert.
    */
-  arch?: 'llama' | 'falcon' | 'qwen2' | 'qwen3' | 'qwen2moe' | 'qwen3moe';
+  arch?: 'llama' | 'falcon' | 'qwen2' | 'qwen3' | 'qwen2moe' | 'qwen3moe' | 'gemma2' | 'gemma3' | 'phi3';
   nLayer: number;
   nEmbd: number;
   nFf: number;
@@ -55,6 +56,23 @@ export interface ModelShape {
   randomNorms?: boolean;
   /** rope.freq_base, written when given. */
   ropeFreqBase?: number;
+  /** rope.dimension_count (default: the head size). */
+  nRot?: number;
+  /** rope.scaling.type and rope.scaling.factor, written when given. */
+  ropeScaling?: { type: string; factor: number };
+  /** gemma2/gemma3: attention.sliding_window and attention.sliding_window_pattern, written when given. */
+  slidingWindow?: number;
+  slidingWindowPattern?: number;
+  /** gemma2: attn_logit_softcapping and final_logit_softcapping, written when given. */
+  attnSoftcap?: number;
+  finalSoftcap?: number;
+  /** phi3: one attn_qkv tensor instead of attn_q, attn_k and attn_v. */
+  fusedQkv?: boolean;
+  /**
+   * phi3: LongRoPE, as convert_hf_to_gguf writes it: rope_factors_long/short tensors (random
+   * factors >= 1), rope.scaling.attn_factor and rope.scaling.original_context_length.
+   */
+  longRope?: { originalContext: number; attnFactor: number };
 }
 
 /** Vocabulary size of the tokenizer the models carry (stories260K's). */
@@ -85,7 +103,8 @@ export function modelKvs(shape: ModelShape): GgufKv[] {
   const headDim = shape.headDim ?? shape.nEmbd / shape.nHead;
   const kvs: GgufKv[] = [
     str('general.architecture', arch),
-    str('general.name', shape.name ?? `random ${arch}`),
+    // Not "phi3": llama.cpp gives models named so Phi-3's special tokens, which this vocabulary lacks.
+    str('general.name', shape.name ?? `random ${arch === 'phi3' ? 'phi' : arch}`),
     u32('general.file_type', shape.weightType === 'F16' ? 1 : 0),
     u32(`${arch}.context_length`, shape.contextLength ?? 256),
     u32(`${arch}.embedding_length`, shape.nEmbd),
@@ -93,7 +112,7 @@ export function modelKvs(shape: ModelShape): GgufKv[] {
     u32(`${arch}.block_count`, shape.nLayer),
     u32(`${arch}.attention.head_count`, shape.nHead),
     u32(`${arch}.attention.head_count_kv`, shape.nHeadKv ?? shape.nHead),
-    u32(`${arch}.rope.dimension_count`, headDim),
+    u32(`${arch}.rope.dimension_count`, shape.nRot ?? headDim),
   ];
   if (headDim !== shape.nEmbd / shape.nHead) {
     kvs.push(u32(`${arch}.attention.key_length`, headDim), u32(`${arch}.attention.value_length`, headDim));
@@ -101,6 +120,17 @@ export function modelKvs(shape: ModelShape): GgufKv[] {
   if (arch === 'falcon') kvs.push(f32(`${arch}.attention.layer_norm_epsilon`, 1e-5));
   else kvs.push(f32(`${arch}.attention.layer_norm_rms_epsilon`, 1e-5));
   if (shape.ropeFreqBase !== undefined) kvs.push(f32(`${arch}.rope.freq_base`, shape.ropeFreqBase));
+  if (shape.ropeScaling) kvs.push(str(`${arch}.rope.scaling.type`, shape.ropeScaling.type), f32(`${arch}.rope.scaling.factor`, shape.ropeScaling.factor));
+  if (shape.slidingWindow !== undefined) kvs.push(u32(`${arch}.attention.sliding_window`, shape.slidingWindow));
+  if (shape.slidingWindowPattern !== undefined) kvs.push(u32(`${arch}.attention.sliding_window_pattern`, shape.slidingWindowPattern));
+  if (shape.attnSoftcap !== undefined) kvs.push(f32(`${arch}.attn_logit_softcapping`, shape.attnSoftcap));
+  if (shape.finalSoftcap !== undefined) kvs.push(f32(`${arch}.final_logit_softcapping`, shape.finalSoftcap));
+  if (shape.longRope) {
+    kvs.push(
+      f32(`${arch}.rope.scaling.attn_factor`, shape.longRope.attnFactor),
+      u32(`${arch}.rope.scaling.original_context_length`, shape.longRope.originalContext),
+    );
+  }
   if (shape.nExpert) {
     kvs.push(u32(`${arch}.expert_count`, shape.nExpert), u32(`${arch}.expert_used_count`, shape.nExpertUsed ?? 2));
   }
@@ -121,12 +151,32 @@ export function modelTensors(shape: ModelShape): { name: string; ne: number[] }[
   const kv = (shape.nHeadKv ?? nHead) * headDim;
   const out: { name: string; ne: number[] }[] = [{ name: 'token_embd.weight', ne: [nEmbd, TEST_VOCAB] }];
   const falcon = shape.arch === 'falcon';
+  const gemma = shape.arch === 'gemma2' || shape.arch === 'gemma3';
+  const phi3 = shape.arch === 'phi3';
   out.push({ name: 'output_norm.weight', ne: [nEmbd] });
   if (falcon) out.push({ name: 'output_norm.bias', ne: [nEmbd] });
-  if (!shape.tiedEmbeddings) out.push({ name: 'output.weight', ne: [nEmbd, TEST_VOCAB] });
+  // gemma2 always reads its output from token_embd: llama.cpp refuses a file with an output.weight.
+  if (!shape.tiedEmbeddings && shape.arch !== 'gemma2') out.push({ name: 'output.weight', ne: [nEmbd, TEST_VOCAB] });
+  if (shape.longRope) {
+    const pairs = (shape.nRot ?? headDim) / 2;
+    out.push({ name: 'rope_factors_long.weight', ne: [pairs] }, { name: 'rope_factors_short.weight', ne: [pairs] });
+  }
   for (let i = 0; i < shape.nLayer; i++) {
     const blk = (name: string, ...ne: number[]) => out.push({ name: `blk.${i}.${name}`, ne });
     blk('attn_norm.weight', nEmbd);
+    if (phi3) {
+      if (shape.fusedQkv) blk('attn_qkv.weight', nEmbd, q + 2 * kv);
+      else {
+        blk('attn_q.weight', nEmbd, q);
+        blk('attn_k.weight', nEmbd, kv);
+        blk('attn_v.weight', nEmbd, kv);
+      }
+      blk('attn_output.weight', q, nEmbd);
+      blk('ffn_norm.weight', nEmbd);
+      blk('ffn_up.weight', nEmbd, 2 * nFf);
+      blk('ffn_down.weight', nFf, nEmbd);
+      continue;
+    }
     if (falcon) {
       blk('attn_norm.bias', nEmbd);
       blk('attn_qkv.weight', nEmbd, q + 2 * kv);
@@ -143,12 +193,14 @@ export function modelTensors(shape: ModelShape): { name: string; ne: number[] }[
       blk('attn_k.bias', kv);
       blk('attn_v.bias', kv);
     }
-    if (shape.arch === 'qwen3' || shape.arch === 'qwen3moe') {
+    if (shape.arch === 'qwen3' || shape.arch === 'qwen3moe' || shape.arch === 'gemma3') {
       blk('attn_q_norm.weight', headDim);
       blk('attn_k_norm.weight', headDim);
     }
     blk('attn_output.weight', q, nEmbd);
+    if (gemma) blk('post_attention_norm.weight', nEmbd);
     blk('ffn_norm.weight', nEmbd);
+    if (gemma) blk('post_ffw_norm.weight', nEmbd);
     if (shape.nExpert) {
       const ff = isQwenMoe(shape) ? (shape.nFfExp ?? nFf) : nFf;
       blk('ffn_gate_inp.weight', nEmbd, shape.nExpert);
@@ -191,9 +243,11 @@ export async function writeRandomModel(path: string, shape: ModelShape): Promise
     const weight = () => rng.gaussian() * scale;
     const bias = shape.randomBiases ? weight : () => 0;
     const norm = shape.randomNorms ? () => 1 + 0.1 * rng.gaussian() : () => 1;
+    // LongRoPE divides each pair's frequency by a factor >= 1 (up to tens in Phi-3's long factors).
+    const ropeFactor = () => 1 + 2 * Math.abs(rng.gaussian());
     // The shared expert's gate is a vector of weights, not a norm.
     const isWeight = t.ne.length >= 2 || t.name.endsWith('ffn_gate_inp_shexp.weight');
-    const fill = isWeight ? weight : t.name.endsWith('.bias') ? bias : norm;
+    const fill = isWeight ? weight : t.name.endsWith('.bias') ? bias : t.name.startsWith('rope_factors_') ? ropeFactor : norm;
     return values(n, t.type, fill);
   });
 }

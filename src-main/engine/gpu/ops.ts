@@ -149,6 +149,8 @@ export interface RmsNormArgs {
   /** Only the batch's last token, written at the start of y (the output head needs no more). */
   lastOnly?: boolean;
   wOffset?: number;
+  /** y += the normed rows instead of y = (gemma's post-norms, added to the residual stream). */
+  accumulate?: boolean;
 }
 
 /** RoPE as the attention kernels apply it (angles from ropeTable()). */
@@ -169,6 +171,11 @@ export interface StoreKvArgs {
   kvStride: number;
   headDim: number;
   rope: RopeSpec;
+  /**
+   * Where each token's K and V rows lie in k and v (default: packed rows of kvStride from 0), e.g.
+   * inside a fused q|k|v row.
+   */
+  rows?: { stride: number; kOffset: number; vOffset: number };
 }
 
 export interface AttentionArgs {
@@ -182,6 +189,21 @@ export interface AttentionArgs {
   headDim: number;
   scale: number;
   rope: RopeSpec;
+  /** Where each token's Q row lies in q (default: packed rows of nHead * headDim from 0). */
+  qRows?: { stride: number; offset: number };
+  /** Sliding window: a query sees only its last `window` positions (default 0: all). */
+  window?: number;
+  /** Scores s become softcap · tanh(s / softcap) before the softmax (default 0: off). */
+  softcap?: number;
+}
+
+export interface GluArgs {
+  /** [token][width], or with no `up` [token][gate | up] rows of 2·width; receives the result. */
+  gate: GPUBuffer;
+  up?: GPUBuffer;
+  width: number;
+  step: Step;
+  act: 'silu' | 'gelu';
 }
 
 export interface SampleArgs {
@@ -195,6 +217,8 @@ export interface SampleArgs {
   /** samplingParamsBytes(...). */
   params: GPUBuffer;
   step: Step;
+  /** ceil(vocab / 32) u32, bit i set = token i allowed: for the masked entry points only. */
+  mask?: GPUBuffer;
 }
 
 export interface MoeRouteArgs {
@@ -266,13 +290,16 @@ export class OpKernels {
     ];
     const rows = (n: number) => (a.lastOnly ? perToken : n * perToken);
     const grid = (n: number): Grid => [Math.min(rows(n), 65535), Math.ceil(rows(n) / 65535)];
-    if (a.y) return this.dispatch('norm.wgsl', 'rms_norm', [this.uniform(fields), a.w, a.x, a.y, a.step.buffer], a.step, grid);
+    const constants = { ACCUMULATE: a.accumulate ? 1 : 0 };
+    if (a.y) return this.dispatch('norm.wgsl', 'rms_norm', [this.uniform(fields), a.w, a.x, a.y, a.step.buffer], a.step, grid, constants);
+    if (a.accumulate) throw new Error('rmsNorm: accumulate needs a separate output');
     return this.dispatch('norm.wgsl', 'rms_norm_inplace', [this.uniform(fields), a.w, a.x, null, a.step.buffer], a.step, grid);
   }
 
   /** Writes the batch's K (rotated) and V rows into the cache at positions pos0... */
   storeKv(a: StoreKvArgs): Dispatch {
-    const fields = this.attentionFields(1, 1, a.headDim, 0, 0, a.kvStride, a.rope);
+    const rows = a.rows ?? { stride: a.kvStride, kOffset: 0, vOffset: 0 };
+    const fields = this.attentionFields(1, 1, a.headDim, 0, 0, a.kvStride, a.rope, { inStride: rows.stride, qkOffset: rows.kOffset, vOffset: rows.vOffset });
     const grid = (n: number) => threads((n * a.kvStride) / 2, 64);
     const buffers = [this.uniform(fields), a.step.buffer, a.k, a.v, a.kCache, a.vCache, a.rope.table];
     return this.dispatch('attention.wgsl', 'store_kv', buffers, a.step, grid, { KV_F16: this.kvF16 ? 1 : 0 });
@@ -281,14 +308,27 @@ export class OpKernels {
   attention(a: AttentionArgs): Dispatch {
     if (a.headDim > 256 || a.headDim % 2 !== 0) throw new Error(`attention: head size ${a.headDim} is not supported (even, at most 256)`);
     if (a.nHead % a.nKvHead !== 0) throw new Error(`attention: ${a.nHead} heads do not group over ${a.nKvHead} KV heads`);
-    const fields = this.attentionFields(a.nHead, a.nKvHead, a.headDim, a.scale, a.nHead * a.headDim, a.nKvHead * a.headDim, a.rope);
+    const qDim = a.nHead * a.headDim;
+    const rows = a.qRows ?? { stride: qDim, offset: 0 };
+    const fields = this.attentionFields(a.nHead, a.nKvHead, a.headDim, a.scale, qDim, a.nKvHead * a.headDim, a.rope, {
+      inStride: rows.stride,
+      qkOffset: rows.offset,
+      window: a.window,
+      softcap: a.softcap,
+    });
     const buffers = [this.uniform(fields), a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table];
     return this.dispatch('attention.wgsl', 'attention', buffers, a.step, (n) => [a.nHead, n], { KV_F16: this.kvF16 ? 1 : 0 });
   }
 
-  /** gate = silu(gate) * up, `width` elements per token. */
+  /** gate = act(gate) * up, `width` elements per token (shaders/elementwise.wgsl). */
+  glu(a: GluArgs): Dispatch {
+    const constants = { GELU: a.act === 'gelu' ? 1 : 0 };
+    return this.elementwise(a.up ? 'glu' : 'glu_packed', a.gate, a.up ?? null, a.width, a.step, {}, constants);
+  }
+
+  /** gate = silu(gate) * up (SwiGLU), `width` elements per token. */
   swiglu(gate: GPUBuffer, up: GPUBuffer, width: number, step: Step): Dispatch {
-    return this.elementwise('swiglu', gate, up, width, step);
+    return this.glu({ gate, up, width, step, act: 'silu' });
   }
 
   /** x += y, `width` elements per token. */
@@ -299,6 +339,19 @@ export class OpKernels {
   /** x[t] += b for each token's row of `width`. */
   addBias(x: GPUBuffer, b: GPUBuffer, width: number, step: Step): Dispatch {
     return this.elementwise('add_bias', x, b, width, step);
+  }
+
+  /** x *= factor, `width` elements per token. */
+  scale(x: GPUBuffer, factor: number, width: number, step: Step): Dispatch {
+    return this.elementwise('scale', x, null, width, step, { a: factor });
+  }
+
+  /**
+   * x = cap · tanh(x · (1/cap)), as llama.cpp's final logit soft-cap; over `rows` rows of `width`
+   * (default: the batch's tokens).
+   */
+  softcap(x: GPUBuffer, cap: number, width: number, step: Step, rows?: number): Dispatch {
+    return this.elementwise('softcap', x, null, width, step, { rows, a: cap, b: Math.fround(1 / cap) });
   }
 
   /** Softmax over each token's router logits, its top `used` experts and their weights (shaders/moe.wgsl). */
@@ -323,12 +376,14 @@ export class OpKernels {
 
   /**
    * Picks the next token from `logits` into out[0] and appends it to the penalty ring. `path`
-   * must be samplerPath() of the parameters written to a.params.
+   * must be samplerPath() of the parameters written to a.params. `masked`: only among the tokens
+   * a.mask allows.
    */
-  sample(a: SampleArgs, path: SamplerPath): Dispatch {
+  sample(a: SampleArgs, path: SamplerPath, masked = false): Dispatch {
+    if (masked && !a.mask) throw new Error('sample: a masked draw needs the mask buffer');
     // Greedy draws nothing at random: its entry point has no step binding.
-    const buffers = [a.params, path === 'greedy' ? null : a.step.buffer, a.logits, a.work, a.state, a.out];
-    return this.dispatch('sample.wgsl', `sample_${path}`, buffers, a.step, () => [1, 1]);
+    const buffers = [a.params, path === 'greedy' ? null : a.step.buffer, a.logits, a.work, a.state, a.out, masked ? a.mask! : null];
+    return this.dispatch('sample.wgsl', `sample_${path}${masked ? '_masked' : ''}`, buffers, a.step, () => [1, 1]);
   }
 
   /** Writes the params' nLogprobs best (id, log-probability) pairs of the raw logits into out[1..]. */
@@ -350,9 +405,11 @@ export class OpKernels {
     qStride: number,
     kvStride: number,
     rope: RopeSpec,
+    o: { inStride: number; qkOffset: number; vOffset?: number; window?: number; softcap?: number },
   ): Field[] {
     if (headDim % 2 !== 0) throw new Error(`head size ${headDim}: must be even`);
     if (rope.nRot % 2 !== 0 || rope.nRot > headDim) throw new Error(`RoPE over ${rope.nRot} of ${headDim} dimensions`);
+    const softcap = o.softcap ?? 0;
     return [
       ['u32', nHead],
       ['u32', nKvHead],
@@ -362,6 +419,14 @@ export class OpKernels {
       ['u32', kvStride],
       ['u32', rope.nRot],
       ['u32', rope.neox ? 1 : 0],
+      ['u32', o.inStride],
+      ['u32', o.qkOffset],
+      ['u32', o.vOffset ?? 0],
+      ['u32', o.window ?? 0],
+      ['f32', softcap],
+      ['f32', softcap ? Math.fround(1 / softcap) : 0],
+      ['u32', 0],
+      ['u32', 0],
     ];
   }
 
@@ -379,9 +444,24 @@ export class OpKernels {
     ];
   }
 
-  private elementwise(entry: string, x: GPUBuffer, y: GPUBuffer, width: number, step: Step): Dispatch {
-    const u = this.uniform([['u32', width]]);
-    return this.dispatch('elementwise.wgsl', entry, [u, x, y, step.buffer], step, (n) => threads(n * width, 64));
+  /** elementwise.wgsl's Params: `rows` fixes the row count (default: the batch's tokens); a, b: the op's constants. */
+  private elementwise(
+    entry: string,
+    x: GPUBuffer,
+    y: GPUBuffer | null,
+    width: number,
+    step: Step,
+    o: { rows?: number; a?: number; b?: number } = {},
+    constants?: Record<string, number>,
+  ): Dispatch {
+    const u = this.uniform([
+      ['u32', width],
+      ['u32', o.rows ?? 0],
+      ['f32', o.a ?? 0],
+      ['f32', o.b ?? 0],
+    ]);
+    const grid = (n: number) => threads((o.rows ?? n) * width, 64);
+    return this.dispatch('elementwise.wgsl', entry, [u, x, y, step.buffer], step, grid, constants);
   }
 
   private uniform(fields: Field[]): GPUBuffer {

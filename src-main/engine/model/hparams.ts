@@ -6,7 +6,7 @@
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { GgufType } from '../../core/gguf/values';
 
-export const SUPPORTED_ARCHITECTURES = ['llama', 'qwen2', 'qwen3', 'qwen2moe', 'qwen3moe'] as const;
+export const SUPPORTED_ARCHITECTURES = ['llama', 'qwen2', 'qwen3', 'qwen2moe', 'qwen3moe', 'gemma2', 'gemma3', 'phi3'] as const;
 export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];
 
 export class UnsupportedModelError extends Error {
@@ -19,7 +19,7 @@ export interface RopeParams {
   /** NeoX style rotates (i, i + nRot/2) rather than (2i, 2i+1). */
   neox: boolean;
   freqBase: number;
-  /** 1 / rope.scaling.factor for linear and YaRN scaling, else 1. */
+  /** 1 / rope.scaling.factor unless the scaling type is none, else 1. */
   freqScale: number;
   /** YaRN: 1 when the file asks for it, else 0. */
   extFactor: number;
@@ -57,6 +57,27 @@ export interface MoeParams {
   mergedGateUp: boolean;
 }
 
+/**
+ * Sliding-window attention (llama.cpp's LLAMA_SWA_TYPE_STANDARD): in the windowed layers a query
+ * at position p sees only the keys at p − window + 1 ..= p.
+ */
+export interface SlidingWindow {
+  window: number;
+  /** Per layer, whether it is windowed (llama.cpp's set_swa_pattern). */
+  layers: boolean[];
+  /** RoPE of the windowed layers (gemma3: its own base, unscaled). */
+  rope: RopeParams;
+}
+
+/**
+ * Tensors whose values divide RoPE's angles pair by pair: rope_freqs (Llama 3.1+) for any context,
+ * or phi3's LongRoPE factors, `long` when the context exceeds the original one (ropeFactorsTensor).
+ */
+export interface RopeFactors {
+  short: string;
+  long: string;
+}
+
 /** Most experts per layer the routing kernels hold (shaders/moe.wgsl's MAX_EXPERTS). */
 export const MAX_EXPERTS = 512;
 
@@ -77,16 +98,31 @@ export interface HParams {
   nCtxTrain: number;
   eps: number;
   rope: RopeParams;
-  /** Attention logits scale, 1/sqrt(headDim). */
+  /** Attention logits scale: 1/sqrt(headDim), or gemma's f_attention_scale. */
   attnScale: number;
-  /** Q, K and V projections carry biases (qwen2). */
+  /** Q, K and V projections carry biases (qwen2; attn_qkv.bias when fused). */
   qkvBias: boolean;
-  /** Per-head RMSNorm of Q and K before RoPE (qwen3). */
+  /** One attn_qkv tensor, its rows Q then K then V, instead of attn_q, attn_k, attn_v (phi3). */
+  qkvFused: boolean;
+  /** Per-head RMSNorm of Q and K before RoPE (qwen3, gemma3). */
   qkNorm: boolean;
-  /** No output.weight: the output projection reuses token_embd. */
+  /** No output.weight: the output projection reuses token_embd (always for gemma2, as llama.cpp). */
   tiedEmbeddings: boolean;
-  /** A rope_freqs.weight tensor scales RoPE frequencies (Llama 3.1+). */
-  ropeFreqs: boolean;
+  ropeFactors: RopeFactors | null;
+  /** gemma: the embeddings are multiplied by sqrt(nEmbd) after the lookup; 1 otherwise. */
+  embdScale: number;
+  /** gemma2/3: each block's output is RMS-normed (post_attention_norm, post_ffw_norm) before the residual add. */
+  postNorms: boolean;
+  /** Gated FFN: silu(gate)·up (SwiGLU), or gelu(gate)·up (gemma's GeGLU, tanh approximation). */
+  ffnAct: 'silu' | 'gelu';
+  /** phi3: no ffn_gate; ffn_up has 2·nFf rows, the gate's half first. */
+  ffnGateUpFused: boolean;
+  /** Attention scores s become c·tanh(s/c) before the softmax (gemma2, c = 50 by default); 0: off. */
+  attnSoftcap: number;
+  /** The same on the output logits (gemma2: 30 by default; gemma3 only when the file says); 0: off. */
+  finalSoftcap: number;
+  /** null: every layer attends to the whole context. */
+  swa: SlidingWindow | null;
   /** Mixture-of-experts FFN in every layer; null for a dense model. */
   moe: MoeParams | null;
 }
@@ -104,18 +140,24 @@ function uniformPerLayer(gguf: GgufFile, key: string): number | undefined {
   return values[0];
 }
 
+type Num = (key: string, fallback?: number) => number;
+type Fail = (problem: string) => never;
+
 export function readHParams(gguf: GgufFile): HParams {
-  const fail = (problem: string): never => {
+  const fail: Fail = (problem) => {
     throw new UnsupportedModelError(`${gguf.file}: ${problem}`);
   };
   const arch = gguf.getString('general.architecture') ?? fail('no general.architecture in the metadata');
   if (!(SUPPORTED_ARCHITECTURES as readonly string[]).includes(arch)) {
     fail(`architecture "${arch}" is not supported; supported: ${SUPPORTED_ARCHITECTURES.join(', ')}`);
   }
-  const num = (key: string, fallback?: number): number => {
+  const a = arch as Architecture;
+  const num: Num = (key, fallback) => {
     const v = uniformPerLayer(gguf, `${arch}.${key}`) ?? fallback;
     return v ?? fail(`${arch}.${key} is missing`);
   };
+  const has = (name: string) => gguf.tensor(name) !== undefined;
+  const nLayer = num('block_count');
   const nEmbd = num('embedding_length');
   const nHead = num('attention.head_count');
   const nHeadKv = num('attention.head_count_kv', nHead);
@@ -123,33 +165,25 @@ export function readHParams(gguf: GgufFile): HParams {
   const headDimV = num('attention.value_length', headDim);
   if (!Number.isInteger(headDim) || headDim !== headDimV) fail(`head sizes ${headDim} (keys) and ${headDimV} (values) are not supported`);
   if (nHeadKv <= 0 || nHead % nHeadKv !== 0) fail(`${nHead} heads cannot share ${nHeadKv} KV heads`);
+  if (gguf.get(`${arch}.attention.causal`) === false) fail('non-causal attention (an embedding model) is not supported');
+  for (const name of ['dense_2.weight', 'dense_3.weight']) {
+    if (has(name)) fail(`${name} is a sentence-embedding projection (EmbeddingGemma); embedding models are not supported`);
+  }
 
   const embd = gguf.tensor('token_embd.weight') ?? fail('no token_embd.weight tensor');
   const nVocab = embd.ne[1] ?? fail('token_embd.weight is not a matrix');
-
-  const scalingType = gguf.getString(`${arch}.rope.scaling.type`) ?? 'none';
-  const scalingFactor = gguf.getNumber(`${arch}.rope.scaling.factor`) ?? 0;
-  const freqScale = (scalingType === 'linear' || scalingType === 'yarn') && scalingFactor > 0 ? 1 / scalingFactor : 1;
-  if (!['none', 'linear', 'yarn'].includes(scalingType)) fail(`RoPE scaling "${scalingType}" is not supported`);
   const nCtxTrain = num('context_length', 4096);
-  const rope: RopeParams = {
-    nRot: num('rope.dimension_count', headDim),
-    neox: arch !== 'llama',
-    freqBase: num('rope.freq_base', 10000),
-    freqScale,
-    extFactor: scalingType === 'yarn' ? 1 : 0,
-    attnFactor: gguf.getNumber(`${arch}.rope.scaling.attn_factor`) ?? 1,
-    betaFast: gguf.getNumber(`${arch}.rope.scaling.yarn_beta_fast`) ?? 32,
-    betaSlow: gguf.getNumber(`${arch}.rope.scaling.yarn_beta_slow`) ?? 1,
-    nCtxOrig: gguf.getNumber(`${arch}.rope.scaling.original_context_length`) ?? nCtxTrain,
-  };
-  if (rope.nRot > headDim || rope.nRot % 2 !== 0) fail(`RoPE over ${rope.nRot} of ${headDim} dimensions is not supported`);
-  const moe = readMoe(gguf, arch as Architecture, num, fail);
+  const rope = readRope(gguf, a, num, fail, headDim, nCtxTrain);
+  const moe = readMoe(gguf, a, num, fail);
+  const gemma = a === 'gemma2' || a === 'gemma3';
+  const qkvFused = has('blk.0.attn_qkv.weight');
+  const qkNorm = has('blk.0.attn_q_norm.weight');
+  if (qkvFused && qkNorm) fail('a fused attn_qkv with Q/K norms is not supported');
 
   return {
-    arch: arch as Architecture,
+    arch: a,
     name: gguf.getString('general.name') ?? null,
-    nLayer: num('block_count'),
+    nLayer,
     nEmbd,
     // MoE models may omit it (llama.cpp's default is 0): their FFN widths are the experts'.
     nFf: num('feed_forward_length', moe ? 0 : undefined),
@@ -161,14 +195,106 @@ export function readHParams(gguf: GgufFile): HParams {
     nCtxTrain,
     eps: num('attention.layer_norm_rms_epsilon', 1e-5),
     rope,
-    // As llama.cpp computes it in float: 1.0f / sqrtf(n_embd_head).
-    attnScale: Math.fround(1 / Math.fround(Math.sqrt(headDim))),
-    qkvBias: gguf.tensor('blk.0.attn_q.bias') !== undefined,
-    qkNorm: gguf.tensor('blk.0.attn_q_norm.weight') !== undefined,
-    tiedEmbeddings: gguf.tensor('output.weight') === undefined,
-    ropeFreqs: gguf.tensor('rope_freqs.weight') !== undefined,
+    attnScale: attentionScale(a, nLayer, nEmbd, nHead, headDim),
+    qkvBias: has(qkvFused ? 'blk.0.attn_qkv.bias' : 'blk.0.attn_q.bias'),
+    qkvFused,
+    qkNorm,
+    // gemma2 reads its output from token_embd even when the file has an output.weight.
+    tiedEmbeddings: a === 'gemma2' || !has('output.weight'),
+    ropeFactors: readRopeFactors(gguf, fail),
+    // As llama.cpp: ggml_scale by sqrtf(n_embd), in float.
+    embdScale: gemma ? Math.fround(Math.sqrt(nEmbd)) : 1,
+    postNorms: gemma,
+    ffnAct: gemma ? 'gelu' : 'silu',
+    ffnGateUpFused: a === 'phi3',
+    attnSoftcap: a === 'gemma2' ? num('attn_logit_softcapping', 50) : 0,
+    finalSoftcap: a === 'gemma2' ? num('final_logit_softcapping', 30) : a === 'gemma3' ? num('final_logit_softcapping', 0) : 0,
+    swa: readSlidingWindow(gguf, a, nLayer, rope, num, fail),
     moe,
   };
+}
+
+/**
+ * RoPE as llama.cpp reads it: NeoX pairs for every architecture but llama; the scaling type
+ * defaults to linear, and any type but none divides the frequencies by rope.scaling.factor
+ * (older files: rope.scale_linear); YaRN also bends them. phi3 may say "longrope", which scales
+ * the same way; its LongRoPE is the factor tensors (readRopeFactors).
+ */
+function readRope(gguf: GgufFile, arch: Architecture, num: Num, fail: Fail, headDim: number, nCtxTrain: number): RopeParams {
+  const scalingType = gguf.getString(`${arch}.rope.scaling.type`) ?? 'linear';
+  const types = arch === 'phi3' ? ['none', 'linear', 'yarn', 'longrope'] : ['none', 'linear', 'yarn'];
+  if (!types.includes(scalingType)) fail(`RoPE scaling "${scalingType}" is not supported`);
+  const factor = gguf.getNumber(`${arch}.rope.scaling.factor`) ?? gguf.getNumber(`${arch}.rope.scale_linear`) ?? 0;
+  const rope: RopeParams = {
+    nRot: num('rope.dimension_count', headDim),
+    neox: arch !== 'llama',
+    freqBase: num('rope.freq_base', 10000),
+    freqScale: scalingType !== 'none' && factor > 0 ? 1 / factor : 1,
+    extFactor: scalingType === 'yarn' ? 1 : 0,
+    attnFactor: gguf.getNumber(`${arch}.rope.scaling.attn_factor`) ?? 1,
+    betaFast: gguf.getNumber(`${arch}.rope.scaling.yarn_beta_fast`) ?? 32,
+    betaSlow: gguf.getNumber(`${arch}.rope.scaling.yarn_beta_slow`) ?? 1,
+    nCtxOrig: gguf.getNumber(`${arch}.rope.scaling.original_context_length`) ?? nCtxTrain,
+  };
+  if (rope.nRot > headDim || rope.nRot % 2 !== 0) fail(`RoPE over ${rope.nRot} of ${headDim} dimensions is not supported`);
+  return rope;
+}
+
+function readRopeFactors(gguf: GgufFile, fail: Fail): RopeFactors | null {
+  if (gguf.tensor('rope_freqs.weight')) return { short: 'rope_freqs.weight', long: 'rope_freqs.weight' };
+  const long = gguf.tensor('rope_factors_long.weight');
+  const short = gguf.tensor('rope_factors_short.weight');
+  if (!long && !short) return null;
+  if (!long || !short) fail(`LongRoPE needs both rope_factors_long and rope_factors_short; the file has only ${long ? 'long' : 'short'}`);
+  return { short: 'rope_factors_short.weight', long: 'rope_factors_long.weight' };
+}
+
+/**
+ * The factor tensor llama.cpp's get_rope_factors picks for a context of `ctx` positions: long past
+ * the original context. llama.cpp compares its context rounded up to 256 (n_ctx_seq), so the
+ * engine does too, to rotate exactly as llama.cpp at the same context size.
+ */
+export function ropeFactorsTensor(hp: HParams, ctx: number): string | null {
+  if (!hp.ropeFactors) return null;
+  return Math.ceil(ctx / 256) * 256 > hp.rope.nCtxOrig ? hp.ropeFactors.long : hp.ropeFactors.short;
+}
+
+/**
+ * gemma's query scale (f_attention_scale): 1/sqrt(headDim), except for the 27B models (which
+ * llama.cpp recognizes by their layer count: gemma2 46, gemma3 62), scaled by
+ * 1/sqrt(nEmbd / nHead) as Gemma's reference code does. Computed in float, as llama.cpp.
+ */
+function attentionScale(arch: Architecture, nLayer: number, nEmbd: number, nHead: number, headDim: number): number {
+  const is27B = (arch === 'gemma2' && nLayer === 46) || (arch === 'gemma3' && nLayer === 62);
+  const d = is27B ? Math.floor(nEmbd / nHead) : headDim;
+  return Math.fround(1 / Math.fround(Math.sqrt(d)));
+}
+
+/**
+ * Sliding-window attention as llama.cpp sets it up: gemma2 always (window 4096 and every other
+ * layer by default), gemma3 when the file has a sliding_window (5 of every 6 layers by default,
+ * their RoPE on rope.freq_base_swa, default 10000, unscaled); phi3's is disabled in llama.cpp,
+ * so here too. A sliding_window_pattern given as an array is ignored, as llama.cpp does.
+ */
+function readSlidingWindow(gguf: GgufFile, arch: Architecture, nLayer: number, rope: RopeParams, num: Num, fail: Fail): SlidingWindow | null {
+  const key = (name: string) => `${arch}.${name}`;
+  const window = gguf.getNumber(key('attention.sliding_window'));
+  let period: number;
+  let swaRope: RopeParams;
+  if (arch === 'gemma2') {
+    period = gguf.getNumber(key('attention.sliding_window_pattern')) ?? 2;
+    swaRope = { ...rope, freqBase: num('rope.freq_base_swa', rope.freqBase) };
+  } else if (arch === 'gemma3' && window !== undefined && window > 0) {
+    period = gguf.getNumber(key('attention.sliding_window_pattern')) ?? 6;
+    swaRope = { ...rope, freqBase: num('rope.freq_base_swa', 10000), freqScale: 1 };
+  } else {
+    return null;
+  }
+  const n = window ?? 4096;
+  if (n <= 0) fail(`${key('attention.sliding_window')} is 0`);
+  // llama.cpp's set_swa_pattern: the last layer of each period attends to everything; period 0: every layer is windowed.
+  const layers = Array.from({ length: nLayer }, (_, l) => period === 0 || l % period < period - 1);
+  return { window: n, layers, rope: swaRope };
 }
 
 /**
@@ -176,12 +302,7 @@ export function readHParams(gguf: GgufFile): HParams {
  * qwen2moe/qwen3moe always are; expert widths default to feed_forward_length / expert_used_count
  * (qwen*moe) or feed_forward_length (llama, and qwen2moe's shared expert).
  */
-function readMoe(
-  gguf: GgufFile,
-  arch: Architecture,
-  num: (key: string, fallback?: number) => number,
-  fail: (problem: string) => never,
-): MoeParams | null {
+function readMoe(gguf: GgufFile, arch: Architecture, num: Num, fail: Fail): MoeParams | null {
   const nExpert = num('expert_count', 0);
   const isMoeArch = arch === 'qwen2moe' || arch === 'qwen3moe';
   if (!isMoeArch && (arch !== 'llama' || nExpert === 0)) {

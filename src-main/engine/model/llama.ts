@@ -1,27 +1,39 @@
 /**
- * The llama-family forward pass on the GPU: llama (Llama 2/3.x, Mistral, TinyLlama, SmolLM, and
- * Mixtral's experts), qwen2 (Q/K/V biases), qwen3 (per-head Q/K RMSNorm), and their
- * mixture-of-experts kin qwen2moe (biases, a gated shared expert) and qwen3moe (Q/K norms). One
- * function per step of the architecture, as llama2.c names them; each returns the Dispatches of
- * that step, built once at load (buffers, uniforms, bind groups), so a decode step only writes
- * the Step uniform and encodes.
+ * The forward pass on the GPU of every supported architecture: the llama family — llama (Llama
+ * 2/3.x, Mistral, TinyLlama, SmolLM, and Mixtral's experts), qwen2 (Q/K/V biases), qwen3 (per-head
+ * Q/K RMSNorm), their mixture-of-experts kin qwen2moe (biases, a gated shared expert) and
+ * qwen3moe (Q/K norms) — plus gemma2, gemma3 and phi3, which differ from it only in a few steps.
+ * One function per step, as llama2.c names them; each returns the Dispatches of that step, built
+ * once at load (buffers, uniforms, bind groups), so a decode step only writes the Step uniform and
+ * encodes.
  *
- *   x = embed(tokens)
- *   for each layer:  x += attention(rmsnorm(x))     (GQA over the layer's KV cache, RoPE)
- *                    x += ffn(rmsnorm(x))           (SwiGLU; MoE: moe-ffn.ts)
+ *   x = embed(tokens)                              (gemma: · sqrt(nEmbd))
+ *   for each layer:  x += attention(rmsnorm(x))    (GQA over the layer's KV cache, RoPE; gemma2:
+ *                                                   soft-capped scores; gemma2/3: a sliding window
+ *                                                   in some layers, gemma3 with its own RoPE there)
+ *                    x += ffn(rmsnorm(x))          (SwiGLU, gemma GeGLU; MoE: moe-ffn.ts)
+ *   logits = output(rmsnorm(x of the last token))  (gemma2, gemma3 if its file says: soft-capped)
  *
- * The residual adds ride on the output projections (matmul with accumulate), and RoPE on the KV
- * store and the attention kernel, so a layer is 12 dispatches (qwen2's biases add 3, qwen3's Q/K
- * norms 2; an MoE FFN is 9 dispatches instead of 5, 14 with a shared expert).
- *   logits = output(rmsnorm(x of the last token))
+ * gemma2/3 RMS-norm each block's output before adding it (post_attention_norm, post_ffw_norm);
+ * phi3 fuses Q, K and V into one attn_qkv and gate and up into one ffn_up, read in place through
+ * offsets and strides rather than split by copies.
+ *
+ * The residual adds ride on the output projections (matmul with accumulate), or on the post-norm
+ * (rms_norm with accumulate, the projection then going to a scratch buffer), and RoPE on the KV
+ * store and the attention kernel. Dispatches per layer: llama 12 (qwen2's biases add 3, qwen3's
+ * Q/K norms 2; an MoE FFN is 9 dispatches instead of 5, 14 with a shared expert); gemma2 14,
+ * gemma3 16 (the post-norms add one per block); phi3 9 (fused Q/K/V and gate/up). gemma's
+ * embedding scale and the logit soft-cap add one dispatch each per submission.
+ *
+ * The KV cache is full-size in every layer, sliding-window ones included (they only read less of it).
  */
 import { dequantizeTensor } from '../../core/dequantize';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import type { GpuContext } from '../gpu/device';
 import { MatmulKernels, type TokenDispatch } from '../gpu/matmul';
-import { OpKernels, Step, type Dispatch } from '../gpu/ops';
+import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type GpuWeight } from '../gpu/weights';
-import { UnsupportedModelError, type HParams } from './hparams';
+import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import { checkMoeShapes, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
 import { ropeTable } from './rope-table';
 
@@ -38,21 +50,26 @@ export interface ModelOptions {
 /** Where the embedding of a submission reads its token ids from. */
 export type TokenSource = 'ids' | 'sampled';
 
+type DenseFfn = { gate: GpuWeight; up: GpuWeight; down: GpuWeight } | { gateUp: GpuWeight; down: GpuWeight };
+
 interface Layer {
   attnNorm: GPUBuffer;
   ffnNorm: GPUBuffer;
-  wq: GpuWeight;
-  wk: GpuWeight;
-  wv: GpuWeight;
+  /** gemma2/3 */
+  attnPostNorm?: GPUBuffer;
+  ffnPostNorm?: GPUBuffer;
+  /** Separate Q, K, V projections, or one fused attn_qkv. */
+  qkv: { q: GpuWeight; k: GpuWeight; v: GpuWeight } | { fused: GpuWeight };
   wo: GpuWeight;
-  ffn: { gate: GpuWeight; up: GpuWeight; down: GpuWeight } | { moe: MoeLayerWeights };
-  /** qwen2 */
-  bq?: GPUBuffer;
-  bk?: GPUBuffer;
-  bv?: GPUBuffer;
-  /** qwen3 */
+  ffn: DenseFfn | { moe: MoeLayerWeights };
+  /** qwen2: one per projection; a fused attn_qkv has one for its whole row. */
+  biases: { buffer: GPUBuffer; out: GPUBuffer; width: number }[];
+  /** qwen3, gemma3 */
   qNorm?: GPUBuffer;
   kNorm?: GPUBuffer;
+  /** Sliding window in positions, 0: none. */
+  window: number;
+  rope: RopeSpec;
   kCache: GPUBuffer;
   vCache: GPUBuffer;
 }
@@ -60,11 +77,13 @@ interface Layer {
 /** Activations of one batch, f32, [token][...]; sized for maxBatch tokens. */
 interface Activations {
   x: GPUBuffer; // residual stream
-  xb: GPUBuffer; // normed input of a block
+  xb: GPUBuffer; // normed input of a block; then its output, where a post-norm follows
+  /** Q, K, V; with a fused attn_qkv one buffer of q|k|v rows (all three the same). */
   q: GPUBuffer;
   k: GPUBuffer;
   v: GPUBuffer;
   att: GPUBuffer;
+  /** The FFN's gate; with a fused gate/up, gate|up rows. */
   gate: GPUBuffer;
   up: GPUBuffer;
   xLast: GPUBuffer; // the last token, normed, for the output head
@@ -80,22 +99,54 @@ function vectorBytes(vectors: Map<string, GPUBuffer>): number {
 
 const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
-/** The tensors the forward pass reads, by role: matrices go through the weight kernels, vectors are f32. */
-export function modelTensorNames(hp: HParams): { matrices: string[]; vectors: string[] } {
+/**
+ * The tensors the forward pass reads, by role, for a context of `ctx` positions (which picks
+ * phi3's RoPE factors): matrices go through the weight kernels, vectors are f32.
+ */
+export function modelTensorNames(hp: HParams, ctx: number): { matrices: string[]; vectors: string[] } {
   const matrices = ['token_embd.weight'];
   if (!hp.tiedEmbeddings) matrices.push('output.weight');
   const vectors = ['output_norm.weight'];
-  if (hp.ropeFreqs) vectors.push('rope_freqs.weight');
+  const ropeFactors = ropeFactorsTensor(hp, ctx);
+  if (ropeFactors) vectors.push(ropeFactors);
   for (let l = 0; l < hp.nLayer; l++) {
     const blk = (name: string) => `blk.${l}.${name}`;
-    for (const m of ['attn_q', 'attn_k', 'attn_v', 'attn_output']) matrices.push(blk(`${m}.weight`));
+    const attn = hp.qkvFused ? ['attn_qkv'] : ['attn_q', 'attn_k', 'attn_v'];
+    for (const m of [...attn, 'attn_output']) matrices.push(blk(`${m}.weight`));
     if (hp.moe) matrices.push(...moeTensorNames(hp.moe, l));
-    else for (const m of ['ffn_gate', 'ffn_up', 'ffn_down']) matrices.push(blk(`${m}.weight`));
+    else for (const m of hp.ffnGateUpFused ? ['ffn_up', 'ffn_down'] : ['ffn_gate', 'ffn_up', 'ffn_down']) matrices.push(blk(`${m}.weight`));
     vectors.push(blk('attn_norm.weight'), blk('ffn_norm.weight'));
-    if (hp.qkvBias) vectors.push(blk('attn_q.bias'), blk('attn_k.bias'), blk('attn_v.bias'));
+    if (hp.postNorms) vectors.push(blk('post_attention_norm.weight'), blk('post_ffw_norm.weight'));
+    if (hp.qkvBias) vectors.push(...attn.map((m) => blk(`${m}.bias`)));
     if (hp.qkNorm) vectors.push(blk('attn_q_norm.weight'), blk('attn_k_norm.weight'));
   }
   return { matrices, vectors };
+}
+
+/** Checks the dense layers' matrices against the metadata before anything is uploaded. */
+function checkShapes(gguf: GgufFile, hp: HParams): void {
+  const qDim = hp.nHead * hp.headDim;
+  const kvDim = hp.nHeadKv * hp.headDim;
+  const expected: Record<string, number[]> = {
+    attn_q: [hp.nEmbd, qDim],
+    attn_k: [hp.nEmbd, kvDim],
+    attn_v: [hp.nEmbd, kvDim],
+    attn_qkv: [hp.nEmbd, qDim + 2 * kvDim],
+    attn_output: [qDim, hp.nEmbd],
+    ffn_gate: [hp.nEmbd, hp.nFf],
+    ffn_up: [hp.nEmbd, hp.ffnGateUpFused ? 2 * hp.nFf : hp.nFf],
+    ffn_down: [hp.nFf, hp.nEmbd],
+  };
+  // The context only picks RoPE factor vectors: any will do for the matrices.
+  for (const name of modelTensorNames(hp, 0).matrices) {
+    const want = expected[name.split('.')[2] ?? ''];
+    if (!want) continue;
+    const tensor = gguf.tensor(name);
+    if (!tensor) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
+    if (tensor.ne.join() !== want.join()) {
+      throw new UnsupportedModelError(`${gguf.file}: tensor ${name} has shape [${tensor.ne.join(', ')}], expected [${want.join(', ')}]`);
+    }
+  }
 }
 
 export interface ModelMemory {
@@ -127,7 +178,8 @@ export class LlamaModel {
   private readonly owned: GPUBuffer[] = [];
   private readonly weights: Map<string, GpuWeight>;
   private readonly vectors = new Map<string, GPUBuffer>();
-  private readonly ropeTable: GPUBuffer;
+  /** RoPE angle tables: every layer's, and the sliding-window layers' where theirs differs. */
+  private readonly ropeTables: { full: GPUBuffer; swa: GPUBuffer };
   /** Every matmul/embedding whose token count follows the batch. */
   private readonly batched: TokenDispatch[] = [];
   private batchTokens = 0;
@@ -153,8 +205,7 @@ export class LlamaModel {
     this.ops = new OpKernels(device, options.kvF16);
     this.matmul = new MatmulKernels(ctx);
     for (const [name, data] of vectorData) this.vectors.set(name, this.upload(name, data));
-    const table = ropeTable(hp.rope, options.ctx, vectorData.get('rope_freqs.weight'));
-    this.ropeTable = this.upload('rope table', table);
+    this.ropeTables = this.ropeTableBuffers(vectorData);
     this.ids = this.buffer('ids', options.maxBatch * 4);
     this.act = this.activations();
     const kvRowBytes = hp.nHeadKv * hp.headDim * this.ops.kvElementBytes;
@@ -184,7 +235,8 @@ export class LlamaModel {
   /** Uploads the model's tensors and builds its forward pass. */
   static async load(ctx: GpuContext, gguf: GgufFile, hp: HParams, sampledIds: GPUBuffer, options: ModelOptions): Promise<LlamaModel> {
     if (hp.moe) checkMoeShapes(gguf, hp, hp.moe);
-    const { matrices, vectors } = modelTensorNames(hp);
+    checkShapes(gguf, hp);
+    const { matrices, vectors } = modelTensorNames(hp, options.ctx);
     for (const name of vectors) {
       if (!gguf.tensor(name)) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
     }
@@ -230,11 +282,11 @@ export class LlamaModel {
    */
   encodeAllLogits(pass: GPUComputePassEncoder): GPUBuffer {
     if (!this.allLogitsHead) {
-      const { hp, act } = this;
-      const logits = this.buffer('all logits', this.options.maxBatch * hp.nVocab * 4);
-      const wOut = this.weights.get(hp.tiedEmbeddings ? 'token_embd.weight' : 'output.weight')!;
-      const dispatches = [this.rmsnorm(act.x, this.vector('output_norm.weight'), act.xb), this.linear(wOut, act.xb, logits)];
-      (dispatches[1] as TokenDispatch).setTokens(this.batchTokens || 1);
+      const { act } = this;
+      const logits = this.buffer('all logits', this.options.maxBatch * this.hp.nVocab * 4);
+      const project = this.linear(this.outputWeight(), act.xb, logits) as TokenDispatch;
+      project.setTokens(this.batchTokens || 1);
+      const dispatches = [this.rmsnorm(act.x, this.vector('output_norm.weight'), act.xb), project, ...this.logitSoftcap(logits)];
       this.allLogitsHead = { dispatches, logits };
     }
     for (const d of this.allLogitsHead.dispatches) d.encode(pass);
@@ -254,8 +306,14 @@ export class LlamaModel {
     const embd = this.weights.get('token_embd.weight')!;
     this.embedIds = this.track(this.matmul.embedding(embd, this.ids, this.act.x, 1));
     this.embedSampled = this.matmul.embedding(embd, this.sampledIds, this.act.x, 1);
-    this.body = this.layers.flatMap((layer) => [...this.attention(layer), ...this.ffn(layer)]);
+    this.body = [...this.embeddingScale(), ...this.layers.flatMap((layer) => [...this.attention(layer), ...this.ffn(layer)])];
     this.headDispatches = this.output();
+  }
+
+  /** gemma: x *= sqrt(nEmbd) after the lookup. */
+  private embeddingScale(): Dispatch[] {
+    const { hp } = this;
+    return hp.embdScale === 1 ? [] : [this.ops.scale(this.act.x, hp.embdScale, hp.nEmbd, this.step)];
   }
 
   private rmsnorm(x: GPUBuffer, w: GPUBuffer, y: GPUBuffer): Dispatch {
@@ -267,33 +325,53 @@ export class LlamaModel {
     return this.track(this.matmul.matmul(w, x, y, 1));
   }
 
-  /** x += W·input: a block's output projection with the residual add folded in. */
-  private residual(w: GpuWeight, input: GPUBuffer): Dispatch {
-    return this.track(this.matmul.matmul(w, input, this.act.x, 1, { accumulate: true }));
+  /**
+   * x += the block's output W·input (`xStride`: elements between the input's token rows): folded
+   * into the projection, or, with a post-norm (gemma), x += rmsnorm(W·input) through xb.
+   */
+  private blockOutput(w: GpuWeight, input: GPUBuffer, postNorm?: GPUBuffer, xStride?: number): Dispatch[] {
+    const { act, hp } = this;
+    if (!postNorm) return [this.track(this.matmul.matmul(w, input, act.x, 1, { accumulate: true, xStride }))];
+    return [
+      this.track(this.matmul.matmul(w, input, act.xb, 1, { xStride })),
+      this.ops.rmsNorm({ x: act.xb, w: postNorm, y: act.x, n: hp.nEmbd, eps: hp.eps, step: this.step, accumulate: true }),
+    ];
   }
 
   private attention(l: Layer): Dispatch[] {
+    const { act } = this;
+    return [this.rmsnorm(act.x, l.attnNorm, act.xb), ...this.qkvProjection(l), ...this.qkNorm(l), ...this.selfAttention(l), ...this.blockOutput(l.wo, act.att, l.attnPostNorm)];
+  }
+
+  /** Q, K and V of the normed input (plus their biases). */
+  private qkvProjection(l: Layer): Dispatch[] {
+    const { act, ops, step } = this;
+    const out = 'fused' in l.qkv
+      ? [this.linear(l.qkv.fused, act.xb, act.q)]
+      : [this.linear(l.qkv.q, act.xb, act.q), this.linear(l.qkv.k, act.xb, act.k), this.linear(l.qkv.v, act.xb, act.v)];
+    for (const b of l.biases) out.push(ops.addBias(b.out, b.buffer, b.width, step));
+    return out;
+  }
+
+  /** Per-head RMSNorm of Q and K (qwen3, gemma3). */
+  private qkNorm(l: Layer): Dispatch[] {
+    const { hp, act, ops, step } = this;
+    if (!l.qNorm || !l.kNorm) return [];
+    const norm = (x: GPUBuffer, w: GPUBuffer, heads: number) => ops.rmsNorm({ x, w, n: hp.headDim, rowsPerToken: heads, eps: hp.eps, step });
+    return [norm(act.q, l.qNorm, hp.nHead), norm(act.k, l.kNorm, hp.nHeadKv)];
+  }
+
+  /** K and V into the cache, then attention of Q over it; RoPE happens inside both. */
+  private selfAttention(l: Layer): Dispatch[] {
     const { hp, act, ops, step } = this;
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
-    const out: Dispatch[] = [
-      this.rmsnorm(act.x, l.attnNorm, act.xb),
-      this.linear(l.wq, act.xb, act.q),
-      this.linear(l.wk, act.xb, act.k),
-      this.linear(l.wv, act.xb, act.v),
-    ];
-    if (l.bq && l.bk && l.bv) {
-      out.push(ops.addBias(act.q, l.bq, qDim, step), ops.addBias(act.k, l.bk, kvDim, step), ops.addBias(act.v, l.bv, kvDim, step));
-    }
-    if (l.qNorm && l.kNorm) {
-      const norm = (x: GPUBuffer, w: GPUBuffer, heads: number) =>
-        ops.rmsNorm({ x, w, n: hp.headDim, rowsPerToken: heads, eps: hp.eps, step });
-      out.push(norm(act.q, l.qNorm, hp.nHead), norm(act.k, l.kNorm, hp.nHeadKv));
-    }
-    // RoPE happens inside: K on its way into the cache, Q as attention loads it.
-    const rope = { table: this.ropeTable, nRot: hp.rope.nRot, neox: hp.rope.neox };
-    out.push(
-      ops.storeKv({ k: act.k, v: act.v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope }),
+    // A fused attn_qkv leaves q|k|v rows in act.q; otherwise each has its own packed buffer.
+    const fused = hp.qkvFused ? qDim + 2 * kvDim : 0;
+    const kvRows = fused ? { stride: fused, kOffset: qDim, vOffset: qDim + kvDim } : undefined;
+    const qRows = fused ? { stride: fused, offset: 0 } : undefined;
+    return [
+      ops.storeKv({ k: act.k, v: act.v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }),
       ops.attention({
         q: act.q,
         kCache: l.kCache,
@@ -304,11 +382,12 @@ export class LlamaModel {
         nKvHead: hp.nHeadKv,
         headDim: hp.headDim,
         scale: hp.attnScale,
-        rope,
+        rope: l.rope,
+        qRows,
+        window: l.window,
+        softcap: hp.attnSoftcap,
       }),
-      this.residual(l.wo, act.att),
-    );
-    return out;
+    ];
   }
 
   private ffn(l: Layer): Dispatch[] {
@@ -321,48 +400,93 @@ export class LlamaModel {
       };
       return [norm, ...moeFfn(build, l.ffn.moe)];
     }
+    if ('gateUp' in l.ffn) {
+      // phi3: one projection to gate|up rows; the result replaces the gate half, which ffn_down reads.
+      return [
+        norm,
+        this.linear(l.ffn.gateUp, act.xb, act.gate),
+        ops.glu({ gate: act.gate, width: hp.nFf, step, act: hp.ffnAct }),
+        ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, 2 * hp.nFf),
+      ];
+    }
     return [
       norm,
       this.linear(l.ffn.gate, act.xb, act.gate),
       this.linear(l.ffn.up, act.xb, act.up),
-      ops.swiglu(act.gate, act.up, hp.nFf, step),
-      this.residual(l.ffn.down, act.gate),
+      ops.glu({ gate: act.gate, up: act.up, width: hp.nFf, step, act: hp.ffnAct }),
+      ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm),
     ];
   }
 
   private output(): Dispatch[] {
     const { hp, act } = this;
-    const wOut = this.weights.get(hp.tiedEmbeddings ? 'token_embd.weight' : 'output.weight')!;
     return [
       this.ops.rmsNorm({ x: act.x, w: this.vector('output_norm.weight'), y: act.xLast, n: hp.nEmbd, eps: hp.eps, step: this.step, lastOnly: true }),
-      this.matmul.matmul(wOut, act.xLast, act.logits, 1),
+      this.matmul.matmul(this.outputWeight(), act.xLast, act.logits, 1),
+      ...this.logitSoftcap(act.logits, 1),
     ];
+  }
+
+  /** gemma2 (and gemma3 when the file asks): logits = c·tanh(logits/c), over `rows` rows (default: the batch's). */
+  private logitSoftcap(logits: GPUBuffer, rows?: number): Dispatch[] {
+    const { hp } = this;
+    return hp.finalSoftcap ? [this.ops.softcap(logits, hp.finalSoftcap, hp.nVocab, this.step, rows)] : [];
+  }
+
+  private outputWeight(): GpuWeight {
+    return this.weights.get(this.hp.tiedEmbeddings ? 'token_embd.weight' : 'output.weight')!;
   }
 
   // ---- buffers ----
 
   private layer(l: number, kvBytes: number): Layer {
+    const { hp, act } = this;
     const blk = (name: string) => `blk.${l}.${name}`;
     const w = (name: string) => this.weights.get(blk(name))!;
     const optional = (name: string) => (this.vectors.has(blk(name)) ? this.vector(blk(name)) : undefined);
+    const qDim = hp.nHead * hp.headDim;
+    const kvDim = hp.nHeadKv * hp.headDim;
+    let ffn: Layer['ffn'];
+    if (hp.moe) ffn = { moe: moeLayerWeights(hp.moe, l, (name) => this.weights.get(name)!) };
+    else if (hp.ffnGateUpFused) ffn = { gateUp: w('ffn_up.weight'), down: w('ffn_down.weight') };
+    else ffn = { gate: w('ffn_gate.weight'), up: w('ffn_up.weight'), down: w('ffn_down.weight') };
+    const biases: Layer['biases'] = [];
+    if (hp.qkvBias && hp.qkvFused) biases.push({ buffer: this.vector(blk('attn_qkv.bias')), out: act.q, width: qDim + 2 * kvDim });
+    else if (hp.qkvBias) {
+      biases.push(
+        { buffer: this.vector(blk('attn_q.bias')), out: act.q, width: qDim },
+        { buffer: this.vector(blk('attn_k.bias')), out: act.k, width: kvDim },
+        { buffer: this.vector(blk('attn_v.bias')), out: act.v, width: kvDim },
+      );
+    }
+    const windowed = hp.swa?.layers[l] ?? false;
     return {
       attnNorm: this.vector(blk('attn_norm.weight')),
       ffnNorm: this.vector(blk('ffn_norm.weight')),
-      wq: w('attn_q.weight'),
-      wk: w('attn_k.weight'),
-      wv: w('attn_v.weight'),
+      attnPostNorm: optional('post_attention_norm.weight'),
+      ffnPostNorm: optional('post_ffw_norm.weight'),
+      qkv: hp.qkvFused ? { fused: w('attn_qkv.weight') } : { q: w('attn_q.weight'), k: w('attn_k.weight'), v: w('attn_v.weight') },
       wo: w('attn_output.weight'),
-      ffn: this.hp.moe
-        ? { moe: moeLayerWeights(this.hp.moe, l, (name) => this.weights.get(name)!) }
-        : { gate: w('ffn_gate.weight'), up: w('ffn_up.weight'), down: w('ffn_down.weight') },
-      bq: optional('attn_q.bias'),
-      bk: optional('attn_k.bias'),
-      bv: optional('attn_v.bias'),
+      ffn,
+      biases,
       qNorm: optional('attn_q_norm.weight'),
       kNorm: optional('attn_k_norm.weight'),
+      window: windowed ? hp.swa!.window : 0,
+      rope: { table: windowed ? this.ropeTables.swa : this.ropeTables.full, nRot: hp.rope.nRot, neox: hp.rope.neox },
       kCache: this.buffer(`${blk('k_cache')}`, kvBytes),
       vCache: this.buffer(`${blk('v_cache')}`, kvBytes),
     };
+  }
+
+  /** The RoPE tables for the context: one, plus the sliding-window layers' own when its parameters differ (gemma3). */
+  private ropeTableBuffers(vectorData: Map<string, Float32Array>): { full: GPUBuffer; swa: GPUBuffer } {
+    const { hp, options } = this;
+    const factorsName = ropeFactorsTensor(hp, options.ctx);
+    const factors = factorsName ? vectorData.get(factorsName) : undefined;
+    const full = this.upload('rope table', ropeTable(hp.rope, options.ctx, factors));
+    const swaRope = hp.swa?.rope;
+    if (!swaRope || JSON.stringify(swaRope) === JSON.stringify(hp.rope)) return { full, swa: full };
+    return { full, swa: this.upload('rope table (sliding window)', ropeTable(swaRope, options.ctx, factors)) };
   }
 
   private activations(): Activations {
@@ -372,15 +496,16 @@ export class LlamaModel {
     const kvDim = hp.nHeadKv * hp.headDim;
     // An MoE model's dense FFN is its shared expert, if any.
     const ffWidth = hp.moe ? hp.moe.nFfShexp : hp.nFf;
+    const q = this.buffer('q', b * (hp.qkvFused ? qDim + 2 * kvDim : qDim));
     return {
       x: this.buffer('x', b * hp.nEmbd),
       xb: this.buffer('xb', b * hp.nEmbd),
-      q: this.buffer('q', b * qDim),
-      k: this.buffer('k', b * kvDim),
-      v: this.buffer('v', b * kvDim),
+      q,
+      k: hp.qkvFused ? q : this.buffer('k', b * kvDim),
+      v: hp.qkvFused ? q : this.buffer('v', b * kvDim),
       att: this.buffer('att', b * qDim),
-      gate: this.buffer('gate', b * ffWidth),
-      up: this.buffer('up', b * ffWidth),
+      gate: this.buffer('gate', b * (hp.ffnGateUpFused ? 2 : 1) * ffWidth),
+      up: this.buffer('up', hp.ffnGateUpFused ? 0 : b * ffWidth),
       xLast: this.buffer('x_last', hp.nEmbd * 4),
       logits: this.buffer('logits', hp.nVocab * 4),
       moe: hp.moe ? moeScratch(hp, hp.moe, this.options.maxBatch, (label, bytes) => this.buffer(label, bytes)) : undefined,
