@@ -19,6 +19,12 @@
 //
 // Penalties use a ring of recent token ids in `state` (prompt tokens are put there by the CPU;
 // each sampled token is appended here), as llama.cpp's penalties sampler counts them.
+//
+// Constrained output (JSON mode): the *_masked entry points read a bit mask of the allowed ids
+// (written by the CPU before each step) and give every other token the logit NEG after the
+// penalties, before any filter; the filters then keep nothing at or below NEG (`floor`), so every
+// path draws only allowed tokens. top_logprobs reads the raw logits: OpenAI's log-probabilities
+// are those of the model, not of the constrained distribution.
 
 struct Params {
   vocab: u32,
@@ -50,6 +56,8 @@ const NEG: f32 = -3.0e38;
 @group(0) @binding(4) var<storage, read_write> state: array<u32>;
 // out: [0] the chosen token; top_logprobs writes [1 + 2r] = id, [2 + 2r] = log-probability bits
 @group(0) @binding(5) var<storage, read_write> out: array<u32>;
+// *_masked: bit i of mask[i / 32] set = token i allowed
+@group(0) @binding(6) var<storage, read> mask: array<u32>;
 
 // (red: array<f32, WG> comes with reduce.wgsl.)
 var<workgroup> redU: array<u32, WG>;
@@ -282,11 +290,11 @@ fn draw_from_candidates(count: u32) -> u32 {
 }
 
 // The full-vocabulary path: thresholds on keys (top-k by radix select, top-p by bisection, min-p),
-// then a draw in id order over the kept tokens. `m` is the largest logit.
-fn sample_vocabulary(lid: u32, m: f32) -> u32 {
-  var threshold = 0u;
+// then a draw in id order over the kept tokens. `m` is the largest logit; no key below `floor` is kept.
+fn sample_vocabulary(lid: u32, m: f32, floor: u32) -> u32 {
+  var threshold = floor;
   if (p.topK > 0u && p.topK < p.vocab) {
-    threshold = radix_select(lid, p.topK);
+    threshold = max(threshold, radix_select(lid, p.topK));
   }
   if (p.topP < 1.0) {
     let goal = p.topP * tail_mass(lid, threshold, m);
@@ -392,13 +400,23 @@ fn finish(lid: u32, chosen: u32) {
   }
 }
 
-// Three entry points, one per path, so each pipeline holds only the code it runs (the host picks
-// one per generation from the same parameters).
+// Tokens the mask does not allow get NEG (after the penalties, which could not push it further).
+fn apply_mask(lid: u32) {
+  for (var i = lid; i < p.vocab; i += WG) {
+    if ((mask[i >> 5u] & (1u << (i & 31u))) == 0u) {
+      work[i] = NEG;
+    }
+  }
+  storageBarrier();
+}
+
+// Keys a masked draw keeps: above NEG's.
+fn masked_floor() -> u32 {
+  return key_of(NEG) + 1u;
+}
 
 // temperature <= 0.
-@compute @workgroup_size(WG)
-fn sample_greedy(@builtin(local_invocation_index) lid: u32) {
-  prepare(lid);
+fn pick_greedy(lid: u32) -> u32 {
   var bv = NEG;
   var bi = 0xffffffffu;
   for (var i = lid; i < p.vocab; i += WG) {
@@ -408,33 +426,63 @@ fn sample_greedy(@builtin(local_invocation_index) lid: u32) {
       bi = i;
     }
   }
-  finish(lid, reduce_argmax(lid, bv, bi));
+  return reduce_argmax(lid, bv, bi);
 }
 
 // 0 < topK <= WG: the short sorted list.
+fn pick_top_k(lid: u32, floor: u32) -> u32 {
+  let m = largest_logit(lid);
+  let count = gather_candidates(lid, max(floor, radix_select(lid, p.topK)));
+  if (count == 0xffffffffu) {
+    return sample_vocabulary(lid, m, floor);  // more than WG tokens tie at the k-th logit
+  }
+  if (lid == 0u) {
+    shared1 = draw_from_candidates(count);
+  }
+  return workgroupUniformLoad(&shared1);
+}
+
+// Six entry points, one per path with and without a mask, so each pipeline holds only the code
+// (and the bindings) it uses; the host picks one per generation from the same parameters.
+
+@compute @workgroup_size(WG)
+fn sample_greedy(@builtin(local_invocation_index) lid: u32) {
+  prepare(lid);
+  finish(lid, pick_greedy(lid));
+}
+
 @compute @workgroup_size(WG)
 fn sample_top_k(@builtin(local_invocation_index) lid: u32) {
   prepare(lid);
-  let m = largest_logit(lid);
-  let count = gather_candidates(lid, radix_select(lid, p.topK));
-  var chosen = 0u;
-  if (count != 0xffffffffu) {
-    if (lid == 0u) {
-      shared1 = draw_from_candidates(count);
-    }
-    workgroupBarrier();
-    chosen = shared1;
-  } else {
-    chosen = sample_vocabulary(lid, m);  // more than WG tokens tie at the k-th logit
-  }
-  finish(lid, chosen);
+  finish(lid, pick_top_k(lid, 0u));
 }
 
 // Any other setting.
 @compute @workgroup_size(WG)
 fn sample_vocab(@builtin(local_invocation_index) lid: u32) {
   prepare(lid);
-  finish(lid, sample_vocabulary(lid, largest_logit(lid)));
+  finish(lid, sample_vocabulary(lid, largest_logit(lid), 0u));
+}
+
+@compute @workgroup_size(WG)
+fn sample_greedy_masked(@builtin(local_invocation_index) lid: u32) {
+  prepare(lid);
+  apply_mask(lid);
+  finish(lid, pick_greedy(lid));
+}
+
+@compute @workgroup_size(WG)
+fn sample_top_k_masked(@builtin(local_invocation_index) lid: u32) {
+  prepare(lid);
+  apply_mask(lid);
+  finish(lid, pick_top_k(lid, masked_floor()));
+}
+
+@compute @workgroup_size(WG)
+fn sample_vocab_masked(@builtin(local_invocation_index) lid: u32) {
+  prepare(lid);
+  apply_mask(lid);
+  finish(lid, sample_vocabulary(lid, largest_logit(lid), masked_floor()));
 }
 
 // The nLogprobs most likely tokens of the raw logits, with their natural-log probabilities.

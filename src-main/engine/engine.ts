@@ -6,8 +6,15 @@
  * previous sequence, so a prompt that extends it, as a chat does, only evaluates the new part),
  * then one submission per generated token: layers, output head and sampler on the GPU, and only
  * the sampled id read back. The next step embeds that id straight from the sampler's buffer.
+ *
+ * A constrained generation (JSON mode) also holds the matcher: the next step's mask depends on the
+ * token just read, so the CPU works it out (and writes it) between reading a token and submitting
+ * the next step; an unconstrained generation submits at once and pays nothing for the mask.
  */
+import { ConstrainedTokens, constraintGrammar, type JsonConstraint } from '../core/constrained/token-constraint';
+import { TokenTrie } from '../core/constrained/token-trie';
 import type { GgufFile } from '../core/gguf/gguf-file';
+import { createTokenizer } from '../core/tokenizer/index';
 import { readVocab } from '../core/tokenizer/vocab';
 import { openGguf } from '../node/gguf-io';
 import { measureCopyBandwidth } from './gpu/bandwidth';
@@ -63,6 +70,8 @@ export interface GenerateOptions {
   topLogprobs?: number;
   /** Ids that end the generation (default: the vocabulary's end-of-generation tokens). */
   stop?: readonly number[];
+  /** Output held to JSON: only tokens that continue a valid document, and a stop id only once it is whole. */
+  constraint?: JsonConstraint;
   signal?: AbortSignal;
   onToken?(token: SampledToken, index: number): void;
 }
@@ -100,6 +109,8 @@ interface Loaded {
   loadMs: number;
   /** Tokens whose keys and values are in the KV cache, in order. */
   cached: number[];
+  /** The vocabulary's token bytes, read at the first constrained generation. */
+  tokens?: TokenTrie;
 }
 
 export class Engine {
@@ -169,14 +180,17 @@ export class Engine {
     if (prompt.length > l.model.options.ctx) {
       throw new EngineError(`the prompt (${prompt.length} tokens) does not fit the context of ${l.model.options.ctx}`);
     }
+    const stop = options.stop ?? l.info.eog;
+    const constraint = options.constraint ? new ConstrainedTokens(constraintGrammar(options.constraint), this.tokenTrie(l), stop) : undefined;
     this.enter();
     try {
       const started = performance.now();
-      l.sampler.configure({ ...GREEDY, ...options.sampling }, options.topLogprobs ?? 0, prompt);
+      l.sampler.configure({ ...GREEDY, ...options.sampling }, options.topLogprobs ?? 0, prompt, constraint !== undefined);
+      if (constraint) l.sampler.setMask(allowedNext(constraint));
       const { first, evaluated } = await this.prefill(l, prompt, options.signal);
       const firstAt = performance.now();
       const decoded = first
-        ? await this.decode(l, first, prompt.length, options)
+        ? await this.decode(l, first, prompt.length, { ...options, stop }, constraint)
         : { ids: [], logprobs: [], stopReason: 'cancelled' as const };
       const decodeMs = performance.now() - firstAt;
       const n = decoded.ids.length;
@@ -227,15 +241,19 @@ export class Engine {
     throw new Error('unreachable: the prompt has at least one token');
   }
 
-  /** One submission per token from `first` on, until a stop token, maxTokens, a cancel or a full context. */
+  /**
+   * One submission per token from `first` on, until a stop token, maxTokens, a cancel, a full
+   * context, or a constrained document that nothing may follow (with no stop ids to end it).
+   */
   private async decode(
     l: Loaded,
     first: SampledToken,
     pos: number,
-    options: GenerateOptions,
+    options: GenerateOptions & { stop: readonly number[] },
+    constraint?: ConstrainedTokens,
   ): Promise<{ ids: number[]; logprobs: [number, number][][]; stopReason: StopReason }> {
     const { model, sampler } = l;
-    const stop = new Set(options.stop ?? l.info.eog);
+    const stop = new Set(options.stop);
     const ids: number[] = [];
     const logprobs: [number, number][][] = [];
     let stopReason: StopReason = 'length';
@@ -243,8 +261,17 @@ export class Engine {
     let token = first;
     while (ids.length < options.maxTokens) {
       // Start the next step before handing this token out, so the GPU works meanwhile: it embeds
-      // this token straight from the sampler's buffer.
-      const more = ids.length + 1 < options.maxTokens && !stop.has(token.id) && !options.signal?.aborted && pos < model.options.ctx;
+      // this token straight from the sampler's buffer (constrained: once its mask is written).
+      let more = ids.length + 1 < options.maxTokens && !stop.has(token.id) && !options.signal?.aborted && pos < model.options.ctx;
+      // Constrained: nothing may follow a whole document when no stop id is allowed to end it.
+      let ended = false;
+      if (more && constraint) {
+        constraint.accept(token.id);
+        const mask = constraint.mask();
+        if (mask) sampler.setMask(mask);
+        else ended = true;
+        more = !ended;
+      }
       if (more) {
         this.submit(pos, 1, 'sampled', true);
         l.cached.push(token.id);
@@ -254,7 +281,7 @@ export class Engine {
       ids.push(token.id);
       if (token.top) logprobs.push(token.top);
       options.onToken?.(token, ids.length - 1);
-      if (stop.has(token.id)) {
+      if (stop.has(token.id) || ended) {
         stopReason = 'stop';
         break;
       }
@@ -347,6 +374,19 @@ export class Engine {
     };
   }
 
+  /** The loaded model's token bytes in a trie, read from its file once (a VocabError if its tokenizer is unsupported). */
+  private tokenTrie(l: Loaded): TokenTrie {
+    if (!l.tokens) {
+      const { gguf, file } = openGguf(l.path);
+      try {
+        l.tokens = TokenTrie.fromTokenizer(createTokenizer(readVocab(gguf)), l.hp.nVocab);
+      } finally {
+        file.close();
+      }
+    }
+    return l.tokens;
+  }
+
   /** Forgets the KV cache contents (the next generation evaluates its whole prompt). */
   resetCache(): void {
     if (this.loaded) this.loaded.cached.length = 0;
@@ -377,6 +417,13 @@ export class Engine {
     if (this.busy) throw new EngineError('the engine is busy with another request');
     this.busy = true;
   }
+}
+
+/** The mask of the first constrained token; a vocabulary that cannot even start the document is an error. */
+function allowedNext(constraint: ConstrainedTokens): Uint32Array<ArrayBuffer> {
+  const mask = constraint.mask();
+  if (!mask) throw new EngineError('no token of the vocabulary can start the constrained output');
+  return mask;
 }
 
 function commonPrefix(a: readonly number[], b: readonly number[]): number {

@@ -96,6 +96,7 @@ export class EngineHandler {
           sampling: request.sampling,
           topLogprobs: request.topLogprobs,
           stop: request.stop,
+          constraint: request.constraint,
           signal,
           onToken: (token, index) => this.send({ id, type: 'token', index, token: token.id, ...(token.top ? { top: token.top } : {}) }),
         });
@@ -155,6 +156,8 @@ export class EngineHandler {
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isOptionalCount = (v: unknown) => v === undefined || isCount(v);
 const isIds = (v: unknown): v is number[] => Array.isArray(v) && v.every(isCount);
+const isOptionalConstraint = (v: unknown) =>
+  v === undefined || (typeof v === 'object' && v !== null && ((v as { kind?: unknown }).kind === 'json' || ((v as { kind?: unknown }).kind === 'json-schema' && 'schema' in v)));
 const isLogProbsFile = (v: unknown) =>
   v === undefined || (typeof v === 'object' && v !== null && typeof (v as { path?: unknown }).path === 'string' && isCount((v as { position?: unknown }).position));
 
@@ -176,6 +179,7 @@ function checkRequest(r: EngineRequest): string | null {
       if (r.stop !== undefined && !isIds(r.stop)) return 'generate: stop must be an array of token ids';
       if (!isOptionalCount(r.topLogprobs)) return 'generate: topLogprobs must be a non-negative integer';
       if (r.sampling !== undefined && (typeof r.sampling !== 'object' || r.sampling === null)) return 'generate: sampling must be an object';
+      if (!isOptionalConstraint(r.constraint)) return 'generate: constraint must be { kind: "json" } or { kind: "json-schema", schema }';
       return null;
     case 'bench':
       return isCount(r.promptTokens) && isCount(r.genTokens) ? null : 'bench: promptTokens and genTokens must be non-negative integers';

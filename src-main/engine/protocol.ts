@@ -11,8 +11,9 @@ import type { ModelMemory } from './model/llama';
 import type { EngineInfo, GenerateResult, ModelInfo } from './engine';
 import type { LogProbsFile } from './evaluate';
 import type { WindowComparison, WindowScores } from '../core/quality/divergence';
+import type { JsonConstraint } from '../core/constrained/token-constraint';
 
-export type { EngineInfo, GenerateResult, ModelInfo, ModelMemory, GpuInfo, SamplingParams, LogProbsFile, WindowComparison, WindowScores };
+export type { EngineInfo, GenerateResult, ModelInfo, ModelMemory, GpuInfo, SamplingParams, LogProbsFile, WindowComparison, WindowScores, JsonConstraint };
 
 export type EngineRequest = InfoRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest | EvaluateRequest;
 
@@ -59,6 +60,12 @@ export interface GenerateRequest {
   topLogprobs?: number;
   /** End-of-generation ids (default: the vocabulary's). */
   stop?: number[];
+  /**
+   * Output held to JSON (any object, or a document valid for a JSON Schema), token by token; a
+   * stop id only ends it once the document is whole. A schema outside the supported subset is an
+   * error answer naming the keyword.
+   */
+  constraint?: JsonConstraint;
 }
 
 /** Stops the generation with id `target` within one token; answered with `cancel` right away. */

@@ -1,9 +1,12 @@
 /**
- * The GPU sampler of one loaded model: its buffers (scratch, penalty ring, output), the sample and
- * top_logprobs dispatches, and the small staging buffers through which the chosen id (and, when
- * asked, the top log-probabilities) come back: 4 bytes per step otherwise. Two staging buffers
- * alternate, so the next step can be submitted while the previous one's result is read.
+ * The GPU sampler of one loaded model: its buffers (scratch, penalty ring, output, token mask), the
+ * sample and top_logprobs dispatches, and the small staging buffers through which the chosen id
+ * (and, when asked, the top log-probabilities) come back: 4 bytes per step otherwise. Two staging
+ * buffers alternate, so the next step can be submitted while the previous one's result is read.
+ * A constrained generation draws through the masked entry points (built on first use), with the
+ * mask rewritten before each step; an unconstrained one never touches the mask.
  */
+import { maskWords } from '../core/constrained/token-trie';
 import {
   MAX_TOP_LOGPROBS,
   PENALTY_RING,
@@ -12,6 +15,7 @@ import {
   samplerPath,
   samplingParamsBytes,
   type Dispatch,
+  type SampleArgs,
   type SamplerPath,
   type OpKernels,
   type SamplingParams,
@@ -30,12 +34,17 @@ export class GpuSampler {
   private readonly params: GPUBuffer;
   private readonly work: GPUBuffer;
   private readonly state: GPUBuffer;
+  /** One bit per token: those a constrained draw may pick. */
+  private readonly mask: GPUBuffer;
   private readonly staging: GPUBuffer[];
   /** Staging buffers with a copy submitted and not read yet, oldest first. */
   private readonly pending: GPUBuffer[] = [];
   private nextStaging = 0;
+  private bound?: { ops: OpKernels; args: SampleArgs };
   private sampleDispatches?: Record<SamplerPath, Dispatch>;
+  private maskedDispatches?: Record<SamplerPath, Dispatch>;
   private path: SamplerPath = 'greedy';
+  private masked = false;
   private logprobsDispatch?: Dispatch;
   private nLogprobs = 0;
   private readonly stateInit = new Uint32Array(SAMPLER_STATE_WORDS);
@@ -49,28 +58,34 @@ export class GpuSampler {
     this.work = device.createBuffer({ label: 'sampler work', size: Math.max(16, vocab * 4), usage: storage });
     this.state = device.createBuffer({ label: 'sampler state', size: SAMPLER_STATE_WORDS * 4, usage: storage });
     this.params = device.createBuffer({ label: 'sampler params', size: 48, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.mask = device.createBuffer({ label: 'sampler mask', size: Math.max(16, maskWords(vocab) * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
     this.staging = [0, 1].map((i) =>
       device.createBuffer({ label: `sampler readback ${i}`, size: SAMPLER_OUT_WORDS * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
     );
   }
 
   get bytes(): number {
-    return this.out.size + this.work.size + this.state.size + this.params.size + 2 * this.staging[0]!.size;
+    return this.out.size + this.work.size + this.state.size + this.params.size + this.mask.size + 2 * this.staging[0]!.size;
   }
 
   /** Builds the dispatches over the model's logits (once, at load). */
   bind(ops: OpKernels, logits: GPUBuffer, step: Step): void {
-    const args = { params: this.params, logits, work: this.work, state: this.state, out: this.out, step };
-    this.sampleDispatches = { greedy: ops.sample(args, 'greedy'), top_k: ops.sample(args, 'top_k'), vocab: ops.sample(args, 'vocab') };
+    const args = { params: this.params, logits, work: this.work, state: this.state, out: this.out, step, mask: this.mask };
+    this.bound = { ops, args };
+    this.sampleDispatches = dispatches(ops, args, false);
     this.logprobsDispatch = ops.topLogprobs(args);
   }
 
   /**
    * Settings for the next generation: sampling parameters, how many top log-probabilities to
-   * return per token, and the tokens so far (the penalty window starts with the prompt's tail).
+   * return per token, the tokens so far (the penalty window starts with the prompt's tail), and
+   * whether draws go through the mask (setMask before each step).
    */
-  configure(sampling: SamplingParams, nLogprobs: number, history: readonly number[]): void {
+  configure(sampling: SamplingParams, nLogprobs: number, history: readonly number[], masked = false): void {
     if (this.pending.length > 0) throw new Error('sampler: reconfigured with steps in flight');
+    if (!this.bound) throw new Error('sampler used before bind()');
+    this.masked = masked;
+    if (masked) this.maskedDispatches ??= dispatches(this.bound.ops, this.bound.args, true);
     this.nLogprobs = Math.max(0, Math.min(MAX_TOP_LOGPROBS, this.vocab, Math.floor(nLogprobs)));
     this.path = samplerPath(sampling, this.vocab);
     this.device.queue.writeBuffer(this.params, 0, samplingParamsBytes(this.vocab, sampling, this.nLogprobs));
@@ -82,11 +97,16 @@ export class GpuSampler {
     this.device.queue.writeBuffer(this.state, 0, this.stateInit);
   }
 
+  /** The tokens the next draw may pick (one bit each); written before the step is submitted. */
+  setMask(words: Uint32Array<ArrayBuffer>): void {
+    this.device.queue.writeBuffer(this.mask, 0, words);
+  }
+
   /** Top log-probabilities (if configured), then the draw, after the model's head. */
   encode(pass: GPUComputePassEncoder): void {
     if (!this.sampleDispatches || !this.logprobsDispatch) throw new Error('sampler used before bind()');
     if (this.nLogprobs > 0) this.logprobsDispatch.encode(pass);
-    this.sampleDispatches[this.path].encode(pass);
+    (this.masked ? this.maskedDispatches! : this.sampleDispatches)[this.path].encode(pass);
   }
 
   /** After the compute pass: copies the result to a staging buffer (at most two steps in flight). */
@@ -122,10 +142,14 @@ export class GpuSampler {
   }
 
   destroy(): void {
-    for (const b of [this.out, this.work, this.state, this.params, ...this.staging]) b.destroy();
+    for (const b of [this.out, this.work, this.state, this.params, this.mask, ...this.staging]) b.destroy();
   }
 
   private readBytes(): number {
     return (1 + 2 * this.nLogprobs) * 4;
   }
+}
+
+function dispatches(ops: OpKernels, args: SampleArgs, masked: boolean): Record<SamplerPath, Dispatch> {
+  return { greedy: ops.sample(args, 'greedy', masked), top_k: ops.sample(args, 'top_k', masked), vocab: ops.sample(args, 'vocab', masked) };
 }

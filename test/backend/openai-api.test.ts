@@ -230,6 +230,17 @@ describe('the HTTP API, up to the engine', () => {
     await expect(refused({ messages: [{ role: 'wizard', content: 'x' }] })).rejects.toMatchObject({ status: 400, param: 'messages[0].role' });
     await expect(refused({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] })).rejects.toMatchObject({ status: 400, param: 'messages[0].content[0]' });
     await expect(refused({ tools: [{ type: 'function', function: { name: 'f' } }] })).rejects.toMatchObject({ status: 400, code: 'unsupported_parameter' });
+    // JSON mode: a schema outside the supported subset, or malformed, is refused before any engine work.
+    const schema = (s: unknown) => ({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: s } } });
+    await expect(refused(schema({ type: 'object', properties: { n: { type: 'integer', minimum: 0 } } }))).rejects.toMatchObject({
+      status: 400,
+      param: 'response_format',
+      code: 'invalid_json_schema',
+      error: { message: 'response_format.json_schema.schema: unsupported JSON Schema keyword "minimum" at #/properties/n' },
+    });
+    await expect(refused(schema({ type: 'object', required: ['a'] }))).rejects.toMatchObject({ status: 400, param: 'response_format', message: expect.stringContaining('names "a", which is not in "properties"') });
+    await expect(refused({ response_format: { type: 'json_schema', json_schema: { name: 'x' } } })).rejects.toMatchObject({ status: 400, param: 'response_format', code: 'missing_required_parameter' });
+    await expect(refused({ response_format: { type: 'xml' } })).rejects.toMatchObject({ status: 400, param: 'response_format', message: expect.stringContaining('"xml"') });
     await expect(refused({ model: 'gpt-4o' })).rejects.toMatchObject({ status: 404, code: 'model_not_found', type: 'invalid_request_error' });
     await expect(client.completions.create({ model: 'stories260k', prompt: [[1, 99999]] })).rejects.toMatchObject({ status: 400, param: 'prompt' });
 

@@ -3,7 +3,7 @@
  * model loaded (loaded now if need be), streamed through OutputText. A client that leaves (its
  * `signal` aborts) is dropped from the queue, or its generation cancelled within one token.
  */
-import type { SamplingParams } from '../../engine/protocol';
+import type { JsonConstraint, SamplingParams } from '../../engine/protocol';
 import type { ModelText } from '../chat/prompt';
 import type { EnginePool } from '../engine-pool';
 import { MAX_CHAT_TOP_LOGPROBS } from './requests';
@@ -35,6 +35,8 @@ export interface GenerationPlan {
   logprobs: number | null;
   /** Drop the first piece's leading space (an answer), or keep it (a continuation of the prompt). */
   stripLeadingSpace: boolean;
+  /** JSON mode: the engine samples only tokens that keep the output valid JSON; null: free text. */
+  constraint: JsonConstraint | null;
 }
 
 export type FinishReason = 'stop' | 'length';
@@ -72,6 +74,7 @@ export function generate(deps: GenerationDeps, text: ModelText, plan: Generation
           maxTokens: plan.maxTokens,
           sampling: plan.sampling,
           stop: [...plan.stopIds],
+          ...(plan.constraint ? { constraint: plan.constraint } : {}),
           // The chosen token's own log-probability is read from the list: when sampling it may be any of the likely ones.
           topLogprobs: plan.logprobs === null ? 0 : plan.sampling.temperature > 0 ? MAX_CHAT_TOP_LOGPROBS : Math.max(1, plan.logprobs),
         },

@@ -50,6 +50,7 @@ export function planGeneration(request: GenerationRequest, model: ServedModel, p
     stopIds: prompt.stopIds,
     stopStrings: request.stop,
     logprobs: request.logprobs,
+    constraint: request.constraint,
     stripLeadingSpace: prompt.stripLeadingSpace,
   };
 }

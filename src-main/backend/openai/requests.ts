@@ -4,6 +4,8 @@
  * their own extras); fields that ask for something Gufo cannot do are refused rather than ignored.
  */
 import type { ChatMessage } from '../../core/chat-template';
+import { compileJsonSchema, SchemaError } from '../../core/constrained/json-schema';
+import type { JsonConstraint } from '../../core/constrained/token-constraint';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
 import { RequestFields } from './request-fields';
@@ -32,6 +34,8 @@ export interface GenerationRequest {
   sampling: SamplingRequest;
   /** How many alternatives to report with each token's log-probability; null when not asked. */
   logprobs: number | null;
+  /** response_format json_object / json_schema: the output held to JSON as it is sampled; null: free text. */
+  constraint: JsonConstraint | null;
 }
 
 export interface ChatCompletionRequest extends GenerationRequest {
@@ -82,7 +86,6 @@ export function parseCompletion(body: unknown): CompletionRequest {
 function common(f: RequestFields): Omit<GenerationRequest, 'maxTokens' | 'logprobs'> {
   f.unsupported('n', (v) => v === 1, '"n" must be 1: Gufo writes one choice per request');
   f.unsupported('logit_bias', (v) => isRecord(v) && Object.keys(v).length === 0, '"logit_bias" is not supported by Gufo yet');
-  f.unsupported('response_format', (v) => isRecord(v) && v.type === 'text', 'response_format other than {"type": "text"} (JSON mode) is not supported by Gufo yet');
   const stream = f.boolean('stream', false);
   const options = f.body.stream_options;
   if (options !== undefined && options !== null && (!isRecord(options) || !stream)) {
@@ -94,6 +97,7 @@ function common(f: RequestFields): Omit<GenerationRequest, 'maxTokens' | 'logpro
     stream,
     includeUsage,
     stop: stopStrings(f.body.stop),
+    constraint: responseFormat(f.body.response_format),
     sampling: {
       temperature: f.number('temperature', 0, 2, 1),
       topP: f.number('top_p', 0, 1, 1),
@@ -114,6 +118,41 @@ function stopStrings(stop: unknown): string[] {
     throw invalidParam('stop', `"stop" must be a non-empty string or a list of at most ${MAX_STOP_STRINGS} of them`);
   }
   return list as string[];
+}
+
+/**
+ * response_format: {"type": "text"}, {"type": "json_object"}, or {"type": "json_schema",
+ * "json_schema": {"name", "schema", "strict"?}}. The schema is compiled here so that one Gufo
+ * cannot hold to is a 400 naming the keyword and where it is, before any engine work. Strict or
+ * not, the output is held to the schema.
+ */
+function responseFormat(value: unknown): JsonConstraint | null {
+  if (value === undefined || value === null) return null;
+  const types = '"text", "json_object" or "json_schema"';
+  if (!isRecord(value)) throw invalidParam('response_format', `"response_format" must be an object { "type": ${types} }`);
+  switch (value.type) {
+    case 'text':
+      return null;
+    case 'json_object':
+      return { kind: 'json' };
+    case 'json_schema': {
+      const spec = value.json_schema;
+      if (!isRecord(spec)) throw invalidParam('response_format', '"response_format.json_schema" must be an object { "name", "schema", "strict" }');
+      if (spec.strict !== undefined && spec.strict !== null && typeof spec.strict !== 'boolean') {
+        throw invalidParam('response_format', '"response_format.json_schema.strict" must be true or false');
+      }
+      if (spec.schema === undefined || spec.schema === null) throw invalidParam('response_format', '"response_format.json_schema.schema" is required: the JSON Schema the answer must follow', 'missing_required_parameter');
+      try {
+        compileJsonSchema(spec.schema);
+      } catch (err) {
+        if (err instanceof SchemaError) throw invalidParam('response_format', `response_format.json_schema.schema: ${err.message}`, 'invalid_json_schema');
+        throw err;
+      }
+      return { kind: 'json-schema', schema: spec.schema };
+    }
+    default:
+      throw invalidParam('response_format', `"response_format.type" must be ${types} (got ${JSON.stringify(value.type) ?? 'nothing'})`);
+  }
 }
 
 const ROLES: Record<string, string> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
