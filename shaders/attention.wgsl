@@ -9,7 +9,9 @@
 // sees keys 0 ..= pos0 + t, or with a sliding window only the last `window` of them. Keys are
 // visited in tiles of WG with an online softmax (running max and sum), so any context length works
 // with a fixed amount of workgroup memory. Scores are dot(q, k) · scale, soft-capped as llama.cpp
-// does for gemma2 (c · tanh(s / c)) when softcap is set.
+// does for gemma2 (c · tanh(s / c)) when softcap is set. `attention_sinks` (gpt-oss) adds a learned
+// logit per head, sinks[h], to each softmax's denominator only, as ggml_soft_max_ext does with sinks:
+// it joins the running max and sum after the last tile and takes no value row.
 //
 // The inputs (q for attention, k and v for store_kv) are rows of inStride elements per token, each
 // starting at its offset: separate q, k, v buffers, or one fused q|k|v row read three ways.
@@ -60,6 +62,7 @@ const NEG: f32 = -3.0e38;
 @group(0) @binding(3) var<storage, read> kCache: array<u32>;
 @group(0) @binding(4) var<storage, read> vCache: array<u32>;
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
+@group(0) @binding(7) var<storage, read> sinks: array<f32>;
 
 // Elements of cached rows; `e` is an element index into the cache (even for pairs).
 fn k_pair(e: u32) -> vec2<f32> {
@@ -119,8 +122,16 @@ var<workgroup> probs: array<f32, WG>;
 
 @compute @workgroup_size(WG)
 fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let h = wid.x;
-  let t = wid.y;
+  attend(wid.x, wid.y, lid, NEG);
+}
+
+@compute @workgroup_size(WG)
+fn attention_sinks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  attend(wid.x, wid.y, lid, sinks[wid.x]);
+}
+
+// Head h of token t; `sink` joins the softmax's denominator (NEG: none).
+fn attend(h: u32, t: u32, lid: u32, sink: f32) {
   let kvh = h / (p.nHead / p.nKvHead);
   let qBase = t * p.inStride + p.qkOffset + h * p.headDim;
   let outBase = t * p.qStride + h * p.headDim;
@@ -180,10 +191,13 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     m = mNew;
     workgroupBarrier();  // probs is rewritten by the next tile
   }
+  let mSink = max(m, sink);
+  let corr = exp(m - mSink);
+  let denom = l * corr + exp(sink - mSink);
   for (var c = 0u; c < DIMS_PER_THREAD; c++) {
     let d = lid + c * WG;
     if (d < p.headDim) {
-      out[outBase + d] = acc[c] / l;
+      out[outBase + d] = acc[c] * corr / denom;
     }
   }
 }

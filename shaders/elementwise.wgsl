@@ -2,6 +2,9 @@
 //   glu:         gate = act(gate) * up            (gated FFN; act below)
 //   glu_packed:  the same on rows holding gate | up (2·width per token; phi3's fused ffn_up),
 //                the result over the gate half
+//   swiglu_oai:  gate = g / (1 + exp(a · -g)) · (clamp(up, -b, b) + 1), g = min(gate, b)
+//                                                 (gpt-oss's experts: a = alpha, b = limit; as
+//                                                 ggml's CPU swiglu_oai)
 //   add:         x = x + y                        (residual connections)
 //   add_bias:    x[t][i] = x[t][i] + b[i]         (qwen2's Q/K/V biases)
 //   scale:       x = x · a                        (gemma's embedding scale)
@@ -80,6 +83,17 @@ fn glu_packed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
   }
   let g = (i / p.width) * 2u * p.width + i % p.width;
   x[g] = act(x[g]) * x[g + p.width];
+}
+
+@compute @workgroup_size(WG)
+fn swiglu_oai(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = index(gid, nwg);
+  if (i >= count()) {
+    return;
+  }
+  let g = min(x[i], p.b);
+  let u = clamp(y[i], -p.b, p.b);
+  x[i] = g / (1.0 + exp(p.a * -g)) * (u + 1.0);
 }
 
 @compute @workgroup_size(WG)

@@ -1,15 +1,17 @@
-// Mixture-of-experts routing and combining, as llama.cpp's build_moe_ffn with softmax gating. A
-// token's pairs are its `used` (token, expert) choices, pair index = token · used + slot.
-//   moe_route:          one workgroup per token: softmax of the router logits, the `used` most
-//                       probable experts in descending order (ties to the lower id) into ids,
-//                       their probabilities into weights, divided by their sum (clamped below at
-//                       2^-14, as llama.cpp) when `norm` is set.
+// Mixture-of-experts routing and combining, as llama.cpp's build_moe_ffn. A token's pairs are its
+// `used` (token, expert) choices, pair index = token · used + slot.
+//   moe_route:          one workgroup per token. Softmax gating: softmax of the router logits, the
+//                       `used` most probable experts in descending order (ties to the lower id)
+//                       into ids, their probabilities into weights, divided by their sum (clamped
+//                       below at 2^-14, as llama.cpp) when `norm` is set. softmax_weight gating
+//                       (gpt-oss): the `used` largest logits, weighted by the softmax of those alone.
 //   moe_group:          one workgroup: groups the batch's pairs by expert into the routing table
 //                       the expert matmul reads (matmul.wgsl, EXPERTS): [0] the tile count; tile i
 //                       at 4 + 3i: (expert, first pair entry, pairs); each expert's pairs in order
 //                       from pairs_at, cut into tiles of `tile`.
 //   moe_combine:        x[t] += Σ_slot weights · down[pair], summed in slot order as llama.cpp adds.
 //   moe_combine_shared: the same plus shared[t] · sigmoid(gate[t]) (qwen2moe's shared expert).
+//   moe_add_bias:       rows[pair] += bias[expert of the pair] (gpt-oss's expert biases), rows of `width`.
 // The token count comes from the step uniform.
 
 struct Params {
@@ -19,7 +21,7 @@ struct Params {
   width: u32,     // moe_combine: elements per token
   tile: u32,      // moe_group: pairs per tile
   pairs_at: u32,  // moe_group: table index of the first pair entry
-  _pad0: u32,
+  gating: u32,    // moe_route: 0 softmax, 1 softmax_weight
   _pad1: u32,
 }
 
@@ -28,6 +30,9 @@ struct Params {
 const WG: u32 = 64u;
 // Most experts per layer (hparams.ts MAX_EXPERTS).
 const MAX_EXPERTS: u32 = 512u;
+// Below every logit and probability: a chosen expert's score, then the lowest a search starts from.
+const CHOSEN: f32 = -3.0e38;
+const LOWEST: f32 = -3.4e38;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<uniform> step: Step;
@@ -44,6 +49,9 @@ const MAX_EXPERTS: u32 = 512u;
 @group(0) @binding(7) var<storage, read> down: array<f32>;
 @group(0) @binding(8) var<storage, read> shared_out: array<f32>;
 @group(0) @binding(9) var<storage, read> shared_gate: array<f32>;
+// moe_add_bias (with chosen)
+@group(0) @binding(10) var<storage, read_write> rows: array<f32>;
+@group(0) @binding(11) var<storage, read> bias: array<f32>;
 
 #include "reduce.wgsl"
 
@@ -58,28 +66,19 @@ fn moe_route(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     return;
   }
   let base = t * p.experts;
-  var m = -3.0e38; // below any logit
-  for (var e = lid; e < p.experts; e += WG) {
-    m = max(m, logits[base + e]);
-  }
-  m = reduce_max(lid, m);
-  var s = 0.0;
-  for (var e = lid; e < p.experts; e += WG) {
-    let v = exp(logits[base + e] - m);
-    probs[e] = v;
-    s += v;
-  }
-  // As ggml_soft_max: the exponentials times the inverse of their sum.
-  let inv = 1.0 / reduce_sum(lid, s);
-  for (var e = lid; e < p.experts; e += WG) {
-    probs[e] = probs[e] * inv;
+  if (p.gating == 0u) {
+    softmax_logits(base, lid);
+  } else {
+    for (var e = lid; e < p.experts; e += WG) {
+      probs[e] = logits[base + e];
+    }
   }
   workgroupBarrier();
 
-  // `used` rounds of argmax; a chosen expert's probability is set to -1 (all others are >= 0).
+  // `used` rounds of argmax; a chosen expert's score is set to CHOSEN, below all others.
   let out = t * p.used;
   for (var k = 0u; k < p.used; k++) {
-    var bp = -2.0;
+    var bp = LOWEST;
     var be = 0u;
     for (var e = lid; e < p.experts; e += WG) {
       if (probs[e] > bp) {
@@ -104,9 +103,12 @@ fn moe_route(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     if (lid == 0u) {
       ids[out + k] = best_e[0];
       weights[out + k] = best_p[0];
-      probs[best_e[0]] = -1.0;
+      probs[best_e[0]] = CHOSEN;
     }
     workgroupBarrier();
+  }
+  if (lid == 0u && p.gating == 1u) {
+    softmax_chosen(out);
   }
   if (lid == 0u && p.norm != 0u) {
     var sum = 0.0;
@@ -117,6 +119,44 @@ fn moe_route(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     for (var k = 0u; k < p.used; k++) {
       weights[out + k] = weights[out + k] / sum;
     }
+  }
+}
+
+// probs = softmax of the router logits of the token at `base`.
+fn softmax_logits(base: u32, lid: u32) {
+  var m = LOWEST;
+  for (var e = lid; e < p.experts; e += WG) {
+    m = max(m, logits[base + e]);
+  }
+  m = reduce_max(lid, m);
+  var s = 0.0;
+  for (var e = lid; e < p.experts; e += WG) {
+    let v = exp(logits[base + e] - m);
+    probs[e] = v;
+    s += v;
+  }
+  // As ggml_soft_max: the exponentials times the inverse of their sum.
+  let inv = 1.0 / reduce_sum(lid, s);
+  for (var e = lid; e < p.experts; e += WG) {
+    probs[e] = probs[e] * inv;
+  }
+}
+
+// The chosen logits at weights[out..] become their softmax (ggml_soft_max over the `used` of them).
+fn softmax_chosen(out: u32) {
+  var m = weights[out];
+  for (var k = 1u; k < p.used; k++) {
+    m = max(m, weights[out + k]);
+  }
+  var s = 0.0;
+  for (var k = 0u; k < p.used; k++) {
+    let v = exp(weights[out + k] - m);
+    weights[out + k] = v;
+    s += v;
+  }
+  let inv = 1.0 / s;
+  for (var k = 0u; k < p.used; k++) {
+    weights[out + k] = weights[out + k] * inv;
   }
 }
 
@@ -197,4 +237,14 @@ fn moe_combine_shared(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
   let t = i / p.width;
   let gate = 1.0 / (1.0 + exp(-shared_gate[t]));
   x[i] = x[i] + (experts_sum(t, i % p.width) + shared_out[i] * gate);
+}
+
+@compute @workgroup_size(WG)
+fn moe_add_bias(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = index(gid, nwg);
+  if (i >= step.nTokens * p.used * p.width) {
+    return;
+  }
+  let pair = i / p.width;
+  rows[i] = rows[i] + bias[chosen[pair] * p.width + i % p.width];
 }

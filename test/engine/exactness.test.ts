@@ -6,7 +6,8 @@
  * - Random-weight models (llama, qwen2, qwen3 shapes, the mixture-of-experts mixtral — llama
  *   with experts —, qwen2moe with its shared expert, and qwen3moe; gemma2 and gemma3 with sliding
  *   windows of 8 positions and soft-caps, phi3 with fused Q/K/V and LongRoPE or separate Q/K/V
- *   and partial RoPE), their matrices (stacked expert tensors included, routers not, as
+ *   and partial RoPE; gpt-oss with attention sinks, a window of 8 in every other layer, biased
+ *   experts under softmax_weight gating and SwiGLU-OAI), their matrices (stacked expert tensors included, routers not, as
  *   llama-quantize) quantized by llama.cpp's
  *   ggml_quantize_chunk. The exact reference is llama.cpp on an F32 copy holding the weights as
  *   llama.cpp decodes them (on the quantized file itself llama.cpp rounds activations to 8 bits, so
@@ -137,6 +138,12 @@ const SHAPES: Record<string, ModelShape> = {
   'phi3 split': {
     arch: 'phi3', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, nRot: 48, scale: 0.06, randomNorms: true, seed: 22, tiedEmbeddings: true,
   },
+  // Layer 0 windowed (8 positions), layer 1 global; heads of 64 wider than nEmbd / nHead and YaRN ×32,
+  // as gpt-oss's; the experts' gate and up biases of 3σ so that SwiGLU-OAI's clamps at ±7 bite.
+  'gpt-oss': {
+    arch: 'gpt-oss', nLayer: 2, nEmbd: 256, nFf: 256, nFfExp: 256, nHead: 8, nHeadKv: 2, headDim: 64, nExpert: 8, nExpertUsed: 2,
+    slidingWindow: 8, scale: 0.06, randomNorms: true, randomBiases: true, expertBiasScale: 3, seed: 23, ropeFreqBase: 150000, ropeScaling: { type: 'yarn', factor: 32 },
+  },
 };
 
 /** Weight types per architecture: every GPU type for llama; a spread for the others (SwiftShader is slow). */
@@ -152,6 +159,8 @@ const TYPES: Record<string, string[]> = {
   gemma3: ['F32', 'F16', 'Q4_0', 'Q6_K'],
   phi3: ['F32', 'Q8_0', 'Q4_K', 'Q6_K'],
   'phi3 split': ['F32', 'Q5_0'],
+  // llama.cpp's gpt-oss files keep their experts in MXFP4.
+  'gpt-oss': ['F32', 'MXFP4', 'Q8_0', 'Q4_K'],
 };
 
 /** BOS, then 63 random ordinary tokens: the teacher-forced sequence. */

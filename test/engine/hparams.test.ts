@@ -44,6 +44,8 @@ const u32 = (key: string, value: number): GgufKv => ({ key, type: GgufType.UINT3
 const f32 = (key: string, value: number): GgufKv => ({ key, type: GgufType.FLOAT32, value });
 const str = (key: string, value: string): GgufKv => ({ key, type: GgufType.STRING, value });
 const inFloat = (x: number) => Math.fround(1 / Math.fround(Math.sqrt(x)));
+/** The MoE gating of every architecture but gpt-oss. */
+const softmaxGating = { gating: 'softmax', biases: false, act: 'silu' } as const;
 
 describe('readHParams', () => {
   it('reads stories260K as llama.cpp does', () => {
@@ -77,12 +79,12 @@ describe('readHParams', () => {
 
   it('MoE: experts, widths, shared expert and weight normalisation per architecture, as llama.cpp', async () => {
     const mixtral = hparamsOf(await headerModel({ ...small, nExpert: 4, nExpertUsed: 2 }));
-    expect(mixtral.moe).toEqual({ nExpert: 4, nExpertUsed: 2, nFfExp: 128, nFfShexp: 0, normWeights: true, mergedGateUp: false });
+    expect(mixtral.moe).toEqual({ nExpert: 4, nExpertUsed: 2, nFfExp: 128, nFfShexp: 0, normWeights: true, mergedGateUp: false, ...softmaxGating });
     const q3 = hparamsOf(await headerModel({ ...small, arch: 'qwen3moe', nExpert: 8, nExpertUsed: 2, nFfExp: 32 }));
-    expect(q3.moe).toEqual({ nExpert: 8, nExpertUsed: 2, nFfExp: 32, nFfShexp: 0, normWeights: true, mergedGateUp: false });
+    expect(q3.moe).toEqual({ nExpert: 8, nExpertUsed: 2, nFfExp: 32, nFfShexp: 0, normWeights: true, mergedGateUp: false, ...softmaxGating });
     expect(q3).toMatchObject({ qkNorm: true, rope: { neox: true } });
     const q2 = hparamsOf(await headerModel({ ...small, arch: 'qwen2moe', nExpert: 8, nExpertUsed: 4, nFfExp: 32, nFfShexp: 96 }));
-    expect(q2.moe).toEqual({ nExpert: 8, nExpertUsed: 4, nFfExp: 32, nFfShexp: 96, normWeights: false, mergedGateUp: false });
+    expect(q2.moe).toEqual({ nExpert: 8, nExpertUsed: 4, nFfExp: 32, nFfShexp: 96, normWeights: false, mergedGateUp: false, ...softmaxGating });
     expect(q2).toMatchObject({ qkvBias: true, rope: { neox: true } });
     const merged = hparamsOf(await headerModel({ ...small, arch: 'qwen3moe', nExpert: 8, nExpertUsed: 2, mergedGateUp: true }));
     expect(merged.moe?.mergedGateUp).toBe(true);
@@ -195,6 +197,38 @@ describe('readHParams', () => {
     expect(ropeFactorsTensor(separate, 100000)).toBeNull();
     // "longrope" as a scaling type is phi3's.
     expect(hparamsOf(await headerModel({ ...small, arch: 'phi3' }, [str('phi3.rope.scaling.type', 'longrope')])).rope.freqScale).toBe(1);
+  });
+
+  it('gpt-oss: softmax_weight gating, biased experts, SwiGLU-OAI, sinks, FFN norm post_attention_norm, every other layer windowed', async () => {
+    const shape: ModelShape = { ...small, arch: 'gpt-oss', nLayer: 4, headDim: 32, nExpert: 8, nExpertUsed: 2, nFfExp: 48, slidingWindow: 128, ropeFreqBase: 150000 };
+    const hp = hparamsOf(await headerModel(shape));
+    expect(hp).toMatchObject({
+      arch: 'gpt-oss',
+      headDim: 32,
+      qkvBias: true,
+      attnOutputBias: true,
+      attnSinks: true,
+      ffnNorm: 'post_attention_norm',
+      postNorms: false,
+      rope: { neox: true, freqBase: 150000 },
+      // llama.cpp: 1/sqrt(n_rot), with n_rot the head size unless rope.dimension_count says otherwise.
+      attnScale: inFloat(32),
+      swa: { window: 128, layers: [true, false, true, false], rope: { freqBase: 150000 } },
+    });
+    expect(hp.moe).toEqual({ nExpert: 8, nExpertUsed: 2, nFfExp: 48, nFfShexp: 0, normWeights: false, mergedGateUp: false, gating: 'softmax_weight', biases: true, act: 'swiglu_oai' });
+    // The windowed layers' RoPE base from rope.freq_base_swa, scaled as the others (YaRN here).
+    const yarn = hparamsOf(await headerModel({ ...shape, ropeScaling: { type: 'yarn', factor: 32 } }, [f32('gpt-oss.rope.freq_base_swa', 5000), u32('gpt-oss.attention.sliding_window_pattern', 4)]));
+    expect(yarn.swa).toMatchObject({ layers: [true, true, true, false], rope: { freqBase: 5000, freqScale: 1 / 32, extFactor: 1 } });
+    // llama.cpp requires the window and the expert width.
+    const noWindow = await headerModel(shape, [], undefined, ['gpt-oss.attention.sliding_window']);
+    expect(() => hparamsOf(noWindow)).toThrow(/gpt-oss\.attention\.sliding_window is missing/);
+    const noWidth = await headerModel(shape, [], undefined, ['gpt-oss.expert_feed_forward_length']);
+    expect(() => hparamsOf(noWidth)).toThrow(/gpt-oss\.expert_feed_forward_length is missing/);
+    // attn_output.bias: llama.cpp adds it for llama when present, never for qwen2.
+    const bias = [{ name: 'blk.0.attn_output.bias', ne: [64] }];
+    expect(hparamsOf(await headerModel(small, [], undefined, [], bias)).attnOutputBias).toBe(true);
+    expect(hparamsOf(await headerModel({ ...small, arch: 'qwen2' }, [], undefined, [], bias)).attnOutputBias).toBe(false);
+    expect(hparamsOf(STORIES_260K)).toMatchObject({ attnOutputBias: false, attnSinks: false, ffnNorm: 'ffn_norm' });
   });
 
   it('names what stays unsupported: embedding models, half a LongRoPE pair, a zero window', async () => {

@@ -1,8 +1,9 @@
 /**
  * The MoE routing and combining kernels (shaders/moe.wgsl) against plain TypeScript references
- * (reference.ts): softmax, top-k and weight normalisation as llama.cpp's build_moe_ffn, and the
- * weighted sum of the experts' outputs (with qwen2moe's sigmoid-gated shared expert) added to the
- * residual stream. f32 kernels against double-precision references: 1e-6 relative.
+ * (reference.ts): softmax, top-k and weight normalisation as llama.cpp's build_moe_ffn (and
+ * gpt-oss's softmax_weight gating), the experts' biases, and the weighted sum of the experts'
+ * outputs (with qwen2moe's sigmoid-gated shared expert) added to the residual stream. f32 kernels
+ * against double-precision references: 1e-6 relative.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { OpKernels } from '../../src-main/engine/gpu/ops';
@@ -17,10 +18,10 @@ const gauss = () => rng.gaussian();
 
 afterAll(() => ops.destroy());
 
-async function route(logits: Float32Array, experts: number, used: number, norm: boolean, tokens = logits.length / experts) {
+async function route(logits: Float32Array, experts: number, used: number, norm: boolean, tokens = logits.length / experts, gating: 'softmax' | 'softmax_weight' = 'softmax') {
   const ids = buffer(ctx, tokens * used * 4);
   const weights = buffer(ctx, tokens * used * 4);
-  await run(ctx, [ops.moeRoute({ logits: buffer(ctx, logits), ids, weights, step: makeStep(ctx, 0, tokens), experts, used, norm })]);
+  await run(ctx, [ops.moeRoute({ logits: buffer(ctx, logits), ids, weights, step: makeStep(ctx, 0, tokens), experts, used, norm, gating })]);
   return { ids: Array.from(await readU32(ctx, ids, tokens * used)), weights: await readF32(ctx, weights, tokens * used) };
 }
 
@@ -49,6 +50,44 @@ describe('moe_route', () => {
     for (const w of got.weights) expect(w).toBeCloseTo(1 / 3, 6);
     const first = await route(logits, 5, 2, false, 1);
     expect(first.ids).toEqual([1, 3]);
+  });
+});
+
+describe('moe_route with softmax_weight gating (gpt-oss)', () => {
+  it.each([
+    { experts: 8, used: 2 },
+    { experts: 32, used: 4 }, // gpt-oss-20b
+    { experts: 128, used: 4 }, // gpt-oss-120b: more experts than threads
+  ])('$experts experts, top $used: the largest logits in order, weighted by their own softmax', async ({ experts, used }) => {
+    const tokens = 7;
+    // Negative logits too: the chosen-expert marker must stay below every logit.
+    const logits = randomF32(tokens * experts, () => gauss() - 5, 2);
+    const got = await route(logits, experts, used, false, tokens, 'softmax_weight');
+    const want = ref.moeRouteSoftmaxWeight(logits, experts, used);
+    expect(got.ids).toEqual(want.ids);
+    expect(maxRelError(got.weights, want.weights, 1e-6)).toBeLessThan(1e-6);
+    // Not the softmax over all experts: those weights are far smaller.
+    const softmax = ref.moeRoute(logits, experts, used, false);
+    expect(maxRelError(got.weights, softmax.weights, 1e-6)).toBeGreaterThan(1e-2);
+  });
+});
+
+describe('moe_add_bias', () => {
+  it('adds each pair\'s expert bias row to the pair\'s row, for the step\'s tokens only', async () => {
+    const tokens = 4;
+    const used = 2;
+    const experts = 6;
+    const width = 70;
+    const ids = new Uint32Array([5, 0, 2, 3, 3, 2, 1, 4]);
+    const rows = randomF32((tokens + 1) * used * width, gauss);
+    const bias = randomF32(experts * width, gauss);
+    const rb = buffer(ctx, rows);
+    await run(ctx, [ops.moeAddBias({ rows: rb, bias: buffer(ctx, bias), ids: buffer(ctx, ids), step: makeStep(ctx, 0, tokens), width, used })]);
+    const want = Float64Array.from(rows, (v, i) => {
+      const pair = Math.floor(i / width);
+      return pair < tokens * used ? v + bias[ids[pair]! * width + (i % width)]! : v;
+    });
+    expect(maxRelError(await readF32(ctx, rb, rows.length), want)).toBeLessThan(1e-6);
   });
 });
 

@@ -181,13 +181,16 @@ describe('store_kv + attention (with RoPE)', () => {
   }
 });
 
-describe('sliding window, soft-capped scores and a fused q|k|v input (tolerance 2e-5 of the output scale)', () => {
+describe('sliding window, soft-capped scores, sinks and a fused q|k|v input (tolerance 2e-5 of the output scale)', () => {
   // Past positions are stored from separate K and V buffers, the batch from fused q|k|v rows, which
   // attention also reads its queries from.
   const cases = [
     { name: 'window 8 and soft-cap 1.5 over 20 past positions, 5-token batch', past: 20, nTokens: 5, window: 8, softcap: 1.5 },
     { name: 'window 20 over a 70-token prefill (windows across key tiles), no soft-cap', past: 0, nTokens: 70, window: 20, softcap: 0 },
     { name: 'soft-cap 2, no window, 100 past positions, 1 token', past: 100, nTokens: 1, window: 0, softcap: 2 },
+    // gpt-oss: a logit per head in each softmax's denominator; some above every score, some below.
+    { name: 'sinks with window 8 over 20 past positions, 5-token batch', past: 20, nTokens: 5, window: 8, softcap: 0, sinks: [4, -3, 0.5, 12] },
+    { name: 'sinks over a 70-token prefill, no window', past: 0, nTokens: 70, window: 0, softcap: 0, sinks: [-1, 2, 6, 0] },
   ];
   const nHead = 4;
   const nKvHead = 2;
@@ -223,16 +226,18 @@ describe('sliding window, soft-capped scores and a fused q|k|v input (tolerance 
         dispatches.push(ops.storeKv({ ...common, k, v, step: makeStep(ctx, 0, c.past) }));
       }
       const scale = 1 / Math.sqrt(headDim);
+      const sinks = 'sinks' in c && c.sinks ? Float32Array.from(c.sinks) : undefined;
       dispatches.push(
         ops.storeKv({ ...common, k: qkv, v: qkv, step: batch, rows: { stride: rowWidth, kOffset: qDim, vOffset: qDim + kvStride } }),
         ops.attention({
           ...common, q: qkv, out, step: batch, nHead, nKvHead, scale, qRows: { stride: rowWidth, offset: 0 }, window: c.window, softcap: c.softcap,
+          sinks: sinks && buffer(ctx, sinks),
         }),
       );
       await run(ctx, dispatches);
       const ropeOf = (x: Float32Array, pos0: number, nTokens: number, nHeads: number) => ref.rope(x, table, { pos0, nTokens, nHeads, headDim, nRot: headDim, neox: true });
       const kRot = ropeOf(kAll, 0, total, nKvHead).map(ref.roundF16);
-      const o = { pos0: c.past, nTokens: c.nTokens, nHead, nKvHead, headDim, scale, window: c.window, softcap: c.softcap };
+      const o = { pos0: c.past, nTokens: c.nTokens, nHead, nKvHead, headDim, scale, window: c.window, softcap: c.softcap, sinks };
       const expected = ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)), kRot, Float64Array.from(vAll, ref.roundF16), o);
       const got = await readF32(ctx, out, q.length);
       expect(scaledError(got, expected)).toBeLessThan(2e-5);
@@ -242,6 +247,9 @@ describe('sliding window, soft-capped scores and a fused q|k|v input (tolerance 
       }
       if (c.softcap) {
         expect(scaledError(got, ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)), kRot, Float64Array.from(vAll, ref.roundF16), { ...o, softcap: 0 }))).toBeGreaterThan(1e-2);
+      }
+      if (sinks) {
+        expect(scaledError(got, ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)), kRot, Float64Array.from(vAll, ref.roundF16), { ...o, sinks: undefined }))).toBeGreaterThan(1e-2);
       }
     });
   }
@@ -290,6 +298,18 @@ describe('elementwise (tolerance 1e-6 relative)', () => {
     // The plain (unrounded) GELU is measurably different: the table matters.
     const plain = Float32Array.from(g, (v, i) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * v * (1 + 0.044715 * v * v))) * u[i]!);
     expect(separate.filter((v, i) => v === plain[i]).length / g.length).toBeLessThan(0.5);
+  });
+
+  it('SwiGLU-OAI (gpt-oss: alpha 1.702, limit 7), with gate and up beyond the limit', async () => {
+    const n = 1000;
+    const g = randomF32(n, gauss, 6);
+    const u = randomF32(n, gauss, 6);
+    const gb = buffer(ctx, g);
+    await run(ctx, [ops.swigluOai(gb, buffer(ctx, u), 100, makeStep(ctx, 0, 10), 1.702, 7)]);
+    const got = await readF32(ctx, gb, n);
+    expect(maxRelError(got, Float64Array.from(g, (v, i) => ref.swigluOai(v, u[i]!, 1.702, 7)))).toBeLessThan(1e-6);
+    // The clamps bite: unclamped, the result differs.
+    expect(maxRelError(got, Float64Array.from(g, (v, i) => ref.swigluOai(v, u[i]!, 1.702, Infinity)))).toBeGreaterThan(1e-2);
   });
 
   it('SwiGLU on packed gate|up rows (phi3\'s fused ffn_up)', async () => {

@@ -1,7 +1,8 @@
 /**
  * Quantized test models: a random F32 model's matrices quantized by llama.cpp's own
- * ggml_quantize_chunk ("pure": every 2-D and stacked 3-D expert tensor to one type, except the
- * MoE routers, ffn_gate_inp, which llama-quantize always leaves alone), plus the exact reference
+ * ggml_quantize_chunk ("pure": every 2-D and stacked 3-D expert weight to one type, except the
+ * MoE routers, ffn_gate_inp, and biases (gpt-oss's expert biases are 2-D), which llama-quantize
+ * always leaves alone), plus the exact reference
  * for it, an F32 copy holding every quantized tensor as llama.cpp's decoder decodes it.
  */
 import { join } from 'node:path';
@@ -41,7 +42,7 @@ export async function writeQuantizedCopies(f32Path: string, typeName: string, di
   try {
     const quantizedData = new Map<string, Uint8Array>();
     for (const t of gguf.tensors) {
-      if (t.ne.length < 2 || t.name.endsWith('.ffn_gate_inp.weight')) continue;
+      if (t.ne.length < 2 || !t.name.endsWith('.weight') || t.name.endsWith('.ffn_gate_inp.weight')) continue;
       const values = new Float32Array(gguf.tensorData(t).slice().buffer);
       const cols = t.ne[0]!;
       quantizedData.set(t.name, llamaQuantize(type.id, values, values.length / cols, cols));

@@ -52,13 +52,14 @@ export function roundF16(x: number): number {
 /**
  * Causal GQA attention of nTokens queries (at positions pos0..) over keys/values 0..pos0+t, caches
  * given as [pos][kvHead][headDim]. With a window, a query at p sees only keys p − window + 1 ..= p
- * (llama.cpp's is_masked_swa, standard type); with a soft-cap c, scores s become c·tanh(s/c).
+ * (llama.cpp's is_masked_swa, standard type); with a soft-cap c, scores s become c·tanh(s/c); with
+ * sinks (gpt-oss), exp(sinks[h] − max) joins each head's softmax denominator (max over the sink too).
  */
 export function attention(
   q: Float32Array,
   kCache: Float64Array,
   vCache: Float64Array,
-  o: { pos0: number; nTokens: number; nHead: number; nKvHead: number; headDim: number; scale: number; window?: number; softcap?: number },
+  o: { pos0: number; nTokens: number; nHead: number; nKvHead: number; headDim: number; scale: number; window?: number; softcap?: number; sinks?: Float32Array },
 ): Float64Array {
   const { nHead, nKvHead, headDim } = o;
   const out = new Float64Array(o.nTokens * nHead * headDim);
@@ -74,8 +75,9 @@ export function attention(
         const s = dot * o.scale;
         scores[j - first] = o.softcap ? o.softcap * Math.tanh(s / o.softcap) : s;
       }
-      const m = Math.max(...scores);
-      let sum = 0;
+      const sink = o.sinks?.[h];
+      const m = Math.max(...scores, sink ?? -Infinity);
+      let sum = sink === undefined ? 0 : Math.exp(sink - m);
       for (let j = 0; j < scores.length; j++) sum += scores[j] = Math.exp(scores[j]! - m);
       for (let d = 0; d < headDim; d++) {
         let acc = 0;
@@ -89,6 +91,13 @@ export function attention(
 
 export function silu(x: number): number {
   return x / (1 + Math.exp(-x));
+}
+
+/** gpt-oss's SwiGLU-OAI (ggml's swiglu_oai): g = min(gate, limit), g·sigmoid(alpha·g)·(clamp(up, ±limit) + 1). */
+export function swigluOai(gate: number, up: number, alpha: number, limit: number): number {
+  const g = Math.min(gate, limit);
+  const u = Math.min(Math.max(up, -limit), limit);
+  return (g / (1 + Math.exp(-alpha * g))) * (u + 1);
 }
 
 /**
@@ -170,6 +179,26 @@ export function moeRoute(logits: Float32Array, experts: number, used: number, no
     const sum = Math.max(w.reduce((a, b) => a + b, 0), 6.103515625e-5);
     ids.push(...order);
     weights.push(...(norm ? w.map((v) => v / sum) : w));
+  }
+  return { ids, weights };
+}
+
+/**
+ * MoE routing as llama.cpp's build_moe_ffn with softmax_weight gating (gpt-oss), in double
+ * precision: per token, the `used` largest logits (descending; equal ones to the lower id),
+ * weighted by the softmax of those logits alone.
+ */
+export function moeRouteSoftmaxWeight(logits: Float32Array, experts: number, used: number): { ids: number[]; weights: number[] } {
+  const ids: number[] = [];
+  const weights: number[] = [];
+  for (let t = 0; t < logits.length / experts; t++) {
+    const row = Array.from(logits.subarray(t * experts, (t + 1) * experts));
+    const order = row.map((_, i) => i).sort((a, b) => row[b]! - row[a]! || a - b).slice(0, used);
+    const m = row[order[0]!]!;
+    const e = order.map((i) => Math.exp(row[i]! - m));
+    const z = e.reduce((a, b) => a + b, 0);
+    ids.push(...order);
+    weights.push(...e.map((v) => v / z));
   }
   return { ids, weights };
 }

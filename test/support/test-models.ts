@@ -1,9 +1,10 @@
 /**
  * Random-weight GGUF models of any shape, for tests: llama-shaped (dense, GQA, MoE, tied
  * embeddings; qwen2/qwen3 and their MoE kin qwen2moe/qwen3moe; gemma2/gemma3 with their post-norms;
- * phi3 with its fused gate/up and optionally fused attn_qkv and LongRoPE factors) or falcon-shaped
- * (fused attn_qkv), with stories260K's tokenizer (vocab 512) so llama.cpp loads them. Weights are
- * seeded gaussians (same seed, same file); norms are ones.
+ * phi3 with its fused gate/up and optionally fused attn_qkv and LongRoPE factors; gpt-oss with
+ * attention sinks and biased experts) or falcon-shaped (fused attn_qkv), with stories260K's
+ * tokenizer (vocab 512) so llama.cpp loads them. Weights are seeded gaussians (same seed, same
+ * file); norms are ones; biases (always F32, as convert_hf_to_gguf writes them) zeros.
  *
  *   const path = join(tempDir(), 'm.gguf');
  *   await writeRandomModel(path, { nLayer: 8, nEmbd: 256, nFf: 768, nHead: 8, nHeadKv: 2 });
@@ -20,9 +21,12 @@ export interface ModelShape {
   /**
    * 'llama' (default) or 'falcon'; 'qwen2' adds Q/K/V biases, 'qwen3' per-head Q/K norms
    * (attn_q_norm/attn_k_norm), both llama-shaped otherwise; 'qwen2moe' and 'qwen3moe' are
-   * qwen2 and qwen3 with MoE layers (nExpert is required), qwen2moe with a shared expert.
+   * qwen2 and qwen3 with MoE layers (nExpert is required), qwen2moe with a shared expert;
+   * 'gpt-oss' (nExpert and slidingWindow are required) has Q/K/V, attn_output, router and expert
+   * biases, attn_sinks (gaussians of deviation 1, to weigh against the scores), and its FFN norm
+   * named post_attention_norm.
    */
-  arch?: 'llama' | 'falcon' | 'qwen2' | 'qwen3' | 'qwen2moe' | 'qwen3moe' | 'gemma2' | 'gemma3' | 'phi3';
+  arch?: 'llama' | 'falcon' | 'qwen2' | 'qwen3' | 'qwen2moe' | 'qwen3moe' | 'gemma2' | 'gemma3' | 'phi3' | 'gpt-oss';
   nLayer: number;
   nEmbd: number;
   nFf: number;
@@ -35,7 +39,7 @@ export interface ModelShape {
   nExpert?: number;
   /** Experts used per token; defaults to 2. */
   nExpertUsed?: number;
-  /** qwen2moe/qwen3moe: rows of each expert's gate/up (expert_feed_forward_length); defaults to nFf. Llama's experts are nFf wide. */
+  /** qwen2moe/qwen3moe/gpt-oss: rows of each expert's gate/up (expert_feed_forward_length); defaults to nFf. Llama's experts are nFf wide. */
   nFfExp?: number;
   /** qwen2moe: width of the shared expert (expert_shared_feed_forward_length); defaults to nFf. */
   nFfShexp?: number;
@@ -50,8 +54,10 @@ export interface ModelShape {
   seed?: number;
   contextLength?: number;
   name?: string;
-  /** Biases drawn like the weights instead of zeros (qwen2's Q/K/V biases). */
+  /** Biases drawn like the weights instead of zeros (qwen2's Q/K/V biases, gpt-oss's). */
   randomBiases?: boolean;
+  /** gpt-oss: standard deviation of the experts' random gate and up biases (default: the weights'). */
+  expertBiasScale?: number;
   /** Norm weights 1 + 0.1·gaussian instead of ones. */
   randomNorms?: boolean;
   /** rope.freq_base, written when given. */
@@ -60,7 +66,7 @@ export interface ModelShape {
   nRot?: number;
   /** rope.scaling.type and rope.scaling.factor, written when given. */
   ropeScaling?: { type: string; factor: number };
-  /** gemma2/gemma3: attention.sliding_window and attention.sliding_window_pattern, written when given. */
+  /** gemma2/gemma3/gpt-oss: attention.sliding_window and attention.sliding_window_pattern, written when given. */
   slidingWindow?: number;
   slidingWindowPattern?: number;
   /** gemma2: attn_logit_softcapping and final_logit_softcapping, written when given. */
@@ -134,7 +140,7 @@ export function modelKvs(shape: ModelShape): GgufKv[] {
   if (shape.nExpert) {
     kvs.push(u32(`${arch}.expert_count`, shape.nExpert), u32(`${arch}.expert_used_count`, shape.nExpertUsed ?? 2));
   }
-  if (isQwenMoe(shape)) kvs.push(u32(`${arch}.expert_feed_forward_length`, shape.nFfExp ?? shape.nFf));
+  if (isQwenMoe(shape) || arch === 'gpt-oss') kvs.push(u32(`${arch}.expert_feed_forward_length`, shape.nFfExp ?? shape.nFf));
   if (arch === 'qwen2moe') kvs.push(u32(`${arch}.expert_shared_feed_forward_length`, shape.nFfShexp ?? shape.nFf));
   return [...kvs, ...tokenizerKvs()];
 }
@@ -175,6 +181,27 @@ export function modelTensors(shape: ModelShape): { name: string; ne: number[] }[
       blk('ffn_norm.weight', nEmbd);
       blk('ffn_up.weight', nEmbd, 2 * nFf);
       blk('ffn_down.weight', nFf, nEmbd);
+      continue;
+    }
+    if (shape.arch === 'gpt-oss') {
+      const nExpert = shape.nExpert!;
+      const ff = shape.nFfExp ?? nFf;
+      for (const [name, rows] of [['attn_q', q], ['attn_k', kv], ['attn_v', kv]] as const) {
+        blk(`${name}.weight`, nEmbd, rows);
+        blk(`${name}.bias`, rows);
+      }
+      blk('attn_output.weight', q, nEmbd);
+      blk('attn_output.bias', nEmbd);
+      blk('attn_sinks.weight', nHead);
+      blk('post_attention_norm.weight', nEmbd);
+      blk('ffn_gate_inp.weight', nEmbd, nExpert);
+      blk('ffn_gate_inp.bias', nExpert);
+      blk('ffn_gate_exps.weight', nEmbd, ff, nExpert);
+      blk('ffn_gate_exps.bias', ff, nExpert);
+      blk('ffn_up_exps.weight', nEmbd, ff, nExpert);
+      blk('ffn_up_exps.bias', ff, nExpert);
+      blk('ffn_down_exps.weight', ff, nEmbd, nExpert);
+      blk('ffn_down_exps.bias', nEmbd, nExpert);
       continue;
     }
     if (falcon) {
@@ -233,7 +260,7 @@ export async function writeRandomModel(path: string, shape: ModelShape): Promise
   const tensors: GgufTensorSpec[] = modelTensors(shape).map(({ name, ne }) => ({
     name,
     ne,
-    type: ne.length >= 2 ? weightType : f32Type,
+    type: ne.length >= 2 && !name.endsWith('.bias') ? weightType : f32Type,
   }));
   const rng = mulberry32(shape.seed ?? 1);
   const scale = shape.scale ?? 0.02;
@@ -241,13 +268,24 @@ export async function writeRandomModel(path: string, shape: ModelShape): Promise
     const t = tensors[i]!;
     const n = t.ne.reduce((a, b) => a * b, 1);
     const weight = () => rng.gaussian() * scale;
-    const bias = shape.randomBiases ? weight : () => 0;
+    const expertBias = /\.ffn_(gate|up)_exps\.bias$/.test(t.name);
+    const biasScale = expertBias ? (shape.expertBiasScale ?? scale) : scale;
+    const bias = shape.randomBiases ? () => rng.gaussian() * biasScale : () => 0;
     const norm = shape.randomNorms ? () => 1 + 0.1 * rng.gaussian() : () => 1;
     // LongRoPE divides each pair's frequency by a factor >= 1 (up to tens in Phi-3's long factors).
     const ropeFactor = () => 1 + 2 * Math.abs(rng.gaussian());
     // The shared expert's gate is a vector of weights, not a norm.
-    const isWeight = t.ne.length >= 2 || t.name.endsWith('ffn_gate_inp_shexp.weight');
-    const fill = isWeight ? weight : t.name.endsWith('.bias') ? bias : t.name.startsWith('rope_factors_') ? ropeFactor : norm;
+    const isWeight = (t.ne.length >= 2 && !t.name.endsWith('.bias')) || t.name.endsWith('ffn_gate_inp_shexp.weight');
+    const sink = () => rng.gaussian();
+    const fill = isWeight
+      ? weight
+      : t.name.endsWith('.bias')
+        ? bias
+        : t.name.startsWith('rope_factors_')
+          ? ropeFactor
+          : t.name.endsWith('attn_sinks.weight')
+            ? sink
+            : norm;
     return values(n, t.type, fill);
   });
 }

@@ -195,6 +195,8 @@ export interface AttentionArgs {
   window?: number;
   /** Scores s become softcap · tanh(s / softcap) before the softmax (default 0: off). */
   softcap?: number;
+  /** [nHead] f32: a logit per head that joins the softmax's denominator (gpt-oss's attn_sinks). */
+  sinks?: GPUBuffer;
 }
 
 export interface GluArgs {
@@ -233,6 +235,20 @@ export interface MoeRouteArgs {
   used: number;
   /** Divide the weights by their sum. */
   norm: boolean;
+  /** hparams.ts MoeParams.gating (default 'softmax'). */
+  gating?: 'softmax' | 'softmax_weight';
+}
+
+export interface MoeAddBiasArgs {
+  /** [pair][width]: each pair's expert output, receives its expert's bias. */
+  rows: GPUBuffer;
+  /** [expert][width] f32. */
+  bias: GPUBuffer;
+  /** moeRoute's ids. */
+  ids: GPUBuffer;
+  step: Step;
+  width: number;
+  used: number;
 }
 
 export interface MoeGroupArgs {
@@ -316,8 +332,9 @@ export class OpKernels {
       window: a.window,
       softcap: a.softcap,
     });
-    const buffers = [this.uniform(fields), a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table];
-    return this.dispatch('attention.wgsl', 'attention', buffers, a.step, (n) => [a.nHead, n], { KV_F16: this.kvF16 ? 1 : 0 });
+    const buffers = [this.uniform(fields), a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? null];
+    const entry = a.sinks ? 'attention_sinks' : 'attention';
+    return this.dispatch('attention.wgsl', entry, buffers, a.step, (n) => [a.nHead, n], { KV_F16: this.kvF16 ? 1 : 0 });
   }
 
   /** gate = act(gate) * up, `width` elements per token (shaders/elementwise.wgsl). */
@@ -329,6 +346,14 @@ export class OpKernels {
   /** gate = silu(gate) * up (SwiGLU), `width` elements per token. */
   swiglu(gate: GPUBuffer, up: GPUBuffer, width: number, step: Step): Dispatch {
     return this.glu({ gate, up, width, step, act: 'silu' });
+  }
+
+  /**
+   * gpt-oss's SwiGLU-OAI as ggml's CPU computes it, `width` elements per token: g = min(gate,
+   * limit), gate = g·sigmoid(alpha·g)·(clamp(up, ±limit) + 1).
+   */
+  swigluOai(gate: GPUBuffer, up: GPUBuffer, width: number, step: Step, alpha: number, limit: number): Dispatch {
+    return this.elementwise('swiglu_oai', gate, up, width, step, { a: alpha, b: limit });
   }
 
   /** x += y, `width` elements per token. */
@@ -356,7 +381,7 @@ export class OpKernels {
 
   /** Softmax over each token's router logits, its top `used` experts and their weights (shaders/moe.wgsl). */
   moeRoute(a: MoeRouteArgs): Dispatch {
-    const u = this.uniform(this.moeFields(a.experts, a.used, { norm: a.norm ? 1 : 0 }));
+    const u = this.uniform(this.moeFields(a.experts, a.used, { norm: a.norm ? 1 : 0, gating: a.gating === 'softmax_weight' ? 1 : 0 }));
     return this.dispatch('moe.wgsl', 'moe_route', [u, a.step.buffer, a.logits, a.ids, a.weights], a.step, (n) => [n, 1]);
   }
 
@@ -372,6 +397,13 @@ export class OpKernels {
     const buffers = [u, a.step.buffer, null, null, a.weights, null, a.x, a.down, a.shared?.out ?? null, a.shared?.gate ?? null];
     const entry = a.shared ? 'moe_combine_shared' : 'moe_combine';
     return this.dispatch('moe.wgsl', entry, buffers, a.step, (n) => threads(n * a.width, 64));
+  }
+
+  /** Each pair's row += its expert's bias row (gpt-oss's expert biases). */
+  moeAddBias(a: MoeAddBiasArgs): Dispatch {
+    const u = this.uniform(this.moeFields(0, a.used, { width: a.width }));
+    const buffers = [u, a.step.buffer, null, a.ids, null, null, null, null, null, null, a.rows, a.bias];
+    return this.dispatch('moe.wgsl', 'moe_add_bias', buffers, a.step, (n) => threads(n * a.used * a.width, 64));
   }
 
   /**
@@ -431,7 +463,7 @@ export class OpKernels {
   }
 
   /** moe.wgsl's Params. */
-  private moeFields(experts: number, used: number, o: { norm?: number; width?: number; tile?: number; pairsAt?: number }): Field[] {
+  private moeFields(experts: number, used: number, o: { norm?: number; width?: number; tile?: number; pairsAt?: number; gating?: number }): Field[] {
     return [
       ['u32', experts],
       ['u32', used],
@@ -439,7 +471,7 @@ export class OpKernels {
       ['u32', o.width ?? 0],
       ['u32', o.tile ?? 0],
       ['u32', o.pairsAt ?? 0],
-      ['u32', 0],
+      ['u32', o.gating ?? 0],
       ['u32', 0],
     ];
   }

@@ -6,7 +6,7 @@
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { GgufType } from '../../core/gguf/values';
 
-export const SUPPORTED_ARCHITECTURES = ['llama', 'qwen2', 'qwen3', 'qwen2moe', 'qwen3moe', 'gemma2', 'gemma3', 'phi3'] as const;
+export const SUPPORTED_ARCHITECTURES = ['llama', 'qwen2', 'qwen3', 'qwen2moe', 'qwen3moe', 'gemma2', 'gemma3', 'phi3', 'gpt-oss'] as const;
 export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];
 
 export class UnsupportedModelError extends Error {
@@ -31,9 +31,8 @@ export interface RopeParams {
 }
 
 /**
- * A mixture-of-experts FFN (llama.cpp's build_moe_ffn with softmax gating): the router
- * (ffn_gate_inp) scores every expert, the nExpertUsed most probable run, and their outputs are
- * summed weighted by their probabilities.
+ * A mixture-of-experts FFN (llama.cpp's build_moe_ffn): the router (ffn_gate_inp) scores every
+ * expert, the nExpertUsed best run, and their outputs are summed weighted by the gating.
  */
 export interface MoeParams {
   /** Experts per layer ({arch}.expert_count). */
@@ -49,12 +48,25 @@ export interface MoeParams {
   nFfShexp: number;
   /**
    * The chosen experts' probabilities are divided by their sum (llama/Mixtral, qwen3moe; not
-   * qwen2moe). llama.cpp fixes this per architecture and reads no expert_weights_norm/scale key
-   * for these three, so neither does the engine.
+   * qwen2moe, gpt-oss). llama.cpp fixes this per architecture and reads no expert_weights_norm/scale
+   * key for these four, so neither does the engine.
    */
   normWeights: boolean;
   /** Gate and up stacked in one ffn_gate_up_exps tensor (gate rows first) instead of two. */
   mergedGateUp: boolean;
+  /**
+   * 'softmax': the experts with the most probable softmax(logits) run, weighted by those
+   * probabilities; 'softmax_weight' (gpt-oss): the experts with the largest logits run, weighted
+   * by the softmax of their logits alone (llama.cpp's LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT).
+   */
+  gating: 'softmax' | 'softmax_weight';
+  /** gpt-oss: biases on the router's logits and on each expert's gate, up and down outputs. */
+  biases: boolean;
+  /**
+   * The experts' activation: silu(gate)·up, or gpt-oss's SwiGLU-OAI,
+   * min(gate, 7)·sigmoid(1.702·min(gate, 7))·(clamp(up, ±7) + 1).
+   */
+  act: 'silu' | 'swiglu_oai';
 }
 
 /**
@@ -113,6 +125,12 @@ export interface HParams {
   embdScale: number;
   /** gemma2/3: each block's output is RMS-normed (post_attention_norm, post_ffw_norm) before the residual add. */
   postNorms: boolean;
+  /** The FFN's input norm: ffn_norm, or gpt-oss's post_attention_norm (which llama.cpp uses as such). */
+  ffnNorm: 'ffn_norm' | 'post_attention_norm';
+  /** attn_output carries a bias: gpt-oss always, llama when the file has one (as llama.cpp loads it). */
+  attnOutputBias: boolean;
+  /** gpt-oss: a learned logit per head (attn_sinks) that joins each attention softmax's denominator. */
+  attnSinks: boolean;
   /** Gated FFN: silu(gate)·up (SwiGLU), or gelu(gate)·up (gemma's GeGLU, tanh approximation). */
   ffnAct: 'silu' | 'gelu';
   /** phi3: no ffn_gate; ffn_up has 2·nFf rows, the gate's half first. */
@@ -195,7 +213,8 @@ export function readHParams(gguf: GgufFile): HParams {
     nCtxTrain,
     eps: num('attention.layer_norm_rms_epsilon', 1e-5),
     rope,
-    attnScale: attentionScale(a, nLayer, nEmbd, nHead, headDim),
+    // gpt-oss: llama.cpp scales by 1/sqrt(n_rot).
+    attnScale: attentionScale(a, nLayer, nEmbd, nHead, a === 'gpt-oss' ? rope.nRot : headDim),
     qkvBias: has(qkvFused ? 'blk.0.attn_qkv.bias' : 'blk.0.attn_q.bias'),
     qkvFused,
     qkNorm,
@@ -205,6 +224,9 @@ export function readHParams(gguf: GgufFile): HParams {
     // As llama.cpp: ggml_scale by sqrtf(n_embd), in float.
     embdScale: gemma ? Math.fround(Math.sqrt(nEmbd)) : 1,
     postNorms: gemma,
+    ffnNorm: a === 'gpt-oss' ? 'post_attention_norm' : 'ffn_norm',
+    attnOutputBias: a === 'gpt-oss' || (a === 'llama' && has('blk.0.attn_output.bias')),
+    attnSinks: a === 'gpt-oss',
     ffnAct: gemma ? 'gelu' : 'silu',
     ffnGateUpFused: a === 'phi3',
     attnSoftcap: a === 'gemma2' ? num('attn_logit_softcapping', 50) : 0,
@@ -274,14 +296,17 @@ function attentionScale(arch: Architecture, nLayer: number, nEmbd: number, nHead
  * Sliding-window attention as llama.cpp sets it up: gemma2 always (window 4096 and every other
  * layer by default), gemma3 when the file has a sliding_window (5 of every 6 layers by default,
  * their RoPE on rope.freq_base_swa, default 10000, unscaled); phi3's is disabled in llama.cpp,
- * so here too. A sliding_window_pattern given as an array is ignored, as llama.cpp does.
+ * so here too; gpt-oss always (its window is required; every other layer by default, RoPE on
+ * rope.freq_base_swa, default the model's, scaled alike). A sliding_window_pattern given as an
+ * array is ignored, as llama.cpp does.
  */
 function readSlidingWindow(gguf: GgufFile, arch: Architecture, nLayer: number, rope: RopeParams, num: Num, fail: Fail): SlidingWindow | null {
   const key = (name: string) => `${arch}.${name}`;
   const window = gguf.getNumber(key('attention.sliding_window'));
   let period: number;
   let swaRope: RopeParams;
-  if (arch === 'gemma2') {
+  if (arch === 'gemma2' || arch === 'gpt-oss') {
+    if (arch === 'gpt-oss' && window === undefined) fail(`${key('attention.sliding_window')} is missing`);
     period = gguf.getNumber(key('attention.sliding_window_pattern')) ?? 2;
     swaRope = { ...rope, freqBase: num('rope.freq_base_swa', rope.freqBase) };
   } else if (arch === 'gemma3' && window !== undefined && window > 0) {
@@ -299,12 +324,14 @@ function readSlidingWindow(gguf: GgufFile, arch: Architecture, nLayer: number, r
 
 /**
  * The MoE parameters as llama.cpp reads them: llama is MoE when it has expert_count (Mixtral),
- * qwen2moe/qwen3moe always are; expert widths default to feed_forward_length / expert_used_count
- * (qwen*moe) or feed_forward_length (llama, and qwen2moe's shared expert).
+ * qwen2moe/qwen3moe/gpt-oss always are; expert widths default to feed_forward_length /
+ * expert_used_count (qwen*moe) or feed_forward_length (llama, and qwen2moe's shared expert);
+ * gpt-oss must give expert_feed_forward_length.
  */
 function readMoe(gguf: GgufFile, arch: Architecture, num: Num, fail: Fail): MoeParams | null {
   const nExpert = num('expert_count', 0);
-  const isMoeArch = arch === 'qwen2moe' || arch === 'qwen3moe';
+  const gptOss = arch === 'gpt-oss';
+  const isMoeArch = arch === 'qwen2moe' || arch === 'qwen3moe' || gptOss;
   if (!isMoeArch && (arch !== 'llama' || nExpert === 0)) {
     if (gguf.tensor('blk.0.ffn_gate_inp.weight')) fail(`${arch}.expert_count is missing, but the layers have expert routers (ffn_gate_inp)`);
     return null;
@@ -314,7 +341,7 @@ function readMoe(gguf: GgufFile, arch: Architecture, num: Num, fail: Fail): MoeP
   const nExpertUsed = num('expert_used_count', 0);
   if (nExpertUsed <= 0 || nExpertUsed > nExpert) fail(`${arch}.expert_used_count ${nExpertUsed} is not between 1 and expert_count ${nExpert}`);
   const nFf = num('feed_forward_length', 0);
-  const nFfExp = isMoeArch ? num('expert_feed_forward_length', Math.floor(nFf / nExpertUsed)) : nFf;
+  const nFfExp = isMoeArch ? num('expert_feed_forward_length', gptOss ? undefined : Math.floor(nFf / nExpertUsed)) : nFf;
   if (nFfExp <= 0) fail(`${arch}: no expert width (expert_feed_forward_length or feed_forward_length)`);
   const nFfShexp = arch === 'qwen2moe' ? num('expert_shared_feed_forward_length', nFf) : 0;
   if (arch === 'qwen2moe' && nFfShexp <= 0) fail(`${arch}: no shared expert width (expert_shared_feed_forward_length or feed_forward_length)`);
@@ -323,7 +350,10 @@ function readMoe(gguf: GgufFile, arch: Architecture, num: Num, fail: Fail): MoeP
     nExpertUsed,
     nFfExp,
     nFfShexp,
-    normWeights: arch !== 'qwen2moe',
+    normWeights: arch !== 'qwen2moe' && !gptOss,
     mergedGateUp: gguf.tensor('blk.0.ffn_gate_up_exps.weight') !== undefined,
+    gating: gptOss ? 'softmax_weight' : 'softmax',
+    biases: gptOss,
+    act: gptOss ? 'swiglu_oai' : 'silu',
   };
 }

@@ -2,27 +2,31 @@
  * The forward pass on the GPU of every supported architecture: the llama family — llama (Llama
  * 2/3.x, Mistral, TinyLlama, SmolLM, and Mixtral's experts), qwen2 (Q/K/V biases), qwen3 (per-head
  * Q/K RMSNorm), their mixture-of-experts kin qwen2moe (biases, a gated shared expert) and
- * qwen3moe (Q/K norms) — plus gemma2, gemma3 and phi3, which differ from it only in a few steps.
+ * qwen3moe (Q/K norms) — plus gemma2, gemma3, phi3 and gpt-oss, which differ from it only in a few
+ * steps.
  * One function per step, as llama2.c names them; each returns the Dispatches of that step, built
  * once at load (buffers, uniforms, bind groups), so a decode step only writes the Step uniform and
  * encodes.
  *
  *   x = embed(tokens)                              (gemma: · sqrt(nEmbd))
  *   for each layer:  x += attention(rmsnorm(x))    (GQA over the layer's KV cache, RoPE; gemma2:
- *                                                   soft-capped scores; gemma2/3: a sliding window
- *                                                   in some layers, gemma3 with its own RoPE there)
+ *                                                   soft-capped scores; gemma2/3, gpt-oss: a sliding
+ *                                                   window in some layers, gemma3 with its own RoPE
+ *                                                   there; gpt-oss: per-head sinks in the softmax's
+ *                                                   denominator, attn_output's bias)
  *                    x += ffn(rmsnorm(x))          (SwiGLU, gemma GeGLU; MoE: moe-ffn.ts)
  *   logits = output(rmsnorm(x of the last token))  (gemma2, gemma3 if its file says: soft-capped)
  *
  * gemma2/3 RMS-norm each block's output before adding it (post_attention_norm, post_ffw_norm);
  * phi3 fuses Q, K and V into one attn_qkv and gate and up into one ffn_up, read in place through
- * offsets and strides rather than split by copies.
+ * offsets and strides rather than split by copies. gpt-oss's FFN norm is named post_attention_norm.
  *
  * The residual adds ride on the output projections (matmul with accumulate), or on the post-norm
  * (rms_norm with accumulate, the projection then going to a scratch buffer), and RoPE on the KV
  * store and the attention kernel. Dispatches per layer: llama 12 (qwen2's biases add 3, qwen3's
  * Q/K norms 2; an MoE FFN is 9 dispatches instead of 5, 14 with a shared expert); gemma2 14,
- * gemma3 16 (the post-norms add one per block); phi3 9 (fused Q/K/V and gate/up). gemma's
+ * gemma3 16 (the post-norms add one per block); phi3 9 (fused Q/K/V and gate/up); gpt-oss 24 (an
+ * MoE FFN, whose router and expert biases add 4; Q/K/V and attn_output biases 4). gemma's
  * embedding scale and the logit soft-cap add one dispatch each per submission.
  *
  * The KV cache is full-size in every layer, sliding-window ones included (they only read less of it).
@@ -34,7 +38,7 @@ import { MatmulKernels, type TokenDispatch } from '../gpu/matmul';
 import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
-import { checkMoeShapes, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
+import { checkMoeShapes, moeBiasNames, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
 import { ropeTable } from './rope-table';
 
 export interface ModelOptions {
@@ -61,6 +65,9 @@ interface Layer {
   /** Separate Q, K, V projections, or one fused attn_qkv. */
   qkv: { q: GpuWeight; k: GpuWeight; v: GpuWeight } | { fused: GpuWeight };
   wo: GpuWeight;
+  /** gpt-oss */
+  woBias?: GPUBuffer;
+  sinks?: GPUBuffer;
   ffn: DenseFfn | { moe: MoeLayerWeights };
   /** qwen2: one per projection; a fused attn_qkv has one for its whole row. */
   biases: { buffer: GPUBuffer; out: GPUBuffer; width: number }[];
@@ -113,9 +120,13 @@ export function modelTensorNames(hp: HParams, ctx: number): { matrices: string[]
     const blk = (name: string) => `blk.${l}.${name}`;
     const attn = hp.qkvFused ? ['attn_qkv'] : ['attn_q', 'attn_k', 'attn_v'];
     for (const m of [...attn, 'attn_output']) matrices.push(blk(`${m}.weight`));
-    if (hp.moe) matrices.push(...moeTensorNames(hp.moe, l));
-    else for (const m of hp.ffnGateUpFused ? ['ffn_up', 'ffn_down'] : ['ffn_gate', 'ffn_up', 'ffn_down']) matrices.push(blk(`${m}.weight`));
-    vectors.push(blk('attn_norm.weight'), blk('ffn_norm.weight'));
+    if (hp.moe) {
+      matrices.push(...moeTensorNames(hp.moe, l));
+      vectors.push(...moeBiasNames(hp.moe, l));
+    } else for (const m of hp.ffnGateUpFused ? ['ffn_up', 'ffn_down'] : ['ffn_gate', 'ffn_up', 'ffn_down']) matrices.push(blk(`${m}.weight`));
+    vectors.push(blk('attn_norm.weight'), blk(`${hp.ffnNorm}.weight`));
+    if (hp.attnOutputBias) vectors.push(blk('attn_output.bias'));
+    if (hp.attnSinks) vectors.push(blk('attn_sinks.weight'));
     if (hp.postNorms) vectors.push(blk('post_attention_norm.weight'), blk('post_ffw_norm.weight'));
     if (hp.qkvBias) vectors.push(...attn.map((m) => blk(`${m}.bias`)));
     if (hp.qkNorm) vectors.push(blk('attn_q_norm.weight'), blk('attn_k_norm.weight'));
@@ -340,7 +351,19 @@ export class LlamaModel {
 
   private attention(l: Layer): Dispatch[] {
     const { act } = this;
-    return [this.rmsnorm(act.x, l.attnNorm, act.xb), ...this.qkvProjection(l), ...this.qkNorm(l), ...this.selfAttention(l), ...this.blockOutput(l.wo, act.att, l.attnPostNorm)];
+    return [
+      this.rmsnorm(act.x, l.attnNorm, act.xb),
+      ...this.qkvProjection(l),
+      ...this.qkNorm(l),
+      ...this.selfAttention(l),
+      ...this.blockOutput(l.wo, act.att, l.attnPostNorm),
+      ...this.outputBias(l),
+    ];
+  }
+
+  /** gpt-oss: x += attn_output's bias (after its projection was added). */
+  private outputBias(l: Layer): Dispatch[] {
+    return l.woBias ? [this.ops.addBias(this.act.x, l.woBias, this.hp.nEmbd, this.step)] : [];
   }
 
   /** Q, K and V of the normed input (plus their biases). */
@@ -386,6 +409,7 @@ export class LlamaModel {
         qRows,
         window: l.window,
         softcap: hp.attnSoftcap,
+        sinks: l.sinks,
       }),
     ];
   }
@@ -447,7 +471,7 @@ export class LlamaModel {
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
     let ffn: Layer['ffn'];
-    if (hp.moe) ffn = { moe: moeLayerWeights(hp.moe, l, (name) => this.weights.get(name)!) };
+    if (hp.moe) ffn = { moe: moeLayerWeights(hp.moe, l, (name) => this.weights.get(name)!, (name) => this.vector(name)) };
     else if (hp.ffnGateUpFused) ffn = { gateUp: w('ffn_up.weight'), down: w('ffn_down.weight') };
     else ffn = { gate: w('ffn_gate.weight'), up: w('ffn_up.weight'), down: w('ffn_down.weight') };
     const biases: Layer['biases'] = [];
@@ -462,11 +486,14 @@ export class LlamaModel {
     const windowed = hp.swa?.layers[l] ?? false;
     return {
       attnNorm: this.vector(blk('attn_norm.weight')),
-      ffnNorm: this.vector(blk('ffn_norm.weight')),
-      attnPostNorm: optional('post_attention_norm.weight'),
-      ffnPostNorm: optional('post_ffw_norm.weight'),
+      ffnNorm: this.vector(blk(`${hp.ffnNorm}.weight`)),
+      // gpt-oss's post_attention_norm is its FFN norm, not a post-norm.
+      attnPostNorm: hp.postNorms ? this.vector(blk('post_attention_norm.weight')) : undefined,
+      ffnPostNorm: hp.postNorms ? this.vector(blk('post_ffw_norm.weight')) : undefined,
       qkv: hp.qkvFused ? { fused: w('attn_qkv.weight') } : { q: w('attn_q.weight'), k: w('attn_k.weight'), v: w('attn_v.weight') },
       wo: w('attn_output.weight'),
+      woBias: optional('attn_output.bias'),
+      sinks: optional('attn_sinks.weight'),
       ffn,
       biases,
       qNorm: optional('attn_q_norm.weight'),

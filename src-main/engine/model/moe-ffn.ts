@@ -1,13 +1,16 @@
 /**
- * The mixture-of-experts FFN of a layer (llama.cpp's build_moe_ffn with softmax gating, plus
- * qwen2moe's gated shared expert), on the GPU from the router to the residual add:
+ * The mixture-of-experts FFN of a layer (llama.cpp's build_moe_ffn: softmax gating, plus
+ * qwen2moe's gated shared expert; gpt-oss's softmax_weight gating, biases and SwiGLU-OAI), on the
+ * GPU from the router to the residual add:
  *
- *   logits = router · xb                        [token][experts]     matmul
+ *   logits = router · xb (+ b_router)           [token][experts]     matmul (add_bias)
  *   ids, weights = top-k(softmax(logits))       [token][used]        moe_route
+ *     (gpt-oss: top-k(logits), softmax of those)
  *   table = the (token, expert) pairs by expert                      moe_group
  *   gate, up = W_gate[e] · xb, W_up[e] · xb     [pair][nFfExp]       expert matmuls
- *   gate = silu(gate) · up                                           swiglu
- *   down = W_down[e] · gate                     [pair][nEmbd]        expert matmul
+ *     (gpt-oss: + b_gate[e], b_up[e])                                moe_add_bias
+ *   gate = silu(gate) · up (gpt-oss: SwiGLU-OAI)                     swiglu (swiglu_oai)
+ *   down = W_down[e] · gate (+ b_down[e])       [pair][nEmbd]        expert matmul (moe_add_bias)
  *   x += Σ weights · down  (+ sigmoid(gate_inp_shexp · xb) · shared_ffn(xb))   moe_combine
  *
  * The chosen experts never come back to the CPU: the expert matmuls take them from the routing
@@ -27,6 +30,8 @@ export interface MoeLayerWeights {
   up: GpuWeight;
   down: GpuWeight;
   shared?: { gateInp: GpuWeight; gate: GpuWeight; up: GpuWeight; down: GpuWeight };
+  /** gpt-oss: the router's bias [experts] and the experts' [expert][rows] biases, f32. */
+  biases?: { router: GPUBuffer; gate: GPUBuffer; up: GPUBuffer; down: GPUBuffer };
 }
 
 /** Scratch buffers every layer's MoE FFN shares, sized for maxBatch tokens. */
@@ -63,6 +68,11 @@ export interface MoeBuild {
 }
 
 const blk = (l: number, name: string) => `blk.${l}.${name}.weight`;
+const BIASED = ['ffn_gate_inp', 'ffn_gate_exps', 'ffn_up_exps', 'ffn_down_exps'] as const;
+const biasName = (l: number, name: (typeof BIASED)[number]) => `blk.${l}.${name}.bias`;
+
+/** gpt-oss's SwiGLU-OAI constants (llama.cpp's LLM_FFN_SWIGLU_OAI_MOE). */
+const SWIGLU_OAI = { alpha: 1.702, limit: 7 };
 
 /** The matrices of layer l's MoE FFN (the shared expert's 1-row gate included). */
 export function moeTensorNames(moe: MoeParams, l: number): string[] {
@@ -70,6 +80,11 @@ export function moeTensorNames(moe: MoeParams, l: number): string[] {
   names.push(...(moe.mergedGateUp ? [blk(l, 'ffn_gate_up_exps')] : [blk(l, 'ffn_gate_exps'), blk(l, 'ffn_up_exps')]), blk(l, 'ffn_down_exps'));
   if (moe.nFfShexp > 0) names.push(...['ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp'].map((n) => blk(l, n)));
   return names;
+}
+
+/** The f32 bias vectors of layer l's MoE FFN (gpt-oss; none otherwise). */
+export function moeBiasNames(moe: MoeParams, l: number): string[] {
+  return moe.biases ? BIASED.map((name) => biasName(l, name)) : [];
 }
 
 /** Checks every MoE tensor's shape against the metadata before anything is uploaded. */
@@ -87,11 +102,18 @@ export function checkMoeShapes(gguf: GgufFile, hp: HParams, moe: MoeParams): voi
     ffn_up_shexp: [nEmbd, nFfShexp],
     ffn_down_shexp: [nFfShexp, nEmbd],
   };
+  const expectedBias: Record<string, number[]> = {
+    ffn_gate_inp: [nExpert],
+    ffn_gate_exps: [nFfExp, nExpert],
+    ffn_up_exps: [nFfExp, nExpert],
+    ffn_down_exps: [nEmbd, nExpert],
+  };
   for (let l = 0; l < hp.nLayer; l++) {
-    for (const name of moeTensorNames(moe, l)) {
+    for (const name of [...moeTensorNames(moe, l), ...moeBiasNames(moe, l)]) {
       const tensor = gguf.tensor(name);
       if (!tensor) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
-      const want = expected[name.split('.')[2]!]!;
+      const [, , role, kind] = name.split('.');
+      const want = (kind === 'bias' ? expectedBias : expected)[role!]!;
       if (tensor.ne.join() !== want.join()) {
         throw new UnsupportedModelError(`${gguf.file}: tensor ${name} has shape [${tensor.ne.join(', ')}], expected [${want.join(', ')}]`);
       }
@@ -99,9 +121,10 @@ export function checkMoeShapes(gguf: GgufFile, hp: HParams, moe: MoeParams): voi
   }
 }
 
-/** Layer l's MoE weights from the uploaded ones (`weight` looks a tensor up by name). */
-export function moeLayerWeights(moe: MoeParams, l: number, weight: (name: string) => GpuWeight): MoeLayerWeights {
+/** Layer l's MoE weights from the uploaded ones (`weight` and `vector` look a tensor up by name). */
+export function moeLayerWeights(moe: MoeParams, l: number, weight: (name: string) => GpuWeight, vector: (name: string) => GPUBuffer): MoeLayerWeights {
   const w = (name: string) => weight(blk(l, name));
+  const b = (name: (typeof BIASED)[number]) => vector(biasName(l, name));
   const merged = moe.mergedGateUp ? w('ffn_gate_up_exps') : undefined;
   return {
     router: w('ffn_gate_inp'),
@@ -112,6 +135,7 @@ export function moeLayerWeights(moe: MoeParams, l: number, weight: (name: string
       moe.nFfShexp > 0
         ? { gateInp: w('ffn_gate_inp_shexp'), gate: w('ffn_gate_shexp'), up: w('ffn_up_shexp'), down: w('ffn_down_shexp') }
         : undefined,
+    biases: moe.biases ? { router: b('ffn_gate_inp'), gate: b('ffn_gate_exps'), up: b('ffn_up_exps'), down: b('ffn_down_exps') } : undefined,
   };
 }
 
@@ -139,14 +163,24 @@ export function moeFfn(b: MoeBuild, w: MoeLayerWeights): Dispatch[] {
   // Dispatches start at one token; setBatch() sets every tracked one's count.
   const n = 1;
   const halves = moe.mergedGateUp ? { gate: { first: 0, count: moe.nFfExp }, up: { first: moe.nFfExp, count: moe.nFfExp } } : {};
+  const bias = w.biases;
+  // gpt-oss: each pair's rows get its expert's bias.
+  const expertBias = (rows: GPUBuffer, buffer: GPUBuffer | undefined, width: number) =>
+    buffer ? [ops.moeAddBias({ rows, bias: buffer, ids: s.ids, step, width, used })] : [];
   const out: Dispatch[] = [
     b.track(matmul.matmul(w.router, b.xb, s.logits, n)),
-    ops.moeRoute({ logits: s.logits, ids: s.ids, weights: s.weights, step, experts: moe.nExpert, used, norm: moe.normWeights }),
+    ...(bias ? [ops.addBias(s.logits, bias.router, moe.nExpert, step)] : []),
+    ops.moeRoute({ logits: s.logits, ids: s.ids, weights: s.weights, step, experts: moe.nExpert, used, norm: moe.normWeights, gating: moe.gating }),
     ops.moeGroup({ ids: s.ids, table: s.table, step, experts: moe.nExpert, used, tile: EXPERT_TILE, pairsAt: routingTable(b.maxBatch, used, moe.nExpert).pairsAt }),
     b.track(matmul.matmulExperts(w.gate, b.xb, s.gate, s.table, n, { used, xGroup: used, rows: halves.gate })),
+    ...expertBias(s.gate, bias?.gate, moe.nFfExp),
     b.track(matmul.matmulExperts(w.up, b.xb, s.up, s.table, n, { used, xGroup: used, rows: halves.up })),
-    ops.swiglu(s.gate, s.up, used * moe.nFfExp, step),
+    ...expertBias(s.up, bias?.up, moe.nFfExp),
+    moe.act === 'swiglu_oai'
+      ? ops.swigluOai(s.gate, s.up, used * moe.nFfExp, step, SWIGLU_OAI.alpha, SWIGLU_OAI.limit)
+      : ops.swiglu(s.gate, s.up, used * moe.nFfExp, step),
     b.track(matmul.matmulExperts(w.down, s.gate, s.down, s.table, n, { used, xGroup: 1 })),
+    ...expertBias(s.down, bias?.down, b.hp.nEmbd),
   ];
   const sh = w.shared;
   if (!sh || !s.sharedOut || !s.sharedGate) {
