@@ -1,6 +1,7 @@
 import type { GgufFile } from './gguf/gguf-file';
 import { GgufType } from './gguf/values';
 import { llamaFileTypeName } from './llama-file-types';
+import { slidingWindowLayout, type SlidingWindowLayout } from './sliding-window';
 
 export interface TypeShare {
   /** ggml type name ("Q4_K"). */
@@ -13,6 +14,7 @@ export interface TypeShare {
 export interface KvCacheEstimate {
   readonly context: number;
   readonly bytes: number;
+  /** What one more token of context adds (sliding-window layers' caches do not grow with it). */
   readonly bytesPerToken: number;
   readonly formula: string;
 }
@@ -75,8 +77,16 @@ function typeMix(gguf: GgufFile): TypeShare[] {
 }
 
 /**
- * KV cache for standard attention, as llama.cpp allocates it by default:
- * bytes = context × Σ over layers of kvHeads(layer) × (headSize + valueHeadSize) × 2 (F16 K and V).
+ * llama.cpp's default micro-batch (n_ubatch) and the cell count its caches are padded to: a
+ * sliding-window layer's cache holds the window plus one micro-batch, as llama-server and
+ * llama-cli allocate it (swa_full off).
+ */
+const UBATCH = 512;
+const CELL_PAD = 256;
+
+/**
+ * KV cache as llama.cpp allocates it by default (F16 K and V): every layer holds `context` cells,
+ * except sliding-window layers, which hold min(context, window + 512) padded to 256.
  */
 export function estimateKvCache(
   layers: number,
@@ -84,15 +94,36 @@ export function estimateKvCache(
   headSize: number,
   valueHeadSize: number,
   context: number,
+  window: SlidingWindowLayout | null = null,
 ): KvCacheEstimate {
-  const heads = layerValues(kvHeads, layers).reduce((a, b) => a + b, 0);
-  const bytesPerToken = heads * (headSize + valueHeadSize) * KV_BYTES_PER_ELEMENT;
+  const cellBytes = (heads: number) => heads * (headSize + valueHeadSize) * KV_BYTES_PER_ELEMENT;
+  let full = 0;
+  let windowed = 0;
+  layerValues(kvHeads, layers).forEach((heads, l) => {
+    if (window?.layers[l]) windowed += cellBytes(heads);
+    else full += cellBytes(heads);
+  });
+  const formula = 'context × Σ_layers kv_heads × (head_size_k + head_size_v) × 2 bytes (F16 K and V)';
+  if (!window || windowed === 0) return { context, bytes: full * context, bytesPerToken: full, formula };
+  const windowCells = Math.ceil(Math.min(context, window.window + UBATCH) / CELL_PAD) * CELL_PAD;
   return {
     context,
-    bytes: bytesPerToken * context,
-    bytesPerToken,
-    formula: 'context × Σ_layers kv_heads × (head_size_k + head_size_v) × 2 bytes (F16 K and V)',
+    bytes: full * context + windowed * windowCells,
+    bytesPerToken: full,
+    formula:
+      `${formula}, over the full-attention layers; the ${window.layers.filter(Boolean).length} sliding-window layers ` +
+      `hold min(context, window ${window.window} + ${UBATCH}) rounded up to ${CELL_PAD} cells (${windowCells})`,
   };
+}
+
+/** The windowed layers, or none when the file's window is unusable (the engine says why at load). */
+function windowOf(gguf: GgufFile, arch: string | null, layers: number | null): SlidingWindowLayout | null {
+  if (arch === null || layers === null) return null;
+  try {
+    return slidingWindowLayout(gguf, arch, layers);
+  } catch {
+    return null;
+  }
 }
 
 /** What a user wants to know about a model, from its metadata and tensor infos alone. */
@@ -132,7 +163,7 @@ export function summarizeModel(gguf: GgufFile, context?: number): ModelSummary {
     weightBytes: gguf.tensors.reduce((n, t) => n + t.bytes, 0),
     kvCache:
       layers !== null && kvHeads !== null && headSize !== null && valueHeadSize !== null && kvContext !== null
-        ? estimateKvCache(layers, kvHeads, headSize, valueHeadSize, kvContext)
+        ? estimateKvCache(layers, kvHeads, headSize, valueHeadSize, kvContext, windowOf(gguf, arch, layers))
         : null,
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { GgufType } from '../../core/gguf/values';
+import { slidingWindowLayout, type SlidingWindowLayout } from '../../core/sliding-window';
 
 export const SUPPORTED_ARCHITECTURES = ['llama', 'qwen2', 'qwen3', 'qwen2moe', 'qwen3moe', 'gemma2', 'gemma3', 'phi3', 'gpt-oss'] as const;
 export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];
@@ -73,10 +74,7 @@ export interface MoeParams {
  * Sliding-window attention (llama.cpp's LLAMA_SWA_TYPE_STANDARD): in the windowed layers a query
  * at position p sees only the keys at p − window + 1 ..= p.
  */
-export interface SlidingWindow {
-  window: number;
-  /** Per layer, whether it is windowed (llama.cpp's set_swa_pattern). */
-  layers: boolean[];
+export interface SlidingWindow extends SlidingWindowLayout {
   /** RoPE of the windowed layers (gemma3: its own base, unscaled). */
   rope: RopeParams;
 }
@@ -292,34 +290,17 @@ function attentionScale(arch: Architecture, nLayer: number, nEmbd: number, nHead
   return Math.fround(1 / Math.fround(Math.sqrt(d)));
 }
 
-/**
- * Sliding-window attention as llama.cpp sets it up: gemma2 always (window 4096 and every other
- * layer by default), gemma3 when the file has a sliding_window (5 of every 6 layers by default,
- * their RoPE on rope.freq_base_swa, default 10000, unscaled); phi3's is disabled in llama.cpp,
- * so here too; gpt-oss always (its window is required; every other layer by default, RoPE on
- * rope.freq_base_swa, default the model's, scaled alike). A sliding_window_pattern given as an
- * array is ignored, as llama.cpp does.
- */
+/** The windowed layers (core/sliding-window.ts) and their RoPE: gemma3's own base, unscaled; the others' base may differ. */
 function readSlidingWindow(gguf: GgufFile, arch: Architecture, nLayer: number, rope: RopeParams, num: Num, fail: Fail): SlidingWindow | null {
-  const key = (name: string) => `${arch}.${name}`;
-  const window = gguf.getNumber(key('attention.sliding_window'));
-  let period: number;
-  let swaRope: RopeParams;
-  if (arch === 'gemma2' || arch === 'gpt-oss') {
-    if (arch === 'gpt-oss' && window === undefined) fail(`${key('attention.sliding_window')} is missing`);
-    period = gguf.getNumber(key('attention.sliding_window_pattern')) ?? 2;
-    swaRope = { ...rope, freqBase: num('rope.freq_base_swa', rope.freqBase) };
-  } else if (arch === 'gemma3' && window !== undefined && window > 0) {
-    period = gguf.getNumber(key('attention.sliding_window_pattern')) ?? 6;
-    swaRope = { ...rope, freqBase: num('rope.freq_base_swa', 10000), freqScale: 1 };
-  } else {
-    return null;
+  let layout: SlidingWindowLayout | null;
+  try {
+    layout = slidingWindowLayout(gguf, arch, nLayer);
+  } catch (err) {
+    return fail((err as Error).message);
   }
-  const n = window ?? 4096;
-  if (n <= 0) fail(`${key('attention.sliding_window')} is 0`);
-  // llama.cpp's set_swa_pattern: the last layer of each period attends to everything; period 0: every layer is windowed.
-  const layers = Array.from({ length: nLayer }, (_, l) => period === 0 || l % period < period - 1);
-  return { window: n, layers, rope: swaRope };
+  if (!layout) return null;
+  const swaRope = arch === 'gemma3' ? { ...rope, freqBase: num('rope.freq_base_swa', 10000), freqScale: 1 } : { ...rope, freqBase: num('rope.freq_base_swa', rope.freqBase) };
+  return { ...layout, rope: swaRope };
 }
 
 /**
