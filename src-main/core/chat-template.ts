@@ -228,6 +228,7 @@ function tokenId(vocab: ChatVocab, text: string): number | undefined {
  */
 export function detectTemplateFamily(template: string): string {
   const has = (...parts: string[]) => parts.every((p) => template.includes(p));
+  if (has('<|channel|>')) return 'gpt-oss';
   if (has('<|im_start|>', '<|im_sep|>')) return 'phi4';
   if (has('<|im_start|>')) return 'chatml';
   if (has('<|start_header_id|>', '<|end_header_id|>')) return 'llama3';

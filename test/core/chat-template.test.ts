@@ -47,6 +47,7 @@ const TEMPLATES = {
   chatml: fixture('chatml'),
   'deepseek-r1-distill': fixture('deepseek-r1-distill'),
   'deepseek-v2': fixture('deepseek-v2'),
+  'gpt-oss': fixture('gpt-oss'),
 };
 type TemplateName = keyof typeof TEMPLATES;
 
@@ -65,6 +66,7 @@ const SPECIAL: Record<TemplateName, [bos: string | null, eos: string]> = {
   chatml: ['<s>', '<|im_end|>'],
   'deepseek-r1-distill': ['<｜begin▁of▁sentence｜>', '<｜end▁of▁sentence｜>'],
   'deepseek-v2': ['<｜begin▁of▁sentence｜>', '<｜end▁of▁sentence｜>'],
+  'gpt-oss': ['<|startoftext|>', '<|return|>'],
 };
 
 /** A vocabulary of just the tokens given (the first is BOS when `bos` is set). */
@@ -113,6 +115,14 @@ function toolChat(callContent: string | null, args: Record<string, unknown> | st
     { role: 'tool', tool_call_id: 'call12345', name: 'get_weather', content: '{"temperature": 21}' },
   ];
 }
+
+const GPT_OSS_TURNS =
+  '<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\nKnowledge cutoff: 2024-06\nCurrent date: 2024-07-26\n\n' +
+  'Reasoning: medium\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>' +
+  '<|start|>developer<|message|># Instructions\n\nYou are a helpful assistant.\n\n<|end|>' +
+  '<|start|>user<|message|>Hello!<|end|>' +
+  '<|start|>assistant<|channel|>final<|message|>Hi there. How can I help?<|end|>' +
+  '<|start|>user<|message|>What is 2+2?<|end|>';
 
 /** Expected renderings of WITH_SYSTEM (or CHAT where the template has no system role): [no generation prompt, generation prompt]. */
 const EXPECTED: Record<TemplateName, { messages: ChatMessage[]; without: string; with: string }> = {
@@ -243,6 +253,13 @@ const EXPECTED: Record<TemplateName, { messages: ChatMessage[]; without: string;
     with:
       '<｜begin▁of▁sentence｜>You are a helpful assistant.\n\nUser: Hello!\n\nAssistant: Hi there. How can I help?<｜end▁of▁sentence｜>' +
       'User: What is 2+2?\n\nAssistant:',
+  },
+  // OpenAI's harmony format: the system turn is the template's own, the user's system prompt
+  // becomes the developer's instructions, past answers are on the final channel.
+  'gpt-oss': {
+    messages: WITH_SYSTEM,
+    without: GPT_OSS_TURNS,
+    with: `${GPT_OSS_TURNS}<|start|>assistant`,
   },
 };
 
@@ -427,6 +444,7 @@ describe('renderChat with real templates', () => {
       chatml: 'chatml',
       'deepseek-r1-distill': 'deepseek3',
       'deepseek-v2': 'deepseek2',
+      'gpt-oss': 'gpt-oss',
     });
     expect(detectTemplateFamily('{{ messages }}')).toBe('custom');
   });
@@ -574,6 +592,7 @@ describe('against llama.cpp\'s own Jinja engine (node-llama-cpp\'s native render
     { template: 'llama-3.2', messages: toolChat(null, { city: 'Paris' }), tools: TOOLS },
     { template: 'mistral-v0.3', messages: toolChat(null, { city: 'Paris' }), tools: TOOLS },
     { template: 'deepseek-r1-distill', messages: toolChat(null, '{"city":"Paris"}') },
+    { template: 'gpt-oss', messages: toolChat('', { city: 'Paris' }), tools: TOOLS },
   ];
 
   it('renders every case the same, with and without the generation prompt', async () => {
