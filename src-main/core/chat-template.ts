@@ -9,6 +9,7 @@
  */
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import { BUILTIN_TEMPLATES, chooseBuiltinTemplate } from './chat-templates/builtin';
+import { HARMONY_TEMPLATE, splitThinking } from './harmony';
 import type { StringArray } from './gguf/values';
 import { tokenLookup } from './tokenizer/vocab';
 
@@ -37,6 +38,8 @@ export interface ChatMessage {
   name?: string;
   /** Reasoning of an earlier assistant turn (Qwen 3 and others read it). */
   reasoning_content?: string;
+  /** The same for gpt-oss's template; renderChat fills it from a <think> block of the content. */
+  thinking?: string;
 }
 
 /** A function the model may call (OpenAI shape: { type: "function", function: { name, description, parameters } }). */
@@ -134,9 +137,10 @@ export function renderChat(vocab: ChatVocab, messages: readonly ChatMessage[], o
   // Probing costs two small renders (once per template), so only conversations with tool calls or null content pay it.
   const needsProbe = messages.some((m) => m.tool_calls !== undefined || m.content === null || m.content === undefined);
   const caps = needsProbe ? capabilities(compiled, base, now) : null;
+  const adapted = chosen.name === HARMONY_TEMPLATE ? messages.map(withHarmonyThinking) : messages;
   const context: Record<string, unknown> = {
     ...base,
-    messages: caps ? messages.map((m) => adaptMessage(m, caps)) : messages,
+    messages: caps ? adapted.map((m) => adaptMessage(m, caps)) : adapted,
     add_generation_prompt: options.addGenerationPrompt ?? true,
   };
   if (options.tools !== undefined) context.tools = options.tools;
@@ -147,6 +151,13 @@ export function renderChat(vocab: ChatVocab, messages: readonly ChatMessage[], o
   if (options.addBos && bosToken !== '' && prompt.startsWith(bosToken)) prompt = prompt.slice(bosToken.length);
   if (options.addEos && eosToken !== '' && prompt.endsWith(eosToken)) prompt = prompt.slice(0, -eosToken.length);
   return { prompt, template: { source: chosen.source, name: chosen.name } };
+}
+
+/** gpt-oss's template takes an answer's reasoning in `thinking`, not as <think> text in its content. */
+function withHarmonyThinking(message: ChatMessage): ChatMessage {
+  if (message.role !== 'assistant' || typeof message.content !== 'string') return message;
+  const { thinking, answer } = splitThinking(message.content);
+  return thinking === null ? message : { ...message, content: answer, thinking };
 }
 
 /**
@@ -228,7 +239,7 @@ function tokenId(vocab: ChatVocab, text: string): number | undefined {
  */
 export function detectTemplateFamily(template: string): string {
   const has = (...parts: string[]) => parts.every((p) => template.includes(p));
-  if (has('<|channel|>')) return 'gpt-oss';
+  if (has('<|channel|>')) return HARMONY_TEMPLATE;
   if (has('<|im_start|>', '<|im_sep|>')) return 'phi4';
   if (has('<|im_start|>')) return 'chatml';
   if (has('<|start_header_id|>', '<|end_header_id|>')) return 'llama3';

@@ -106,7 +106,7 @@ describe('output text', () => {
     const text = openModelText(STORIES_260K);
     try {
       const ids = text.tokenizer.tokenize(story);
-      const out = new OutputText(text.tokenizer, stops, true, 0);
+      const out = new OutputText(text.answerDecoder(true), stops, 0);
       const pieces = ids.map((id) => out.push(id, [[id, -0.5]]));
       pieces.push(out.end());
       const piece = (id: number) => new TextDecoder().decode(text.tokenizer.tokenToPiece(id));

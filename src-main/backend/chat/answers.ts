@@ -153,7 +153,7 @@ class Answer {
       }
       const seed = answerSeed(sampling);
       const stop = new Set(text.stop);
-      const decoder = text.tokenizer.streamDecoder();
+      const decoder = text.answerDecoder(true);
       const result = await this.ctx.engines.withModel({ path: modelPath, ctx: contextSize }, async ({ host }): Promise<GenerateResult | null> => {
         if (signal.aborted) return null;
         this.#generating = true;

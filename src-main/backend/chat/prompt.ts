@@ -3,8 +3,9 @@
  * and what is left out when it outgrows the context.
  */
 import type { ContextUsage, MessageRole } from '../../../src-preload/api';
-import { renderChat, stopTokenIds, type ChatMessage } from '../../core/chat-template';
-import { createTokenizer, readVocab, type Tokenizer, type Vocab } from '../../core/tokenizer/index';
+import { chatTemplateFor, renderChat, stopTokenIds, type ChatMessage } from '../../core/chat-template';
+import { answerDecoder } from '../../core/harmony';
+import { createTokenizer, readVocab, type StreamDecoder, type Tokenizer, type Vocab } from '../../core/tokenizer/index';
 import { openGguf } from '../../node/gguf-io';
 
 export const CONTEXT_POLICY =
@@ -20,6 +21,8 @@ export interface ModelText {
   architecture: string | null;
   /** Ids that end an answer: the template's end-of-turn tokens and the vocabulary's end-of-generation ones. */
   stop: number[];
+  /** Turns the answer's ids into its text (gpt-oss's harmony channels into <think> and the answer). */
+  answerDecoder(stripLeadingSpace: boolean): StreamDecoder;
   close(): void;
 }
 
@@ -27,11 +30,15 @@ export function openModelText(path: string): ModelText {
   const { gguf, file } = openGguf(path);
   try {
     const vocab = readVocab(gguf);
+    const tokenizer = createTokenizer(vocab);
+    const architecture = gguf.getString('general.architecture') ?? null;
+    const template = chatTemplateFor(vocab, { architecture }).name;
     return {
       vocab,
-      tokenizer: createTokenizer(vocab),
-      architecture: gguf.getString('general.architecture') ?? null,
+      tokenizer,
+      architecture,
       stop: [...new Set([...stopTokenIds(vocab), ...vocab.eog])],
+      answerDecoder: (stripLeadingSpace) => answerDecoder(tokenizer, template, stripLeadingSpace),
       close: () => file.close(),
     };
   } catch (err) {

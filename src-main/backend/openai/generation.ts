@@ -62,7 +62,7 @@ export function generate(deps: GenerationDeps, text: ModelText, plan: Generation
     return deps.engines.withModel({ path: model.entry.path, ctx: plan.contextSize }, async ({ host, info }) => {
       if (info.loadMs !== null) deps.metrics.loaded(model.id, info.loadMs);
       if (signal.aborted) return null;
-      const output = new OutputText(text.tokenizer, plan.stopStrings, plan.stripLeadingSpace, plan.logprobs ?? 0);
+      const output = new OutputText(text.answerDecoder(plan.stripLeadingSpace), plan.stopStrings, plan.logprobs ?? 0);
       const emit = (piece: Piece) => {
         if (piece.text !== '' || piece.tokens.length > 0) onPiece?.(piece);
       };

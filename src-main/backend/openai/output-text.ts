@@ -3,7 +3,7 @@
  * character), cut before the first stop string (text that may start one held back meanwhile), and
  * each token's log-probability released together with its text.
  */
-import type { StreamDecoder, Tokenizer } from '../../core/tokenizer/index';
+import type { StreamDecoder } from '../../core/tokenizer/index';
 import { tokenChoice, type TokenChoice } from './logprobs';
 import { StopScanner } from './stop-strings';
 
@@ -31,14 +31,13 @@ export class OutputText {
   readonly #tokens: TokenChoice[] = [];
   readonly #offsets: number[] = [];
 
-  /** `shownAlternatives`: how many of each token's alternatives to report. */
+  /** `decoder`: the model's answer decoder (ModelText.answerDecoder); `shownAlternatives`: how many of each token's alternatives to report. */
   constructor(
-    tokenizer: Tokenizer,
+    decoder: StreamDecoder,
     stops: readonly string[],
-    stripLeadingSpace: boolean,
     private readonly shownAlternatives: number,
   ) {
-    this.#decoder = tokenizer.streamDecoder({ stripLeadingSpace });
+    this.#decoder = decoder;
     this.#scanner = new StopScanner(stops);
   }
 

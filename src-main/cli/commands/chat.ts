@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { renderChat, stopTokenIds, type ChatMessage } from '../../core/chat-template';
+import { answerDecoder } from '../../core/harmony';
 import { createTokenizer, readVocab } from '../../core/tokenizer/index';
 import { openGguf } from '../../node/gguf-io';
 import { CliError, integerOption, log, type Command } from '../command';
@@ -53,7 +54,7 @@ export const chatCommand: Command = {
       /** One exchange: the user's line in, the model's answer streamed out. */
       const turn = async (line: string): Promise<void> => {
         messages.push({ role: 'user', content: line });
-        const { prompt } = renderChat(vocab, messages, { architecture, addBos: vocab.addBos });
+        const { prompt, template } = renderChat(vocab, messages, { architecture, addBos: vocab.addBos });
         const ids = tok.tokenize(prompt, { addBos: true, parseSpecial: true });
         if (ids.length >= ctx) {
           log(`the conversation (${ids.length} tokens) no longer fits the context of ${ctx}; start a new chat or use --ctx`);
@@ -61,7 +62,7 @@ export const chatCommand: Command = {
           return;
         }
         answering = new AbortController();
-        const stream = tok.streamDecoder({ stripLeadingSpace: false });
+        const stream = answerDecoder(tok, template.name, false);
         let answer = '';
         try {
           const result = await host.generate(
