@@ -42,6 +42,8 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
   store.recover(isProcessRunning);
   const active = new Map<number, Active>();
   let closed = false;
+  // Starts from the clock so views made after a restart still come out later.
+  let revision = Date.now() * 1000;
 
   const view = (record: DownloadRecord): DownloadView => {
     const rate = active.get(record.id)?.rate;
@@ -62,6 +64,7 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
       modelId: record.modelId,
       createdAt: record.createdAt,
       updatedAt: record.updatedAt,
+      revision: ++revision,
     };
   };
 

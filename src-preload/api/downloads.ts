@@ -48,6 +48,11 @@ export interface DownloadView {
   modelId: number | null;
   createdAt: string;
   updatedAt: string;
+  /**
+   * Orders the views of one download: a later one has a larger revision. Answers and events travel
+   * apart (an answer can arrive after the event of a later change), so keep the view with the larger.
+   */
+  revision: number;
 }
 
 export interface DownloadsApi {

@@ -45,9 +45,21 @@ export function describeProgress(d: Pick<DownloadView, 'bytes' | 'total' | 'byte
   return parts.join(' · ');
 }
 
-/** The list with `update` in place of the download of the same id (new ones first). */
+/**
+ * The list with `update` in place of the download of the same id (new ones first), unless the
+ * list already holds a later view of it.
+ */
 export function withDownload(list: readonly DownloadView[], update: DownloadView): DownloadView[] {
   const index = list.findIndex((d) => d.id === update.id);
   if (index === -1) return [update, ...list];
+  if (list[index]!.revision > update.revision) return [...list];
   return list.map((d, i) => (i === index ? update : d));
+}
+
+/** A fresh listing, keeping any later view of a download that an event brought meanwhile. */
+export function withListing(list: readonly DownloadView[], listing: readonly DownloadView[]): DownloadView[] {
+  return listing.map((listed) => {
+    const known = list.find((d) => d.id === listed.id);
+    return known && known.revision > listed.revision ? known : listed;
+  });
 }

@@ -4,7 +4,7 @@
  */
 import type { DownloadView, GufoBridge } from '../../src-preload/api';
 import type { DownloadAction } from './downloads-view';
-import { withDownload } from './downloads-view';
+import { withDownload, withListing } from './downloads-view';
 import { messageOf } from './format';
 
 export class DownloadsStore {
@@ -27,7 +27,7 @@ export class DownloadsStore {
       if (event.type === 'download') this.downloads = withDownload(this.downloads, event.download);
     });
     void this.#attempt(async () => {
-      this.downloads = await this.#gufo.listDownloads();
+      this.downloads = withListing(this.downloads, await this.#gufo.listDownloads());
     });
     return stop;
   }

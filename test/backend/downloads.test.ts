@@ -54,6 +54,11 @@ describe('downloads', () => {
     // It resumed after the dropped connection, and said how it went.
     expect(server.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/cdn/')).map((r) => r.range?.startsWith('bytes=') ?? false)).toEqual([false, true]);
     expect(downloads(b, started.id).map((d) => d.status)).toEqual(expect.arrayContaining(['queued', 'running', 'verifying', 'done']));
+    // Each view is later than the last, so a UI that gets the answer after the end's event keeps the event's.
+    const revisions = [...downloads(b, started.id), ...(await b.api.listDownloads())].map((d) => d.revision);
+    expect(revisions).toEqual([...revisions].sort((x, y) => x - y));
+    expect(new Set(revisions).size).toBe(revisions.length);
+    expect(done.revision).toBeGreaterThan(started.revision);
     expect(b.seen.some((e) => e.type === 'library-changed')).toBe(true);
     // The list lasts until forgotten; the model stays.
     expect((await b.api.listDownloads()).map((d) => d.id)).toEqual([started.id]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DownloadView } from '../../src-preload/api';
-import { actionsFor, describeProgress, fractionOf, withDownload } from '../../src-renderer/lib/downloads-view';
+import { actionsFor, describeProgress, fractionOf, withDownload, withListing } from '../../src-renderer/lib/downloads-view';
 import { suggestOllamaName } from '../../src-renderer/lib/ollama-name';
 
 function download(id: number, patch: Partial<DownloadView> = {}): DownloadView {
@@ -20,6 +20,7 @@ function download(id: number, patch: Partial<DownloadView> = {}): DownloadView {
     modelId: null,
     createdAt: '2026-01-01T00:00:00Z',
     updatedAt: '2026-01-01T00:00:00Z',
+    revision: 1,
     ...patch,
   };
 }
@@ -49,6 +50,18 @@ describe('downloads view', () => {
       [1, 9],
     ]);
     expect(withDownload(list, download(3)).map((d) => d.id)).toEqual([3, 2, 1]);
+  });
+
+  it('keeps a later view when an earlier one arrives after it (an answer overtaken by an event)', () => {
+    const done = download(1, { status: 'done', revision: 5 });
+    const started = download(1, { status: 'running', revision: 2 });
+    expect(withDownload([done], started)).toEqual([done]);
+    expect(withDownload([started], done)).toEqual([done]);
+    expect(withListing([done, download(2, { revision: 9 })], [started, download(2, { revision: 3 }), download(3)])).toEqual([
+      done,
+      download(2, { revision: 9 }),
+      download(3),
+    ]);
   });
 });
 
