@@ -18,11 +18,11 @@ import { createTokenizer } from '../core/tokenizer/index';
 import { readVocab } from '../core/tokenizer/vocab';
 import { openGguf } from '../node/gguf-io';
 import { measureCopyBandwidth } from './gpu/bandwidth';
-import { openGpu, type GpuContext, type GpuInfo } from './gpu/device';
-import { GREEDY, type SamplingParams } from './gpu/ops';
+import { openGpu, type GpuContext } from './gpu/device';
+import { GREEDY } from './gpu/ops';
 import { readHParams, type HParams } from './model/hparams';
-import { LlamaModel, type ModelMemory, type TokenSource } from './model/llama';
-import type { BenchResult } from './protocol';
+import { LlamaModel, type TokenSource } from './model/llama';
+import type { BenchResult, EngineInfo, GenerateResult, ModelInfo, SamplingParams, StopReason, Timings } from './protocol';
 import { GpuSampler, type SampledToken } from './sampler';
 
 export interface LoadOptions {
@@ -35,32 +35,7 @@ export interface LoadOptions {
   onProgress?(done: number, total: number): void;
 }
 
-export interface ModelInfo {
-  path: string;
-  architecture: string;
-  name: string | null;
-  layers: number;
-  embedding: number;
-  heads: number;
-  kvHeads: number;
-  headSize: number;
-  vocab: number;
-  /** Experts per MoE layer, and how many each token runs (both 0 for a dense model). */
-  experts: number;
-  expertsUsed: number;
-  ctx: number;
-  ctxTrain: number;
-  bos: number | null;
-  addBos: boolean;
-  eog: number[];
-}
 
-export interface EngineInfo {
-  adapter: GpuInfo;
-  model: ModelInfo | null;
-  memory: ModelMemory | null;
-  loadMs: number | null;
-}
 
 export interface GenerateOptions {
   /** Tokens to generate at most. */
@@ -76,25 +51,8 @@ export interface GenerateOptions {
   onToken?(token: SampledToken, index: number): void;
 }
 
-export interface Timings {
-  /** Prompt tokens evaluated (a prefix already in the KV cache is not). */
-  promptTokens: number;
-  /** From the call to the first generated token. */
-  ttftMs: number;
-  prefillTokS: number;
-  decodeTokS: number;
-  generated: number;
-  decodeMs: number;
-}
 
-export type StopReason = 'stop' | 'length' | 'cancelled' | 'context';
 
-export interface GenerateResult {
-  ids: number[];
-  logprobs?: [number, number][][];
-  stopReason: StopReason;
-  timings: Timings;
-}
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';

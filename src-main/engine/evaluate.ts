@@ -10,13 +10,8 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { comparePosition, logSoftmax, type WindowComparison, type WindowScores } from '../core/quality/divergence';
 import { EngineError, type Engine } from './engine';
+import type { LogProbsFile } from './protocol';
 
-/** Where a window's scored positions go in (or come from) a log-probabilities file. */
-export interface LogProbsFile {
-  path: string;
-  /** Index of the window's first scored position among all the positions in the file. */
-  position: number;
-}
 
 export interface EvaluateOptions {
   /** Token ids, evaluated from position 0 with an empty KV cache. */

@@ -5,15 +5,113 @@
  * same id, so several requests can be in flight at once. Messages with id null are about the
  * engine itself (a fatal error just before it exits).
  */
-import type { GpuInfo } from './gpu/device';
-import type { SamplingParams } from './gpu/ops';
-import type { ModelMemory } from './model/llama';
-import type { EngineInfo, GenerateResult, ModelInfo } from './engine';
-import type { LogProbsFile } from './evaluate';
 import type { WindowComparison, WindowScores } from '../core/quality/divergence';
 import type { JsonConstraint } from '../core/constrained/token-constraint';
 
-export type { EngineInfo, GenerateResult, ModelInfo, ModelMemory, GpuInfo, SamplingParams, LogProbsFile, WindowComparison, WindowScores, JsonConstraint };
+export type { WindowComparison, WindowScores, JsonConstraint };
+
+// What crosses the process boundary is declared here, and the engine's own modules import it from
+// here: hosts read this file without reaching into the GPU code.
+
+export interface GpuInfo {
+  /** Adapter name as the driver reports it ("NVIDIA GeForce RTX 4090", "SwiftShader Device"). */
+  readonly name: string;
+  readonly vendor: string;
+  readonly architecture: string;
+  /** "vulkan", "metal", "d3d12", ... (Dawn's backend: GUFO_BACKEND, or the platform's default). */
+  readonly backend: string;
+  /** Software adapter (SwiftShader, WARP): slow, for tests and machines without a GPU driver. */
+  readonly isFallbackAdapter: boolean;
+  /** Subgroup sizes the adapter may use (0 when it does not say). */
+  readonly subgroupMinSize: number;
+  readonly subgroupMaxSize: number;
+  /** WGSL language extensions the implementation has (navigator.gpu.wgslLanguageFeatures), e.g. "subgroup_id". */
+  readonly wgslLanguageFeatures: readonly string[];
+  readonly features: readonly string[];
+  readonly maxStorageBufferBindingSize: number;
+  readonly maxBufferSize: number;
+}
+
+export interface SamplingParams {
+  /** <= 0: greedy. */
+  temperature: number;
+  /** 0: off. */
+  topK: number;
+  /** >= 1: off. */
+  topP: number;
+  /** <= 0: off. */
+  minP: number;
+  repeatPenalty: number;
+  presencePenalty: number;
+  frequencyPenalty: number;
+  /** Penalty window in tokens (at most PENALTY_RING). */
+  penaltyLastN: number;
+  seed: number;
+}
+
+export interface ModelMemory {
+  /** Bytes of the file's tensors the model uses. */
+  fileTensorBytes: number;
+  /** Bytes of those tensors on the GPU (quantized blocks, repacked; f32 vectors). */
+  residentWeightBytes: number;
+  kvBytes: number;
+  /** Activations, RoPE table, ids. */
+  scratchBytes: number;
+}
+
+export interface ModelInfo {
+  path: string;
+  architecture: string;
+  name: string | null;
+  layers: number;
+  embedding: number;
+  heads: number;
+  kvHeads: number;
+  headSize: number;
+  vocab: number;
+  /** Experts per MoE layer, and how many each token runs (both 0 for a dense model). */
+  experts: number;
+  expertsUsed: number;
+  ctx: number;
+  ctxTrain: number;
+  bos: number | null;
+  addBos: boolean;
+  eog: number[];
+}
+
+export interface EngineInfo {
+  adapter: GpuInfo;
+  model: ModelInfo | null;
+  memory: ModelMemory | null;
+  loadMs: number | null;
+}
+
+export interface Timings {
+  /** Prompt tokens evaluated (a prefix already in the KV cache is not). */
+  promptTokens: number;
+  /** From the call to the first generated token. */
+  ttftMs: number;
+  prefillTokS: number;
+  decodeTokS: number;
+  generated: number;
+  decodeMs: number;
+}
+
+export type StopReason = 'stop' | 'length' | 'cancelled' | 'context';
+
+export interface GenerateResult {
+  ids: number[];
+  logprobs?: [number, number][][];
+  stopReason: StopReason;
+  timings: Timings;
+}
+
+/** Where a window's scored positions go in (or come from) a log-probabilities file. */
+export interface LogProbsFile {
+  path: string;
+  /** Index of the window's first scored position among all the positions in the file. */
+  position: number;
+}
 
 export type EngineRequest = InfoRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest | EvaluateRequest;
 

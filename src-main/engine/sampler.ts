@@ -18,9 +18,9 @@ import {
   type SampleArgs,
   type SamplerPath,
   type OpKernels,
-  type SamplingParams,
   type Step,
 } from './gpu/ops';
+import type { SamplingParams } from './protocol';
 
 export interface SampledToken {
   id: number;

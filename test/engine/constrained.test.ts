@@ -8,7 +8,8 @@ import { ConstrainedTokens, constraintGrammar, type JsonConstraint } from '../..
 import { TokenTrie } from '../../src-main/core/constrained/token-trie';
 import { createTokenizer, readVocab, type Tokenizer } from '../../src-main/core/tokenizer/index';
 import { Engine } from '../../src-main/engine/engine';
-import { GREEDY, OpKernels, SAMPLER_OUT_WORDS, SAMPLER_STATE_WORDS, samplerPath, samplingParamsBytes, type SamplingParams } from '../../src-main/engine/gpu/ops';
+import { GREEDY, OpKernels, SAMPLER_OUT_WORDS, SAMPLER_STATE_WORDS, samplerPath, samplingParamsBytes } from '../../src-main/engine/gpu/ops';
+import type { SamplingParams } from '../../src-main/engine/protocol';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { validates } from '../core/constrained/json-check';
 import { STORIES_260K } from '../support/paths';

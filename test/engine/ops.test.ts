@@ -12,8 +12,8 @@ import {
   samplerPath,
   samplingParamsBytes,
   type SamplerPath,
-  type SamplingParams,
 } from '../../src-main/engine/gpu/ops';
+import type { SamplingParams } from '../../src-main/engine/protocol';
 import { ropeTable } from '../../src-main/engine/model/rope-table';
 import type { RopeParams } from '../../src-main/engine/model/hparams';
 import { mulberry32, randomF32 } from '../support/random';

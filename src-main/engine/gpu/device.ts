@@ -5,26 +5,9 @@
  */
 import { existsSync } from 'node:fs';
 import { create, globals } from 'webgpu';
+import type { GpuInfo } from '../protocol';
 import { SWIFTSHADER_ICD } from './software-driver';
 
-export interface GpuInfo {
-  /** Adapter name as the driver reports it ("NVIDIA GeForce RTX 4090", "SwiftShader Device"). */
-  readonly name: string;
-  readonly vendor: string;
-  readonly architecture: string;
-  /** "vulkan", "metal", "d3d12", ... (Dawn's backend: GUFO_BACKEND, or the platform's default). */
-  readonly backend: string;
-  /** Software adapter (SwiftShader, WARP): slow, for tests and machines without a GPU driver. */
-  readonly isFallbackAdapter: boolean;
-  /** Subgroup sizes the adapter may use (0 when it does not say). */
-  readonly subgroupMinSize: number;
-  readonly subgroupMaxSize: number;
-  /** WGSL language extensions the implementation has (navigator.gpu.wgslLanguageFeatures), e.g. "subgroup_id". */
-  readonly wgslLanguageFeatures: readonly string[];
-  readonly features: readonly string[];
-  readonly maxStorageBufferBindingSize: number;
-  readonly maxBufferSize: number;
-}
 
 export interface GpuContext {
   readonly device: GPUDevice;

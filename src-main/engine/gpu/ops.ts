@@ -7,6 +7,7 @@
  * kernels read, and the count their dispatch sizes follow), so one graph serves prefill chunks
  * and single-token decode alike. Offsets and sizes are in elements (f32 or u32), not bytes.
  */
+import type { SamplingParams } from '../protocol';
 import { shaderSource } from './shader-source';
 
 /** One recorded kernel launch, replayed into a compute pass at every step. */
@@ -54,22 +55,6 @@ export const MAX_TOP_LOGPROBS = 32;
 /** u32 words the sampler writes: the token, then (id, log-probability) pairs. */
 export const SAMPLER_OUT_WORDS = 1 + 2 * MAX_TOP_LOGPROBS;
 
-export interface SamplingParams {
-  /** <= 0: greedy. */
-  temperature: number;
-  /** 0: off. */
-  topK: number;
-  /** >= 1: off. */
-  topP: number;
-  /** <= 0: off. */
-  minP: number;
-  repeatPenalty: number;
-  presencePenalty: number;
-  frequencyPenalty: number;
-  /** Penalty window in tokens (at most PENALTY_RING). */
-  penaltyLastN: number;
-  seed: number;
-}
 
 export const GREEDY: SamplingParams = {
   temperature: 0,

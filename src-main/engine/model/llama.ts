@@ -39,6 +39,7 @@ import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import { checkMoeShapes, moeBiasNames, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
+import type { ModelMemory } from '../protocol';
 import { ropeTable } from './rope-table';
 
 export interface ModelOptions {
@@ -160,15 +161,6 @@ function checkShapes(gguf: GgufFile, hp: HParams): void {
   }
 }
 
-export interface ModelMemory {
-  /** Bytes of the file's tensors the model uses. */
-  fileTensorBytes: number;
-  /** Bytes of those tensors on the GPU (quantized blocks, repacked; f32 vectors). */
-  residentWeightBytes: number;
-  kvBytes: number;
-  /** Activations, RoPE table, ids. */
-  scratchBytes: number;
-}
 
 export class LlamaModel {
   readonly step: Step;
