@@ -78,6 +78,18 @@ describe('gufo pull', () => {
   });
 });
 
+describe('gufo pull retries', () => {
+  it('goes on when the connection of its first request (the HEAD probe) drops', async () => {
+    const model = variant('flaky');
+    const server = await startFileServer({ files: { 'tiny.gguf': model }, dropHeads: 1 });
+    const home = tempDir();
+    const r = await gufoAsync(['pull', `${server.url}/tiny.gguf`, '--json'], cliEnv(home));
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ bytes: model.length, sha256: sha256Of(model) });
+    expect(server.requests.map((q) => q.method)).toEqual(['HEAD', 'HEAD', 'GET']);
+  });
+});
+
 describe('gufo ollama export', () => {
   it('writes <name>.gguf and a Modelfile, and creates the model in the Ollama on OLLAMA_HOST', async () => {
     const ollama = await startOllamaStandIn();

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,12 +13,28 @@ function otherProcess() {
   return { pid: child.pid!, stop: () => new Promise<void>((resolve) => child.once('exit', () => resolve()).kill('SIGKILL')) };
 }
 
+/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot. */
+const startTicks = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1)!.split(' ')[19]!;
+const stateOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1)!.split(' ')[0];
+
+/**
+ * A zombie: sh starts `sleep 0` in the background, then becomes `sleep 5`, which never reaps its
+ * child; the child's pid stays in the process table, dead.
+ */
+async function zombieProcess() {
+  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const [line] = (await once(parent.stdout!, 'data')) as [Buffer];
+  const pid = Number(line.toString().trim());
+  while (stateOf(pid) !== 'Z') await new Promise((resolve) => setTimeout(resolve, 10));
+  return { pid, stop: () => new Promise<void>((resolve) => parent.once('exit', () => resolve()).kill('SIGKILL')) };
+}
+
 describe('data folder lock', () => {
   it('makes the first back end the owner, and gives the folder up on release', () => {
     const dir = tempDir();
     const lock = lockDataDir(dir);
     expect(lock.owner).toBe(true);
-    expect(readFileSync(join(dir, 'gufo.lock'), 'utf8')).toBe(String(process.pid));
+    expect(readFileSync(join(dir, 'gufo.lock'), 'utf8')).toBe(`${process.pid} ${startTicks(process.pid)}`);
     lock.release();
     expect(existsSync(join(dir, 'gufo.lock'))).toBe(false);
   });
@@ -33,6 +50,33 @@ describe('data folder lock', () => {
 
     await other.stop(); // it crashed: its lock is stale
     expect(lockDataDir(dir).owner).toBe(true);
+  });
+
+  it('keeps a lock whose owner runs with the start time it recorded', async () => {
+    const dir = tempDir();
+    const other = otherProcess();
+    writeFileSync(join(dir, 'gufo.lock'), `${other.pid} ${startTicks(other.pid)}`);
+    expect(lockDataDir(dir).owner).toBe(false);
+    await other.stop();
+  });
+
+  it('takes over a lock whose pid now belongs to another process (another start time)', async () => {
+    const dir = tempDir();
+    const other = otherProcess();
+    writeFileSync(join(dir, 'gufo.lock'), `${other.pid} ${Number(startTicks(other.pid)) - 1}`);
+    const lock = lockDataDir(dir);
+    expect(lock.owner).toBe(true);
+    expect(readFileSync(join(dir, 'gufo.lock'), 'utf8')).toBe(`${process.pid} ${startTicks(process.pid)}`);
+    lock.release();
+    await other.stop();
+  });
+
+  it('takes over a lock whose owner is a zombie (dead, not yet reaped)', async () => {
+    const dir = tempDir();
+    const zombie = await zombieProcess();
+    writeFileSync(join(dir, 'gufo.lock'), String(zombie.pid));
+    expect(lockDataDir(dir).owner).toBe(true);
+    await zombie.stop();
   });
 
   it("a second back end leaves the owner's answer that is still streaming alone", async () => {

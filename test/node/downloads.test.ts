@@ -109,6 +109,22 @@ describe('transfer', () => {
     await expect(transfer(abortable)).rejects.toThrow('paused');
   });
 
+  it('retries the first request (the HEAD probe) too when its connection drops', async () => {
+    const server = await startFileServer({ files: { 'm.gguf': FILE }, dropHeads: 2 });
+    const part = join(tempDir(), 'm.part');
+    const { opts, starts } = options(`${server.url}/m.gguf`, part);
+    expect((await transfer(opts)).sha256).toBe(sha256Of(FILE));
+    expect(starts[0]!.start.total).toBe(FILE.length);
+    expect(server.requests.map((r) => r.method)).toEqual(['HEAD', 'HEAD', 'HEAD', 'GET']);
+  });
+
+  it('names the URL and the cause when every try of a request drops', async () => {
+    const server = await startFileServer({ files: { 'm.gguf': FILE }, dropHeads: 100 });
+    const { opts } = options(`${server.url}/m.gguf`, join(tempDir(), 'm.part'), { attempts: 3 });
+    await expect(transfer(opts)).rejects.toThrow(`${server.url}/m.gguf: fetch failed: other side closed (UND_ERR_SOCKET) (gave up after 3 tries without progress)`);
+    expect(server.requests.map((r) => r.method)).toEqual(['HEAD', 'HEAD', 'HEAD']);
+  });
+
   it('drops a connection that stalls and goes on from where it was', async () => {
     // Every answer sends 70,000 bytes, then holds the connection open with nothing more.
     const server = await startFileServer({ files: { 'm.gguf': FILE }, holdAfter: { bytes: 70_000 } });
@@ -137,6 +153,13 @@ describe('download URLs', () => {
     });
     expect(resolveDownloadUrl('https://huggingface.co/org/repo/blob/main/m.gguf', {}).url).toBe('https://huggingface.co/org/repo/resolve/main/m.gguf');
     expect(resolveDownloadUrl('http://host/files/weights.bin?x=1', {})).toEqual({ url: 'http://host/files/weights.bin?x=1', fileName: 'weights.bin.gguf' });
+  });
+
+  it('saves under a name without bidi controls or other format characters', () => {
+    // U+202E shows what follows mirrored: "evil\u202Efug.gguf" reads as "evilfugg.guf".
+    expect(resolveDownloadUrl('https://host/files/evil%E2%80%AEfug.gguf', {}).fileName).toBe('evilfug.gguf');
+    expect(resolveDownloadUrl('hf://org/repo/a\u2066b\u2069c\u202Ad\u200Be\uFEFF.gguf', {}).fileName).toBe('abcde.gguf');
+    expect(() => resolveDownloadUrl('https://host/%E2%80%AE%E2%81%A6', {})).toThrow('the URL does not name a file');
   });
 
   it('refuses what it cannot download, saying why', () => {

@@ -20,6 +20,8 @@ export interface FileServerOptions {
   /** URL path → bytes. With `huggingFace`, keys are "org/repo/file" (served at /org/repo/resolve/<rev>/file). */
   files: Record<string, Buffer>;
   huggingFace?: boolean;
+  /** The first `dropHeads` HEAD requests get no answer: the server closes the connection. */
+  dropHeads?: number;
   /** The first `times` GETs of a file send `bytes` bytes of the body, then the server closes the connection. */
   dropAfter?: { bytes: number; times: number };
   /** GETs send `bytes` bytes then wait, holding the connection, until release() (or the client leaves). */
@@ -45,6 +47,7 @@ export const sha256Of = (bytes: Buffer) => createHash('sha256').update(bytes).di
 export async function startFileServer(options: FileServerOptions): Promise<FileServer> {
   const requests: ServedRequest[] = [];
   const drops = new Map<string, number>();
+  let headsDropped = 0;
   let releaseHeld: () => void = () => {};
   const held = new Promise<void>((resolve) => (releaseHeld = resolve));
   let released = false;
@@ -54,6 +57,10 @@ export async function startFileServer(options: FileServerOptions): Promise<FileS
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     requests.push({ method: req.method ?? '', path, range: req.headers.range ?? null });
+    if (req.method === 'HEAD' && headsDropped < (options.dropHeads ?? 0)) {
+      headsDropped++;
+      return req.socket.destroy();
+    }
     if (options.huggingFace) {
       const resolve = /^\/([^/]+)\/([^/]+)\/resolve\/[^/]+\/(.+)$/.exec(path);
       if (resolve) {

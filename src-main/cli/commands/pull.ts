@@ -10,10 +10,11 @@ Downloads a GGUF file into Gufo's models folder, where it joins the library. hf:
 of a Hugging Face repository (hf://org/repo@revision/file.gguf for another revision than main),
 fetched from HF_ENDPOINT (default https://huggingface.co).
 
-A dropped connection is resumed where it stopped; Ctrl-C pauses, and the same command later (or
-the app) resumes from the bytes already there. Before a byte is written the free disk space is
-checked; at the end the SHA-256 is checked against --sha256 or the one Hugging Face publishes,
-and the file must be a readable GGUF, else it is deleted.
+Every request is retried with back-off when its connection drops, and the download goes on where
+it stopped; Ctrl-C pauses, and the same command later (or the app) resumes from the bytes already
+there. Before a byte is written the free disk space is checked; at the end the SHA-256 is checked
+against --sha256 or the one Hugging Face publishes, and the file must be a readable GGUF, else it
+is deleted.
 
 Options:
   --sha256 HEX   the SHA-256 the file must have

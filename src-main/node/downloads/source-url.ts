@@ -46,9 +46,17 @@ function fromHuggingFace(text: string, endpoint: string): DownloadSource {
   return { url: `${endpoint}/${path}`, fileName: fileNameOf(file.at(-1)!, text) };
 }
 
-/** A safe file name for the models folder: no folders, no characters Windows refuses, ends in .gguf. */
+/**
+ * A safe file name for the models folder: no folders, no characters Windows refuses, no invisible
+ * format characters (bidi controls and isolates, zero-width ones: they make a name read as
+ * another), ends in .gguf.
+ */
 function fileNameOf(name: string, input: string): string {
-  const safe = name.replace(/[<>:"/\\|?*\p{Cc}]/gu, '_').replace(/^\.+/, '').trim();
+  const safe = name
+    .replace(/\p{Cf}/gu, '')
+    .replace(/[<>:"/\\|?*\p{Cc}]/gu, '_')
+    .replace(/^\.+/, '')
+    .trim();
   if (safe === '') throw new Error(`${input}: the URL does not name a file`);
   return /\.gguf$/i.test(safe) ? safe : `${safe}.gguf`;
 }

@@ -1,8 +1,9 @@
 /**
  * One file over HTTP(S) into a partial file, resumable: bytes already in the partial file are
  * kept and the rest is asked for with a range request (`Range: bytes=<have>-`, `If-Range` with
- * the server's validator). A dropped or stalled connection is retried from where it stopped; a
- * server that answers with the whole file, or whose file changed (another ETag), starts it over.
+ * the server's validator). Every request (the HEAD probe as much as the GETs) is retried with
+ * back-off when its connection drops or stalls, a GET from where it stopped; a server that answers
+ * with the whole file, or whose file changed (another ETag), starts it over.
  * The SHA-256 is computed as the bytes arrive (after the bytes kept from before are read back).
  *
  * Hugging Face's resolve URLs redirect to a CDN and publish the file's size and SHA-256 (its LFS
@@ -33,7 +34,7 @@ export interface TransferOptions {
   onStart(start: TransferStart, have: number): void | Promise<void>;
   /** Bytes in the partial file now; when reading back kept bytes, how far that has got. */
   onProgress(bytes: number, total: number | null): void;
-  /** Tries in a row that get no byte before giving up (default 5). */
+  /** Tries in a row of one request that get no byte before giving up (default 5). */
   attempts?: number;
   /** Wait before the first retry, doubled for each next one (default 1000 ms). */
   retryDelayMs?: number;
@@ -50,12 +51,16 @@ export interface TransferResult {
 /** An HTTP answer that is not the file; 5xx, 408 and 429 are worth retrying, the rest are not. */
 export class HttpStatusError extends Error {
   override readonly name = 'HttpStatusError';
+  /** What the server answered, without the URL. */
+  readonly answer: string;
   constructor(
     readonly url: string,
     readonly status: number,
     statusText: string,
   ) {
-    super(`${url}: the server answered ${status}${statusText ? ` ${statusText}` : ''}`);
+    const answer = `the server answered ${status}${statusText ? ` ${statusText}` : ''}`;
+    super(`${url}: ${answer}`);
+    this.answer = answer;
   }
 
   get retryable(): boolean {
@@ -67,9 +72,7 @@ const MAX_REDIRECTS = 10;
 
 export async function transfer(options: TransferOptions): Promise<TransferResult> {
   const { url, partPath, signal } = options;
-  const attempts = options.attempts ?? 5;
-  const retryDelayMs = options.retryDelayMs ?? 1000;
-  const head = await probe(url, signal);
+  const head = await withRetries(options, () => probe(url, signal));
   let have = await stat(partPath).then(
     (s) => s.size,
     () => 0,
@@ -84,24 +87,47 @@ export async function transfer(options: TransferOptions): Promise<TransferResult
     if (stale) await handle.truncate(0);
     const state = { position: have, hash: createHash('sha256'), total: head.total };
     if (have > 0) await hashFile(partPath, state.hash, have, { signal, onProgress: (n) => options.onProgress(n, head.total) });
-    for (let failures = 0; ; ) {
-      signal.throwIfAborted();
-      const before = state.position;
-      try {
-        if (await fetchRest(options, head, handle, state)) break;
-      } catch (err) {
-        if (signal.aborted) throw err;
-        if (err instanceof HttpStatusError && !err.retryable) throw err;
-        failures = state.position > before ? 1 : failures + 1;
-        if (failures >= attempts) throw new Error(`${url}: ${describe(err)} (gave up after ${attempts} tries without progress)`);
-        await sleep(retryDelayMs * 2 ** (failures - 1), undefined, { signal });
-      }
-    }
+    let before = 0;
+    await withRetries(
+      options,
+      async () => {
+        before = state.position;
+        // Not complete without an error: the file had to start over; ask again at once.
+        while (!(await fetchRest(options, head, handle, state))) signal.throwIfAborted();
+      },
+      () => state.position > before,
+    );
     await handle.datasync();
     return { bytes: state.position, etag: head.etag, sha256: state.hash.digest('hex') };
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The one retry policy of a transfer's requests: a try that fails for a reason worth retrying is
+ * tried again after a back-off (retryDelayMs, doubled each time), up to `attempts` tries in a row
+ * without progress; then the error names the URL and the cause chain.
+ */
+async function withRetries<T>(options: TransferOptions, request: () => Promise<T>, progressed: () => boolean = () => false): Promise<T> {
+  const attempts = options.attempts ?? 5;
+  const retryDelayMs = options.retryDelayMs ?? 1000;
+  for (let failures = 0; ; ) {
+    options.signal.throwIfAborted();
+    try {
+      return await request();
+    } catch (err) {
+      if (options.signal.aborted || !worthRetrying(err)) throw err;
+      failures = progressed() ? 1 : failures + 1;
+      if (failures >= attempts) throw new Error(`${options.url}: ${describe(err)} (gave up after ${attempts} tries without progress)`, { cause: err });
+      await sleep(retryDelayMs * 2 ** (failures - 1), undefined, { signal: options.signal });
+    }
+  }
+}
+
+/** Errors that say `retryable: false` (an HTTP 404, a redirect loop) would fail the same way again. */
+function worthRetrying(err: unknown): boolean {
+  return !(err instanceof Error && 'retryable' in err && err.retryable === false);
 }
 
 interface Probe extends TransferStart {
@@ -134,7 +160,7 @@ async function probe(url: string, signal: AbortSignal): Promise<Probe> {
       rangeEtag: etag !== null && !etag.startsWith('W/') ? etag : null,
     };
   }
-  throw new Error(`${url}: more than ${MAX_REDIRECTS} redirects`);
+  throw Object.assign(new Error(`${url}: more than ${MAX_REDIRECTS} redirects`), { retryable: false });
 }
 
 /**
@@ -233,9 +259,24 @@ function unquote(etag: string | null): string | null {
   return etag === null ? null : etag.replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
 }
 
+/**
+ * An error and its causes, each with its code: undici says only "fetch failed" (or "terminated"
+ * for a connection dropped mid-body) and puts the reason in `cause` ("other side closed",
+ * "read ECONNRESET").
+ */
 function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  // undici reports a dropped connection as "terminated", with the socket error as its cause.
-  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-  return err.message === 'terminated' ? `the connection dropped${cause}` : err.message + cause;
+  const parts: string[] = [];
+  for (let e: unknown = err; e !== undefined && parts.length < 5; e = e instanceof Error ? e.cause : undefined) {
+    if (!(e instanceof Error)) {
+      parts.push(String(e));
+      break;
+    }
+    const code = (e as NodeJS.ErrnoException).code;
+    let text = e instanceof HttpStatusError ? e.answer : e.message === 'terminated' ? 'the connection dropped' : e.message;
+    // Connecting to every address of a host fails as one AggregateError without a message.
+    if (text === '' && e instanceof AggregateError) text = e.errors.map((one) => (one instanceof Error ? one.message : String(one))).join('; ');
+    if (typeof code === 'string' && !text.includes(code)) text += ` (${code})`;
+    parts.push(text);
+  }
+  return parts.join(': ');
 }
