@@ -1,7 +1,7 @@
 import type { GgufFile } from '../gguf/gguf-file';
 import { GgufType, StringArray } from '../gguf/values';
 import { preTokenizerFlags } from './pre-tokenizers';
-import { libstdcxxSort } from './special-tokens';
+import { libstdcxxSort } from './libstdcxx-sort';
 import { VocabError } from './vocab-error';
 
 export { VocabError };
