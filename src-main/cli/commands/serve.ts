@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createBackend } from '../../backend/index';
 import { startOpenAiServer } from '../../backend/openai/listener';
 import { openAiRoutes } from '../../backend/openai/routes';
@@ -11,9 +11,9 @@ import { startServer } from '../../node/server/index';
 import { openAiServerSettingProblem } from '../../node/store/settings';
 import type { OpenAiServerSettings } from '../../../src-preload/api';
 import { CliError, integerOption, log, type Command, type CommandArgs } from '../command';
+import { PACKAGE_ROOT } from '../package-root';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
-const RENDERER_DIR = join(ROOT, 'out', 'renderer');
+const RENDERER_DIR = join(PACKAGE_ROOT, 'out', 'renderer');
 const DEFAULT_PORT = 7823;
 
 export const serveCommand: Command = {
@@ -128,7 +128,7 @@ async function buildRenderer(): Promise<void> {
   const require = createRequire(import.meta.url);
   const bin = join(require.resolve('electron-vite/package.json'), '..', 'bin', 'electron-vite.js');
   const code = await new Promise<number | null>((done, fail) => {
-    spawn(process.execPath, [bin, 'build'], { cwd: ROOT, stdio: ['ignore', 2, 2] })
+    spawn(process.execPath, [bin, 'build'], { cwd: PACKAGE_ROOT, stdio: ['ignore', 2, 2] })
       .once('error', fail)
       .once('exit', done);
   });
