@@ -1,8 +1,9 @@
 /**
  * Export: a library model re-quantized to another llama.cpp file type (node/quantize.ts, the
  * same tensors llama-quantize writes), as an 'export' job with progress and cancel. The file is
- * written under a temporary name and renamed into place only when complete, then joins the
- * library; every export is kept in the exports table with how it ended. When asked, a quality
+ * written under a temporary name that takes the output's name only when complete and only if no
+ * file has appeared there meanwhile (an export never overwrites), then joins the library; every
+ * export is kept in the exports table with how it ended. When asked, a quality
  * report (quality.ts) of the new file against its source follows as a job of its own.
  */
 import { existsSync, mkdirSync } from 'node:fs';
@@ -11,7 +12,7 @@ import type { ExportApi, ExportPlanView, ExportRecord, ExportRequest, ExportType
 import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/export-size';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import { isQuantFileType, QUANT_FILE_TYPES, type QuantFileType } from '../core/quant-recipes';
-import { removeLeftoverTemps } from '../node/atomic-write';
+import { FileExistsError, removeStaleTemps } from '../node/atomic-write';
 import { openGguf } from '../node/gguf-io';
 import { readModelFile } from '../node/model-file';
 import { quantizeFile } from '../node/quantize';
@@ -25,7 +26,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
   const quality = createQualityReports(ctx);
   // The folder's owner is new: no export of an earlier run can still be going; clear what they left.
   // (A second back end, such as a CLI command while the app runs, leaves the owner's exports alone.)
-  if (ctx.owner) for (const output of store.markInterrupted()) void removeLeftoverTemps(output);
+  if (ctx.owner) for (const output of store.markInterrupted()) void removeStaleTemps(dirname(output));
   /** Outputs being written now: a second export must not pick the same free name. */
   const writing = new Set<string>();
 
@@ -186,8 +187,9 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** The failure as the user reads it: naming the file, and saying what to do about a full disk. */
+/** The failure as the user reads it: naming the file, and saying what to do about a full disk or a file that appeared. */
 function failureText(err: unknown, e: ExportJob): string {
+  if (err instanceof FileExistsError) return `${e.output} appeared while exporting; not overwritten`;
   const code = (err as NodeJS.ErrnoException | null)?.code;
   if (code === 'ENOSPC' || code === 'EDQUOT') {
     return (

@@ -37,6 +37,8 @@ export interface WriteOptions {
   /** Called after each tensor with the bytes written so far and the total. */
   onProgress?: (written: number, total: number) => void;
   signal?: AbortSignal;
+  /** Whether an existing file at the path is replaced (the default); see writeAtomically. */
+  overwrite?: boolean;
 }
 
 /**
@@ -69,7 +71,7 @@ export async function writeGguf(
       position = end;
       options.onProgress?.(position, layout.fileBytes);
     }
-  });
+  }, { overwrite: options.overwrite });
 }
 
 /** Rewrites `source` to `path` with the same metadata, tensor infos and data. */

@@ -1,4 +1,5 @@
-import { statSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { decoderFor } from '../core/quants/decoders';
 import { encoderFor } from '../core/quants/encoders';
 import type { GgufFile } from '../core/gguf/gguf-file';
@@ -6,12 +7,18 @@ import type { ImportanceMatrix } from '../core/imatrix';
 import { dequantizeRange } from '../core/dequantize';
 import { quantizedFileKvs } from '../core/export-size';
 import { planQuantization, type PlannedTensor, type QuantFileType, type RecipeOptions } from '../core/quant-recipes';
+import { FileExistsError, removeStaleTemps } from './atomic-write';
 import { openGguf, tensorChunks, writeGguf } from './gguf-io';
 
 export interface QuantizeOptions extends RecipeOptions {
   imatrix?: ImportanceMatrix;
   /** Convert tensors that are already quantized (through f32, losing some quality). */
   allowRequantize?: boolean;
+  /**
+   * Replace an existing output (renaming the new file over it: it gets the default permissions,
+   * not the old file's). Without it, an output that exists or appears meanwhile is refused.
+   */
+  overwrite?: boolean;
   signal?: AbortSignal;
   onProgress?: (progress: QuantizeProgress) => void;
 }
@@ -95,15 +102,26 @@ function* convertTensor(
   }
 }
 
+/** Refuses an output that is the input itself under any name (a hard link, a symlink): always, even when overwriting. */
+function refuseInputAsOutput(input: string, output: string): void {
+  const from = statSync(input);
+  const to = statSync(output, { throwIfNoEntry: false });
+  if (to && to.dev === from.dev && to.ino === from.ino) throw new Error(`${output} is the input file ${input}; write the output to another file`);
+}
+
 /**
  * Re-quantizes `input` to `fileType` the way llama-quantize does, tensor by tensor with bounded
- * memory, writing `output` all or nothing.
+ * memory, writing `output` all or nothing, and never over an existing file unless `overwrite`.
  */
 export async function quantizeFile(input: string, output: string, fileType: QuantFileType, options: QuantizeOptions = {}): Promise<QuantizeReport> {
   const started = performance.now();
   // One pass over the whole file: positional reads keep memory bounded by the chunk size.
   const { gguf, file } = openGguf(input, { mmap: false });
   try {
+    refuseInputAsOutput(input, output);
+    // Checked before the work too, not only when publishing: a refusal should not cost the whole run.
+    if (!options.overwrite && lstatSync(output, { throwIfNoEntry: false })) throw new FileExistsError(output);
+    await removeStaleTemps(dirname(output));
     const plan = planQuantization(gguf, fileType, options);
     for (const t of plan.tensors) {
       if (t.from !== t.to && t.from.quantized && !options.allowRequantize) {
@@ -129,7 +147,7 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
         }
         return convertTensor(gguf, t, options, errors[i]!, report(i));
       },
-      { signal: options.signal },
+      { signal: options.signal, overwrite: options.overwrite === true },
     );
     return {
       input,

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -170,6 +171,30 @@ describe('export', () => {
     expect(existsSync(join(exportDir, 'stories-F16.gguf'))).toBe(true);
   });
 
+  it('never replaces a file that appears at the output path while the export runs', async () => {
+    const dir = tempDir();
+    const source = join(dir, 'big.gguf');
+    await writeRandomModel(source, { nLayer: 2, nEmbd: 512, nFf: 1536, nHead: 8 });
+    const b = testBackend();
+    const modelId = addModel(b, source);
+    const out = join(dir, 'out.gguf');
+    const jobId = await b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: out });
+    // The user saves a file of their own there once the first tensors are written.
+    const stop = b.events.subscribe((e) => {
+      if (e.type === 'job' && e.job.id === jobId && e.job.done > 0) {
+        stop();
+        writeFileSync(out, 'mine');
+      }
+    });
+    const job = await b.context.jobs.wait(jobId);
+    expect(job).toMatchObject({ status: 'failed', error: `${out} appeared while exporting; not overwritten` });
+    expect(readFileSync(out, 'utf8')).toBe('mine');
+    expect(readdirSync(dir).sort()).toEqual(['big.gguf', 'out.gguf']);
+    const [record] = await b.api.listExports();
+    expect(record).toMatchObject({ status: 'failed', error: job.error, outputModelId: null });
+    expect(b.context.models.byPath(out)).toBeUndefined();
+  });
+
   it('an export left running by a killed app is failed as interrupted at the next start', async () => {
     const dataDir = join(tempDir(), 'home');
     const first = testBackend({ dataDir });
@@ -177,9 +202,9 @@ describe('export', () => {
     const outputPath = join(dataDir, 'x', 'stories-Q8_0.gguf');
     const row = new ExportStore(first.context.db).start({ sourceModelId: modelId, sourceName: 'stories', sourcePath: STORIES_260K, outputPath, fileType: 'Q8_0' });
     await first.close();
-    // What the killed writer left: its temporary file, beside an unrelated one that must stay.
+    // What the killed writer left: its temporary file (named with its pid, gone now), beside an unrelated one that must stay.
     mkdirSync(join(dataDir, 'x'));
-    const leftover = join(dataDir, 'x', '.stories-Q8_0.gguf.0123456789ab.tmp');
+    const leftover = join(dataDir, 'x', `.stories-Q8_0.gguf.${spawnSync(process.execPath, ['-e', '']).pid}.0123456789ab.tmp`);
     const unrelated = join(dataDir, 'x', '.other.gguf.0123456789ab.tmp');
     writeFileSync(leftover, 'partial');
     writeFileSync(unrelated, 'partial');

@@ -1,5 +1,6 @@
 import { ggmlTypeByName, type GgmlType } from '../../core/ggml-types';
 import { isQuantFileType, QUANT_FILE_TYPES } from '../../core/quant-recipes';
+import { FileExistsError } from '../../node/atomic-write';
 import { loadImatrix } from '../../node/imatrix-file';
 import { quantizeFile } from '../../node/quantize';
 import { CliError, log, printJson, type Command } from '../command';
@@ -10,8 +11,10 @@ const HELP = `Usage: gufo quantize <in.gguf> <out.gguf> --type <T> [options]
 
 Re-quantizes a model the way llama-quantize does: each tensor gets the type llama.cpp's rules
 choose for the file type T (by role, layer and shape). The output is written tensor by tensor
-with bounded memory, under a temporary name that is renamed into place only when complete:
-Ctrl-C, a crash or a full disk leave no partial file.
+with bounded memory, under a temporary name that takes the output's name only when complete:
+Ctrl-C, a crash or a full disk leave no partial file (and the next run into that folder removes
+what a killed run left). Like cp -n, an existing <out.gguf> is never replaced, unless --force;
+the input itself is always refused as the output, by any name (a hard link, a symlink).
 
 File types: ${QUANT_FILE_TYPES.join(', ')}
 
@@ -22,6 +25,8 @@ Options:
   --output-tensor-type t      ggml type for output.weight (e.g. q8_0)
   --token-embedding-type t    ggml type for token_embd.weight
   --pure                      one type for every quantizable tensor, no mixture
+  --force                     replace an existing <out.gguf>: the new file is renamed over it,
+                              so it has the default permissions (umask), not the old file's
   --json                      print { input, output, type, tensors: [{ name, from, to, rmse }],
                               bytesIn, bytesOut, seconds } on stdout
 `;
@@ -44,6 +49,7 @@ export const quantizeCommand: Command = {
     'output-tensor-type': { type: 'string' },
     'token-embedding-type': { type: 'string' },
     pure: { type: 'boolean' },
+    force: { type: 'boolean' },
     json: { type: 'boolean' },
   },
   async run(args) {
@@ -64,9 +70,13 @@ export const quantizeCommand: Command = {
         outputTensorType: typeOption(args.values['output-tensor-type'], '--output-tensor-type'),
         tokenEmbeddingType: typeOption(args.values['token-embedding-type'], '--token-embedding-type'),
         pure: Boolean(args.values.pure),
+        overwrite: Boolean(args.values.force),
         signal: interruptSignal(),
         onProgress: (p) => bar.update(p.elementsDone / p.elementsTotal, `${p.index + 1}/${p.count} ${p.tensor}`),
       });
+    } catch (err) {
+      if (err instanceof FileExistsError) throw new CliError(`${err.message} (pass --force to replace it)`);
+      throw err;
     } finally {
       bar.done();
     }

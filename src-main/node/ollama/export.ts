@@ -71,6 +71,7 @@ export async function exportForOllama(options: OllamaExportOptions): Promise<Oll
     const fileType = options.fileType;
     await quantizeFile(source, outputPath, fileType, {
       allowRequantize: options.allowRequantize,
+      overwrite: options.overwrite,
       signal,
       onProgress: (p) => progress('write', Math.round((p.elementsDone / p.elementsTotal) * sourceBytes), sourceBytes, `Quantizing to ${fileType}: ${p.tensor}`),
     });
