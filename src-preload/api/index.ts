@@ -32,6 +32,7 @@ export type * from './jobs';
 export type * from './library';
 export type * from './ollama';
 export type * from './server';
+export { API_KEY_CHARS } from './server';
 
 export interface GufoApi extends AppApi, LibraryApi, InspectorApi, ChatApi, BenchApi, ExportApi, JobsApi, ServerApi, DownloadsApi, OllamaApi {}
 

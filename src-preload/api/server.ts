@@ -4,6 +4,12 @@
  * port too; these settings add a listener of its own, for editors, agents and scripts.
  */
 
+/**
+ * Lengths an API key may have (characters, printable ASCII without spaces: it travels in an HTTP
+ * header). A short key can be guessed by a program that keeps asking.
+ */
+export const API_KEY_CHARS = { min: 16, max: 256 } as const;
+
 export interface OpenAiServerSettings {
   /** Serve the API on `host`:`port` while Gufo runs. */
   enabled: boolean;
@@ -11,7 +17,7 @@ export interface OpenAiServerSettings {
   host: string;
   /** 0 picks any free port. */
   port: number;
-  /** Required from clients as `Authorization: Bearer <key>` when set (GUFO_API_KEY takes precedence). */
+  /** Required from clients as `Authorization: Bearer <key>` when set (GUFO_API_KEY takes precedence); API_KEY_CHARS long. */
   apiKey: string | null;
   /** Largest context a model is loaded with for API requests (its trained context when smaller). */
   contextSize: number;

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,13 +124,41 @@ describe('browser-mode server', () => {
     expect((await send('POST', '/api/appInfo', withToken(), '[' + '0,'.repeat(600_000) + '0]')).status).toBe(413);
   });
 
-  it('streams back-end events to a client that presents the token', async () => {
+  it('refuses a body announced over the limit at once (413), without waiting for it', async () => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(server.port, '127.0.0.1');
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (text += chunk));
+      // The server closes the connection once it has answered: the rest of the body is not wanted.
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+      socket.setTimeout(5_000, () => {
+        socket.destroy();
+        reject(new Error(`no answer within 5 s; got ${JSON.stringify(text)}`));
+      });
+      // Headers only, and the first byte of a body announced as 100 MB.
+      socket.write(
+        `POST /api/appInfo HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nx-gufo-token: ${server.token}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n[`,
+      );
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer.toLowerCase()).toContain('connection: close');
+  });
+
+  it.each([
+    ['the token query parameter (EventSource)', (token: string) => ({ path: `/api/events?token=${token}`, headers: {} })],
+    ['the x-gufo-token header', (token: string) => ({ path: '/api/events', headers: { 'x-gufo-token': token } })],
+  ])('streams back-end events to a client that presents the token in %s', async (_, presenting) => {
     expect((await send('GET', '/api/events')).status).toBe(401);
+    expect((await send('GET', '/api/events', presenting('x'.repeat(43)).headers)).status).toBe(401);
+    const { path, headers } = presenting(server.token);
     const received = await new Promise<string>((resolve, reject) => {
       const req = request(
         // A connection of its own: the stream holds it open.
-        { agent: false, host: '127.0.0.1', port: server.port, path: `/api/events?token=${server.token}`, headers: { host: `127.0.0.1:${server.port}` } },
+        { agent: false, host: '127.0.0.1', port: server.port, path, headers: { host: `127.0.0.1:${server.port}`, ...headers } },
         (res) => {
+          if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
           expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
           let text = '';
           res.setEncoding('utf8');

@@ -1,13 +1,26 @@
 /** Reading one field of a JSON request body, or a 400 naming the field and what it must be. */
+import { jsonOverBounds } from '../../core/json-bounds';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
+
+/** How deep objects and arrays may nest in one field of a request (a json_schema's schema has its own, lower limit). */
+export const MAX_FIELD_DEPTH = 128;
 
 export class RequestFields {
   constructor(readonly body: Record<string, unknown>) {}
 
-  /** The body of a request, which must be a JSON object. */
+  /**
+   * The body of a request, which must be a JSON object. Its fields are checked for depth first,
+   * ignored ones too: a value thousands of levels deep takes a few kilobytes, and any recursive
+   * walk of it (a schema compiler, JSON.stringify, a copy to the engine) would overflow the stack.
+   */
   static of(body: unknown): RequestFields {
     if (!isRecord(body)) throw invalidParam('body', 'the request body must be a JSON object', 'invalid_body');
+    for (const [name, value] of Object.entries(body)) {
+      if (jsonOverBounds(value, { depth: MAX_FIELD_DEPTH, values: Infinity }) === 'depth') {
+        throw invalidParam(name, `"${name}" nests objects and arrays more than ${MAX_FIELD_DEPTH} deep, the most Gufo accepts`, 'nested_too_deep');
+      }
+    }
     return new RequestFields(body);
   }
 

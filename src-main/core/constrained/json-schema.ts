@@ -7,6 +7,7 @@
  * ignored; any other keyword is a SchemaError naming it and where it is, since a constraint that
  * were silently dropped would let through output the client's schema refuses.
  */
+import { jsonOverBounds } from '../json-bounds';
 
 export type JsonNode = AnyOfNode | ObjectNode | ArrayNode | StringNode | NumberNode | LiteralNode | RefNode;
 
@@ -91,8 +92,19 @@ type TypeName = (typeof TYPES)[number];
 type Schema = Record<string, unknown>;
 const isSchemaObject = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * Bounds on a schema, checked before compiling it (which recurses): a client's schema can nest
+ * thousands of levels in a few kilobytes. Objects and arrays count as levels ("properties" and
+ * the object around it are two); values count keywords, property schemas and enum values alike.
+ */
+export const MAX_SCHEMA_DEPTH = 64;
+export const MAX_SCHEMA_VALUES = 20_000;
+
 /** Compiles `schema` (a JSON Schema object or boolean); errors name the keyword and its JSON pointer ("#/properties/n/minimum"). */
 export function compileJsonSchema(schema: unknown): JsonNode {
+  const over = jsonOverBounds(schema, { depth: MAX_SCHEMA_DEPTH, values: MAX_SCHEMA_VALUES });
+  if (over === 'depth') throw new SchemaError(`the schema nests objects and arrays more than ${MAX_SCHEMA_DEPTH} deep, the most Gufo compiles`);
+  if (over === 'values') throw new SchemaError(`the schema holds more than ${MAX_SCHEMA_VALUES} values (keywords, schemas, enum values), the most Gufo compiles`);
   return new SchemaCompiler(schema).compile(schema, '#');
 }
 

@@ -30,8 +30,14 @@ export async function callApi(api: GufoApi, req: IncomingMessage, name: string):
   }
 }
 
-/** The parsed body (an empty body is no arguments), null when not JSON, undefined when over `maxBytes`. */
+/**
+ * The parsed body (an empty body is no arguments), null when not JSON, undefined when over
+ * `maxBytes`: announced so in Content-Length (refused before a byte of it is read), or found so
+ * while reading a chunked one. The caller answers 413 and closes the connection.
+ */
 export async function readJson(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
+  // Node's parser has already refused a malformed Content-Length; absent, the body is chunked.
+  if (Number(req.headers['content-length'] ?? 0) > maxBytes) return undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {

@@ -56,7 +56,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const { pathname, searchParams } = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (options.mounted?.matches(pathname)) return options.mounted.handle(req, res);
     if (pathname === '/api/events' && req.method === 'GET') {
-      if (!tokenPresented(req, token, searchParams.get('token'))) return sendJson(res, 401, { error: 'missing or wrong token' });
+      // The header as on every API call, or the query parameter, since EventSource cannot set headers.
+      if (!tokenPresented(req, token) && !tokenPresented(req, token, searchParams.get('token'))) return sendJson(res, 401, { error: 'missing or wrong token' });
       return streamEvents(req, res, events);
     }
     if (pathname.startsWith('/api/')) {

@@ -1,6 +1,6 @@
 /** App settings: one row per key, values as JSON, defaults for what was never set. */
 import { isIP } from 'node:net';
-import { CONTEXT_TOKENS, type OpenAiServerSettings, type Settings, type Theme } from '../../../src-preload/api';
+import { API_KEY_CHARS, CONTEXT_TOKENS, type OpenAiServerSettings, type Settings, type Theme } from '../../../src-preload/api';
 import type { Db } from './database';
 import { parseJsonColumn } from './json-column';
 
@@ -41,7 +41,10 @@ const OPENAI_SERVER_VALIDATORS: Validators<OpenAiServerSettings> = {
   host: (v) => (v === 'localhost' || (typeof v === 'string' && isIP(v) !== 0) ? null : 'must be an IP address (such as 127.0.0.1) or "localhost"'),
   port: (v) => (Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 ? null : 'must be a whole number from 0 (any free port) to 65535'),
   // It travels in an HTTP header: printable ASCII without spaces.
-  apiKey: (v) => (v === null || (typeof v === 'string' && /^[\x21-\x7e]{1,256}$/.test(v)) ? null : 'must be null (no key) or 1 to 256 printable characters without spaces'),
+  apiKey: (v) =>
+    v === null || (typeof v === 'string' && /^[\x21-\x7e]*$/.test(v) && v.length >= API_KEY_CHARS.min && v.length <= API_KEY_CHARS.max)
+      ? null
+      : `must be null (no key) or ${API_KEY_CHARS.min} to ${API_KEY_CHARS.max} printable characters without spaces`,
   contextSize: contextTokens,
 };
 
