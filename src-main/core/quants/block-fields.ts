@@ -6,10 +6,10 @@
  * names what the decoders read, so the inspector can show why a value is what it is.
  * Platform-free.
  *
- * Element counts come from the type table; byte offsets inside a block are each format's layout
- * (ggml-common.h), the same the decoders read.
+ * Element counts and the byte offsets of fields inside a block come from the type table's block
+ * layouts (ggml-types.ts), the same the decoders read.
  */
-import type { GgmlType } from '../ggml-types';
+import { blockOffsets, type GgmlType, type GgmlTypeName } from '../ggml-types';
 import { e8m0ToF32Half, f16ToF32, ue4m3ToF32 } from './half';
 import { IQ4NL_VALUES } from './iq-tables';
 import { kMin, kScale, q3kScale } from './k-quants';
@@ -39,6 +39,8 @@ const f16 = (b: Uint8Array, o: number): number => f16ToF32(u16(b, o));
 const i8 = (x: number): number => (x << 24) >> 24;
 const each = (n: number, f: (i: number) => number): number[] => Array.from({ length: n }, (_, i) => f(i));
 const field = (name: string, span: number, values: number[]): BlockField => ({ name, span, values });
+/** The f16 field `name` of a block of type t, where t's layout puts it. */
+const fieldF16 = (name: string) => (b: Uint8Array, t: GgmlType): number => f16(b, t.layout.find((f) => f.name === name)!.offset);
 /** A block scale: one value for the whole block. */
 const scalar = (type: GgmlType, name: string, value: number): BlockField => field(name, type.blockSize, [value]);
 
@@ -51,10 +53,10 @@ const bit32 = (b: Uint8Array, o: number, v: number): number => (u32(b, o) >>> v)
 const E2M1 = '±{0, 0.5, 1, 1.5, 2, 3, 4, 6} (bit 3 of q is the sign)';
 const IQ4_TABLE = `T = [${Array.from(IQ4NL_VALUES).join(', ')}]`;
 
-function legacy(offsets: { min?: number; qh?: number; qs: number }, formula: string): Describe {
+function legacy(offsets: { d: number; m?: number; qh?: number; qs: number }, formula: string): Describe {
   return (b, t) => {
-    const fields = [scalar(t, 'd', f16(b, 0))];
-    if (offsets.min !== undefined) fields.push(scalar(t, 'm', f16(b, offsets.min)));
+    const fields = [scalar(t, 'd', f16(b, offsets.d))];
+    if (offsets.m !== undefined) fields.push(scalar(t, 'm', f16(b, offsets.m)));
     const qh = offsets.qh;
     if (qh !== undefined) fields.push(field('qh (fifth bit)', 1, each(t.blockSize, (v) => bit32(b, qh, v))));
     const codes = each(t.blockSize, (v) => nibble32(b, offsets.qs, v) | (qh === undefined ? 0 : bit32(b, qh, v) << 4));
@@ -69,87 +71,114 @@ const kNibble = (b: Uint8Array, qs: number, v: number): number => {
   const x = b[qs + 32 * (v >> 6) + (v & 31)]!;
   return v & 32 ? x >> 4 : x & 15;
 };
+const Q2K = blockOffsets('Q2_K');
+const Q3K = blockOffsets('Q3_K');
+const Q4K = blockOffsets('Q4_K');
+const Q5K = blockOffsets('Q5_K');
+const Q6K = blockOffsets('Q6_K');
+const Q8K = blockOffsets('Q8_K');
 /** Q5_K's fifth bit of element v: bit 2·(v ÷ 64) + (v ÷ 32 mod 2) of qh[v mod 32]. */
-const q5kHigh = (b: Uint8Array, v: number): number => (b[16 + (v & 31)]! >> (2 * (v >> 6) + ((v >> 5) & 1))) & 1;
+const q5kHigh = (b: Uint8Array, v: number): number => (b[Q5K.qh + (v & 31)]! >> (2 * (v >> 6) + ((v >> 5) & 1))) & 1;
 /** Q3_K's hmask bit of element v: bit 4·(v ÷ 128) + (v ÷ 32 mod 4) of hmask[v mod 32]. */
-const q3kHigh = (b: Uint8Array, v: number): number => (b[v & 31]! >> (4 * (v >> 7) + ((v >> 5) & 3))) & 1;
+const q3kHigh = (b: Uint8Array, v: number): number => (b[Q3K.hmask + (v & 31)]! >> (4 * (v >> 7) + ((v >> 5) & 3))) & 1;
 /** Q6_K's element v: low 4 bits from ql, high 2 bits from qh (see decodeQ6_K). */
 const q6kLow = (b: Uint8Array, v: number): number => {
   const quarter = (v >> 5) & 3;
-  const x = b[64 * (v >> 7) + (v & 31) + 32 * (quarter & 1)]!;
+  const x = b[Q6K.ql + 64 * (v >> 7) + (v & 31) + 32 * (quarter & 1)]!;
   return quarter >= 2 ? x >> 4 : x & 15;
 };
-const q6kHigh = (b: Uint8Array, v: number): number => (b[128 + 32 * (v >> 7) + (v & 31)]! >> (2 * ((v >> 5) & 3))) & 3;
+const q6kHigh = (b: Uint8Array, v: number): number => (b[Q6K.qh + 32 * (v >> 7) + (v & 31)]! >> (2 * ((v >> 5) & 3))) & 3;
 
 /** Sub-block scale fields of the IQ types: `s` codes, each for `span` elements. */
 function iqScales(t: GgmlType, name: string, span: number, s: (i: number) => number): BlockField {
   return field(name, span, each(t.blockSize / span, s));
 }
 
+const IQ2XXS = blockOffsets('IQ2_XXS');
+const IQ2XS = blockOffsets('IQ2_XS');
+const IQ2S = blockOffsets('IQ2_S');
+const IQ3XXS = blockOffsets('IQ3_XXS');
+const IQ3S = blockOffsets('IQ3_S');
+const IQ1S = blockOffsets('IQ1_S');
+const IQ1M = blockOffsets('IQ1_M');
+const IQ4NL = blockOffsets('IQ4_NL');
+const IQ4XS = blockOffsets('IQ4_XS');
+const MXFP4 = blockOffsets('MXFP4');
+const NVFP4 = blockOffsets('NVFP4');
+const Q1 = blockOffsets('Q1_0');
+const Q2 = blockOffsets('Q2_0');
+const TQ1 = blockOffsets('TQ1_0');
+const TQ2 = blockOffsets('TQ2_0');
+
 /** The IQ types whose values come from lattice codebooks: d and sub-block scales only. */
-function lattice(extra: (b: Uint8Array, t: GgmlType) => BlockField[], formula: string, d: (b: Uint8Array) => number = (b) => f16(b, 0)): Describe {
+function lattice(extra: (b: Uint8Array, t: GgmlType) => BlockField[], formula: string, d: (b: Uint8Array, t: GgmlType) => number = fieldF16('d')): Describe {
   return (b, t) => ({
-    fields: [scalar(t, 'd', d(b)), ...extra(b, t)],
+    fields: [scalar(t, 'd', d(b, t)), ...extra(b, t)],
     codes: null,
     formula: `${formula}; grid indices and signs are not broken out here`,
     complete: false,
   });
 }
 
-const DESCRIBE: Readonly<Record<string, Describe>> = {
-  Q4_0: legacy({ qs: 2 }, 'value = (q − 8) · d'),
-  Q4_1: legacy({ min: 2, qs: 4 }, 'value = q · d + m'),
-  Q5_0: legacy({ qh: 2, qs: 6 }, 'value = (q − 16) · d, q = nibble | fifth bit << 4'),
-  Q5_1: legacy({ min: 2, qh: 4, qs: 8 }, 'value = q · d + m, q = nibble | fifth bit << 4'),
-  Q8_0: (b, t) => ({ fields: [scalar(t, 'd', f16(b, 0))], codes: each(t.blockSize, (v) => i8(b[2 + v]!)), formula: 'value = q · d', complete: true }),
+/** Types whose blocks are not broken into fields: plain floats (FLOATS below), integers, Q8_1. */
+type Undescribed = 'F32' | 'F16' | 'BF16' | 'F64' | 'I8' | 'I16' | 'I32' | 'I64' | 'Q8_1';
+
+const Q8_0 = blockOffsets('Q8_0');
+
+const DESCRIBE: Readonly<Record<Exclude<GgmlTypeName, Undescribed>, Describe>> = {
+  Q4_0: legacy(blockOffsets('Q4_0'), 'value = (q − 8) · d'),
+  Q4_1: legacy(blockOffsets('Q4_1'), 'value = q · d + m'),
+  Q5_0: legacy(blockOffsets('Q5_0'), 'value = (q − 16) · d, q = nibble | fifth bit << 4'),
+  Q5_1: legacy(blockOffsets('Q5_1'), 'value = q · d + m, q = nibble | fifth bit << 4'),
+  Q8_0: (b, t) => ({ fields: [scalar(t, 'd', f16(b, Q8_0.d))], codes: each(t.blockSize, (v) => i8(b[Q8_0.qs + v]!)), formula: 'value = q · d', complete: true }),
   Q2_K: (b, t) => ({
     fields: [
-      scalar(t, 'd', f16(b, 80)),
-      scalar(t, 'dmin', f16(b, 82)),
-      field('scales', 16, each(16, (i) => b[i]! & 15)),
-      field('mins', 16, each(16, (i) => b[i]! >> 4)),
+      scalar(t, 'd', f16(b, Q2K.d)),
+      scalar(t, 'dmin', f16(b, Q2K.dmin)),
+      field('scales', 16, each(16, (i) => b[Q2K.scales + i]! & 15)),
+      field('mins', 16, each(16, (i) => b[Q2K.scales + i]! >> 4)),
     ],
-    codes: each(t.blockSize, (v) => twoBits(b, 16, v)),
+    codes: each(t.blockSize, (v) => twoBits(b, Q2K.qs, v)),
     formula: 'value = d · scales[s] · q − dmin · mins[s], s = element ÷ 16',
     complete: true,
   }),
   Q3_K: (b, t) => ({
     fields: [
-      scalar(t, 'd', f16(b, 108)),
-      field('scales', 16, each(16, (k) => q3kScale(b, 96, k))),
+      scalar(t, 'd', f16(b, Q3K.d)),
+      field('scales', 16, each(16, (k) => q3kScale(b, Q3K.scales, k))),
       field('hmask (third bit)', 1, each(t.blockSize, (v) => q3kHigh(b, v))),
     ],
-    codes: each(t.blockSize, (v) => twoBits(b, 32, v) | (q3kHigh(b, v) << 2)),
+    codes: each(t.blockSize, (v) => twoBits(b, Q3K.qs, v) | (q3kHigh(b, v) << 2)),
     formula: 'value = d · scales[s] · (q − 4), s = element ÷ 16, q = low 2 bits | hmask bit << 2',
     complete: true,
   }),
   Q4_K: (b, t) => ({
     fields: [
-      scalar(t, 'd', f16(b, 0)),
-      scalar(t, 'dmin', f16(b, 2)),
-      field('scales', 32, each(8, (i) => kScale(b, 4, i))),
-      field('mins', 32, each(8, (i) => kMin(b, 4, i))),
+      scalar(t, 'd', f16(b, Q4K.d)),
+      scalar(t, 'dmin', f16(b, Q4K.dmin)),
+      field('scales', 32, each(8, (i) => kScale(b, Q4K.scales, i))),
+      field('mins', 32, each(8, (i) => kMin(b, Q4K.scales, i))),
     ],
-    codes: each(t.blockSize, (v) => kNibble(b, 16, v)),
+    codes: each(t.blockSize, (v) => kNibble(b, Q4K.qs, v)),
     formula: 'value = d · scales[s] · q − dmin · mins[s], s = element ÷ 32',
     complete: true,
   }),
   Q5_K: (b, t) => ({
     fields: [
-      scalar(t, 'd', f16(b, 0)),
-      scalar(t, 'dmin', f16(b, 2)),
-      field('scales', 32, each(8, (i) => kScale(b, 4, i))),
-      field('mins', 32, each(8, (i) => kMin(b, 4, i))),
+      scalar(t, 'd', f16(b, Q5K.d)),
+      scalar(t, 'dmin', f16(b, Q5K.dmin)),
+      field('scales', 32, each(8, (i) => kScale(b, Q5K.scales, i))),
+      field('mins', 32, each(8, (i) => kMin(b, Q5K.scales, i))),
       field('qh (fifth bit)', 1, each(t.blockSize, (v) => q5kHigh(b, v))),
     ],
-    codes: each(t.blockSize, (v) => kNibble(b, 48, v) | (q5kHigh(b, v) << 4)),
+    codes: each(t.blockSize, (v) => kNibble(b, Q5K.qs, v) | (q5kHigh(b, v) << 4)),
     formula: 'value = d · scales[s] · q − dmin · mins[s], s = element ÷ 32, q = nibble | fifth bit << 4',
     complete: true,
   }),
   Q6_K: (b, t) => ({
     fields: [
-      scalar(t, 'd', f16(b, 208)),
-      field('scales', 16, each(16, (i) => i8(b[192 + i]!))),
+      scalar(t, 'd', f16(b, Q6K.d)),
+      field('scales', 16, each(16, (i) => i8(b[Q6K.scales + i]!))),
       field('qh (high 2 bits)', 1, each(t.blockSize, (v) => q6kHigh(b, v))),
     ],
     codes: each(t.blockSize, (v) => q6kLow(b, v) | (q6kHigh(b, v) << 4)),
@@ -159,91 +188,91 @@ const DESCRIBE: Readonly<Record<string, Describe>> = {
   Q8_K: (b, t) => {
     const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
     return {
-      fields: [scalar(t, 'd', view.getFloat32(0, true)), field('bsums', 16, each(16, (i) => view.getInt16(4 + t.blockSize + 2 * i, true)))],
-      codes: each(t.blockSize, (v) => i8(b[4 + v]!)),
+      fields: [scalar(t, 'd', view.getFloat32(Q8K.d, true)), field('bsums', 16, each(16, (i) => view.getInt16(Q8K.bsums + 2 * i, true)))],
+      codes: each(t.blockSize, (v) => i8(b[Q8K.qs + v]!)),
       formula: 'value = d · q (d is an f32; bsums, the sums of each 16 codes, serve dot products, not decoding)',
       complete: true,
     };
   },
   IQ4_NL: (b, t) => ({
-    fields: [scalar(t, 'd', f16(b, 0))],
-    codes: each(t.blockSize, (v) => nibble32(b, 2, v)),
+    fields: [scalar(t, 'd', f16(b, IQ4NL.d))],
+    codes: each(t.blockSize, (v) => nibble32(b, IQ4NL.qs, v)),
     formula: `value = d · T[q], ${IQ4_TABLE}`,
     complete: true,
   }),
   IQ4_XS: (b, t) => {
-    const high = u16(b, 2);
+    const high = u16(b, IQ4XS.scales_h);
     return {
       fields: [
-        scalar(t, 'd', f16(b, 0)),
-        field('scales', 32, each(8, (i) => (((b[4 + (i >> 1)]! >> (4 * (i & 1))) & 15) | (((high >> (2 * i)) & 3) << 4)) - 32)),
+        scalar(t, 'd', f16(b, IQ4XS.d)),
+        field('scales', 32, each(8, (i) => (((b[IQ4XS.scales_l + (i >> 1)]! >> (4 * (i & 1))) & 15) | (((high >> (2 * i)) & 3) << 4)) - 32)),
       ],
-      codes: each(t.blockSize, (v) => nibble32(b, 8 + 16 * (v >> 5), v & 31)),
+      codes: each(t.blockSize, (v) => nibble32(b, IQ4XS.qs + 16 * (v >> 5), v & 31)),
       formula: `value = d · scales[s] · T[q], s = element ÷ 32, ${IQ4_TABLE}`,
       complete: true,
     };
   },
   MXFP4: (b, t) => ({
-    fields: [scalar(t, 'e (E8M0)', b[0]!), scalar(t, 'scale', 2 * e8m0ToF32Half(b[0]!))],
-    codes: each(t.blockSize, (v) => nibble32(b, 1, v)),
+    fields: [scalar(t, 'e (E8M0)', b[MXFP4.e]!), scalar(t, 'scale', 2 * e8m0ToF32Half(b[MXFP4.e]!))],
+    codes: each(t.blockSize, (v) => nibble32(b, MXFP4.qs, v)),
     formula: `value = scale · E2M1[q], scale = 2^(e − 127), E2M1 = ${E2M1}`,
     complete: true,
   }),
   NVFP4: (b, t) => ({
-    fields: [field('scales (UE4M3)', 16, each(4, (s) => ue4m3ToF32(b[s]!)))],
+    fields: [field('scales (UE4M3)', 16, each(4, (s) => ue4m3ToF32(b[NVFP4.d + s]!)))],
     codes: each(t.blockSize, (v) => {
-      const x = b[4 + 8 * (v >> 4) + (v & 7)]!;
+      const x = b[NVFP4.qs + 8 * (v >> 4) + (v & 7)]!;
       return v & 8 ? x >> 4 : x & 15;
     }),
     formula: `value = scales[s] · E2M1[q], s = element ÷ 16, E2M1 = ${E2M1}`,
     complete: true,
   }),
   Q1_0: (b, t) => ({
-    fields: [scalar(t, 'd', f16(b, 0))],
-    codes: each(t.blockSize, (v) => (b[2 + (v >> 3)]! >> (v & 7)) & 1),
+    fields: [scalar(t, 'd', f16(b, Q1.d))],
+    codes: each(t.blockSize, (v) => (b[Q1.qs + (v >> 3)]! >> (v & 7)) & 1),
     formula: 'value = +d where q = 1, −d where q = 0',
     complete: true,
   }),
   Q2_0: (b, t) => ({
-    fields: [scalar(t, 'd', f16(b, 0))],
-    codes: each(t.blockSize, (v) => (b[2 + (v >> 2)]! >> (2 * (v & 3))) & 3),
+    fields: [scalar(t, 'd', f16(b, Q2.d))],
+    codes: each(t.blockSize, (v) => (b[Q2.qs + (v >> 2)]! >> (2 * (v & 3))) & 3),
     formula: 'value = (q − 1) · d',
     complete: true,
   }),
   TQ2_0: (b, t) => ({
-    fields: [scalar(t, 'd', f16(b, 64))],
-    codes: each(t.blockSize, (v) => (b[32 * (v >> 7) + (v & 31)]! >> (2 * ((v >> 5) & 3))) & 3),
+    fields: [scalar(t, 'd', f16(b, TQ2.d))],
+    codes: each(t.blockSize, (v) => twoBits(b, TQ2.qs, v)),
     formula: 'value = (q − 1) · d',
     complete: true,
   }),
   TQ1_0: (b, t) => ({
-    fields: [scalar(t, 'd', f16(b, 52))],
+    fields: [scalar(t, 'd', f16(b, TQ1.d))],
     codes: null,
     formula: 'value = (trit − 1) · d; the trits, packed five to a byte in base 3, are not broken out here',
     complete: false,
   }),
-  IQ2_XXS: lattice((b, t) => [iqScales(t, 's', 32, (i) => u32(b, 2 + 8 * i + 4) >>> 28)], 'value = d · (0.5 + s) / 4 · signed grid value'),
-  IQ2_XS: lattice((b, t) => [iqScales(t, 's', 16, (i) => (b[66 + (i >> 1)]! >> (4 * (i & 1))) & 15)], 'value = d · (0.5 + s) / 4 · signed grid value'),
-  IQ2_S: lattice((b, t) => [iqScales(t, 's', 16, (i) => (b[74 + (i >> 1)]! >> (4 * (i & 1))) & 15)], 'value = d · (0.5 + s) / 4 · signed grid value'),
-  IQ3_XXS: lattice((b, t) => [iqScales(t, 's', 32, (i) => u32(b, 66 + 4 * i) >>> 28)], 'value = d · (0.5 + s) / 2 · signed grid value'),
-  IQ3_S: lattice((b, t) => [iqScales(t, 's', 32, (i) => (b[106 + (i >> 1)]! >> (4 * (i & 1))) & 15)], 'value = d · (1 + 2s) · signed grid value'),
+  IQ2_XXS: lattice((b, t) => [iqScales(t, 's', 32, (i) => u32(b, IQ2XXS.qs + 8 * i + 4) >>> 28)], 'value = d · (0.5 + s) / 4 · signed grid value'),
+  IQ2_XS: lattice((b, t) => [iqScales(t, 's', 16, (i) => (b[IQ2XS.scales + (i >> 1)]! >> (4 * (i & 1))) & 15)], 'value = d · (0.5 + s) / 4 · signed grid value'),
+  IQ2_S: lattice((b, t) => [iqScales(t, 's', 16, (i) => (b[IQ2S.scales + (i >> 1)]! >> (4 * (i & 1))) & 15)], 'value = d · (0.5 + s) / 4 · signed grid value'),
+  IQ3_XXS: lattice((b, t) => [iqScales(t, 's', 32, (i) => u32(b, IQ3XXS.signs_scales + 4 * i) >>> 28)], 'value = d · (0.5 + s) / 2 · signed grid value'),
+  IQ3_S: lattice((b, t) => [iqScales(t, 's', 32, (i) => (b[IQ3S.scales + (i >> 1)]! >> (4 * (i & 1))) & 15)], 'value = d · (1 + 2s) · signed grid value'),
   IQ1_S: lattice(
     (b, t) => [
-      iqScales(t, 's', 32, (i) => (u16(b, 34 + 2 * i) >> 12) & 7),
-      iqScales(t, 'delta sign', 32, (i) => u16(b, 34 + 2 * i) >> 15),
+      iqScales(t, 's', 32, (i) => (u16(b, IQ1S.qh + 2 * i) >> 12) & 7),
+      iqScales(t, 'delta sign', 32, (i) => u16(b, IQ1S.qh + 2 * i) >> 15),
     ],
     'value = d · (2s + 1) · (grid value ± delta)',
   ),
   IQ1_M: lattice(
-    (b, t) => [iqScales(t, 's', 16, (i) => (u16(b, 48 + 2 * (i >> 2)) >> (3 * (i & 3))) & 7)],
+    (b, t) => [iqScales(t, 's', 16, (i) => (u16(b, IQ1M.scales + 2 * (i >> 2)) >> (3 * (i & 3))) & 7)],
     'value = d · (2s + 1) · (grid value ± delta)',
     // d is split into the top nibbles of the four scale words.
-    (b) => f16ToF32((b[49]! >> 4) | ((b[51]! >> 4) << 4) | ((b[53]! >> 4) << 8) | ((b[55]! >> 4) << 12)),
+    (b) => f16ToF32(each(4, (k) => u16(b, IQ1M.scales + 2 * k) >> 12).reduce((d, nibble, k) => d | (nibble << (4 * k)), 0)),
   ),
 };
 
 /** Bit widths of the plain float types. */
-const FLOATS: Readonly<Record<string, { exponent: number; mantissa: number }>> = {
+const FLOATS: Readonly<Partial<Record<GgmlTypeName, { exponent: number; mantissa: number }>>> = {
   F32: { exponent: 8, mantissa: 23 },
   F16: { exponent: 5, mantissa: 10 },
   BF16: { exponent: 8, mantissa: 7 },
@@ -282,7 +311,7 @@ export function blockFields(type: GgmlType, bytes: Uint8Array): BlockFields {
     return floatFields(bytes, type, float);
   }
   if (bytes.length !== type.typeSize) throw new RangeError(`${type.name}: a block is ${type.typeSize} bytes, got ${bytes.length}`);
-  const describe = DESCRIBE[type.name];
+  const describe = (DESCRIBE as Readonly<Partial<Record<GgmlTypeName, Describe>>>)[type.name];
   if (describe) return describe(bytes, type);
   return { fields: [], codes: null, formula: `Gufo does not break ${type.name} blocks into fields`, complete: false };
 }

@@ -1,4 +1,4 @@
-import type { GgmlType } from '../ggml-types';
+import type { GgmlType, GgmlTypeName } from '../ggml-types';
 import type { BlockDecoder } from './codec';
 import { decodeBF16, decodeF16, decodeF32 } from './float-types';
 import { decodeMXFP4, decodeNVFP4 } from './fp4-quants';
@@ -10,8 +10,14 @@ import { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0 } from './le
 import { decodeQ1_0, decodeQ2_0 } from './q1-q2-quants';
 import { decodeTQ1_0, decodeTQ2_0 } from './ternary-quants';
 
-/** The f32 decoder of each ggml type, by type name. Every type found in GGUF files today has one. */
-const DECODERS: Readonly<Record<string, BlockDecoder>> = {
+/** The types no decoder is written for: integer and f64 tensors, and Q8_1 (never stored in files). */
+type Undecoded = 'Q8_1' | 'I8' | 'I16' | 'I32' | 'I64' | 'F64';
+
+/**
+ * The f32 decoder of each ggml type, by type name. Every type found in GGUF files today has one:
+ * a type added to the table without a decoder here (or in Undecoded) is a type error.
+ */
+const DECODERS: Readonly<Record<Exclude<GgmlTypeName, Undecoded>, BlockDecoder>> = {
   F32: decodeF32, F16: decodeF16, BF16: decodeBF16,
   Q4_0: decodeQ4_0, Q4_1: decodeQ4_1, Q5_0: decodeQ5_0, Q5_1: decodeQ5_1, Q8_0: decodeQ8_0,
   Q2_K: decodeQ2_K, Q3_K: decodeQ3_K, Q4_K: decodeQ4_K, Q5_K: decodeQ5_K, Q6_K: decodeQ6_K, Q8_K: decodeQ8_K,
@@ -24,7 +30,12 @@ export function hasDecoder(type: GgmlType): boolean {
   return Object.hasOwn(DECODERS, type.name);
 }
 
+function isDecoded(name: GgmlTypeName): name is Exclude<GgmlTypeName, Undecoded> {
+  return Object.hasOwn(DECODERS, name);
+}
+
 export function decoderFor(type: GgmlType): BlockDecoder {
-  if (!hasDecoder(type)) throw new Error(`no f32 decoder for ggml type ${type.name}`);
-  return DECODERS[type.name]!;
+  const name = type.name;
+  if (!isDecoded(name)) throw new Error(`no f32 decoder for ggml type ${name}`);
+  return DECODERS[name];
 }

@@ -1,12 +1,12 @@
-import type { GgmlType } from '../ggml-types';
+import type { GgmlType, GgmlTypeName } from '../ggml-types';
 import type { RowEncoder } from './codec';
 import { encodeBF16, encodeF16, encodeF32 } from './float-encoders';
 import { encodeIQ4_NL, encodeIQ4_XS } from './iq4-encoders';
 import { encodeQ2_K, encodeQ3_K, encodeQ4_K, encodeQ5_K, encodeQ6_K } from './k-quant-encoders';
 import { encodeQ4_0, encodeQ4_1, encodeQ5_0, encodeQ5_1, encodeQ8_0 } from './legacy-encoders';
 
-/** The f32 → blocks encoder of each type Gufo can write, by type name. */
-const ENCODERS: Readonly<Record<string, RowEncoder>> = {
+/** The f32 → blocks encoder of each type Gufo can write, by type name (a name not in the type table is a type error). */
+const ENCODERS: Readonly<Partial<Record<GgmlTypeName, RowEncoder>>> = {
   F32: encodeF32, F16: encodeF16, BF16: encodeBF16,
   Q4_0: encodeQ4_0, Q4_1: encodeQ4_1, Q5_0: encodeQ5_0, Q5_1: encodeQ5_1, Q8_0: encodeQ8_0,
   Q2_K: encodeQ2_K, Q3_K: encodeQ3_K, Q4_K: encodeQ4_K, Q5_K: encodeQ5_K, Q6_K: encodeQ6_K,
@@ -18,6 +18,7 @@ export function hasEncoder(type: GgmlType): boolean {
 }
 
 export function encoderFor(type: GgmlType): RowEncoder {
-  if (!hasEncoder(type)) throw new Error(`Gufo cannot write ggml type ${type.name} yet`);
-  return ENCODERS[type.name]!;
+  const encode = ENCODERS[type.name];
+  if (!encode) throw new Error(`Gufo cannot write ggml type ${type.name} yet`);
+  return encode;
 }

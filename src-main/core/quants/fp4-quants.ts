@@ -9,11 +9,13 @@
  *   qs[8s..8s+8): low nibbles are its values 0..7, high nibbles its values 8..15.
  */
 import { checkSpan, type BlockDecoder } from './codec';
-import { ggmlTypeByName } from '../ggml-types';
+import { blockOffsets, ggmlType } from '../ggml-types';
 import { e8m0ToF32Half, FP4_DOUBLED, ue4m3Table } from './half';
 
-const MXFP4 = ggmlTypeByName('MXFP4')!;
-const NVFP4 = ggmlTypeByName('NVFP4')!;
+const MXFP4 = ggmlType('MXFP4');
+const MXFP4_AT = blockOffsets('MXFP4');
+const NVFP4 = ggmlType('NVFP4');
+const NVFP4_AT = blockOffsets('NVFP4');
 
 let e8m0Half: Float32Array | undefined;
 
@@ -22,9 +24,10 @@ export const decodeMXFP4: BlockDecoder = (src, dst, blocks) => {
   const kv = FP4_DOUBLED;
   const scales = (e8m0Half ??= Float32Array.from({ length: 256 }, (_, e) => e8m0ToF32Half(e)));
   const ts = MXFP4.typeSize;
+  const { e: E, qs: QS } = MXFP4_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts, y += 32) {
-    const d = scales[src[o]!]!;
-    const q = o + 1;
+    const d = scales[src[o + E]!]!;
+    const q = o + QS;
     for (let j = 0; j < 16; j += 2) {
       const v0 = src[q + j]!;
       const v1 = src[q + j + 1]!;
@@ -42,10 +45,11 @@ export const decodeNVFP4: BlockDecoder = (src, dst, blocks) => {
   const kv = FP4_DOUBLED;
   const ue = ue4m3Table();
   const ts = NVFP4.typeSize;
+  const { d: D, qs: QS } = NVFP4_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
     for (let s = 0; s < 4; s++, y += 16) {
-      const d = ue[src[o + s]!]! * 0.5; // exact: UE4M3 values are far from the f32 subnormals
-      const q = o + 4 + 8 * s;
+      const d = ue[src[o + D + s]!]! * 0.5; // exact: UE4M3 values are far from the f32 subnormals
+      const q = o + QS + 8 * s;
       for (let j = 0; j < 8; j += 2) {
         const v0 = src[q + j]!;
         const v1 = src[q + j + 1]!;

@@ -15,7 +15,7 @@
  * helpers are there for the JIT to inline; module-level tables read inside them proved faster
  * than tables passed in.
  */
-import { ggmlTypeByName } from '../ggml-types';
+import { blockOffsets, ggmlType } from '../ggml-types';
 import { checkSpan, type BlockDecoder } from './codec';
 import { f16BitsTable, f16Table } from './half';
 import {
@@ -25,7 +25,16 @@ import {
 const QK = 256;
 const [IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL, IQ4_XS] = (
   ['IQ2_XXS', 'IQ2_XS', 'IQ2_S', 'IQ3_XXS', 'IQ3_S', 'IQ1_S', 'IQ1_M', 'IQ4_NL', 'IQ4_XS'] as const
-).map((name) => ggmlTypeByName(name)!);
+).map(ggmlType);
+const IQ2_XS_AT = blockOffsets('IQ2_XS');
+const IQ2_S_AT = blockOffsets('IQ2_S');
+const IQ3_XXS_AT = blockOffsets('IQ3_XXS');
+const IQ3_S_AT = blockOffsets('IQ3_S');
+const IQ1_S_AT = blockOffsets('IQ1_S');
+const IQ1_M_AT = blockOffsets('IQ1_M');
+const IQ4_XS_AT = blockOffsets('IQ4_XS');
+const IQ2_XXS_D = blockOffsets('IQ2_XXS').d;
+const IQ4_NL_AT = blockOffsets('IQ4_NL');
 
 /**
  * A grid with its signs folded in: for every 4 consecutive grid values (a whole IQ3 entry, half
@@ -133,11 +142,11 @@ const nanScratchValues = new Float32Array(QK);
  * negated is read off a second decode of the block with d = 1 (all grid values are positive).
  * Only runs for NaN scales, so its allocation (a view) never touches ordinary data.
  */
-function fixNanSigns(decode: BlockDecoder, src: Uint8Array, o: number, typeSize: number, dhalf: number, dst: Float32Array, y: number): void {
+function fixNanSigns(decode: BlockDecoder, src: Uint8Array, o: number, typeSize: number, dAt: number, dhalf: number, dst: Float32Array, y: number): void {
   const block = nanScratchBytes.subarray(0, typeSize);
   block.set(src.subarray(o, o + typeSize));
-  block[0] = 0x00;
-  block[1] = 0x3c;
+  block[dAt] = 0x00;
+  block[dAt + 1] = 0x3c;
   decode(block, nanScratchValues, 1);
   const nan = f16BitsTable()[dhalf]!;
   const bits = new Uint32Array(dst.buffer, dst.byteOffset + 4 * y, QK);
@@ -153,9 +162,9 @@ export const decodeIQ2_XXS: BlockDecoder = (src, dst, blocks) => {
   const ts = IQ2_XXS.typeSize;
   const half = f16Table(), t = (iq2xxsSigned ??= signedGrid(IQ2XXS_GRID)), signs = IQ2_SIGNS;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
-    const dh = src[o]! | (src[o + 1]! << 8);
+    const dh = src[o + IQ2_XXS_D]! | (src[o + IQ2_XXS_D + 1]! << 8);
     const d = half[dh]!;
-    for (let q = o + 2, end = o + ts; q < end; q += 8) {
+    for (let q = o + IQ2_XXS_D + 2, end = o + ts; q < end; q += 8) {
       const aux = (src[q + 4]! | (src[q + 5]! << 8) | (src[q + 6]! << 16) | (src[q + 7]! << 24)) >>> 0;
       const db = d * (0.5 + (aux >>> 28)) * 0.25;
       for (let l = 0; l < 4; l++, y += 8) {
@@ -164,7 +173,7 @@ export const decodeIQ2_XXS: BlockDecoder = (src, dst, blocks) => {
         put4x2(dst, y, db, t, g | ((s & 15) << 2), g | 64 | ((s >> 4) << 2));
       }
     }
-    if (d !== d) fixNanSigns(decodeIQ2_XXS, src, o, ts, dh, dst, y - QK);
+    if (d !== d) fixNanSigns(decodeIQ2_XXS, src, o, ts, IQ2_XXS_D, dh, dst, y - QK);
   }
 };
 
@@ -176,11 +185,12 @@ export const decodeIQ2_XS: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ2_XS, src, dst, blocks);
   const ts = IQ2_XS.typeSize;
   const half = f16Table(), t = (iq2xsSigned ??= signedGrid(IQ2XS_GRID)), signs = IQ2_SIGNS;
+  const { d: D, qs: QS, scales: SC } = IQ2_XS_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
-    const dh = src[o]! | (src[o + 1]! << 8);
+    const dh = src[o + D]! | (src[o + D + 1]! << 8);
     const d = half[dh]!;
-    for (let ib = 0, q = o + 2; ib < 8; ib++) {
-      const sc = src[o + 66 + ib]!;
+    for (let ib = 0, q = o + QS; ib < 8; ib++) {
+      const sc = src[o + SC + ib]!;
       const db0 = d * (0.5 + (sc & 15)) * 0.25;
       const db1 = d * (0.5 + (sc >> 4)) * 0.25;
       for (let l = 0; l < 4; l++, q += 2, y += 8) {
@@ -190,7 +200,7 @@ export const decodeIQ2_XS: BlockDecoder = (src, dst, blocks) => {
         put4x2(dst, y, l < 2 ? db0 : db1, t, g | ((s & 15) << 2), g | 64 | ((s >> 4) << 2));
       }
     }
-    if (d !== d) fixNanSigns(decodeIQ2_XS, src, o, ts, dh, dst, y - QK);
+    if (d !== d) fixNanSigns(decodeIQ2_XS, src, o, ts, D, dh, dst, y - QK);
   }
 };
 
@@ -202,21 +212,23 @@ export const decodeIQ2_S: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ2_S, src, dst, blocks);
   const ts = IQ2_S.typeSize;
   const half = f16Table(), t = (iq2sSigned ??= signedGrid(IQ2S_GRID));
+  const { d: D, qs: QS, signs: SG, qh: QH, scales: SC } = IQ2_S_AT;
+  const signsAfter = SG - QS; // sign byte of grid index byte q: q + signsAfter
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
-    const dh = src[o]! | (src[o + 1]! << 8);
+    const dh = src[o + D]! | (src[o + D + 1]! << 8);
     const d = half[dh]!;
-    for (let ib = 0, q = o + 2; ib < 8; ib++) {
-      const sc = src[o + 74 + ib]!;
-      const qh = src[o + 66 + ib]!;
+    for (let ib = 0, q = o + QS; ib < 8; ib++) {
+      const sc = src[o + SC + ib]!;
+      const qh = src[o + QH + ib]!;
       const db0 = d * (0.5 + (sc & 15)) * 0.25;
       const db1 = d * (0.5 + (sc >> 4)) * 0.25;
       for (let l = 0; l < 4; l++, q++, y += 8) {
-        const s = src[q + 32]!;
+        const s = src[q + signsAfter]!;
         const g = (src[q]! | (((qh >> (2 * l)) & 3) << 8)) << 7;
         put4x2(dst, y, l < 2 ? db0 : db1, t, g | ((s & 15) << 2), g | 64 | ((s >> 4) << 2));
       }
     }
-    if (d !== d) fixNanSigns(decodeIQ2_S, src, o, ts, dh, dst, y - QK);
+    if (d !== d) fixNanSigns(decodeIQ2_S, src, o, ts, D, dh, dst, y - QK);
   }
 };
 
@@ -228,10 +240,11 @@ export const decodeIQ3_XXS: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ3_XXS, src, dst, blocks);
   const ts = IQ3_XXS.typeSize;
   const half = f16Table(), t = (iq3xxsSigned ??= signedGrid(IQ3XXS_GRID)), signs = IQ2_SIGNS;
+  const { d: D, qs: QS, signs_scales: SS } = IQ3_XXS_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
-    const dh = src[o]! | (src[o + 1]! << 8);
+    const dh = src[o + D]! | (src[o + D + 1]! << 8);
     const d = half[dh]!;
-    for (let ib = 0, q = o + 2, a = o + 66; ib < 8; ib++, a += 4) {
+    for (let ib = 0, q = o + QS, a = o + SS; ib < 8; ib++, a += 4) {
       const aux = (src[a]! | (src[a + 1]! << 8) | (src[a + 2]! << 16) | (src[a + 3]! << 24)) >>> 0;
       const db = d * (0.5 + (aux >>> 28)) * 0.5;
       for (let l = 0; l < 4; l++, q += 2, y += 8) {
@@ -239,7 +252,7 @@ export const decodeIQ3_XXS: BlockDecoder = (src, dst, blocks) => {
         put4x2(dst, y, db, t, (src[q]! << 6) | ((s & 15) << 2), (src[q + 1]! << 6) | ((s >> 4) << 2));
       }
     }
-    if (d !== d) fixNanSigns(decodeIQ3_XXS, src, o, ts, dh, dst, y - QK);
+    if (d !== d) fixNanSigns(decodeIQ3_XXS, src, o, ts, D, dh, dst, y - QK);
   }
 };
 
@@ -252,12 +265,13 @@ export const decodeIQ3_S: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ3_S, src, dst, blocks);
   const ts = IQ3_S.typeSize;
   const half = f16Table(), t = (iq3sSigned ??= signedGrid(IQ3S_GRID));
+  const { d: D, qs: QS, qh: QH, signs: SG, scales: SC } = IQ3_S_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
-    const dh = src[o]! | (src[o + 1]! << 8);
+    const dh = src[o + D]! | (src[o + D + 1]! << 8);
     const d = half[dh]!;
-    for (let ib = 0, q = o + 2, sq = o + 74; ib < 8; ib++) {
-      const db = d * (1 + 2 * ((src[o + 106 + (ib >> 1)]! >> (4 * (ib & 1))) & 15));
-      const qh = src[o + 66 + ib]!;
+    for (let ib = 0, q = o + QS, sq = o + SG; ib < 8; ib++) {
+      const db = d * (1 + 2 * ((src[o + SC + (ib >> 1)]! >> (4 * (ib & 1))) & 15));
+      const qh = src[o + QH + ib]!;
       for (let l = 0; l < 4; l++, q += 2, sq++, y += 8) {
         const s = src[sq]!;
         const g1 = (src[q]! | (((qh >> (2 * l)) & 1) << 8)) << 6;
@@ -265,7 +279,7 @@ export const decodeIQ3_S: BlockDecoder = (src, dst, blocks) => {
         put4x2(dst, y, db, t, g1 | ((s & 15) << 2), g2 | ((s >> 4) << 2));
       }
     }
-    if (d !== d) fixNanSigns(decodeIQ3_S, src, o, ts, dh, dst, y - QK);
+    if (d !== d) fixNanSigns(decodeIQ3_S, src, o, ts, D, dh, dst, y - QK);
   }
 };
 
@@ -278,9 +292,10 @@ export const decodeIQ1_S: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ1_S, src, dst, blocks);
   const ts = IQ1_S.typeSize;
   const half = f16Table();
+  const { d: D, qs: QS, qh: QH } = IQ1_S_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
-    const d = half[src[o]! | (src[o + 1]! << 8)]!;
-    for (let ib = 0, q = o + 2, h = o + 34; ib < 8; ib++, q += 4, h += 2, y += 32) {
+    const d = half[src[o + D]! | (src[o + D + 1]! << 8)]!;
+    for (let ib = 0, q = o + QS, h = o + QH; ib < 8; ib++, q += 4, h += 2, y += 32) {
       const qh = src[h]! | (src[h + 1]! << 8);
       const dl = d * (2 * ((qh >> 12) & 7) + 1);
       const base = (qh >> 15) * IQ1_MINUS; // qh is 16 bits: bit 15 picks grid − delta
@@ -301,10 +316,12 @@ export const decodeIQ1_M: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ1_M, src, dst, blocks);
   const ts = IQ1_M.typeSize;
   const half = f16Table();
+  const { qs: QS, qh: QH, scales: SC } = IQ1_M_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
-    const d = half[(src[o + 49]! >> 4) | ((src[o + 51]! >> 4) << 4) | ((src[o + 53]! >> 4) << 8) | ((src[o + 55]! >> 4) << 12)]!;
-    for (let ib = 0, q = o, h = o + 32; ib < 8; ib++, q += 4, h += 2, y += 32) {
-      const sc = (src[o + 48 + 2 * (ib >> 1)]! | (src[o + 49 + 2 * (ib >> 1)]! << 8)) >> (6 * (ib & 1));
+    const s = o + SC;
+    const d = half[(src[s + 1]! >> 4) | ((src[s + 3]! >> 4) << 4) | ((src[s + 5]! >> 4) << 8) | ((src[s + 7]! >> 4) << 12)]!;
+    for (let ib = 0, q = o + QS, h = o + QH; ib < 8; ib++, q += 4, h += 2, y += 32) {
+      const sc = (src[s + 2 * (ib >> 1)]! | (src[s + 1 + 2 * (ib >> 1)]! << 8)) >> (6 * (ib & 1));
       const dl1 = d * (2 * (sc & 7) + 1);
       const dl2 = d * (2 * ((sc >> 3) & 7) + 1);
       // Per 8 values a nibble: bits 0..2 the high index bits, bit 3 picks grid − delta.
@@ -325,8 +342,9 @@ export const decodeIQ4_NL: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ4_NL, src, dst, blocks);
   const ts = IQ4_NL.typeSize;
   const half = f16Table();
+  const { d: D, qs: QS } = IQ4_NL_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts, y += 32) {
-    put32nl(dst, y, half[src[o]! | (src[o + 1]! << 8)]!, src, o + 2);
+    put32nl(dst, y, half[src[o + D]! | (src[o + D + 1]! << 8)]!, src, o + QS);
   }
 };
 
@@ -339,12 +357,13 @@ export const decodeIQ4_XS: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ4_XS, src, dst, blocks);
   const ts = IQ4_XS.typeSize;
   const half = f16Table();
+  const { d: D, scales_h: SH, scales_l: SL, qs: QS } = IQ4_XS_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
-    const d = half[src[o]! | (src[o + 1]! << 8)]!;
-    const sh = src[o + 2]! | (src[o + 3]! << 8);
+    const d = half[src[o + D]! | (src[o + D + 1]! << 8)]!;
+    const sh = src[o + SH]! | (src[o + SH + 1]! << 8);
     for (let ib = 0; ib < 8; ib++, y += 32) {
-      const ls = ((src[o + 4 + (ib >> 1)]! >> (4 * (ib & 1))) & 15) | (((sh >> (2 * ib)) & 3) << 4);
-      put32nl(dst, y, d * (ls - 32), src, o + 8 + 16 * ib);
+      const ls = ((src[o + SL + (ib >> 1)]! >> (4 * (ib & 1))) & 15) | (((sh >> (2 * ib)) & 3) << 4);
+      put32nl(dst, y, d * (ls - 32), src, o + QS + 16 * ib);
     }
   }
 };

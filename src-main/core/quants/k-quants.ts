@@ -3,12 +3,13 @@
  * dequantize_row_* does: the same sub-block scales and the same f32 results. `src` may sit at any
  * byte offset.
  *
- * Q2_K (84 B):  scales[16] (low nibble scale, high nibble min), qs[64], f16 d, f16 dmin
- * Q3_K (110 B): hmask[32], qs[64], scales[12] (sixteen 6-bit scales, biased by 32), f16 d
- * Q4_K (144 B): f16 d, f16 dmin, scales[12] (eight 6-bit scale/min pairs), qs[128]
- * Q5_K (176 B): f16 d, f16 dmin, scales[12], qh[32], qs[128]
- * Q6_K (210 B): ql[128], qh[64], int8 scales[16], f16 d
- * Q8_K (292 B): f32 d, int8 qs[256], int16 bsums[16] (bsums are not needed to decode)
+ * Field offsets come from the type table's block layouts (ggml-types.ts), read once per call:
+ * Q2_K: scales[16] (low nibble scale, high nibble min), qs[64], f16 d, f16 dmin
+ * Q3_K: hmask[32], qs[64], scales[12] (sixteen 6-bit scales, biased by 32), f16 d
+ * Q4_K: f16 d, f16 dmin, scales[12] (eight 6-bit scale/min pairs), qs[128]
+ * Q5_K: f16 d, f16 dmin, scales[12], qh[32], qs[128]
+ * Q6_K: ql[128], qh[64], int8 scales[16], f16 d
+ * Q8_K: f32 d, int8 qs[256], int16 bsums[16] (bsums are not needed to decode)
  *
  * Rounding: ggml rounds d·scale to f32, then multiplies by q (and subtracts min·m). An f16 times a
  * ≤ 8-bit integer is exact in f32, so no intermediate rounding is needed; the remaining product
@@ -17,15 +18,21 @@
  * also the f32 difference (f64 has more than 2·24 + 2 bits).
  */
 import { checkSpan, type BlockDecoder } from './codec';
-import { ggmlTypeByName } from '../ggml-types';
+import { blockOffsets, ggmlType } from '../ggml-types';
 import { f16Table } from './half';
 
-const Q2_K = ggmlTypeByName('Q2_K')!;
-const Q3_K = ggmlTypeByName('Q3_K')!;
-const Q4_K = ggmlTypeByName('Q4_K')!;
-const Q5_K = ggmlTypeByName('Q5_K')!;
-const Q6_K = ggmlTypeByName('Q6_K')!;
-const Q8_K = ggmlTypeByName('Q8_K')!;
+const Q2_K = ggmlType('Q2_K');
+const Q2_K_AT = blockOffsets('Q2_K');
+const Q3_K = ggmlType('Q3_K');
+const Q3_K_AT = blockOffsets('Q3_K');
+const Q4_K = ggmlType('Q4_K');
+const Q4_K_AT = blockOffsets('Q4_K');
+const Q5_K = ggmlType('Q5_K');
+const Q5_K_AT = blockOffsets('Q5_K');
+const Q6_K = ggmlType('Q6_K');
+const Q6_K_AT = blockOffsets('Q6_K');
+const Q8_K = ggmlType('Q8_K');
+const Q8_K_AT = blockOffsets('Q8_K');
 
 /**
  * Q2_K: 128 values per 32 qs bytes; 2-bit field s (s = 0..3) of byte l (l = 0..31) is value
@@ -35,13 +42,14 @@ export const decodeQ2_K: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q2_K, src, dst, blocks);
   const h = f16Table();
   const ts = Q2_K.typeSize;
+  const { scales: SC, qs: QS, d: D, dmin: DMIN } = Q2_K_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
-    const d = h[src[o + 80]! | (src[o + 81]! << 8)]!;
-    const min = h[src[o + 82]! | (src[o + 83]! << 8)]!;
+    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
+    const min = h[src[o + DMIN]! | (src[o + DMIN + 1]! << 8)]!;
     for (let n = 0; n < 2; n++, y += 128) {
-      const q = o + 16 + 32 * n;
+      const q = o + QS + 32 * n;
       for (let half = 0; half < 2; half++) {
-        const s = o + 8 * n + half;
+        const s = o + SC + 8 * n + half;
         const sc0 = src[s]!;
         const sc1 = src[s + 2]!;
         const sc2 = src[s + 4]!;
@@ -80,11 +88,12 @@ export const decodeQ3_K: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q3_K, src, dst, blocks);
   const h = f16Table();
   const ts = Q3_K.typeSize;
+  const { hmask: HM, qs: QS, scales: SC, d: D } = Q3_K_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
-    const d = h[src[o + 108]! | (src[o + 109]! << 8)]!;
-    const sc = o + 96;
+    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
+    const sc = o + SC;
     for (let n = 0; n < 2; n++, y += 128) {
-      const q = o + 32 + 32 * n;
+      const q = o + QS + 32 * n;
       const hb = 4 * n;
       for (let half = 0; half < 2; half++) {
         const k = 8 * n + half;
@@ -93,7 +102,7 @@ export const decodeQ3_K: BlockDecoder = (src, dst, blocks) => {
         const d2 = d * q3kScale(src, sc, k + 4);
         const d3 = d * q3kScale(src, sc, k + 6);
         const qq = q + 16 * half;
-        const hh = o + 16 * half;
+        const hh = o + HM + 16 * half;
         const z0 = y + 16 * half;
         for (let l = 0; l < 16; l++) {
           const v = src[qq + l]!;
@@ -126,16 +135,17 @@ export const decodeQ4_K: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q4_K, src, dst, blocks);
   const h = f16Table();
   const ts = Q4_K.typeSize;
+  const { d: D, dmin: DMIN, scales: SC, qs: QS } = Q4_K_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
-    const d = h[src[o]! | (src[o + 1]! << 8)]!;
-    const min = h[src[o + 2]! | (src[o + 3]! << 8)]!;
-    const s = o + 4;
+    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
+    const min = h[src[o + DMIN]! | (src[o + DMIN + 1]! << 8)]!;
+    const s = o + SC;
     for (let j = 0; j < 4; j++, y += 64) {
       const d1 = d * kScale(src, s, 2 * j);
       const m1 = min * kMin(src, s, 2 * j);
       const d2 = d * kScale(src, s, 2 * j + 1);
       const m2 = min * kMin(src, s, 2 * j + 1);
-      const q = o + 16 + 32 * j;
+      const q = o + QS + 32 * j;
       for (let l = 0; l < 32; l += 2) {
         const v0 = src[q + l]!;
         const v1 = src[q + l + 1]!;
@@ -154,17 +164,18 @@ export const decodeQ5_K: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q5_K, src, dst, blocks);
   const h = f16Table();
   const ts = Q5_K.typeSize;
+  const { d: D, dmin: DMIN, scales: SC, qh: QH, qs: QS } = Q5_K_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
-    const d = h[src[o]! | (src[o + 1]! << 8)]!;
-    const min = h[src[o + 2]! | (src[o + 3]! << 8)]!;
-    const s = o + 4;
-    const qh = o + 16;
+    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
+    const min = h[src[o + DMIN]! | (src[o + DMIN + 1]! << 8)]!;
+    const s = o + SC;
+    const qh = o + QH;
     for (let j = 0; j < 4; j++, y += 64) {
       const d1 = d * kScale(src, s, 2 * j);
       const m1 = min * kMin(src, s, 2 * j);
       const d2 = d * kScale(src, s, 2 * j + 1);
       const m2 = min * kMin(src, s, 2 * j + 1);
-      const q = o + 48 + 32 * j;
+      const q = o + QS + 32 * j;
       const sh = 2 * j;
       for (let l = 0; l < 32; l += 2) {
         const v0 = src[q + l]!;
@@ -191,13 +202,14 @@ export const decodeQ6_K: BlockDecoder = (src, dst, blocks) => {
   const h = f16Table();
   const ts = Q6_K.typeSize;
   const s8 = new Int8Array(src.buffer, src.byteOffset, src.length);
+  const { ql: QL, qh: QH, scales: SC, d: D } = Q6_K_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
-    const d = h[src[o + 208]! | (src[o + 209]! << 8)]!;
+    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
     for (let n = 0; n < 2; n++, y += 128) {
-      const ql = o + 64 * n;
-      const qh = o + 128 + 32 * n;
+      const ql = o + QL + 64 * n;
+      const qh = o + QH + 32 * n;
       for (let half = 0; half < 2; half++) {
-        const sc = o + 192 + 8 * n + half;
+        const sc = o + SC + 8 * n + half;
         const d0 = d * s8[sc]!;
         const d1 = d * s8[sc + 2]!;
         const d2 = d * s8[sc + 4]!;
@@ -225,10 +237,12 @@ export const decodeQ8_K: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q8_K, src, dst, blocks);
   const ts = Q8_K.typeSize;
   const s8 = new Int8Array(src.buffer, src.byteOffset, src.length);
+  const { d: D, qs: QS } = Q8_K_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts, y += 256) {
-    u32Scratch[0] = src[o]! | (src[o + 1]! << 8) | (src[o + 2]! << 16) | (src[o + 3]! << 24);
+    const at = o + D;
+    u32Scratch[0] = src[at]! | (src[at + 1]! << 8) | (src[at + 2]! << 16) | (src[at + 3]! << 24);
     const d = f32Scratch[0]!;
-    const q = o + 4;
+    const q = o + QS;
     for (let j = 0; j < 256; j += 8) {
       const z = y + j;
       const p = q + j;

@@ -2,11 +2,12 @@
  * The original 32-value block quants (ggml-common.h), decoded to f32 exactly as ggml's
  * dequantize_row_* does. `src` may sit at any byte offset.
  *
- * Q4_0 (18 B): f16 d, qs[16]          value = (nibble − 8) · d
- * Q4_1 (20 B): f16 d, f16 m, qs[16]   value = nibble · d + m
- * Q5_0 (22 B): f16 d, qh[4], qs[16]   value = (nibble | fifth bit << 4 − 16) · d
- * Q5_1 (24 B): f16 d, f16 m, qh[4], qs[16]   value = (nibble | fifth bit << 4) · d + m
- * Q8_0 (34 B): f16 d, int8 qs[32]     value = q · d
+ * Field offsets come from the type table's block layouts (ggml-types.ts), read once per call:
+ * Q4_0: f16 d, qs[16]          value = (nibble − 8) · d
+ * Q4_1: f16 d, f16 m, qs[16]   value = nibble · d + m
+ * Q5_0: f16 d, qh[4], qs[16]   value = (nibble | fifth bit << 4 − 16) · d
+ * Q5_1: f16 d, f16 m, qh[4], qs[16]   value = (nibble | fifth bit << 4) · d + m
+ * Q8_0: f16 d, int8 qs[32]     value = q · d
  * Within a block, byte j's low nibble is value j and its high nibble value j + 16; bit j of the
  * little-endian qh word is the fifth bit of value j.
  *
@@ -15,22 +16,28 @@
  * rounded once to f32 by the store equals the f32 sum (f64 has more than 2·24 + 2 bits).
  */
 import { checkSpan, type BlockDecoder } from './codec';
-import { ggmlTypeByName } from '../ggml-types';
+import { blockOffsets, ggmlType } from '../ggml-types';
 import { f16BitsTable, f16Table } from './half';
 
-const Q4_0 = ggmlTypeByName('Q4_0')!;
-const Q4_1 = ggmlTypeByName('Q4_1')!;
-const Q5_0 = ggmlTypeByName('Q5_0')!;
-const Q5_1 = ggmlTypeByName('Q5_1')!;
-const Q8_0 = ggmlTypeByName('Q8_0')!;
+const Q4_0 = ggmlType('Q4_0');
+const Q4_0_AT = blockOffsets('Q4_0');
+const Q4_1 = ggmlType('Q4_1');
+const Q4_1_AT = blockOffsets('Q4_1');
+const Q5_0 = ggmlType('Q5_0');
+const Q5_0_AT = blockOffsets('Q5_0');
+const Q5_1 = ggmlType('Q5_1');
+const Q5_1_AT = blockOffsets('Q5_1');
+const Q8_0 = ggmlType('Q8_0');
+const Q8_0_AT = blockOffsets('Q8_0');
 
 export const decodeQ4_0: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q4_0, src, dst, blocks);
   const h = f16Table();
   const ts = Q4_0.typeSize;
+  const { d: D, qs: QS } = Q4_0_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts, y += 32) {
-    const d = h[src[o]! | (src[o + 1]! << 8)]!;
-    const q = o + 2;
+    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
+    const q = o + QS;
     for (let j = 0; j < 16; j += 4) {
       const v0 = src[q + j]!;
       const v1 = src[q + j + 1]!;
@@ -71,12 +78,13 @@ export const decodeQ4_1: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q4_1, src, dst, blocks);
   const h = f16Table();
   const ts = Q4_1.typeSize;
+  const { d: D, m: M, qs: QS } = Q4_1_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts, y += 32) {
-    const dh = src[o]! | (src[o + 1]! << 8);
-    const mh = src[o + 2]! | (src[o + 3]! << 8);
+    const dh = src[o + D]! | (src[o + D + 1]! << 8);
+    const mh = src[o + M]! | (src[o + M + 1]! << 8);
     const d = h[dh]!;
     const m = h[mh]!;
-    const q = o + 4;
+    const q = o + QS;
     if (d !== d || m !== m) {
       nanBlockWithMin(src, dst, q, y, dh, mh, 0);
       continue;
@@ -103,10 +111,12 @@ export const decodeQ5_0: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q5_0, src, dst, blocks);
   const h = f16Table();
   const ts = Q5_0.typeSize;
+  const { d: D, qh: QH, qs: QS } = Q5_0_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts, y += 32) {
-    const d = h[src[o]! | (src[o + 1]! << 8)]!;
-    const qh = src[o + 2]! | (src[o + 3]! << 8) | (src[o + 4]! << 16) | (src[o + 5]! << 24);
-    const q = o + 6;
+    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
+    const p = o + QH;
+    const qh = src[p]! | (src[p + 1]! << 8) | (src[p + 2]! << 16) | (src[p + 3]! << 24);
+    const q = o + QS;
     for (let j = 0; j < 16; j += 2) {
       const v0 = src[q + j]!;
       const v1 = src[q + j + 1]!;
@@ -123,13 +133,15 @@ export const decodeQ5_1: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q5_1, src, dst, blocks);
   const h = f16Table();
   const ts = Q5_1.typeSize;
+  const { d: D, m: M, qh: QH, qs: QS } = Q5_1_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts, y += 32) {
-    const dh = src[o]! | (src[o + 1]! << 8);
-    const mh = src[o + 2]! | (src[o + 3]! << 8);
+    const dh = src[o + D]! | (src[o + D + 1]! << 8);
+    const mh = src[o + M]! | (src[o + M + 1]! << 8);
     const d = h[dh]!;
     const m = h[mh]!;
-    const qh = src[o + 4]! | (src[o + 5]! << 8) | (src[o + 6]! << 16) | (src[o + 7]! << 24);
-    const q = o + 8;
+    const p = o + QH;
+    const qh = src[p]! | (src[p + 1]! << 8) | (src[p + 2]! << 16) | (src[p + 3]! << 24);
+    const q = o + QS;
     if (d !== d || m !== m) {
       nanBlockWithMin(src, dst, q, y, dh, mh, qh);
       continue;
@@ -150,10 +162,11 @@ export const decodeQ8_0: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q8_0, src, dst, blocks);
   const h = f16Table();
   const ts = Q8_0.typeSize;
+  const { d: D, qs: QS } = Q8_0_AT;
   const s8 = new Int8Array(src.buffer, src.byteOffset, src.length);
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts, y += 32) {
-    const d = h[src[o]! | (src[o + 1]! << 8)]!;
-    const q = o + 2;
+    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
+    const q = o + QS;
     for (let j = 0; j < 32; j += 8) {
       const z = y + j;
       const p = q + j;

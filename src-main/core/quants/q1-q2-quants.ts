@@ -6,11 +6,13 @@
  * Q2_0 (18 B, 64 values): f16 d, qs[16]; q = bits 2(i % 4).. of qs[i / 4]; value = (q − 1) · d.
  */
 import { checkSpan, type BlockDecoder } from './codec';
-import { ggmlTypeByName } from '../ggml-types';
+import { blockOffsets, ggmlType } from '../ggml-types';
 import { f16BitsTableI32, f16Table } from './half';
 
-const Q1_0 = ggmlTypeByName('Q1_0')!;
-const Q2_0 = ggmlTypeByName('Q2_0')!;
+const Q1_0 = ggmlType('Q1_0');
+const Q1_0_AT = blockOffsets('Q1_0');
+const Q2_0 = ggmlType('Q2_0');
+const Q2_0_AT = blockOffsets('Q2_0');
 
 /**
  * Written as bit patterns: +d is d's f32 bits, −d the same with the sign bit flipped (as ggml's
@@ -21,9 +23,10 @@ export const decodeQ1_0: BlockDecoder = (src, dst, blocks) => {
   const hb = f16BitsTableI32();
   const out = new Int32Array(dst.buffer, dst.byteOffset, blocks * Q1_0.blockSize);
   const ts = Q1_0.typeSize;
+  const { d: D, qs: QS } = Q1_0_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
-    const neg = hb[src[o]! | (src[o + 1]! << 8)]! ^ 0x80000000; // −d; a set bit flips it back to +d
-    for (let j = 2; j < 18; j++, y += 8) {
+    const neg = hb[src[o + D]! | (src[o + D + 1]! << 8)]! ^ 0x80000000; // −d; a set bit flips it back to +d
+    for (let j = QS; j < QS + 16; j++, y += 8) {
       const v = src[o + j]!;
       out[y] = neg ^ ((v & 1) << 31);
       out[y + 1] = neg ^ ((v & 2) << 30);
@@ -41,9 +44,10 @@ export const decodeQ2_0: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q2_0, src, dst, blocks);
   const h = f16Table();
   const ts = Q2_0.typeSize;
+  const { d: D, qs: QS } = Q2_0_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
-    const d = h[src[o]! | (src[o + 1]! << 8)]!;
-    for (let j = 2; j < 18; j++) {
+    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
+    for (let j = QS; j < QS + 16; j++) {
       const v = src[o + j]!;
       dst[y++] = ((v & 3) - 1) * d;
       dst[y++] = (((v >> 2) & 3) - 1) * d;

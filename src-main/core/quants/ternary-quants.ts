@@ -10,11 +10,13 @@
  *   m = 0..31) is bits 2l..2l+1 of qs[32c + m]. Value = (q − 1) · d.
  */
 import { checkSpan, type BlockDecoder } from './codec';
-import { ggmlTypeByName } from '../ggml-types';
+import { blockOffsets, ggmlType } from '../ggml-types';
 import { f16Table } from './half';
 
-const TQ1_0 = ggmlTypeByName('TQ1_0')!;
-const TQ2_0 = ggmlTypeByName('TQ2_0')!;
+const TQ1_0 = ggmlType('TQ1_0');
+const TQ1_0_AT = blockOffsets('TQ1_0');
+const TQ2_0 = ggmlType('TQ2_0');
+const TQ2_0_AT = blockOffsets('TQ2_0');
 
 /**
  * Trit n (0..4) of every byte value, minus 1: TRITS[5·x + n] ∈ {−1, 0, 1}. Built on first use.
@@ -35,11 +37,12 @@ export const decodeTQ1_0: BlockDecoder = (src, dst, blocks) => {
   const h = f16Table();
   const t = tritTable();
   const ts = TQ1_0.typeSize;
+  const { qs: QS, qh: QH, d: D } = TQ1_0_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts, y += 256) {
-    const d = h[src[o + 52]! | (src[o + 53]! << 8)]!;
+    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
     // qs[0..32): trit n of byte m is value 32n + m.
     for (let m = 0; m < 32; m++) {
-      const k = 5 * src[o + m]!;
+      const k = 5 * src[o + QS + m]!;
       const z = y + m;
       dst[z] = t[k]! * d;
       dst[z + 32] = t[k + 1]! * d;
@@ -49,7 +52,7 @@ export const decodeTQ1_0: BlockDecoder = (src, dst, blocks) => {
     }
     // qs[32..48): trit n of byte 32 + m is value 160 + 16n + m.
     for (let m = 0; m < 16; m++) {
-      const k = 5 * src[o + 32 + m]!;
+      const k = 5 * src[o + QS + 32 + m]!;
       const z = y + 160 + m;
       dst[z] = t[k]! * d;
       dst[z + 16] = t[k + 1]! * d;
@@ -59,7 +62,7 @@ export const decodeTQ1_0: BlockDecoder = (src, dst, blocks) => {
     }
     // qh[0..4): trit n (0..3) of byte j is value 240 + 4n + j.
     for (let j = 0; j < 4; j++) {
-      const k = 5 * src[o + 48 + j]!;
+      const k = 5 * src[o + QH + j]!;
       const z = y + 240 + j;
       dst[z] = t[k]! * d;
       dst[z + 4] = t[k + 1]! * d;
@@ -73,9 +76,10 @@ export const decodeTQ2_0: BlockDecoder = (src, dst, blocks) => {
   checkSpan(TQ2_0, src, dst, blocks);
   const h = f16Table();
   const ts = TQ2_0.typeSize;
+  const { qs: QS, d: D } = TQ2_0_AT;
   for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
-    const d = h[src[o + 64]! | (src[o + 65]! << 8)]!;
-    for (let c = 0; c < 64; c += 32, y += 128) {
+    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
+    for (let c = QS; c < QS + 64; c += 32, y += 128) {
       for (let m = 0; m < 32; m++) {
         const v = src[o + c + m]!;
         const z = y + m;
