@@ -1,5 +1,5 @@
 /**
- * Benchmarks: `tsx scripts/bench.ts <suite> [--json]` (`npm run bench:gguf`, `bench:quant`, `bench:tokenize`).
+ * Benchmarks: `tsx scripts/bench.ts <suite> [--json]` (`npm run bench:gguf`, `bench:quant`, `bench:tokenize`, `bench:cli`).
  * Progress goes to stderr so `--json` output on stdout stays parseable.
  */
 import { execFile } from 'node:child_process';
@@ -23,6 +23,7 @@ const SUITES: Record<string, (options: Options) => Promise<void>> = {
   // Loaded on demand: it pulls in every codec and llama.cpp's library, which the gguf suite needs not.
   quant: async (options) => (await import('./bench/quant')).benchQuant(options),
   tokenize: async (options) => (await import('./bench/tokenize')).benchTokenize(options),
+  cli: async (options) => (await import('./bench/cli')).benchCli(options),
 };
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));

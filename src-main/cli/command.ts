@@ -3,7 +3,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 /** One `gufo <name>` subcommand. */
 export interface Command {
   name: string;
-  /** One line for `gufo --help`. */
+  /** One line for `gufo --help`, repeated in command-list.ts so that --help loads no command module. */
   summary: string;
   /** Full text for `gufo <name> --help`. */
   help: string;

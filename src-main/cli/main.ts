@@ -1,31 +1,15 @@
-import { CliError, parseCommandArgs, type Command } from './command';
-import { dequantCommand } from './commands/dequant';
-import { inspectCommand } from './commands/inspect';
-import { quantizeCommand } from './commands/quantize';
-import { runCommand } from './commands/run';
-import { benchCommand } from './commands/bench';
-import { chatCommand } from './commands/chat';
-import { serveCommand } from './commands/serve';
-import { tokenizeCommand } from './commands/tokenize';
-import { templateCommand } from './commands/template';
-import { perplexityCommand } from './commands/perplexity';
-import { kldCommand } from './commands/kld';
-import { tensorErrorCommand } from './commands/tensor-error';
-import { modelsCommand } from './commands/models';
-import { pullCommand } from './commands/pull';
-import { ollamaCommand } from './commands/ollama';
-
-const commands: Command[] = [inspectCommand, quantizeCommand, dequantCommand, serveCommand, templateCommand, tokenizeCommand, runCommand, chatCommand, benchCommand, perplexityCommand, kldCommand, tensorErrorCommand, modelsCommand, pullCommand, ollamaCommand];
+import { CliError, parseCommandArgs } from './command';
+import { COMMANDS } from './command-list';
 
 function usage(): string {
-  const width = Math.max(...commands.map((c) => c.name.length));
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
   return [
     'Usage: gufo <command> [options]',
     '',
     'Gufo: local LLMs in GGUF files. Inspect, chat, benchmark and re-quantize, offline.',
     '',
     'Commands:',
-    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Run `gufo <command> --help` for the options of one command.',
   ].join('\n');
@@ -37,8 +21,9 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(usage() + '\n');
     return name === undefined ? 1 : 0;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) throw new CliError(`unknown command "${name}" (see gufo --help)`);
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (!entry) throw new CliError(`unknown command "${name}" (see gufo --help)`);
+  const command = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(command.help.trimEnd() + '\n');
     return 0;

@@ -1,7 +1,7 @@
 /**
- * The host side of the engine process: starts it through a launcher (by default child_process.fork,
- * with tsx for the TypeScript sources, for the CLI, the server and tests; the app passes one built
- * on Electron's utilityProcess, see src-main/app/engine-launcher.ts), sends typed requests and
+ * The host side of the engine process: starts it through a launcher (by default child_process.fork
+ * of the engine entry, for the CLI, the server and tests; the app passes one built on Electron's
+ * utilityProcess, see src-main/app/engine-launcher.ts), sends typed requests and
  * resolves each with its final answer, passing its events (load progress, tokens) to a callback.
  *
  * A dead engine never leaves a caller waiting: when the process exits or reports a fatal error,
@@ -59,7 +59,7 @@ export interface EngineProcessEvents {
 export type EngineLauncher = (events: EngineProcessEvents) => EngineProcess;
 
 export interface ForkOptions {
-  /** The engine entry (default: src-main/engine/index.ts next to this file). */
+  /** The engine entry (default: `defaultEngineEntry()`). */
   entry?: string;
   env?: NodeJS.ProcessEnv;
   /** Where the engine's stdout/stderr go (default: inherited, so its logs reach stderr). */
@@ -71,10 +71,19 @@ export interface HostOptions extends ForkOptions {
   launcher?: EngineLauncher;
 }
 
+/**
+ * The engine entry that goes with this module: run from the sources (tsx, vitest), index.ts beside
+ * it, forked through tsx; built into the CLI (out/cli/, see scripts/build-cli.mjs), the bundle
+ * engine.js beside it, plain Node.
+ */
+function defaultEngineEntry(): string {
+  return fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './index.ts' : './engine.js', import.meta.url));
+}
+
 /** Starts the engine with child_process.fork, over its IPC channel. */
 export function forkLauncher(options: ForkOptions = {}): EngineLauncher {
   return (events) => {
-    const entry = options.entry ?? fileURLToPath(new URL('./index.ts', import.meta.url));
+    const entry = options.entry ?? defaultEngineEntry();
     const stdio = options.stdio ?? 'inherit';
     const child = fork(entry, {
       execArgv: entry.endsWith('.ts') ? ['--import', 'tsx'] : [],

@@ -179,6 +179,7 @@ describe('electron-builder.json', () => {
 
   it('leaves out what the app never loads: the CLI runner, SQLite sources, other OSes’ GPU binaries', () => {
     expect(isExcluded('node_modules/tsx/dist/cli.mjs', 'linux')).toBe(true);
+    expect(isExcluded('out/cli/gufo.js', 'linux')).toBe(true);
     expect(isExcluded('node_modules/better-sqlite3/deps/sqlite3/sqlite3.c', 'linux')).toBe(true);
     expect(isExcluded('node_modules/better-sqlite3/build/Release/better_sqlite3.node', 'linux')).toBe(false);
     expect(isExcluded('node_modules/webgpu/dist/win32-x64/dawn.node', 'linux')).toBe(true);

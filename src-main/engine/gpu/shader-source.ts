@@ -6,13 +6,13 @@
  *   {{NAME}}                        replaced by a define's value
  *   #if NAME / #else / #endif       kept when the define is truthy (no nesting of the same name needed)
  *
- * Files are read at run time from a shaders/ folder: GUFO_SHADERS, else the one found from this
- * module's URL (the repository's under tsx and vitest; out/shaders, which the electron-vite build
- * copies next to out/main/engine.js), else the current directory's.
+ * Files are read at run time from a shaders/ folder (see `findShadersDir`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { ggmlTypeByName } from '../../core/ggml-types';
+import { gpuBlockDefines } from './weights';
 
 export type Defines = Readonly<Record<string, string | number | boolean>>;
 
@@ -24,20 +24,17 @@ export function shadersDir(): string {
 }
 
 /**
- * The first shaders/ folder (one holding matmul.wgsl) among GUFO_SHADERS, the ones found from
- * `moduleUrl` (src-main/engine/gpu/ in the sources: the repository's; out/main/ in a build: out/shaders)
- * and the current directory's.
+ * The shaders/ folder: GUFO_SHADERS when set, else the one that goes with this module, `moduleUrl`.
+ * Run from the sources (src-main/engine/gpu/*.ts under tsx or vitest) that is the repository's
+ * shaders/; built (out/main/engine.js for the app, out/cli/*.js for the CLI), out/shaders, where
+ * both builds copy it.
  */
-export function findShadersDir(moduleUrl: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  const candidates = [
-    env.GUFO_SHADERS,
-    fileURLToPath(new URL('../../../shaders/', moduleUrl)),
-    fileURLToPath(new URL('../shaders/', moduleUrl)),
-    join(cwd, 'shaders'),
-  ].filter((d): d is string => !!d);
-  const found = candidates.find((d) => existsSync(join(d, 'matmul.wgsl')));
-  if (!found) throw new Error(`WGSL shaders not found (looked in ${candidates.join(', ')}); set GUFO_SHADERS`);
-  return found;
+export function findShadersDir(moduleUrl: string, env: NodeJS.ProcessEnv = process.env): string {
+  const dir = env.GUFO_SHADERS || fileURLToPath(new URL(moduleUrl.endsWith('.ts') ? '../../../shaders/' : '../shaders/', moduleUrl));
+  if (!existsSync(join(dir, 'matmul.wgsl'))) {
+    throw new Error(`WGSL shaders not found: ${dir} holds no matmul.wgsl (${env.GUFO_SHADERS ? 'check GUFO_SHADERS' : 'rebuild with npm run build, or set GUFO_SHADERS'})`);
+  }
+  return dir;
 }
 
 const fileCache = new Map<string, string>();
@@ -99,9 +96,13 @@ function expand(path: string, defines: Defines, seen: Set<string>, out: string[]
   if (keep.length) throw new Error(`shaders/${path}: #if without #endif`);
 }
 
-/** The WGSL of `entry` (a path under shaders/) with its includes expanded and `defines` applied. */
+/**
+ * The WGSL of `entry` (a path under shaders/) with its includes expanded and `defines` applied.
+ * A TYPE naming a ggml type also defines its block's word offsets on the GPU (gpuBlockDefines).
+ */
 export function shaderSource(entry: string, defines: Defines = {}): string {
+  const type = typeof defines.TYPE === 'string' ? ggmlTypeByName(defines.TYPE) : undefined;
   const out: string[] = [];
-  expand(entry, defines, new Set(), out);
+  expand(entry, type ? { ...gpuBlockDefines(type), ...defines } : defines, new Set(), out);
   return out.join('\n');
 }

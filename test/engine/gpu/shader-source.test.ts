@@ -33,25 +33,38 @@ describe('shaderSource', () => {
 describe('findShadersDir', () => {
   it('finds the repository shaders from the sources', () => {
     const source = pathToFileURL(join(import.meta.dirname, '../../../src-main/engine/gpu/shader-source.ts')).href;
-    expect(findShadersDir(source, {}, tmpdir())).toBe(join(import.meta.dirname, '../../../shaders/'));
+    expect(findShadersDir(source, {})).toBe(join(import.meta.dirname, '../../../shaders/'));
   });
 
-  it('finds out/shaders from the built engine, out/main/engine.js', () => {
+  it('finds out/shaders from a build: the app\'s engine (out/main/engine.js) and the CLI (out/cli/)', () => {
     const root = mkdtempSync(join(tmpdir(), 'gufo-shaders-'));
     try {
-      mkdirSync(join(root, 'out/main'), { recursive: true });
-      mkdirSync(join(root, 'out/shaders'));
+      mkdirSync(join(root, 'out/shaders'), { recursive: true });
       writeFileSync(join(root, 'out/shaders/matmul.wgsl'), '');
-      const moduleUrl = pathToFileURL(join(root, 'out/main/engine.js')).href;
-      expect(findShadersDir(moduleUrl, {}, join(root, 'elsewhere'))).toBe(join(root, 'out/shaders/'));
-      // GUFO_SHADERS comes first; the current directory's shaders/ last.
-      expect(findShadersDir(moduleUrl, { GUFO_SHADERS: join(import.meta.dirname, '../../../shaders') }, root)).toBe(
-        join(import.meta.dirname, '../../../shaders'),
-      );
-      rmSync(join(root, 'out/shaders'), { recursive: true });
-      expect(() => findShadersDir(moduleUrl, {}, join(root, 'elsewhere'))).toThrow(/WGSL shaders not found.*GUFO_SHADERS/);
-      expect(findShadersDir(moduleUrl, {}, import.meta.dirname + '/../../..')).toBe(join(import.meta.dirname, '../../../shaders'));
+      for (const built of ['out/main/engine.js', 'out/cli/engine.js', 'out/cli/chunk-ABC.js']) {
+        expect(findShadersDir(pathToFileURL(join(root, built)).href, {}), built).toBe(join(root, 'out/shaders/'));
+      }
+      // GUFO_SHADERS comes first.
+      const moduleUrl = pathToFileURL(join(root, 'out/cli/engine.js')).href;
+      expect(findShadersDir(moduleUrl, { GUFO_SHADERS: join(import.meta.dirname, '../../../shaders') })).toBe(join(import.meta.dirname, '../../../shaders'));
     } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('looks in one place only, and says which and how to fix it', () => {
+    const root = mkdtempSync(join(tmpdir(), 'gufo-shaders-'));
+    const cwd = process.cwd();
+    try {
+      // A shaders/ folder elsewhere (here: the current directory) is no stand-in for the build's.
+      mkdirSync(join(root, 'shaders'), { recursive: true });
+      writeFileSync(join(root, 'shaders/matmul.wgsl'), '');
+      process.chdir(root);
+      const moduleUrl = pathToFileURL(join(root, 'out/cli/engine.js')).href;
+      expect(() => findShadersDir(moduleUrl, {})).toThrow(`WGSL shaders not found: ${join(root, 'out/shaders/')} holds no matmul.wgsl (rebuild with npm run build, or set GUFO_SHADERS)`);
+      expect(() => findShadersDir(moduleUrl, { GUFO_SHADERS: join(root, 'nowhere') })).toThrow(/nowhere holds no matmul\.wgsl \(check GUFO_SHADERS\)/);
+    } finally {
+      process.chdir(cwd);
       rmSync(root, { recursive: true, force: true });
     }
   });
