@@ -48,6 +48,8 @@ export default defineConfig({
           index: resolve('src-main/app/index.ts'),
           // Engine entry for Electron's utilityProcess (src-main/app/engine-launcher.ts); its WGSL goes to out/shaders.
           engine: resolve('src-main/engine/index.ts'),
+          // Worker thread that tokenizes large prompts off the event loop (src-main/backend/prompt-worker/index.ts).
+          'prompt-worker': resolve('src-main/backend/prompt-worker/entry.ts'),
         },
       },
     },

@@ -19,10 +19,11 @@ import {
 import { ChatStore, type ChatRecord } from '../node/store/chats';
 import { Answers } from './chat/answers';
 import { exportChat } from './chat/export';
-import { contextUsage, openModelText, planPrompt } from './chat/prompt';
+import { contextUsage, openModelText } from './chat/prompt';
 import { applySettings, DEFAULT_PRESET, isRecord, SAMPLING_PRESETS, samplingPreset } from './chat/settings';
 import { branchPath, newestLeaf } from './chat/tree';
 import { requireReadableModel, type BackendContext } from './context';
+import { promptWorkersOf } from './prompt-worker/index';
 
 /** A chat's title until its first message names it. */
 const DEFAULT_TITLE = 'New chat';
@@ -39,6 +40,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
   // Answers left 'streaming' by a crashed owner; another process's may still be being written.
   if (ctx.owner) store.interruptStreaming();
   const answers = new Answers(ctx, store);
+  const promptWorkers = promptWorkersOf(ctx);
   ctx.onClose(() => answers.close());
 
   const requireSummary = (chatId: unknown): ChatSummary => {
@@ -62,7 +64,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
   };
 
   /** The usage bar's numbers; null when the model file cannot be read (the chat stays readable). */
-  const usageOf = (record: ChatRecord, messages: readonly MessageView[]): ContextUsage | null => {
+  const usageOf = async (record: ChatRecord, messages: readonly MessageView[]): Promise<ContextUsage | null> => {
     let text;
     try {
       text = openModelText(record.modelPath);
@@ -71,7 +73,8 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     }
     try {
       const { systemPrompt, contextSize, sampling } = record.settings;
-      return contextUsage(planPrompt(text, systemPrompt, branchPath(messages, record.activeLeafId), { contextSize, maxTokens: sampling.maxTokens }), contextSize);
+      const job = { kind: 'plan', systemPrompt, branch: branchPath(messages, record.activeLeafId), limits: { contextSize, maxTokens: sampling.maxTokens } } as const;
+      return contextUsage(await promptWorkers.run(text, record.modelPath, job), contextSize);
     } catch {
       // A template that rejects this conversation: the answer reports it when one is asked for.
       return null;
@@ -80,10 +83,10 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     }
   };
 
-  const view = (chatId: number): ChatView => {
+  const view = async (chatId: number): Promise<ChatView> => {
     const record = requireChat(chatId);
     const messages = store.messages(chatId);
-    return { chat: record.summary, settings: record.settings, messages, activeLeafId: record.activeLeafId, contextUsage: usageOf(record, messages) };
+    return { chat: record.summary, settings: record.settings, messages, activeLeafId: record.activeLeafId, contextUsage: await usageOf(record, messages) };
   };
 
   const maxContextOf = (record: ChatRecord) => (record.summary.modelId === null ? undefined : ctx.models.get(record.summary.modelId)?.contextLength) ?? CONTEXT_TOKENS.max;
@@ -221,7 +224,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     },
 
     async exportChat(chatId, format) {
-      return exportChat(view(requireSummary(chatId).id), format);
+      return exportChat(await view(requireSummary(chatId).id), format);
     },
   };
 }

@@ -7,7 +7,8 @@ import type { ChatSettings, GenerationStats, MessageStatus, MessageView } from '
 import type { GenerateResult } from '../../engine/protocol';
 import type { ChatStore } from '../../node/store/chats';
 import type { BackendContext } from '../context';
-import { openModelText, planPrompt } from './prompt';
+import { promptWorkersOf } from '../prompt-worker/index';
+import { openModelText } from './prompt';
 import { answerSeed, engineSampling } from './settings';
 
 export interface AnswerSpec {
@@ -144,10 +145,11 @@ class Answer {
     const signal = this.#controller.signal;
     const text = openModelText(modelPath);
     try {
-      const plan = planPrompt(text, settings.systemPrompt, branch, { contextSize, maxTokens: sampling.maxTokens });
+      const job = { kind: 'plan', systemPrompt: settings.systemPrompt, branch, limits: { contextSize, maxTokens: sampling.maxTokens } } as const;
+      const plan = await promptWorkersOf(this.ctx).run(text, modelPath, job, signal);
       if (!plan.fits) {
         throw new Error(
-          `the message is too long for this chat's context: ${plan.ids.length} tokens with the system prompt, ` +
+          `the message is too long for this chat's context: ${plan.counted ? '' : 'at least '}${plan.tokens} tokens with the system prompt, ` +
             `and ${plan.reserve} must stay free for the answer, in a context of ${contextSize}; shorten it or raise the context size`,
         );
       }

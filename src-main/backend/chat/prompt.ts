@@ -6,6 +6,7 @@ import type { ContextUsage, MessageRole } from '../../../src-preload/api';
 import { chatTemplateFor, renderChat, stopTokenIds, type ChatMessage } from '../../core/chat-template';
 import { answerDecoder } from '../../core/harmony';
 import { createTokenizer, readVocab, type StreamDecoder, type Tokenizer, type Vocab } from '../../core/tokenizer/index';
+import { fewestTokens } from '../../core/tokenizer/token-bound';
 import { openGguf } from '../../node/gguf-io';
 
 export const CONTEXT_POLICY =
@@ -53,8 +54,29 @@ export function openModelText(path: string): ModelText {
  * of an assistant turn, for the model to write it.
  */
 export function chatPromptIds(text: ModelText, messages: readonly ChatMessage[], addGenerationPrompt: boolean): number[] {
-  const { prompt } = renderChat(text.vocab, messages, { architecture: text.architecture, addBos: text.vocab.addBos, addGenerationPrompt });
-  return text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: true });
+  const ids = promptTokens(text, { kind: 'chat', messages, addGenerationPrompt }, Infinity);
+  return 'ids' in ids ? ids.ids : [];
+}
+
+/** What a prompt is made of: raw text (BOS first when the model wants one), or a conversation rendered with the chat template. */
+export type PromptSource = { kind: 'text'; text: string } | { kind: 'chat'; messages: readonly ChatMessage[]; addGenerationPrompt: boolean };
+
+/** A prompt's ids; or, when it cannot fit, how many tokens it needs at least (counted without tokenizing it). */
+export type PromptTokens = { ids: number[] } | { atLeast: number };
+
+/**
+ * The ids of `source` (special-token texts read as those tokens), unless the prompt needs more
+ * than `room` tokens by the bound of core/tokenizer/token-bound.ts: then it is never tokenized.
+ */
+export function promptTokens(text: ModelText, source: PromptSource, room: number): PromptTokens {
+  const prompt =
+    source.kind === 'text'
+      ? source.text
+      : renderChat(text.vocab, source.messages, { architecture: text.architecture, addBos: text.vocab.addBos, addGenerationPrompt: source.addGenerationPrompt }).prompt;
+  // A text of n UTF-16 units has at most 3n bytes and every token stands for 4 or more: no bound passes n.
+  const atLeast = prompt.length > room ? fewestTokens(text.tokenizer, prompt) : 0;
+  if (atLeast > room) return { atLeast };
+  return { ids: text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: true }) };
 }
 
 export interface PromptTurn {
@@ -69,13 +91,16 @@ export interface PromptLimits {
 }
 
 export interface PromptPlan {
-  /** The prompt's token ids (BOS included when the model wants one). */
+  /** The prompt's token ids (BOS included when the model wants one); empty when it does not fit. */
   ids: number[];
+  /** The prompt's length in tokens: exact when `counted`, else a lower bound (too long to fit, it was not tokenized). */
+  tokens: number;
+  counted: boolean;
   /** Messages at the start of the branch left out of the prompt. */
   dropped: number;
   /** Tokens kept free for the answer. */
   reserve: number;
-  /** False when even the newest exchange leaves no room for the answer (then `ids` is that exchange). */
+  /** False when even the newest exchange leaves no room for the answer. */
   fits: boolean;
 }
 
@@ -86,12 +111,13 @@ export interface PromptPlan {
  */
 export function planPrompt(text: ModelText, systemPrompt: string, branch: readonly PromptTurn[], limits: PromptLimits): PromptPlan {
   const reserve = Math.min(limits.maxTokens, Math.floor(limits.contextSize / 4));
-  const fits = (ids: number[]) => ids.length + reserve <= limits.contextSize;
-  const render = (start: number): number[] => {
+  const room = limits.contextSize - reserve;
+  const render = (start: number): PromptTokens => {
     const messages: ChatMessage[] = systemPrompt === '' ? [] : [{ role: 'system', content: systemPrompt }];
     for (const turn of branch.slice(start)) messages.push({ role: turn.role, content: turn.content });
-    return chatPromptIds(text, messages, branch.at(-1)?.role === 'user');
+    return promptTokens(text, { kind: 'chat', messages, addGenerationPrompt: branch.at(-1)?.role === 'user' }, room);
   };
+  const fitting = (tokens: PromptTokens): number[] | null => ('ids' in tokens && tokens.ids.length <= room ? tokens.ids : null);
 
   const starts = branch.flatMap((m, i) => (m.role === 'user' ? [i] : []));
   if (starts.length === 0) starts.push(0);
@@ -99,22 +125,26 @@ export function planPrompt(text: ModelText, systemPrompt: string, branch: readon
   // keeping `ids` = render(starts[hi]).
   let lo = 0;
   let hi = starts.length - 1;
-  let ids = render(starts[hi]!);
-  if (!fits(ids)) return { ids, dropped: starts[hi]!, reserve, fits: false };
+  const newest = render(starts[hi]!);
+  let ids = fitting(newest);
+  if (!ids) {
+    const counted = 'ids' in newest;
+    return { ids: [], tokens: counted ? newest.ids.length : newest.atLeast, counted, dropped: starts[hi]!, reserve, fits: false };
+  }
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    const tried = render(starts[mid]!);
-    if (fits(tried)) {
+    const tried = fitting(render(starts[mid]!));
+    if (tried) {
       hi = mid;
       ids = tried;
     } else {
       lo = mid + 1;
     }
   }
-  return { ids, dropped: starts[hi]!, reserve, fits: true };
+  return { ids, tokens: ids.length, counted: true, dropped: starts[hi]!, reserve, fits: true };
 }
 
 /** What the context-usage bar shows for a plan. */
 export function contextUsage(plan: PromptPlan, contextSize: number): ContextUsage {
-  return { usedTokens: plan.ids.length, contextSize, droppedMessages: plan.dropped, policy: CONTEXT_POLICY };
+  return { usedTokens: plan.tokens, contextSize, droppedMessages: plan.dropped, policy: CONTEXT_POLICY };
 }

@@ -1,5 +1,4 @@
 /** `POST /v1/chat/completions`: the messages rendered with the model's chat template, answered as the assistant. */
-import { chatPromptIds } from '../chat/prompt';
 import { chatLogprobContent } from './logprobs';
 import { parseChatCompletion, type ChatCompletionRequest } from './requests';
 import type { EndpointShape } from './serve-generation';
@@ -13,7 +12,7 @@ export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
   prompt(text, request) {
     // Ending with an assistant message asks the model to continue it rather than start a new turn.
     const answering = request.messages.at(-1)?.role !== 'assistant';
-    return { ids: chatPromptIds(text, request.messages, answering), stopIds: text.stop, stripLeadingSpace: answering, param: 'messages' };
+    return { source: { kind: 'chat', messages: request.messages, addGenerationPrompt: answering }, stopIds: text.stop, stripLeadingSpace: answering, param: 'messages' };
   },
 
   openingChoice: () => ({ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }),

@@ -1,5 +1,5 @@
 /** `POST /v1/completions`: raw text continued, with BOS first when the model wants one (as `gufo run` and llama.cpp). */
-import type { ModelText } from '../chat/prompt';
+import type { ModelText, PromptSource } from '../chat/prompt';
 import { invalidParam } from './errors';
 import { completionLogprobs } from './logprobs';
 import { parseCompletion, type CompletionRequest } from './requests';
@@ -11,7 +11,7 @@ export const COMPLETIONS: EndpointShape<CompletionRequest> = {
   chunkObject: 'text_completion',
   parse: parseCompletion,
 
-  prompt: (text, request) => ({ ids: promptIds(text, request.prompt), stopIds: text.vocab.eog, stripLeadingSpace: false, param: 'prompt' }),
+  prompt: (text, request) => ({ source: promptSource(text, request.prompt), stopIds: text.vocab.eog, stripLeadingSpace: false, param: 'prompt' }),
 
   pieceChoice: (text, request, piece) => ({
     index: 0,
@@ -30,15 +30,11 @@ export const COMPLETIONS: EndpointShape<CompletionRequest> = {
   }),
 };
 
-/** The prompt's ids: text tokenized (special-token texts read as those tokens), or ids checked against the vocabulary. */
-function promptIds(text: ModelText, prompt: string | number[]): number[] {
+/** The prompt: text to tokenize (special-token texts read as those tokens), or ids checked against the vocabulary. */
+function promptSource(text: ModelText, prompt: string | number[]): PromptSource | number[] {
+  if (!Array.isArray(prompt)) return { kind: 'text', text: prompt };
   const size = text.vocab.tokens.length;
-  if (Array.isArray(prompt)) {
-    const bad = prompt.find((id) => id >= size);
-    if (bad !== undefined) throw invalidParam('prompt', `token id ${bad} is not in the vocabulary of ${size} tokens`);
-    return prompt;
-  }
-  const ids = text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: true });
-  if (ids.length === 0) throw invalidParam('prompt', 'the prompt gives no tokens (and the model adds no BOS): give some text');
-  return ids;
+  const bad = prompt.find((id) => id >= size);
+  if (bad !== undefined) throw invalidParam('prompt', `token id ${bad} is not in the vocabulary of ${size} tokens`);
+  return prompt;
 }

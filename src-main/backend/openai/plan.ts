@@ -1,18 +1,26 @@
 /** From a checked request and its prompt to what the engine is asked: context checks, the length limit, sampling. */
 import type { SamplingSettings } from '../../../src-preload/api';
+import type { PromptSource, PromptTokens } from '../chat/prompt';
 import { answerSeed, engineSampling } from '../chat/settings';
-import { OpenAiError } from './errors';
+import { invalidParam, OpenAiError } from './errors';
 import type { GenerationPlan } from './generation';
 import type { ServedModel } from './model-ids';
 import type { GenerationRequest } from './requests';
 
-export interface PromptSpec {
-  ids: number[];
+/** What an endpoint makes its prompt of, before it is tokenized. */
+export interface PromptInput {
+  /** Text or a conversation to tokenize, or token ids as the client sent them. */
+  source: PromptSource | number[];
   /** Token ids that end the output. */
   stopIds: readonly number[];
   stripLeadingSpace: boolean;
   /** The request field the prompt came from, for errors. */
   param: 'messages' | 'prompt';
+}
+
+/** The prompt tokenized, or found too long for the context without tokenizing it. */
+export interface PromptSpec extends Omit<PromptInput, 'source'> {
+  tokens: PromptTokens;
 }
 
 /**
@@ -21,15 +29,19 @@ export interface PromptSpec {
  * cap allow.
  */
 export function planGeneration(request: GenerationRequest, model: ServedModel, prompt: PromptSpec, contextSize: number, maxTokensCap: number): GenerationPlan {
-  if (prompt.ids.length >= contextSize) {
+  const { tokens } = prompt;
+  const length = 'ids' in tokens ? `${tokens.ids.length}` : `at least ${tokens.atLeast}`;
+  if (!('ids' in tokens) || tokens.ids.length >= contextSize) {
     throw new OpenAiError(
       400,
       'invalid_request_error',
       'context_length_exceeded',
-      `the prompt has ${prompt.ids.length} tokens, and the context of "${model.id}" holds ${contextSize} with the answer; shorten the ${prompt.param}`,
+      `the prompt has ${length} tokens, and the context of "${model.id}" holds ${contextSize} with the answer; shorten the ${prompt.param}`,
       prompt.param,
     );
   }
+  const ids = tokens.ids;
+  if (ids.length === 0) throw invalidParam(prompt.param, 'the prompt gives no tokens (and the model adds no BOS): give some text');
   const s = request.sampling;
   const settings: SamplingSettings = {
     temperature: s.temperature,
@@ -39,12 +51,12 @@ export function planGeneration(request: GenerationRequest, model: ServedModel, p
     repeatPenalty: s.repeatPenalty,
     // The engine's seed is 32-bit; any whole number the client sends maps onto it.
     seed: s.seed === null ? null : Number(BigInt.asUintN(32, BigInt(s.seed))),
-    maxTokens: Math.min(request.maxTokens ?? Infinity, maxTokensCap, contextSize - prompt.ids.length),
+    maxTokens: Math.min(request.maxTokens ?? Infinity, maxTokensCap, contextSize - ids.length),
   };
   return {
     model,
     contextSize,
-    prompt: prompt.ids,
+    prompt: ids,
     maxTokens: settings.maxTokens,
     sampling: { ...engineSampling(settings, answerSeed(settings)), presencePenalty: s.presencePenalty, frequencyPenalty: s.frequencyPenalty },
     stopIds: prompt.stopIds,

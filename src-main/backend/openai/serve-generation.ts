@@ -6,11 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { sendJson } from '../../node/server/http-server';
-import type { ModelText } from '../chat/prompt';
+import type { ModelText, PromptTokens } from '../chat/prompt';
+import { promptWorkersOf } from '../prompt-worker/index';
 import { toOpenAiError } from './errors';
 import { generate, type FinishReason, type Generated } from './generation';
 import type { Piece } from './output-text';
-import { planGeneration, type PromptSpec } from './plan';
+import { planGeneration, type PromptInput } from './plan';
 import type { GenerationRequest } from './requests';
 import type { OpenAiService } from './service';
 import { SseWriter } from './sse';
@@ -22,7 +23,7 @@ export interface EndpointShape<R extends GenerationRequest> {
   object: string;
   chunkObject: string;
   parse(body: unknown): R;
-  prompt(text: ModelText, request: R): PromptSpec;
+  prompt(text: ModelText, request: R): PromptInput;
   /** `choices[0]` of the stream's first chunk, when the endpoint sends one before any text. */
   openingChoice?(): object;
   pieceChoice(text: ModelText, request: R, piece: Piece): object;
@@ -46,7 +47,16 @@ export async function serveGeneration<R extends GenerationRequest>(
   const limits = service.limits();
   const contextSize = service.contextFor(model);
   return service.texts.use(model.entry.path, model.entry.mtimeMs, async (text) => {
-    const plan = planGeneration(request, model, shape.prompt(text, request), contextSize, limits.maxTokens);
+    const { source, ...input } = shape.prompt(text, request);
+    let tokens: PromptTokens;
+    try {
+      // Large prompts are tokenized off the event loop; one that cannot fit is refused untokenized.
+      tokens = Array.isArray(source) ? { ids: source } : await promptWorkersOf(service.ctx).run(text, model.entry.path, { kind: 'tokens', source, room: contextSize - 1 }, signal);
+    } catch (err) {
+      if (signal.aborted) return CLIENT_LEFT;
+      throw err;
+    }
+    const plan = planGeneration(request, model, { ...input, tokens }, contextSize, limits.maxTokens);
     const head = { id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), model: model.id, system_fingerprint: `gufo-${service.ctx.version}` };
     const usage = (g: Generated) => ({ prompt_tokens: g.promptTokens, completion_tokens: g.completionTokens, total_tokens: g.promptTokens + g.completionTokens });
 
