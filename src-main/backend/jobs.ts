@@ -3,7 +3,7 @@
  * event. Progress events are throttled so a fast job does not flood the UI.
  */
 import { randomUUID } from 'node:crypto';
-import type { JobKind, JobState } from '../../src-preload/api';
+import type { JobKind, JobResults, JobState, JobStateOf } from '../../src-preload/api';
 import type { EventHub } from './events';
 
 export interface JobContext {
@@ -12,8 +12,8 @@ export interface JobContext {
   progress(done: number, total?: number | null, detail?: string | null): void;
 }
 
-export interface JobSpec {
-  kind: JobKind;
+export interface JobSpec<K extends JobKind> {
+  kind: K;
   title: string;
   unit: JobState['unit'];
   modelId?: number | null;
@@ -48,9 +48,9 @@ export class JobManager {
   constructor(private readonly events: EventHub) {}
 
   /** Starts `work` now; answers the job id at once. The job's result is what `work` resolves to. */
-  start<T>(spec: JobSpec, work: (job: JobContext) => Promise<T>): string {
+  start<K extends JobKind>(spec: JobSpec<K>, work: (job: JobContext) => Promise<JobResults[K]>): string {
     const controller = new AbortController();
-    const state: JobState = {
+    const state: JobStateOf<K> = {
       id: randomUUID(),
       kind: spec.kind,
       title: spec.title,
@@ -65,13 +65,15 @@ export class JobManager {
       endedAt: null,
       modelId: spec.modelId ?? null,
     };
+    // The same object, as the union the API speaks (TypeScript cannot see that a generic K's state is one of its members).
+    const view = state as JobState;
     let lastSent = 0;
     /** A progress event held back by the throttle, sent when the interval is over (so the last step always shows). */
     let pending: NodeJS.Timeout | undefined;
     const sendProgress = () => {
       pending = undefined;
       lastSent = Date.now();
-      this.#emit(state);
+      this.#emit(view);
     };
     const context: JobContext = {
       signal: controller.signal,
@@ -85,10 +87,10 @@ export class JobManager {
         else pending ??= setTimeout(sendProgress, wait);
       },
     };
-    const finish = (patch: Partial<JobState>) => {
+    const finish = (patch: Partial<JobStateOf<K>>) => {
       clearTimeout(pending);
       Object.assign(state, patch, { endedAt: new Date().toISOString() });
-      this.#emit(state);
+      this.#emit(view);
       this.#prune();
     };
     const done = Promise.resolve()
@@ -102,8 +104,8 @@ export class JobManager {
         (err: unknown) =>
           finish(isAbort(err, controller.signal) ? { status: 'cancelled' } : { status: 'failed', error: err instanceof Error ? err.message : String(err) }),
       );
-    this.#jobs.set(state.id, { state, controller, done });
-    this.#emit(state);
+    this.#jobs.set(state.id, { state: view, controller, done });
+    this.#emit(view);
     return state.id;
   }
 

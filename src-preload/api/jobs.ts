@@ -1,12 +1,29 @@
 /** Long work (export, benchmark, hashing, re-quantization error) runs as jobs with progress and cancel. */
+import type { BenchRun } from './bench';
+import type { ExportRecord, QualityReport } from './export';
+import type { RequantError, TensorErrorComparison } from './inspector';
+import type { HashResult } from './library';
+import type { OllamaExportResult } from './ollama';
 
-export type JobKind = 'export' | 'bench' | 'hash' | 'requant-error' | 'scan' | 'ollama-export' | 'quality' | 'tensor-error';
+/** What each kind of job answers when done. */
+export interface JobResults {
+  export: ExportRecord;
+  bench: BenchRun;
+  hash: HashResult;
+  'requant-error': RequantError;
+  'ollama-export': OllamaExportResult;
+  quality: QualityReport;
+  'tensor-error': TensorErrorComparison;
+}
+
+export type JobKind = keyof JobResults;
 
 export type JobStatus = 'running' | 'done' | 'failed' | 'cancelled';
 
-export interface JobState {
+/** A job of one kind; `JobState` is the union over kinds, narrowed by `kind`. */
+export interface JobStateOf<K extends JobKind> {
   id: string;
-  kind: JobKind;
+  kind: K;
   /** What the UI shows ("Export stories260K to Q8_0"). */
   title: string;
   status: JobStatus;
@@ -16,8 +33,8 @@ export interface JobState {
   unit: 'bytes' | 'tensors' | 'tokens' | 'steps';
   /** A short line about the current step ("blk.3.ffn_up.weight"). */
   detail: string | null;
-  /** The job's answer when done (its shape depends on `kind`; see each feature's API). */
-  result: unknown;
+  /** The job's answer once done, else null. */
+  result: JobResults[K] | null;
   /** Why it failed. */
   error: string | null;
   startedAt: string;
@@ -25,6 +42,8 @@ export interface JobState {
   /** Model the job is about, when there is one. */
   modelId: number | null;
 }
+
+export type JobState = { [K in JobKind]: JobStateOf<K> }[JobKind];
 
 export interface JobsApi {
   /** Running jobs and the last finished ones. */

@@ -60,10 +60,22 @@ export interface ModelEntry {
   addedAt: string;
 }
 
+/** A path left out, and why ("not a GGUF file: …", "already in the library"). */
+export interface SkippedPath {
+  path: string;
+  reason: string;
+}
+
 export interface AddModelsResult {
   added: ModelEntry[];
-  /** Paths that were not added, and why ("not a GGUF file: …", "already in the library"). */
-  skipped: { path: string; reason: string }[];
+  skipped: SkippedPath[];
+}
+
+/** The answer of the background SHA-256 job. */
+export interface HashResult {
+  hashed: number;
+  /** Files that could not be hashed now. */
+  skipped: SkippedPath[];
 }
 
 /** A folder the library scans for .gguf files (recursively), or another app's model store. */

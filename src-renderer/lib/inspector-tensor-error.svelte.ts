@@ -5,7 +5,7 @@
 import type { GufoApi, JobState, ModelEntry, TensorErrorComparison } from '../../src-preload/api';
 import type { ErrorMetric } from '../components/inspector/tensor-error-chart';
 import { messageOf } from './format';
-import type { JobsStore } from './jobs.svelte';
+import { jobResult, type JobsStore } from './jobs.svelte';
 
 export class TensorErrorStore {
   /** Models it can be compared with: every readable model but itself. */
@@ -32,8 +32,7 @@ export class TensorErrorStore {
   }
 
   get result(): TensorErrorComparison | null {
-    const job = this.job;
-    return job?.status === 'done' ? (job.result as TensorErrorComparison) : null;
+    return jobResult(this.job, 'tensor-error');
   }
 
   async load(): Promise<void> {

@@ -2,7 +2,7 @@
 import type { BlockView, GufoApi, Histogram, JobState, RequantError } from '../../src-preload/api';
 import { messageOf } from './format';
 import { Loadable } from './inspector-loadable.svelte';
-import type { JobsStore } from './jobs.svelte';
+import { jobResult, type JobsStore } from './jobs.svelte';
 
 export const HISTOGRAM_BINS = 64;
 
@@ -28,8 +28,7 @@ export class TensorDetailStore {
   }
 
   get requantResult(): RequantError | null {
-    const job = this.requantJob;
-    return job?.status === 'done' ? (job.result as RequantError) : null;
+    return jobResult(this.requantJob, 'requant-error');
   }
 
   async load(): Promise<void> {

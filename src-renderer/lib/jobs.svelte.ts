@@ -1,5 +1,11 @@
 /** Every job the back end reports (export, benchmark, hashing, …), kept live from 'job' events. */
-import type { GufoBridge, JobState } from '../../src-preload/api';
+import type { GufoBridge, JobKind, JobResults, JobState } from '../../src-preload/api';
+
+/** A finished job's answer when `job` is of `kind`; null while it runs, when it failed, or for another kind. */
+export function jobResult<K extends JobKind>(job: JobState | undefined, kind: K): JobResults[K] | null {
+  // The kind was just checked: this job's result is that kind's.
+  return job?.kind === kind && job.status === 'done' ? (job.result as JobResults[K] | null) : null;
+}
 
 export class JobsStore {
   jobs: JobState[] = $state([]);

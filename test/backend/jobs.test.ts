@@ -12,17 +12,19 @@ function manager() {
   return { jobs: new JobManager(events), seen };
 }
 
-const spec = { kind: 'export', title: 'Export x', unit: 'bytes' } as const;
+const spec = { kind: 'hash', title: 'Hash models', unit: 'bytes' } as const;
+/** A hash job's answer. */
+const HASHED = { hashed: 42, skipped: [] };
 
 describe('JobManager', () => {
   it('runs work, reports start, progress and the result', async () => {
     const { jobs, seen } = manager();
     const id = jobs.start(spec, async (job) => {
       job.progress(5, 10, 'half');
-      return { answer: 42 };
+      return HASHED;
     });
     const done = await jobs.wait(id);
-    expect(done).toMatchObject({ status: 'done', result: { answer: 42 }, done: 5, total: 10, detail: 'half', error: null });
+    expect(done).toMatchObject({ status: 'done', result: HASHED, done: 5, total: 10, detail: 'half', error: null });
     expect(done.endedAt).not.toBeNull();
     expect(seen[0]).toMatchObject({ id, status: 'running' });
     expect(seen.at(-1)).toMatchObject({ id, status: 'done' });
@@ -49,6 +51,7 @@ describe('JobManager', () => {
     const { jobs, seen } = manager();
     const id = jobs.start(spec, async (job) => {
       for (let i = 0; i < 10_000; i++) job.progress(i, 10_000);
+      return HASHED;
     });
     await jobs.wait(id);
     expect(seen.length).toBeLessThan(10);
@@ -62,6 +65,7 @@ describe('JobManager', () => {
       job.progress(1, 3, 'loading');
       job.progress(2, 3, 'measuring'); // within the throttle interval
       await new Promise<void>((resolve) => (finish = resolve));
+      return HASHED;
     });
     await vi.waitFor(() => expect(seen.at(-1)).toMatchObject({ status: 'running', done: 2, detail: 'measuring' }));
     finish();
@@ -72,10 +76,10 @@ describe('JobManager', () => {
     const { jobs } = manager();
     let ended = false;
     const id = jobs.start(spec, (job) =>
-      new Promise<void>((resolve) =>
+      new Promise<typeof HASHED>((resolve) =>
         job.signal.addEventListener('abort', () => {
           ended = true;
-          resolve();
+          resolve(HASHED);
         }),
       ),
     );

@@ -5,9 +5,9 @@
  * computed from.
  */
 import { stat } from 'node:fs/promises';
-import type { ModelEntry } from '../../../src-preload/api';
+import type { HashResult, ModelEntry } from '../../../src-preload/api';
 import type { ModelStore } from '../store/models';
-import { reasonOf, type ScanProblem } from './find-gguf-files';
+import { reasonOf } from './find-gguf-files';
 import { sha256File } from './sha256-file';
 
 export interface HashRun {
@@ -18,12 +18,6 @@ export interface HashRun {
   onHashed(model: ModelEntry): void;
   /** Called the moment nothing is left to hash, before the returned promise settles. */
   onIdle(): void;
-}
-
-export interface HashResult {
-  hashed: number;
-  /** Files that could not be hashed now, and why. */
-  skipped: ScanProblem[];
 }
 
 export async function hashModels(store: ModelStore, run: HashRun): Promise<HashResult> {
