@@ -48,6 +48,14 @@ const OPENAI_SERVER_VALIDATORS: Validators<OpenAiServerSettings> = {
   contextSize: contextTokens,
 };
 
+/**
+ * Stored values an earlier version accepted and that stay in force until changed: a shorter key
+ * falling back to the default (no key) would open the server to anyone who reaches it.
+ */
+const OPENAI_SERVER_STORED: Partial<Validators<OpenAiServerSettings>> = {
+  apiKey: (v) => (typeof v === 'string' && /^[\x21-\x7e]{1,256}$/.test(v) ? null : OPENAI_SERVER_VALIDATORS.apiKey(v)),
+};
+
 /** What is wrong with `value` for an OpenAI-server setting, or null (for command-line options that set the same things). */
 export function openAiServerSettingProblem<K extends keyof OpenAiServerSettings>(field: K, value: unknown): string | null {
   return OPENAI_SERVER_VALIDATORS[field](value);
@@ -60,6 +68,8 @@ export class SettingsGroup<T extends object> {
     private readonly prefix: string,
     private readonly defaults: T,
     private readonly validators: Validators<T>,
+    /** Looser checks for values already stored, where an earlier version allowed more. */
+    private readonly stored: Partial<Validators<T>> = {},
   ) {}
 
   get(): T {
@@ -71,7 +81,8 @@ export class SettingsGroup<T extends object> {
       if (!Object.hasOwn(this.validators, field)) continue; // a setting from another version, or another group
       const value = parseJsonColumn<unknown>(row.value_json, { table: 'settings', id: row.key, column: 'value_json' });
       // A stored value that is no longer valid falls back to the default rather than breaking startup.
-      if (this.validators[field as keyof T](value) === null) (settings as Record<string, unknown>)[field] = value;
+      const valid = this.stored[field as keyof T] ?? this.validators[field as keyof T];
+      if (valid(value) === null) (settings as Record<string, unknown>)[field] = value;
     }
     return settings;
   }
@@ -104,7 +115,7 @@ export class SettingsStore {
 
   constructor(db: Db) {
     this.#app = new SettingsGroup(db, '', DEFAULT_SETTINGS, VALIDATORS);
-    this.openAiServer = new SettingsGroup(db, 'openAiServer.', DEFAULT_OPENAI_SERVER_SETTINGS, OPENAI_SERVER_VALIDATORS);
+    this.openAiServer = new SettingsGroup(db, 'openAiServer.', DEFAULT_OPENAI_SERVER_SETTINGS, OPENAI_SERVER_VALIDATORS, OPENAI_SERVER_STORED);
   }
 
   get(): Settings {

@@ -66,6 +66,16 @@ describe('SettingsStore', () => {
     db.close();
   });
 
+  it('keeps an API key an earlier version saved, shorter than new keys may be, rather than serving without one', () => {
+    const { db, settings } = store();
+    putRaw(db, 'openAiServer.apiKey', JSON.stringify('sk-short'));
+    expect(settings.openAiServer.get().apiKey).toBe('sk-short');
+    expect(() => settings.openAiServer.update({ apiKey: 'sk-short' })).toThrow(/"openAiServer.apiKey" must be null \(no key\) or 16 to 256/);
+    putRaw(db, 'openAiServer.port', JSON.stringify(-1));
+    expect(settings.openAiServer.get().port).toBe(7824);
+    db.close();
+  });
+
   it('reports a row that is not JSON, naming it', () => {
     const { db, settings } = store();
     putRaw(db, 'theme', '{not json');
