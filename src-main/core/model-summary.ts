@@ -1,5 +1,6 @@
+import { GgufError } from './gguf/errors';
 import type { GgufFile } from './gguf/gguf-file';
-import { GgufType } from './gguf/values';
+import { readCount, readLayerCount, readPerLayerCount } from './gguf/metadata-counts';
 import { llamaFileTypeName } from './llama-file-types';
 import { slidingWindowLayout, type SlidingWindowLayout } from './sliding-window';
 
@@ -50,15 +51,6 @@ export interface ModelSummary {
 
 /** llama.cpp's default KV cache element type is F16. */
 const KV_BYTES_PER_ELEMENT = 2;
-
-/** A per-layer count: a scalar, or a per-layer array, in the file. */
-function perLayer(gguf: GgufFile, key: string): number | number[] | null {
-  const scalar = gguf.getNumber(key);
-  if (scalar !== undefined) return scalar;
-  const array = gguf.getArray(key);
-  if (!array || array.itemType === GgufType.STRING || array.itemType === GgufType.ARRAY) return null;
-  return Array.from(array.items, Number);
-}
 
 function layerValues(value: number | readonly number[], layers: number): number[] {
   return typeof value === 'number' ? new Array<number>(layers).fill(value) : value.slice(0, layers);
@@ -116,30 +108,40 @@ export function estimateKvCache(
   };
 }
 
-/** The windowed layers, or none when the file's window is unusable (the engine says why at load). */
+/**
+ * The windowed layers, or none when the file's window is unusable (the engine says why at load);
+ * a malformed window value is the file's error, as any other key's.
+ */
 function windowOf(gguf: GgufFile, arch: string | null, layers: number | null): SlidingWindowLayout | null {
   if (arch === null || layers === null) return null;
   try {
     return slidingWindowLayout(gguf, arch, layers);
-  } catch {
+  } catch (err) {
+    if (err instanceof GgufError) throw err;
     return null;
   }
 }
 
-/** What a user wants to know about a model, from its metadata and tensor infos alone. */
+/**
+ * What a user wants to know about a model, from its metadata and tensor infos alone. Every count
+ * it reads is checked first (core/gguf/metadata-counts.ts): a hostile value throws a GgufError
+ * naming the key.
+ */
 export function summarizeModel(gguf: GgufFile, context?: number): ModelSummary {
   const arch = gguf.getString('general.architecture') ?? null;
   const key = (k: string) => `${arch}.${k}`;
-  const num = (k: string) => (arch ? gguf.getNumber(key(k)) ?? null : null);
-  const layers = num('block_count');
-  const heads = arch ? perLayer(gguf, key('attention.head_count')) : null;
-  const kvHeads = arch ? perLayer(gguf, key('attention.head_count_kv')) ?? heads : null;
+  const num = (k: string) => (arch ? readCount(gguf, key(k)) ?? null : null);
+  const layers = arch ? readLayerCount(gguf, arch) ?? null : null;
+  const perLayer = (k: string) => (arch ? readPerLayerCount(gguf, key(k), layers) ?? null : null);
+  const heads = perLayer('attention.head_count');
+  const kvHeads = perLayer('attention.head_count_kv') ?? heads;
   const embeddingSize = num('embedding_length');
   const firstHeads = typeof heads === 'number' ? heads : heads?.find((h) => h > 0) ?? null;
   const headSize = num('attention.key_length') ?? (embeddingSize && firstHeads ? embeddingSize / firstHeads : null);
   const valueHeadSize = num('attention.value_length') ?? headSize;
   const contextLength = num('context_length');
-  const fileType = gguf.getNumber('general.file_type');
+  const feedForward = perLayer('feed_forward_length');
+  const fileType = readCount(gguf, 'general.file_type');
   const tokens = gguf.getArray('tokenizer.ggml.tokens');
   const kvContext = context ?? contextLength;
   return {
@@ -155,7 +157,8 @@ export function summarizeModel(gguf: GgufFile, context?: number): ModelSummary {
     headSize,
     valueHeadSize,
     embeddingSize,
-    feedForwardSize: num('feed_forward_length'),
+    // A per-layer width has no one value to show.
+    feedForwardSize: typeof feedForward === 'number' ? feedForward : null,
     vocabSize: tokens?.items.length ?? num('vocab_size'),
     tokenizerModel: gguf.getString('tokenizer.ggml.model') ?? null,
     tokenizerPre: gguf.getString('tokenizer.ggml.pre') ?? null,

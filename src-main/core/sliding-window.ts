@@ -10,6 +10,7 @@
  * given as an array is ignored, as llama.cpp does.
  */
 import type { GgufFile } from './gguf/gguf-file';
+import { readCount } from './gguf/metadata-counts';
 
 export interface SlidingWindowLayout {
   window: number;
@@ -17,14 +18,20 @@ export interface SlidingWindowLayout {
   layers: boolean[];
 }
 
-/** Null for an architecture without windowed layers; throws an Error naming the key when the file's window is unusable. */
+/**
+ * Null for an architecture without windowed layers; throws an Error naming the key when the file's
+ * window is unusable (a GgufError when a value is malformed). `nLayer`: the layer count as
+ * readLayerCount checked it, since it sizes the answer.
+ */
 export function slidingWindowLayout(gguf: GgufFile, arch: string, nLayer: number): SlidingWindowLayout | null {
   const key = (name: string) => `${arch}.${name}`;
-  const window = gguf.getNumber(key('attention.sliding_window'));
   const defaultPeriod = { gemma2: 2, 'gpt-oss': 2, gemma3: 6 }[arch];
-  if (defaultPeriod === undefined || (arch === 'gemma3' && !(window !== undefined && window > 0))) return null;
+  if (defaultPeriod === undefined) return null;
+  const window = readCount(gguf, key('attention.sliding_window'));
+  if (arch === 'gemma3' && !(window !== undefined && window > 0)) return null;
   if (arch === 'gpt-oss' && window === undefined) throw new Error(`${key('attention.sliding_window')} is missing`);
-  const period = gguf.getNumber(key('attention.sliding_window_pattern')) ?? defaultPeriod;
+  const patternKey = key('attention.sliding_window_pattern');
+  const period = (gguf.getArray(patternKey) ? undefined : readCount(gguf, patternKey)) ?? defaultPeriod;
   const size = window ?? 4096;
   if (size <= 0) throw new Error(`${key('attention.sliding_window')} is 0`);
   // set_swa_pattern: the last layer of each period attends to everything; period 0: every layer is windowed.

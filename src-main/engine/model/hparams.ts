@@ -3,8 +3,9 @@
  * defaults (llama-model.cpp, llama-hparams). Anything the engine cannot run is a clear error here,
  * before any GPU memory is touched.
  */
+import { GgufError } from '../../core/gguf/errors';
 import type { GgufFile } from '../../core/gguf/gguf-file';
-import { GgufType } from '../../core/gguf/values';
+import { readCount, readFiniteNumber, readLayerCount, readPerLayerCount } from '../../core/gguf/metadata-counts';
 import { slidingWindowLayout, type SlidingWindowLayout } from '../../core/sliding-window';
 
 export const SUPPORTED_ARCHITECTURES = ['llama', 'qwen2', 'qwen3', 'qwen2moe', 'qwen3moe', 'gemma2', 'gemma3', 'phi3', 'gpt-oss'] as const;
@@ -143,21 +144,27 @@ export interface HParams {
   moe: MoeParams | null;
 }
 
-/** A per-layer value that must be the same in every layer (arrays of equal entries are accepted). */
-function uniformPerLayer(gguf: GgufFile, key: string): number | undefined {
-  const scalar = gguf.getNumber(key);
-  if (scalar !== undefined) return scalar;
-  const array = gguf.getArray(key);
-  if (!array || array.itemType === GgufType.STRING || array.itemType === GgufType.ARRAY) return undefined;
-  const values = Array.from(array.items, Number);
-  if (values.some((v) => v !== values[0])) {
-    throw new UnsupportedModelError(`${gguf.file}: ${key} differs between layers (${values.join(', ')}), which is not supported yet`);
+/** A per-layer count that must be the same in every layer (arrays of equal entries are accepted). */
+function uniformPerLayer(gguf: GgufFile, key: string, nLayer: number): number | undefined {
+  const value = readPerLayerCount(gguf, key, nLayer);
+  if (typeof value !== 'object') return value;
+  if (value.some((v) => v !== value[0])) {
+    throw new UnsupportedModelError(`${gguf.file}: ${key} differs between layers (${value.join(', ')}), which is not supported yet`);
   }
-  return values[0];
+  return value[0];
 }
 
+/** Reads `{arch}.<key>`, or the fallback when absent; fails when both are missing. */
 type Num = (key: string, fallback?: number) => number;
 type Fail = (problem: string) => never;
+
+/** The two kinds of hyper-parameter, each checked as it is read (core/gguf/metadata-counts.ts). */
+interface Readers {
+  /** Whole numbers: counts and sizes, per layer or not. */
+  count: Num;
+  /** Floats: epsilons, RoPE bases and factors, soft-caps. */
+  real: Num;
+}
 
 export function readHParams(gguf: GgufFile): HParams {
   const fail: Fail = (problem) => {
@@ -168,28 +175,33 @@ export function readHParams(gguf: GgufFile): HParams {
     fail(`architecture "${arch}" is not supported; supported: ${SUPPORTED_ARCHITECTURES.join(', ')}`);
   }
   const a = arch as Architecture;
-  const num: Num = (key, fallback) => {
-    const v = uniformPerLayer(gguf, `${arch}.${key}`) ?? fallback;
-    return v ?? fail(`${arch}.${key} is missing`);
-  };
+  // Every other count is checked against it, so it is read first.
+  const nLayer = readLayerCount(gguf, arch) ?? fail(`${arch}.block_count is missing`);
+  const orFail = (key: string, v: number | undefined) => v ?? fail(`${arch}.${key} is missing`);
+  const num: Num = (key, fallback) => orFail(key, uniformPerLayer(gguf, `${arch}.${key}`, nLayer) ?? fallback);
+  const real: Num = (key, fallback) => orFail(key, readFiniteNumber(gguf, `${arch}.${key}`) ?? fallback);
+  const read: Readers = { count: num, real };
   const has = (name: string) => gguf.tensor(name) !== undefined;
-  const nLayer = num('block_count');
+  const embd = gguf.tensor('token_embd.weight') ?? fail('no token_embd.weight tensor');
   const nEmbd = num('embedding_length');
+  // llama.cpp's shape for it: the width every activation is sized by must be the file's.
+  if (embd.ne[0] !== nEmbd) fail(`${arch}.embedding_length is ${nEmbd}, but token_embd.weight has rows of ${embd.ne[0]}`);
   const nHead = num('attention.head_count');
+  if (nHead === 0) fail(`${arch}.attention.head_count is 0`);
   const nHeadKv = num('attention.head_count_kv', nHead);
   const headDim = num('attention.key_length', nEmbd / nHead);
   const headDimV = num('attention.value_length', headDim);
-  if (!Number.isInteger(headDim) || headDim !== headDimV) fail(`head sizes ${headDim} (keys) and ${headDimV} (values) are not supported`);
-  if (nHeadKv <= 0 || nHead % nHeadKv !== 0) fail(`${nHead} heads cannot share ${nHeadKv} KV heads`);
+  if (!Number.isInteger(headDim)) fail(`${arch}.embedding_length ${nEmbd} is not a multiple of ${arch}.attention.head_count ${nHead}`);
+  if (headDim !== headDimV) fail(`${arch}.attention.value_length: head sizes ${headDim} (keys) and ${headDimV} (values) are not supported`);
+  if (nHeadKv <= 0 || nHead % nHeadKv !== 0) fail(`${arch}.attention.head_count_kv: ${nHead} heads cannot share ${nHeadKv} KV heads`);
   if (gguf.get(`${arch}.attention.causal`) === false) fail('non-causal attention (an embedding model) is not supported');
   for (const name of ['dense_2.weight', 'dense_3.weight']) {
     if (has(name)) fail(`${name} is a sentence-embedding projection (EmbeddingGemma); embedding models are not supported`);
   }
 
-  const embd = gguf.tensor('token_embd.weight') ?? fail('no token_embd.weight tensor');
   const nVocab = embd.ne[1] ?? fail('token_embd.weight is not a matrix');
   const nCtxTrain = num('context_length', 4096);
-  const rope = readRope(gguf, a, num, fail, headDim, nCtxTrain);
+  const rope = readRope(gguf, a, read, fail, headDim, nCtxTrain);
   const moe = readMoe(gguf, a, num, fail);
   const gemma = a === 'gemma2' || a === 'gemma3';
   const qkvFused = has('blk.0.attn_qkv.weight');
@@ -209,7 +221,7 @@ export function readHParams(gguf: GgufFile): HParams {
     headDimV,
     nVocab,
     nCtxTrain,
-    eps: num('attention.layer_norm_rms_epsilon', 1e-5),
+    eps: real('attention.layer_norm_rms_epsilon', 1e-5),
     rope,
     // gpt-oss: llama.cpp scales by 1/sqrt(n_rot).
     attnScale: attentionScale(a, nLayer, nEmbd, nHead, a === 'gpt-oss' ? rope.nRot : headDim),
@@ -227,9 +239,9 @@ export function readHParams(gguf: GgufFile): HParams {
     attnSinks: a === 'gpt-oss',
     ffnAct: gemma ? 'gelu' : 'silu',
     ffnGateUpFused: a === 'phi3',
-    attnSoftcap: a === 'gemma2' ? num('attn_logit_softcapping', 50) : 0,
-    finalSoftcap: a === 'gemma2' ? num('final_logit_softcapping', 30) : a === 'gemma3' ? num('final_logit_softcapping', 0) : 0,
-    swa: readSlidingWindow(gguf, a, nLayer, rope, num, fail),
+    attnSoftcap: a === 'gemma2' ? real('attn_logit_softcapping', 50) : 0,
+    finalSoftcap: a === 'gemma2' ? real('final_logit_softcapping', 30) : a === 'gemma3' ? real('final_logit_softcapping', 0) : 0,
+    swa: readSlidingWindow(gguf, a, nLayer, rope, real, fail),
     moe,
   };
 }
@@ -240,23 +252,23 @@ export function readHParams(gguf: GgufFile): HParams {
  * (older files: rope.scale_linear); YaRN also bends them. phi3 may say "longrope", which scales
  * the same way; its LongRoPE is the factor tensors (readRopeFactors).
  */
-function readRope(gguf: GgufFile, arch: Architecture, num: Num, fail: Fail, headDim: number, nCtxTrain: number): RopeParams {
+function readRope(gguf: GgufFile, arch: Architecture, { count, real }: Readers, fail: Fail, headDim: number, nCtxTrain: number): RopeParams {
   const scalingType = gguf.getString(`${arch}.rope.scaling.type`) ?? 'linear';
   const types = arch === 'phi3' ? ['none', 'linear', 'yarn', 'longrope'] : ['none', 'linear', 'yarn'];
   if (!types.includes(scalingType)) fail(`RoPE scaling "${scalingType}" is not supported`);
-  const factor = gguf.getNumber(`${arch}.rope.scaling.factor`) ?? gguf.getNumber(`${arch}.rope.scale_linear`) ?? 0;
+  const factor = real('rope.scaling.factor', real('rope.scale_linear', 0));
   const rope: RopeParams = {
-    nRot: num('rope.dimension_count', headDim),
+    nRot: count('rope.dimension_count', headDim),
     neox: arch !== 'llama',
-    freqBase: num('rope.freq_base', 10000),
+    freqBase: real('rope.freq_base', 10000),
     freqScale: scalingType !== 'none' && factor > 0 ? 1 / factor : 1,
     extFactor: scalingType === 'yarn' ? 1 : 0,
-    attnFactor: gguf.getNumber(`${arch}.rope.scaling.attn_factor`) ?? 1,
-    betaFast: gguf.getNumber(`${arch}.rope.scaling.yarn_beta_fast`) ?? 32,
-    betaSlow: gguf.getNumber(`${arch}.rope.scaling.yarn_beta_slow`) ?? 1,
-    nCtxOrig: gguf.getNumber(`${arch}.rope.scaling.original_context_length`) ?? nCtxTrain,
+    attnFactor: real('rope.scaling.attn_factor', 1),
+    betaFast: real('rope.scaling.yarn_beta_fast', 32),
+    betaSlow: real('rope.scaling.yarn_beta_slow', 1),
+    nCtxOrig: readCount(gguf, `${arch}.rope.scaling.original_context_length`) ?? nCtxTrain,
   };
-  if (rope.nRot > headDim || rope.nRot % 2 !== 0) fail(`RoPE over ${rope.nRot} of ${headDim} dimensions is not supported`);
+  if (rope.nRot > headDim || rope.nRot % 2 !== 0) fail(`${arch}.rope.dimension_count: RoPE over ${rope.nRot} of ${headDim} dimensions is not supported`);
   return rope;
 }
 
@@ -291,15 +303,17 @@ function attentionScale(arch: Architecture, nLayer: number, nEmbd: number, nHead
 }
 
 /** The windowed layers (core/sliding-window.ts) and their RoPE: gemma3's own base, unscaled; the others' base may differ. */
-function readSlidingWindow(gguf: GgufFile, arch: Architecture, nLayer: number, rope: RopeParams, num: Num, fail: Fail): SlidingWindow | null {
+function readSlidingWindow(gguf: GgufFile, arch: Architecture, nLayer: number, rope: RopeParams, real: Num, fail: Fail): SlidingWindow | null {
   let layout: SlidingWindowLayout | null;
   try {
     layout = slidingWindowLayout(gguf, arch, nLayer);
   } catch (err) {
+    // A GgufError already names the file.
+    if (err instanceof GgufError) throw err;
     return fail((err as Error).message);
   }
   if (!layout) return null;
-  const swaRope = arch === 'gemma3' ? { ...rope, freqBase: num('rope.freq_base_swa', 10000), freqScale: 1 } : { ...rope, freqBase: num('rope.freq_base_swa', rope.freqBase) };
+  const swaRope = arch === 'gemma3' ? { ...rope, freqBase: real('rope.freq_base_swa', 10000), freqScale: 1 } : { ...rope, freqBase: real('rope.freq_base_swa', rope.freqBase) };
   return { ...layout, rope: swaRope };
 }
 
@@ -318,7 +332,7 @@ function readMoe(gguf: GgufFile, arch: Architecture, num: Num, fail: Fail): MoeP
     return null;
   }
   if (nExpert <= 0) fail(`${arch}.expert_count is missing or 0`);
-  if (nExpert > MAX_EXPERTS) fail(`${nExpert} experts per layer are not supported (at most ${MAX_EXPERTS})`);
+  if (nExpert > MAX_EXPERTS) fail(`${arch}.expert_count: ${nExpert} experts per layer are not supported (at most ${MAX_EXPERTS})`);
   const nExpertUsed = num('expert_used_count', 0);
   if (nExpertUsed <= 0 || nExpertUsed > nExpert) fail(`${arch}.expert_used_count ${nExpertUsed} is not between 1 and expert_count ${nExpert}`);
   const nFf = num('feed_forward_length', 0);
