@@ -11,8 +11,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { ggmlTypeByName } from '../../core/ggml-types';
-import { gpuBlockDefines } from './weights';
 
 export type Defines = Readonly<Record<string, string | number | boolean>>;
 
@@ -96,13 +94,9 @@ function expand(path: string, defines: Defines, seen: Set<string>, out: string[]
   if (keep.length) throw new Error(`shaders/${path}: #if without #endif`);
 }
 
-/**
- * The WGSL of `entry` (a path under shaders/) with its includes expanded and `defines` applied.
- * A TYPE naming a ggml type also defines its block's word offsets on the GPU (gpuBlockDefines).
- */
+/** The WGSL of `entry` (a path under shaders/) with its includes expanded and `defines` applied. */
 export function shaderSource(entry: string, defines: Defines = {}): string {
-  const type = typeof defines.TYPE === 'string' ? ggmlTypeByName(defines.TYPE) : undefined;
   const out: string[] = [];
-  expand(entry, type ? { ...gpuBlockDefines(type), ...defines } : defines, new Set(), out);
+  expand(entry, defines, new Set(), out);
   return out.join('\n');
 }
