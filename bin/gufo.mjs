@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // `gufo`: runs the CLI that `npm install` built from the sources (out/cli/gufo.js, by
-// scripts/build-cli.mjs from the `prepare` script), so it starts in a tenth of a second.
+// scripts/build-cli.mjs from the `prepare` script), so it starts about as fast as node itself.
 // GUFO_DEV=1 runs the TypeScript sources through tsx instead (a devDependency): what the tests do,
 // and what a developer editing src-main/ wants, with no rebuild in between.
 import { existsSync } from 'node:fs';
 
 if (process.env.GUFO_DEV === '1') {
-  const { register } = await import('tsx/esm/api');
+  const { register } = await import('tsx/esm/api').catch(() => {
+    process.stderr.write('gufo: GUFO_DEV=1 runs the sources through tsx, which is not installed (a devDependency): run `npm install`\n');
+    process.exit(1);
+  });
   register();
   await import('../src-main/cli/main.ts');
 } else {
