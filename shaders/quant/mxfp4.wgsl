@@ -15,7 +15,7 @@ fn mxfp4_values(q: vec4<u32>) -> vec4<f32> {
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let blk = row * P.blocks_per_row + u;
   let d = e8m0_half(w_byte(4u * P.scale_word + blk));
-  let qs = 4u * blk;
+  let qs = {{BLOCK_WORDS}}u * blk + {{W_QS}}u;
   for (var i = 0u; i < 4u; i++) {
     let q = W[qs + i];
     (*w)[i] = mxfp4_values(nib_lo(q)) * d;

@@ -7,7 +7,7 @@ const UNIT_PARTIAL = false;
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let blk = row * P.blocks_per_row + u;
   let d = f16_to_f32(w_half(2u * P.scale_word + blk));
-  let qs = 4u * blk;
+  let qs = {{BLOCK_WORDS}}u * blk + {{W_QS}}u;
   for (var i = 0u; i < 4u; i++) {
     let q = W[qs + i];
     (*w)[i] = nibble_values(nib_lo(q), d);

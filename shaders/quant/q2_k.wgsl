@@ -1,5 +1,5 @@
-// Q2_K, as in the file (84 bytes = 21 words): scales[16] (words 0..3; low nibble scale, high
-// nibble min, one byte per 16 values), qs[64] (words 4..19), word 20 = f16 d | f16 dmin << 16.
+// Q2_K, as in the file, at the words the block layout gives: scales[16] (from W_SCALES; low
+// nibble scale, high nibble min, one byte per 16 values), qs[64] (from W_QS), W_D = f16 d | f16 dmin << 16.
 // Unit u (values 32u..32u+31) is half n = u / 4, shift s = 2 (u % 4): value l of the unit is the
 // 2-bit field at shift s of qs[32n + l], scaled by scales[8n + 2(u % 4) + (l >= 16)]:
 // value = d · (sc & 15) · q - dmin · (sc >> 4).
@@ -7,18 +7,18 @@ const UNIT_PARTIAL = false;
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let sub = u & 7u;
-  let b = 21u * (row * P.blocks_per_row + (u >> 3u));
+  let b = {{BLOCK_WORDS}}u * (row * P.blocks_per_row + (u >> 3u));
   let n = sub >> 2u;
   let s = sub & 3u;
-  let dm = f16x2(W[b + 20u]);
+  let dm = f16x2(W[b + {{W_D}}u]);
   let si = 8u * n + 2u * s; // even: both scale bytes sit in one word
-  let sw = W[b + (si >> 2u)] >> ((si & 3u) * 8u);
+  let sw = W[b + {{W_SCALES}}u + (si >> 2u)] >> ((si & 3u) * 8u);
   for (var h = 0u; h < 2u; h++) {
     let sc = (sw >> (8u * h)) & 0xffu;
     let dl = dm.x * f32(sc & 15u);
     let ml = dm.y * f32(sc >> 4u);
     for (var i = 4u * h; i < 4u * h + 4u; i++) {
-      let q = crumbs4(W[b + 4u + 8u * n + i], 2u * s);
+      let q = crumbs4(W[b + {{W_QS}}u + 8u * n + i], 2u * s);
       (*w)[i] = dl * vec4<f32>(q) - ml;
     }
   }

@@ -1,5 +1,5 @@
-// Q5_K, as in the file (176 bytes = 44 words): word 0 = f16 d | f16 dmin << 16, scales[12]
-// (words 1..3, see kscales.wgsl), qh[32] (words 4..11), qs[128] (words 12..43). Sub-block u (one
+// Q5_K, as in the file, at the words the block layout gives: W_D = f16 d | f16 dmin << 16,
+// scales[12] (from W_SCALES, see kscales.wgsl), qh[32] (from W_QH), qs[128] (from W_QS). Sub-block u (one
 // unit) reads qs[32 (u / 2) + l] (low nibbles for even u, high for odd) and bit u of qh[l] as the
 // fifth bit; value = d · scale · q - dmin · min.
 #include "quant/kscales.wgsl"
@@ -7,16 +7,16 @@ const UNIT_PARTIAL = false;
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let sub = u & 7u;
-  let b = 44u * (row * P.blocks_per_row + (u >> 3u));
-  let dm = f16x2(W[b]);
+  let b = {{BLOCK_WORDS}}u * (row * P.blocks_per_row + (u >> 3u));
+  let dm = f16x2(W[b + {{W_D}}u]);
   let sm = kscale_min(b, sub);
   let dl = dm.x * f32(sm.x);
   let ml = dm.y * f32(sm.y);
-  let qs = b + 12u + 8u * (sub >> 1u);
+  let qs = b + {{W_QS}}u + 8u * (sub >> 1u);
   let shift = 4u * (sub & 1u);
   for (var i = 0u; i < 8u; i++) {
     let lo = (vec4<u32>(W[qs + i]) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(shift))) & vec4<u32>(15u);
-    let hi = (vec4<u32>(W[b + 4u + i]) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(sub))) & vec4<u32>(1u);
+    let hi = (vec4<u32>(W[b + {{W_QH}}u + i]) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(sub))) & vec4<u32>(1u);
     (*w)[i] = dl * vec4<f32>(lo | (hi << vec4<u32>(4u))) - ml;
   }
 }

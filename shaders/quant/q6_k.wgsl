@@ -1,5 +1,5 @@
-// Q6_K, repacked (weights.ts): main plane ql[128] (words 0..31), qh[64] (words 32..47), int8
-// scales[16] (words 48..51) per block (52 words); scale plane f16 d per block.
+// Q6_K, repacked (weights.ts): main plane ql[128], qh[64], int8 scales[16] per block, at the
+// words the block layout gives (W_QL, W_QH, W_SCALES, BLOCK_WORDS); scale plane f16 d per block.
 // Unit u (values 32u..32u+31) is half n = u / 4, s = u % 4: value l of the unit takes its low 4
 // bits from ql[64n + 32 (s & 1) + l] (low nibble for s < 2, high otherwise) and its high 2 bits
 // from shift 2s of qh[32n + l]; value = (d · scales[8n + 2s + (l >= 16)]) · (q - 32).
@@ -8,20 +8,20 @@ const UNIT_PARTIAL = false;
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let sub = u & 7u;
   let blk = row * P.blocks_per_row + (u >> 3u);
-  let b = 52u * blk;
+  let b = {{BLOCK_WORDS}}u * blk;
   let d = f16_to_f32(w_half(2u * P.scale_word + blk));
   let n = sub >> 2u;
   let s = sub & 3u;
-  let ql = b + 16u * n + 8u * (s & 1u);
+  let ql = b + {{W_QL}}u + 16u * n + 8u * (s & 1u);
   let nshift = 4u * (s >> 1u);
   let si = 8u * n + 2u * s; // even: both scales sit in one word
-  let sw = W[b + 48u + (si >> 2u)] >> ((si & 3u) * 8u);
+  let sw = W[b + {{W_SCALES}}u + (si >> 2u)] >> ((si & 3u) * 8u);
   for (var h = 0u; h < 2u; h++) {
     let sc = bitcast<i32>(((sw >> (8u * h)) & 0xffu) << 24u) >> 24u;
     let dl = d * f32(sc);
     for (var i = 4u * h; i < 4u * h + 4u; i++) {
       let lo = (vec4<u32>(W[ql + i]) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(nshift))) & vec4<u32>(15u);
-      let hi = crumbs4(W[b + 32u + 8u * n + i], 2u * s);
+      let hi = crumbs4(W[b + {{W_QH}}u + 8u * n + i], 2u * s);
       (*w)[i] = dl * vec4<f32>(vec4<i32>(lo | (hi << vec4<u32>(4u))) - 32);
     }
   }

@@ -10,7 +10,7 @@
  * tensor against its `llama_model_quantize` in test/core/quant-recipes.test.ts. Only the file
  * types that need no importance matrix are covered; the IQ1/IQ2/IQ3 mixtures are not.
  */
-import { ggmlTypeByName, type GgmlType } from './ggml-types';
+import { ggmlType, type GgmlType, type GgmlTypeName } from './ggml-types';
 import { GgufType, type GgufArray } from './gguf/values';
 import { llamaFileTypeId } from './llama-file-types';
 
@@ -25,7 +25,7 @@ export type QuantFileType = (typeof QUANT_FILE_TYPES)[number];
 export const GGML_QUANTIZATION_VERSION = 2;
 
 /** The type most tensors of each file type get (llama_ftype_get_default_type). */
-const DEFAULT_TYPE: Record<QuantFileType, string> = {
+const DEFAULT_TYPE: Record<QuantFileType, GgmlTypeName> = {
   F16: 'F16', BF16: 'BF16', Q8_0: 'Q8_0', Q6_K: 'Q6_K', Q5_K_M: 'Q5_K', Q5_K_S: 'Q5_K',
   Q5_1: 'Q5_1', Q5_0: 'Q5_0', Q4_K_M: 'Q4_K', Q4_K_S: 'Q4_K', Q4_1: 'Q4_1', Q4_0: 'Q4_0',
   Q3_K_L: 'Q3_K', Q3_K_M: 'Q3_K', Q3_K_S: 'Q3_K', Q2_K: 'Q2_K', IQ4_NL: 'IQ4_NL', IQ4_XS: 'IQ4_XS',
@@ -115,7 +115,7 @@ interface RecipeState {
   iFfnUp: number;
 }
 
-const t = (name: string): GgmlType => ggmlTypeByName(name)!;
+const t = ggmlType;
 const F16 = t('F16');
 const Q8_0 = t('Q8_0');
 const Q6_K = t('Q6_K');
@@ -417,7 +417,7 @@ function attnOutputType(state: RecipeState, defaultType: GgmlType): GgmlType {
 // Fallbacks for row lengths a type cannot hold
 
 /** The nearest type with 32-element blocks for each type with larger blocks. */
-const SMALLER_BLOCK: Readonly<Record<string, string>> = {
+const SMALLER_BLOCK: Readonly<Partial<Record<GgmlTypeName, GgmlTypeName>>> = {
   IQ1_S: 'IQ4_NL', IQ1_M: 'IQ4_NL', IQ2_XXS: 'IQ4_NL', IQ2_XS: 'IQ4_NL', IQ2_S: 'IQ4_NL',
   IQ3_XXS: 'IQ4_NL', IQ3_S: 'IQ4_NL', IQ4_XS: 'IQ4_NL',
   Q2_0: 'Q4_0', Q2_K: 'Q4_0', Q3_K: 'Q4_0', TQ1_0: 'Q4_0', TQ2_0: 'Q4_0',

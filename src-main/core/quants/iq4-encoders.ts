@@ -20,23 +20,21 @@
  * Every arithmetic step rounds to f32 where ggml's C code does (Math.fround).
  */
 import { checkEncodeSpan, type RowEncoder } from './codec';
-import { ggmlTypeByName } from '../ggml-types';
+import { blockOffsets, ggmlType } from '../ggml-types';
 import { writeF16 } from './half-encode';
 import { GROUP_MAX_EPS, importanceWeights, nearestInt, signedAbsMax, sumOfSquares } from './scale-search';
 import { IQ4NL_VALUES } from './iq-tables';
 
-const IQ4_NL = ggmlTypeByName('IQ4_NL')!;
-const IQ4_XS = ggmlTypeByName('IQ4_XS')!;
+const IQ4_NL = ggmlType('IQ4_NL');
+const IQ4_XS = ggmlType('IQ4_XS');
+const NL_AT = blockOffsets('IQ4_NL');
+const XS_AT = blockOffsets('IQ4_XS');
 
 /** Values per scale (both types). */
 const SUB = 32;
 /** Sub-blocks per IQ4_XS super-block. */
 const XS_SUBS = IQ4_XS.blockSize / SUB;
-/** Byte offsets inside an IQ4_XS block. */
-const XS_SCALES_H = 2;
-const XS_SCALES_L = 4;
-const XS_QS = XS_SCALES_L + XS_SUBS / 2;
-if (IQ4_NL.blockSize !== SUB || IQ4_NL.typeSize !== 2 + SUB / 2 || XS_SUBS !== 8 || IQ4_XS.typeSize !== XS_QS + IQ4_XS.blockSize / 2) {
+if (IQ4_NL.blockSize !== SUB || XS_SUBS !== 8) {
   throw new Error('iq4-encoders: unexpected IQ4 block geometry');
 }
 
@@ -141,8 +139,8 @@ export const encodeIQ4_NL: RowEncoder = (src, dst, rows, rowLength, importance) 
       const x = row + ib * SUB;
       subWeights(src, x, importance, ib * SUB, importance ? superSigma2(src, x, SUB) : 0);
       const d = searchScale(src, x);
-      writeF16(dst, o, d);
-      packSub(src, x, d !== 0 ? fr(1 / d) : 0, dst, o + 2);
+      writeF16(dst, o + NL_AT.d, d);
+      packSub(src, x, d !== 0 ? fr(1 / d) : 0, dst, o + NL_AT.qs);
     }
   }
 };
@@ -164,22 +162,22 @@ export const encodeIQ4_XS: RowEncoder = (src, dst, rows, rowLength, importance) 
         scales[ib] = searchScale(src, x);
       }
       const d = fr(-signedAbsMax(scales, 0, XS_SUBS) / 32);
-      writeF16(dst, o, d);
+      writeF16(dst, o + XS_AT.d, d);
       const id = d !== 0 ? fr(1 / d) : 0;
       let scalesH = 0;
       for (let ib = 0; ib < XS_SUBS; ib++) {
         let l = nearestInt(fr(id * scales[ib]!));
         l = l < -32 ? -32 : l > 31 ? 31 : l;
         const dl = fr(d * l);
-        packSub(src, xs + ib * SUB, dl !== 0 ? fr(1 / dl) : 0, dst, o + XS_QS + ib * 16);
+        packSub(src, xs + ib * SUB, dl !== 0 ? fr(1 / dl) : 0, dst, o + XS_AT.qs + ib * 16);
         l += 32;
-        const sl = o + XS_SCALES_L + (ib >> 1);
+        const sl = o + XS_AT.scales_l + (ib >> 1);
         if ((ib & 1) === 0) dst[sl] = l & 15;
         else dst[sl] |= (l & 15) << 4;
         scalesH |= (l >> 4) << (2 * ib);
       }
-      dst[o + XS_SCALES_H] = scalesH;
-      dst[o + XS_SCALES_H + 1] = scalesH >>> 8;
+      dst[o + XS_AT.scales_h] = scalesH;
+      dst[o + XS_AT.scales_h + 1] = scalesH >>> 8;
     }
   }
 };

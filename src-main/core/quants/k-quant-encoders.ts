@@ -11,7 +11,7 @@
  * llama.cpp's ggml_quantize_chunk. Platform-free; scratch space is module-level, nothing is
  * allocated per block.
  *
- * Block layouts (ggml-common.h), QK = 256 values:
+ * Block layouts (offsets: the type table's, ggml-types.ts), QK = 256 values:
  * Q2_K: scales[QK/16] (low nibble scale, high nibble min), qs[QK/4] (2 bits), f16 d, f16 dmin
  * Q3_K: hmask[QK/8] (third bit), qs[QK/4] (low 2 bits), scales[12] (16 × 6 bits), f16 d
  * Q4_K: f16 d, f16 dmin, scales[12] (8 scales + 8 mins, 6 bits each), qs[QK/2] (nibbles)
@@ -19,7 +19,7 @@
  * Q6_K: ql[QK/2] (low nibbles), qh[QK/4] (top 2 bits), int8 scales[QK/16], f16 d
  */
 import { checkEncodeSpan, type RowEncoder } from './codec';
-import { ggmlTypeByName, type GgmlType } from '../ggml-types';
+import { blockField, blockOffsets, ggmlType, type GgmlType } from '../ggml-types';
 import { f16Table } from './half';
 import { writeF16 } from './half-encode';
 import {
@@ -34,16 +34,16 @@ import {
   sumOfSquares,
 } from './scale-search';
 
-const Q2_K = ggmlTypeByName('Q2_K')!;
-const Q3_K = ggmlTypeByName('Q3_K')!;
-const Q4_K = ggmlTypeByName('Q4_K')!;
-const Q5_K = ggmlTypeByName('Q5_K')!;
-const Q6_K = ggmlTypeByName('Q6_K')!;
+const Q2_K = ggmlType('Q2_K');
+const Q3_K = ggmlType('Q3_K');
+const Q4_K = ggmlType('Q4_K');
+const Q5_K = ggmlType('Q5_K');
+const Q6_K = ggmlType('Q6_K');
 
 /** Values per super-block (the same for all five types). */
 const QK = Q4_K.blockSize;
 /** Bytes of packed 6-bit scales (and mins) in Q3_K, Q4_K and Q5_K. */
-const K_SCALE_SIZE = 12;
+const K_SCALE_SIZE = blockField('Q4_K', 'scales').bytes;
 
 const fr = Math.fround;
 
@@ -94,9 +94,7 @@ function pack2Bit(y: Uint8Array, at: number): void {
 
 // ================================ Q2_K ================================
 
-const Q2_SCALES = 0;
-const Q2_QS = QK / 16;
-const Q2_D = Q2_QS + QK / 4;
+const { scales: Q2_SCALES, qs: Q2_QS, d: Q2_D, dmin: Q2_DMIN } = blockOffsets('Q2_K');
 
 /** Requantizes each 16-value sub-block against its stored scale and min, then packs. */
 function finishQ2(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: number, mAll: number): void {
@@ -138,9 +136,9 @@ function q2Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
   if (maxMin > 0) {
     const iscale = fr(15 / maxMin);
     for (let j = 0; j < QK / 16; j++) y[o + Q2_SCALES + j] |= roundHalfEven(fr(iscale * MINS[j])) << 4;
-    mAll = putF16(y, o + Q2_D + 2, fr(maxMin / 15));
+    mAll = putF16(y, o + Q2_DMIN, fr(maxMin / 15));
   } else {
-    mAll = putF16(y, o + Q2_D + 2, 0);
+    mAll = putF16(y, o + Q2_DMIN, 0);
   }
   finishQ2(x, xAt, y, o, dAll, mAll);
 }
@@ -155,7 +153,7 @@ function q2Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number
   const dm = fitUnsignedScale(QK / 16, 15, SCALES, 0, LS, 0, SW, 0);
   const mm = fitUnsignedScale(QK / 16, 15, MINS, 0, LM, 0, SW, 0);
   const dAll = putF16(y, o + Q2_D, dm);
-  const mAll = putF16(y, o + Q2_D + 2, mm);
+  const mAll = putF16(y, o + Q2_DMIN, mm);
   for (let j = 0; j < QK / 16; j++) y[o + Q2_SCALES + j] = LS[j] | (LM[j] << 4);
   finishQ2(x, xAt, y, o, dAll, mAll);
 }
@@ -168,10 +166,7 @@ export const encodeQ2_K: RowEncoder = (src, dst, rows, rowLength, importance) =>
 
 // ================================ Q3_K ================================
 
-const Q3_HMASK = 0;
-const Q3_QS = QK / 8;
-const Q3_SCALES = Q3_QS + QK / 4;
-const Q3_D = Q3_SCALES + K_SCALE_SIZE;
+const { hmask: Q3_HMASK, qs: Q3_QS, scales: Q3_SCALES, d: Q3_D } = blockOffsets('Q3_K');
 
 /** Stores 6-bit scale `l` (0..63) of sub-block j: low nibbles in bytes 0..7, top 2 bits in 8..11. */
 function putQ3Scale(y: Uint8Array, s: number, j: number, l: number): void {
@@ -251,11 +246,11 @@ export const encodeQ3_K: RowEncoder = (src, dst, rows, rowLength, importance) =>
 
 // ============================ Q4_K and Q5_K ============================
 
-const K_D = 0;
-const K_SCALES = 4;
-const Q4_QS = K_SCALES + K_SCALE_SIZE;
-const Q5_QH = K_SCALES + K_SCALE_SIZE;
-const Q5_QS = Q5_QH + QK / 8;
+const { d: K_D, dmin: K_DMIN, scales: K_SCALES, qs: Q4_QS } = blockOffsets('Q4_K');
+const { qh: Q5_QH, qs: Q5_QS } = blockOffsets('Q5_K');
+// The scale/min code below serves both types: their d, dmin and scales must sit alike.
+const Q5_AT = blockOffsets('Q5_K');
+if (Q5_AT.d !== K_D || Q5_AT.dmin !== K_DMIN || Q5_AT.scales !== K_SCALES) throw new Error('Q4_K and Q5_K blocks must share d, dmin and scales offsets');
 
 /** Stores 6-bit scale `ls` and min `lm` of sub-block j (get_scale_min_k4's layout). */
 function putScaleMin(y: Uint8Array, s: number, j: number, ls: number, lm: number): void {
@@ -340,7 +335,7 @@ function scaleMinPlain(
     putScaleMin(y, s, j, ls < 63 ? ls : 63, lm < 63 ? lm : 63);
   }
   const dAll = putF16(y, o + K_D, fr(maxScale / 63));
-  const mAll = putF16(y, o + K_D + 2, fr(maxMin / 63));
+  const mAll = putF16(y, o + K_DMIN, fr(maxMin / 63));
   requantScaleMin(x, xAt, y, o, dAll, mAll, nmax);
 }
 
@@ -368,7 +363,7 @@ function scaleMinWeighted(
     putScaleMin(y, s, j, ls, lm);
   }
   const dAll = putF16(y, o + K_D, dBlock);
-  const mAll = putF16(y, o + K_D + 2, mBlock);
+  const mAll = putF16(y, o + K_DMIN, mBlock);
   requantScaleMin(x, xAt, y, o, dAll, mAll, nmax);
 }
 
@@ -393,10 +388,7 @@ export const encodeQ5_K: RowEncoder = (src, dst, rows, rowLength, importance) =>
 
 // ================================ Q6_K ================================
 
-const Q6_QL = 0;
-const Q6_QH = QK / 2;
-const Q6_SCALES = Q6_QH + QK / 4;
-const Q6_D = Q6_SCALES + QK / 16;
+const { ql: Q6_QL, qh: Q6_QH, scales: Q6_SCALES, d: Q6_D } = blockOffsets('Q6_K');
 
 function q6Block(x: Float32Array, xAt: number, qw: Float32Array | null, qwAt: number, y: Uint8Array, o: number): void {
   let maxScale = 0;

@@ -19,15 +19,21 @@
  * near-ties fall the same way. Block layouts are in legacy-quants.ts.
  */
 import { checkEncodeSpan, type RowEncoder } from './codec';
-import { ggmlTypeByName, type GgmlType } from '../ggml-types';
+import { blockOffsets, ggmlType, type GgmlType } from '../ggml-types';
 import { writeF16 } from './half-encode';
 import { fitScaleAndMin, fitSymmetricScale, importanceWeights, signedAbsMax, sumOfSquares } from './scale-search';
 
-const Q4_0 = ggmlTypeByName('Q4_0')!;
-const Q4_1 = ggmlTypeByName('Q4_1')!;
-const Q5_0 = ggmlTypeByName('Q5_0')!;
-const Q5_1 = ggmlTypeByName('Q5_1')!;
-const Q8_0 = ggmlTypeByName('Q8_0')!;
+const Q4_0 = ggmlType('Q4_0');
+const Q4_1 = ggmlType('Q4_1');
+const Q5_0 = ggmlType('Q5_0');
+const Q5_1 = ggmlType('Q5_1');
+const Q8_0 = ggmlType('Q8_0');
+
+/** Byte offsets of a legacy block's fields, from the type table (m and qh: -1 where the type has none). */
+function offsets(type: GgmlType): { d: number; m: number; qh: number; qs: number } {
+  const at = (name: string): number => type.layout.find((f) => f.name === name)?.offset ?? -1;
+  return { d: at('d'), m: at('m'), qh: at('qh'), qs: at('qs') };
+}
 
 /** Every legacy quant has 32 values per block (the code below relies on it). */
 const QK = 32;
@@ -81,6 +87,7 @@ export const encodeQ8_0: RowEncoder = (src, dst, rows, rowLength, importance) =>
   checkEncodeSpan(Q8_0, src, dst, rows, rowLength, importance);
   const blocks = (rows * rowLength) / QK;
   const ts = Q8_0.typeSize;
+  const { d: D, qs: QS } = blockOffsets('Q8_0');
   for (let b = 0, x = 0, o = 0; b < blocks; b++, x += QK, o += ts) {
     let amax = 0;
     for (let j = 0; j < QK; j++) {
@@ -89,8 +96,8 @@ export const encodeQ8_0: RowEncoder = (src, dst, rows, rowLength, importance) =>
     }
     const d = fr(amax / 127);
     const id = d !== 0 ? fr(1 / d) : 0;
-    writeF16(dst, o, d);
-    for (let j = 0; j < QK; j++) dst[o + 2 + j] = roundAway(fr(src[x + j]! * id));
+    writeF16(dst, o + D, d);
+    for (let j = 0; j < QK; j++) dst[o + QS + j] = roundAway(fr(src[x + j]! * id));
   }
 };
 
@@ -104,11 +111,11 @@ function symmetricRef(type: GgmlType, five: boolean, src: Float32Array, dst: Uin
   const half = five ? 16 : 8;
   const top = 2 * half - 1;
   const bias = half + 0.5;
-  const q = five ? 6 : 2;
+  const { d: D, qh: QH, qs: q } = offsets(type);
   for (let b = 0, x = 0, o = 0; b < blocks; b++, x += QK, o += ts) {
     const d = fr(signedAbsMax(src, x, QK) / -half);
     const id = d !== 0 ? fr(1 / d) : 0;
-    writeF16(dst, o, d);
+    writeF16(dst, o + D, d);
     let qh = 0;
     for (let j = 0; j < 16; j++) {
       let l0 = fr(fr(src[x + j]! * id) + bias) | 0;
@@ -118,7 +125,7 @@ function symmetricRef(type: GgmlType, five: boolean, src: Float32Array, dst: Uin
       dst[o + q + j] = (l0 & 15) | (l1 << 4);
       qh |= ((l0 >> 4) << j) | ((l1 >> 4) << (j + 16));
     }
-    if (five) writeU32(dst, o + 2, qh);
+    if (five) writeU32(dst, o + QH, qh);
   }
 }
 
@@ -126,7 +133,7 @@ function symmetricRef(type: GgmlType, five: boolean, src: Float32Array, dst: Uin
 function asymmetricRef(type: GgmlType, five: boolean, src: Float32Array, dst: Uint8Array, blocks: number): void {
   const ts = type.typeSize;
   const top = five ? 31 : 15;
-  const q = five ? 8 : 4;
+  const { d: D, m: M, qh: QH, qs: q } = offsets(type);
   for (let b = 0, x = 0, o = 0; b < blocks; b++, x += QK, o += ts) {
     let min = FLT_MAX;
     let max = -FLT_MAX;
@@ -137,8 +144,8 @@ function asymmetricRef(type: GgmlType, five: boolean, src: Float32Array, dst: Ui
     }
     const d = fr(fr(max - min) / top);
     const id = d !== 0 ? fr(1 / d) : 0;
-    writeF16(dst, o, d);
-    writeF16(dst, o + 2, min);
+    writeF16(dst, o + D, d);
+    writeF16(dst, o + M, min);
     let qh = 0;
     for (let j = 0; j < 16; j++) {
       // C truncates fr(y + 0.5); for f32 y in [0, 2^22) adding 0.5 + 2^-25 in double and
@@ -150,7 +157,7 @@ function asymmetricRef(type: GgmlType, five: boolean, src: Float32Array, dst: Ui
       dst[o + q + j] = (l0 & 15) | (l1 << 4);
       qh |= ((l0 >> 4) << j) | ((l1 >> 4) << (j + 16));
     }
-    if (five) writeU32(dst, o + 4, qh);
+    if (five) writeU32(dst, o + QH, qh);
   }
 }
 
@@ -162,8 +169,7 @@ function asymmetricRef(type: GgmlType, five: boolean, src: Float32Array, dst: Ui
 function encodeWeighted(type: GgmlType, five: boolean, asymmetric: boolean, src: Float32Array, dst: Uint8Array, rows: number, rowLength: number, qw: Float32Array): void {
   const ts = type.typeSize;
   const nmax = asymmetric ? (five ? 31 : 15) : five ? 16 : 8;
-  const qhAt = asymmetric ? 4 : 2;
-  const q = five ? qhAt + 4 : qhAt;
+  const { d: D, m: M, qh: QH, qs: q } = offsets(type);
   const nb = rowLength / QK;
   let o = 0;
   for (let r = 0; r < rows; r++) {
@@ -175,14 +181,14 @@ function encodeWeighted(type: GgmlType, five: boolean, asymmetric: boolean, src:
       importanceWeights(src, x, qw, ib * QK, QK, sigma2, weight, 0);
       if (asymmetric) {
         // ggml's make_qkx3_quants(QK, nmax, x, weight, L, &the_min, Laux, -0.9, 0.05, 36, false).
-        writeF16(dst, o, fitScaleAndMin(QK, nmax, src, x, weight, 0, L, 0, minOut, 0, RMIN, RDELTA, NSTEP, false));
-        writeF16(dst, o + 2, -minOut[0]!);
+        writeF16(dst, o + D, fitScaleAndMin(QK, nmax, src, x, weight, 0, L, 0, minOut, 0, RMIN, RDELTA, NSTEP, false));
+        writeF16(dst, o + M, -minOut[0]!);
       } else {
         // ggml's make_qx_quants(QK, nmax, x, L, rmse_type 1, weight).
-        writeF16(dst, o, fitSymmetricScale(QK, nmax, src, x, L, 0, weight, 0));
+        writeF16(dst, o + D, fitSymmetricScale(QK, nmax, src, x, L, 0, weight, 0));
       }
       const qh = packNibbles(dst, o + q);
-      if (five) writeU32(dst, o + qhAt, qh);
+      if (five) writeU32(dst, o + QH, qh);
     }
   }
 }

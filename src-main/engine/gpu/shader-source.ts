@@ -11,6 +11,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { ggmlTypeByName } from '../../core/ggml-types';
+import { gpuBlockDefines } from './weights';
 
 export type Defines = Readonly<Record<string, string | number | boolean>>;
 
@@ -94,9 +96,13 @@ function expand(path: string, defines: Defines, seen: Set<string>, out: string[]
   if (keep.length) throw new Error(`shaders/${path}: #if without #endif`);
 }
 
-/** The WGSL of `entry` (a path under shaders/) with its includes expanded and `defines` applied. */
+/**
+ * The WGSL of `entry` (a path under shaders/) with its includes expanded and `defines` applied.
+ * A TYPE naming a ggml type also defines its block's word offsets on the GPU (gpuBlockDefines).
+ */
 export function shaderSource(entry: string, defines: Defines = {}): string {
+  const type = typeof defines.TYPE === 'string' ? ggmlTypeByName(defines.TYPE) : undefined;
   const out: string[] = [];
-  expand(entry, defines, new Set(), out);
+  expand(entry, type ? { ...gpuBlockDefines(type), ...defines } : defines, new Set(), out);
   return out.join('\n');
 }

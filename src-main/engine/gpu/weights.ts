@@ -16,22 +16,32 @@
  *   own buffer (bound separately; the kernels run once per part). A stacked expert tensor
  *   [cols, rows, experts] is split on expert boundaries, so each expert's matrix lies in one part.
  */
-import type { GgmlType } from '../../core/ggml-types';
+import { ggmlType, type BlockFieldName, type GgmlType, type GgmlTypeName } from '../../core/ggml-types';
 import type { GgufFile, GgufTensorInfo } from '../../core/gguf/gguf-file';
 import type { GpuContext } from './device';
 
 /** Largest amount of tensor bytes handed to the queue between waits for it (the issue's ≤ 64 MiB). */
 export const MAX_STAGING_BYTES = 64 * 2 ** 20;
 
-/** Types the GPU kernels decode. */
-const GPU_TYPES = new Set([
-  'F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K',
-  'IQ4_NL', 'IQ4_XS', 'MXFP4',
-]);
+/**
+ * The types the GPU kernels decode (shaders/quant/<type>.wgsl), each uploaded as stored or
+ * repacked with the named field of its block layout moved to the scale plane. Names and fields
+ * are checked against the type table: a type or field that does not exist is a type error.
+ */
+const GPU_BLOCKS = {
+  F32: 'as stored', F16: 'as stored', BF16: 'as stored',
+  Q4_1: 'as stored', Q5_1: 'as stored', Q2_K: 'as stored', Q4_K: 'as stored', Q5_K: 'as stored', IQ4_XS: 'as stored',
+  Q4_0: { scale: 'd' }, Q5_0: { scale: 'd' }, Q8_0: { scale: 'd' }, IQ4_NL: { scale: 'd' }, MXFP4: { scale: 'e' },
+  Q3_K: { scale: 'd' }, Q6_K: { scale: 'd' },
+} as const satisfies { readonly [N in GgmlTypeName]?: 'as stored' | { readonly scale: BlockFieldName<N> } };
+
+/** The type names GPU kernels exist for. */
+export type GpuTypeName = keyof typeof GPU_BLOCKS;
 
 /**
- * Repacked types: where the scale field sits in the file's block and how long it is. The rest of
- * the block (typeSize − bytes, a multiple of 4) is the main plane's share.
+ * Repacked types: where the scale field sits in the file's block and how long it is (read from
+ * the type's block layout). The rest of the block (typeSize − bytes, a multiple of 4) is the main
+ * plane's share.
  */
 export interface RepackLayout {
   /** Byte offset of the scale field within a block. */
@@ -40,15 +50,35 @@ export interface RepackLayout {
   readonly scaleBytes: number;
 }
 
-export const REPACK: Readonly<Record<string, RepackLayout>> = {
-  Q4_0: { scaleAt: 0, scaleBytes: 2 }, // d | qs[16]
-  Q5_0: { scaleAt: 0, scaleBytes: 2 }, // d | qh[4] qs[16]
-  Q8_0: { scaleAt: 0, scaleBytes: 2 }, // d | qs[32]
-  IQ4_NL: { scaleAt: 0, scaleBytes: 2 }, // d | qs[16]
-  MXFP4: { scaleAt: 0, scaleBytes: 1 }, // e | qs[16]
-  Q3_K: { scaleAt: 108, scaleBytes: 2 }, // hmask[32] qs[64] scales[12] | d
-  Q6_K: { scaleAt: 208, scaleBytes: 2 }, // ql[128] qh[64] scales[16] | d
-};
+function scaleField(name: GpuTypeName) {
+  const how: 'as stored' | { readonly scale: string } = GPU_BLOCKS[name];
+  return how === 'as stored' ? undefined : ggmlType(name).layout.find((f) => f.name === how.scale)!;
+}
+
+export const REPACK: Readonly<Record<string, RepackLayout>> = Object.fromEntries(
+  (Object.keys(GPU_BLOCKS) as GpuTypeName[]).flatMap((name) => {
+    const field = scaleField(name);
+    return field ? [[name, { scaleAt: field.offset, scaleBytes: field.bytes }]] : [];
+  }),
+);
+
+/**
+ * The block layout of `type` in the main plane on the GPU, as WGSL defines for its decoder in
+ * shaders/quant/: BLOCK_WORDS (u32 words per block) and W_<FIELD> (the word a field starts at)
+ * for each field that starts on a word; the moved scale field is left out.
+ */
+export function gpuBlockDefines(type: GgmlType): Record<string, number> {
+  const moved = supportsGpuType(type) ? scaleField(type.name as GpuTypeName) : undefined;
+  const defines: Record<string, number> = {};
+  let at = 0;
+  for (const f of type.layout) {
+    if (f === moved) continue;
+    if (at % 4 === 0) defines[`W_${f.name.toUpperCase()}`] = at / 4;
+    at += f.bytes;
+  }
+  if (at % 4 === 0) defines.BLOCK_WORDS = at / 4;
+  return defines;
+}
 
 export class UnsupportedGpuTypeError extends Error {
   override readonly name = 'UnsupportedGpuTypeError';
@@ -100,7 +130,7 @@ export interface UploadOptions {
 }
 
 export function supportsGpuType(type: GgmlType): boolean {
-  return GPU_TYPES.has(type.name);
+  return Object.hasOwn(GPU_BLOCKS, type.name);
 }
 
 const align4 = (n: number): number => Math.ceil(n / 4) * 4;
