@@ -60,6 +60,10 @@ describe('the built CLI (out/cli, built by npm install)', () => {
     expect(r.status, r.stderr).toBe(0);
   }, 60_000);
 
+  it('holds every entry the sources start from beside their bundle: the engine and the prompt worker', () => {
+    for (const entry of ['gufo.js', 'engine.js', 'prompt-worker.js']) expect(existsSync(join(REPO_ROOT, 'out/cli', entry)), entry).toBe(true);
+  });
+
   it('answers --help from out/cli alone: no package, no TypeScript', () => {
     const { result, files } = gufoLoading(['--help'], built);
     expect(result.status, result.stderr).toBe(0);
