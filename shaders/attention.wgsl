@@ -20,24 +20,7 @@
 
 override KV_F16: bool = true;
 
-struct Params {
-  nHead: u32,
-  nKvHead: u32,
-  headDim: u32,
-  scale: f32,     // 1/sqrt(headDim)
-  qStride: u32,   // elements per token row of out (nHead * headDim)
-  kvStride: u32,  // elements per cached row (nKvHead * headDim)
-  nRot: u32,      // RoPE dimensions per head
-  neox: u32,      // 1: NeoX pairs
-  inStride: u32,  // elements per token row of the inputs
-  qkOffset: u32,  // where q (attention) or k (store_kv) starts in an input row
-  vOffset: u32,   // store_kv: where v starts in an input row
-  window: u32,    // sliding window in positions; 0: none
-  softcap: f32,   // 0: off
-  invSoftcap: f32,  // 1 / softcap, as llama.cpp multiplies by it
-  _pad0: u32,
-  _pad1: u32,
-}
+#struct AttentionUniform
 
 #include "step.wgsl"
 #include "tanh.wgsl"
@@ -47,8 +30,8 @@ const MAX_HEAD_DIM: u32 = 256u;
 const DIMS_PER_THREAD: u32 = MAX_HEAD_DIM / WG;
 const NEG: f32 = -3.0e38;
 
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<uniform> step: Step;
+@group(0) @binding(0) var<uniform> p: AttentionUniform;
+@group(0) @binding(1) var<uniform> step: StepUniform;
 
 // store_kv
 @group(0) @binding(2) var<storage, read> kIn: array<f32>;

@@ -19,20 +19,15 @@
 
 override GELU: bool = false;
 
-struct Params {
-  width: u32,   // elements per token
-  rows: u32,    // token rows; 0: the step's token count
-  a: f32,
-  b: f32,
-}
+#struct ElementwiseUniform
 
 #include "step.wgsl"
 #include "tanh.wgsl"
 
 const WG: u32 = 64u;
 
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(3) var<uniform> step: Step;
+@group(0) @binding(0) var<uniform> p: ElementwiseUniform;
+@group(0) @binding(3) var<uniform> step: StepUniform;
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
 @group(0) @binding(2) var<storage, read> y: array<f32>;
 

@@ -10,7 +10,7 @@ const WG: u32 = {{WG}}u;
 @group(0) @binding(0) var<storage, read> W: array<u32>;
 @group(0) @binding(1) var<storage, read> IDS: array<u32>;
 @group(0) @binding(2) var<storage, read_write> OUT: array<f32>;
-@group(0) @binding(3) var<uniform> P: Params;
+@group(0) @binding(3) var<uniform> P: WeightUniform;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

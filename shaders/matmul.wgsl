@@ -26,7 +26,7 @@ const ACC: u32 = ROWS * TT;
 
 @group(0) @binding(0) var<storage, read> W: array<u32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;
-@group(0) @binding(3) var<uniform> P: Params;
+@group(0) @binding(3) var<uniform> P: WeightUniform;
 
 #if SUBGROUPS
 // One slot per subgroup (subgroups have at least 4 invocations).

@@ -14,16 +14,7 @@
 //   moe_add_bias:       rows[pair] += bias[expert of the pair] (gpt-oss's expert biases), rows of `width`.
 // The token count comes from the step uniform.
 
-struct Params {
-  experts: u32,
-  used: u32,
-  norm: u32,      // moe_route: 1 to normalize the weights
-  width: u32,     // moe_combine: elements per token
-  tile: u32,      // moe_group: pairs per tile
-  pairs_at: u32,  // moe_group: table index of the first pair entry
-  gating: u32,    // moe_route: 0 softmax, 1 softmax_weight
-  _pad1: u32,
-}
+#struct MoeUniform
 
 #include "step.wgsl"
 
@@ -34,8 +25,8 @@ const MAX_EXPERTS: u32 = 512u;
 const CHOSEN: f32 = -3.0e38;
 const LOWEST: f32 = -3.4e38;
 
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<uniform> step: Step;
+@group(0) @binding(0) var<uniform> p: MoeUniform;
+@group(0) @binding(1) var<uniform> step: StepUniform;
 // moe_route
 @group(0) @binding(2) var<storage, read> logits: array<f32>;
 @group(0) @binding(3) var<storage, read_write> ids: array<u32>;

@@ -7,23 +7,14 @@
 
 override ACCUMULATE: bool = false;
 
-struct Params {
-  n: u32,           // row length
-  rowsPerToken: u32,
-  eps: f32,
-  lastOnly: u32,    // 1: only the batch's last token (its rows go to the start of y)
-  wOffset: u32,     // elements; the weight has n values
-  _pad0: u32,
-  _pad1: u32,
-  _pad2: u32,
-}
+#struct NormUniform
 
 #include "step.wgsl"
 
 const WG: u32 = 128u;
 
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(4) var<uniform> step: Step;
+@group(0) @binding(0) var<uniform> p: NormUniform;
+@group(0) @binding(4) var<uniform> step: StepUniform;
 @group(0) @binding(1) var<storage, read> w: array<f32>;
 @group(0) @binding(2) var<storage, read> x: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;

@@ -26,20 +26,7 @@
 // path draws only allowed tokens. top_logprobs reads the raw logits: OpenAI's log-probabilities
 // are those of the model, not of the constrained distribution.
 
-struct Params {
-  vocab: u32,
-  topK: u32,         // 0: off
-  lastN: u32,        // penalty window (<= RING)
-  seed: u32,
-  temperature: f32,  // <= 0: greedy
-  topP: f32,         // >= 1: off
-  minP: f32,         // <= 0: off
-  repeatPenalty: f32,
-  presencePenalty: f32,
-  frequencyPenalty: f32,
-  nLogprobs: u32,    // top_logprobs: how many
-  _pad0: u32,
-}
+#struct SampleUniform
 
 #include "step.wgsl"
 
@@ -47,8 +34,8 @@ const WG: u32 = 256u;
 const RING: u32 = 256u;
 const NEG: f32 = -3.0e38;
 
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<uniform> step: Step;
+@group(0) @binding(0) var<uniform> p: SampleUniform;
+@group(0) @binding(1) var<uniform> step: StepUniform;
 @group(0) @binding(2) var<storage, read> logits: array<f32>;
 // sample
 @group(0) @binding(3) var<storage, read_write> work: array<f32>;

@@ -1,7 +1,7 @@
 // Shared by every weight kernel (matmul, embedding): the per-dispatch parameters and the small
 // helpers the block decoders use. The including kernel declares the bindings:
 //   W: array<u32>   one part of a weight tensor (whole rows), as uploaded by weights.ts
-//   P: Params       uniform
+//   P: WeightUniform uniform (declared in src-main/engine/gpu/kernel-uniforms.ts)
 //
 // A decoder (quant/<type>.wgsl) defines
 //   fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>)
@@ -9,25 +9,7 @@
 //   const UNIT_PARTIAL: bool   true when a row may end inside a unit (plain float types), in
 //                              which case values past the row's end come out as 0.
 
-struct Params {
-  rows: u32,            // rows in this part
-  cols: u32,            // values per row (ne[0])
-  n: u32,               // tokens (vectors) in this dispatch
-  units: u32,           // 32-value units per row: ceil(cols / 32)
-  blocks_per_row: u32,  // ggml blocks per row
-  scale_word: u32,      // first u32 of the scale plane of a repacked type (see weights.ts)
-  x_offset: u32,        // matmul: first element of x; embedding: first id
-  y_offset: u32,        // first element of the output
-  y_stride: u32,        // output elements between consecutive tokens
-  row_start: u32,       // the part's first row within the whole tensor
-  total_rows: u32,      // rows of the whole tensor
-  x_stride: u32,        // matmul: x elements between consecutive tokens
-  // Expert matmul (matmul.wgsl with EXPERTS) only:
-  part_rows: u32,       // rows in this part (`rows` is then the rows computed per expert)
-  expert_rows: u32,     // rows of one expert's matrix in the stacked tensor
-  expert_row0: u32,     // first row computed within each expert (merged gate_up: 0 or n_ff)
-  x_group: u32,         // routed pairs per x vector: experts per token for gate/up, 1 for down
-}
+#struct WeightUniform
 
 // IEEE half → f32, exactly as ggml_fp16_to_fp32 (subnormal halves included; unpack2x16float may
 // flush them, so the bits are decoded by hand).

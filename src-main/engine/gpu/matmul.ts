@@ -20,6 +20,8 @@
  */
 import type { GpuContext } from './device';
 import { shaderSource } from './shader-source';
+import { WeightUniform } from './kernel-uniforms';
+import type { UniformValues } from './uniforms';
 import type { GpuWeight, GpuWeightPart } from './weights';
 
 export interface Dispatch {
@@ -82,9 +84,9 @@ const MATMAT = { rows: 4, tokens: 8 } as const;
 const EMBED_WG = 64;
 /** Workgroups per dimension used before wrapping into y (WebGPU guarantees 65535). */
 const MAX_GROUPS_X = 32768;
-/** Params (shaders/quant/common.wgsl): 16 u32. */
-const PARAMS_BYTES = 64;
-const PARAM_N = 2; // index of `n` in Params
+type WeightParams = UniformValues<typeof WeightUniform.fields>;
+/** WeightUniform's expert fields, for the kernels that are not the expert matmul. */
+const NOT_EXPERTS = { part_rows: 0, expert_rows: 0, expert_row0: 0, x_group: 0 } as const;
 
 /** (token, expert) pairs per tile of the expert matmul: the mat-mat kernel's token tile. */
 export const EXPERT_TILE = MATMAT.tokens;
@@ -120,6 +122,19 @@ interface BoundPart {
   part: GpuWeightPart;
   group: GPUBindGroup;
   uniform: GPUBuffer;
+}
+
+/** The WeightUniform fields that follow from the weight and its part, the same for every kernel. */
+function partParams(weight: GpuWeight, part: GpuWeightPart, n: number) {
+  return {
+    cols: weight.cols,
+    n,
+    units: Math.ceil(weight.cols / 32),
+    blocks_per_row: weight.cols / weight.type.blockSize,
+    scale_word: part.scaleWord,
+    row_start: part.rowStart,
+    total_rows: weight.rows,
+  };
 }
 
 export class MatmulKernels {
@@ -197,24 +212,15 @@ export class MatmulKernels {
    */
   matmul(weight: GpuWeight, x: GPUBuffer, y: GPUBuffer, n: number, options: MatmulOptions = {}): TokenDispatch {
     const typeName = weight.type.name;
-    const params = (part: GpuWeightPart) => [
-      part.rows,
-      weight.cols,
-      n,
-      Math.ceil(weight.cols / 32),
-      weight.cols / weight.type.blockSize,
-      part.scaleWord,
-      options.xOffset ?? 0,
-      options.yOffset ?? 0,
-      options.yStride ?? weight.rows,
-      part.rowStart,
-      weight.rows,
-      options.xStride ?? weight.cols,
-      0,
-      0,
-      0,
-      0,
-    ];
+    const params = (part: GpuWeightPart): WeightParams => ({
+      ...partParams(weight, part, n),
+      rows: part.rows,
+      x_offset: options.xOffset ?? 0,
+      y_offset: options.yOffset ?? 0,
+      y_stride: options.yStride ?? weight.rows,
+      x_stride: options.xStride ?? weight.cols,
+      ...NOT_EXPERTS,
+    });
     const bound = this.bindParts(weight, x, y, params);
     // x read as vec4s when every token vector starts on a 16-byte boundary and is whole vec4s long.
     const xStride = options.xStride ?? weight.cols;
@@ -250,24 +256,18 @@ export class MatmulKernels {
     if (rows.first < 0 || rows.count < 1 || rows.first + rows.count > expertRows) {
       throw new Error(`${weight.name}: rows ${rows.first}..${rows.first + rows.count} are outside an expert's ${expertRows}`);
     }
-    const params = (part: GpuWeightPart) => [
-      rows.count,
-      weight.cols,
-      n,
-      Math.ceil(weight.cols / 32),
-      weight.cols / weight.type.blockSize,
-      part.scaleWord,
-      0,
-      0,
-      rows.count,
-      part.rowStart,
-      weight.rows,
-      weight.cols,
-      part.rows,
-      expertRows,
-      rows.first,
-      options.xGroup,
-    ];
+    const params = (part: GpuWeightPart): WeightParams => ({
+      ...partParams(weight, part, n),
+      rows: rows.count,
+      x_offset: 0,
+      y_offset: 0,
+      y_stride: rows.count,
+      x_stride: weight.cols,
+      part_rows: part.rows,
+      expert_rows: expertRows,
+      expert_row0: rows.first,
+      x_group: options.xGroup,
+    });
     const bound = this.bindParts(weight, x, y, params, table);
     const vec4 = weight.cols % 4 === 0;
     const variant = (tokens: number): Variant => `${tokens === 1 ? 'matvec' : 'matmat'}${vec4 ? '4' : ''}-experts`;
@@ -290,24 +290,15 @@ export class MatmulKernels {
   embedding(weight: GpuWeight, ids: GPUBuffer, out: GPUBuffer, n: number, options: EmbeddingOptions = {}): TokenDispatch {
     const typeName = weight.type.name;
     const units = Math.ceil(weight.cols / 32);
-    const params = (part: GpuWeightPart) => [
-      part.rows,
-      weight.cols,
-      n,
-      units,
-      weight.cols / weight.type.blockSize,
-      part.scaleWord,
-      options.idsOffset ?? 0,
-      options.outOffset ?? 0,
-      options.outStride ?? weight.cols,
-      part.rowStart,
-      weight.rows,
-      0,
-      0,
-      0,
-      0,
-      0,
-    ];
+    const params = (part: GpuWeightPart): WeightParams => ({
+      ...partParams(weight, part, n),
+      rows: part.rows,
+      x_offset: options.idsOffset ?? 0,
+      y_offset: options.outOffset ?? 0,
+      y_stride: options.outStride ?? weight.cols,
+      x_stride: 0,
+      ...NOT_EXPERTS,
+    });
     const bound = this.bindParts(weight, ids, out, params);
     this.pipeline('embedding', typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
@@ -338,7 +329,7 @@ export class MatmulKernels {
       setTokens(count: number) {
         tokens = count;
         word[0] = count;
-        for (const b of bound) device.queue.writeBuffer(b.uniform, PARAM_N * 4, word);
+        for (const b of bound) device.queue.writeBuffer(b.uniform, WeightUniform.offsetOf('n'), word);
       },
       encode(pass) {
         if (tokens === 0) return;
@@ -351,17 +342,17 @@ export class MatmulKernels {
     weight: GpuWeight,
     input: GPUBuffer,
     output: GPUBuffer,
-    params: (part: GpuWeightPart) => number[],
+    params: (part: GpuWeightPart) => WeightParams,
     routing?: GPUBuffer,
   ): BoundPart[] {
     return weight.parts.map((part, i) => {
       const uniform = this.device.createBuffer({
         label: `${weight.name}#${i} params`,
-        size: PARAMS_BYTES,
+        size: WeightUniform.byteSize,
         usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
         mappedAtCreation: true,
       });
-      new Uint32Array(uniform.getMappedRange()).set(params(part));
+      WeightUniform.pack(params(part), uniform.getMappedRange());
       uniform.unmap();
       const entries: GPUBindGroupEntry[] = [
         { binding: 0, resource: { buffer: part.buffer } },

@@ -9,6 +9,8 @@
  */
 import type { SamplingParams } from '../protocol';
 import { shaderSource } from './shader-source';
+import { AttentionUniform, ElementwiseUniform, MoeUniform, NormUniform, SampleUniform, StepUniform } from './kernel-uniforms';
+import type { UniformFields, UniformStruct, UniformValues } from './uniforms';
 
 /** One recorded kernel launch, replayed into a compute pass at every step. */
 export interface Dispatch {
@@ -17,29 +19,31 @@ export interface Dispatch {
 
 /**
  * Where the submission being encoded starts in the sequence (pos0) and how many tokens it has:
- * a 16-byte uniform { pos0, nTokens } shared by every kernel, rewritten before each submission.
+ * the Step uniform shared by every kernel, rewritten before each submission.
  */
 export class Step {
   readonly buffer: GPUBuffer;
-  private readonly words = new Uint32Array(4);
+  /** The uniform's bytes, packed again in place by each set(). */
+  private readonly bytes = new ArrayBuffer(StepUniform.byteSize);
+  private readonly current = { pos0: 0, nTokens: 0 };
 
   constructor(private readonly device: GPUDevice) {
-    this.buffer = device.createBuffer({ label: 'step', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.buffer = device.createBuffer({ label: 'step', size: StepUniform.byteSize, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   }
 
   get pos0(): number {
-    return this.words[0]!;
+    return this.current.pos0;
   }
 
   get tokens(): number {
-    return this.words[1]!;
+    return this.current.nTokens;
   }
 
   /** Takes effect for the next submission (queue.writeBuffer is ordered before it). */
   set(pos0: number, tokens: number): void {
-    this.words[0] = pos0;
-    this.words[1] = tokens;
-    this.device.queue.writeBuffer(this.buffer, 0, this.words);
+    this.current.pos0 = pos0;
+    this.current.nTokens = tokens;
+    this.device.queue.writeBuffer(this.buffer, 0, StepUniform.pack(this.current, this.bytes));
   }
 
   destroy(): void {
@@ -80,35 +84,21 @@ export function samplerPath(s: SamplingParams, vocab: number): SamplerPath {
   return k > 0 && k <= SHORT_LIST && k < vocab ? 'top_k' : 'vocab';
 }
 
-type Field = ['u32' | 'f32', number];
-
-/** A uniform struct of u32/f32 fields, padded to 16 bytes. */
-function packFields(fields: Field[]): ArrayBuffer {
-  const bytes = Math.ceil((fields.length * 4) / 16) * 16;
-  const view = new DataView(new ArrayBuffer(bytes));
-  fields.forEach(([type, value], i) => {
-    if (type === 'u32') view.setUint32(i * 4, value >>> 0, true);
-    else view.setFloat32(i * 4, value, true);
-  });
-  return view.buffer;
-}
-
-/** The sampler's uniform (Params in sample.wgsl). */
+/** The sampler's uniform (SampleUniform). */
 export function samplingParamsBytes(vocab: number, s: SamplingParams, nLogprobs = 0): ArrayBuffer {
-  return packFields([
-    ['u32', vocab],
-    ['u32', Math.max(0, Math.floor(s.topK))],
-    ['u32', Math.min(PENALTY_RING, Math.max(0, Math.floor(s.penaltyLastN)))],
-    ['u32', s.seed >>> 0],
-    ['f32', s.temperature],
-    ['f32', s.topP],
-    ['f32', s.minP],
-    ['f32', s.repeatPenalty],
-    ['f32', s.presencePenalty],
-    ['f32', s.frequencyPenalty],
-    ['u32', Math.min(MAX_TOP_LOGPROBS, vocab, nLogprobs)],
-    ['u32', 0],
-  ]);
+  return SampleUniform.pack({
+    vocab,
+    topK: Math.max(0, Math.floor(s.topK)),
+    lastN: Math.min(PENALTY_RING, Math.max(0, Math.floor(s.penaltyLastN))),
+    seed: s.seed >>> 0,
+    temperature: s.temperature,
+    topP: s.topP,
+    minP: s.minP,
+    repeatPenalty: s.repeatPenalty,
+    presencePenalty: s.presencePenalty,
+    frequencyPenalty: s.frequencyPenalty,
+    nLogprobs: Math.min(MAX_TOP_LOGPROBS, vocab, nLogprobs),
+  });
 }
 
 type Grid = [number, number];
@@ -282,27 +272,21 @@ export class OpKernels {
 
   rmsNorm(a: RmsNormArgs): Dispatch {
     const perToken = a.rowsPerToken ?? 1;
-    const fields: Field[] = [
-      ['u32', a.n],
-      ['u32', perToken],
-      ['f32', a.eps],
-      ['u32', a.lastOnly ? 1 : 0],
-      ['u32', a.wOffset ?? 0],
-    ];
+    const u = this.uniform(NormUniform, { n: a.n, rowsPerToken: perToken, eps: a.eps, lastOnly: a.lastOnly ? 1 : 0, wOffset: a.wOffset ?? 0 });
     const rows = (n: number) => (a.lastOnly ? perToken : n * perToken);
     const grid = (n: number): Grid => [Math.min(rows(n), 65535), Math.ceil(rows(n) / 65535)];
     const constants = { ACCUMULATE: a.accumulate ? 1 : 0 };
-    if (a.y) return this.dispatch('norm.wgsl', 'rms_norm', [this.uniform(fields), a.w, a.x, a.y, a.step.buffer], a.step, grid, constants);
+    if (a.y) return this.dispatch('norm.wgsl', 'rms_norm', [u, a.w, a.x, a.y, a.step.buffer], a.step, grid, constants);
     if (a.accumulate) throw new Error('rmsNorm: accumulate needs a separate output');
-    return this.dispatch('norm.wgsl', 'rms_norm_inplace', [this.uniform(fields), a.w, a.x, null, a.step.buffer], a.step, grid);
+    return this.dispatch('norm.wgsl', 'rms_norm_inplace', [u, a.w, a.x, null, a.step.buffer], a.step, grid);
   }
 
   /** Writes the batch's K (rotated) and V rows into the cache at positions pos0... */
   storeKv(a: StoreKvArgs): Dispatch {
     const rows = a.rows ?? { stride: a.kvStride, kOffset: 0, vOffset: 0 };
-    const fields = this.attentionFields(1, 1, a.headDim, 0, 0, a.kvStride, a.rope, { inStride: rows.stride, qkOffset: rows.kOffset, vOffset: rows.vOffset });
+    const u = this.attentionUniform(1, 1, a.headDim, 0, 0, a.kvStride, a.rope, { inStride: rows.stride, qkOffset: rows.kOffset, vOffset: rows.vOffset });
     const grid = (n: number) => threads((n * a.kvStride) / 2, 64);
-    const buffers = [this.uniform(fields), a.step.buffer, a.k, a.v, a.kCache, a.vCache, a.rope.table];
+    const buffers = [u, a.step.buffer, a.k, a.v, a.kCache, a.vCache, a.rope.table];
     return this.dispatch('attention.wgsl', 'store_kv', buffers, a.step, grid, { KV_F16: this.kvF16 ? 1 : 0 });
   }
 
@@ -311,13 +295,13 @@ export class OpKernels {
     if (a.nHead % a.nKvHead !== 0) throw new Error(`attention: ${a.nHead} heads do not group over ${a.nKvHead} KV heads`);
     const qDim = a.nHead * a.headDim;
     const rows = a.qRows ?? { stride: qDim, offset: 0 };
-    const fields = this.attentionFields(a.nHead, a.nKvHead, a.headDim, a.scale, qDim, a.nKvHead * a.headDim, a.rope, {
+    const u = this.attentionUniform(a.nHead, a.nKvHead, a.headDim, a.scale, qDim, a.nKvHead * a.headDim, a.rope, {
       inStride: rows.stride,
       qkOffset: rows.offset,
       window: a.window,
       softcap: a.softcap,
     });
-    const buffers = [this.uniform(fields), a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? null];
+    const buffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? null];
     const entry = a.sinks ? 'attention_sinks' : 'attention';
     return this.dispatch('attention.wgsl', entry, buffers, a.step, (n) => [a.nHead, n], { KV_F16: this.kvF16 ? 1 : 0 });
   }
@@ -366,19 +350,19 @@ export class OpKernels {
 
   /** Softmax over each token's router logits, its top `used` experts and their weights (shaders/moe.wgsl). */
   moeRoute(a: MoeRouteArgs): Dispatch {
-    const u = this.uniform(this.moeFields(a.experts, a.used, { norm: a.norm ? 1 : 0, gating: a.gating === 'softmax_weight' ? 1 : 0 }));
+    const u = this.moeUniform(a.experts, a.used, { norm: a.norm ? 1 : 0, gating: a.gating === 'softmax_weight' ? 1 : 0 });
     return this.dispatch('moe.wgsl', 'moe_route', [u, a.step.buffer, a.logits, a.ids, a.weights], a.step, (n) => [n, 1]);
   }
 
   /** The batch's (token, expert) pairs grouped by expert into the routing table, on one workgroup. */
   moeGroup(a: MoeGroupArgs): Dispatch {
-    const u = this.uniform(this.moeFields(a.experts, a.used, { tile: a.tile, pairsAt: a.pairsAt }));
+    const u = this.moeUniform(a.experts, a.used, { tile: a.tile, pairs_at: a.pairsAt });
     return this.dispatch('moe.wgsl', 'moe_group', [u, a.step.buffer, null, a.ids, null, a.table], a.step, () => [1, 1]);
   }
 
   /** x += Σ weight · expert output over each token's pairs (plus a gated shared expert). */
   moeCombine(a: MoeCombineArgs): Dispatch {
-    const u = this.uniform(this.moeFields(0, a.used, { width: a.width }));
+    const u = this.moeUniform(0, a.used, { width: a.width });
     const buffers = [u, a.step.buffer, null, null, a.weights, null, a.x, a.down, a.shared?.out ?? null, a.shared?.gate ?? null];
     const entry = a.shared ? 'moe_combine_shared' : 'moe_combine';
     return this.dispatch('moe.wgsl', entry, buffers, a.step, (n) => threads(n * a.width, 64));
@@ -386,7 +370,7 @@ export class OpKernels {
 
   /** Each pair's row += its expert's bias row (gpt-oss's expert biases). */
   moeAddBias(a: MoeAddBiasArgs): Dispatch {
-    const u = this.uniform(this.moeFields(0, a.used, { width: a.width }));
+    const u = this.moeUniform(0, a.used, { width: a.width });
     const buffers = [u, a.step.buffer, null, a.ids, null, null, null, null, null, null, a.rows, a.bias];
     return this.dispatch('moe.wgsl', 'moe_add_bias', buffers, a.step, (n) => threads(n * a.used * a.width, 64));
   }
@@ -414,7 +398,7 @@ export class OpKernels {
     this.uniforms.length = 0;
   }
 
-  private attentionFields(
+  private attentionUniform(
     nHead: number,
     nKvHead: number,
     headDim: number,
@@ -423,45 +407,34 @@ export class OpKernels {
     kvStride: number,
     rope: RopeSpec,
     o: { inStride: number; qkOffset: number; vOffset?: number; window?: number; softcap?: number },
-  ): Field[] {
+  ): GPUBuffer {
     if (headDim % 2 !== 0) throw new Error(`head size ${headDim}: must be even`);
     if (rope.nRot % 2 !== 0 || rope.nRot > headDim) throw new Error(`RoPE over ${rope.nRot} of ${headDim} dimensions`);
     const softcap = o.softcap ?? 0;
-    return [
-      ['u32', nHead],
-      ['u32', nKvHead],
-      ['u32', headDim],
-      ['f32', scale],
-      ['u32', qStride],
-      ['u32', kvStride],
-      ['u32', rope.nRot],
-      ['u32', rope.neox ? 1 : 0],
-      ['u32', o.inStride],
-      ['u32', o.qkOffset],
-      ['u32', o.vOffset ?? 0],
-      ['u32', o.window ?? 0],
-      ['f32', softcap],
-      ['f32', softcap ? Math.fround(1 / softcap) : 0],
-      ['u32', 0],
-      ['u32', 0],
-    ];
+    return this.uniform(AttentionUniform, {
+      nHead,
+      nKvHead,
+      headDim,
+      scale,
+      qStride,
+      kvStride,
+      nRot: rope.nRot,
+      neox: rope.neox ? 1 : 0,
+      inStride: o.inStride,
+      qkOffset: o.qkOffset,
+      vOffset: o.vOffset ?? 0,
+      window: o.window ?? 0,
+      softcap,
+      invSoftcap: softcap ? Math.fround(1 / softcap) : 0,
+    });
   }
 
-  /** moe.wgsl's Params. */
-  private moeFields(experts: number, used: number, o: { norm?: number; width?: number; tile?: number; pairsAt?: number; gating?: number }): Field[] {
-    return [
-      ['u32', experts],
-      ['u32', used],
-      ['u32', o.norm ?? 0],
-      ['u32', o.width ?? 0],
-      ['u32', o.tile ?? 0],
-      ['u32', o.pairsAt ?? 0],
-      ['u32', o.gating ?? 0],
-      ['u32', 0],
-    ];
+  /** MoeUniform: the fields an entry point does not read are 0. */
+  private moeUniform(experts: number, used: number, o: Partial<UniformValues<typeof MoeUniform.fields>>): GPUBuffer {
+    return this.uniform(MoeUniform, { norm: 0, width: 0, tile: 0, pairs_at: 0, gating: 0, ...o, experts, used });
   }
 
-  /** elementwise.wgsl's Params: `rows` fixes the row count (default: the batch's tokens); a, b: the op's constants. */
+  /** ElementwiseUniform: `rows` fixes the row count (default: the batch's tokens); a, b: the op's constants. */
   private elementwise(
     entry: string,
     x: GPUBuffer,
@@ -471,18 +444,13 @@ export class OpKernels {
     o: { rows?: number; a?: number; b?: number } = {},
     constants?: Record<string, number>,
   ): Dispatch {
-    const u = this.uniform([
-      ['u32', width],
-      ['u32', o.rows ?? 0],
-      ['f32', o.a ?? 0],
-      ['f32', o.b ?? 0],
-    ]);
+    const u = this.uniform(ElementwiseUniform, { width, rows: o.rows ?? 0, a: o.a ?? 0, b: o.b ?? 0 });
     const grid = (n: number) => threads((o.rows ?? n) * width, 64);
     return this.dispatch('elementwise.wgsl', entry, [u, x, y, step.buffer], step, grid, constants);
   }
 
-  private uniform(fields: Field[]): GPUBuffer {
-    const data = packFields(fields);
+  private uniform<F extends UniformFields>(struct: UniformStruct<F>, values: UniformValues<F>): GPUBuffer {
+    const data = struct.pack(values);
     const buffer = this.device.createBuffer({ size: data.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     this.device.queue.writeBuffer(buffer, 0, data);
     this.uniforms.push(buffer);

@@ -5,6 +5,8 @@
  *   #include "quant/{{TYPE}}.wgsl"   another file under shaders/ (each file at most once)
  *   {{NAME}}                        replaced by a define's value
  *   #if NAME / #else / #endif       kept when the define is truthy (no nesting of the same name needed)
+ *   #struct Name                    the WGSL of the uniform struct Name declared in kernel-uniforms.ts
+ *                                   (each struct at most once), so its layout is written only there
  *
  * Files are read at run time from a shaders/ folder (see `findShadersDir`).
  */
@@ -13,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { ggmlTypeByName } from '../../core/ggml-types';
 import { gpuBlockDefines } from './weights';
+import { kernelUniform, kernelUniformNames } from './kernel-uniforms';
 
 export type Defines = Readonly<Record<string, string | number | boolean>>;
 
@@ -86,6 +89,15 @@ function expand(path: string, defines: Defines, seen: Set<string>, out: string[]
           const m = /^"([^"]+)"$/.exec(substitute(arg, defines, path));
           if (!m) throw new Error(`shaders/${path}: bad #include ${arg}`);
           expand(m[1]!, defines, seen, out);
+        }
+        continue;
+      }
+      if (word === 'struct') {
+        if (active() && !seen.has(`#struct ${arg}`)) {
+          seen.add(`#struct ${arg}`);
+          const struct = kernelUniform(arg);
+          if (!struct) throw new Error(`shaders/${path}: #struct ${arg} is not a uniform struct of kernel-uniforms.ts (${kernelUniformNames().join(', ')})`);
+          out.push(struct.wgsl);
         }
         continue;
       }

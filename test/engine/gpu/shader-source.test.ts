@@ -12,7 +12,7 @@ describe('shaderSource', () => {
     expect(withSubgroups).toMatch(/^enable subgroups;/m);
     expect(withSubgroups).toContain('const WG: u32 = 64u;');
     expect(withSubgroups).toContain('fn kscale_min(');
-    expect(withSubgroups.match(/^struct Params/gm)).toHaveLength(1);
+    expect(withSubgroups.match(/^struct WeightUniform /gm)).toHaveLength(1);
     expect(withSubgroups).not.toMatch(/\{\{|^\s*#/m);
     const without = shaderSource('matmul.wgsl', { TYPE: 'q4_k', WG: 64, ROWS: 2, TT: 1, SUBGROUPS: false });
     expect(without).not.toMatch(/enable subgroups|subgroupAdd|subgroup_id/);
