@@ -4,7 +4,7 @@ import type { Command } from './command';
  * Every `gufo` command: its name and one-line summary for `gufo --help`, and how to load it. A
  * command module (with everything it imports: the engine host, SQLite, the back end) is imported
  * only when its command runs, so `gufo --help` starts in a fraction of the time. The summary is
- * the one the module gives (a test checks they agree).
+ * written here only.
  */
 export interface CommandEntry {
   name: string;

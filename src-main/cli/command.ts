@@ -1,10 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-/** One `gufo <name>` subcommand. */
+/** One `gufo <name>` subcommand (its name and summary are its entry in command-list.ts). */
 export interface Command {
-  name: string;
-  /** One line for `gufo --help`, repeated in command-list.ts so that --help loads no command module. */
-  summary: string;
   /** Full text for `gufo <name> --help`. */
   help: string;
   options: NonNullable<ParseArgsConfig['options']>;
@@ -19,7 +16,7 @@ export interface CommandArgs {
 /** An error the user caused: printed as one line, no stack trace. */
 export class CliError extends Error {}
 
-export function parseCommandArgs(command: Command, argv: string[]): CommandArgs {
+export function parseCommandArgs(name: string, command: Command, argv: string[]): CommandArgs {
   try {
     const { positionals, values } = parseArgs({
       args: argv,
@@ -29,7 +26,7 @@ export function parseCommandArgs(command: Command, argv: string[]): CommandArgs 
     });
     return { positionals, values: values as CommandArgs['values'] };
   } catch (err) {
-    throw new CliError(`${(err as Error).message} (see gufo ${command.name} --help)`);
+    throw new CliError(`${(err as Error).message} (see gufo ${name} --help)`);
   }
 }
 

@@ -28,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(command.help.trimEnd() + '\n');
     return 0;
   }
-  await command.run(parseCommandArgs(command, rest));
+  await command.run(parseCommandArgs(name, command, rest));
   return 0;
 }
 

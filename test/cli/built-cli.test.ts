@@ -41,12 +41,10 @@ describe('gufo --help', () => {
     expect(files.filter((f) => f.startsWith('src-main/')).sort()).toEqual(['src-main/cli/command-list.ts', 'src-main/cli/command.ts', 'src-main/cli/main.ts']);
   });
 
-  it('lists every command with the summary its module gives', async () => {
+  it('lists every command with its summary, and each loads', async () => {
     const help = gufo(['--help']).stdout;
     for (const entry of COMMANDS) {
-      const command = await entry.load();
-      expect(command.name).toBe(entry.name);
-      expect(command.summary).toBe(entry.summary);
+      expect((await entry.load()).help).toMatch(new RegExp(`^Usage: gufo ${entry.name}\\b`));
       expect(help).toContain(`${entry.name.padEnd(Math.max(...COMMANDS.map((c) => c.name.length)))}  ${entry.summary}\n`);
     }
   });

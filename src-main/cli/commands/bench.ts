@@ -26,8 +26,6 @@ GUFO_ADAPTER picks the GPU adapter by name.
 `;
 
 export const benchCommand: Command = {
-  name: 'bench',
-  summary: 'measure prefill and decode speed on the GPU, against the memory roofline',
   help: HELP,
   options: {
     p: { type: 'string', short: 'p' },

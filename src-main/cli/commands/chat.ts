@@ -21,8 +21,6 @@ Options:
 `;
 
 export const chatCommand: Command = {
-  name: 'chat',
-  summary: 'chat with a model in the terminal, on the GPU',
   help: HELP,
   options: {
     system: { type: 'string' },

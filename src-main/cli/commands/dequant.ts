@@ -18,8 +18,6 @@ Options:
 const CHUNK_ELEMENTS = 1 << 20;
 
 export const dequantCommand: Command = {
-  name: 'dequant',
-  summary: 'write one tensor as raw f32 (for debugging and outside checks)',
   help: HELP,
   options: {
     output: { type: 'string', short: 'o' },

@@ -98,8 +98,6 @@ function render(path: string, gguf: GgufFile, summary: ModelSummary): string {
 }
 
 export const inspectCommand: Command = {
-  name: 'inspect',
-  summary: 'show the summary, metadata and tensors of a GGUF file',
   help: HELP,
   options: {
     json: { type: 'boolean' },

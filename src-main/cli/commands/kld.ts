@@ -55,8 +55,6 @@ function printSummary(s: DivergenceSummary): void {
 }
 
 export const kldCommand: Command = {
-  name: 'kld',
-  summary: 'KL divergence, top-1 agreement and perplexity of a quantized model against its base',
   help: HELP,
   options: TEXT_WINDOW_OPTIONS,
   async run(args) {

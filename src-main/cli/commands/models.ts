@@ -24,8 +24,6 @@ Options:
 `;
 
 export const modelsCommand: Command = {
-  name: 'models',
-  summary: "list the model library (with Ollama's, LM Studio's and Hugging Face's models)",
   help: HELP,
   options: {
     json: { type: 'boolean' },

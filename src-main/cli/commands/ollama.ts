@@ -31,8 +31,6 @@ Options:
 const PHASES: Record<OllamaExportPhase, string> = { write: 'write', hash: 'sha256', upload: 'upload', create: 'create' };
 
 export const ollamaCommand: Command = {
-  name: 'ollama',
-  summary: 'hand a model to Ollama: <name>.gguf, a Modelfile, and the model created in Ollama',
   help: HELP,
   options: {
     name: { type: 'string' },

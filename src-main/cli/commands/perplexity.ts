@@ -106,8 +106,6 @@ export function windowBar(label: string): { update(done: number, total: number):
 }
 
 export const perplexityCommand: Command = {
-  name: 'perplexity',
-  summary: 'perplexity of a model over a text, as llama-perplexity computes it',
   help: HELP,
   options: TEXT_WINDOW_OPTIONS,
   async run(args) {

@@ -22,8 +22,6 @@ Options:
 `;
 
 export const pullCommand: Command = {
-  name: 'pull',
-  summary: 'download a GGUF file (http(s) or hf://) into the library, resumable',
   help: HELP,
   options: {
     sha256: { type: 'string' },

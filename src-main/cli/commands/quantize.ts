@@ -39,8 +39,6 @@ function typeOption(value: string | boolean | undefined, flag: string): GgmlType
 }
 
 export const quantizeCommand: Command = {
-  name: 'quantize',
-  summary: 'write a re-quantized copy of a model (Q4_K_M, Q8_0, ...)',
   help: HELP,
   options: {
     type: { type: 'string' },

@@ -116,8 +116,6 @@ function timingLine(r: GenerateResult, loadMs: number): string {
 }
 
 export const runCommand: Command = {
-  name: 'run',
-  summary: 'complete a prompt with a model on the GPU',
   help: HELP,
   options: {
     prompt: { type: 'string' },

@@ -17,8 +17,6 @@ const RENDERER_DIR = join(PACKAGE_ROOT, 'out', 'renderer');
 const DEFAULT_PORT = 7823;
 
 export const serveCommand: Command = {
-  name: 'serve',
-  summary: 'run the Gufo UI in a browser (no Electron needed) and the OpenAI-compatible API, on 127.0.0.1',
   help: `Usage: gufo serve [--port N] [--host 127.0.0.1] [--api-key KEY] [--models-cap N] [--ctx N]
                   [--api-port N] [--api-host ADDRESS]
 

@@ -58,8 +58,6 @@ function checkTools(value: unknown, path: string): ChatTool[] {
 }
 
 export const templateCommand: Command = {
-  name: 'template',
-  summary: "render a conversation with the file's chat template",
   help: HELP,
   options: {
     messages: { type: 'string' },

@@ -51,8 +51,6 @@ function printReport(r: TensorErrorReport, withTensors: boolean): void {
 }
 
 export const tensorErrorCommand: Command = {
-  name: 'tensor-error',
-  summary: 'per-tensor RMSE, relative error and SNR of an export against its source',
   help: HELP,
   options: {
     tensors: { type: 'boolean' },

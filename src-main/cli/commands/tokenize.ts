@@ -59,8 +59,6 @@ function renderTokens(tok: Tokenizer, ids: number[]): string {
 }
 
 export const tokenizeCommand: Command = {
-  name: 'tokenize',
-  summary: "turn text into token ids with the model's vocabulary (as llama.cpp does)",
   help: HELP,
   options: {
     in: { type: 'string' },
