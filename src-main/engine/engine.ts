@@ -19,10 +19,11 @@ import { readVocab } from '../core/tokenizer/vocab';
 import { openGguf } from '../node/gguf-io';
 import { measureCopyBandwidth } from './gpu/bandwidth';
 import { openGpu, type GpuContext } from './gpu/device';
+import { StepMeter, StepProfiler } from './gpu/dispatch-profile';
 import { GREEDY } from './gpu/ops';
 import { readHParams, type HParams } from './model/hparams';
 import { LlamaModel, type TokenSource } from './model/llama';
-import type { BenchResult, EngineInfo, GenerateResult, ModelInfo, SamplingParams, StopReason, Timings } from './protocol';
+import type { BenchResult, EngineInfo, GenerateResult, ModelInfo, SamplingParams, StepProfile, StopReason, Timings } from './protocol';
 import { GpuSampler, type SampledToken } from './sampler';
 
 export interface LoadOptions {
@@ -54,6 +55,14 @@ export interface GenerateOptions {
 
 
 
+export interface BenchOptions {
+  /** Also time every kernel of a few decode steps on the GPU (needs timestamp-query). */
+  profile?: boolean;
+}
+
+/** Decode steps the profile times, after the measured run. */
+const PROFILED_STEPS = 4;
+
 export class EngineError extends Error {
   override readonly name = 'EngineError';
 }
@@ -74,6 +83,8 @@ interface Loaded {
 export class Engine {
   private loaded: Loaded | null = null;
   private busy = false;
+  /** Set while bench() measures: counts what each decode step submits. */
+  private meter: StepMeter | null = null;
 
   private constructor(readonly gpu: GpuContext) {}
 
@@ -304,9 +315,9 @@ export class Engine {
   /**
    * llama-bench style: prefill `promptTokens` tokens, then decode `genTokens` greedily (end of
    * generation ignored), from an empty cache. The roofline is this adapter's copy bandwidth,
-   * measured right after.
+   * measured right after. With `profile`, a few more decode steps have each kernel timed.
    */
-  async bench(promptTokens: number, genTokens: number): Promise<BenchResult> {
+  async bench(promptTokens: number, genTokens: number, options: BenchOptions = {}): Promise<BenchResult> {
     const l = this.require();
     const { vocab, bos } = l.info;
     const p = Math.max(1, Math.floor(promptTokens));
@@ -314,12 +325,26 @@ export class Engine {
     if (p + n > l.model.options.ctx) throw new EngineError(`bench needs a context of ${p + n} tokens; the model was loaded with ${l.model.options.ctx}`);
     // Any ids will do; avoid the first few (control tokens in most vocabularies).
     const prompt = Array.from({ length: p }, (_, i) => (i === 0 && bos !== null ? bos : 3 + ((i * 7919) % (vocab - 3))));
+    if (options.profile && !this.gpu.hasTimestamps) {
+      throw new EngineError(`profiling needs the timestamp-query feature, which ${this.gpu.info.name} lacks`);
+    }
     this.resetCache();
-    const r = await this.generate(prompt, { maxTokens: n, stop: [] });
+    const meter = new StepMeter();
+    this.meter = meter;
+    let r: GenerateResult;
+    try {
+      r = await this.generate(prompt, { maxTokens: n, stop: [] });
+    } finally {
+      this.meter = null;
+    }
+    const steps = meter.perToken(r.ids.length - 1);
     const avgPositions = p + (r.ids.length - 1) / 2;
     const bytesPerToken = l.model.weightBytesPerToken + avgPositions * l.model.kvBytesPerPosition;
     const achieved = bytesPerToken * r.timings.decodeTokS;
     const copy = await measureCopyBandwidth(this.gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
+    const profile = options.profile
+      ? await this.profileDecode(l, p, Math.min(PROFILED_STEPS, n), Math.ceil(steps.dispatchesPerToken), copy.bytesPerSecond)
+      : undefined;
     return {
       promptTokens: p,
       genTokens: r.ids.length,
@@ -329,7 +354,39 @@ export class Engine {
       achievedBytesPerSecond: achieved,
       copyBytesPerSecond: copy.bytesPerSecond,
       rooflineFraction: achieved / copy.bytesPerSecond,
+      ...steps,
+      ...(profile ? { profile } : {}),
     };
+  }
+
+  /**
+   * Times each kernel of `steps` decode steps from position `pos` (one submission each, every
+   * dispatch in its own timed pass), after a measured run: the cache it overwrites is forgotten.
+   */
+  private async profileDecode(l: Loaded, pos: number, steps: number, maxDispatches: number, copyBytesPerSecond: number): Promise<StepProfile> {
+    const { model, sampler } = l;
+    const device = this.gpu.device;
+    const profiler = new StepProfiler(device, Math.max(1, maxDispatches));
+    this.enter();
+    try {
+      for (let i = 0; i < steps; i++) {
+        model.setBatch(pos + i, 1);
+        const encoder = device.createCommandEncoder();
+        const pass = profiler.pass(encoder);
+        model.encodeBody(pass, 'sampled');
+        model.encodeHead(pass);
+        sampler.encode(pass);
+        pass.end();
+        profiler.finish(encoder);
+        device.queue.submit([encoder.finish()]);
+        await profiler.collect();
+      }
+      return profiler.summary(copyBytesPerSecond);
+    } finally {
+      profiler.destroy();
+      l.cached.length = 0;
+      this.busy = false;
+    }
   }
 
   /** The loaded model's token bytes in a trie, read from its file once (a VocabError if its tokenizer is unsupported). */
@@ -352,10 +409,11 @@ export class Engine {
 
   /** One submission: `tokens` tokens from `pos0`; with `sample`, the head and the sampler too. */
   private submit(pos0: number, tokens: number, source: TokenSource, sample: boolean): void {
+    const started = performance.now();
     const { model, sampler } = this.loaded!;
     model.setBatch(pos0, tokens);
     const encoder = this.gpu.device.createCommandEncoder();
-    const pass = encoder.beginComputePass();
+    const pass = this.meter ? this.meter.wrap(encoder.beginComputePass()) : encoder.beginComputePass();
     model.encodeBody(pass, source);
     if (sample) {
       model.encodeHead(pass);
@@ -364,6 +422,8 @@ export class Engine {
     pass.end();
     if (sample) sampler.encodeReadback(encoder);
     this.gpu.device.queue.submit([encoder.finish()]);
+    // Decode steps embed the token just sampled; prefill chunks are not counted.
+    if (this.meter && source === 'sampled') this.meter.decodeSubmit(performance.now() - started);
   }
 
   private require(): Loaded {

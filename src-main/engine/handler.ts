@@ -105,7 +105,7 @@ export class EngineHandler {
       }
       case 'bench': {
         const engine = await this.gpu();
-        const result = await engine.bench(request.promptTokens, request.genTokens);
+        const result = await engine.bench(request.promptTokens, request.genTokens, { profile: request.profile === true });
         this.send({ id, type: 'bench', result, info: engine.info });
         return;
       }
@@ -182,7 +182,8 @@ function checkRequest(r: EngineRequest): string | null {
       if (!isOptionalConstraint(r.constraint)) return 'generate: constraint must be { kind: "json" } or { kind: "json-schema", schema }';
       return null;
     case 'bench':
-      return isCount(r.promptTokens) && isCount(r.genTokens) ? null : 'bench: promptTokens and genTokens must be non-negative integers';
+      if (!isCount(r.promptTokens) || !isCount(r.genTokens)) return 'bench: promptTokens and genTokens must be non-negative integers';
+      return r.profile === undefined || typeof r.profile === 'boolean' ? null : 'bench: profile must be a boolean';
     case 'evaluate':
       if (!isIds(r.ids) || r.ids.length < 2) return 'evaluate: ids must be an array of at least 2 token ids';
       if (!isCount(r.first)) return 'evaluate: first must be a non-negative integer';

@@ -188,8 +188,8 @@ export class EngineHost {
     }
   }
 
-  bench(promptTokens: number, genTokens: number): Promise<BenchResponse> {
-    return this.ask({ type: 'bench', promptTokens, genTokens }, 'bench');
+  bench(promptTokens: number, genTokens: number, options: { profile?: boolean } = {}): Promise<BenchResponse> {
+    return this.ask({ type: 'bench', promptTokens, genTokens, ...(options.profile ? { profile: true } : {}) }, 'bench');
   }
 
   /** Scores one window of a text, teacher-forced (perplexity, KL divergence against saved log-probabilities). */

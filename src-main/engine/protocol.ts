@@ -180,6 +180,8 @@ export interface BenchRequest {
   promptTokens: number;
   /** Tokens to decode. */
   genTokens: number;
+  /** Also time each kernel of a few decode steps (BenchResult.profile). */
+  profile?: boolean;
 }
 
 /**
@@ -267,6 +269,36 @@ export interface BenchResult {
   copyBytesPerSecond: number;
   /** achievedBytesPerSecond / copyBytesPerSecond. */
   rooflineFraction: number;
+  /** Kernel launches one decode step encodes. */
+  dispatchesPerToken: number;
+  /** Queue submissions per decoded token. */
+  submitsPerToken: number;
+  /** CPU time to encode and submit one decode step (the GPU runs meanwhile, apart). */
+  hostMsPerToken: number;
+  /** GPU time per kernel per token, with the bytes weight kernels read (bench with profile). */
+  profile?: StepProfile;
+}
+
+export interface KernelTime {
+  /** The pipeline's label, e.g. "matvec4:Q4_K" or "attention.wgsl:attention". */
+  kernel: string;
+  dispatchesPerToken: number;
+  gpuMsPerToken: number;
+  /** Bytes its dispatches read per token (weight kernels only; null for the others). */
+  bytesPerToken: number | null;
+  /** bytesPerToken over gpuMsPerToken. */
+  bytesPerSecond: number | null;
+  /** bytesPerSecond / the copy kernel's bandwidth (its roofline). */
+  rooflineFraction: number | null;
+}
+
+export interface StepProfile {
+  /** Decode steps profiled. */
+  tokens: number;
+  /** Sum of every kernel's GPU time per token. */
+  gpuMsPerToken: number;
+  /** Slowest first. */
+  kernels: KernelTime[];
 }
 
 export interface BenchResponse {

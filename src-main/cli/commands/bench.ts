@@ -3,22 +3,31 @@ import { BenchRunStore } from '../../node/store/bench-runs';
 import { log, printJson, CliError, integerOption, type Command } from '../command';
 import { formatBytes } from '../format';
 import { STORE_HELP, storeResults } from '../results-store';
+import type { StepProfile } from '../../engine/protocol';
 import { adapterJson, memoryJson, startEngine } from './run';
 
-const HELP = `Usage: gufo bench <file.gguf> [-p 512] [-n 128] [--json]
+const HELP = `Usage: gufo bench <file.gguf> [-p 512] [-n 128] [--profile] [--json]
 
 Measures the engine like llama-bench: prompt processing (prefill) of -p tokens, then generation
 (decode) of -n tokens, greedy, on the GPU. Also reports what decode speed means for memory
 traffic: the weight and KV cache bytes each decoded token reads (of a mixture-of-experts model's
 expert tensors, only the share of the experts a token runs), and that traffic as a fraction of
-this adapter's copy bandwidth, measured by a copy kernel in the same run (the roofline).
+this adapter's copy bandwidth, measured by a copy kernel in the same run (the roofline). Also
+counts what one decode step costs the CPU: kernel launches (dispatches), queue submissions, and
+the time to encode and submit it (measured apart from the GPU's time).
 
 Options:
   -p N      prompt tokens (default 512)
   -n N      generated tokens (default 128)
+  --profile then time every kernel of 4 more decode steps on the GPU (timestamp queries, each
+            dispatch in its own pass): GPU ms per token per kernel, the bytes weight kernels
+            read, their GB/s and fraction of the copy bandwidth
   --json    one JSON document on stdout: { promptTokens, genTokens, prefillTokS, decodeTokS,
             bytesPerToken, achievedBytesPerSecond, copyBytesPerSecond, rooflineFraction,
-            adapter, memory }
+            dispatchesPerToken, submitsPerToken, hostMsPerToken, adapter, memory }; with
+            --profile also profile: { tokens, gpuMsPerToken, kernels: [{ kernel,
+            dispatchesPerToken, gpuMsPerToken, bytesPerToken, bytesPerSecond,
+            rooflineFraction }] } (slowest first; bytes are null for kernels that read no weights)
 
 ${STORE_HELP}
 
@@ -31,6 +40,7 @@ export const benchCommand: Command = {
     p: { type: 'string', short: 'p' },
     n: { type: 'string', short: 'n' },
     json: { type: 'boolean' },
+    profile: { type: 'boolean' },
   },
   async run(args) {
     const [path, ...extra] = args.positionals;
@@ -43,7 +53,7 @@ export const benchCommand: Command = {
     const { host } = await startEngine(path, p + n, json);
     let measured: Awaited<ReturnType<typeof host.bench>>;
     try {
-      measured = await host.bench(p, n);
+      measured = await host.bench(p, n, { profile: args.values.profile === true });
     } finally {
       await host.close();
     }
@@ -62,8 +72,12 @@ export const benchCommand: Command = {
         ['achieved', `${formatBytes(result.achievedBytesPerSecond)}/s`],
         ['copy bandwidth', `${formatBytes(result.copyBytesPerSecond)}/s`],
         ['roofline fraction', `${(result.rooflineFraction * 100).toFixed(1)}%`],
+        ['dispatches/token', result.dispatchesPerToken.toFixed(0)],
+        ['submits/token', result.submitsPerToken.toFixed(2)],
+        ['host ms/token', result.hostMsPerToken.toFixed(3)],
       ];
       process.stdout.write(rows.map(([k, v]) => `${k.padEnd(20)}${v}\n`).join(''));
+      if (result.profile) process.stdout.write(profileTable(result.profile));
     }
     await storeResults(async (store) => {
       const { entry, sha256 } = await store.model(path);
@@ -72,3 +86,14 @@ export const benchCommand: Command = {
     });
   },
 };
+
+/** The profile as a table: one kernel per line, slowest first. */
+function profileTable(profile: StepProfile): string {
+  const head = `\nGPU time per token by kernel (${profile.tokens} decode steps, ${profile.gpuMsPerToken.toFixed(2)} ms per token in all)\n`;
+  const lines = profile.kernels.map((k) => {
+    const share = profile.gpuMsPerToken > 0 ? (k.gpuMsPerToken / profile.gpuMsPerToken) * 100 : 0;
+    const bandwidth = k.bytesPerSecond === null ? '' : `  ${formatBytes(k.bytesPerSecond)}/s, ${((k.rooflineFraction ?? 0) * 100).toFixed(1)}% of copy`;
+    return `${k.kernel.padEnd(32)}${k.gpuMsPerToken.toFixed(3).padStart(10)} ms ${share.toFixed(1).padStart(5)}%  ×${k.dispatchesPerToken}${bandwidth}\n`;
+  });
+  return head + lines.join('');
+}

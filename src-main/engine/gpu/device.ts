@@ -43,8 +43,14 @@ function requestedBackend(): string | undefined {
   return b;
 }
 
+/**
+ * Dawn rounds timestamps down to 64 µs by default (a browser's guard against timing attacks):
+ * too coarse for `gufo bench --profile`, which times kernels of a few microseconds.
+ */
+const FULL_TIMESTAMPS = 'disable-dawn-features=timestamp_quantization';
+
 function dawnOptions(adapterName: string | undefined, backend: string | undefined): string[] {
-  return [...(adapterName ? [`adapter=${adapterName}`] : []), ...(backend ? [`backend=${backend}`] : [])];
+  return [...(adapterName ? [`adapter=${adapterName}`] : []), ...(backend ? [`backend=${backend}`] : []), FULL_TIMESTAMPS];
 }
 
 /**

@@ -1,0 +1,79 @@
+/**
+ * What `gufo bench` says about one decode step: dispatches, submissions and host time always;
+ * with --profile, GPU time per kernel and the bytes weight kernels read (on SwiftShader here).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { Engine } from '../../src-main/engine/engine';
+import { openGguf } from '../../src-main/node/gguf-io';
+import { gufo } from '../support/cli';
+import { STORIES_260K } from '../support/paths';
+
+const engine = await Engine.open();
+afterAll(() => engine.destroy());
+
+/** Bytes of every matrix a decoded token multiplies by: all 2-D tensors, the embedding table only when it is also the output. */
+function matrixBytes(path: string): number {
+  const { gguf, file } = openGguf(path);
+  try {
+    const tied = !gguf.tensors.some((t) => t.name === 'output.weight');
+    return gguf.tensors
+      .filter((t) => t.ne.length >= 2 && (tied || t.name !== 'token_embd.weight'))
+      .reduce((sum, t) => sum + t.bytes, 0);
+  } finally {
+    file.close();
+  }
+}
+
+describe('Engine.bench', () => {
+  it('counts the dispatches, submissions and host time of each decode step', async () => {
+    await engine.load(STORIES_260K, { ctx: 64 });
+    const r = await engine.bench(8, 8);
+    // stories260K: 5 layers of norm, QKV, store, attention, output, norm, gate, up, GLU, down; then the head and the sampler.
+    expect(r.dispatchesPerToken).toBeGreaterThan(5 * 10);
+    expect(Number.isInteger(r.dispatchesPerToken)).toBe(true);
+    expect(r.submitsPerToken).toBe(1);
+    expect(r.hostMsPerToken).toBeGreaterThan(0);
+    expect(r.profile).toBeUndefined();
+  });
+
+  it('profile: GPU time of every kernel per token, and the weight kernels read every matrix once', async () => {
+    await engine.load(STORIES_260K, { ctx: 64 });
+    const before = await engine.generate([1, 403, 407], { maxTokens: 6, stop: [] });
+    const r = await engine.bench(8, 8, { profile: true });
+    const profile = r.profile!;
+    expect(profile.tokens).toBe(4);
+    // Two independent counts of the same step: the meter's and the profiler's.
+    expect(profile.kernels.reduce((s, k) => s + k.dispatchesPerToken, 0)).toBe(r.dispatchesPerToken);
+    for (const k of profile.kernels) expect(k.gpuMsPerToken, k.kernel).toBeGreaterThan(0);
+    expect(profile.gpuMsPerToken).toBeCloseTo(profile.kernels.reduce((s, k) => s + k.gpuMsPerToken, 0), 9);
+
+    const weightKernels = profile.kernels.filter((k) => k.bytesPerToken !== null);
+    expect(weightKernels.map((k) => k.kernel).every((name) => name.startsWith('matvec'))).toBe(true);
+    expect(weightKernels.reduce((s, k) => s + k.bytesPerToken!, 0)).toBe(matrixBytes(STORIES_260K));
+    for (const k of weightKernels) {
+      expect(k.bytesPerSecond).toBeCloseTo(k.bytesPerToken! / (k.gpuMsPerToken / 1000), 0);
+      expect(k.rooflineFraction).toBeCloseTo(k.bytesPerSecond! / r.copyBytesPerSecond, 9);
+    }
+    // Dawn's default rounds timestamps to 64 µs; the profile must see finer times than that.
+    const ns = profile.kernels.map((k) => Math.round(k.gpuMsPerToken * profile.tokens * 1e6));
+    expect(ns.some((t) => t % 65536 !== 0)).toBe(true);
+
+    // The profiled steps overwrote the KV cache: the next generation must not trust it.
+    const after = await engine.generate([1, 403, 407], { maxTokens: 6, stop: [] });
+    expect(after.ids).toEqual(before.ids);
+  });
+});
+
+describe('gufo bench --profile --json', () => {
+  it('carries the step counts and the per-kernel profile; --help lists them', () => {
+    const r = gufo(['bench', STORIES_260K, '-p', '8', '-n', '4', '--profile', '--json'], {}, 120_000);
+    expect(r.status, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    for (const key of ['dispatchesPerToken', 'submitsPerToken', 'hostMsPerToken']) expect(doc[key], key).toBeGreaterThan(0);
+    expect(doc.profile.kernels.length).toBeGreaterThan(3);
+    expect(doc.profile.kernels[0]).toHaveProperty('rooflineFraction');
+
+    const help = gufo(['bench', '--help']);
+    for (const key of ['--profile', 'dispatchesPerToken', 'submitsPerToken', 'hostMsPerToken', 'gpuMsPerToken']) expect(help.stdout, key).toContain(key);
+  }, 180_000);
+});
