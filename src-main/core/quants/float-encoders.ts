@@ -5,12 +5,12 @@
  * `dst` may sit at any byte offset; values are stored little-endian, as in a GGUF file.
  */
 import type { RowEncoder } from './codec';
-import { ggmlTypeByName } from '../ggml-types';
+import { ggmlType } from '../ggml-types';
 import { f32BitsToBF16Bits, f32BitsToF16Bits } from './half-encode';
 
-const F32 = ggmlTypeByName('F32')!;
-const F16 = ggmlTypeByName('F16')!;
-const BF16 = ggmlTypeByName('BF16')!;
+const F32 = ggmlType('F32');
+const F16 = ggmlType('F16');
+const BF16 = ggmlType('BF16');
 
 const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 

@@ -5,11 +5,11 @@
  * little-endian, as are the machines this runs on); an odd one is first copied, a chunk at a time,
  * into an aligned scratch buffer.
  */
-import { ggmlTypeByName } from '../ggml-types';
+import { ggmlType } from '../ggml-types';
 import { checkSpan, type BlockDecoder } from './codec';
 import { f16BitsTableI32 } from './half';
 
-const [F32, F16, BF16] = (['F32', 'F16', 'BF16'] as const).map((name) => ggmlTypeByName(name)!);
+const [F32, F16, BF16] = (['F32', 'F16', 'BF16'] as const).map(ggmlType);
 
 /** F32: a byte copy. */
 export const decodeF32: BlockDecoder = (src, dst, blocks) => {
