@@ -13,6 +13,7 @@
 import { ggmlType, type GgmlType, type GgmlTypeName } from './ggml-types';
 import { GgufType, type GgufArray } from './gguf/values';
 import { llamaFileTypeId } from './llama-file-types';
+import { blockTensorSuffix, tensorLayer, tensorName } from './tensor-names';
 
 export const QUANT_FILE_TYPES = [
   'F16', 'BF16', 'Q8_0', 'Q6_K', 'Q5_K_M', 'Q5_K_S', 'Q5_1', 'Q5_0', 'Q4_K_M', 'Q4_K_S',
@@ -193,16 +194,10 @@ function is70B(arch: string, nLayer: number, nHead: number, nHeadKv: number, nEx
   }
 }
 
-/** The layer a tensor name belongs to ("blk.12.attn_v.weight" → 12), as llama.cpp's sscanf("blk.%d."). */
-function layerOf(name: string): number | undefined {
-  const m = /^blk\.\s*([+-]?\d+)/.exec(name);
-  return m ? Number(m[1]) : undefined;
-}
-
 /** llama.cpp's weights_map order: by layer, tensors outside layers first, then by name. */
 function llamaTensorOrder(a: RecipeTensor, b: RecipeTensor): number {
-  const la = layerOf(a.name) ?? -1;
-  const lb = layerOf(b.name) ?? -1;
+  const la = tensorLayer(a.name) ?? -1;
+  const lb = tensorLayer(b.name) ?? -1;
   if (la !== lb) return la - lb;
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
@@ -213,7 +208,7 @@ function llamaTensorOrder(a: RecipeTensor, b: RecipeTensor): number {
 /** Substrings of tensors that stay as they are: small, or too sensitive to lose bits. */
 const NEVER_QUANTIZED = [
   '_norm.weight',            // norms
-  'ffn_gate_inp.weight',     // MoE router
+  blockTensorSuffix('ffn_gate_inp'), // MoE router
   'ffn_gate_tid2eid.weight', // DeepSeek-V4 token→expert table (i32)
   'altup', 'laurel',         // Gemma 3n: tiny (e.g. 4x4)
   'per_layer_model_proj',    // Gemma 3n: small enough to keep
@@ -236,7 +231,7 @@ function isQuantizable(tensor: RecipeTensor, options: RecipeOptions): boolean {
   if (nDims(tensor.ne) < 2) return false;
   const name = tensor.name;
   if (!name.endsWith('weight')) return false;
-  if (options.leaveOutputTensor && name === 'output.weight') return false;
+  if (options.leaveOutputTensor && name === tensorName('output')) return false;
   if (NEVER_QUANTIZED_NAMES.has(name)) return false;
   return !NEVER_QUANTIZED.some((s) => name.includes(s));
 }
@@ -252,14 +247,11 @@ function nDims(ne: readonly number[]): number {
 
 /** The role of a tensor, by name; the order matters ("attn_qkv" before "attn_v"...). */
 function roleOf(name: string): Role {
-  if (name === 'output.weight') return 'output';
-  if (name === 'token_embd.weight' || name === 'per_layer_token_embd.weight') return 'token_embd';
-  if (name.includes('attn_qkv.weight')) return 'attn_qkv';
-  if (name.includes('attn_kv_b.weight')) return 'attn_kv_b';
-  if (name.includes('attn_v.weight')) return 'attn_v';
-  if (name.includes('attn_k.weight')) return 'attn_k';
-  if (name.includes('attn_q.weight')) return 'attn_q';
-  if (name.includes('attn_output.weight')) return 'attn_output';
+  if (name === tensorName('output')) return 'output';
+  if (name === tensorName('token_embd') || name === tensorName('per_layer_token_embd')) return 'token_embd';
+  for (const role of ['attn_qkv', 'attn_kv_b', 'attn_v', 'attn_k', 'attn_q', 'attn_output'] as const) {
+    if (name.includes(blockTensorSuffix(role))) return role;
+  }
   // These match the _exps / _shexp variants too.
   if (name.includes('ffn_up')) return 'ffn_up';
   if (name.includes('ffn_gate')) return 'ffn_gate';
@@ -392,9 +384,9 @@ function ffnDownType(state: RecipeState, tensor: RecipeTensor, defaultType: Ggml
 function ffnLayer(state: RecipeState, tensor: RecipeTensor, seen: number): [number, number] {
   const n = state.model.nLayer;
   if (state.model.nExpert <= 1) return [seen, n];
-  const i = layerOf(tensor.name);
+  const i = tensorLayer(tensor.name);
   if (i === undefined) throw new Error(`cannot tell the layer of tensor ${tensor.name}`);
-  if (i < 0 || i >= n) throw new Error(`bad layer ${i} for tensor ${tensor.name}: must be in [0, ${n})`);
+  if (i >= n) throw new Error(`bad layer ${i} for tensor ${tensor.name}: must be in [0, ${n})`);
   return [i, n];
 }
 

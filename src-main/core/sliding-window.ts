@@ -4,12 +4,11 @@
  * the engine, which masks those layers' attention, and by the model summary, which sizes their KV
  * cache as llama.cpp does.
  *
- * gemma2: always, window 4096 and every other layer by default; gemma3: only when the file has a
- * sliding_window, 5 of every 6 layers by default; gpt-oss: always, the window required, every other
- * layer by default. phi3's window is disabled in llama.cpp, so here too. A sliding_window_pattern
- * given as an array is ignored, as llama.cpp does.
+ * Each architecture's defaults are its entry's slidingWindow (core/architectures.ts). A
+ * sliding_window_pattern given as an array is ignored, as llama.cpp does.
  */
 import type { GgufFile } from './gguf/gguf-file';
+import { architectureTraits, type SlidingWindowTraits } from './architectures';
 import { readCount } from './gguf/metadata-counts';
 
 export interface SlidingWindowLayout {
@@ -25,16 +24,24 @@ export interface SlidingWindowLayout {
  */
 export function slidingWindowLayout(gguf: GgufFile, arch: string, nLayer: number): SlidingWindowLayout | null {
   const key = (name: string) => `${arch}.${name}`;
-  const defaultPeriod = { gemma2: 2, 'gpt-oss': 2, gemma3: 6 }[arch];
-  if (defaultPeriod === undefined) return null;
-  const window = readCount(gguf, key('attention.sliding_window'));
-  if (arch === 'gemma3' && !(window !== undefined && window > 0)) return null;
-  if (arch === 'gpt-oss' && window === undefined) throw new Error(`${key('attention.sliding_window')} is missing`);
+  const traits = architectureTraits(arch)?.slidingWindow;
+  if (!traits) return null;
+  const windowKey = key('attention.sliding_window');
+  const size = windowSize(traits, readCount(gguf, windowKey), windowKey);
+  if (size === null) return null;
   const patternKey = key('attention.sliding_window_pattern');
-  const period = (gguf.getArray(patternKey) ? undefined : readCount(gguf, patternKey)) ?? defaultPeriod;
-  const size = window ?? 4096;
-  if (size <= 0) throw new Error(`${key('attention.sliding_window')} is 0`);
+  const period = (gguf.getArray(patternKey) ? undefined : readCount(gguf, patternKey)) ?? traits.defaultPeriod;
+  if (size <= 0) throw new Error(`${windowKey} is 0`);
   // set_swa_pattern: the last layer of each period attends to everything; period 0: every layer is windowed.
   const layers = Array.from({ length: nLayer }, (_, l) => period === 0 || l % period < period - 1);
   return { window: size, layers };
+}
+
+/** The window the file gives, else the architecture's default; null: no windowed layers. */
+function windowSize(traits: SlidingWindowTraits, window: number | undefined, key: string): number | null {
+  if (window === undefined) {
+    if (traits.size === 'required') throw new Error(`${key} is missing`);
+    return traits.size === 'optional' ? null : traits.size;
+  }
+  return window === 0 && traits.size === 'optional' ? null : window;
 }

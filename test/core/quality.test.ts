@@ -10,7 +10,7 @@ import type { GgufFile } from '../../src-main/core/gguf/gguf-file';
 import { comparePosition, DivergenceStats, logSoftmax, percentile, vocabularyMismatch } from '../../src-main/core/quality/divergence';
 import { perplexityOf, perplexityWindows, QualityError } from '../../src-main/core/quality/perplexity';
 import { tensorErrorSteps, type TensorErrorReport } from '../../src-main/core/quality/tensor-error';
-import { tensorLocation } from '../../src-main/core/tensor-location';
+import { tensorLocation } from '../../src-main/core/tensor-names';
 import { readVocab } from '../../src-main/core/tokenizer/index';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { quantizeFile } from '../../src-main/node/quantize';

@@ -1,5 +1,6 @@
 import { ggmlTypeByName, type GgmlType } from '../../core/ggml-types';
 import { isQuantFileType, QUANT_FILE_TYPES } from '../../core/quant-recipes';
+import { tensorName } from '../../core/tensor-names';
 import { FileExistsError } from '../../node/atomic-write';
 import { loadImatrix } from '../../node/imatrix-file';
 import { quantizeFile } from '../../node/quantize';
@@ -22,8 +23,8 @@ Options:
   --type T                    the file type to produce (required)
   --imatrix FILE              importance matrix from llama-imatrix (GGUF or legacy .dat)
   --allow-requantize          convert tensors that are already quantized (through f32)
-  --output-tensor-type t      ggml type for output.weight (e.g. q8_0)
-  --token-embedding-type t    ggml type for token_embd.weight
+  --output-tensor-type t      ggml type for ${tensorName('output')} (e.g. q8_0)
+  --token-embedding-type t    ggml type for ${tensorName('token_embd')}
   --pure                      one type for every quantizable tensor, no mixture
   --force                     replace an existing <out.gguf>: the new file is renamed over it,
                               so it has the default permissions (umask), not the old file's

@@ -7,6 +7,8 @@
  * into the first user turn, and tool results are shown to the model as a user-side turn.
  */
 
+import { architectureTraits } from '../architectures';
+
 export type BuiltinTemplateName = 'chatml' | 'llama2' | 'llama3' | 'mistral' | 'gemma' | 'phi3' | 'deepseek';
 
 /** `arguments` of a tool call as JSON text, whether the caller gave a string or an object. */
@@ -169,10 +171,18 @@ export function chooseBuiltinTemplate(input: BuiltinChoiceInput): BuiltinTemplat
   if (has('<|user|>', '<|assistant|>', '<|end|>')) return 'phi3';
   if (has('[INST]', '[/INST]')) return 'mistral';
   const arch = input.architecture ?? '';
-  if (/^gemma/.test(arch)) return 'gemma';
-  if (/^phi3/.test(arch)) return 'phi3';
-  if (/^(qwen|internlm|olmo|smollm|granite)/.test(arch)) return 'chatml';
-  if (/^deepseek/.test(arch)) return 'deepseek';
-  if ((arch === 'llama' || arch === 'mistral' || arch === '') && input.tokenizerModel === 'llama') return 'llama2';
-  return 'chatml';
+  const family = architectureTraits(arch)?.chatTemplate ?? FAMILY_BY_PREFIX.find(([prefix]) => prefix.test(arch))?.[1] ?? 'chatml';
+  // The Llama 2 format only suits a SentencePiece Llama vocabulary.
+  return family === 'llama2' && input.tokenizerModel !== 'llama' ? 'chatml' : family;
 }
+
+/**
+ * Families of the architectures the engine does not run, by name (an entry in
+ * core/architectures.ts answers for those it runs); no name: a Llama 2 era file.
+ */
+const FAMILY_BY_PREFIX: readonly [RegExp, BuiltinTemplateName][] = [
+  [/^gemma/, 'gemma'],
+  [/^(qwen|internlm|olmo|smollm|granite)/, 'chatml'],
+  [/^deepseek/, 'deepseek'],
+  [/^(mistral)?$/, 'llama2'],
+];

@@ -4,6 +4,7 @@
  * and key, never a 2^31-element array. llama.cpp reads these keys as uint32 and refuses a value of
  * the wrong type, so nothing above 2^32 - 1, below 0 or of another type is a real model's.
  */
+import { blockName, tensorLayer } from '../tensor-names';
 import { GgufError } from './errors';
 import type { GgufFile } from './gguf-file';
 import { ggufTypeName } from './json';
@@ -80,10 +81,7 @@ export function readFiniteNumber(gguf: GgufFile, key: string): number | undefine
 /** Layers whose tensors (blk.N.*) the file holds: the highest N + 1, or 0 for none. */
 function tensorLayers(gguf: GgufFile): number {
   let layers = 0;
-  for (const t of gguf.tensors) {
-    const m = /^blk\.(\d+)\./.exec(t.name);
-    if (m) layers = Math.max(layers, Number(m[1]) + 1);
-  }
+  for (const t of gguf.tensors) layers = Math.max(layers, (tensorLayer(t.name) ?? -1) + 1);
   return layers;
 }
 
@@ -96,7 +94,7 @@ export function readLayerCount(gguf: GgufFile, arch: string): number | undefined
   const layers = readCount(gguf, key);
   if (layers === undefined) return undefined;
   const held = (readCount(gguf, 'split.count') ?? 1) > 1 ? 0 : tensorLayers(gguf);
-  if (held > 0 && layers !== held) fail(gguf, key, `${layers} layers, but the file's tensors hold ${held} (blk.0 to blk.${held - 1})`);
+  if (held > 0 && layers !== held) fail(gguf, key, `${layers} layers, but the file's tensors hold ${held} (${blockName(0)} to ${blockName(held - 1)})`);
   if (layers > MAX_LAYERS) fail(gguf, key, `${layers} layers, more than the ${MAX_LAYERS} llama.cpp loads`);
   return layers;
 }

@@ -7,7 +7,7 @@
  */
 import { dequantizeRows } from '../dequantize';
 import type { GgufFile, GgufTensorInfo } from '../gguf/gguf-file';
-import { tensorLocation } from '../tensor-location';
+import { tensorLocation } from '../tensor-names';
 import { QualityError } from './perplexity';
 
 export interface ErrorFigures {

@@ -3,13 +3,12 @@
  * defaults (llama-model.cpp, llama-hparams). Anything the engine cannot run is a clear error here,
  * before any GPU memory is touched.
  */
+import { ARCHITECTURES, isArchitectureName, unsupportedArchitectureMessage, type ArchitectureName, type ArchitectureTraits } from '../../core/architectures';
 import { GgufError } from '../../core/gguf/errors';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { readCount, readFiniteNumber, readLayerCount, readPerLayerCount } from '../../core/gguf/metadata-counts';
 import { slidingWindowLayout, type SlidingWindowLayout } from '../../core/sliding-window';
-
-export const SUPPORTED_ARCHITECTURES = ['llama', 'qwen2', 'qwen3', 'qwen2moe', 'qwen3moe', 'gemma2', 'gemma3', 'phi3', 'gpt-oss'] as const;
-export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];
+import { tensorName } from '../../core/tensor-names';
 
 export class UnsupportedModelError extends Error {
   override readonly name = 'UnsupportedModelError';
@@ -93,7 +92,7 @@ export interface RopeFactors {
 export const MAX_EXPERTS = 512;
 
 export interface HParams {
-  arch: Architecture;
+  arch: ArchitectureName;
   name: string | null;
   nLayer: number;
   nEmbd: number;
@@ -171,10 +170,8 @@ export function readHParams(gguf: GgufFile): HParams {
     throw new UnsupportedModelError(`${gguf.file}: ${problem}`);
   };
   const arch = gguf.getString('general.architecture') ?? fail('no general.architecture in the metadata');
-  if (!(SUPPORTED_ARCHITECTURES as readonly string[]).includes(arch)) {
-    fail(`architecture "${arch}" is not supported; supported: ${SUPPORTED_ARCHITECTURES.join(', ')}`);
-  }
-  const a = arch as Architecture;
+  if (!isArchitectureName(arch)) fail(unsupportedArchitectureMessage(arch));
+  const traits: ArchitectureTraits = ARCHITECTURES[arch];
   // Every other count is checked against it, so it is read first.
   const nLayer = readLayerCount(gguf, arch) ?? fail(`${arch}.block_count is missing`);
   const orFail = (key: string, v: number | undefined) => v ?? fail(`${arch}.${key} is missing`);
@@ -182,10 +179,11 @@ export function readHParams(gguf: GgufFile): HParams {
   const real: Num = (key, fallback) => orFail(key, readFiniteNumber(gguf, `${arch}.${key}`) ?? fallback);
   const read: Readers = { count: num, real };
   const has = (name: string) => gguf.tensor(name) !== undefined;
-  const embd = gguf.tensor('token_embd.weight') ?? fail('no token_embd.weight tensor');
+  const embdName = tensorName('token_embd');
+  const embd = gguf.tensor(embdName) ?? fail(`no ${embdName} tensor`);
   const nEmbd = num('embedding_length');
   // llama.cpp's shape for it: the width every activation is sized by must be the file's.
-  if (embd.ne[0] !== nEmbd) fail(`${arch}.embedding_length is ${nEmbd}, but token_embd.weight has rows of ${embd.ne[0]}`);
+  if (embd.ne[0] !== nEmbd) fail(`${arch}.embedding_length is ${nEmbd}, but ${embdName} has rows of ${embd.ne[0]}`);
   const nHead = num('attention.head_count');
   if (nHead === 0) fail(`${arch}.attention.head_count is 0`);
   const nHeadKv = num('attention.head_count_kv', nHead);
@@ -195,21 +193,21 @@ export function readHParams(gguf: GgufFile): HParams {
   if (headDim !== headDimV) fail(`${arch}.attention.value_length: head sizes ${headDim} (keys) and ${headDimV} (values) are not supported`);
   if (nHeadKv <= 0 || nHead % nHeadKv !== 0) fail(`${arch}.attention.head_count_kv: ${nHead} heads cannot share ${nHeadKv} KV heads`);
   if (gguf.get(`${arch}.attention.causal`) === false) fail('non-causal attention (an embedding model) is not supported');
-  for (const name of ['dense_2.weight', 'dense_3.weight']) {
+  for (const name of [tensorName('dense_2'), tensorName('dense_3')]) {
     if (has(name)) fail(`${name} is a sentence-embedding projection (EmbeddingGemma); embedding models are not supported`);
   }
 
-  const nVocab = embd.ne[1] ?? fail('token_embd.weight is not a matrix');
+  const nVocab = embd.ne[1] ?? fail(`${embdName} is not a matrix`);
   const nCtxTrain = num('context_length', 4096);
-  const rope = readRope(gguf, a, read, fail, headDim, nCtxTrain);
-  const moe = readMoe(gguf, a, num, fail);
-  const gemma = a === 'gemma2' || a === 'gemma3';
-  const qkvFused = has('blk.0.attn_qkv.weight');
-  const qkNorm = has('blk.0.attn_q_norm.weight');
+  const rope = readRope(gguf, arch, traits, read, fail, headDim, nCtxTrain);
+  const moe = readMoe(gguf, arch, traits, num, fail);
+  const qkvFused = has(tensorName('attn_qkv', 0));
+  const qkNorm = has(tensorName('attn_q_norm', 0));
+  const softcap = (key: string, fallback: number | null) => (fallback === null ? 0 : real(key, fallback));
   if (qkvFused && qkNorm) fail('a fused attn_qkv with Q/K norms is not supported');
 
   return {
-    arch: a,
+    arch,
     name: gguf.getString('general.name') ?? null,
     nLayer,
     nEmbd,
@@ -223,43 +221,40 @@ export function readHParams(gguf: GgufFile): HParams {
     nCtxTrain,
     eps: real('attention.layer_norm_rms_epsilon', 1e-5),
     rope,
-    // gpt-oss: llama.cpp scales by 1/sqrt(n_rot).
-    attnScale: attentionScale(a, nLayer, nEmbd, nHead, a === 'gpt-oss' ? rope.nRot : headDim),
-    qkvBias: has(qkvFused ? 'blk.0.attn_qkv.bias' : 'blk.0.attn_q.bias'),
+    attnScale: attentionScale(traits, nLayer, nEmbd, nHead, traits.attnScaleDims === 'rope' ? rope.nRot : headDim),
+    qkvBias: has(tensorName(qkvFused ? 'attn_qkv' : 'attn_q', 0, 'bias')),
     qkvFused,
     qkNorm,
-    // gemma2 reads its output from token_embd even when the file has an output.weight.
-    tiedEmbeddings: a === 'gemma2' || !has('output.weight'),
+    tiedEmbeddings: traits.tiedOutput === 'always' || !has(tensorName('output')),
     ropeFactors: readRopeFactors(gguf, fail),
     // As llama.cpp: ggml_scale by sqrtf(n_embd), in float.
-    embdScale: gemma ? Math.fround(Math.sqrt(nEmbd)) : 1,
-    postNorms: gemma,
-    ffnNorm: a === 'gpt-oss' ? 'post_attention_norm' : 'ffn_norm',
-    attnOutputBias: a === 'gpt-oss' || (a === 'llama' && has('blk.0.attn_output.bias')),
-    attnSinks: a === 'gpt-oss',
-    ffnAct: gemma ? 'gelu' : 'silu',
-    ffnGateUpFused: a === 'phi3',
-    attnSoftcap: a === 'gemma2' ? real('attn_logit_softcapping', 50) : 0,
-    finalSoftcap: a === 'gemma2' ? real('final_logit_softcapping', 30) : a === 'gemma3' ? real('final_logit_softcapping', 0) : 0,
-    swa: readSlidingWindow(gguf, a, nLayer, rope, real, fail),
+    embdScale: traits.embeddingScale === 'sqrt-n-embd' ? Math.fround(Math.sqrt(nEmbd)) : 1,
+    postNorms: traits.postNorms,
+    ffnNorm: traits.ffnNorm,
+    attnOutputBias: traits.attnOutputBias === 'always' || (traits.attnOutputBias === 'when-present' && has(tensorName('attn_output', 0, 'bias'))),
+    attnSinks: traits.attnSinks,
+    ffnAct: traits.ffnActivation,
+    ffnGateUpFused: traits.ffnGateUpFused,
+    attnSoftcap: softcap('attn_logit_softcapping', traits.attnSoftcap),
+    finalSoftcap: softcap('final_logit_softcapping', traits.finalSoftcap),
+    swa: readSlidingWindow(gguf, arch, traits, nLayer, rope, real, fail),
     moe,
   };
 }
 
 /**
- * RoPE as llama.cpp reads it: NeoX pairs for every architecture but llama; the scaling type
- * defaults to linear, and any type but none divides the frequencies by rope.scaling.factor
- * (older files: rope.scale_linear); YaRN also bends them. phi3 may say "longrope", which scales
- * the same way; its LongRoPE is the factor tensors (readRopeFactors).
+ * RoPE as llama.cpp reads it: NeoX or normal pairs per architecture; the scaling type defaults to
+ * linear, and any type but none divides the frequencies by rope.scaling.factor (older files:
+ * rope.scale_linear); YaRN also bends them. phi3 may say "longrope", which scales the same way;
+ * its LongRoPE is the factor tensors (readRopeFactors).
  */
-function readRope(gguf: GgufFile, arch: Architecture, { count, real }: Readers, fail: Fail, headDim: number, nCtxTrain: number): RopeParams {
+function readRope(gguf: GgufFile, arch: string, traits: ArchitectureTraits, { count, real }: Readers, fail: Fail, headDim: number, nCtxTrain: number): RopeParams {
   const scalingType = gguf.getString(`${arch}.rope.scaling.type`) ?? 'linear';
-  const types = arch === 'phi3' ? ['none', 'linear', 'yarn', 'longrope'] : ['none', 'linear', 'yarn'];
-  if (!types.includes(scalingType)) fail(`RoPE scaling "${scalingType}" is not supported`);
+  if (!traits.ropeScalingTypes.includes(scalingType)) fail(`RoPE scaling "${scalingType}" is not supported`);
   const factor = real('rope.scaling.factor', real('rope.scale_linear', 0));
   const rope: RopeParams = {
     nRot: count('rope.dimension_count', headDim),
-    neox: arch !== 'llama',
+    neox: traits.rope === 'neox',
     freqBase: real('rope.freq_base', 10000),
     freqScale: scalingType !== 'none' && factor > 0 ? 1 / factor : 1,
     extFactor: scalingType === 'yarn' ? 1 : 0,
@@ -273,12 +268,14 @@ function readRope(gguf: GgufFile, arch: Architecture, { count, real }: Readers, 
 }
 
 function readRopeFactors(gguf: GgufFile, fail: Fail): RopeFactors | null {
-  if (gguf.tensor('rope_freqs.weight')) return { short: 'rope_freqs.weight', long: 'rope_freqs.weight' };
-  const long = gguf.tensor('rope_factors_long.weight');
-  const short = gguf.tensor('rope_factors_short.weight');
+  const freqs = tensorName('rope_freqs');
+  if (gguf.tensor(freqs)) return { short: freqs, long: freqs };
+  const factors: RopeFactors = { short: tensorName('rope_factors_short'), long: tensorName('rope_factors_long') };
+  const long = gguf.tensor(factors.long);
+  const short = gguf.tensor(factors.short);
   if (!long && !short) return null;
   if (!long || !short) fail(`LongRoPE needs both rope_factors_long and rope_factors_short; the file has only ${long ? 'long' : 'short'}`);
-  return { short: 'rope_factors_short.weight', long: 'rope_factors_long.weight' };
+  return factors;
 }
 
 /**
@@ -292,18 +289,17 @@ export function ropeFactorsTensor(hp: HParams, ctx: number): string | null {
 }
 
 /**
- * gemma's query scale (f_attention_scale): 1/sqrt(headDim), except for the 27B models (which
- * llama.cpp recognizes by their layer count: gemma2 46, gemma3 62), scaled by
- * 1/sqrt(nEmbd / nHead) as Gemma's reference code does. Computed in float, as llama.cpp.
+ * The query scale (gemma's f_attention_scale): 1/sqrt(d), d the head size or the rotated
+ * dimensions, except for gemma's 27B models (which llama.cpp recognizes by their layer count),
+ * scaled by 1/sqrt(nEmbd / nHead) as Gemma's reference code does. Computed in float, as llama.cpp.
  */
-function attentionScale(arch: Architecture, nLayer: number, nEmbd: number, nHead: number, headDim: number): number {
-  const is27B = (arch === 'gemma2' && nLayer === 46) || (arch === 'gemma3' && nLayer === 62);
-  const d = is27B ? Math.floor(nEmbd / nHead) : headDim;
+function attentionScale(traits: ArchitectureTraits, nLayer: number, nEmbd: number, nHead: number, dims: number): number {
+  const d = nLayer === traits.attnScaleEmbdPerHeadAtLayers ? Math.floor(nEmbd / nHead) : dims;
   return Math.fround(1 / Math.fround(Math.sqrt(d)));
 }
 
-/** The windowed layers (core/sliding-window.ts) and their RoPE: gemma3's own base, unscaled; the others' base may differ. */
-function readSlidingWindow(gguf: GgufFile, arch: Architecture, nLayer: number, rope: RopeParams, real: Num, fail: Fail): SlidingWindow | null {
+/** The windowed layers (core/sliding-window.ts) and their RoPE: their own base, and either unscaled (gemma3) or scaled as the others. */
+function readSlidingWindow(gguf: GgufFile, arch: string, traits: ArchitectureTraits, nLayer: number, rope: RopeParams, real: Num, fail: Fail): SlidingWindow | null {
   let layout: SlidingWindowLayout | null;
   try {
     layout = slidingWindowLayout(gguf, arch, nLayer);
@@ -313,22 +309,21 @@ function readSlidingWindow(gguf: GgufFile, arch: Architecture, nLayer: number, r
     return fail((err as Error).message);
   }
   if (!layout) return null;
-  const swaRope = arch === 'gemma3' ? { ...rope, freqBase: real('rope.freq_base_swa', 10000), freqScale: 1 } : { ...rope, freqBase: real('rope.freq_base_swa', rope.freqBase) };
+  const own = traits.slidingWindow?.rope;
+  const swaRope = own && own !== 'global' ? { ...rope, freqBase: real('rope.freq_base_swa', own.base), freqScale: 1 } : { ...rope, freqBase: real('rope.freq_base_swa', rope.freqBase) };
   return { ...layout, rope: swaRope };
 }
 
 /**
- * The MoE parameters as llama.cpp reads them: llama is MoE when it has expert_count (Mixtral),
- * qwen2moe/qwen3moe/gpt-oss always are; expert widths default to feed_forward_length /
- * expert_used_count (qwen*moe) or feed_forward_length (llama, and qwen2moe's shared expert);
- * gpt-oss must give expert_feed_forward_length.
+ * The MoE parameters as llama.cpp reads them, per the architecture's entry (core/architectures.ts):
+ * MoE always, or when the file has expert_count (Mixtral-style llama); the expert widths and the
+ * shared expert's, defaulting to feed_forward_length.
  */
-function readMoe(gguf: GgufFile, arch: Architecture, num: Num, fail: Fail): MoeParams | null {
+function readMoe(gguf: GgufFile, arch: string, traits: ArchitectureTraits, num: Num, fail: Fail): MoeParams | null {
   const nExpert = num('expert_count', 0);
-  const gptOss = arch === 'gpt-oss';
-  const isMoeArch = arch === 'qwen2moe' || arch === 'qwen3moe' || gptOss;
-  if (!isMoeArch && (arch !== 'llama' || nExpert === 0)) {
-    if (gguf.tensor('blk.0.ffn_gate_inp.weight')) fail(`${arch}.expert_count is missing, but the layers have expert routers (ffn_gate_inp)`);
+  const moe = traits.moe;
+  if (!moe || (!moe.always && nExpert === 0)) {
+    if (gguf.tensor(tensorName('ffn_gate_inp', 0))) fail(`${arch}.expert_count is missing, but the layers have expert routers (ffn_gate_inp)`);
     return null;
   }
   if (nExpert <= 0) fail(`${arch}.expert_count is missing or 0`);
@@ -336,19 +331,20 @@ function readMoe(gguf: GgufFile, arch: Architecture, num: Num, fail: Fail): MoeP
   const nExpertUsed = num('expert_used_count', 0);
   if (nExpertUsed <= 0 || nExpertUsed > nExpert) fail(`${arch}.expert_used_count ${nExpertUsed} is not between 1 and expert_count ${nExpert}`);
   const nFf = num('feed_forward_length', 0);
-  const nFfExp = isMoeArch ? num('expert_feed_forward_length', gptOss ? undefined : Math.floor(nFf / nExpertUsed)) : nFf;
+  const nFfExp =
+    moe.expertWidth === 'ffn' ? nFf : num('expert_feed_forward_length', moe.expertWidth === 'required' ? undefined : Math.floor(nFf / nExpertUsed));
   if (nFfExp <= 0) fail(`${arch}: no expert width (expert_feed_forward_length or feed_forward_length)`);
-  const nFfShexp = arch === 'qwen2moe' ? num('expert_shared_feed_forward_length', nFf) : 0;
-  if (arch === 'qwen2moe' && nFfShexp <= 0) fail(`${arch}: no shared expert width (expert_shared_feed_forward_length or feed_forward_length)`);
+  const nFfShexp = moe.sharedExpert ? num('expert_shared_feed_forward_length', nFf) : 0;
+  if (moe.sharedExpert && nFfShexp <= 0) fail(`${arch}: no shared expert width (expert_shared_feed_forward_length or feed_forward_length)`);
   return {
     nExpert,
     nExpertUsed,
     nFfExp,
     nFfShexp,
-    normWeights: arch !== 'qwen2moe' && !gptOss,
-    mergedGateUp: gguf.tensor('blk.0.ffn_gate_up_exps.weight') !== undefined,
-    gating: gptOss ? 'softmax_weight' : 'softmax',
-    biases: gptOss,
-    act: gptOss ? 'swiglu_oai' : 'silu',
+    normWeights: moe.normWeights,
+    mergedGateUp: gguf.tensor(tensorName('ffn_gate_up_exps', 0)) !== undefined,
+    gating: moe.gating,
+    biases: moe.biases,
+    act: moe.activation,
   };
 }

@@ -33,6 +33,7 @@
  */
 import { dequantizeTensor } from '../../core/dequantize';
 import type { GgufFile } from '../../core/gguf/gguf-file';
+import { tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext } from '../gpu/device';
 import { MatmulKernels, type TokenDispatch } from '../gpu/matmul';
 import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
@@ -112,25 +113,25 @@ const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBuff
  * phi3's RoPE factors): matrices go through the weight kernels, vectors are f32.
  */
 export function modelTensorNames(hp: HParams, ctx: number): { matrices: string[]; vectors: string[] } {
-  const matrices = ['token_embd.weight'];
-  if (!hp.tiedEmbeddings) matrices.push('output.weight');
-  const vectors = ['output_norm.weight'];
+  const matrices = [tensorName('token_embd')];
+  if (!hp.tiedEmbeddings) matrices.push(tensorName('output'));
+  const vectors = [tensorName('output_norm')];
   const ropeFactors = ropeFactorsTensor(hp, ctx);
   if (ropeFactors) vectors.push(ropeFactors);
   for (let l = 0; l < hp.nLayer; l++) {
-    const blk = (name: string) => `blk.${l}.${name}`;
-    const attn = hp.qkvFused ? ['attn_qkv'] : ['attn_q', 'attn_k', 'attn_v'];
-    for (const m of [...attn, 'attn_output']) matrices.push(blk(`${m}.weight`));
+    const blk = (role: BlockRole, kind?: TensorKind) => tensorName(role, l, kind);
+    const attn: BlockRole[] = hp.qkvFused ? ['attn_qkv'] : ['attn_q', 'attn_k', 'attn_v'];
+    for (const m of [...attn, 'attn_output'] as const) matrices.push(blk(m));
     if (hp.moe) {
       matrices.push(...moeTensorNames(hp.moe, l));
       vectors.push(...moeBiasNames(hp.moe, l));
-    } else for (const m of hp.ffnGateUpFused ? ['ffn_up', 'ffn_down'] : ['ffn_gate', 'ffn_up', 'ffn_down']) matrices.push(blk(`${m}.weight`));
-    vectors.push(blk('attn_norm.weight'), blk(`${hp.ffnNorm}.weight`));
-    if (hp.attnOutputBias) vectors.push(blk('attn_output.bias'));
-    if (hp.attnSinks) vectors.push(blk('attn_sinks.weight'));
-    if (hp.postNorms) vectors.push(blk('post_attention_norm.weight'), blk('post_ffw_norm.weight'));
-    if (hp.qkvBias) vectors.push(...attn.map((m) => blk(`${m}.bias`)));
-    if (hp.qkNorm) vectors.push(blk('attn_q_norm.weight'), blk('attn_k_norm.weight'));
+    } else for (const m of hp.ffnGateUpFused ? (['ffn_up', 'ffn_down'] as const) : (['ffn_gate', 'ffn_up', 'ffn_down'] as const)) matrices.push(blk(m));
+    vectors.push(blk('attn_norm'), blk(hp.ffnNorm));
+    if (hp.attnOutputBias) vectors.push(blk('attn_output', 'bias'));
+    if (hp.attnSinks) vectors.push(blk('attn_sinks'));
+    if (hp.postNorms) vectors.push(blk('post_attention_norm'), blk('post_ffw_norm'));
+    if (hp.qkvBias) vectors.push(...attn.map((m) => blk(m, 'bias')));
+    if (hp.qkNorm) vectors.push(blk('attn_q_norm'), blk('attn_k_norm'));
   }
   return { matrices, vectors };
 }
@@ -151,7 +152,7 @@ function checkShapes(gguf: GgufFile, hp: HParams): void {
   };
   // The context only picks RoPE factor vectors: any will do for the matrices.
   for (const name of modelTensorNames(hp, 0).matrices) {
-    const want = expected[name.split('.')[2] ?? ''];
+    const want = expected[tensorLocation(name).role];
     if (!want) continue;
     const tensor = gguf.tensor(name);
     if (!tensor) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
@@ -223,7 +224,7 @@ export class LlamaModel {
     for (const data of vectorData.values()) residentWeightBytes += data.byteLength;
     const kvBytes = 2 * hp.nLayer * options.ctx * kvRowBytes;
     const ownedBytes = this.owned.reduce((sum, b) => sum + b.size, 0);
-    const embd = weights.get('token_embd.weight')!;
+    const embd = weights.get(tensorName('token_embd'))!;
     let unchosen = 0;
     for (const w of weights.values()) {
       if (w.experts > 1) unchosen += w.residentBytes * (1 - Math.min(hp.moe?.nExpertUsed ?? 1, w.experts) / w.experts);
@@ -289,7 +290,7 @@ export class LlamaModel {
       const logits = this.buffer('all logits', this.options.maxBatch * this.hp.nVocab * 4);
       const project = this.linear(this.outputWeight(), act.xb, logits) as TokenDispatch;
       project.setTokens(this.batchTokens || 1);
-      const dispatches = [this.rmsnorm(act.x, this.vector('output_norm.weight'), act.xb), project, ...this.logitSoftcap(logits)];
+      const dispatches = [this.rmsnorm(act.x, this.vector(tensorName('output_norm')), act.xb), project, ...this.logitSoftcap(logits)];
       this.allLogitsHead = { dispatches, logits };
     }
     for (const d of this.allLogitsHead.dispatches) d.encode(pass);
@@ -306,7 +307,7 @@ export class LlamaModel {
   // ---- the architecture, step by step ----
 
   private build(): void {
-    const embd = this.weights.get('token_embd.weight')!;
+    const embd = this.weights.get(tensorName('token_embd'))!;
     this.embedIds = this.track(this.matmul.embedding(embd, this.ids, this.act.x, 1));
     this.embedSampled = this.matmul.embedding(embd, this.sampledIds, this.act.x, 1);
     this.body = [...this.embeddingScale(), ...this.layers.flatMap((layer) => [...this.attention(layer), ...this.ffn(layer)])];
@@ -437,7 +438,7 @@ export class LlamaModel {
   private output(): Dispatch[] {
     const { hp, act } = this;
     return [
-      this.ops.rmsNorm({ x: act.x, w: this.vector('output_norm.weight'), y: act.xLast, n: hp.nEmbd, eps: hp.eps, step: this.step, lastOnly: true }),
+      this.ops.rmsNorm({ x: act.x, w: this.vector(tensorName('output_norm')), y: act.xLast, n: hp.nEmbd, eps: hp.eps, step: this.step, lastOnly: true }),
       this.matmul.matmul(this.outputWeight(), act.xLast, act.logits, 1),
       ...this.logitSoftcap(act.logits, 1),
     ];
@@ -450,50 +451,51 @@ export class LlamaModel {
   }
 
   private outputWeight(): GpuWeight {
-    return this.weights.get(this.hp.tiedEmbeddings ? 'token_embd.weight' : 'output.weight')!;
+    return this.weights.get(tensorName(this.hp.tiedEmbeddings ? 'token_embd' : 'output'))!;
   }
 
   // ---- buffers ----
 
   private layer(l: number, kvBytes: number): Layer {
     const { hp, act } = this;
-    const blk = (name: string) => `blk.${l}.${name}`;
-    const w = (name: string) => this.weights.get(blk(name))!;
-    const optional = (name: string) => (this.vectors.has(blk(name)) ? this.vector(blk(name)) : undefined);
+    const blk = (role: BlockRole, kind?: TensorKind) => tensorName(role, l, kind);
+    const w = (role: BlockRole) => this.weights.get(blk(role))!;
+    const optional = (role: BlockRole, kind?: TensorKind) => (this.vectors.has(blk(role, kind)) ? this.vector(blk(role, kind)) : undefined);
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
     let ffn: Layer['ffn'];
     if (hp.moe) ffn = { moe: moeLayerWeights(hp.moe, l, (name) => this.weights.get(name)!, (name) => this.vector(name)) };
-    else if (hp.ffnGateUpFused) ffn = { gateUp: w('ffn_up.weight'), down: w('ffn_down.weight') };
-    else ffn = { gate: w('ffn_gate.weight'), up: w('ffn_up.weight'), down: w('ffn_down.weight') };
+    else if (hp.ffnGateUpFused) ffn = { gateUp: w('ffn_up'), down: w('ffn_down') };
+    else ffn = { gate: w('ffn_gate'), up: w('ffn_up'), down: w('ffn_down') };
     const biases: Layer['biases'] = [];
-    if (hp.qkvBias && hp.qkvFused) biases.push({ buffer: this.vector(blk('attn_qkv.bias')), out: act.q, width: qDim + 2 * kvDim });
+    if (hp.qkvBias && hp.qkvFused) biases.push({ buffer: this.vector(blk('attn_qkv', 'bias')), out: act.q, width: qDim + 2 * kvDim });
     else if (hp.qkvBias) {
       biases.push(
-        { buffer: this.vector(blk('attn_q.bias')), out: act.q, width: qDim },
-        { buffer: this.vector(blk('attn_k.bias')), out: act.k, width: kvDim },
-        { buffer: this.vector(blk('attn_v.bias')), out: act.v, width: kvDim },
+        { buffer: this.vector(blk('attn_q', 'bias')), out: act.q, width: qDim },
+        { buffer: this.vector(blk('attn_k', 'bias')), out: act.k, width: kvDim },
+        { buffer: this.vector(blk('attn_v', 'bias')), out: act.v, width: kvDim },
       );
     }
     const windowed = hp.swa?.layers[l] ?? false;
     return {
-      attnNorm: this.vector(blk('attn_norm.weight')),
-      ffnNorm: this.vector(blk(`${hp.ffnNorm}.weight`)),
+      attnNorm: this.vector(blk('attn_norm')),
+      ffnNorm: this.vector(blk(hp.ffnNorm)),
       // gpt-oss's post_attention_norm is its FFN norm, not a post-norm.
-      attnPostNorm: hp.postNorms ? this.vector(blk('post_attention_norm.weight')) : undefined,
-      ffnPostNorm: hp.postNorms ? this.vector(blk('post_ffw_norm.weight')) : undefined,
-      qkv: hp.qkvFused ? { fused: w('attn_qkv.weight') } : { q: w('attn_q.weight'), k: w('attn_k.weight'), v: w('attn_v.weight') },
-      wo: w('attn_output.weight'),
-      woBias: optional('attn_output.bias'),
-      sinks: optional('attn_sinks.weight'),
+      attnPostNorm: hp.postNorms ? this.vector(blk('post_attention_norm')) : undefined,
+      ffnPostNorm: hp.postNorms ? this.vector(blk('post_ffw_norm')) : undefined,
+      qkv: hp.qkvFused ? { fused: w('attn_qkv') } : { q: w('attn_q'), k: w('attn_k'), v: w('attn_v') },
+      wo: w('attn_output'),
+      woBias: optional('attn_output', 'bias'),
+      sinks: optional('attn_sinks'),
       ffn,
       biases,
-      qNorm: optional('attn_q_norm.weight'),
-      kNorm: optional('attn_k_norm.weight'),
+      qNorm: optional('attn_q_norm'),
+      kNorm: optional('attn_k_norm'),
       window: windowed ? hp.swa!.window : 0,
       rope: { table: windowed ? this.ropeTables.swa : this.ropeTables.full, nRot: hp.rope.nRot, neox: hp.rope.neox },
-      kCache: this.buffer(`${blk('k_cache')}`, kvBytes),
-      vCache: this.buffer(`${blk('v_cache')}`, kvBytes),
+      // llama.cpp's names for the cache tensors.
+      kCache: this.buffer(`cache_k_l${l}`, kvBytes),
+      vCache: this.buffer(`cache_v_l${l}`, kvBytes),
     };
   }
 

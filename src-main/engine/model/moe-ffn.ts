@@ -18,6 +18,7 @@
  * decoded blocks), and decode only the chosen experts' blocks.
  */
 import type { GgufFile } from '../../core/gguf/gguf-file';
+import { tensorLocation, tensorName, type BlockRole } from '../../core/tensor-names';
 import { EXPERT_TILE, routingTable, type MatmulKernels, type TokenDispatch } from '../gpu/matmul';
 import type { Dispatch, OpKernels, Step } from '../gpu/ops';
 import type { GpuWeight } from '../gpu/weights';
@@ -67,9 +68,9 @@ export interface MoeBuild {
   scratch: MoeScratch;
 }
 
-const blk = (l: number, name: string) => `blk.${l}.${name}.weight`;
+const blk = (l: number, role: BlockRole) => tensorName(role, l);
 const BIASED = ['ffn_gate_inp', 'ffn_gate_exps', 'ffn_up_exps', 'ffn_down_exps'] as const;
-const biasName = (l: number, name: (typeof BIASED)[number]) => `blk.${l}.${name}.bias`;
+const biasName = (l: number, role: (typeof BIASED)[number]) => tensorName(role, l, 'bias');
 
 /** gpt-oss's SwiGLU-OAI constants (llama.cpp's LLM_FFN_SWIGLU_OAI_MOE). */
 const SWIGLU_OAI = { alpha: 1.702, limit: 7 };
@@ -78,7 +79,7 @@ const SWIGLU_OAI = { alpha: 1.702, limit: 7 };
 export function moeTensorNames(moe: MoeParams, l: number): string[] {
   const names = [blk(l, 'ffn_gate_inp')];
   names.push(...(moe.mergedGateUp ? [blk(l, 'ffn_gate_up_exps')] : [blk(l, 'ffn_gate_exps'), blk(l, 'ffn_up_exps')]), blk(l, 'ffn_down_exps'));
-  if (moe.nFfShexp > 0) names.push(...['ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp'].map((n) => blk(l, n)));
+  if (moe.nFfShexp > 0) names.push(...(['ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp'] as const).map((n) => blk(l, n)));
   return names;
 }
 
@@ -112,7 +113,7 @@ export function checkMoeShapes(gguf: GgufFile, hp: HParams, moe: MoeParams): voi
     for (const name of [...moeTensorNames(moe, l), ...moeBiasNames(moe, l)]) {
       const tensor = gguf.tensor(name);
       if (!tensor) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
-      const [, , role, kind] = name.split('.');
+      const [role, kind] = tensorLocation(name).role.split('.');
       const want = (kind === 'bias' ? expectedBias : expected)[role!]!;
       if (tensor.ne.join() !== want.join()) {
         throw new UnsupportedModelError(`${gguf.file}: tensor ${name} has shape [${tensor.ne.join(', ')}], expected [${want.join(', ')}]`);
@@ -123,7 +124,7 @@ export function checkMoeShapes(gguf: GgufFile, hp: HParams, moe: MoeParams): voi
 
 /** Layer l's MoE weights from the uploaded ones (`weight` and `vector` look a tensor up by name). */
 export function moeLayerWeights(moe: MoeParams, l: number, weight: (name: string) => GpuWeight, vector: (name: string) => GPUBuffer): MoeLayerWeights {
-  const w = (name: string) => weight(blk(l, name));
+  const w = (role: BlockRole) => weight(blk(l, role));
   const b = (name: (typeof BIASED)[number]) => vector(biasName(l, name));
   const merged = moe.mergedGateUp ? w('ffn_gate_up_exps') : undefined;
   return {

@@ -2,7 +2,7 @@
 import type { LayerMap, TensorPage, TensorQuery, TensorRow } from '../../../src-preload/api';
 import { bitsPerWeight, ggmlTypeByName } from '../../core/ggml-types';
 import type { GgufFile, GgufTensorInfo } from '../../core/gguf/gguf-file';
-import { tensorLocation } from '../../core/tensor-location';
+import { tensorLocation, type BlockRole } from '../../core/tensor-names';
 import { pageBounds, slicePage } from './paging';
 
 export function requireTensor(gguf: GgufFile, name: string): GgufTensorInfo {
@@ -50,7 +50,7 @@ export function listTensors(gguf: GgufFile, query: TensorQuery): TensorPage {
 }
 
 /** Where each role goes in the map: attention, then feed-forward, in the order data flows; others after. */
-const ROLE_ORDER = [
+const ROLE_ORDER: readonly BlockRole[] = [
   'attn_norm', 'attn_norm_2', 'attn_q', 'attn_k', 'attn_v', 'attn_qkv', 'attn_q_norm', 'attn_k_norm', 'attn_output',
   'post_attention_norm', 'ffn_norm', 'ffn_gate_inp', 'ffn_gate', 'ffn_up', 'ffn_down', 'ffn_gate_exps', 'ffn_up_exps',
   'ffn_gate_up_exps', 'ffn_down_exps', 'ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp', 'post_ffw_norm',
@@ -61,7 +61,7 @@ function roleKey(role: string): [number, number, string, string] {
   const dot = role.indexOf('.');
   const base = dot < 0 ? role : role.slice(0, dot);
   const suffix = dot < 0 ? '' : role.slice(dot);
-  const known = ROLE_ORDER.indexOf(base);
+  const known = (ROLE_ORDER as readonly string[]).indexOf(base);
   const family = base.startsWith('attn') || base.startsWith('post_attention') ? 0 : base.startsWith('ffn') || base.startsWith('post_ffw') ? 1 : 2;
   return [family, known < 0 ? ROLE_ORDER.length : known, base, suffix];
 }
