@@ -7,7 +7,7 @@ import type { OpenAiServerSettings, OpenAiServerStatus, ServerApi } from '../../
 import { isRecord } from './chat/settings';
 import type { BackendContext } from './context';
 import { keyProblem, OpenAiServerSwitch } from './openai/listener';
-import { servedModels } from './openai/model-ids';
+import { runnableModels } from './openai/model-ids';
 import { createOpenAiService, type ModelLibrary } from './openai/service';
 
 /** `library`: the library's listModels (it scans the folders), for /v1/models. */
@@ -24,7 +24,8 @@ export function createServerApi(ctx: BackendContext, library: ModelLibrary): Ser
       url: listener.url,
       error: listener.error,
       apiKeyOverridden: service.apiKeyOverridden,
-      modelIds: servedModels(ctx.models.list()).map((m) => m.id),
+      servedUrl: service.servedUrl,
+      modelIds: runnableModels(ctx.models.list()).map((m) => m.id),
     };
   }
 

@@ -1,15 +1,7 @@
 /** Plain-text formatting for the CLI's human output. */
 
-export function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return u === 0 ? `${n} B` : `${v.toFixed(2)} ${units[u]}`;
-}
+// Sizes are written as the UI writes them.
+export { formatBytes } from '../../src-preload/api/format';
 
 /** 1234567 → "1.23M", the way parameter counts are quoted. */
 export function formatCount(n: number): string {

@@ -4,7 +4,8 @@ import { basename } from 'node:path';
 import type { ModelSource, TypeShareView } from '../../src-preload/api';
 import { summarizeModel } from '../core/model-summary';
 import { openGguf } from './gguf-io';
-import { displayName, type ModelFileRecord, type StoredSummary } from './store/models';
+import { modelName } from './store/model-name';
+import type { ModelFileRecord, StoredSummary } from './store/models';
 
 export interface ModelFileOptions {
   /** Every file of a split set, in order (`path` is the first); default: just `path`. */
@@ -26,13 +27,14 @@ export function readModelFile(path: string, source: ModelSource, options: ModelF
   const parts = options.parts ?? [path];
   const stat = statSync(path);
   const fileName = options.fileName ?? basename(path);
-  const location = { source, label: options.label ?? null, file_name: fileName };
+  const label = options.label ?? null;
+  const name = modelName({ label, file_name: fileName });
   const record = {
     path,
     source,
     mtimeMs: Math.floor(stat.mtimeMs),
     fileName,
-    label: location.label,
+    label,
     parts: parts.length,
     sha256: options.sha256 ?? null,
   };
@@ -40,9 +42,9 @@ export function readModelFile(path: string, source: ModelSource, options: ModelF
   try {
     bytes = parts.reduce((sum, part, i) => sum + partSize(part, i, parts.length), 0);
     const summary = summarizeParts(parts);
-    return { ...record, bytes, name: displayName(summary.name, location), error: null, summary };
+    return { ...record, bytes, name, error: null, summary };
   } catch (err) {
-    return { ...record, bytes, name: displayName(null, location), summary: null, error: err instanceof Error ? err.message : String(err) };
+    return { ...record, bytes, name, summary: null, error: err instanceof Error ? err.message : String(err) };
   }
 }
 

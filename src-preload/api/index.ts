@@ -1,8 +1,9 @@
 /**
  * The contract between the UI and the back end: the only door between them.
  *
- * Types only (plus the lists of method names the bindings forward, and the limits both sides
- * check), so the renderer can import it without pulling in any code. Electron binds it over IPC (src-preload/index.ts), browser mode over
+ * Types only (plus the lists of method names the bindings forward, the limits both sides check,
+ * and format.ts: tiny pure formatters the CLI and the UI share, so both write a size or a file
+ * type alike), so the renderer can import it without pulling in any other code. Electron binds it over IPC (src-preload/index.ts), browser mode over
  * HTTP + SSE (src-main/node/server); both call the one implementation in src-main/backend. Every
  * method takes and returns plain JSON values, since both bindings serialize them.
  *
@@ -33,6 +34,7 @@ export type * from './library';
 export type * from './ollama';
 export type * from './server';
 export { API_KEY_CHARS } from './server';
+export { fileTypeLabel, formatBytes } from './format';
 
 export interface GufoApi extends AppApi, LibraryApi, InspectorApi, ChatApi, BenchApi, ExportApi, JobsApi, ServerApi, DownloadsApi, OllamaApi {}
 

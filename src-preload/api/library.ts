@@ -28,8 +28,14 @@ export interface TypeShareView {
 
 export interface ModelEntry {
   id: number;
-  /** Display name: Ollama's "name:tag" for Ollama models, else general.name, else the file name without .gguf. */
+  /**
+   * The model's name, from where it is (as LM Studio names models): what the app keeping the file
+   * calls it (Ollama's "name:tag", the Hugging Face cache's "org/repo/file"), else the file name;
+   * without ".gguf" and a split set's "-00001-of-0000N". The API's model id is it, lower-cased.
+   */
   name: string;
+  /** general.name, shown under `name` (often just the architecture: "llama"); null when the file has none. */
+  generalName: string | null;
   /** Where it is read from: the first of `locations`. */
   path: string;
   /** The file's name as the user knows it (for Hugging Face's hashed blobs, the name in the repo). */
@@ -57,6 +63,11 @@ export interface ModelEntry {
   contextLength: number | null;
   /** Set when the file is missing or not a readable GGUF: what is wrong, naming the file. */
   error: string | null;
+  /**
+   * Why Gufo cannot run it (`error`, a vocabulary-only file, an architecture the engine lacks);
+   * null when it can. Only such models are offered to chat, benchmarks, export and the API.
+   */
+  notRunnable: string | null;
   addedAt: string;
 }
 

@@ -31,7 +31,12 @@ export interface OpenAiServerStatus {
   error: string | null;
   /** GUFO_API_KEY (or `gufo serve --api-key`) sets the key; the settings' key is not used. */
   apiKeyOverridden: boolean;
-  /** The model ids clients ask for (library models that can be read). */
+  /**
+   * The API's base URL where `gufo serve` serves it (on the UI's port, or its --api-port), whatever
+   * the settings say; null in the desktop app.
+   */
+  servedUrl: string | null;
+  /** The model ids clients ask for (library models Gufo can run). */
   modelIds: string[];
 }
 

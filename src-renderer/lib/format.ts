@@ -1,16 +1,9 @@
-/** How numbers read in the UI: one place, so every screen says "1.2 GB" the same way. */
+/** How numbers read in the UI: one place, so every screen says "1.2 GiB" the same way. */
 
-export function formatBytes(bytes: number): string {
-  if (!Number.isFinite(bytes)) return '—';
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let value = bytes;
-  let unit = 0;
-  while (Math.abs(value) >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit++;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(value < 10 ? 2 : value < 100 ? 1 : 0)} ${units[unit]}`;
-}
+import { formatBytes } from '../../src-preload/api';
+
+// Sizes and file types are written as the CLI writes them.
+export { fileTypeLabel, formatBytes } from '../../src-preload/api';
 
 /** Parameter counts as model cards say them: 260K, 1.2B. */
 export function formatParams(count: number | null): string {
@@ -43,7 +36,7 @@ export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** A transfer speed: "12.3 MB/s". */
+/** A transfer speed: "12.3 MiB/s". */
 export function formatSpeed(bytesPerSecond: number): string {
   return `${formatBytes(bytesPerSecond)}/s`;
 }

@@ -86,7 +86,7 @@ describe('library scan', () => {
       expect(model.typeMix.map((t) => t.bytes)).toEqual(model.typeMix.map((t) => t.bytes).sort((x, y) => y - x));
     }
     const tiny = byFile(models, 'random.gguf');
-    expect(tiny.name).toBe('tiny random');
+    expect(tiny).toMatchObject({ name: 'random', generalName: 'tiny random' });
     expect(tiny.fileType).toBe('F16');
     expect(tiny.typeMix.map((t) => t.type)).toEqual(['F16', 'F32']);
     expect(byFile(models, 'stories.gguf').fileType).toBeNull();
@@ -137,7 +137,7 @@ describe('library scan', () => {
     utimesSync(path, new Date(), new Date(Date.now() + 5000));
     const changed = byFile(await b.api.listModels(), 'stories.gguf');
     expect(changed.id).toBe(byFile(first, 'stories.gguf').id);
-    expect(changed.name).toBe('tiny random');
+    expect(changed.generalName).toBe('tiny random');
     expect(changed.bytes).toBe(statSync(path).size);
     expect(changed.sha256).toBeNull();
     expect(libraryChanges(b)).toBeGreaterThan(changes);

@@ -3,10 +3,12 @@
  * strings, streamed output, queues, metrics, security, request checks and the settings' listener,
  * over real HTTP with the official `openai` client. Generation itself: openai-generation.test.ts.
  */
+import { copyFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../src-preload/api';
-import { servedModels } from '../../src-main/backend/openai/model-ids';
+import { runnableModels, servedModels } from '../../src-main/backend/openai/model-ids';
 import { ServerMetrics } from '../../src-main/backend/openai/metrics';
 import { OutputText } from '../../src-main/backend/openai/output-text';
 import { ModelQueues } from '../../src-main/backend/openai/queue';
@@ -22,29 +24,36 @@ import { metric, send, startOpenAiTestServer, type OpenAiTestServer } from './fi
 function entry(path: string, extra: Partial<ModelEntry> = {}): ModelEntry {
   const fileName = path.slice(path.lastIndexOf('/') + 1);
   return {
-    id: 1, name: fileName, path, fileName, source: 'folder', locations: [{ path, source: 'folder', label: null }], parts: 1, bytes: 1, mtimeMs: 0,
-    sha256: null, architecture: 'llama', parameters: 1, fileType: null, typeMix: [], contextLength: 2048, error: null, addedAt: '', ...extra,
+    id: 1, name: fileName.replace(/(-\d{5}-of-\d{5})?\.gguf$/i, ''), generalName: 'llama', path, fileName, source: 'folder', locations: [{ path, source: 'folder', label: null }],
+    parts: 1, bytes: 1, mtimeMs: 0, sha256: null, architecture: 'llama', parameters: 1, fileType: null, typeMix: [], contextLength: 2048, error: null,
+    notRunnable: extra.error ?? null, addedAt: '', ...extra,
   };
 }
 
 describe('model ids', () => {
-  it('are file names without .gguf, lower-cased, told apart by path when they clash, and list only readable files', () => {
-    const served = servedModels([
+  it('are library names, lower-cased, told apart by path when they clash, and list only models Gufo can run', () => {
+    const entries = [
       entry('/b/Stories260K.gguf'),
       entry('/a/stories260k.GGUF'),
       entry('/c/Qwen3-8B-Q4_K_M-00001-of-00003.gguf'),
       entry('/d/broken.gguf', { error: 'not a GGUF file' }),
+      entry('/e/ggml-vocab-baichuan.gguf', { notRunnable: 'vocabulary only' }),
       entry('/ollama/blobs/sha256-1234', { source: 'ollama', name: 'Llama3.2:3B' }),
-    ]);
+      entry('/hf/blobs/0a1b', { source: 'huggingface', name: 'org/repo/Tiny-Q8_0' }),
+    ];
+    const served = runnableModels(entries);
     expect(served.map((m) => [m.id, m.entry.path])).toEqual([
       ['llama3.2:3b', '/ollama/blobs/sha256-1234'],
+      ['org/repo/tiny-q8_0', '/hf/blobs/0a1b'],
       ['qwen3-8b-q4_k_m', '/c/Qwen3-8B-Q4_K_M-00001-of-00003.gguf'],
       ['stories260k', '/a/stories260k.GGUF'],
       [expect.stringMatching(/^stories260k-[0-9a-f]{8}$/), '/b/Stories260K.gguf'],
     ]);
+    // Models that cannot run keep an id, so a request naming one is told why.
+    expect(servedModels(entries).map((m) => m.id)).toEqual(expect.arrayContaining(['broken', 'ggml-vocab-baichuan']));
     // The same files in another order give the same ids.
-    const again = servedModels([entry('/a/stories260k.GGUF'), entry('/b/Stories260K.gguf')]);
-    expect(again.map((m) => m.id)).toEqual([served[2]!.id, served[3]!.id]);
+    const again = runnableModels([entry('/a/stories260k.GGUF'), entry('/b/Stories260K.gguf')]);
+    expect(again.map((m) => m.id)).toEqual([served[3]!.id, served[4]!.id]);
   });
 });
 
@@ -214,6 +223,21 @@ describe('the HTTP API, up to the engine', () => {
     expect(list.data).toEqual([{ id: 'stories260k', object: 'model', created: expect.any(Number), owned_by: 'gufo' }]);
     expect((await t.client().models.retrieve('stories260k')).id).toBe('stories260k');
     await expect(t.client().models.retrieve('nope')).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
+  });
+
+  it('lists only models Gufo can run, and answers a request naming another with a 400 saying why', async () => {
+    const vocab = join(t.backend.context.modelsDir, 'ggml-vocab-baichuan.gguf');
+    copyFileSync(join(STORIES_260K, '..', 'vocab', 'ggml-vocab-baichuan.gguf'), vocab);
+    try {
+      expect((await t.client().models.list()).data.map((m) => m.id)).toEqual(['stories260k']);
+      const why = /The model "ggml-vocab-baichuan" cannot be run: vocabulary only/;
+      await expect(t.client().models.retrieve('ggml-vocab-baichuan')).rejects.toMatchObject({ status: 400, code: 'model_not_supported', message: expect.stringMatching(why) });
+      const chatting = t.client().chat.completions.create({ model: 'ggml-vocab-baichuan', messages: [{ role: 'user', content: 'Hi' }] });
+      await expect(chatting).rejects.toMatchObject({ status: 400, code: 'model_not_supported', param: 'model', message: expect.stringMatching(why) });
+      expect((await t.backend.api.openAiServerStatus()).modelIds).toEqual(['stories260k']);
+    } finally {
+      unlinkSync(vocab);
+    }
   });
 
   it('answers malformed JSON, bad parameters and unknown models with OpenAI-shaped errors', async () => {

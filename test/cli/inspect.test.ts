@@ -78,6 +78,8 @@ describe('gufo inspect', () => {
     expect(r.stdout).toMatch(/tokenizer\.ggml\.tokens\s+\[string\]\s+512 items: "<unk>", "<s>"/);
     expect(r.stdout).toMatch(/blk\.0\.ffn_gate\.weight\s+F32\s+\[64, 172\]\s+44,032\s+32\.00/);
     expect(r.stdout).toMatch(/KV cache memory\s+1\.25 MiB at context 2,048/);
+    // stories260K has no general.file_type: the type is guessed from its tensors, as the UI guesses it.
+    expect(r.stdout).toMatch(/file type\s+F32 \(guessed\)\n/);
   });
 
   it('fails on a bad file with one line naming the file and the problem', () => {

@@ -31,16 +31,19 @@ describe('gufo models', () => {
     expect(r.status).toBe(0);
     const models = JSON.parse(r.stdout) as Record<string, unknown>[];
     expect(models.map((m) => [m.name, m.source, m.path])).toEqual([
-      ['llama', 'folder', own],
+      ['own', 'folder', own],
       ['tiny:latest', 'ollama', blob],
     ]);
     expect(models[1]).toMatchObject({
+      generalName: 'llama',
       bytes: shared.length,
       architecture: 'llama',
       fileType: null,
       parts: 1,
       sha256: sha256Of(shared),
       error: null,
+      runnable: true,
+      notRunnable: null,
       locations: [
         { path: blob, source: 'ollama', label: 'tiny:latest' },
         { path: copy, source: 'folder', label: null },
@@ -49,8 +52,27 @@ describe('gufo models', () => {
 
     const table = gufo(['models'], cliEnv(home, [folder]));
     expect(table.status).toBe(0);
-    expect(table.stdout).toMatch(/^name +source +arch +type +size +path$/m);
-    expect(table.stdout).toContain(`tiny:latest  ollama  llama  —     1.13 MiB  ${blob} (+1 copies)`);
+    expect(table.stdout).toMatch(/^name +general\.name +source +arch +type +size +path$/m);
+    expect(table.stdout).toContain(`tiny:latest  llama         ollama  llama  F32 (guessed)  1.13 MiB  ${blob} (+1 copies)`);
+  });
+
+  it('says which models Gufo cannot run and why, in --json and in the table', () => {
+    const home = tempDir();
+    const folder = tempDir();
+    writeFileAt(folder, 'ggml-vocab-baichuan.gguf', readFileSync(join(STORIES_260K, '..', 'vocab', 'ggml-vocab-baichuan.gguf')));
+    writeFileAt(folder, 'stories260K.gguf', STORIES);
+
+    const r = gufo(['models', '--json'], cliEnv(home, [folder]));
+    expect(r.status, r.stderr).toBe(0);
+    const models = JSON.parse(r.stdout) as Record<string, unknown>[];
+    expect(models.map((m) => [m.name, m.runnable, m.notRunnable])).toEqual([
+      ['ggml-vocab-baichuan', false, 'vocabulary only: the file has no weights (a tokenizer file)'],
+      ['stories260K', true, null],
+    ]);
+
+    const table = gufo(['models'], cliEnv(home, [folder]));
+    expect(table.stdout).toContain(`(not runnable: vocabulary only: the file has no weights (a tokenizer file))`);
+    expect(gufo(['models', '--help'], {}).stdout).toContain('notRunnable: why not, null when it can');
   });
 });
 

@@ -27,8 +27,8 @@ function download(id: number, patch: Partial<DownloadView> = {}): DownloadView {
 
 describe('downloads view', () => {
   it('says how far a download is, how fast, and how long is left', () => {
-    expect(describeProgress(download(1, { bytes: 120e6, total: 1.2e9, bytesPerSecond: 12.3e6, etaSeconds: 87 }))).toBe('120 MB of 1.20 GB · 12.3 MB/s · 1 min left');
-    expect(describeProgress(download(1, { bytes: 5000 }))).toBe('5.00 KB');
+    expect(describeProgress(download(1, { bytes: 120e6, total: 1.2e9, bytesPerSecond: 12.3e6, etaSeconds: 87 }))).toBe('114 MiB of 1.12 GiB · 11.7 MiB/s · 1 min left');
+    expect(describeProgress(download(1, { bytes: 5000 }))).toBe('4.88 KiB');
     expect(describeProgress(download(1, { bytes: 10, total: 20, etaSeconds: 7200 }))).toBe('10 B of 20 B · 2 h 0 min left');
     expect(fractionOf(download(1, { bytes: 50, total: 200 }))).toBe(0.25);
     expect(fractionOf(download(1, { bytes: 50 }))).toBeNull();

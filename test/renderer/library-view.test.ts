@@ -6,6 +6,7 @@ function model(id: number, patch: Partial<ModelEntry>): ModelEntry {
   return {
     id,
     name: `model ${id}`,
+    generalName: null,
     path: `/models/m${id}.gguf`,
     fileName: `m${id}.gguf`,
     source: 'folder',
@@ -20,6 +21,7 @@ function model(id: number, patch: Partial<ModelEntry>): ModelEntry {
     typeMix: [],
     contextLength: 4096,
     error: null,
+    notRunnable: null,
     addedAt: '2025-01-01T00:00:00.000Z',
     ...patch,
   };

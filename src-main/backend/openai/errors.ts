@@ -36,6 +36,11 @@ export function modelNotFound(model: string): OpenAiError {
   return new OpenAiError(404, 'invalid_request_error', 'model_not_found', `The model "${model}" does not exist; GET /v1/models lists the models Gufo serves.`, 'model');
 }
 
+/** A model the library has but Gufo cannot run (vocabulary only, unsupported architecture, a part missing). */
+export function modelNotRunnable(model: string, reason: string): OpenAiError {
+  return new OpenAiError(400, 'invalid_request_error', 'model_not_supported', `The model "${model}" cannot be run: ${reason}.`, 'model');
+}
+
 /**
  * The OpenAI error for anything thrown while serving a request: our own as they are; a conversation
  * the chat template refuses, or a model whose tokenizer is unsupported, as the client's 400; an

@@ -78,9 +78,8 @@ async function route(service: OpenAiService, req: IncomingMessage, res: ServerRe
   if (pathname.startsWith('/v1/models/')) {
     expectMethod(req, 'GET');
     const id = decodedOrNull(pathname.slice('/v1/models/'.length));
-    const model = (await service.models()).find((m) => m.id === id);
-    if (!model) throw modelNotFound(id ?? pathname.slice('/v1/models/'.length));
-    sendJson(res, 200, modelObject(model));
+    if (id === null) throw modelNotFound(pathname.slice('/v1/models/'.length));
+    sendJson(res, 200, modelObject(await service.resolve(id)));
     return 200;
   }
   if (pathname === '/metrics') {

@@ -6,9 +6,9 @@
 import type { ModelEntry } from '../../../src-preload/api';
 import type { BackendContext } from '../context';
 import type { EnginePool } from '../engine-pool';
-import { modelNotFound } from './errors';
+import { modelNotFound, modelNotRunnable } from './errors';
 import { ServerMetrics } from './metrics';
-import { servedModels, type ServedModel } from './model-ids';
+import { runnableModels, servedModels, type ServedModel } from './model-ids';
 import { ModelTexts } from './model-texts';
 import { ModelQueues } from './queue';
 
@@ -45,6 +45,8 @@ export class OpenAiService {
   );
   readonly texts = new ModelTexts();
   #overrides: LimitOverrides = {};
+  /** The base URL `gufo serve` serves the API at (the UI's port or --api-port), whatever the settings say; set by it. */
+  servedUrl: string | null = null;
 
   constructor(
     readonly ctx: BackendContext,
@@ -83,16 +85,20 @@ export class OpenAiService {
     };
   }
 
-  /** The models clients may ask for, after a quick scan of the model folders. */
+  /** The models clients may ask for (those Gufo can run), after a quick scan of the model folders. */
   async models(): Promise<ServedModel[]> {
-    return servedModels(await this.library.listModels());
+    return runnableModels(await this.library.listModels());
   }
 
-  /** The model a request names; the folders are scanned again before saying it is not there. */
+  /**
+   * The model a request names; the folders are scanned again before saying it is not there. One
+   * Gufo cannot run is the client's error, saying why.
+   */
   async resolve(id: string): Promise<ServedModel> {
     const known = servedModels(this.ctx.models.list()).find((m) => m.id === id);
-    const model = known ?? (await this.models()).find((m) => m.id === id);
+    const model = known ?? servedModels(await this.library.listModels()).find((m) => m.id === id);
     if (!model) throw modelNotFound(id);
+    if (model.entry.notRunnable !== null) throw modelNotRunnable(id, model.entry.notRunnable);
     return model;
   }
 

@@ -1,3 +1,4 @@
+import { fileTypeLabel } from '../../../src-preload/api';
 import { bitsPerWeight } from '../../core/ggml-types';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { ggufToJson, ggufTypeName, ggufValueToJson } from '../../core/gguf/json';
@@ -46,7 +47,7 @@ function summaryLines(s: ModelSummary): string {
     ['architecture', s.architecture ?? '—'],
     ['name', s.name ?? '—'],
     ['parameters', `${formatCount(s.parameters)} (${formatInteger(s.parameters)})`],
-    ['file type', s.fileType ?? '— (not recorded)'],
+    ['file type', fileTypeLabel(s.fileType, s.typeMix) ?? '— (no tensors)'],
     ['type mix', s.typeMix.map((t) => `${t.type} ${t.tensors}`).join(', ') || '— (no tensors)'],
     ['context length', s.contextLength?.toString() ?? '—'],
     ['layers', s.layers?.toString() ?? '—'],

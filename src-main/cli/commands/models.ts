@@ -1,4 +1,4 @@
-import type { ModelEntry } from '../../../src-preload/api';
+import { fileTypeLabel, type ModelEntry } from '../../../src-preload/api';
 import { printJson, type Command } from '../command';
 import { formatBytes, table } from '../format';
 import { withLibrary } from '../library-backend';
@@ -13,12 +13,18 @@ of GUFO_MODELS_DIRS and Settings, and those other apps already have, read in pla
   Jan           <app data>/Jan/data/{llamacpp/models,models}, ~/jan/models
   GPT4All       <app data>/nomic.ai/GPT4All (Windows: %LOCALAPPDATA%)
 A split GGUF set (name-00001-of-0000N.gguf) is one model; the same file (by SHA-256) in several
-places is one model with several locations.
+places is one model with several locations. A model is named from where it is: the file name
+without .gguf (Ollama's name:tag, the Hugging Face cache's org/repo/file); general.name is shown
+beside it. Models Gufo cannot run (vocabulary-only files, architectures the engine lacks, split
+sets with a part missing) are listed with the reason, marked "not runnable".
 
 Options:
-  --json     one JSON array on stdout, one entry per model: { id, name, path, source, bytes,
-             architecture, fileType, parameters, contextLength, parts, sha256, error,
-             locations: [{ path, source, label }] }
+  --json     one JSON array on stdout, one entry per model: { id, name, generalName, path, source,
+             bytes, architecture, fileType, parameters, contextLength, parts, sha256, error,
+             runnable, notRunnable, locations: [{ path, source, label }] }
+             fileType: general.file_type as llama.cpp names it, null when the file does not say
+             (the table then shows the type guessed from the tensors, marked "(guessed)");
+             runnable: whether Gufo can run it; notRunnable: why not, null when it can
   --rescan   read every file's header again, changed or not
   --hash     first compute the SHA-256 of files that have none (finds copies of one file)
 `;
@@ -41,13 +47,14 @@ export const modelsCommand: Command = {
     if (models.length === 0) return void process.stdout.write('No models found.\n');
     const rows = models.map((m) => [
       m.name,
+      m.generalName ?? '—',
       m.source,
       m.architecture ?? '—',
-      m.fileType ?? '—',
+      fileTypeLabel(m.fileType, m.typeMix) ?? '—',
       formatBytes(m.bytes),
-      m.error ? `${m.path} (${m.error})` : m.locations.length > 1 ? `${m.path} (+${m.locations.length - 1} copies)` : m.path,
+      m.notRunnable ? `${m.path} (not runnable: ${m.notRunnable})` : m.locations.length > 1 ? `${m.path} (+${m.locations.length - 1} copies)` : m.path,
     ]);
-    process.stdout.write(table(['name', 'source', 'arch', 'type', 'size', 'path'], rows, [4]) + '\n');
+    process.stdout.write(table(['name', 'general.name', 'source', 'arch', 'type', 'size', 'path'], rows, [5]) + '\n');
   },
 };
 
@@ -55,6 +62,7 @@ function jsonEntry(m: ModelEntry) {
   return {
     id: m.id,
     name: m.name,
+    generalName: m.generalName,
     path: m.path,
     source: m.source,
     bytes: m.bytes,
@@ -65,6 +73,8 @@ function jsonEntry(m: ModelEntry) {
     parts: m.parts,
     sha256: m.sha256,
     error: m.error,
+    runnable: m.notRunnable === null,
+    notRunnable: m.notRunnable,
     locations: m.locations,
   };
 }

@@ -80,7 +80,8 @@ Options:
       const server = await startServer({ port, host, rendererDir: RENDERER_DIR, api: backend.api, events: backend.events, mounted });
       servers.push(server);
       process.stdout.write(`Gufo is running at ${server.url}\n`);
-      log(`OpenAI-compatible API at ${alone?.url ?? `http://${host}:${server.port}/v1`}${service.limits().apiKey === null ? '' : ' (API key required)'}.`);
+      service.servedUrl = alone?.url ?? `http://${host}:${server.port}/v1`;
+      log(`OpenAI-compatible API at ${service.servedUrl}${service.limits().apiKey === null ? '' : ' (API key required)'}.`);
     } catch (err) {
       for (const server of servers) await server.close();
       await backend.close();

@@ -5,8 +5,10 @@
  */
 import { basename } from 'node:path';
 import type { ModelEntry, ModelLocation, ModelSource, TypeShareView } from '../../../src-preload/api';
+import { whyNotRunnable } from '../../core/runnable';
 import type { Db } from './database';
 import { parseJsonColumn } from './json-column';
+import { modelName } from './model-name';
 
 /** What the library remembers of a file's metadata (models.summary_json). */
 export interface StoredSummary {
@@ -255,10 +257,9 @@ export class ModelStore {
     const model = this.db.prepare('SELECT * FROM models WHERE id = ?').get(location.model_id) as ModelRow;
     if (model.path !== location.path) return;
     const next = this.#locationsOf(model.id)[0]!;
-    const summary = parseSummary(model);
     this.db
       .prepare('UPDATE models SET path = ?, source = ?, name = ?, mtime_ms = ? WHERE id = ?')
-      .run(next.path, next.source, displayName(summary?.name ?? null, next), next.mtime_ms, model.id);
+      .run(next.path, next.source, modelName(next), next.mtime_ms, model.id);
   }
 
   #mergeInto(keep: number, other: number): void {
@@ -283,15 +284,6 @@ export class ModelStore {
     for (const location of all) byModel.set(location.model_id, [...(byModel.get(location.model_id) ?? []), location]);
     return rows.map((row) => toEntry(row, byModel.get(row.id) ?? []));
   }
-}
-
-/**
- * The name a model shows: Ollama's own name for its models ("llama3.2:latest"), else the file's
- * general.name, else its file name without .gguf.
- */
-export function displayName(generalName: string | null, location: { source: ModelSource; label: string | null; file_name: string }): string {
-  if (location.source === 'ollama' && location.label) return location.label;
-  return generalName?.trim() || location.file_name.replace(/\.gguf$/i, '');
 }
 
 function modelParams(record: ModelFileRecord) {
@@ -339,6 +331,7 @@ function toEntry(row: ModelRow, locations: LocationRow[]): ModelEntry {
   return {
     id: row.id,
     name: row.name,
+    generalName: summary?.name ?? null,
     path: row.path,
     fileName: primary?.file_name ?? basename(row.path),
     source: row.source,
@@ -353,6 +346,7 @@ function toEntry(row: ModelRow, locations: LocationRow[]): ModelEntry {
     typeMix: summary?.typeMix ?? [],
     contextLength: summary?.contextLength ?? null,
     error: row.error,
+    notRunnable: row.error ?? (summary ? whyNotRunnable(summary) : 'the file has not been read'),
     addedAt: row.added_at,
   };
 }

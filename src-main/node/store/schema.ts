@@ -5,6 +5,7 @@
  */
 import { basename } from 'node:path';
 import type { Database } from 'better-sqlite3';
+import { modelName } from './model-name';
 
 export interface Migration {
   version: number;
@@ -252,6 +253,15 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     summary: 'quality reports (KL divergence of a quantized model against its base)',
     up: (db) => db.exec(V3),
+  },
+  {
+    version: 4,
+    summary: 'models are named from where they are (file name, Ollama name:tag, Hugging Face org/repo/file), not general.name',
+    up(db) {
+      const rename = db.prepare('UPDATE models SET name = ? WHERE id = ?');
+      const rows = db.prepare('SELECT m.id, l.label, l.file_name FROM models m JOIN model_locations l ON l.path = m.path').all() as { id: number; label: string | null; file_name: string }[];
+      for (const row of rows) rename.run(modelName(row), row.id);
+    },
   },
 ];
 
