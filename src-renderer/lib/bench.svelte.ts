@@ -1,5 +1,6 @@
 /** The Benchmarks screen's state: the models to pick from, the form, the running job and the stored runs. */
 import type { BenchRun, GufoBridge, ModelEntry } from '../../src-preload/api';
+import { runnableModels } from './library-view';
 import { ModelJobScreen } from './model-job-screen.svelte';
 
 export class BenchState extends ModelJobScreen {
@@ -11,9 +12,9 @@ export class BenchState extends ModelJobScreen {
     super(gufo, modelId, 'bench');
   }
 
-  /** Models that can run: in the library and readable. */
+  /** Models Gufo can run (not a vocabulary-only file, a missing part or an unsupported architecture). */
   get runnable(): ModelEntry[] {
-    return this.models.filter((m) => m.error === null);
+    return runnableModels(this.models);
   }
 
   async load(): Promise<void> {

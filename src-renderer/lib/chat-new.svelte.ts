@@ -1,10 +1,11 @@
 /** The new-chat dialog's state: the models to pick from, the title, the settings; and creating the chat. */
 import type { ChatView, GufoBridge, ModelEntry } from '../../src-preload/api';
 import { messageOf } from './format';
+import { runnableModels } from './library-view';
 import { SettingsDraft } from './chat-settings.svelte';
 
 export class NewChatForm {
-  /** Only models that can chat: not a missing or broken file, nor a vocabulary without weights. */
+  /** Only models Gufo can run (see ModelEntry.notRunnable). */
   models: ModelEntry[] = $state([]);
   modelId: number | null = $state(null);
   title = $state('');
@@ -29,7 +30,7 @@ export class NewChatForm {
     this.title = '';
     try {
       const [models, presets, settings] = await Promise.all([this.#gufo.listModels(), this.#gufo.samplingPresets(), this.#gufo.getSettings()]);
-      this.models = models.filter((m) => m.error === null && m.parameters !== 0);
+      this.models = runnableModels(models);
       this.defaultContext = settings.defaultContext;
       this.draft = SettingsDraft.fresh(presets, null);
       this.pickModel(this.models.find((m) => m.id === preferredModelId)?.id ?? this.models[0]?.id ?? null);

@@ -5,6 +5,7 @@
 import type { GufoApi, JobState, ModelEntry, TensorErrorComparison } from '../../src-preload/api';
 import type { ErrorMetric } from '../components/inspector/tensor-error-chart';
 import { messageOf } from './format';
+import { runnableModels } from './library-view';
 import { jobResult, type JobsStore } from './jobs.svelte';
 
 export class TensorErrorStore {
@@ -38,7 +39,7 @@ export class TensorErrorStore {
   async load(): Promise<void> {
     try {
       const [models, exports] = await Promise.all([this.gufo.listModels(), this.gufo.listExports()]);
-      this.candidates = models.filter((m) => m.id !== this.modelId && m.error === null);
+      this.candidates = runnableModels(models).filter((m) => m.id !== this.modelId);
       const made = exports.find((e) => e.status === 'done' && e.outputModelId === this.modelId && e.sourceModelId !== null);
       this.isExport = made !== undefined;
       this.sourceId ??= made?.sourceModelId ?? null;

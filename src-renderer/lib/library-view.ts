@@ -101,3 +101,14 @@ export function deletionBlocker(model: Pick<ModelEntry, 'locations'>): string | 
   if (model.locations.some((l) => !l.path.toLowerCase().endsWith('.gguf'))) return 'Gufo deletes only .gguf files; this one can only be removed from the library.';
   return null;
 }
+
+/** general.name under a model's name, when it says something the name does not ("llama" under "stories260K"). */
+export function secondaryName(model: Pick<ModelEntry, 'name' | 'generalName'>): string | null {
+  const general = model.generalName?.trim();
+  return general && general.toLowerCase() !== model.name.toLowerCase() ? general : null;
+}
+
+/** The models a screen that runs them (chat, benchmarks, export, tensor error) may offer. */
+export function runnableModels(models: readonly ModelEntry[]): ModelEntry[] {
+  return models.filter((m) => m.notRunnable === null);
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import type { ModelEntry } from '../../src-preload/api';
+import { formatBytes as cliFormatBytes } from '../../src-main/cli/format';
+import { fileTypeLabel, formatBytes } from '../../src-renderer/lib/format';
+import { runnableModels, secondaryName } from '../../src-renderer/lib/library-view';
+import { servedAt } from '../../src-renderer/lib/server-state';
+
+const entry = (id: number, patch: Partial<ModelEntry>) => ({ id, name: `m${id}`, generalName: null, notRunnable: null, ...patch }) as ModelEntry;
+
+describe('model identity in the UI', () => {
+  it('shows general.name under the name only when it says something else', () => {
+    expect(secondaryName({ name: 'stories260K', generalName: 'llama' })).toBe('llama');
+    expect(secondaryName({ name: 'tiny random', generalName: 'Tiny Random' })).toBeNull();
+    expect(secondaryName({ name: 'x', generalName: null })).toBeNull();
+  });
+
+  it('offers only models Gufo can run to the screens that run them', () => {
+    const models = [entry(1, {}), entry(2, { notRunnable: 'vocabulary only' }), entry(3, { notRunnable: 'file not found: /x.gguf' })];
+    expect(runnableModels(models).map((m) => m.id)).toEqual([1]);
+  });
+
+  it('writes sizes in binary units, the same as the CLI, and marks a guessed file type', () => {
+    for (const bytes of [0, 1023, 1536, 1_184_000, 4.37e9]) expect(formatBytes(bytes)).toBe(cliFormatBytes(bytes));
+    expect([1023, 1536, 1_184_000, 4.37e9].map(formatBytes)).toEqual(['1023 B', '1.50 KiB', '1.13 MiB', '4.07 GiB']);
+    expect(fileTypeLabel('Q4_K_M', [{ type: 'Q4_K' }])).toBe('Q4_K_M');
+    expect(fileTypeLabel(null, [{ type: 'F32' }, { type: 'F16' }])).toBe('F32 (guessed)');
+    expect(fileTypeLabel(null, [])).toBeNull();
+  });
+});
+
+describe('server status in Settings', () => {
+  it("says gufo serve serves the API on the UI's port while the listener is off", () => {
+    expect(servedAt({ url: null, servedUrl: 'http://127.0.0.1:7823/v1' })).toEqual([{ url: 'http://127.0.0.1:7823/v1', by: 'gufo serve' }]);
+    expect(servedAt({ url: 'http://127.0.0.1:7824/v1', servedUrl: 'http://127.0.0.1:7823/v1' }).map((p) => p.url)).toEqual([
+      'http://127.0.0.1:7823/v1',
+      'http://127.0.0.1:7824/v1',
+    ]);
+    expect(servedAt({ url: null, servedUrl: null })).toEqual([]);
+  });
+});
