@@ -20,6 +20,7 @@ import {
   type OpKernels,
   type Step,
 } from './gpu/ops';
+import { SampleUniform } from './gpu/kernel-uniforms';
 import type { SamplingParams } from './protocol';
 
 export interface SampledToken {
@@ -57,7 +58,7 @@ export class GpuSampler {
     this.out = device.createBuffer({ label: 'sampler out', size: SAMPLER_OUT_WORDS * 4, usage: storage });
     this.work = device.createBuffer({ label: 'sampler work', size: Math.max(16, vocab * 4), usage: storage });
     this.state = device.createBuffer({ label: 'sampler state', size: SAMPLER_STATE_WORDS * 4, usage: storage });
-    this.params = device.createBuffer({ label: 'sampler params', size: 48, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.params = device.createBuffer({ label: 'sampler params', size: SampleUniform.byteSize, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     this.mask = device.createBuffer({ label: 'sampler mask', size: Math.max(16, maskWords(vocab) * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
     this.staging = [0, 1].map((i) =>
       device.createBuffer({ label: `sampler readback ${i}`, size: SAMPLER_OUT_WORDS * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),

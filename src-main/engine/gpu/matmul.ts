@@ -19,7 +19,6 @@
  * their blocks are read.
  */
 import type { GpuContext } from './device';
-import { noteReadBytes } from './dispatch-profile';
 import { shaderSource } from './shader-source';
 import { WeightUniform } from './kernel-uniforms';
 import type { UniformValues } from './uniforms';
@@ -85,6 +84,7 @@ const MATMAT = { rows: 4, tokens: 8 } as const;
 const EMBED_WG = 64;
 /** Workgroups per dimension used before wrapping into y (WebGPU guarantees 65535). */
 const MAX_GROUPS_X = 32768;
+/** The values of one part's WeightUniform, by field. */
 type WeightParams = UniformValues<typeof WeightUniform.fields>;
 /** WeightUniform's expert fields, for the kernels that are not the expert matmul. */
 const NOT_EXPERTS = { part_rows: 0, expert_rows: 0, expert_row0: 0, x_group: 0 } as const;
@@ -118,7 +118,7 @@ export function routingTable(maxTokens: number, used: number, experts: number): 
  */
 type Variant = `${'matvec' | 'matmat'}${'' | '4'}${'' | '+' | '-experts'}` | 'embedding';
 
-/** One part of a weight, bound: its bind group and its Params uniform. */
+/** One part of a weight, bound: its bind group and its WeightUniform buffer. */
 interface BoundPart {
   part: GpuWeightPart;
   group: GPUBindGroup;
@@ -223,7 +223,6 @@ export class MatmulKernels {
       ...NOT_EXPERTS,
     });
     const bound = this.bindParts(weight, x, y, params);
-    for (const b of bound) noteReadBytes(b.group, b.part.bytes);
     // x read as vec4s when every token vector starts on a 16-byte boundary and is whole vec4s long.
     const xStride = options.xStride ?? weight.cols;
     const vec4 = (options.xOffset ?? 0) % 4 === 0 && xStride % 4 === 0 && weight.cols % 4 === 0;
