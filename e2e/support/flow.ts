@@ -24,11 +24,13 @@ async function openSection(page: Page, label: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: label }).click();
 }
 
-/** Picks the option of a model select whose label names `fileName`. */
+/** Picks the option of a model select for `fileName`: the model's name is the file's, without .gguf. */
 async function chooseModel(select: Locator, fileName: string): Promise<void> {
-  await expect(select.locator('option', { hasText: `(${fileName})` })).toHaveCount(1); // the models have loaded
+  const name = fileName.replace(/\.gguf$/i, '');
+  const names = (text: string) => text.trim() === name || text.trim().startsWith(`${name} · `);
+  await expect.poll(async () => (await select.locator('option').allTextContents()).filter(names).length).toBe(1); // the models have loaded
   const labels = await select.locator('option').allTextContents();
-  const label = labels.find((text) => text.includes(`(${fileName})`));
+  const label = labels.find(names);
   expect(label, `an option for ${fileName} among ${JSON.stringify(labels)}`).toBeDefined();
   await select.selectOption({ label: label! });
 }

@@ -108,6 +108,12 @@ export function secondaryName(model: Pick<ModelEntry, 'name' | 'generalName'>): 
   return general && general.toLowerCase() !== model.name.toLowerCase() ? general : null;
 }
 
+/** A model in a picker: its name, and general.name where that says more ("stories260K · llama"). */
+export function pickerLabel(model: Pick<ModelEntry, 'name' | 'generalName'>): string {
+  const general = secondaryName(model);
+  return general ? `${model.name} · ${general}` : model.name;
+}
+
 /** The models a screen that runs them (chat, benchmarks, export, tensor error) may offer. */
 export function runnableModels(models: readonly ModelEntry[]): ModelEntry[] {
   return models.filter((m) => m.notRunnable === null);

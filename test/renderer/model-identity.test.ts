@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../src-preload/api';
 import { formatBytes as cliFormatBytes } from '../../src-main/cli/format';
 import { fileTypeLabel, formatBytes } from '../../src-renderer/lib/format';
-import { runnableModels, secondaryName } from '../../src-renderer/lib/library-view';
+import { pickerLabel, runnableModels, secondaryName } from '../../src-renderer/lib/library-view';
 import { servedAt } from '../../src-renderer/lib/server-state';
 
 const entry = (id: number, patch: Partial<ModelEntry>) => ({ id, name: `m${id}`, generalName: null, notRunnable: null, ...patch }) as ModelEntry;
@@ -11,6 +11,8 @@ describe('model identity in the UI', () => {
   it('shows general.name under the name only when it says something else', () => {
     expect(secondaryName({ name: 'stories260K', generalName: 'llama' })).toBe('llama');
     expect(secondaryName({ name: 'tiny random', generalName: 'Tiny Random' })).toBeNull();
+    expect(pickerLabel({ name: 'stories260K', generalName: 'llama' })).toBe('stories260K · llama');
+    expect(pickerLabel({ name: 'tiny random', generalName: 'Tiny Random' })).toBe('tiny random');
     expect(secondaryName({ name: 'x', generalName: null })).toBeNull();
   });
 
