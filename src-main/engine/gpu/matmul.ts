@@ -19,6 +19,7 @@
  * their blocks are read.
  */
 import type { GpuContext } from './device';
+import { noteReadBytes } from './dispatch-profile';
 import { shaderSource } from './shader-source';
 import { WeightUniform } from './kernel-uniforms';
 import type { UniformValues } from './uniforms';
@@ -223,6 +224,7 @@ export class MatmulKernels {
       ...NOT_EXPERTS,
     });
     const bound = this.bindParts(weight, x, y, params);
+    for (const b of bound) noteReadBytes(b.group, b.part.bytes);
     // x read as vec4s when every token vector starts on a 16-byte boundary and is whole vec4s long.
     const xStride = options.xStride ?? weight.cols;
     const vec4 = (options.xOffset ?? 0) % 4 === 0 && xStride % 4 === 0 && weight.cols % 4 === 0;
