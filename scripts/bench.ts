@@ -1,5 +1,6 @@
 /**
- * Benchmarks: `tsx scripts/bench.ts <suite> [--json]` (`npm run bench:gguf`, `bench:quant`, `bench:tokenize`, `bench:cli`).
+ * Benchmarks: `tsx scripts/bench.ts <suite> [--json]` (`npm run bench:gguf`, `bench:quant`, `bench:tokenize`, `bench:cli`;
+ * `npm run bench -- perplexity`).
  * Progress goes to stderr so `--json` output on stdout stays parseable.
  */
 import { execFile } from 'node:child_process';
@@ -24,6 +25,7 @@ const SUITES: Record<string, (options: Options) => Promise<void>> = {
   quant: async (options) => (await import('./bench/quant')).benchQuant(options),
   tokenize: async (options) => (await import('./bench/tokenize')).benchTokenize(options),
   cli: async (options) => (await import('./bench/cli')).benchCli(options),
+  perplexity: async (options) => (await import('./bench/perplexity')).benchPerplexity(options),
 };
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -31,7 +33,8 @@ const MODELS = resolve(REPO, '..', 'shared', 'models');
 const WORKER = fileURLToPath(new URL('./bench/gguf-open-worker.ts', import.meta.url));
 /** Timed parses per (parser, file), after one warm-up parse; the median is reported. */
 const RUNS = 7;
-const PARSERS = ['ours', 'hf'] as const;
+/** `ours` opens lazily (strings decoded on first access); `ours-full` decodes every string, as `hf` does. */
+const PARSERS = ['ours', 'ours-full', 'hf'] as const;
 type Parser = (typeof PARSERS)[number];
 
 type Cell = { ms: number; peakRssDeltaBytes: number } | { error: string };
@@ -39,9 +42,12 @@ interface Row {
   file: string;
   bytes: number;
   ours: Cell;
+  oursFull: Cell;
   hf: Cell;
-  /** hf ms / ours ms: above 1 means ours is faster. */
+  /** hf ms / ours ms (lazy open against full decode): above 1 means ours is faster. */
   ratio?: number;
+  /** hf ms / ours-full ms: both decode every string, like for like. */
+  ratioFull?: number;
 }
 
 // ---------------------------------------------------------------- gguf suite
@@ -58,17 +64,21 @@ async function benchGguf({ json }: Options): Promise<void> {
       const cells = {} as Record<Parser, Cell>;
       // Sequential on purpose: concurrent children would skew both times and memory.
       for (const parser of PARSERS) cells[parser] = await measure(parser, path);
-      const { ours, hf } = cells;
-      const ratio = 'ms' in ours && 'ms' in hf ? hf.ms / ours.ms : undefined;
+      const { ours, 'ours-full': oursFull, hf } = cells;
+      const ratio = msRatio(hf, ours);
+      const ratioFull = msRatio(hf, oursFull);
       const file = path === big ? 'synthetic llama, sparse (tmp)' : relative(MODELS, path);
-      rows.push({ file, bytes: statSync(path).size, ours, hf, ...(ratio ? { ratio } : {}) });
+      rows.push({ file, bytes: statSync(path).size, ours, oursFull, hf, ...(ratio ? { ratio } : {}), ...(ratioFull ? { ratioFull } : {}) });
     }
   });
-  const ratios = rows.flatMap((r) => (r.ratio ? [r.ratio] : []));
-  const geomeanRatio = Math.exp(ratios.reduce((s, r) => s + Math.log(r), 0) / ratios.length);
-  if (json) console.log(JSON.stringify({ suite: 'gguf', runs: RUNS, rows, geomeanRatio }, null, 2));
-  else printTable(rows, geomeanRatio, ratios.length);
+  const geomeanRatio = geomean(rows.flatMap((r) => (r.ratio ? [r.ratio] : [])));
+  const geomeanRatioFull = geomean(rows.flatMap((r) => (r.ratioFull ? [r.ratioFull] : [])));
+  if (json) console.log(JSON.stringify({ suite: 'gguf', runs: RUNS, rows, geomeanRatio, geomeanRatioFull }, null, 2));
+  else printTable(rows, geomeanRatio, geomeanRatioFull);
 }
+
+const msRatio = (slow: Cell, fast: Cell): number | undefined => ('ms' in slow && 'ms' in fast ? slow.ms / fast.ms : undefined);
+const geomean = (xs: number[]): number => Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length);
 
 /** Runs one parser on one file in a fresh process (see the worker for what it measures). */
 async function measure(parser: Parser, path: string): Promise<Cell> {
@@ -196,25 +206,30 @@ function syntheticVocab(n: number): string[] {
 
 // ---------------------------------------------------------------- output
 
-function printTable(rows: Row[], geomeanRatio: number, compared: number): void {
+function printTable(rows: Row[], geomeanRatio: number, geomeanRatioFull: number): void {
   const cell = (c: Cell, f: (c: { ms: number; peakRssDeltaBytes: number }) => string) =>
     'error' in c ? `failed: ${c.error}` : f(c);
+  const times = (r?: number) => (r ? `${r.toFixed(1)}×` : '-');
   const table = [
-    ['file', 'size', 'ours ms', 'hf ms', 'hf/ours', 'ours ΔRSS', 'hf ΔRSS'],
+    ['file', 'size', 'ours ms', 'ours-full ms', 'hf ms', 'hf/ours', 'hf/ours-full', 'ours ΔRSS', 'ours-full ΔRSS', 'hf ΔRSS'],
     ...rows.map((r) => [
       r.file,
       bytes(r.bytes),
       cell(r.ours, (c) => c.ms.toFixed(2)),
+      cell(r.oursFull, (c) => c.ms.toFixed(2)),
       cell(r.hf, (c) => c.ms.toFixed(2)),
-      r.ratio ? `${r.ratio.toFixed(1)}×` : '-',
+      times(r.ratio),
+      times(r.ratioFull),
       cell(r.ours, (c) => bytes(c.peakRssDeltaBytes)),
+      cell(r.oursFull, (c) => bytes(c.peakRssDeltaBytes)),
       cell(r.hf, (c) => bytes(c.peakRssDeltaBytes)),
     ]),
   ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table) console.log(row.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  '));
   console.log(`\nmedian of ${RUNS} parses after a warm-up; ΔRSS = peak RSS minus RSS before the first parse, fresh process each`);
-  console.log(`geometric mean hf/ours time ratio over ${compared} files: ${geomeanRatio.toFixed(2)}× (>1: ours faster)`);
+  console.log('ours: lazy open (strings decoded on first access); ours-full and hf: every string decoded');
+  console.log(`geometric mean over the files (>1: ours faster): hf/ours ${geomeanRatio.toFixed(2)}×, hf/ours-full ${geomeanRatioFull.toFixed(2)}× (like for like)`);
 }
 
 function bytes(n: number): string {

@@ -1,12 +1,15 @@
 /**
  * One GGUF open in a fresh process, so its peak RSS is not polluted by other runs:
- *   node --import tsx scripts/bench/gguf-open-worker.ts <ours|hf> <file> <runs>
+ *   node --import tsx scripts/bench/gguf-open-worker.ts <ours|ours-full|hf> <file> <runs>
+ * `ours` is Gufo's lazy open (string arrays stay undecoded bytes); `ours-full` also decodes every
+ * string, as `hf` (@huggingface/gguf) does, so that pair compares like for like.
  * Prints one JSON line: { maxRssBytes, baselineRssBytes, ms, kvs, tensors } or { error }.
  * The first parse is measured for memory (and doubles as the JIT warm-up); `ms` is the median
  * of the `runs` parses after it.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gguf } from '@huggingface/gguf';
+import { GgufType, type GgufArray } from '../../src-main/core/gguf/values';
 import { openGguf } from '../../src-main/node/gguf-io';
 
 type Parse = (path: string) => Promise<{ kvs: number; tensors: number }>;
@@ -20,11 +23,26 @@ const PARSERS: Record<string, Parse> = {
       file.close();
     }
   },
+  async 'ours-full'(path) {
+    const { gguf: g, file } = openGguf(path);
+    try {
+      for (const kv of g.kvs) if (kv.type === GgufType.ARRAY) decodeStrings(kv.value as GgufArray);
+      return { kvs: g.kvs.length, tensors: g.tensors.length };
+    } finally {
+      file.close();
+    }
+  },
   async hf(path) {
     const r = await gguf(path, { allowLocalFile: true });
     return { kvs: Object.keys(r.metadata).length, tensors: r.tensorInfos.length };
   },
 };
+
+/** Turns every string of an array (nested ones included) into a JS string, as a full decode does. */
+function decodeStrings(array: GgufArray): void {
+  if (array.itemType === GgufType.STRING) array.items.toArray();
+  else if (array.itemType === GgufType.ARRAY) array.items.forEach(decodeStrings);
+}
 
 const PROC_STATUS = '/proc/self/status';
 
