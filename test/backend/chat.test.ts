@@ -149,8 +149,8 @@ describe('chat tree, search and export', () => {
     const md = await api.exportChat(id, 'markdown');
     expect(md.fileName).toBe(`chat-${id}-uber-stories.md`);
     expect(md.mimeType).toBe('text/markdown');
-    expect(model.name).toBe('llama'); // stories260K's general.name
-    expect(md.content).toMatch(/^# Über Stories!\n\n- Model: llama\n- Created: .+\n- Exported: .+\n\n## System prompt\n\nBe kind\.\n\n## User\n\nTell a story\n\n## Assistant\n\nOnce upon a time there was a cat\.\n$/);
+    expect(model.name).toBe('stories260K'); // the file's name (general.name says "llama")
+    expect(md.content).toMatch(/^# Über Stories!\n\n- Model: stories260K\n- Created: .+\n- Exported: .+\n\n## System prompt\n\nBe kind\.\n\n## User\n\nTell a story\n\n## Assistant\n\nOnce upon a time there was a cat\.\n$/);
 
     await api.selectBranch(id, a1b!);
     const other = await api.exportChat(id, 'markdown');
