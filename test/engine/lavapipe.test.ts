@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Engine as EngineType } from '../../src-main/engine/engine';
 import { LAVAPIPE_ICD, LAVAPIPE_INSTALL } from '../../src-main/engine/gpu/software-driver';
 import { llamaCpp } from '../support/llama';
 import { STORIES_260K } from '../support/paths';
@@ -15,7 +16,7 @@ import { llamaGreedy } from './llama-reference';
 process.env.VK_ICD_FILENAMES = LAVAPIPE_ICD;
 const { Engine } = await import('../../src-main/engine/engine');
 
-let engine: InstanceType<typeof Engine> | undefined;
+let engine: EngineType | undefined;
 afterAll(() => engine?.destroy());
 
 describe('Mesa lavapipe', () => {

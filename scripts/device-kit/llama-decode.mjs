@@ -1,0 +1,31 @@
+// llama.cpp's Vulkan build (node-llama-cpp's prebuilt binaries), llama-bench style on one file:
+// `node llama-decode.mjs <file.gguf> <prompt tokens> <generated tokens>` prefills the prompt, then
+// decodes greedily, all layers on the GPU, and prints { prefillTokS, decodeTokS, adapter } as JSON.
+import { getLlama } from 'node-llama-cpp';
+
+const [path, p, n] = [process.argv[2], Number(process.argv[3] ?? 64), Number(process.argv[4] ?? 32)];
+if (!path || !(p >= 1) || !(n >= 2)) {
+  process.stderr.write('usage: llama-decode.mjs <file.gguf> <prompt tokens ≥ 1> <generated tokens ≥ 2>\n');
+  process.exit(2);
+}
+// build 'never': only the prebuilt binaries in node_modules, which must have Vulkan.
+const llama = await getLlama({ gpu: 'vulkan', build: 'never', progressLogs: false, logLevel: 'error' });
+const adapter = (await llama.getGpuDeviceNames()).join(', ');
+const model = await llama.loadModel({ modelPath: path, gpuLayers: 'max' });
+const context = await model.createContext({ contextSize: p + n + 8, batchSize: Math.max(p, 1) });
+const sequence = context.getSequence();
+// Any ids will do: past the control tokens, within every vocabulary of the kit's models (≥ 512).
+const prompt = Array.from({ length: p }, (_, i) => (i === 0 ? 1 : 3 + ((i * 7919) % 509)));
+const started = performance.now();
+const at = [];
+for await (const token of sequence.evaluate(prompt, { temperature: 0 })) {
+  void token;
+  at.push(performance.now());
+  if (at.length >= n) break;
+}
+const prefillMs = at[0] - started;
+const decodeMs = at[at.length - 1] - at[0];
+process.stdout.write(JSON.stringify({ prefillTokS: p / (prefillMs / 1000), decodeTokS: (at.length - 1) / (decodeMs / 1000), adapter }) + '\n');
+await context.dispose();
+await model.dispose();
+await llama.dispose();

@@ -1,0 +1,62 @@
+// The device kit's driver (run.sh sets up its environment). For each file type of KIT_TYPES
+// (default Q4_K_M,Q8_0): a random model of KIT_SHAPE (default llama-3.2-1b; tiny for software
+// adapters) written by Gufo's own writer and encoders, then `gufo bench --profile --json` and
+// llama.cpp's Vulkan decode on that same file. One JSON line per run on stdout:
+//   { engine, fileType, shape, adapter, prefillTokS, decodeTokS, rooflineFraction, ... }
+// llama.cpp's rooflineFraction uses Gufo's bytes per token and copy bandwidth for the same file
+// and adapter. KIT_P and KIT_N set the prompt and generated tokens. Progress goes to stderr.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const kit = dirname(fileURLToPath(import.meta.url));
+const shape = process.env.KIT_SHAPE ?? 'llama-3.2-1b';
+const tiny = shape === 'tiny';
+const p = Number(process.env.KIT_P ?? (tiny ? 8 : 128));
+const n = Number(process.env.KIT_N ?? (tiny ? 4 : 64));
+const types = (process.env.KIT_TYPES ?? 'Q4_K_M,Q8_0').split(',');
+
+/** Runs the kit's node on `args`; stdout when it succeeds, else an Error with stderr's tail. */
+function node(args, what) {
+  process.stderr.write(`${what}...\n`);
+  const r = spawnSync(process.execPath, args, { cwd: kit, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 2 ** 20 });
+  if (r.status !== 0) throw new Error(`${what} failed (exit ${r.status ?? r.signal}): ${(r.stderr ?? '').trim().split('\n').slice(-5).join(' | ')}`);
+  return r.stdout;
+}
+
+const print = (line) => process.stdout.write(JSON.stringify(line) + '\n');
+const work = mkdtempSync(join(process.env.KIT_TMP ?? tmpdir(), 'gufo-kit-'));
+let failed = false;
+try {
+  for (const fileType of types) {
+    const file = join(work, `${shape}-${fileType}.gguf`);
+    node([join(kit, 'app/tools/make-model.mjs'), fileType, file, shape], `writing a random ${shape} ${fileType}`);
+    const base = { fileType, shape, promptTokens: p, genTokens: n };
+    let gufo;
+    try {
+      gufo = JSON.parse(node([join(kit, 'app/bin/gufo.mjs'), 'bench', file, '-p', String(p), '-n', String(n), '--profile', '--json'], `gufo bench ${fileType}`));
+      print({
+        engine: 'gufo', ...base, adapter: gufo.adapter.name, prefillTokS: gufo.prefillTokS, decodeTokS: gufo.decodeTokS,
+        rooflineFraction: gufo.rooflineFraction, bytesPerToken: gufo.bytesPerToken, copyBytesPerSecond: gufo.copyBytesPerSecond,
+        dispatchesPerToken: gufo.dispatchesPerToken, hostMsPerToken: gufo.hostMsPerToken, gpuMsPerToken: gufo.profile?.gpuMsPerToken,
+        kernels: gufo.profile?.kernels.slice(0, 8).map((k) => ({ kernel: k.kernel, gpuMsPerToken: k.gpuMsPerToken, rooflineFraction: k.rooflineFraction })),
+      });
+    } catch (err) {
+      failed = true;
+      print({ engine: 'gufo', ...base, error: err.message });
+    }
+    try {
+      const llama = JSON.parse(node([join(kit, 'llama/llama-decode.mjs'), file, String(p), String(n)], `llama.cpp (Vulkan) ${fileType}`));
+      const rooflineFraction = gufo ? (gufo.bytesPerToken * llama.decodeTokS) / gufo.copyBytesPerSecond : null;
+      print({ engine: 'llama.cpp-vulkan', ...base, ...llama, rooflineFraction });
+    } catch (err) {
+      failed = true;
+      print({ engine: 'llama.cpp-vulkan', ...base, error: err.message });
+    }
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+process.exitCode = failed ? 1 : 0;
