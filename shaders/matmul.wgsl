@@ -4,7 +4,12 @@
 // and using it for all the tile's tokens; the per-thread sums are then reduced across the
 // workgroup (subgroup sums plus a small shared array where subgroups exist, a shared-memory tree
 // otherwise).
-//   decode (n = 1): TT = 1;  prefill: TT tokens per workgroup, workgroup_id.z picks the token tile.
+//   prefill: TT tokens per workgroup, workgroup_id.z picks the token tile.
+// MATVEC (decode, n = 1; TT = 1): the loops turn around: each thread loads its unit of x once and
+// uses it for all ROWS rows, so x is read once per workgroup rather than once per row (on the
+// software adapters, where lanes are SIMD lanes of a CPU, every x load is a gather).
+// ONE_SUBGROUP: the workgroup is exactly one subgroup (WG = the adapter's fixed subgroup size),
+// so each row is summed by one subgroup reduction, with no shared memory and no barrier.
 // Workgroups beyond 65535 in x wrap into y (row group = x + y · num_workgroups.x).
 // ACCUMULATE: y += W · x (a residual add folded into the product).
 // EXPERTS: W is a part of a stacked expert tensor and the tokens come routed (moe.wgsl's
@@ -25,14 +30,19 @@ const TT: u32 = {{TT}}u;
 const ACC: u32 = ROWS * TT;
 
 @group(0) @binding(0) var<storage, read> W: array<u32>;
+// W again, 16 bytes at a time, for the decoders' w_quad (W_VEC4 is always on here).
+@group(0) @binding(5) var<storage, read> W4: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(3) var<uniform> P: WeightUniform;
 
+#if ONE_SUBGROUP
+#else
 #if SUBGROUPS
 // One slot per subgroup (subgroups have at least 4 invocations).
 var<workgroup> partial: array<f32, ACC * (WG / 4u)>;
 #else
 var<workgroup> partial: array<f32, ACC * WG>;
+#endif
 #endif
 
 #if X_VEC4
@@ -115,6 +125,22 @@ fn main(
   let row0 = (wid.x + wid.y * nwg.x) * ROWS;
   begin_tile(wid.z);
   var acc: array<f32, ACC>;
+#if MATVEC
+  let rows = select(0u, min(ROWS, P.rows - row0), row0 < P.rows && tile_tokens != 0u);
+  let xb = tile_x[0];
+  for (var u = lid; u < P.units; u += WG) {
+    var x: array<vec4<f32>, 8>;
+    for (var i = 0u; i < 8u; i++) { x[i] = load_x4(xb, 32u * u + 4u * i); }
+    for (var r = 0u; r < ROWS; r++) {
+      if (r >= rows) { break; }
+      var w: array<vec4<f32>, 8>;
+      decode_unit(tile_row + row0 + r, u, &w);
+      var s = 0.0;
+      for (var i = 0u; i < 8u; i++) { s += dot(w[i], x[i]); }
+      acc[r] += s;
+    }
+  }
+#else
   for (var r = 0u; r < ROWS; r++) {
     let row = row0 + r;
     if (row >= P.rows || tile_tokens == 0u) { break; }
@@ -133,7 +159,14 @@ fn main(
       }
     }
   }
+#endif
 
+#if ONE_SUBGROUP
+  for (var k = 0u; k < ACC; k++) {
+    let s = subgroupAdd(acc[k]);
+    if (lid == 0u) { store(row0, k, s); }
+  }
+#else
 #if SUBGROUPS
   for (var k = 0u; k < ACC; k++) {
     let s = subgroupAdd(acc[k]);
@@ -155,6 +188,7 @@ fn main(
   }
   workgroupBarrier();
   if (lid < ACC) { store(row0, lid, partial[lid * WG]); }
+#endif
 #endif
 }
 

@@ -1,6 +1,7 @@
 // Shared by every weight kernel (matmul, embedding): the per-dispatch parameters and the small
 // helpers the block decoders use. The including kernel declares the bindings:
 //   W: array<u32>   one part of a weight tensor (whole rows), as uploaded by weights.ts
+//   W4: array<vec4<u32>>  with W_VEC4 only: the same buffer, 16 bytes at a time (w_quad)
 //   P: WeightUniform uniform (declared in src-main/engine/gpu/kernel-uniforms.ts)
 //
 // A decoder (quant/<type>.wgsl) defines
@@ -31,6 +32,15 @@ fn f16x2(w: u32) -> vec2<f32> {
 
 fn bf16x2(w: u32) -> vec2<f32> {
   return vec2<f32>(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u));
+}
+
+// Words i .. i + 3 of W (i a multiple of 4): one 16-byte load where the kernel binds W4.
+fn w_quad(i: u32) -> vec4<u32> {
+#if W_VEC4
+  return W4[i >> 2u];
+#else
+  return vec4<u32>(W[i], W[i + 1u], W[i + 2u], W[i + 3u]);
+#endif
 }
 
 // Half number `i` (2 per word, little-endian) of W.

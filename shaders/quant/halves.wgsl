@@ -7,7 +7,13 @@ const UNIT_PARTIAL = true;
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let c0 = u * 32u;
   let e0 = row * P.cols + c0;
-  if (c0 + 32u <= P.cols && (e0 & 1u) == 0u) {
+  if (c0 + 32u <= P.cols && (e0 & 7u) == 0u) {
+    for (var i = 0u; i < 4u; i++) {
+      let q = w_quad((e0 >> 1u) + 4u * i);
+      (*w)[2u * i] = vec4<f32>(half_pair(q.x), half_pair(q.y));
+      (*w)[2u * i + 1u] = vec4<f32>(half_pair(q.z), half_pair(q.w));
+    }
+  } else if (c0 + 32u <= P.cols && (e0 & 1u) == 0u) {
     let h = e0 >> 1u;
     for (var i = 0u; i < 8u; i++) {
       (*w)[i] = vec4<f32>(half_pair(W[h + 2u * i]), half_pair(W[h + 2u * i + 1u]));

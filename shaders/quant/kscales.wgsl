@@ -1,15 +1,29 @@
-// Q4_K/Q5_K: the 6-bit scale and min of sub-block j (0..7) from scales[12] (from word W_SCALES
-// of the block): for j < 4 the low 6 bits of bytes j (scale) and j + 4 (min); for j >= 4
-// the nibbles of byte j + 4 (low: scale, high: min) plus the top 2 bits of bytes j - 4 (scale) and j (min).
-fn kscale_byte(b: u32, i: u32) -> u32 {
-  return (W[b + {{W_SCALES}}u + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
+// Q4_K/Q5_K: the 6-bit scale and min of sub-block j (0..7) from scales[12] (words W_SCALES ..
+// W_SCALES + 2 of the block): for j < 4 the low 6 bits of bytes j (scale) and j + 4 (min); for
+// j >= 4 the nibbles of byte j + 4 (low: scale, high: min) plus the top 2 bits of bytes j - 4
+// (scale) and j (min).
+fn kscale_byte(s: vec3<u32>, i: u32) -> u32 {
+  return (s[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
 }
 
-// (scale, min) of sub-block j of the block starting at word b.
-fn kscale_min(b: u32, j: u32) -> vec2<u32> {
+// (scale, min) of sub-block j, from the three scale words.
+fn kscale_min(s: vec3<u32>, j: u32) -> vec2<u32> {
   if (j < 4u) {
-    return vec2<u32>(kscale_byte(b, j) & 63u, kscale_byte(b, j + 4u) & 63u);
+    return vec2<u32>(kscale_byte(s, j) & 63u, kscale_byte(s, j + 4u) & 63u);
   }
-  let c = kscale_byte(b, j + 4u);
-  return vec2<u32>((c & 15u) | ((kscale_byte(b, j - 4u) >> 6u) << 4u), (c >> 4u) | ((kscale_byte(b, j) >> 6u) << 4u));
+  let c = kscale_byte(s, j + 4u);
+  return vec2<u32>((c & 15u) | ((kscale_byte(s, j - 4u) >> 6u) << 4u), (c >> 4u) | ((kscale_byte(s, j) >> 6u) << 4u));
+}
+
+// The words W_D and W_SCALES .. W_SCALES + 2 of the block starting at word b: one 16-byte load
+// where the kernel has W4 (both sit in the block's first four words).
+fn kblock_head(b: u32) -> array<u32, 4> {
+#if W_VEC4
+  const_assert {{BLOCK_WORDS}}u % 4u == 0u;
+  let h = W4[b >> 2u];
+  return array<u32, 4>(h[{{W_D}}u], h[{{W_SCALES}}u], h[{{W_SCALES}}u + 1u], h[{{W_SCALES}}u + 2u]);
+#else
+  let s = b + {{W_SCALES}}u;
+  return array<u32, 4>(W[b + {{W_D}}u], W[s], W[s + 1u], W[s + 2u]);
+#endif
 }

@@ -4,6 +4,7 @@
 // bits from ql[64n + 32 (s & 1) + l] (low nibble for s < 2, high otherwise) and its high 2 bits
 // from shift 2s of qh[32n + l]; value = (d · scales[8n + 2s + (l >= 16)]) · (q - 32).
 const UNIT_PARTIAL = false;
+const_assert {{W_QL}}u % 4u == 0u && {{W_QH}}u % 4u == 0u && {{BLOCK_WORDS}}u % 4u == 0u; // 16-byte reads (w_quad)
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let sub = u & 7u;
@@ -19,10 +20,12 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   for (var h = 0u; h < 2u; h++) {
     let sc = bitcast<i32>(((sw >> (8u * h)) & 0xffu) << 24u) >> 24u;
     let dl = d * f32(sc);
-    for (var i = 4u * h; i < 4u * h + 4u; i++) {
-      let lo = (vec4<u32>(W[ql + i]) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(nshift))) & vec4<u32>(15u);
-      let hi = crumbs4(W[b + {{W_QH}}u + 8u * n + i], 2u * s);
-      (*w)[i] = dl * vec4<f32>(vec4<i32>(lo | (hi << vec4<u32>(4u))) - 32);
+    let l4 = w_quad(ql + 4u * h);
+    let h4 = w_quad(b + {{W_QH}}u + 8u * n + 4u * h);
+    for (var k = 0u; k < 4u; k++) {
+      let lo = (vec4<u32>(l4[k]) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(nshift))) & vec4<u32>(15u);
+      let hi = crumbs4(h4[k], 2u * s);
+      (*w)[4u * h + k] = dl * vec4<f32>(vec4<i32>(lo | (hi << vec4<u32>(4u))) - 32);
     }
   }
 }

@@ -18,6 +18,7 @@
  * GPU (routingTable() gives its layout), so the chosen experts never come back to the CPU and only
  * their blocks are read.
  */
+import type { GpuInfo } from '../protocol';
 import type { GpuContext } from './device';
 import { noteReadBytes } from './dispatch-profile';
 import { shaderSource } from './shader-source';
@@ -77,14 +78,30 @@ export interface KernelOptions {
   subgroups?: boolean;
 }
 
-/** Threads per workgroup of the matmul kernels. */
-const MATMUL_WG = 64;
-/** Rows per workgroup and tokens per workgroup of the two matmul variants. */
-const MATVEC = { rows: 2, tokens: 1 } as const;
-const MATMAT = { rows: 4, tokens: 8 } as const;
-const EMBED_WG = 64;
+/** Threads, rows and tokens per workgroup of a matmul variant; oneSubgroup: the workgroup is one subgroup. */
+export interface KernelShape {
+  readonly wg: number;
+  readonly rows: number;
+  readonly tokens: number;
+  readonly oneSubgroup: boolean;
+}
+const MATMAT: KernelShape = { wg: 64, rows: 4, tokens: 8, oneSubgroup: false };
+/** Rows per workgroup of the decode kernel: each thread's unit of x serves that many rows. */
+export const MATVEC_ROWS = 4;
 /** Workgroups per dimension used before wrapping into y (WebGPU guarantees 65535). */
-const MAX_GROUPS_X = 32768;
+export const MAX_GROUPS_X = 32768;
+
+/**
+ * The decode kernel's shape on this adapter: one subgroup per workgroup where the subgroup size is
+ * fixed (lavapipe 8, SwiftShader 4), so a row's sum is one subgroupAdd with no barrier; else 64
+ * threads reducing through shared memory.
+ */
+function matvecShape(subgroups: boolean, info: GpuInfo): KernelShape {
+  const size = info.subgroupMinSize;
+  const fixed = subgroups && size >= 4 && size === info.subgroupMaxSize;
+  return { wg: fixed ? size : 64, rows: MATVEC_ROWS, tokens: 1, oneSubgroup: fixed };
+}
+const EMBED_WG = 64;
 /** The values of one part's WeightUniform, by field. */
 type WeightParams = UniformValues<typeof WeightUniform.fields>;
 /** WeightUniform's expert fields, for the kernels that are not the expert matmul. */
@@ -141,6 +158,8 @@ function partParams(weight: GpuWeight, part: GpuWeightPart, n: number) {
 
 export class MatmulKernels {
   readonly subgroups: boolean;
+  /** The decode kernel's shape on this adapter (matvecShape). */
+  readonly matvec: KernelShape;
   private readonly device: GPUDevice;
   private readonly layout: GPUBindGroupLayout;
   private readonly pipelineLayout: GPUPipelineLayout;
@@ -152,11 +171,14 @@ export class MatmulKernels {
   constructor(ctx: GpuContext, options: KernelOptions = {}) {
     this.device = ctx.device;
     this.subgroups = ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
+    this.matvec = matvecShape(this.subgroups, ctx.info);
     const entries: GPUBindGroupLayoutEntry[] = [
       { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
       { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
       { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
       { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } },
+      // The weights again, read 16 bytes at a time by the matmul kernels (matmul.wgsl's W4).
+      { binding: 5, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
     ];
     this.layout = this.device.createBindGroupLayout({ label: 'weight kernel', entries });
     this.pipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [this.layout] });
@@ -171,11 +193,17 @@ export class MatmulKernels {
   source(variant: Variant, typeName: string): string {
     const type = typeName.toLowerCase();
     if (variant === 'embedding') return shaderSource('embedding.wgsl', { TYPE: type, WG: EMBED_WG });
-    const v = variant.startsWith('matvec') ? MATVEC : MATMAT;
+    const v = this.shape(variant.startsWith('matvec') ? 1 : 2);
     return shaderSource('matmul.wgsl', {
-      TYPE: type, WG: MATMUL_WG, ROWS: v.rows, TT: v.tokens, SUBGROUPS: this.subgroups,
+      TYPE: type, WG: v.wg, ROWS: v.rows, TT: v.tokens, SUBGROUPS: this.subgroups,
+      MATVEC: v === this.matvec, ONE_SUBGROUP: v.oneSubgroup, W_VEC4: true,
       X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'), EXPERTS: variant.endsWith('-experts'),
     });
+  }
+
+  /** The kernel shape that runs `tokens` tokens. */
+  private shape(tokens: number): KernelShape {
+    return tokens === 1 ? this.matvec : MATMAT;
   }
 
   private pipeline(variant: Variant, typeName: string): GPUComputePipeline {
@@ -234,7 +262,7 @@ export class MatmulKernels {
     this.pipeline(variant(1), typeName);
     this.pipeline(variant(2), typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
-      const v = tokens === 1 ? MATVEC : MATMAT;
+      const v = this.shape(tokens);
       pass.setPipeline(this.pipeline(variant(tokens), typeName));
       for (const b of bound) {
         const groups = Math.ceil(b.part.rows / v.rows);
@@ -277,7 +305,7 @@ export class MatmulKernels {
     this.pipeline(variant(1), typeName);
     this.pipeline(variant(2), typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
-      const v = tokens === 1 ? MATVEC : MATMAT;
+      const v = this.shape(tokens);
       const groups = Math.ceil(rows.count / v.rows);
       const gx = Math.min(groups, MAX_GROUPS_X);
       pass.setPipeline(this.pipeline(variant(tokens), typeName));
@@ -362,6 +390,7 @@ export class MatmulKernels {
         { binding: 1, resource: { buffer: input } },
         { binding: 2, resource: { buffer: output } },
         { binding: 3, resource: { buffer: uniform } },
+        { binding: 5, resource: { buffer: part.buffer } },
       ];
       if (routing) entries.push({ binding: 4, resource: { buffer: routing } });
       const group = this.device.createBindGroup({

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
-import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
+import { MATVEC_ROWS, MAX_GROUPS_X, MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
 import type { OpenGguf } from '../../../src-main/node/gguf-io';
 import {
@@ -34,8 +34,8 @@ const ODD_SHAPES = [
   { name: 'odd.F16', type: 'F16', rows: 5, cols: 99, seed: 72 },
   { name: 'odd.BF16', type: 'BF16', rows: 5, cols: 45, seed: 73 },
 ];
-/** More row groups (of 2 rows) than matmul.ts puts in one dispatch dimension (32768): the kernel wraps them into y. */
-const TALL = { name: 'tall.Q4_0', type: 'Q4_0', rows: 66_001, cols: 32, seed: 74 };
+/** More row groups (of MATVEC_ROWS rows) than matmul.ts puts in one dispatch dimension: the kernel wraps them into y. */
+const TALL = { name: 'tall.Q4_0', type: 'Q4_0', rows: 2 * MAX_GROUPS_X * MATVEC_ROWS + 1, cols: 32, seed: 74 };
 
 beforeAll(async () => {
   ctx = await openGpu();
@@ -110,6 +110,19 @@ describe('shapes and options', () => {
   it('more row groups than one dispatch dimension holds', async () => {
     const kernels = new MatmulKernels(ctx);
     expect(await check(kernels, TALL.name, 1, 5)).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it('decode: one subgroup per workgroup where the subgroup size is fixed, weights read 16 bytes at a time', () => {
+    const { subgroupMinSize, subgroupMaxSize } = ctx.info;
+    const kernels = new MatmulKernels(ctx);
+    const source = kernels.source('matvec4', 'Q4_K');
+    if (kernels.subgroups && subgroupMinSize === subgroupMaxSize) {
+      expect(kernels.matvec).toMatchObject({ wg: subgroupMinSize, oneSubgroup: true });
+      // Each row's sum is one subgroupAdd: no shared memory, no barrier.
+      expect(source).not.toMatch(/workgroupBarrier|var<workgroup>/);
+    }
+    expect(source).toMatch(/var<storage, read> W4: array<vec4<u32>>/);
+    expect(source).toMatch(/let q4 = w_quad\(/);
   });
 
   it('offsets, strides, and a token count changed with setTokens', async () => {
