@@ -30,11 +30,17 @@ function timed(f: () => void): number {
   return performance.now() - t0;
 }
 
-/** ~1 MB of the test corpus (many scripts, emoji, code, whitespace runs) in 4 KB documents. */
+/**
+ * ~1 MB of the test corpus (many scripts, emoji, code, whitespace runs) in 4 KB documents, never
+ * repeating itself: a cold tokenizer must not warm up on a second copy of the same text.
+ */
 function mixedText(): string[] {
-  const corpus = tokenizerCorpus(6000, 7);
+  const corpus = tokenizerCorpus(24_000, 7);
   let text = '';
-  for (let i = 0; text.length < TEXT_BYTES; i++) text += corpus[i % corpus.length] + '\n';
+  for (let i = 0; text.length < TEXT_BYTES; i++) {
+    if (i === corpus.length) throw new Error(`the tokenizer corpus holds fewer than ${TEXT_BYTES} characters`);
+    text += corpus[i] + '\n';
+  }
   const chunks: string[] = [];
   for (let i = 0; i < text.length; i += 4096) chunks.push(text.slice(i, i + 4096));
   return chunks;
