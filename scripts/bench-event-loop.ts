@@ -3,8 +3,11 @@
  * 127.0.0.1 with stories260K, polled on GET /metrics and POST /api/listChats while it handles
  * nothing (the reference), one 8 MiB prompt to /v1/chat/completions, then six at once. Prints the
  * polls' p50/p99 per phase, their ratio to the reference, and the process's RSS growth.
- * Progress goes to stderr; with --json one JSON document goes to stdout.
+ * The big prompts come from a child process (this file run with --send), so that building and
+ * writing them is not counted against the server's event loop. Progress goes to stderr; with
+ * --json one JSON document goes to stdout.
  */
+import { fork } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -24,7 +27,7 @@ interface Reply {
   ms: number;
 }
 
-function call(port: number, method: string, path: string, body?: string): Promise<Reply> {
+function call(port: number, method: string, path: string, body?: string | Buffer): Promise<Reply> {
   const start = performance.now();
   return new Promise((done, fail) => {
     const req = request({ host: '127.0.0.1', port, method, path, headers: { 'content-type': 'application/json' } }, (res) => {
@@ -46,16 +49,39 @@ async function poll(port: number, until: Promise<unknown> | null) {
   const latencies: Record<'metrics' | 'api', number[]> = { metrics: [], api: [] };
   let busy = true;
   const stop = (until ?? new Promise((r) => setTimeout(r, REFERENCE_MS))).finally(() => (busy = false));
-  let peakRss = process.memoryUsage().rss;
+  let peakRss = process.memoryUsage.rss();
   while (busy) {
     const [metrics, api] = await Promise.all([call(port, 'GET', '/metrics'), call(port, 'POST', '/api/listChats', '[]')]);
     latencies.metrics.push(metrics.ms);
     latencies.api.push(api.ms);
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
     await new Promise((r) => setTimeout(r, POLL_GAP_MS));
   }
   await stop;
   return { latencies, peakRss };
+}
+
+/** The child's side: sends `count` big prompts at once to the port, answers their replies to the parent. */
+async function send(port: number, count: number): Promise<void> {
+  // As large as the body limit allows, with room for the JSON around it.
+  const story = 'Once upon a time there was a little girl named Lily. ';
+  const content = story.repeat(Math.ceil(DEFAULT_MAX_BODY_BYTES / story.length)).slice(0, DEFAULT_MAX_BODY_BYTES - 1024);
+  const body = Buffer.from(JSON.stringify({ model: 'stories260k', messages: [{ role: 'user', content }], max_tokens: 1 }));
+  process.send!('ready');
+  await new Promise((go) => process.once('message', go));
+  const replies = await Promise.all(Array.from({ length: count }, () => call(port, 'POST', '/v1/chat/completions', body)));
+  process.send!(replies);
+}
+
+/** `count` big prompts from a child process, started once its body is built. */
+async function bigPrompts(port: number, count: number): Promise<() => Promise<Reply[]>> {
+  const child = fork(fileURLToPath(import.meta.url), ['--send', String(port), String(count)], { execArgv: process.execArgv });
+  await new Promise((ready) => child.once('message', ready));
+  return () => {
+    const replies = new Promise<Reply[]>((done) => child.once('message', (m) => done(m as Reply[])));
+    child.send('go');
+    return replies.finally(() => child.kill());
+  };
 }
 
 async function main(): Promise<void> {
@@ -70,29 +96,24 @@ async function main(): Promise<void> {
   const server = await startServer({ port: 0, host: '127.0.0.1', rendererDir: join(dir, 'renderer'), api: backend.api, events: backend.events, mounted: openAiRoutes(service, { hostPort: () => null }) });
   const { port } = server;
 
-  // As large as the body limit allows, with room for the JSON around it.
-  const story = 'Once upon a time there was a little girl named Lily. ';
-  const content = story.repeat(Math.ceil(DEFAULT_MAX_BODY_BYTES / story.length)).slice(0, DEFAULT_MAX_BODY_BYTES - 1024);
-  const body = JSON.stringify({ model: 'stories260k', messages: [{ role: 'user', content }], max_tokens: 1 });
-  const big = () => call(port, 'POST', '/v1/chat/completions', body);
-
-  const phases: { name: string; load: (() => Promise<Reply[]>) | null }[] = [
-    { name: 'reference (idle)', load: null },
-    { name: 'one 8 MiB prompt', load: () => Promise.all([big()]) },
-    { name: 'six 8 MiB prompts at once', load: () => Promise.all(Array.from({ length: 6 }, big)) },
+  const phases: { name: string; prompts: number }[] = [
+    { name: 'reference (idle)', prompts: 0 },
+    { name: 'one 8 MiB prompt', prompts: 1 },
+    { name: 'six 8 MiB prompts at once', prompts: 6 },
   ];
   const results = [];
   try {
     for (const phase of phases) {
       process.stderr.write(`${phase.name}...\n`);
-      const rssBefore = process.memoryUsage().rss;
-      const start = performance.now();
-      const load = phase.load?.() ?? null;
+      const start = phase.prompts > 0 ? await bigPrompts(port, phase.prompts) : null;
+      const rssBefore = process.memoryUsage.rss();
+      const started = performance.now();
+      const load = start?.() ?? null;
       const { latencies, peakRss } = await poll(port, load);
       const replies = load ? await load : [];
       results.push({
         phase: phase.name,
-        wallMs: Math.round(performance.now() - start),
+        wallMs: Math.round(performance.now() - started),
         statuses: replies.map((r) => r.status),
         bigMs: replies.map((r) => Math.round(r.ms)),
         polls: latencies.metrics.length,
@@ -121,4 +142,6 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+const sending = process.argv.indexOf('--send');
+if (sending >= 0) await send(Number(process.argv[sending + 1]), Number(process.argv[sending + 2]));
+else await main();

@@ -4,7 +4,7 @@
  * every error in OpenAI's shape. A client that disconnects cancels its request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readJson } from '../../node/server/api-route';
+import { readJson } from '../../node/server/json-body';
 import { sendJson } from '../../node/server/http-server';
 import type { MountedRoutes } from '../../node/server/index';
 import { CHAT_COMPLETIONS } from './chat-completions';
