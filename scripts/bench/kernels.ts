@@ -128,7 +128,8 @@ async function timeDispatch(ctx: GpuContext, dispatch: TokenDispatch, runs: numb
 
 /** One adapter, in this process: every type × shape × token count. Progress on stderr. */
 async function measureAdapter(adapter: string): Promise<Row[]> {
-  const runs = Math.max(1, Number(values.runs ?? 5));
+  const runs = Number(values.runs ?? 5);
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs ${values.runs}: expected a whole number of runs, at least 1`);
   const ctx = await openGpu();
   if (!ctx.hasTimestamps) throw new Error(`${ctx.info.name} has no timestamp-query: kernels cannot be timed`);
   const kernels = new MatmulKernels(ctx);
