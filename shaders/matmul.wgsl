@@ -129,15 +129,22 @@ fn main(
   let rows = select(0u, min(ROWS, P.rows - row0), row0 < P.rows && tile_tokens != 0u);
   let xb = tile_x[0];
   for (var u = lid; u < P.units; u += WG) {
-    var x: array<vec4<f32>, 8>;
-    for (var i = 0u; i < 8u; i++) { x[i] = load_x4(xb, 32u * u + 4u * i); }
+    // Constant indices (no loops over the unit's vec4s): SwiftShader keeps them in registers.
+    let c = 32u * u;
+    let x0 = load_x4(xb, c);
+    let x1 = load_x4(xb, c + 4u);
+    let x2 = load_x4(xb, c + 8u);
+    let x3 = load_x4(xb, c + 12u);
+    let x4 = load_x4(xb, c + 16u);
+    let x5 = load_x4(xb, c + 20u);
+    let x6 = load_x4(xb, c + 24u);
+    let x7 = load_x4(xb, c + 28u);
     for (var r = 0u; r < ROWS; r++) {
       if (r >= rows) { break; }
       var w: array<vec4<f32>, 8>;
       decode_unit(tile_row + row0 + r, u, &w);
-      var s = 0.0;
-      for (var i = 0u; i < 8u; i++) { s += dot(w[i], x[i]); }
-      acc[r] += s;
+      acc[r] += dot(w[0], x0) + dot(w[1], x1) + dot(w[2], x2) + dot(w[3], x3)
+        + dot(w[4], x4) + dot(w[5], x5) + dot(w[6], x6) + dot(w[7], x7);
     }
   }
 #else
