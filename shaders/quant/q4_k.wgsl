@@ -15,11 +15,20 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let ml = dm.y * f32(sm.y);
   let qs = b + {{W_QS}}u + 8u * (sub >> 1u);
   let shifts = vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(4u * (sub & 1u));
-  for (var h = 0u; h < 2u; h++) {
-    let q4 = w_quad(qs + 4u * h);
-    for (var k = 0u; k < 4u; k++) {
-      let q = (vec4<u32>(q4[k]) >> shifts) & vec4<u32>(15u);
-      (*w)[4u * h + k] = dl * vec4<f32>(q) - ml;
-    }
-  }
+  // Constant indices, no loop: SwiftShader keeps w in registers.
+  let a = w_quad(qs);
+  let c = w_quad(qs + 4u);
+  (*w)[0] = dl * nibbles4(a.x, shifts) - ml;
+  (*w)[1] = dl * nibbles4(a.y, shifts) - ml;
+  (*w)[2] = dl * nibbles4(a.z, shifts) - ml;
+  (*w)[3] = dl * nibbles4(a.w, shifts) - ml;
+  (*w)[4] = dl * nibbles4(c.x, shifts) - ml;
+  (*w)[5] = dl * nibbles4(c.y, shifts) - ml;
+  (*w)[6] = dl * nibbles4(c.z, shifts) - ml;
+  (*w)[7] = dl * nibbles4(c.w, shifts) - ml;
+}
+
+// The nibbles of the four bytes of q at `shifts` (0 or 4 past each byte's start), as floats.
+fn nibbles4(q: u32, shifts: vec4<u32>) -> vec4<f32> {
+  return vec4<f32>((vec4<u32>(q) >> shifts) & vec4<u32>(15u));
 }

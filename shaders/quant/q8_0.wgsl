@@ -7,10 +7,15 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let blk = row * P.blocks_per_row + u;
   let d = f16_to_f32(w_half(2u * P.scale_word + blk));
   let qs = {{BLOCK_WORDS}}u * blk + {{W_QS}}u;
-  for (var h = 0u; h < 2u; h++) {
-    let q4 = w_quad(qs + 4u * h);
-    for (var k = 0u; k < 4u; k++) {
-      (*w)[4u * h + k] = vec4<f32>(sbytes4(q4[k])) * d;
-    }
-  }
+  // Constant indices, no loop: SwiftShader keeps w in registers.
+  let a = w_quad(qs);
+  let c = w_quad(qs + 4u);
+  (*w)[0] = vec4<f32>(sbytes4(a.x)) * d;
+  (*w)[1] = vec4<f32>(sbytes4(a.y)) * d;
+  (*w)[2] = vec4<f32>(sbytes4(a.z)) * d;
+  (*w)[3] = vec4<f32>(sbytes4(a.w)) * d;
+  (*w)[4] = vec4<f32>(sbytes4(c.x)) * d;
+  (*w)[5] = vec4<f32>(sbytes4(c.y)) * d;
+  (*w)[6] = vec4<f32>(sbytes4(c.z)) * d;
+  (*w)[7] = vec4<f32>(sbytes4(c.w)) * d;
 }
