@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUILTIN_TEXT } from '../../src-main/core/quality/builtin-text';
+import { perplexityOf, perplexityWindows } from '../../src-main/core/quality/perplexity';
 import { SWIFTSHADER_ICD } from '../../src-main/engine/gpu/software-driver';
 import type { Token } from 'node-llama-cpp';
 import { llamaCpp } from '../../test/support/llama';
@@ -45,28 +46,25 @@ function gufoPerplexity(textFile: string, ctx: number): { ppl: number; tokens: n
 async function llamaPerplexity(text: string, ctx: number, flashAttention: boolean): Promise<number> {
   const model = await (await llamaCpp()).loadModel({ modelPath: STORIES_260K });
   try {
-    const bos = model.tokens.bos!;
-    const tokens: Token[] = [bos, ...model.tokenize(text)];
-    const windows =
-      tokens.length <= ctx
-        ? [{ ids: tokens, first: 0 }]
-        : Array.from({ length: Math.floor(tokens.length / ctx) }, (_, c) => ({ ids: [bos, ...tokens.slice(c * ctx + 1, (c + 1) * ctx)], first: Math.floor(ctx / 2) }));
+    const bos = model.tokens.bos as number;
+    // The same windows as gufo perplexity's: llama-perplexity's layout.
+    const { windows } = perplexityWindows([bos, ...(model.tokenize(text) as number[])], ctx, bos);
     let nll = 0;
     let scored = 0;
     for (const w of windows) {
       const context = await model.createContext({ contextSize: Math.max(256, w.ids.length), threads: 1, flashAttention });
-      const outputs = await context.getSequence().controlledEvaluate(w.ids.map((t) => [t, { generateNext: { probabilities: true } }] as const));
+      const outputs = await context.getSequence().controlledEvaluate(w.ids.map((t) => [t as Token, { generateNext: { probabilities: true } }] as const));
       for (let j = w.first; j < w.ids.length - 1; j++) {
         const probabilities = outputs[j]?.next.probabilities;
         if (!probabilities) throw new Error(`llama.cpp gave no probabilities at position ${j}`);
         let sum = 0;
         for (const p of probabilities.values()) sum += p;
-        nll -= Math.log((probabilities.get(w.ids[j + 1]!) ?? 0) / sum);
+        nll -= Math.log((probabilities.get(w.ids[j + 1]! as Token) ?? 0) / sum);
         scored++;
       }
       await context.dispose();
     }
-    return Math.exp(nll / scored);
+    return perplexityOf(nll, scored);
   } finally {
     await model.dispose();
   }
