@@ -59,11 +59,11 @@ describe('models of other apps', () => {
     await b.api.listModels();
     await hashedAll(b);
     const models = await b.api.listModels();
-    // Ollama's models show as Ollama names them; the others by their general.name (stories260K's is "llama").
+    // Ollama's models show as Ollama names them; the others by their file name, without .gguf.
     expect(models.map((m) => [m.name, m.source]).sort()).toEqual([
-      ['llama', 'gpt4all'],
-      ['llama', 'jan'],
+      ['gpt4all-tiny', 'gpt4all'],
       ['other:q8', 'ollama'],
+      ['tiny-jan/model', 'jan'],
       ['tiny:latest', 'ollama'],
     ]);
     const tiny = byName(models, 'tiny:latest')!;
@@ -84,7 +84,7 @@ describe('models of other apps', () => {
     );
     await b.api.removeModel(tiny.id, { deleteFile: false });
     expect(statSync(lmstudio).size).toBe(shared.length);
-    expect((await b.api.rescanLibrary()).map((m) => m.name).sort()).toEqual(['llama', 'llama', 'other:q8']);
+    expect((await b.api.rescanLibrary()).map((m) => m.name).sort()).toEqual(['gpt4all-tiny', 'other:q8', 'tiny-jan/model']);
   });
 
   it('a copy that is deleted leaves its model, which reads from another copy', async () => {

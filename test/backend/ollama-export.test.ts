@@ -16,7 +16,7 @@ describe('Send to Ollama', () => {
 
     const jobId = await b.api.startOllamaExport({ modelId: source.id, name: 'stories:q8', fileType: 'Q8_0', system: 'Be brief.' });
     const job = await b.context.jobs.wait(jobId);
-    expect(job).toMatchObject({ kind: 'ollama-export', status: 'done', title: 'Send llama to Ollama as stories:q8', modelId: source.id });
+    expect(job).toMatchObject({ kind: 'ollama-export', status: 'done', title: 'Send stories260K to Ollama as stories:q8', modelId: source.id });
     const result = job.result as OllamaExportResult;
     const folder = join(b.context.modelsDir, 'ollama', 'stories-q8');
     expect(result).toMatchObject({ name: 'stories:q8', outputPath: join(folder, 'stories-q8.gguf'), modelfilePath: join(folder, 'Modelfile'), created: true, ollamaVersion: '0.6.2' });

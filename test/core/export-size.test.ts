@@ -47,7 +47,8 @@ describe('predictExport', () => {
     await writeRandomModel(random, { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, weightType: 'F16' });
     for (const source of [random, STORIES_260K]) {
       const p = predict(source, fileType);
-      const out = join(dir, `out-${fileType}.gguf`);
+      // One output per source: quantizeFile never replaces a file.
+      const out = join(dir, `out-${fileType}-${source === random ? 'random' : 'stories'}.gguf`);
       const report = await quantizeFile(source, out, fileType);
       expect(p.unsupported).toBeNull();
       expect(p.requantized).toEqual([]);

@@ -5,7 +5,7 @@ import { migrate, openStore } from '../../../src-main/node/store/database';
 import { ExportStore } from '../../../src-main/node/store/exports';
 import { ModelStore } from '../../../src-main/node/store/models';
 import { QualityReportStore, type NewQualityReport } from '../../../src-main/node/store/quality-reports';
-import { MIGRATIONS } from '../../../src-main/node/store/schema';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../../src-main/node/store/schema';
 import { tempDir } from '../../support/temp';
 
 function store() {
@@ -104,7 +104,7 @@ describe('schema version 3', () => {
     old.prepare("INSERT INTO models (path, name, source, bytes, mtime_ms) VALUES ('/a.gguf', 'a', 'added', 1, 1)").run();
     old.close();
     const { db } = openStore(path);
-    expect(db.pragma('user_version', { simple: true })).toBe(3);
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     const reports = new QualityReportStore(db);
     const added = reports.add(report(1, null, 0.5));
     expect(reports.list({ modelId: 1 })).toEqual([added]);
