@@ -4,11 +4,11 @@
  * overflows; a body announced as too large is refused before it arrives; API keys have a minimum
  * length. No request here reaches the engine.
  */
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SCHEMA_DEPTH } from '../../src-main/core/constrained/json-schema';
 import { MAX_FIELD_DEPTH } from '../../src-main/backend/openai/request-fields';
 import { API_KEY_CHARS } from '../../src-preload/api';
+import { rawExchange } from '../support/raw-http';
 import { send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
 
 let t: OpenAiTestServer;
@@ -64,21 +64,8 @@ describe('request bounds', () => {
 
   it('refuses a Content-Length over the body limit at once (413), without waiting for the body', async () => {
     const started = Date.now();
-    const answer = await new Promise<string>((resolve, reject) => {
-      const socket = connect(t.server.port, '127.0.0.1');
-      let text = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (text += chunk));
-      // The server closes the connection once it has answered: the rest of the body is not wanted.
-      socket.on('close', () => resolve(text));
-      socket.on('error', reject);
-      socket.setTimeout(10_000, () => {
-        socket.destroy();
-        reject(new Error(`no answer within 10 s; got ${JSON.stringify(text)}`));
-      });
-      // Headers only, and the first byte of a body announced as 100 MB.
-      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${t.server.port}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{`);
-    });
+    // Headers only, and the first byte of a body announced as 100 MB.
+    const answer = await rawExchange(t.server.port, `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${t.server.port}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{`, 10_000);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer.toLowerCase()).toContain('connection: close');

@@ -1,5 +1,4 @@
 import { request } from 'node:http';
-import { connect } from 'node:net';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend, type Backend } from '../../src-main/backend/index';
 import { startServer, type RunningServer } from '../../src-main/node/server/index';
 import pkg from '../../package.json';
+import { rawExchange } from '../support/raw-http';
 
 let dir: string;
 let server: RunningServer;
@@ -125,23 +125,8 @@ describe('browser-mode server', () => {
   });
 
   it('refuses a body announced over the limit at once (413), without waiting for it', async () => {
-    const answer = await new Promise<string>((resolve, reject) => {
-      const socket = connect(server.port, '127.0.0.1');
-      let text = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (text += chunk));
-      // The server closes the connection once it has answered: the rest of the body is not wanted.
-      socket.on('close', () => resolve(text));
-      socket.on('error', reject);
-      socket.setTimeout(5_000, () => {
-        socket.destroy();
-        reject(new Error(`no answer within 5 s; got ${JSON.stringify(text)}`));
-      });
-      // Headers only, and the first byte of a body announced as 100 MB.
-      socket.write(
-        `POST /api/appInfo HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nx-gufo-token: ${server.token}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n[`,
-      );
-    });
+    // Headers only, and the first byte of a body announced as 100 MB.
+    const answer = await rawExchange(server.port, `POST /api/appInfo HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nx-gufo-token: ${server.token}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n[`, 5_000);
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer.toLowerCase()).toContain('connection: close');
   });
