@@ -8,17 +8,11 @@
  * --json one JSON document goes to stdout.
  */
 import { fork } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createBackend } from '../src-main/backend/index';
-import { openAiRoutes } from '../src-main/backend/openai/routes';
-import { DEFAULT_MAX_BODY_BYTES, openAiServiceOf } from '../src-main/backend/openai/service';
-import { startServer } from '../src-main/node/server/index';
+import { DEFAULT_MAX_BODY_BYTES } from '../src-main/backend/openai/service';
+import { startOpenAiTestServer } from '../test/backend/fixtures/openai-server';
 
-const STORIES = resolve(fileURLToPath(new URL('..', import.meta.url)), '..', 'shared', 'models', 'stories260K.gguf');
 const REFERENCE_MS = 3000;
 const POLL_GAP_MS = 20;
 
@@ -86,15 +80,9 @@ async function bigPrompts(port: number, count: number): Promise<() => Promise<Re
 
 async function main(): Promise<void> {
   const json = process.argv.includes('--json');
-  const dir = mkdtempSync(join(tmpdir(), 'gufo-bench-loop-'));
-  mkdirSync(join(dir, 'home', 'models'), { recursive: true });
-  copyFileSync(STORIES, join(dir, 'home', 'models', 'stories260K.gguf'));
-  mkdirSync(join(dir, 'renderer'));
-  writeFileSync(join(dir, 'renderer', 'index.html'), '<!doctype html><title>Gufo</title>');
-  const backend = createBackend({ mode: 'browser', dataDir: join(dir, 'home'), env: {} });
-  const service = openAiServiceOf(backend.context);
-  const server = await startServer({ port: 0, host: '127.0.0.1', rendererDir: join(dir, 'renderer'), api: backend.api, events: backend.events, mounted: openAiRoutes(service, { hostPort: () => null }) });
-  const { port } = server;
+  // The OpenAI tests' server: stories260K in a fresh data folder, /v1 on the UI's port.
+  const t = await startOpenAiTestServer();
+  const { port } = t.server;
 
   const phases: { name: string; prompts: number }[] = [
     { name: 'reference (idle)', prompts: 0 },
@@ -123,9 +111,7 @@ async function main(): Promise<void> {
       });
     }
   } finally {
-    await server.close();
-    await backend.close();
-    rmSync(dir, { recursive: true, force: true });
+    await t.close();
   }
 
   if (json) {
