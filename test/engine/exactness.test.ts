@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src-main/engine/engine';
-import { llamaCpp } from '../support/llama';
+import { llamaPromptIds } from '../support/llama';
 import { STORIES_260K, TINY_RANDOM_LLAMA } from '../support/paths';
 import { mulberry32 } from '../support/random';
 import { TEST_VOCAB, writeRandomModel, type ModelShape } from '../support/test-models';
@@ -56,10 +56,7 @@ const fmt = (a: Agreement) => `top-1 ${(a.top1 * 100).toFixed(1)}%, mean KL ${a.
 
 describe('stories260K.gguf', () => {
   it('continues "Once upon a time" greedily for 64 tokens exactly as llama.cpp', async () => {
-    const llama = await llamaCpp();
-    const model = await llama.loadModel({ modelPath: STORIES_260K });
-    const prompt = [...(model.tokens.shouldPrependBosToken && model.tokens.bos !== null ? [model.tokens.bos] : []), ...model.tokenize('Once upon a time')] as number[];
-    await model.dispose();
+    const prompt = await llamaPromptIds(STORIES_260K, 'Once upon a time');
     const ref = await llamaGreedy(STORIES_260K, prompt, 64);
 
     await engine.load(STORIES_260K, { ctx: 256 });

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Engine as EngineType } from '../../src-main/engine/engine';
 import { LAVAPIPE_ICD, LAVAPIPE_INSTALL } from '../../src-main/engine/gpu/software-driver';
-import { llamaCpp } from '../support/llama';
+import { llamaPromptIds } from '../support/llama';
 import { STORIES_260K } from '../support/paths';
 import { llamaGreedy } from './llama-reference';
 
@@ -31,10 +31,7 @@ describe('Mesa lavapipe', () => {
     expect(adapter.name).toMatch(/llvmpipe/);
     expect(engine.gpu.hasF16).toBe(true);
 
-    const llama = await llamaCpp();
-    const model = await llama.loadModel({ modelPath: STORIES_260K });
-    const prompt = [...(model.tokens.shouldPrependBosToken && model.tokens.bos !== null ? [model.tokens.bos] : []), ...model.tokenize('Once upon a time')] as number[];
-    await model.dispose();
+    const prompt = await llamaPromptIds(STORIES_260K, 'Once upon a time');
     const ref = await llamaGreedy(STORIES_260K, prompt, 24);
 
     await engine.load(STORIES_260K, { ctx: 64 });

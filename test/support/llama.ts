@@ -29,3 +29,14 @@ export async function greedyCompletion(path: string, prompt: string, maxTokens: 
     await model.dispose();
   }
 }
+
+/** llama.cpp's token ids for `text` with the model at `path`, BOS first where the model adds one. */
+export async function llamaPromptIds(path: string, text: string): Promise<number[]> {
+  const model = await (await llamaCpp()).loadModel({ modelPath: path });
+  try {
+    const bos = model.tokens.shouldPrependBosToken && model.tokens.bos !== null ? [model.tokens.bos] : [];
+    return [...bos, ...model.tokenize(text)] as number[];
+  } finally {
+    await model.dispose();
+  }
+}
