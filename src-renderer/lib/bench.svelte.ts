@@ -2,14 +2,29 @@
 import type { BenchRun, GufoBridge, ModelEntry } from '../../src-preload/api';
 import { runnableModels } from './library-view';
 import { ModelJobScreen } from './model-job-screen.svelte';
+import { benchChoices } from './screen-choices.svelte';
 
 export class BenchState extends ModelJobScreen {
   runs: BenchRun[] = $state([]);
-  promptTokens = $state(512);
-  genTokens = $state(128);
 
   constructor(gufo: GufoBridge, modelId: number | null) {
-    super(gufo, modelId, 'bench');
+    super(gufo, benchChoices, modelId, 'bench');
+  }
+
+  get promptTokens(): number {
+    return benchChoices.promptTokens;
+  }
+
+  set promptTokens(count: number) {
+    benchChoices.promptTokens = count;
+  }
+
+  get genTokens(): number {
+    return benchChoices.genTokens;
+  }
+
+  set genTokens(count: number) {
+    benchChoices.genTokens = count;
   }
 
   /** Models Gufo can run (not a vocabulary-only file, a missing part or an unsupported architecture). */

@@ -4,6 +4,7 @@
  */
 import type { ExportPlanView, ExportRecord, ExportTypeOption, GufoBridge, ModelEntry, QualityTextSource } from '../../src-preload/api';
 import { ModelJobScreen } from './model-job-screen.svelte';
+import { exportChoices } from './screen-choices.svelte';
 
 /** The type most GGUF files on model hubs come in: a good first choice. */
 const USUAL_TYPE = 'Q4_K_M';
@@ -19,7 +20,7 @@ export class ExportState extends ModelJobScreen {
   exports: ExportRecord[] = $state([]);
 
   constructor(gufo: GufoBridge, modelId: number | null) {
-    super(gufo, modelId, 'export');
+    super(gufo, exportChoices, modelId, 'export');
   }
 
   get model(): ModelEntry | undefined {

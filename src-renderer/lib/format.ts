@@ -53,3 +53,41 @@ export function formatDuration(seconds: number): string {
 export function formatPercent(fraction: number, digits = 1): string {
   return `${(fraction * 100).toFixed(digits)}%`;
 }
+
+/**
+ * One format for a column of numbers, so values compare at a glance: fixed digits when every
+ * value reads well so (the smallest with `significant` digits), else scientific for them all.
+ */
+export function columnFormat(values: readonly number[], significant = 4): (x: number) => string {
+  const sizes = values.filter((x) => Number.isFinite(x) && x !== 0).map(Math.abs);
+  if (sizes.length === 0) return (x) => String(x);
+  const smallest = Math.min(...sizes);
+  const largest = Math.max(...sizes);
+  if (smallest >= 1e-3 && largest < 1e5) {
+    const decimals = Math.max(0, significant - 1 - Math.floor(Math.log10(smallest)));
+    return (x) => (Number.isFinite(x) ? x.toFixed(decimals) : String(x));
+  }
+  return (x) => (Number.isFinite(x) ? x.toExponential(significant - 1) : String(x));
+}
+
+/** `x` rounded to a float with `bits` significant bits (24: f32, 11: f16, 8: bf16). */
+function roundToBits(x: number, bits: number): number {
+  if (bits === 24) return Math.fround(x);
+  if (x === 0 || !Number.isFinite(x)) return x;
+  const scale = 2 ** (bits - 1 - Math.floor(Math.log2(Math.abs(x))));
+  return Math.round(x * scale) / scale;
+}
+
+/**
+ * A float to the precision its type has: the shortest decimal that reads back as the same value
+ * at `bits` significant bits ("0.01358718" for an f32, not the double's "0.013587180525064468").
+ */
+export function formatFloat(x: number, bits = 24): string {
+  if (!Number.isFinite(x) || Object.is(x, -0)) return Object.is(x, -0) ? '-0' : String(x);
+  const exact = roundToBits(x, bits);
+  for (let digits = 1; digits < 17; digits++) {
+    const text = String(Number(x.toPrecision(digits)));
+    if (roundToBits(Number(text), bits) === exact) return text;
+  }
+  return String(x);
+}

@@ -1,24 +1,48 @@
 /** How the inspector shows its data: type colours, bars, histogram geometry, number text. Plain functions, kept out of markup. */
 import type { BlockFieldView, Histogram, JsonNumber, TypeShareView } from '../../src-preload/api';
+import { formatFloat } from './format';
 
 /** Bits per weight of a share of the tensors: its bytes over its parameters. */
 export function shareBitsPerWeight(share: TypeShareView): number {
   return share.parameters ? (share.bytes * 8) / share.parameters : 0;
 }
 
+/** A colour as OKLCH: lightness 0–1, chroma, hue in degrees. */
+export interface Oklch {
+  l: number;
+  c: number;
+  h: number;
+}
+
 /**
- * A colour per type, from the theme's variables only: the types present are ranked by bits per
- * weight and spread from --error (fewest bits, most lossy) to --accent (most bits), softened
- * toward --surface so text on them stays readable in both themes. Distinct types get distinct
- * colours however close their bits per weight.
+ * The type colours, from fewest bits per weight (red: most lossy) round the hue circle to most
+ * (violet), one shade per theme: light cells under dark text, dark cells under light text.
+ * Hues 36° apart at one lightness keep any two at least a clearly visible distance apart.
+ */
+const HUES = [25, 61, 97, 133, 169, 205, 241, 277, 313, 349];
+export const TYPE_PALETTE: readonly { light: Oklch; dark: Oklch }[] = HUES.map((h) => ({
+  light: { l: 0.86, c: 0.1, h },
+  dark: { l: 0.42, c: 0.1, h },
+}));
+
+const css = ({ l, c, h }: Oklch) => `oklch(${l} ${c} ${h})`;
+
+/**
+ * A colour per type present: the types are ranked by bits per weight and spread over the
+ * palette as far apart as it allows, so distinct types get distinct colours however close their
+ * bits per weight. The CSS follows the theme by itself (light-dark()).
  */
 export function typeColors(shares: readonly TypeShareView[]): Map<string, string> {
   const ranked = [...shares].sort((a, b) => shareBitsPerWeight(a) - shareBitsPerWeight(b) || a.type.localeCompare(b.type));
-  const last = Math.max(1, ranked.length - 1);
+  const slots = TYPE_PALETTE.length;
+  const step = ranked.length > 1 ? (slots - 1) / (ranked.length - 1) : 0;
   return new Map(
     ranked.map((share, i) => {
-      const accent = ranked.length === 1 ? 100 : Math.round((100 * i) / last);
-      return [share.type, `color-mix(in oklab, color-mix(in oklab, var(--accent) ${accent}%, var(--error)) 60%, var(--surface))`];
+      // Counted from the most bits, so a lone type gets the calm end, not the lossy red.
+      // More types than colours: the palette repeats, still in order of bits.
+      const slot = ranked.length > slots ? i % slots : slots - 1 - Math.round((ranked.length - 1 - i) * step);
+      const { light, dark } = TYPE_PALETTE[slot]!;
+      return [share.type, `light-dark(${css(light)}, ${css(dark)})`];
     }),
   );
 }
@@ -56,9 +80,12 @@ export function formatStat(x: number): string {
   return abs >= 1e-3 && abs < 1e5 ? String(Number(x.toPrecision(4))) : x.toExponential(3);
 }
 
-/** A decoded value as the back end sends it: already the shortest exact decimal, or "NaN"/"Infinity". */
-export function formatValue(x: JsonNumber): string {
-  return typeof x === 'string' ? x : Object.is(x, -0) ? '-0' : String(x);
+/** Significant bits of the values a type decodes to: ggml decodes every block type to f32. */
+const VALUE_BITS: Readonly<Record<string, number>> = { F16: 11, BF16: 8 };
+
+/** A decoded value to the precision its type has ("NaN"/"Infinity" as the back end sends them). */
+export function formatValue(x: JsonNumber, type: string): string {
+  return typeof x === 'string' ? x : formatFloat(x, VALUE_BITS[type] ?? 24);
 }
 
 export interface HistogramBar {

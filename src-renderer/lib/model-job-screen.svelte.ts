@@ -5,10 +5,10 @@
  */
 import type { GufoBridge, JobKind, ModelEntry } from '../../src-preload/api';
 import { messageOf } from './format';
+import type { ModelChoice } from './screen-choices.svelte';
 
 export abstract class ModelJobScreen {
   models: ModelEntry[] = $state([]);
-  modelId: number | null = $state(null);
   /** False until the screen's data first arrives. */
   loaded = $state(false);
   /** The job started from this screen (its progress comes from the jobs store). */
@@ -16,15 +16,27 @@ export abstract class ModelJobScreen {
   error: string | null = $state(null);
 
   protected readonly gufo: GufoBridge;
+  /** Outlives the screen, so the chosen model is still chosen when the user comes back. */
+  readonly #choice: ModelChoice;
   readonly #stop: () => void;
 
-  constructor(gufo: GufoBridge, modelId: number | null, jobKind: JobKind) {
+  /** `modelId`: the model the route names, else the one chosen on the last visit stays. */
+  constructor(gufo: GufoBridge, choice: ModelChoice, modelId: number | null, jobKind: JobKind) {
     this.gufo = gufo;
-    this.modelId = modelId;
+    this.#choice = choice;
+    if (modelId !== null) choice.modelId = modelId;
     this.#stop = gufo.onEvent((event) => {
       if (event.type === 'library-changed') void this.attempt(() => this.loadModels());
       if (event.type === 'job' && event.job.kind === jobKind && event.job.status !== 'running') void this.attempt(() => this.afterJob());
     });
+  }
+
+  get modelId(): number | null {
+    return this.#choice.modelId;
+  }
+
+  set modelId(modelId: number | null) {
+    this.#choice.modelId = modelId;
   }
 
   dispose(): void {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BenchRun } from '../../src-preload/api';
-import { benchSeries, linearScale, linePath, timeTicks, valueTicks } from '../../src-renderer/components/bench/chart';
+import { benchSeries, linearScale, linePath, timeDomain, timeTicks, valueTicks } from '../../src-renderer/components/bench/chart';
 
 function run(id: number, modelPath: string, adapter: string, createdAt: string, decodeTokS: number): BenchRun {
   return {
@@ -40,5 +40,14 @@ describe('benchmark chart', () => {
     expect(timeTicks(0, 300, 4)).toEqual([0, 100, 200, 300]);
     expect(timeTicks(7, 7)).toEqual([7]);
     expect(linePath([{ x: 1, y: 2 }, { x: 3.25, y: 4 }])).toBe('M1.0,2.0 L3.3,4.0');
+  });
+});
+
+describe('benchmark chart time axis', () => {
+  it('spans the first run to the last, and has no axis for runs of one moment (their value is shown instead)', () => {
+    const one = benchSeries([run(1, 'a.gguf', 'GPU', '2026-01-01T00:00:00.000Z', 1)]);
+    expect(timeDomain(one)).toBeNull();
+    const two = benchSeries([run(1, 'a.gguf', 'GPU', '2026-01-01T00:00:00.000Z', 1), run(2, 'b.gguf', 'GPU', '2026-01-01T00:05:00.000Z', 2)]);
+    expect(timeDomain(two)).toEqual([Date.parse('2026-01-01T00:00:00.000Z'), Date.parse('2026-01-01T00:05:00.000Z')]);
   });
 });

@@ -1,19 +1,53 @@
 import { describe, expect, it } from 'vitest';
 import type { Histogram, TypeShareView } from '../../src-preload/api';
-import { codeRows, fieldSpan, formatCode, formatStat, formatValue, histogramGeometry, typeBars, typeColors } from '../../src-renderer/lib/inspector-view';
+import { codeRows, fieldSpan, formatCode, formatStat, formatValue, histogramGeometry, TYPE_PALETTE, typeBars, typeColors, type Oklch } from '../../src-renderer/lib/inspector-view';
 
 const share = (type: string, parameters: number, bytes: number): TypeShareView => ({ type, tensors: 1, parameters, bytes });
 /** Q4_K_M-like: Q4_0 and Q4_K both at 4.5 bits per weight. */
 const MIX = [share('Q4_K', 1024, 576), share('Q6_K', 256, 210), share('F32', 64, 256), share('Q4_0', 32, 18)];
 
+/** Distance in OKLab (1 = black to white): about 0.02 is just noticeable. */
+function distance(x: Oklch, y: Oklch): number {
+  const lab = ({ l, c, h }: Oklch) => [l, c * Math.cos((h * Math.PI) / 180), c * Math.sin((h * Math.PI) / 180)];
+  const [a, b] = [lab(x), lab(y)];
+  return Math.hypot(a[0]! - b[0]!, a[1]! - b[1]!, a[2]! - b[2]!);
+}
+
+/** The palette slot of a colour typeColors gave, and its two themes' shades. */
+function slotOf(css: string): number {
+  const slot = TYPE_PALETTE.findIndex(({ light, dark }) => css === `light-dark(oklch(${light.l} ${light.c} ${light.h}), oklch(${dark.l} ${dark.c} ${dark.h}))`);
+  expect(slot, css).toBeGreaterThanOrEqual(0);
+  return slot;
+}
+
 describe('typeColors', () => {
-  it('gives every type its own colour, from the theme variables only, fewest bits nearest --error', () => {
+  it('ranks the types by bits per weight, fewest first, and follows the theme by itself', () => {
     const colors = typeColors(MIX);
     expect([...colors.keys()]).toEqual(['Q4_0', 'Q4_K', 'Q6_K', 'F32']);
-    expect(new Set(colors.values()).size).toBe(4);
-    for (const c of colors.values()) expect(c.replace(/var\(--(accent|error|surface)\)/g, '')).not.toMatch(/#|rgb|var/);
-    expect(colors.get('Q4_0')).toContain('var(--accent) 0%');
-    expect(colors.get('F32')).toContain('var(--accent) 100%');
+    const slots = [...colors.values()].map(slotOf);
+    expect(slots).toEqual([...slots].sort((a, b) => a - b));
+    expect(new Set(slots).size).toBe(4);
+    expect(slots[0]).toBe(0);
+    expect(slots.at(-1)).toBe(TYPE_PALETTE.length - 1);
+  });
+
+  it('tells apart every two palette colours, in the light and in the dark theme', () => {
+    for (const theme of ['light', 'dark'] as const) {
+      for (let i = 0; i < TYPE_PALETTE.length; i++) {
+        for (let j = i + 1; j < TYPE_PALETTE.length; j++) {
+          expect(distance(TYPE_PALETTE[i]![theme], TYPE_PALETTE[j]![theme]), `${theme} ${i}/${j}`).toBeGreaterThan(0.05);
+        }
+      }
+    }
+  });
+
+  it('sets the types a quantized export mixes (Q5_0, Q8_0, F16, F32) far apart on the palette', () => {
+    const mix = [share('Q5_0', 32, 22), share('Q8_0', 32, 34), share('F16', 1, 2), share('F32', 1, 4)];
+    const slots = [...typeColors(mix).values()].map(slotOf);
+    expect(slots).toEqual([0, 3, 6, 9]);
+    for (const theme of ['light', 'dark'] as const) {
+      expect(distance(TYPE_PALETTE[slots[2]!]![theme], TYPE_PALETTE[slots[3]!]![theme])).toBeGreaterThan(0.15);
+    }
   });
 });
 
@@ -60,9 +94,22 @@ describe('block view text', () => {
     expect(formatCode(0x3c00, 'F16')).toBe('0x3c00');
     expect(formatCode(0x3f800000, 'F32')).toBe('0x3f800000');
     expect(formatCode(-5, 'Q8_0')).toBe('-5');
-    expect(formatValue(-0)).toBe('-0');
-    expect(formatValue('Infinity')).toBe('Infinity');
-    expect(formatValue(0.1)).toBe('0.1');
+    expect(formatValue(-0, 'F32')).toBe('-0');
+    expect(formatValue('Infinity', 'F32')).toBe('Infinity');
+    expect(formatValue(Math.fround(0.1), 'F32')).toBe('0.1');
+  });
+
+  it('writes a decoded value to the precision its type has, and it reads back exactly', () => {
+    // An f32 as JSON parses to its double: 0.013587180525064468.
+    const f32 = Math.fround(0.01358718);
+    expect(formatValue(f32, 'F32')).toBe('0.01358718');
+    expect(formatValue(f32, 'Q4_K')).toBe('0.01358718');
+    expect(Math.fround(Number(formatValue(f32, 'F32')))).toBe(f32);
+    // 0.0135803222656 is an f16 (and an f32): five digits say it at f16 precision.
+    const f16 = 0.0135803222656;
+    expect(formatValue(Math.fround(f16), 'F16')).toBe('0.01358');
+    expect(formatValue(-2.75, 'BF16')).toBe('-2.75');
+    expect(formatValue(Math.fround(1e-30), 'F32')).toBe('1e-30');
     expect(formatStat(0.0195312)).toBe('0.01953');
     expect(formatStat(-1.25e-5)).toBe('-1.250e-5');
     expect(formatStat(0)).toBe('0');

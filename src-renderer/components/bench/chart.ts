@@ -28,6 +28,14 @@ export function benchSeries(runs: readonly BenchRun[]): ChartSeries[] {
   return [...byKey.values()];
 }
 
+/** The time axis, first run to last; null when every run is of one moment (one dot on an empty axis says nothing). */
+export function timeDomain(series: readonly ChartSeries[]): [number, number] | null {
+  const times = series.flatMap((s) => s.points.map((p) => p.time));
+  const from = Math.min(...times);
+  const to = Math.max(...times);
+  return to > from ? [from, to] : null;
+}
+
 /** Maps [d0, d1] linearly onto [r0, r1]; a point domain maps to the middle of the range. */
 export function linearScale([d0, d1]: [number, number], [r0, r1]: [number, number]): (v: number) => number {
   if (d1 === d0) return () => (r0 + r1) / 2;
