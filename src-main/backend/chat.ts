@@ -6,7 +6,6 @@ import { existsSync } from 'node:fs';
 import {
   CONTEXT_TOKENS,
   type ChatApi,
-  type ChatSettings,
   type ChatSummary,
   type ChatView,
   type ContextUsage,
@@ -16,11 +15,12 @@ import {
   type SamplingPresetName,
   type SamplingSettings,
 } from '../../src-preload/api';
-import { ChatStore, type ChatRecord } from '../node/store/chats';
+import { defaultPromptFormat, promptFormats } from '../core/prompt-format';
+import { ChatStore, type ChatRecord, type StoredChatSettings } from '../node/store/chats';
 import { Answers } from './chat/answers';
 import { exportChat } from './chat/export';
-import { contextUsage, openModelText } from './chat/prompt';
-import { applySettings, DEFAULT_PRESET, isRecord, SAMPLING_PRESETS, samplingPreset } from './chat/settings';
+import { contextUsage, openModelText, type ModelText } from './chat/prompt';
+import { applySettings, DEFAULT_PRESET, effectiveSettings, isRecord, SAMPLING_PRESETS, samplingPreset, type ModelFacts } from './chat/settings';
 import { branchPath, newestLeaf } from './chat/tree';
 import { requireReadableModel, type BackendContext } from './context';
 import { promptWorkersOf } from './prompt-worker/index';
@@ -32,7 +32,7 @@ const TITLE_MAX = 200;
 const AUTO_TITLE_CHARS = 60;
 const SEARCH_LIMIT = 50;
 const SEARCH_LIMIT_MAX = 500;
-const NEW_CHAT_FIELDS: readonly (keyof NewChat)[] = ['modelId', 'title', 'systemPrompt', 'preset', 'sampling', 'contextSize'];
+const NEW_CHAT_FIELDS: readonly (keyof NewChat)[] = ['modelId', 'title', 'systemPrompt', 'preset', 'sampling', 'contextSize', 'promptFormat'];
 
 export function createChatApi(ctx: BackendContext): ChatApi {
   const store = new ChatStore(ctx.db);
@@ -63,33 +63,50 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     return message;
   };
 
-  /** The usage bar's numbers; null when the model file cannot be read (the chat stays readable). */
-  const usageOf = async (record: ChatRecord, messages: readonly MessageView[]): Promise<ContextUsage | null> => {
-    let text;
+  /** The model file's tokenizer side, or null when it cannot be read (the chat stays readable). */
+  const modelTextOf = (path: string): ModelText | null => {
     try {
-      text = openModelText(record.modelPath);
+      return openModelText(path);
     } catch {
       return null;
     }
+  };
+
+  /** The usage bar's numbers; null when the conversation does not render. */
+  const usageOf = async (record: ChatRecord, text: ModelText, messages: readonly MessageView[]): Promise<ContextUsage | null> => {
     try {
-      const { systemPrompt, contextSize, sampling } = record.settings;
-      const job = { kind: 'plan', systemPrompt, branch: branchPath(messages, record.activeLeafId), limits: { contextSize, maxTokens: sampling.maxTokens } } as const;
+      const { systemPrompt, contextSize, sampling, promptFormat: format } = effectiveSettings(record.settings, text.hasChatTemplate);
+      const job = { kind: 'plan', systemPrompt, branch: branchPath(messages, record.activeLeafId), limits: { contextSize, maxTokens: sampling.maxTokens }, format } as const;
       return contextUsage(await promptWorkers.run(text, record.modelPath, job), contextSize);
     } catch {
       // A template that rejects this conversation: the answer reports it when one is asked for.
       return null;
-    } finally {
-      text.close();
     }
   };
 
   const view = async (chatId: number): Promise<ChatView> => {
     const record = requireChat(chatId);
     const messages = store.messages(chatId);
-    return { chat: record.summary, settings: record.settings, messages, activeLeafId: record.activeLeafId, contextUsage: await usageOf(record, messages) };
+    const base = { chat: record.summary, messages, activeLeafId: record.activeLeafId };
+    const text = modelTextOf(record.modelPath);
+    if (!text) return { ...base, settings: record.settings, contextUsage: null, promptFormats: null };
+    try {
+      const settings = effectiveSettings(record.settings, text.hasChatTemplate);
+      const promptFormatsView = { modelHasTemplate: text.hasChatTemplate, choices: promptFormats(text.hasChatTemplate) };
+      return { ...base, settings, contextUsage: await usageOf(record, text, messages), promptFormats: promptFormatsView };
+    } finally {
+      text.close();
+    }
   };
 
-  const maxContextOf = (record: ChatRecord) => (record.summary.modelId === null ? undefined : ctx.models.get(record.summary.modelId)?.contextLength) ?? CONTEXT_TOKENS.max;
+  /** What the settings checks need to know about the model at `path` (id null: it left the library). */
+  const modelFactsOf = (modelId: number | null, path: string): ModelFacts => {
+    const maxContext = (modelId === null ? undefined : ctx.models.get(modelId)?.contextLength) ?? CONTEXT_TOKENS.max;
+    const text = modelTextOf(path);
+    const hasChatTemplate = text?.hasChatTemplate ?? null;
+    text?.close();
+    return { maxContext, hasChatTemplate };
+  };
 
   /** Throws when no answer can start in the chat now, before anything is stored. */
   const checkCanAnswer = (record: ChatRecord): void => {
@@ -154,13 +171,15 @@ export function createChatApi(ctx: BackendContext): ChatApi {
       if (unknown) throw new Error(`"${unknown}" is not something a new chat takes (${NEW_CHAT_FIELDS.join(', ')})`);
       if (!Number.isInteger(input.modelId)) throw new Error(`a new chat needs the id of a model in the library (got ${JSON.stringify(input.modelId)})`);
       const model = requireReadableModel(ctx, input.modelId);
-      const maxContext = model.contextLength ?? CONTEXT_TOKENS.max;
-      const base: ChatSettings = {
+      const facts = modelFactsOf(model.id, model.path);
+      const base: StoredChatSettings = {
         systemPrompt: '',
         sampling: samplingPreset(input.preset ?? DEFAULT_PRESET),
-        contextSize: Math.max(CONTEXT_TOKENS.min, Math.min(ctx.settings.get().defaultContext, maxContext)),
+        contextSize: Math.max(CONTEXT_TOKENS.min, Math.min(ctx.settings.get().defaultContext, facts.maxContext)),
+        promptFormat: facts.hasChatTemplate === null ? null : defaultPromptFormat(facts.hasChatTemplate),
       };
-      const settings = applySettings(base, { systemPrompt: input.systemPrompt, sampling: input.sampling, contextSize: input.contextSize }, maxContext);
+      const { systemPrompt, sampling, contextSize, promptFormat } = input;
+      const settings = applySettings(base, { systemPrompt, sampling, contextSize, promptFormat }, facts);
       const title = input.title === undefined ? DEFAULT_TITLE : checkTitle(input.title);
       const id = store.create({ title, modelId: model.id, modelName: model.name, modelPath: model.path, settings });
       ctx.events.emit({ type: 'chats-changed' });
@@ -186,7 +205,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
 
     async updateChatSettings(chatId, patch) {
       const record = requireChat(chatId);
-      store.updateSettings(record.summary.id, applySettings(record.settings, patch, maxContextOf(record)));
+      store.updateSettings(record.summary.id, applySettings(record.settings, patch, modelFactsOf(record.summary.modelId, record.modelPath)));
       return view(record.summary.id);
     },
 

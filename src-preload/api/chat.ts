@@ -15,11 +15,33 @@ export interface SamplingSettings {
 
 export type SamplingPresetName = 'precise' | 'balanced' | 'creative';
 
+/**
+ * How the conversation becomes the text the model continues: "model" (the file's own chat
+ * template; only for a model that has one), "completion" (plain text: the system prompt, then the
+ * messages as written, which the model continues; the default for a model without a template), or
+ * a built-in template family's name ("chatml", "llama2", ...: ChatView.promptFormats lists them).
+ */
+export type PromptFormat = 'model' | 'completion' | (string & {});
+
+export interface PromptFormatChoice {
+  value: PromptFormat;
+  label: string;
+}
+
+export interface ChatPromptFormats {
+  /** Whether the model file has its own chat template (tokenizer.chat_template); a base model has none. */
+  modelHasTemplate: boolean;
+  /** The formats this chat may use, in the order to offer them. */
+  choices: PromptFormatChoice[];
+}
+
 export interface ChatSettings {
   systemPrompt: string;
   sampling: SamplingSettings;
   /** Context size in tokens (the KV cache the engine allocates for this chat). */
   contextSize: number;
+  /** Null only for a chat made before formats existed whose model file cannot be read (its default is unknown). */
+  promptFormat: PromptFormat | null;
 }
 
 /** Settings to change; `sampling` may name only the fields that change. */
@@ -27,6 +49,7 @@ export interface ChatSettingsPatch {
   systemPrompt?: string;
   sampling?: Partial<SamplingSettings>;
   contextSize?: number;
+  promptFormat?: PromptFormat;
 }
 
 export interface ChatSummary {
@@ -67,6 +90,19 @@ export interface GenerationStats {
   seed: number;
 }
 
+/**
+ * How an answer being written is coming along, a few times a second ('chat-progress' events);
+ * its GenerationStats replace it once it ends.
+ */
+export type AnswerProgress =
+  /** The chat's model is being loaded onto the GPU: tensor bytes uploaded (totalBytes 0 until the engine has opened the file). */
+  | { phase: 'loading'; doneBytes: number; totalBytes: number }
+  /**
+   * Tokens so far, counted from the engine's token events: the prompt's, and those generated;
+   * decodeTokS over the tokens after the first (null until there are two).
+   */
+  | { phase: 'generating'; promptTokens: number; generatedTokens: number; decodeTokS: number | null };
+
 export interface MessageView {
   id: number;
   chatId: number;
@@ -102,6 +138,8 @@ export interface ChatView {
   activeLeafId: number | null;
   /** For the active branch; null when the model file cannot be read (the chat itself stays readable). */
   contextUsage: ContextUsage | null;
+  /** Null when the model file cannot be read. */
+  promptFormats: ChatPromptFormats | null;
 }
 
 export interface NewChat {
@@ -111,6 +149,8 @@ export interface NewChat {
   preset?: SamplingPresetName;
   sampling?: Partial<SamplingSettings>;
   contextSize?: number;
+  /** Default: the model's own template, or plain completion for a model without one. */
+  promptFormat?: PromptFormat;
 }
 
 export interface SearchHit {

@@ -19,7 +19,7 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
     const { api } = backend;
     const model = addModel(backend);
     const system = 'You tell stories.';
-    const id = (await api.createChat({ modelId: model.id, systemPrompt: system, preset: 'precise', sampling: { maxTokens: 20 }, contextSize: 256 })).chat.id;
+    const id = (await api.createChat({ modelId: model.id, systemPrompt: system, preset: 'precise', sampling: { maxTokens: 20 }, contextSize: 256, promptFormat: 'llama2' })).chat.id;
 
     const { userMessageId, assistantMessageId } = await api.sendMessage(id, 'Once upon a time');
     const created = backend.seen.flatMap((e) => (e.type === 'chat-message' ? [e.message] : []));
@@ -60,6 +60,19 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
     } finally {
       file.close();
     }
+  });
+
+  it('a base model continues the text as written (plain completion) and stops at the answer length limit', async () => {
+    const backend = testBackend();
+    const model = addModel(backend);
+    const id = (await backend.api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens: 16 }, contextSize: 256 })).chat.id;
+    const { assistantMessageId } = await backend.api.sendMessage(id, 'Once upon a time');
+    const answer = await answered(backend, assistantMessageId);
+    // llama.cpp's greedy continuation of "Once upon a time" with stories260K.
+    const llamaCpp = ', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.';
+    expect(answer.content.length).toBeGreaterThan(20);
+    expect(llamaCpp.startsWith(answer.content)).toBe(true);
+    expect(answer.stats).toMatchObject({ generatedTokens: 16, stopReason: 'length' });
   });
 
   it('stops, regenerates and edits as branches, one answer at a time, and a new back end reads the same tree', async () => {

@@ -46,7 +46,7 @@ describe('chat settings', () => {
     await api.updateSettings({ defaultContext: 8192 });
     const chat = await api.createChat({ modelId: model.id, systemPrompt: 'You tell stories.', preset: 'precise', sampling: { maxTokens: 64, seed: 5 } });
     expect(model.contextLength).toBe(2048);
-    expect(chat.settings).toEqual({ systemPrompt: 'You tell stories.', sampling: { ...presets.precise, maxTokens: 64, seed: 5 }, contextSize: 2048 });
+    expect(chat.settings).toEqual({ systemPrompt: 'You tell stories.', sampling: { ...presets.precise, maxTokens: 64, seed: 5 }, contextSize: 2048, promptFormat: 'completion' });
     expect(chat.chat).toMatchObject({ title: 'New chat', modelId: model.id, modelName: model.name, messageCount: 0 });
     expect(chat.messages).toEqual([]);
     expect(chat.activeLeafId).toBeNull();
@@ -54,7 +54,7 @@ describe('chat settings', () => {
 
     await api.updateSettings({ defaultContext: 512 });
     const other = await api.createChat({ modelId: model.id, title: '  Second  ' });
-    expect(other.settings).toEqual({ systemPrompt: '', sampling: presets.balanced, contextSize: 512 });
+    expect(other.settings).toEqual({ systemPrompt: '', sampling: presets.balanced, contextSize: 512, promptFormat: 'completion' });
     expect(other.chat.title).toBe('Second');
     expect((await api.listChats()).map((c) => c.id)).toEqual([other.chat.id, chat.chat.id]);
   });
@@ -81,7 +81,7 @@ describe('chat settings', () => {
     expect((await api.getChat(id)).settings).toEqual(chat.settings);
 
     const changed = await api.updateChatSettings(id, { systemPrompt: 'Short answers.', sampling: { temperature: 0, seed: 3 }, contextSize: 1024 });
-    expect(changed.settings).toEqual({ systemPrompt: 'Short answers.', sampling: { ...chat.settings.sampling, temperature: 0, seed: 3 }, contextSize: 1024 });
+    expect(changed.settings).toEqual({ systemPrompt: 'Short answers.', sampling: { ...chat.settings.sampling, temperature: 0, seed: 3 }, contextSize: 1024, promptFormat: 'completion' });
     expect((await api.getChat(id)).settings).toEqual(changed.settings);
   });
 
@@ -176,7 +176,7 @@ describe('context policy', () => {
   it('leaves the oldest exchanges out of the prompt when the conversation outgrows the context', async () => {
     const { api, model, store } = setup();
     const system = 'You are a storyteller.';
-    const chat = await api.createChat({ modelId: model.id, systemPrompt: system, sampling: { maxTokens: 16 }, contextSize: 128 });
+    const chat = await api.createChat({ modelId: model.id, systemPrompt: system, sampling: { maxTokens: 16 }, contextSize: 128, promptFormat: 'llama2' });
     const id = chat.chat.id;
     const contents = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? `Tell me about cat number ${i / 2}.` : `Cat number ${(i - 1) / 2} sat on a mat and was happy.`));
     const ids = addLine(store, id, contents);

@@ -24,10 +24,12 @@ function view(messages: MessageView[], activeLeafId: number | null, chatId = 1):
       systemPrompt: '',
       sampling: { temperature: 0, topK: 40, topP: 1, minP: 0, repeatPenalty: 1, seed: null, maxTokens: 64 },
       contextSize: 256,
+      promptFormat: 'model',
     },
     messages,
     activeLeafId,
     contextUsage: null,
+    promptFormats: null,
   };
 }
 

@@ -3,20 +3,21 @@
  * different chats queue there). Every streamed piece of text is appended to the message's row
  * before it is announced, so a kill loses nothing that was shown.
  */
-import type { ChatSettings, GenerationStats, MessageStatus, MessageView } from '../../../src-preload/api';
+import type { AnswerProgress, GenerationStats, MessageStatus, MessageView } from '../../../src-preload/api';
 import type { GenerateResult } from '../../engine/protocol';
-import type { ChatStore } from '../../node/store/chats';
+import type { ChatStore, StoredChatSettings } from '../../node/store/chats';
 import type { BackendContext } from '../context';
 import { promptWorkersOf } from '../prompt-worker/index';
-import { openModelText } from './prompt';
-import { answerSeed, engineSampling } from './settings';
+import { Throttle } from '../throttle';
+import { answerShape, openModelText } from './prompt';
+import { answerSeed, effectiveSettings, engineSampling } from './settings';
 
 export interface AnswerSpec {
   chatId: number;
   /** The assistant row to fill, inserted with status 'streaming'. */
   messageId: number;
   modelPath: string;
-  settings: ChatSettings;
+  settings: StoredChatSettings;
   /** The conversation it answers, root first, ending with the user's message. */
   branch: readonly MessageView[];
 }
@@ -26,6 +27,8 @@ type AbortReason = 'stop' | 'shutdown';
 
 /** How long closing waits for answers to end before marking them interrupted regardless. */
 const CLOSE_WAIT_MS = 5000;
+/** At most one 'chat-progress' event per answer in this many ms: a few live updates a second. */
+const PROGRESS_EVERY_MS = 250;
 
 export class Answers {
   /** The answer being written in each chat. */
@@ -84,6 +87,7 @@ class Answer {
   #ended = false;
   /** Whether the engine has started on it (before that, a stop ends it at once). */
   #generating = false;
+  readonly #progress: Throttle<AnswerProgress>;
 
   constructor(
     private readonly spec: AnswerSpec,
@@ -92,6 +96,8 @@ class Answer {
     private readonly onEnd: () => void,
   ) {
     this.finished = new Promise<void>((resolve) => (this.#resolveFinished = resolve));
+    const { chatId, messageId } = spec;
+    this.#progress = new Throttle(PROGRESS_EVERY_MS, (progress) => ctx.events.emit({ type: 'chat-progress', chatId, messageId, progress }));
     // Stopped while still waiting for the engine (a queue, a model load): end now, not after the wait.
     this.#controller.signal.addEventListener('abort', () => {
       if (!this.#generating) this.end(this.#abortedStatus(), null, null);
@@ -118,6 +124,8 @@ class Answer {
   end(status: Exclude<MessageStatus, 'streaming'>, stats: GenerationStats | null, error: string | null): void {
     if (this.#ended) return;
     this.#ended = true;
+    // Progress held back by the throttle would arrive after the end: the stats replace it.
+    this.#progress.cancel();
     this.onEnd();
     try {
       const message = this.store.finishMessage(this.spec.messageId, { status, stats, error });
@@ -132,6 +140,10 @@ class Answer {
     return (this.#controller.signal.reason as AbortReason) === 'shutdown' ? 'interrupted' : 'stopped';
   }
 
+  #report(progress: AnswerProgress): void {
+    if (!this.#ended) this.#progress.push(progress);
+  }
+
   /** Saves a piece of the answer, then announces it. */
   #append(text: string): void {
     if (this.#ended || this.#controller.signal.aborted || text === '') return;
@@ -140,12 +152,13 @@ class Answer {
   }
 
   async #write(): Promise<void> {
-    const { modelPath, settings, branch } = this.spec;
-    const { contextSize, sampling } = settings;
+    const { modelPath, branch } = this.spec;
     const signal = this.#controller.signal;
     const text = openModelText(modelPath);
     try {
-      const job = { kind: 'plan', systemPrompt: settings.systemPrompt, branch, limits: { contextSize, maxTokens: sampling.maxTokens } } as const;
+      const settings = effectiveSettings(this.spec.settings, text.hasChatTemplate);
+      const { contextSize, sampling, promptFormat: format } = settings;
+      const job = { kind: 'plan', systemPrompt: settings.systemPrompt, branch, limits: { contextSize, maxTokens: sampling.maxTokens }, format } as const;
       const plan = await promptWorkersOf(this.ctx).run(text, modelPath, job, signal);
       if (!plan.fits) {
         throw new Error(
@@ -154,21 +167,34 @@ class Answer {
         );
       }
       const seed = answerSeed(sampling);
-      const stop = new Set(text.stop);
-      const decoder = text.answerDecoder(true);
-      const result = await this.ctx.engines.withModel({ path: modelPath, ctx: contextSize }, async ({ host }): Promise<GenerateResult | null> => {
+      const shape = answerShape(text, format);
+      const stop = new Set(shape.stop);
+      const decoder = text.answerDecoder(shape.stripLeadingSpace);
+      const load = {
+        path: modelPath,
+        ctx: contextSize,
+        onLoadStart: () => this.#report({ phase: 'loading', doneBytes: 0, totalBytes: 0 }),
+        onProgress: (doneBytes: number, totalBytes: number) => this.#report({ phase: 'loading', doneBytes, totalBytes }),
+      };
+      /** When the first token arrived: the decode speed is over the tokens after it, as the engine's own. */
+      let firstTokenAt = 0;
+      const result = await this.ctx.engines.withModel(load, async ({ host }): Promise<GenerateResult | null> => {
         if (signal.aborted) return null;
         this.#generating = true;
         const request = {
           prompt: plan.ids,
           maxTokens: Math.min(sampling.maxTokens, contextSize - plan.ids.length),
           sampling: engineSampling(sampling, seed),
-          stop: text.stop,
+          stop: shape.stop,
         };
         return host.generate(request, {
           signal,
           onToken: (e) => {
             if (!stop.has(e.token)) this.#append(decoder.push(e.token));
+            const now = performance.now();
+            if (e.index === 0) firstTokenAt = now;
+            const decodeTokS = e.index > 0 ? e.index / ((now - firstTokenAt) / 1000) : null;
+            this.#report({ phase: 'generating', promptTokens: plan.ids.length, generatedTokens: e.index + 1, decodeTokS });
           },
         });
       });

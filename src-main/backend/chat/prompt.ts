@@ -1,10 +1,13 @@
 /**
- * A chat as the model sees it: the branch rendered with the model's chat template and tokenized,
- * and what is left out when it outgrows the context.
+ * A chat as the model sees it: the branch rendered in the chat's prompt format (the model's chat
+ * template, plain completion, or a built-in family) and tokenized, and what is left out when it
+ * outgrows the context.
  */
 import type { ContextUsage, MessageRole } from '../../../src-preload/api';
 import { chatTemplateFor, renderChat, stopTokenIds, type ChatMessage } from '../../core/chat-template';
+import { BUILTIN_TEMPLATES } from '../../core/chat-templates/builtin';
 import { answerDecoder } from '../../core/harmony';
+import { completionText, type PromptFormat } from '../../core/prompt-format';
 import { createTokenizer, readVocab, type StreamDecoder, type Tokenizer, type Vocab } from '../../core/tokenizer/index';
 import { fewestTokens } from '../../core/tokenizer/token-bound';
 import { openGguf } from '../../node/gguf-io';
@@ -20,6 +23,8 @@ export interface ModelText {
   vocab: Vocab;
   tokenizer: Tokenizer;
   architecture: string | null;
+  /** Whether the file has its own chat template (a base model has none). */
+  hasChatTemplate: boolean;
   /** Ids that end an answer: the template's end-of-turn tokens and the vocabulary's end-of-generation ones. */
   stop: number[];
   /** Turns the answer's ids into its text (gpt-oss's harmony channels into <think> and the answer). */
@@ -33,13 +38,14 @@ export function openModelText(path: string): ModelText {
     const vocab = readVocab(gguf);
     const tokenizer = createTokenizer(vocab);
     const architecture = gguf.getString('general.architecture') ?? null;
-    const template = chatTemplateFor(vocab, { architecture }).name;
+    const template = chatTemplateFor(vocab, { architecture });
     return {
       vocab,
       tokenizer,
       architecture,
+      hasChatTemplate: template.source === 'file',
       stop: [...new Set([...stopTokenIds(vocab), ...vocab.eog])],
-      answerDecoder: (stripLeadingSpace) => answerDecoder(tokenizer, template, stripLeadingSpace),
+      answerDecoder: (stripLeadingSpace) => answerDecoder(tokenizer, template.name, stripLeadingSpace),
       close: () => file.close(),
     };
   } catch (err) {
@@ -58,8 +64,13 @@ export function chatPromptIds(text: ModelText, messages: readonly ChatMessage[],
   return 'ids' in ids ? ids.ids : [];
 }
 
-/** What a prompt is made of: raw text (BOS first when the model wants one), or a conversation rendered with the chat template. */
-export type PromptSource = { kind: 'text'; text: string } | { kind: 'chat'; messages: readonly ChatMessage[]; addGenerationPrompt: boolean };
+/**
+ * What a prompt is made of: raw text (BOS first when the model wants one), or a conversation
+ * rendered in `format` (default "model": the file's template, or the built-in one chosen for it).
+ */
+export type PromptSource =
+  | { kind: 'text'; text: string }
+  | { kind: 'chat'; messages: readonly ChatMessage[]; addGenerationPrompt: boolean; format?: PromptFormat };
 
 /** A prompt's ids; or, when it cannot fit, how many tokens it needs at least (counted without tokenizing it). */
 export type PromptTokens = { ids: number[] } | { atLeast: number };
@@ -69,14 +80,31 @@ export type PromptTokens = { ids: number[] } | { atLeast: number };
  * than `room` tokens by the bound of core/tokenizer/token-bound.ts: then it is never tokenized.
  */
 export function promptTokens(text: ModelText, source: PromptSource, room: number): PromptTokens {
-  const prompt =
-    source.kind === 'text'
-      ? source.text
-      : renderChat(text.vocab, source.messages, { architecture: text.architecture, addBos: text.vocab.addBos, addGenerationPrompt: source.addGenerationPrompt }).prompt;
+  const { prompt, parseSpecial } = promptText(text, source);
   // A text of n UTF-16 units has at most 3n bytes and every token stands for 4 or more: no bound passes n.
   const atLeast = prompt.length > room ? fewestTokens(text.tokenizer, prompt) : 0;
   if (atLeast > room) return { atLeast };
-  return { ids: text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: true }) };
+  return { ids: text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial }) };
+}
+
+/** The prompt's text, and whether special-token texts in it stand for those tokens (a template writes them; plain completion is the user's text only). */
+function promptText(text: ModelText, source: PromptSource): { prompt: string; parseSpecial: boolean } {
+  if (source.kind === 'text') return { prompt: source.text, parseSpecial: true };
+  const format = source.format ?? 'model';
+  if (format === 'completion') {
+    return { prompt: completionText(source.messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : '' }))), parseSpecial: false };
+  }
+  const options = { architecture: text.architecture, addBos: text.vocab.addBos, addGenerationPrompt: source.addGenerationPrompt };
+  const template = format === 'model' ? {} : { template: BUILTIN_TEMPLATES[format] };
+  return { prompt: renderChat(text.vocab, source.messages, { ...options, ...template }).prompt, parseSpecial: true };
+}
+
+/**
+ * How an answer in `format` ends and starts: plain completion stops at end of text only (as
+ * /v1/completions does) and keeps a leading space, since the answer continues the text before it.
+ */
+export function answerShape(text: ModelText, format: PromptFormat): { stop: number[]; stripLeadingSpace: boolean } {
+  return format === 'completion' ? { stop: [...text.vocab.eog], stripLeadingSpace: false } : { stop: text.stop, stripLeadingSpace: true };
 }
 
 export interface PromptTurn {
@@ -109,13 +137,13 @@ export interface PromptPlan {
  * out so that prompt + reserve fits the context. A kept part always starts at a user message, so
  * templates that want turns to alternate still get them.
  */
-export function planPrompt(text: ModelText, systemPrompt: string, branch: readonly PromptTurn[], limits: PromptLimits): PromptPlan {
+export function planPrompt(text: ModelText, systemPrompt: string, branch: readonly PromptTurn[], limits: PromptLimits, format: PromptFormat): PromptPlan {
   const reserve = Math.min(limits.maxTokens, Math.floor(limits.contextSize / 4));
   const room = limits.contextSize - reserve;
   const render = (start: number): PromptTokens => {
     const messages: ChatMessage[] = systemPrompt === '' ? [] : [{ role: 'system', content: systemPrompt }];
     for (const turn of branch.slice(start)) messages.push({ role: turn.role, content: turn.content });
-    return promptTokens(text, { kind: 'chat', messages, addGenerationPrompt: branch.at(-1)?.role === 'user' }, room);
+    return promptTokens(text, { kind: 'chat', messages, addGenerationPrompt: branch.at(-1)?.role === 'user', format }, room);
   };
   const fitting = (tokens: PromptTokens): number[] | null => ('ids' in tokens && tokens.ids.length <= room ? tokens.ids : null);
 

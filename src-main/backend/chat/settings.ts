@@ -4,7 +4,9 @@
  */
 import { randomInt } from 'node:crypto';
 import { CONTEXT_TOKENS, type ChatSettings, type ChatSettingsPatch, type SamplingPresetName, type SamplingSettings } from '../../../src-preload/api';
+import { defaultPromptFormat, promptFormatProblem, type PromptFormat } from '../../core/prompt-format';
 import type { SamplingParams } from '../../engine/protocol';
+import type { StoredChatSettings } from '../../node/store/chats';
 
 /** Filters stay set in the precise preset so raising its temperature alone gives sane sampling. */
 export const SAMPLING_PRESETS: Readonly<Record<SamplingPresetName, Readonly<SamplingSettings>>> = {
@@ -68,13 +70,19 @@ export function applySampling(base: SamplingSettings, patch: unknown, field = 's
   return next;
 }
 
-/**
- * `base` with `patch` applied (sampling may be partial), after checking every field.
- * `maxContext`: the model's trained context when known.
- */
-export function applySettings(base: ChatSettings, patch: unknown, maxContext: number): ChatSettings {
+/** What the checks need to know about the chat's model. */
+export interface ModelFacts {
+  /** Its trained context when known, else the most Gufo allows. */
+  maxContext: number;
+  /** Whether the file has its own chat template; null when the file cannot be read now. */
+  hasChatTemplate: boolean | null;
+}
+
+/** `base` with `patch` applied (sampling may be partial), after checking every field. */
+export function applySettings(base: StoredChatSettings, patch: unknown, model: ModelFacts): StoredChatSettings {
   if (!isRecord(patch)) fail('settings', 'must be an object', patch);
-  const next: ChatSettings = { ...base, sampling: { ...base.sampling } };
+  const { maxContext, hasChatTemplate } = model;
+  const next: StoredChatSettings = { ...base, sampling: { ...base.sampling } };
   for (const [key, value] of Object.entries(patch as ChatSettingsPatch)) {
     if (value === undefined) continue;
     if (key === 'systemPrompt') {
@@ -86,11 +94,21 @@ export function applySettings(base: ChatSettings, patch: unknown, maxContext: nu
       const problem = whole(CONTEXT_TOKENS.min, maxContext, ' of tokens')(value);
       if (problem) fail(key, maxContext < CONTEXT_TOKENS.max ? `${problem} (the model's trained context)` : problem, value);
       next.contextSize = value as number;
+    } else if (key === 'promptFormat') {
+      if (hasChatTemplate === null) fail(key, "cannot be checked: the chat's model file cannot be read", value);
+      const problem = promptFormatProblem(value, hasChatTemplate);
+      if (problem) fail(key, problem, value);
+      next.promptFormat = value as PromptFormat;
     } else {
       fail(key, 'is not a chat setting', value);
     }
   }
   return next;
+}
+
+/** The settings as the chat uses them: a format never chosen is the model's default. */
+export function effectiveSettings(stored: StoredChatSettings, hasChatTemplate: boolean): ChatSettings & { promptFormat: PromptFormat } {
+  return { ...stored, promptFormat: stored.promptFormat ?? defaultPromptFormat(hasChatTemplate) };
 }
 
 /** The engine's sampler settings for an answer; `seed` is the one chosen for it. */

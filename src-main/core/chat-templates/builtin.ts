@@ -147,6 +147,21 @@ export const BUILTIN_TEMPLATES: Readonly<Record<BuiltinTemplateName, string>> = 
   deepseek: DEEPSEEK,
 };
 
+/** Each family's name as a person reads it (in the chat's prompt format choice). */
+export const BUILTIN_TEMPLATE_LABELS: Readonly<Record<BuiltinTemplateName, string>> = {
+  chatml: 'ChatML',
+  llama2: 'Llama 2',
+  llama3: 'Llama 3',
+  mistral: 'Mistral',
+  gemma: 'Gemma',
+  phi3: 'Phi-3',
+  deepseek: 'DeepSeek',
+};
+
+export function isBuiltinTemplateName(name: string): name is BuiltinTemplateName {
+  return Object.hasOwn(BUILTIN_TEMPLATES, name);
+}
+
 /** What a built-in choice needs to know about the file. */
 export interface BuiltinChoiceInput {
   /** general.architecture, or null when unknown. */

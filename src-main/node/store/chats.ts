@@ -16,6 +16,7 @@ import type {
   SearchHit,
 } from '../../../src-preload/api';
 import type { Statement } from 'better-sqlite3';
+import { promptFormatProblem, type PromptFormat } from '../../core/prompt-format';
 import type { Db } from './database';
 import { CorruptRowError, parseJsonColumn } from './json-column';
 
@@ -30,6 +31,7 @@ interface ChatRow {
   system_prompt: string;
   sampling_json: string;
   context_size: number;
+  prompt_format: string | null;
   active_leaf_id: number | null;
   created_at: string;
   updated_at: string;
@@ -48,10 +50,18 @@ interface MessageRow {
   created_at: string;
 }
 
+/**
+ * A chat's settings as stored. A null prompt format: the chat was made before formats existed, and
+ * takes its model's default (which needs the model file to know).
+ */
+export interface StoredChatSettings extends Omit<ChatSettings, 'promptFormat'> {
+  promptFormat: PromptFormat | null;
+}
+
 /** A chat as stored: what the UI sees, plus where its model file is. */
 export interface ChatRecord {
   summary: ChatSummary;
-  settings: ChatSettings;
+  settings: StoredChatSettings;
   modelPath: string;
   activeLeafId: number | null;
 }
@@ -61,7 +71,7 @@ export interface NewChatRecord {
   modelId: number;
   modelName: string;
   modelPath: string;
-  settings: ChatSettings;
+  settings: StoredChatSettings;
 }
 
 export interface NewMessage {
@@ -109,10 +119,10 @@ export class ChatStore {
     const { settings } = chat;
     const result = this.db
       .prepare(
-        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(chat.title, chat.modelId, chat.modelName, chat.modelPath, settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize);
+      .run(chat.title, chat.modelId, chat.modelName, chat.modelPath, settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat);
     return Number(result.lastInsertRowid);
   }
 
@@ -148,7 +158,7 @@ export class ChatStore {
     if (!row) return undefined;
     return {
       summary: toSummary(row),
-      settings: { systemPrompt: row.system_prompt, sampling: readSampling(row), contextSize: row.context_size },
+      settings: { systemPrompt: row.system_prompt, sampling: readSampling(row), contextSize: row.context_size, promptFormat: readPromptFormat(row) },
       modelPath: row.model_path,
       activeLeafId: row.active_leaf_id,
     };
@@ -163,10 +173,10 @@ export class ChatStore {
     this.db.prepare('DELETE FROM chats WHERE id = ?').run(id);
   }
 
-  updateSettings(id: number, settings: ChatSettings): void {
+  updateSettings(id: number, settings: StoredChatSettings): void {
     this.db
-      .prepare(`UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, updated_at = ${NOW} WHERE id = ?`)
-      .run(settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, id);
+      .prepare(`UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, updated_at = ${NOW} WHERE id = ?`)
+      .run(settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat, id);
   }
 
   setActiveLeaf(chatId: number, leafId: number | null): void {
@@ -253,6 +263,14 @@ function readSampling(row: ChatRow): SamplingSettings {
   const problem = sampling === null ? 'is not an object' : missing ? `lacks a number for ${missing}` : null;
   if (problem) throw new CorruptRowError(`the database row chats ${row.id} has unusable sampling_json (it ${problem}); delete or fix that row`);
   return sampling as unknown as SamplingSettings;
+}
+
+/** The chat's prompt format; a value no Gufo writes is an error naming the row. */
+function readPromptFormat(row: ChatRow): PromptFormat | null {
+  const value = row.prompt_format;
+  // Whether the model has a template is checked when the format is set; here only the name.
+  if (value === null || promptFormatProblem(value, true) === null) return value as PromptFormat | null;
+  throw new CorruptRowError(`the database row chats ${row.id} has an unknown prompt_format ${JSON.stringify(value)}; delete or fix that row`);
 }
 
 function toMessage(row: MessageRow): MessageView {

@@ -263,6 +263,12 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const row of rows) rename.run(modelName(row), row.id);
     },
   },
+  {
+    version: 5,
+    summary: "a chat's prompt format (its model's template, plain completion, or a built-in template family)",
+    // NULL: a chat made before formats existed; it takes its model's default when read.
+    up: (db) => db.exec('ALTER TABLE chats ADD COLUMN prompt_format TEXT'),
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,15 +1,15 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ChatSettings } from '../../../src-preload/api';
-import { ChatStore, ftsQuery } from '../../../src-main/node/store/chats';
+import { ChatStore, ftsQuery, type StoredChatSettings } from '../../../src-main/node/store/chats';
 import { openStore, type Db } from '../../../src-main/node/store/database';
 import { CorruptRowError } from '../../../src-main/node/store/json-column';
 import { tempDir } from '../../support/temp';
 
-const SETTINGS: ChatSettings = {
+const SETTINGS: StoredChatSettings = {
   systemPrompt: 'Be brief.',
   sampling: { temperature: 0.7, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.1, seed: null, maxTokens: 256 },
   contextSize: 512,
+  promptFormat: 'completion',
 };
 
 function openChats(path = join(tempDir(), 'gufo.db')): { db: Db; store: ChatStore; path: string } {
@@ -160,12 +160,31 @@ describe('ChatStore', () => {
   it('saves settings, renames, and moves the active leaf', () => {
     const { db, store } = openChats();
     const id = newChat(store);
-    const next: ChatSettings = { systemPrompt: '', sampling: { ...SETTINGS.sampling, seed: 42, temperature: 0 }, contextSize: 128 };
+    const next: StoredChatSettings = { systemPrompt: '', sampling: { ...SETTINGS.sampling, seed: 42, temperature: 0 }, contextSize: 128, promptFormat: 'llama2' };
     store.updateSettings(id, next);
     store.rename(id, 'Renamed');
     const u = store.addMessage({ chatId: id, parentId: null, role: 'user', content: 'x', status: 'done' });
     store.setActiveLeaf(id, u.id);
     expect(store.get(id)).toMatchObject({ settings: next, activeLeafId: u.id, summary: { title: 'Renamed' } });
     db.close();
+  });
+
+  it('keeps the prompt format across a reopen; a chat from before formats has none, an unknown one names the row', () => {
+    const { db, store, path } = openChats();
+    const id = newChat(store);
+    store.updateSettings(id, { ...SETTINGS, promptFormat: 'chatml' });
+    const legacy = newChat(store, 'Legacy');
+    const odd = newChat(store, 'Odd');
+    // What schema 5 leaves in the chats made before it, and a value no Gufo writes.
+    db.prepare('UPDATE chats SET prompt_format = NULL WHERE id = ?').run(legacy);
+    db.prepare("UPDATE chats SET prompt_format = 'alpaca' WHERE id = ?").run(odd);
+    db.close();
+
+    const reopened = openStore(path).db;
+    const chats = new ChatStore(reopened);
+    expect(chats.get(id)!.settings.promptFormat).toBe('chatml');
+    expect(chats.get(legacy)!.settings.promptFormat).toBeNull();
+    expect(() => chats.get(odd)).toThrow(`the database row chats ${odd} has an unknown prompt_format "alpaca"; delete or fix that row`);
+    reopened.close();
   });
 });
