@@ -15,6 +15,8 @@
  * - A tensor whose bytes exceed the binding limit is split on row boundaries into parts, each its
  *   own buffer (bound separately; the kernels run once per part). A stacked expert tensor
  *   [cols, rows, experts] is split on expert boundaries, so each expert's matrix lies in one part.
+ * - Several matrices of one type and row length can be uploaded as one weight, their rows one after
+ *   the other (a ConcatWeight: Q|K|V, gate|up), so a single matmul computes all of them.
  */
 import { ggmlType, type BlockFieldName, type GgmlType, type GgmlTypeName } from '../../core/ggml-types';
 import type { GgufFile, GgufTensorInfo } from '../../core/gguf/gguf-file';
@@ -120,6 +122,15 @@ export interface GpuWeight {
   destroy(): void;
 }
 
+/** One weight made of the rows of `tensors`, in order (all 2-D, of one type and row length). */
+export interface ConcatWeight {
+  readonly name: string;
+  readonly tensors: readonly string[];
+}
+
+/** What uploadWeights uploads: a tensor by name, or several concatenated. */
+export type WeightSource = string | ConcatWeight;
+
 export interface UploadOptions {
   /** Called after each chunk with the tensor bytes uploaded so far and the total of all `names`. */
   onProgress?(done: number, total: number): void;
@@ -216,47 +227,99 @@ function tensorShape(info: GgufTensorInfo): { rows: number; cols: number; expert
   return { rows, cols, experts: stacked ? info.ne[2]! : 1, rowGroup: stacked ? info.ne[1]! : 1 };
 }
 
+/** A weight to upload: its tensors' rows in order, and its geometry. */
+interface Source {
+  readonly name: string;
+  readonly type: GgmlType;
+  readonly tensors: readonly GgufTensorInfo[];
+  readonly rows: number;
+  readonly cols: number;
+  readonly experts: number;
+  readonly rowGroup: number;
+  readonly fileBytes: number;
+}
+
+/** Checks a tensor: present, of a type the GPU decodes, rows of whole blocks. */
+function checkedTensor(gguf: GgufFile, name: string): GgufTensorInfo {
+  const info = gguf.tensor(name);
+  if (!info) throw new Error(`${gguf.file}: no tensor named "${name}"`);
+  if (!supportsGpuType(info.type)) throw new UnsupportedGpuTypeError(name, info.type);
+  if (info.ne[0]! % info.type.blockSize !== 0) {
+    throw new Error(`${name}: row length ${info.ne[0]} is not a multiple of ${info.type.name}'s block size ${info.type.blockSize}`);
+  }
+  return info;
+}
+
+function source(gguf: GgufFile, what: WeightSource): Source {
+  if (typeof what === 'string') {
+    const info = checkedTensor(gguf, what);
+    return { name: what, type: info.type, tensors: [info], ...tensorShape(info), fileBytes: info.bytes };
+  }
+  const infos = what.tensors.map((name) => checkedTensor(gguf, name));
+  const first = infos[0];
+  if (!first) throw new Error(`${what.name}: a concatenated weight needs at least one tensor`);
+  for (const info of infos) {
+    if (info.ne.length !== 2) throw new Error(`${what.name}: ${info.name} has ${info.ne.length} dimensions; only matrices are concatenated`);
+    if (info.type !== first.type || info.ne[0] !== first.ne[0]) {
+      throw new Error(`${what.name}: ${info.name} is ${info.type.name} with rows of ${info.ne[0]}, unlike ${first.name} (${first.type.name}, ${first.ne[0]})`);
+    }
+  }
+  const rows = infos.reduce((sum, info) => sum + info.ne[1]!, 0);
+  const fileBytes = infos.reduce((sum, info) => sum + info.bytes, 0);
+  return { name: what.name, type: first.type, tensors: infos, rows, cols: first.ne[0]!, experts: 1, rowGroup: 1, fileBytes };
+}
+
+/** A range of the file's bytes. */
+interface FileRange {
+  readonly start: number;
+  readonly bytes: number;
+}
+
+/** The file ranges holding rows [first, first + count) of a source, its tensors' rows in order. */
+function rowRanges(gguf: GgufFile, src: Source, first: number, count: number): FileRange[] {
+  const rowBytes = (src.cols / src.type.blockSize) * src.type.typeSize;
+  const ranges: FileRange[] = [];
+  let row0 = 0;
+  for (const info of src.tensors) {
+    const rows = info.bytes / rowBytes;
+    const from = Math.max(first, row0);
+    const to = Math.min(first + count, row0 + rows);
+    if (to > from) ranges.push({ start: gguf.dataOffset + info.offset + (from - row0) * rowBytes, bytes: (to - from) * rowBytes });
+    row0 += rows;
+  }
+  return ranges;
+}
+
 /**
- * Uploads the named tensors. Every name is checked first (missing tensor, type without GPU
- * kernels: UnsupportedGpuTypeError) so nothing is allocated for a model that cannot run.
+ * Uploads the named tensors (or concatenations of tensors). Every name is checked first (missing
+ * tensor, type without GPU kernels: UnsupportedGpuTypeError; tensors that cannot be concatenated)
+ * so nothing is allocated for a model that cannot run.
  */
 export async function uploadWeights(
   ctx: GpuContext,
   gguf: GgufFile,
-  names: readonly string[],
+  names: readonly WeightSource[],
   options: UploadOptions = {},
 ): Promise<Map<string, GpuWeight>> {
   const { device } = ctx;
-  const infos = [...new Set(names)].map((name) => {
-    const info = gguf.tensor(name);
-    if (!info) throw new Error(`${gguf.file}: no tensor named "${name}"`);
-    if (!supportsGpuType(info.type)) throw new UnsupportedGpuTypeError(name, info.type);
-    if (info.ne[0]! % info.type.blockSize !== 0) {
-      throw new Error(`${name}: row length ${info.ne[0]} is not a multiple of ${info.type.name}'s block size ${info.type.blockSize}`);
-    }
-    return info;
-  });
+  const unique = new Map(names.map((what) => [typeof what === 'string' ? what : what.name, what]));
+  const sources = [...unique.values()].map((what) => source(gguf, what));
   const limit = Math.min(options.maxBindingSize ?? device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
   const staging = Math.max(4096, Math.min(options.stagingBytes ?? MAX_STAGING_BYTES, MAX_STAGING_BYTES));
-  const total = infos.reduce((sum, t) => sum + t.bytes, 0);
-  const plans = infos.map((info) => {
-    const { rows, cols, rowGroup } = tensorShape(info);
-    return planParts(info.name, info.type, rows, cols, limit, rowGroup);
-  });
+  const total = sources.reduce((sum, t) => sum + t.fileBytes, 0);
+  const plans = sources.map((src) => planParts(src.name, src.type, src.rows, src.cols, limit, src.rowGroup));
 
   const uploader = new Uploader(device, staging, (bytes) => options.onProgress?.(bytes, total));
   const out = new Map<string, GpuWeight>();
   const created: GPUBuffer[] = [];
   try {
-    for (const [i, info] of infos.entries()) {
-      const { rows, cols, experts } = tensorShape(info);
-      const blocksPerRow = cols / info.type.blockSize;
-      const rowBytes = blocksPerRow * info.type.typeSize;
+    for (const [i, src] of sources.entries()) {
+      const blocksPerRow = src.cols / src.type.blockSize;
       const parts: GpuWeightPart[] = [];
       for (const [p, plan] of plans[i]!.entries()) {
         device.pushErrorScope('out-of-memory');
         const buffer = device.createBuffer({
-          label: plans[i]!.length > 1 ? `${info.name}#${p}` : info.name,
+          label: plans[i]!.length > 1 ? `${src.name}#${p}` : src.name,
           size: plan.bytes,
           usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
         });
@@ -264,19 +327,19 @@ export async function uploadWeights(
         const oom = await device.popErrorScope();
         if (oom) {
           const resident = created.reduce((sum, b) => sum + b.size, 0);
-          throw new Error(`${info.name}: out of GPU memory allocating ${plan.bytes} bytes (${resident} bytes of weights allocated): ${oom.message}`);
+          throw new Error(`${src.name}: out of GPU memory allocating ${plan.bytes} bytes (${resident} bytes of weights allocated): ${oom.message}`);
         }
-        const start = gguf.dataOffset + info.offset + plan.rowStart * rowBytes;
-        await uploader.part(gguf, info.type, buffer, start, plan.rows * blocksPerRow, plan.scaleWord * 4);
+        const ranges = rowRanges(gguf, src, plan.rowStart, plan.rows);
+        await uploader.part(gguf, src.type, buffer, ranges, plan.rows * blocksPerRow, plan.scaleWord * 4);
         parts.push({ buffer, rowStart: plan.rowStart, rows: plan.rows, bytes: plan.bytes, scaleWord: plan.scaleWord });
       }
-      out.set(info.name, {
-        name: info.name,
-        type: info.type,
-        rows,
-        cols,
-        experts,
-        fileBytes: info.bytes,
+      out.set(src.name, {
+        name: src.name,
+        type: src.type,
+        rows: src.rows,
+        cols: src.cols,
+        experts: src.experts,
+        fileBytes: src.fileBytes,
         residentBytes: parts.reduce((sum, p) => sum + p.bytes, 0),
         parts,
         destroy() {
@@ -297,6 +360,8 @@ class Uploader {
   private pending = 0;
   private done = 0;
   private scratch: Uint8Array<ArrayBuffer> | undefined;
+  /** Where bytes spanning two file ranges are gathered. */
+  private gathered: Uint8Array<ArrayBuffer> | undefined;
 
   constructor(
     private readonly device: GPUDevice,
@@ -304,8 +369,8 @@ class Uploader {
     private readonly progress: (done: number) => void,
   ) {}
 
-  /** Uploads `blocks` blocks of `type` from file offset `start` into `buffer` (repacked if the type needs it). */
-  async part(gguf: GgufFile, type: GgmlType, buffer: GPUBuffer, start: number, blocks: number, scaleByte: number): Promise<void> {
+  /** Uploads `blocks` blocks of `type` from the file ranges, in order, into `buffer` (repacked if the type needs it). */
+  async part(gguf: GgufFile, type: GgmlType, buffer: GPUBuffer, ranges: readonly FileRange[], blocks: number, scaleByte: number): Promise<void> {
     const repack = REPACK[type.name];
     const ts = type.typeSize;
     const queue = this.device.queue;
@@ -315,7 +380,7 @@ class Uploader {
       for (let at = 0; at < bytes; at += chunk) {
         const n = Math.min(chunk, bytes - at);
         await this.reserve(align4(n));
-        let data = gguf.source.bytes(start + at, n) as Uint8Array<ArrayBuffer>;
+        let data = this.read(gguf, ranges, at, n) as Uint8Array<ArrayBuffer>;
         if (n % 4 !== 0) data = this.padded(data);
         queue.writeBuffer(buffer, at, data);
         this.written(n);
@@ -331,7 +396,7 @@ class Uploader {
       const mainBytes = n * mainPer;
       const scaleBytes = align4(n * repack.scaleBytes);
       await this.reserve(mainBytes + scaleBytes);
-      const src = gguf.source.bytes(start + b * ts, n * ts);
+      const src = this.read(gguf, ranges, b * ts, n * ts);
       const scratch = this.buffer(mainBytes + scaleBytes);
       const main = scratch.subarray(0, mainBytes);
       const scale = scratch.subarray(mainBytes, mainBytes + scaleBytes);
@@ -341,6 +406,21 @@ class Uploader {
       queue.writeBuffer(buffer, scaleByte + b * repack.scaleBytes, scale);
       this.written(n * ts);
     }
+  }
+
+  /** Bytes [at, at + n) of the ranges laid end to end: the file's own view where one range holds them all. */
+  private read(gguf: GgufFile, ranges: readonly FileRange[], at: number, n: number): Uint8Array {
+    let skip = at;
+    let i = 0;
+    while (skip >= ranges[i]!.bytes) skip -= ranges[i++]!.bytes;
+    if (skip + n <= ranges[i]!.bytes) return gguf.source.bytes(ranges[i]!.start + skip, n);
+    if (!this.gathered || this.gathered.byteLength < n) this.gathered = new Uint8Array(n);
+    for (let done = 0; done < n; i++, skip = 0) {
+      const take = Math.min(n - done, ranges[i]!.bytes - skip);
+      this.gathered.set(gguf.source.bytes(ranges[i]!.start + skip, take), done);
+      done += take;
+    }
+    return this.gathered.subarray(0, n);
   }
 
   /** Waits for the queue first if `bytes` more would put more than `staging` bytes in flight. */
