@@ -178,7 +178,8 @@ export async function benchmarkRunsAndIsListed(flow: FlowContext): Promise<void>
   const row = results.getByRole('row').nth(1);
   await expect(row).toContainText(modelFile.replace(/\.gguf$/i, '')); // the model's name is its file's
   await expect(row).toContainText(/tok\/s|\d/);
-  await expect(page.getByRole('img', { name: 'Decode speed over time, per model and adapter' })).toBeVisible();
+  // One run so far: its decode speed stands in for the chart over time.
+  await expect(page.getByText(/^\s*Decode speed:/)).toContainText('tok/s');
   await screenshot(flow, 'benchmarks');
 }
 
