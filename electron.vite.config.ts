@@ -50,6 +50,8 @@ export default defineConfig({
           engine: resolve('src-main/engine/index.ts'),
           // Worker thread that tokenizes large prompts off the event loop (src-main/backend/prompt-worker/index.ts).
           'prompt-worker': resolve('src-main/backend/prompt-worker/entry.ts'),
+          // Worker threads that encode an export's tensors (src-main/node/quantize-worker/pool.ts).
+          'quantize-worker': resolve('src-main/node/quantize-worker/entry.ts'),
         },
       },
     },

@@ -1,6 +1,6 @@
 // Builds the `gufo` CLI and the engine process it forks from the TypeScript sources, so neither
 // needs tsx at run time: out/cli/gufo.js (run by bin/gufo.mjs), out/cli/engine.js (forked by
-// src-main/engine/host.ts) and out/cli/prompt-worker.js (the back end's worker thread), with shaders/ copied to out/shaders, where every built engine reads
+// src-main/engine/host.ts), out/cli/prompt-worker.js and out/cli/quantize-worker.js (worker threads), with shaders/ copied to out/shaders, where every built engine reads
 // its WGSL (src-main/engine/gpu/shader-source.ts). Run by `prepare` (npm install, npm ci) and by
 // `npm run build`; it takes about a second.
 import { cpSync, rmSync } from 'node:fs';
@@ -19,7 +19,7 @@ rmSync(outdir, { recursive: true, force: true });
 // esbuild has printed what failed and where: no stack trace on top.
 await build({
   absWorkingDir: root,
-  entryPoints: { gufo: 'src-main/cli/main.ts', engine: 'src-main/engine/index.ts', 'prompt-worker': 'src-main/backend/prompt-worker/entry.ts' },
+  entryPoints: { gufo: 'src-main/cli/main.ts', engine: 'src-main/engine/index.ts', 'prompt-worker': 'src-main/backend/prompt-worker/entry.ts', 'quantize-worker': 'src-main/node/quantize-worker/entry.ts' },
   outdir,
   bundle: true,
   // Each command is its own chunk, imported when it runs (src-main/cli/command-list.ts).

@@ -4,6 +4,7 @@
  * in the same process. Both sides write into preallocated outputs; runs alternate between them so
  * machine noise hits both, and the median of RUNS runs after one warm-up each is reported.
  *   tsx scripts/bench.ts quant [--json] [--types Q4_K,Q8_0]
+ * With --model, a whole model instead (quant-model.ts): tsx scripts/bench.ts quant --model [--threads N] [--type Q4_K_M]
  */
 import { GGML_TYPES, ggmlRowBytes, ggmlTypeByName, type GgmlType } from '../../src-main/core/ggml-types';
 import { decoderFor, hasDecoder } from '../../src-main/core/quants/decoders';
@@ -48,6 +49,7 @@ interface Failure {
 }
 
 export async function benchQuant({ json, args }: { json: boolean; args: readonly string[] }): Promise<void> {
+  if (args.includes('--model')) return (await import('./quant-model')).benchQuantModel({ json, args });
   const types = selectTypes(args);
   const rng = mulberry32(1234);
   const data = Float32Array.from({ length: VALUES }, rng.gaussian);

@@ -7,6 +7,7 @@
  * report (quality.ts) of the new file against its source follows as a job of its own.
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ExportApi, ExportPlanView, ExportRecord, ExportRequest, ExportTypeOption, QualityTextSource } from '../../src-preload/api';
 import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/export-size';
@@ -118,6 +119,8 @@ export function createExportApi(ctx: BackendContext): ExportApi {
     try {
       const report = await quantizeFile(e.source, e.output, e.fileType, {
         allowRequantize: e.allowRequantize,
+        // Every core but one, which stays with the UI and the server.
+        threads: Math.max(1, availableParallelism() - 1),
         signal: job.signal,
         onProgress: (p) => job.progress(bytesWrittenAt(e.prediction, p.index, p.elementsDone), e.prediction.fileBytes, p.tensor),
       });

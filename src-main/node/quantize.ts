@@ -1,14 +1,14 @@
 import { lstatSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { decoderFor } from '../core/quants/decoders';
 import { encoderFor } from '../core/quants/encoders';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import type { ImportanceMatrix } from '../core/imatrix';
-import { dequantizeRange } from '../core/dequantize';
 import { quantizedFileKvs } from '../core/export-size';
 import { planQuantization, type PlannedTensor, type QuantFileType, type RecipeOptions } from '../core/quant-recipes';
 import { FileExistsError, removeStaleTemps } from './atomic-write';
 import { openGguf, tensorChunks, writeGguf } from './gguf-io';
+import { quantizeChunk, type ChunkJob, type ChunkResult } from './quantize-worker/chunk';
+import { ChunkPool } from './quantize-worker/pool';
 
 export interface QuantizeOptions extends RecipeOptions {
   imatrix?: ImportanceMatrix;
@@ -19,6 +19,8 @@ export interface QuantizeOptions extends RecipeOptions {
    * not the old file's). Without it, an output that exists or appears meanwhile is refused.
    */
   overwrite?: boolean;
+  /** Threads that encode (default 1: this one; more run in worker threads). The bytes are the same for any number. */
+  threads?: number;
   signal?: AbortSignal;
   onProgress?: (progress: QuantizeProgress) => void;
 }
@@ -51,8 +53,13 @@ export interface QuantizeReport {
   seconds: number;
 }
 
-/** Source elements converted at a time: memory stays bounded whatever the tensor size. */
-const CHUNK_ELEMENTS = 1 << 22;
+/**
+ * Source elements converted at a time: memory stays bounded whatever the tensor size (a few
+ * chunks per thread are in flight), and big tensors are shared among the threads.
+ */
+const CHUNK_ELEMENTS = 1 << 18;
+/** Chunks started ahead of the writer, per thread: none of them waits for work. */
+const AHEAD_PER_THREAD = 2;
 
 /** The importance weights for matrix `matrix` of a tensor, checked against its row length. */
 function importanceFor(imatrix: ImportanceMatrix | undefined, t: PlannedTensor, matrix: number, file: string): Float32Array | null {
@@ -63,42 +70,106 @@ function importanceFor(imatrix: ImportanceMatrix | undefined, t: PlannedTensor, 
   if (weights.length !== columns * matrices) {
     throw new Error(`${file}: importance matrix for "${t.name}" has ${weights.length} weights, the tensor needs ${columns * matrices}`);
   }
-  return weights.subarray(matrix * columns, (matrix + 1) * columns);
+  // A copy: a view would send the whole matrix's buffer to a worker.
+  return weights.slice(matrix * columns, (matrix + 1) * columns);
+}
+
+/** Rows [row, end) of tensor `tensor` (an index in the plan); `matrix`: which matrix of a stacked tensor. */
+interface Chunk {
+  tensor: number;
+  row: number;
+  end: number;
+  matrix: number;
+}
+
+/** The chunks of one tensor: whole rows, never straddling two matrices of a stacked tensor (each has its own expert's importance weights). */
+function chunksOf(t: PlannedTensor, tensor: number, elements: number): Chunk[] {
+  const columns = t.ne[0]!;
+  const rowsPerMatrix = t.ne[1] ?? 1;
+  const rows = elements / columns;
+  const step = Math.max(1, Math.min(rowsPerMatrix, Math.floor(CHUNK_ELEMENTS / columns)));
+  const chunks: Chunk[] = [];
+  for (let row = 0; row < rows; ) {
+    const matrix = Math.floor(row / rowsPerMatrix);
+    const end = Math.min(row + step, (matrix + 1) * rowsPerMatrix, rows);
+    chunks.push({ tensor, row, end, matrix });
+    row = end;
+  }
+  return chunks;
 }
 
 /**
- * Converts one tensor chunk by chunk: decode the source rows to f32, encode them to the target
- * type, and accumulate the round-trip error. Chunks never straddle two matrices of a stacked
- * tensor, so each gets its own expert's importance weights.
+ * Converts the plan's tensors chunk by chunk, on this thread (threads = 1) or in a pool of
+ * workers, starting chunks ahead of the writer in file order and handing each tensor's output
+ * back in order. Each tensor's squared round-trip error is summed in chunk order, so the report
+ * is the same for any number of threads.
  */
-function* convertTensor(
-  gguf: GgufFile,
-  t: PlannedTensor,
-  options: QuantizeOptions,
-  error: { sum: number },
-  progress: (elements: number) => void,
-): Iterable<Uint8Array> {
-  const source = gguf.tensor(t.name)!;
-  const encode = encoderFor(t.to);
-  const decode = decoderFor(t.to);
-  const columns = t.ne[0]!;
-  const rowsPerMatrix = t.ne[1] ?? 1;
-  const rows = source.elements / columns;
-  const step = Math.max(1, Math.min(rowsPerMatrix, Math.floor(CHUNK_ELEMENTS / columns)));
-  for (let row = 0; row < rows; ) {
-    options.signal?.throwIfAborted();
-    const matrix = Math.floor(row / rowsPerMatrix);
-    const end = Math.min(row + step, (matrix + 1) * rowsPerMatrix, rows);
-    const values = dequantizeRange(gguf, source, row * columns, end * columns);
-    const blocks = values.length / t.to.blockSize;
-    const out = new Uint8Array(blocks * t.to.typeSize);
-    encode(values, out, end - row, columns, importanceFor(options.imatrix, t, matrix, gguf.file));
-    const back = new Float32Array(values.length);
-    decode(out, back, blocks);
-    for (let i = 0; i < values.length; i++) error.sum += (values[i]! - back[i]!) ** 2;
-    progress(values.length);
-    yield out;
-    row = end;
+class Conversion {
+  readonly #chunks: Chunk[];
+  readonly #started = new Map<number, Promise<ChunkResult>>();
+  readonly #pool: ChunkPool | null;
+  readonly #ahead: number;
+  #next = 0;
+  readonly squaredErrors: number[];
+
+  constructor(
+    private readonly gguf: GgufFile,
+    private readonly tensors: readonly PlannedTensor[],
+    private readonly options: QuantizeOptions,
+    threads: number,
+  ) {
+    this.#chunks = tensors.flatMap((t, i) => (t.from === t.to ? [] : chunksOf(t, i, gguf.tensor(t.name)!.elements)));
+    const workers = Math.min(threads, this.#chunks.length);
+    this.#pool = workers > 1 ? new ChunkPool(workers) : null;
+    this.#ahead = workers > 1 ? workers * AHEAD_PER_THREAD : 1;
+    this.squaredErrors = tensors.map(() => 0);
+  }
+
+  close(): void {
+    this.#pool?.close();
+  }
+
+  /** Tensor `index`'s converted bytes, chunk by chunk; `progress` gets the source elements of each. */
+  async *output(index: number, progress: (elements: number) => void): AsyncIterable<Uint8Array> {
+    const t = this.tensors[index]!;
+    for (let k = this.#chunks.findIndex((c) => c.tensor === index); k >= 0 && k < this.#chunks.length && this.#chunks[k]!.tensor === index; k++) {
+      this.options.signal?.throwIfAborted();
+      while (this.#next < this.#chunks.length && this.#next < k + this.#ahead) this.#start(this.#next++);
+      const promise = this.#started.get(k)!;
+      this.#started.delete(k);
+      let result: ChunkResult;
+      try {
+        result = await promise;
+      } catch (err) {
+        throw new Error(`${this.gguf.file}: tensor "${t.name}": ${err instanceof Error ? err.message : String(err)}`);
+      }
+      this.squaredErrors[index]! += result.squaredError;
+      const c = this.#chunks[k]!;
+      progress((c.end - c.row) * t.ne[0]!);
+      yield result.bytes;
+    }
+  }
+
+  #start(k: number): void {
+    const c = this.#chunks[k]!;
+    const t = this.tensors[c.tensor]!;
+    const source = this.gguf.tensor(t.name)!;
+    const columns = t.ne[0]!;
+    const blocks = ((c.end - c.row) * columns) / source.type.blockSize;
+    const bytes = this.gguf.source.bytes(this.gguf.dataOffset + source.offset + ((c.row * columns) / source.type.blockSize) * source.type.typeSize, blocks * source.type.typeSize);
+    const job: ChunkJob = {
+      from: source.type.name,
+      // Its own buffer, since a worker takes it over.
+      source: this.#pool && (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength) ? bytes.slice() : bytes,
+      to: t.to.name,
+      rows: c.end - c.row,
+      columns,
+      importance: importanceFor(this.options.imatrix, t, c.matrix, this.gguf.file),
+    };
+    const promise = this.#pool ? this.#pool.run(job) : new Promise<ChunkResult>((resolve) => resolve(quantizeChunk(job)));
+    // Awaited in order by output(); a run that stops early never awaits the rest.
+    promise.catch(() => {});
+    this.#started.set(k, promise);
   }
 }
 
@@ -117,6 +188,7 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
   const started = performance.now();
   // One pass over the whole file: positional reads keep memory bounded by the chunk size.
   const { gguf, file } = openGguf(input, { mmap: false });
+  let conversion: Conversion | undefined;
   try {
     refuseInputAsOutput(input, output);
     // Checked before the work too, not only when publishing: a refusal should not cost the whole run.
@@ -131,7 +203,8 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
     }
     const elementsTotal = plan.tensors.reduce((n, t) => n + gguf.tensor(t.name)!.elements, 0);
     let elementsDone = 0;
-    const errors = plan.tensors.map(() => ({ sum: 0 }));
+    conversion = new Conversion(gguf, plan.tensors, options, threadCount(options.threads));
+    const converted = conversion;
     const report = (index: number) => (elements: number) => {
       elementsDone += elements;
       options.onProgress?.({ tensor: plan.tensors[index]!.name, index, count: plan.tensors.length, elementsDone, elementsTotal });
@@ -145,7 +218,7 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
           report(i)(gguf.tensor(t.name)!.elements);
           return tensorChunks(gguf, gguf.tensor(t.name)!);
         }
-        return convertTensor(gguf, t, options, errors[i]!, report(i));
+        return converted.output(i, report(i));
       },
       { signal: options.signal, overwrite: options.overwrite === true },
     );
@@ -157,13 +230,20 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
         name: t.name,
         from: t.from.name,
         to: t.to.name,
-        rmse: Math.sqrt(errors[i]!.sum / gguf.tensor(t.name)!.elements),
+        rmse: Math.sqrt(converted.squaredErrors[i]! / gguf.tensor(t.name)!.elements),
       })),
       bytesIn: gguf.fileBytes,
       bytesOut: statSync(output).size,
       seconds: (performance.now() - started) / 1000,
     };
   } finally {
+    conversion?.close();
     file.close();
   }
+}
+
+function threadCount(threads: number | undefined): number {
+  if (threads === undefined) return 1;
+  if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be a whole number of at least 1, not ${threads}`);
+  return threads;
 }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { ggmlTypeByName, type GgmlType } from '../../core/ggml-types';
 import { isQuantFileType, QUANT_FILE_TYPES } from '../../core/quant-recipes';
 import { tensorName } from '../../core/tensor-names';
@@ -26,6 +27,8 @@ Options:
   --output-tensor-type t      ggml type for ${tensorName('output')} (e.g. q8_0)
   --token-embedding-type t    ggml type for ${tensorName('token_embd')}
   --pure                      one type for every quantizable tensor, no mixture
+  --threads N                 threads that encode (default: every core, here ${availableParallelism()});
+                              the output is the same for any N
   --force                     replace an existing <out.gguf>: the new file is renamed over it,
                               so it has the default permissions (umask), not the old file's
   --json                      print { input, output, type, tensors: [{ name, from, to, rmse }],
@@ -39,6 +42,13 @@ function typeOption(value: string | boolean | undefined, flag: string): GgmlType
   return type;
 }
 
+function threadsOption(value: string | boolean | undefined): number {
+  if (value === undefined) return availableParallelism();
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : 0;
+  if (n < 1) throw new CliError(`--threads must be a whole number of at least 1, not "${String(value)}"`);
+  return n;
+}
+
 export const quantizeCommand: Command = {
   help: HELP,
   options: {
@@ -48,6 +58,7 @@ export const quantizeCommand: Command = {
     'output-tensor-type': { type: 'string' },
     'token-embedding-type': { type: 'string' },
     pure: { type: 'boolean' },
+    threads: { type: 'string' },
     force: { type: 'boolean' },
     json: { type: 'boolean' },
   },
@@ -58,6 +69,7 @@ export const quantizeCommand: Command = {
     if (!isQuantFileType(fileType)) {
       throw new CliError(`--type must be one of ${QUANT_FILE_TYPES.join(', ')}${args.values.type ? `, not "${String(args.values.type)}"` : ''}`);
     }
+    const threads = threadsOption(args.values.threads);
     const imatrixPath = args.values.imatrix;
     const imatrix = typeof imatrixPath === 'string' ? loadImatrix(imatrixPath) : undefined;
     const bar = progressBar(`${fileType}`);
@@ -70,6 +82,7 @@ export const quantizeCommand: Command = {
         tokenEmbeddingType: typeOption(args.values['token-embedding-type'], '--token-embedding-type'),
         pure: Boolean(args.values.pure),
         overwrite: Boolean(args.values.force),
+        threads,
         signal: interruptSignal(),
         onProgress: (p) => bar.update(p.elementsDone / p.elementsTotal, `${p.index + 1}/${p.count} ${p.tensor}`),
       });

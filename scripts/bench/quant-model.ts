@@ -1,0 +1,84 @@
+/**
+ * `npm run bench:quant -- --model [--threads N] [--type Q4_K_M]`: a whole-model quantization, a
+ * ~150 MB random F32 Llama (generated once, cached in the temp folder) to Q4_K_M on 2 threads,
+ * by Gufo's quantizeFile and by llama.cpp's llama_model_quantize (node-llama-cpp's libllama), in
+ * the same run. Each side runs in its own child process (quant-model-child.ts), so its peak RSS
+ * is its own; both children are Node processes (the same base footprint), timed around the call.
+ * Goals (issue 18): wall ≤ 1× llama.cpp's, peak RSS ≤ 2×.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isQuantFileType } from '../../src-main/core/quant-recipes';
+import { writeRandomModel } from '../../test/support/test-models';
+import type { ChildResult } from './quant-model-child';
+
+/** 5 layers of 768 × 2048: 37M weights, 145 MB of F32. */
+const SHAPE = { nLayer: 5, nEmbd: 768, nFf: 2048, nHead: 12, seed: 18 };
+const CHILD = fileURLToPath(new URL('./quant-model-child.ts', import.meta.url));
+const GOALS = { wall: 1, rss: 2 } as const;
+
+function flag(args: readonly string[], name: string, fallback: string): string {
+  const i = args.indexOf(name);
+  if (i < 0) return fallback;
+  const value = args[i + 1];
+  if (!value || value.startsWith('--')) throw new Error(`${name} needs a value`);
+  return value;
+}
+
+/** The cached source model (written under a temporary name, then renamed: a killed run leaves no half file). */
+async function sourceModel(): Promise<string> {
+  const dir = join(tmpdir(), 'gufo-bench-quant-model');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `llama-${SHAPE.nLayer}x${SHAPE.nEmbd}x${SHAPE.nFf}-f32.gguf`);
+  if (!existsSync(path)) {
+    process.stderr.write(`writing ${path}\n`);
+    await writeRandomModel(`${path}.part`, SHAPE);
+    renameSync(`${path}.part`, path);
+  }
+  return path;
+}
+
+function runChild(side: 'ours' | 'llama', input: string, output: string, type: string, threads: number): ChildResult {
+  const stdout = execFileSync(process.execPath, ['--import', 'tsx', CHILD, side, input, output, type, String(threads)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return JSON.parse(stdout) as ChildResult;
+}
+
+export async function benchQuantModel({ json, args }: { json: boolean; args: readonly string[] }): Promise<void> {
+  const type = flag(args, '--type', 'Q4_K_M').toUpperCase();
+  if (!isQuantFileType(type)) throw new Error(`--type: unknown file type "${type}"`);
+  const threads = Number(flag(args, '--threads', '2'));
+  if (!Number.isInteger(threads) || threads < 1) throw new Error(`--threads must be a whole number of at least 1, not "${flag(args, '--threads', '2')}"`);
+  const input = await sourceModel();
+  const dir = mkdtempSync(join(tmpdir(), 'gufo-bench-quant-'));
+  try {
+    // llama.cpp first warms the page cache for both.
+    const llama = runChild('llama', input, join(dir, 'llama.gguf'), type, threads);
+    const ours = runChild('ours', input, join(dir, 'ours.gguf'), type, threads);
+    const same = spawnSync('cmp', ['-s', join(dir, 'llama.gguf'), join(dir, 'ours.gguf')]).status === 0;
+    const result = {
+      suite: 'quant-model',
+      model: { path: input, bytes: statSync(input).size, shape: SHAPE },
+      type,
+      threads,
+      ours,
+      llama,
+      wallRatio: ours.seconds / llama.seconds,
+      rssRatio: ours.peakRssBytes / llama.peakRssBytes,
+      identical: same,
+      goals: GOALS,
+    };
+    if (json) return console.log(JSON.stringify(result, null, 2));
+    const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+    console.log(`${type}, ${threads} threads, ${mb(result.model.bytes)} F32 source (${input})`);
+    console.log(`           wall       peak RSS`);
+    console.log(`ours       ${ours.seconds.toFixed(2).padStart(6)} s  ${mb(ours.peakRssBytes).padStart(9)}`);
+    console.log(`llama.cpp  ${llama.seconds.toFixed(2).padStart(6)} s  ${mb(llama.peakRssBytes).padStart(9)}`);
+    console.log(`ours/llama ${result.wallRatio.toFixed(2).padStart(6)}×  ${result.rssRatio.toFixed(2).padStart(8)}×   (goals: wall ≤ ${GOALS.wall}×, RSS ≤ ${GOALS.rss}×)`);
+    console.log(`output ${same ? 'byte-identical to' : 'DIFFERS from'} llama.cpp's`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

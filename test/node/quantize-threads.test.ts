@@ -1,0 +1,83 @@
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { llamaFileTypeId } from '../../src-main/core/llama-file-types';
+import type { QuantFileType } from '../../src-main/core/quant-recipes';
+import { quantizeFile, type QuantizeProgress } from '../../src-main/node/quantize';
+import { ChunkPool } from '../../src-main/node/quantize-worker/pool';
+import { gufo } from '../support/cli';
+import { llamaModelQuantize } from '../support/llama-quantize';
+import { REPO_ROOT, STORIES_260K } from '../support/paths';
+import { tempDir } from '../support/temp';
+import { writeRandomModel } from '../support/test-models';
+
+const same = (a: string, b: string) => Buffer.compare(readFileSync(a), readFileSync(b)) === 0;
+
+describe('quantizing on several threads', () => {
+  it('writes the same bytes and reports the same error on 1 and 3 threads, and llama.cpp\'s bytes', async () => {
+    const dir = tempDir();
+    const random = join(dir, 'random.gguf');
+    // Several ggml types per file (Q4_K_M mixes Q4_K, Q6_K...), tensors larger than one chunk.
+    await writeRandomModel(random, { nLayer: 1, nEmbd: 512, nFf: 1024, nHead: 8, nHeadKv: 2 });
+    const cases: [string, QuantFileType][] = [[STORIES_260K, 'Q4_K_M'], [random, 'Q4_K_M'], [random, 'IQ4_XS'], [random, 'Q8_0']];
+    for (const [input, type] of cases) {
+      const one = join(dir, `one-${type}.gguf`);
+      const three = join(dir, `three-${type}.gguf`);
+      const a = await quantizeFile(input, one, type, { threads: 1, overwrite: true });
+      const b = await quantizeFile(input, three, type, { threads: 3, overwrite: true });
+      expect(same(one, three), `${input} ${type}`).toBe(true);
+      expect(b.tensors).toEqual(a.tensors);
+      if (input === random) {
+        const theirs = join(dir, `llama-${type}.gguf`);
+        expect(llamaModelQuantize(input, theirs, llamaFileTypeId(type)!).ok).toBe(true);
+        // The whole file, header included.
+        expect(same(three, theirs), `llama.cpp ${type}`).toBe(true);
+      }
+    }
+  }, 120_000);
+
+  it('reports progress up to the whole model and stops when cancelled, leaving no file', async () => {
+    const dir = tempDir();
+    const input = join(dir, 'model.gguf');
+    await writeRandomModel(input, { nLayer: 1, nEmbd: 512, nFf: 1024, nHead: 8, nHeadKv: 2 });
+    const seen: QuantizeProgress[] = [];
+    await quantizeFile(input, join(dir, 'full.gguf'), 'Q4_K_M', { threads: 2, onProgress: (p) => seen.push({ ...p }) });
+    expect(seen.map((p) => p.elementsDone)).toEqual([...seen.map((p) => p.elementsDone)].sort((x, y) => x - y));
+    expect(seen.at(-1)!.elementsDone).toBe(seen.at(-1)!.elementsTotal);
+
+    const controller = new AbortController();
+    let calls = 0;
+    const run = quantizeFile(input, join(dir, 'cancelled.gguf'), 'Q4_K_M', {
+      threads: 2,
+      signal: controller.signal,
+      onProgress: () => ++calls === 3 && controller.abort(),
+    });
+    await expect(run).rejects.toThrow(/abort/i);
+    expect(readdirSync(dir).sort()).toEqual(['full.gguf', 'model.gguf']);
+  }, 60_000);
+
+  it('a failing chunk rejects with the worker\'s error', async () => {
+    const pool = new ChunkPool(1);
+    try {
+      const job = { from: 'F32' as const, source: new Uint8Array(8 * 4), to: 'Q4_K' as const, rows: 1, columns: 8, importance: null };
+      await expect(pool.run(job)).rejects.toThrow(/Q4_K: rows of 8 values are not whole blocks of 256/);
+    } finally {
+      pool.close();
+    }
+  });
+
+  it('gufo quantize --threads: same file from the sources and from the built CLI; a bad count is refused', () => {
+    const dir = tempDir();
+    const r = gufo(['quantize', STORIES_260K, join(dir, 'dev.gguf'), '--type', 'Q4_K_M', '--threads', '2']);
+    expect(r.status, r.stderr).toBe(0);
+    const build = spawnSync(process.execPath, ['scripts/build-cli.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(build.status, build.stderr).toBe(0);
+    const built = gufo(['quantize', STORIES_260K, join(dir, 'built.gguf'), '--type', 'Q4_K_M', '--threads', '3'], { GUFO_DEV: undefined });
+    expect(built.status, built.stderr).toBe(0);
+    expect(same(join(dir, 'dev.gguf'), join(dir, 'built.gguf'))).toBe(true);
+    const bad = gufo(['quantize', STORIES_260K, join(dir, 'bad.gguf'), '--type', 'Q4_K_M', '--threads', '0']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/^gufo: --threads must be a whole number of at least 1, not "0"/);
+  }, 120_000);
+});
