@@ -1,5 +1,5 @@
 /** A chat's settings while the user edits them: in the new-chat dialog and in a chat's settings. */
-import type { ChatSettingsPatch, SamplingPresetName, SamplingSettings } from '../../src-preload/api';
+import type { ChatSettingsPatch, PromptFormat, SamplingPresetName, SamplingSettings } from '../../src-preload/api';
 import { matchingPreset, samplingChanges, type SamplingPresets } from './chat-presets';
 
 export class SettingsDraft {
@@ -7,16 +7,19 @@ export class SettingsDraft {
   sampling: SamplingSettings;
   /** Null: the back end's default. */
   contextSize: number | null;
+  /** Null: the back end's default (the model's own template, or plain completion for a model without one). */
+  promptFormat: PromptFormat | null;
   /** The preset picked last, which edited values start from; null for values that never matched one. */
   base: SamplingPresetName | null = $state(null);
 
   constructor(
     readonly presets: SamplingPresets,
-    initial: { systemPrompt: string; sampling: SamplingSettings; contextSize: number | null },
+    initial: { systemPrompt: string; sampling: SamplingSettings; contextSize: number | null; promptFormat?: PromptFormat | null },
   ) {
     this.systemPrompt = $state(initial.systemPrompt);
     this.sampling = $state({ ...initial.sampling });
     this.contextSize = $state(initial.contextSize);
+    this.promptFormat = $state(initial.promptFormat ?? null);
     this.base = matchingPreset(presets, initial.sampling);
   }
 
@@ -53,6 +56,7 @@ export class SettingsDraft {
       systemPrompt: this.systemPrompt,
       sampling: { ...this.sampling },
       ...(this.contextSize !== null && { contextSize: this.contextSize }),
+      ...(this.promptFormat !== null && { promptFormat: this.promptFormat }),
     };
   }
 }
