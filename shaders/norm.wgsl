@@ -4,6 +4,8 @@
 // with lastOnly, normalizes only the batch's last token, for the output head; with ACCUMULATE,
 // adds to it: gemma's post-norms, whose output joins the residual stream); `rms_norm_inplace`
 // normalizes rows of x in place (qwen3's Q/K norm, one row per head).
+// x's rows may lie inside wider token rows (tokenStride, e.g. the Q and K heads of a fused q|k|v
+// row), and a token's rows from wSplit on take the weight's next n values (K's norm after Q's).
 
 override ACCUMULATE: bool = false;
 
@@ -26,6 +28,17 @@ fn row_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return wid.x + wid.y * nwg.x;
 }
 
+// Where row `row` (counted over the batch) starts in x, and its weight in w.
+fn x_base(row: u32) -> u32 {
+  let stride = select(p.rowsPerToken * p.n, p.tokenStride, p.tokenStride != 0u);
+  return (row / p.rowsPerToken) * stride + (row % p.rowsPerToken) * p.n;
+}
+
+fn w_base(row: u32) -> u32 {
+  let split = p.wSplit != 0u && row % p.rowsPerToken >= p.wSplit;
+  return p.wOffset + select(0u, p.n, split);
+}
+
 @compute @workgroup_size(WG)
 fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
@@ -39,7 +52,8 @@ fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
   if (row >= rows) {
     return;
   }
-  let xb = (first + row) * p.n;
+  let xb = x_base(first + row);
+  let wb = w_base(first + row);
   let yb = row * p.n;
   var ss = 0.0;
   for (var i = lid; i < p.n; i += WG) {
@@ -48,7 +62,7 @@ fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
   }
   let scale = inverseSqrt(reduce_sum(lid, ss) / f32(p.n) + p.eps);
   for (var i = lid; i < p.n; i += WG) {
-    let v = (x[xb + i] * scale) * w[p.wOffset + i];
+    let v = (x[xb + i] * scale) * w[wb + i];
     if (ACCUMULATE) {
       y[yb + i] += v;
     } else {
@@ -64,7 +78,8 @@ fn rms_norm_inplace(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
   if (row >= step.nTokens * p.rowsPerToken) {
     return;
   }
-  let xb = row * p.n;
+  let xb = x_base(row);
+  let wb = w_base(row);
   var ss = 0.0;
   for (var i = lid; i < p.n; i += WG) {
     let v = xy[xb + i];
@@ -72,6 +87,6 @@ fn rms_norm_inplace(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
   }
   let scale = inverseSqrt(reduce_sum(lid, ss) / f32(p.n) + p.eps);
   for (var i = lid; i < p.n; i += WG) {
-    xy[xb + i] = (xy[xb + i] * scale) * w[p.wOffset + i];
+    xy[xb + i] = (xy[xb + i] * scale) * w[wb + i];
   }
 }

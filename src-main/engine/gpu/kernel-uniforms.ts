@@ -39,6 +39,8 @@ export const NormUniform = uniformStruct('NormUniform', {
   eps: 'f32',
   lastOnly: 'u32', // 1: only the batch's last token (its rows go to the start of y)
   wOffset: 'u32', // the weight has n values from here
+  tokenStride: 'u32', // elements from one token's first row to the next's; 0: rowsPerToken · n (packed)
+  wSplit: 'u32', // rows of a token from this one on use the weight's next n values; 0: none
 });
 
 /** attention.wgsl's (store_kv and the attention entry points). */

@@ -126,6 +126,13 @@ export interface RmsNormArgs {
   wOffset?: number;
   /** y += the normed rows instead of y = (gemma's post-norms, added to the residual stream). */
   accumulate?: boolean;
+  /**
+   * Elements from one token's first row in x to the next's (default rowsPerToken · n): rows inside
+   * wider rows, e.g. the Q and K heads at the start of a fused q|k|v row.
+   */
+  tokenStride?: number;
+  /** A token's rows from this one on take the weight's next n values (Q and K norms in one dispatch). */
+  wSplit?: number;
 }
 
 /** RoPE as the attention kernels apply it (angles from ropeTable()). */
@@ -272,7 +279,15 @@ export class OpKernels {
 
   rmsNorm(a: RmsNormArgs): Dispatch {
     const perToken = a.rowsPerToken ?? 1;
-    const u = this.uniform(NormUniform, { n: a.n, rowsPerToken: perToken, eps: a.eps, lastOnly: a.lastOnly ? 1 : 0, wOffset: a.wOffset ?? 0 });
+    const u = this.uniform(NormUniform, {
+      n: a.n,
+      rowsPerToken: perToken,
+      eps: a.eps,
+      lastOnly: a.lastOnly ? 1 : 0,
+      wOffset: a.wOffset ?? 0,
+      tokenStride: a.tokenStride ?? 0,
+      wSplit: a.wSplit ?? 0,
+    });
     const rows = (n: number) => (a.lastOnly ? perToken : n * perToken);
     const grid = (n: number): Grid => [Math.min(rows(n), 65535), Math.ceil(rows(n) / 65535)];
     const constants = { ACCUMULATE: a.accumulate ? 1 : 0 };

@@ -21,13 +21,16 @@
  * phi3 fuses Q, K and V into one attn_qkv and gate and up into one ffn_up, read in place through
  * offsets and strides rather than split by copies. gpt-oss's FFN norm is named post_attention_norm.
  *
- * The residual adds ride on the output projections (matmul with accumulate), or on the post-norm
- * (rms_norm with accumulate, the projection then going to a scratch buffer), and RoPE on the KV
- * store and the attention kernel. Dispatches per layer: llama 12 (qwen2's biases add 3, qwen3's
- * Q/K norms 2; an MoE FFN is 9 dispatches instead of 5, 14 with a shared expert); gemma2 14,
- * gemma3 16 (the post-norms add one per block); phi3 9 (fused Q/K/V and gate/up); gpt-oss 24 (an
- * MoE FFN, whose router and expert biases add 4; Q/K/V and attn_output biases 4). gemma's
- * embedding scale and the logit soft-cap add one dispatch each per submission.
+ * Q, K and V are one matmul where their tensors share a type (concatenated on upload, as phi3's
+ * attn_qkv is in the file), and so are a dense FFN's gate and up; layers whose tensors differ in
+ * type (Q4_K_M's V in Q6_K) keep separate projections. The residual adds ride on the output
+ * projections (matmul with accumulate), or on the post-norm (rms_norm with accumulate, the
+ * projection then going to a scratch buffer), and RoPE on the KV store and the attention kernel.
+ * Dispatches per layer, fused: llama 9 (qwen2's biases add 1, qwen3's Q/K norms 1; an MoE FFN is
+ * 9 dispatches instead of 4, 14 with a shared expert); gemma2 11, gemma3 12 (the post-norms add
+ * one per block); gpt-oss 20 (an MoE FFN, whose router and expert biases add 4; Q/K/V and
+ * attn_output biases 2). Separate Q, K, V add 2 (their biases 2 more, Q/K norms 1), separate gate
+ * and up 1. gemma's embedding scale and the logit soft-cap add one dispatch each per submission.
  *
  * The KV cache is full-size in every layer, sliding-window ones included (they only read less of it).
  */
@@ -37,7 +40,7 @@ import { tensorLocation, tensorName, type BlockRole, type TensorKind } from '../
 import type { GpuContext } from '../gpu/device';
 import { MatmulKernels, type TokenDispatch } from '../gpu/matmul';
 import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
-import { uploadWeights, type GpuWeight } from '../gpu/weights';
+import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import { checkMoeShapes, moeBiasNames, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
 import type { ModelMemory } from '../protocol';
@@ -73,9 +76,10 @@ interface Layer {
   ffn: DenseFfn | { moe: MoeLayerWeights };
   /** qwen2: one per projection; a fused attn_qkv has one for its whole row. */
   biases: { buffer: GPUBuffer; out: GPUBuffer; width: number }[];
-  /** qwen3, gemma3 */
+  /** qwen3, gemma3: separate, or [q_norm | k_norm] with a fused Q|K|V (one dispatch over both). */
   qNorm?: GPUBuffer;
   kNorm?: GPUBuffer;
+  qkNorm?: GPUBuffer;
   /** Sliding window in positions, 0: none. */
   window: number;
   rope: RopeSpec;
@@ -87,12 +91,12 @@ interface Layer {
 interface Activations {
   x: GPUBuffer; // residual stream
   xb: GPUBuffer; // normed input of a block; then its output, where a post-norm follows
-  /** Q, K, V; with a fused attn_qkv one buffer of q|k|v rows (all three the same). */
+  /** Q, K, V; a fused Q|K|V writes q|k|v rows into q (k and v are q where no layer has them apart). */
   q: GPUBuffer;
   k: GPUBuffer;
   v: GPUBuffer;
   att: GPUBuffer;
-  /** The FFN's gate; with a fused gate/up, gate|up rows. */
+  /** The FFN's gate; a fused gate|up writes gate|up rows into it. */
   gate: GPUBuffer;
   up: GPUBuffer;
   xLast: GPUBuffer; // the last token, normed, for the output head
@@ -134,6 +138,34 @@ export function modelTensorNames(hp: HParams, ctx: number): { matrices: string[]
     if (hp.qkNorm) vectors.push(blk('attn_q_norm'), blk('attn_k_norm'));
   }
   return { matrices, vectors };
+}
+
+const QKV_ROLES = ['attn_q', 'attn_k', 'attn_v'] as const;
+const GATE_UP_ROLES = ['ffn_gate', 'ffn_up'] as const;
+
+/** The name of the weight (or vector) that concatenates `tensors`. */
+function concatName(tensors: readonly string[]): string {
+  return tensors.join('+');
+}
+
+/**
+ * The per-layer matrices one matmul can compute together, as the file stores them separately:
+ * Q|K|V, and a dense FFN's gate|up. They are concatenated on upload where the tensors of a group
+ * have one type (Q4_K_M files often store V, or some layers' tensors, in Q6_K: those stay apart).
+ */
+function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
+  const groups: ConcatWeight[] = [];
+  for (let l = 0; l < hp.nLayer; l++) {
+    const candidates: (readonly BlockRole[])[] = [];
+    if (!hp.qkvFused) candidates.push(QKV_ROLES);
+    if (!hp.moe && !hp.ffnGateUpFused) candidates.push(GATE_UP_ROLES);
+    for (const roles of candidates) {
+      const tensors = roles.map((role) => tensorName(role, l));
+      const types = new Set(tensors.map((name) => gguf.tensor(name)!.type));
+      if (types.size === 1) groups.push({ name: concatName(tensors), tensors });
+    }
+  }
+  return groups;
 }
 
 /** Checks the dense layers' matrices against the metadata before anything is uploaded. */
@@ -245,7 +277,10 @@ export class LlamaModel {
       if (!gguf.tensor(name)) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
     }
     const vectorData = new Map(vectors.map((name) => [name, dequantizeTensor(gguf, gguf.tensor(name)!)]));
-    const weights = await uploadWeights(ctx, gguf, matrices, { onProgress: options.onProgress });
+    const groups = concatGroups(gguf, hp);
+    const grouped = new Set(groups.flatMap((g) => g.tensors));
+    const sources = [...matrices.filter((name) => !grouped.has(name)), ...groups];
+    const weights = await uploadWeights(ctx, gguf, sources, { onProgress: options.onProgress });
     const vectorFileBytes = vectors.reduce((sum, name) => sum + gguf.tensor(name)!.bytes, 0);
     try {
       return new LlamaModel(ctx, hp, options, weights, vectorData, vectorFileBytes, sampledIds);
@@ -372,6 +407,11 @@ export class LlamaModel {
   /** Per-head RMSNorm of Q and K (qwen3, gemma3). */
   private qkNorm(l: Layer): Dispatch[] {
     const { hp, act, ops, step } = this;
+    if (l.qkNorm) {
+      // The Q heads then the K heads at the start of each q|k|v row.
+      const tokenStride = (hp.nHead + 2 * hp.nHeadKv) * hp.headDim;
+      return [ops.rmsNorm({ x: act.q, w: l.qkNorm, n: hp.headDim, rowsPerToken: hp.nHead + hp.nHeadKv, tokenStride, wSplit: hp.nHead, eps: hp.eps, step })];
+    }
     if (!l.qNorm || !l.kNorm) return [];
     const norm = (x: GPUBuffer, w: GPUBuffer, heads: number) => ops.rmsNorm({ x, w, n: hp.headDim, rowsPerToken: heads, eps: hp.eps, step });
     return [norm(act.q, l.qNorm, hp.nHead), norm(act.k, l.kNorm, hp.nHeadKv)];
@@ -382,8 +422,8 @@ export class LlamaModel {
     const { hp, act, ops, step } = this;
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
-    // A fused attn_qkv leaves q|k|v rows in act.q; otherwise each has its own packed buffer.
-    const fused = hp.qkvFused ? qDim + 2 * kvDim : 0;
+    // A fused Q|K|V leaves q|k|v rows in act.q; otherwise each has its own packed buffer.
+    const fused = 'fused' in l.qkv ? qDim + 2 * kvDim : 0;
     const kvRows = fused ? { stride: fused, kOffset: qDim, vOffset: qDim + kvDim } : undefined;
     const qRows = fused ? { stride: fused, offset: 0 } : undefined;
     return [
@@ -463,13 +503,19 @@ export class LlamaModel {
     const optional = (role: BlockRole, kind?: TensorKind) => (this.vectors.has(blk(role, kind)) ? this.vector(blk(role, kind)) : undefined);
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
+    const gateUp = this.gateUpWeight(l);
+    const qkv = this.qkvWeight(l);
     let ffn: Layer['ffn'];
     if (hp.moe) ffn = { moe: moeLayerWeights(hp.moe, l, (name) => this.weights.get(name)!, (name) => this.vector(name)) };
-    else if (hp.ffnGateUpFused) ffn = { gateUp: w('ffn_up'), down: w('ffn_down') };
+    else if (gateUp) ffn = { gateUp, down: w('ffn_down') };
     else ffn = { gate: w('ffn_gate'), up: w('ffn_up'), down: w('ffn_down') };
     const biases: Layer['biases'] = [];
-    if (hp.qkvBias && hp.qkvFused) biases.push({ buffer: this.vector(blk('attn_qkv', 'bias')), out: act.q, width: qDim + 2 * kvDim });
-    else if (hp.qkvBias) {
+    if (hp.qkvBias && qkv) {
+      const buffer = hp.qkvFused
+        ? this.vector(blk('attn_qkv', 'bias'))
+        : this.concatVector([[blk('attn_q', 'bias'), qDim], [blk('attn_k', 'bias'), kvDim], [blk('attn_v', 'bias'), kvDim]]);
+      biases.push({ buffer, out: act.q, width: qDim + 2 * kvDim });
+    } else if (hp.qkvBias) {
       biases.push(
         { buffer: this.vector(blk('attn_q', 'bias')), out: act.q, width: qDim },
         { buffer: this.vector(blk('attn_k', 'bias')), out: act.k, width: kvDim },
@@ -483,20 +529,49 @@ export class LlamaModel {
       // gpt-oss's post_attention_norm is its FFN norm, not a post-norm.
       attnPostNorm: hp.postNorms ? this.vector(blk('post_attention_norm')) : undefined,
       ffnPostNorm: hp.postNorms ? this.vector(blk('post_ffw_norm')) : undefined,
-      qkv: hp.qkvFused ? { fused: w('attn_qkv') } : { q: w('attn_q'), k: w('attn_k'), v: w('attn_v') },
+      qkv: qkv ? { fused: qkv } : { q: w('attn_q'), k: w('attn_k'), v: w('attn_v') },
       wo: w('attn_output'),
       woBias: optional('attn_output', 'bias'),
       sinks: optional('attn_sinks'),
       ffn,
       biases,
-      qNorm: optional('attn_q_norm'),
-      kNorm: optional('attn_k_norm'),
+      qNorm: qkv ? undefined : optional('attn_q_norm'),
+      kNorm: qkv ? undefined : optional('attn_k_norm'),
+      qkNorm: qkv && hp.qkNorm ? this.concatVector([[blk('attn_q_norm'), hp.headDim], [blk('attn_k_norm'), hp.headDim]]) : undefined,
       window: windowed ? hp.swa!.window : 0,
       rope: { table: windowed ? this.ropeTables.swa : this.ropeTables.full, nRot: hp.rope.nRot, neox: hp.rope.neox },
       // llama.cpp's names for the cache tensors.
       kCache: this.buffer(`cache_k_l${l}`, kvBytes),
       vCache: this.buffer(`cache_v_l${l}`, kvBytes),
     };
+  }
+
+  /** Layer l's Q|K|V as one weight: the file's attn_qkv, or Q, K and V concatenated on upload; undefined if apart. */
+  private qkvWeight(l: number): GpuWeight | undefined {
+    if (this.hp.qkvFused) return this.weights.get(tensorName('attn_qkv', l));
+    return this.weights.get(concatName(QKV_ROLES.map((role) => tensorName(role, l))));
+  }
+
+  /** Layer l's dense gate|up as one weight (phi3's ffn_up, or gate and up concatenated on upload); undefined if apart. */
+  private gateUpWeight(l: number): GpuWeight | undefined {
+    if (this.hp.moe) return undefined;
+    if (this.hp.ffnGateUpFused) return this.weights.get(tensorName('ffn_up', l));
+    return this.weights.get(concatName(GATE_UP_ROLES.map((role) => tensorName(role, l))));
+  }
+
+  /** The vectors [name, length] laid end to end in one buffer, copied on the GPU (kept with the vectors). */
+  private concatVector(parts: readonly (readonly [string, number])[]): GPUBuffer {
+    const name = concatName(parts.map(([n]) => n));
+    const b = this.buffer(name, parts.reduce((sum, [, length]) => sum + 4 * length, 0));
+    const encoder = this.ctx.device.createCommandEncoder();
+    let at = 0;
+    for (const [n, length] of parts) {
+      encoder.copyBufferToBuffer(this.vector(n), 0, b, at, 4 * length);
+      at += 4 * length;
+    }
+    this.ctx.device.queue.submit([encoder.finish()]);
+    this.vectors.set(name, b);
+    return b;
   }
 
   /** The RoPE tables for the context: one, plus the sliding-window layers' own when its parameters differ (gemma3). */
@@ -517,16 +592,21 @@ export class LlamaModel {
     const kvDim = hp.nHeadKv * hp.headDim;
     // An MoE model's dense FFN is its shared expert, if any.
     const ffWidth = hp.moe ? hp.moe.nFfShexp : hp.nFf;
-    const q = this.buffer('q', b * (hp.qkvFused ? qDim + 2 * kvDim : qDim));
+    const layers = Array.from({ length: hp.nLayer }, (_, l) => l);
+    const fusedQkv = layers.some((l) => this.qkvWeight(l));
+    const separateQkv = layers.some((l) => !this.qkvWeight(l));
+    const fusedGateUp = layers.some((l) => this.gateUpWeight(l));
+    const separateGateUp = layers.some((l) => !this.gateUpWeight(l));
+    const q = this.buffer('q', b * (fusedQkv ? qDim + 2 * kvDim : qDim));
     return {
       x: this.buffer('x', b * hp.nEmbd),
       xb: this.buffer('xb', b * hp.nEmbd),
       q,
-      k: hp.qkvFused ? q : this.buffer('k', b * kvDim),
-      v: hp.qkvFused ? q : this.buffer('v', b * kvDim),
+      k: separateQkv ? this.buffer('k', b * kvDim) : q,
+      v: separateQkv ? this.buffer('v', b * kvDim) : q,
       att: this.buffer('att', b * qDim),
-      gate: this.buffer('gate', b * (hp.ffnGateUpFused ? 2 : 1) * ffWidth),
-      up: this.buffer('up', hp.ffnGateUpFused ? 0 : b * ffWidth),
+      gate: this.buffer('gate', b * (fusedGateUp ? 2 : 1) * ffWidth),
+      up: this.buffer('up', separateGateUp ? b * ffWidth : 0),
       xLast: this.buffer('x_last', hp.nEmbd * 4),
       logits: this.buffer('logits', hp.nVocab * 4),
       moe: hp.moe ? moeScratch(hp, hp.moe, this.options.maxBatch, (label, bytes) => this.buffer(label, bytes)) : undefined,

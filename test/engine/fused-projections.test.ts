@@ -1,0 +1,98 @@
+/**
+ * Q|K|V and gate|up in one matmul each where their tensors share a type: the dispatches a decoded
+ * token costs, and the same logits as the separate path a file with V in another type takes.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ggmlTypeByName } from '../../src-main/core/ggml-types';
+import { Engine } from '../../src-main/engine/engine';
+import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
+import { llamaDequantize, llamaQuantize } from '../support/ggml-oracle';
+import { STORIES_260K } from '../support/paths';
+import { writeRandomModel, type ModelShape } from '../support/test-models';
+
+const engine = await Engine.open();
+const dir = mkdtempSync(join(tmpdir(), 'gufo-fused-'));
+afterAll(() => {
+  engine.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * Two copies of an F32 model whose attn_v weights are rounded to halves: one all F32 (Q, K, V of
+ * one type: fused), one with attn_v stored as F16 (the same values; Q, K, V apart).
+ */
+async function mixedCopies(f32Path: string): Promise<{ fused: string; apart: string }> {
+  const f16 = ggmlTypeByName('F16')!;
+  const { gguf, file } = openGguf(f32Path);
+  try {
+    const halves = new Map<string, Uint8Array>();
+    for (const t of gguf.tensors.filter((t) => t.name.endsWith('.attn_v.weight'))) {
+      const values = new Float32Array(gguf.tensorData(t).slice().buffer);
+      halves.set(t.name, llamaQuantize(f16.id, values, values.length / t.ne[0]!, t.ne[0]!));
+    }
+    const out = { fused: join(dir, 'fused.gguf'), apart: join(dir, 'apart.gguf') };
+    const tensors = (v: boolean) => gguf.tensors.map((t) => ({ name: t.name, ne: t.ne, type: v && halves.has(t.name) ? f16 : t.type }));
+    await writeGguf(out.fused, { kvs: gguf.kvs, tensors: tensors(false) }, (i) => {
+      const t = gguf.tensors[i]!;
+      const h = halves.get(t.name);
+      return [h ? new Uint8Array(llamaDequantize(f16.id, h, t.elements).buffer) : gguf.tensorData(t)];
+    });
+    await writeGguf(out.apart, { kvs: gguf.kvs, tensors: tensors(true) }, (i) => [halves.get(gguf.tensors[i]!.name) ?? gguf.tensorData(gguf.tensors[i]!)]);
+    return out;
+  } finally {
+    file.close();
+  }
+}
+
+async function logitsOf(path: string, ids: number[]): Promise<Float32Array[]> {
+  await engine.load(path, { ctx: 64 });
+  const out: Float32Array[] = [];
+  await engine.logits(ids, (logits) => out.push(Float32Array.from(logits)));
+  return out;
+}
+
+describe('fused projections', () => {
+  it('stories260K decodes a token in 49 dispatches: per layer norm, QKV, store, attention, output, norm, gate|up, GLU, down', async () => {
+    await engine.load(STORIES_260K, { ctx: 64 });
+    const r = await engine.bench(8, 8);
+    // Embedding, 5 layers of 9, final norm, output, sampler.
+    expect(r.dispatchesPerToken).toBe(1 + 5 * 9 + 3);
+  });
+
+  const shapes: Record<string, ModelShape> = {
+    // Q/K/V biases: one bias add over q|k|v rows.
+    qwen2: { arch: 'qwen2', nLayer: 2, nEmbd: 128, nFf: 256, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, randomBiases: true, seed: 31 },
+    // Per-head Q/K norms: one norm over the Q and K heads of q|k|v rows.
+    qwen3: { arch: 'qwen3', nLayer: 2, nEmbd: 128, nFf: 256, nHead: 4, nHeadKv: 2, headDim: 64, scale: 0.06, randomNorms: true, seed: 32 },
+  };
+  const dispatches = { qwen2: { fused: 10, apart: 14 }, qwen3: { fused: 10, apart: 13 } };
+  for (const [arch, shape] of Object.entries(shapes)) {
+    it(`${arch}: Q|K|V in one matmul gives the logits of Q, K and V apart, in fewer dispatches`, async () => {
+      const f32 = join(dir, `${arch}.gguf`);
+      await writeRandomModel(f32, shape);
+      const copies = await mixedCopies(f32);
+      const ids = [1, 17, 200, 33, 301, 45, 99, 7, 150, 260];
+      const fused = await logitsOf(copies.fused, ids);
+      const fusedBench = await engine.bench(4, 4);
+      const apart = await logitsOf(copies.apart, ids);
+      const apartBench = await engine.bench(4, 4);
+      const perLayer = dispatches[arch as keyof typeof dispatches];
+      expect(fusedBench.dispatchesPerToken).toBe(1 + 2 * perLayer.fused + 3);
+      expect(apartBench.dispatchesPerToken).toBe(1 + 2 * perLayer.apart + 3);
+      expect(fused).toHaveLength(ids.length);
+      for (const [t, row] of fused.entries()) {
+        const other = apart[t]!;
+        let worst = 0;
+        let scale = 0;
+        for (let i = 0; i < row.length; i++) {
+          worst = Math.max(worst, Math.abs(row[i]! - other[i]!));
+          scale = Math.max(scale, Math.abs(other[i]!));
+        }
+        expect(worst / scale, `${arch}, token ${t}`).toBeLessThan(1e-5);
+      }
+    }, 120_000);
+  }
+});
