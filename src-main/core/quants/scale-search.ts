@@ -31,6 +31,7 @@ const REJECT_MARGIN = 1e-3;
 const wScratch = new Float32Array(MAX_GROUP);
 const wxScratch = new Float32Array(MAX_GROUP);
 const dScratch = new Float32Array(MAX_GROUP);
+const gScratch = new Float32Array(MAX_GROUP);
 const auxScratch = new Uint8Array(MAX_GROUP);
 const iScratch = new Int32Array(MAX_GROUP);
 const prefixA = new Float32Array(MAX_GROUP);
@@ -337,13 +338,16 @@ export function fitScaleAndMin(
   useMad: boolean,
 ): number {
   const ww = wScratch;
-  let min = x[xAt];
+  // The group from index 0: the loops below index one array with one counter.
+  const xg = gScratch;
+  for (let i = 0; i < n; i++) xg[i] = x[xAt + i];
+  let min = xg[0];
   let max = min;
   let sumW = w ? w[wAt] : fr(min * min);
   let sumX = fr(sumW * min);
   ww[0] = sumW;
   for (let i = 1; i < n; i++) {
-    const v = x[xAt + i];
+    const v = xg[i];
     if (v < min) min = v;
     if (v > max) max = v;
     const wi = w ? w[wAt + i] : fr(v * v);
@@ -362,7 +366,7 @@ export function fitScaleAndMin(
   // Values shifted by the current offset (ggml shifts by the best offset found so far, so this
   // is refreshed whenever a try wins).
   const xs = dScratch;
-  for (let i = 0; i < n; i++) xs[i] = fr(x[xAt + i] - min);
+  for (let i = 0; i < n; i++) xs[i] = fr(xg[i] - min);
   let range = fr(max - min);
   let iscale = fr(nmax / range);
   let scale = fr(1 / iscale);
@@ -371,7 +375,7 @@ export function fitScaleAndMin(
     let l = roundHalfEven(fr(iscale * xs[i]));
     l = l < 0 ? 0 : l > nmax ? nmax : l;
     L[lAt + i] = l;
-    let diff = fr(fr(fr(scale * l) + min) - x[xAt + i]);
+    let diff = fr(fr(fr(scale * l) + min) - xg[i]);
     diff = useMad ? Math.abs(diff) : fr(diff * diff);
     bestErr = fr(bestErr + fr(ww[i] * diff));
   }
@@ -379,7 +383,12 @@ export function fitScaleAndMin(
     mins[minAt] = -min;
     return scale;
   }
+  // The try's levels (none yet: all zero) and their f64 sums Σw·l, Σw·l², Σw·x·l.
   const aux = auxScratch;
+  aux.fill(0, 0, n);
+  let dl = 0;
+  let dl2 = 0;
+  let dxl = 0;
   // f64 sums of w, w·x, w·x² for the quick rejection below.
   let dW = 0;
   let dX = 0;
@@ -387,22 +396,31 @@ export function fitScaleAndMin(
   const maxAbs = Math.max(-min, Math.abs(max));
   if (!useMad) {
     for (let i = 0; i < n; i++) {
-      const wxi = ww[i] * x[xAt + i];
+      const wxi = ww[i] * xg[i];
       dW += ww[i];
       dX += wxi;
-      dXX += wxi * x[xAt + i];
+      dXX += wxi * xg[i];
     }
   }
   for (let is = 0; is <= nstep; is++) {
     iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / range);
     // Levels identical to the previous try's give identical sums (they do not depend on the
-    // offset), hence an error that cannot beat the best so far: skip such a try.
+    // offset), hence an error that cannot beat the best so far: skip such a try. The f64 sums
+    // for the bound below follow the levels that change (a tenth or so per try); their terms
+    // are exact products, so they drift from fresh sums by a few ulps, far inside its margin.
     let changed = is === 0 ? 1 : 0;
     for (let i = 0; i < n; i++) {
       let l = roundHalfEven(fr(iscale * xs[i]));
       l = l < 0 ? 0 : l > nmax ? nmax : l;
-      changed |= aux[i] ^ l;
-      aux[i] = l;
+      const old = aux[i];
+      if (l !== old) {
+        changed = 1;
+        aux[i] = l;
+        const wd = ww[i] * (l - old);
+        dl += wd;
+        dl2 += wd * (l + old);
+        dxl += wd * xg[i];
+      }
     }
     if (changed === 0) continue;
     if (!useMad) {
@@ -410,15 +428,6 @@ export function fitScaleAndMin(
       // levels (the unconstrained least-squares fit; f64 products here are exact). ggml's f32
       // error for its own fit is at least that, less its rounding (bounded below): a try whose
       // bound is clearly above the best so far cannot win and is rejected without the f32 work.
-      let dl = 0;
-      let dl2 = 0;
-      let dxl = 0;
-      for (let i = 0; i < n; i++) {
-        const wl = ww[i] * aux[i];
-        dl += wl;
-        dl2 += wl * aux[i];
-        dxl += wl * x[xAt + i];
-      }
       const det = dW * dl2 - dl * dl;
       if (det > 1e-4 * dW * dl2) {
         const s0 = (dW * dxl - dX * dl) / det;
@@ -441,7 +450,7 @@ export function fitScaleAndMin(
       const wl = fr(ww[i] * l);
       sumL = fr(sumL + wl);
       sumL2 = fr(sumL2 + fr(wl * l));
-      sumXL = fr(sumXL + fr(wl * x[xAt + i]));
+      sumXL = fr(sumXL + fr(wl * xg[i]));
     }
     const D = fr(fr(sumW * sumL2) - fr(sumL * sumL));
     if (D > 0) {
@@ -453,7 +462,7 @@ export function fitScaleAndMin(
       }
       let err = 0;
       for (let i = 0; i < n; i++) {
-        let diff = fr(fr(fr(thisScale * aux[i]) + thisMin) - x[xAt + i]);
+        let diff = fr(fr(fr(thisScale * aux[i]) + thisMin) - xg[i]);
         diff = useMad ? Math.abs(diff) : fr(diff * diff);
         err = fr(err + fr(ww[i] * diff));
       }
@@ -464,7 +473,7 @@ export function fitScaleAndMin(
         if (thisMin !== min) {
           min = thisMin;
           range = fr(max - min);
-          for (let i = 0; i < n; i++) xs[i] = fr(x[xAt + i] - min);
+          for (let i = 0; i < n; i++) xs[i] = fr(xg[i] - min);
         }
       }
     }

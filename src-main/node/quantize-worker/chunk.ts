@@ -4,7 +4,7 @@
  * Rows are encoded independently, so the bytes do not depend on how a tensor is cut into chunks
  * or on which thread runs them.
  */
-import { ggmlTypeByName, type GgmlTypeName } from '../../core/ggml-types';
+import { ggmlTypeByName, type GgmlType, type GgmlTypeName } from '../../core/ggml-types';
 import { decoderFor } from '../../core/quants/decoders';
 import { encoderFor } from '../../core/quants/encoders';
 
@@ -25,6 +25,14 @@ export interface ChunkResult {
   squaredError: number;
 }
 
+/** The source as f32: F32 bytes as they are (when aligned, as a chunk's own buffer is), others decoded. */
+function sourceValues(job: ChunkJob, from: GgmlType, n: number): Float32Array {
+  if (from.name === 'F32' && job.source.byteOffset % 4 === 0) return new Float32Array(job.source.buffer, job.source.byteOffset, n);
+  const values = new Float32Array(n);
+  decoderFor(from)(job.source, values, n / from.blockSize);
+  return values;
+}
+
 /** Decode-back scratch, reused across chunks of a thread. */
 let back = new Float32Array(0);
 
@@ -32,8 +40,7 @@ export function quantizeChunk(job: ChunkJob): ChunkResult {
   const from = ggmlTypeByName(job.from)!;
   const to = ggmlTypeByName(job.to)!;
   const n = job.rows * job.columns;
-  const values = new Float32Array(n);
-  decoderFor(from)(job.source, values, n / from.blockSize);
+  const values = sourceValues(job, from, n);
   const blocks = n / to.blockSize;
   const bytes = new Uint8Array(blocks * to.typeSize);
   encoderFor(to)(values, bytes, job.rows, job.columns, job.importance);

@@ -84,5 +84,6 @@ export class ChunkPool {
  */
 function startWorker(): Worker {
   const here = fileURLToPath(import.meta.url);
-  return new Worker(join(dirname(here), here.endsWith('.ts') ? 'tsx-bootstrap.mjs' : 'quantize-worker.js'));
+  // No inherited flags: a parent run with `--import tsx` would load tsx in every worker (tens of MB each).
+  return new Worker(join(dirname(here), here.endsWith('.ts') ? 'tsx-bootstrap.mjs' : 'quantize-worker.js'), { execArgv: [] });
 }
