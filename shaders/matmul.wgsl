@@ -5,9 +5,12 @@
 // workgroup (subgroup sums plus a small shared array where subgroups exist, a shared-memory tree
 // otherwise).
 //   prefill: TT tokens per workgroup, workgroup_id.z picks the token tile.
-// MATVEC (decode, n = 1; TT = 1): the loops turn around: each thread loads its unit of x once and
-// uses it for all ROWS rows, so x is read once per workgroup rather than once per row (on the
-// software adapters, where lanes are SIMD lanes of a CPU, every x load is a gather).
+// MATVEC (decode, n = 1; TT = 1): the loops turn around: each thread loads a step of x (MV_UNITS
+// units) once and uses it for all ROWS rows, so x is read once per workgroup rather than once per
+// row (on the software adapters, where lanes are SIMD lanes of a CPU, every x load is a gather).
+// The decoder's matvec_step does the rows: K-quants dot the integer codes with x and apply each
+// sub-block's scale and min once (d·s·Σq·x − dmin·m·Σx, Σx shared by the rows), instead of
+// decoding every value.
 // ONE_SUBGROUP: the workgroup is exactly one subgroup (WG = the adapter's fixed subgroup size),
 // so each row is summed by one subgroup reduction, with no shared memory and no barrier.
 // Workgroups beyond 65535 in x wrap into y (row group = x + y · num_workgroups.x).
@@ -72,6 +75,30 @@ fn load_x4(xb: u32, c: u32) -> vec4<f32> {
 }
 #endif
 
+#if MATVEC
+// The 32 x values of the unit starting at c, as eight vec4s (constant indices: SwiftShader keeps
+// them in registers).
+fn x_unit(xb: u32, c: u32) -> array<vec4<f32>, 8> {
+  return array<vec4<f32>, 8>(
+    load_x4(xb, c), load_x4(xb, c + 4u), load_x4(xb, c + 8u), load_x4(xb, c + 12u),
+    load_x4(xb, c + 16u), load_x4(xb, c + 20u), load_x4(xb, c + 24u), load_x4(xb, c + 28u),
+  );
+}
+
+// Σ x over each half (16 values) of a unit: the factors of the sub-blocks' mins or offsets,
+// taken once per step for all rows.
+fn x_halves(x: array<vec4<f32>, 8>) -> vec2<f32> {
+  let one = vec4<f32>(1.0);
+  return vec2<f32>(dot(x[0] + x[1] + x[2] + x[3], one), dot(x[4] + x[5] + x[6] + x[7], one));
+}
+
+// Σ w · x over a unit, w its eight decoded vec4s.
+fn unit_dot(w: array<vec4<f32>, 8>, x: array<vec4<f32>, 8>) -> f32 {
+  return dot(w[0], x[0]) + dot(w[1], x[1]) + dot(w[2], x[2]) + dot(w[3], x[3])
+    + dot(w[4], x[4]) + dot(w[5], x[5]) + dot(w[6], x[6]) + dot(w[7], x[7]);
+}
+#endif
+
 // The tile of this workgroup: its token count (0: nothing to do), the part row its row 0 is, and
 // per token, where its x vector starts and where its y vector's row 0 goes.
 var<private> tile_tokens: u32;
@@ -127,25 +154,10 @@ fn main(
   var acc: array<f32, ACC>;
 #if MATVEC
   let rows = select(0u, min(ROWS, P.rows - row0), row0 < P.rows && tile_tokens != 0u);
-  let xb = tile_x[0];
-  for (var u = lid; u < P.units; u += WG) {
-    // Constant indices (no loops over the unit's vec4s): SwiftShader keeps them in registers.
-    let c = 32u * u;
-    let x0 = load_x4(xb, c);
-    let x1 = load_x4(xb, c + 4u);
-    let x2 = load_x4(xb, c + 8u);
-    let x3 = load_x4(xb, c + 12u);
-    let x4 = load_x4(xb, c + 16u);
-    let x5 = load_x4(xb, c + 20u);
-    let x6 = load_x4(xb, c + 24u);
-    let x7 = load_x4(xb, c + 28u);
-    for (var r = 0u; r < ROWS; r++) {
-      if (r >= rows) { break; }
-      var w: array<vec4<f32>, 8>;
-      decode_unit(tile_row + row0 + r, u, &w);
-      acc[r] += dot(w[0], x0) + dot(w[1], x1) + dot(w[2], x2) + dot(w[3], x3)
-        + dot(w[4], x4) + dot(w[5], x5) + dot(w[6], x6) + dot(w[7], x7);
-    }
+  // Each step covers MV_UNITS units of x, loaded once for all the workgroup's rows (the
+  // decoder's matvec_step, or quant/unit-matvec.wgsl's).
+  for (var u = lid * MV_UNITS; u < P.units; u += WG * MV_UNITS) {
+    matvec_step(tile_x[0], u, tile_row + row0, rows, &acc);
   }
 #else
   for (var r = 0u; r < ROWS; r++) {

@@ -1,4 +1,5 @@
 // F32: plain floats, row after row.
+#include "quant/unit-matvec.wgsl"
 const UNIT_PARTIAL = true;
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {

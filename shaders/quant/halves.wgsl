@@ -2,6 +2,7 @@
 // is odd), shared by F16 and BF16. The including type file defines
 //   fn half_value(h: u32) -> f32        one value from its 16 bits (the low half of h)
 //   fn half_pair(w: u32) -> vec2<f32>   both values of a word, low first
+#include "quant/unit-matvec.wgsl"
 const UNIT_PARTIAL = true;
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {

@@ -3,6 +3,7 @@
 // ls = (nibble ib of scales_l) | (bits 2ib, 2ib+1 of scales_h) << 4, and dl = d · (ls - 32);
 // qs[16 ib + j]: low nibble indexes value j, high nibble value j + 16; value = dl · KVALUES_IQ4NL[nibble].
 #include "quant/iq4_values.wgsl"
+#include "quant/unit-matvec.wgsl"
 const UNIT_PARTIAL = false;
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {

@@ -1,6 +1,7 @@
 // MXFP4, repacked (weights.ts): main plane qs[16] per block (4 words); scale plane one E8M0 byte e
 // per block. Byte j of qs: low nibble indexes value j, high nibble value j + 16;
 // value = KVALUES_MXFP4[nibble] · 2^(e - 128) (ggml's doubled E2M1 table times half the scale).
+#include "quant/unit-matvec.wgsl"
 const UNIT_PARTIAL = false;
 const KVALUES_MXFP4 = array<f32, 16>(0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0);
 

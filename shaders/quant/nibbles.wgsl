@@ -2,6 +2,7 @@
 // main plane qs[16] per block (4 words); scale plane f16 d per block (weights.ts). Byte j of qs:
 // low nibble gives value j, high nibble value j + 16. The including type file defines
 //   fn nibble_values(q: vec4<u32>, d: f32) -> vec4<f32>   four values from their nibbles and d
+#include "quant/unit-matvec.wgsl"
 const UNIT_PARTIAL = false;
 const_assert {{W_QS}}u % 4u == 0u && {{BLOCK_WORDS}}u % 4u == 0u; // qs read 16 bytes at a time (w_quad)
 

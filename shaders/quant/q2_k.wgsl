@@ -3,6 +3,7 @@
 // Unit u (values 32u..32u+31) is half n = u / 4, shift s = 2 (u % 4): value l of the unit is the
 // 2-bit field at shift s of qs[32n + l], scaled by scales[8n + 2(u % 4) + (l >= 16)]:
 // value = d · (sc & 15) · q - dmin · (sc >> 4).
+#include "quant/unit-matvec.wgsl"
 const UNIT_PARTIAL = false;
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {

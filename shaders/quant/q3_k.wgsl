@@ -4,6 +4,7 @@
 // at shift 2s of qs[32n + l] and its third bit at bit 4n + s of hmask[l] (q = low | bit << 2, minus 4),
 // and the 6-bit scale k = 8n + 2s + (l >= 16) (low 4 bits: nibble k of scales[0..8), high 2 bits:
 // bits 2(k / 4) of scales[8 + k % 4]), biased by 32: value = d · (scale - 32) · (q - 4).
+#include "quant/unit-matvec.wgsl"
 const UNIT_PARTIAL = false;
 
 fn q3k_scale_byte(b: u32, i: u32) -> u32 {

@@ -1,5 +1,6 @@
 // Q4_1, as in the file: word W_D = f16 d | f16 m << 16, qs[16] from word W_QS.
 // Byte j of qs: low nibble is value j, high nibble value j + 16; value = nibble · d + m.
+#include "quant/unit-matvec.wgsl"
 const UNIT_PARTIAL = false;
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {

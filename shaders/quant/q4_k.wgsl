@@ -1,6 +1,7 @@
 // Q4_K, as in the file, at the words the block layout gives: W_D = f16 d | f16 dmin << 16,
 // scales[12] (from W_SCALES, see kscales.wgsl), qs[128] (from W_QS). Sub-block u (32 values, one unit) reads
 // qs[32 (u / 2) + l]: low nibbles for even u, high for odd; value = d · scale · q - dmin · min.
+// The mat-vec steps over sub-block pairs (2j, 2j + 1), which share their 32 bytes of qs.
 #include "quant/kscales.wgsl"
 const UNIT_PARTIAL = false;
 const_assert {{W_QS}}u % 4u == 0u; // qs read 16 bytes at a time (w_quad)
@@ -32,3 +33,38 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
 fn nibbles4(q: u32, shifts: vec4<u32>) -> vec4<f32> {
   return vec4<f32>((vec4<u32>(q) >> shifts) & vec4<u32>(15u));
 }
+
+#if MATVEC
+const MV_UNITS = 2u;
+
+// Sub-blocks u and u + 1 (u even) of rows row0 .. row0 + rows − 1: per row
+// d · (s_u · Σ q·x + s_u+1 · Σ q·x) − dmin · (m_u · Σx + m_u+1 · Σx).
+fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
+  let xl = x_unit(xb, 32u * u);
+  let xh = x_unit(xb, 32u * u + 32u);
+  let sl = x_halves(xl);
+  let sh = x_halves(xh);
+  let sub = u & 7u;
+  for (var r = 0u; r < ROWS; r++) {
+    if (r >= rows) { break; }
+    let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));
+    let head = kblock_head(b);
+    let dm = f16x2(head[0]);
+    let scales = vec3<u32>(head[1], head[2], head[3]);
+    let lo = vec2<f32>(kscale_min(scales, sub));
+    let hi = vec2<f32>(kscale_min(scales, sub + 1u));
+    let qs = b + {{W_QS}}u + 4u * sub;
+    let a = w_quad(qs);
+    let c = w_quad(qs + 4u);
+    let ql = dot(vec4<f32>(nib_lo(a.x)), xl[0]) + dot(vec4<f32>(nib_lo(a.y)), xl[1])
+      + dot(vec4<f32>(nib_lo(a.z)), xl[2]) + dot(vec4<f32>(nib_lo(a.w)), xl[3])
+      + dot(vec4<f32>(nib_lo(c.x)), xl[4]) + dot(vec4<f32>(nib_lo(c.y)), xl[5])
+      + dot(vec4<f32>(nib_lo(c.z)), xl[6]) + dot(vec4<f32>(nib_lo(c.w)), xl[7]);
+    let qh = dot(vec4<f32>(nib_hi(a.x)), xh[0]) + dot(vec4<f32>(nib_hi(a.y)), xh[1])
+      + dot(vec4<f32>(nib_hi(a.z)), xh[2]) + dot(vec4<f32>(nib_hi(a.w)), xh[3])
+      + dot(vec4<f32>(nib_hi(c.x)), xh[4]) + dot(vec4<f32>(nib_hi(c.y)), xh[5])
+      + dot(vec4<f32>(nib_hi(c.z)), xh[6]) + dot(vec4<f32>(nib_hi(c.w)), xh[7]);
+    (*acc)[r] += dm.x * (lo.x * ql + hi.x * qh) - dm.y * (lo.y * (sl.x + sl.y) + hi.y * (sh.x + sh.y));
+  }
+}
+#endif

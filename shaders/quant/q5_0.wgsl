@@ -1,5 +1,6 @@
 // Q5_0, repacked (weights.ts): main plane qh (word W_QH) + qs[16] (from word W_QS) per block; scale plane
 // f16 d per block. Bit j of qh is the fifth bit of value j; value = (nibble | bit << 4) - 16, times d.
+#include "quant/unit-matvec.wgsl"
 const UNIT_PARTIAL = false;
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {

@@ -1,5 +1,6 @@
 // Q5_1, as in the file: words W_D = f16 d | f16 m << 16, W_QH = qh, qs[16] from word W_QS.
 // Bit j of qh is the fifth bit of value j; value = (nibble | bit << 4) · d + m.
+#include "quant/unit-matvec.wgsl"
 const UNIT_PARTIAL = false;
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {

@@ -1,7 +1,8 @@
 // Q5_K, as in the file, at the words the block layout gives: W_D = f16 d | f16 dmin << 16,
 // scales[12] (from W_SCALES, see kscales.wgsl), qh[32] (from W_QH), qs[128] (from W_QS). Sub-block u (one
 // unit) reads qs[32 (u / 2) + l] (low nibbles for even u, high for odd) and bit u of qh[l] as the
-// fifth bit; value = d · scale · q - dmin · min.
+// fifth bit; value = d · scale · q - dmin · min. The mat-vec steps over sub-block pairs (2j, 2j + 1),
+// which share their 32 bytes of qs.
 #include "quant/kscales.wgsl"
 const UNIT_PARTIAL = false;
 const_assert {{W_QS}}u % 4u == 0u && {{W_QH}}u % 4u == 0u; // read 16 bytes at a time (w_quad)
@@ -26,3 +27,45 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
     }
   }
 }
+
+#if MATVEC
+const MV_UNITS = 2u;
+
+// The 5-bit codes of the four bytes of q (nibbles already in place) with bit s of the bytes of h on top.
+fn q5_codes(q: vec4<u32>, h: u32, s: u32) -> vec4<f32> {
+  return vec4<f32>(q | (((vec4<u32>(h) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(s))) & vec4<u32>(1u)) << vec4<u32>(4u)));
+}
+
+// Sub-blocks u and u + 1 (u even) of rows row0 .. row0 + rows − 1, as Q4_K's matvec_step.
+fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
+  let xl = x_unit(xb, 32u * u);
+  let xh = x_unit(xb, 32u * u + 32u);
+  let sl = x_halves(xl);
+  let sh = x_halves(xh);
+  let sub = u & 7u;
+  for (var r = 0u; r < ROWS; r++) {
+    if (r >= rows) { break; }
+    let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));
+    let head = kblock_head(b);
+    let dm = f16x2(head[0]);
+    let scales = vec3<u32>(head[1], head[2], head[3]);
+    let lo = vec2<f32>(kscale_min(scales, sub));
+    let hi = vec2<f32>(kscale_min(scales, sub + 1u));
+    let qs = b + {{W_QS}}u + 4u * sub;
+    let a = w_quad(qs);
+    let c = w_quad(qs + 4u);
+    let g = w_quad(b + {{W_QH}}u);
+    let e = w_quad(b + {{W_QH}}u + 4u);
+    let ql = dot(q5_codes(nib_lo(a.x), g.x, sub), xl[0]) + dot(q5_codes(nib_lo(a.y), g.y, sub), xl[1])
+      + dot(q5_codes(nib_lo(a.z), g.z, sub), xl[2]) + dot(q5_codes(nib_lo(a.w), g.w, sub), xl[3])
+      + dot(q5_codes(nib_lo(c.x), e.x, sub), xl[4]) + dot(q5_codes(nib_lo(c.y), e.y, sub), xl[5])
+      + dot(q5_codes(nib_lo(c.z), e.z, sub), xl[6]) + dot(q5_codes(nib_lo(c.w), e.w, sub), xl[7]);
+    let s1 = sub + 1u;
+    let qh = dot(q5_codes(nib_hi(a.x), g.x, s1), xh[0]) + dot(q5_codes(nib_hi(a.y), g.y, s1), xh[1])
+      + dot(q5_codes(nib_hi(a.z), g.z, s1), xh[2]) + dot(q5_codes(nib_hi(a.w), g.w, s1), xh[3])
+      + dot(q5_codes(nib_hi(c.x), e.x, s1), xh[4]) + dot(q5_codes(nib_hi(c.y), e.y, s1), xh[5])
+      + dot(q5_codes(nib_hi(c.z), e.z, s1), xh[6]) + dot(q5_codes(nib_hi(c.w), e.w, s1), xh[7]);
+    (*acc)[r] += dm.x * (lo.x * ql + hi.x * qh) - dm.y * (lo.y * (sl.x + sl.y) + hi.y * (sh.x + sh.y));
+  }
+}
+#endif

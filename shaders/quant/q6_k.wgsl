@@ -2,7 +2,8 @@
 // words the block layout gives (W_QL, W_QH, W_SCALES, BLOCK_WORDS); scale plane f16 d per block.
 // Unit u (values 32u..32u+31) is half n = u / 4, s = u % 4: value l of the unit takes its low 4
 // bits from ql[64n + 32 (s & 1) + l] (low nibble for s < 2, high otherwise) and its high 2 bits
-// from shift 2s of qh[32n + l]; value = (d · scales[8n + 2s + (l >= 16)]) · (q - 32).
+// from shift 2s of qh[32n + l]; value = (d · scales[8n + 2s + (l >= 16)]) · (q - 32). The mat-vec
+// takes the offset out of the sum: d · scale · (Σ q·x − 32 Σx) per 16 values.
 const UNIT_PARTIAL = false;
 const_assert {{W_QL}}u % 4u == 0u && {{W_QH}}u % 4u == 0u && {{BLOCK_WORDS}}u % 4u == 0u; // 16-byte reads (w_quad)
 
@@ -29,3 +30,43 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
     }
   }
 }
+
+#if MATVEC
+const MV_UNITS = 1u;
+
+// The 6-bit codes of the four bytes of l (low nibbles at shift nshift) and h (high bits at shift 2s).
+fn q6_codes(l: u32, h: u32, nshift: u32, s: u32) -> vec4<f32> {
+  let lo = (vec4<u32>(l) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(nshift))) & vec4<u32>(15u);
+  return vec4<f32>(lo | (crumbs4(h, 2u * s) << vec4<u32>(4u)));
+}
+
+// Unit u of rows row0 .. row0 + rows − 1.
+fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
+  let x = x_unit(xb, 32u * u);
+  let xs = 32.0 * x_halves(x);
+  let sub = u & 7u;
+  let n = sub >> 2u;
+  let s = sub & 3u;
+  let nshift = 4u * (s >> 1u);
+  let si = 8u * n + 2u * s; // even: both scales sit in one word
+  for (var r = 0u; r < ROWS; r++) {
+    if (r >= rows) { break; }
+    let blk = (row0 + r) * P.blocks_per_row + (u >> 3u);
+    let b = {{BLOCK_WORDS}}u * blk;
+    let d = f16_to_f32(w_half(2u * P.scale_word + blk));
+    let sw = W[b + {{W_SCALES}}u + (si >> 2u)] >> ((si & 3u) * 8u);
+    let sc = vec2<f32>(vec2<i32>(bitcast<i32>(sw << 24u) >> 24u, bitcast<i32>(sw << 16u) >> 24u));
+    let ql = b + {{W_QL}}u + 16u * n + 8u * (s & 1u);
+    let qh = b + {{W_QH}}u + 8u * n;
+    let a = w_quad(ql);
+    let c = w_quad(ql + 4u);
+    let g = w_quad(qh);
+    let e = w_quad(qh + 4u);
+    let q0 = dot(q6_codes(a.x, g.x, nshift, s), x[0]) + dot(q6_codes(a.y, g.y, nshift, s), x[1])
+      + dot(q6_codes(a.z, g.z, nshift, s), x[2]) + dot(q6_codes(a.w, g.w, nshift, s), x[3]);
+    let q1 = dot(q6_codes(c.x, e.x, nshift, s), x[4]) + dot(q6_codes(c.y, e.y, nshift, s), x[5])
+      + dot(q6_codes(c.z, e.z, nshift, s), x[6]) + dot(q6_codes(c.w, e.w, nshift, s), x[7]);
+    (*acc)[r] += d * dot(sc, vec2<f32>(q0, q1) - xs);
+  }
+}
+#endif

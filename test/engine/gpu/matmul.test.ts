@@ -126,6 +126,14 @@ describe('shapes and options', () => {
     expect(source).toMatch(/let \w+ = w_quad\(qs/);
   });
 
+  it.each(['Q4_K', 'Q5_K', 'Q6_K', 'Q8_0'])('decode: %s dots the integer codes with x and scales each sub-block once', (type) => {
+    const source = new MatmulKernels(ctx).source('matvec4', type);
+    // The decoder's own step, not quant/unit-matvec.wgsl's per-value decode_unit.
+    const step = /fn matvec_step\([^]*?\n}\n/.exec(source)?.[0] ?? '';
+    expect(step).toMatch(/dot\(vec4<f32>\(|dot\(q\d_codes\(/);
+    expect(step).not.toMatch(/decode_unit\(/);
+  });
+
   it('offsets, strides, and a token count changed with setTokens', async () => {
     const { device } = ctx;
     const kernels = new MatmulKernels(ctx);
