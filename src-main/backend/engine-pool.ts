@@ -5,14 +5,23 @@
  * cache its previous turn left).
  */
 import { EngineHost, type EngineLauncher } from '../engine/host';
-import type { EngineInfo } from '../engine/protocol';
+import type { EngineInfo, ModelMemory } from '../engine/protocol';
 
 export interface LoadSpec {
   path: string;
   /** Context size the KV cache is allocated for. */
   ctx: number;
+  /** Called when this call has to load the model (before the engine has opened the file). */
+  onLoadStart?(): void;
   /** Load progress, in tensor bytes, while the model is being loaded for this call. */
   onProgress?(done: number, total: number): void;
+}
+
+/** A model an engine holds on the GPU now. */
+export interface PooledModel {
+  path: string;
+  ctx: number;
+  memory: ModelMemory;
 }
 
 export interface EngineLease {
@@ -41,6 +50,7 @@ export interface EnginePoolOptions {
 export class EnginePool {
   readonly #slots: Slot[] = [];
   readonly #cap: number;
+  readonly #changeListeners = new Set<() => void>();
 
   constructor(private readonly options: EnginePoolOptions = {}) {
     this.#cap = Math.max(1, options.cap ?? 1);
@@ -62,6 +72,36 @@ export class EnginePool {
     return result;
   }
 
+  /** The models loaded now, in the order of their engines. */
+  loaded(): PooledModel[] {
+    return this.#slots.flatMap(({ loaded }) => (loaded?.info.memory ? [{ path: loaded.path, ctx: loaded.ctx, memory: loaded.info.memory }] : []));
+  }
+
+  /** Calls `listener` whenever the loaded models change (a load, an unload, a crash); answers a function that stops it. */
+  onChange(listener: () => void): () => void {
+    this.#changeListeners.add(listener);
+    return () => this.#changeListeners.delete(listener);
+  }
+
+  /**
+   * Frees the model at `path` from its engine's GPU after the calls queued before on that engine
+   * (the process stays, for the next load). No-op when no engine holds it.
+   */
+  unload(path: string): Promise<void> {
+    const slot = this.#slots.find((s) => s.assigned === path);
+    if (!slot) return Promise.resolve();
+    const run = async (): Promise<void> => {
+      // A later call may have moved the engine to another model meanwhile: that one stays.
+      if (slot.loaded?.path !== path) return;
+      slot.loaded = null;
+      await slot.host.unload();
+      this.#changed();
+    };
+    const result = slot.queue.then(run, run);
+    slot.queue = result.catch(() => {});
+    return result;
+  }
+
   /** Stops every engine process. */
   async close(): Promise<void> {
     const slots = this.#slots.splice(0);
@@ -75,7 +115,10 @@ export class EnginePool {
       const host = new EngineHost({ launcher: this.options.launcher, stdio: 'inherit' });
       const slot: Slot = { host, assigned: path, loaded: null, queue: Promise.resolve(), lastUsed: 0 };
       // A crashed engine holds nothing: the next call loads again.
-      host.onCrash(() => (slot.loaded = null));
+      host.onCrash(() => {
+        slot.loaded = null;
+        this.#changed();
+      });
       this.#slots.push(slot);
       return slot;
     }
@@ -88,8 +131,15 @@ export class EnginePool {
     const held = slot.loaded;
     if (held && held.path === spec.path && held.ctx >= spec.ctx) return held.info;
     slot.loaded = null;
+    if (held) this.#changed();
+    spec.onLoadStart?.();
     const info = await slot.host.load(spec.path, { ctx: spec.ctx }, (e) => spec.onProgress?.(e.done, e.total));
     slot.loaded = { path: spec.path, ctx: spec.ctx, info };
+    this.#changed();
     return info;
+  }
+
+  #changed(): void {
+    for (const listener of this.#changeListeners) listener();
   }
 }

@@ -21,6 +21,7 @@ import { createChatApi } from './chat';
 import { createDownloadsApi } from './downloads';
 import type { BackendContext } from './context';
 import { EnginePool } from './engine-pool';
+import { createEnginesApi } from './engines-api';
 import { EventHub } from './events';
 import { createExportApi } from './export';
 import { createInspectorApi } from './inspector';
@@ -86,6 +87,7 @@ export function createBackend(options: BackendOptions): Backend {
     ...createJobsApi(context),
     ...createDownloadsApi(context),
     ...createOllamaApi(context),
+    ...createEnginesApi(context),
     ...createServerApi(context, { listModels: () => api.listModels() }),
   };
   let closing: Promise<void> | undefined;

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JobKind, JobResults, JobState, JobStateOf } from '../../src-preload/api';
 import type { EventHub } from './events';
+import { Throttle } from './throttle';
 
 export interface JobContext {
   signal: AbortSignal;
@@ -67,14 +68,7 @@ export class JobManager {
     };
     // The same object, as the union the API speaks (TypeScript cannot see that a generic K's state is one of its members).
     const view = state as JobState;
-    let lastSent = 0;
-    /** A progress event held back by the throttle, sent when the interval is over (so the last step always shows). */
-    let pending: NodeJS.Timeout | undefined;
-    const sendProgress = () => {
-      pending = undefined;
-      lastSent = Date.now();
-      this.#emit(view);
-    };
+    const progress = new Throttle<JobState>(PROGRESS_EVERY_MS, (job) => this.#emit(job));
     const context: JobContext = {
       signal: controller.signal,
       progress: (done, total, detail) => {
@@ -82,13 +76,11 @@ export class JobManager {
         state.done = done;
         if (total !== undefined) state.total = total;
         if (detail !== undefined) state.detail = detail;
-        const wait = lastSent + PROGRESS_EVERY_MS - Date.now();
-        if (wait <= 0) sendProgress();
-        else pending ??= setTimeout(sendProgress, wait);
+        progress.push(view);
       },
     };
     const finish = (patch: Partial<JobStateOf<K>>) => {
-      clearTimeout(pending);
+      progress.cancel();
       Object.assign(state, patch, { endedAt: new Date().toISOString() });
       this.#emit(view);
       this.#prune();

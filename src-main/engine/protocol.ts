@@ -7,8 +7,9 @@
  */
 import type { WindowComparison, WindowScores } from '../core/quality/divergence';
 import type { JsonConstraint } from '../core/constrained/token-constraint';
+import type { ModelMemory } from '../../src-preload/api/engines';
 
-export type { WindowComparison, WindowScores, JsonConstraint };
+export type { WindowComparison, WindowScores, JsonConstraint, ModelMemory };
 
 // What crosses the process boundary is declared here, and the engine's own modules import it from
 // here: hosts read this file without reaching into the GPU code.
@@ -47,16 +48,6 @@ export interface SamplingParams {
   /** Penalty window in tokens (at most PENALTY_RING). */
   penaltyLastN: number;
   seed: number;
-}
-
-export interface ModelMemory {
-  /** Bytes of the file's tensors the model uses. */
-  fileTensorBytes: number;
-  /** Bytes of those tensors on the GPU (quantized blocks, repacked; f32 vectors). */
-  residentWeightBytes: number;
-  kvBytes: number;
-  /** Activations, RoPE table, ids. */
-  scratchBytes: number;
 }
 
 export interface ModelInfo {

@@ -1,7 +1,8 @@
 /** What the back end pushes to the UI: over IPC in Electron, over SSE (`GET /api/events`) in browser mode. */
 import type { Settings } from './app';
-import type { MessageView } from './chat';
+import type { AnswerProgress, MessageView } from './chat';
 import type { DownloadView } from './downloads';
+import type { LoadedModel } from './engines';
 import type { JobState } from './jobs';
 
 export type GufoEvent =
@@ -11,12 +12,16 @@ export type GufoEvent =
   | { type: 'library-changed' }
   /** Text appended to a message being written. */
   | { type: 'chat-delta'; chatId: number; messageId: number; text: string }
+  /** Where an answer being written is: loading the model, or tokens so far (a few times a second). */
+  | { type: 'chat-progress'; chatId: number; messageId: number; progress: AnswerProgress }
   /** A message was created or its status/stats changed (not sent for each delta). */
   | { type: 'chat-message'; message: MessageView }
   /** A chat was created, renamed or deleted. */
   | { type: 'chats-changed' }
   | { type: 'settings-changed'; settings: Settings }
   /** A download was queued, progressed (a few times a second) or changed status. */
-  | { type: 'download'; download: DownloadView };
+  | { type: 'download'; download: DownloadView }
+  /** A model was loaded onto the GPU or freed: every model loaded now. */
+  | { type: 'loaded-models'; models: LoadedModel[] };
 
 export type GufoEventListener = (event: GufoEvent) => void;

@@ -13,6 +13,7 @@ import { APP_METHODS, type AppApi } from './app';
 import { BENCH_METHODS, type BenchApi } from './bench';
 import { CHAT_METHODS, type ChatApi } from './chat';
 import { DOWNLOADS_METHODS, type DownloadsApi } from './downloads';
+import { ENGINES_METHODS, type EnginesApi } from './engines';
 import type { GufoEventListener } from './events';
 import { EXPORT_METHODS, type ExportApi } from './export';
 import { INSPECTOR_METHODS, type InspectorApi } from './inspector';
@@ -26,6 +27,7 @@ export { CONTEXT_TOKENS } from './app';
 export type * from './bench';
 export type * from './chat';
 export type * from './downloads';
+export type * from './engines';
 export type * from './events';
 export type * from './export';
 export type * from './inspector';
@@ -36,7 +38,7 @@ export type * from './server';
 export { API_KEY_CHARS } from './server';
 export { fileTypeLabel, formatBytes } from './format';
 
-export interface GufoApi extends AppApi, LibraryApi, InspectorApi, ChatApi, BenchApi, ExportApi, JobsApi, ServerApi, DownloadsApi, OllamaApi {}
+export interface GufoApi extends AppApi, LibraryApi, InspectorApi, ChatApi, BenchApi, ExportApi, JobsApi, ServerApi, DownloadsApi, OllamaApi, EnginesApi {}
 
 /** Every method name of GufoApi, for the bindings that forward calls by name. */
 export const API_METHODS = [
@@ -50,6 +52,7 @@ export const API_METHODS = [
   ...SERVER_METHODS,
   ...DOWNLOADS_METHODS,
   ...OLLAMA_METHODS,
+  ...ENGINES_METHODS,
 ] as const;
 
 // A method missing from the lists above would be unreachable from the UI: fail the typecheck.

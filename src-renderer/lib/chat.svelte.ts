@@ -2,7 +2,8 @@
  * The chat on show: its view (every message of every branch), kept live from the back end's
  * events, and what the user can do to it. Components read it and call its methods.
  */
-import type { ChatSettingsPatch, ChatView, GufoBridge } from '../../src-preload/api';
+import { SvelteMap } from 'svelte/reactivity';
+import type { AnswerProgress, ChatSettingsPatch, ChatView, GufoBridge } from '../../src-preload/api';
 import { downloadExport } from './chat-download';
 import { activePath, buildTree } from './chat-tree';
 import { applyChatEvent, isStreaming, mergeFetchedView } from './chat-view';
@@ -21,6 +22,8 @@ export class ChatStore {
   /** The conversation on show: the active branch from its first message to its leaf. */
   readonly path = $derived(activePath(this.tree, this.view?.activeLeafId ?? null));
   readonly streaming = $derived(isStreaming(this.view));
+  /** Answers being written in this chat: the model load, or tokens so far; kept until a fresh view has the final numbers. */
+  readonly live = new SvelteMap<number, AnswerProgress>();
 
   readonly #gufo: GufoBridge;
   readonly #stopListening: () => void;
@@ -33,10 +36,17 @@ export class ChatStore {
     this.#gufo = gufo;
     this.#stopListening = gufo.onEvent((event) => {
       if (event.type === 'chats-changed') return void this.#refresh();
+      if (event.type === 'chat-progress') {
+        if (event.chatId === this.chatId) this.live.set(event.messageId, event.progress);
+        return;
+      }
       if (!this.view || applyChatEvent(this.view, event) === 'none') return;
       this.#adoptPendingLeaf();
       // A finished answer changes the context usage, which only a fresh view tells.
-      if (event.type === 'chat-message' && event.message.status !== 'streaming') void this.#refresh();
+      if (event.type === 'chat-message' && event.message.status !== 'streaming') {
+        const ended = event.message.id;
+        void this.#refresh().then(() => this.live.delete(ended));
+      }
     });
   }
 
@@ -51,6 +61,7 @@ export class ChatStore {
   /** Shows chat `chatId` (none for null); with `atMessageId`, on the branch through that message. */
   async open(chatId: number | null, atMessageId: number | null = null): Promise<void> {
     const count = ++this.#openCount;
+    if (chatId !== this.chatId) this.live.clear();
     this.loadingId = chatId;
     if (chatId === null) {
       this.view = null;

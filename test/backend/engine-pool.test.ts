@@ -86,4 +86,39 @@ describe('EnginePool (real engine processes on the GPU)', () => {
       await pool.close();
     }
   });
+  it('lists a loaded model with its GPU memory, frees it after the work queued on it, and loads it again for the next call', async () => {
+    const pool = new EnginePool();
+    try {
+      const changes: string[][] = [];
+      pool.onChange(() => changes.push(pool.loaded().map((m) => m.path)));
+      const host = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host);
+      const [loaded] = pool.loaded();
+      expect(loaded).toMatchObject({ path: STORIES_260K, ctx: 32 });
+      expect(loaded!.memory.residentWeightBytes).toBeGreaterThan(0);
+      expect(loaded!.memory.kvBytes).toBeGreaterThan(0);
+      expect(loaded!.memory).toEqual((await host.info()).memory);
+
+      // An unload asked while a call runs frees the model once that call ends.
+      const order: string[] = [];
+      const running = pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => {
+        await host.generate({ prompt: [1, 400], maxTokens: 2 });
+        order.push('generated');
+      });
+      await pool.unload(STORIES_260K).then(() => order.push('unloaded'));
+      await running;
+      expect(order).toEqual(['generated', 'unloaded']);
+      expect(pool.loaded()).toEqual([]);
+      expect((await host.info()).model).toBeNull();
+      await pool.unload(STORIES_260K); // nothing loaded: no-op
+
+      let started = 0;
+      let uploaded = 0;
+      const spec = { path: STORIES_260K, ctx: 32, onLoadStart: () => started++, onProgress: (done: number, total: number) => (uploaded = done / total) };
+      expect(await pool.withModel(spec, async ({ info }) => info.model?.path)).toBe(STORIES_260K);
+      expect([started, uploaded]).toEqual([1, 1]);
+      expect(changes).toEqual([[STORIES_260K], [], [STORIES_260K]]);
+    } finally {
+      await pool.close();
+    }
+  });
 });

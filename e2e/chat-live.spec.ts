@@ -1,0 +1,134 @@
+/**
+ * Live numbers in the chat (browser mode, stories260K on SwiftShader): "Loading model…" while the
+ * model loads, the context bar and the speed moving while the answer streams, and the header's
+ * loaded-model indicator with its GPU memory and Unload.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Page, type TestInfo } from '@playwright/test';
+import { SWIFTSHADER_ICD } from '../src-main/engine/gpu/software-driver';
+import { STORIES_260K } from '../test/support/paths';
+import { startGufoServe, type GufoServe } from './support/gufo-serve';
+import { collectProblems } from './support/watch-page';
+
+test.describe.configure({ timeout: 240_000 });
+
+let scratch: string;
+let gufo: GufoServe;
+
+test.beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'gufo-e2e-live-'));
+  const models = join(scratch, 'models');
+  mkdirSync(models);
+  copyFileSync(STORIES_260K, join(models, 'stories260K.gguf'));
+  gufo = await startGufoServe({
+    GUFO_HOME: join(scratch, 'home'),
+    GUFO_MODELS_DIRS: models,
+    VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? SWIFTSHADER_ICD,
+    XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? tmpdir(),
+  });
+});
+
+test.afterAll(async () => {
+  await gufo?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** What the page showed of the last answer, sampled every 20 ms in the page itself (no round trips to miss it). */
+interface Sample {
+  busy: boolean;
+  meter: number | null;
+  loading: string | null;
+  live: string | null;
+}
+
+async function startSampling(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const samples: Sample[] = [];
+    (window as unknown as { liveSamples: Sample[] }).liveSamples = samples;
+    setInterval(() => {
+      const answer = [...document.querySelectorAll('article[aria-label="Assistant message"]')].at(-1);
+      const meter = document.querySelector('meter');
+      samples.push({
+        busy: answer?.getAttribute('aria-busy') === 'true',
+        meter: meter ? Number(meter.getAttribute('value')) : null,
+        loading: answer?.querySelector('.loading')?.textContent?.trim() ?? null,
+        live: answer?.querySelector('[aria-label="Live statistics"]')?.textContent ?? null,
+      });
+    }, 20);
+  });
+}
+
+const samplesOf = (page: Page) => page.evaluate(() => (window as unknown as { liveSamples: Sample[] }).liveSamples);
+
+async function shot(page: Page, testInfo: TestInfo, name: string): Promise<void> {
+  await page.screenshot({ path: testInfo.outputPath(`${name}.png`) });
+}
+
+test('the chat shows the model loading, live numbers while streaming, and the loaded model with Unload', async ({ browser }, testInfo) => {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  const problems = collectProblems(page);
+  await page.goto(gufo.url.href);
+
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Chat' }).click();
+  await page.getByRole('button', { name: 'New chat' }).first().click();
+  const dialog = page.getByRole('dialog', { name: 'New chat' });
+  const select = dialog.getByRole('combobox', { name: 'Model' });
+  await expect.poll(async () => (await select.locator('option').allTextContents()).some((t) => t.trim().startsWith('stories260K'))).toBe(true);
+  await select.selectOption({ label: (await select.locator('option').allTextContents()).find((t) => t.trim().startsWith('stories260K'))!.trim() });
+  await dialog.getByRole('radio', { name: 'Precise' }).check();
+  await dialog.getByText('Advanced', { exact: true }).click();
+  // Long enough to stream for a while on a software GPU.
+  await dialog.getByRole('spinbutton', { name: 'Max tokens' }).fill('400');
+  await dialog.getByRole('button', { name: 'Create chat' }).click();
+  await expect(dialog).toBeHidden();
+
+  const loaded = page.getByRole('region', { name: 'Loaded models' });
+  await expect(loaded).toBeHidden(); // nothing on the GPU yet
+  const meter = page.locator('meter');
+  const before = Number(await meter.getAttribute('value'));
+
+  await startSampling(page);
+  const message = page.getByRole('textbox', { name: 'Message' });
+  await message.fill('Once upon a time');
+  await message.press('Enter');
+  const answer = page.getByRole('article', { name: 'Assistant message' }).last();
+
+  // The first answer starts the engine and loads the model: said, with the share uploaded once known.
+  await expect(answer.getByRole('status').filter({ hasText: 'Loading model…' })).toBeVisible({ timeout: 60_000 });
+  await shot(page, testInfo, 'chat-loading-model');
+  // Then the speed so far, while the answer is still being written.
+  const live = answer.getByRole('group', { name: 'Live statistics' });
+  await expect(live).toContainText('tok/s so far', { timeout: 120_000 });
+  await shot(page, testInfo, 'chat-live-numbers');
+  await expect(answer.getByRole('group', { name: 'Generation statistics' })).toBeVisible({ timeout: 120_000 });
+  await expect(answer).toHaveAttribute('aria-busy', 'false');
+  await expect(live).toBeHidden();
+
+  const samples = await samplesOf(page);
+  const streaming = samples.filter((s) => s.busy);
+  expect(streaming.some((s) => s.loading !== null && /^Loading model…/.test(s.loading)), 'a "Loading model…" state while streaming').toBe(true);
+  // The context bar moved before the answer ended, more than once: it counts the tokens as they come.
+  const meterWhileStreaming = new Set(streaming.map((s) => s.meter).filter((m) => m !== null && m > before));
+  expect(meterWhileStreaming.size, `context values while streaming (from ${before})`).toBeGreaterThanOrEqual(2);
+  expect(streaming.some((s) => s.live?.includes('tok/s so far')), 'tok/s while streaming').toBe(true);
+
+  // The header shows the loaded model and the GPU memory it holds; Unload frees it.
+  await expect(loaded).toContainText('stories260K');
+  await expect(loaded).toContainText(/\d+(\.\d+)? (KB|MB) on GPU/);
+  await shot(page, testInfo, 'loaded-model');
+  await loaded.getByRole('button', { name: 'Unload stories260K' }).click();
+  await expect(loaded).toBeHidden();
+  await shot(page, testInfo, 'model-unloaded');
+
+  // The next answer loads it again.
+  await message.fill('The end');
+  await message.press('Enter');
+  await expect(page.getByRole('article', { name: 'Assistant message' }).last().getByRole('group', { name: 'Generation statistics' })).toBeVisible({ timeout: 120_000 });
+  await expect(loaded).toContainText('stories260K');
+
+  expect(problems, 'console errors, warnings and page errors').toEqual([]);
+  await context.close();
+});

@@ -1,0 +1,31 @@
+/**
+ * What an answer being written shows while it streams, from its 'chat-progress' events: the model
+ * load, then the tokens so far and the speed. Its GenerationStats replace these once it ends.
+ */
+import type { AnswerProgress, ContextUsage } from '../../src-preload/api';
+import { formatRate } from './format';
+
+export type LoadingProgress = Extract<AnswerProgress, { phase: 'loading' }>;
+export type GeneratingProgress = Extract<AnswerProgress, { phase: 'generating' }>;
+
+/** The context bar's numbers while an answer is written: the prompt and the tokens generated so far. */
+export function liveContextUsage(usage: ContextUsage, progress: AnswerProgress | undefined): ContextUsage {
+  if (progress?.phase !== 'generating') return usage;
+  return { ...usage, usedTokens: Math.min(usage.contextSize, progress.promptTokens + progress.generatedTokens) };
+}
+
+/** "Loading model… 42%"; without the share until the engine has opened the file. */
+export function loadingText(progress: LoadingProgress): string {
+  if (progress.totalBytes <= 0) return 'Loading model…';
+  return `Loading model… ${Math.floor((progress.doneBytes / progress.totalBytes) * 100)}%`;
+}
+
+export function tokenCount(tokens: number): string {
+  return `${tokens} ${tokens === 1 ? 'token' : 'tokens'}`;
+}
+
+/** The statistics line while tokens stream: the speed so far (from the second token on) and the tokens. */
+export function liveStatsItems(progress: GeneratingProgress): string[] {
+  const speed = progress.decodeTokS === null ? [] : [`${formatRate(progress.decodeTokS)} so far`];
+  return [...speed, tokenCount(progress.generatedTokens)];
+}
