@@ -10,6 +10,7 @@
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { forwardWithoutDriverNoise } from './driver-noise';
 import type {
   BenchResponse,
   EngineEvent,
@@ -62,7 +63,7 @@ export interface ForkOptions {
   /** The engine entry (default: `defaultEngineEntry()`). */
   entry?: string;
   env?: NodeJS.ProcessEnv;
-  /** Where the engine's stdout/stderr go (default: inherited, so its logs reach stderr). */
+  /** Where the engine's stdout/stderr go (default: inherited, so its logs reach stderr, less driver noise). */
   stdio?: 'inherit' | 'ignore';
 }
 
@@ -88,8 +89,10 @@ export function forkLauncher(options: ForkOptions = {}): EngineLauncher {
     const child = fork(entry, {
       execArgv: entry.endsWith('.ts') ? ['--import', 'tsx'] : [],
       env: options.env ?? process.env,
-      stdio: [stdio, stdio, stdio, 'ipc'],
+      // stderr through a filter that drops the GPU stack's start-up noise.
+      stdio: [stdio, stdio, stdio === 'inherit' ? 'pipe' : stdio, 'ipc'],
     });
+    if (child.stderr) forwardWithoutDriverNoise(child.stderr, process.stderr);
     let gone = false;
     const exit = (reason: string) => {
       if (gone) return;

@@ -82,6 +82,8 @@ export async function startEngine(path: string, ctx: number, quiet = false): Pro
     const info = await host.load(path, { ctx }, (e) => bar.update(e.done / e.total, formatBytes(e.done)));
     bar.done();
     if (!quiet) log(`${info.adapter.name} (${info.adapter.backend}): ${formatBytes(info.memory!.residentWeightBytes)} of weights, KV cache ${formatBytes(info.memory!.kvBytes)} for ${ctx} tokens`);
+    // Said even when quiet: a CPU standing in for the GPU explains every number that follows.
+    if (info.adapter.isFallbackAdapter) log(`software GPU: slow (${info.adapter.name}); install your GPU's driver to use the GPU`);
     return { host, info };
   } catch (err) {
     bar.done();

@@ -3,10 +3,9 @@
  * the kernels can use when the adapter has them (shader-f16, subgroups, timestamp-query) and
  * for the adapter's own limits, and says what it got.
  */
-import { existsSync } from 'node:fs';
 import { create, globals } from 'webgpu';
 import type { GpuInfo } from '../protocol';
-import { SWIFTSHADER_ICD } from './software-driver';
+import { installedSoftwareIcd, vulkanDriversChosen } from './software-driver';
 
 
 export interface GpuContext {
@@ -65,14 +64,19 @@ export async function openGpu(adapterName = process.env.GUFO_ADAPTER): Promise<G
   }
   const backend = requestedBackend();
   let gpu: GPU | undefined = create(dawnOptions(adapterName, backend));
-  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  let adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  const softwareIcd = adapter || vulkanDriversChosen() || (backend ?? defaultBackend()) !== 'vulkan' ? undefined : installedSoftwareIcd();
+  if (softwareIcd) {
+    // No hardware driver answered: the Vulkan loader reads VK_ICD_FILENAMES when Dawn makes its next instance.
+    process.env.VK_ICD_FILENAMES = softwareIcd;
+    gpu = create(dawnOptions(adapterName, backend));
+    adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  }
   if (!adapter) {
     gpu = undefined;
-    const hint = existsSync(SWIFTSHADER_ICD)
-      ? `, or use the software driver: VK_ICD_FILENAMES=${SWIFTSHADER_ICD}`
-      : ' (Debian/Ubuntu: apt install libvulkan1 mesa-vulkan-drivers; or chromium for its SwiftShader driver)';
     throw new NoGpuError(
-      `no WebGPU adapter found${adapterName ? ` named "${adapterName}"` : ''}: install your GPU's Vulkan (Linux/Windows) or Metal (macOS) driver${hint}`,
+      `no WebGPU adapter found${adapterName ? ` named "${adapterName}"` : ''}: install your GPU's Vulkan (Linux/Windows) or Metal (macOS) driver` +
+        ' (Debian/Ubuntu: apt install libvulkan1 mesa-vulkan-drivers, which brings the lavapipe software driver; or chromium for its SwiftShader driver)',
     );
   }
   const features = WANTED_FEATURES.filter((f) => adapter.features.has(f));
