@@ -55,12 +55,13 @@ export function createExportApi(ctx: BackendContext): ExportApi {
               fileType,
               predictedBytes: p.fileBytes,
               bitsPerWeight: p.bitsPerWeight,
+              fallbacks: p.fallbacks,
               requantizes: p.requantized.length,
               unavailable: blocker(p, allow),
               defaultOutputPath,
             };
           } catch (err) {
-            return { fileType, predictedBytes: null, bitsPerWeight: null, requantizes: 0, unavailable: errorText(err), defaultOutputPath };
+            return { fileType, predictedBytes: null, bitsPerWeight: null, fallbacks: [], requantizes: 0, unavailable: errorText(err), defaultOutputPath };
           }
         }),
       );

@@ -45,11 +45,44 @@ export interface ExportPrediction {
   elements: number;
   /** tensorBytes × 8 / elements, over every tensor (norms included), as the library reports it. */
   bitsPerWeight: number;
+  /** Tensors whose mixture type did not fit their rows, grouped by that type and the type taken instead. */
+  fallbacks: TypeFallback[];
+  /** Tensors per ggml type in the output, most tensors first. */
+  outputTypes: { type: string; tensors: number }[];
   /** Tensors already quantized that this type would convert again, through f32, losing quality. */
   requantized: { name: string; from: string; to: string }[];
   /** Why Gufo cannot write this type for this model (a type it has no codec for), or null. */
   unsupported: string | null;
   tensors: PredictedTensor[];
+}
+
+/** `tensors` tensors the mixture wanted as `from` are written as `to`, since their rows do not hold `from`'s blocks. */
+export interface TypeFallback {
+  from: string;
+  to: string;
+  tensors: number;
+}
+
+/**
+ * One target type's plan, the shape `gufo quantize --plan --json` prints and the export screen
+ * shows: exact file bytes, real bits per weight, and the fallbacks behind them.
+ */
+export interface QuantizePlanEntry {
+  type: QuantFileType;
+  bytes: number;
+  bitsPerWeight: number;
+  fallbacks: TypeFallback[];
+}
+
+export function planEntry(p: ExportPrediction): QuantizePlanEntry {
+  return { type: p.fileType, bytes: p.fileBytes, bitsPerWeight: p.bitsPerWeight, fallbacks: p.fallbacks };
+}
+
+/** Counts of equal keys, most first (ties in first-seen order). */
+function countBy<T>(items: readonly T[], key: (item: T) => string): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1]);
 }
 
 /** Predicts the export of `model` to `fileType`; throws when the recipe cannot plan it. */
@@ -80,12 +113,18 @@ export function predictExport(model: GgufFile, fileType: QuantFileType, options:
     }
     return tensor;
   });
+  const fellBack = plan.tensors.filter((x) => x.fallbackFrom !== null);
   return {
     fileType,
     fileBytes: layout.fileBytes,
     tensorBytes,
     elements,
     bitsPerWeight: elements === 0 ? 0 : (tensorBytes * 8) / elements,
+    fallbacks: countBy(fellBack, (x) => `${x.fallbackFrom!.name}\n${x.to.name}`).map(([key, tensors]) => {
+      const [from, to] = key.split('\n') as [string, string];
+      return { from, to, tensors };
+    }),
+    outputTypes: countBy(plan.tensors, (x) => x.to.name).map(([type, tensors]) => ({ type, tensors })),
     requantized,
     unsupported,
     tensors,

@@ -53,8 +53,8 @@ export interface PlannedTensor {
   readonly ne: readonly number[];
   readonly from: GgmlType;
   readonly to: GgmlType;
-  /** True when the mixture's choice did not fit the row length and a fallback type was taken. */
-  readonly fallback: boolean;
+  /** The mixture's choice when it did not fit the row length and `to` is the fallback taken instead; else null. */
+  readonly fallbackFrom: GgmlType | null;
 }
 
 export interface QuantPlan {
@@ -148,10 +148,10 @@ export function planQuantization(model: RecipeModel, fileType: QuantFileType, op
     quantizationVersion: GGML_QUANTIZATION_VERSION,
     tensors: tensors.map((tensor) => {
       if (!isQuantizable(tensor, options)) {
-        return { name: tensor.name, ne: tensor.ne, from: tensor.type, to: tensor.type, fallback: false };
+        return { name: tensor.name, ne: tensor.ne, from: tensor.type, to: tensor.type, fallbackFrom: null };
       }
-      const { type, fallback } = chooseType(state, tensor, defaultType);
-      return { name: tensor.name, ne: tensor.ne, from: tensor.type, to: type, fallback };
+      const { type, fallbackFrom } = chooseType(state, tensor, defaultType);
+      return { name: tensor.name, ne: tensor.ne, from: tensor.type, to: type, fallbackFrom };
     }),
   };
 }
@@ -268,28 +268,28 @@ function isAttnVLike(role: Role): boolean {
 // Choosing a type
 
 /** One quantizable tensor's type: user overrides first, then the mixture, then a fallback that fits. */
-function chooseType(state: RecipeState, tensor: RecipeTensor, defaultType: GgmlType): { type: GgmlType; fallback: boolean } {
+function chooseType(state: RecipeState, tensor: RecipeTensor, defaultType: GgmlType): { type: GgmlType; fallbackFrom: GgmlType | null } {
   const { options } = state;
   const role = roleOf(tensor.name);
   // Explicit types for the embeddings and the output matrix are taken as given.
   if (options.tokenEmbeddingType && role === 'token_embd') return exactly(tensor, options.tokenEmbeddingType);
   if (options.outputTensorType && role === 'output') return exactly(tensor, options.outputTensorType);
   // F16/BF16 files are plain conversions: no mixture.
-  if (!defaultType.quantized) return { type: defaultType, fallback: false };
+  if (!defaultType.quantized) return { type: defaultType, fallbackFrom: null };
   const wanted = options.pure ? defaultType : mixtureType(state, tensor, role, defaultType);
   const type = fallbackType(tensor, wanted);
-  return { type, fallback: type !== wanted };
+  return { type, fallbackFrom: type === wanted ? null : wanted };
 }
 
 /**
  * An override llama.cpp applies without a fallback: a row length the type cannot hold makes
  * llama.cpp abort, so the plan refuses it instead.
  */
-function exactly(tensor: RecipeTensor, type: GgmlType): { type: GgmlType; fallback: boolean } {
+function exactly(tensor: RecipeTensor, type: GgmlType): { type: GgmlType; fallbackFrom: null } {
   if (tensor.ne[0]! % type.blockSize !== 0) {
     throw new Error(`${tensor.name}: rows of ${tensor.ne[0]} cannot be stored as ${type.name} (blocks of ${type.blockSize})`);
   }
-  return { type, fallback: false };
+  return { type, fallbackFrom: null };
 }
 
 /** The file type's mixture: which roles and layers get more (or fewer) bits than the default. */

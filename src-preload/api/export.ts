@@ -10,6 +10,11 @@ export interface ExportTypeOption {
   predictedBytes: number | null;
   /** Tensor bytes × 8 / weights, over every tensor; null with predictedBytes. */
   bitsPerWeight: number | null;
+  /**
+   * Tensors whose rows cannot hold the mixture's type (e.g. 64-wide rows and 256-wide K-quant
+   * blocks), grouped by that type (`from`) and the type written instead (`to`).
+   */
+  fallbacks: { from: string; to: string; tensors: number }[];
   /** Tensors already quantized that this type converts again (through f32, losing some quality). */
   requantizes: number;
   /** Why it cannot be chosen for this model (no codec, or re-quantizing not allowed), null when it can. */

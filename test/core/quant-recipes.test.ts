@@ -80,7 +80,7 @@ function compare(model: string, fileType: QuantFileType, options: RecipeOptions 
     expect(plan.quantizationVersion).toBe(gguf.getNumber('general.quantization_version'));
     // llama.cpp counts the tensors that needed a fallback type.
     const fallbacks = /(\d+) of \d+ tensor\(s\) required fallback/.exec(result.log)?.[1] ?? '0';
-    expect(plan.tensors.filter((t) => t.fallback).length).toBe(Number(fallbacks));
+    expect(plan.tensors.filter((t) => t.fallbackFrom !== null).length).toBe(Number(fallbacks));
     return plan;
   } finally {
     file.close();

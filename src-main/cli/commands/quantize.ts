@@ -1,8 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { ggmlTypeByName, type GgmlType } from '../../core/ggml-types';
-import { isQuantFileType, QUANT_FILE_TYPES } from '../../core/quant-recipes';
+import { predictExport } from '../../core/export-size';
+import { isQuantFileType, QUANT_FILE_TYPES, type QuantFileType, type RecipeOptions } from '../../core/quant-recipes';
 import { tensorName } from '../../core/tensor-names';
 import { FileExistsError } from '../../node/atomic-write';
+import { openGguf } from '../../node/gguf-io';
 import { loadImatrix } from '../../node/imatrix-file';
 import { quantizeFile } from '../../node/quantize';
 import { CliError, log, printJson, type Command } from '../command';
@@ -49,6 +51,22 @@ function threadsOption(value: string | boolean | undefined): number {
   return n;
 }
 
+/**
+ * What the written file holds, from the plan the export screen shows: real bits per weight,
+ * tensors per output type, and the tensors whose rows could not hold the mixture's type.
+ */
+function planSummary(input: string, fileType: QuantFileType, recipe: RecipeOptions): string {
+  const { gguf, file } = openGguf(input);
+  try {
+    const p = predictExport(gguf, fileType, recipe);
+    const types = p.outputTypes.map((t) => `${t.tensors} ${t.type}`).join(', ');
+    const fallbacks = p.fallbacks.map((f) => `${f.tensors} ${f.from} → ${f.to}`).join(', ');
+    return `${p.bitsPerWeight.toFixed(2)} bits per weight; tensors: ${types}${fallbacks ? `; fell back (rows too short for the type's blocks): ${fallbacks}` : ''}`;
+  } finally {
+    file.close();
+  }
+}
+
 export const quantizeCommand: Command = {
   help: HELP,
   options: {
@@ -72,15 +90,18 @@ export const quantizeCommand: Command = {
     const threads = threadsOption(args.values.threads);
     const imatrixPath = args.values.imatrix;
     const imatrix = typeof imatrixPath === 'string' ? loadImatrix(imatrixPath) : undefined;
+    const recipe: RecipeOptions = {
+      outputTensorType: typeOption(args.values['output-tensor-type'], '--output-tensor-type'),
+      tokenEmbeddingType: typeOption(args.values['token-embedding-type'], '--token-embedding-type'),
+      pure: Boolean(args.values.pure),
+    };
     const bar = progressBar(`${fileType}`);
     let report;
     try {
       report = await quantizeFile(input, output, fileType, {
         imatrix,
         allowRequantize: Boolean(args.values['allow-requantize']),
-        outputTensorType: typeOption(args.values['output-tensor-type'], '--output-tensor-type'),
-        tokenEmbeddingType: typeOption(args.values['token-embedding-type'], '--token-embedding-type'),
-        pure: Boolean(args.values.pure),
+        ...recipe,
         overwrite: Boolean(args.values.force),
         threads,
         signal: interruptSignal(),
@@ -94,5 +115,6 @@ export const quantizeCommand: Command = {
     }
     if (args.values.json) return printJson(report);
     log(`${output}: ${fileType}, ${formatBytes(report.bytesIn)} → ${formatBytes(report.bytesOut)} in ${report.seconds.toFixed(1)} s`);
+    log(planSummary(input, fileType, recipe));
   },
 };
