@@ -23,5 +23,5 @@ port.on('message', ({ id, job }: WorkerRequest) => {
   } catch (err) {
     reply = { id, error: err instanceof Error ? err.message : String(err) };
   }
-  port.postMessage(reply, 'bytes' in reply ? [reply.bytes.buffer] : []);
+  port.postMessage(reply, 'bytes' in reply ? [reply.bytes.buffer as ArrayBuffer] : []);
 });

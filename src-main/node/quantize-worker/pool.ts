@@ -48,7 +48,7 @@ export class ChunkPool {
       if (slot.job || this.#queue.length === 0) continue;
       slot.job = this.#queue.shift()!;
       // Transferred: the main thread read these bytes for this job alone.
-      slot.worker.postMessage(slot.job.request, [slot.job.request.job.source.buffer]);
+      slot.worker.postMessage(slot.job.request, [slot.job.request.job.source.buffer as ArrayBuffer]);
     }
   }
 
