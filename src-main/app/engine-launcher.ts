@@ -5,6 +5,7 @@
  */
 import { sep } from 'node:path';
 import { utilityProcess } from 'electron';
+import { forwardWithoutDriverNoise } from '../engine/driver-noise';
 import type { EngineLauncher } from '../engine/host';
 import type { EngineMessage } from '../engine/protocol';
 
@@ -24,9 +25,9 @@ export function unpackedPath(file: string): string {
 export function utilityProcessLauncher(entry: string): EngineLauncher {
   return (events) => {
     const child = utilityProcess.fork(entry, [], { serviceName: 'Gufo engine', stdio: 'pipe' });
-    // Its logs reach the app's own stdout/stderr (and reading them keeps the pipes from filling up).
+    // Its logs reach the app's own stdout/stderr, less the GPU stack's start-up noise (and reading them keeps the pipes from filling up).
     child.stdout?.pipe(process.stdout);
-    child.stderr?.pipe(process.stderr);
+    if (child.stderr) forwardWithoutDriverNoise(child.stderr, process.stderr);
     let exited = false;
     const exitWaiters: (() => void)[] = [];
     child.on('message', (message: unknown) => events.message(message as EngineMessage));

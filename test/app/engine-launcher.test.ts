@@ -6,11 +6,12 @@ import { unpackedPath, utilityProcessLauncher } from '../../src-main/app/engine-
 // A fake utilityProcess: each fork returns an EventEmitter standing in for the UtilityProcess.
 const electron = vi.hoisted(() => {
   const { EventEmitter } = require('node:events') as typeof import('node:events');
+  const { PassThrough } = require('node:stream') as typeof import('node:stream');
   class FakeUtilityProcess extends EventEmitter {
     static nextPid = 1000;
     pid: number | undefined = FakeUtilityProcess.nextPid++;
-    stdout = null;
-    stderr = null;
+    stdout = new PassThrough();
+    stderr = new PassThrough();
     sent: any[] = [];
     postMessage = vi.fn((message: unknown) => void this.sent.push(message));
     kill = vi.fn(() => {
@@ -111,6 +112,29 @@ describe('EngineHost over utilityProcess', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("passes the engine's stderr on without the GPU stack's start-up noise", async () => {
+    const written: string[] = [];
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      newHost();
+      void host.info().catch(() => {});
+      const child = electron.children[0]!;
+      child.stderr.end(
+        'XDG_RUNTIME_DIR is invalid or not set in the environment.\n' +
+          'Warning: maxDynamicStorageBuffersPerPipelineLayout artificially reduced from 1000000 to 16 to fit dynamic offset allocation limit.\n' +
+          'MESA: warning: a real driver warning\n',
+      );
+      await new Promise((resolve) => child.stderr.once('close', resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      write.mockRestore();
+    }
+    expect(written.join('')).toBe('MESA: warning: a real driver warning\n');
   });
 
   it('close() kills the process and rejects what is pending, without reporting a crash', async () => {
