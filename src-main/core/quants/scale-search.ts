@@ -32,6 +32,9 @@ const wScratch = new Float32Array(MAX_GROUP);
 const wxScratch = new Float32Array(MAX_GROUP);
 const dScratch = new Float32Array(MAX_GROUP);
 const gScratch = new Float32Array(MAX_GROUP);
+const upScratch = new Float64Array(MAX_GROUP);
+/** 1 − 2^-22: see fitScaleAndMin's `up`. */
+const BELOW_HALF = 1 - 2 ** -22;
 const auxScratch = new Uint8Array(MAX_GROUP);
 const iScratch = new Int32Array(MAX_GROUP);
 const prefixA = new Float32Array(MAX_GROUP);
@@ -385,6 +388,12 @@ export function fitScaleAndMin(
   }
   // The try's levels (none yet: all zero) and their f64 sums Σw·l, Σw·l², Σw·x·l.
   const aux = auxScratch;
+  // Between wins (an epoch: xs fixed) the tries' inverse scales only grow, so each value's level
+  // only grows, by at most one per try (a try adds rdelta/range ≤ 0.1 to iscale·xs). up[i] is a
+  // bound below which iscale·xs (exact in f64: two f32 factors) leaves the level where it is:
+  // under (l + 0.5)·(1 − 2^-22), even its f32 rounding stays under l + 0.5.
+  const up = upScratch;
+  let fresh = true;
   aux.fill(0, 0, n);
   let dl = 0;
   let dl2 = 0;
@@ -410,9 +419,12 @@ export function fitScaleAndMin(
     // are exact products, so they drift from fresh sums by a few ulps, far inside its margin.
     let changed = is === 0 ? 1 : 0;
     for (let i = 0; i < n; i++) {
+      // Within an epoch the level cannot change below its threshold: skip the exact rounding.
+      if (!fresh && iscale * xs[i] < up[i]) continue;
       let l = roundHalfEven(fr(iscale * xs[i]));
       l = l < 0 ? 0 : l > nmax ? nmax : l;
       const old = aux[i];
+      up[i] = l < nmax ? (l + 0.5) * BELOW_HALF : Infinity;
       if (l !== old) {
         changed = 1;
         aux[i] = l;
@@ -422,6 +434,7 @@ export function fitScaleAndMin(
         dxl += wd * xg[i];
       }
     }
+    fresh = false;
     if (changed === 0) continue;
     if (!useMad) {
       // Lower bound, in f64, on the squared error any scale and offset can reach with these
@@ -471,6 +484,7 @@ export function fitScaleAndMin(
         bestErr = err;
         scale = thisScale;
         if (thisMin !== min) {
+          fresh = true;
           min = thisMin;
           range = fr(max - min);
           for (let i = 0; i < n; i++) xs[i] = fr(xg[i] - min);
