@@ -153,7 +153,7 @@ test('adds model folders by path or with the in-app browser, refuses missing one
 });
 
 test('refuses API calls without the token', async ({ page, request }) => {
-  const response = await request.post(new URL('/api/appInfo', url).href, { data: [] });
+  const response = await request.post(new URL('/gufo/api/appInfo', url).href, { data: [] });
   expect(response.status()).toBe(401);
 
   // The page opened without its token says how to get in, instead of showing nothing.

@@ -1,4 +1,5 @@
 import { API_METHODS, type GufoApi, type GufoBridge, type GufoEvent, type GufoEventListener } from '../../src-preload/api';
+import { UI_API_PREFIX, UI_EVENTS_PATH } from '../../src-preload/api/http-paths';
 
 declare global {
   interface Window {
@@ -14,12 +15,12 @@ export function resolveApi(): GufoBridge {
 
 export const ACCESS_DENIED = 'Access denied: open Gufo with the full address `gufo serve` printed (it carries the token).';
 
-/** GufoApi over `POST /api/<method>`, events over `GET /api/events`, on the server that served this page. */
+/** GufoApi over `POST /gufo/api/<method>`, events over `GET /gufo/api/events`, on the server that served this page. */
 function httpBridge(token: string): GufoBridge {
   async function call(method: string, args: unknown[]): Promise<unknown> {
     // JSON has no undefined: an omitted optional argument would arrive as null. Leave it out, as IPC does.
     while (args.length > 0 && args.at(-1) === undefined) args = args.slice(0, -1);
-    const response = await fetch(`/api/${method}`, {
+    const response = await fetch(`${UI_API_PREFIX}${method}`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'x-gufo-token': token },
       body: JSON.stringify(args),
@@ -35,7 +36,7 @@ function httpBridge(token: string): GufoBridge {
   /** One stream for the page, opened with the first listener; EventSource reconnects by itself. */
   function connect(): void {
     if (source) return;
-    source = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
+    source = new EventSource(`${UI_EVENTS_PATH}?token=${encodeURIComponent(token)}`);
     source.onmessage = (message) => {
       const event = JSON.parse(message.data as string) as GufoEvent;
       for (const listener of listeners) listener(event);

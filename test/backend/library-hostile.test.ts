@@ -57,7 +57,7 @@ async function serve() {
   return {
     /** The UI's listing, over HTTP as the browser asks for it. */
     async listing(): Promise<ModelEntry[]> {
-      const reply = await send(server.port, 'POST', '/api/listModels', { 'x-gufo-token': server.token, 'content-type': 'application/json' }, '[]');
+      const reply = await send(server.port, 'POST', '/gufo/api/listModels', { 'x-gufo-token': server.token, 'content-type': 'application/json' }, '[]');
       expect(reply.status).toBe(200);
       const body = JSON.parse(reply.body) as { result?: ModelEntry[]; error?: string };
       expect(body.error).toBeUndefined();

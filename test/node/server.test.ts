@@ -83,19 +83,32 @@ describe('browser-mode server', () => {
   it('refuses requests addressed to another host name (DNS rebinding)', async () => {
     for (const host of ['evil.example:' + server.port, `127.0.0.1:${server.port + 1}`, '127.0.0.1']) {
       expect((await send('GET', '/', { host })).status).toBe(403);
-      expect((await send('POST', '/api/appInfo', { ...withToken(), host }, '[]')).status).toBe(403);
+      expect((await send('POST', '/gufo/api/appInfo', { ...withToken(), host }, '[]')).status).toBe(403);
     }
     expect((await send('GET', '/', { host: `localhost:${server.port}` })).status).toBe(200);
   });
 
   it('refuses API calls without the right token', async () => {
-    expect((await send('POST', '/api/appInfo', {}, '[]')).status).toBe(401);
-    expect((await send('POST', '/api/appInfo', { 'x-gufo-token': 'x'.repeat(43) }, '[]')).status).toBe(401);
-    expect((await send('POST', '/api/appInfo', { 'x-gufo-token': '' }, '[]')).status).toBe(401);
+    expect((await send('POST', '/gufo/api/appInfo', {}, '[]')).status).toBe(401);
+    expect((await send('POST', '/gufo/api/appInfo', { 'x-gufo-token': 'x'.repeat(43) }, '[]')).status).toBe(401);
+    expect((await send('POST', '/gufo/api/appInfo', { 'x-gufo-token': '' }, '[]')).status).toBe(401);
+  });
+
+  it("refuses other sites' pages even with the token, and serves GufoApi only under /gufo/api/", async () => {
+    const own = await send('POST', '/gufo/api/appInfo', { ...withToken(), origin: `http://127.0.0.1:${server.port}` }, '[]');
+    expect(own.status).toBe(200);
+    for (const origin of ['http://evil.example', `http://localhost:${server.port + 1}`, 'null']) {
+      expect((await send('POST', '/gufo/api/appInfo', { ...withToken(), origin }, '[]')).status).toBe(403);
+      expect((await send('GET', `/gufo/api/events?token=${server.token}`, { origin })).status).toBe(403);
+    }
+    // The old place is Ollama's API's now (or nothing, without it): never a GufoApi call.
+    const old = await send('POST', '/api/appInfo', withToken(), '[]');
+    expect(old.status).not.toBe(200);
+    expect(old.body).not.toContain('"result"');
   });
 
   it('calls GufoApi methods with the token', async () => {
-    const reply = await send('POST', '/api/appInfo', withToken(), '[]');
+    const reply = await send('POST', '/gufo/api/appInfo', withToken(), '[]');
     expect(reply.status).toBe(200);
     expect(JSON.parse(reply.body).result).toMatchObject({
       name: 'Gufo',
@@ -109,34 +122,34 @@ describe('browser-mode server', () => {
   });
 
   it("answers a method's error as { error } (the call itself worked)", async () => {
-    const reply = await send('POST', '/api/updateSettings', withToken(), JSON.stringify([{ theme: 'purple' }]));
+    const reply = await send('POST', '/gufo/api/updateSettings', withToken(), JSON.stringify([{ theme: 'purple' }]));
     expect(reply.status).toBe(200);
     expect(JSON.parse(reply.body)).toEqual({ error: 'setting "theme" must be one of system, light, dark' });
   });
 
   it('rejects unknown methods, inherited names, wrong verbs and bad bodies', async () => {
-    expect((await send('POST', '/api/nope', withToken(), '[]')).status).toBe(404);
-    expect((await send('POST', '/api/constructor', withToken(), '[]')).status).toBe(404);
-    expect((await send('POST', '/api/toString', withToken(), '[]')).status).toBe(404);
-    expect((await send('GET', '/api/appInfo', withToken())).status).toBe(405);
-    expect((await send('POST', '/api/appInfo', withToken(), '{"a":1}')).status).toBe(400);
-    expect((await send('POST', '/api/appInfo', withToken(), 'not json')).status).toBe(400);
-    expect((await send('POST', '/api/appInfo', withToken(), '[' + '0,'.repeat(600_000) + '0]')).status).toBe(413);
+    expect((await send('POST', '/gufo/api/nope', withToken(), '[]')).status).toBe(404);
+    expect((await send('POST', '/gufo/api/constructor', withToken(), '[]')).status).toBe(404);
+    expect((await send('POST', '/gufo/api/toString', withToken(), '[]')).status).toBe(404);
+    expect((await send('GET', '/gufo/api/appInfo', withToken())).status).toBe(405);
+    expect((await send('POST', '/gufo/api/appInfo', withToken(), '{"a":1}')).status).toBe(400);
+    expect((await send('POST', '/gufo/api/appInfo', withToken(), 'not json')).status).toBe(400);
+    expect((await send('POST', '/gufo/api/appInfo', withToken(), '[' + '0,'.repeat(600_000) + '0]')).status).toBe(413);
   });
 
   it('refuses a body announced over the limit at once (413), without waiting for it', async () => {
     // Headers only, and the first byte of a body announced as 100 MB.
-    const answer = await rawExchange(server.port, `POST /api/appInfo HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nx-gufo-token: ${server.token}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n[`, 5_000);
+    const answer = await rawExchange(server.port, `POST /gufo/api/appInfo HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nx-gufo-token: ${server.token}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n[`, 5_000);
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer.toLowerCase()).toContain('connection: close');
   });
 
   it.each([
-    ['the token query parameter (EventSource)', (token: string) => ({ path: `/api/events?token=${token}`, headers: {} })],
-    ['the x-gufo-token header', (token: string) => ({ path: '/api/events', headers: { 'x-gufo-token': token } })],
+    ['the token query parameter (EventSource)', (token: string) => ({ path: `/gufo/api/events?token=${token}`, headers: {} })],
+    ['the x-gufo-token header', (token: string) => ({ path: '/gufo/api/events', headers: { 'x-gufo-token': token } })],
   ])('streams back-end events to a client that presents the token in %s', async (_, presenting) => {
-    expect((await send('GET', '/api/events')).status).toBe(401);
-    expect((await send('GET', '/api/events', presenting('x'.repeat(43)).headers)).status).toBe(401);
+    expect((await send('GET', '/gufo/api/events')).status).toBe(401);
+    expect((await send('GET', '/gufo/api/events', presenting('x'.repeat(43)).headers)).status).toBe(401);
     const { path, headers } = presenting(server.token);
     const received = await new Promise<string>((resolve, reject) => {
       const req = request(

@@ -49,6 +49,8 @@ export interface Generated {
   finishReason: FinishReason;
   promptTokens: number;
   completionTokens: number;
+  /** Where the time went (Ollama's replies report it): loading the model (null: it was loaded), to the first token, decoding. */
+  durations: { loadMs: number | null; ttftMs: number; decodeMs: number };
 }
 
 /**
@@ -98,6 +100,7 @@ export function generate(deps: GenerationDeps, text: ModelText, plan: Generation
         finishReason: output.stopped || result.stopReason === 'stop' ? 'stop' : 'length',
         promptTokens: plan.prompt.length,
         completionTokens: t.generated,
+        durations: { loadMs: info.loadMs, ttftMs: t.ttftMs, decodeMs: t.decodeMs },
       };
     });
   });

@@ -50,7 +50,7 @@ export interface CompletionRequest extends GenerationRequest {
 /** OpenAI's limits on top_logprobs (chat) and logprobs (completions). */
 export const MAX_CHAT_TOP_LOGPROBS = 20;
 export const MAX_COMPLETION_LOGPROBS = 5;
-const MAX_STOP_STRINGS = 16;
+export const MAX_STOP_STRINGS = 16;
 
 export function parseChatCompletion(body: unknown): ChatCompletionRequest {
   const f = RequestFields.of(body);
@@ -64,7 +64,7 @@ export function parseChatCompletion(body: unknown): ChatCompletionRequest {
     ...common(f),
     maxTokens: f.integer('max_completion_tokens', 1, 2 ** 31 - 1, f.integer('max_tokens', 1, 2 ** 31 - 1, null)),
     logprobs: wantLogprobs ? (top ?? 0) : null,
-    messages: messages(f.body.messages),
+    messages: chatMessages(f.body.messages),
   };
 }
 
@@ -142,22 +142,31 @@ function responseFormat(value: unknown): JsonConstraint | null {
         throw invalidParam('response_format', '"response_format.json_schema.strict" must be true or false');
       }
       if (spec.schema === undefined || spec.schema === null) throw invalidParam('response_format', '"response_format.json_schema.schema" is required: the JSON Schema the answer must follow', 'missing_required_parameter');
-      try {
-        compileJsonSchema(spec.schema);
-      } catch (err) {
-        if (err instanceof SchemaError) throw invalidParam('response_format', `response_format.json_schema.schema: ${err.message}`, 'invalid_json_schema');
-        throw err;
-      }
-      return { kind: 'json-schema', schema: spec.schema };
+      return schemaConstraint(spec.schema, 'response_format', 'response_format.json_schema.schema');
     }
     default:
       throw invalidParam('response_format', `"response_format.type" must be ${types} (got ${JSON.stringify(value.type) ?? 'nothing'})`);
   }
 }
 
+/**
+ * Output held to the JSON Schema `schema`, compiled here so that one Gufo cannot hold to is a 400
+ * naming the keyword and where it is (`at`: the schema's place in the request), before any engine work.
+ */
+export function schemaConstraint(schema: unknown, param: string, at: string): JsonConstraint {
+  try {
+    compileJsonSchema(schema);
+  } catch (err) {
+    if (err instanceof SchemaError) throw invalidParam(param, `${at}: ${err.message}`, 'invalid_json_schema');
+    throw err;
+  }
+  return { kind: 'json-schema', schema };
+}
+
 const ROLES: Record<string, string> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
 
-function messages(value: unknown): ChatMessage[] {
+/** A chat's `messages`: { role, content } each, roles as OpenAI names them (Ollama's are a subset). */
+export function chatMessages(value: unknown): ChatMessage[] {
   if (value === undefined || value === null) throw invalidParam('messages', '"messages" is required', 'missing_required_parameter');
   if (!Array.isArray(value) || value.length === 0) throw invalidParam('messages', '"messages" must be a non-empty list of { role, content }');
   return value.map((m: unknown, i) => {

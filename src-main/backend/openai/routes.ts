@@ -1,12 +1,14 @@
 /**
  * The API's routes: `GET /v1/models` (and `/v1/models/<id>`), `POST /v1/chat/completions`,
- * `POST /v1/completions` and `GET /metrics`, each behind the access rules, every answer counted,
- * every error in OpenAI's shape. A client that disconnects cancels its request.
+ * `POST /v1/completions` and `GET /metrics`, and Ollama's API at `/` and `/api/*`
+ * (ollama/routes.ts), each behind the access rules, every answer counted, every error in its
+ * API's shape. A client that disconnects cancels its request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readJson } from '../../node/server/json-body';
 import { sendJson } from '../../node/server/http-server';
 import type { MountedRoutes } from '../../node/server/index';
+import { isOllamaPath, ollamaEndpoint, ollamaErrorBody, ollamaRoute } from '../ollama/routes';
 import { CHAT_COMPLETIONS } from './chat-completions';
 import { COMPLETIONS } from './completions';
 import { OpenAiError, invalidParam, modelNotFound, toOpenAiError } from './errors';
@@ -29,6 +31,7 @@ const GENERATING: Record<string, Generating> = {
 
 /** The metrics' name for a path (a fixed few, whatever clients ask for). */
 function endpointOf(pathname: string): string {
+  if (isOllamaPath(pathname)) return ollamaEndpoint(pathname);
   if (pathname.startsWith('/v1/models/')) return '/v1/models/{id}';
   return Object.hasOwn(GENERATING, pathname) || pathname === '/v1/models' || pathname === '/metrics' ? pathname : 'other';
 }
@@ -36,7 +39,8 @@ function endpointOf(pathname: string): string {
 /** The routes, for a server to mount (the UI's, in `gufo serve`) or to serve alone. */
 export function openAiRoutes(service: OpenAiService, options: RouteOptions): MountedRoutes {
   return {
-    matches: (pathname) => pathname === '/metrics' || pathname === '/v1' || pathname.startsWith('/v1/'),
+    // `/` on a server that also serves the app's page: the page for a browser, Ollama's "is running" for API clients.
+    matches: (pathname, req) => pathname === '/metrics' || pathname === '/v1' || pathname.startsWith('/v1/') || (pathname === '/' ? !wantsPage(req) : isOllamaPath(pathname)),
     handle: async (req, res) => {
       const { pathname } = new URL(req.url ?? '/', 'http://127.0.0.1');
       const endpoint = endpointOf(pathname);
@@ -50,7 +54,7 @@ export function openAiRoutes(service: OpenAiService, options: RouteOptions): Mou
         const error = toOpenAiError(err);
         if (error.status >= 500 && error.code === 'internal_error') console.error(`gufo: ${req.method} ${pathname} failed:`, err);
         if (res.headersSent) res.destroy();
-        else sendJson(res, error.status, error.body);
+        else sendJson(res, error.status, isOllamaPath(pathname) ? ollamaErrorBody(error) : error.body);
         status = error.status;
       }
       service.metrics.request(endpoint, status);
@@ -59,16 +63,10 @@ export function openAiRoutes(service: OpenAiService, options: RouteOptions): Mou
 }
 
 async function route(service: OpenAiService, req: IncomingMessage, res: ServerResponse, pathname: string): Promise<number> {
+  if (isOllamaPath(pathname)) return ollamaRoute(service, req, res, pathname, () => readBody(service, req, res), clientGone(res));
   if (Object.hasOwn(GENERATING, pathname)) {
     expectMethod(req, 'POST');
-    const body = await readJson(req, service.limits().maxBodyBytes);
-    if (body === undefined) {
-      // The rest of the body was never read: the connection cannot carry another request.
-      res.setHeader('Connection', 'close');
-      throw new OpenAiError(413, 'invalid_request_error', 'request_too_large', `the request body is over ${service.limits().maxBodyBytes} bytes`);
-    }
-    if (body === null) throw invalidParam('body', 'the request body is not valid JSON', 'invalid_json');
-    return GENERATING[pathname]!(service, body, res, clientGone(res));
+    return GENERATING[pathname]!(service, await readBody(service, req, res), res, clientGone(res));
   }
   if (pathname === '/v1/models') {
     expectMethod(req, 'GET');
@@ -90,6 +88,23 @@ async function route(service: OpenAiService, req: IncomingMessage, res: ServerRe
     return 200;
   }
   throw new OpenAiError(404, 'invalid_request_error', 'unknown_url', `no such route: ${req.method} ${pathname}`);
+}
+
+/** The request's JSON body: 413 over the limit, 400 when not JSON. */
+async function readBody(service: OpenAiService, req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+  const body = await readJson(req, service.limits().maxBodyBytes);
+  if (body === undefined) {
+    // The rest of the body was never read: the connection cannot carry another request.
+    res.setHeader('Connection', 'close');
+    throw new OpenAiError(413, 'invalid_request_error', 'request_too_large', `the request body is over ${service.limits().maxBodyBytes} bytes`);
+  }
+  if (body === null) throw invalidParam('body', 'the request body is not valid JSON', 'invalid_json');
+  return body;
+}
+
+/** A browser navigating to the page (it asks for HTML); API clients and Ollama's heartbeat do not. */
+function wantsPage(req: IncomingMessage): boolean {
+  return req.headers.accept?.includes('text/html') ?? false;
 }
 
 function expectMethod(req: IncomingMessage, method: 'GET' | 'POST'): void {

@@ -4,7 +4,7 @@
  * otherwise drive the local models. With an API key set, every request must bear it.
  */
 import type { IncomingMessage } from 'node:http';
-import { hostAllowed, tokenPresented } from '../../node/server/guard';
+import { hostAllowed, originAllowed, tokenPresented } from '../../node/server/guard';
 import { OpenAiError } from './errors';
 
 export interface AccessRules {
@@ -18,14 +18,12 @@ export function checkAccess(req: IncomingMessage, rules: AccessRules): void {
   if (rules.hostPort !== null && !hostAllowed(req, rules.hostPort)) {
     throw new OpenAiError(403, 'permission_error', 'forbidden_host', `unexpected Host header ${JSON.stringify(req.headers.host ?? '')}: use 127.0.0.1 or localhost`);
   }
-  const origin = req.headers.origin;
-  // A page's own server is where it came from: its Origin is this request's scheme and Host.
-  if (origin !== undefined && origin !== `http://${req.headers.host ?? ''}`) {
+  if (!originAllowed(req)) {
     throw new OpenAiError(
       403,
       'permission_error',
       'forbidden_origin',
-      `requests from web pages are refused (Origin ${origin}), so that a site cannot drive your local models; call the API from a program`,
+      `requests from web pages are refused (Origin ${req.headers.origin}), so that a site cannot drive your local models; call the API from a program`,
     );
   }
   if (rules.apiKey !== null && !tokenPresented(req, rules.apiKey, bearerToken(req))) {

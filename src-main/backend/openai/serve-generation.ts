@@ -1,5 +1,5 @@
 /**
- * What the two generating endpoints share: check the request, find the model, build the prompt
+ * What the generating endpoints share: check the request, find the model, build the prompt
  * with its tokenizer, generate, and answer as one JSON document or as a stream of chunks.
  * Each endpoint (chat-completions.ts, completions.ts) supplies its prompt and its shapes.
  */
@@ -9,7 +9,8 @@ import { sendJson } from '../../node/server/http-server';
 import type { ModelText, PromptTokens } from '../chat/prompt';
 import { promptWorkersOf } from '../prompt-worker/index';
 import { toOpenAiError } from './errors';
-import { generate, type FinishReason, type Generated } from './generation';
+import { generate, type FinishReason, type Generated, type GenerationPlan } from './generation';
+import type { ServedModel } from './model-ids';
 import type { Piece } from './output-text';
 import { planGeneration, type PromptInput } from './plan';
 import type { GenerationRequest } from './requests';
@@ -44,19 +45,7 @@ export async function serveGeneration<R extends GenerationRequest>(
 ): Promise<number> {
   const request = shape.parse(body);
   const model = await service.resolve(request.model);
-  const limits = service.limits();
-  const contextSize = service.contextFor(model);
-  return service.texts.use(model.entry.path, model.entry.mtimeMs, async (text) => {
-    const { source, ...input } = shape.prompt(text, request);
-    let tokens: PromptTokens;
-    try {
-      // Large prompts are tokenized off the event loop; one that cannot fit is refused untokenized.
-      tokens = Array.isArray(source) ? { ids: source } : await promptWorkersOf(service.ctx).run(text, model.entry.path, { kind: 'tokens', source, room: contextSize - 1 }, signal);
-    } catch (err) {
-      if (signal.aborted) return CLIENT_LEFT;
-      throw err;
-    }
-    const plan = planGeneration(request, model, { ...input, tokens }, contextSize, limits.maxTokens);
+  return withGenerationPlan(service, model, request, (text) => shape.prompt(text, request), signal, async (text, plan) => {
     const head = { id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), model: model.id, system_fingerprint: `gufo-${service.ctx.version}` };
     const usage = (g: Generated) => ({ prompt_tokens: g.promptTokens, completion_tokens: g.completionTokens, total_tokens: g.promptTokens + g.completionTokens });
 
@@ -92,5 +81,34 @@ export async function serveGeneration<R extends GenerationRequest>(
       stream.fail(error);
       return error.status;
     }
+  });
+}
+
+/**
+ * The prompt of `request` tokenized with `model`'s tokenizer and planned against its context (a
+ * prompt too long is a 400), then `serve`d: what every generating endpoint (OpenAI's and Ollama's)
+ * does before it answers. `contextSize` lowers the context below the server's (Ollama's num_ctx).
+ */
+export async function withGenerationPlan<R extends GenerationRequest>(
+  service: OpenAiService,
+  model: ServedModel,
+  request: R,
+  prompt: (text: ModelText) => PromptInput,
+  signal: AbortSignal,
+  serve: (text: ModelText, plan: GenerationPlan) => Promise<number>,
+  contextSize = service.contextFor(model),
+): Promise<number> {
+  const limits = service.limits();
+  return service.texts.use(model.entry.path, model.entry.mtimeMs, async (text) => {
+    const { source, ...input } = prompt(text);
+    let tokens: PromptTokens;
+    try {
+      // Large prompts are tokenized off the event loop; one that cannot fit is refused untokenized.
+      tokens = Array.isArray(source) ? { ids: source } : await promptWorkersOf(service.ctx).run(text, model.entry.path, { kind: 'tokens', source, room: contextSize - 1 }, signal);
+    } catch (err) {
+      if (signal.aborted) return CLIENT_LEFT;
+      throw err;
+    }
+    return serve(text, planGeneration(request, model, { ...input, tokens }, contextSize, limits.maxTokens));
   });
 }

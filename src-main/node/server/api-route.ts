@@ -11,7 +11,7 @@ export interface ApiReply {
 }
 
 /**
- * `POST /api/<method>` with a JSON array of arguments: calls that GufoApi method and answers
+ * `POST /gufo/api/<method>` with a JSON array of arguments: calls that GufoApi method and answers
  * `{ result }`, or `{ error }` when the method threw — with status 200, as JSON-RPC does: the call
  * itself worked, and a refused request (a bad setting, a missing model) is not a failed page load
  * in the browser's console. Requests that are themselves wrong get a 4xx status and `{ error }`.

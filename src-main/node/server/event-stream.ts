@@ -9,7 +9,7 @@ export interface EventSource {
 /** A comment line this often keeps proxies and idle timers from closing the stream. */
 const KEEPALIVE_MS = 15_000;
 
-/** `GET /api/events`: every back-end event as one Server-Sent Event (`data: <json>`), until the client leaves. */
+/** `GET /gufo/api/events`: every back-end event as one Server-Sent Event (`data: <json>`), until the client leaves. */
 export function streamEvents(req: IncomingMessage, res: ServerResponse, events: EventSource): void {
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',

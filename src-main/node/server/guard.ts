@@ -26,3 +26,12 @@ export function tokenPresented(req: IncomingMessage, token: string, given: unkno
   const b = Buffer.from(token);
   return a.length === b.length && timingSafeEqual(a, b);
 }
+
+/**
+ * Whether the request comes from a program (no Origin header) or from the page this server itself
+ * served (its Origin is this request's scheme and Host); any other site's page is refused.
+ */
+export function originAllowed(req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  return origin === undefined || origin === `http://${req.headers.host ?? ''}`;
+}

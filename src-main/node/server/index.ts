@@ -1,14 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GufoApi } from '../../../src-preload/api';
+import { UI_API_PREFIX, UI_EVENTS_PATH } from '../../../src-preload/api/http-paths';
 import { callApi } from './api-route';
 import { streamEvents, type EventSource } from './event-stream';
-import { hostAllowed, newToken, tokenPresented } from './guard';
+import { hostAllowed, newToken, originAllowed, tokenPresented } from './guard';
 import { listen, sendJson, type RequestHandler } from './http-server';
 import { resolveStaticFile, sendFile } from './static-files';
 
-/** Routes answered by another handler with its own security (the OpenAI-compatible API). */
+/** Routes answered by another handler with its own security (the OpenAI-compatible and Ollama APIs). */
 export interface MountedRoutes {
-  matches(pathname: string): boolean;
+  /** `req` tells a browser asking for the page at `/` from an API client asking whether the server runs. */
+  matches(pathname: string, req: IncomingMessage): boolean;
   /** Called after the Host check (DNS rebinding); everything else is up to it. */
   handle: RequestHandler;
 }
@@ -22,7 +24,7 @@ export interface ServerOptions {
   rendererDir: string;
   api: GufoApi;
   events: EventSource;
-  /** Served on the same port, without the launch token (`/v1/*` and `/metrics`). */
+  /** Served on the same port, without the launch token (`/v1/*`, `/metrics`, Ollama's `/api/*`). */
   mounted?: MountedRoutes;
 }
 
@@ -35,10 +37,11 @@ export interface RunningServer {
 }
 
 /**
- * Browser mode: serves the renderer and binds GufoApi over HTTP on 127.0.0.1: `POST /api/<method>`
- * for calls, `GET /api/events` (Server-Sent Events) for what the back end pushes. Static files are
- * public; every API call must present the launch token. `mounted` routes (the OpenAI-compatible
- * API) share the port and the Host check, and bring their own security.
+ * Browser mode: serves the renderer and binds GufoApi over HTTP on 127.0.0.1: `POST /gufo/api/<method>`
+ * for calls, `GET /gufo/api/events` (Server-Sent Events) for what the back end pushes. Static files are
+ * public; every API call must present the launch token and come from a program or this server's
+ * own page. `mounted` routes (the OpenAI-compatible and Ollama APIs) share the port and the Host
+ * check, and bring their own security.
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { api, events } = options;
@@ -54,15 +57,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (!hostAllowed(req, port)) return sendJson(res, 403, { error: 'unexpected Host header' });
 
     const { pathname, searchParams } = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (options.mounted?.matches(pathname)) return options.mounted.handle(req, res);
-    if (pathname === '/api/events' && req.method === 'GET') {
+    if (options.mounted?.matches(pathname, req)) return options.mounted.handle(req, res);
+    if (pathname.startsWith(UI_API_PREFIX) && !originAllowed(req)) return sendJson(res, 403, { error: 'requests from other sites\' pages are refused' });
+    if (pathname === UI_EVENTS_PATH && req.method === 'GET') {
       // The header as on every API call, or the query parameter, since EventSource cannot set headers.
       if (!tokenPresented(req, token) && !tokenPresented(req, token, searchParams.get('token'))) return sendJson(res, 401, { error: 'missing or wrong token' });
       return streamEvents(req, res, events);
     }
-    if (pathname.startsWith('/api/')) {
+    if (pathname.startsWith(UI_API_PREFIX)) {
       if (!tokenPresented(req, token)) return sendJson(res, 401, { error: 'missing or wrong x-gufo-token' });
-      const reply = await callApi(api, req, pathname.slice('/api/'.length));
+      const reply = await callApi(api, req, pathname.slice(UI_API_PREFIX.length));
       // The rest of an oversized body was never read: the connection cannot carry another request.
       if (reply.status === 413) res.setHeader('Connection', 'close');
       return sendJson(res, reply.status, reply.body);

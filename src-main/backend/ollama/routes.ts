@@ -1,0 +1,193 @@
+/**
+ * Ollama's API (its docs/api.md) beside OpenAI's on every listener that serves /v1: version, tags,
+ * ps, show, chat and generate (NDJSON streams, or one JSON document with "stream": false), and
+ * "Ollama is running" at `/`. The access rules, queues, metrics and generation are /v1's
+ * (openai/routes.ts calls in here); errors are Ollama's `{ "error": "..." }`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson } from '../../node/server/http-server';
+import type { ModelText } from '../chat/prompt';
+import { CHAT_COMPLETIONS } from '../openai/chat-completions';
+import { COMPLETIONS } from '../openai/completions';
+import { invalidParam, OpenAiError, toOpenAiError } from '../openai/errors';
+import { generate, type Generated } from '../openai/generation';
+import type { ServedModel } from '../openai/model-ids';
+import type { PromptInput } from '../openai/plan';
+import { RequestFields } from '../openai/request-fields';
+import { CLIENT_LEFT, withGenerationPlan } from '../openai/serve-generation';
+import type { OpenAiService } from '../openai/service';
+import { resolveOllamaModel, running, show, tags } from './models';
+import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './requests';
+
+/** The Ollama API version these routes follow (clients check it to know which fields they may send). */
+export const OLLAMA_API_VERSION = '0.12.0';
+
+const ROUTES = new Set(['/', '/api/version', '/api/tags', '/api/ps', '/api/show', '/api/chat', '/api/generate', '/api/embed', '/api/embeddings']);
+
+/** Whether a path is Ollama's (every `/api/...`, so that a route Gufo lacks gets Ollama's 404). */
+export function isOllamaPath(pathname: string): boolean {
+  return pathname === '/' || pathname.startsWith('/api/');
+}
+
+/** The metrics' name for an Ollama path. */
+export function ollamaEndpoint(pathname: string): string {
+  return ROUTES.has(pathname) ? pathname : 'other';
+}
+
+/** An error as Ollama sends one. */
+export function ollamaErrorBody(err: OpenAiError): { error: string } {
+  return { error: err.message };
+}
+
+/** Serves one request to an Ollama path; answers its HTTP status. Errors before any reply are thrown. */
+export async function ollamaRoute(service: OpenAiService, req: IncomingMessage, res: ServerResponse, pathname: string, body: () => Promise<unknown>, signal: AbortSignal): Promise<number> {
+  switch (pathname) {
+    case '/': {
+      expectMethod(req, 'GET', 'HEAD');
+      const text = 'Ollama is running';
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+      res.end(req.method === 'HEAD' ? undefined : text);
+      return 200;
+    }
+    case '/api/version':
+      expectMethod(req, 'GET', 'HEAD');
+      return reply(res, { version: OLLAMA_API_VERSION });
+    case '/api/tags':
+      expectMethod(req, 'GET', 'HEAD');
+      return reply(res, await tags(service));
+    case '/api/ps':
+      expectMethod(req, 'GET', 'HEAD');
+      return reply(res, await running(service));
+    case '/api/show': {
+      expectMethod(req, 'POST');
+      const f = RequestFields.of(await body());
+      // Ollama's clients send "model"; older ones "name".
+      const name = f.has('model') ? f.string('model') : f.string('name');
+      return reply(res, await show(service, await resolveOllamaModel(service, name)));
+    }
+    case '/api/chat': {
+      expectMethod(req, 'POST');
+      const request = parseOllamaChat(await body());
+      return serveOllama(service, request, request.messages.length === 0, (text) => CHAT_COMPLETIONS.prompt(text, request), 'message', res, signal);
+    }
+    case '/api/generate': {
+      expectMethod(req, 'POST');
+      const request = parseOllamaGenerate(await body());
+      const messages = [...(request.system === null ? [] : [{ role: 'system', content: request.system }]), { role: 'user', content: request.prompt }];
+      const prompt = (text: ModelText): PromptInput =>
+        request.raw ? COMPLETIONS.prompt(text, { ...request, prompt: request.prompt }) : CHAT_COMPLETIONS.prompt(text, { ...request, messages });
+      return serveOllama(service, request, request.prompt === '', prompt, 'response', res, signal);
+    }
+    case '/api/embed':
+    case '/api/embeddings': {
+      expectMethod(req, 'POST');
+      const model = await resolveOllamaModel(service, RequestFields.of(await body()).string('model'));
+      throw invalidParam('model', `model "${model.id}" is not an embedding model; embeddings are not supported yet`);
+    }
+    default:
+      throw new OpenAiError(404, 'not_found_error', 'unknown_url', `no such route: ${req.method} ${pathname}`);
+  }
+}
+
+function reply(res: ServerResponse, body: object): number {
+  sendJson(res, 200, body);
+  return 200;
+}
+
+function expectMethod(req: IncomingMessage, ...methods: string[]): void {
+  if (!methods.includes(req.method ?? '')) throw new OpenAiError(405, 'invalid_request_error', 'method_not_allowed', `use ${methods.join(' or ')} for this route`);
+}
+
+/**
+ * Chat or generate: `loadOnly` (no messages, an empty prompt) loads the model and answers
+ * done_reason "load", as Ollama does; otherwise the answer goes in `field` ("message" for chat,
+ * "response" for generate), streamed as NDJSON unless "stream" is false.
+ */
+async function serveOllama(
+  service: OpenAiService,
+  request: OllamaRequest,
+  loadOnly: boolean,
+  prompt: (text: ModelText) => PromptInput,
+  field: 'message' | 'response',
+  res: ServerResponse,
+  signal: AbortSignal,
+): Promise<number> {
+  const started = process.hrtime.bigint();
+  const model = await resolveOllamaModel(service, request.model);
+  const contextSize = Math.min(request.numCtx ?? Infinity, service.contextFor(model));
+  const head = () => ({ model: request.model, created_at: new Date().toISOString() });
+  const answer = (content: string) => (field === 'message' ? { message: { role: 'assistant', content } } : { response: content });
+
+  if (loadOnly) {
+    await load(service, model, contextSize);
+    return reply(res, { ...head(), ...answer(''), done: true, done_reason: 'load' });
+  }
+
+  return withGenerationPlan(service, model, request, prompt, signal, async (text, plan) => {
+    const last = (generated: Generated, content: string) => ({
+      ...head(),
+      ...answer(content),
+      done: true,
+      done_reason: generated.finishReason,
+      total_duration: Number(process.hrtime.bigint() - started),
+      load_duration: nanoseconds(generated.durations.loadMs ?? 0),
+      prompt_eval_count: generated.promptTokens,
+      prompt_eval_duration: nanoseconds(generated.durations.ttftMs),
+      eval_count: generated.completionTokens,
+      eval_duration: nanoseconds(generated.durations.decodeMs),
+    });
+
+    if (!request.stream) {
+      const generated = await generate(service, text, plan, signal);
+      if (!generated) return CLIENT_LEFT;
+      return reply(res, last(generated, generated.text));
+    }
+    // Opened with the first text, so that a request refused before it (a full queue) keeps its status.
+    let stream: NdjsonWriter | null = null;
+    const open = () => (stream ??= new NdjsonWriter(res));
+    try {
+      const generated = await generate(service, text, plan, signal, (piece) => {
+        if (piece.text !== '') open().send({ ...head(), ...answer(piece.text), done: false });
+      });
+      if (!generated) return CLIENT_LEFT;
+      open().end(last(generated, ''));
+      return 200;
+    } catch (err) {
+      if (!stream) throw err;
+      const error = toOpenAiError(err);
+      (stream as NdjsonWriter).end(ollamaErrorBody(error));
+      return error.status;
+    }
+  }, contextSize);
+}
+
+/** Loads the model into an engine, after the requests queued for it. */
+function load(service: OpenAiService, model: ServedModel, contextSize: number): Promise<void> {
+  return service.queues.run(model.id, () =>
+    service.engines.withModel({ path: model.entry.path, ctx: contextSize }, async ({ info }) => {
+      if (info.loadMs !== null) service.metrics.loaded(model.id, info.loadMs);
+    }),
+  );
+}
+
+function nanoseconds(ms: number): number {
+  return Math.round(ms * 1e6);
+}
+
+/** A streamed answer as Ollama sends one: a JSON object per line, the last with "done": true (or an "error"). */
+class NdjsonWriter {
+  constructor(private readonly res: ServerResponse) {
+    res.writeHead(200, { 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-store' });
+    // Each token goes out as it comes, not batched with the next.
+    res.socket?.setNoDelay(true);
+  }
+
+  /** One line; nothing once the client has gone (the generation is being cancelled). */
+  send(line: object): void {
+    if (!this.res.destroyed) this.res.write(JSON.stringify(line) + '\n');
+  }
+
+  end(line: object): void {
+    this.res.end(JSON.stringify(line) + '\n');
+  }
+}
