@@ -5,7 +5,7 @@
  * cache its previous turn left).
  */
 import { EngineHost, type EngineLauncher } from '../engine/host';
-import type { EngineInfo, ModelMemory } from '../engine/protocol';
+import type { EngineInfo, GpuInfo, ModelMemory } from '../engine/protocol';
 
 export interface LoadSpec {
   path: string;
@@ -31,7 +31,7 @@ export interface EngineLease {
 
 interface Slot {
   host: EngineHost;
-  /** The model this engine was last given to: calls for it come here, even while it still loads. */
+  /** The model this engine was last given to: calls for it come here, even while it still loads (null: none yet). */
   assigned: string | null;
   /** What the engine holds now (null: nothing, or unknown after a crash). */
   loaded: { path: string; ctx: number; info: EngineInfo } | null;
@@ -102,6 +102,15 @@ export class EnginePool {
     return result;
   }
 
+  /**
+   * The GPU adapter the engines open (every one opens the same). Asks the first engine, or starts
+   * one without a model, which the next model then takes. Rejects with the engine's reason when
+   * there is no adapter.
+   */
+  adapter(): Promise<GpuInfo> {
+    return (this.#slots[0] ?? this.#newSlot(null)).host.adapter();
+  }
+
   /** Stops every engine process. */
   async close(): Promise<void> {
     const slots = this.#slots.splice(0);
@@ -111,20 +120,24 @@ export class EnginePool {
   #slotFor(path: string): Slot {
     const holding = this.#slots.find((s) => s.assigned === path);
     if (holding) return holding;
-    if (this.#slots.length < this.#cap) {
-      const host = new EngineHost({ launcher: this.options.launcher, stdio: 'inherit' });
-      const slot: Slot = { host, assigned: path, loaded: null, queue: Promise.resolve(), lastUsed: 0 };
-      // A crashed engine holds nothing: the next call loads again.
-      host.onCrash(() => {
-        slot.loaded = null;
-        this.#changed();
-      });
-      this.#slots.push(slot);
-      return slot;
-    }
-    const leastRecent = this.#slots.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
-    leastRecent.assigned = path;
-    return leastRecent;
+    // An engine started only to ask for the adapter takes the first model.
+    const idle = this.#slots.find((s) => s.assigned === null);
+    if (!idle && this.#slots.length < this.#cap) return this.#newSlot(path);
+    const reused = idle ?? this.#slots.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
+    reused.assigned = path;
+    return reused;
+  }
+
+  #newSlot(assigned: string | null): Slot {
+    const host = new EngineHost({ launcher: this.options.launcher, stdio: 'inherit' });
+    const slot: Slot = { host, assigned, loaded: null, queue: Promise.resolve(), lastUsed: 0 };
+    // A crashed engine holds nothing: the next call loads again.
+    host.onCrash(() => {
+      slot.loaded = null;
+      this.#changed();
+    });
+    this.#slots.push(slot);
+    return slot;
   }
 
   async #ensureLoaded(slot: Slot, spec: LoadSpec): Promise<EngineInfo> {

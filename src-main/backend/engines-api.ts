@@ -1,6 +1,8 @@
-/** EnginesApi: the models loaded on the GPU, named as the library names them, and freeing them. */
+/** EnginesApi: the GPU adapter in use, the models loaded on it, named as the library names them, and freeing them. */
 import { basename } from 'node:path';
-import type { EnginesApi, LoadedModel } from '../../src-preload/api';
+import type { EnginesApi, GpuAdapter, LoadedModel } from '../../src-preload/api';
+import { EngineRequestError } from '../engine/host';
+import type { GpuInfo } from '../engine/protocol';
 import { modelName } from '../node/store/model-name';
 import type { BackendContext } from './context';
 
@@ -15,7 +17,22 @@ export function createEnginesApi(ctx: BackendContext): EnginesApi {
     }));
   ctx.onClose(ctx.engines.onChange(() => ctx.events.emit({ type: 'loaded-models', models: loadedModels() })));
 
+  // The adapter does not change while Gufo runs: asked once.
+  let adapter: Promise<GpuAdapter> | null = null;
+
   return {
+    async gpuAdapter() {
+      adapter ??= ctx.engines.adapter().then(gpuAdapterOf);
+      try {
+        return { status: 'ready', adapter: await adapter };
+      } catch (err) {
+        adapter = null;
+        // The engine answered that it cannot open a GPU (its message says what to install); a crash is an error.
+        if (err instanceof EngineRequestError) return { status: 'none', reason: err.message };
+        throw err;
+      }
+    },
+
     async loadedModels() {
       return loadedModels();
     },
@@ -24,5 +41,16 @@ export function createEnginesApi(ctx: BackendContext): EnginesApi {
       if (typeof path !== 'string' || path === '') throw new Error('unloadModel needs the path of a loaded model');
       await ctx.engines.unload(path);
     },
+  };
+}
+
+function gpuAdapterOf(info: GpuInfo): GpuAdapter {
+  return {
+    name: info.name,
+    vendor: info.vendor,
+    backend: info.backend,
+    software: info.isFallbackAdapter,
+    shaderF16: info.features.includes('shader-f16'),
+    subgroups: info.features.includes('subgroups') ? { min: info.subgroupMinSize, max: info.subgroupMaxSize } : null,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Serves protocol requests inside the engine process. GPU work (load, unload, generate, bench, evaluate)
- * runs one request at a time in arrival order; info and cancel are answered at once, so a cancel
+ * runs one request at a time in arrival order; info, adapter and cancel are answered at once, so a cancel
  * reaches a running generation between two tokens. Messages cross a process boundary: their
  * shape is checked, and a bad one gets an error answer, never a crash.
  */
@@ -39,6 +39,12 @@ export class EngineHandler {
       case 'info':
         this.send(this.infoResponse(id));
         return;
+      case 'adapter':
+        this.gpu().then(
+          (engine) => this.send({ id, type: 'adapter', adapter: engine.info.adapter }),
+          (err: unknown) => this.send({ id, type: 'error', message: err instanceof Error ? err.message : String(err) }),
+        );
+        return;
       case 'cancel': {
         const controller = this.generations.get(request.target);
         controller?.abort();
@@ -57,7 +63,7 @@ export class EngineHandler {
     this.opened?.destroy();
   }
 
-  private enqueue(request: Exclude<EngineRequest, { type: 'info' | 'cancel' }>): void {
+  private enqueue(request: Exclude<EngineRequest, { type: 'info' | 'adapter' | 'cancel' }>): void {
     const controller = new AbortController();
     if (request.type === 'generate') this.generations.set(request.id, controller);
     this.queue = this.queue.then(async () => {
@@ -71,7 +77,7 @@ export class EngineHandler {
     });
   }
 
-  private async run(request: Exclude<EngineRequest, { type: 'info' | 'cancel' }>, signal: AbortSignal): Promise<void> {
+  private async run(request: Exclude<EngineRequest, { type: 'info' | 'adapter' | 'cancel' }>, signal: AbortSignal): Promise<void> {
     const { id } = request;
     switch (request.type) {
       case 'load': {
@@ -165,6 +171,7 @@ const isLogProbsFile = (v: unknown) =>
 function checkRequest(r: EngineRequest): string | null {
   switch (r.type) {
     case 'info':
+    case 'adapter':
     case 'unload':
       return null;
     case 'cancel':

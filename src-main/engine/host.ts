@@ -20,6 +20,7 @@ import type {
   EngineResponse,
   EvaluateRequest,
   GenerateRequest,
+  GpuInfo,
   GenerateResult,
   InfoResponse,
   LoadRequest,
@@ -163,6 +164,12 @@ export class EngineHost {
 
   info(): Promise<InfoResponse> {
     return this.ask({ type: 'info' }, 'info');
+  }
+
+  /** The GPU adapter, opening the GPU if no request has yet; rejects with the engine's reason when there is none. */
+  async adapter(): Promise<GpuInfo> {
+    const r = await this.ask({ type: 'adapter' }, 'adapter');
+    return r.adapter;
   }
 
   async load(path: string, options: Omit<LoadRequest, 'id' | 'type' | 'path'> = {}, onProgress?: (e: ProgressEvent) => void): Promise<EngineInfo> {

@@ -104,13 +104,14 @@ export interface LogProbsFile {
   position: number;
 }
 
-export type EngineRequest = InfoRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest | EvaluateRequest;
+export type EngineRequest = InfoRequest | AdapterRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest | EvaluateRequest;
 
 /** What the engine sends: events while a request runs, then its final response. */
 export type EngineMessage = EngineEvent | EngineResponse;
 export type EngineEvent = ProgressEvent | TokenEvent;
 export type EngineResponse =
   | InfoResponse
+  | AdapterResponse
   | LoadedResponse
   | UnloadedResponse
   | GeneratedResponse
@@ -122,6 +123,12 @@ export type EngineResponse =
 export interface InfoRequest {
   id: number;
   type: 'info';
+}
+
+/** Opens the GPU if it is not open yet (no model needed) and says which adapter it is; answered at once, not after queued work. */
+export interface AdapterRequest {
+  id: number;
+  type: 'adapter';
 }
 
 export interface LoadRequest {
@@ -203,6 +210,12 @@ export interface InfoResponse {
   model: ModelInfo | null;
   memory: ModelMemory | null;
   loadMs: number | null;
+}
+
+export interface AdapterResponse {
+  id: number;
+  type: 'adapter';
+  adapter: GpuInfo;
 }
 
 export interface ProgressEvent {

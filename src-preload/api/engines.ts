@@ -1,4 +1,4 @@
-/** The models the engine processes hold on the GPU now, and freeing them. */
+/** The GPU adapter the engines use, the models the engine processes hold on it now, and freeing them. */
 
 /** GPU memory a loaded model holds. */
 export interface ModelMemory {
@@ -20,7 +20,30 @@ export interface LoadedModel {
   memory: ModelMemory;
 }
 
+/** The GPU adapter the engine computes on. */
+export interface GpuAdapter {
+  /** As the driver names it ("NVIDIA GeForce RTX 4090", "SwiftShader Device", "llvmpipe (LLVM 19…)"). */
+  name: string;
+  vendor: string;
+  /** The graphics API WebGPU drives it through: "vulkan", "metal", "d3d12", … */
+  backend: string;
+  /** A software driver (lavapipe, SwiftShader, WARP): works without a GPU driver, but slowly. */
+  software: boolean;
+  /** Whether kernels can compute in f16 (the shader-f16 feature). */
+  shaderF16: boolean;
+  /** Subgroup sizes the kernels may use; null when the adapter has no subgroups. */
+  subgroups: { min: number; max: number } | null;
+}
+
+/** The adapter in use, or why there is none (the engine's own words: which driver to install). */
+export type GpuAdapterState = { status: 'ready'; adapter: GpuAdapter } | { status: 'none'; reason: string };
+
 export interface EnginesApi {
+  /**
+   * The GPU adapter the engines use, opening the GPU on first call (asked once, then kept); 'none'
+   * with the reason when no adapter can be opened (asked again next time: a driver may have come).
+   */
+  gpuAdapter(): Promise<GpuAdapterState>;
   /** The models loaded on the GPU now (the 'loaded-models' event says when this changes). */
   loadedModels(): Promise<LoadedModel[]>;
   /**
@@ -31,4 +54,4 @@ export interface EnginesApi {
   unloadModel(path: string): Promise<void>;
 }
 
-export const ENGINES_METHODS = ['loadedModels', 'unloadModel'] as const satisfies readonly (keyof EnginesApi)[];
+export const ENGINES_METHODS = ['gpuAdapter', 'loadedModels', 'unloadModel'] as const satisfies readonly (keyof EnginesApi)[];
