@@ -15,10 +15,17 @@
 //
 // The inputs (q for attention, k and v for store_kv) are rows of inStride elements per token, each
 // starting at its offset: separate q, k, v buffers, or one fused q|k|v row read three ways.
+//
+// With STORE (decode: one token), `attention` also does store_kv's work, saving its dispatch:
+// each workgroup rotates its KV head's new K row and reads the V row (kNew, vNew: rows of
+// kvInStride, from kOffset and vOffset), rounded as the cache holds them, and uses them for the
+// newest key, which no other workgroup writes in time for it to read; the first head of each
+// group writes them into the cache.
 
 #include "rope.wgsl"
 
 override KV_F16: bool = true;
+override STORE: bool = false;
 
 #struct AttentionUniform
 
@@ -42,10 +49,12 @@ const NEG: f32 = -3.0e38;
 
 // attention
 @group(0) @binding(2) var<storage, read> q: array<f32>;
-@group(0) @binding(3) var<storage, read> kCache: array<u32>;
-@group(0) @binding(4) var<storage, read> vCache: array<u32>;
+@group(0) @binding(3) var<storage, read_write> kCache: array<u32>;
+@group(0) @binding(4) var<storage, read_write> vCache: array<u32>;
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 @group(0) @binding(7) var<storage, read> sinks: array<f32>;
+@group(0) @binding(8) var<storage, read> kNew: array<f32>;
+@group(0) @binding(9) var<storage, read> vNew: array<f32>;
 
 // Elements of cached rows; `e` is an element index into the cache (even for pairs).
 fn k_pair(e: u32) -> vec2<f32> {
@@ -100,6 +109,49 @@ fn store_kv(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 
 var<workgroup> qs: array<f32, MAX_HEAD_DIM>;
 var<workgroup> probs: array<f32, WG>;
+// STORE: the new token's K (rotated) and V rows of this workgroup's KV head, as cached.
+var<workgroup> newK: array<f32, MAX_HEAD_DIM>;
+var<workgroup> newV: array<f32, MAX_HEAD_DIM>;
+
+// x as the cache holds it: rounded to a half with KV_F16.
+fn as_cached(x: f32) -> f32 {
+  if (KV_F16) {
+    return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x;
+  }
+  return x;
+}
+
+// The new K and V rows of head kvh of token t (position pos) into newK and newV.
+fn load_new_kv(kvh: u32, t: u32, pos: u32, lid: u32) {
+  let kBase = t * p.kvInStride + p.kOffset + kvh * p.headDim;
+  let vBase = t * p.kvInStride + p.vOffset + kvh * p.headDim;
+  for (var d = lid; d < p.headDim; d += WG) {
+    var k = kNew[kBase + d];
+    if (d < p.nRot) {
+      let r = rope_pair(d, p.nRot, p.neox != 0u);
+      k = rope_rotate(k, kNew[kBase + r.partner], ropeTable[pos * (p.nRot / 2u) + r.pair], r.first);
+    }
+    newK[d] = as_cached(k);
+    newV[d] = as_cached(vNew[vBase + d]);
+  }
+}
+
+// newK and newV into the cache row of position pos, head kvh (after a barrier).
+fn store_new_kv(kvh: u32, pos: u32, lid: u32) {
+  let row = pos * p.kvStride + kvh * p.headDim;
+  for (var d = 2u * lid; d < p.headDim; d += 2u * WG) {
+    let e = row + d;
+    if (KV_F16) {
+      kCache[e >> 1u] = pack2x16float(vec2<f32>(newK[d], newK[d + 1u]));
+      vCache[e >> 1u] = pack2x16float(vec2<f32>(newV[d], newV[d + 1u]));
+    } else {
+      kCache[e] = bitcast<u32>(newK[d]);
+      kCache[e + 1u] = bitcast<u32>(newK[d + 1u]);
+      vCache[e] = bitcast<u32>(newV[d]);
+      vCache[e + 1u] = bitcast<u32>(newV[d + 1u]);
+    }
+  }
+}
 
 #include "reduce.wgsl"
 
@@ -131,7 +183,13 @@ fn attend(h: u32, t: u32, lid: u32, sink: f32) {
     }
     qs[d] = x;
   }
+  if (STORE) {
+    load_new_kv(kvh, t, last, lid);
+  }
   workgroupBarrier();
+  if (STORE && h % (p.nHead / p.nKvHead) == 0u) {
+    store_new_kv(kvh, last, lid);
+  }
 
   let kvBase = kvh * p.headDim;  // element offset of this kv head within a cached row
   var m = NEG;                   // running max of the scores
@@ -143,9 +201,15 @@ fn attend(h: u32, t: u32, lid: u32, sink: f32) {
     if (j <= last) {
       let row = j * p.kvStride + kvBase;
       var dot = 0.0;
-      for (var d = 0u; d < p.headDim; d += 2u) {
-        let k = k_pair(row + d);
-        dot += qs[d] * k.x + qs[d + 1u] * k.y;
+      if (STORE && j == last) {
+        for (var d = 0u; d < p.headDim; d += 2u) {
+          dot += qs[d] * newK[d] + qs[d + 1u] * newK[d + 1u];
+        }
+      } else {
+        for (var d = 0u; d < p.headDim; d += 2u) {
+          let k = k_pair(row + d);
+          dot += qs[d] * k.x + qs[d + 1u] * k.y;
+        }
       }
       s = dot * p.scale;
       if (p.softcap != 0.0) {
@@ -166,7 +230,11 @@ fn attend(h: u32, t: u32, lid: u32, sink: f32) {
       if (d < p.headDim) {
         var a = acc[c] * corr;
         for (var jj = 0u; jj < count; jj++) {
-          a += probs[jj] * v_elem((start + jj) * p.kvStride + kvBase + d);
+          if (STORE && start + jj == last) {
+            a += probs[jj] * newV[d];
+          } else {
+            a += probs[jj] * v_elem((start + jj) * p.kvStride + kvBase + d);
+          }
         }
         acc[c] = a;
       }

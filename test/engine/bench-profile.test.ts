@@ -28,8 +28,8 @@ describe('Engine.bench', () => {
   it('counts the dispatches, submissions and host time of each decode step', async () => {
     await engine.load(STORIES_260K, { ctx: 64 });
     const r = await engine.bench(8, 8);
-    // stories260K: 5 layers of norm, QKV, store, attention, output, norm, gate|up, GLU, down; then the head and the sampler.
-    expect(r.dispatchesPerToken).toBeGreaterThan(5 * 9);
+    // stories260K: 5 layers of norm, QKV, attention (storing K and V), output, norm, gate|up, GLU, down; then the head and the sampler.
+    expect(r.dispatchesPerToken).toBeGreaterThan(5 * 8);
     expect(Number.isInteger(r.dispatchesPerToken)).toBe(true);
     expect(r.submitsPerToken).toBe(1);
     expect(r.hostMsPerToken).toBeGreaterThan(0);

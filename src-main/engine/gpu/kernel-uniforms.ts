@@ -55,7 +55,9 @@ export const AttentionUniform = uniformStruct('AttentionUniform', {
   neox: 'u32', // 1: NeoX pairs
   inStride: 'u32', // elements per token row of the inputs
   qkOffset: 'u32', // where q (attention) or k (store_kv) starts in an input row
-  vOffset: 'u32', // store_kv: where v starts in an input row
+  vOffset: 'u32', // store_kv, attention with STORE: where v starts in an input row
+  kvInStride: 'u32', // attention with STORE: elements per token row of its k and v inputs
+  kOffset: 'u32', // attention with STORE: where k starts in a row of its k input
   window: 'u32', // sliding window in positions; 0: none
   softcap: 'f32', // 0: off
   invSoftcap: 'f32', // 1 / softcap, as llama.cpp multiplies by it

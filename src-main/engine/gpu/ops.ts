@@ -1,6 +1,7 @@
 /**
  * The non-matmul kernels of the transformer (shaders/{norm,attention,elementwise,sample,moe}.wgsl;
- * RoPE, shaders/rope.wgsl, is applied inside store_kv and attention)
+ * RoPE, shaders/rope.wgsl, is applied inside store_kv and attention, which stores K and V itself
+ * for a one-token step)
  * behind small factories. Each factory call builds its uniform buffer and bind group once and
  * returns a Dispatch, which the decode loop re-encodes every step without allocating anything.
  * Sizes are per token: the token count of a submission lives in a shared Step (a uniform the
@@ -305,20 +306,42 @@ export class OpKernels {
     return this.dispatch('attention.wgsl', 'store_kv', buffers, a.step, grid, { KV_F16: this.kvF16 ? 1 : 0 });
   }
 
-  attention(a: AttentionArgs): Dispatch {
+  /**
+   * storeKv then attention as one Dispatch: a one-token step (decode) runs them as one kernel
+   * (attention with STORE writes the cache too), a longer one as the two kernels.
+   */
+  storeKvAndAttend(store: StoreKvArgs, a: AttentionArgs): Dispatch {
+    if (store.kvStride !== a.nKvHead * a.headDim || store.headDim !== a.headDim) throw new Error('storeKvAndAttend: the store and the attention disagree on the KV rows');
+    const apart = [this.storeKv(store), this.attention(a)];
+    const fused = this.attention(a, store);
+    return {
+      encode(pass) {
+        if (a.step.tokens === 1) fused.encode(pass);
+        else for (const d of apart) d.encode(pass);
+      },
+    };
+  }
+
+  /** `store`: also write the K and V rows of a one-token step into the cache (attention.wgsl's STORE). */
+  attention(a: AttentionArgs, store?: StoreKvArgs): Dispatch {
     if (a.headDim > 256 || a.headDim % 2 !== 0) throw new Error(`attention: head size ${a.headDim} is not supported (even, at most 256)`);
     if (a.nHead % a.nKvHead !== 0) throw new Error(`attention: ${a.nHead} heads do not group over ${a.nKvHead} KV heads`);
     const qDim = a.nHead * a.headDim;
     const rows = a.qRows ?? { stride: qDim, offset: 0 };
+    const kvRows = store?.rows ?? { stride: a.nKvHead * a.headDim, kOffset: 0, vOffset: 0 };
     const u = this.attentionUniform(a.nHead, a.nKvHead, a.headDim, a.scale, qDim, a.nKvHead * a.headDim, a.rope, {
       inStride: rows.stride,
       qkOffset: rows.offset,
       window: a.window,
       softcap: a.softcap,
+      kvInStride: kvRows.stride,
+      kOffset: kvRows.kOffset,
+      vOffset: kvRows.vOffset,
     });
-    const buffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? null];
+    // The shader reads kNew and vNew only under STORE, but uses them statically: without a store, q stands in.
+    const buffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? null, store?.k ?? a.q, store?.v ?? a.q];
     const entry = a.sinks ? 'attention_sinks' : 'attention';
-    return this.dispatch('attention.wgsl', entry, buffers, a.step, (n) => [a.nHead, n], { KV_F16: this.kvF16 ? 1 : 0 });
+    return this.dispatch('attention.wgsl', entry, buffers, a.step, (n) => [a.nHead, n], { KV_F16: this.kvF16 ? 1 : 0, STORE: store ? 1 : 0 });
   }
 
   /** gate = act(gate) * up, `width` elements per token (shaders/elementwise.wgsl). */
@@ -421,7 +444,7 @@ export class OpKernels {
     qStride: number,
     kvStride: number,
     rope: RopeSpec,
-    o: { inStride: number; qkOffset: number; vOffset?: number; window?: number; softcap?: number },
+    o: { inStride: number; qkOffset: number; vOffset?: number; window?: number; softcap?: number; kvInStride?: number; kOffset?: number },
   ): GPUBuffer {
     if (headDim % 2 !== 0) throw new Error(`head size ${headDim}: must be even`);
     if (rope.nRot % 2 !== 0 || rope.nRot > headDim) throw new Error(`RoPE over ${rope.nRot} of ${headDim} dimensions`);
@@ -438,6 +461,8 @@ export class OpKernels {
       inStride: o.inStride,
       qkOffset: o.qkOffset,
       vOffset: o.vOffset ?? 0,
+      kvInStride: o.kvInStride ?? 0,
+      kOffset: o.kOffset ?? 0,
       window: o.window ?? 0,
       softcap,
       invSoftcap: softcap ? Math.fround(1 / softcap) : 0,

@@ -25,12 +25,14 @@
  * attn_qkv is in the file), and so are a dense FFN's gate and up; layers whose tensors differ in
  * type (Q4_K_M's V in Q6_K) keep separate projections. The residual adds ride on the output
  * projections (matmul with accumulate), or on the post-norm (rms_norm with accumulate, the
- * projection then going to a scratch buffer), and RoPE on the KV store and the attention kernel.
- * Dispatches per layer, fused: llama 9 (qwen2's biases add 1, qwen3's Q/K norms 1; an MoE FFN is
- * 9 dispatches instead of 4, 14 with a shared expert); gemma2 11, gemma3 12 (the post-norms add
- * one per block); gpt-oss 20 (an MoE FFN, whose router and expert biases add 4; Q/K/V and
- * attn_output biases 2). Separate Q, K, V add 2 (their biases 2 more, Q/K norms 1), separate gate
- * and up 1. gemma's embedding scale and the logit soft-cap add one dispatch each per submission.
+ * projection then going to a scratch buffer), RoPE on the KV store and the attention kernel, and
+ * a one-token step (decode) stores K and V inside the attention kernel. Dispatches per layer of a
+ * decode step, fused: llama 8 (qwen2's biases add 1, qwen3's Q/K norms 1; an MoE FFN is 9
+ * dispatches instead of 4, 14 with a shared expert); gemma2 10, gemma3 11 (the post-norms add one
+ * per block); gpt-oss 19 (an MoE FFN, whose router and expert biases add 4; Q/K/V and attn_output
+ * biases 2). Separate Q, K, V add 2 (their biases 2 more, Q/K norms 1), separate gate and up 1, a
+ * prefill step 1 (the KV store). gemma's embedding scale and the logit soft-cap add one dispatch
+ * each per submission.
  *
  * The KV cache is full-size in every layer, sliding-window ones included (they only read less of it).
  */
@@ -427,8 +429,7 @@ export class LlamaModel {
     const kvRows = fused ? { stride: fused, kOffset: qDim, vOffset: qDim + kvDim } : undefined;
     const qRows = fused ? { stride: fused, offset: 0 } : undefined;
     return [
-      ops.storeKv({ k: act.k, v: act.v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }),
-      ops.attention({
+      ops.storeKvAndAttend({ k: act.k, v: act.v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }, {
         q: act.q,
         kCache: l.kCache,
         vCache: l.vCache,
