@@ -45,7 +45,7 @@ async function poll(port: number, until: Promise<unknown> | null) {
   const stop = (until ?? new Promise((r) => setTimeout(r, REFERENCE_MS))).finally(() => (busy = false));
   let peakRss = process.memoryUsage.rss();
   while (busy) {
-    const [metrics, api] = await Promise.all([call(port, 'GET', '/metrics'), call(port, 'POST', '/api/listChats', '[]')]);
+    const [metrics, api] = await Promise.all([call(port, 'GET', '/metrics'), call(port, 'POST', '/gufo/api/listChats', '[]')]);
     latencies.metrics.push(metrics.ms);
     latencies.api.push(api.ms);
     peakRss = Math.max(peakRss, process.memoryUsage.rss());

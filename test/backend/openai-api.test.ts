@@ -351,7 +351,9 @@ describe('the HTTP API, up to the engine', () => {
     const rebound = await send(own, 'GET', '/v1/models', { host: `evil.example:${own}` });
     expect(rebound.status).toBe(403);
     expect(JSON.parse(rebound.body).error.code).toBe('forbidden_host');
-    expect((await send(own, 'GET', '/', {})).status).toBe(404);
+    // Its root is Ollama's ("Ollama is running"); it serves no page.
+    expect((await send(own, 'GET', '/', {})).body).toBe('Ollama is running');
+    expect((await send(own, 'GET', '/index.html', {})).status).toBe(404);
 
     const off = await api.updateOpenAiServerSettings({ enabled: false });
     expect(off).toMatchObject({ url: null, error: null });
