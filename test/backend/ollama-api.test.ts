@@ -80,12 +80,12 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
     const v1 = await t.client().completions.create({ model: 'stories260k', prompt: 'Once upon a time', max_tokens: 24, temperature: 0 });
     const raw = await ollama.generate({ model, prompt: 'Once upon a time', raw: true, stream: false, options: { ...greedy, num_predict: 24 } });
     expect(raw.response).toBe(v1.choices[0]!.text);
-    expect(raw.response.startsWith(', there was a little girl named Lily.')).toBe(true);
+    expect(raw.response!.startsWith(', there was a little girl named Lily.')).toBe(true);
     expect(raw).toMatchObject({ done_reason: 'length', eval_count: 24 });
 
     const short = await ollama.generate({ model, prompt: 'Once upon a time', raw: true, stream: false, options: { ...greedy, num_predict: 3 } });
     expect(short).toMatchObject({ eval_count: 3, done_reason: 'length' });
-    expect(raw.response.startsWith(short.response)).toBe(true);
+    expect(raw.response!.startsWith(short.response!)).toBe(true);
 
     const stopped = await ollama.generate({ model, prompt: 'Once upon a time', raw: true, stream: false, options: { ...greedy, num_predict: 24, stop: ['Lily'] } });
     expect(stopped).toMatchObject({ response: ', there was a little girl named ', done_reason: 'stop' });
@@ -105,7 +105,7 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
     const schema = { type: 'object', properties: { answer: { enum: ['yes', 'no'] }, n: { type: 'integer' } }, required: ['answer', 'n'], additionalProperties: false };
     const held = await ollama.generate({ model, prompt: 'A name', format: schema, stream: false, options: { ...greedy, num_predict: 120 } });
     expect(held.done_reason).toBe('stop');
-    const value = JSON.parse(held.response) as { answer: string; n: number };
+    const value = JSON.parse(held.response!) as { answer: string; n: number };
     expect(Object.keys(value).sort()).toEqual(['answer', 'n']);
     expect(['yes', 'no']).toContain(value.answer);
     expect(Number.isInteger(value.n)).toBe(true);
@@ -158,7 +158,7 @@ describe("Ollama's API on the settings' own listener", { timeout: 240_000 }, () 
     expect((await send(listener.port, 'GET', '/')).body).toBe('Ollama is running');
     expect((await client.list()).models.map((m) => m.name)).toEqual([model]);
     const answer = await client.generate({ model, prompt: 'Once upon a time', raw: true, stream: false, options: { ...greedy, num_predict: 8 } });
-    expect(answer.response.startsWith(', there was')).toBe(true);
+    expect(answer.response!.startsWith(', there was')).toBe(true);
     expect((await send(listener.port, 'GET', '/api/tags', { host: 'evil.example' })).status).toBe(403);
   });
 });
