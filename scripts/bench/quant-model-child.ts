@@ -1,6 +1,7 @@
 /**
  * One side of `bench:quant -- --model` in its own process: `<ours|llama> IN OUT TYPE THREADS`,
- * prints { seconds, peakRssBytes } (peak RSS of this process, worker threads included) on stdout.
+ * prints { seconds, cpuSeconds, peakRssBytes } on stdout: wall time of the run; CPU time and peak RSS
+ * of this process, worker threads included (on a busy machine CPU time is the steadier figure).
  * Ours is the built CLI (out/cli: its workers are bundles, as users run them), started in this
  * process, which tsx has loaded as for llama's side: both start from the same footprint.
  */
@@ -12,6 +13,7 @@ import { llamaModelQuantize } from '../../test/support/llama-quantize';
 
 export interface ChildResult {
   seconds: number;
+  cpuSeconds: number;
   peakRssBytes: number;
 }
 
@@ -22,8 +24,10 @@ if (!input || !output || !type || !threads || !isQuantFileType(type) || (side !=
   throw new Error('usage: quant-model-child.ts <ours|llama> IN OUT TYPE THREADS');
 }
 const started = performance.now();
+const cpuBefore = process.cpuUsage();
 const report = () => {
-  const result: ChildResult = { seconds: (performance.now() - started) / 1000, peakRssBytes: process.resourceUsage().maxRSS * 1024 };
+  const cpu = process.cpuUsage(cpuBefore);
+  const result: ChildResult = { seconds: (performance.now() - started) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssBytes: process.resourceUsage().maxRSS * 1024 };
   console.log(JSON.stringify(result));
 };
 if (side === 'ours') {

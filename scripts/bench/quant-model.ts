@@ -66,6 +66,7 @@ export async function benchQuantModel({ json, args }: { json: boolean; args: rea
       ours,
       llama,
       wallRatio: ours.seconds / llama.seconds,
+      cpuRatio: ours.cpuSeconds / llama.cpuSeconds,
       rssRatio: ours.peakRssBytes / llama.peakRssBytes,
       identical: same,
       goals: GOALS,
@@ -73,10 +74,11 @@ export async function benchQuantModel({ json, args }: { json: boolean; args: rea
     if (json) return console.log(JSON.stringify(result, null, 2));
     const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
     console.log(`${type}, ${threads} threads, ${mb(result.model.bytes)} F32 source (${input})`);
-    console.log(`           wall       peak RSS`);
-    console.log(`ours       ${ours.seconds.toFixed(2).padStart(6)} s  ${mb(ours.peakRssBytes).padStart(9)}`);
-    console.log(`llama.cpp  ${llama.seconds.toFixed(2).padStart(6)} s  ${mb(llama.peakRssBytes).padStart(9)}`);
-    console.log(`ours/llama ${result.wallRatio.toFixed(2).padStart(6)}×  ${result.rssRatio.toFixed(2).padStart(8)}×   (goals: wall ≤ ${GOALS.wall}×, RSS ≤ ${GOALS.rss}×)`);
+    const row = (name: string, wall: string, cpu: string, rss: string) => console.log(`${name.padEnd(10)} ${wall.padStart(8)}  ${cpu.padStart(8)}  ${rss.padStart(9)}`);
+    row('', 'wall', 'CPU', 'peak RSS');
+    for (const [name, r] of [['ours', ours], ['llama.cpp', llama]] as const) row(name, `${r.seconds.toFixed(2)} s`, `${r.cpuSeconds.toFixed(2)} s`, mb(r.peakRssBytes));
+    row('ours/llama', `${result.wallRatio.toFixed(2)}×`, `${result.cpuRatio.toFixed(2)}×`, `${result.rssRatio.toFixed(2)}×`);
+    console.log(`goals: wall ≤ ${GOALS.wall}×, peak RSS ≤ ${GOALS.rss}×`);
     console.log(`output ${same ? 'byte-identical to' : 'DIFFERS from'} llama.cpp's`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
