@@ -57,6 +57,16 @@ function node(args: string[], what: string, env: NodeJS.ProcessEnv = process.env
   return r.stdout;
 }
 
+/** `node`'s stdout as the one JSON document it should be. */
+function nodeJson(args: string[], what: string, env?: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out = node(args, what, env);
+  try {
+    return JSON.parse(out);
+  } catch {
+    throw new Error(`${what} printed no JSON document on stdout: ${JSON.stringify(out.slice(0, 300))}`);
+  }
+}
+
 /** The cached random model of --shape and --type, written first if missing. */
 function generatedModel(): string {
   const shape = SHAPES[values.shape!];
@@ -100,13 +110,13 @@ const llama: Measured = { adapter: 'cpu', device: '', runs: [] };
 for (let run = 1; run <= runs; run++) {
   for (const m of gufo) {
     const env = { ...process.env, GUFO_DEV: '1', VK_ICD_FILENAMES: ADAPTERS[m.adapter] };
-    const out = JSON.parse(node(['bin/gufo.mjs', 'bench', file, '-p', String(p), '-n', String(n), '--json'], `run ${run}/${runs}: gufo bench on ${m.adapter}`, env));
-    m.device = out.adapter.name;
-    m.runs.push(out as EngineRun);
+    const out = nodeJson(['bin/gufo.mjs', 'bench', file, '-p', String(p), '-n', String(n), '--json'], `run ${run}/${runs}: gufo bench on ${m.adapter}`, env);
+    m.device = (out.adapter as { name: string }).name;
+    m.runs.push(out as unknown as EngineRun);
   }
-  const out = JSON.parse(node([LLAMA_DECODE, file, String(p), String(n), String(threads)], `run ${run}/${runs}: llama.cpp, CPU, ${threads} threads`));
-  llama.device = out.adapter;
-  llama.runs.push(out as EngineRun);
+  const out = nodeJson([LLAMA_DECODE, file, String(p), String(n), String(threads)], `run ${run}/${runs}: llama.cpp, CPU, ${threads} threads`);
+  llama.device = out.adapter as string;
+  llama.runs.push(out as unknown as EngineRun);
 }
 const rows = vsLlamaRows(basename(file), gufo, llama);
 process.stdout.write(values.json ? JSON.stringify(rows, null, 2) + '\n' : `-p ${p} -n ${n}\n${vsLlamaTable(rows)}`);
