@@ -4,7 +4,6 @@
  * line (real driver warnings and errors included).
  */
 import { createInterface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
 
 const DRIVER_NOISE: readonly RegExp[] = [
   // libwayland-client (linked by Mesa's Vulkan drivers) on a machine without a desktop session.
@@ -17,8 +16,8 @@ export function isDriverNoise(line: string): boolean {
   return DRIVER_NOISE.some((pattern) => pattern.test(line));
 }
 
-/** Copies `from` to `to` line by line, leaving out driver noise. */
-export function forwardWithoutDriverNoise(from: Readable, to: Writable): void {
+/** Copies `from` (a child process's or Electron utility process's stderr) to `to` line by line, leaving out driver noise. */
+export function forwardWithoutDriverNoise(from: NodeJS.ReadableStream, to: NodeJS.WritableStream): void {
   createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
     if (!isDriverNoise(line)) to.write(`${line}\n`);
   });
