@@ -26,6 +26,23 @@ export function formatDate(iso: string): string {
   return new Date(iso).toLocaleString();
 }
 
+/**
+ * One format for the times on a chart running from `from` to `to`, its axis ticks and its points'
+ * tooltips alike: day and time of day ("Jan 3, 14:05"), with seconds when the chart spans less
+ * than 20 minutes, with the year when it crosses one.
+ */
+export function chartTimeFormat(from: number, to: number): (time: number) => string {
+  const format = new Intl.DateTimeFormat(undefined, {
+    ...(new Date(from).getFullYear() !== new Date(to).getFullYear() ? { year: 'numeric' } : {}),
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    ...(to - from < 20 * 60_000 ? { second: '2-digit' } : {}),
+  });
+  return (time) => format.format(time);
+}
+
 /** A whole count with the locale's digit grouping (a context length: 131,072). */
 export function formatCount(count: number | null): string {
   return count === null ? '—' : count.toLocaleString();
