@@ -13,6 +13,7 @@
 import { ggmlType, type GgmlType, type GgmlTypeName } from './ggml-types';
 import { GgufType, type GgufArray } from './gguf/values';
 import { llamaFileTypeId } from './llama-file-types';
+import { compileTensorTypes, matchTensorType, type TensorTypeOverride } from './recipe-overrides';
 import { blockTensorSuffix, tensorLayer, tensorName } from './tensor-names';
 
 export const QUANT_FILE_TYPES = [
@@ -46,6 +47,8 @@ export interface RecipeOptions {
   pure?: boolean;
   /** --leave-output-tensor: keep output.weight as it is. */
   leaveOutputTensor?: boolean;
+  /** --tensor-type, in order: the first pattern found in a tensor's name sets its type instead of the mixture (fallbacks still apply). */
+  tensorTypes?: readonly TensorTypeOverride[];
 }
 
 export interface PlannedTensor {
@@ -105,6 +108,7 @@ interface RecipeState {
   readonly model: ModelFacts;
   readonly fileType: QuantFileType;
   readonly options: RecipeOptions;
+  readonly tensorTypes: ReturnType<typeof compileTensorTypes>;
   /** No output.weight: token_embd doubles as the output matrix and is treated like it. */
   readonly tiedEmbeddings: boolean;
   /** attn_v-like tensors in the model, and how many were seen so far. */
@@ -134,6 +138,7 @@ export function planQuantization(model: RecipeModel, fileType: QuantFileType, op
     model: facts,
     fileType,
     options,
+    tensorTypes: compileTensorTypes(options.tensorTypes),
     tiedEmbeddings: !tensors.some((x) => roleOf(x.name) === 'output'),
     nAttnV: tensors.filter((x) => isAttnVLike(roleOf(x.name))).length,
     iAttnV: 0,
@@ -276,7 +281,8 @@ function chooseType(state: RecipeState, tensor: RecipeTensor, defaultType: GgmlT
   if (options.outputTensorType && role === 'output') return exactly(tensor, options.outputTensorType);
   // F16/BF16 files are plain conversions: no mixture.
   if (!defaultType.quantized) return { type: defaultType, fallbackFrom: null };
-  const wanted = options.pure ? defaultType : mixtureType(state, tensor, role, defaultType);
+  // A --tensor-type match skips the mixture, whose layer counters then do not count this tensor (as in llama.cpp).
+  const wanted = matchTensorType(state.tensorTypes, tensor.name) ?? (options.pure ? defaultType : mixtureType(state, tensor, role, defaultType));
   const type = fallbackType(tensor, wanted);
   return { type, fallbackFrom: type === wanted ? null : wanted };
 }

@@ -133,6 +133,25 @@ export interface QuantizeOptions {
   allowRequantize?: boolean;
   /** Threads (default 1: these machines are small and shared). */
   nthread?: number;
+  /** --tensor-type PATTERN=TYPE, in order (type: a ggml type id). */
+  tensorTypes?: { pattern: string; type: number }[];
+}
+
+/** struct llama_model_tensor_override { const char * pattern; enum ggml_type type; } */
+const TensorOverride = koffi.struct('gufo_llama_model_tensor_override', { pattern: 'void *', type: 'int' });
+
+/** A C array of overrides ended by a null pattern, in memory koffi allocated (freed by the caller with `free`). */
+function tensorOverrides(list: { pattern: string; type: number }[]): { array: unknown; free: () => void } {
+  const strings = list.map((o) => {
+    const bytes = Buffer.from(`${o.pattern}\0`, 'utf8');
+    const ptr = koffi.alloc('uint8_t', bytes.length);
+    koffi.encode(ptr, koffi.array('uint8_t', bytes.length), [...bytes]);
+    return ptr;
+  });
+  const type = koffi.array(TensorOverride, list.length + 1);
+  const array = koffi.alloc(TensorOverride, list.length + 1);
+  koffi.encode(array, type, [...list.map((o, i) => ({ pattern: strings[i], type: o.type })), { pattern: null, type: 0 }]);
+  return { array, free: () => [array, ...strings].forEach((p) => koffi.free(p)) };
 }
 
 export interface QuantizeResult {
@@ -152,8 +171,15 @@ export function llamaModelQuantize(inPath: string, outPath: string, fileTypeId: 
   params.pure = options.pure ?? false;
   params.quantize_output_tensor = !options.leaveOutputTensor;
   params.allow_requantize = options.allowRequantize ?? false;
+  const overrides = options.tensorTypes?.length ? tensorOverrides(options.tensorTypes) : null;
+  params.tt_overrides = overrides?.array ?? null;
   const from = log.length;
-  const rc = quantize(inPath, outPath, params);
+  let rc: number;
+  try {
+    rc = quantize(inPath, outPath, params);
+  } finally {
+    overrides?.free();
+  }
   const text = log.splice(from).join('');
   return { ok: rc === 0, log: text };
 }
