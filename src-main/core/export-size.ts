@@ -7,21 +7,24 @@ import type { GgufFile } from './gguf/gguf-file';
 import { GgufType, type GgufKv } from './gguf/values';
 import { layoutGguf } from './gguf/writer';
 import { planQuantization, type QuantFileType, type RecipeOptions } from './quant-recipes';
+import { RECIPE_KEY, recipeJson } from './recipe-overrides';
 import { decoderFor } from './quants/decoders';
 import { encoderFor } from './quants/encoders';
 
 /**
  * The metadata of a quantized file: the source's, with general.file_type and
  * general.quantization_version set as llama.cpp sets them (and the imatrix entry count when one
- * was used). node/quantize.ts writes exactly these.
+ * was used, and a custom recipe's JSON from recipeJson). node/quantize.ts writes exactly these.
  */
-export function quantizedFileKvs(kvs: readonly GgufKv[], fileTypeId: number, quantizationVersion: number, imatrixEntries?: number): GgufKv[] {
+export function quantizedFileKvs(kvs: readonly GgufKv[], fileTypeId: number, quantizationVersion: number, imatrixEntries?: number, recipe?: string | null): GgufKv[] {
   const set: GgufKv[] = [
     { key: 'general.quantization_version', type: GgufType.UINT32, value: quantizationVersion },
     { key: 'general.file_type', type: GgufType.UINT32, value: fileTypeId },
   ];
   if (imatrixEntries !== undefined) set.push({ key: 'quantize.imatrix.entries_count', type: GgufType.INT32, value: imatrixEntries });
-  const replaced = new Set(set.map((kv) => kv.key));
+  if (recipe) set.push({ key: RECIPE_KEY, type: GgufType.STRING, value: recipe });
+  // A source written with a recipe of its own does not pass it on.
+  const replaced = new Set([...set.map((kv) => kv.key), RECIPE_KEY]);
   return [...kvs.filter((kv) => !replaced.has(kv.key)), ...set];
 }
 
@@ -89,7 +92,7 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): [string, num
 export function predictExport(model: GgufFile, fileType: QuantFileType, options: RecipeOptions = {}): ExportPrediction {
   const plan = planQuantization(model, fileType, options);
   const layout = layoutGguf({
-    kvs: quantizedFileKvs(model.kvs, plan.fileTypeId, plan.quantizationVersion),
+    kvs: quantizedFileKvs(model.kvs, plan.fileTypeId, plan.quantizationVersion, undefined, recipeJson(fileType, options)),
     tensors: plan.tensors.map((t) => ({ name: t.name, type: t.to, ne: t.ne })),
   });
   const requantized: ExportPrediction['requantized'] = [];

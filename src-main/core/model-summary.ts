@@ -2,6 +2,7 @@ import { GgufError } from './gguf/errors';
 import type { GgufFile } from './gguf/gguf-file';
 import { readCount, readLayerCount, readPerLayerCount } from './gguf/metadata-counts';
 import { llamaFileTypeName } from './llama-file-types';
+import { RECIPE_KEY, recipeText } from './recipe-overrides';
 import { slidingWindowLayout, type SlidingWindowLayout } from './sliding-window';
 
 export interface TypeShare {
@@ -43,6 +44,8 @@ export interface ModelSummary {
   readonly tokenizerModel: string | null;
   readonly tokenizerPre: string | null;
   readonly hasChatTemplate: boolean;
+  /** The custom recipe Gufo wrote the file with ("Q4_K_M; attn_v=Q8_0"), from its metadata; null for any other file. */
+  readonly recipe: string | null;
   /** Bytes of all tensor data: the memory the weights take once loaded. */
   readonly weightBytes: number;
   /** Null when the metadata lacks what the estimate needs (layers, heads, head sizes). */
@@ -163,10 +166,16 @@ export function summarizeModel(gguf: GgufFile, context?: number): ModelSummary {
     tokenizerModel: gguf.getString('tokenizer.ggml.model') ?? null,
     tokenizerPre: gguf.getString('tokenizer.ggml.pre') ?? null,
     hasChatTemplate: gguf.getString('tokenizer.chat_template') !== undefined,
+    recipe: recipeOf(gguf),
     weightBytes: gguf.tensors.reduce((n, t) => n + t.bytes, 0),
     kvCache:
       layers !== null && kvHeads !== null && headSize !== null && valueHeadSize !== null && kvContext !== null
         ? estimateKvCache(layers, kvHeads, headSize, valueHeadSize, kvContext, windowOf(gguf, arch, layers))
         : null,
   };
+}
+
+function recipeOf(gguf: GgufFile): string | null {
+  const json = gguf.getString(RECIPE_KEY);
+  return json === undefined ? null : recipeText(json);
 }

@@ -71,7 +71,7 @@ export function compileTensorTypes(overrides: readonly TensorTypeOverride[] | un
 
 /** Options with types resolved, as the recipe rules take them. */
 export interface ResolvedOverrides {
-  tensorTypes?: TensorTypeOverride[];
+  tensorTypes?: readonly TensorTypeOverride[];
   outputTensorType?: GgmlType;
   tokenEmbeddingType?: GgmlType;
   pure?: boolean;

@@ -5,6 +5,7 @@ import type { GgufFile } from '../core/gguf/gguf-file';
 import type { ImportanceMatrix } from '../core/imatrix';
 import { quantizedFileKvs } from '../core/export-size';
 import { planQuantization, type PlannedTensor, type QuantFileType, type RecipeOptions } from '../core/quant-recipes';
+import { recipeJson } from '../core/recipe-overrides';
 import { FileExistsError, removeStaleTemps } from './atomic-write';
 import { openGguf, tensorChunks, writeGguf } from './gguf-io';
 import { quantizeChunk, type ChunkJob, type ChunkResult } from './quantize-worker/chunk';
@@ -211,7 +212,7 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
     };
     await writeGguf(
       output,
-      { kvs: quantizedFileKvs(gguf.kvs, plan.fileTypeId, plan.quantizationVersion, options.imatrix?.size), tensors: plan.tensors.map((t) => ({ name: t.name, type: t.to, ne: t.ne })) },
+      { kvs: quantizedFileKvs(gguf.kvs, plan.fileTypeId, plan.quantizationVersion, options.imatrix?.size, recipeJson(fileType, options)), tensors: plan.tensors.map((t) => ({ name: t.name, type: t.to, ne: t.ne })) },
       (i) => {
         const t = plan.tensors[i]!;
         if (t.from === t.to) {

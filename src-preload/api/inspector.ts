@@ -21,6 +21,8 @@ export interface ModelOverview {
   tokenizerModel: string | null;
   tokenizerPre: string | null;
   hasChatTemplate: boolean;
+  /** The custom recipe Gufo exported the file with ("Q4_K_M; attn_v=Q8_0"), null for any other file. */
+  recipe: string | null;
   /** Bytes of all tensor data. */
   weightBytes: number;
   /** weightBytes × 8 / parameters. */

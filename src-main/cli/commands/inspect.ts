@@ -48,6 +48,7 @@ function summaryLines(s: ModelSummary): string {
     ['name', s.name ?? '—'],
     ['parameters', `${formatCount(s.parameters)} (${formatInteger(s.parameters)})`],
     ['file type', fileTypeLabel(s.fileType, s.typeMix) ?? '— (no tensors)'],
+    ...(s.recipe ? [['recipe', s.recipe] as [string, string]] : []),
     ['type mix', s.typeMix.map((t) => `${t.type} ${t.tensors}`).join(', ') || '— (no tensors)'],
     ['context length', s.contextLength?.toString() ?? '—'],
     ['layers', s.layers?.toString() ?? '—'],

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { ggmlTypeByName, type GgmlType } from '../../core/ggml-types';
 import { predictExport } from '../../core/export-size';
 import { isQuantFileType, QUANT_FILE_TYPES, type QuantFileType, type RecipeOptions } from '../../core/quant-recipes';
+import { parseTensorTypeArg } from '../../core/recipe-overrides';
 import { tensorName } from '../../core/tensor-names';
 import { FileExistsError } from '../../node/atomic-write';
 import { openGguf } from '../../node/gguf-io';
@@ -29,6 +30,11 @@ Options:
   --output-tensor-type t      ggml type for ${tensorName('output')} (e.g. q8_0)
   --token-embedding-type t    ggml type for ${tensorName('token_embd')}
   --pure                      one type for every quantizable tensor, no mixture
+  --tensor-type PATTERN=TYPE  (repeatable) tensors whose name matches the regular expression
+                              PATTERN get TYPE instead of the mixture's choice; the first
+                              matching PATTERN wins; rows too short for TYPE still fall back.
+                              A file written with any of these four options records them in
+                              its metadata (gufo.quantize.recipe), shown by gufo inspect
   --threads N                 threads that encode (default: every core, here ${availableParallelism()});
                               the output is the same for any N
   --force                     replace an existing <out.gguf>: the new file is renamed over it,
@@ -76,6 +82,7 @@ export const quantizeCommand: Command = {
     'output-tensor-type': { type: 'string' },
     'token-embedding-type': { type: 'string' },
     pure: { type: 'boolean' },
+    'tensor-type': { type: 'string', multiple: true },
     threads: { type: 'string' },
     force: { type: 'boolean' },
     json: { type: 'boolean' },
@@ -94,6 +101,8 @@ export const quantizeCommand: Command = {
       outputTensorType: typeOption(args.values['output-tensor-type'], '--output-tensor-type'),
       tokenEmbeddingType: typeOption(args.values['token-embedding-type'], '--token-embedding-type'),
       pure: Boolean(args.values.pure),
+      // parseArgs gives a repeatable option as a list.
+      tensorTypes: ((args.values['tensor-type'] as unknown as string[] | undefined) ?? []).map(parseTensorTypeArg),
     };
     const bar = progressBar(`${fileType}`);
     let report;

@@ -26,6 +26,7 @@ export function modelOverview(gguf: GgufFile, model: ModelEntry): ModelOverview 
     tokenizerModel: s.tokenizerModel,
     tokenizerPre: s.tokenizerPre,
     hasChatTemplate: s.hasChatTemplate,
+    recipe: s.recipe,
     weightBytes: s.weightBytes,
     bitsPerWeight: s.parameters ? (s.weightBytes * 8) / s.parameters : 0,
     tensorCount: gguf.tensors.length,
