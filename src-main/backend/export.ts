@@ -13,6 +13,7 @@ import type { ExportApi, ExportPlanView, ExportRecord, ExportRequest, ExportType
 import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/export-size';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import { isQuantFileType, QUANT_FILE_TYPES, type QuantFileType } from '../core/quant-recipes';
+import { resolveOverrides, type ResolvedOverrides } from '../core/recipe-overrides';
 import { FileExistsError, removeStaleTemps } from '../node/atomic-write';
 import { openGguf } from '../node/gguf-io';
 import { readModelFile } from '../node/model-file';
@@ -46,11 +47,12 @@ export function createExportApi(ctx: BackendContext): ExportApi {
     async exportPlan(modelId, options = {}): Promise<ExportPlanView> {
       const model = requireReadableModel(ctx, modelId);
       const allow = options.allowRequantize === true;
+      const recipe = checkedRecipe(options.recipe);
       const optionsView = withGguf(model.path, (gguf) =>
         QUANT_FILE_TYPES.map((fileType): ExportTypeOption => {
           const defaultOutputPath = freeOutputPath(model.path, fileType);
           try {
-            const p = predictExport(gguf, fileType);
+            const p = predictExport(gguf, fileType, recipe);
             return {
               fileType,
               predictedBytes: p.fileBytes,
@@ -72,9 +74,10 @@ export function createExportApi(ctx: BackendContext): ExportApi {
       const model = requireReadableModel(ctx, request.modelId);
       const { fileType } = request;
       if (!isQuantFileType(fileType)) throw new Error(`unknown file type "${fileType}"; Gufo writes ${QUANT_FILE_TYPES.join(', ')}`);
+      const recipe = checkedRecipe(request.recipe);
       const prediction = withGguf(model.path, (gguf) => {
         try {
-          return predictExport(gguf, fileType);
+          return predictExport(gguf, fileType, recipe);
         } catch (err) {
           throw new Error(`${model.path}: cannot export to ${fileType}: ${errorText(err)}`);
         }
@@ -98,6 +101,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
           output,
           fileType,
           prediction,
+          recipe,
           allowRequantize: request.allowRequantize === true,
           qualityText,
         }).finally(() => writing.delete(output)),
@@ -119,6 +123,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
     job.progress(0, e.prediction.fileBytes, null);
     try {
       const report = await quantizeFile(e.source, e.output, e.fileType, {
+        ...e.recipe,
         allowRequantize: e.allowRequantize,
         // Every core but one, which stays with the UI and the server.
         threads: Math.max(1, availableParallelism() - 1),
@@ -148,9 +153,21 @@ interface ExportJob {
   output: string;
   fileType: QuantFileType;
   prediction: ExportPrediction;
+  recipe: ResolvedOverrides;
   allowRequantize: boolean;
   /** The text of the quality report to run once the file is written, if any. */
   qualityText: QualityTextSource | undefined;
+}
+
+/** The request's recipe with its patterns and types checked; an error names the bad one. */
+function checkedRecipe(recipe: ExportRequest['recipe']): ResolvedOverrides {
+  if (recipe === undefined || recipe === null) return {};
+  if (typeof recipe !== 'object') throw new Error('recipe must be an object { tensorTypes, outputTensorType, tokenEmbeddingType, pure }');
+  try {
+    return resolveOverrides(recipe);
+  } catch (err) {
+    throw new Error(`recipe: ${errorText(err)}`);
+  }
 }
 
 /** Why `prediction` cannot be exported, or null. */

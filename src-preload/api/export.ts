@@ -23,9 +23,24 @@ export interface ExportTypeOption {
   defaultOutputPath: string;
 }
 
+/**
+ * A custom recipe on top of the file type's mixture, as llama-quantize's options (gufo quantize
+ * --tensor-type, --output-tensor-type, --token-embedding-type, --pure). Types are ggml type names
+ * ("Q8_0", any case). The written file records it in its metadata (gufo.quantize.recipe).
+ */
+export interface ExportRecipe {
+  /** In order: the first pattern (a regular expression searched in tensor names) that matches sets the type; rows too short for it fall back. */
+  tensorTypes?: { pattern: string; type: string }[];
+  outputTensorType?: string;
+  tokenEmbeddingType?: string;
+  pure?: boolean;
+}
+
 export interface ExportPlanOptions {
   /** Allow types that convert already-quantized tensors again (default false, as llama-quantize). */
   allowRequantize?: boolean;
+  /** Predict the sizes with these overrides (bad patterns or types are refused with an error naming them). */
+  recipe?: ExportRecipe;
 }
 
 export interface ExportPlanView {
@@ -46,6 +61,8 @@ export interface ExportRequest {
   outputPath?: string;
   /** See ExportPlanOptions. */
   allowRequantize?: boolean;
+  /** Overrides on top of the file type's mixture; see ExportRecipe. */
+  recipe?: ExportRecipe;
   /**
    * Once the file is written, start a 'quality' job comparing it with its source on this text
    * (see startQualityReport). Default: none.
