@@ -2,7 +2,8 @@
  * The Export screen's state: the source model, the plan (every file type with its predicted size),
  * the chosen type and output path, the running export, and the exports made so far.
  */
-import type { ExportPlanView, ExportRecord, ExportTypeOption, GufoBridge, ModelEntry, QualityTextSource } from '../../src-preload/api';
+import type { ExportPlanView, ExportRecipe, ExportRecord, ExportTypeOption, GufoBridge, ModelEntry, QualityTextSource } from '../../src-preload/api';
+import { parseLayerRange, recipeFromChoices, type RecipeRole } from './export-recipe';
 import { ModelJobScreen } from './model-job-screen.svelte';
 import { exportChoices } from './screen-choices.svelte';
 
@@ -18,6 +19,10 @@ export class ExportState extends ModelJobScreen {
   /** The text of the quality report that follows the export, or none. */
   qualityText: QualityTextSource | 'none' = $state('builtin');
   exports: ExportRecord[] = $state([]);
+  /** The recipe editor: a type per role ('' or absent: the mixture's), and the layers it applies to ('' and '': all). */
+  roleTypes: Partial<Record<RecipeRole, string>> = $state({});
+  layerFirst = $state('');
+  layerLast = $state('');
 
   constructor(gufo: GufoBridge, modelId: number | null) {
     super(gufo, exportChoices, modelId, 'export');
@@ -29,6 +34,23 @@ export class ExportState extends ModelJobScreen {
 
   get selected(): ExportTypeOption | undefined {
     return this.plan?.options.find((o) => o.fileType === this.fileType);
+  }
+
+  /** The layer range typed, or why it is not one. */
+  get layerRange() {
+    return parseLayerRange(this.layerFirst, this.layerLast, null);
+  }
+
+  get recipe(): ExportRecipe | undefined {
+    const range = this.layerRange;
+    return typeof range === 'string' ? undefined : recipeFromChoices(this.roleTypes, range);
+  }
+
+  /** A changed recipe changes every predicted size. */
+  async recipeChanged(): Promise<void> {
+    this.error = typeof this.layerRange === 'string' ? this.layerRange : null;
+    if (this.error) return;
+    await this.attempt(() => this.#loadPlan());
   }
 
   get outputPath(): string {
@@ -72,6 +94,7 @@ export class ExportState extends ModelJobScreen {
         fileType,
         outputPath: this.customPath ?? undefined,
         allowRequantize: this.allowRequantize,
+        recipe: this.recipe,
         qualityReport: this.qualityText === 'none' ? undefined : this.qualityText,
       });
       await this.#loadExports();
@@ -85,7 +108,7 @@ export class ExportState extends ModelJobScreen {
   async #loadPlan(): Promise<void> {
     const modelId = this.modelId;
     if (modelId === null) return;
-    const plan = await this.gufo.exportPlan(modelId, { allowRequantize: this.allowRequantize });
+    const plan = await this.gufo.exportPlan(modelId, { allowRequantize: this.allowRequantize, recipe: this.recipe });
     if (modelId !== this.modelId) return; // another model was chosen meanwhile
     this.plan = plan;
     // Keep the chosen type while it stays available; else llama.cpp's usual choice, else the first one.
