@@ -22,6 +22,7 @@ import { ExportStore } from '../node/store/exports';
 import { requireReadableModel, type BackendContext } from './context';
 import { isAbort, type JobContext } from './jobs';
 import { createQualityReports, isQualityTextSource } from './quality';
+import { createQualityPredictions } from './quality-prediction';
 
 export function createExportApi(ctx: BackendContext): ExportApi {
   const store = new ExportStore(ctx.db);
@@ -115,6 +116,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
     },
 
     ...quality.api,
+    ...createQualityPredictions(ctx),
   };
 
   async function runExport(job: JobContext, e: ExportJob): Promise<ExportRecord> {

@@ -88,11 +88,14 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): [string, num
   return [...counts].sort((a, b) => b[1] - a[1]);
 }
 
-/** Predicts the export of `model` to `fileType`; throws when the recipe cannot plan it. */
-export function predictExport(model: GgufFile, fileType: QuantFileType, options: RecipeOptions = {}): ExportPrediction {
+/**
+ * Predicts the export of `model` to `fileType`; throws when the recipe cannot plan it.
+ * `imatrixEntries`: the matrices of the importance matrix used, if any (the file records the count).
+ */
+export function predictExport(model: GgufFile, fileType: QuantFileType, options: RecipeOptions & { imatrixEntries?: number } = {}): ExportPrediction {
   const plan = planQuantization(model, fileType, options);
   const layout = layoutGguf({
-    kvs: quantizedFileKvs(model.kvs, plan.fileTypeId, plan.quantizationVersion, undefined, recipeJson(fileType, options)),
+    kvs: quantizedFileKvs(model.kvs, plan.fileTypeId, plan.quantizationVersion, options.imatrixEntries, recipeJson(fileType, options)),
     tensors: plan.tensors.map((t) => ({ name: t.name, type: t.to, ne: t.ne })),
   });
   const requantized: ExportPrediction['requantized'] = [];

@@ -63,7 +63,7 @@ const CHUNK_ELEMENTS = 1 << 18;
 const AHEAD_PER_THREAD = 2;
 
 /** The importance weights for matrix `matrix` of a tensor, checked against its row length. */
-function importanceFor(imatrix: ImportanceMatrix | undefined, t: PlannedTensor, matrix: number, file: string): Float32Array | null {
+export function importanceFor(imatrix: ImportanceMatrix | undefined, t: PlannedTensor, matrix: number, file: string): Float32Array | null {
   const weights = imatrix?.get(t.name);
   if (!weights) return null;
   const columns = t.ne[0]!;

@@ -150,6 +150,44 @@ export interface QualityReportQuery {
   exportId?: number;
 }
 
+/**
+ * The quality an export to a type is predicted to have: a sample of rows of every tensor (evenly
+ * spread, the same rows on every run) encoded to the type the recipe gives that tensor and decoded
+ * back, compared with the source's values as `gufo tensor-error` compares two files, each
+ * tensor's sums scaled to its element count and pooled over the model.
+ */
+export interface PredictedQuality {
+  /** Every element of the model, and how many of them the sample measured. */
+  elements: number;
+  sampledElements: number;
+  rmse: number;
+  /** ‖export − source‖ / ‖source‖ over the model; null for an all-zero model. */
+  relativeError: number | null;
+  /** 10·log10(Σ source² / Σ (export − source)²) in dB; null when nothing changes (or no signal). */
+  snrDb: number | null;
+}
+
+/** One file type's predicted quality, with the KL of an export of this source to that type where one was measured. */
+export interface TypeQualityPrediction {
+  fileType: string;
+  /** Null when the type cannot be written for this model (see the plan's `unavailable`). */
+  predicted: PredictedQuality | null;
+  /** The newest KL report of a finished export of this source to this type. */
+  measured: { meanKl: number; reportId: number; exportId: number } | null;
+}
+
+/** The result of a 'quality-prediction' job: every file type's predicted quality for one model file. */
+export interface QualityPrediction {
+  modelId: number;
+  /** The file the prediction is for: predictions are cached per SHA-256, for any path holding those bytes. */
+  sha256: string;
+  /** Whether it came from the cache (an earlier run over a file with these bytes). */
+  cached: boolean;
+  /** When it was computed. */
+  computedAt: string;
+  types: TypeQualityPrediction[];
+}
+
 export interface ExportApi {
   /** Every file type Gufo can write, with its predicted size and whether this model can take it. */
   exportPlan(modelId: number, options?: ExportPlanOptions): Promise<ExportPlanView>;
@@ -167,6 +205,22 @@ export interface ExportApi {
   startQualityReport(request: QualityReportRequest): Promise<string>;
   /** Newest first. */
   listQualityReports(query?: QualityReportQuery): Promise<QualityReport[]>;
+  /**
+   * Starts a 'quality-prediction' job (progress in tensors): the model's file is hashed if the
+   * library has no SHA-256 for it yet, then every file type's quality is predicted, unless a
+   * prediction for those bytes is cached (the job ends at once). Result: QualityPrediction.
+   */
+  startQualityPrediction(modelId: number): Promise<string>;
+  /** The cached prediction for the model's file, with the newest KL reports beside it; null when none is cached yet. */
+  qualityPrediction(modelId: number): Promise<QualityPrediction | null>;
 }
 
-export const EXPORT_METHODS = ['exportPlan', 'startExport', 'listExports', 'startQualityReport', 'listQualityReports'] as const satisfies readonly (keyof ExportApi)[];
+export const EXPORT_METHODS = [
+  'exportPlan',
+  'startExport',
+  'listExports',
+  'startQualityReport',
+  'listQualityReports',
+  'startQualityPrediction',
+  'qualityPrediction',
+] as const satisfies readonly (keyof ExportApi)[];

@@ -11,8 +11,10 @@ import { quantizeFile } from '../../node/quantize';
 import { CliError, log, printJson, type Command } from '../command';
 import { formatBytes } from '../format';
 import { interruptSignal, progressBar } from '../progress';
+import { printPlan } from './quantize-plan';
 
 const HELP = `Usage: gufo quantize <in.gguf> <out.gguf> --type <T> [options]
+       gufo quantize --plan <in.gguf> [--imatrix FILE] [recipe options] [--json]
 
 Re-quantizes a model the way llama-quantize does: each tensor gets the type llama.cpp's rules
 choose for the file type T (by role, layer and shape). The output is written tensor by tensor
@@ -41,6 +43,13 @@ Options:
                               so it has the default permissions (umask), not the old file's
   --json                      print { input, output, type, tensors: [{ name, from, to, rmse }],
                               bytesIn, bytesOut, seconds } on stdout
+  --plan                      write nothing: for every file type, the exact size of the file
+                              it would write, bits per weight, fallbacks and predicted quality
+                              (a sample of rows of every tensor encoded and decoded back; see
+                              docs/quality.md); with --json an array of { type, bytes,
+                              bitsPerWeight, fallbacks: [{ from, to, tensors }], predicted:
+                              { elements, sampledElements, rmse, relativeError, snrDb },
+                              unavailable }
 `;
 
 function typeOption(value: string | boolean | undefined, flag: string): GgmlType | undefined {
@@ -83,18 +92,12 @@ export const quantizeCommand: Command = {
     'token-embedding-type': { type: 'string' },
     pure: { type: 'boolean' },
     'tensor-type': { type: 'string', multiple: true },
+    plan: { type: 'boolean' },
     threads: { type: 'string' },
     force: { type: 'boolean' },
     json: { type: 'boolean' },
   },
   async run(args) {
-    const [input, output, ...extra] = args.positionals;
-    if (!input || !output || extra.length > 0) throw new CliError('expected an input and an output file (see gufo quantize --help)');
-    const fileType = String(args.values.type ?? '').toUpperCase();
-    if (!isQuantFileType(fileType)) {
-      throw new CliError(`--type must be one of ${QUANT_FILE_TYPES.join(', ')}${args.values.type ? `, not "${String(args.values.type)}"` : ''}`);
-    }
-    const threads = threadsOption(args.values.threads);
     const imatrixPath = args.values.imatrix;
     const imatrix = typeof imatrixPath === 'string' ? loadImatrix(imatrixPath) : undefined;
     const recipe: RecipeOptions = {
@@ -104,6 +107,14 @@ export const quantizeCommand: Command = {
       // parseArgs gives a repeatable option as a list.
       tensorTypes: ((args.values['tensor-type'] as unknown as string[] | undefined) ?? []).map(parseTensorTypeArg),
     };
+    if (args.values.plan) return printPlan(args.positionals, { ...recipe, imatrix }, Boolean(args.values.json));
+    const [input, output, ...extra] = args.positionals;
+    if (!input || !output || extra.length > 0) throw new CliError('expected an input and an output file (see gufo quantize --help)');
+    const fileType = String(args.values.type ?? '').toUpperCase();
+    if (!isQuantFileType(fileType)) {
+      throw new CliError(`--type must be one of ${QUANT_FILE_TYPES.join(', ')}${args.values.type ? `, not "${String(args.values.type)}"` : ''}`);
+    }
+    const threads = threadsOption(args.values.threads);
     const bar = progressBar(`${fileType}`);
     let report;
     try {

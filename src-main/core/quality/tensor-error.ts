@@ -57,21 +57,32 @@ export interface TensorErrorProgress {
 /** Elements decoded from each file at a time (whole rows, at least one). */
 const CHUNK_ELEMENTS = 1 << 20;
 
-interface Sums {
+/** Σ source², Σ (other − source)² and the elements they were summed over: what the figures are made of. */
+export interface ErrorSums {
   elements: number;
   signal: number;
   noise: number;
 }
 
-const emptySums = (): Sums => ({ elements: 0, signal: 0, noise: 0 });
+export const emptySums = (): ErrorSums => ({ elements: 0, signal: 0, noise: 0 });
 
-function addSums(into: Sums, from: Sums): void {
+export function addSums(into: ErrorSums, from: ErrorSums): void {
   into.elements += from.elements;
   into.signal += from.signal;
   into.noise += from.noise;
 }
 
-function figures(s: Sums): ErrorFigures {
+/** Adds the differences of `other` from `source`, element by element, to `into`. */
+export function addDifferences(into: ErrorSums, source: Float32Array, other: Float32Array): void {
+  for (let i = 0; i < source.length; i++) {
+    const d = other[i]! - source[i]!;
+    into.signal += source[i]! * source[i]!;
+    into.noise += d * d;
+  }
+  into.elements += source.length;
+}
+
+export function figures(s: ErrorSums): ErrorFigures {
   return {
     elements: s.elements,
     rmse: s.elements > 0 ? Math.sqrt(s.noise / s.elements) : 0,
@@ -101,8 +112,8 @@ export function* tensorErrorSteps(source: GgufFile, exported: GgufFile): Generat
   const elementsTotal = pairs.reduce((n, [s]) => n + s.elements, 0);
   let elementsDone = 0;
   const tensors: TensorError[] = [];
-  const layers = new Map<number | null, Sums>();
-  const roles = new Map<string, Sums>();
+  const layers = new Map<number | null, ErrorSums>();
+  const roles = new Map<string, ErrorSums>();
   const total = emptySums();
   for (const [index, [s, e]] of pairs.entries()) {
     const sums = emptySums();
@@ -112,13 +123,7 @@ export function* tensorErrorSteps(source: GgufFile, exported: GgufFile): Generat
     for (let row = 0; row < rows; row += step) {
       const end = Math.min(rows, row + step);
       const a = dequantizeRows(source, s, row, end);
-      const b = dequantizeRows(exported, e, row, end);
-      for (let i = 0; i < a.length; i++) {
-        const d = b[i]! - a[i]!;
-        sums.signal += a[i]! * a[i]!;
-        sums.noise += d * d;
-      }
-      sums.elements += a.length;
+      addDifferences(sums, a, dequantizeRows(exported, e, row, end));
       elementsDone += a.length;
       yield { tensor: s.name, index, count: pairs.length, elementsDone, elementsTotal };
     }

@@ -38,9 +38,10 @@ function compare(source: Float32Array, back: Float32Array, count: number): { rms
   return { rmse: count ? Math.sqrt(squares / count) : 0, maxError };
 }
 
-function roundTrip(type: GgmlType, values: Float32Array, rows: number, rowLength: number): Float32Array {
+/** `values` (`rows` rows, finite) encoded to `type`, with importance weights per column if given, and decoded back. */
+export function roundTrip(type: GgmlType, values: Float32Array, rows: number, rowLength: number, importance: Float32Array | null = null): Float32Array {
   const bytes = new Uint8Array(ggmlRowBytes(type, values.length));
-  encoderFor(type)(values, bytes, rows, rowLength, null);
+  encoderFor(type)(values, bytes, rows, rowLength, importance);
   const back = new Float32Array(values.length);
   decoderFor(type)(bytes, back, values.length / type.blockSize);
   return back;

@@ -269,6 +269,17 @@ export const MIGRATIONS: readonly Migration[] = [
     // NULL: a chat made before formats existed; it takes its model's default when read.
     up: (db) => db.exec('ALTER TABLE chats ADD COLUMN prompt_format TEXT'),
   },
+  {
+    version: 6,
+    summary: "each file type's predicted quality, cached per model file SHA-256",
+    up: (db) =>
+      db.exec(`CREATE TABLE quality_predictions (
+        sha256      TEXT PRIMARY KEY,
+        -- [{ fileType, predicted }] as node/quant-plan.ts computes them.
+        types_json  TEXT NOT NULL,
+        created_at  TEXT NOT NULL DEFAULT ${NOW}
+      )`),
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

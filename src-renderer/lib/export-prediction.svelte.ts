@@ -1,0 +1,55 @@
+/**
+ * The Export screen's predicted quality per file type for the chosen model: the cached prediction,
+ * else a 'quality-prediction' job started for it (the back end hashes the file and measures every
+ * tensor's sample), taken when it ends.
+ */
+import type { GufoBridge, QualityPrediction, TypeQualityPrediction } from '../../src-preload/api';
+import { messageOf } from './format';
+
+export class PredictionStore {
+  prediction: QualityPrediction | null = $state(null);
+  jobId: string | null = $state(null);
+  error: string | null = $state(null);
+  #modelId: number | null = null;
+  readonly #gufo: GufoBridge;
+  readonly #stop: () => void;
+
+  constructor(gufo: GufoBridge) {
+    this.#gufo = gufo;
+    this.#stop = gufo.onEvent((event) => {
+      // Any prediction job of this model (it may end before startQualityPrediction answers).
+      if (event.type !== 'job' || event.job.kind !== 'quality-prediction' || event.job.modelId !== this.#modelId || event.job.status === 'running') return;
+      if (event.job.result) this.prediction = event.job.result;
+      if (event.job.status === 'failed') this.error = event.job.error;
+      this.jobId = null;
+    });
+  }
+
+  /** The prediction per file type, for the cards. */
+  get byType(): Map<string, TypeQualityPrediction> {
+    return new Map((this.prediction?.types ?? []).map((t) => [t.fileType, t]));
+  }
+
+  async load(modelId: number | null): Promise<void> {
+    this.#modelId = modelId;
+    this.prediction = null;
+    this.error = null;
+    this.jobId = null;
+    if (modelId === null) return;
+    try {
+      const cached = await this.#gufo.qualityPrediction(modelId);
+      if (modelId !== this.#modelId) return; // another model was chosen meanwhile
+      if (cached) this.prediction = cached;
+      else {
+        const jobId = await this.#gufo.startQualityPrediction(modelId);
+        if (this.prediction === null) this.jobId = jobId;
+      }
+    } catch (err) {
+      this.error = messageOf(err);
+    }
+  }
+
+  dispose(): void {
+    this.#stop();
+  }
+}
