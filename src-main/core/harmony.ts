@@ -3,10 +3,14 @@
  *   <|channel|>analysis<|message|>…reasoning…<|end|><|start|>assistant<|channel|>final<|message|>…answer…
  * ending at <|return|> (an end-of-generation token). Gufo shows reasoning the way other models
  * write it, between <think> and </think> before the answer, so the chat, the CLI and the OpenAI
- * server handle both alike; on the way back into a prompt, the reasoning goes to the template's
+ * server handle both alike; a message addressed to a function (a tool call) is kept as
+ * `to=functions.NAME<|message|>arguments`; on the way back into a prompt, the reasoning goes to the template's
  * `thinking` field (which drops it from earlier turns) and the answer to `content`.
  */
 import type { StreamDecoder, Tokenizer } from './tokenizer/index';
+
+/** How a call appears in the rewritten text: the header's recipient, then <|message|> and the arguments (tool-calls/syntax.ts parses it). */
+export const HARMONY_CALL_MARKER = 'to=functions.';
 
 const START = '<|start|>';
 const CHANNEL = '<|channel|>';
@@ -84,9 +88,12 @@ export class HarmonyRewriter {
     }
     if (marker === MESSAGE) {
       const channel = /<\|channel\|>\s*([^\s<]*)/.exec(this.#header)?.[1] ?? '';
+      // A call: "to=functions.NAME" in the header (after the role or the channel); its body is the arguments.
+      const recipient = /\bto=functions\.([^\s<]+)/.exec(this.#header)?.[1];
       this.#header = '';
       this.#state = 'body';
       this.#bodyStart = true;
+      if (recipient !== undefined) return this.#beginAnswer() + `${HARMONY_CALL_MARKER}${recipient}${MESSAGE}`;
       return channel === 'final' ? this.#beginAnswer() : this.#beginThought();
     }
     // <|end|>, <|return|>, <|call|>: the message is over.

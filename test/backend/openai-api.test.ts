@@ -253,7 +253,8 @@ describe('the HTTP API, up to the engine', () => {
     await expect(refused({ stop: ['a', ''] })).rejects.toMatchObject({ status: 400, param: 'stop' });
     await expect(refused({ messages: [{ role: 'wizard', content: 'x' }] })).rejects.toMatchObject({ status: 400, param: 'messages[0].role' });
     await expect(refused({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] })).rejects.toMatchObject({ status: 400, param: 'messages[0].content[0]' });
-    await expect(refused({ tools: [{ type: 'function', function: { name: 'f' } }] })).rejects.toMatchObject({ status: 400, code: 'unsupported_parameter' });
+    await expect(refused({ functions: [{ name: 'f' }] })).rejects.toMatchObject({ status: 400, param: 'functions', code: 'unsupported_parameter' });
+    await expect(refused({ tools: [{ type: 'function', function: {} }] })).rejects.toMatchObject({ status: 400, param: 'tools[0].function.name' });
     // JSON mode: a schema outside the supported subset, or malformed, is refused before any engine work.
     const schema = (s: unknown) => ({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: s } } });
     await expect(refused(schema({ type: 'object', properties: { n: { type: 'integer', minimum: 0 } } }))).rejects.toMatchObject({

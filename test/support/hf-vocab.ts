@@ -115,23 +115,10 @@ export function readHfVocab(spec: HfVocabSpec): HfVocabContent {
   return { tokens, types, merges, chatTemplate };
 }
 
-/** Writes a vocab-only GGUF (no tensors) for `spec` to `path`; returns path. */
-export async function writeHfVocabGguf(spec: HfVocabSpec, path: string): Promise<string> {
+/** The tokenizer.* metadata of `spec` as convert_hf_to_gguf.py writes it (chat template included), and the vocabulary's size. */
+export function hfTokenizerKvs(spec: HfVocabSpec): { kvs: GgufKv[]; size: number } {
   const { tokens, types, merges, chatTemplate } = readHfVocab(spec);
-  const u32 = (key: string, value: number): GgufKv => ({ key, type: GgufType.UINT32, value });
-  const str = (key: string, value: string): GgufKv => ({ key, type: GgufType.STRING, value });
-  const a = spec.arch;
   const kvs: GgufKv[] = [
-    str('general.architecture', a),
-    str('general.name', spec.name),
-    // llama.cpp reads these hyperparameters even for a vocab-only load.
-    u32(`${a}.context_length`, 4096),
-    u32(`${a}.embedding_length`, 64),
-    u32(`${a}.block_count`, 1),
-    u32(`${a}.feed_forward_length`, 128),
-    u32(`${a}.attention.head_count`, 1),
-    u32(`${a}.attention.head_count_kv`, 1),
-    { key: `${a}.attention.layer_norm_rms_epsilon`, type: GgufType.FLOAT32, value: 1e-5 },
     str('tokenizer.ggml.model', 'gpt2'),
     str('tokenizer.ggml.pre', spec.pre),
     { key: 'tokenizer.ggml.tokens', type: GgufType.ARRAY, value: { itemType: GgufType.STRING, items: StringArray.fromStrings(tokens) } },
@@ -148,6 +135,28 @@ export async function writeHfVocabGguf(spec: HfVocabSpec, path: string): Promise
   }
   if (spec.addBos !== undefined) kvs.push({ key: 'tokenizer.ggml.add_bos_token', type: GgufType.BOOL, value: spec.addBos });
   if (chatTemplate !== null) kvs.push(str('tokenizer.chat_template', chatTemplate));
+  return { kvs, size: tokens.length };
+}
+
+const u32 = (key: string, value: number): GgufKv => ({ key, type: GgufType.UINT32, value });
+const str = (key: string, value: string): GgufKv => ({ key, type: GgufType.STRING, value });
+
+/** Writes a vocab-only GGUF (no tensors) for `spec` to `path`; returns path. */
+export async function writeHfVocabGguf(spec: HfVocabSpec, path: string): Promise<string> {
+  const a = spec.arch;
+  const kvs: GgufKv[] = [
+    str('general.architecture', a),
+    str('general.name', spec.name),
+    // llama.cpp reads these hyperparameters even for a vocab-only load.
+    u32(`${a}.context_length`, 4096),
+    u32(`${a}.embedding_length`, 64),
+    u32(`${a}.block_count`, 1),
+    u32(`${a}.feed_forward_length`, 128),
+    u32(`${a}.attention.head_count`, 1),
+    u32(`${a}.attention.head_count_kv`, 1),
+    { key: `${a}.attention.layer_norm_rms_epsilon`, type: GgufType.FLOAT32, value: 1e-5 },
+    ...hfTokenizerKvs(spec).kvs,
+  ];
   await writeGguf(path, { version: 3, kvs, tensors: [] }, () => []);
   return path;
 }

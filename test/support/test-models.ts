@@ -79,6 +79,8 @@ export interface ModelShape {
    * factors >= 1), rope.scaling.attn_factor and rope.scaling.original_context_length.
    */
   longRope?: { originalContext: number; attnFactor: number };
+  /** A tokenizer other than stories260K's: its tokenizer.* metadata and vocabulary size (e.g. hf-vocab.ts's hfTokenizerKvs). */
+  tokenizer?: { kvs: GgufKv[]; size: number };
 }
 
 /** Vocabulary size of the tokenizer the models carry (stories260K's). */
@@ -142,7 +144,7 @@ export function modelKvs(shape: ModelShape): GgufKv[] {
   }
   if (isQwenMoe(shape) || arch === 'gpt-oss') kvs.push(u32(`${arch}.expert_feed_forward_length`, shape.nFfExp ?? shape.nFf));
   if (arch === 'qwen2moe') kvs.push(u32(`${arch}.expert_shared_feed_forward_length`, shape.nFfShexp ?? shape.nFf));
-  return [...kvs, ...tokenizerKvs()];
+  return [...kvs, ...(shape.tokenizer?.kvs ?? tokenizerKvs())];
 }
 
 function isQwenMoe(shape: ModelShape): boolean {
@@ -155,14 +157,15 @@ export function modelTensors(shape: ModelShape): { name: string; ne: number[] }[
   const headDim = shape.headDim ?? nEmbd / nHead;
   const q = nHead * headDim;
   const kv = (shape.nHeadKv ?? nHead) * headDim;
-  const out: { name: string; ne: number[] }[] = [{ name: 'token_embd.weight', ne: [nEmbd, TEST_VOCAB] }];
+  const nVocab = shape.tokenizer?.size ?? TEST_VOCAB;
+  const out: { name: string; ne: number[] }[] = [{ name: 'token_embd.weight', ne: [nEmbd, nVocab] }];
   const falcon = shape.arch === 'falcon';
   const gemma = shape.arch === 'gemma2' || shape.arch === 'gemma3';
   const phi3 = shape.arch === 'phi3';
   out.push({ name: 'output_norm.weight', ne: [nEmbd] });
   if (falcon) out.push({ name: 'output_norm.bias', ne: [nEmbd] });
   // gemma2 always reads its output from token_embd: llama.cpp refuses a file with an output.weight.
-  if (!shape.tiedEmbeddings && shape.arch !== 'gemma2') out.push({ name: 'output.weight', ne: [nEmbd, TEST_VOCAB] });
+  if (!shape.tiedEmbeddings && shape.arch !== 'gemma2') out.push({ name: 'output.weight', ne: [nEmbd, nVocab] });
   if (shape.longRope) {
     const pairs = (shape.nRot ?? headDim) / 2;
     out.push({ name: 'rope_factors_long.weight', ne: [pairs] }, { name: 'rope_factors_short.weight', ne: [pairs] });

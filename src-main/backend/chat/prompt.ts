@@ -4,10 +4,11 @@
  * outgrows the context.
  */
 import type { ContextUsage, MessageRole } from '../../../src-preload/api';
-import { chatTemplateFor, renderChat, stopTokenIds, type ChatMessage } from '../../core/chat-template';
+import { chatTemplateFor, renderChat, stopTokenIds, type ChatMessage, type ChatTool } from '../../core/chat-template';
 import { BUILTIN_TEMPLATES } from '../../core/chat-templates/builtin';
 import { answerDecoder } from '../../core/harmony';
 import { completionText, type PromptFormat } from '../../core/prompt-format';
+import { modelToolCalls, showingMarkers, withToolsInText, type ModelToolCalls } from '../../core/tool-calls/index';
 import { createTokenizer, readVocab, type StreamDecoder, type Tokenizer, type Vocab } from '../../core/tokenizer/index';
 import { fewestTokens } from '../../core/tokenizer/token-bound';
 import { openGguf } from '../../node/gguf-io';
@@ -27,8 +28,10 @@ export interface ModelText {
   hasChatTemplate: boolean;
   /** Ids that end an answer: the template's end-of-turn tokens and the vocabulary's end-of-generation ones. */
   stop: number[];
-  /** Turns the answer's ids into its text (gpt-oss's harmony channels into <think> and the answer). */
-  answerDecoder(stripLeadingSpace: boolean): StreamDecoder;
+  /** How the model calls tools. */
+  toolCalls: ModelToolCalls;
+  /** Turns the answer's ids into its text (gpt-oss's harmony channels into <think> and the answer); `showMarkers`: tool-call markers that are control tokens shown. */
+  answerDecoder(stripLeadingSpace: boolean, showMarkers?: boolean): StreamDecoder;
   close(): void;
 }
 
@@ -39,13 +42,18 @@ export function openModelText(path: string): ModelText {
     const tokenizer = createTokenizer(vocab);
     const architecture = gguf.getString('general.architecture') ?? null;
     const template = chatTemplateFor(vocab, { architecture });
+    const toolCalls = modelToolCalls(vocab, architecture);
     return {
       vocab,
       tokenizer,
       architecture,
       hasChatTemplate: template.source === 'file',
       stop: [...new Set([...stopTokenIds(vocab), ...vocab.eog])],
-      answerDecoder: (stripLeadingSpace) => answerDecoder(tokenizer, template.name, stripLeadingSpace),
+      toolCalls,
+      answerDecoder: (stripLeadingSpace, showMarkers = false) => {
+        const decoder = answerDecoder(tokenizer, template.name, stripLeadingSpace);
+        return showMarkers ? showingMarkers(decoder, toolCalls.markerTokens) : decoder;
+      },
       close: () => file.close(),
     };
   } catch (err) {
@@ -70,7 +78,16 @@ export function chatPromptIds(text: ModelText, messages: readonly ChatMessage[],
  */
 export type PromptSource =
   | { kind: 'text'; text: string }
-  | { kind: 'chat'; messages: readonly ChatMessage[]; addGenerationPrompt: boolean; format?: PromptFormat };
+  | {
+      kind: 'chat';
+      messages: readonly ChatMessage[];
+      addGenerationPrompt: boolean;
+      format?: PromptFormat;
+      /** Functions the model may call: given to the template, or described in the system prompt when it takes none. */
+      tools?: readonly ChatTool[];
+      /** Text after the assistant turn's header, which the answer continues (a forced tool call's marker). */
+      prefill?: string;
+    };
 
 /** A prompt's ids; or, when it cannot fit, how many tokens it needs at least (counted without tokenizing it). */
 export type PromptTokens = { ids: number[] } | { atLeast: number };
@@ -96,7 +113,11 @@ function promptText(text: ModelText, source: PromptSource): { prompt: string; pa
   }
   const options = { architecture: text.architecture, addBos: text.vocab.addBos, addGenerationPrompt: source.addGenerationPrompt };
   const template = format === 'model' ? {} : { template: BUILTIN_TEMPLATES[format] };
-  return { prompt: renderChat(text.vocab, source.messages, { ...options, ...template }).prompt, parseSpecial: true };
+  const { tools } = source;
+  const own = tools !== undefined && text.toolCalls.rendersTools;
+  const messages = tools === undefined || own ? source.messages : withToolsInText(source.messages, tools);
+  const rendered = renderChat(text.vocab, messages, { ...options, ...template, ...(own ? { tools } : {}) }).prompt;
+  return { prompt: rendered + (source.prefill ?? ''), parseSpecial: true };
 }
 
 /**

@@ -10,6 +10,7 @@ import { isRecord } from '../chat/settings';
 import { invalidParam } from '../openai/errors';
 import { RequestFields } from '../openai/request-fields';
 import { chatMessages, MAX_STOP_STRINGS, schemaConstraint, type GenerationRequest } from '../openai/requests';
+import { parseTools, type ToolRequest } from '../openai/tools';
 
 export interface OllamaRequest extends GenerationRequest {
   /** A context smaller than the server's (options.num_ctx); null: the server's. */
@@ -18,6 +19,8 @@ export interface OllamaRequest extends GenerationRequest {
 
 export interface OllamaChatRequest extends OllamaRequest {
   messages: ChatMessage[];
+  /** Functions the model may call (Ollama has no tool_choice: the model chooses). */
+  tools: ToolRequest | null;
 }
 
 export interface OllamaGenerateRequest extends OllamaRequest {
@@ -42,17 +45,15 @@ const SAMPLING_OPTIONS = new Set([
 
 export function parseOllamaChat(body: unknown): OllamaChatRequest {
   const f = RequestFields.of(body);
-  f.unsupported('tools', (v) => Array.isArray(v) && v.length === 0, 'tool calling is not supported yet');
   if (Array.isArray(f.body.messages)) {
     f.body.messages.forEach((m: unknown, i) => {
       if (!isRecord(m)) return;
       if (m.images !== undefined && m.images !== null && !(Array.isArray(m.images) && m.images.length === 0)) throw invalidParam(`messages[${i}].images`, 'images are not supported: Gufo\'s models read text only');
-      if (m.role === 'tool' || (m.tool_calls !== undefined && m.tool_calls !== null)) throw invalidParam(`messages[${i}]`, 'tool calling is not supported yet');
     });
   }
   // Ollama's /api/chat without messages loads the model; so does an empty list.
   const messages = f.body.messages === undefined || f.body.messages === null || (Array.isArray(f.body.messages) && f.body.messages.length === 0) ? [] : chatMessages(f.body.messages);
-  return { ...common(f), messages };
+  return { ...common(f), messages, tools: parseTools(f) };
 }
 
 export function parseOllamaGenerate(body: unknown): OllamaGenerateRequest {

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from '../../node/server/http-server';
 import type { ModelText } from '../chat/prompt';
-import { CHAT_COMPLETIONS } from '../openai/chat-completions';
+import { chatAnswer, chatPrompt } from '../openai/chat-completions';
 import { COMPLETIONS } from '../openai/completions';
 import { invalidParam, OpenAiError, toOpenAiError } from '../openai/errors';
 import { generate, type Generated } from '../openai/generation';
@@ -16,6 +16,7 @@ import type { PromptInput } from '../openai/plan';
 import { RequestFields } from '../openai/request-fields';
 import { CLIENT_LEFT, withGenerationPlan } from '../openai/serve-generation';
 import type { OpenAiService } from '../openai/service';
+import type { AnsweredToolCall, ToolAnswer } from '../openai/tools';
 import { resolveOllamaModel, running, show, tags } from './models';
 import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './requests';
 
@@ -68,14 +69,14 @@ export async function ollamaRoute(service: OpenAiService, req: IncomingMessage, 
     case '/api/chat': {
       expectMethod(req, 'POST');
       const request = parseOllamaChat(await body());
-      return serveOllama(service, request, request.messages.length === 0, (text) => CHAT_COMPLETIONS.prompt(text, request), 'message', res, signal);
+      return serveOllama(service, request, request.messages.length === 0, (text) => chatPrompt(text, request), 'message', res, signal, () => chatAnswer(request));
     }
     case '/api/generate': {
       expectMethod(req, 'POST');
       const request = parseOllamaGenerate(await body());
       const messages = [...(request.system === null ? [] : [{ role: 'system', content: request.system }]), { role: 'user', content: request.prompt }];
       const prompt = (text: ModelText): PromptInput =>
-        request.raw ? COMPLETIONS.prompt(text, { ...request, prompt: request.prompt }) : CHAT_COMPLETIONS.prompt(text, { ...request, messages });
+        request.raw ? COMPLETIONS.prompt(text, { ...request, prompt: request.prompt }) : chatPrompt(text, { ...request, messages, tools: null });
       return serveOllama(service, request, request.prompt === '', prompt, 'response', res, signal);
     }
     case '/api/embed':
@@ -101,7 +102,8 @@ function expectMethod(req: IncomingMessage, ...methods: string[]): void {
 /**
  * Chat or generate: `loadOnly` (no messages, an empty prompt) loads the model and answers
  * done_reason "load", as Ollama does; otherwise the answer goes in `field` ("message" for chat,
- * "response" for generate), streamed as NDJSON unless "stream" is false.
+ * "response" for generate), streamed as NDJSON unless "stream" is false. `toolAnswer`: a chat
+ * with tools splits its answer into content and `message.tool_calls` (sent before the last line).
  */
 async function serveOllama(
   service: OpenAiService,
@@ -111,12 +113,14 @@ async function serveOllama(
   field: 'message' | 'response',
   res: ServerResponse,
   signal: AbortSignal,
+  toolAnswer: () => ToolAnswer | null = () => null,
 ): Promise<number> {
   const started = process.hrtime.bigint();
   const model = await resolveOllamaModel(service, request.model);
   const contextSize = Math.min(request.numCtx ?? Infinity, service.contextFor(model));
   const head = () => ({ model: request.model, created_at: new Date().toISOString() });
-  const answer = (content: string) => (field === 'message' ? { message: { role: 'assistant', content } } : { response: content });
+  const answer = (content: string, calls: AnsweredToolCall[] | null = null) =>
+    field === 'message' ? { message: { role: 'assistant', content, ...(calls ? { tool_calls: calls.map(ollamaToolCall) } : {}) } } : { response: content };
 
   if (loadOnly) {
     await load(service, model, contextSize);
@@ -137,19 +141,27 @@ async function serveOllama(
       eval_duration: nanoseconds(generated.durations.decodeMs),
     });
 
+    const tools = toolAnswer();
     if (!request.stream) {
       const generated = await generate(service, text, plan, signal);
       if (!generated) return CLIENT_LEFT;
-      return reply(res, last(generated, generated.text));
+      if (!tools) return reply(res, last(generated, generated.text));
+      const shown = tools.push(generated.text);
+      const { content, calls } = tools.end();
+      return reply(res, { ...last(generated, shown + content), ...answer(shown + content, calls) });
     }
     // Opened with the first text, so that a request refused before it (a full queue) keeps its status.
     let stream: NdjsonWriter | null = null;
     const open = () => (stream ??= new NdjsonWriter(res));
     try {
       const generated = await generate(service, text, plan, signal, (piece) => {
-        if (piece.text !== '') open().send({ ...head(), ...answer(piece.text), done: false });
+        const shown = tools ? tools.push(piece.text) : piece.text;
+        if (shown !== '') open().send({ ...head(), ...answer(shown), done: false });
       });
       if (!generated) return CLIENT_LEFT;
+      const rest = tools?.end();
+      // As Ollama streams them: the calls in a line of their own, before the last.
+      if (rest && (rest.content !== '' || rest.calls)) open().send({ ...head(), ...answer(rest.content, rest.calls), done: false });
       open().end(last(generated, ''));
       return 200;
     } catch (err) {
@@ -168,6 +180,11 @@ function load(service: OpenAiService, model: ServedModel, contextSize: number): 
       if (info.loadMs !== null) service.metrics.loaded(model.id, info.loadMs);
     }),
   );
+}
+
+/** A call as Ollama answers it: the arguments as an object. */
+function ollamaToolCall(call: AnsweredToolCall): object {
+  return { function: { name: call.name, arguments: JSON.parse(call.arguments) as unknown } };
 }
 
 function nanoseconds(ms: number): number {

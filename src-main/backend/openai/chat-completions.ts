@@ -1,7 +1,13 @@
-/** `POST /v1/chat/completions`: the messages rendered with the model's chat template, answered as the assistant. */
+/** `POST /v1/chat/completions`: the messages rendered with the model's chat template, answered as the assistant (text or tool calls). */
+import type { ModelText } from '../chat/prompt';
 import { chatLogprobContent } from './logprobs';
+import type { PromptInput } from './plan';
 import { parseChatCompletion, type ChatCompletionRequest } from './requests';
 import type { EndpointShape } from './serve-generation';
+import { toolPrompt, type AnsweredToolCall, type ToolAnswer } from './tools';
+
+/** Each request's answer being split into content and tool calls (made with its prompt, read as it streams). */
+const answers = new WeakMap<ChatCompletionRequest, ToolAnswer>();
 
 export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
   idPrefix: 'chatcmpl',
@@ -9,27 +15,81 @@ export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
   chunkObject: 'chat.completion.chunk',
   parse: parseChatCompletion,
 
-  prompt(text, request) {
-    // Ending with an assistant message asks the model to continue it rather than start a new turn.
-    const answering = request.messages.at(-1)?.role !== 'assistant';
-    return { source: { kind: 'chat', messages: request.messages, addGenerationPrompt: answering }, stopIds: text.stop, stripLeadingSpace: answering, param: 'messages' };
-  },
+  prompt: chatPrompt,
 
   openingChoice: () => ({ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }),
 
-  pieceChoice: (text, request, piece) => ({
-    index: 0,
-    delta: { content: piece.text },
-    logprobs: request.logprobs === null ? null : { content: chatLogprobContent(text.tokenizer, piece.tokens), refusal: null },
-    finish_reason: null,
-  }),
+  pieceChoice(text, request, piece) {
+    const content = answers.get(request)?.push(piece.text) ?? piece.text;
+    if (content === '' && request.logprobs === null) return null;
+    return {
+      index: 0,
+      delta: { content },
+      logprobs: request.logprobs === null ? null : { content: chatLogprobContent(text.tokenizer, piece.tokens), refusal: null },
+      finish_reason: null,
+    };
+  },
 
-  closingChoice: (finish) => ({ index: 0, delta: {}, logprobs: null, finish_reason: finish }),
+  closingChoices(_text, request, generated) {
+    const answer = answers.get(request)?.end();
+    const choice = (delta: object, finish: string | null = null) => ({ index: 0, delta, logprobs: null, finish_reason: finish });
+    if (!answer) return [choice({}, generated.finishReason)];
+    const out = answer.content === '' ? [] : [choice({ content: answer.content })];
+    for (const [index, call] of (answer.calls ?? []).entries()) {
+      // The call's id and name first, then its arguments, as OpenAI streams them.
+      out.push(choice({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+      out.push(choice({ tool_calls: [{ index, function: { arguments: call.arguments } }] }));
+    }
+    out.push(choice({}, answer.calls ? 'tool_calls' : generated.finishReason));
+    return out;
+  },
 
-  responseChoice: (text, request, generated) => ({
-    index: 0,
-    message: { role: 'assistant', content: generated.text, refusal: null },
-    logprobs: request.logprobs === null ? null : { content: chatLogprobContent(text.tokenizer, generated.tokens), refusal: null },
-    finish_reason: generated.finishReason,
-  }),
+  responseChoice(text, request, generated) {
+    const answer = answers.get(request);
+    const shown = answer?.push(generated.text);
+    const split = answer ? answer.end() : null;
+    const content = split ? shown + split.content : generated.text;
+    return {
+      index: 0,
+      message: {
+        role: 'assistant',
+        content: split?.calls && content === '' ? null : content,
+        ...(split?.calls ? { tool_calls: split.calls.map(openAiToolCall) } : {}),
+        refusal: null,
+      },
+      logprobs: request.logprobs === null ? null : { content: chatLogprobContent(text.tokenizer, generated.tokens), refusal: null },
+      finish_reason: split?.calls ? 'tool_calls' : generated.finishReason,
+    };
+  },
 };
+
+/**
+ * The prompt of a chat request (Ollama's /api/chat makes its prompt here too). Ending with an
+ * assistant message asks the model to continue it rather than start a new turn.
+ */
+export function chatPrompt(text: ModelText, request: ChatCompletionRequest): PromptInput {
+  const answering = request.messages.at(-1)?.role !== 'assistant';
+  const stopIds = text.stop;
+  if (!request.tools) {
+    return { source: { kind: 'chat', messages: request.messages, addGenerationPrompt: answering }, stopIds, stripLeadingSpace: answering, param: 'messages' };
+  }
+  const tools = toolPrompt(text, request.tools);
+  answers.set(request, tools.answer());
+  return {
+    source: { kind: 'chat', messages: request.messages, addGenerationPrompt: answering, tools: tools.tools, prefill: tools.prefill },
+    stopIds,
+    stripLeadingSpace: answering && tools.prefill === '',
+    param: 'messages',
+    showToolMarkers: true,
+    ...(tools.constraint ? { constraint: tools.constraint } : {}),
+  };
+}
+
+/** The answer of a chat request with tools, split into content and calls (null: the request has no tools). */
+export function chatAnswer(request: ChatCompletionRequest): ToolAnswer | null {
+  return answers.get(request) ?? null;
+}
+
+function openAiToolCall(call: AnsweredToolCall): object {
+  return { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } };
+}

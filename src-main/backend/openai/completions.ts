@@ -20,7 +20,7 @@ export const COMPLETIONS: EndpointShape<CompletionRequest> = {
     finish_reason: null,
   }),
 
-  closingChoice: (finish) => ({ index: 0, text: '', logprobs: null, finish_reason: finish }),
+  closingChoices: (_text, _request, generated) => [{ index: 0, text: '', logprobs: null, finish_reason: generated.finishReason }],
 
   responseChoice: (text, request, generated) => ({
     index: 0,

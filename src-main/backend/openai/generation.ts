@@ -37,6 +37,8 @@ export interface GenerationPlan {
   stripLeadingSpace: boolean;
   /** JSON mode: the engine samples only tokens that keep the output valid JSON; null: free text. */
   constraint: JsonConstraint | null;
+  /** Tool-call markers that are control tokens are shown in the text (for the tool-call parser). */
+  showToolMarkers: boolean;
 }
 
 export type FinishReason = 'stop' | 'length';
@@ -64,7 +66,7 @@ export function generate(deps: GenerationDeps, text: ModelText, plan: Generation
     return deps.engines.withModel({ path: model.entry.path, ctx: plan.contextSize }, async ({ host, info }) => {
       if (info.loadMs !== null) deps.metrics.loaded(model.id, info.loadMs);
       if (signal.aborted) return null;
-      const output = new OutputText(text.answerDecoder(plan.stripLeadingSpace), plan.stopStrings, plan.logprobs ?? 0);
+      const output = new OutputText(text.answerDecoder(plan.stripLeadingSpace, plan.showToolMarkers), plan.stopStrings, plan.logprobs ?? 0);
       const emit = (piece: Piece) => {
         if (piece.text !== '' || piece.tokens.length > 0) onPiece?.(piece);
       };

@@ -6,6 +6,7 @@ import { invalidParam, OpenAiError } from './errors';
 import type { GenerationPlan } from './generation';
 import type { ServedModel } from './model-ids';
 import type { GenerationRequest } from './requests';
+import type { JsonConstraint } from '../../core/constrained/token-constraint';
 
 /** What an endpoint makes its prompt of, before it is tokenized. */
 export interface PromptInput {
@@ -16,6 +17,10 @@ export interface PromptInput {
   stripLeadingSpace: boolean;
   /** The request field the prompt came from, for errors. */
   param: 'messages' | 'prompt';
+  /** Holds the output instead of the request's response_format (a forced tool call's schema). */
+  constraint?: JsonConstraint;
+  /** Tool-call markers that are control tokens are shown in the answer's text (a request with tools). */
+  showToolMarkers?: boolean;
 }
 
 /** The prompt tokenized, or found too long for the context without tokenizing it. */
@@ -62,7 +67,8 @@ export function planGeneration(request: GenerationRequest, model: ServedModel, p
     stopIds: prompt.stopIds,
     stopStrings: request.stop,
     logprobs: request.logprobs,
-    constraint: request.constraint,
+    constraint: prompt.constraint ?? request.constraint,
     stripLeadingSpace: prompt.stripLeadingSpace,
+    showToolMarkers: prompt.showToolMarkers ?? false,
   };
 }

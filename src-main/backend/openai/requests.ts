@@ -3,12 +3,13 @@
  * into typed values, each mistake a 400 naming its field. Unknown fields are ignored (clients send
  * their own extras); fields that ask for something Gufo cannot do are refused rather than ignored.
  */
-import type { ChatMessage } from '../../core/chat-template';
+import type { ChatMessage, ChatToolCall } from '../../core/chat-template';
 import { compileJsonSchema, SchemaError } from '../../core/constrained/json-schema';
 import type { JsonConstraint } from '../../core/constrained/token-constraint';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
 import { RequestFields } from './request-fields';
+import { parseTools, type ToolRequest } from './tools';
 
 export interface SamplingRequest {
   temperature: number;
@@ -40,6 +41,8 @@ export interface GenerationRequest {
 
 export interface ChatCompletionRequest extends GenerationRequest {
   messages: ChatMessage[];
+  /** Functions the model may call; null: none (or tool_choice "none"). */
+  tools: ToolRequest | null;
 }
 
 export interface CompletionRequest extends GenerationRequest {
@@ -54,9 +57,7 @@ export const MAX_STOP_STRINGS = 16;
 
 export function parseChatCompletion(body: unknown): ChatCompletionRequest {
   const f = RequestFields.of(body);
-  f.unsupported('tools', (v) => Array.isArray(v) && v.length === 0, 'tools (function calling) are not supported by Gufo yet');
-  f.unsupported('functions', (v) => Array.isArray(v) && v.length === 0, 'functions (function calling) are not supported by Gufo yet');
-  f.unsupported('tool_choice', (v) => v === 'none', 'tool_choice is not supported by Gufo yet: leave it out, or "none"');
+  f.unsupported('functions', (v) => Array.isArray(v) && v.length === 0, '"functions" (the old form of function calling) is not supported: send "tools"');
   const wantLogprobs = f.boolean('logprobs', false);
   const top = f.integer('top_logprobs', 0, MAX_CHAT_TOP_LOGPROBS, null);
   if (top !== null && !wantLogprobs) throw invalidParam('top_logprobs', '"top_logprobs" needs "logprobs": true');
@@ -65,6 +66,7 @@ export function parseChatCompletion(body: unknown): ChatCompletionRequest {
     maxTokens: f.integer('max_completion_tokens', 1, 2 ** 31 - 1, f.integer('max_tokens', 1, 2 ** 31 - 1, null)),
     logprobs: wantLogprobs ? (top ?? 0) : null,
     messages: chatMessages(f.body.messages),
+    tools: parseTools(f),
   };
 }
 
@@ -163,12 +165,17 @@ export function schemaConstraint(schema: unknown, param: string, at: string): Js
   return { kind: 'json-schema', schema };
 }
 
-const ROLES: Record<string, string> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
+const ROLES: Record<string, string> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant', tool: 'tool' };
 
-/** A chat's `messages`: { role, content } each, roles as OpenAI names them (Ollama's are a subset). */
+/**
+ * A chat's `messages`: { role, content } each, roles as OpenAI names them (Ollama's are a subset);
+ * an assistant turn may carry `tool_calls` (its content null), a tool turn answers one by
+ * `tool_call_id` (OpenAI) or `tool_name` (Ollama), and gets the function's name for templates that print it.
+ */
 export function chatMessages(value: unknown): ChatMessage[] {
   if (value === undefined || value === null) throw invalidParam('messages', '"messages" is required', 'missing_required_parameter');
   if (!Array.isArray(value) || value.length === 0) throw invalidParam('messages', '"messages" must be a non-empty list of { role, content }');
+  const callNames = new Map<string, string>();
   return value.map((m: unknown, i) => {
     const at = `messages[${i}]`;
     if (!isRecord(m)) throw invalidParam(at, `${at} must be an object { role, content }`);
@@ -176,7 +183,46 @@ export function chatMessages(value: unknown): ChatMessage[] {
     if (!role) {
       throw invalidParam(`${at}.role`, `${at}.role must be one of ${Object.keys(ROLES).join(', ')} (got ${JSON.stringify(m.role) ?? 'nothing'})`);
     }
-    return { role, content: messageText(m.content, `${at}.content`) };
+    const hasCalls = m.tool_calls !== undefined && m.tool_calls !== null;
+    if (hasCalls && role !== 'assistant') throw invalidParam(`${at}.tool_calls`, `${at}.tool_calls: only assistant messages make tool calls`);
+    if (hasCalls) {
+      const calls = toolCalls(m.tool_calls, `${at}.tool_calls`);
+      for (const call of calls) if (call.id) callNames.set(call.id, call.function.name);
+      const content = m.content === null || m.content === undefined ? null : messageText(m.content, `${at}.content`);
+      return { role, content, tool_calls: calls };
+    }
+    const content = messageText(m.content, `${at}.content`);
+    if (role !== 'tool') return { role, content };
+    const id = m.tool_call_id;
+    if (id !== undefined && id !== null && typeof id !== 'string') throw invalidParam(`${at}.tool_call_id`, `${at}.tool_call_id must be text: the id of the call this answers`);
+    const name = typeof m.tool_name === 'string' ? m.tool_name : typeof m.name === 'string' ? m.name : typeof id === 'string' ? callNames.get(id) : undefined;
+    return { role, content, ...(typeof id === 'string' ? { tool_call_id: id } : {}), ...(name !== undefined ? { name } : {}) };
+  });
+}
+
+/** An assistant turn's calls: { id, type: "function", function: { name, arguments } }, arguments JSON text (OpenAI) or an object (Ollama). */
+function toolCalls(value: unknown, at: string): ChatToolCall[] {
+  if (!Array.isArray(value)) throw invalidParam(at, `${at} must be a list of { "id", "type": "function", "function": { "name", "arguments" } }`);
+  return value.map((call: unknown, i) => {
+    const here = `${at}[${i}]`;
+    const fn = isRecord(call) ? call.function : undefined;
+    if (!isRecord(call) || !isRecord(fn) || typeof fn.name !== 'string' || fn.name === '') {
+      throw invalidParam(here, `${here} must be { "id", "type": "function", "function": { "name", "arguments" } }`);
+    }
+    const args = fn.arguments ?? {};
+    if (typeof args === 'string') {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(args);
+      } catch {
+        parsed = undefined;
+      }
+      if (!isRecord(parsed)) throw invalidParam(`${here}.function.arguments`, `${here}.function.arguments must be a JSON object's text`);
+    } else if (!isRecord(args)) {
+      throw invalidParam(`${here}.function.arguments`, `${here}.function.arguments must be a JSON object or its text`);
+    }
+    const id = typeof call.id === 'string' ? call.id : undefined;
+    return { ...(id ? { id } : {}), type: 'function', function: { name: fn.name, arguments: args as Record<string, unknown> | string } };
   });
 }
 

@@ -9,7 +9,7 @@ import { sendJson } from '../../node/server/http-server';
 import type { ModelText, PromptTokens } from '../chat/prompt';
 import { promptWorkersOf } from '../prompt-worker/index';
 import { toOpenAiError } from './errors';
-import { generate, type FinishReason, type Generated, type GenerationPlan } from './generation';
+import { generate, type Generated, type GenerationPlan } from './generation';
 import type { ServedModel } from './model-ids';
 import type { Piece } from './output-text';
 import { planGeneration, type PromptInput } from './plan';
@@ -27,8 +27,10 @@ export interface EndpointShape<R extends GenerationRequest> {
   prompt(text: ModelText, request: R): PromptInput;
   /** `choices[0]` of the stream's first chunk, when the endpoint sends one before any text. */
   openingChoice?(): object;
-  pieceChoice(text: ModelText, request: R, piece: Piece): object;
-  closingChoice(finish: FinishReason): object;
+  /** A piece's choice; null: nothing to send for it (text held back, e.g. a tool call being written). */
+  pieceChoice(text: ModelText, request: R, piece: Piece): object | null;
+  /** The stream's last choices, each sent in a chunk of its own: text held back, tool calls, then the finish reason. */
+  closingChoices(text: ModelText, request: R, generated: Generated): object[];
   responseChoice(text: ModelText, request: R, generated: Generated): object;
 }
 
@@ -68,10 +70,13 @@ export async function serveGeneration<R extends GenerationRequest>(
       return stream;
     };
     try {
-      const generated = await generate(service, text, plan, signal, (piece) => open().send(chunk([shape.pieceChoice(text, request, piece)])));
+      const generated = await generate(service, text, plan, signal, (piece) => {
+        const choice = shape.pieceChoice(text, request, piece);
+        if (choice) open().send(chunk([choice]));
+      });
       if (!generated) return CLIENT_LEFT;
       const out = open();
-      out.send(chunk([shape.closingChoice(generated.finishReason)]));
+      for (const choice of shape.closingChoices(text, request, generated)) out.send(chunk([choice]));
       if (request.includeUsage) out.send({ ...chunk([]), usage: usage(generated) });
       out.done();
       return 200;

@@ -1,0 +1,152 @@
+/**
+ * Tool calling on the chat endpoints (OpenAI's and Ollama's): `tools`, `tool_choice` and
+ * `parallel_tool_calls` checked (each mistake a 400 naming its field), the prompt given the
+ * tools, and the answer split into content and calls in the model's own syntax
+ * (core/tool-calls). A call the client requires is held to the functions' schemas.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ChatTool } from '../../core/chat-template';
+import type { JsonConstraint } from '../../core/constrained/token-constraint';
+import { forcedToolCall, ToolCallStream, type ForcedToolCall, type ParsedToolCall, type ToolCallSplit, type ToolFunction } from '../../core/tool-calls/index';
+import type { ModelText } from '../chat/prompt';
+import { isRecord } from '../chat/settings';
+import { invalidParam } from './errors';
+import type { RequestFields } from './request-fields';
+import { schemaConstraint } from './requests';
+
+/** The most functions one request may offer. */
+export const MAX_TOOLS = 128;
+
+export interface ToolRequest {
+  /** As the template reads them: { type: "function", function: { name, description, parameters } }. */
+  tools: ChatTool[];
+  functions: ToolFunction[];
+  /** "auto": the model chooses; "required": some call; a name: that function. */
+  choice: 'auto' | 'required' | { name: string };
+  /** More than one call per answer (parallel_tool_calls, default true). */
+  parallel: boolean;
+}
+
+/** `tools` and `tool_choice` of a request; null when it offers none or tool_choice is "none". */
+export function parseTools(f: RequestFields): ToolRequest | null {
+  const parallel = f.boolean('parallel_tool_calls', true);
+  if (!f.has('tools')) {
+    if (f.has('tool_choice') && f.body.tool_choice !== 'none' && f.body.tool_choice !== 'auto') {
+      throw invalidParam('tool_choice', '"tool_choice" asks for a call, but the request has no "tools"');
+    }
+    return null;
+  }
+  const list = f.body.tools;
+  if (!Array.isArray(list) || list.length > MAX_TOOLS) throw invalidParam('tools', `"tools" must be a list of at most ${MAX_TOOLS} functions`);
+  if (list.length === 0) return null;
+  const functions = list.map((tool: unknown, i) => toolFunction(tool, `tools[${i}]`));
+  const names = new Set<string>();
+  functions.forEach((fn, i) => {
+    if (names.has(fn.name)) throw invalidParam(`tools[${i}].function.name`, `tools[${i}].function.name: "${fn.name}" is offered twice`);
+    names.add(fn.name);
+  });
+  const choice = toolChoice(f.body.tool_choice, names);
+  if (choice === 'none') return null;
+  if (choice !== 'auto') {
+    if (f.has('response_format')) throw invalidParam('response_format', '"response_format" cannot go with a required tool call ("tool_choice"): the answer is the call');
+    // A forced call's arguments are held to the schema: one Gufo cannot hold to is a 400 now.
+    functions.forEach((fn, i) => schemaConstraint(fn.parameters, `tools[${i}].function.parameters`, `tools[${i}].function.parameters`));
+  }
+  const tools = functions.map((fn) => ({ type: 'function', function: fn }));
+  return { tools, functions, choice, parallel };
+}
+
+const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+function toolFunction(tool: unknown, at: string): ToolFunction {
+  if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) {
+    throw invalidParam(at, `${at} must be { "type": "function", "function": { "name", "description", "parameters" } }`);
+  }
+  const fn = tool.function;
+  if (typeof fn.name !== 'string' || !NAME.test(fn.name)) {
+    throw invalidParam(`${at}.function.name`, `${at}.function.name must be 1 to 64 letters, digits, "_", "." or "-"`);
+  }
+  if (fn.description !== undefined && fn.description !== null && typeof fn.description !== 'string') {
+    throw invalidParam(`${at}.function.description`, `${at}.function.description must be text`);
+  }
+  const parameters = fn.parameters ?? { type: 'object', properties: {} };
+  if (!isRecord(parameters)) throw invalidParam(`${at}.function.parameters`, `${at}.function.parameters must be a JSON Schema object`);
+  return { name: fn.name, ...(typeof fn.description === 'string' ? { description: fn.description } : {}), parameters };
+}
+
+function toolChoice(value: unknown, names: ReadonlySet<string>): ToolRequest['choice'] | 'none' {
+  if (value === undefined || value === null || value === 'auto') return 'auto';
+  if (value === 'none' || value === 'required') return value;
+  const name = isRecord(value) && value.type === 'function' && isRecord(value.function) ? value.function.name : undefined;
+  if (typeof name !== 'string') {
+    throw invalidParam('tool_choice', '"tool_choice" must be "auto", "none", "required" or { "type": "function", "function": { "name" } }');
+  }
+  if (!names.has(name)) throw invalidParam('tool_choice', `"tool_choice" names "${name}", which is not in "tools"`);
+  return { name };
+}
+
+/** What the prompt and the plan of a request with tools get: the tools, a forced call's marker and schema. */
+export interface ToolPrompt {
+  tools: ChatTool[];
+  prefill: string;
+  constraint: JsonConstraint | null;
+  answer(): ToolAnswer;
+}
+
+export function toolPrompt(text: ModelText, request: ToolRequest): ToolPrompt {
+  const { syntax } = text.toolCalls;
+  const { choice } = request;
+  const allowed = typeof choice === 'object' ? request.functions.filter((fn) => fn.name === choice.name) : request.functions;
+  // gpt-oss names the function outside its JSON: "required" among several functions is left to the model.
+  const forced = choice === 'auto' ? null : forcedToolCall(syntax.family, allowed, request.parallel);
+  return {
+    tools: request.tools,
+    prefill: forced?.prefill ?? '',
+    constraint: forced ? { kind: 'json-schema', schema: forced.schema } : null,
+    answer: () => new ToolAnswer(forced ? { forced } : { stream: new ToolCallStream(syntax) }, request.parallel),
+  };
+}
+
+/** A call as the APIs answer it: an id, the function's name, its arguments as JSON text. */
+export interface AnsweredToolCall extends ParsedToolCall {
+  id: string;
+}
+
+/** An answer's text as it streams, split into the content to show and, at its end, the calls. */
+export class ToolAnswer {
+  #output = '';
+
+  constructor(
+    private readonly how: { forced: ForcedToolCall } | { stream: ToolCallStream },
+    private readonly parallel: boolean,
+  ) {}
+
+  /** Adds answer text; answers the content that may be shown now. */
+  push(text: string): string {
+    if ('stream' in this.how) return this.how.stream.push(text);
+    this.#output += text;
+    return '';
+  }
+
+  /** The answer ended: the rest of its content, and its calls with ids (only the first unless parallel). */
+  end(): { content: string; calls: AnsweredToolCall[] | null } {
+    const split = 'stream' in this.how ? this.how.stream.end() : this.#forcedSplit(this.how.forced);
+    if (!split.calls) return { content: split.content, calls: null };
+    const calls = this.parallel ? split.calls : split.calls.slice(0, 1);
+    return { content: split.content, calls: calls.map((c) => ({ id: toolCallId(), ...c })) };
+  }
+
+  #forcedSplit(forced: ForcedToolCall): ToolCallSplit {
+    try {
+      return { content: '', calls: forced.calls(this.#output) };
+    } catch {
+      // Cut short (max_tokens) before the JSON was whole: what there is, as text.
+      return { content: this.#output, calls: null };
+    }
+  }
+}
+
+/** OpenAI's form of call ids. */
+export function toolCallId(): string {
+  return `call_${randomBytes(12).toString('base64url')}`;
+}

@@ -1,0 +1,65 @@
+/**
+ * A tool call the model must make (tool_choice "required" or a named function), with arguments
+ * that are valid for the function's schema: the prompt ends with the family's call marker, and
+ * the output is held, token by token, to one JSON Schema (core/constrained) that joins the
+ * allowed functions: { "name": one of them, "arguments": that function's parameters }.
+ */
+import type { ParsedToolCall, ToolCallFamily } from './syntax';
+
+/** A function the model may call, as the request gave it. */
+export interface ToolFunction {
+  name: string;
+  description?: string;
+  /** A JSON Schema for the arguments (an object). */
+  parameters: Record<string, unknown>;
+}
+
+export interface ForcedToolCall {
+  /** Text appended to the prompt after the assistant turn's header: the call's marker. */
+  prefill: string;
+  /** The JSON Schema the output is held to. */
+  schema: Record<string, unknown>;
+  /** The calls in the (schema-valid) output. */
+  calls(output: string): ParsedToolCall[];
+}
+
+/** The most calls one forced answer may make when parallel calls are allowed (a Mistral list). */
+export const MAX_FORCED_CALLS = 8;
+
+/**
+ * The forced call of `family` among `functions` (one or more), or null when the family cannot
+ * be forced with one schema (gpt-oss's call names the function outside its JSON: only one function can be forced).
+ */
+export function forcedToolCall(family: ToolCallFamily, functions: readonly ToolFunction[], parallel: boolean): ForcedToolCall | null {
+  const argumentsKey = family === 'llama3' ? 'parameters' : 'arguments';
+  const oneCall = {
+    anyOf: functions.map((f) => ({
+      type: 'object',
+      properties: { name: { const: f.name }, [argumentsKey]: f.parameters },
+      required: ['name', argumentsKey],
+      additionalProperties: false,
+    })),
+  };
+  const callOf = (v: Record<string, unknown>): ParsedToolCall => ({ name: v.name as string, arguments: JSON.stringify(v[argumentsKey]) });
+  switch (family) {
+    case 'hermes':
+      return { prefill: '<tool_call>\n', schema: oneCall, calls: (out) => [callOf(JSON.parse(out))] };
+    case 'llama3':
+      return { prefill: '', schema: oneCall, calls: (out) => [callOf(JSON.parse(out))] };
+    case 'mistral':
+      return {
+        prefill: '[TOOL_CALLS]',
+        schema: { type: 'array', items: oneCall, minItems: 1, maxItems: parallel ? MAX_FORCED_CALLS : 1 },
+        calls: (out) => (JSON.parse(out) as Record<string, unknown>[]).map(callOf),
+      };
+    case 'harmony': {
+      if (functions.length !== 1) return null;
+      const f = functions[0]!;
+      return {
+        prefill: `<|channel|>commentary to=functions.${f.name} <|constrain|>json<|message|>`,
+        schema: f.parameters,
+        calls: (out) => [{ name: f.name, arguments: JSON.stringify(JSON.parse(out)) }],
+      };
+    }
+  }
+}

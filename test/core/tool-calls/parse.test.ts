@@ -1,0 +1,91 @@
+/**
+ * Tool calls in each family's syntax, on the examples of the families' own documentation (Qwen's
+ * and Hermes's function-calling docs, Meta's Llama 3.1 prompt format, Mistral's, OpenAI's harmony
+ * guide): the content before a call stays content, the calls parse, and any chunking of the
+ * streamed text gives the same result.
+ */
+import { describe, expect, it } from 'vitest';
+import { HarmonyRewriter } from '../../../src-main/core/harmony';
+import { splitToolCalls, TOOL_CALL_SYNTAX, ToolCallStream, type ToolCallSplit, type ToolCallSyntax } from '../../../src-main/core/tool-calls/index';
+import { toolCallFamily } from '../../../src-main/core/tool-calls/syntax';
+import { readHfVocab, LLAMA3_SPEC, QWEN3_SPEC } from '../../support/hf-vocab';
+import { mulberry32 } from '../../support/random';
+
+/** `text` streamed in random pieces (as tokens come), assembled: content shown as it streams plus what the end gives. */
+function streamedInChunks(syntax: ToolCallSyntax, text: string, seed: number): ToolCallSplit {
+  const rng = mulberry32(seed);
+  const stream = new ToolCallStream(syntax);
+  let shown = '';
+  for (let at = 0; at < text.length; ) {
+    const n = 1 + rng.int(7);
+    shown += stream.push(text.slice(at, at + n));
+    at += n;
+  }
+  const rest = stream.end();
+  return { content: shown + rest.content, calls: rest.calls };
+}
+
+function expectSplit(syntax: ToolCallSyntax, text: string, expected: ToolCallSplit): void {
+  expect(splitToolCalls(syntax, text)).toEqual(expected);
+  for (let seed = 1; seed <= 20; seed++) expect(streamedInChunks(syntax, text, seed)).toEqual(expected);
+}
+
+const args = (value: object) => JSON.stringify(value);
+
+describe('tool-call syntax per family', () => {
+  it('Hermes / Qwen 2.5 / Qwen 3: <tool_call> JSON </tool_call>, one or several, content before them kept', () => {
+    // Qwen's function-calling guide (parallel calls of get_current_temperature and get_temperature_date).
+    const text =
+      'Let me check.\n<tool_call>\n{"name": "get_current_temperature", "arguments": {"location": "San Francisco, CA, USA"}}\n</tool_call>\n' +
+      '<tool_call>\n{"name": "get_temperature_date", "arguments": {"location": "San Francisco, CA, USA", "date": "2024-10-01"}}\n</tool_call>';
+    expectSplit(TOOL_CALL_SYNTAX.hermes, text, {
+      content: 'Let me check.\n',
+      calls: [
+        { name: 'get_current_temperature', arguments: args({ location: 'San Francisco, CA, USA' }) },
+        { name: 'get_temperature_date', arguments: args({ location: 'San Francisco, CA, USA', date: '2024-10-01' }) },
+      ],
+    });
+    // Ended by EOS before the closing tag.
+    expectSplit(TOOL_CALL_SYNTAX.hermes, '<tool_call>\n{"name": "f", "arguments": {}}', { content: '', calls: [{ name: 'f', arguments: '{}' }] });
+  });
+
+  it('Llama 3.1/3.2: a JSON object with "parameters", alone or after <|python_tag|>', () => {
+    // Meta's Llama 3.1 prompt format, JSON-based tool calling.
+    const json = '{"name": "get_current_conditions", "parameters": {"location": "San Francisco, CA", "unit": "Fahrenheit"}}';
+    const call = { name: 'get_current_conditions', arguments: args({ location: 'San Francisco, CA', unit: 'Fahrenheit' }) };
+    expectSplit(TOOL_CALL_SYNTAX.llama3, json, { content: '', calls: [call] });
+    expectSplit(TOOL_CALL_SYNTAX.llama3, '<|python_tag|>' + json, { content: '', calls: [call] });
+    expectSplit(TOOL_CALL_SYNTAX.llama3, `${json}; {"name": "f", "parameters": {}}`, { content: '', calls: [call, { name: 'f', arguments: '{}' }] });
+  });
+
+  it('Mistral: [TOOL_CALLS] and a JSON list of calls', () => {
+    // Mistral's function-calling docs (v3 tokenizer).
+    const text = '[TOOL_CALLS][{"name": "get_current_weather", "arguments": {"location": "Paris, France", "format": "celsius"}}]';
+    expectSplit(TOOL_CALL_SYNTAX.mistral, text, { content: '', calls: [{ name: 'get_current_weather', arguments: args({ location: 'Paris, France', format: 'celsius' }) }] });
+  });
+
+  it('gpt-oss harmony: a commentary message to=functions.NAME, read after the harmony rewriter', () => {
+    // OpenAI's harmony guide: reasoning, then the call (the stream stops at <|call|>).
+    const raw =
+      '<|channel|>analysis<|message|>Need to use function get_weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location":"San Francisco"}';
+    const rewriter = new HarmonyRewriter();
+    const text = rewriter.push(raw) + rewriter.flush();
+    expect(text).toBe('<think>Need to use function get_weather.</think>to=functions.get_weather<|message|>{"location":"San Francisco"}');
+    expectSplit(TOOL_CALL_SYNTAX.harmony, text, { content: '<think>Need to use function get_weather.</think>', calls: [{ name: 'get_weather', arguments: args({ location: 'San Francisco' }) }] });
+  });
+
+  it('text that only looks like the start of a marker is shown; a call that does not parse stays content', () => {
+    expectSplit(TOOL_CALL_SYNTAX.hermes, 'a < b and <tool', { content: 'a < b and <tool', calls: null });
+    expectSplit(TOOL_CALL_SYNTAX.hermes, 'x <tool_call>{"name": 3}</tool_call>', { content: 'x <tool_call>{"name": 3}</tool_call>', calls: null });
+    expectSplit(TOOL_CALL_SYNTAX.mistral, '[TOOL_CALLS][{"name": "f", "argu', { content: '[TOOL_CALLS][{"name": "f", "argu', calls: null });
+  });
+
+  it('reads the family from the real templates: Qwen 3 renders tools (Hermes), Llama 3 has none (fallback)', () => {
+    const qwen = readHfVocab(QWEN3_SPEC).chatTemplate!;
+    const llama3 = readHfVocab(LLAMA3_SPEC).chatTemplate!;
+    expect(toolCallFamily(qwen, 'chatml')).toEqual({ family: 'hermes', rendersTools: true });
+    expect(toolCallFamily(llama3, 'llama3')).toEqual({ family: 'hermes', rendersTools: false });
+    expect(toolCallFamily('{% if tools %}…{% endif %}<|start_header_id|><|end_header_id|><|python_tag|>', 'llama3').family).toBe('llama3');
+    expect(toolCallFamily('[INST] {{ tools }} [TOOL_CALLS]', 'mistral-v3').family).toBe('mistral');
+  });
+});
