@@ -11,6 +11,7 @@
  * token just read, so the CPU works it out (and writes it) between reading a token and submitting
  * the next step; an unconstrained generation submits at once and pays nothing for the mask.
  */
+import { readPoolingType } from '../core/embedding-pooling';
 import { ConstrainedTokens, constraintGrammar, type JsonConstraint } from '../core/constrained/token-constraint';
 import { TokenTrie } from '../core/constrained/token-trie';
 import type { GgufFile } from '../core/gguf/gguf-file';
@@ -22,7 +23,7 @@ import { openGpu, type GpuContext } from './gpu/device';
 import { StepMeter, StepProfiler } from './gpu/dispatch-profile';
 import { GREEDY } from './gpu/ops';
 import { readHParams, type HParams } from './model/hparams';
-import { LlamaModel, type TokenSource } from './model/llama';
+import { LlamaModel, type ActivationSums, type TokenSource } from './model/llama';
 import type { BenchResult, EngineInfo, GenerateResult, ModelInfo, SamplingParams, StepProfile, StopReason, Timings } from './protocol';
 import { GpuSampler, type SampledToken } from './sampler';
 
@@ -272,16 +273,80 @@ export class Engine {
   }
 
   /**
+   * Importance-matrix collection: evaluates `ids` from position 0 (the prefill path, no logits),
+   * adding the squares of every weight matrix's inputs to the model's sums; takeActivations()
+   * reads them back.
+   */
+  async collectActivations(ids: readonly number[]): Promise<void> {
+    const l = this.require();
+    if (ids.length > l.model.options.ctx) throw new EngineError(`${ids.length} tokens do not fit the context of ${l.model.options.ctx}`);
+    this.enter();
+    const { model } = l;
+    const device = this.gpu.device;
+    l.cached.length = 0;
+    model.collecting = true;
+    try {
+      for (let pos = 0; pos < ids.length; ) {
+        const n = Math.min(model.options.maxBatch, ids.length - pos);
+        device.queue.writeBuffer(model.ids, 0, Uint32Array.from(ids.slice(pos, pos + n)));
+        model.setBatch(pos, n);
+        const encoder = device.createCommandEncoder();
+        const pass = encoder.beginComputePass();
+        model.encodeBody(pass, 'ids');
+        pass.end();
+        device.queue.submit([encoder.finish()]);
+        pos += n;
+      }
+      await device.queue.onSubmittedWorkDone();
+    } finally {
+      model.collecting = false;
+      this.busy = false;
+    }
+  }
+
+  /** The activation sums collected so far, per weight matrix (then zeroed). */
+  takeActivations(): Promise<ActivationSums[]> {
+    return this.require().model.takeActivations();
+  }
+
+  /**
    * Teacher forcing, for tests and evaluation: the logits after each token of `ids`, evaluated from
    * position 0 in batches of up to maxBatch tokens (the prefill path).
    */
   async logits(ids: readonly number[], onLogits: (logits: Float32Array, index: number) => void): Promise<void> {
     const l = this.require();
+    const vocab = l.hp.nVocab;
+    await this.forward(ids, vocab, (pass) => l.model.encodeAllLogits(pass), (rows, pos, n) => {
+      for (let t = 0; t < n; t++) onLogits(rows.subarray(t * vocab, (t + 1) * vocab), pos + t);
+    });
+  }
+
+  /** Embeddings: the final hidden state (after output_norm, no head) of each token of `ids`, tokens × embedding, from position 0. */
+  async hiddenStates(ids: readonly number[]): Promise<Float32Array> {
+    const l = this.require();
+    if (ids.length === 0) throw new EngineError('an input to embed has no tokens');
+    const width = l.hp.nEmbd;
+    const out = new Float32Array(ids.length * width);
+    await this.forward(ids, width, (pass) => l.model.encodeHiddenStates(pass), (rows, pos) => out.set(rows, pos * width));
+    return out;
+  }
+
+  /**
+   * `ids` from position 0 with an empty cache, in batches of up to maxBatch tokens: each batch's
+   * `head` output (`width` values per token) read back and handed to `onBatch`.
+   */
+  private async forward(
+    ids: readonly number[],
+    width: number,
+    head: (pass: GPUComputePassEncoder) => GPUBuffer,
+    onBatch: (rows: Float32Array, pos: number, n: number) => void,
+  ): Promise<void> {
+    const l = this.require();
     if (ids.length > l.model.options.ctx) throw new EngineError(`${ids.length} tokens do not fit the context of ${l.model.options.ctx}`);
     this.enter();
-    const { model, hp } = l;
+    const { model } = l;
     const device = this.gpu.device;
-    const staging = device.createBuffer({ size: model.options.maxBatch * hp.nVocab * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const staging = device.createBuffer({ size: model.options.maxBatch * width * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     l.cached.length = 0;
     try {
       for (let pos = 0; pos < ids.length; ) {
@@ -291,15 +356,15 @@ export class Engine {
         const encoder = device.createCommandEncoder();
         const pass = encoder.beginComputePass();
         model.encodeBody(pass, 'ids');
-        const logits = model.encodeAllLogits(pass);
+        const out = head(pass);
         pass.end();
-        const bytes = n * hp.nVocab * 4;
-        encoder.copyBufferToBuffer(logits, 0, staging, 0, bytes);
+        const bytes = n * width * 4;
+        encoder.copyBufferToBuffer(out, 0, staging, 0, bytes);
         device.queue.submit([encoder.finish()]);
         await staging.mapAsync(GPUMapMode.READ, 0, bytes);
-        const all = new Float32Array(staging.getMappedRange(0, bytes).slice(0));
+        const rows = new Float32Array(staging.getMappedRange(0, bytes).slice(0));
         staging.unmap();
-        for (let t = 0; t < n; t++) onLogits(all.subarray(t * hp.nVocab, (t + 1) * hp.nVocab), pos + t);
+        onBatch(rows, pos, n);
         l.cached.push(...ids.slice(pos, pos + n));
         pos += n;
       }
@@ -472,6 +537,7 @@ function modelInfo(path: string, gguf: GgufFile, hp: HParams, ctx: number): Mode
     kvHeads: hp.nHeadKv,
     headSize: hp.headDim,
     vocab: hp.nVocab,
+    pooling: readPoolingType(gguf, hp.arch),
     experts: hp.moe?.nExpert ?? 0,
     expertsUsed: hp.moe?.nExpertUsed ?? 0,
     ctx,

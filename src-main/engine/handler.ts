@@ -1,10 +1,11 @@
 /**
- * Serves protocol requests inside the engine process. GPU work (load, unload, generate, bench, evaluate)
+ * Serves protocol requests inside the engine process. GPU work (load, unload, generate, bench, evaluate, embed)
  * runs one request at a time in arrival order; info, adapter and cancel are answered at once, so a cancel
  * reaches a running generation between two tokens. Messages cross a process boundary: their
  * shape is checked, and a bad one gets an error answer, never a crash.
  */
 import { Engine } from './engine';
+import { embedInputs } from './embed';
 import { evaluateWindow } from './evaluate';
 import type { EngineMessage, EngineRequest, InfoResponse } from './protocol';
 
@@ -122,6 +123,11 @@ export class EngineHandler {
         this.send({ id, type: 'evaluated', result });
         return;
       }
+      case 'embed': {
+        const engine = await this.gpu();
+        this.send({ id, type: 'embedded', result: await embedInputs(engine, request.inputs) });
+        return;
+      }
     }
   }
 
@@ -195,6 +201,11 @@ function checkRequest(r: EngineRequest): string | null {
       if (!isIds(r.ids) || r.ids.length < 2) return 'evaluate: ids must be an array of at least 2 token ids';
       if (!isCount(r.first)) return 'evaluate: first must be a non-negative integer';
       if (!isLogProbsFile(r.saveLogProbs) || !isLogProbsFile(r.baseLogProbs)) return 'evaluate: saveLogProbs and baseLogProbs must be { path, position }';
+      return null;
+    case 'embed':
+      if (!Array.isArray(r.inputs) || r.inputs.length === 0 || !r.inputs.every((ids) => isIds(ids) && ids.length > 0)) {
+        return 'embed: inputs must be a non-empty array of non-empty arrays of token ids';
+      }
       return null;
     default:
       return `unknown request type ${JSON.stringify((r as { type: unknown }).type)}`;

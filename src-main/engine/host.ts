@@ -17,6 +17,7 @@ import type {
   EngineInfo,
   EngineMessage,
   EngineRequest,
+  EmbedResult,
   EngineResponse,
   EvaluateRequest,
   GenerateRequest,
@@ -205,6 +206,12 @@ export class EngineHost {
   /** Scores one window of a text, teacher-forced (perplexity, KL divergence against saved log-probabilities). */
   async evaluate(request: Omit<EvaluateRequest, 'id' | 'type'>): Promise<WindowScores> {
     const r = await this.ask({ type: 'evaluate', ...request }, 'evaluated');
+    return r.result;
+  }
+
+  /** Embeddings of token-id inputs with the loaded model (see EmbedRequest). */
+  async embed(inputs: number[][]): Promise<EmbedResult> {
+    const r = await this.ask({ type: 'embed', inputs }, 'embedded');
     return r.result;
   }
 

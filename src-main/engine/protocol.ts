@@ -8,8 +8,9 @@
 import type { WindowComparison, WindowScores } from '../core/quality/divergence';
 import type { JsonConstraint } from '../core/constrained/token-constraint';
 import type { ModelMemory } from '../../src-preload/api/engines';
+import type { Pooling, PoolingType } from '../core/embedding-pooling';
 
-export type { WindowComparison, WindowScores, JsonConstraint, ModelMemory };
+export type { WindowComparison, WindowScores, JsonConstraint, ModelMemory, Pooling, PoolingType };
 
 // What crosses the process boundary is declared here, and the engine's own modules import it from
 // here: hosts read this file without reaching into the GPU code.
@@ -60,6 +61,8 @@ export interface ModelInfo {
   kvHeads: number;
   headSize: number;
   vocab: number;
+  /** The file's <arch>.pooling_type (null: it does not say, as a generation model). */
+  pooling: PoolingType | null;
   /** Experts per MoE layer, and how many each token runs (both 0 for a dense model). */
   experts: number;
   expertsUsed: number;
@@ -104,7 +107,7 @@ export interface LogProbsFile {
   position: number;
 }
 
-export type EngineRequest = InfoRequest | AdapterRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest | EvaluateRequest;
+export type EngineRequest = InfoRequest | AdapterRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest | EvaluateRequest | EmbedRequest;
 
 /** What the engine sends: events while a request runs, then its final response. */
 export type EngineMessage = EngineEvent | EngineResponse;
@@ -118,6 +121,7 @@ export type EngineResponse =
   | CancelResponse
   | BenchResponse
   | EvaluatedResponse
+  | EmbeddedResponse
   | ErrorResponse;
 
 export interface InfoRequest {
@@ -197,6 +201,25 @@ export interface EvaluateRequest {
   saveLogProbs?: LogProbsFile;
   /** Compare with the log-probabilities a base model's run saved in this file. */
   baseLogProbs?: LogProbsFile;
+}
+
+/**
+ * Embeddings of a batch of inputs (token ids each, BOS and EOS as the model wants them): each
+ * evaluated alone from position 0, its final hidden states pooled by the file's pooling_type (mean
+ * without one) and L2-normalized.
+ */
+export interface EmbedRequest {
+  id: number;
+  type: 'embed';
+  inputs: number[][];
+}
+
+export interface EmbedResult {
+  /** One vector per input, in order. */
+  embeddings: number[][];
+  pooling: Pooling;
+  /** Tokens evaluated over all inputs. */
+  promptTokens: number;
 }
 
 /** Who is answering, and what it holds. `adapter` is null until the GPU is first opened. */
@@ -316,6 +339,12 @@ export interface EvaluatedResponse {
   id: number;
   type: 'evaluated';
   result: WindowScores;
+}
+
+export interface EmbeddedResponse {
+  id: number;
+  type: 'embedded';
+  result: EmbedResult;
 }
 
 /**

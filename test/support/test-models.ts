@@ -79,6 +79,8 @@ export interface ModelShape {
    * factors >= 1), rope.scaling.attn_factor and rope.scaling.original_context_length.
    */
   longRope?: { originalContext: number; attnFactor: number };
+  /** {arch}.pooling_type (llama.cpp's enum: 0 none, 1 mean, 2 cls, 3 last, 4 rank), written when given. */
+  poolingType?: number;
   /** A tokenizer other than stories260K's: its tokenizer.* metadata and vocabulary size (e.g. hf-vocab.ts's hfTokenizerKvs). */
   tokenizer?: { kvs: GgufKv[]; size: number };
 }
@@ -139,6 +141,7 @@ export function modelKvs(shape: ModelShape): GgufKv[] {
       u32(`${arch}.rope.scaling.original_context_length`, shape.longRope.originalContext),
     );
   }
+  if (shape.poolingType !== undefined) kvs.push(u32(`${arch}.pooling_type`, shape.poolingType));
   if (shape.nExpert) {
     kvs.push(u32(`${arch}.expert_count`, shape.nExpert), u32(`${arch}.expert_used_count`, shape.nExpertUsed ?? 2));
   }

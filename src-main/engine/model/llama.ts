@@ -64,6 +64,8 @@ export type TokenSource = 'ids' | 'sampled';
 type DenseFfn = { gate: GpuWeight; up: GpuWeight; down: GpuWeight } | { gateUp: GpuWeight; down: GpuWeight };
 
 interface Layer {
+  /** Its block number (blk.N). */
+  index: number;
   attnNorm: GPUBuffer;
   ffnNorm: GPUBuffer;
   /** gemma2/3 */
@@ -104,6 +106,22 @@ interface Activations {
   xLast: GPUBuffer; // the last token, normed, for the output head
   logits: GPUBuffer;
   moe?: MoeScratch;
+}
+
+/** A matmul input whose squared columns the importance matrix sums: shared by the weights that read it. */
+interface CollectPoint {
+  weights: string[];
+  x: GPUBuffer;
+  width: number;
+  /** Elements between the input's token rows. */
+  stride: number;
+}
+
+/** Per weight matrix, Σ x² per input column over the tokens seen, as llama-imatrix's in_sum2 and counts. */
+export interface ActivationSums {
+  weight: string;
+  sums: Float32Array;
+  tokens: number;
 }
 
 function vectorBytes(vectors: Map<string, GPUBuffer>): number {
@@ -222,10 +240,16 @@ export class LlamaModel {
   private readonly batched: TokenDispatch[] = [];
   private batchTokens = 0;
   private body: Dispatch[] = [];
+  private readonly collectPoints: CollectPoint[] = [];
+  /** Collection mode (importance matrices): one sums buffer per collect point, made on first use. */
+  private collection: { sums: GPUBuffer[]; dispatches: Dispatch[]; tokens: number } | null = null;
+  /** While set, the body sums the squares of every weight's input (see collectInput). */
+  collecting = false;
   private embedIds!: Dispatch;
   private embedSampled!: Dispatch;
   private headDispatches: Dispatch[] = [];
   private allLogitsHead?: { dispatches: Dispatch[]; logits: GPUBuffer };
+  private hiddenNorm?: Dispatch;
 
   private constructor(
     readonly ctx: GpuContext,
@@ -309,7 +333,58 @@ export class LlamaModel {
   /** The layers: embedding of the batch's tokens through the last block (KV cache updated). */
   encodeBody(pass: GPUComputePassEncoder, source: TokenSource): void {
     (source === 'ids' ? this.embedIds : this.embedSampled).encode(pass);
+    if (this.collecting) this.startCollection().tokens += this.batchTokens;
     for (const d of this.body) d.encode(pass);
+  }
+
+  /**
+   * The sums collected since the last call (then zeroed), per weight matrix the layers apply; the
+   * output head is left out, as llama-imatrix does by default.
+   */
+  async takeActivations(): Promise<ActivationSums[]> {
+    const c = this.startCollection();
+    const { device } = this.ctx;
+    const bytes = c.sums.reduce((sum, b) => sum + b.size, 0);
+    const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const encoder = device.createCommandEncoder();
+    let at = 0;
+    for (const b of c.sums) {
+      encoder.copyBufferToBuffer(b, 0, staging, at, b.size);
+      encoder.clearBuffer(b);
+      at += b.size;
+    }
+    device.queue.submit([encoder.finish()]);
+    try {
+      await staging.mapAsync(GPUMapMode.READ);
+      const all = new Float32Array(staging.getMappedRange().slice(0));
+      const out: ActivationSums[] = [];
+      at = 0;
+      this.collectPoints.forEach((point, i) => {
+        const sums = all.slice(at / 4, at / 4 + point.width);
+        for (const weight of point.weights) out.push({ weight, sums, tokens: c.tokens });
+        at += c.sums[i]!.size;
+      });
+      c.tokens = 0;
+      return out;
+    } finally {
+      staging.destroy();
+    }
+  }
+
+  private startCollection(): NonNullable<LlamaModel['collection']> {
+    if (this.hp.moe) throw new UnsupportedModelError('importance matrices of mixture-of-experts models (per-expert statistics) are not supported yet');
+    if (!this.collection) {
+      const sums = this.collectPoints.map((p, i) => this.buffer(`square sums ${i}`, p.width * 4));
+      const dispatches = this.collectPoints.map((p, i) => this.ops.squareSums(p.x, sums[i]!, p.width, this.step, p.stride));
+      this.collection = { sums, dispatches, tokens: 0 };
+    }
+    return this.collection;
+  }
+
+  /** A body step that, in collection mode, adds the squares of `x` (the input of `weights`) to their sums. */
+  private collectInput(weights: string[], x: GPUBuffer, width: number, stride = width): Dispatch {
+    const index = this.collectPoints.push({ weights, x, width, stride }) - 1;
+    return { encode: (pass) => (this.collecting ? this.collection!.dispatches[index]!.encode(pass) : undefined) };
   }
 
   /** Final norm and output projection of the batch's last token into act.logits. */
@@ -332,6 +407,13 @@ export class LlamaModel {
     }
     for (const d of this.allLogitsHead.dispatches) d.encode(pass);
     return this.allLogitsHead.logits;
+  }
+
+  /** Embeddings: the final norm of every token of the batch into act.xb (the hidden states, no head). */
+  encodeHiddenStates(pass: GPUComputePassEncoder): GPUBuffer {
+    this.hiddenNorm ??= this.rmsnorm(this.act.x, this.vector(tensorName('output_norm')), this.act.xb);
+    this.hiddenNorm.encode(pass);
+    return this.act.xb;
   }
 
   destroy(): void {
@@ -381,11 +463,16 @@ export class LlamaModel {
 
   private attention(l: Layer): Dispatch[] {
     const { act } = this;
+    const { hp } = this;
+    const blk = (role: BlockRole) => tensorName(role, l.index);
+    const qkvNames = hp.qkvFused ? [blk('attn_qkv')] : QKV_ROLES.map(blk);
     return [
       this.rmsnorm(act.x, l.attnNorm, act.xb),
+      this.collectInput(qkvNames, act.xb, hp.nEmbd),
       ...this.qkvProjection(l),
       ...this.qkNorm(l),
       ...this.selfAttention(l),
+      this.collectInput([blk('attn_output')], act.att, hp.nHead * hp.headDim),
       ...this.blockOutput(l.wo, act.att, l.attnPostNorm),
       ...this.outputBias(l),
     ];
@@ -458,20 +545,26 @@ export class LlamaModel {
       };
       return [norm, ...moeFfn(build, l.ffn.moe)];
     }
+    const blk = (role: BlockRole) => tensorName(role, l.index);
+    const collectIn = this.collectInput(hp.ffnGateUpFused ? [blk('ffn_up')] : GATE_UP_ROLES.map(blk), act.xb, hp.nEmbd);
     if ('gateUp' in l.ffn) {
       // phi3: one projection to gate|up rows; the result replaces the gate half, which ffn_down reads.
       return [
         norm,
+        collectIn,
         this.linear(l.ffn.gateUp, act.xb, act.gate),
         ops.glu({ gate: act.gate, width: hp.nFf, step, act: hp.ffnAct }),
+        this.collectInput([blk('ffn_down')], act.gate, hp.nFf, 2 * hp.nFf),
         ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, 2 * hp.nFf),
       ];
     }
     return [
       norm,
+      collectIn,
       this.linear(l.ffn.gate, act.xb, act.gate),
       this.linear(l.ffn.up, act.xb, act.up),
       ops.glu({ gate: act.gate, up: act.up, width: hp.nFf, step, act: hp.ffnAct }),
+      this.collectInput([blk('ffn_down')], act.gate, hp.nFf),
       ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm),
     ];
   }
@@ -525,6 +618,7 @@ export class LlamaModel {
     }
     const windowed = hp.swa?.layers[l] ?? false;
     return {
+      index: l,
       attnNorm: this.vector(blk('attn_norm')),
       ffnNorm: this.vector(blk(hp.ffnNorm)),
       // gpt-oss's post_attention_norm is its FFN norm, not a post-norm.

@@ -1,0 +1,107 @@
+/**
+ * Embeddings against llama.cpp (node-llama-cpp's LlamaEmbeddingContext, CPU), on SwiftShader here:
+ * random-weight F32 decoder models with each pooling_type (mean, cls, last; none is the last
+ * token's state, as node-llama-cpp answers it) give vectors within 1e-4 cosine distance of
+ * llama.cpp's, unit-length; a generation model without pooling_type embeds as with mean pooling;
+ * a reranker (rank) is refused by name.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { embedInputs } from '../../src-main/engine/embed';
+import { Engine } from '../../src-main/engine/engine';
+import { llamaCpp } from '../support/llama';
+import { mulberry32 } from '../support/random';
+import { TEST_VOCAB, writeRandomModel, type ModelShape } from '../support/test-models';
+
+const engine = await Engine.open();
+const dir = mkdtempSync(join(tmpdir(), 'gufo-embeddings-'));
+
+afterAll(() => {
+  engine.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const BASE: ModelShape = { arch: 'qwen3', nLayer: 2, nEmbd: 64, nFf: 128, nHead: 4, nHeadKv: 2, scale: 0.1, randomNorms: true };
+
+/** BOS (1 in stories260K's vocabulary) then random ids. */
+function inputIds(seed: number, length: number): number[] {
+  const rng = mulberry32(seed);
+  return [1, ...Array.from({ length: length - 1 }, () => 3 + Math.floor(rng.next() * (TEST_VOCAB - 3)))];
+}
+
+async function llamaEmbeddings(path: string, inputs: number[][]): Promise<number[][]> {
+  const model = await (await llamaCpp()).loadModel({ modelPath: path });
+  try {
+    const context = await model.createEmbeddingContext({ contextSize: 128, threads: 1 });
+    const out: number[][] = [];
+    for (const ids of inputs) out.push([...(await context.getEmbeddingFor(ids as never)).vector]);
+    return out;
+  } finally {
+    await model.dispose();
+  }
+}
+
+function cosineDistance(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return 1 - dot / Math.sqrt(na * nb);
+}
+
+const INPUTS = [inputIds(11, 7), inputIds(12, 40), inputIds(13, 1)];
+
+const CASES: [string, ModelShape, string][] = [
+  ['qwen3, pooling_type 3 (last, Qwen3-Embedding)', { ...BASE, poolingType: 3 }, 'last'],
+  ['qwen3, pooling_type 1 (mean)', { ...BASE, poolingType: 1 }, 'mean'],
+  ['llama, pooling_type 2 (cls)', { ...BASE, arch: 'llama', poolingType: 2, seed: 5 }, 'cls'],
+  ['llama, pooling_type 0 (none: the last token)', { ...BASE, arch: 'llama', poolingType: 0, seed: 6 }, 'last'],
+];
+
+describe('embeddings of decoder models equal llama.cpp', () => {
+  for (const [name, shape, pooling] of CASES) {
+    it(name, async () => {
+      const path = join(dir, `${name.replace(/\W+/g, '-')}.gguf`);
+      await writeRandomModel(path, shape);
+      const ref = await llamaEmbeddings(path, INPUTS);
+      await engine.load(path, { ctx: 128, maxBatch: 16 });
+      const ours = await embedInputs(engine, INPUTS);
+      expect(ours.pooling).toBe(pooling);
+      expect(ours.promptTokens).toBe(INPUTS.reduce((sum, ids) => sum + ids.length, 0));
+      expect(ours.embeddings).toHaveLength(INPUTS.length);
+      for (const [i, v] of ours.embeddings.entries()) {
+        expect(v).toHaveLength(shape.nEmbd);
+        const distance = cosineDistance(v, ref[i]!);
+        console.log(`${name}, input ${i} (${INPUTS[i]!.length} tokens): cosine distance ${distance.toExponential(2)}`);
+        expect(distance).toBeLessThan(1e-4);
+        expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+      }
+    });
+  }
+
+  it('a generation model without pooling_type embeds with mean pooling', async () => {
+    const plain = join(dir, 'plain.gguf');
+    const mean = join(dir, 'mean.gguf');
+    await writeRandomModel(plain, { ...BASE, seed: 9 });
+    await writeRandomModel(mean, { ...BASE, seed: 9, poolingType: 1 });
+    await engine.load(plain, { ctx: 128 });
+    expect(engine.model?.pooling).toBeNull();
+    const ours = await embedInputs(engine, INPUTS);
+    expect(ours.pooling).toBe('mean');
+    const ref = await llamaEmbeddings(mean, INPUTS);
+    for (const [i, v] of ours.embeddings.entries()) expect(cosineDistance(v, ref[i]!)).toBeLessThan(1e-4);
+  });
+
+  it('refuses a reranker (pooling_type rank) by name', async () => {
+    const path = join(dir, 'rank.gguf');
+    await writeRandomModel(path, { ...BASE, poolingType: 4 });
+    await engine.load(path, { ctx: 128 });
+    await expect(embedInputs(engine, INPUTS)).rejects.toThrow(/rank.pooling.*reranker|reranker/);
+  });
+});
