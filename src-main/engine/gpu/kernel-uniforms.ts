@@ -71,6 +71,12 @@ export const ElementwiseUniform = uniformStruct('ElementwiseUniform', {
   b: 'f32',
 });
 
+/** square_sums.wgsl's. */
+export const SquareSumUniform = uniformStruct('SquareSumUniform', {
+  width: 'u32', // columns summed
+  stride: 'u32', // elements between the input's token rows
+});
+
 /** moe.wgsl's. */
 export const MoeUniform = uniformStruct('MoeUniform', {
   experts: 'u32',
@@ -103,6 +109,7 @@ const KERNEL_UNIFORMS: readonly UniformStruct<UniformFields>[] = [
   NormUniform,
   AttentionUniform,
   ElementwiseUniform,
+  SquareSumUniform,
   MoeUniform,
   SampleUniform,
 ];

@@ -10,7 +10,7 @@
  */
 import type { SamplingParams } from '../protocol';
 import { shaderSource } from './shader-source';
-import { AttentionUniform, ElementwiseUniform, MoeUniform, NormUniform, SampleUniform, StepUniform } from './kernel-uniforms';
+import { AttentionUniform, ElementwiseUniform, MoeUniform, NormUniform, SampleUniform, SquareSumUniform, StepUniform } from './kernel-uniforms';
 import type { UniformFields, UniformStruct, UniformValues } from './uniforms';
 
 /** One recorded kernel launch, replayed into a compute pass at every step. */
@@ -384,6 +384,15 @@ export class OpKernels {
    */
   softcap(x: GPUBuffer, cap: number, width: number, step: Step, rows?: number): Dispatch {
     return this.elementwise('softcap', x, null, width, step, { rows, a: cap, b: Math.fround(1 / cap) });
+  }
+
+  /**
+   * sums[j] += Σ over the batch's tokens of x[t·stride + j]², j < width (shaders/square_sums.wgsl):
+   * the importance-matrix statistics of a matmul's input, one thread per column, tokens in order.
+   */
+  squareSums(x: GPUBuffer, sums: GPUBuffer, width: number, step: Step, stride = width): Dispatch {
+    const u = this.uniform(SquareSumUniform, { width, stride });
+    return this.dispatch('square_sums.wgsl', 'square_sums', [u, step.buffer, x, sums], step, () => threads(width, 64));
   }
 
   /** Softmax over each token's router logits, its top `used` experts and their weights (shaders/moe.wgsl). */
