@@ -116,7 +116,7 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
     await expect(ollama.generate({ model, prompt: 'x', images: ['aGk='], stream: false })).rejects.toMatchObject({ status_code: 400, error: expect.stringContaining('images are not supported') });
     const tools = [{ type: 'function', function: { name: 'f g', description: 'f', parameters: { type: 'object', properties: {} } } }];
     await expect(ollama.chat({ model, messages, tools, stream: false })).rejects.toMatchObject({ status_code: 400, error: expect.stringContaining('tools[0].function.name') });
-    await expect(ollama.embed({ model, input: 'hi' })).rejects.toMatchObject({ status_code: 400, error: 'model "stories260k" is not an embedding model; embeddings are not supported yet' });
+    await expect(ollama.embed({ model, input: [] })).rejects.toMatchObject({ status_code: 400, error: '"input" must be a string or an array of strings' });
     await expect(ollama.chat({ model, messages, stream: false, options: { temperature: 9 } })).rejects.toMatchObject({ status_code: 400, error: expect.stringContaining('"options.temperature" must be a number from 0 to 2') });
     await expect(ollama.chat({ model, messages, stream: false, options: { bogus: 1 } as never })).rejects.toMatchObject({ status_code: 400, error: 'unknown option "options.bogus"' });
     const missing = await send(t.server.port, 'GET', '/api/pull');

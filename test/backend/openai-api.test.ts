@@ -269,7 +269,7 @@ describe('the HTTP API, up to the engine', () => {
     await expect(refused({ model: 'gpt-4o' })).rejects.toMatchObject({ status: 404, code: 'model_not_found', type: 'invalid_request_error' });
     await expect(client.completions.create({ model: 'stories260k', prompt: [[1, 99999]] })).rejects.toMatchObject({ status: 400, param: 'prompt' });
 
-    const route = await send(port, 'POST', '/v1/embeddings', json, '{}');
+    const route = await send(port, 'POST', '/v1/audio/speech', json, '{}');
     expect(route.status).toBe(404);
     expect(JSON.parse(route.body).error.code).toBe('unknown_url');
     expect((await send(port, 'GET', '/v1/chat/completions')).status).toBe(405);

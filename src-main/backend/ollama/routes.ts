@@ -1,6 +1,6 @@
 /**
  * Ollama's API (its docs/api.md) beside OpenAI's on every listener that serves /v1: version, tags,
- * ps, show, chat and generate (NDJSON streams, or one JSON document with "stream": false), and
+ * ps, show, chat, generate, embed and the older embeddings (NDJSON streams, or one JSON document with "stream": false), and
  * "Ollama is running" at `/`. The access rules, queues, metrics and generation are /v1's
  * (openai/routes.ts calls in here); errors are Ollama's `{ "error": "..." }`.
  */
@@ -9,7 +9,8 @@ import { sendJson } from '../../node/server/http-server';
 import type { ModelText } from '../chat/prompt';
 import { chatAnswer, chatPrompt } from '../openai/chat-completions';
 import { COMPLETIONS } from '../openai/completions';
-import { invalidParam, OpenAiError, toOpenAiError } from '../openai/errors';
+import { embed, embeddingInputs } from '../openai/embeddings';
+import { OpenAiError, toOpenAiError } from '../openai/errors';
 import { generate, type Generated } from '../openai/generation';
 import type { ServedModel } from '../openai/model-ids';
 import type { PromptInput } from '../openai/plan';
@@ -79,15 +80,40 @@ export async function ollamaRoute(service: OpenAiService, req: IncomingMessage, 
         request.raw ? COMPLETIONS.prompt(text, { ...request, prompt: request.prompt }) : chatPrompt(text, { ...request, messages, tools: null });
       return serveOllama(service, request, request.prompt === '', prompt, 'response', res, signal);
     }
-    case '/api/embed':
-    case '/api/embeddings': {
+    case '/api/embed': {
       expectMethod(req, 'POST');
-      const model = await resolveOllamaModel(service, RequestFields.of(await body()).string('model'));
-      throw invalidParam('model', `model "${model.id}" is not an embedding model; embeddings are not supported yet`);
+      const started = process.hrtime.bigint();
+      const f = RequestFields.of(await body());
+      const name = f.string('model');
+      const model = await resolveOllamaModel(service, name);
+      const options = { truncate: f.boolean('truncate', true), dimensions: f.integer('dimensions', 1, Number.MAX_SAFE_INTEGER, null), contextSize: numCtx(f) };
+      const embedded = await embed(service, model, embeddingInputs(f, 'input', false), 'input', options);
+      return reply(res, {
+        model: name,
+        embeddings: embedded.embeddings,
+        total_duration: Number(process.hrtime.bigint() - started),
+        load_duration: nanoseconds(embedded.loadMs ?? 0),
+        prompt_eval_count: embedded.promptTokens,
+      });
+    }
+    case '/api/embeddings': {
+      // The older endpoint: one "prompt", one "embedding".
+      expectMethod(req, 'POST');
+      const f = RequestFields.of(await body());
+      const model = await resolveOllamaModel(service, f.string('model'));
+      const embedded = await embed(service, model, [f.string('prompt')], 'prompt', { truncate: true, dimensions: null, contextSize: numCtx(f) });
+      return reply(res, { embedding: embedded.embeddings[0] });
     }
     default:
       throw new OpenAiError(404, 'not_found_error', 'unknown_url', `no such route: ${req.method} ${pathname}`);
   }
+}
+
+/** options.num_ctx, a context smaller than the server's; null when not given. */
+function numCtx(f: RequestFields): number | null {
+  const options = f.body.options;
+  const value = typeof options === 'object' && options !== null ? (options as Record<string, unknown>).num_ctx : undefined;
+  return new RequestFields({ 'options.num_ctx': value }).integer('options.num_ctx', 1, 2 ** 31 - 1, null);
 }
 
 function reply(res: ServerResponse, body: object): number {

@@ -1,6 +1,6 @@
 /**
  * The API's routes: `GET /v1/models` (and `/v1/models/<id>`), `POST /v1/chat/completions`,
- * `POST /v1/completions` and `GET /metrics`, and Ollama's API at `/` and `/api/*`
+ * `POST /v1/completions`, `POST /v1/embeddings` and `GET /metrics`, and Ollama's API at `/` and `/api/*`
  * (ollama/routes.ts), each behind the access rules, every answer counted, every error in its
  * API's shape. A client that disconnects cancels its request.
  */
@@ -11,6 +11,7 @@ import type { MountedRoutes } from '../../node/server/index';
 import { isOllamaPath, ollamaEndpoint, ollamaErrorBody, ollamaRoute } from '../ollama/routes';
 import { CHAT_COMPLETIONS } from './chat-completions';
 import { COMPLETIONS } from './completions';
+import { serveOpenAiEmbeddings } from './embeddings';
 import { OpenAiError, invalidParam, modelNotFound, toOpenAiError } from './errors';
 import type { ServedModel } from './model-ids';
 import { checkAccess } from './security';
@@ -29,11 +30,13 @@ const GENERATING: Record<string, Generating> = {
   '/v1/completions': (service, body, res, signal) => serveGeneration(service, COMPLETIONS, body, res, signal),
 };
 
+const EMBEDDINGS = '/v1/embeddings';
+
 /** The metrics' name for a path (a fixed few, whatever clients ask for). */
 function endpointOf(pathname: string): string {
   if (isOllamaPath(pathname)) return ollamaEndpoint(pathname);
   if (pathname.startsWith('/v1/models/')) return '/v1/models/{id}';
-  return Object.hasOwn(GENERATING, pathname) || pathname === '/v1/models' || pathname === '/metrics' ? pathname : 'other';
+  return Object.hasOwn(GENERATING, pathname) || pathname === EMBEDDINGS || pathname === '/v1/models' || pathname === '/metrics' ? pathname : 'other';
 }
 
 /** The routes, for a server to mount (the UI's, in `gufo serve`) or to serve alone. */
@@ -67,6 +70,10 @@ async function route(service: OpenAiService, req: IncomingMessage, res: ServerRe
   if (Object.hasOwn(GENERATING, pathname)) {
     expectMethod(req, 'POST');
     return GENERATING[pathname]!(service, await readBody(service, req, res), res, clientGone(res));
+  }
+  if (pathname === EMBEDDINGS) {
+    expectMethod(req, 'POST');
+    return serveOpenAiEmbeddings(service, await readBody(service, req, res), res);
   }
   if (pathname === '/v1/models') {
     expectMethod(req, 'GET');
