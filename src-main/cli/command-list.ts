@@ -20,6 +20,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'template', summary: "render a conversation with the file's chat template", load: async () => (await import('./commands/template')).templateCommand },
   { name: 'tokenize', summary: "turn text into token ids with the model's vocabulary (as llama.cpp does)", load: async () => (await import('./commands/tokenize')).tokenizeCommand },
   { name: 'run', summary: 'complete a prompt with a model on the GPU', load: async () => (await import('./commands/run')).runCommand },
+  { name: 'embed', summary: "embed texts with a model on the GPU (pooled, normalized, as llama.cpp's embeddings)", load: async () => (await import('./commands/embed')).embedCommand },
   { name: 'chat', summary: 'chat with a model in the terminal, on the GPU', load: async () => (await import('./commands/chat')).chatCommand },
   { name: 'bench', summary: 'measure prefill and decode speed on the GPU, against the memory roofline', load: async () => (await import('./commands/bench')).benchCommand },
   { name: 'perplexity', summary: 'perplexity of a model over a text, as llama-perplexity computes it', load: async () => (await import('./commands/perplexity')).perplexityCommand },
