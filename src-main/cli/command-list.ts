@@ -25,6 +25,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'bench', summary: 'measure prefill and decode speed on the GPU, against the memory roofline', load: async () => (await import('./commands/bench')).benchCommand },
   { name: 'perplexity', summary: 'perplexity of a model over a text, as llama-perplexity computes it', load: async () => (await import('./commands/perplexity')).perplexityCommand },
   { name: 'kld', summary: 'KL divergence, top-1 agreement and perplexity of a quantized model against its base', load: async () => (await import('./commands/kld')).kldCommand },
+  { name: 'imatrix', summary: 'compute an importance matrix on the GPU (llama-imatrix GGUF format) for gufo quantize --imatrix', load: async () => (await import('./commands/imatrix')).imatrixCommand },
   { name: 'tensor-error', summary: 'per-tensor RMSE, relative error and SNR of an export against its source', load: async () => (await import('./commands/tensor-error')).tensorErrorCommand },
   { name: 'models', summary: "list the model library (with Ollama's, LM Studio's and Hugging Face's models)", load: async () => (await import('./commands/models')).modelsCommand },
   { name: 'pull', summary: 'download a GGUF file (http(s) or hf://) into the library, resumable', load: async () => (await import('./commands/pull')).pullCommand },

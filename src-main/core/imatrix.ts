@@ -1,6 +1,9 @@
 import type { GgufFile } from './gguf/gguf-file';
 import { dequantizeTensor } from './dequantize';
 import { GgufError } from './gguf/errors';
+import { ggmlTypeByName } from './ggml-types';
+import type { GgufHeaderSpec } from './gguf/writer';
+import { GgufType, StringArray } from './gguf/values';
 
 /**
  * An importance matrix, as llama.cpp's `llama-imatrix` computes it: per tensor, one weight per
@@ -68,4 +71,60 @@ export function imatrixFromGguf(gguf: GgufFile): ImportanceMatrix {
     entries.set(name, weights);
   }
   return entries;
+}
+
+/** What llama-imatrix collects per weight matrix: Σ x² per input column, over `tokens` tokens. */
+export interface CollectedWeight {
+  weight: string;
+  sums: Float32Array;
+  tokens: number;
+}
+
+export interface ImatrixRun {
+  /** The texts the statistics came from (imatrix.datasets). */
+  datasets: readonly string[];
+  /** Chunks evaluated and their size in tokens (imatrix.chunk_count, imatrix.chunk_size). */
+  chunkCount: number;
+  chunkSize: number;
+  weights: readonly CollectedWeight[];
+}
+
+/**
+ * llama-imatrix's GGUF file for `run`: general.type "imatrix", its three imatrix.* keys, and per
+ * weight (sorted by name, as it writes them) `<name>.in_sum2` [columns, 1] and `<name>.counts`
+ * [1, 1], both F32. Returns the header and each tensor's values, in order.
+ */
+export function imatrixGguf(run: ImatrixRun): { spec: GgufHeaderSpec; data: Float32Array[] } {
+  const f32 = ggmlTypeByName('F32')!;
+  const weights = [...run.weights].sort((a, b) => (a.weight < b.weight ? -1 : a.weight > b.weight ? 1 : 0));
+  const tensors: GgufHeaderSpec['tensors'][number][] = [];
+  const data: Float32Array[] = [];
+  for (const w of weights) {
+    tensors.push({ name: `${w.weight}.in_sum2`, type: f32, ne: [w.sums.length, 1] }, { name: `${w.weight}.counts`, type: f32, ne: [1, 1] });
+    data.push(w.sums, Float32Array.of(w.tokens));
+  }
+  const kvs = [
+    { key: 'general.type', type: GgufType.STRING, value: 'imatrix' },
+    { key: 'imatrix.datasets', type: GgufType.ARRAY, value: { itemType: GgufType.STRING, items: StringArray.fromStrings(run.datasets) } },
+    { key: 'imatrix.chunk_count', type: GgufType.UINT32, value: run.chunkCount },
+    { key: 'imatrix.chunk_size', type: GgufType.UINT32, value: run.chunkSize },
+  ] as const;
+  return { spec: { kvs, tensors }, data };
+}
+
+/**
+ * llama-imatrix's chunks of a tokenized text (BOS first where the vocabulary adds one): whole
+ * chunks of `ctx` tokens, at most `maxChunks`, each evaluated from an empty context with its
+ * first token replaced by `bos` (null: kept). It refuses a text shorter than two chunks.
+ */
+export function imatrixChunks(tokens: readonly number[], ctx: number, maxChunks: number, bos: number | null, label: string): number[][] {
+  if (tokens.length < 2 * ctx) {
+    throw new Error(`${label}: tokenizes to ${tokens.length} tokens; an importance matrix with --ctx ${ctx} needs at least ${2 * ctx}`);
+  }
+  const count = Math.min(maxChunks, Math.floor(tokens.length / ctx));
+  return Array.from({ length: count }, (_, i) => {
+    const chunk = tokens.slice(i * ctx, (i + 1) * ctx);
+    if (bos !== null) chunk[0] = bos;
+    return chunk;
+  });
 }

@@ -128,6 +128,14 @@ export class EngineHandler {
         this.send({ id, type: 'embedded', result: await embedInputs(engine, request.inputs) });
         return;
       }
+      case 'collect': {
+        const engine = await this.gpu();
+        await engine.collectActivations(request.ids);
+        if (!request.take) return this.send({ id, type: 'collected' });
+        const activations = (await engine.takeActivations()).map((a) => ({ ...a, sums: Array.from(a.sums) }));
+        this.send({ id, type: 'collected', activations });
+        return;
+      }
     }
   }
 
@@ -207,6 +215,9 @@ function checkRequest(r: EngineRequest): string | null {
         return 'embed: inputs must be a non-empty array of non-empty arrays of token ids';
       }
       return null;
+    case 'collect':
+      if (!isIds(r.ids) || r.ids.length === 0) return 'collect: ids must be a non-empty array of token ids';
+      return r.take === undefined || typeof r.take === 'boolean' ? null : 'collect: take must be a boolean';
     default:
       return `unknown request type ${JSON.stringify((r as { type: unknown }).type)}`;
   }

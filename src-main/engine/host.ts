@@ -27,6 +27,7 @@ import type {
   LoadRequest,
   ProgressEvent,
   TokenEvent,
+  WeightActivations,
   WindowScores,
 } from './protocol';
 
@@ -213,6 +214,12 @@ export class EngineHost {
   async embed(inputs: number[][]): Promise<EmbedResult> {
     const r = await this.ask({ type: 'embed', inputs }, 'embedded');
     return r.result;
+  }
+
+  /** Adds the activations of `ids` to the engine's importance-matrix sums; with `take`, returns them (see CollectRequest). */
+  async collect(ids: number[], take = false): Promise<WeightActivations[] | undefined> {
+    const r = await this.ask({ type: 'collect', ids, ...(take ? { take } : {}) }, 'collected');
+    return r.activations;
   }
 
   /** Stops the engine process (if any) and starts a fresh one. */

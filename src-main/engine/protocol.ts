@@ -107,7 +107,7 @@ export interface LogProbsFile {
   position: number;
 }
 
-export type EngineRequest = InfoRequest | AdapterRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest | EvaluateRequest | EmbedRequest;
+export type EngineRequest = InfoRequest | AdapterRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest | EvaluateRequest | EmbedRequest | CollectRequest;
 
 /** What the engine sends: events while a request runs, then its final response. */
 export type EngineMessage = EngineEvent | EngineResponse;
@@ -122,6 +122,7 @@ export type EngineResponse =
   | BenchResponse
   | EvaluatedResponse
   | EmbeddedResponse
+  | CollectedResponse
   | ErrorResponse;
 
 export interface InfoRequest {
@@ -212,6 +213,25 @@ export interface EmbedRequest {
   id: number;
   type: 'embed';
   inputs: number[][];
+}
+
+/**
+ * Importance-matrix collection (gufo imatrix): evaluates `ids` from position 0 with an empty KV
+ * cache, adding the squares of every layer matrix's inputs to the engine's sums; with `take`, the
+ * answer carries the sums so far, which are then zeroed.
+ */
+export interface CollectRequest {
+  id: number;
+  type: 'collect';
+  ids: number[];
+  take?: boolean;
+}
+
+/** Per weight matrix (output head excluded): Σ x² per input column over `tokens` tokens. */
+export interface WeightActivations {
+  weight: string;
+  sums: number[];
+  tokens: number;
 }
 
 export interface EmbedResult {
@@ -339,6 +359,12 @@ export interface EvaluatedResponse {
   id: number;
   type: 'evaluated';
   result: WindowScores;
+}
+
+export interface CollectedResponse {
+  id: number;
+  type: 'collected';
+  activations?: WeightActivations[];
 }
 
 export interface EmbeddedResponse {

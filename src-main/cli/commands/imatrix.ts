@@ -1,0 +1,88 @@
+import { createTokenizer, readVocab } from '../../core/tokenizer/index';
+import { imatrixChunks, imatrixGguf } from '../../core/imatrix';
+import { openGguf, writeGguf } from '../../node/gguf-io';
+import { CliError, integerOption, log, type Command } from '../command';
+import { formatInteger } from '../format';
+import { interruptSignal, progressBar } from '../progress';
+import { readTextOption, windowOption, withEngine } from './perplexity';
+
+const HELP = `Usage: gufo imatrix <model.gguf> --text <file.txt> [--ctx N] [--chunks N] -o <out.imatrix.gguf>
+
+Computes an importance matrix on the GPU, as llama.cpp's llama-imatrix does: for every weight
+matrix of the layers (attention Q/K/V/output, FFN gate/up/down; not the output head), the sum of
+the squared input activations per column and the number of tokens, written in llama-imatrix's
+GGUF format. gufo quantize --imatrix reads it (so does llama-quantize).
+
+The text is tokenized with BOS when the model's vocabulary adds one and cut into chunks of N
+tokens (--ctx); tokens after the last whole chunk are not used. Each chunk is evaluated from an
+empty context with its first token replaced by BOS. The text must hold at least two chunks.
+
+Options:
+  --text FILE   the calibration text, UTF-8 (required)
+  --ctx N       chunk size in tokens (default 512, or the model's training context if smaller)
+  --chunks N    evaluate at most N chunks (default: all)
+  -o FILE       the imatrix file to write (required; written whole or not at all)
+
+Mixture-of-experts models are not supported yet. Ctrl-C stops without writing anything.
+GUFO_ADAPTER picks the GPU adapter by name.
+`;
+
+export const imatrixCommand: Command = {
+  help: HELP,
+  options: {
+    text: { type: 'string' },
+    ctx: { type: 'string' },
+    chunks: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+  },
+  async run(args) {
+    const [path, ...extra] = args.positionals;
+    if (!path) throw new CliError('expected a GGUF file (see gufo imatrix --help)');
+    if (extra.length > 0) throw new CliError(`unexpected argument "${extra[0]}"`);
+    const out = args.values.output;
+    if (typeof out !== 'string') throw new CliError('-o <out.imatrix.gguf> is required (see gufo imatrix --help)');
+    const maxChunks = integerOption(args, 'chunks', Number.MAX_SAFE_INTEGER);
+    if (maxChunks < 1) throw new CliError(`--chunks must be at least 1, not ${maxChunks}`);
+    const text = readTextOption(args, 'imatrix');
+    const { gguf, file } = openGguf(path);
+    let chunks: number[][];
+    let ctx: number;
+    try {
+      ctx = windowOption(gguf, args);
+      const vocab = readVocab(gguf);
+      const tokens = createTokenizer(vocab).tokenize(text.text, { addBos: true });
+      try {
+        chunks = imatrixChunks(tokens, ctx, maxChunks, vocab.addBos ? vocab.bos : null, text.label);
+      } catch (err) {
+        throw new CliError((err as Error).message);
+      }
+    } finally {
+      file.close();
+    }
+    const signal = interruptSignal();
+    const bar = progressBar('imatrix');
+    const weights = await withEngine(path, ctx, false, signal, async (host) => {
+      try {
+        for (const [i, ids] of chunks.entries()) {
+          signal.throwIfAborted();
+          const last = i === chunks.length - 1;
+          const taken = await host.collect(ids, last);
+          bar.update((i + 1) / chunks.length, `${i + 1}/${chunks.length} chunks`);
+          if (last) return taken!;
+        }
+        throw new Error('no chunk was evaluated');
+      } finally {
+        bar.done();
+      }
+    });
+    signal.throwIfAborted();
+    const { spec, data } = imatrixGguf({
+      datasets: [text.label],
+      chunkCount: chunks.length,
+      chunkSize: ctx,
+      weights: weights.map((w) => ({ ...w, sums: Float32Array.from(w.sums) })),
+    });
+    await writeGguf(out, spec, (i) => [new Uint8Array(data[i]!.buffer)], { signal });
+    log(`${out}: ${weights.length} matrices from ${chunks.length} chunks of ${ctx} tokens (${formatInteger(chunks.length * ctx)} tokens)`);
+  },
+};

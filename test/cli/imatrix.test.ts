@@ -1,0 +1,103 @@
+/**
+ * gufo imatrix as a user runs it: llama-imatrix's GGUF file (keys, in_sum2/counts per weight of
+ * the layers, the output head left out) that the existing loader reads back and gufo quantize
+ * --imatrix uses; llama-imatrix's chunking rules; a text too short for two chunks refused by name.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { imatrixChunks } from '../../src-main/core/imatrix';
+import { GgufType } from '../../src-main/core/gguf/values';
+import { loadImatrix } from '../../src-main/node/imatrix-file';
+import { openGguf } from '../../src-main/node/gguf-io';
+import { gufo } from '../support/cli';
+import { STORIES_260K } from '../support/paths';
+import { tempDir } from '../support/temp';
+
+const STORY =
+  'Once upon a time, there was a little girl named Lily. She loved to play outside in the park. ' +
+  'One day, she saw a big, red ball. She wanted to play with it, but it was too high. Lily asked her mom for help. ';
+
+const GPU_TIMEOUT = 300_000;
+
+describe('imatrixChunks (llama-imatrix rules)', () => {
+  it('cuts whole chunks, replaces each first token by BOS, stops at --chunks', () => {
+    const tokens = [1, ...Array.from({ length: 25 }, (_, i) => 100 + i)];
+    expect(imatrixChunks(tokens, 10, 99, 1, 't.txt')).toEqual([
+      [1, 100, 101, 102, 103, 104, 105, 106, 107, 108],
+      [1, 110, 111, 112, 113, 114, 115, 116, 117, 118],
+    ]);
+    expect(imatrixChunks(tokens, 10, 99, null, 't.txt')[1]).toEqual([109, 110, 111, 112, 113, 114, 115, 116, 117, 118]);
+    expect(imatrixChunks(tokens, 10, 1, 1, 't.txt')).toHaveLength(1);
+    expect(imatrixChunks(tokens, 13, 99, 1, 't.txt')).toHaveLength(2);
+    expect(() => imatrixChunks(tokens, 14, 99, 1, 't.txt')).toThrow('t.txt: tokenizes to 26 tokens; an importance matrix with --ctx 14 needs at least 28');
+  });
+});
+
+describe('gufo imatrix', () => {
+  it(
+    'writes a llama-imatrix GGUF file that the loader reads and gufo quantize --imatrix uses',
+    () => {
+      const dir = tempDir();
+      const text = join(dir, 'calibration.txt');
+      writeFileSync(text, STORY.repeat(6));
+      const out = join(dir, 'stories.imatrix.gguf');
+      const r = gufo(['imatrix', STORIES_260K, '--text', text, '--ctx', '32', '--chunks', '3', '-o', out], {}, GPU_TIMEOUT);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toContain('from 3 chunks of 32 tokens');
+
+      const { gguf, file } = openGguf(out);
+      try {
+        expect(gguf.getString('general.type')).toBe('imatrix');
+        expect(gguf.getNumber('imatrix.chunk_count')).toBe(3);
+        expect(gguf.getNumber('imatrix.chunk_size')).toBe(32);
+        const datasets = gguf.getArray('imatrix.datasets')!;
+        expect(datasets.itemType).toBe(GgufType.STRING);
+        expect(datasets.itemType === GgufType.STRING && datasets.items.at(0)).toBe(text);
+        const names = gguf.tensors.map((t) => t.name);
+        // stories260K: 5 layers × 7 matrices, sorted by name; no output.weight.
+        expect(names.length).toBe(2 * 5 * 7);
+        const weights = names.filter((n) => n.endsWith('.in_sum2'));
+        expect(weights).toEqual([...weights].sort());
+        expect(names).not.toContain('output.weight.in_sum2');
+        expect(gguf.tensor('blk.0.attn_q.weight.in_sum2')!.ne).toEqual([64, 1]);
+        expect(gguf.tensor('blk.0.ffn_down.weight.in_sum2')!.ne).toEqual([172, 1]);
+        expect(gguf.tensor('blk.0.attn_q.weight.counts')!.ne).toEqual([1, 1]);
+      } finally {
+        file.close();
+      }
+
+      const imatrix = loadImatrix(out);
+      expect(imatrix.size).toBe(5 * 7);
+      // Q, K and V read the same input: one accumulation serves all three.
+      expect(imatrix.get('blk.2.attn_k.weight')).toEqual(imatrix.get('blk.2.attn_q.weight'));
+      for (const values of imatrix.values()) {
+        expect(values.every((v) => Number.isFinite(v) && v >= 0)).toBe(true);
+        expect(values.some((v) => v > 0)).toBe(true);
+      }
+
+      const plain = join(dir, 'plain.gguf');
+      const weighted = join(dir, 'weighted.gguf');
+      expect(gufo(['quantize', STORIES_260K, plain, '--type', 'Q4_0'], {}, GPU_TIMEOUT).status).toBe(0);
+      const q = gufo(['quantize', STORIES_260K, weighted, '--type', 'Q4_0', '--imatrix', out], {}, GPU_TIMEOUT);
+      expect(q.status, q.stderr).toBe(0);
+      expect(readFileSync(weighted).equals(readFileSync(plain))).toBe(false);
+    },
+    GPU_TIMEOUT,
+  );
+
+  it('refuses a text shorter than two chunks, naming the file', () => {
+    const dir = tempDir();
+    const text = join(dir, 'short.txt');
+    writeFileSync(text, STORY);
+    const r = gufo(['imatrix', STORIES_260K, '--text', text, '--ctx', '64', '-o', join(dir, 'x.gguf')]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/short\.txt: tokenizes to \d+ tokens; an importance matrix with --ctx 64 needs at least 128/);
+  });
+
+  it('needs -o', () => {
+    const r = gufo(['imatrix', STORIES_260K, '--text', STORIES_260K]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('-o <out.imatrix.gguf> is required');
+  });
+});
