@@ -44,16 +44,22 @@ export function planTextWindows(gguf: GgufFile, text: QualityText, ctx: number):
   }
 }
 
-/** The base's windows over the text (of the size `ctx` picks for the base's file), once both files are known to share a vocabulary. */
-export function planComparison(basePath: string, quantPath: string, text: QualityText, ctx: (base: GgufFile) => number): WindowPlan {
+/**
+ * The base's windows over the text (of the size `ctx` picks for the base's file), once every
+ * compared file is known to share the base's vocabulary (the first that does not is named).
+ */
+export function planComparison(basePath: string, quantPaths: readonly string[], text: QualityText, ctx: (base: GgufFile) => number): WindowPlan {
   const base = openGguf(basePath);
   try {
-    const quant = openGguf(quantPath);
-    try {
-      const mismatch = vocabularyMismatch(readVocab(base.gguf), readVocab(quant.gguf));
-      if (mismatch) throw new QualityError(mismatch);
-    } finally {
-      quant.file.close();
+    const baseVocab = readVocab(base.gguf);
+    for (const quantPath of quantPaths) {
+      const quant = openGguf(quantPath);
+      try {
+        const mismatch = vocabularyMismatch(baseVocab, readVocab(quant.gguf));
+        if (mismatch) throw new QualityError(mismatch);
+      } finally {
+        quant.file.close();
+      }
     }
     return planTextWindows(base.gguf, text, ctx(base.gguf));
   } finally {
@@ -100,6 +106,13 @@ export interface DivergenceRun {
   onProgress?(model: ComparedModel, done: number, total: number): void;
 }
 
+/** Several quantized files against one base: the base runs once, each file after it in order. */
+export interface DivergencesRun extends Omit<DivergenceRun, 'quantPath' | 'onProgress'> {
+  quantPaths: readonly string[];
+  /** Windows done of the model being evaluated; `index` is the quantized file's, null for the base. */
+  onProgress?(index: number | null, done: number, total: number): void;
+}
+
 export interface DivergenceResult {
   summary: DivergenceSummary;
   /** The adapter the quantized model ran on (the base's, unless the engine moved). */
@@ -107,8 +120,18 @@ export interface DivergenceResult {
 }
 
 export async function measureDivergence(run: DivergenceRun): Promise<DivergenceResult> {
-  const { basePath, quantPath, plan, signal } = run;
-  const stats = new DivergenceStats();
+  const { quantPath, onProgress, ...rest } = run;
+  const [result] = await measureDivergences({ ...rest, quantPaths: [quantPath], onProgress: (index, done, total) => onProgress?.(index === null ? 'base' : 'quantized', done, total) });
+  return result!;
+}
+
+/**
+ * One result per quantized file, in order. The base's log-probabilities are computed once and
+ * read back by every file's run, over the same windows; the first file that fails stops the rest.
+ */
+export async function measureDivergences(run: DivergencesRun): Promise<DivergenceResult[]> {
+  const { basePath, quantPaths, plan, signal } = run;
+  const baseScores: WindowScores[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'gufo-kld-'));
   const logProbs = join(dir, 'base.logprobs');
   try {
@@ -121,26 +144,32 @@ export async function measureDivergence(run: DivergenceRun): Promise<DivergenceR
         plan,
         signal,
         (position) => ({ saveLogProbs: { path: logProbs, position } }),
-        (s) => stats.addBase(s),
-        (done, total) => run.onProgress?.('base', done, total),
+        (s) => baseScores.push(s),
+        (done, total) => run.onProgress?.(null, done, total),
       );
       return n;
     });
-    const adapter = await run.runEngine(quantPath, plan.ctx, async (host, info) => {
-      if (info.model!.vocab !== vocab) {
-        throw new QualityError(`${quantPath}: its output has ${info.model!.vocab} logits per token, ${basePath}'s has ${vocab}; KL divergence needs the same vocabulary`);
-      }
-      await scoreWindows(
-        host,
-        plan,
-        signal,
-        (position) => ({ baseLogProbs: { path: logProbs, position } }),
-        (s) => stats.addCompared(s),
-        (done, total) => run.onProgress?.('quantized', done, total),
-      );
-      return info.adapter;
-    });
-    return { summary: stats.summary(), adapter };
+    const results: DivergenceResult[] = [];
+    for (const [index, quantPath] of quantPaths.entries()) {
+      const stats = new DivergenceStats();
+      for (const s of baseScores) stats.addBase(s);
+      const adapter = await run.runEngine(quantPath, plan.ctx, async (host, info) => {
+        if (info.model!.vocab !== vocab) {
+          throw new QualityError(`${quantPath}: its output has ${info.model!.vocab} logits per token, ${basePath}'s has ${vocab}; KL divergence needs the same vocabulary`);
+        }
+        await scoreWindows(
+          host,
+          plan,
+          signal,
+          (position) => ({ baseLogProbs: { path: logProbs, position } }),
+          (s) => stats.addCompared(s),
+          (done, total) => run.onProgress?.(index, done, total),
+        );
+        return info.adapter;
+      });
+      results.push({ summary: stats.summary(), adapter });
+    }
+    return results;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

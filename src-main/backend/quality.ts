@@ -90,7 +90,7 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
     if (!isQualityTextSource(textSource)) throw new Error(`unknown text "${String(textSource)}": a quality report scores ${TEXT_SOURCES.join(' or ')}`);
     const pair = models(request);
     const text = textSource === 'builtin' ? { text: BUILTIN_TEXT, label: BUILTIN_TEXT_LABEL } : chatsText();
-    const plan = planComparison(pair.base.path, pair.quant.path, text, () => defaultWindow(pair.base.contextLength));
+    const plan = planComparison(pair.base.path, [pair.quant.path], text, () => defaultWindow(pair.base.contextLength));
     return { ...pair, textSource, text, plan };
   }
 
