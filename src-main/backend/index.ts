@@ -29,6 +29,7 @@ import { JobManager } from './jobs';
 import { createJobsApi } from './jobs-api';
 import { createLibraryApi } from './library';
 import { createOllamaApi } from './ollama';
+import { createQualityLevelsApi } from './quality-levels';
 import { createServerApi } from './server-api';
 
 export interface BackendOptions {
@@ -84,6 +85,7 @@ export function createBackend(options: BackendOptions): Backend {
     ...createChatApi(context),
     ...createBenchApi(context),
     ...createExportApi(context),
+    ...createQualityLevelsApi(context),
     ...createJobsApi(context),
     ...createDownloadsApi(context),
     ...createOllamaApi(context),

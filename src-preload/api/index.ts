@@ -20,6 +20,7 @@ import { INSPECTOR_METHODS, type InspectorApi } from './inspector';
 import { JOBS_METHODS, type JobsApi } from './jobs';
 import { LIBRARY_METHODS, type LibraryApi } from './library';
 import { OLLAMA_METHODS, type OllamaApi } from './ollama';
+import { QUALITY_LEVELS_METHODS, type QualityLevelsApi } from './quality-levels';
 import { SERVER_METHODS, type ServerApi } from './server';
 
 export type * from './app';
@@ -34,11 +35,12 @@ export type * from './inspector';
 export type * from './jobs';
 export type * from './library';
 export type * from './ollama';
+export type * from './quality-levels';
 export type * from './server';
 export { API_KEY_CHARS } from './server';
 export { fileTypeLabel, formatBytes } from './format';
 
-export interface GufoApi extends AppApi, LibraryApi, InspectorApi, ChatApi, BenchApi, ExportApi, JobsApi, ServerApi, DownloadsApi, OllamaApi, EnginesApi {}
+export interface GufoApi extends AppApi, LibraryApi, InspectorApi, ChatApi, BenchApi, ExportApi, QualityLevelsApi, JobsApi, ServerApi, DownloadsApi, OllamaApi, EnginesApi {}
 
 /** Every method name of GufoApi, for the bindings that forward calls by name. */
 export const API_METHODS = [
@@ -48,6 +50,7 @@ export const API_METHODS = [
   ...CHAT_METHODS,
   ...BENCH_METHODS,
   ...EXPORT_METHODS,
+  ...QUALITY_LEVELS_METHODS,
   ...JOBS_METHODS,
   ...SERVER_METHODS,
   ...DOWNLOADS_METHODS,
