@@ -117,7 +117,7 @@ test('the chat shows the model loading, live numbers while streaming, and the lo
 
   // The header shows the loaded model and the GPU memory it holds; Unload frees it.
   await expect(loaded).toContainText('stories260K');
-  await expect(loaded).toContainText(/\d+(\.\d+)? (KB|MB) on GPU/);
+  await expect(loaded).toContainText(/\d+(\.\d+)? (KiB|MiB|GiB) on GPU/);
   await shot(page, testInfo, 'loaded-model');
   await loaded.getByRole('button', { name: 'Unload stories260K' }).click();
   await expect(loaded).toBeHidden();

@@ -9,7 +9,8 @@ import type { JsonConstraint } from '../../core/constrained/token-constraint';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from '../openai/errors';
 import { RequestFields } from '../openai/request-fields';
-import { chatMessages, MAX_STOP_STRINGS, schemaConstraint, type GenerationRequest } from '../openai/requests';
+import { chatMessages, MAX_STOP_STRINGS, type GenerationRequest } from '../openai/requests';
+import { schemaConstraint } from '../openai/schema-constraint';
 import { parseTools, type ToolRequest } from '../openai/tools';
 
 export interface OllamaRequest extends GenerationRequest {

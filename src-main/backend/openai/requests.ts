@@ -4,11 +4,11 @@
  * their own extras); fields that ask for something Gufo cannot do are refused rather than ignored.
  */
 import type { ChatMessage, ChatToolCall } from '../../core/chat-template';
-import { compileJsonSchema, SchemaError } from '../../core/constrained/json-schema';
 import type { JsonConstraint } from '../../core/constrained/token-constraint';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
 import { RequestFields } from './request-fields';
+import { schemaConstraint } from './schema-constraint';
 import { parseTools, type ToolRequest } from './tools';
 
 export interface SamplingRequest {
@@ -149,20 +149,6 @@ function responseFormat(value: unknown): JsonConstraint | null {
     default:
       throw invalidParam('response_format', `"response_format.type" must be ${types} (got ${JSON.stringify(value.type) ?? 'nothing'})`);
   }
-}
-
-/**
- * Output held to the JSON Schema `schema`, compiled here so that one Gufo cannot hold to is a 400
- * naming the keyword and where it is (`at`: the schema's place in the request), before any engine work.
- */
-export function schemaConstraint(schema: unknown, param: string, at: string): JsonConstraint {
-  try {
-    compileJsonSchema(schema);
-  } catch (err) {
-    if (err instanceof SchemaError) throw invalidParam(param, `${at}: ${err.message}`, 'invalid_json_schema');
-    throw err;
-  }
-  return { kind: 'json-schema', schema };
 }
 
 const ROLES: Record<string, string> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant', tool: 'tool' };

@@ -12,7 +12,7 @@ import type { ModelText } from '../chat/prompt';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
 import type { RequestFields } from './request-fields';
-import { schemaConstraint } from './requests';
+import { schemaConstraint } from './schema-constraint';
 
 /** The most functions one request may offer. */
 export const MAX_TOOLS = 128;
