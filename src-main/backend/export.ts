@@ -7,7 +7,6 @@
  * report (quality.ts) of the new file against its source follows as a job of its own.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ExportApi, ExportPlanView, ExportRecord, ExportRequest, ExportTypeOption, QualityTextSource } from '../../src-preload/api';
 import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/export-size';
@@ -17,7 +16,7 @@ import { resolveOverrides, type ResolvedOverrides } from '../core/recipe-overrid
 import { FileExistsError, removeStaleTemps } from '../node/atomic-write';
 import { openGguf } from '../node/gguf-io';
 import { readModelFile } from '../node/model-file';
-import { quantizeFile } from '../node/quantize';
+import { appQuantizeThreads, quantizeFile } from '../node/quantize';
 import { ExportStore } from '../node/store/exports';
 import { requireReadableModel, type BackendContext } from './context';
 import { isAbort, type JobContext } from './jobs';
@@ -127,8 +126,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
       const report = await quantizeFile(e.source, e.output, e.fileType, {
         ...e.recipe,
         allowRequantize: e.allowRequantize,
-        // Every core but one, which stays with the UI and the server.
-        threads: Math.max(1, availableParallelism() - 1),
+        threads: appQuantizeThreads(),
         signal: job.signal,
         onProgress: (p) => job.progress(bytesWrittenAt(e.prediction, p.index, p.elementsDone), e.prediction.fileBytes, p.tensor),
       });

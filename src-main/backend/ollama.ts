@@ -9,6 +9,7 @@ import { isQuantFileType, QUANT_FILE_TYPES } from '../core/quant-recipes';
 import { OLLAMA_MIN_VERSION, OllamaClient, versionAtLeast } from '../node/ollama/client';
 import { exportForOllama } from '../node/ollama/export';
 import { ollamaBaseUrl } from '../node/ollama/host';
+import { appQuantizeThreads } from '../node/quantize';
 import { checkOllamaName, ollamaFileStem } from '../node/ollama/modelfile';
 import { requireReadableModel, type BackendContext } from './context';
 import { libraryOf } from './library';
@@ -43,6 +44,7 @@ export function createOllamaApi(ctx: BackendContext): OllamaApi {
             source: model.path,
             name,
             fileType,
+            threads: appQuantizeThreads(),
             outDir,
             overwrite: ownFolder,
             system: request.system,

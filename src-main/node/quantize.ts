@@ -1,4 +1,5 @@
 import { lstatSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
 import { encoderFor } from '../core/quants/encoders';
 import type { GgufFile } from '../core/gguf/gguf-file';
@@ -241,6 +242,11 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
     conversion?.close();
     file.close();
   }
+}
+
+/** The app's encoding threads: every core but one, which stays with the UI and the server. */
+export function appQuantizeThreads(): number {
+  return Math.max(1, availableParallelism() - 1);
 }
 
 function threadCount(threads: number | undefined): number {

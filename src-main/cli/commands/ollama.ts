@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { isQuantFileType, QUANT_FILE_TYPES } from '../../core/quant-recipes';
 import { OLLAMA_MIN_VERSION } from '../../node/ollama/client';
@@ -59,6 +60,7 @@ export const ollamaCommand: Command = {
         name: args.values.name,
         fileType,
         allowRequantize: Boolean(args.values['allow-requantize']),
+        threads: availableParallelism(),
         outDir: resolve(typeof args.values.out === 'string' ? args.values.out : '.'),
         overwrite: Boolean(args.values.force),
         system: typeof args.values.system === 'string' ? args.values.system : undefined,

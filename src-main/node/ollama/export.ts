@@ -31,6 +31,8 @@ export interface OllamaExportOptions {
   name: string;
   fileType?: QuantFileType;
   allowRequantize?: boolean;
+  /** Threads that re-quantize (quantizeFile's option; default 1). */
+  threads?: number;
   outDir: string;
   /** Replace `<name>.gguf` and the Modelfile when they exist (default: refuse). */
   overwrite?: boolean;
@@ -71,6 +73,7 @@ export async function exportForOllama(options: OllamaExportOptions): Promise<Oll
     const fileType = options.fileType;
     await quantizeFile(source, outputPath, fileType, {
       allowRequantize: options.allowRequantize,
+      threads: options.threads,
       overwrite: options.overwrite,
       signal,
       onProgress: (p) => progress('write', Math.round((p.elementsDone / p.elementsTotal) * sourceBytes), sourceBytes, `Quantizing to ${fileType}: ${p.tensor}`),

@@ -1,7 +1,7 @@
 /**
  * The database schema, as a list of migrations. Migration N takes a database at version N-1 (its
  * `PRAGMA user_version`) to version N. Never edit a migration that has shipped: add the next one.
- * test/node/store/migrations.test.ts upgrades a database from every earlier version.
+ * test/node/store/database.test.ts upgrades a database from every earlier version.
  */
 import { basename } from 'node:path';
 import type { Database } from 'better-sqlite3';
