@@ -4,7 +4,7 @@ import { chatLogprobContent } from './logprobs';
 import type { PromptInput } from './plan';
 import { parseChatCompletion, type ChatCompletionRequest } from './requests';
 import type { EndpointShape } from './serve-generation';
-import { toolPrompt, type AnsweredToolCall, type ToolAnswer } from './tools';
+import { toolPrompt, type AnsweredToolCall, type AnsweredToolCallDelta, type ToolAnswer } from './tools';
 
 /** Each request's answer being split into content and tool calls (made with its prompt, read as it streams). */
 const answers = new WeakMap<ChatCompletionRequest, ToolAnswer>();
@@ -20,11 +20,11 @@ export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
   openingChoice: () => ({ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }),
 
   pieceChoice(text, request, piece) {
-    const content = answers.get(request)?.push(piece.text) ?? piece.text;
-    if (content === '' && request.logprobs === null) return null;
+    const { content, calls } = answers.get(request)?.pushPiece(piece.text) ?? { content: piece.text, calls: [] };
+    if (content === '' && calls.length === 0 && request.logprobs === null) return null;
     return {
       index: 0,
-      delta: { content },
+      delta: calls.length === 0 ? { content } : { ...(content === '' ? {} : { content }), tool_calls: calls.map(openAiToolCallDelta) },
       logprobs: request.logprobs === null ? null : { content: chatLogprobContent(text.tokenizer, piece.tokens), refusal: null },
       finish_reason: null,
     };
@@ -35,12 +35,8 @@ export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
     const choice = (delta: object, finish: string | null = null) => ({ index: 0, delta, logprobs: null, finish_reason: finish });
     if (!answer) return [choice({}, generated.finishReason)];
     const out = answer.content === '' ? [] : [choice({ content: answer.content })];
-    for (const [index, call] of (answer.calls ?? []).entries()) {
-      // The call's id and name first, then its arguments, as OpenAI streams them.
-      out.push(choice({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
-      out.push(choice({ tool_calls: [{ index, function: { arguments: call.arguments } }] }));
-    }
-    out.push(choice({}, answer.calls ? 'tool_calls' : generated.finishReason));
+    if (answer.deltas.length > 0) out.push(choice({ tool_calls: answer.deltas.map(openAiToolCallDelta) }));
+    out.push(choice({}, finishReason(answer, generated.finishReason)));
     return out;
   },
 
@@ -58,7 +54,7 @@ export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
         refusal: null,
       },
       logprobs: request.logprobs === null ? null : { content: chatLogprobContent(text.tokenizer, generated.tokens), refusal: null },
-      finish_reason: split?.calls ? 'tool_calls' : generated.finishReason,
+      finish_reason: split ? finishReason(split, generated.finishReason) : generated.finishReason,
     };
   },
 };
@@ -88,6 +84,17 @@ export function chatPrompt(text: ModelText, request: ChatCompletionRequest): Pro
 /** The answer of a chat request with tools, split into content and calls (null: the request has no tools). */
 export function chatAnswer(request: ChatCompletionRequest): ToolAnswer | null {
   return answers.get(request) ?? null;
+}
+
+/** "tool_calls" when the answer is whole calls; a call cut short ends as its generation did ("length"). */
+function finishReason(answer: { calls: unknown[] | null; complete: boolean }, generated: string): string {
+  return answer.calls && answer.complete ? 'tool_calls' : generated;
+}
+
+/** A piece of a call as OpenAI streams it: the id, type and name with the first, then argument fragments. */
+function openAiToolCallDelta(delta: AnsweredToolCallDelta): object {
+  const { index, id, name, arguments: args } = delta;
+  return { index, ...(id === undefined ? {} : { id, type: 'function' }), function: { ...(name === undefined ? {} : { name }), arguments: args } };
 }
 
 function openAiToolCall(call: AnsweredToolCall): object {

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatTool } from '../../core/chat-template';
 import type { JsonConstraint } from '../../core/constrained/token-constraint';
-import { forcedToolCall, ToolCallStream, type ForcedToolCall, type ParsedToolCall, type ToolCallSplit, type ToolFunction } from '../../core/tool-calls/index';
+import { forcedToolCall, ToolCallStream, type ParsedToolCall, type ToolCallDelta, type ToolFunction } from '../../core/tool-calls/index';
 import type { ModelText } from '../chat/prompt';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
@@ -103,7 +103,7 @@ export function toolPrompt(text: ModelText, request: ToolRequest): ToolPrompt {
     tools: request.tools,
     prefill: forced?.prefill ?? '',
     constraint: forced ? { kind: 'json-schema', schema: forced.schema } : null,
-    answer: () => new ToolAnswer(forced ? { forced } : { stream: new ToolCallStream(syntax) }, request.parallel),
+    answer: () => new ToolAnswer(new ToolCallStream(syntax, forced?.opening ?? null), request.parallel),
   };
 }
 
@@ -112,37 +112,47 @@ export interface AnsweredToolCall extends ParsedToolCall {
   id: string;
 }
 
-/** An answer's text as it streams, split into the content to show and, at its end, the calls. */
+/** A piece of a streamed call: the id and name come with its first. */
+export interface AnsweredToolCallDelta extends ToolCallDelta {
+  id?: string;
+}
+
+/** An answer's text as it streams, split into the content to show and the calls (only the first unless parallel). */
 export class ToolAnswer {
-  #output = '';
+  /** The calls' ids, by index, given as each call starts. */
+  readonly #ids: string[] = [];
 
   constructor(
-    private readonly how: { forced: ForcedToolCall } | { stream: ToolCallStream },
+    private readonly stream: ToolCallStream,
     private readonly parallel: boolean,
   ) {}
 
   /** Adds answer text; answers the content that may be shown now. */
   push(text: string): string {
-    if ('stream' in this.how) return this.how.stream.push(text);
-    this.#output += text;
-    return '';
+    return this.pushPiece(text).content;
   }
 
-  /** The answer ended: the rest of its content, and its calls with ids (only the first unless parallel). */
-  end(): { content: string; calls: AnsweredToolCall[] | null } {
-    const split = 'stream' in this.how ? this.how.stream.end() : this.#forcedSplit(this.how.forced);
-    if (!split.calls) return { content: split.content, calls: null };
+  /** Adds answer text; answers the content that may be shown now and the new pieces of calls. */
+  pushPiece(text: string): { content: string; calls: AnsweredToolCallDelta[] } {
+    const piece = this.stream.push(text);
+    return { content: piece.content, calls: this.#answered(piece.calls) };
+  }
+
+  /** The answer ended: the rest of its content, the calls' last pieces, and the calls with ids. */
+  end(): { content: string; calls: AnsweredToolCall[] | null; complete: boolean; deltas: AnsweredToolCallDelta[] } {
+    const split = this.stream.end();
+    const deltas = this.#answered(split.deltas);
+    if (!split.calls) return { content: split.content, calls: null, complete: split.complete, deltas };
     const calls = this.parallel ? split.calls : split.calls.slice(0, 1);
-    return { content: split.content, calls: calls.map((c) => ({ id: toolCallId(), ...c })) };
+    return { content: split.content, calls: calls.map((c, index) => ({ id: this.#id(index), ...c })), complete: split.complete, deltas };
   }
 
-  #forcedSplit(forced: ForcedToolCall): ToolCallSplit {
-    try {
-      return { content: '', calls: forced.calls(this.#output) };
-    } catch {
-      // Cut short (max_tokens) before the JSON was whole: what there is, as text.
-      return { content: this.#output, calls: null };
-    }
+  #answered(deltas: readonly ToolCallDelta[]): AnsweredToolCallDelta[] {
+    return deltas.filter((d) => this.parallel || d.index === 0).map((d) => (d.name === undefined ? d : { ...d, id: this.#id(d.index) }));
+  }
+
+  #id(index: number): string {
+    return (this.#ids[index] ??= toolCallId());
   }
 }
 

@@ -4,7 +4,8 @@
  * the output is held, token by token, to one JSON Schema (core/constrained) that joins the
  * allowed functions: { "name": one of them, "arguments": that function's parameters }.
  */
-import type { ParsedToolCall, ToolCallFamily } from './syntax';
+import { HARMONY_CALL_MARKER } from '../harmony';
+import type { ToolCallFamily } from './syntax';
 
 /** A function the model may call, as the request gave it. */
 export interface ToolFunction {
@@ -19,8 +20,8 @@ export interface ForcedToolCall {
   prefill: string;
   /** The JSON Schema the output is held to. */
   schema: Record<string, unknown>;
-  /** The calls in the (schema-valid) output. */
-  calls(output: string): ParsedToolCall[];
+  /** The prefill in the syntax's form: the output is read as calls after it (tool-calls/stream.ts). */
+  opening: string;
 }
 
 /** The most calls one forced answer may make when parallel calls are allowed (a Mistral list). */
@@ -40,17 +41,16 @@ export function forcedToolCall(family: ToolCallFamily, functions: readonly ToolF
       additionalProperties: false,
     })),
   };
-  const callOf = (v: Record<string, unknown>): ParsedToolCall => ({ name: v.name as string, arguments: JSON.stringify(v[argumentsKey]) });
   switch (family) {
     case 'hermes':
-      return { prefill: '<tool_call>\n', schema: oneCall, calls: (out) => [callOf(JSON.parse(out))] };
+      return { prefill: '<tool_call>\n', schema: oneCall, opening: '<tool_call>\n' };
     case 'llama3':
-      return { prefill: '', schema: oneCall, calls: (out) => [callOf(JSON.parse(out))] };
+      return { prefill: '', schema: oneCall, opening: '' };
     case 'mistral':
       return {
         prefill: '[TOOL_CALLS]',
         schema: { type: 'array', items: oneCall, minItems: 1, maxItems: parallel ? MAX_FORCED_CALLS : 1 },
-        calls: (out) => (JSON.parse(out) as Record<string, unknown>[]).map(callOf),
+        opening: '[TOOL_CALLS]',
       };
     case 'harmony': {
       if (functions.length !== 1) return null;
@@ -58,7 +58,8 @@ export function forcedToolCall(family: ToolCallFamily, functions: readonly ToolF
       return {
         prefill: `<|channel|>commentary to=functions.${f.name} <|constrain|>json<|message|>`,
         schema: f.parameters,
-        calls: (out) => [{ name: f.name, arguments: JSON.stringify(JSON.parse(out)) }],
+        // As the harmony rewriter shows the prefill.
+        opening: `${HARMONY_CALL_MARKER}${f.name}<|message|>`,
       };
     }
   }

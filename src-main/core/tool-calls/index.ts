@@ -11,8 +11,8 @@ import { TOOL_CALL_SYNTAX, toolCallFamily, type ToolCallSyntax } from './syntax'
 
 export { forcedToolCall, type ForcedToolCall, type ToolFunction } from './forced';
 export { withToolsInText } from './fallback';
-export { splitToolCalls, ToolCallStream, type ToolCallSplit } from './stream';
-export { TOOL_CALL_SYNTAX, type ParsedToolCall, type ToolCallFamily, type ToolCallSyntax } from './syntax';
+export { splitToolCalls, ToolCallStream, type ToolCallDelta, type ToolCallPiece, type ToolCallSplit } from './stream';
+export { parseToolCalls, TOOL_CALL_SYNTAX, type ParsedToolCall, type ToolCallFamily, type ToolCallSyntax } from './syntax';
 
 export interface ModelToolCalls {
   syntax: ToolCallSyntax;

@@ -7,6 +7,7 @@
  * The family is read from the chat template's text, as chat-template.ts reads its prompt family.
  */
 import { HARMONY_CALL_MARKER, HARMONY_TEMPLATE } from '../harmony';
+import { readArguments, readCallObject, readToken, skipSpace, type CallsRead, type PartialCall } from './call-scan';
 
 /** One call as the model wrote it: the function's name and its arguments as JSON text. */
 export interface ParsedToolCall {
@@ -20,8 +21,14 @@ export interface ToolCallSyntax {
   readonly family: ToolCallFamily;
   /** Texts that begin the calls: text from the first one on is parsed as calls, not shown as content. */
   readonly markers: readonly string[];
-  /** The calls in `text` (which starts at a marker), or null when it is not a well-formed call. */
-  parse(text: string): ParsedToolCall[] | null;
+  /** The calls in `text` (which starts at a marker) as far as they are written. */
+  read(text: string): CallsRead;
+}
+
+/** The calls in `text` (which starts at a marker), or null when it is not whole, well-formed calls. */
+export function parseToolCalls(syntax: ToolCallSyntax, text: string): ParsedToolCall[] | null {
+  const { calls, whole } = syntax.read(text);
+  return whole ? calls.map((c) => ({ name: c.name!, arguments: c.arguments })) : null;
 }
 
 /** The tool-call family of a chat template, and whether the template renders `tools` itself. */
@@ -40,98 +47,72 @@ export const TOOL_CALL_SYNTAX: Record<ToolCallFamily, ToolCallSyntax> = {
   hermes: {
     family: 'hermes',
     markers: ['<tool_call>'],
-    parse(text) {
-      const calls: ParsedToolCall[] = [];
-      // Each call is a JSON object between the tags; the last closing tag may be missing (generation ended at EOS).
-      const re = /\s*<tool_call>\s*([\s\S]*?)\s*(?:<\/tool_call>|$)/y;
-      let at = 0;
-      while (at < text.length) {
-        re.lastIndex = at;
-        const m = re.exec(text);
-        if (!m || m[0] === '') return text.slice(at).trim() === '' && calls.length > 0 ? calls : null;
-        const call = namedCall(m[1]!, 'arguments');
-        if (!call) return null;
-        calls.push(call);
-        at = re.lastIndex;
-      }
-      return calls.length > 0 ? calls : null;
-    },
+    // Each call a JSON object between the tags; the last closing tag may be missing (generation ended at EOS).
+    read: (text) => readCallList(text, 0, { open: '<tool_call>', close: '</tool_call>' }),
   },
   llama3: {
     family: 'llama3',
     markers: ['<|python_tag|>', '{"name"', '{ "name"', '{"type"', '{ "type"'],
-    parse(text) {
-      const body = text.startsWith('<|python_tag|>') ? text.slice('<|python_tag|>'.length) : text;
-      // Several calls, when a model writes them, are separated by ";" (llama.cpp reads them so).
-      const calls = splitTopLevel(body.trim(), ';').map((part) => namedCall(part, 'parameters'));
-      return calls.length > 0 && calls.every((c) => c !== null) ? (calls as ParsedToolCall[]) : null;
-    },
+    // Several calls, when a model writes them, are separated by ";" (llama.cpp reads them so).
+    read: (text) => readCallList(text, text.startsWith(PYTHON_TAG) ? PYTHON_TAG.length : 0, { separator: ';' }),
   },
   mistral: {
     family: 'mistral',
     markers: ['[TOOL_CALLS]'],
-    parse(text) {
-      const value = parseJson(text.slice('[TOOL_CALLS]'.length));
-      if (!Array.isArray(value) || value.length === 0) return null;
-      const calls = value.map((v) => callOf(v, 'arguments'));
-      return calls.every((c) => c !== null) ? (calls as ParsedToolCall[]) : null;
+    read(text) {
+      const at = skipSpace(text, '[TOOL_CALLS]'.length);
+      if (at >= text.length) return { calls: [], whole: false };
+      if (text[at] !== '[') return { calls: [], whole: false };
+      return readCallList(text, at + 1, { separator: ',', close: ']' });
     },
   },
   harmony: {
     family: 'harmony',
     markers: [HARMONY_CALL_MARKER],
-    parse(text) {
-      const m = /^to=functions\.([^\s<]+)[^<]*<\|message\|>([\s\S]*)$/.exec(text);
-      if (!m) return null;
-      const args = parseJson(m[2]!);
-      return isObject(args) ? [{ name: m[1]!, arguments: JSON.stringify(args) }] : null;
+    read(text) {
+      const m = /^to=functions\.([^\s<]+)(?=[\s<])[^<]*/.exec(text);
+      if (!m) return { calls: [], whole: false };
+      const call: PartialCall = { name: m[1]!, arguments: '', done: false };
+      const body = m[0].length;
+      if (readToken(text, body, MESSAGE) === 'whole') Object.assign(call, readArguments(text.slice(body + MESSAGE.length)));
+      return { calls: [call], whole: call.done };
     },
   },
 };
 
-/** A JSON object { name, <argumentsKey> } as a call (a llama3 call may say "arguments" too). */
-function namedCall(json: string, argumentsKey: string): ParsedToolCall | null {
-  return callOf(parseJson(json), argumentsKey);
-}
+const PYTHON_TAG = '<|python_tag|>';
+const MESSAGE = '<|message|>';
 
-function callOf(value: unknown, argumentsKey: string): ParsedToolCall | null {
-  if (!isObject(value) || typeof value.name !== 'string' || value.name === '') return null;
-  const args = value[argumentsKey] ?? value.arguments ?? value.parameters ?? {};
-  if (!isObject(args)) return null;
-  return { name: value.name, arguments: JSON.stringify(args) };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** `text` split at `separator` outside JSON strings, objects and arrays; empty parts dropped. */
-function splitTopLevel(text: string, separator: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let inString = false;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') depth--;
-    else if (c === separator && depth === 0) {
-      parts.push(text.slice(start, i));
-      start = i + 1;
+/**
+ * Call objects from `at` on: each inside `open` … `close` tags (the last close may be missing), or
+ * separated by `separator` and ended by `close` (Mistral's list) or by the text's end.
+ */
+function readCallList(text: string, at: number, form: { open?: string; close?: string; separator?: string }): CallsRead {
+  const calls: PartialCall[] = [];
+  const stop = (whole: boolean): CallsRead => ({ calls, whole: whole && calls.length > 0 && calls.every((c) => c.done) });
+  let i = at;
+  for (;;) {
+    i = skipSpace(text, i);
+    if (calls.length > 0 && form.separator !== undefined) {
+      if (i >= text.length) return stop(form.close === undefined);
+      if (form.close !== undefined && text[i] === form.close) return stop(skipSpace(text, i + 1) === text.length);
+      if (text[i] !== form.separator) return stop(false);
+      i = skipSpace(text, i + 1);
+    }
+    if (i >= text.length) return stop(form.open !== undefined && calls.length > 0);
+    if (form.open !== undefined) {
+      if (readToken(text, i, form.open) !== 'whole') return stop(false);
+      i = skipSpace(text, i + form.open.length);
+      if (i >= text.length) return stop(false);
+    }
+    if (text[i] !== '{') return stop(false);
+    const { call, end } = readCallObject(text, i);
+    calls.push(call);
+    if (end < 0) return stop(false);
+    i = skipSpace(text, end);
+    if (form.open !== undefined && form.close !== undefined && i < text.length) {
+      if (readToken(text, i, form.close) !== 'whole') return stop(false);
+      i += form.close.length;
     }
   }
-  parts.push(text.slice(start));
-  return parts.map((p) => p.trim()).filter((p) => p !== '');
 }

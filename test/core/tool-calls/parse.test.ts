@@ -6,28 +6,69 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HarmonyRewriter } from '../../../src-main/core/harmony';
-import { splitToolCalls, TOOL_CALL_SYNTAX, ToolCallStream, type ToolCallSplit, type ToolCallSyntax } from '../../../src-main/core/tool-calls/index';
+import { splitToolCalls, TOOL_CALL_SYNTAX, ToolCallStream, type ParsedToolCall, type ToolCallDelta, type ToolCallSplit, type ToolCallSyntax } from '../../../src-main/core/tool-calls/index';
 import { toolCallFamily } from '../../../src-main/core/tool-calls/syntax';
 import { readHfVocab, LLAMA3_SPEC, QWEN3_SPEC } from '../../support/hf-vocab';
 import { mulberry32 } from '../../support/random';
 
-/** `text` streamed in random pieces (as tokens come), assembled: content shown as it streams plus what the end gives. */
+/**
+ * `text` streamed in random pieces (as tokens come), assembled: content shown as it streams plus
+ * what the end gives. The calls' streamed pieces (name first, then argument fragments) must join
+ * into exactly the calls the end gives.
+ */
 function streamedInChunks(syntax: ToolCallSyntax, text: string, seed: number): ToolCallSplit {
   const rng = mulberry32(seed);
   const stream = new ToolCallStream(syntax);
+  const sent: ParsedToolCall[] = [];
+  const take = (deltas: readonly ToolCallDelta[]) => {
+    for (const d of deltas) {
+      if (d.name !== undefined) {
+        expect(d.index).toBe(sent.length);
+        sent.push({ name: d.name, arguments: '' });
+      }
+      sent[d.index]!.arguments += d.arguments;
+    }
+  };
   let shown = '';
   for (let at = 0; at < text.length; ) {
     const n = 1 + rng.int(7);
-    shown += stream.push(text.slice(at, at + n));
+    const piece = stream.push(text.slice(at, at + n));
+    shown += piece.content;
+    take(piece.calls);
     at += n;
   }
   const rest = stream.end();
-  return { content: shown + rest.content, calls: rest.calls };
+  take(rest.deltas);
+  expect(sent).toEqual(rest.calls ?? []);
+  return { content: shown + rest.content, calls: rest.calls, complete: rest.complete };
 }
 
-function expectSplit(syntax: ToolCallSyntax, text: string, expected: ToolCallSplit): void {
-  expect(splitToolCalls(syntax, text)).toEqual(expected);
-  for (let seed = 1; seed <= 20; seed++) expect(streamedInChunks(syntax, text, seed)).toEqual(expected);
+function expectSplit(syntax: ToolCallSyntax, text: string, expected: Omit<ToolCallSplit, 'complete'> & { complete?: boolean }): void {
+  const whole = { complete: true, ...expected };
+  expect(splitToolCalls(syntax, text)).toEqual(whole);
+  for (let seed = 1; seed <= 20; seed++) expect(streamedInChunks(syntax, text, seed)).toEqual(whole);
+}
+
+/** `text` pushed a character at a time: the first call's name comes before its arguments end, and the arguments in many fragments. */
+function expectStreamedAsWritten(syntax: ToolCallSyntax, text: string, name: string): void {
+  const stream = new ToolCallStream(syntax);
+  const fragments: string[] = [];
+  let namedAt = -1;
+  for (let at = 0; at < text.length; at++) {
+    for (const d of stream.push(text[at]!).calls.filter((c) => c.index === 0)) {
+      if (d.name !== undefined) {
+        expect(d.name).toBe(name);
+        namedAt = at;
+      }
+      if (d.arguments !== '') fragments.push(d.arguments);
+    }
+  }
+  const rest = stream.end();
+  fragments.push(...rest.deltas.filter((d) => d.index === 0).map((d) => d.arguments));
+  expect(namedAt).toBeGreaterThanOrEqual(0);
+  expect(namedAt).toBeLessThan(text.lastIndexOf('}'));
+  expect(fragments.length).toBeGreaterThan(5);
+  expect(fragments.join('')).toBe(rest.calls![0]!.arguments);
 }
 
 const args = (value: object) => JSON.stringify(value);
@@ -77,7 +118,32 @@ describe('tool-call syntax per family', () => {
   it('text that only looks like the start of a marker is shown; a call that does not parse stays content', () => {
     expectSplit(TOOL_CALL_SYNTAX.hermes, 'a < b and <tool', { content: 'a < b and <tool', calls: null });
     expectSplit(TOOL_CALL_SYNTAX.hermes, 'x <tool_call>{"name": 3}</tool_call>', { content: 'x <tool_call>{"name": 3}</tool_call>', calls: null });
-    expectSplit(TOOL_CALL_SYNTAX.mistral, '[TOOL_CALLS][{"name": "f", "argu', { content: '[TOOL_CALLS][{"name": "f", "argu', calls: null });
+    expectSplit(TOOL_CALL_SYNTAX.mistral, '[TOOL_CALLS][{"nam', { content: '[TOOL_CALLS][{"nam', calls: null });
+  });
+
+  it('streams each call as it is written: the name once whole, then argument fragments that join into the final arguments', () => {
+    // The model's own JSON, whitespace outside strings dropped (escapes and numbers as written).
+    const raw = '{"query": "say \\"hi\\"\\n", "n": 1.50, "tags": [ "a", {"b": null} ]}';
+    const compact = '{"query":"say \\"hi\\"\\n","n":1.50,"tags":["a",{"b":null}]}';
+    const hermes = `Sure.<tool_call>\n{"name": "search", "arguments": ${raw}}\n</tool_call>`;
+    expectSplit(TOOL_CALL_SYNTAX.hermes, hermes, { content: 'Sure.', calls: [{ name: 'search', arguments: compact }] });
+    expectStreamedAsWritten(TOOL_CALL_SYNTAX.hermes, hermes, 'search');
+    const llama = `<|python_tag|>{"name": "search", "parameters": ${raw}}`;
+    expectSplit(TOOL_CALL_SYNTAX.llama3, llama, { content: '', calls: [{ name: 'search', arguments: compact }] });
+    expectStreamedAsWritten(TOOL_CALL_SYNTAX.llama3, llama, 'search');
+    const mistral = `[TOOL_CALLS][{"name": "search", "arguments": ${raw}}, {"name": "f", "arguments": {}}]`;
+    expectSplit(TOOL_CALL_SYNTAX.mistral, mistral, { content: '', calls: [{ name: 'search', arguments: compact }, { name: 'f', arguments: '{}' }] });
+    expectStreamedAsWritten(TOOL_CALL_SYNTAX.mistral, mistral, 'search');
+    const harmony = `to=functions.search<|message|>${raw}`;
+    expectSplit(TOOL_CALL_SYNTAX.harmony, harmony, { content: '', calls: [{ name: 'search', arguments: compact }] });
+    expectStreamedAsWritten(TOOL_CALL_SYNTAX.harmony, harmony, 'search');
+    // A call without arguments takes none: "{}" comes with the end.
+    expectSplit(TOOL_CALL_SYNTAX.hermes, '<tool_call>{"name": "now"}</tool_call>', { content: '', calls: [{ name: 'now', arguments: '{}' }] });
+  });
+
+  it('a call cut short once streamed stays a call, with the arguments as far as they were written (not complete)', () => {
+    expectSplit(TOOL_CALL_SYNTAX.mistral, '[TOOL_CALLS][{"name": "f", "argu', { content: '', calls: [{ name: 'f', arguments: '' }], complete: false });
+    expectSplit(TOOL_CALL_SYNTAX.hermes, '<tool_call>\n{"name": "f", "arguments": {"a": [1, 2', { content: '', calls: [{ name: 'f', arguments: '{"a":[1,2' }], complete: false });
   });
 
   it('reads the family from the real templates: Qwen 3 renders tools (Hermes), Llama 3 has none (fallback)', () => {
