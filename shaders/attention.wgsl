@@ -6,8 +6,9 @@
 //
 // `store_kv` writes the batch's K (rotated by RoPE) and V rows at positions pos0 .. pos0 + nTokens - 1.
 // `attention` runs one workgroup per (head, token): it rotates the query (position pos0 + t), which
-// sees keys 0 ..= pos0 + t, or with a sliding window only the last `window` of them. Keys are
-// visited in tiles of WG with an online softmax (running max and sum), so any context length works
+// sees keys 0 ..= pos0 + t, or with a sliding window only the last `window` of them; without
+// CAUSAL (an encoder, whose whole input is one batch) it sees every key up to the batch's last.
+// Keys are visited in tiles of WG with an online softmax (running max and sum), so any context length works
 // with a fixed amount of workgroup memory. Scores are dot(q, k) · scale, soft-capped as llama.cpp
 // does for gemma2 (c · tanh(s / c)) when softcap is set. `attention_sinks` (gpt-oss) adds a learned
 // logit per head, sinks[h], to each softmax's denominator only, as ggml_soft_max_ext does with sinks:
@@ -26,6 +27,7 @@
 
 override KV_F16: bool = true;
 override STORE: bool = false;
+override CAUSAL: bool = true;
 
 #struct AttentionUniform
 
@@ -170,25 +172,29 @@ fn attend(h: u32, t: u32, lid: u32, sink: f32) {
   let kvh = h / (p.nHead / p.nKvHead);
   let qBase = t * p.inStride + p.qkOffset + h * p.headDim;
   let outBase = t * p.qStride + h * p.headDim;
-  let last = step.pos0 + t;      // the query's position; causal: the last key it sees
+  let pos = step.pos0 + t;       // the query's position
+  var last = pos;                // the last key it sees: itself, or the batch's last without CAUSAL
+  if (!CAUSAL) {
+    last = step.pos0 + step.nTokens - 1u;
+  }
   var first = 0u;                // the first key it sees
-  if (p.window != 0u && last >= p.window) {
-    first = last + 1u - p.window;
+  if (p.window != 0u && pos >= p.window) {
+    first = pos + 1u - p.window;
   }
   for (var d = lid; d < p.headDim; d += WG) {
     var x = q[qBase + d];
     if (d < p.nRot) {
       let r = rope_pair(d, p.nRot, p.neox != 0u);
-      x = rope_rotate(x, q[qBase + r.partner], ropeTable[last * (p.nRot / 2u) + r.pair], r.first);
+      x = rope_rotate(x, q[qBase + r.partner], ropeTable[pos * (p.nRot / 2u) + r.pair], r.first);
     }
     qs[d] = x;
   }
   if (STORE) {
-    load_new_kv(kvh, t, last, lid);
+    load_new_kv(kvh, t, pos, lid);
   }
   workgroupBarrier();
   if (STORE && h % (p.nHead / p.nKvHead) == 0u) {
-    store_new_kv(kvh, last, lid);
+    store_new_kv(kvh, pos, lid);
   }
 
   let kvBase = kvh * p.headDim;  // element offset of this kv head within a cached row
@@ -201,7 +207,7 @@ fn attend(h: u32, t: u32, lid: u32, sink: f32) {
     if (j <= last) {
       let row = j * p.kvStride + kvBase;
       var dot = 0.0;
-      if (STORE && j == last) {
+      if (STORE && j == pos) {
         for (var d = 0u; d < p.headDim; d += 2u) {
           dot += qs[d] * newK[d] + qs[d + 1u] * newK[d + 1u];
         }
@@ -230,7 +236,7 @@ fn attend(h: u32, t: u32, lid: u32, sink: f32) {
       if (d < p.headDim) {
         var a = acc[c] * corr;
         for (var jj = 0u; jj < count; jj++) {
-          if (STORE && start + jj == last) {
+          if (STORE && start + jj == pos) {
             a += probs[jj] * newV[d];
           } else {
             a += probs[jj] * v_elem((start + jj) * p.kvStride + kvBase + d);

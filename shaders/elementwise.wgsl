@@ -2,6 +2,7 @@
 //   glu:         gate = act(gate) * up            (gated FFN; act below)
 //   glu_packed:  the same on rows holding gate | up (2·width per token; phi3's fused ffn_up),
 //                the result over the gate half
+//   gelu_inplace: x = gelu(x)                      (BERT's FFN, no gate)
 //   swiglu_oai:  gate = g / (1 + exp(a · -g)) · (clamp(up, -b, b) + 1), g = min(gate, b)
 //                                                 (gpt-oss's experts: a = alpha, b = limit; as
 //                                                 ggml's CPU swiglu_oai)
@@ -78,6 +79,15 @@ fn glu_packed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
   }
   let g = (i / p.width) * 2u * p.width + i % p.width;
   x[g] = act(x[g]) * x[g + p.width];
+}
+
+@compute @workgroup_size(WG)
+fn gelu_inplace(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = index(gid, nwg);
+  if (i >= count()) {
+    return;
+  }
+  x[i] = gelu(x[i]);
 }
 
 @compute @workgroup_size(WG)

@@ -6,6 +6,8 @@
 // normalizes rows of x in place (qwen3's Q/K norm, one row per head).
 // x's rows may lie inside wider token rows (tokenStride, e.g. the Q and K heads of a fused q|k|v
 // row), and a token's rows from wSplit on take the weight's next n values (K's norm after Q's).
+// `layer_norm_inplace` is ggml_norm then the weight and bias (BERT's LayerNorms), in place:
+//   x = (x - mean(x)) / sqrt(mean((x - mean(x))²) + eps) * w + b
 
 override ACCUMULATE: bool = false;
 
@@ -21,6 +23,7 @@ const WG: u32 = 128u;
 @group(0) @binding(2) var<storage, read> x: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 @group(0) @binding(2) var<storage, read_write> xy: array<f32>;
+@group(0) @binding(5) var<storage, read> b: array<f32>;
 
 #include "reduce.wgsl"
 
@@ -88,5 +91,30 @@ fn rms_norm_inplace(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
   let scale = inverseSqrt(reduce_sum(lid, ss) / f32(p.n) + p.eps);
   for (var i = lid; i < p.n; i += WG) {
     xy[xb + i] = (xy[xb + i] * scale) * w[wb + i];
+  }
+}
+
+@compute @workgroup_size(WG)
+fn layer_norm_inplace(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                      @builtin(local_invocation_index) lid: u32) {
+  let row = row_index(wid, nwg);
+  if (row >= step.nTokens * p.rowsPerToken) {
+    return;
+  }
+  let xb = x_base(row);
+  let wb = w_base(row);
+  var s = 0.0;
+  for (var i = lid; i < p.n; i += WG) {
+    s += xy[xb + i];
+  }
+  let mean = reduce_sum(lid, s) / f32(p.n);
+  var ss = 0.0;
+  for (var i = lid; i < p.n; i += WG) {
+    let v = xy[xb + i] - mean;
+    ss += v * v;
+  }
+  let scale = inverseSqrt(reduce_sum(lid, ss) / f32(p.n) + p.eps);
+  for (var i = lid; i < p.n; i += WG) {
+    xy[xb + i] = ((xy[xb + i] - mean) * scale) * w[wb + i] + b[wb + i];
   }
 }

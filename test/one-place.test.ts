@@ -22,6 +22,8 @@ const TENSOR_NAMES_FILE = 'src-main/core/tensor-names.ts';
 const ALLOWED: readonly { file: string; code: string; why: string }[] = [
   { file: 'src-main/core/tokenizer/index.ts', code: "case 'llama'", why: 'tokenizer.ggml.model "llama" is the SentencePiece tokenizer' },
   { file: 'src-main/core/tokenizer/vocab.ts', code: "case 'llama'", why: 'tokenizer.ggml.model "llama" is the SentencePiece tokenizer' },
+  { file: 'src-main/core/tokenizer/index.ts', code: "case 'bert'", why: 'tokenizer.ggml.model "bert" is the WordPiece tokenizer' },
+  { file: 'src-main/core/tokenizer/vocab.ts', code: "case 'bert'", why: 'tokenizer.ggml.model "bert" is the WordPiece tokenizer' },
   // llama.cpp's size classes span architectures the engine does not run (deci, olmo, jais2).
   { file: 'src-main/core/quant-recipes.ts', code: "case 'llama'", why: 'llama.cpp names a 70B by its loader' },
   { file: 'src-main/core/quant-recipes.ts', code: "case 'qwen2'", why: 'llama.cpp names a 70B by its loader' },

@@ -44,7 +44,22 @@ export interface MoeTraits {
   readonly activation: 'silu' | 'swiglu_oai';
 }
 
+/**
+ * An encoder (BERT-style embedding model, llama.cpp's build_bert): bidirectional attention with
+ * biases, LayerNorm after each block (post-norm), no KV cache, no output head.
+ */
+export interface EncoderTraits {
+  /** Learned absolute positions (position_embd) added to the token embeddings. */
+  readonly positionEmbeddings: boolean;
+  /** The FFN's activation: GELU of up (no gate). */
+  readonly ffnActivation: 'gelu';
+}
+
 export interface ArchitectureTraits {
+  /** The norms' epsilon key: RMSNorm's, or LayerNorm's (encoders). */
+  readonly normEpsKey: 'attention.layer_norm_rms_epsilon' | 'attention.layer_norm_epsilon';
+  /** Non-null: an encoder that only embeds (engine/model/bert.ts), with no causal mask. */
+  readonly encoder: EncoderTraits | null;
   /** 'neox' rotates (i, i + nRot/2), 'normal' (2i, 2i+1). */
   readonly rope: 'normal' | 'neox';
   /** rope.scaling.type values the engine runs (phi3's "longrope" is its factor tensors). */
@@ -83,6 +98,8 @@ export interface ArchitectureTraits {
 }
 
 const DENSE = {
+  normEpsKey: 'attention.layer_norm_rms_epsilon',
+  encoder: null,
   rope: 'neox',
   ropeScalingTypes: ['none', 'linear', 'yarn'],
   attnScaleDims: 'head',
@@ -149,6 +166,12 @@ export const ARCHITECTURES = {
     attnSinks: true,
     slidingWindow: { defaultPeriod: 2, size: 'required', rope: 'global' },
     moe: { always: true, expertWidth: 'required', sharedExpert: false, normWeights: false, gating: 'softmax_weight', biases: true, activation: 'swiglu_oai' },
+  },
+  // all-MiniLM, bge, e5: token + position + token-type embeddings; only embeds.
+  bert: {
+    ...DENSE,
+    normEpsKey: 'attention.layer_norm_epsilon',
+    encoder: { positionEmbeddings: true, ffnActivation: 'gelu' },
   },
 } as const satisfies Record<string, ArchitectureTraits>;
 

@@ -229,7 +229,7 @@ const NEVER_QUANTIZED = [
 ];
 
 /** Exact names that stay as they are: learned position embeddings and BERT token types. */
-const NEVER_QUANTIZED_NAMES = new Set(['position_embd.weight', 'token_types.weight']);
+const NEVER_QUANTIZED_NAMES = new Set([tensorName('position_embd'), tensorName('token_types')]);
 
 /** Only 2-D and 3-D (expert) weight matrices are quantized; vectors and special tensors keep their type. */
 function isQuantizable(tensor: RecipeTensor, options: RecipeOptions): boolean {

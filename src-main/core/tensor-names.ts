@@ -5,6 +5,10 @@
  */
 export const TENSOR_NAMES = {
   token_embd: 'token_embd',
+  // BERT: token-type embeddings (row 0: "sentence A"), learned positions, the embeddings' LayerNorm.
+  token_types: 'token_types',
+  position_embd: 'position_embd',
+  token_embd_norm: 'token_embd_norm',
   per_layer_token_embd: 'per_layer_token_embd',
   output_norm: 'output_norm',
   output: 'output',
@@ -24,6 +28,7 @@ export const TENSOR_NAMES = {
   attn_q_norm: 'blk.{layer}.attn_q_norm',
   attn_k_norm: 'blk.{layer}.attn_k_norm',
   attn_output: 'blk.{layer}.attn_output',
+  attn_output_norm: 'blk.{layer}.attn_output_norm',
   attn_sinks: 'blk.{layer}.attn_sinks',
   post_attention_norm: 'blk.{layer}.post_attention_norm',
   ffn_norm: 'blk.{layer}.ffn_norm',

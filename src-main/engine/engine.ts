@@ -22,6 +22,7 @@ import { measureCopyBandwidth } from './gpu/bandwidth';
 import { openGpu, type GpuContext } from './gpu/device';
 import { StepMeter, StepProfiler } from './gpu/dispatch-profile';
 import { GREEDY } from './gpu/ops';
+import { BertModel } from './model/bert';
 import { readHParams, type HParams } from './model/hparams';
 import { LlamaModel, type ActivationSums, type TokenSource } from './model/llama';
 import type { BenchResult, EngineInfo, GenerateResult, ModelInfo, SamplingParams, StepProfile, StopReason, Timings } from './protocol';
@@ -81,8 +82,17 @@ interface Loaded {
   tokens?: TokenTrie;
 }
 
+/** An encoder (bert): it only embeds. */
+interface LoadedEncoder {
+  path: string;
+  model: BertModel;
+  info: ModelInfo;
+  loadMs: number;
+}
+
 export class Engine {
   private loaded: Loaded | null = null;
+  private encoder: LoadedEncoder | null = null;
   private busy = false;
   /** Set while bench() measures: counts what each decode step submits. */
   private meter: StepMeter | null = null;
@@ -94,12 +104,12 @@ export class Engine {
   }
 
   get info(): EngineInfo {
-    const l = this.loaded;
+    const l = this.loaded ?? this.encoder;
     return { adapter: this.gpu.info, model: l?.info ?? null, memory: l?.model.memory ?? null, loadMs: l?.loadMs ?? null };
   }
 
   get model(): ModelInfo | null {
-    return this.loaded?.info ?? null;
+    return (this.loaded ?? this.encoder)?.info ?? null;
   }
 
   async load(path: string, options: LoadOptions = {}): Promise<EngineInfo> {
@@ -108,6 +118,7 @@ export class Engine {
     const { gguf, file } = openGguf(path);
     try {
       const hp = readHParams(gguf);
+      if (hp.encoder) return await this.loadEncoder(path, gguf, hp, options, started);
       const ctx = Math.max(1, Math.floor(options.ctx ?? Math.min(hp.nCtxTrain, 4096)));
       const sampler = new GpuSampler(this.gpu.device, hp.nVocab);
       let model: LlamaModel;
@@ -131,7 +142,18 @@ export class Engine {
     }
   }
 
+  /** An encoder's context is one input: at most its trained length (its position table). */
+  private async loadEncoder(path: string, gguf: GgufFile, hp: HParams, options: LoadOptions, started: number): Promise<EngineInfo> {
+    const ctx = Math.max(1, Math.min(Math.floor(options.ctx ?? 4096), hp.nCtxTrain));
+    const model = await BertModel.load(this.gpu, gguf, hp, { ctx, onProgress: options.onProgress });
+    await this.gpu.device.queue.onSubmittedWorkDone();
+    this.encoder = { path, model, info: modelInfo(path, gguf, hp, ctx), loadMs: performance.now() - started };
+    return this.info;
+  }
+
   unload(): void {
+    this.encoder?.model.destroy();
+    this.encoder = null;
     if (!this.loaded) return;
     this.loaded.model.destroy();
     this.loaded.sampler.destroy();
@@ -323,12 +345,24 @@ export class Engine {
 
   /** Embeddings: the final hidden state (after output_norm, no head) of each token of `ids`, tokens × embedding, from position 0. */
   async hiddenStates(ids: readonly number[]): Promise<Float32Array> {
-    const l = this.require();
     if (ids.length === 0) throw new EngineError('an input to embed has no tokens');
+    if (this.encoder) return this.encoderHiddenStates(this.encoder.model, ids);
+    const l = this.require();
     const width = l.hp.nEmbd;
     const out = new Float32Array(ids.length * width);
     await this.forward(ids, width, (pass) => l.model.encodeHiddenStates(pass), (rows, pos) => out.set(rows, pos * width));
     return out;
+  }
+
+  /** An encoder attends over the whole input at once: it must fit the context in one batch. */
+  private async encoderHiddenStates(model: BertModel, ids: readonly number[]): Promise<Float32Array> {
+    if (ids.length > model.options.ctx) throw new EngineError(`${ids.length} tokens do not fit the context of ${model.options.ctx}`);
+    this.enter();
+    try {
+      return await model.hiddenStates(ids);
+    } finally {
+      this.busy = false;
+    }
   }
 
   /**
@@ -492,6 +526,7 @@ export class Engine {
   }
 
   private require(): Loaded {
+    if (this.encoder) throw new EngineError(`${this.encoder.path} is an embedding model (${this.encoder.info.architecture}): it only embeds`);
     if (!this.loaded) throw new EngineError('no model loaded');
     return this.loaded;
   }

@@ -13,16 +13,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llamaCpp } from '../support/llama';
 import { STORIES_260K } from '../support/paths';
 import { writeRandomModel } from '../support/test-models';
+import { writeRandomBert } from '../support/bert-model';
 import { send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
 
 const dir = mkdtempSync(join(tmpdir(), 'gufo-embeddings-api-'));
 const embedder = join(dir, 'embed-qwen3.gguf');
+const bert = join(dir, 'embed-bert.gguf');
 let t: OpenAiTestServer;
 let ollama: Ollama;
 
 beforeAll(async () => {
   await writeRandomModel(embedder, { arch: 'qwen3', nLayer: 2, nEmbd: 64, nFf: 128, nHead: 4, nHeadKv: 2, scale: 0.1, randomNorms: true, poolingType: 3 });
-  t = await startOpenAiTestServer([STORIES_260K, embedder]);
+  await writeRandomBert(bert, { nLayer: 2, nEmbd: 64, nFf: 256, nHead: 4, poolingType: 2 });
+  t = await startOpenAiTestServer([STORIES_260K, embedder, bert]);
   ollama = new Ollama({ host: `http://127.0.0.1:${t.server.port}` });
 });
 afterAll(async () => {
@@ -87,6 +90,17 @@ describe('embeddings through the official clients', { timeout: 240_000 }, () => 
     const byIds = await client.embeddings.create({ model: 'embed-qwen3', input: ids, encoding_format: 'float' });
     expect(byIds.usage.prompt_tokens).toBe(ids.length);
     expect(cosineDistance(byIds.data[0]!.embedding, asFloats.data[0]!.embedding)).toBeLessThan(1e-12);
+  });
+
+  it("OpenAI's client on a bert encoder (WordPiece, cls pooling): llama.cpp's vectors", async () => {
+    const ref = await llamaEmbeddings(bert, texts);
+    const answer = await t.client().embeddings.create({ model: 'embed-bert', input: texts, encoding_format: 'float' });
+    for (const [i, d] of answer.data.entries()) {
+      expect(d.embedding).toHaveLength(64);
+      expect(cosineDistance(d.embedding, ref[i]!)).toBeLessThan(1e-4);
+    }
+    // [CLS] the words [SEP]
+    expect(answer.usage.prompt_tokens).toBe(6 + 9);
   });
 
   it('a generation model embeds too (mean pooling)', async () => {

@@ -14,6 +14,7 @@ import { Engine } from '../../src-main/engine/engine';
 import { llamaCpp } from '../support/llama';
 import { mulberry32 } from '../support/random';
 import { TEST_VOCAB, writeRandomModel, type ModelShape } from '../support/test-models';
+import { BERT_CLS, BERT_SEP, BERT_VOCAB, writeRandomBert, type BertShape } from '../support/bert-model';
 
 const engine = await Engine.open();
 const dir = mkdtempSync(join(tmpdir(), 'gufo-embeddings-'));
@@ -103,5 +104,46 @@ describe('embeddings of decoder models equal llama.cpp', () => {
     await writeRandomModel(path, { ...BASE, poolingType: 4 });
     await engine.load(path, { ctx: 128 });
     await expect(embedInputs(engine, INPUTS)).rejects.toThrow(/rank.pooling.*reranker|reranker/);
+  });
+});
+
+/** [CLS] random word pieces [SEP], as the WordPiece tokenizer frames an input. */
+function bertIds(seed: number, length: number): number[] {
+  const rng = mulberry32(seed);
+  return [BERT_CLS, ...Array.from({ length: length - 2 }, () => 1000 + Math.floor(rng.next() * (BERT_VOCAB - 1000))), BERT_SEP];
+}
+
+const BERT_INPUTS = [bertIds(21, 9), bertIds(22, 70), bertIds(23, 2)];
+const BERT: BertShape = { nLayer: 3, nEmbd: 64, nFf: 256, nHead: 4, poolingType: 1 };
+
+describe('embeddings of bert encoders equal llama.cpp', () => {
+  const BERT_CASES: [string, BertShape, string][] = [
+    ['bert, pooling_type 1 (mean: all-MiniLM, e5)', BERT, 'mean'],
+    ['bert, pooling_type 2 (cls: bge)', { ...BERT, poolingType: 2, seed: 4 }, 'cls'],
+  ];
+  for (const [name, shape, pooling] of BERT_CASES) {
+    it(name, async () => {
+      const path = join(dir, `${name.replace(/\W+/g, '-')}.gguf`);
+      await writeRandomBert(path, shape);
+      const ref = await llamaEmbeddings(path, BERT_INPUTS);
+      await engine.load(path, { ctx: 128 });
+      const ours = await embedInputs(engine, BERT_INPUTS);
+      expect(ours.pooling).toBe(pooling);
+      for (const [i, v] of ours.embeddings.entries()) {
+        expect(v).toHaveLength(shape.nEmbd);
+        const distance = cosineDistance(v, ref[i]!);
+        console.log(`${name}, input ${i} (${BERT_INPUTS[i]!.length} tokens): cosine distance ${distance.toExponential(2)}`);
+        expect(distance).toBeLessThan(1e-4);
+        expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+      }
+    });
+  }
+
+  it('an encoder only embeds: generation is refused by name', async () => {
+    const path = join(dir, 'bert-generate.gguf');
+    await writeRandomBert(path, BERT);
+    await engine.load(path, { ctx: 128 });
+    expect(engine.model?.architecture).toBe('bert');
+    await expect(engine.generate([BERT_CLS], { maxTokens: 1 })).rejects.toThrow(/embedding model \(bert\)/);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The non-matmul kernels of the transformer (shaders/{norm,attention,elementwise,sample,moe}.wgsl;
+ * The non-matmul kernels of the transformer (shaders/{norm,attention,elementwise,sample,moe,square_sums}.wgsl;
  * RoPE, shaders/rope.wgsl, is applied inside store_kv and attention, which stores K and V itself
  * for a one-token step)
  * behind small factories. Each factory call builds its uniform buffer and bind group once and
@@ -180,6 +180,8 @@ export interface AttentionArgs {
   softcap?: number;
   /** [nHead] f32: a logit per head that joins the softmax's denominator (gpt-oss's attn_sinks). */
   sinks?: GPUBuffer;
+  /** false: every query sees the whole batch (an encoder's bidirectional attention; default true). */
+  causal?: boolean;
 }
 
 export interface GluArgs {
@@ -297,6 +299,13 @@ export class OpKernels {
     return this.dispatch('norm.wgsl', 'rms_norm_inplace', [u, a.w, a.x, null, a.step.buffer], a.step, grid);
   }
 
+  /** x = LayerNorm(x) · w + b in place, each token's row of n (ggml_norm then the weight and bias). */
+  layerNorm(a: { x: GPUBuffer; w: GPUBuffer; b: GPUBuffer; n: number; eps: number; step: Step }): Dispatch {
+    const u = this.uniform(NormUniform, { n: a.n, rowsPerToken: 1, eps: a.eps, lastOnly: 0, wOffset: 0, tokenStride: 0, wSplit: 0 });
+    const grid = (n: number): Grid => [Math.min(n, 65535), Math.ceil(n / 65535)];
+    return this.dispatch('norm.wgsl', 'layer_norm_inplace', [u, a.w, a.x, null, a.step.buffer, a.b], a.step, grid);
+  }
+
   /** Writes the batch's K (rotated) and V rows into the cache at positions pos0... */
   storeKv(a: StoreKvArgs): Dispatch {
     const rows = a.rows ?? { stride: a.kvStride, kOffset: 0, vOffset: 0 };
@@ -341,13 +350,19 @@ export class OpKernels {
     // The shader reads kNew and vNew only under STORE, but uses them statically: without a store, q stands in.
     const buffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? null, store?.k ?? a.q, store?.v ?? a.q];
     const entry = a.sinks ? 'attention_sinks' : 'attention';
-    return this.dispatch('attention.wgsl', entry, buffers, a.step, (n) => [a.nHead, n], { KV_F16: this.kvF16 ? 1 : 0, STORE: store ? 1 : 0 });
+    const constants = { KV_F16: this.kvF16 ? 1 : 0, STORE: store ? 1 : 0, CAUSAL: a.causal === false ? 0 : 1 };
+    return this.dispatch('attention.wgsl', entry, buffers, a.step, (n) => [a.nHead, n], constants);
   }
 
   /** gate = act(gate) * up, `width` elements per token (shaders/elementwise.wgsl). */
   glu(a: GluArgs): Dispatch {
     const constants = { GELU: a.act === 'gelu' ? 1 : 0 };
     return this.elementwise(a.up ? 'glu' : 'glu_packed', a.gate, a.up ?? null, a.width, a.step, {}, constants);
+  }
+
+  /** x = gelu(x), `width` elements per token (an ungated FFN: BERT's). */
+  gelu(x: GPUBuffer, width: number, step: Step): Dispatch {
+    return this.elementwise('gelu_inplace', x, null, width, step);
   }
 
   /** gate = silu(gate) * up (SwiGLU), `width` elements per token. */

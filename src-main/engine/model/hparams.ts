@@ -3,7 +3,7 @@
  * defaults (llama-model.cpp, llama-hparams). Anything the engine cannot run is a clear error here,
  * before any GPU memory is touched.
  */
-import { ARCHITECTURES, isArchitectureName, unsupportedArchitectureMessage, type ArchitectureName, type ArchitectureTraits } from '../../core/architectures';
+import { ARCHITECTURES, isArchitectureName, unsupportedArchitectureMessage, type ArchitectureName, type ArchitectureTraits, type EncoderTraits } from '../../core/architectures';
 import { GgufError } from '../../core/gguf/errors';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { readCount, readFiniteNumber, readLayerCount, readPerLayerCount } from '../../core/gguf/metadata-counts';
@@ -141,6 +141,8 @@ export interface HParams {
   swa: SlidingWindow | null;
   /** Mixture-of-experts FFN in every layer; null for a dense model. */
   moe: MoeParams | null;
+  /** An encoder (bert): embeds only, bidirectional attention; null for a decoder. */
+  encoder: EncoderTraits | null;
 }
 
 /** A per-layer count that must be the same in every layer (arrays of equal entries are accepted). */
@@ -192,7 +194,7 @@ export function readHParams(gguf: GgufFile): HParams {
   if (!Number.isInteger(headDim)) fail(`${arch}.embedding_length ${nEmbd} is not a multiple of ${arch}.attention.head_count ${nHead}`);
   if (headDim !== headDimV) fail(`${arch}.attention.value_length: head sizes ${headDim} (keys) and ${headDimV} (values) are not supported`);
   if (nHeadKv <= 0 || nHead % nHeadKv !== 0) fail(`${arch}.attention.head_count_kv: ${nHead} heads cannot share ${nHeadKv} KV heads`);
-  if (gguf.get(`${arch}.attention.causal`) === false) fail('non-causal attention (an embedding model) is not supported');
+  if (!traits.encoder && gguf.get(`${arch}.attention.causal`) === false) fail(`non-causal attention (an embedding model) is not supported for ${arch}, a decoder architecture`);
   for (const name of [tensorName('dense_2'), tensorName('dense_3')]) {
     if (has(name)) fail(`${name} is a sentence-embedding projection (EmbeddingGemma); embedding models are not supported`);
   }
@@ -219,7 +221,8 @@ export function readHParams(gguf: GgufFile): HParams {
     headDimV,
     nVocab,
     nCtxTrain,
-    eps: real('attention.layer_norm_rms_epsilon', 1e-5),
+    // llama.cpp requires an encoder's LayerNorm epsilon; RMSNorm's defaults to 1e-5.
+    eps: real(traits.normEpsKey, traits.encoder ? undefined : 1e-5),
     rope,
     attnScale: attentionScale(traits, nLayer, nEmbd, nHead, traits.attnScaleDims === 'rope' ? rope.nRot : headDim),
     qkvBias: has(tensorName(qkvFused ? 'attn_qkv' : 'attn_q', 0, 'bias')),
@@ -239,6 +242,7 @@ export function readHParams(gguf: GgufFile): HParams {
     finalSoftcap: softcap('final_logit_softcapping', traits.finalSoftcap),
     swa: readSlidingWindow(gguf, arch, traits, nLayer, rope, real, fail),
     moe,
+    encoder: traits.encoder,
   };
 }
 
