@@ -124,9 +124,13 @@ test('the chat shows the model loading, live numbers while streaming, and the lo
   await shot(page, testInfo, 'model-unloaded');
 
   // The next answer loads it again.
+  const answers = page.getByRole('article', { name: 'Assistant message' });
+  const answered = await answers.count();
   await message.fill('The end');
   await message.press('Enter');
-  await expect(page.getByRole('article', { name: 'Assistant message' }).last().getByRole('group', { name: 'Generation statistics' })).toBeVisible({ timeout: 120_000 });
+  // Wait for the new answer, not the last one already on screen.
+  await expect(answers).toHaveCount(answered + 1);
+  await expect(answers.last().getByRole('group', { name: 'Generation statistics' })).toBeVisible({ timeout: 120_000 });
   await expect(loaded).toContainText('stories260K');
 
   expect(problems, 'console errors, warnings and page errors').toEqual([]);

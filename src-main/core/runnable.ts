@@ -2,7 +2,7 @@
  * Whether the engine can run a model file, and if not why: the one answer the library, the CLI,
  * the API and every model picker show. The architectures come from the engine's table.
  */
-import { isArchitectureName, unsupportedArchitectureMessage } from './architectures';
+import { architectureTraits, isArchitectureName, unsupportedArchitectureMessage } from './architectures';
 
 /** What the answer needs of a file's metadata summary. */
 export interface RunnableFacts {
@@ -17,4 +17,9 @@ export function whyNotRunnable(facts: RunnableFacts): string | null {
   if (facts.architecture === null) return 'the file does not say its architecture (general.architecture)';
   if (!isArchitectureName(facts.architecture)) return unsupportedArchitectureMessage(facts.architecture);
   return null;
+}
+
+/** Why a runnable file cannot generate text (an encoder such as BERT only embeds), or null when it can. */
+export function whyNoGeneration(architecture: string | null): string | null {
+  return architectureTraits(architecture)?.encoder ? `an embedding model (${architecture}): it only embeds text` : null;
 }

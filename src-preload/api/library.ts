@@ -68,6 +68,8 @@ export interface ModelEntry {
    * null when it can. Only such models are offered to chat, benchmarks, export and the API.
    */
   notRunnable: string | null;
+  /** Why it cannot generate text though it runs (an embedding model); null when it can. Such models are offered to export and embeddings only. */
+  noGeneration: string | null;
   addedAt: string;
 }
 

@@ -1,6 +1,6 @@
 /** The Benchmarks screen's state: the models to pick from, the form, the running job and the stored runs. */
 import type { BenchRun, GufoBridge, ModelEntry } from '../../src-preload/api';
-import { runnableModels } from './library-view';
+import { generativeModels } from './library-view';
 import { ModelJobScreen } from './model-job-screen.svelte';
 import { benchChoices } from './screen-choices.svelte';
 
@@ -29,7 +29,7 @@ export class BenchState extends ModelJobScreen {
 
   /** Models Gufo can run (not a vocabulary-only file, a missing part or an unsupported architecture). */
   get runnable(): ModelEntry[] {
-    return runnableModels(this.models);
+    return generativeModels(this.models);
   }
 
   async load(): Promise<void> {

@@ -1,7 +1,7 @@
 /** The new-chat dialog's state: the models to pick from, the title, the settings; and creating the chat. */
 import type { ChatView, GufoBridge, ModelEntry } from '../../src-preload/api';
 import { messageOf } from './format';
-import { runnableModels } from './library-view';
+import { generativeModels } from './library-view';
 import { SettingsDraft } from './chat-settings.svelte';
 
 export class NewChatForm {
@@ -30,7 +30,7 @@ export class NewChatForm {
     this.title = '';
     try {
       const [models, presets, settings] = await Promise.all([this.#gufo.listModels(), this.#gufo.samplingPresets(), this.#gufo.getSettings()]);
-      this.models = runnableModels(models);
+      this.models = generativeModels(models);
       this.defaultContext = settings.defaultContext;
       this.draft = SettingsDraft.fresh(presets, null);
       this.pickModel(this.models.find((m) => m.id === preferredModelId)?.id ?? this.models[0]?.id ?? null);

@@ -114,7 +114,12 @@ export function pickerLabel(model: Pick<ModelEntry, 'name' | 'generalName'>): st
   return general ? `${model.name} · ${general}` : model.name;
 }
 
-/** The models a screen that runs them (chat, benchmarks, export, tensor error) may offer. */
+/** The models a screen that runs them (export, tensor error) may offer. */
 export function runnableModels(models: readonly ModelEntry[]): ModelEntry[] {
   return models.filter((m) => m.notRunnable === null);
+}
+
+/** The models a screen that generates text (chat, benchmarks) may offer: runnable, and not embedding-only. */
+export function generativeModels(models: readonly ModelEntry[]): ModelEntry[] {
+  return runnableModels(models).filter((m) => m.noGeneration === null);
 }

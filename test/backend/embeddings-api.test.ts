@@ -103,6 +103,16 @@ describe('embeddings through the official clients', { timeout: 240_000 }, () => 
     expect(answer.usage.prompt_tokens).toBe(6 + 9);
   });
 
+  it('an embedding model is refused for generation with why, on /v1 and on Ollama\'s /api/chat', async () => {
+    await expect(t.client().chat.completions.create({ model: 'embed-bert', messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('an embedding model (bert)'),
+    });
+    const chat = await send(t.server.port, 'POST', '/api/chat', { 'content-type': 'application/json' }, JSON.stringify({ model: 'embed-bert', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(chat.status).toBe(400);
+    expect(chat.body).toContain('an embedding model (bert)');
+  });
+
   it('a generation model embeds too (mean pooling)', async () => {
     const answer = await t.client().embeddings.create({ model: 'stories260k', input: 'Once upon a time', encoding_format: 'float' });
     expect(answer.data[0]!.embedding).toHaveLength(64);

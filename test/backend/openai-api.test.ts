@@ -26,7 +26,7 @@ function entry(path: string, extra: Partial<ModelEntry> = {}): ModelEntry {
   return {
     id: 1, name: fileName.replace(/(-\d{5}-of-\d{5})?\.gguf$/i, ''), generalName: 'llama', path, fileName, source: 'folder', locations: [{ path, source: 'folder', label: null }],
     parts: 1, bytes: 1, mtimeMs: 0, sha256: null, architecture: 'llama', parameters: 1, fileType: null, typeMix: [], contextLength: 2048, error: null,
-    notRunnable: extra.error ?? null, addedAt: '', ...extra,
+    notRunnable: extra.error ?? null, noGeneration: null, addedAt: '', ...extra,
   };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../src-preload/api';
-import { architecturesOf, deletionBlocker, describeLocations, describeMix, filterModels, mixSegments, nextSort, sortModels } from '../../src-renderer/lib/library-view';
+import { architecturesOf, deletionBlocker, describeLocations, describeMix, filterModels, generativeModels, mixSegments, nextSort, runnableModels, sortModels } from '../../src-renderer/lib/library-view';
 
 function model(id: number, patch: Partial<ModelEntry>): ModelEntry {
   return {
@@ -22,6 +22,7 @@ function model(id: number, patch: Partial<ModelEntry>): ModelEntry {
     contextLength: 4096,
     error: null,
     notRunnable: null,
+    noGeneration: null,
     addedAt: '2025-01-01T00:00:00.000Z',
     ...patch,
   };
@@ -125,5 +126,18 @@ describe('locations', () => {
     expect(deletionBlocker({ locations: [{ path: '/m/model.bin', source: 'added', label: null }] })).toBe(
       'Gufo deletes only .gguf files; this one can only be removed from the library.',
     );
+  });
+});
+
+describe('model pickers', () => {
+  const models = [
+    model(1, {}),
+    model(2, { architecture: 'bert', noGeneration: 'an embedding model (bert): it only embeds text' }),
+    model(3, { notRunnable: 'vocabulary only: the file has no weights (a tokenizer file)' }),
+  ];
+
+  it('offer an embedding model to export but not to chat or benchmarks', () => {
+    expect(runnableModels(models).map((m) => m.id)).toEqual([1, 2]);
+    expect(generativeModels(models).map((m) => m.id)).toEqual([1]);
   });
 });

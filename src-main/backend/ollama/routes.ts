@@ -173,8 +173,8 @@ async function serveOllama(
       if (!generated) return CLIENT_LEFT;
       if (!tools) return reply(res, last(generated, generated.text));
       const shown = tools.push(generated.text);
-      const { content, calls } = tools.end();
-      return reply(res, { ...last(generated, shown + content), ...answer(shown + content, calls) });
+      const { content, calls, complete } = tools.end();
+      return reply(res, { ...last(generated, shown + content), ...answer(shown + content, wholeCalls(calls, complete)) });
     }
     // Opened with the first text, so that a request refused before it (a full queue) keeps its status.
     let stream: NdjsonWriter | null = null;
@@ -187,7 +187,8 @@ async function serveOllama(
       if (!generated) return CLIENT_LEFT;
       const rest = tools?.end();
       // As Ollama streams them: the calls in a line of their own, before the last.
-      if (rest && (rest.content !== '' || rest.calls)) open().send({ ...head(), ...answer(rest.content, rest.calls), done: false });
+      const calls = rest ? wholeCalls(rest.calls, rest.complete) : null;
+      if (rest && (rest.content !== '' || calls)) open().send({ ...head(), ...answer(rest.content, calls), done: false });
       open().end(last(generated, ''));
       return 200;
     } catch (err) {
@@ -206,6 +207,14 @@ function load(service: OpenAiService, model: ServedModel, contextSize: number): 
       if (info.loadMs !== null) service.metrics.loaded(model.id, info.loadMs);
     }),
   );
+}
+
+/**
+ * The calls Ollama can answer: its arguments are objects, so a call cut short (num_predict) is left
+ * out; the answer's done_reason "length" says why.
+ */
+function wholeCalls(calls: AnsweredToolCall[] | null, complete: boolean): AnsweredToolCall[] | null {
+  return complete ? calls : null;
 }
 
 /** A call as Ollama answers it: the arguments as an object. */

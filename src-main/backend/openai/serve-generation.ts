@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { sendJson } from '../../node/server/http-server';
 import type { ModelText, PromptTokens } from '../chat/prompt';
 import { promptWorkersOf } from '../prompt-worker/index';
-import { toOpenAiError } from './errors';
+import { modelNotRunnable, toOpenAiError } from './errors';
 import { generate, type Generated, type GenerationPlan } from './generation';
 import type { ServedModel } from './model-ids';
 import type { Piece } from './output-text';
@@ -103,6 +103,7 @@ export async function withGenerationPlan<R extends GenerationRequest>(
   serve: (text: ModelText, plan: GenerationPlan) => Promise<number>,
   contextSize = service.contextFor(model),
 ): Promise<number> {
+  if (model.entry.noGeneration !== null) throw modelNotRunnable(model.id, model.entry.noGeneration);
   const limits = service.limits();
   return service.texts.use(model.entry.path, model.entry.mtimeMs, async (text) => {
     const { source, ...input } = prompt(text);

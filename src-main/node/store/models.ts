@@ -5,7 +5,7 @@
  */
 import { basename } from 'node:path';
 import type { ModelEntry, ModelLocation, ModelSource, TypeShareView } from '../../../src-preload/api';
-import { whyNotRunnable } from '../../core/runnable';
+import { whyNoGeneration, whyNotRunnable } from '../../core/runnable';
 import type { Db } from './database';
 import { parseJsonColumn } from './json-column';
 import { modelName } from './model-name';
@@ -347,6 +347,7 @@ function toEntry(row: ModelRow, locations: LocationRow[]): ModelEntry {
     contextLength: summary?.contextLength ?? null,
     error: row.error,
     notRunnable: row.error ?? (summary ? whyNotRunnable(summary) : 'the file has not been read'),
+    noGeneration: whyNoGeneration(summary?.architecture ?? null),
     addedAt: row.added_at,
   };
 }
