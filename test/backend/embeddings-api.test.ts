@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ollama } from 'ollama';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { llamaCpp } from '../support/llama';
+import { cosineDistance, llamaEmbeddings, llamaPromptIds } from '../support/llama';
 import { STORIES_260K } from '../support/paths';
 import { writeRandomModel } from '../support/test-models';
 import { writeRandomBert } from '../support/bert-model';
@@ -32,31 +32,6 @@ afterAll(async () => {
   await t?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** llama.cpp's embeddings of `texts` (node-llama-cpp tokenizes them with BOS as the vocabulary wants). */
-async function llamaEmbeddings(path: string, texts: string[]): Promise<number[][]> {
-  const model = await (await llamaCpp()).loadModel({ modelPath: path });
-  try {
-    const context = await model.createEmbeddingContext({ contextSize: 128, threads: 1 });
-    const out: number[][] = [];
-    for (const text of texts) out.push([...(await context.getEmbeddingFor(text)).vector]);
-    return out;
-  } finally {
-    await model.dispose();
-  }
-}
-
-function cosineDistance(a: readonly number[], b: readonly number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return 1 - dot / Math.sqrt(na * nb);
-}
 
 const texts = ['Once upon a time', 'The cat sat on the mat.'];
 
@@ -80,13 +55,7 @@ describe('embeddings through the official clients', { timeout: 240_000 }, () => 
     expect(answer.usage.total_tokens).toBe(answer.usage.prompt_tokens);
 
     // Token ids as they are: the same vector as the text they tokenize to.
-    const ids = (await (await llamaCpp()).loadModel({ modelPath: embedder }).then(async (m) => {
-      try {
-        return [m.tokens.bos!, ...m.tokenize(texts[0]!)];
-      } finally {
-        await m.dispose();
-      }
-    })) as number[];
+    const ids = await llamaPromptIds(embedder, texts[0]!);
     const byIds = await client.embeddings.create({ model: 'embed-qwen3', input: ids, encoding_format: 'float' });
     expect(byIds.usage.prompt_tokens).toBe(ids.length);
     expect(cosineDistance(byIds.data[0]!.embedding, asFloats.data[0]!.embedding)).toBeLessThan(1e-12);

@@ -7,25 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gufoAsync } from '../support/cli';
-import { llamaCpp } from '../support/llama';
+import { cosineDistance, llamaEmbeddings, llamaPromptIds } from '../support/llama';
 import { writeRandomModel } from '../support/test-models';
 
 const dir = mkdtempSync(join(tmpdir(), 'gufo-embed-cli-'));
 const path = join(dir, 'embed.gguf');
 beforeAll(() => writeRandomModel(path, { arch: 'qwen3', nLayer: 2, nEmbd: 64, nFf: 128, nHead: 4, nHeadKv: 2, scale: 0.1, randomNorms: true, poolingType: 3 }));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function cosineDistance(a: readonly number[], b: readonly number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return 1 - dot / Math.sqrt(na * nb);
-}
 
 describe('gufo embed', { timeout: 120_000 }, () => {
   it("--json: llama.cpp's vectors for each --text, with the pooling and token counts", async () => {
@@ -35,16 +23,11 @@ describe('gufo embed', { timeout: 120_000 }, () => {
     const doc = JSON.parse(r.stdout);
     expect(doc.pooling).toBe('last');
     expect(doc.embeddings).toHaveLength(2);
-    const model = await (await llamaCpp()).loadModel({ modelPath: path });
-    try {
-      const context = await model.createEmbeddingContext({ contextSize: 128, threads: 1 });
-      for (const [i, text] of texts.entries()) {
-        const ref = [...(await context.getEmbeddingFor(text)).vector];
-        expect(cosineDistance(doc.embeddings[i], ref)).toBeLessThan(1e-4);
-        expect(doc.tokens[i]).toBe(model.tokenize(text).length + 1);
-      }
-    } finally {
-      await model.dispose();
+    const ref = await llamaEmbeddings(path, texts);
+    for (const [i, text] of texts.entries()) {
+      expect(cosineDistance(doc.embeddings[i], ref[i]!)).toBeLessThan(1e-4);
+      // The prompt's ids, BOS included.
+      expect(doc.tokens[i]).toBe((await llamaPromptIds(path, text)).length);
     }
     expect(Math.hypot(...doc.embeddings[0])).toBeCloseTo(1, 5);
   });

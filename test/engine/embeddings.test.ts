@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { embedInputs } from '../../src-main/engine/embed';
 import { Engine } from '../../src-main/engine/engine';
-import { llamaCpp } from '../support/llama';
+import { cosineDistance, llamaEmbeddings } from '../support/llama';
 import { mulberry32 } from '../support/random';
 import { TEST_VOCAB, writeRandomModel, type ModelShape } from '../support/test-models';
 import { BERT_CLS, BERT_SEP, BERT_VOCAB, writeRandomBert, type BertShape } from '../support/bert-model';
@@ -30,30 +30,6 @@ const BASE: ModelShape = { arch: 'qwen3', nLayer: 2, nEmbd: 64, nFf: 128, nHead:
 function inputIds(seed: number, length: number): number[] {
   const rng = mulberry32(seed);
   return [1, ...Array.from({ length: length - 1 }, () => 3 + Math.floor(rng.next() * (TEST_VOCAB - 3)))];
-}
-
-async function llamaEmbeddings(path: string, inputs: number[][]): Promise<number[][]> {
-  const model = await (await llamaCpp()).loadModel({ modelPath: path });
-  try {
-    const context = await model.createEmbeddingContext({ contextSize: 128, threads: 1 });
-    const out: number[][] = [];
-    for (const ids of inputs) out.push([...(await context.getEmbeddingFor(ids as never)).vector]);
-    return out;
-  } finally {
-    await model.dispose();
-  }
-}
-
-function cosineDistance(a: readonly number[], b: readonly number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return 1 - dot / Math.sqrt(na * nb);
 }
 
 const INPUTS = [inputIds(11, 7), inputIds(12, 40), inputIds(13, 1)];

@@ -40,3 +40,29 @@ export async function llamaPromptIds(path: string, text: string): Promise<number
     await model.dispose();
   }
 }
+
+/** llama.cpp's embedding of each input (a text, tokenized as the vocabulary wants, or token ids) with the model at `path`. */
+export async function llamaEmbeddings(path: string, inputs: readonly (string | readonly number[])[]): Promise<number[][]> {
+  const model = await (await llamaCpp()).loadModel({ modelPath: path });
+  try {
+    const context = await model.createEmbeddingContext({ contextSize: 128, threads: 1 });
+    const out: number[][] = [];
+    for (const input of inputs) out.push([...(await context.getEmbeddingFor(input as string)).vector]);
+    return out;
+  } finally {
+    await model.dispose();
+  }
+}
+
+/** 1 − cosine similarity: 0 for vectors of one direction, whatever their lengths. */
+export function cosineDistance(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return 1 - dot / Math.sqrt(na * nb);
+}
