@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BenchRun } from '../../src-preload/api';
-import { benchSeries, linearScale, linePath, timeDomain, timeTicks, valueTicks } from '../../src-renderer/components/bench/chart';
+import { benchSeries, linePath, timeDomain, timeTicks } from '../../src-renderer/components/bench/chart';
+import { linearScale, valueTicks } from '../../src-renderer/lib/chart-axes';
 
 function run(id: number, modelPath: string, adapter: string, createdAt: string, decodeTokS: number): BenchRun {
   return {

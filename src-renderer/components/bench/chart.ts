@@ -36,23 +36,6 @@ export function timeDomain(series: readonly ChartSeries[]): [number, number] | n
   return to > from ? [from, to] : null;
 }
 
-/** Maps [d0, d1] linearly onto [r0, r1]; a point domain maps to the middle of the range. */
-export function linearScale([d0, d1]: [number, number], [r0, r1]: [number, number]): (v: number) => number {
-  if (d1 === d0) return () => (r0 + r1) / 2;
-  return (v) => r0 + ((v - d0) / (d1 - d0)) * (r1 - r0);
-}
-
-/** About `count` round tick values (1, 2 or 5 × a power of ten apart) from 0 up to at least `max`. */
-export function valueTicks(max: number, count = 5): number[] {
-  if (!(max > 0)) return [0, 1];
-  const raw = max / count;
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw)!;
-  const ticks: number[] = [];
-  for (let v = 0; v < max + step; v += step) ticks.push(Number(v.toPrecision(12)));
-  return ticks;
-}
-
 /** `count` evenly spaced times from `from` to `to` (one when they are equal). */
 export function timeTicks(from: number, to: number, count = 4): number[] {
   if (to <= from) return [from];
