@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openModelText, promptTokens, type PromptSource } from '../../src-main/backend/chat/prompt';
+import type { ChatMessage } from '../../src-main/core/chat-template';
 import { withToolsInText } from '../../src-main/core/tool-calls/index';
 import { validates } from '../core/constrained/json-check';
 import { hfTokenizerKvs, LLAMA3_SPEC, QWEN3_SPEC } from '../support/hf-vocab';
@@ -90,6 +91,12 @@ function rendered(file: string, source: PromptSource): { ids: number[]; text: st
   }
 }
 
+/** Qwen 3's prompt as its template renders the tools, the question, then `turns`. */
+function qwenWithTools(turns: ChatMessage[]): { ids: number[]; text: string } {
+  const messages = [...(question as ChatMessage[]), ...turns];
+  return rendered(files.qwen, { kind: 'chat', addGenerationPrompt: true, tools: tools as unknown as Record<string, unknown>[], messages });
+}
+
 describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 }, () => {
   it('Qwen 3 (its own template renders the tools): a named call, and a required one streamed, parsed and valid for the schema', async () => {
     const model = await idOf('qwen');
@@ -122,16 +129,10 @@ describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 },
       { role: 'tool', tool_call_id: 'call_abc', content: 'Sunny, 22 degrees' },
     ];
     const answer = await t.client().chat.completions.create({ model, messages, tools, temperature: 0, max_tokens: 4 });
-    const prompt = rendered(files.qwen, {
-      kind: 'chat',
-      addGenerationPrompt: true,
-      tools: tools as unknown as Record<string, unknown>[],
-      messages: [
-        ...(question as { role: string; content: string }[]),
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' } }] },
-        { role: 'tool', tool_call_id: 'call_abc', name: 'get_weather', content: 'Sunny, 22 degrees' },
-      ],
-    });
+    const prompt = qwenWithTools([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' } }] },
+      { role: 'tool', tool_call_id: 'call_abc', name: 'get_weather', content: 'Sunny, 22 degrees' },
+    ]);
     expect(answer.usage!.prompt_tokens).toBe(prompt.ids.length);
     expect(prompt.text).toContain('<tool_response>\nSunny, 22 degrees\n</tool_response>');
     expect(prompt.text).toContain('<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris","unit":"celsius"}}\n</tool_call>');
@@ -174,16 +175,10 @@ describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 },
     };
     const reply = await send(t.server.port, 'POST', '/api/chat', { 'content-type': 'application/json' }, JSON.stringify(body));
     expect(reply.status, reply.body).toBe(200);
-    const prompt = rendered(files.qwen, {
-      kind: 'chat',
-      addGenerationPrompt: true,
-      tools: tools as unknown as Record<string, unknown>[],
-      messages: [
-        ...(question as { role: string; content: string }[]),
-        { role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris', unit: 'celsius' } } }] },
-        { role: 'tool', name: 'get_weather', content: 'Sunny, 22 degrees' },
-      ],
-    });
+    const prompt = qwenWithTools([
+      { role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris', unit: 'celsius' } } }] },
+      { role: 'tool', name: 'get_weather', content: 'Sunny, 22 degrees' },
+    ]);
     expect(JSON.parse(reply.body).prompt_eval_count).toBe(prompt.ids.length);
   });
 

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureDivergences, planComparison } from '../../src-main/backend/quality-divergence';
 import { withEngine } from '../../src-main/cli/commands/perplexity';
+import type { DivergenceSummary } from '../../src-main/core/quality/divergence';
 import type { EngineHost } from '../../src-main/engine/host';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { gufo } from '../support/cli';
@@ -18,18 +19,6 @@ const GPU_TIMEOUT = 300_000;
 const TEXT =
   'Once upon a time, there was a little girl named Lily. She loved to play outside in the park. ' +
   'One day, she saw a big, red ball. She wanted to play with it, but it was too high. Lily asked her mom for help.\n';
-
-interface Summary {
-  meanKl: number;
-  p99Kl: number;
-  maxKl: number;
-  top1: number;
-  meanDeltaP: number;
-  meanDeltaPNext: number;
-  pplBase: number;
-  pplQuant: number;
-  positions: number;
-}
 
 function json<T>(r: { status: number | null; stdout: string; stderr: string }): T {
   expect(r.status, r.stderr).toBe(0);
@@ -57,10 +46,10 @@ describe('gufo kld over several exports of a random model', () => {
 
   it('--json: one object per file, in order, with the figures of each single run exactly, and Q8_0 < Q4_K_M', () => {
     const files = [exports.Q8_0, exports.Q4_K_M];
-    const levels = json<(Summary & { file: string; bytes: number; bitsPerWeight: number })[]>(gufo(['kld', source, ...files, '--text', text, '--ctx', '16', '--json'], {}, GPU_TIMEOUT));
+    const levels = json<(DivergenceSummary & { file: string; bytes: number; bitsPerWeight: number })[]>(gufo(['kld', source, ...files, '--text', text, '--ctx', '16', '--json'], {}, GPU_TIMEOUT));
     expect(levels.map((l) => l.file)).toEqual(files);
     for (const [i, file] of files.entries()) {
-      const single = json<Summary>(gufo(['kld', source, file, '--text', text, '--ctx', '16', '--json'], {}, GPU_TIMEOUT));
+      const single = json<DivergenceSummary>(gufo(['kld', source, file, '--text', text, '--ctx', '16', '--json'], {}, GPU_TIMEOUT));
       const { file: named, bytes, bitsPerWeight, ...figures } = levels[i]!;
       expect(named).toBe(file);
       expect(bytes).toBe(statSync(file).size);
