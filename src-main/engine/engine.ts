@@ -309,12 +309,7 @@ export class Engine {
     model.collecting = true;
     try {
       for (let pos = 0; pos < ids.length; ) {
-        const n = Math.min(model.options.maxBatch, ids.length - pos);
-        device.queue.writeBuffer(model.ids, 0, Uint32Array.from(ids.slice(pos, pos + n)));
-        model.setBatch(pos, n);
-        const encoder = device.createCommandEncoder();
-        const pass = encoder.beginComputePass();
-        model.encodeBody(pass, 'ids');
+        const { n, encoder, pass } = this.prefillBatch(model, ids, pos);
         pass.end();
         device.queue.submit([encoder.finish()]);
         pos += n;
@@ -384,12 +379,7 @@ export class Engine {
     l.cached.length = 0;
     try {
       for (let pos = 0; pos < ids.length; ) {
-        const n = Math.min(model.options.maxBatch, ids.length - pos);
-        device.queue.writeBuffer(model.ids, 0, Uint32Array.from(ids.slice(pos, pos + n)));
-        model.setBatch(pos, n);
-        const encoder = device.createCommandEncoder();
-        const pass = encoder.beginComputePass();
-        model.encodeBody(pass, 'ids');
+        const { n, encoder, pass } = this.prefillBatch(model, ids, pos);
         const out = head(pass);
         pass.end();
         const bytes = n * width * 4;
@@ -409,6 +399,18 @@ export class Engine {
       staging.destroy();
       this.busy = false;
     }
+  }
+
+  /** The batch of `ids` from `pos` (up to maxBatch tokens) written and encoded through the prefill body; the caller adds to the pass and ends it. */
+  private prefillBatch(model: LlamaModel, ids: readonly number[], pos: number): { n: number; encoder: GPUCommandEncoder; pass: GPUComputePassEncoder } {
+    const device = this.gpu.device;
+    const n = Math.min(model.options.maxBatch, ids.length - pos);
+    device.queue.writeBuffer(model.ids, 0, Uint32Array.from(ids.slice(pos, pos + n)));
+    model.setBatch(pos, n);
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    model.encodeBody(pass, 'ids');
+    return { n, encoder, pass };
   }
 
   /**

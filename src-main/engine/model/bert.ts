@@ -21,6 +21,7 @@ import { MatmulKernels, type TokenDispatch } from '../gpu/matmul';
 import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type GpuWeight } from '../gpu/weights';
 import type { ModelMemory } from '../protocol';
+import { OwnedBuffers } from './owned-buffers';
 import { UnsupportedModelError, type HParams } from './hparams';
 
 export interface BertOptions {
@@ -96,8 +97,6 @@ function checkShapes(gguf: GgufFile, hp: HParams, ctx: number): void {
   }
 }
 
-const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-
 export class BertModel {
   readonly step: Step;
   readonly ops: OpKernels;
@@ -114,7 +113,7 @@ export class BertModel {
   private readonly ffn: GPUBuffer;
   /** The attention kernels' RoPE table: bert rotates nothing (nRot 0), but the binding must exist. */
   private readonly noRope: RopeSpec;
-  private readonly owned: GPUBuffer[] = [];
+  private readonly owned: OwnedBuffers;
   private readonly vectors = new Map<string, GPUBuffer>();
   private readonly batched: TokenDispatch[] = [];
   private readonly body: Dispatch[];
@@ -127,22 +126,23 @@ export class BertModel {
     vectorData: Map<string, Float32Array>,
     fileTensorBytes: number,
   ) {
+    this.owned = new OwnedBuffers(ctx.device);
     this.step = new Step(ctx.device);
     // f32 K and V: llama.cpp attends over the unrounded rows.
     this.ops = new OpKernels(ctx.device, false);
     this.matmul = new MatmulKernels(ctx);
-    for (const [name, data] of vectorData) this.vectors.set(name, this.upload(name, data));
+    for (const [name, data] of vectorData) this.vectors.set(name, this.owned.upload(name, data));
     const n = options.ctx * 4;
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
-    this.ids = this.buffer('ids', n);
-    this.x = this.buffer('x', n * hp.nEmbd);
-    this.q = this.buffer('q', n * qDim);
-    this.k = this.buffer('k', n * kvDim);
-    this.v = this.buffer('v', n * kvDim);
-    this.att = this.buffer('att', n * qDim);
-    this.ffn = this.buffer('ffn', n * hp.nFf);
-    this.noRope = { table: this.buffer('rope table (none)', 16), nRot: 0, neox: false };
+    this.ids = this.owned.create('ids', n);
+    this.x = this.owned.create('x', n * hp.nEmbd);
+    this.q = this.owned.create('q', n * qDim);
+    this.k = this.owned.create('k', n * kvDim);
+    this.v = this.owned.create('v', n * kvDim);
+    this.att = this.owned.create('att', n * qDim);
+    this.ffn = this.owned.create('ffn', n * hp.nFf);
+    this.noRope = { table: this.owned.create('rope table (none)', 16), nRot: 0, neox: false };
     const layers = Array.from({ length: hp.nLayer }, (_, l) => this.layer(l, n * kvDim));
     this.body = [...this.embeddings(), ...layers.flatMap((layer) => [...this.attention(layer), ...this.feedForward(layer)])];
 
@@ -151,7 +151,7 @@ export class BertModel {
     let vectorBytes = 0;
     for (const data of vectorData.values()) vectorBytes += data.byteLength;
     const kvBytes = 2 * hp.nLayer * n * kvDim;
-    const ownedBytes = this.owned.reduce((sum, b) => sum + b.size, 0);
+    const ownedBytes = this.owned.bytes();
     this.memory = { fileTensorBytes, residentWeightBytes: residentWeightBytes + vectorBytes, kvBytes, scratchBytes: ownedBytes - kvBytes - vectorBytes };
   }
 
@@ -200,7 +200,7 @@ export class BertModel {
 
   destroy(): void {
     for (const w of this.weights.values()) w.destroy();
-    for (const b of this.owned) b.destroy();
+    this.owned.destroy();
     this.ops.destroy();
     this.step.destroy();
   }
@@ -284,26 +284,14 @@ export class BertModel {
       up: linear('ffn_up'),
       down: linear('ffn_down'),
       outNorm: norm('layer_output_norm'),
-      kCache: this.buffer(`k_l${l}`, kvBytes),
-      vCache: this.buffer(`v_l${l}`, kvBytes),
+      kCache: this.owned.create(`k_l${l}`, kvBytes),
+      vCache: this.owned.create(`v_l${l}`, kvBytes),
     };
   }
 
   private vector(role: GlobalRole, kind?: TensorKind): GPUBuffer {
     const b = this.vectors.get(tensorName(role, undefined, kind));
     if (!b) throw new Error(`tensor ${tensorName(role, undefined, kind)} was not loaded`);
-    return b;
-  }
-
-  private buffer(label: string, bytes: number): GPUBuffer {
-    const b = this.ctx.device.createBuffer({ label, size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: STORAGE() });
-    this.owned.push(b);
-    return b;
-  }
-
-  private upload(label: string, data: Float32Array): GPUBuffer {
-    const b = this.buffer(label, data.byteLength);
-    this.ctx.device.queue.writeBuffer(b, 0, data as Float32Array<ArrayBuffer>);
     return b;
   }
 

@@ -46,6 +46,7 @@ import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import { checkMoeShapes, moeBiasNames, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
 import type { ModelMemory } from '../protocol';
+import { OwnedBuffers } from './owned-buffers';
 import { ropeTable } from './rope-table';
 
 export interface ModelOptions {
@@ -129,8 +130,6 @@ function vectorBytes(vectors: Map<string, GPUBuffer>): number {
   for (const b of vectors.values()) sum += b.size;
   return sum;
 }
-
-const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
 /**
  * The tensors the forward pass reads, by role, for a context of `ctx` positions (which picks
@@ -231,7 +230,7 @@ export class LlamaModel {
   /** KV cache bytes per position, over all layers, K and V. */
   readonly kvBytesPerPosition: number;
   private readonly layers: Layer[] = [];
-  private readonly owned: GPUBuffer[] = [];
+  private readonly owned: OwnedBuffers;
   private readonly weights: Map<string, GpuWeight>;
   private readonly vectors = new Map<string, GPUBuffer>();
   /** RoPE angle tables: every layer's, and the sliding-window layers' where theirs differs. */
@@ -263,12 +262,13 @@ export class LlamaModel {
   ) {
     const { device } = ctx;
     this.weights = weights;
+    this.owned = new OwnedBuffers(device);
     this.step = new Step(device);
     this.ops = new OpKernels(device, options.kvF16);
     this.matmul = new MatmulKernels(ctx);
-    for (const [name, data] of vectorData) this.vectors.set(name, this.upload(name, data));
+    for (const [name, data] of vectorData) this.vectors.set(name, this.owned.upload(name, data));
     this.ropeTables = this.ropeTableBuffers(vectorData);
-    this.ids = this.buffer('ids', options.maxBatch * 4);
+    this.ids = this.owned.create('ids', options.maxBatch * 4);
     this.act = this.activations();
     const kvRowBytes = hp.nHeadKv * hp.headDim * this.ops.kvElementBytes;
     for (let l = 0; l < hp.nLayer; l++) this.layers.push(this.layer(l, options.ctx * kvRowBytes));
@@ -281,7 +281,7 @@ export class LlamaModel {
     }
     for (const data of vectorData.values()) residentWeightBytes += data.byteLength;
     const kvBytes = 2 * hp.nLayer * options.ctx * kvRowBytes;
-    const ownedBytes = this.owned.reduce((sum, b) => sum + b.size, 0);
+    const ownedBytes = this.owned.bytes();
     const embd = weights.get(tensorName('token_embd'))!;
     let unchosen = 0;
     for (const w of weights.values()) {
@@ -374,7 +374,7 @@ export class LlamaModel {
   private startCollection(): NonNullable<LlamaModel['collection']> {
     if (this.hp.moe) throw new UnsupportedModelError('importance matrices of mixture-of-experts models (per-expert statistics) are not supported yet');
     if (!this.collection) {
-      const sums = this.collectPoints.map((p, i) => this.buffer(`square sums ${i}`, p.width * 4));
+      const sums = this.collectPoints.map((p, i) => this.owned.create(`square sums ${i}`, p.width * 4));
       const dispatches = this.collectPoints.map((p, i) => this.ops.squareSums(p.x, sums[i]!, p.width, this.step, p.stride));
       this.collection = { sums, dispatches, tokens: 0 };
     }
@@ -399,7 +399,7 @@ export class LlamaModel {
   encodeAllLogits(pass: GPUComputePassEncoder): GPUBuffer {
     if (!this.allLogitsHead) {
       const { act } = this;
-      const logits = this.buffer('all logits', this.options.maxBatch * this.hp.nVocab * 4);
+      const logits = this.owned.create('all logits', this.options.maxBatch * this.hp.nVocab * 4);
       const project = this.linear(this.outputWeight(), act.xb, logits) as TokenDispatch;
       project.setTokens(this.batchTokens || 1);
       const dispatches = [this.rmsnorm(act.x, this.vector(tensorName('output_norm')), act.xb), project, ...this.logitSoftcap(logits)];
@@ -418,7 +418,7 @@ export class LlamaModel {
 
   destroy(): void {
     for (const w of this.weights.values()) w.destroy();
-    for (const b of this.owned) b.destroy();
+    this.owned.destroy();
     this.ops.destroy();
     this.step.destroy();
   }
@@ -636,8 +636,8 @@ export class LlamaModel {
       window: windowed ? hp.swa!.window : 0,
       rope: { table: windowed ? this.ropeTables.swa : this.ropeTables.full, nRot: hp.rope.nRot, neox: hp.rope.neox },
       // llama.cpp's names for the cache tensors.
-      kCache: this.buffer(`cache_k_l${l}`, kvBytes),
-      vCache: this.buffer(`cache_v_l${l}`, kvBytes),
+      kCache: this.owned.create(`cache_k_l${l}`, kvBytes),
+      vCache: this.owned.create(`cache_v_l${l}`, kvBytes),
     };
   }
 
@@ -657,7 +657,7 @@ export class LlamaModel {
   /** The vectors [name, length] laid end to end in one buffer, copied on the GPU (kept with the vectors). */
   private concatVector(parts: readonly (readonly [string, number])[]): GPUBuffer {
     const name = concatName(parts.map(([n]) => n));
-    const b = this.buffer(name, parts.reduce((sum, [, length]) => sum + 4 * length, 0));
+    const b = this.owned.create(name, parts.reduce((sum, [, length]) => sum + 4 * length, 0));
     const encoder = this.ctx.device.createCommandEncoder();
     let at = 0;
     for (const [n, length] of parts) {
@@ -674,10 +674,10 @@ export class LlamaModel {
     const { hp, options } = this;
     const factorsName = ropeFactorsTensor(hp, options.ctx);
     const factors = factorsName ? vectorData.get(factorsName) : undefined;
-    const full = this.upload('rope table', ropeTable(hp.rope, options.ctx, factors));
+    const full = this.owned.upload('rope table', ropeTable(hp.rope, options.ctx, factors));
     const swaRope = hp.swa?.rope;
     if (!swaRope || JSON.stringify(swaRope) === JSON.stringify(hp.rope)) return { full, swa: full };
-    return { full, swa: this.upload('rope table (sliding window)', ropeTable(swaRope, options.ctx, factors)) };
+    return { full, swa: this.owned.upload('rope table (sliding window)', ropeTable(swaRope, options.ctx, factors)) };
   }
 
   private activations(): Activations {
@@ -692,37 +692,25 @@ export class LlamaModel {
     const separateQkv = layers.some((l) => !this.qkvWeight(l));
     const fusedGateUp = layers.some((l) => this.gateUpWeight(l));
     const separateGateUp = layers.some((l) => !this.gateUpWeight(l));
-    const q = this.buffer('q', b * (fusedQkv ? qDim + 2 * kvDim : qDim));
+    const q = this.owned.create('q', b * (fusedQkv ? qDim + 2 * kvDim : qDim));
     return {
-      x: this.buffer('x', b * hp.nEmbd),
-      xb: this.buffer('xb', b * hp.nEmbd),
+      x: this.owned.create('x', b * hp.nEmbd),
+      xb: this.owned.create('xb', b * hp.nEmbd),
       q,
-      k: separateQkv ? this.buffer('k', b * kvDim) : q,
-      v: separateQkv ? this.buffer('v', b * kvDim) : q,
-      att: this.buffer('att', b * qDim),
-      gate: this.buffer('gate', b * (fusedGateUp ? 2 : 1) * ffWidth),
-      up: this.buffer('up', separateGateUp ? b * ffWidth : 0),
-      xLast: this.buffer('x_last', hp.nEmbd * 4),
-      logits: this.buffer('logits', hp.nVocab * 4),
-      moe: hp.moe ? moeScratch(hp, hp.moe, this.options.maxBatch, (label, bytes) => this.buffer(label, bytes)) : undefined,
+      k: separateQkv ? this.owned.create('k', b * kvDim) : q,
+      v: separateQkv ? this.owned.create('v', b * kvDim) : q,
+      att: this.owned.create('att', b * qDim),
+      gate: this.owned.create('gate', b * (fusedGateUp ? 2 : 1) * ffWidth),
+      up: this.owned.create('up', separateGateUp ? b * ffWidth : 0),
+      xLast: this.owned.create('x_last', hp.nEmbd * 4),
+      logits: this.owned.create('logits', hp.nVocab * 4),
+      moe: hp.moe ? moeScratch(hp, hp.moe, this.options.maxBatch, (label, bytes) => this.owned.create(label, bytes)) : undefined,
     };
   }
 
   private vector(name: string): GPUBuffer {
     const b = this.vectors.get(name);
     if (!b) throw new Error(`tensor ${name} was not loaded`);
-    return b;
-  }
-
-  private buffer(label: string, bytes: number): GPUBuffer {
-    const b = this.ctx.device.createBuffer({ label, size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: STORAGE() });
-    this.owned.push(b);
-    return b;
-  }
-
-  private upload(label: string, data: Float32Array): GPUBuffer {
-    const b = this.buffer(label, data.byteLength);
-    this.ctx.device.queue.writeBuffer(b, 0, data as Float32Array<ArrayBuffer>);
     return b;
   }
 
