@@ -42,6 +42,16 @@ fn w_base(row: u32) -> u32 {
   return p.wOffset + select(0u, p.n, split);
 }
 
+// 1 / sqrt(mean((xy - center)²) + eps) over the row of xy at xb: RMSNorm's scale with center 0, LayerNorm's with the mean.
+fn inverse_deviation(xb: u32, center: f32, lid: u32) -> f32 {
+  var ss = 0.0;
+  for (var i = lid; i < p.n; i += WG) {
+    let v = xy[xb + i] - center;
+    ss += v * v;
+  }
+  return inverseSqrt(reduce_sum(lid, ss) / f32(p.n) + p.eps);
+}
+
 @compute @workgroup_size(WG)
 fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
@@ -83,12 +93,7 @@ fn rms_norm_inplace(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
   }
   let xb = x_base(row);
   let wb = w_base(row);
-  var ss = 0.0;
-  for (var i = lid; i < p.n; i += WG) {
-    let v = xy[xb + i];
-    ss += v * v;
-  }
-  let scale = inverseSqrt(reduce_sum(lid, ss) / f32(p.n) + p.eps);
+  let scale = inverse_deviation(xb, 0.0, lid);
   for (var i = lid; i < p.n; i += WG) {
     xy[xb + i] = (xy[xb + i] * scale) * w[wb + i];
   }
@@ -108,12 +113,7 @@ fn layer_norm_inplace(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     s += xy[xb + i];
   }
   let mean = reduce_sum(lid, s) / f32(p.n);
-  var ss = 0.0;
-  for (var i = lid; i < p.n; i += WG) {
-    let v = xy[xb + i] - mean;
-    ss += v * v;
-  }
-  let scale = inverseSqrt(reduce_sum(lid, ss) / f32(p.n) + p.eps);
+  let scale = inverse_deviation(xb, mean, lid);
   for (var i = lid; i < p.n; i += WG) {
     xy[xb + i] = ((xy[xb + i] - mean) * scale) * w[wb + i] + b[wb + i];
   }
