@@ -20,6 +20,9 @@
 // expert; the rows computed are rows expert_row0 .. expert_row0 + rows of that expert's matrix,
 // decoded from its own blocks only (a tile whose expert lies in another part does nothing).
 // Pair p reads x vector p / x_group and writes y vector p.
+#if SHADER_F16
+enable f16;
+#endif
 #if SUBGROUPS
 enable subgroups;
 requires subgroup_id;

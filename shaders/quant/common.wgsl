@@ -13,8 +13,11 @@
 #struct WeightUniform
 
 // IEEE half → f32, exactly as ggml_fp16_to_fp32 (subnormal halves included; unpack2x16float may
-// flush them, so the bits are decoded by hand).
+// flush them, so without SHADER_F16 the bits are decoded by hand).
 fn f16_to_f32(h: u32) -> f32 {
+#if SHADER_F16
+  return f32(bitcast<vec2<f16>>(h).x);
+#else
   let sign = (h & 0x8000u) << 16u;
   let em = h & 0x7fffu;
   let mant = em & 0x3ffu;
@@ -23,11 +26,17 @@ fn f16_to_f32(h: u32) -> f32 {
   let v = bitcast<f32>(select(normal, special, em >= 0x7c00u));
   let sub = f32(em) * 5.9604644775390625e-8; // subnormal: mantissa · 2^-24, exact
   return select(v, select(sub, -sub, sign != 0u), em < 0x400u);
+#endif
 }
 
-// Both halves of a word, low first.
+// Both halves of a word, low first. SHADER_F16 (the kernel enables f16): the adapter's own
+// conversion, exact for every half (f32 holds them all, subnormal halves as normal floats).
 fn f16x2(w: u32) -> vec2<f32> {
+#if SHADER_F16
+  return vec2<f32>(bitcast<vec2<f16>>(w));
+#else
   return vec2<f32>(f16_to_f32(w & 0xffffu), f16_to_f32(w >> 16u));
+#endif
 }
 
 fn bf16x2(w: u32) -> vec2<f32> {

@@ -158,6 +158,8 @@ function partParams(weight: GpuWeight, part: GpuWeightPart, n: number) {
 
 export class MatmulKernels {
   readonly subgroups: boolean;
+  /** Halves decoded by the adapter (WGSL f16) where it has shader-f16. */
+  readonly f16: boolean;
   /** The decode kernel's shape on this adapter (matvecShape). */
   readonly matvec: KernelShape;
   private readonly device: GPUDevice;
@@ -172,6 +174,7 @@ export class MatmulKernels {
     this.device = ctx.device;
     this.subgroups = ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
     this.matvec = matvecShape(this.subgroups, ctx.info);
+    this.f16 = ctx.hasF16;
     const entries: GPUBindGroupLayoutEntry[] = [
       { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
       { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
@@ -195,7 +198,7 @@ export class MatmulKernels {
     if (variant === 'embedding') return shaderSource('embedding.wgsl', { TYPE: type, WG: EMBED_WG });
     const v = this.shape(variant.startsWith('matvec') ? 1 : 2);
     return shaderSource('matmul.wgsl', {
-      TYPE: type, WG: v.wg, ROWS: v.rows, TT: v.tokens, SUBGROUPS: this.subgroups,
+      TYPE: type, WG: v.wg, ROWS: v.rows, TT: v.tokens, SUBGROUPS: this.subgroups, SHADER_F16: this.f16,
       MATVEC: v === this.matvec, ONE_SUBGROUP: v.oneSubgroup, W_VEC4: true,
       X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'), EXPERTS: variant.endsWith('-experts'),
     });

@@ -134,6 +134,17 @@ describe('shapes and options', () => {
     expect(step).not.toMatch(/decode_unit\(/);
   });
 
+  it('with shader-f16, halves are converted by the adapter in both kernels', () => {
+    const kernels = new MatmulKernels({ ...ctx, hasF16: true });
+    for (const variant of ['matvec4', 'matmat4'] as const) {
+      const source = kernels.source(variant, 'F16');
+      expect(source).toMatch(/^enable f16;/m);
+      expect(source).toMatch(/bitcast<vec2<f16>>/);
+    }
+    // Without it (the embedding kernel, or an adapter that lacks it), by hand.
+    expect(new MatmulKernels({ ...ctx, hasF16: false }).source('matvec4', 'F16')).not.toMatch(/f16;|<f16>/);
+  });
+
   it('offsets, strides, and a token count changed with setTokens', async () => {
     const { device } = ctx;
     const kernels = new MatmulKernels(ctx);
