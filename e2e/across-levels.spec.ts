@@ -4,54 +4,21 @@
  * one table, smallest first, with their sizes and mean KL, and as points of one chart.
  * Screenshots go to the test's output folder.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test, type BrowserContext, type Page } from '@playwright/test';
-import { SWIFTSHADER_ICD } from '../src-main/engine/gpu/software-driver';
+import { expect, test } from '@playwright/test';
 import { formatBytes } from '../src-preload/api';
-import { STORIES_260K } from '../test/support/paths';
-import { startGufoServe, type GufoServe } from './support/gufo-serve';
-import { collectProblems } from './support/watch-page';
+import { openSection, screenshot } from './support/flow';
+import { serveStories } from './support/served-app';
 
 /** Two exports, each with a quality report of two models over the built-in text, on a software GPU. */
 test.describe.configure({ mode: 'serial', timeout: 900_000 });
 
-let scratch: string;
-let gufo: GufoServe;
-let context: BrowserContext;
-let page: Page;
-let problems: string[];
-
-test.beforeAll(async ({ browser }) => {
-  scratch = mkdtempSync(join(tmpdir(), 'gufo-e2e-levels-'));
-  const models = join(scratch, 'models');
-  mkdirSync(models);
-  copyFileSync(STORIES_260K, join(models, 'stories260K.gguf'));
-  gufo = await startGufoServe({
-    GUFO_HOME: join(scratch, 'home'),
-    GUFO_MODELS_DIRS: models,
-    VK_ICD_FILENAMES: SWIFTSHADER_ICD,
-    XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? tmpdir(),
-  });
-  context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-  page = await context.newPage();
-  problems = collectProblems(page);
-  await page.goto(gufo.url.href);
-});
-
-test.afterAll(async () => {
-  await context?.close();
-  await gufo?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-test.afterEach(() => {
-  expect(problems, 'console errors, warnings and page errors').toEqual([]);
-});
+const app = serveStories({ name: 'levels' });
 
 test('Q8_0 and Q4_K_M exports of stories260K side by side: size and mean KL, smallest first, in a table and a chart', async ({}, testInfo) => {
-  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Export' }).click();
+  const { page, scratch } = app;
+  await openSection(page, 'Export');
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
   await expect.poll(async () => (await source.locator('option').allTextContents()).some((t) => t.includes('stories260K'))).toBe(true);
@@ -89,8 +56,5 @@ test('Q8_0 and Q4_K_M exports of stories260K side by side: size and mean KL, sma
   const chart = page.getByRole('img', { name: 'Mean KL divergence against file size' });
   await expect(chart.locator('circle')).toHaveCount(2);
   await chart.scrollIntoViewIfNeeded();
-  await page.screenshot({ path: testInfo.outputPath('quality-across-levels-light.png') });
-  await page.emulateMedia({ colorScheme: 'dark' });
-  await page.screenshot({ path: testInfo.outputPath('quality-across-levels-dark.png') });
-  await page.emulateMedia({ colorScheme: 'light' });
+  await screenshot({ page, testInfo }, 'quality-across-levels', { themes: ['light', 'dark'] });
 });

@@ -5,66 +5,25 @@
  * shows the same in a chip; Export's Q4_K_M card says which tensors fall back; every dialog has
  * one frame. Screenshots go to the test's output folder.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { expect, test, type BrowserContext, type Locator, type Page, type TestInfo } from '@playwright/test';
+import { expect, test, type Locator } from '@playwright/test';
 import { SWIFTSHADER_ICD } from '../src-main/engine/gpu/software-driver';
-import { STORIES_260K } from '../test/support/paths';
-import { startGufoServe, type GufoServe } from './support/gufo-serve';
-import { collectProblems } from './support/watch-page';
+import { chooseModel, openSection, screenshot } from './support/flow';
+import { serveStories } from './support/served-app';
 
 test.describe.configure({ mode: 'serial', timeout: 240_000 });
 
-let scratch: string;
-let gufo: GufoServe;
-let context: BrowserContext;
-let page: Page;
-let problems: string[];
-
-test.beforeAll(async ({ browser }) => {
-  scratch = mkdtempSync(join(tmpdir(), 'gufo-e2e-adapter-'));
-  const models = join(scratch, 'models');
-  mkdirSync(models);
-  copyFileSync(STORIES_260K, join(models, 'stories260K.gguf'));
-  gufo = await startGufoServe({
-    GUFO_HOME: join(scratch, 'home'),
-    GUFO_MODELS_DIRS: models,
-    // The e2e run computes on SwiftShader: a software adapter.
-    VK_ICD_FILENAMES: SWIFTSHADER_ICD,
-    XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? tmpdir(),
-  });
-  context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-  page = await context.newPage();
-  problems = collectProblems(page);
-  await page.goto(gufo.url.href);
+const app = serveStories({
+  name: 'adapter',
+  // The tests name the adapter: SwiftShader, whatever GPU the run was given.
+  env: () => ({ VK_ICD_FILENAMES: SWIFTSHADER_ICD }),
 });
-
-test.afterAll(async () => {
-  await context?.close();
-  await gufo?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-test.afterEach(() => {
-  expect(problems, 'console errors, warnings and page errors').toEqual([]);
-});
-
-async function screenshot(testInfo: TestInfo, name: string, colorScheme: 'light' | 'dark' = 'light'): Promise<void> {
-  await page.emulateMedia({ colorScheme });
-  await page.screenshot({ path: testInfo.outputPath(`${name}-${colorScheme}.png`) });
-  await page.emulateMedia({ colorScheme: 'light' });
-}
-
-async function openSection(label: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: label }).click();
-}
 
 /** What a definition list pairs with `term`. */
 const definitionOf = (scope: Locator, term: string) => scope.getByRole('term').filter({ hasText: new RegExp(`^${term}$`) }).locator('xpath=following-sibling::dd[1]');
 
 test('Settings › About names the GPU adapter, its backend, shader-f16 and subgroups, and says a software one is slow', async ({}, testInfo) => {
-  await openSection('Settings');
+  const { page } = app;
+  await openSection(page, 'Settings');
   const about = page.getByRole('region', { name: 'About' });
   // Opening the GPU starts an engine: seconds on a software driver.
   const adapter = definitionOf(about, 'GPU adapter');
@@ -74,28 +33,27 @@ test('Settings › About names the GPU adapter, its backend, shader-f16 and subg
   await expect(definitionOf(about, 'shader-f16')).toHaveText('no');
   await expect(definitionOf(about, 'Subgroups')).toHaveText('yes (size 4)');
   await about.scrollIntoViewIfNeeded();
-  await screenshot(testInfo, 'about-gpu-adapter', 'light');
-  await screenshot(testInfo, 'about-gpu-adapter', 'dark');
+  await screenshot({ page, testInfo }, 'about-gpu-adapter', { themes: ['light', 'dark'] });
 });
 
 test("the chat header's chip shows the adapter, marked as a slow software GPU", async ({}, testInfo) => {
-  await openSection('Chat');
+  const { page } = app;
+  await openSection(page, 'Chat');
   await page.getByRole('button', { name: 'New chat' }).first().click();
   const dialog = page.getByRole('dialog', { name: 'New chat' });
-  const select = dialog.getByRole('combobox', { name: 'Model' });
-  await expect.poll(async () => (await select.locator('option').allTextContents()).some((t) => t.trim().startsWith('stories260K'))).toBe(true);
-  await select.selectOption({ label: (await select.locator('option').allTextContents()).find((t) => t.trim().startsWith('stories260K'))!.trim() });
+  await chooseModel(dialog.getByRole('combobox', { name: 'Model' }), 'stories260K.gguf');
   await dialog.getByRole('button', { name: 'Create chat' }).click();
   await expect(dialog).toBeHidden();
   const chip = page.getByRole('group', { name: 'GPU adapter' });
   await expect(chip).toContainText('SwiftShader', { timeout: 60_000 });
   await expect(chip).toContainText('Vulkan');
   await expect(chip).toContainText('software GPU: slow');
-  await screenshot(testInfo, 'chat-gpu-chip');
+  await screenshot({ page, testInfo }, 'chat-gpu-chip', { themes: ['light'] });
 });
 
 test("Export's Q4_K_M card on stories260K says how many tensors fall back and to what", async ({}, testInfo) => {
-  await openSection('Export');
+  const { page } = app;
+  await openSection(page, 'Export');
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
   const stories = await source.locator('option').filter({ hasText: 'stories260K' }).getAttribute('value');
@@ -104,13 +62,14 @@ test("Export's Q4_K_M card on stories260K says how many tensors fall back and to
   // stories260K's rows are 64 wide: too short for K-quant blocks of 256.
   await expect(q4km).toHaveAccessibleDescription(/\d+ tensors fall back \(rows too short for the type's blocks\): .*→/);
   await q4km.scrollIntoViewIfNeeded();
-  await screenshot(testInfo, 'export-fallbacks');
+  await screenshot({ page, testInfo }, 'export-fallbacks', { themes: ['light'] });
 });
 
 test('every dialog has the one frame: the library’s remove and file browser, the chat’s new chat', async ({}, testInfo) => {
+  const { page } = app;
   const frameOf = async (dialog: Locator, name: string) => {
     await expect(dialog).toBeVisible();
-    await screenshot(testInfo, name);
+    await screenshot({ page, testInfo }, name, { themes: ['light'] });
     const frame = await dialog.evaluate((el) => {
       const style = getComputedStyle(el);
       return { boxShadow: style.boxShadow, borderRadius: style.borderRadius, padding: style.padding, background: style.backgroundColor };
@@ -119,12 +78,12 @@ test('every dialog has the one frame: the library’s remove and file browser, t
     await expect(dialog).toBeHidden();
     return frame;
   };
-  await openSection('Library');
+  await openSection(page, 'Library');
   await page.getByRole('button', { name: 'Remove stories260K…', exact: true }).click();
   const remove = await frameOf(page.getByRole('dialog', { name: /^Remove stories260K/ }), 'dialog-remove');
   await page.getByRole('button', { name: 'Add files…' }).click();
   const browse = await frameOf(page.getByRole('dialog', { name: 'Add model files' }), 'dialog-file-browser');
-  await openSection('Chat');
+  await openSection(page, 'Chat');
   await page.getByRole('button', { name: 'New chat' }).first().click();
   const newChat = await frameOf(page.getByRole('dialog', { name: 'New chat' }), 'dialog-new-chat');
   expect([remove, browse]).toEqual([newChat, newChat]);

@@ -3,46 +3,18 @@
  * says so, continues the text as written, stops at the answer length set in the chat settings,
  * and switches to a built-in template from the notice.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { expect, test, type Locator, type Page, type TestInfo } from '@playwright/test';
-import { SWIFTSHADER_ICD } from '../src-main/engine/gpu/software-driver';
-import { STORIES_260K } from '../test/support/paths';
-import { startGufoServe, type GufoServe } from './support/gufo-serve';
-import { collectProblems } from './support/watch-page';
+import { expect, test, type Locator, type Page } from '@playwright/test';
+import { chooseModel, openSection, screenshot } from './support/flow';
+import { serveStories } from './support/served-app';
 
 test.describe.configure({ timeout: 300_000 });
 
-let scratch: string;
-let gufo: GufoServe;
-
-test.beforeAll(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'gufo-e2e-base-'));
-  const models = join(scratch, 'models');
-  mkdirSync(models);
-  copyFileSync(STORIES_260K, join(models, 'stories260K.gguf'));
-  gufo = await startGufoServe({
-    GUFO_HOME: join(scratch, 'home'),
-    GUFO_MODELS_DIRS: models,
-    VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? SWIFTSHADER_ICD,
-    XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? tmpdir(),
-  });
-});
-
-test.afterAll(async () => {
-  await gufo?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const app = serveStories({ name: 'base' });
 
 /** The answer length the test sets: a few seconds of decoding on a software GPU. */
 const MAX_TOKENS = 16;
 /** llama.cpp's greedy continuation of "Once upon a time" with stories260K. */
 const LLAMA_CPP = ', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.';
-
-async function shot(page: Page, testInfo: TestInfo, name: string): Promise<void> {
-  await page.screenshot({ path: testInfo.outputPath(`${name}.png`) });
-}
 
 /** Sends `text` and waits for its answer to end; answers the answer's text (without its statistics). */
 async function ask(page: Page, text: string): Promise<{ answer: Locator; body: string }> {
@@ -57,18 +29,12 @@ async function ask(page: Page, text: string): Promise<{ answer: Locator; body: s
   return { answer, body: (await answer.locator('.body').textContent()) ?? '' };
 }
 
-test('a base model: the chat says it has no template, continues the text, stops at the answer length, and switches format', async ({ browser }, testInfo) => {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-  const page = await context.newPage();
-  const problems = collectProblems(page);
-  await page.goto(gufo.url.href);
-
-  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Chat' }).click();
+test('a base model: the chat says it has no template, continues the text, stops at the answer length, and switches format', async ({}, testInfo) => {
+  const { page } = app;
+  await openSection(page, 'Chat');
   await page.getByRole('button', { name: 'New chat' }).first().click();
   const create = page.getByRole('dialog', { name: 'New chat' });
-  const select = create.getByRole('combobox', { name: 'Model' });
-  await expect.poll(async () => (await select.locator('option').allTextContents()).some((t) => t.trim().startsWith('stories260K'))).toBe(true);
-  await select.selectOption({ label: (await select.locator('option').allTextContents()).find((t) => t.trim().startsWith('stories260K'))!.trim() });
+  await chooseModel(create.getByRole('combobox', { name: 'Model' }), 'stories260K.gguf');
   await create.getByRole('radio', { name: 'Precise' }).check();
   await create.getByRole('button', { name: 'Create chat' }).click();
   await expect(create).toBeHidden();
@@ -88,7 +54,7 @@ test('a base model: the chat says it has no template, continues the text, stops 
   await expect(settings.getByRole('combobox', { name: 'Prompt format' })).toHaveValue('completion');
   await expect(settings.getByRole('combobox', { name: 'Prompt format' }).locator('option')).toContainText(['Plain completion', 'ChatML template', 'Llama 2 template']);
   await maxTokens.fill(String(MAX_TOKENS));
-  await shot(page, testInfo, 'chat-base-model-settings');
+  await screenshot({ page, testInfo }, 'chat-base-model-settings');
   await settings.getByRole('button', { name: 'Save' }).click();
   await expect(settings).toBeHidden();
 
@@ -99,7 +65,7 @@ test('a base model: the chat says it has no template, continues the text, stops 
   const stats = first.answer.getByRole('group', { name: 'Generation statistics' });
   await expect(stats).toContainText(`${MAX_TOKENS} tokens`);
   await expect(stats).toContainText('answer length limit');
-  await shot(page, testInfo, 'chat-base-model-completion');
+  await screenshot({ page, testInfo }, 'chat-base-model-completion');
 
   // Switching to a built-in template from the notice: saved, and the notice says what it means.
   await format.selectOption({ label: 'Llama 2 template' });
@@ -107,11 +73,9 @@ test('a base model: the chat says it has no template, continues the text, stops 
   await expect(notice).toContainText('it was not trained on this template');
   const second = await ask(page, 'Tell me about the dog.');
   await expect(second.answer.getByRole('group', { name: 'Generation statistics' })).toContainText(`${MAX_TOKENS} tokens`);
-  await shot(page, testInfo, 'chat-base-model-llama2');
+  await screenshot({ page, testInfo }, 'chat-base-model-llama2');
 
   // The choice survives a reload.
   await page.reload();
   await expect(page.getByRole('note', { name: 'Base model' }).getByRole('combobox', { name: 'Prompt format' })).toHaveValue('llama2');
-  expect(problems).toEqual([]);
-  await context.close();
 });

@@ -1,22 +1,27 @@
-import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { STORIES_260K } from '../test/support/paths';
-import { startGufoServe } from './support/gufo-serve';
+import { serveGufo } from './support/served-app';
 
-let gufo: { process: ChildProcess; url: URL; stop(): Promise<number | null> };
+// No models: the library starts empty. HOME is a folder of its own without Ollama or Hugging Face stores.
+const served = serveGufo({
+  name: 'downloads',
+  models: {},
+  env: (scratch) => ({
+    GUFO_HOME: join(scratch, 'data'),
+    GUFO_MODELS_DIRS: '',
+    HOME: join(scratch, 'home'),
+    OLLAMA_MODELS: join(scratch, 'home', 'no-ollama'),
+    HF_HOME: join(scratch, 'home', 'no-hf'),
+  }),
+});
 let files: Server;
 let filesUrl: string;
-let scratch: string;
 
 test.beforeAll(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'gufo-e2e-downloads-'));
-  const home = join(scratch, 'home');
-  mkdirSync(home);
   const model = readFileSync(STORIES_260K);
   // A plain file server on 127.0.0.1: the model, and a page that is not one.
   files = createServer((req, res) => {
@@ -27,23 +32,14 @@ test.beforeAll(async () => {
   });
   await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
   filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
-  gufo = await startGufoServe({
-    GUFO_HOME: join(scratch, 'data'),
-    GUFO_MODELS_DIRS: '',
-    HOME: home,
-    OLLAMA_MODELS: join(home, 'no-ollama'),
-    HF_HOME: join(home, 'no-hf'),
-  });
 });
 
 test.afterAll(async () => {
-  await gufo.stop();
   await new Promise<void>((resolve) => files.close(() => resolve()));
-  rmSync(scratch, { recursive: true, force: true });
 });
 
 test('downloads a model from the Library screen, and it joins the library', async ({ page }) => {
-  await page.goto(gufo.url.href);
+  await page.goto(served.gufo.url.href);
   await expect(page.getByRole('heading', { level: 2, name: 'Library' })).toBeVisible();
   await expect(page.getByRole('heading', { name: 'No models yet' })).toBeVisible();
 
@@ -62,7 +58,7 @@ test('downloads a model from the Library screen, and it joins the library', asyn
 });
 
 test('says why a download failed, in an alert', async ({ page }) => {
-  await page.goto(gufo.url.href);
+  await page.goto(served.gufo.url.href);
   const form = page.getByRole('form', { name: 'Download a model' });
   await form.getByRole('textbox', { name: 'URL' }).fill('not a url');
   await form.getByRole('button', { name: 'Download' }).click();

@@ -4,69 +4,25 @@
  * fits, choices survive leaving a screen, every dialog dims the page alike, the Ollama form's
  * inputs share a baseline. Screenshots in both themes go to the test's output folder.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { expect, test, type BrowserContext, type Locator, type Page, type TestInfo } from '@playwright/test';
-import { SWIFTSHADER_ICD } from '../src-main/engine/gpu/software-driver';
+import { expect, test, type Locator, type Page } from '@playwright/test';
 import { STORIES_260K, TINY_RANDOM_LLAMA } from '../test/support/paths';
-import { startGufoServe, type GufoServe } from './support/gufo-serve';
-import { collectProblems, watchOffsiteRequests } from './support/watch-page';
+import { openSection, screenshot } from './support/flow';
+import { serveStories } from './support/served-app';
 
 test.describe.configure({ mode: 'serial', timeout: 240_000 });
 
-let scratch: string;
-let gufo: GufoServe;
-let context: BrowserContext;
-let page: Page;
-let problems: string[];
-let offsite: string[];
-
-test.beforeAll(async ({ browser }) => {
-  scratch = mkdtempSync(join(tmpdir(), 'gufo-e2e-polish-'));
-  const models = join(scratch, 'models');
-  mkdirSync(models);
-  copyFileSync(STORIES_260K, join(models, 'stories260K.gguf'));
-  copyFileSync(TINY_RANDOM_LLAMA, join(models, 'llama-2-tiny-random.gguf'));
-  gufo = await startGufoServe({
-    GUFO_HOME: join(scratch, 'home'),
-    GUFO_MODELS_DIRS: models,
-    VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? SWIFTSHADER_ICD,
-    XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? tmpdir(),
-  });
-  context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-  offsite = watchOffsiteRequests(context, gufo.url.host);
-  page = await context.newPage();
-  problems = collectProblems(page);
-  await page.goto(gufo.url.href);
-});
-
-test.afterAll(async () => {
-  await context?.close();
-  expect(await gufo?.stop(), 'gufo serve stops cleanly on SIGTERM').toBe(0);
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-test.afterEach(() => {
-  expect(offsite, 'requests that left 127.0.0.1').toEqual([]);
-  expect(problems, 'console errors, warnings and page errors').toEqual([]);
+const app = serveStories({
+  name: 'polish',
+  models: { 'stories260K.gguf': STORIES_260K, 'llama-2-tiny-random.gguf': TINY_RANDOM_LLAMA },
+  expectOffline: true,
+  expectCleanStop: true,
 });
 
 /** The screen in the light and the dark theme, as `<name>-light.png` and `<name>-dark.png`. */
-async function screenshots(testInfo: TestInfo, name: string): Promise<void> {
-  for (const colorScheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme });
-    await page.screenshot({ path: testInfo.outputPath(`${name}-${colorScheme}.png`) });
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-}
-
-async function openSection(label: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: label }).click();
-}
+const BOTH_THEMES = { themes: ['light', 'dark'] } as const;
 
 /** The document is exactly the window: only the app's content pane scrolls. */
-async function expectDocumentStill(): Promise<void> {
+async function expectDocumentStill(page: Page): Promise<void> {
   const sizes = await page.evaluate(() => ({
     scrollHeight: document.documentElement.scrollHeight,
     scrollWidth: document.documentElement.scrollWidth,
@@ -79,7 +35,7 @@ async function expectDocumentStill(): Promise<void> {
   expect(sizes.scrollY).toBe(0);
 }
 
-const headerHeight = async () => (await page.getByRole('banner').boundingBox())!.height;
+const headerHeight = async (page: Page) => (await page.getByRole('banner').boundingBox())!.height;
 
 async function backdropOf(dialog: Locator): Promise<string> {
   await expect(dialog).toBeVisible();
@@ -87,7 +43,8 @@ async function backdropOf(dialog: Locator): Promise<string> {
 }
 
 test('the inspector block view scrolls inside the app; the document never scrolls', async ({}, testInfo) => {
-  await openSection('Library');
+  const { page } = app;
+  await openSection(page, 'Library');
   await page.getByRole('button', { name: 'Open stories260K', exact: true }).click();
   const tabs = page.getByRole('tablist', { name: 'Inspector sections' });
   await tabs.getByRole('tab', { name: 'Tensors' }).click();
@@ -103,18 +60,19 @@ test('the inspector block view scrolls inside the app; the document never scroll
   for (let i = 0; i < 30; i++) await page.mouse.wheel(0, 600);
   await expect(page.getByRole('heading', { level: 1, name: 'Gufo' })).toBeInViewport();
   await expect(page.getByRole('navigation', { name: 'Sections' })).toBeInViewport();
-  await expectDocumentStill();
-  await screenshots(testInfo, 'inspector-block-end');
+  await expectDocumentStill(page);
+  await screenshot({ page, testInfo }, 'inspector-block-end', BOTH_THEMES);
 
   await tabs.getByRole('tab', { name: 'Layer map' }).click();
   const legend = page.getByRole('list', { name: 'Type colours' });
   await expect(legend).toBeVisible();
-  await expectDocumentStill();
-  await screenshots(testInfo, 'inspector-layer-map');
+  await expectDocumentStill(page);
+  await screenshot({ page, testInfo }, 'inspector-layer-map', BOTH_THEMES);
 });
 
 test('Benchmarks keep the model and settings across visits, the header its height while a job runs, the table fits', async ({}, testInfo) => {
-  await openSection('Benchmarks');
+  const { page } = app;
+  await openSection(page, 'Benchmarks');
   const form = page.getByRole('form', { name: 'Run a benchmark' });
   const model = form.getByRole('combobox', { name: 'Model' });
   await expect(model.locator('option')).toHaveCount(2);
@@ -123,17 +81,17 @@ test('Benchmarks keep the model and settings across visits, the header its heigh
   await form.getByRole('spinbutton', { name: 'Prompt tokens' }).fill('16');
   await form.getByRole('spinbutton', { name: 'Generated tokens' }).fill('8');
 
-  await openSection('Library');
-  await openSection('Benchmarks');
+  await openSection(page, 'Library');
+  await openSection(page, 'Benchmarks');
   await expect(model).toHaveValue(other!);
   await expect(form.getByRole('spinbutton', { name: 'Prompt tokens' })).toHaveValue('16');
   await expect(form.getByRole('spinbutton', { name: 'Generated tokens' })).toHaveValue('8');
 
-  const idle = await headerHeight();
+  const idle = await headerHeight(page);
   await form.getByRole('button', { name: 'Run benchmark' }).click();
   await expect(page.getByRole('banner').getByRole('button', { name: /job running/ })).toBeVisible();
-  expect(await headerHeight(), 'header height while a job runs').toBe(idle);
-  await screenshots(testInfo, 'benchmarks-running');
+  expect(await headerHeight(page), 'header height while a job runs').toBe(idle);
+  await screenshot({ page, testInfo }, 'benchmarks-running', BOTH_THEMES);
 
   const results = page.getByRole('table', { name: 'Benchmark results' });
   await expect(results.getByRole('row')).toHaveCount(2, { timeout: 180_000 });
@@ -146,20 +104,21 @@ test('Benchmarks keep the model and settings across visits, the header its heigh
     return { box: box.scrollWidth - box.clientWidth, content: content.scrollWidth - content.clientWidth };
   });
   expect(overflow, 'sideways overflow of the results table and the content pane').toEqual({ box: 0, content: 0 });
-  await expectDocumentStill();
-  await screenshots(testInfo, 'benchmarks');
+  await expectDocumentStill(page);
+  await screenshot({ page, testInfo }, 'benchmarks', BOTH_THEMES);
 });
 
 test('Export keeps its source across visits; the Ollama form lines up; every dialog dims the page alike', async ({}, testInfo) => {
-  await openSection('Export');
+  const { page } = app;
+  await openSection(page, 'Export');
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
   const tiny = await source.locator('option').filter({ hasText: 'llama-2-tiny-random' }).getAttribute('value');
   await source.selectOption(tiny!);
   await expect(page).toHaveURL(new RegExp(`#/export/${tiny}$`));
 
-  await openSection('Library');
-  await openSection('Export');
+  await openSection(page, 'Library');
+  await openSection(page, 'Export');
   await expect(source).toHaveValue(tiny!);
 
   const ollama = page.getByRole('form', { name: 'Send to Ollama' });
@@ -170,22 +129,22 @@ test('Export keeps its source across visits; the Ollama form lines up; every dia
   );
   expect(new Set(tops).size, `the inputs' tops ${tops.join(', ')}`).toBe(1);
   await ollama.scrollIntoViewIfNeeded();
-  await expectDocumentStill();
-  await screenshots(testInfo, 'export-ollama');
+  await expectDocumentStill(page);
+  await screenshot({ page, testInfo }, 'export-ollama', BOTH_THEMES);
 
   // Dialogs: the library's remove and file browser, the chat's new chat.
-  await openSection('Library');
+  await openSection(page, 'Library');
   await page.getByRole('button', { name: 'Remove stories260K…', exact: true }).click();
   const remove = await backdropOf(page.getByRole('dialog', { name: /^Remove stories260K/ }));
-  await screenshots(testInfo, 'dialog-remove');
+  await screenshot({ page, testInfo }, 'dialog-remove', BOTH_THEMES);
   await page.keyboard.press('Escape');
   await page.getByRole('button', { name: 'Add files…' }).click();
   const browse = await backdropOf(page.getByRole('dialog', { name: 'Add model files' }));
   await page.keyboard.press('Escape');
-  await openSection('Chat');
+  await openSection(page, 'Chat');
   await page.getByRole('button', { name: 'New chat' }).first().click();
   const newChat = await backdropOf(page.getByRole('dialog', { name: 'New chat' }));
-  await screenshots(testInfo, 'dialog-new-chat');
+  await screenshot({ page, testInfo }, 'dialog-new-chat', BOTH_THEMES);
   await page.keyboard.press('Escape');
   expect([browse, newChat]).toEqual([remove, remove]);
   expect(remove).not.toBe('rgba(0, 0, 0, 0)');

@@ -14,18 +14,29 @@ export interface FlowContext {
   modelFile: string;
 }
 
-/** Saves the screen as `<name>.png` in the test's output folder (test-results/…), kept as an artifact. */
-export async function screenshot({ page, testInfo }: FlowContext, name: string): Promise<void> {
-  // The window, not the full page: screens scroll inside the app's own content area.
-  await page.screenshot({ path: testInfo.outputPath(`${name}.png`) });
+export interface ScreenshotOptions {
+  /** Saves one `<name>-<theme>.png` per theme, then goes back to light; one `<name>.png` as it is, without. */
+  themes?: readonly ('light' | 'dark')[];
+  /** The whole document; the window by default, as screens scroll inside the app's own content area. */
+  fullPage?: boolean;
 }
 
-async function openSection(page: Page, label: string): Promise<void> {
+/** Saves the screen in the test's output folder (test-results/…), kept as an artifact. */
+export async function screenshot({ page, testInfo }: Pick<FlowContext, 'page' | 'testInfo'>, name: string, { themes, fullPage = false }: ScreenshotOptions = {}): Promise<void> {
+  if (!themes) return void (await page.screenshot({ path: testInfo.outputPath(`${name}.png`), fullPage }));
+  for (const colorScheme of themes) {
+    await page.emulateMedia({ colorScheme });
+    await page.screenshot({ path: testInfo.outputPath(`${name}-${colorScheme}.png`), fullPage });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+export async function openSection(page: Page, label: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: label }).click();
 }
 
 /** Picks the option of a model select for `fileName`: the model's name is the file's, without .gguf. */
-async function chooseModel(select: Locator, fileName: string): Promise<void> {
+export async function chooseModel(select: Locator, fileName: string): Promise<void> {
   const name = fileName.replace(/\.gguf$/i, '');
   const names = (text: string) => text.trim() === name || text.trim().startsWith(`${name} · `);
   await expect.poll(async () => (await select.locator('option').allTextContents()).filter(names).length).toBe(1); // the models have loaded
