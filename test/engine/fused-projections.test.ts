@@ -21,10 +21,11 @@ afterAll(() => {
 });
 
 /**
- * Two copies of an F32 model whose attn_v weights are rounded to halves: one all F32 (Q, K, V of
- * one type: fused), one with attn_v stored as F16 (the same values; Q, K, V apart).
+ * Three copies of an F32 model whose attn_v weights are rounded to halves: one all F32 (Q, K, V of
+ * one type: fused), one with attn_v stored as F16 (the same values; Q, K, V apart), and one with
+ * only layer 0's attn_v as F16 (layer 0 apart, the others fused, as in a Q4_K_M file).
  */
-async function mixedCopies(f32Path: string): Promise<{ fused: string; apart: string }> {
+async function mixedCopies(f32Path: string): Promise<{ fused: string; apart: string; some: string }> {
   const f16 = ggmlTypeByName('F16')!;
   const { gguf, file } = openGguf(f32Path);
   try {
@@ -33,14 +34,18 @@ async function mixedCopies(f32Path: string): Promise<{ fused: string; apart: str
       const values = new Float32Array(gguf.tensorData(t).slice().buffer);
       halves.set(t.name, llamaQuantize(f16.id, values, values.length / t.ne[0]!, t.ne[0]!));
     }
-    const out = { fused: join(dir, 'fused.gguf'), apart: join(dir, 'apart.gguf') };
-    const tensors = (v: boolean) => gguf.tensors.map((t) => ({ name: t.name, ne: t.ne, type: v && halves.has(t.name) ? f16 : t.type }));
-    await writeGguf(out.fused, { kvs: gguf.kvs, tensors: tensors(false) }, (i) => {
-      const t = gguf.tensors[i]!;
-      const h = halves.get(t.name);
-      return [h ? new Uint8Array(llamaDequantize(f16.id, h, t.elements).buffer) : gguf.tensorData(t)];
-    });
-    await writeGguf(out.apart, { kvs: gguf.kvs, tensors: tensors(true) }, (i) => [halves.get(gguf.tensors[i]!.name) ?? gguf.tensorData(gguf.tensors[i]!)]);
+    const out = { fused: join(dir, 'fused.gguf'), apart: join(dir, 'apart.gguf'), some: join(dir, 'some.gguf') };
+    // Writes the copy whose attn_v tensors named by `asHalves` are stored as F16, the rest as F32 with the same values.
+    const write = (path: string, asHalves: (name: string) => boolean) =>
+      writeGguf(path, { kvs: gguf.kvs, tensors: gguf.tensors.map((t) => ({ name: t.name, ne: t.ne, type: halves.has(t.name) && asHalves(t.name) ? f16 : t.type })) }, (i) => {
+        const t = gguf.tensors[i]!;
+        const h = halves.get(t.name);
+        if (!h) return [gguf.tensorData(t)];
+        return [asHalves(t.name) ? h : new Uint8Array(llamaDequantize(f16.id, h, t.elements).buffer)];
+      });
+    await write(out.fused, () => false);
+    await write(out.apart, () => true);
+    await write(out.some, (name) => name.startsWith('blk.0.'));
     return out;
   } finally {
     file.close();
@@ -79,19 +84,22 @@ describe('fused projections', () => {
       const fusedBench = await engine.bench(4, 4);
       const apart = await logitsOf(copies.apart, ids);
       const apartBench = await engine.bench(4, 4);
+      const some = await logitsOf(copies.some, ids);
       const perLayer = dispatches[arch as keyof typeof dispatches];
       expect(fusedBench.dispatchesPerToken).toBe(1 + 2 * perLayer.fused + 3);
       expect(apartBench.dispatchesPerToken).toBe(1 + 2 * perLayer.apart + 3);
-      expect(fused).toHaveLength(ids.length);
-      for (const [t, row] of fused.entries()) {
-        const other = apart[t]!;
-        let worst = 0;
-        let scale = 0;
-        for (let i = 0; i < row.length; i++) {
-          worst = Math.max(worst, Math.abs(row[i]! - other[i]!));
-          scale = Math.max(scale, Math.abs(other[i]!));
+      for (const [name, logits] of Object.entries({ fused, 'layer 0 apart, layer 1 fused': some })) {
+        expect(logits).toHaveLength(ids.length);
+        for (const [t, row] of logits.entries()) {
+          const other = apart[t]!;
+          let worst = 0;
+          let scale = 0;
+          for (let i = 0; i < row.length; i++) {
+            worst = Math.max(worst, Math.abs(row[i]! - other[i]!));
+            scale = Math.max(scale, Math.abs(other[i]!));
+          }
+          expect(worst / scale, `${arch} ${name}, token ${t}`).toBeLessThan(1e-5);
         }
-        expect(worst / scale, `${arch}, token ${t}`).toBeLessThan(1e-5);
       }
     }, 120_000);
   }

@@ -515,8 +515,11 @@ export class LlamaModel {
     const fused = 'fused' in l.qkv ? qDim + 2 * kvDim : 0;
     const kvRows = fused ? { stride: fused, kOffset: qDim, vOffset: qDim + kvDim } : undefined;
     const qRows = fused ? { stride: fused, offset: 0 } : undefined;
+    // Fused, K and V are rows of act.q (act.k and act.v are buffers of their own when another layer keeps them apart).
+    const k = fused ? act.q : act.k;
+    const v = fused ? act.q : act.v;
     return [
-      ops.storeKvAndAttend({ k: act.k, v: act.v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }, {
+      ops.storeKvAndAttend({ k, v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }, {
         q: act.q,
         kCache: l.kCache,
         vCache: l.vCache,
