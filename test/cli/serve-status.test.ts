@@ -6,6 +6,7 @@ import type { OpenAiServerStatus } from '../../src-preload/api';
 import { isolatedEnv } from '../support/backend';
 import { REPO_ROOT } from '../support/paths';
 import { tempDir } from '../support/temp';
+import { UI_API_PREFIX } from '../../src-preload/api/http-paths';
 
 /** Starts `gufo serve` and answers its UI's origin and launch token once it runs, with a way to stop it. */
 function serve(args: string[]): Promise<{ origin: string; token: string; stop(): void }> {
@@ -29,7 +30,7 @@ function serve(args: string[]): Promise<{ origin: string; token: string; stop():
 
 async function serverStatus(ui: { origin: string; token: string }): Promise<OpenAiServerStatus> {
   const headers = { 'content-type': 'application/json', 'x-gufo-token': ui.token };
-  const reply = await fetch(`${ui.origin}/api/openAiServerStatus`, { method: 'POST', headers, body: '[]' });
+  const reply = await fetch(`${ui.origin}${UI_API_PREFIX}openAiServerStatus`, { method: 'POST', headers, body: '[]' });
   expect(reply.status).toBe(200);
   return ((await reply.json()) as { result: OpenAiServerStatus }).result;
 }
