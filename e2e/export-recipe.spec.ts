@@ -31,7 +31,8 @@ test('a role set to another type changes the predicted size; the export records 
   await screenshot({ page, testInfo }, 'export-recipe-edited', { fullPage: true });
 
   await form.getByRole('button', { name: 'Export', exact: true }).click();
-  const link = page.getByRole('link', { name: 'stories260K-Q8_0.gguf', exact: true });
+  // The export's own row (the file is also listed under quality across quantization levels).
+  const link = page.getByRole('table', { name: 'Source vs export' }).getByRole('link', { name: 'stories260K-Q8_0.gguf', exact: true });
   await expect(link).toBeVisible({ timeout: 60_000 });
   await link.click();
   const summary = page.getByRole('definition').filter({ hasText: 'attn_v' });
