@@ -27,3 +27,14 @@ fn kblock_head(b: u32) -> array<u32, 4> {
   return array<u32, 4>(W[b + {{W_D}}u], W[s], W[s + 1u], W[s + 2u]);
 #endif
 }
+
+// Sub-blocks sub and sub + 1 of the block at word b, from the dots of their codes with x (ql, qh)
+// and the sums of x per 16 values (sl, sh): d · (s · ql + s' · qh) − dmin · (m · Σx + m' · Σx').
+fn kpair_dot(b: u32, sub: u32, ql: f32, qh: f32, sl: vec2<f32>, sh: vec2<f32>) -> f32 {
+  let head = kblock_head(b);
+  let dm = f16x2(head[0]);
+  let scales = vec3<u32>(head[1], head[2], head[3]);
+  let lo = vec2<f32>(kscale_min(scales, sub));
+  let hi = vec2<f32>(kscale_min(scales, sub + 1u));
+  return dm.x * (lo.x * ql + hi.x * qh) - dm.y * (lo.y * (sl.x + sl.y) + hi.y * (sh.x + sh.y));
+}

@@ -46,11 +46,6 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
     let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));
-    let head = kblock_head(b);
-    let dm = f16x2(head[0]);
-    let scales = vec3<u32>(head[1], head[2], head[3]);
-    let lo = vec2<f32>(kscale_min(scales, sub));
-    let hi = vec2<f32>(kscale_min(scales, sub + 1u));
     let qs = b + {{W_QS}}u + 4u * sub;
     let a = w_quad(qs);
     let c = w_quad(qs + 4u);
@@ -65,7 +60,7 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
       + dot(q5_codes(nib_hi(a.z), g.z, s1), xh[2]) + dot(q5_codes(nib_hi(a.w), g.w, s1), xh[3])
       + dot(q5_codes(nib_hi(c.x), e.x, s1), xh[4]) + dot(q5_codes(nib_hi(c.y), e.y, s1), xh[5])
       + dot(q5_codes(nib_hi(c.z), e.z, s1), xh[6]) + dot(q5_codes(nib_hi(c.w), e.w, s1), xh[7]);
-    (*acc)[r] += dm.x * (lo.x * ql + hi.x * qh) - dm.y * (lo.y * (sl.x + sl.y) + hi.y * (sh.x + sh.y));
+    (*acc)[r] += kpair_dot(b, sub, ql, qh, sl, sh);
   }
 }
 #endif
