@@ -97,7 +97,7 @@ export function toolPrompt(text: ModelText, request: ToolRequest): ToolPrompt {
   const { syntax } = text.toolCalls;
   const { choice } = request;
   const allowed = typeof choice === 'object' ? request.functions.filter((fn) => fn.name === choice.name) : request.functions;
-  // gpt-oss names the function outside its JSON: "required" among several functions is left to the model.
+  // gpt-oss and Mistral v11 name the function outside the JSON: "required" among several functions is left to the model.
   const forced = choice === 'auto' ? null : forcedToolCall(syntax.family, allowed, request.parallel);
   return {
     tools: request.tools,

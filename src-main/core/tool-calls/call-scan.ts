@@ -133,11 +133,19 @@ function argumentsText(json: string): string {
 
 /** The arguments object that is the whole of `text` (gpt-oss's message body). */
 export function readArguments(text: string): { arguments: string; done: boolean } {
-  const at = skipSpace(text, 0);
-  if (at >= text.length || text[at] !== '{') return { arguments: '', done: false };
+  const read = readArgumentsAt(text, skipSpace(text, 0));
+  return { arguments: read.arguments, done: read.done && skipSpace(text, read.end) === text.length };
+}
+
+/**
+ * The arguments object at `at` (Mistral's text after [ARGS], gpt-oss's message body), as far as it
+ * is written, and the index after it (-1: not whole yet, or not an object).
+ */
+export function readArgumentsAt(text: string, at: number): { arguments: string; done: boolean; end: number } {
+  if (at >= text.length || text[at] !== '{') return { arguments: '', done: false, end: -1 };
   const end = valueEnd(text, at);
   const json = compactJson(text.slice(at, end < 0 ? text.length : end));
-  return { arguments: json, done: end >= 0 && skipSpace(text, end) === text.length && isObject(parseJson(json)) };
+  return { arguments: json, done: end >= 0 && isObject(parseJson(json)), end };
 }
 
 export function parseJson(text: string): unknown {

@@ -29,7 +29,7 @@ export const MAX_FORCED_CALLS = 8;
 
 /**
  * The forced call of `family` among `functions` (one or more), or null when the family cannot
- * be forced with one schema (gpt-oss's call names the function outside its JSON: only one function can be forced).
+ * be forced with one schema (gpt-oss's and Mistral v11's calls name the function outside their JSON: only one function can be forced).
  */
 export function forcedToolCall(family: ToolCallFamily, functions: readonly ToolFunction[], parallel: boolean): ForcedToolCall | null {
   const argumentsKey = family === 'llama3' ? 'parameters' : 'arguments';
@@ -52,6 +52,12 @@ export function forcedToolCall(family: ToolCallFamily, functions: readonly ToolF
         schema: { type: 'array', items: oneCall, minItems: 1, maxItems: parallel ? MAX_FORCED_CALLS : 1 },
         opening: '[TOOL_CALLS]',
       };
+    case 'mistral-v11': {
+      // The name stands before [ARGS], outside the JSON: only one function can be forced.
+      if (functions.length !== 1) return null;
+      const opening = `[TOOL_CALLS]${functions[0]!.name}[ARGS]`;
+      return { prefill: opening, schema: functions[0]!.parameters, opening };
+    }
     case 'harmony': {
       if (functions.length !== 1) return null;
       const f = functions[0]!;

@@ -1,7 +1,7 @@
 /**
  * Tool calling for a model: which syntax its answers use, whether its chat template renders
  * `tools` itself (else fallback.ts describes them), and a decoder that shows the call markers
- * that are control tokens (Llama's <|python_tag|>, Mistral's [TOOL_CALLS]), which answers
+ * that are control tokens (Llama's <|python_tag|>, Mistral's [TOOL_CALLS] and [ARGS]), which answers
  * otherwise leave out.
  */
 import { chatTemplateFor, type ChatVocab } from '../chat-template';
@@ -28,7 +28,7 @@ export function modelToolCalls(vocab: ChatVocab, architecture: string | null): M
   const syntax = TOOL_CALL_SYNTAX[family];
   const lookup = tokenLookup(vocab);
   const markerTokens = new Map<number, string>();
-  for (const marker of syntax.markers) {
+  for (const marker of [...syntax.markers, ...syntax.innerTokens]) {
     const id = lookup.findText(marker);
     if (id >= 0) markerTokens.set(id, marker);
   }

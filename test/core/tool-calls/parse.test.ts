@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HarmonyRewriter } from '../../../src-main/core/harmony';
-import { splitToolCalls, TOOL_CALL_SYNTAX, ToolCallStream, type ParsedToolCall, type ToolCallDelta, type ToolCallSplit, type ToolCallSyntax } from '../../../src-main/core/tool-calls/index';
+import { forcedToolCall, splitToolCalls, TOOL_CALL_SYNTAX, ToolCallStream, type ParsedToolCall, type ToolCallDelta, type ToolCallSplit, type ToolCallSyntax } from '../../../src-main/core/tool-calls/index';
 import { toolCallFamily } from '../../../src-main/core/tool-calls/syntax';
 import { readHfVocab, LLAMA3_SPEC, QWEN3_SPEC } from '../../support/hf-vocab';
 import { mulberry32 } from '../../support/random';
@@ -105,6 +105,36 @@ describe('tool-call syntax per family', () => {
     expectSplit(TOOL_CALL_SYNTAX.mistral, text, { content: '', calls: [{ name: 'get_current_weather', arguments: args({ location: 'Paris, France', format: 'celsius' }) }] });
   });
 
+  it('Mistral v11 (Magistral, Mistral Small 3.2, Devstral): [TOOL_CALLS]NAME[ARGS]{json} per call, with or without [CALL_ID]', () => {
+    // Mistral's function-calling docs (v11 tokenizer): each call its own marker, the name, then the arguments.
+    const weather = { name: 'get_current_weather', arguments: args({ location: 'Paris, France', format: 'celsius' }) };
+    const one = '[TOOL_CALLS]get_current_weather[ARGS]{"location": "Paris, France", "format": "celsius"}';
+    for (const syntax of [TOOL_CALL_SYNTAX['mistral-v11'], TOOL_CALL_SYNTAX.mistral]) {
+      expectSplit(syntax, `Let me look.${one}`, { content: 'Let me look.', calls: [weather] });
+    }
+    const syntax = TOOL_CALL_SYNTAX['mistral-v11'];
+    expectSplit(syntax, `${one}[TOOL_CALLS]get_time[ARGS]{}`, { content: '', calls: [weather, { name: 'get_time', arguments: '{}' }] });
+    expectSplit(syntax, '[TOOL_CALLS]get_current_weather[CALL_ID]a1b2c3d4e[ARGS]{"location": "Paris, France", "format": "celsius"}', { content: '', calls: [weather] });
+    // The older list form is still read where the template has the new one.
+    expectSplit(syntax, '[TOOL_CALLS][{"name": "get_time", "arguments": {}}]', { content: '', calls: [{ name: 'get_time', arguments: '{}' }] });
+    expectStreamedAsWritten(syntax, '[TOOL_CALLS]search[ARGS]{"query": "say \\"hi\\"", "n": 1.50, "tags": [ "a", {"b": null} ]}', 'search');
+    // Not a call: a name with a space.
+    expectSplit(syntax, 'x [TOOL_CALLS]get weather[ARGS]{}', { content: 'x [TOOL_CALLS]get weather[ARGS]{}', calls: null });
+    // Cut short once named: a call, not complete.
+    expectSplit(syntax, '[TOOL_CALLS]f[ARGS]{"a": [1, 2', { content: '', calls: [{ name: 'f', arguments: '{"a":[1,2' }], complete: false });
+  });
+
+  it('Mistral v11 forced: the prompt ends with the marker, the name and [ARGS]; the output is held to the arguments schema', () => {
+    const parameters = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const forced = forcedToolCall('mistral-v11', [{ name: 'weather', parameters }], true)!;
+    expect(forced).toEqual({ prefill: '[TOOL_CALLS]weather[ARGS]', schema: parameters, opening: '[TOOL_CALLS]weather[ARGS]' });
+    const stream = new ToolCallStream(TOOL_CALL_SYNTAX['mistral-v11'], forced.opening);
+    stream.push('{"city": "Oslo"}');
+    expect(stream.end()).toMatchObject({ content: '', calls: [{ name: 'weather', arguments: '{"city":"Oslo"}' }], complete: true });
+    // The name is outside the JSON: one schema cannot choose among several functions.
+    expect(forcedToolCall('mistral-v11', [{ name: 'a', parameters }, { name: 'b', parameters }], true)).toBeNull();
+  });
+
   it('gpt-oss harmony: a commentary message to=functions.NAME, read after the harmony rewriter', () => {
     // OpenAI's harmony guide: reasoning, then the call (the stream stops at <|call|>).
     const raw =
@@ -153,5 +183,8 @@ describe('tool-call syntax per family', () => {
     expect(toolCallFamily(llama3, 'llama3')).toEqual({ family: 'hermes', rendersTools: false });
     expect(toolCallFamily('{% if tools %}…{% endif %}<|start_header_id|><|end_header_id|><|python_tag|>', 'llama3').family).toBe('llama3');
     expect(toolCallFamily('[INST] {{ tools }} [TOOL_CALLS]', 'mistral-v3').family).toBe('mistral');
+    // Mistral Small 3.2's and Magistral's templates write each call as [TOOL_CALLS]NAME[ARGS]{…}.
+    const v11 = "[AVAILABLE_TOOLS]{{ tools|tojson }}[/AVAILABLE_TOOLS]{%- for tool in message['tool_calls'] %}{{- '[TOOL_CALLS]' + tool['function']['name'] + '[ARGS]' + tool['function']['arguments'] }}{%- endfor %}";
+    expect(toolCallFamily(v11, 'mistral')).toEqual({ family: 'mistral-v11', rendersTools: true });
   });
 });
