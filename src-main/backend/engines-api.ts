@@ -1,4 +1,5 @@
 /** EnginesApi: the GPU adapter in use, the models loaded on it, named as the library names them, and freeing them. */
+import { totalmem } from 'node:os';
 import { basename } from 'node:path';
 import type { EnginesApi, GpuAdapter, LoadedModel } from '../../src-preload/api';
 import { EngineRequestError } from '../engine/host';
@@ -52,5 +53,7 @@ function gpuAdapterOf(info: GpuInfo): GpuAdapter {
     software: info.isFallbackAdapter,
     shaderF16: info.features.includes('shader-f16'),
     subgroups: info.features.includes('subgroups') ? { min: info.subgroupMinSize, max: info.subgroupMaxSize } : null,
+    // A software adapter (lavapipe, SwiftShader) keeps its buffers in the machine's RAM.
+    memoryBytes: info.isFallbackAdapter ? totalmem() : null,
   };
 }

@@ -30,6 +30,9 @@ export type Theme = 'system' | 'light' | 'dark';
 /** Context sizes (tokens) a setting or a chat may ask for; a model's own limit applies too. */
 export const CONTEXT_TOKENS = { min: 16, max: 1 << 20 } as const;
 
+/** The most a GPU memory budget setting may say, in GiB (beyond any machine's memory). */
+export const GPU_MEMORY_BUDGET_MAX_GIB = 1 << 16;
+
 export interface Settings {
   theme: Theme;
   /** Extra folders scanned for models (besides GUFO_MODELS_DIRS and the data dir's models/). */
@@ -38,6 +41,11 @@ export interface Settings {
   defaultContext: number;
   /** Where exports go by default (the data dir's models/ when null). */
   exportDir: string | null;
+  /**
+   * The GPU memory the export screen measures each type against, in GiB; null: automatic (the
+   * machine's RAM for a software adapter, else none, since WebGPU reports no memory size).
+   */
+  gpuMemoryBudgetGiB: number | null;
 }
 
 /** One entry of a folder, as the in-app file browser shows it (browser mode has no native picker). */

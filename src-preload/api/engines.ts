@@ -33,6 +33,11 @@ export interface GpuAdapter {
   shaderF16: boolean;
   /** Subgroup sizes the kernels may use; null when the adapter has no subgroups. */
   subgroups: { min: number; max: number } | null;
+  /**
+   * Bytes of memory the adapter computes in, where known: a software adapter runs in the machine's
+   * RAM (its total); null for a real GPU, whose memory size WebGPU does not report.
+   */
+  memoryBytes: number | null;
 }
 
 /** The adapter in use, or why there is none (the engine's own words: which driver to install). */

@@ -24,7 +24,7 @@ import { QUALITY_LEVELS_METHODS, type QualityLevelsApi } from './quality-levels'
 import { SERVER_METHODS, type ServerApi } from './server';
 
 export type * from './app';
-export { CONTEXT_TOKENS } from './app';
+export { CONTEXT_TOKENS, GPU_MEMORY_BUDGET_MAX_GIB } from './app';
 export type * from './bench';
 export type * from './chat';
 export type * from './downloads';

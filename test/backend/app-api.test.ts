@@ -41,7 +41,7 @@ describe('settings', () => {
   it('saves a change, announces it, and keeps it across restarts', async () => {
     const dataDir = join(tempDir(), 'home');
     const first = testBackend({ dataDir });
-    expect(await first.api.getSettings()).toEqual({ theme: 'system', modelDirs: [], defaultContext: 2048, exportDir: null });
+    expect(await first.api.getSettings()).toEqual({ theme: 'system', modelDirs: [], defaultContext: 2048, exportDir: null, gpuMemoryBudgetGiB: null });
     const saved = await first.api.updateSettings({ theme: 'dark', defaultContext: 8192 });
     expect(saved).toMatchObject({ theme: 'dark', defaultContext: 8192 });
     expect(first.seen).toContainEqual({ type: 'settings-changed', settings: saved });
@@ -53,6 +53,7 @@ describe('settings', () => {
     const backend = testBackend();
     await expect(backend.api.updateSettings({ theme: 'blue' as never })).rejects.toThrow(/setting "theme"/);
     await expect(backend.api.updateSettings({ defaultContext: 3.5 })).rejects.toThrow(/setting "defaultContext"/);
+    await expect(backend.api.updateSettings({ gpuMemoryBudgetGiB: 0 })).rejects.toThrow(/setting "gpuMemoryBudgetGiB" must be a number of GiB above 0/);
     expect(backend.seen.filter((e) => e.type === 'settings-changed')).toEqual([]);
     expect((await backend.api.getSettings()).theme).toBe('system');
   });

@@ -3,6 +3,7 @@
  * SwiftShader here) once; the engine started to ask it then serves the first model. Without an
  * adapter, the engine's reason.
  */
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { forkLauncher, type EngineLauncher } from '../../src-main/engine/host';
@@ -28,10 +29,19 @@ describe('gpuAdapter (real engine)', { timeout: 300_000 }, () => {
     const { launcher, launches } = countingLauncher();
     const backend = testBackend({ engineLauncher: launcher });
     const first = await backend.api.gpuAdapter();
-    // The tests run on SwiftShader (vitest.config.ts): a software Vulkan adapter with subgroups of 4 and no shader-f16.
+    // The tests run on SwiftShader (vitest.config.ts): a software Vulkan adapter with subgroups of 4 and no shader-f16,
+    // computing in the machine's RAM.
     expect(first).toEqual({
       status: 'ready',
-      adapter: { name: expect.stringMatching(/SwiftShader/), vendor: 'google', backend: 'vulkan', software: true, shaderF16: false, subgroups: { min: 4, max: 4 } },
+      adapter: {
+        name: expect.stringMatching(/SwiftShader/),
+        vendor: 'google',
+        backend: 'vulkan',
+        software: true,
+        shaderF16: false,
+        subgroups: { min: 4, max: 4 },
+        memoryBytes: totalmem(),
+      },
     });
     expect(await backend.api.gpuAdapter()).toEqual(first);
     const info = await backend.context.engines.withModel({ path: STORIES_260K, ctx: 32 }, async ({ info }) => info);

@@ -1,6 +1,6 @@
 /** App settings: one row per key, values as JSON, defaults for what was never set. */
 import { isIP } from 'node:net';
-import { API_KEY_CHARS, CONTEXT_TOKENS, type OpenAiServerSettings, type Settings, type Theme } from '../../../src-preload/api';
+import { API_KEY_CHARS, CONTEXT_TOKENS, GPU_MEMORY_BUDGET_MAX_GIB, type OpenAiServerSettings, type Settings, type Theme } from '../../../src-preload/api';
 import type { Db } from './database';
 import { parseJsonColumn } from './json-column';
 
@@ -9,6 +9,7 @@ export const DEFAULT_SETTINGS: Settings = {
   modelDirs: [],
   defaultContext: 2048,
   exportDir: null,
+  gpuMemoryBudgetGiB: null,
 };
 
 export const DEFAULT_OPENAI_SERVER_SETTINGS: OpenAiServerSettings = {
@@ -34,6 +35,10 @@ const VALIDATORS: Validators<Settings> = {
   modelDirs: (v) => (Array.isArray(v) && v.every((d) => typeof d === 'string' && d !== '') ? null : 'must be a list of folder paths'),
   defaultContext: contextTokens,
   exportDir: (v) => (v === null || (typeof v === 'string' && v !== '') ? null : 'must be a folder path or null'),
+  gpuMemoryBudgetGiB: (v) =>
+    v === null || (typeof v === 'number' && v > 0 && v <= GPU_MEMORY_BUDGET_MAX_GIB)
+      ? null
+      : `must be a number of GiB above 0 and at most ${GPU_MEMORY_BUDGET_MAX_GIB}, or null (automatic)`,
 };
 
 const OPENAI_SERVER_VALIDATORS: Validators<OpenAiServerSettings> = {

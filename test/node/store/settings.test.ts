@@ -42,11 +42,24 @@ describe('SettingsStore', () => {
     [{ modelDirs: '/models' }, /setting "modelDirs" must be a list of folder paths/],
     [{ modelDirs: ['/ok', ''] }, /"modelDirs"/],
     [{ exportDir: '' }, /setting "exportDir" must be a folder path or null/],
+    [{ gpuMemoryBudgetGiB: 0 }, /setting "gpuMemoryBudgetGiB" must be a number of GiB above 0 and at most 65536, or null \(automatic\)/],
+    [{ gpuMemoryBudgetGiB: -8 }, /"gpuMemoryBudgetGiB"/],
+    [{ gpuMemoryBudgetGiB: '8' }, /"gpuMemoryBudgetGiB"/],
+    [{ gpuMemoryBudgetGiB: Number.NaN }, /"gpuMemoryBudgetGiB"/],
+    [{ gpuMemoryBudgetGiB: 65537 }, /"gpuMemoryBudgetGiB"/],
     [{ colour: 'red' }, /unknown setting "colour"/],
   ])('refuses %j, naming the field', (patch, message) => {
     const { db, settings } = store();
     expect(() => settings.update(patch as never)).toThrow(message);
     expect(settings.get()).toEqual(DEFAULT_SETTINGS);
+    db.close();
+  });
+
+  it('keeps a GPU memory budget in GiB, fractions too, and null for automatic', () => {
+    const { db, settings } = store();
+    expect(settings.get().gpuMemoryBudgetGiB).toBeNull();
+    expect(settings.update({ gpuMemoryBudgetGiB: 7.5 }).gpuMemoryBudgetGiB).toBe(7.5);
+    expect(settings.update({ gpuMemoryBudgetGiB: null }).gpuMemoryBudgetGiB).toBeNull();
     db.close();
   });
 
