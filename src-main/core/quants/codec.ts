@@ -52,3 +52,11 @@ export function checkEncodeSpan(
   if (dst.length < bytes) throw new RangeError(`${type.name}: destination holds ${dst.length} bytes, ${bytes} needed`);
   if (importance && importance.length < rowLength) throw new RangeError(`${type.name}: importance holds ${importance.length} weights, ${rowLength} needed`);
 }
+
+/**
+ * Throws unless an importance matrix is given: for the types llama.cpp will not quantize without
+ * one (the result would be too poor to use), as it refuses them.
+ */
+export function requireImportance(type: GgmlType, importance: Float32Array | null): asserts importance is Float32Array {
+  if (!importance) throw new Error(`${type.name} needs an importance matrix (--imatrix FILE): llama.cpp refuses it without one too, the result would be garbage`);
+}

@@ -7,15 +7,18 @@ import type { RequantError, RequantErrorRow } from '../../../src-preload/api';
 import { bitsPerWeight, GGML_TYPES, ggmlRowBytes, type GgmlType } from '../../core/ggml-types';
 import type { GgufFile, GgufTensorInfo } from '../../core/gguf/gguf-file';
 import { decoderFor } from '../../core/quants/decoders';
-import { encoderFor, hasEncoder } from '../../core/quants/encoders';
+import { encoderFor, hasEncoder, needsImportance } from '../../core/quants/encoders';
 import { sampleTensor } from './tensor-sample';
 
 /** Values compared at most (whole rows, evenly spread). */
 export const REQUANT_SAMPLE = 1 << 18;
 
-/** Every type Gufo can encode, but F32 (it would only copy the values), highest bits per weight first. */
+/**
+ * Every type Gufo can encode, but F32 (it would only copy the values) and those that need an
+ * importance matrix (there is none here), highest bits per weight first.
+ */
 export function requantCandidates(): GgmlType[] {
-  return GGML_TYPES.filter((t) => hasEncoder(t) && t.name !== 'F32').sort((a, b) => bitsPerWeight(b) - bitsPerWeight(a));
+  return GGML_TYPES.filter((t) => hasEncoder(t) && !needsImportance(t) && t.name !== 'F32').sort((a, b) => bitsPerWeight(b) - bitsPerWeight(a));
 }
 
 export interface RequantProgress {
