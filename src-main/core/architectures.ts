@@ -45,14 +45,21 @@ export interface MoeTraits {
 }
 
 /**
- * An encoder (BERT-style embedding model, llama.cpp's build_bert): bidirectional attention with
- * biases, LayerNorm after each block (post-norm), no KV cache, no output head.
+ * An encoder (BERT-style embedding model, llama.cpp's build_bert): bidirectional attention
+ * (biases where the file has them), LayerNorm after each block (post-norm), no KV cache, no
+ * output head.
  */
 export interface EncoderTraits {
-  /** Learned absolute positions (position_embd) added to the token embeddings. */
-  readonly positionEmbeddings: boolean;
-  /** The FFN's activation: GELU of up (no gate). */
-  readonly ffnActivation: 'gelu';
+  /**
+   * How positions enter: 'learned' absolute positions (position_embd) added to the token
+   * embeddings, or 'rope': Q and K rotated (the architecture's RoPE style), no position table.
+   */
+  readonly positions: 'learned' | 'rope';
+  /**
+   * The FFN: 'gelu' of up (no gate), or 'swiglu', silu(gate)·up, without biases (llama.cpp reads
+   * none for it).
+   */
+  readonly ffn: 'gelu' | 'swiglu';
 }
 
 export interface ArchitectureTraits {
@@ -171,7 +178,13 @@ export const ARCHITECTURES = {
   bert: {
     ...DENSE,
     normEpsKey: 'attention.layer_norm_epsilon',
-    encoder: { positionEmbeddings: true, ffnActivation: 'gelu' },
+    encoder: { positions: 'learned', ffn: 'gelu' },
+  },
+  // nomic-embed-text: bert with RoPE instead of a position table and a SwiGLU FFN.
+  'nomic-bert': {
+    ...DENSE,
+    normEpsKey: 'attention.layer_norm_epsilon',
+    encoder: { positions: 'rope', ffn: 'swiglu' },
   },
 } as const satisfies Record<string, ArchitectureTraits>;
 

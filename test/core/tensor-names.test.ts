@@ -29,7 +29,7 @@ describe('architectures', () => {
     expect(architectureTraits('constructor')).toBeUndefined();
     expect(architectureTraits(null)).toBeUndefined();
     expect(unsupportedArchitectureMessage('falcon')).toBe(
-      'architecture "falcon" is not supported; supported: llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss, bert',
+      'architecture "falcon" is not supported; supported: llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss, bert, nomic-bert',
     );
   });
 });

@@ -3,7 +3,9 @@
  * random-weight F32 decoder models with each pooling_type (mean, cls, last; none is the last
  * token's state, as node-llama-cpp answers it) give vectors within 1e-4 cosine distance of
  * llama.cpp's, unit-length; a generation model without pooling_type embeds as with mean pooling;
- * a reranker (rank) is refused by name.
+ * a reranker (rank) is refused by name. Encoders: bert (separate or fused Q/K/V), nomic-bert (RoPE,
+ * SwiGLU), and bert quantized by Gufo's own quantizer against llama.cpp on the quantized file's exact
+ * F32 copy (the exactness bar of the quantized generative models).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,9 @@ import { cosineDistance, llamaEmbeddings } from '../support/llama';
 import { mulberry32 } from '../support/random';
 import { TEST_VOCAB, writeRandomModel, type ModelShape } from '../support/test-models';
 import { BERT_CLS, BERT_SEP, BERT_VOCAB, writeRandomBert, type BertShape } from '../support/bert-model';
+import { openGguf } from '../../src-main/node/gguf-io';
+import { quantizeFile } from '../../src-main/node/quantize';
+import { writeDecodedCopy } from './quantized-models';
 
 const engine = await Engine.open();
 const dir = mkdtempSync(join(tmpdir(), 'gufo-embeddings-'));
@@ -83,6 +88,16 @@ describe('embeddings of decoder models equal llama.cpp', () => {
   });
 });
 
+/** The type name of tensor `name` in the file at `path`. */
+function tensorType(path: string, name: string): string | undefined {
+  const { gguf, file } = openGguf(path);
+  try {
+    return gguf.tensor(name)?.type.name;
+  } finally {
+    file.close();
+  }
+}
+
 /** [CLS] random word pieces [SEP], as the WordPiece tokenizer frames an input. */
 function bertIds(seed: number, length: number): number[] {
   const rng = mulberry32(seed);
@@ -96,6 +111,8 @@ describe('embeddings of bert encoders equal llama.cpp', () => {
   const BERT_CASES: [string, BertShape, string][] = [
     ['bert, pooling_type 1 (mean: all-MiniLM, e5)', BERT, 'mean'],
     ['bert, pooling_type 2 (cls: bge)', { ...BERT, poolingType: 2, seed: 4 }, 'cls'],
+    ['bert with a fused attn_qkv', { ...BERT, fusedQkv: true, seed: 7 }, 'mean'],
+    ['nomic-bert, pooling_type 1 (mean: nomic-embed-text; RoPE, SwiGLU)', { ...BERT, arch: 'nomic-bert', seed: 8 }, 'mean'],
   ];
   for (const [name, shape, pooling] of BERT_CASES) {
     it(name, async () => {
@@ -122,4 +139,31 @@ describe('embeddings of bert encoders equal llama.cpp', () => {
     expect(engine.model?.architecture).toBe('bert');
     await expect(engine.generate([BERT_CLS], { maxTokens: 1 })).rejects.toThrow(/embedding model \(bert\)/);
   });
+
+  // Rows of 256: Q4_K's blocks fit every matrix.
+  const WIDE: BertShape = { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, poolingType: 1, seed: 9 };
+  const MATRIX_TYPES = { Q8_0: 'Q8_0', Q4_K_M: 'Q4_K' } as const;
+  for (const [type, matrixType] of Object.entries(MATRIX_TYPES)) {
+    it(`bert quantized to ${type} by Gufo embeds as llama.cpp on its exact F32 copy`, async () => {
+      const f32 = join(dir, `bert-wide.gguf`);
+      const quantized = join(dir, `bert-${type}.gguf`);
+      const exact = join(dir, `bert-${type}-exact-f32.gguf`);
+      await writeRandomBert(f32, WIDE);
+      await quantizeFile(f32, quantized, type as keyof typeof MATRIX_TYPES, { overwrite: true });
+      expect(tensorType(quantized, 'blk.0.attn_q.weight')).toBe(matrixType);
+      await writeDecodedCopy(quantized, exact);
+      const ref = await llamaEmbeddings(exact, BERT_INPUTS);
+      // llama.cpp on the quantized file itself rounds activations to 8 bits: printed, not exact.
+      const onQuantized = await llamaEmbeddings(quantized, BERT_INPUTS);
+      await engine.load(quantized, { ctx: 128 });
+      const ours = await embedInputs(engine, BERT_INPUTS);
+      for (const [i, v] of ours.embeddings.entries()) {
+        const distance = cosineDistance(v, ref[i]!);
+        const fromQuantized = cosineDistance(v, onQuantized[i]!);
+        console.log(`bert ${type}, input ${i}: cosine distance ${distance.toExponential(2)} (llama.cpp on the ${type} file: ${fromQuantized.toExponential(2)})`);
+        expect(distance).toBeLessThan(1e-4);
+        expect(fromQuantized).toBeLessThan(1e-2);
+      }
+    }, 120_000);
+  }
 });

@@ -1,17 +1,20 @@
 /**
- * The forward pass of an encoder (bert: all-MiniLM, bge, e5), as llama.cpp's build_bert: it only
- * embeds. The whole input is one batch from position 0 (every token attends to every other, so
- * nothing is cached between inputs), and the result is the last block's output, which
- * core/embedding-pooling.ts pools.
+ * The forward pass of an encoder (bert: all-MiniLM, bge, e5; nomic-bert: nomic-embed-text), as
+ * llama.cpp's build_bert: it only embeds. The whole input is one batch from position 0 (every token
+ * attends to every other, so nothing is cached between inputs), and the result is the last block's
+ * output, which core/embedding-pooling.ts pools.
  *
- *   x = token_embd[id] + token_types[0] + position_embd[pos]; x = layernorm(x)
- *   for each layer:  x = layernorm(x + attn_output(attention(q, k, v)))   (biases everywhere,
- *                                                                          no causal mask, no RoPE)
- *                    x = layernorm(x + ffn_down(gelu(ffn_up(x))))
+ *   x = token_embd[id] + token_types[0] (+ position_embd[pos]: bert); x = layernorm(x)
+ *   for each layer:  x = layernorm(x + attn_output(attention(q, k, v)))   (no causal mask; nomic-bert
+ *                                                                          rotates q and k, RoPE)
+ *                    x = layernorm(x + ffn_down(gelu(ffn_up(x))))         (bert)
+ *                    x = layernorm(x + ffn_down(silu(ffn_gate(x))·ffn_up(x)))   (nomic-bert)
  *
- * LayerNorms carry a weight and a bias. The residual adds ride on the output projections (matmul
- * with accumulate), their biases added after. K and V pass through the attention kernel's cache in
- * f32, as llama.cpp keeps them unrounded (no KV cache for an encoder).
+ * LayerNorms carry a weight and a bias; projections carry a bias where the file has one (llama.cpp
+ * reads none for nomic-bert's FFN). Q, K and V come from three projections or one fused attn_qkv.
+ * The residual adds ride on the output projections (matmul with accumulate), their biases added
+ * after. K and V pass through the attention kernel's cache in f32, as llama.cpp keeps them
+ * unrounded (no KV cache for an encoder).
  */
 import { dequantizeTensor } from '../../core/dequantize';
 import type { GgufFile } from '../../core/gguf/gguf-file';
@@ -23,6 +26,7 @@ import { uploadWeights, type GpuWeight } from '../gpu/weights';
 import type { ModelMemory } from '../protocol';
 import { OwnedBuffers } from './owned-buffers';
 import { UnsupportedModelError, type HParams } from './hparams';
+import { ropeTable } from './rope-table';
 
 export interface BertOptions {
   /** Most tokens of one input: the batch, the attention's span and the positions used. */
@@ -36,43 +40,60 @@ interface Norm {
   b: GPUBuffer;
 }
 
-/** A projection and its bias. */
+/** A projection and its bias, if the file has one. */
 interface Linear {
   w: GpuWeight;
-  b: GPUBuffer;
+  b?: GPUBuffer;
 }
 
 interface Layer {
-  q: Linear;
-  k: Linear;
-  v: Linear;
+  /** Separate Q, K, V projections, or one fused attn_qkv whose rows are Q, then K, then V. */
+  qkv: { q: Linear; k: Linear; v: Linear } | { fused: Linear };
   out: Linear;
   attnNorm: Norm;
-  up: Linear;
-  down: Linear;
+  /** bert: gelu(up); nomic-bert: silu(gate)·up. */
+  ffn: { up: Linear; down: Linear; gate?: Linear };
   outNorm: Norm;
   kCache: GPUBuffer;
   vCache: GPUBuffer;
 }
 
-const MATRIX_ROLES = ['attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_up', 'ffn_down'] as const;
+const QKV_ROLES = ['attn_q', 'attn_k', 'attn_v'] as const;
 const NORM_ROLES = ['attn_output_norm', 'layer_output_norm'] as const;
 
-/** The tensors the encoder reads: matrices go through the weight kernels, vectors (and the small tables) are f32. */
-function bertTensorNames(hp: HParams): { matrices: string[]; vectors: string[] } {
+/** Layer l's projections: their roles, and whether their biases are read. */
+function projectionRoles(hp: HParams): { role: BlockRole; biased: boolean }[] {
+  const swiglu = hp.encoder?.ffn === 'swiglu';
+  const qkv: BlockRole[] = hp.qkvFused ? ['attn_qkv'] : [...QKV_ROLES];
+  return [
+    ...[...qkv, 'attn_output' as const].map((role) => ({ role, biased: true })),
+    ...(swiglu ? (['ffn_gate', 'ffn_up', 'ffn_down'] as const) : (['ffn_up', 'ffn_down'] as const)).map((role) => ({ role, biased: !swiglu })),
+  ];
+}
+
+/**
+ * The tensors the encoder reads: matrices go through the weight kernels, vectors (and the small
+ * tables) are f32; the optional ones (biases, token_types) are read when present, as llama.cpp.
+ */
+function bertTensorNames(hp: HParams): { matrices: string[]; vectors: string[]; optional: string[] } {
   const matrices = [tensorName('token_embd')];
-  const vectors = [tensorName('token_embd_norm'), tensorName('token_embd_norm', undefined, 'bias'), tensorName('token_types')];
-  if (hp.encoder?.positionEmbeddings) vectors.push(tensorName('position_embd'));
+  const vectors = [tensorName('token_embd_norm'), tensorName('token_embd_norm', undefined, 'bias')];
+  const optional = [tensorName('token_types')];
+  if (hp.encoder?.positions === 'learned') vectors.push(tensorName('position_embd'));
   for (let l = 0; l < hp.nLayer; l++) {
-    for (const role of MATRIX_ROLES) matrices.push(tensorName(role, l)), vectors.push(tensorName(role, l, 'bias'));
+    for (const { role, biased } of projectionRoles(hp)) {
+      matrices.push(tensorName(role, l));
+      if (biased) optional.push(tensorName(role, l, 'bias'));
+    }
     for (const role of NORM_ROLES) vectors.push(tensorName(role, l), tensorName(role, l, 'bias'));
   }
-  return { matrices, vectors };
+  return { matrices, vectors, optional };
 }
 
 /** Checks the shapes the forward pass relies on before anything is uploaded. */
 function checkShapes(gguf: GgufFile, hp: HParams, ctx: number): void {
   const { nEmbd, nFf } = hp;
+  const qDim = hp.nHead * hp.headDim;
   const kvDim = hp.nHeadKv * hp.headDim;
   const expected = (name: string, ne: number[]) => {
     const tensor = gguf.tensor(name);
@@ -81,16 +102,21 @@ function checkShapes(gguf: GgufFile, hp: HParams, ctx: number): void {
       throw new UnsupportedModelError(`${gguf.file}: tensor ${name} has shape [${tensor.ne.join(', ')}], expected [${ne.join(', ')}, ...]`);
     }
   };
+  const shapes: Partial<Record<BlockRole, number[]>> = {
+    attn_q: [nEmbd, qDim],
+    attn_k: [nEmbd, kvDim],
+    attn_v: [nEmbd, kvDim],
+    attn_qkv: [nEmbd, qDim + 2 * kvDim],
+    attn_output: [qDim, nEmbd],
+    ffn_gate: [nEmbd, nFf],
+    ffn_up: [nEmbd, nFf],
+    ffn_down: [nFf, nEmbd],
+  };
   for (let l = 0; l < hp.nLayer; l++) {
-    expected(tensorName('attn_q', l), [nEmbd, hp.nHead * hp.headDim]);
-    expected(tensorName('attn_k', l), [nEmbd, kvDim]);
-    expected(tensorName('attn_v', l), [nEmbd, kvDim]);
-    expected(tensorName('attn_output', l), [hp.nHead * hp.headDim, nEmbd]);
-    expected(tensorName('ffn_up', l), [nEmbd, nFf]);
-    expected(tensorName('ffn_down', l), [nFf, nEmbd]);
+    for (const { role } of projectionRoles(hp)) expected(tensorName(role, l), shapes[role]!);
   }
-  expected(tensorName('token_types'), [nEmbd]);
-  if (hp.encoder?.positionEmbeddings) {
+  if (gguf.tensor(tensorName('token_types'))) expected(tensorName('token_types'), [nEmbd]);
+  if (hp.encoder?.positions === 'learned') {
     const positions = gguf.tensor(tensorName('position_embd'));
     expected(tensorName('position_embd'), [nEmbd]);
     if ((positions?.ne[1] ?? 0) < ctx) throw new UnsupportedModelError(`${gguf.file}: ${tensorName('position_embd')} has ${positions?.ne[1]} positions, fewer than the context of ${ctx}`);
@@ -111,8 +137,10 @@ export class BertModel {
   private readonly v: GPUBuffer;
   private readonly att: GPUBuffer;
   private readonly ffn: GPUBuffer;
-  /** The attention kernels' RoPE table: bert rotates nothing (nRot 0), but the binding must exist. */
-  private readonly noRope: RopeSpec;
+  /** SwiGLU's up half (the gate's goes to ffn); unused by a GELU FFN. */
+  private readonly ffnUp: GPUBuffer;
+  /** RoPE of Q and K (nomic-bert), or none: nRot 0, with a table only because the binding must exist. */
+  private readonly rope: RopeSpec;
   private readonly owned: OwnedBuffers;
   private readonly vectors = new Map<string, GPUBuffer>();
   private readonly batched: TokenDispatch[] = [];
@@ -137,12 +165,17 @@ export class BertModel {
     const kvDim = hp.nHeadKv * hp.headDim;
     this.ids = this.owned.create('ids', n);
     this.x = this.owned.create('x', n * hp.nEmbd);
-    this.q = this.owned.create('q', n * qDim);
-    this.k = this.owned.create('k', n * kvDim);
-    this.v = this.owned.create('v', n * kvDim);
+    // Fused, q holds whole q|k|v rows and k, v are unused.
+    this.q = this.owned.create('q', n * (hp.qkvFused ? qDim + 2 * kvDim : qDim));
+    this.k = this.owned.create('k', hp.qkvFused ? 16 : n * kvDim);
+    this.v = this.owned.create('v', hp.qkvFused ? 16 : n * kvDim);
     this.att = this.owned.create('att', n * qDim);
     this.ffn = this.owned.create('ffn', n * hp.nFf);
-    this.noRope = { table: this.owned.create('rope table (none)', 16), nRot: 0, neox: false };
+    this.ffnUp = this.owned.create('ffn up', hp.encoder?.ffn === 'swiglu' ? n * hp.nFf : 16);
+    this.rope =
+      hp.encoder?.positions === 'rope'
+        ? { table: this.owned.upload('rope table', ropeTable(hp.rope, options.ctx)), nRot: hp.rope.nRot, neox: hp.rope.neox }
+        : { table: this.owned.create('rope table (none)', 16), nRot: 0, neox: false };
     const layers = Array.from({ length: hp.nLayer }, (_, l) => this.layer(l, n * kvDim));
     this.body = [...this.embeddings(), ...layers.flatMap((layer) => [...this.attention(layer), ...this.feedForward(layer)])];
 
@@ -158,10 +191,11 @@ export class BertModel {
   /** Uploads the encoder's tensors and builds its forward pass. */
   static async load(ctx: GpuContext, gguf: GgufFile, hp: HParams, options: BertOptions): Promise<BertModel> {
     checkShapes(gguf, hp, options.ctx);
-    const { matrices, vectors } = bertTensorNames(hp);
-    for (const name of vectors) {
+    const { matrices, vectors: required, optional } = bertTensorNames(hp);
+    for (const name of required) {
       if (!gguf.tensor(name)) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
     }
+    const vectors = [...required, ...optional.filter((name) => gguf.tensor(name))];
     const vectorData = new Map(vectors.map((name) => [name, dequantizeTensor(gguf, gguf.tensor(name)!)]));
     const weights = await uploadWeights(ctx, gguf, matrices, { onProgress: options.onProgress });
     let fileBytes = vectors.reduce((sum, name) => sum + gguf.tensor(name)!.bytes, 0);
@@ -207,30 +241,39 @@ export class BertModel {
 
   // ---- the architecture, step by step ----
 
-  /** x = LayerNorm(token + token type 0 + position embeddings). */
+  /** x = LayerNorm(token + token type 0 (+ position) embeddings). */
   private embeddings(): Dispatch[] {
     const { hp, ops, step, x } = this;
-    const out = [
-      this.track(this.matmul.embedding(this.weights.get(tensorName('token_embd'))!, this.ids, x, 1)),
-      // Row 0 of token_types: every token is "sentence A", as llama.cpp.
-      ops.addBias(x, this.vector('token_types'), hp.nEmbd, step),
-    ];
+    const out: Dispatch[] = [this.track(this.matmul.embedding(this.weights.get(tensorName('token_embd'))!, this.ids, x, 1))];
+    // Row 0 of token_types: every token is "sentence A", as llama.cpp.
+    const types = this.vectors.get(tensorName('token_types'));
+    if (types) out.push(ops.addBias(x, types, hp.nEmbd, step));
     // Positions run from 0 with the batch: the table's first rows, added row by row.
-    if (hp.encoder?.positionEmbeddings) out.push(ops.add(x, this.vector('position_embd'), hp.nEmbd, step));
+    if (hp.encoder?.positions === 'learned') out.push(ops.add(x, this.vector('position_embd'), hp.nEmbd, step));
     out.push(this.layerNorm({ w: this.vector('token_embd_norm'), b: this.vector('token_embd_norm', 'bias') }));
     return out;
   }
 
-  /** x = LayerNorm(x + attn_output(attention over every token)). */
+  /** Q, K and V of every token: three projections, or one into q|k|v rows of q. */
+  private qkvProjection(l: Layer): Dispatch[] {
+    if ('fused' in l.qkv) return this.linear(l.qkv.fused, this.x, this.q);
+    return [...this.linear(l.qkv.q, this.x, this.q), ...this.linear(l.qkv.k, this.x, this.k), ...this.linear(l.qkv.v, this.x, this.v)];
+  }
+
+  /** x = LayerNorm(x + attn_output(attention over every token)); RoPE, if any, happens inside the attention. */
   private attention(l: Layer): Dispatch[] {
-    const { hp, ops, step } = this;
+    const { hp, ops, step, rope } = this;
+    const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
+    const fusedStride = 'fused' in l.qkv ? qDim + 2 * kvDim : 0;
+    const kvRows = fusedStride ? { stride: fusedStride, kOffset: qDim, vOffset: qDim + kvDim } : undefined;
+    const qRows = fusedStride ? { stride: fusedStride, offset: 0 } : undefined;
+    const k = fusedStride ? this.q : this.k;
+    const v = fusedStride ? this.q : this.v;
     return [
-      ...this.linear(l.q, this.x, this.q),
-      ...this.linear(l.k, this.x, this.k),
-      ...this.linear(l.v, this.x, this.v),
+      ...this.qkvProjection(l),
       ops.storeKvAndAttend(
-        { k: this.k, v: this.v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope: this.noRope },
+        { k, v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope, rows: kvRows },
         {
           q: this.q,
           kCache: l.kCache,
@@ -241,7 +284,8 @@ export class BertModel {
           nKvHead: hp.nHeadKv,
           headDim: hp.headDim,
           scale: hp.attnScale,
-          rope: this.noRope,
+          rope,
+          qRows,
           causal: false,
         },
       ),
@@ -250,19 +294,23 @@ export class BertModel {
     ];
   }
 
-  /** x = LayerNorm(x + ffn_down(gelu(ffn_up(x)))). */
+  /** x = LayerNorm(x + ffn_down(act)), act = gelu(ffn_up(x)) or silu(ffn_gate(x))·ffn_up(x). */
   private feedForward(l: Layer): Dispatch[] {
-    return [...this.linear(l.up, this.x, this.ffn), this.ops.gelu(this.ffn, this.hp.nFf, this.step), ...this.residual(l.down, this.ffn), this.layerNorm(l.outNorm)];
+    const { ffn, hp, ops, step } = this;
+    const act = l.ffn.gate
+      ? [...this.linear(l.ffn.gate, this.x, ffn), ...this.linear(l.ffn.up, this.x, this.ffnUp), ops.swiglu(ffn, this.ffnUp, hp.nFf, step)]
+      : [...this.linear(l.ffn.up, this.x, ffn), ops.gelu(ffn, hp.nFf, step)];
+    return [...act, ...this.residual(l.ffn.down, ffn), this.layerNorm(l.outNorm)];
   }
 
-  /** y = W·x + b for every token. */
+  /** y = W·x (+ b) for every token. */
   private linear(p: Linear, x: GPUBuffer, y: GPUBuffer): Dispatch[] {
-    return [this.track(this.matmul.matmul(p.w, x, y, 1)), this.ops.addBias(y, p.b, p.w.rows, this.step)];
+    return [this.track(this.matmul.matmul(p.w, x, y, 1)), ...(p.b ? [this.ops.addBias(y, p.b, p.w.rows, this.step)] : [])];
   }
 
-  /** x += W·input + b: the block's output joins the residual stream. */
+  /** x += W·input (+ b): the block's output joins the residual stream. */
   private residual(p: Linear, input: GPUBuffer): Dispatch[] {
-    return [this.track(this.matmul.matmul(p.w, input, this.x, 1, { accumulate: true })), this.ops.addBias(this.x, p.b, this.hp.nEmbd, this.step)];
+    return [this.track(this.matmul.matmul(p.w, input, this.x, 1, { accumulate: true })), ...(p.b ? [this.ops.addBias(this.x, p.b, this.hp.nEmbd, this.step)] : [])];
   }
 
   private layerNorm(norm: Norm): Dispatch {
@@ -273,16 +321,14 @@ export class BertModel {
 
   private layer(l: number, kvBytes: number): Layer {
     const blk = (role: BlockRole, kind?: TensorKind) => tensorName(role, l, kind);
-    const linear = (role: (typeof MATRIX_ROLES)[number]): Linear => ({ w: this.weights.get(blk(role))!, b: this.vectors.get(blk(role, 'bias'))! });
+    // Only the biases that were read are loaded (bertTensorNames).
+    const linear = (role: BlockRole): Linear => ({ w: this.weights.get(blk(role))!, b: this.vectors.get(blk(role, 'bias')) });
     const norm = (role: (typeof NORM_ROLES)[number]): Norm => ({ w: this.vectors.get(blk(role))!, b: this.vectors.get(blk(role, 'bias'))! });
     return {
-      q: linear('attn_q'),
-      k: linear('attn_k'),
-      v: linear('attn_v'),
+      qkv: this.hp.qkvFused ? { fused: linear('attn_qkv') } : { q: linear('attn_q'), k: linear('attn_k'), v: linear('attn_v') },
       out: linear('attn_output'),
       attnNorm: norm('attn_output_norm'),
-      up: linear('ffn_up'),
-      down: linear('ffn_down'),
+      ffn: { up: linear('ffn_up'), down: linear('ffn_down'), gate: this.hp.encoder?.ffn === 'swiglu' ? linear('ffn_gate') : undefined },
       outNorm: norm('layer_output_norm'),
       kCache: this.owned.create(`k_l${l}`, kvBytes),
       vCache: this.owned.create(`v_l${l}`, kvBytes),
