@@ -1,6 +1,6 @@
-// Importance-matrix statistics (llama-imatrix's in_sum2): for each input column j of a matmul,
-// sums[j] += x[t][j]² over the batch's tokens t, in token order (as llama.cpp adds them on the
-// CPU), rows `stride` elements apart.
+// Importance-matrix statistics (llama-imatrix's in_sum2 and in_sum): for each input column j of a
+// matmul, sums[j] += x[t][j]² and sums[width + j] += x[t][j] over the batch's tokens t, in token
+// order (as llama.cpp adds them on the CPU), rows `stride` elements apart.
 
 #struct SquareSumUniform
 
@@ -19,10 +19,13 @@ fn square_sums(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
   if (j >= p.width) {
     return;
   }
-  var s = sums[j];
+  var s2 = sums[j];
+  var s = sums[p.width + j];
   for (var t = 0u; t < step.nTokens; t++) {
     let v = x[t * p.stride + j];
-    s += v * v;
+    s2 += v * v;
+    s += v;
   }
-  sums[j] = s;
+  sums[j] = s2;
+  sums[p.width + j] = s;
 }

@@ -49,13 +49,21 @@ export function parseLegacyImatrix(bytes: Uint8Array, file: string): ImportanceM
 
 /**
  * The GGUF imatrix format (`general.type` = "imatrix"): per tensor `<name>.in_sum2` (sums of
- * squared activations, [columns, matrices]) and `<name>.counts` ([1, matrices]); the weight is
- * sum / count, and 1 for a matrix that saw no activations.
+ * squared activations, [columns, matrices]), `<name>.counts` ([1, matrices]) and, in newer files,
+ * `<name>.in_sum` (sums of the activations, shaped as in_sum2; quantizing does not use it, as
+ * llama-quantize does not). The weight is sum / count, and 1 for a matrix that saw no activations
+ * (an expert no token chose).
  */
 export function imatrixFromGguf(gguf: GgufFile): ImportanceMatrix {
   const read = (name: string) => dequantizeTensor(gguf, gguf.tensor(name)!);
   const entries = new Map<string, Float32Array>();
   for (const t of gguf.tensors) {
+    if (t.name.endsWith('.in_sum')) {
+      const sums2 = gguf.tensor(`${t.name}2`);
+      if (!sums2) throw new GgufError(gguf.file, `tensor "${t.name}"`, 'has no .in_sum2 beside it');
+      if (sums2.ne.join() !== t.ne.join()) throw new GgufError(gguf.file, `tensor "${t.name}"`, `shape [${t.ne.join(', ')}] differs from its .in_sum2's [${sums2.ne.join(', ')}]`);
+      continue;
+    }
     if (!t.name.endsWith('.in_sum2')) continue;
     const name = t.name.slice(0, -'.in_sum2'.length);
     if (!gguf.tensor(`${name}.counts`)) throw new GgufError(gguf.file, `tensor "${name}.counts"`, 'missing for its .in_sum2');
@@ -73,11 +81,16 @@ export function imatrixFromGguf(gguf: GgufFile): ImportanceMatrix {
   return entries;
 }
 
-/** What llama-imatrix collects per weight matrix: Σ x² per input column, over `tokens` tokens. */
+/**
+ * What llama-imatrix collects per weight matrix, for each of its matrices (one; the experts of a
+ * stacked MoE tensor): Σ x² and Σ x per input column ([matrix][column]) over the `counts[m]`
+ * tokens that matrix saw (for an expert, the tokens routed to it).
+ */
 export interface CollectedWeight {
   weight: string;
   sums: Float32Array;
-  tokens: number;
+  inSums: Float32Array;
+  counts: readonly number[];
 }
 
 export interface ImatrixRun {
@@ -91,8 +104,9 @@ export interface ImatrixRun {
 
 /**
  * llama-imatrix's GGUF file for `run`: general.type "imatrix", its three imatrix.* keys, and per
- * weight (sorted by name, as it writes them) `<name>.in_sum2` [columns, 1] and `<name>.counts`
- * [1, 1], both F32. Returns the header and each tensor's values, in order.
+ * weight (sorted by name, as it writes them) `<name>.in_sum2` [columns, matrices],
+ * `<name>.counts` [1, matrices] and `<name>.in_sum` [columns, matrices], all F32, in that order.
+ * Returns the header and each tensor's values, in order.
  */
 export function imatrixGguf(run: ImatrixRun): { spec: GgufHeaderSpec; data: Float32Array[] } {
   const f32 = ggmlTypeByName('F32')!;
@@ -100,8 +114,14 @@ export function imatrixGguf(run: ImatrixRun): { spec: GgufHeaderSpec; data: Floa
   const tensors: GgufHeaderSpec['tensors'][number][] = [];
   const data: Float32Array[] = [];
   for (const w of weights) {
-    tensors.push({ name: `${w.weight}.in_sum2`, type: f32, ne: [w.sums.length, 1] }, { name: `${w.weight}.counts`, type: f32, ne: [1, 1] });
-    data.push(w.sums, Float32Array.of(w.tokens));
+    const matrices = w.counts.length;
+    const columns = w.sums.length / matrices;
+    tensors.push(
+      { name: `${w.weight}.in_sum2`, type: f32, ne: [columns, matrices] },
+      { name: `${w.weight}.counts`, type: f32, ne: [1, matrices] },
+      { name: `${w.weight}.in_sum`, type: f32, ne: [columns, matrices] },
+    );
+    data.push(w.sums, Float32Array.from(w.counts), w.inSums);
   }
   const kvs = [
     { key: 'general.type', type: GgufType.STRING, value: 'imatrix' },

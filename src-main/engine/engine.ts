@@ -15,6 +15,7 @@ import { readPoolingType } from '../core/embedding-pooling';
 import { ConstrainedTokens, constraintGrammar, type JsonConstraint } from '../core/constrained/token-constraint';
 import { TokenTrie } from '../core/constrained/token-trie';
 import type { GgufFile } from '../core/gguf/gguf-file';
+import type { CollectedWeight } from '../core/imatrix';
 import { createTokenizer } from '../core/tokenizer/index';
 import { readVocab } from '../core/tokenizer/vocab';
 import { openGguf } from '../node/gguf-io';
@@ -24,7 +25,7 @@ import { StepMeter, StepProfiler } from './gpu/dispatch-profile';
 import { GREEDY } from './gpu/ops';
 import { BertModel } from './model/bert';
 import { readHParams, type HParams } from './model/hparams';
-import { LlamaModel, type ActivationSums, type TokenSource } from './model/llama';
+import { LlamaModel, type TokenSource } from './model/llama';
 import type { BenchResult, EngineInfo, GenerateResult, ModelInfo, SamplingParams, StepProfile, StopReason, Timings } from './protocol';
 import { GpuSampler, type SampledToken } from './sampler';
 
@@ -322,7 +323,7 @@ export class Engine {
   }
 
   /** The activation sums collected so far, per weight matrix (then zeroed). */
-  takeActivations(): Promise<ActivationSums[]> {
+  takeActivations(): Promise<CollectedWeight[]> {
     return this.require().model.takeActivations();
   }
 

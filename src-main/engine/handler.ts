@@ -132,7 +132,7 @@ export class EngineHandler {
         const engine = await this.gpu();
         await engine.collectActivations(request.ids);
         if (!request.take) return this.send({ id, type: 'collected' });
-        const activations = (await engine.takeActivations()).map((a) => ({ ...a, sums: Array.from(a.sums) }));
+        const activations = (await engine.takeActivations()).map((a) => ({ ...a, sums: Array.from(a.sums), inSums: Array.from(a.inSums), counts: [...a.counts] }));
         this.send({ id, type: 'collected', activations });
         return;
       }

@@ -227,11 +227,15 @@ export interface CollectRequest {
   take?: boolean;
 }
 
-/** Per weight matrix (output head excluded): Σ x² per input column over `tokens` tokens. */
+/**
+ * Per weight matrix (output head excluded), per matrix of it (the experts of a stacked tensor):
+ * Σ x² (sums) and Σ x (inSums) per input column, [matrix][column], over counts[matrix] tokens.
+ */
 export interface WeightActivations {
   weight: string;
   sums: number[];
-  tokens: number;
+  inSums: number[];
+  counts: number[];
 }
 
 export interface EmbedResult {

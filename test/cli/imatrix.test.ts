@@ -1,15 +1,17 @@
 /**
- * gufo imatrix as a user runs it: llama-imatrix's GGUF file (keys, in_sum2/counts per weight of
- * the layers, the output head left out) that the existing loader reads back and gufo quantize
- * --imatrix uses; llama-imatrix's chunking rules; a text too short for two chunks refused by name.
+ * gufo imatrix as a user runs it: llama-imatrix's GGUF file (keys, in_sum2/counts/in_sum per weight
+ * of the layers, the output head left out) that the existing loader reads back and gufo quantize
+ * --imatrix uses; llama-imatrix's chunking rules; a text too short for two chunks refused by name;
+ * an in_sum that does not fit its in_sum2 refused by name.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { imatrixChunks } from '../../src-main/core/imatrix';
 import { GgufType } from '../../src-main/core/gguf/values';
+import { ggmlTypeByName } from '../../src-main/core/ggml-types';
 import { loadImatrix } from '../../src-main/node/imatrix-file';
-import { openGguf } from '../../src-main/node/gguf-io';
+import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { gufo } from '../support/cli';
 import { STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
@@ -55,14 +57,16 @@ describe('gufo imatrix', () => {
         expect(datasets.itemType).toBe(GgufType.STRING);
         expect(datasets.itemType === GgufType.STRING && datasets.items.at(0)).toBe(text);
         const names = gguf.tensors.map((t) => t.name);
-        // stories260K: 5 layers × 7 matrices, sorted by name; no output.weight.
-        expect(names.length).toBe(2 * 5 * 7);
+        // stories260K: 5 layers × 7 matrices, sorted by name, each in_sum2, counts, in_sum; no output.weight.
+        expect(names.length).toBe(3 * 5 * 7);
+        expect(names.slice(0, 3)).toEqual(['blk.0.attn_k.weight.in_sum2', 'blk.0.attn_k.weight.counts', 'blk.0.attn_k.weight.in_sum']);
         const weights = names.filter((n) => n.endsWith('.in_sum2'));
         expect(weights).toEqual([...weights].sort());
         expect(names).not.toContain('output.weight.in_sum2');
         expect(gguf.tensor('blk.0.attn_q.weight.in_sum2')!.ne).toEqual([64, 1]);
         expect(gguf.tensor('blk.0.ffn_down.weight.in_sum2')!.ne).toEqual([172, 1]);
         expect(gguf.tensor('blk.0.attn_q.weight.counts')!.ne).toEqual([1, 1]);
+        expect(gguf.tensor('blk.0.ffn_down.weight.in_sum')!.ne).toEqual([172, 1]);
       } finally {
         file.close();
       }
@@ -93,6 +97,26 @@ describe('gufo imatrix', () => {
     const r = gufo(['imatrix', STORIES_260K, '--text', text, '--ctx', '64', '-o', join(dir, 'x.gguf')]);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/short\.txt: tokenizes to \d+ tokens; an importance matrix with --ctx 64 needs at least 128/);
+  });
+
+  it('reads in_sum beside in_sum2 (quantizing ignores it) and refuses one of another shape, naming it', async () => {
+    const dir = tempDir();
+    const f32 = ggmlTypeByName('F32')!;
+    const name = 'blk.0.ffn_up_exps.weight';
+    const write = (path: string, inSumNe: number[]) =>
+      writeGguf(path, {
+        kvs: [{ key: 'general.type', type: GgufType.STRING, value: 'imatrix' }],
+        tensors: [
+          { name: `${name}.in_sum2`, type: f32, ne: [32, 2] },
+          { name: `${name}.counts`, type: f32, ne: [1, 2] },
+          { name: `${name}.in_sum`, type: f32, ne: inSumNe },
+        ],
+      }, (i) => [new Uint8Array((i === 0 ? Float32Array.from({ length: 64 }, (_, j) => j) : i === 1 ? Float32Array.of(4, 0) : new Float32Array(inSumNe[0]! * inSumNe[1]!).fill(-3)).buffer)]);
+    await write(join(dir, 'good.gguf'), [32, 2]);
+    // Expert 0: Σ x² / 4; expert 1 saw no token: 1, as llama-quantize reads it.
+    expect(Array.from(loadImatrix(join(dir, 'good.gguf')).get(name)!)).toEqual([...Array.from({ length: 32 }, (_, j) => j / 4), ...new Array(32).fill(1)]);
+    await write(join(dir, 'bad.gguf'), [32, 1]);
+    expect(() => loadImatrix(join(dir, 'bad.gguf'))).toThrow(`tensor "${name}.in_sum": shape [32, 1] differs from its .in_sum2's [32, 2]`);
   });
 
   it('needs -o', () => {

@@ -9,9 +9,10 @@ import { readTextOption, windowOption, withEngine } from './perplexity';
 const HELP = `Usage: gufo imatrix <model.gguf> --text <file.txt> [--ctx N] [--chunks N] -o <out.imatrix.gguf>
 
 Computes an importance matrix on the GPU, as llama.cpp's llama-imatrix does: for every weight
-matrix of the layers (attention Q/K/V/output, FFN gate/up/down; not the output head), the sum of
-the squared input activations per column and the number of tokens, written in llama-imatrix's
-GGUF format. gufo quantize --imatrix reads it (so does llama-quantize).
+matrix of the layers (attention Q/K/V/output, FFN gate/up/down, MoE router and shared expert; not
+the output head), the sums of the input activations and of their squares per column and the
+number of tokens, written in llama-imatrix's GGUF format. Mixture-of-experts models get them per
+expert, over the tokens routed to each. gufo quantize --imatrix reads it (so does llama-quantize).
 
 The text is tokenized with BOS when the model's vocabulary adds one and cut into chunks of N
 tokens (--ctx); tokens after the last whole chunk are not used. Each chunk is evaluated from an
@@ -23,7 +24,7 @@ Options:
   --chunks N    evaluate at most N chunks (default: all)
   -o FILE       the imatrix file to write (required; written whole or not at all)
 
-Mixture-of-experts models are not supported yet. Ctrl-C stops without writing anything.
+Ctrl-C stops without writing anything.
 GUFO_ADAPTER picks the GPU adapter by name.
 `;
 
@@ -80,7 +81,7 @@ export const imatrixCommand: Command = {
       datasets: [text.label],
       chunkCount: chunks.length,
       chunkSize: ctx,
-      weights: weights.map((w) => ({ ...w, sums: Float32Array.from(w.sums) })),
+      weights: weights.map((w) => ({ ...w, sums: Float32Array.from(w.sums), inSums: Float32Array.from(w.inSums) })),
     });
     await writeGguf(out, spec, (i) => [new Uint8Array(data[i]!.buffer)], { signal });
     log(`${out}: ${weights.length} matrices from ${chunks.length} chunks of ${ctx} tokens (${formatInteger(chunks.length * ctx)} tokens)`);

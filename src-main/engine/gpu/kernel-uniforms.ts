@@ -77,6 +77,15 @@ export const SquareSumUniform = uniformStruct('SquareSumUniform', {
   stride: 'u32', // elements between the input's token rows
 });
 
+/** square_sums_moe.wgsl's. */
+export const SquareSumMoeUniform = uniformStruct('SquareSumMoeUniform', {
+  width: 'u32', // columns summed per expert
+  stride: 'u32', // elements between the input's rows
+  experts: 'u32',
+  used: 'u32', // experts per token
+  per_pair: 'u32', // 1: one input row per (token, expert) pair; 0: per token
+});
+
 /** moe.wgsl's. */
 export const MoeUniform = uniformStruct('MoeUniform', {
   experts: 'u32',
@@ -110,6 +119,7 @@ const KERNEL_UNIFORMS: readonly UniformStruct<UniformFields>[] = [
   AttentionUniform,
   ElementwiseUniform,
   SquareSumUniform,
+  SquareSumMoeUniform,
   MoeUniform,
   SampleUniform,
 ];

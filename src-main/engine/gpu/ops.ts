@@ -1,5 +1,5 @@
 /**
- * The non-matmul kernels of the transformer (shaders/{norm,attention,elementwise,sample,moe,square_sums}.wgsl;
+ * The non-matmul kernels of the transformer (shaders/{norm,attention,elementwise,sample,moe,square_sums,square_sums_moe}.wgsl;
  * RoPE, shaders/rope.wgsl, is applied inside store_kv and attention, which stores K and V itself
  * for a one-token step)
  * behind small factories. Each factory call builds its uniform buffer and bind group once and
@@ -10,7 +10,7 @@
  */
 import type { SamplingParams } from '../protocol';
 import { shaderSource } from './shader-source';
-import { AttentionUniform, ElementwiseUniform, MoeUniform, NormUniform, SampleUniform, SquareSumUniform, StepUniform } from './kernel-uniforms';
+import { AttentionUniform, ElementwiseUniform, MoeUniform, NormUniform, SampleUniform, SquareSumMoeUniform, SquareSumUniform, StepUniform } from './kernel-uniforms';
 import type { UniformFields, UniformStruct, UniformValues } from './uniforms';
 
 /** One recorded kernel launch, replayed into a compute pass at every step. */
@@ -109,6 +109,21 @@ function threads(count: number, size: number): Grid {
   const groups = Math.ceil(count / size);
   if (groups <= 65535) return [groups, 1];
   return [65535, Math.ceil(groups / 65535)];
+}
+
+export interface SquareSumsMoeArgs {
+  /** The expert matmul's input: a row per token, or per pair (perPair). */
+  x: GPUBuffer;
+  /** The routing's expert per pair, [token][used]. */
+  ids: GPUBuffer;
+  sums: GPUBuffer;
+  counts: GPUBuffer;
+  step: Step;
+  width: number;
+  stride?: number;
+  experts: number;
+  used: number;
+  perPair: boolean;
 }
 
 export interface RmsNormArgs {
@@ -402,12 +417,24 @@ export class OpKernels {
   }
 
   /**
-   * sums[j] += Σ over the batch's tokens of x[t·stride + j]², j < width (shaders/square_sums.wgsl):
-   * the importance-matrix statistics of a matmul's input, one thread per column, tokens in order.
+   * sums[j] += Σ over the batch's tokens of x[t·stride + j]², sums[width + j] += Σ of x[t·stride + j],
+   * j < width (shaders/square_sums.wgsl): the importance-matrix statistics of a matmul's input,
+   * one thread per column, tokens in order.
    */
   squareSums(x: GPUBuffer, sums: GPUBuffer, width: number, step: Step, stride = width): Dispatch {
     const u = this.uniform(SquareSumUniform, { width, stride });
     return this.dispatch('square_sums.wgsl', 'square_sums', [u, step.buffer, x, sums], step, () => threads(width, 64));
+  }
+
+  /**
+   * The same per expert of a stacked expert matmul (shaders/square_sums_moe.wgsl): expert e's
+   * Σ x² and Σ x ([2][experts][width] in sums) over the rows routed to it by `ids`, and its row
+   * count in counts[e] (u32).
+   */
+  squareSumsMoe(a: SquareSumsMoeArgs): Dispatch {
+    const u = this.uniform(SquareSumMoeUniform, { width: a.width, stride: a.stride ?? a.width, experts: a.experts, used: a.used, per_pair: a.perPair ? 1 : 0 });
+    const buffers = [u, a.step.buffer, a.x, a.ids, a.sums, a.counts];
+    return this.dispatch('square_sums_moe.wgsl', 'square_sums_moe', buffers, a.step, () => threads(a.width * a.experts, 64));
   }
 
   /** Softmax over each token's router logits, its top `used` experts and their weights (shaders/moe.wgsl). */

@@ -38,13 +38,14 @@
  */
 import { dequantizeTensor } from '../../core/dequantize';
 import type { GgufFile } from '../../core/gguf/gguf-file';
+import type { CollectedWeight } from '../../core/imatrix';
 import { tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext } from '../gpu/device';
 import { MatmulKernels, type TokenDispatch } from '../gpu/matmul';
 import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
-import { checkMoeShapes, moeBiasNames, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
+import { checkMoeShapes, moeBiasNames, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type ExpertRoute, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
 import type { ModelMemory } from '../protocol';
 import { OwnedBuffers } from './owned-buffers';
 import { ropeTable } from './rope-table';
@@ -109,20 +110,21 @@ interface Activations {
   moe?: MoeScratch;
 }
 
-/** A matmul input whose squared columns the importance matrix sums: shared by the weights that read it. */
+/** A matmul input whose columns the importance matrix sums: shared by the weights that read it. */
 interface CollectPoint {
   weights: string[];
   x: GPUBuffer;
   width: number;
-  /** Elements between the input's token rows. */
+  /** Elements between the input's rows. */
   stride: number;
+  /** Stacked experts: the sums are per expert, over the rows routed to each. */
+  route?: ExpertRoute;
 }
 
-/** Per weight matrix, Σ x² per input column over the tokens seen, as llama-imatrix's in_sum2 and counts. */
-export interface ActivationSums {
-  weight: string;
-  sums: Float32Array;
-  tokens: number;
+/** A collect point's sums on the GPU: Σ x² then Σ x, [matrix][column] each, f32; counts (u32, per expert) where routed. */
+interface CollectBuffers {
+  sums: GPUBuffer;
+  counts?: GPUBuffer;
 }
 
 function vectorBytes(vectors: Map<string, GPUBuffer>): number {
@@ -241,7 +243,7 @@ export class LlamaModel {
   private body: Dispatch[] = [];
   private readonly collectPoints: CollectPoint[] = [];
   /** Collection mode (importance matrices): one sums buffer per collect point, made on first use. */
-  private collection: { sums: GPUBuffer[]; dispatches: Dispatch[]; tokens: number } | null = null;
+  private collection: { buffers: CollectBuffers[]; dispatches: Dispatch[]; tokens: number } | null = null;
   /** While set, the body sums the squares of every weight's input (see collectInput). */
   collecting = false;
   private embedIds!: Dispatch;
@@ -341,14 +343,14 @@ export class LlamaModel {
    * The sums collected since the last call (then zeroed), per weight matrix the layers apply; the
    * output head is left out, as llama-imatrix does by default.
    */
-  async takeActivations(): Promise<ActivationSums[]> {
+  async takeActivations(): Promise<CollectedWeight[]> {
     const c = this.startCollection();
     const { device } = this.ctx;
-    const bytes = c.sums.reduce((sum, b) => sum + b.size, 0);
-    const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const all = c.buffers.flatMap((b) => (b.counts ? [b.sums, b.counts] : [b.sums]));
+    const staging = device.createBuffer({ size: all.reduce((sum, b) => sum + b.size, 0), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const encoder = device.createCommandEncoder();
     let at = 0;
-    for (const b of c.sums) {
+    for (const b of all) {
       encoder.copyBufferToBuffer(b, 0, staging, at, b.size);
       encoder.clearBuffer(b);
       at += b.size;
@@ -356,13 +358,17 @@ export class LlamaModel {
     device.queue.submit([encoder.finish()]);
     try {
       await staging.mapAsync(GPUMapMode.READ);
-      const all = new Float32Array(staging.getMappedRange().slice(0));
-      const out: ActivationSums[] = [];
+      const bytes = staging.getMappedRange().slice(0);
+      const out: CollectedWeight[] = [];
       at = 0;
       this.collectPoints.forEach((point, i) => {
-        const sums = all.slice(at / 4, at / 4 + point.width);
-        for (const weight of point.weights) out.push({ weight, sums, tokens: c.tokens });
-        at += c.sums[i]!.size;
+        const { sums, counts } = c.buffers[i]!;
+        const values = point.width * (point.route?.experts ?? 1);
+        const both = new Float32Array(bytes, at, 2 * values);
+        at += sums.size;
+        const tokens = counts ? Array.from(new Uint32Array(bytes, at, point.route!.experts)) : [c.tokens];
+        at += counts?.size ?? 0;
+        for (const weight of point.weights) out.push({ weight, sums: both.slice(0, values), inSums: both.slice(values), counts: tokens });
       });
       c.tokens = 0;
       return out;
@@ -372,18 +378,28 @@ export class LlamaModel {
   }
 
   private startCollection(): NonNullable<LlamaModel['collection']> {
-    if (this.hp.moe) throw new UnsupportedModelError('importance matrices of mixture-of-experts models (per-expert statistics) are not supported yet');
     if (!this.collection) {
-      const sums = this.collectPoints.map((p, i) => this.owned.create(`square sums ${i}`, p.width * 4));
-      const dispatches = this.collectPoints.map((p, i) => this.ops.squareSums(p.x, sums[i]!, p.width, this.step, p.stride));
-      this.collection = { sums, dispatches, tokens: 0 };
+      const buffers = this.collectPoints.map((p, i): CollectBuffers => {
+        const matrices = p.route?.experts ?? 1;
+        const sums = this.owned.create(`activation sums ${i}`, 2 * matrices * p.width * 4);
+        return { sums, counts: p.route ? this.owned.create(`activation counts ${i}`, matrices * 4) : undefined };
+      });
+      const dispatches = this.collectPoints.map((p, i) => {
+        const { sums, counts } = buffers[i]!;
+        if (!p.route || !counts) return this.ops.squareSums(p.x, sums, p.width, this.step, p.stride);
+        return this.ops.squareSumsMoe({ ...p.route, x: p.x, sums, counts, step: this.step, width: p.width, stride: p.stride });
+      });
+      this.collection = { buffers, dispatches, tokens: 0 };
     }
     return this.collection;
   }
 
-  /** A body step that, in collection mode, adds the squares of `x` (the input of `weights`) to their sums. */
-  private collectInput(weights: string[], x: GPUBuffer, width: number, stride = width): Dispatch {
-    const index = this.collectPoints.push({ weights, x, width, stride }) - 1;
+  /**
+   * A body step that, in collection mode, adds the squares (and values) of `x`, the input of
+   * `weights`, to their sums; per expert with `route`.
+   */
+  private collectInput(weights: string[], x: GPUBuffer, width: number, stride = width, route?: ExpertRoute): Dispatch {
+    const index = this.collectPoints.push({ weights, x, width, stride, route }) - 1;
     return { encode: (pass) => (this.collecting ? this.collection!.dispatches[index]!.encode(pass) : undefined) };
   }
 
@@ -545,6 +561,7 @@ export class LlamaModel {
       const build = {
         hp, moe: hp.moe!, ops, matmul: this.matmul, step, maxBatch: this.options.maxBatch, track: (d: TokenDispatch) => this.track(d),
         x: act.x, xb: act.xb, denseGate: act.gate, denseUp: act.up, scratch: act.moe!,
+        collect: (weights: string[], x: GPUBuffer, width: number, route?: ExpertRoute) => this.collectInput(weights, x, width, width, route),
       };
       return [norm, ...moeFfn(build, l.ffn.moe)];
     }

@@ -13,6 +13,9 @@
  *   down = W_down[e] · gate (+ b_down[e])       [pair][nEmbd]        expert matmul (moe_add_bias)
  *   x += Σ weights · down  (+ sigmoid(gate_inp_shexp · xb) · shared_ffn(xb))   moe_combine
  *
+ * In collection mode (importance matrices) each matrix's input is summed too: the stacked experts'
+ * per expert, over the rows the routing sent to each (ExpertRoute).
+ *
  * The chosen experts never come back to the CPU: the expert matmuls take them from the routing
  * table, tile by tile (the tokens of a prefill batch that chose the same expert share its
  * decoded blocks), and decode only the chosen experts' blocks.
@@ -49,6 +52,15 @@ export interface MoeScratch {
   sharedGate?: GPUBuffer;
 }
 
+/** Which expert each input row of a stacked expert matmul went to: the routing's ids, [token][used]. */
+export interface ExpertRoute {
+  ids: GPUBuffer;
+  experts: number;
+  used: number;
+  /** One input row per (token, expert) pair (the down projection); otherwise one per token. */
+  perPair: boolean;
+}
+
 /** What the FFN is built from: the model's kernels, and where each buffer of its layers is. */
 export interface MoeBuild {
   hp: HParams;
@@ -66,6 +78,8 @@ export interface MoeBuild {
   denseGate: GPUBuffer;
   denseUp: GPUBuffer;
   scratch: MoeScratch;
+  /** A step that, in collection mode, adds the squares of `x` (the input of `weights`) to their sums; per expert with `route`. */
+  collect(weights: string[], x: GPUBuffer, width: number, route?: ExpertRoute): Dispatch;
 }
 
 const blk = (l: number, role: BlockRole) => tensorName(role, l);
@@ -168,10 +182,14 @@ export function moeFfn(b: MoeBuild, w: MoeLayerWeights): Dispatch[] {
   // gpt-oss: each pair's rows get its expert's bias.
   const expertBias = (rows: GPUBuffer, buffer: GPUBuffer | undefined, width: number) =>
     buffer ? [ops.moeAddBias({ rows, bias: buffer, ids: s.ids, step, width, used })] : [];
+  const sh = w.shared;
+  const route = (perPair: boolean): ExpertRoute => ({ ids: s.ids, experts: moe.nExpert, used, perPair });
   const out: Dispatch[] = [
+    b.collect([w.router, ...(sh ? [sh.gateInp, sh.gate, sh.up] : [])].map((m) => m.name), b.xb, b.hp.nEmbd),
     b.track(matmul.matmul(w.router, b.xb, s.logits, n)),
     ...(bias ? [ops.addBias(s.logits, bias.router, moe.nExpert, step)] : []),
     ops.moeRoute({ logits: s.logits, ids: s.ids, weights: s.weights, step, experts: moe.nExpert, used, norm: moe.normWeights, gating: moe.gating }),
+    b.collect([...new Set([w.gate.name, w.up.name])], b.xb, b.hp.nEmbd, route(false)),
     ops.moeGroup({ ids: s.ids, table: s.table, step, experts: moe.nExpert, used, tile: EXPERT_TILE, pairsAt: routingTable(b.maxBatch, used, moe.nExpert).pairsAt }),
     b.track(matmul.matmulExperts(w.gate, b.xb, s.gate, s.table, n, { used, xGroup: used, rows: halves.gate })),
     ...expertBias(s.gate, bias?.gate, moe.nFfExp),
@@ -180,10 +198,10 @@ export function moeFfn(b: MoeBuild, w: MoeLayerWeights): Dispatch[] {
     moe.act === 'swiglu_oai'
       ? ops.swigluOai(s.gate, s.up, used * moe.nFfExp, step, SWIGLU_OAI.alpha, SWIGLU_OAI.limit)
       : ops.swiglu(s.gate, s.up, used * moe.nFfExp, step),
+    b.collect([w.down.name], s.gate, moe.nFfExp, route(true)),
     b.track(matmul.matmulExperts(w.down, s.gate, s.down, s.table, n, { used, xGroup: 1 })),
     ...expertBias(s.down, bias?.down, b.hp.nEmbd),
   ];
-  const sh = w.shared;
   if (!sh || !s.sharedOut || !s.sharedGate) {
     out.push(ops.moeCombine({ x: b.x, down: s.down, weights: s.weights, step, width: b.hp.nEmbd, used }));
     return out;
@@ -193,6 +211,7 @@ export function moeFfn(b: MoeBuild, w: MoeLayerWeights): Dispatch[] {
     b.track(matmul.matmul(sh.gate, b.xb, b.denseGate, n)),
     b.track(matmul.matmul(sh.up, b.xb, b.denseUp, n)),
     ops.swiglu(b.denseGate, b.denseUp, moe.nFfShexp, step),
+    b.collect([sh.down.name], b.denseGate, moe.nFfShexp),
     b.track(matmul.matmul(sh.down, b.denseGate, s.sharedOut, n)),
     ops.moeCombine({ x: b.x, down: s.down, weights: s.weights, step, width: b.hp.nEmbd, used, shared: { out: s.sharedOut, gate: s.sharedGate } }),
   );
