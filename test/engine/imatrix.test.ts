@@ -304,4 +304,39 @@ describe('collecting activations (importance matrix)', () => {
       quantized.file.close();
     }
   });
+
+  it('collects a shared expert, a merged gate|up expert tensor and the router of a qwen2moe: per expert where stacked, per token otherwise', async () => {
+    const path = join(dir, 'qwen2moe.gguf');
+    await writeRandomModel(path, {
+      arch: 'qwen2moe', nLayer: 1, nEmbd: 64, nFf: 96, nFfExp: 32, nFfShexp: 48, nHead: 4, nHeadKv: 2, nExpert: 4, nExpertUsed: 2,
+      mergedGateUp: true, scale: 0.1, randomNorms: true, seed: 21,
+    });
+    await engine.load(path, { ctx: 64, maxBatch: 16, kvF16: false });
+    for (const ids of randomChunks(22, 20)) await engine.collectActivations(ids);
+    const ours = new Map((await engine.takeActivations()).map((a) => [a.weight.replace('blk.0.', ''), a]));
+    const shape = (name: string) => [ours.get(`${name}.weight`)!.sums.length, ours.get(`${name}.weight`)!.counts.length];
+    expect(Object.fromEntries([...ours.keys()].sort().map((name) => [name, shape(name.replace('.weight', ''))]))).toEqual({
+      'attn_k.weight': [64, 1], 'attn_output.weight': [64, 1], 'attn_q.weight': [64, 1], 'attn_v.weight': [64, 1],
+      'ffn_down_exps.weight': [32 * 4, 4], 'ffn_down_shexp.weight': [48, 1], 'ffn_gate_inp.weight': [64, 1],
+      'ffn_gate_inp_shexp.weight': [64, 1], 'ffn_gate_shexp.weight': [64, 1], 'ffn_gate_up_exps.weight': [64 * 4, 4], 'ffn_up_shexp.weight': [64, 1],
+    });
+    const router = ours.get('ffn_gate_inp.weight')!;
+    expect(router.counts).toEqual([40]);
+    for (const name of ['ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp']) expect(ours.get(`${name}.weight`)).toEqual({ ...router, weight: `blk.0.${name}.weight` });
+    // Each token's input goes to the experts it chose: over the experts, `used` times the router's sums.
+    const experts = ours.get('ffn_gate_up_exps.weight')!;
+    expect(experts.counts.reduce((a, b) => a + b, 0)).toBe(40 * 2);
+    expect(ours.get('ffn_down_exps.weight')!.counts).toEqual(experts.counts);
+    for (let j = 0; j < 64; j++) {
+      let sum2 = 0;
+      let sum = 0;
+      for (let e = 0; e < 4; e++) {
+        sum2 += experts.sums[e * 64 + j]!;
+        sum += experts.inSums[e * 64 + j]!;
+      }
+      expect(Math.abs(sum2 - 2 * router.sums[j]!) / router.sums[j]!).toBeLessThan(1e-5);
+      expect(Math.abs(sum - 2 * router.inSums[j]!)).toBeLessThan(1e-5 * Math.sqrt(40 * router.sums[j]!));
+    }
+    expect(ours.get('ffn_down_shexp.weight')!.counts).toEqual([40]);
+  });
 });
