@@ -9,7 +9,7 @@ import { layoutGguf } from './gguf/writer';
 import { planQuantization, type QuantFileType, type RecipeOptions } from './quant-recipes';
 import { RECIPE_KEY, recipeJson } from './recipe-overrides';
 import { decoderFor } from './quants/decoders';
-import { encoderFor } from './quants/encoders';
+import { encoderFor, needsImportance } from './quants/encoders';
 
 /**
  * The metadata of a quantized file: the source's, with general.file_type and
@@ -54,7 +54,7 @@ export interface ExportPrediction {
   outputTypes: { type: string; tensors: number }[];
   /** Tensors already quantized that this type would convert again, through f32, losing quality. */
   requantized: { name: string; from: string; to: string }[];
-  /** Why Gufo cannot write this type for this model (a type it has no codec for), or null. */
+  /** Why Gufo cannot write this type for this model (a type it has no codec for, or one that needs an importance matrix and has none), or null. */
   unsupported: string | null;
   tensors: PredictedTensor[];
 }
@@ -114,6 +114,7 @@ export function predictExport(model: GgufFile, fileType: QuantFileType, options:
       // The codecs quantizeFile will need: decode the source, encode the target.
       decoderFor(t.from);
       encoderFor(t.to);
+      if (options.imatrixEntries === undefined && needsImportance(t.to)) throw new Error(`${t.to.name} needs an importance matrix (--imatrix FILE)`);
     } catch (err) {
       unsupported ??= `tensor "${t.name}": ${(err as Error).message}`;
     }

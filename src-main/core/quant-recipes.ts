@@ -7,8 +7,8 @@
  * a type whose block fits.
  *
  * The rules below follow llama.cpp v0.4.0 (node-llama-cpp 3.21.1) and are checked tensor by
- * tensor against its `llama_model_quantize` in test/core/quant-recipes.test.ts. Only the file
- * types that need no importance matrix are covered; the IQ1/IQ2/IQ3 mixtures are not.
+ * tensor against its `llama_model_quantize` in test/core/quant-recipes.test.ts. Of the mixtures
+ * that need an importance matrix, IQ2_XXS and IQ2_XS are covered; IQ1 and IQ3 are not.
  */
 import { ggmlType, type GgmlType, type GgmlTypeName } from './ggml-types';
 import { GgufType, type GgufArray } from './gguf/values';
@@ -18,7 +18,7 @@ import { blockTensorSuffix, tensorLayer, tensorName } from './tensor-names';
 
 export const QUANT_FILE_TYPES = [
   'F16', 'BF16', 'Q8_0', 'Q6_K', 'Q5_K_M', 'Q5_K_S', 'Q5_1', 'Q5_0', 'Q4_K_M', 'Q4_K_S',
-  'Q4_1', 'Q4_0', 'Q3_K_L', 'Q3_K_M', 'Q3_K_S', 'Q2_K', 'IQ4_NL', 'IQ4_XS',
+  'Q4_1', 'Q4_0', 'Q3_K_L', 'Q3_K_M', 'Q3_K_S', 'Q2_K', 'IQ4_NL', 'IQ4_XS', 'IQ2_XS', 'IQ2_XXS',
 ] as const;
 
 export type QuantFileType = (typeof QUANT_FILE_TYPES)[number];
@@ -31,7 +31,11 @@ const DEFAULT_TYPE: Record<QuantFileType, GgmlTypeName> = {
   F16: 'F16', BF16: 'BF16', Q8_0: 'Q8_0', Q6_K: 'Q6_K', Q5_K_M: 'Q5_K', Q5_K_S: 'Q5_K',
   Q5_1: 'Q5_1', Q5_0: 'Q5_0', Q4_K_M: 'Q4_K', Q4_K_S: 'Q4_K', Q4_1: 'Q4_1', Q4_0: 'Q4_0',
   Q3_K_L: 'Q3_K', Q3_K_M: 'Q3_K', Q3_K_S: 'Q3_K', Q2_K: 'Q2_K', IQ4_NL: 'IQ4_NL', IQ4_XS: 'IQ4_XS',
+  IQ2_XS: 'IQ2_XS', IQ2_XXS: 'IQ2_XXS',
 };
+
+/** The 2-bit lattice mixtures (they need an importance matrix): their own rules for every role. */
+const LOW_BIT: ReadonlySet<QuantFileType> = new Set(['IQ2_XXS', 'IQ2_XS']);
 
 export function isQuantFileType(name: string): name is QuantFileType {
   return (QUANT_FILE_TYPES as readonly string[]).includes(name);
@@ -127,6 +131,7 @@ const Q6_K = t('Q6_K');
 const Q5_K = t('Q5_K');
 const Q4_K = t('Q4_K');
 const Q3_K = t('Q3_K');
+const Q2_K = t('Q2_K');
 
 /** Plans the conversion of `model` to `fileType`: each tensor's type before and after. */
 export function planQuantization(model: RecipeModel, fileType: QuantFileType, options: RecipeOptions = {}): QuantPlan {
@@ -301,6 +306,7 @@ function exactly(tensor: RecipeTensor, type: GgmlType): { type: GgmlType; fallba
 /** The file type's mixture: which roles and layers get more (or fewer) bits than the default. */
 function mixtureType(state: RecipeState, tensor: RecipeTensor, role: Role, defaultType: GgmlType): GgmlType {
   if (role === 'output' || (role === 'token_embd' && state.tiedEmbeddings)) return outputType(state, tensor, defaultType);
+  if (LOW_BIT.has(state.fileType)) return lowBitType(state, role, defaultType);
   // Untied token embeddings keep the default (only the IQ1/IQ2/IQ3 mixtures change them).
   if (role === 'token_embd') return defaultType;
   if (isAttnVLike(role)) return attnVType(state, defaultType);
@@ -335,7 +341,27 @@ function outputType(state: RecipeState, tensor: RecipeTensor, defaultType: GgmlT
   if (state.options.outputTensorType) return state.options.outputTensorType;
   // Falcon's output, and rows the default's blocks do not fit, go to Q8_0.
   if (state.model.arch === 'falcon' || tensor.ne[0]! % defaultType.blockSize !== 0) return Q8_0;
+  if (LOW_BIT.has(state.fileType)) return Q5_K;
   return defaultType === Q8_0 ? Q8_0 : Q6_K;
+}
+
+/**
+ * IQ2_XXS / IQ2_XS: 2-bit lattice codes for most weights, Q2_K where they would hurt most (token
+ * embeddings, attn_v, the first eighth of the ffn_down tensors), Q4_K for attn_v shared by 4+ heads
+ * or experts and attn_k of 8-expert models, Q5_K for their attn_output.
+ */
+function lowBitType(state: RecipeState, role: Role, defaultType: GgmlType): GgmlType {
+  const { model } = state;
+  if (role === 'token_embd') return Q2_K;
+  if (isAttnVLike(role)) {
+    state.iAttnV++;
+    return model.nGqa >= 4 || model.nExpert >= 4 ? Q4_K : Q2_K;
+  }
+  if (role === 'attn_k' && model.nExpert === 8) return Q4_K;
+  // Counted in file order over every ffn_down tensor (experts included) against the layer count.
+  if (role === 'ffn_down') return state.iFfnDown++ < Math.trunc(model.nLayer / 8) ? Q2_K : defaultType;
+  if (role === 'attn_output' && model.nExpert === 8) return Q5_K;
+  return defaultType;
 }
 
 /**

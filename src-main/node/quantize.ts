@@ -1,7 +1,7 @@
 import { lstatSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
-import { encoderFor } from '../core/quants/encoders';
+import { encoderFor, needsImportance } from '../core/quants/encoders';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import type { ImportanceMatrix } from '../core/imatrix';
 import { quantizedFileKvs } from '../core/export-size';
@@ -202,6 +202,12 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
         throw new Error(`${input}: tensor "${t.name}" is already quantized (${t.from.name}); re-quantizing loses quality, pass --allow-requantize to do it anyway`);
       }
       if (t.from !== t.to) encoderFor(t.to);
+      if (t.from !== t.to && needsImportance(t.to) && !options.imatrix?.has(t.name)) {
+        // As llama-quantize refuses: without importance weights these types are garbage.
+        throw new Error(options.imatrix
+          ? `${input}: tensor "${t.name}" becomes ${t.to.name}, which needs importance weights, and the importance matrix has none for it`
+          : `${input}: ${fileType} needs an importance matrix (--imatrix FILE): tensor "${t.name}" becomes ${t.to.name}, which is garbage without one (llama-quantize refuses it too)`);
+      }
     }
     const elementsTotal = plan.tensors.reduce((n, t) => n + gguf.tensor(t.name)!.elements, 0);
     let elementsDone = 0;

@@ -2,17 +2,18 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bytesWrittenAt, predictExport } from '../../src-main/core/export-size';
-import { QUANT_FILE_TYPES } from '../../src-main/core/quant-recipes';
+import { planQuantization, QUANT_FILE_TYPES } from '../../src-main/core/quant-recipes';
+import { needsImportance } from '../../src-main/core/quants/encoders';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
 import { writeRandomModel } from '../support/test-models';
 
-function predict(path: string, fileType: (typeof QUANT_FILE_TYPES)[number]) {
+function predict(path: string, fileType: (typeof QUANT_FILE_TYPES)[number], imatrixEntries?: number) {
   const { gguf, file } = openGguf(path);
   try {
-    return predictExport(gguf, fileType);
+    return predictExport(gguf, fileType, { imatrixEntries });
   } finally {
     file.close();
   }
@@ -22,6 +23,17 @@ function typesOf(path: string): Map<string, string> {
   const { gguf, file } = openGguf(path);
   try {
     return new Map(gguf.tensors.map((t) => [t.name, t.type.name]));
+  } finally {
+    file.close();
+  }
+}
+
+/** Weights of 1 for every matrix, when `fileType` gives some tensor of `path` a type that needs an importance matrix. */
+function imatrixIfNeeded(path: string, fileType: (typeof QUANT_FILE_TYPES)[number]): Map<string, Float32Array> | undefined {
+  const { gguf, file } = openGguf(path);
+  try {
+    if (!planQuantization(gguf, fileType).tensors.some((t) => t.from !== t.to && needsImportance(t.to))) return undefined;
+    return new Map(gguf.tensors.filter((t) => t.ne.length >= 2).map((t) => [t.name, new Float32Array(Number(t.ne[0])).fill(1)]));
   } finally {
     file.close();
   }
@@ -46,10 +58,11 @@ describe('predictExport', () => {
     const random = join(dir, 'random.gguf');
     await writeRandomModel(random, { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, weightType: 'F16' });
     for (const source of [random, STORIES_260K]) {
-      const p = predict(source, fileType);
+      const imatrix = imatrixIfNeeded(source, fileType);
+      const p = predict(source, fileType, imatrix?.size);
       // One output per source: quantizeFile never replaces a file.
       const out = join(dir, `out-${fileType}-${source === random ? 'random' : 'stories'}.gguf`);
-      const report = await quantizeFile(source, out, fileType);
+      const report = await quantizeFile(source, out, fileType, { imatrix });
       expect(p.unsupported).toBeNull();
       expect(p.requantized).toEqual([]);
       expect(statSync(out).size, `${source} → ${fileType}`).toBe(p.fileBytes);

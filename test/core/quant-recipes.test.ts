@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ggmlTypeByName } from '../../src-main/core/ggml-types';
 import { llamaFileTypeId, llamaFileTypeName } from '../../src-main/core/llama-file-types';
 import { planQuantization, QUANT_FILE_TYPES, type QuantFileType, type RecipeOptions } from '../../src-main/core/quant-recipes';
+import { needsImportance } from '../../src-main/core/quants/encoders';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { defaultQuantizeParams, llamaModelQuantize } from '../support/llama-quantize';
 import { STORIES_260K } from '../support/paths';
@@ -52,7 +53,17 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** What llama.cpp's quantizer gives the model, next to our plan for it. */
+/** Weights of 1 for every matrix of the model (ne[0] per expert): lets llama.cpp run the mixtures that need an imatrix. */
+function unitImatrix(path: string): Map<string, Float32Array> {
+  const { gguf, file } = openGguf(path);
+  try {
+    return new Map(gguf.tensors.filter((t) => t.ne.length >= 2).map((t) => [t.name, new Float32Array(Number(t.ne[0]) * Number(t.ne[2] ?? 1)).fill(1)]));
+  } finally {
+    file.close();
+  }
+}
+
+/** What llama.cpp's quantizer gives the model, next to our plan for it (with an importance matrix when the plan needs one). */
 function compare(model: string, fileType: QuantFileType, options: RecipeOptions = {}, allowRequantize = false) {
   const input = paths.get(model)!;
   const out = join(dir, `${model}-${fileType}-${Math.random().toString(36).slice(2)}.gguf`);
@@ -64,6 +75,7 @@ function compare(model: string, fileType: QuantFileType, options: RecipeOptions 
     sourceFile.close();
   }
   const result = llamaModelQuantize(input, out, llamaFileTypeId(fileType)!, {
+    imatrix: plan.tensors.some((t) => needsImportance(t.to)) ? unitImatrix(input) : undefined,
     outputTensorType: options.outputTensorType?.id,
     tokenEmbeddingType: options.tokenEmbeddingType?.id,
     pure: options.pure,

@@ -135,6 +135,28 @@ export interface QuantizeOptions {
   nthread?: number;
   /** --tensor-type PATTERN=TYPE, in order (type: a ggml type id). */
   tensorTypes?: { pattern: string; type: number }[];
+  /** --imatrix: importance weights per tensor name (ne[0] × experts values each). */
+  imatrix?: ReadonlyMap<string, Float32Array>;
+}
+
+/** struct llama_model_imatrix_data { const char * name; const float * data; size_t size; } */
+const ImatrixData = koffi.struct('gufo_llama_model_imatrix_data', { name: 'void *', data: 'void *', size: 'size_t' });
+
+/** The entries as a C array ended by a null name, in memory koffi allocated (freed by the caller with `free`). */
+function imatrixEntries(imatrix: ReadonlyMap<string, Float32Array>): { array: unknown; free: () => void } {
+  const owned: unknown[] = [];
+  const entries = [...imatrix].map(([name, weights]) => {
+    const bytes = Buffer.from(`${name}\0`, 'utf8');
+    const namePtr = koffi.alloc('uint8_t', bytes.length);
+    koffi.encode(namePtr, koffi.array('uint8_t', bytes.length), [...bytes]);
+    const dataPtr = koffi.alloc('float', Math.max(1, weights.length));
+    koffi.encode(dataPtr, koffi.array('float', weights.length), Array.from(weights));
+    owned.push(namePtr, dataPtr);
+    return { name: namePtr, data: dataPtr, size: weights.length };
+  });
+  const array = koffi.alloc(ImatrixData, entries.length + 1);
+  koffi.encode(array, koffi.array(ImatrixData, entries.length + 1), [...entries, { name: null, data: null, size: 0 }]);
+  return { array, free: () => [array, ...owned].forEach((p) => koffi.free(p)) };
 }
 
 /** struct llama_model_tensor_override { const char * pattern; enum ggml_type type; } */
@@ -173,12 +195,15 @@ export function llamaModelQuantize(inPath: string, outPath: string, fileTypeId: 
   params.allow_requantize = options.allowRequantize ?? false;
   const overrides = options.tensorTypes?.length ? tensorOverrides(options.tensorTypes) : null;
   params.tt_overrides = overrides?.array ?? null;
+  const imatrix = options.imatrix ? imatrixEntries(options.imatrix) : null;
+  params.imatrix = imatrix?.array ?? null;
   const from = log.length;
   let rc: number;
   try {
     rc = quantize(inPath, outPath, params);
   } finally {
     overrides?.free();
+    imatrix?.free();
   }
   const text = log.splice(from).join('');
   return { ok: rc === 0, log: text };

@@ -26,7 +26,7 @@
 import { checkEncodeSpan, requireImportance, type RowEncoder } from './codec';
 import { blockOffsets, ggmlType } from '../ggml-types';
 import { f32Bits, writeF16 } from './half-encode';
-import { GROUP_MAX_EPS, fitUnsignedScale, importanceWeights, sumOfSquares } from './scale-search';
+import { GROUP_MAX_EPS, fitUnsignedScale, importanceWeights, nearestInt, sumOfSquares } from './scale-search';
 import { IQ2XS_GRID, IQ2XXS_GRID } from './iq-tables';
 import { buildLattice, type Lattice } from './iq-lattice';
 
@@ -50,9 +50,11 @@ let xsLattice: Lattice | undefined;
 
 /**
  * ggml's nearest_int over its whole range: the low 23 bits of the f32 sum v + 1.5·2^23, less
- * 2^22. Beyond |v| < 2^22 this is not a rounding, but ggml clamps what comes out, so it must match.
+ * 2^22. Within |v| < 2^22 that is nearestInt's rounding; beyond, it is not a rounding, but ggml
+ * clamps what comes out, so the bits must match.
  */
 function ggmlNearestInt(v: number): number {
+  if (v > -4194304 && v < 4194304) return nearestInt(v);
   return (f32Bits(v + 12582912) & 0x7fffff) - 0x400000;
 }
 
@@ -121,19 +123,31 @@ function snap(lat: Lattice, o: number, id: number, scale: number, out: Uint8Arra
   return g >= 0 ? g : bestNeighbour(lat, key, o, scale, out);
 }
 
+/** terms[3i + l]: value i's weighted squared error if it takes level l (scratch of bestNeighbour). */
+const terms = new Float32Array(24);
+
 function bestNeighbour(lat: Lattice, key: number, o: number, scale: number, out: Uint8Array): number {
+  // Each candidate's error is a sum of 8 of these 24 terms, so they are computed once (the same
+  // f32 steps as ggml's, which computes them per candidate).
+  for (let i = 0; i < 8; i++) {
+    const x = xval[o + i]!;
+    const w = waux[o + i]!;
+    for (let l = 0; l < 3; l++) {
+      const diff = fr(fr(scale * (2 * l + 1)) - x);
+      terms[3 * i + l] = fr(w * diff) * diff;
+    }
+  }
   const levels = lat.levels;
+  const list = lat.neighbours(key);
   let best = FLT_MAX;
   let grid = -1;
-  for (const g of lat.neighbours(key)) {
+  for (let j = 0; j < list.length; j++) {
+    const at = 8 * list[j]!;
     let d2 = 0;
-    for (let i = 0; i < 8; i++) {
-      const diff = fr(fr(scale * (2 * levels[8 * g + i]! + 1)) - xval[o + i]!);
-      d2 = fr(d2 + fr(fr(waux[o + i]! * diff) * diff));
-    }
+    for (let i = 0; i < 8; i++) d2 = fr(d2 + terms[3 * i + levels[at + i]!]!);
     if (d2 < best) {
       best = d2;
-      grid = g;
+      grid = list[j]!;
     }
   }
   if (grid < 0) throw new Error('IQ2 encoder: no grid neighbour has a finite error (non-finite values or weights)');

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ggmlTypeByName } from '../../src-main/core/ggml-types';
+import { GgufType } from '../../src-main/core/gguf/values';
+import { llamaFileTypeId } from '../../src-main/core/llama-file-types';
+import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
+import { loadImatrix } from '../../src-main/node/imatrix-file';
+import { gufo } from '../support/cli';
+import { llamaModelQuantize } from '../support/llama-quantize';
+import { mulberry32 } from '../support/random';
+import { writeRandomModel } from '../support/test-models';
+
+const F32 = ggmlTypeByName('F32')!;
+let dir: string;
+let model: string;
+/** llama-imatrix GGUF file with weights for every matrix of `model`. */
+let imatrixFile: string;
+/** The same, without blk.1.ffn_down.weight. */
+let partialImatrixFile: string;
+
+/** Writes an imatrix GGUF: in_sum2 and counts per matrix (4 tokens each), so the weights read back are `entries`. */
+async function writeImatrix(path: string, entries: [string, Float32Array][]): Promise<void> {
+  const tensors = entries.flatMap(([name, w]) => [
+    { name: `${name}.in_sum2`, type: F32, ne: [w.length, 1] },
+    { name: `${name}.counts`, type: F32, ne: [1, 1] },
+  ]);
+  await writeGguf(path, { kvs: [{ key: 'general.type', type: GgufType.STRING, value: 'imatrix' }], tensors }, (i) => {
+    const [, w] = entries[i >> 1]!;
+    return [new Uint8Array((i % 2 === 0 ? w.map((v) => v * 4) : Float32Array.of(4)).buffer)];
+  });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'gufo-iq2-'));
+  model = join(dir, 'model.gguf');
+  await writeRandomModel(model, { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2 });
+  const { gguf, file } = openGguf(model);
+  const rng = mulberry32(21);
+  let entries: [string, Float32Array][];
+  try {
+    // Squared activations with a few loud columns, as llama-imatrix collects them.
+    entries = gguf.tensors.filter((t) => t.ne.length >= 2).map((t) => [t.name, Float32Array.from({ length: Number(t.ne[0]) }, () => Math.exp(2 * rng.gaussian()))]);
+  } finally {
+    file.close();
+  }
+  imatrixFile = join(dir, 'imatrix.gguf');
+  await writeImatrix(imatrixFile, entries);
+  partialImatrixFile = join(dir, 'partial.imatrix.gguf');
+  await writeImatrix(partialImatrixFile, entries.filter(([name]) => name !== 'blk.1.ffn_down.weight'));
+}, 60_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('gufo quantize to IQ2_XXS and IQ2_XS', () => {
+  it.each(['IQ2_XXS', 'IQ2_XS'])('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte', (fileType) => {
+    const ours = join(dir, `ours-${fileType}.gguf`);
+    const theirs = join(dir, `llama-${fileType}.gguf`);
+    const r = gufo(['quantize', model, ours, '--type', fileType, '--imatrix', imatrixFile], {}, 120_000);
+    expect(r.status, r.stderr).toBe(0);
+    const result = llamaModelQuantize(model, theirs, llamaFileTypeId(fileType)!, { imatrix: loadImatrix(imatrixFile) });
+    expect(result.ok, result.log.slice(-2000)).toBe(true);
+    const a = openGguf(ours);
+    const b = openGguf(theirs);
+    try {
+      expect(a.gguf.tensors.map((t) => [t.name, t.type.name])).toEqual(b.gguf.tensors.map((t) => [t.name, t.type.name]));
+      expect(a.gguf.tensors.some((t) => t.type.name === fileType)).toBe(true);
+      for (const t of a.gguf.tensors) {
+        const same = Buffer.from(a.gguf.tensorData(t)).equals(Buffer.from(b.gguf.tensorData(b.gguf.tensor(t.name)!)));
+        expect(same, `${fileType} ${t.name}`).toBe(true);
+      }
+      expect(a.gguf.getNumber('general.file_type')).toBe(b.gguf.getNumber('general.file_type'));
+    } finally {
+      a.file.close();
+      b.file.close();
+    }
+  });
+
+  it('refuses without an importance matrix, as llama-quantize does, and says how to give one', () => {
+    const r = gufo(['quantize', model, join(dir, 'none.gguf'), '--type', 'IQ2_XXS']);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/IQ2_XXS needs an importance matrix \(--imatrix FILE\)/);
+    expect(llamaModelQuantize(model, join(dir, 'llama-none.gguf'), llamaFileTypeId('IQ2_XXS')!).ok).toBe(false);
+  });
+
+  it('names the tensor an importance matrix has no weights for', () => {
+    const r = gufo(['quantize', model, join(dir, 'partial.gguf'), '--type', 'IQ2_XS', '--imatrix', partialImatrixFile]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/tensor "blk\.1\.ffn_down\.weight" becomes IQ2_XS.*has none for it/);
+  });
+
+  it('--plan lists IQ2_XXS and IQ2_XS as needing an importance matrix, and measures them with one', () => {
+    const plan = (args: string[]) => {
+      const r = gufo(['quantize', '--plan', model, '--json', ...args], {}, 120_000);
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as { type: string; bytes: number | null; predicted: unknown; unavailable: string | null }[];
+    };
+    const without = plan([]);
+    const withImatrix = plan(['--imatrix', imatrixFile]);
+    for (const type of ['IQ2_XXS', 'IQ2_XS']) {
+      expect(without.find((row) => row.type === type)!.unavailable).toMatch(new RegExp(`${type} needs an importance matrix`));
+      const row = withImatrix.find((x) => x.type === type)!;
+      expect(row.unavailable).toBeNull();
+      expect(row.bytes).toBeGreaterThan(0);
+      expect(row.predicted).not.toBeNull();
+    }
+    // Types that need no importance matrix stay available without one.
+    expect(without.find((row) => row.type === 'Q4_K_M')!.unavailable).toBeNull();
+  });
+});
