@@ -242,7 +242,7 @@ export class LlamaModel {
   private batchTokens = 0;
   private body: Dispatch[] = [];
   private readonly collectPoints: CollectPoint[] = [];
-  /** Collection mode (importance matrices): one sums buffer per collect point, made on first use. */
+  /** Collection mode (importance matrices): the buffers of each collect point, made on first use; the tokens of the unrouted ones. */
   private collection: { buffers: CollectBuffers[]; dispatches: Dispatch[]; tokens: number } | null = null;
   /** While set, the body sums the squares of every weight's input (see collectInput). */
   collecting = false;
@@ -366,9 +366,9 @@ export class LlamaModel {
         const values = point.width * (point.route?.experts ?? 1);
         const both = new Float32Array(bytes, at, 2 * values);
         at += sums.size;
-        const tokens = counts ? Array.from(new Uint32Array(bytes, at, point.route!.experts)) : [c.tokens];
+        const seen = counts ? Array.from(new Uint32Array(bytes, at, point.route!.experts)) : [c.tokens];
         at += counts?.size ?? 0;
-        for (const weight of point.weights) out.push({ weight, sums: both.slice(0, values), inSums: both.slice(values), counts: tokens });
+        for (const weight of point.weights) out.push({ weight, sums: both.slice(0, values), inSums: both.slice(values), counts: seen });
       });
       c.tokens = 0;
       return out;
