@@ -22,6 +22,7 @@ import { exportChat } from './chat/export';
 import { contextUsage, openModelText, type ModelText } from './chat/prompt';
 import { applySettings, DEFAULT_PRESET, effectiveSettings, isRecord, SAMPLING_PRESETS, samplingPreset, type ModelFacts } from './chat/settings';
 import { branchPath, newestLeaf } from './chat/tree';
+import { withToolCalls } from './chat/tool-calls';
 import { requireReadableModel, type BackendContext } from './context';
 import { promptWorkersOf } from './prompt-worker/index';
 
@@ -56,10 +57,11 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     return record;
   };
 
-  const requireMessage = (chatId: number, messageId: unknown, role?: MessageRole): MessageView => {
+  /** The message, which must have one of `roles` when they are given. */
+  const requireMessage = (chatId: number, messageId: unknown, ...roles: MessageRole[]): MessageView => {
     const message = Number.isInteger(messageId) ? store.message(messageId as number) : undefined;
     if (!message || message.chatId !== chatId) throw new Error(`chat ${chatId} has no message with id ${JSON.stringify(messageId)}`);
-    if (role && message.role !== role) throw new Error(`message ${message.id} is a ${message.role} message, not a ${role} message`);
+    if (roles.length > 0 && !roles.includes(message.role)) throw new Error(`message ${message.id} is a ${message.role} message, not a ${roles.join(' or ')} message`);
     return message;
   };
 
@@ -93,7 +95,9 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     try {
       const settings = effectiveSettings(record.settings, text.hasChatTemplate);
       const promptFormatsView = { modelHasTemplate: text.hasChatTemplate, choices: promptFormats(text.hasChatTemplate) };
-      return { ...base, settings, contextUsage: await usageOf(record, text, messages), promptFormats: promptFormatsView };
+      // Plain completion has no turns, so no calls: its text is shown as written.
+      const shown = settings.promptFormat === 'completion' ? messages : withToolCalls(messages, text.toolCalls.syntax);
+      return { ...base, messages: shown, settings, contextUsage: await usageOf(record, text, messages), promptFormats: promptFormatsView };
     } finally {
       text.close();
     }
@@ -130,14 +134,14 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     answers.start({ chatId, messageId: assistant.id, modelPath: record.modelPath, settings: record.settings, branch: branchPath(store.messages(chatId), user.id) });
   };
 
-  /** Adds a user message under `parentId` (the chat's first one names it) and starts its answer. */
-  const ask = (record: ChatRecord, parentId: number | null, content: unknown) => {
-    if (typeof content !== 'string' || content.trim() === '') throw new Error('a message needs some text');
+  /** Adds a user message (or a tool's result) under `parentId` (the chat's first one names it) and starts its answer. */
+  const ask = (record: ChatRecord, parentId: number | null, content: unknown, role: 'user' | 'tool' = 'user') => {
+    if (typeof content !== 'string' || content.trim() === '') throw new Error(role === 'tool' ? 'a tool result needs some text' : 'a message needs some text');
     checkCanAnswer(record);
     const chatId = record.summary.id;
     const retitle = record.summary.title === DEFAULT_TITLE && record.summary.messageCount === 0;
     const { user, assistant } = store.transaction(() => {
-      const user = store.addMessage({ chatId, parentId, role: 'user', content, status: 'done' });
+      const user = store.addMessage({ chatId, parentId, role, content, status: 'done' });
       if (retitle) store.rename(chatId, autoTitle(content));
       return { user, assistant: insertAnswer(chatId, user.id) };
     });
@@ -216,9 +220,16 @@ export function createChatApi(ctx: BackendContext): ChatApi {
       return ask(record, parent, content);
     },
 
+    async sendToolResult(chatId, content, parentId) {
+      const record = requireChat(chatId);
+      const parent = requireMessage(record.summary.id, parentId ?? record.activeLeafId, 'assistant');
+      const { userMessageId, assistantMessageId } = ask(record, parent.id, content, 'tool');
+      return { toolMessageId: userMessageId, assistantMessageId };
+    },
+
     async regenerate(chatId, assistantMessageId) {
       const record = requireChat(chatId);
-      const user = requireMessage(record.summary.id, requireMessage(record.summary.id, assistantMessageId, 'assistant').parentId, 'user');
+      const user = requireMessage(record.summary.id, requireMessage(record.summary.id, assistantMessageId, 'assistant').parentId, 'user', 'tool');
       checkCanAnswer(record);
       const assistant = store.transaction(() => insertAnswer(record.summary.id, user.id));
       startAnswer(record, user, assistant);

@@ -63,7 +63,7 @@ export interface ChatSummary {
   messageCount: number;
 }
 
-export type MessageRole = 'system' | 'user' | 'assistant';
+export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
 /**
  * 'streaming': being written now; 'interrupted': the app stopped mid-answer (everything streamed
@@ -103,17 +103,31 @@ export type AnswerProgress =
    */
   | { phase: 'generating'; promptTokens: number; generatedTokens: number; decodeTokS: number | null };
 
+/** A tool call an assistant message makes, read from its text in the chat model's own call syntax. */
+export interface MessageToolCall {
+  name: string;
+  /** The arguments' JSON text as the model wrote them (whitespace outside strings dropped). */
+  arguments: string;
+}
+
 export interface MessageView {
   id: number;
   chatId: number;
   parentId: number | null;
+  /** 'tool': a tool's result, answering the calls of the assistant message before it. */
   role: MessageRole;
+  /** As written (an answer's tool calls in the model's syntax). */
   content: string;
   status: MessageStatus;
   /** For assistant messages once finished. */
   stats: GenerationStats | null;
   error: string | null;
   createdAt: string;
+  /**
+   * A finished assistant message's tool calls and the text before them (ChatView only; absent
+   * when it makes none, or the model file cannot be read).
+   */
+  toolCalls?: { content: string; calls: MessageToolCall[] };
 }
 
 /**
@@ -189,7 +203,12 @@ export interface ChatApi {
    * answer is being written in the chat (one at a time per chat).
    */
   sendMessage(chatId: number, content: string, parentId?: number | null): Promise<{ userMessageId: number; assistantMessageId: number }>;
-  /** A new answer to the same user message, as a sibling branch of `assistantMessageId`. */
+  /**
+   * Adds a tool's result (`content`, often JSON) under `parentId` (an assistant message that called
+   * the tool; absent or null: the active leaf) and starts the answer to it, as sendMessage does.
+   */
+  sendToolResult(chatId: number, content: string, parentId?: number | null): Promise<{ toolMessageId: number; assistantMessageId: number }>;
+  /** A new answer to the same user message (or tool result), as a sibling branch of `assistantMessageId`. */
   regenerate(chatId: number, assistantMessageId: number): Promise<{ assistantMessageId: number }>;
   /** A new user message beside `messageId` (a sibling branch) with `content`, then its answer. */
   editMessage(chatId: number, messageId: number, content: string): Promise<{ userMessageId: number; assistantMessageId: number }>;
@@ -213,6 +232,7 @@ export const CHAT_METHODS = [
   'deleteChat',
   'updateChatSettings',
   'sendMessage',
+  'sendToolResult',
   'regenerate',
   'editMessage',
   'stopGeneration',

@@ -90,6 +90,14 @@ export class ChatStore {
     });
   }
 
+  /** Sends `content` as the result of the tool the last answer called; false when it was not sent (the error is shown). */
+  sendToolResult(content: string): Promise<boolean> {
+    return this.#act(async (chatId) => {
+      const { assistantMessageId } = await this.#gufo.sendToolResult(chatId, content);
+      this.#showLeaf(assistantMessageId);
+    });
+  }
+
   regenerate(assistantMessageId: number): Promise<boolean> {
     return this.#act(async (chatId) => {
       const answer = await this.#gufo.regenerate(chatId, assistantMessageId);

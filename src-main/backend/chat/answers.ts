@@ -169,7 +169,8 @@ class Answer {
       const seed = answerSeed(sampling);
       const shape = answerShape(text, format);
       const stop = new Set(shape.stop);
-      const decoder = text.answerDecoder(shape.stripLeadingSpace);
+      // Call markers that are control tokens stay in the text, for the transcript to read the calls (chat/tool-calls.ts).
+      const decoder = text.answerDecoder(shape.stripLeadingSpace, format !== 'completion');
       const load = {
         path: modelPath,
         ctx: contextSize,

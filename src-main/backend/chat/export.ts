@@ -4,7 +4,7 @@ import { branchPath } from './tree';
 
 export type ChatExportFormat = 'markdown' | 'json';
 
-const ROLE_HEADINGS: Record<MessageView['role'], string> = { system: 'System', user: 'User', assistant: 'Assistant' };
+const ROLE_HEADINGS: Record<MessageView['role'], string> = { system: 'System', user: 'User', assistant: 'Assistant', tool: 'Tool result' };
 
 /** What an unfinished answer's export says about it. */
 const STATUS_NOTES: Partial<Record<MessageStatus, string>> = {

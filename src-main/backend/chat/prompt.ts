@@ -8,7 +8,7 @@ import { chatTemplateFor, renderChat, stopTokenIds, type ChatMessage, type ChatT
 import { BUILTIN_TEMPLATES } from '../../core/chat-templates/builtin';
 import { answerDecoder } from '../../core/harmony';
 import { completionText, type PromptFormat } from '../../core/prompt-format';
-import { modelToolCalls, showingMarkers, withToolsInText, type ModelToolCalls } from '../../core/tool-calls/index';
+import { modelToolCalls, showingMarkers, toolTurnsAsText, withToolsInText, type ModelToolCalls } from '../../core/tool-calls/index';
 import { createTokenizer, readVocab, type StreamDecoder, type Tokenizer, type Vocab } from '../../core/tokenizer/index';
 import { fewestTokens } from '../../core/tokenizer/token-bound';
 import { openGguf } from '../../node/gguf-io';
@@ -153,6 +153,9 @@ export interface PromptPlan {
   fits: boolean;
 }
 
+/** The turns the model answers: the user's, and a tool's result. */
+const ANSWERED_ROLES: ReadonlySet<MessageRole | undefined> = new Set(['user', 'tool']);
+
 /**
  * The prompt for `branch` (oldest first) under CONTEXT_POLICY: the fewest oldest messages are left
  * out so that prompt + reserve fits the context. A kept part always starts at a user message, so
@@ -164,7 +167,9 @@ export function planPrompt(text: ModelText, systemPrompt: string, branch: readon
   const render = (start: number): PromptTokens => {
     const messages: ChatMessage[] = systemPrompt === '' ? [] : [{ role: 'system', content: systemPrompt }];
     for (const turn of branch.slice(start)) messages.push({ role: turn.role, content: turn.content });
-    return promptTokens(text, { kind: 'chat', messages, addGenerationPrompt: branch.at(-1)?.role === 'user', format }, room);
+    // A tool result is the model's to answer, as a question is; a template that knows no tool role gets it as a user turn.
+    const turns = format === 'model' && text.toolCalls.rendersTools ? messages : toolTurnsAsText(messages);
+    return promptTokens(text, { kind: 'chat', messages: turns, addGenerationPrompt: ANSWERED_ROLES.has(branch.at(-1)?.role), format }, room);
   };
   const fitting = (tokens: PromptTokens): number[] | null => ('ids' in tokens && tokens.ids.length <= room ? tokens.ids : null);
 

@@ -17,11 +17,16 @@ const CALL_FORMAT =
 /** `messages` with `tools` described in the system prompt, and tool calls and results as text. */
 export function withToolsInText(messages: readonly ChatMessage[], tools: readonly ChatTool[]): ChatMessage[] {
   const description = INSTRUCTIONS + tools.map((t) => '\n' + JSON.stringify(t)).join('') + CALL_FORMAT;
-  const out: ChatMessage[] = messages.map(asText);
+  const out = toolTurnsAsText(messages);
   const first = out[0];
   if (first?.role === 'system' && typeof first.content === 'string') out[0] = { ...first, content: `${first.content}\n\n${description}` };
   else out.unshift({ role: 'system', content: description });
   return out;
+}
+
+/** `messages` with tool calls and results as text, for a template that knows no "tool" role. */
+export function toolTurnsAsText(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.map(asText);
 }
 
 function asText(message: ChatMessage): ChatMessage {

@@ -10,7 +10,7 @@ import { tokenLookup } from '../tokenizer/vocab';
 import { TOOL_CALL_SYNTAX, toolCallFamily, type ToolCallSyntax } from './syntax';
 
 export { forcedToolCall, type ForcedToolCall, type ToolFunction } from './forced';
-export { withToolsInText } from './fallback';
+export { toolTurnsAsText, withToolsInText } from './fallback';
 export { splitToolCalls, ToolCallStream, type ToolCallDelta, type ToolCallPiece, type ToolCallSplit } from './stream';
 export { parseToolCalls, TOOL_CALL_SYNTAX, type ParsedToolCall, type ToolCallFamily, type ToolCallSyntax } from './syntax';
 

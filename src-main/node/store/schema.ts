@@ -233,6 +233,37 @@ CREATE INDEX quality_reports_by_quant ON quality_reports(quant_model_id, created
 CREATE INDEX quality_reports_by_base ON quality_reports(base_model_id, created_at);
 `;
 
+/** messages rebuilt with "tool" among the roles (its CHECK cannot change in place); ids, and so the FTS rows, stay. */
+const V8 = `
+CREATE TABLE messages_v8 (
+  id         INTEGER PRIMARY KEY,
+  chat_id    INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+  parent_id  INTEGER REFERENCES messages(id) ON DELETE CASCADE,
+  role       TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+  content    TEXT NOT NULL,
+  status     TEXT NOT NULL DEFAULT 'done' CHECK (status IN ('done', 'streaming', 'stopped', 'interrupted', 'error')),
+  stats_json TEXT,
+  error      TEXT,
+  created_at TEXT NOT NULL DEFAULT ${NOW}
+);
+INSERT INTO messages_v8 SELECT id, chat_id, parent_id, role, content, status, stats_json, error, created_at FROM messages;
+DROP TABLE messages;
+ALTER TABLE messages_v8 RENAME TO messages;
+CREATE INDEX messages_by_chat ON messages(chat_id, parent_id);
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages WHEN new.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages WHEN old.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_unindex AFTER UPDATE OF content, status ON messages WHEN old.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_index AFTER UPDATE OF content, status ON messages WHEN new.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -279,6 +310,12 @@ export const MIGRATIONS: readonly Migration[] = [
         types_json  TEXT NOT NULL,
         created_at  TEXT NOT NULL DEFAULT ${NOW}
       )`),
+  },
+  {
+    version: 8,
+    summary: 'tool results in chats: messages may have the role "tool"',
+    rebuildsTables: true,
+    up: (db) => db.exec(V8),
   },
 ];
 

@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ChatStore, ftsQuery, type StoredChatSettings } from '../../../src-main/node/store/chats';
-import { openStore, type Db } from '../../../src-main/node/store/database';
+import Database from 'better-sqlite3';
+import { migrate, openStore, type Db } from '../../../src-main/node/store/database';
 import { CorruptRowError } from '../../../src-main/node/store/json-column';
+import { MIGRATIONS } from '../../../src-main/node/store/schema';
 import { tempDir } from '../../support/temp';
 
 const SETTINGS: StoredChatSettings = {
@@ -186,5 +188,34 @@ describe('ChatStore', () => {
     expect(chats.get(legacy)!.settings.promptFormat).toBeNull();
     expect(() => chats.get(odd)).toThrow(`the database row chats ${odd} has an unknown prompt_format "alpaca"; delete or fix that row`);
     reopened.close();
+  });
+
+  it('holds tool results (role "tool"); a database from before them keeps its tree and search through the upgrade', () => {
+    const path = join(tempDir(), 'gufo.db');
+    const old = new Database(path);
+    // The version before the migration that lets messages be tool results.
+    migrate(old, undefined, MIGRATIONS.find((m) => m.summary.startsWith('tool results'))!.version - 1);
+    old.prepare("INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)").run();
+    const before = new ChatStore(old);
+    const chatId = newChat(before);
+    const question = before.addMessage({ chatId, parentId: null, role: 'user', content: 'weather in Paris?', status: 'done' });
+    const call = before.addMessage({ chatId, parentId: question.id, role: 'assistant', content: '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call>', status: 'done' });
+    expect(() => old.prepare("INSERT INTO messages (chat_id, parent_id, role, content) VALUES (?, ?, 'tool', 'x')").run(chatId, call.id)).toThrow(/CHECK/);
+    old.close();
+
+    const { db } = openStore(path);
+    const store = new ChatStore(db);
+    const result = store.addMessage({ chatId, parentId: call.id, role: 'tool', content: '{"temperature": 18, "sky": "sunny"}', status: 'done' });
+    expect(store.messages(chatId).map((m) => [m.id, m.parentId, m.role])).toEqual([
+      [question.id, null, 'user'],
+      [call.id, question.id, 'assistant'],
+      [result.id, call.id, 'tool'],
+    ]);
+    expect(store.search('Paris', 10).map((h) => h.messageId)).toEqual([question.id]);
+    expect(store.search('sunny', 10).map((h) => h.messageId)).toEqual([result.id]);
+    store.delete(chatId);
+    expect(store.messages(chatId)).toEqual([]);
+    expect(store.search('sunny', 10)).toEqual([]);
+    db.close();
   });
 });

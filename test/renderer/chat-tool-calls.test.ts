@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import type { MessageView } from '../../src-preload/api';
+import { awaitsToolResult, messageParts, prettyJson } from '../../src-renderer/lib/chat-tool-calls';
+
+const message = (fields: Partial<MessageView>): MessageView => ({
+  id: 1,
+  chatId: 1,
+  parentId: null,
+  role: 'assistant',
+  content: '',
+  status: 'done',
+  stats: null,
+  error: null,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  ...fields,
+});
+
+describe('messageParts', () => {
+  it('shows an answer with calls as its text before them and a "Called NAME" card per call, arguments indented', () => {
+    const answer = message({
+      content: 'Let me check.<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>',
+      toolCalls: { content: 'Let me check.', calls: [{ name: 'get_weather', arguments: '{"city":"Paris"}' }, { name: 'now', arguments: '{}' }] },
+    });
+    expect(messageParts(answer)).toEqual({
+      text: 'Let me check.',
+      cards: [
+        { title: 'Called get_weather', body: '{\n  "city": "Paris"\n}' },
+        { title: 'Called now', body: '{}' },
+      ],
+    });
+  });
+
+  it('shows a tool message as a "Tool result" card, and any other message as its text', () => {
+    expect(messageParts(message({ role: 'tool', content: '{"temperature":18}' }))).toEqual({ text: '', cards: [{ title: 'Tool result', body: '{\n  "temperature": 18\n}' }] });
+    expect(messageParts(message({ role: 'tool', content: 'sunny, 18 °C' })).cards).toEqual([{ title: 'Tool result', body: 'sunny, 18 °C' }]);
+    expect(messageParts(message({ content: 'Hello **there**.' }))).toEqual({ text: 'Hello **there**.', cards: [] });
+  });
+
+  it('keeps arguments that are not whole JSON (a call cut short) as written', () => {
+    expect(prettyJson('{"a":[1,2')).toBe('{"a":[1,2');
+  });
+});
+
+describe('awaitsToolResult', () => {
+  it('offers a tool result only after a finished answer that called a tool', () => {
+    const call = { content: '', calls: [{ name: 'now', arguments: '{}' }] };
+    const user = message({ role: 'user', content: 'What time is it?' });
+    expect(awaitsToolResult([user, message({ id: 2, toolCalls: call })])).toBe(true);
+    expect(awaitsToolResult([user, message({ id: 2, content: 'Noon.' })])).toBe(false);
+    expect(awaitsToolResult([user, message({ id: 2, toolCalls: call, status: 'streaming' })])).toBe(false);
+    expect(awaitsToolResult([user])).toBe(false);
+    expect(awaitsToolResult([])).toBe(false);
+  });
+});
