@@ -7,7 +7,7 @@
  */
 import { expect, test, type Locator } from '@playwright/test';
 import { SWIFTSHADER_ICD } from '../src-main/engine/gpu/software-driver';
-import { chooseModel, openSection, screenshot } from './support/flow';
+import { newChat, openSection, screenshot } from './support/flow';
 import { serveStories } from './support/served-app';
 
 test.describe.configure({ mode: 'serial', timeout: 240_000 });
@@ -38,12 +38,7 @@ test('Settings › About names the GPU adapter, its backend, shader-f16 and subg
 
 test("the chat header's chip shows the adapter, marked as a slow software GPU", async ({}, testInfo) => {
   const { page } = app;
-  await openSection(page, 'Chat');
-  await page.getByRole('button', { name: 'New chat' }).first().click();
-  const dialog = page.getByRole('dialog', { name: 'New chat' });
-  await chooseModel(dialog.getByRole('combobox', { name: 'Model' }), 'stories260K.gguf');
-  await dialog.getByRole('button', { name: 'Create chat' }).click();
-  await expect(dialog).toBeHidden();
+  await newChat(page, 'stories260K.gguf');
   const chip = page.getByRole('group', { name: 'GPU adapter' });
   await expect(chip).toContainText('SwiftShader', { timeout: 60_000 });
   await expect(chip).toContainText('Vulkan');

@@ -4,7 +4,7 @@
  * and switches to a built-in template from the notice.
  */
 import { expect, test, type Locator, type Page } from '@playwright/test';
-import { chooseModel, openSection, screenshot } from './support/flow';
+import { newChat, screenshot } from './support/flow';
 import { serveStories } from './support/served-app';
 
 test.describe.configure({ timeout: 300_000 });
@@ -31,13 +31,7 @@ async function ask(page: Page, text: string): Promise<{ answer: Locator; body: s
 
 test('a base model: the chat says it has no template, continues the text, stops at the answer length, and switches format', async ({}, testInfo) => {
   const { page } = app;
-  await openSection(page, 'Chat');
-  await page.getByRole('button', { name: 'New chat' }).first().click();
-  const create = page.getByRole('dialog', { name: 'New chat' });
-  await chooseModel(create.getByRole('combobox', { name: 'Model' }), 'stories260K.gguf');
-  await create.getByRole('radio', { name: 'Precise' }).check();
-  await create.getByRole('button', { name: 'Create chat' }).click();
-  await expect(create).toBeHidden();
+  await newChat(page, 'stories260K.gguf', { preset: 'Precise' });
 
   // The notice says the model has no template, with plain completion chosen.
   const notice = page.getByRole('note', { name: 'Base model' });

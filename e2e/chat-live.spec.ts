@@ -4,7 +4,7 @@
  * loaded-model indicator with its GPU memory and Unload.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { chooseModel, openSection, screenshot } from './support/flow';
+import { newChat, screenshot } from './support/flow';
 import { serveStories } from './support/served-app';
 
 test.describe.configure({ timeout: 240_000 });
@@ -40,16 +40,8 @@ const samplesOf = (page: Page) => page.evaluate(() => (window as unknown as { li
 
 test('the chat shows the model loading, live numbers while streaming, and the loaded model with Unload', async ({}, testInfo) => {
   const { page } = app;
-  await openSection(page, 'Chat');
-  await page.getByRole('button', { name: 'New chat' }).first().click();
-  const dialog = page.getByRole('dialog', { name: 'New chat' });
-  await chooseModel(dialog.getByRole('combobox', { name: 'Model' }), 'stories260K.gguf');
-  await dialog.getByRole('radio', { name: 'Precise' }).check();
-  await dialog.getByText('Advanced', { exact: true }).click();
   // Long enough to stream for a while on a software GPU.
-  await dialog.getByRole('spinbutton', { name: 'Max tokens' }).fill('400');
-  await dialog.getByRole('button', { name: 'Create chat' }).click();
-  await expect(dialog).toBeHidden();
+  await newChat(page, 'stories260K.gguf', { preset: 'Precise', maxTokens: 400 });
 
   const loaded = page.getByRole('region', { name: 'Loaded models' });
   await expect(loaded).toBeHidden(); // nothing on the GPU yet

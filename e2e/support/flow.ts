@@ -99,17 +99,29 @@ export interface ChatOutcome {
   answers: string[];
 }
 
-/** A chat streams an answer, stops mid-stream, regenerates into a branch, and survives a reload. */
-export async function chatStreamsStopsRegeneratesAndReloads(flow: FlowContext): Promise<void> {
-  const { page, modelFile } = flow;
+export interface NewChatOptions {
+  /** The sampling preset's radio ("Precise"); the dialog's default without. */
+  preset?: string;
+  /** "Max tokens" in the dialog's Advanced part. */
+  maxTokens?: number;
+}
+
+/** Opens Chat and creates a chat on the library's `fileName` through the New chat dialog. */
+export async function newChat(page: Page, fileName: string, { preset, maxTokens }: NewChatOptions = {}): Promise<void> {
   await openSection(page, 'Chat');
   await page.getByRole('button', { name: 'New chat' }).first().click();
   const dialog = page.getByRole('dialog', { name: 'New chat' });
-  await chooseModel(dialog.getByRole('combobox', { name: 'Model' }), modelFile);
-  await dialog.getByRole('radio', { name: 'Precise' }).check();
-  await setMaxTokens(dialog, SHORT_ANSWER);
+  await chooseModel(dialog.getByRole('combobox', { name: 'Model' }), fileName);
+  if (preset) await dialog.getByRole('radio', { name: preset }).check();
+  if (maxTokens !== undefined) await setMaxTokens(dialog, maxTokens);
   await dialog.getByRole('button', { name: 'Create chat' }).click();
   await expect(dialog).toBeHidden();
+}
+
+/** A chat streams an answer, stops mid-stream, regenerates into a branch, and survives a reload. */
+export async function chatStreamsStopsRegeneratesAndReloads(flow: FlowContext): Promise<void> {
+  const { page, modelFile } = flow;
+  await newChat(page, modelFile, { preset: 'Precise', maxTokens: SHORT_ANSWER });
 
   const message = page.getByRole('textbox', { name: 'Message' });
   const answers = page.getByRole('article', { name: 'Assistant message' });
