@@ -8,7 +8,7 @@
  *
  * The rules below follow llama.cpp v0.4.0 (node-llama-cpp 3.21.1) and are checked tensor by
  * tensor against its `llama_model_quantize` in test/core/quant-recipes.test.ts. Of the mixtures
- * that need an importance matrix, IQ2_XXS and IQ2_XS are covered; IQ1 and IQ3 are not.
+ * that need an importance matrix, IQ2_XXS, IQ2_XS and IQ1_S are covered; IQ1_M and IQ3 are not.
  */
 import { ggmlType, type GgmlType, type GgmlTypeName } from './ggml-types';
 import { GgufType, type GgufArray } from './gguf/values';
@@ -18,7 +18,7 @@ import { blockTensorSuffix, tensorLayer, tensorName } from './tensor-names';
 
 export const QUANT_FILE_TYPES = [
   'F16', 'BF16', 'Q8_0', 'Q6_K', 'Q5_K_M', 'Q5_K_S', 'Q5_1', 'Q5_0', 'Q4_K_M', 'Q4_K_S',
-  'Q4_1', 'Q4_0', 'Q3_K_L', 'Q3_K_M', 'Q3_K_S', 'Q2_K', 'IQ4_NL', 'IQ4_XS', 'IQ2_XS', 'IQ2_XXS',
+  'Q4_1', 'Q4_0', 'Q3_K_L', 'Q3_K_M', 'Q3_K_S', 'Q2_K', 'IQ4_NL', 'IQ4_XS', 'IQ2_XS', 'IQ2_XXS', 'IQ1_S',
 ] as const;
 
 export type QuantFileType = (typeof QUANT_FILE_TYPES)[number];
@@ -31,11 +31,11 @@ const DEFAULT_TYPE: Record<QuantFileType, GgmlTypeName> = {
   F16: 'F16', BF16: 'BF16', Q8_0: 'Q8_0', Q6_K: 'Q6_K', Q5_K_M: 'Q5_K', Q5_K_S: 'Q5_K',
   Q5_1: 'Q5_1', Q5_0: 'Q5_0', Q4_K_M: 'Q4_K', Q4_K_S: 'Q4_K', Q4_1: 'Q4_1', Q4_0: 'Q4_0',
   Q3_K_L: 'Q3_K', Q3_K_M: 'Q3_K', Q3_K_S: 'Q3_K', Q2_K: 'Q2_K', IQ4_NL: 'IQ4_NL', IQ4_XS: 'IQ4_XS',
-  IQ2_XS: 'IQ2_XS', IQ2_XXS: 'IQ2_XXS',
+  IQ2_XS: 'IQ2_XS', IQ2_XXS: 'IQ2_XXS', IQ1_S: 'IQ1_S',
 };
 
-/** The 2-bit lattice mixtures (they need an importance matrix): their own rules for every role. */
-const LOW_BIT: ReadonlySet<QuantFileType> = new Set(['IQ2_XXS', 'IQ2_XS']);
+/** The 1- and 2-bit lattice mixtures (they need an importance matrix): their own rules for every role. */
+const LOW_BIT: ReadonlySet<QuantFileType> = new Set(['IQ2_XXS', 'IQ2_XS', 'IQ1_S']);
 
 export function isQuantFileType(name: string): name is QuantFileType {
   return (QUANT_FILE_TYPES as readonly string[]).includes(name);
@@ -132,6 +132,7 @@ const Q5_K = t('Q5_K');
 const Q4_K = t('Q4_K');
 const Q3_K = t('Q3_K');
 const Q2_K = t('Q2_K');
+const IQ2_XXS = t('IQ2_XXS');
 
 /** Plans the conversion of `model` to `fileType`: each tensor's type before and after. */
 export function planQuantization(model: RecipeModel, fileType: QuantFileType, options: RecipeOptions = {}): QuantPlan {
@@ -346,9 +347,10 @@ function outputType(state: RecipeState, tensor: RecipeTensor, defaultType: GgmlT
 }
 
 /**
- * IQ2_XXS / IQ2_XS: 2-bit lattice codes for most weights, Q2_K where they would hurt most (token
+ * IQ2_XXS / IQ2_XS / IQ1_S: lattice codes for most weights, Q2_K where they would hurt most (token
  * embeddings, attn_v, the first eighth of the ffn_down tensors), Q4_K for attn_v shared by 4+ heads
- * or experts and attn_k of 8-expert models, Q5_K for their attn_output.
+ * or experts and attn_k of 8-expert models, Q5_K for their attn_output; IQ1_S keeps attn_output
+ * at IQ2_XXS otherwise.
  */
 function lowBitType(state: RecipeState, role: Role, defaultType: GgmlType): GgmlType {
   const { model } = state;
@@ -360,7 +362,7 @@ function lowBitType(state: RecipeState, role: Role, defaultType: GgmlType): Ggml
   if (role === 'attn_k' && model.nExpert === 8) return Q4_K;
   // Counted in file order over every ffn_down tensor (experts included) against the layer count.
   if (role === 'ffn_down') return state.iFfnDown++ < Math.trunc(model.nLayer / 8) ? Q2_K : defaultType;
-  if (role === 'attn_output' && model.nExpert === 8) return Q5_K;
+  if (role === 'attn_output') return model.nExpert === 8 ? Q5_K : state.fileType === 'IQ1_S' ? IQ2_XXS : defaultType;
   return defaultType;
 }
 

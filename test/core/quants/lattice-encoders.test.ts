@@ -5,7 +5,8 @@ import { requantCandidates } from '../../../src-main/node/inspect/requant-error'
 import { ggml } from '../../support/ggml-oracle';
 import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/codec';
 import { encodeIQ2_XS, encodeIQ2_XXS } from '../../../src-main/core/quants/iq2-encoders';
-import { decodeIQ2_XS, decodeIQ2_XXS } from '../../../src-main/core/quants/iq-quants';
+import { encodeIQ1_S } from '../../../src-main/core/quants/iq1-encoders';
+import { decodeIQ1_S, decodeIQ2_XS, decodeIQ2_XXS } from '../../../src-main/core/quants/iq-quants';
 import {
   awkwardImatrices, compareWithLlama, edgeImatrix, edgeMatrix, expectSameDecode, IMATRICES, storiesMatrices, STORIES_TENSORS,
   syntheticMatrices, tieProneMatrices, type TestMatrix,
@@ -14,6 +15,7 @@ import {
 const TYPES: [string, RowEncoder, BlockDecoder][] = [
   ['IQ2_XXS', encodeIQ2_XXS, decodeIQ2_XXS],
   ['IQ2_XS', encodeIQ2_XS, decodeIQ2_XS],
+  ['IQ1_S', encodeIQ1_S, decodeIQ1_S],
 ];
 
 /** Rows of 256 and 512, several seeds; some matrices with whole zero rows. */
@@ -81,8 +83,8 @@ describe('types that need an importance matrix', () => {
     for (const t of GGML_TYPES) expect(needsImportance(t), t.name).toBe(Boolean(requires(t.id)));
   });
 
-  it('IQ2_XXS and IQ2_XS can be written, and are left out of the re-quantization error table (it has no importance matrix)', () => {
-    for (const name of ['IQ2_XXS', 'IQ2_XS']) {
+  it('IQ2_XXS, IQ2_XS and IQ1_S can be written, and are left out of the re-quantization error table (it has no importance matrix)', () => {
+    for (const name of ['IQ2_XXS', 'IQ2_XS', 'IQ1_S']) {
       const type = ggmlTypeByName(name)!;
       expect(hasEncoder(type)).toBe(true);
       expect(encoderFor(type)).toBeTypeOf('function');

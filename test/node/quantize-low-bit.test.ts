@@ -53,8 +53,8 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('gufo quantize to IQ2_XXS and IQ2_XS', () => {
-  it.each(['IQ2_XXS', 'IQ2_XS'])('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte', (fileType) => {
+describe('gufo quantize to IQ2_XXS, IQ2_XS and IQ1_S', () => {
+  it.each(['IQ2_XXS', 'IQ2_XS', 'IQ1_S'])('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte', (fileType) => {
     const ours = join(dir, `ours-${fileType}.gguf`);
     const theirs = join(dir, `llama-${fileType}.gguf`);
     const r = gufo(['quantize', model, ours, '--type', fileType, '--imatrix', imatrixFile], {}, 120_000);
@@ -90,7 +90,7 @@ describe('gufo quantize to IQ2_XXS and IQ2_XS', () => {
     expect(r.stderr).toMatch(/tensor "blk\.1\.ffn_down\.weight" becomes IQ2_XS.*has none for it/);
   });
 
-  it('--plan lists IQ2_XXS and IQ2_XS as needing an importance matrix, and measures them with one', () => {
+  it('--plan lists IQ2_XXS, IQ2_XS and IQ1_S as needing an importance matrix, and measures them with one', () => {
     const plan = (args: string[]) => {
       const r = gufo(['quantize', '--plan', model, '--json', ...args], {}, 120_000);
       expect(r.status, r.stderr).toBe(0);
@@ -98,7 +98,7 @@ describe('gufo quantize to IQ2_XXS and IQ2_XS', () => {
     };
     const without = plan([]);
     const withImatrix = plan(['--imatrix', imatrixFile]);
-    for (const type of ['IQ2_XXS', 'IQ2_XS']) {
+    for (const type of ['IQ2_XXS', 'IQ2_XS', 'IQ1_S']) {
       expect(without.find((row) => row.type === type)!.unavailable).toMatch(new RegExp(`${type} needs an importance matrix`));
       const row = withImatrix.find((x) => x.type === type)!;
       expect(row.unavailable).toBeNull();
