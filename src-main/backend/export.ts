@@ -4,21 +4,24 @@
  * written under a temporary name that takes the output's name only when complete and only if no
  * file has appeared there meanwhile (an export never overwrites), then joins the library; every
  * export is kept in the exports table with how it ended. When asked, a quality
- * report (quality.ts) of the new file against its source follows as a job of its own.
+ * report (quality.ts) of the new file against its source follows as a job of its own. An
+ * importance matrix (imatrix.ts) weighs the encoders, as `gufo quantize --imatrix` does.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ExportApi, ExportPlanView, ExportRecord, ExportRequest, ExportTypeOption, QualityTextSource } from '../../src-preload/api';
 import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/export-size';
 import type { GgufFile } from '../core/gguf/gguf-file';
-import { isQuantFileType, QUANT_FILE_TYPES, type QuantFileType } from '../core/quant-recipes';
+import { isQuantFileType, planQuantization, QUANT_FILE_TYPES, type QuantFileType } from '../core/quant-recipes';
 import { resolveOverrides, type ResolvedOverrides } from '../core/recipe-overrides';
 import { FileExistsError, removeStaleTemps } from '../node/atomic-write';
 import { openGguf } from '../node/gguf-io';
 import { readModelFile } from '../node/model-file';
+import { pooledPrediction } from '../node/quant-plan';
 import { appQuantizeThreads, quantizeFile } from '../node/quantize';
 import { ExportStore } from '../node/store/exports';
 import { requireReadableModel, type BackendContext } from './context';
+import { createImatrixApi, loadChosenImatrix, type ChosenImatrix } from './imatrix';
 import { isAbort, type JobContext } from './jobs';
 import { createQualityReports, isQualityTextSource } from './quality';
 import { createQualityPredictions } from './quality-prediction';
@@ -26,6 +29,7 @@ import { createQualityPredictions } from './quality-prediction';
 export function createExportApi(ctx: BackendContext): ExportApi {
   const store = new ExportStore(ctx.db);
   const quality = createQualityReports(ctx);
+  const predictions = createQualityPredictions(ctx);
   // The folder's owner is new: no export of an earlier run can still be going; clear what they left.
   // (A second back end, such as a CLI command while the app runs, leaves the owner's exports alone.)
   if (ctx.owner) for (const output of store.markInterrupted()) void removeStaleTemps(dirname(output));
@@ -48,22 +52,37 @@ export function createExportApi(ctx: BackendContext): ExportApi {
       const model = requireReadableModel(ctx, modelId);
       const allow = options.allowRequantize === true;
       const recipe = checkedRecipe(options.recipe);
+      const imatrix = await chosenImatrix(options.imatrix);
+      const measured = predictions.cached(model, imatrix)?.tensors ?? null;
       const optionsView = withGguf(model.path, (gguf) =>
         QUANT_FILE_TYPES.map((fileType): ExportTypeOption => {
           const defaultOutputPath = freeOutputPath(model.path, fileType);
           try {
-            const p = predictExport(gguf, fileType, recipe);
+            const p = predictExport(gguf, fileType, { ...recipe, imatrixEntries: imatrix?.matrix.size });
+            const unavailable = blocker(p, allow);
             return {
               fileType,
               predictedBytes: p.fileBytes,
               bitsPerWeight: p.bitsPerWeight,
               fallbacks: p.fallbacks,
               requantizes: p.requantized.length,
-              unavailable: blocker(p, allow),
+              unavailable,
               defaultOutputPath,
+              needsImatrix: imatrix === null && p.unsupported !== null && predictExport(gguf, fileType, { ...recipe, imatrixEntries: 1 }).unsupported === null,
+              predicted: unavailable === null && measured ? pooledPrediction(planQuantization(gguf, fileType, recipe).tensors, measured) : null,
             };
           } catch (err) {
-            return { fileType, predictedBytes: null, bitsPerWeight: null, fallbacks: [], requantizes: 0, unavailable: errorText(err), defaultOutputPath };
+            return {
+              fileType,
+              predictedBytes: null,
+              bitsPerWeight: null,
+              fallbacks: [],
+              requantizes: 0,
+              unavailable: errorText(err),
+              defaultOutputPath,
+              needsImatrix: false,
+              predicted: null,
+            };
           }
         }),
       );
@@ -75,9 +94,10 @@ export function createExportApi(ctx: BackendContext): ExportApi {
       const { fileType } = request;
       if (!isQuantFileType(fileType)) throw new Error(`unknown file type "${fileType}"; Gufo writes ${QUANT_FILE_TYPES.join(', ')}`);
       const recipe = checkedRecipe(request.recipe);
+      const imatrix = await chosenImatrix(request.imatrix);
       const prediction = withGguf(model.path, (gguf) => {
         try {
-          return predictExport(gguf, fileType, recipe);
+          return predictExport(gguf, fileType, { ...recipe, imatrixEntries: imatrix?.matrix.size });
         } catch (err) {
           throw new Error(`${model.path}: cannot export to ${fileType}: ${errorText(err)}`);
         }
@@ -102,6 +122,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
           fileType,
           prediction,
           recipe,
+          imatrix,
           allowRequantize: request.allowRequantize === true,
           qualityText,
         }).finally(() => writing.delete(output)),
@@ -115,7 +136,8 @@ export function createExportApi(ctx: BackendContext): ExportApi {
     },
 
     ...quality.api,
-    ...createQualityPredictions(ctx),
+    ...predictions.api,
+    ...createImatrixApi(ctx),
   };
 
   async function runExport(job: JobContext, e: ExportJob): Promise<ExportRecord> {
@@ -125,6 +147,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
     try {
       const report = await quantizeFile(e.source, e.output, e.fileType, {
         ...e.recipe,
+        imatrix: e.imatrix?.matrix,
         allowRequantize: e.allowRequantize,
         threads: appQuantizeThreads(),
         signal: job.signal,
@@ -154,6 +177,7 @@ interface ExportJob {
   fileType: QuantFileType;
   prediction: ExportPrediction;
   recipe: ResolvedOverrides;
+  imatrix: ChosenImatrix | null;
   allowRequantize: boolean;
   /** The text of the quality report to run once the file is written, if any. */
   qualityText: QualityTextSource | undefined;
@@ -167,6 +191,16 @@ function checkedRecipe(recipe: ExportRequest['recipe']): ResolvedOverrides {
     return resolveOverrides(recipe);
   } catch (err) {
     throw new Error(`recipe: ${errorText(err)}`);
+  }
+}
+
+/** The request's importance matrix, loaded; null when it names none. */
+async function chosenImatrix(path: string | undefined): Promise<ChosenImatrix | null> {
+  if (path === undefined || path === null) return null;
+  try {
+    return await loadChosenImatrix(path);
+  } catch (err) {
+    throw new Error(`imatrix: ${errorText(err)}`);
   }
 }
 

@@ -64,32 +64,12 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
     return { base: requireReadableModel(ctx, baseModelId), quant: requireReadableModel(ctx, quantModelId), exportId: null };
   }
 
-  /** The active branch of the most recent chats, message by message, as plain text. */
-  function chatsText(): QualityText {
-    const chats = new ChatStore(ctx.db);
-    const messages: string[] = [];
-    let chars = 0;
-    let used = 0;
-    for (const { id } of chats.list().slice(0, CHATS_AT_MOST)) {
-      if (chars >= CHAT_TEXT_CHARS) break;
-      const branch = branchPath(chats.messages(id), chats.get(id)?.activeLeafId ?? null).filter((m) => m.status !== 'error' && m.content.trim() !== '');
-      if (branch.length === 0) continue;
-      used++;
-      for (const m of branch) {
-        messages.push(m.content.trim());
-        chars += m.content.length + 2;
-      }
-    }
-    if (used === 0) throw new Error('there are no chats to replay yet: chat with a model first, or use the built-in text');
-    return { text: cutAt(messages.join('\n\n'), CHAT_TEXT_CHARS), label: `${used} recent chat${used === 1 ? '' : 's'}` };
-  }
-
   function prepare(request: QualityReportRequest): PreparedReport {
     if (typeof request !== 'object' || request === null) throw new Error('a quality report needs an exportId, or a baseModelId and a quantModelId');
     const textSource = request.text ?? 'builtin';
     if (!isQualityTextSource(textSource)) throw new Error(`unknown text "${String(textSource)}": a quality report scores ${TEXT_SOURCES.join(' or ')}`);
     const pair = models(request);
-    const text = textSource === 'builtin' ? { text: BUILTIN_TEXT, label: BUILTIN_TEXT_LABEL } : chatsText();
+    const text = textSource === 'builtin' ? { text: BUILTIN_TEXT, label: BUILTIN_TEXT_LABEL } : chatsText(ctx);
     const plan = planComparison(pair.base.path, [pair.quant.path], text, () => defaultWindow(pair.base.contextLength));
     return { ...pair, textSource, text, plan };
   }
@@ -164,6 +144,26 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
       }
     },
   };
+}
+
+/** The active branch of the most recent chats, message by message, as plain text (quality reports, importance matrices). */
+export function chatsText(ctx: BackendContext): QualityText {
+  const chats = new ChatStore(ctx.db);
+  const messages: string[] = [];
+  let chars = 0;
+  let used = 0;
+  for (const { id } of chats.list().slice(0, CHATS_AT_MOST)) {
+    if (chars >= CHAT_TEXT_CHARS) break;
+    const branch = branchPath(chats.messages(id), chats.get(id)?.activeLeafId ?? null).filter((m) => m.status !== 'error' && m.content.trim() !== '');
+    if (branch.length === 0) continue;
+    used++;
+    for (const m of branch) {
+      messages.push(m.content.trim());
+      chars += m.content.length + 2;
+    }
+  }
+  if (used === 0) throw new Error('there are no chats to replay yet: chat with a model first, or use the built-in text');
+  return { text: cutAt(messages.join('\n\n'), CHAT_TEXT_CHARS), label: `${used} recent chat${used === 1 ? '' : 's'}` };
 }
 
 /** At most `max` characters of `text`, cut after a word. */

@@ -40,6 +40,14 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The plan of every type in `options.types`, in that order; yields to the event loop between tensors. */
 export async function quantizePlan(gguf: GgufFile, options: QuantPlanOptions = {}): Promise<QuantizePlanRow[]> {
+  return (await measuredPlan(gguf, options)).rows;
+}
+
+/**
+ * The plan and the per-tensor measurements its predictions pool: kept (plain JSON), they predict
+ * any recipe over the same tensors and types (pooledPrediction) without reading the model again.
+ */
+export async function measuredPlan(gguf: GgufFile, options: QuantPlanOptions = {}): Promise<{ rows: QuantizePlanRow[]; measurements: PlanMeasurements }> {
   const types = options.types ?? QUANT_FILE_TYPES;
   const planned = types.map((fileType) => {
     try {
@@ -51,37 +59,48 @@ export async function quantizePlan(gguf: GgufFile, options: QuantPlanOptions = {
     }
   });
   const measured = planned.filter((p) => p.unavailable === null);
-  const sums = await measureTensors(gguf, measured.flatMap((p) => p.tensors), options);
-  return planned.map(({ fileType, entry, tensors, unavailable }): QuantizePlanRow => {
+  const measurements = await measureTensors(gguf, measured.flatMap((p) => p.tensors), options);
+  const rows = planned.map(({ fileType, entry, tensors, unavailable }): QuantizePlanRow => {
     if (entry === null || unavailable !== null) {
       return { type: fileType, bytes: entry?.bytes ?? null, bitsPerWeight: entry?.bitsPerWeight ?? null, fallbacks: entry?.fallbacks ?? [], predicted: null, unavailable };
     }
-    const total = emptySums();
-    let sampledElements = 0;
-    for (const t of tensors) {
-      const m = sums.get(t.name)!;
-      addSums(total, t.from === t.to ? m.unchanged : m.byType.get(t.to.name)!);
-      sampledElements += m.sampledElements;
-    }
-    return { ...entry, predicted: { ...figures(total), sampledElements }, unavailable: null };
+    return { ...entry, predicted: pooledPrediction(tensors, measurements), unavailable: null };
   });
+  return { rows, measurements };
 }
 
-/** A tensor's sums scaled to its whole element count: unchanged (signal only) and per target type. */
-interface TensorSums {
+/** The predicted quality of an export whose tensors are `tensors`; null when one of them was converted to a type not measured. */
+export function pooledPrediction(tensors: readonly PlannedTensor[], measurements: PlanMeasurements): PredictedQuality | null {
+  const total = emptySums();
+  let sampledElements = 0;
+  for (const t of tensors) {
+    const m = Object.hasOwn(measurements, t.name) ? measurements[t.name]! : null;
+    const sums = m && (t.from === t.to ? m.unchanged : Object.hasOwn(m.byType, t.to.name) ? m.byType[t.to.name] : null);
+    if (!sums) return null;
+    addSums(total, sums);
+    sampledElements += m.sampledElements;
+  }
+  return { ...figures(total), sampledElements };
+}
+
+/** A tensor's sums scaled to its whole element count: unchanged (signal only) and per target ggml type name. */
+export interface TensorMeasurement {
   sampledElements: number;
   unchanged: ErrorSums;
-  byType: Map<string, ErrorSums>;
+  byType: Record<string, ErrorSums>;
 }
 
+/** Per tensor name. */
+export type PlanMeasurements = Record<string, TensorMeasurement>;
+
 /** Round-trips each tensor's sample through every type the plans give it; one sample read per tensor. */
-async function measureTensors(gguf: GgufFile, planned: readonly PlannedTensor[], options: QuantPlanOptions): Promise<Map<string, TensorSums>> {
+async function measureTensors(gguf: GgufFile, planned: readonly PlannedTensor[], options: QuantPlanOptions): Promise<PlanMeasurements> {
   const targets = new Map<string, { tensor: PlannedTensor; types: Map<string, GgmlType> }>();
   for (const t of planned) {
     if (!targets.has(t.name)) targets.set(t.name, { tensor: t, types: new Map() });
     if (t.from !== t.to) targets.get(t.name)!.types.set(t.to.name, t.to);
   }
-  const result = new Map<string, TensorSums>();
+  const result: PlanMeasurements = {};
   const names = [...targets.keys()];
   for (const [index, name] of names.entries()) {
     options.onProgress?.(index, names.length, name);
@@ -98,13 +117,13 @@ async function measureTensors(gguf: GgufFile, planned: readonly PlannedTensor[],
     };
     const unchanged = emptySums();
     addDifferences(unchanged, values, values);
-    const byType = new Map<string, ErrorSums>();
+    const byType: Record<string, ErrorSums> = {};
     for (const [typeName, type] of types) {
       const sums = emptySums();
       addDifferences(sums, values, roundTripSample(gguf, tensor, info, sample, values, type, options.imatrix));
-      byType.set(typeName, scale(sums));
+      byType[typeName] = scale(sums);
     }
-    result.set(name, { sampledElements: values.length, unchanged: scale(unchanged), byType });
+    result[name] = { sampledElements: values.length, unchanged: scale(unchanged), byType };
   }
   options.onProgress?.(names.length, names.length, null);
   return result;

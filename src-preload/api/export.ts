@@ -21,6 +21,14 @@ export interface ExportTypeOption {
   unavailable: string | null;
   /** Where the file goes unless another path is given: a free name in the export folder. */
   defaultOutputPath: string;
+  /** Whether this type can be written only with an importance matrix (and none was given). */
+  needsImatrix: boolean;
+  /**
+   * Predicted quality with the plan's recipe and importance matrix, pooled from the cached
+   * per-tensor measurements of the prediction job (the same figures `gufo quantize --plan` gives
+   * with the same overrides); null when none is cached yet, or a tensor takes a type not measured.
+   */
+  predicted: PredictedQuality | null;
 }
 
 /**
@@ -41,6 +49,8 @@ export interface ExportPlanOptions {
   allowRequantize?: boolean;
   /** Predict the sizes with these overrides (bad patterns or types are refused with an error naming them). */
   recipe?: ExportRecipe;
+  /** An importance matrix file (see startImatrix): types that need one become available, predictions use it. */
+  imatrix?: string;
 }
 
 export interface ExportPlanView {
@@ -63,6 +73,8 @@ export interface ExportRequest {
   allowRequantize?: boolean;
   /** Overrides on top of the file type's mixture; see ExportRecipe. */
   recipe?: ExportRecipe;
+  /** Quantize with this importance matrix file (GGUF or legacy .dat), as gufo quantize --imatrix. */
+  imatrix?: string;
   /**
    * Once the file is written, start a 'quality' job comparing it with its source on this text
    * (see startQualityReport). Default: none.
@@ -181,11 +193,36 @@ export interface QualityPrediction {
   modelId: number;
   /** The file the prediction is for: predictions are cached per SHA-256, for any path holding those bytes. */
   sha256: string;
+  /** The importance matrix file the encoders weighed with, or null; cached per its SHA-256 too. */
+  imatrix: string | null;
   /** Whether it came from the cache (an earlier run over a file with these bytes). */
   cached: boolean;
   /** When it was computed. */
   computedAt: string;
   types: TypeQualityPrediction[];
+}
+
+/**
+ * The text an importance matrix is computed from: Gufo's built-in text, the user's recent chats,
+ * or a file: an importance matrix already (llama-imatrix's .gguf or .dat, used as it is) or a
+ * UTF-8 text to compute one from.
+ */
+export type ImatrixSource = { kind: 'builtin' } | { kind: 'chats' } | { kind: 'file'; path: string };
+
+/** The result of an 'imatrix' job: an importance matrix for one model file, ready for exportPlan and startExport. */
+export interface ImatrixView {
+  modelId: number;
+  /** The importance matrix file to pass as `imatrix`. */
+  path: string;
+  /** What it was computed from ("built-in text v1", "3 recent chats", a file's path). */
+  label: string;
+  /** Weight matrices it weighs. */
+  entries: number;
+  /** Chunks evaluated and their size in tokens; null for a file given ready-made. */
+  chunks: number | null;
+  chunkSize: number | null;
+  /** Whether an earlier run over the same model bytes and text answered (nothing was computed). */
+  cached: boolean;
 }
 
 export interface ExportApi {
@@ -210,9 +247,15 @@ export interface ExportApi {
    * library has no SHA-256 for it yet, then every file type's quality is predicted, unless a
    * prediction for those bytes is cached (the job ends at once). Result: QualityPrediction.
    */
-  startQualityPrediction(modelId: number): Promise<string>;
+  startQualityPrediction(modelId: number, options?: { imatrix?: string }): Promise<string>;
   /** The cached prediction for the model's file, with the newest KL reports beside it; null when none is cached yet. */
-  qualityPrediction(modelId: number): Promise<QualityPrediction | null>;
+  qualityPrediction(modelId: number, options?: { imatrix?: string }): Promise<QualityPrediction | null>;
+  /**
+   * Starts an 'imatrix' job (progress in steps: chunks of the text) that computes the model's
+   * importance matrix on the GPU as `gufo imatrix` does, kept in the data folder per model bytes
+   * and text and reused; a ready-made matrix file is checked and used as it is. Result: ImatrixView.
+   */
+  startImatrix(modelId: number, source: ImatrixSource): Promise<string>;
 }
 
 export const EXPORT_METHODS = [
@@ -223,4 +266,5 @@ export const EXPORT_METHODS = [
   'listQualityReports',
   'startQualityPrediction',
   'qualityPrediction',
+  'startImatrix',
 ] as const satisfies readonly (keyof ExportApi)[];

@@ -1,6 +1,6 @@
 /** Long work (export, benchmark, hashing, re-quantization error) runs as jobs with progress and cancel. */
 import type { BenchRun } from './bench';
-import type { ExportRecord, QualityPrediction, QualityReport } from './export';
+import type { ExportRecord, ImatrixView, QualityPrediction, QualityReport } from './export';
 import type { RequantError, TensorErrorComparison } from './inspector';
 import type { HashResult } from './library';
 import type { OllamaExportResult } from './ollama';
@@ -15,6 +15,7 @@ export interface JobResults {
   quality: QualityReport;
   'tensor-error': TensorErrorComparison;
   'quality-prediction': QualityPrediction;
+  imatrix: ImatrixView;
 }
 
 export type JobKind = keyof JobResults;

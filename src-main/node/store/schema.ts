@@ -312,6 +312,23 @@ export const MIGRATIONS: readonly Migration[] = [
       )`),
   },
   {
+    version: 7,
+    summary: 'predicted quality also per importance matrix, with the per-tensor measurements a custom recipe is predicted from',
+    // A cache: the old rows lack the per-tensor figures, so they are dropped and measured again.
+    up: (db) =>
+      db.exec(`DROP TABLE quality_predictions;
+      CREATE TABLE quality_predictions (
+        sha256          TEXT NOT NULL,
+        -- The importance matrix file's SHA-256, '' for none.
+        imatrix_sha256  TEXT NOT NULL DEFAULT '',
+        -- [{ fileType, predicted }] and { tensor: measurement } as node/quant-plan.ts measures them.
+        types_json      TEXT NOT NULL,
+        tensors_json    TEXT NOT NULL,
+        created_at      TEXT NOT NULL DEFAULT ${NOW},
+        PRIMARY KEY (sha256, imatrix_sha256)
+      )`),
+  },
+  {
     version: 8,
     summary: 'tool results in chats: messages may have the role "tool"',
     rebuildsTables: true,
