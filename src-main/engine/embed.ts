@@ -1,7 +1,7 @@
 /**
- * Embeddings inside the engine process: each input evaluated alone from position 0 (one sequence
- * at a time, as llama.cpp embeds one sequence per batch slot), its final hidden states pooled and
- * normalized on the CPU (core/embedding-pooling.ts).
+ * Embeddings inside the engine process: each input evaluated from position 0 as a sequence of its
+ * own (an encoder runs several in one pass, as llama.cpp puts one sequence in each batch slot), its
+ * final hidden states pooled and normalized on the CPU (core/embedding-pooling.ts).
  */
 import { embeddingPooling, poolEmbedding } from '../core/embedding-pooling';
 import { EngineError, type Engine } from './engine';
@@ -16,13 +16,10 @@ export async function embedInputs(engine: Engine, inputs: readonly (readonly num
   } catch (err) {
     throw new EngineError(`${model.path}: ${(err as Error).message}`);
   }
-  const embeddings: number[][] = [];
-  let promptTokens = 0;
-  for (const [i, ids] of inputs.entries()) {
-    if (ids.length === 0) throw new EngineError(`input ${i} has no tokens`);
-    const hidden = await engine.hiddenStates(ids);
-    embeddings.push(Array.from(poolEmbedding(hidden, model.embedding, pooling)));
-    promptTokens += ids.length;
-  }
+  const empty = inputs.findIndex((ids) => ids.length === 0);
+  if (empty !== -1) throw new EngineError(`input ${empty} has no tokens`);
+  const hidden = await engine.hiddenStatesOfEach(inputs);
+  const embeddings = hidden.map((states) => Array.from(poolEmbedding(states, model.embedding, pooling)));
+  const promptTokens = inputs.reduce((sum, ids) => sum + ids.length, 0);
   return { embeddings, pooling, promptTokens };
 }

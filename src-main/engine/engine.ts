@@ -342,7 +342,7 @@ export class Engine {
   /** Embeddings: the final hidden state (after output_norm, no head) of each token of `ids`, tokens × embedding, from position 0. */
   async hiddenStates(ids: readonly number[]): Promise<Float32Array> {
     if (ids.length === 0) throw new EngineError('an input to embed has no tokens');
-    if (this.encoder) return this.encoderHiddenStates(this.encoder.model, ids);
+    if (this.encoder) return (await this.encoderHiddenStates(this.encoder.model, [ids]))[0]!;
     const l = this.require();
     const width = l.hp.nEmbd;
     const out = new Float32Array(ids.length * width);
@@ -350,12 +350,35 @@ export class Engine {
     return out;
   }
 
-  /** An encoder attends over the whole input at once: it must fit the context in one batch. */
-  private async encoderHiddenStates(model: BertModel, ids: readonly number[]): Promise<Float32Array> {
-    if (ids.length > model.options.ctx) throw new EngineError(`${ids.length} tokens do not fit the context of ${model.options.ctx}`);
+  /** hiddenStates of each input; an encoder evaluates as many at once as its context holds. */
+  async hiddenStatesOfEach(inputs: readonly (readonly number[])[]): Promise<Float32Array[]> {
+    if (inputs.some((ids) => ids.length === 0)) throw new EngineError('an input to embed has no tokens');
+    if (!this.encoder) {
+      const out: Float32Array[] = [];
+      for (const ids of inputs) out.push(await this.hiddenStates(ids));
+      return out;
+    }
+    return this.encoderHiddenStates(this.encoder.model, inputs);
+  }
+
+  /**
+   * An encoder attends over each whole input at once: each must fit the context; consecutive
+   * inputs share a pass while their tokens together fit it.
+   */
+  private async encoderHiddenStates(model: BertModel, inputs: readonly (readonly number[])[]): Promise<Float32Array[]> {
+    const { ctx } = model.options;
+    const long = inputs.find((ids) => ids.length > ctx);
+    if (long) throw new EngineError(`${long.length} tokens do not fit the context of ${ctx}`);
     this.enter();
     try {
-      return await model.hiddenStates(ids);
+      const out: Float32Array[] = [];
+      for (let i = 0; i < inputs.length; ) {
+        let end = i + 1;
+        for (let tokens = inputs[i]!.length; end < inputs.length && tokens + inputs[end]!.length <= ctx; end++) tokens += inputs[end]!.length;
+        out.push(...(await model.hiddenStates(inputs.slice(i, end))));
+        i = end;
+      }
+      return out;
     } finally {
       this.busy = false;
     }

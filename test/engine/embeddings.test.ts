@@ -5,12 +5,13 @@
  * llama.cpp's, unit-length; a generation model without pooling_type embeds as with mean pooling;
  * a reranker (rank) is refused by name. Encoders: bert (separate or fused Q/K/V), nomic-bert (RoPE,
  * SwiGLU), and bert quantized by Gufo's own quantizer against llama.cpp on the quantized file's exact
- * F32 copy (the exactness bar of the quantized generative models).
+ * F32 copy (the exactness bar of the quantized generative models). An encoder embeds several inputs
+ * in one pass.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { embedInputs } from '../../src-main/engine/embed';
 import { Engine } from '../../src-main/engine/engine';
 import { cosineDistance, llamaEmbeddings } from '../support/llama';
@@ -139,6 +140,33 @@ describe('embeddings of bert encoders equal llama.cpp', () => {
     expect(engine.model?.architecture).toBe('bert');
     await expect(engine.generate([BERT_CLS], { maxTokens: 1 })).rejects.toThrow(/embedding model \(bert\)/);
   });
+
+  it('several inputs share one pass while they fit the context, each still as llama.cpp embeds it alone', async () => {
+    const path = join(dir, 'bert-batch.gguf');
+    await writeRandomBert(path, { ...BERT, seed: 10 });
+    const ref = await llamaEmbeddings(path, BERT_INPUTS);
+    const submit = vi.spyOn(engine.gpu.device.queue, 'submit');
+    try {
+      // 9 + 70 + 2 tokens: one pass in a context of 128; two (9 + 70, then 2) in one of 80.
+      for (const [ctx, passes] of [[128, 1], [80, 2]] as const) {
+        await engine.load(path, { ctx });
+        submit.mockClear();
+        const ours = await embedInputs(engine, BERT_INPUTS);
+        expect(submit, `context ${ctx}`).toHaveBeenCalledTimes(passes);
+        for (const [i, v] of ours.embeddings.entries()) expect(cosineDistance(v, ref[i]!), `context ${ctx}, input ${i}`).toBeLessThan(1e-4);
+      }
+      // In a batch or alone, an input's hidden states are the same (up to the matmul kernels' summation order).
+      const batched = await engine.hiddenStatesOfEach(BERT_INPUTS);
+      for (const [i, ids] of BERT_INPUTS.entries()) {
+        const alone = await engine.hiddenStates(ids);
+        const worst = alone.reduce((max, a, j) => Math.max(max, Math.abs(a - batched[i]![j]!)), 0);
+        console.log(`input ${i}: batched vs alone, largest difference ${worst.toExponential(2)}`);
+        expect(worst).toBeLessThan(1e-5);
+      }
+    } finally {
+      submit.mockRestore();
+    }
+  }, 180_000);
 
   // Rows of 256: Q4_K's blocks fit every matrix.
   const WIDE: BertShape = { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, poolingType: 1, seed: 9 };

@@ -1,8 +1,10 @@
 /**
  * The forward pass of an encoder (bert: all-MiniLM, bge, e5; nomic-bert: nomic-embed-text), as
- * llama.cpp's build_bert: it only embeds. The whole input is one batch from position 0 (every token
- * attends to every other, so nothing is cached between inputs), and the result is the last block's
- * output, which core/embedding-pooling.ts pools.
+ * llama.cpp's build_bert: it only embeds. Each input is a sequence from position 0 whose tokens
+ * attend to every other token of it (nothing is cached between inputs); several inputs share one
+ * pass, laid end to end: every step but the attention runs over all their tokens at once, and the
+ * attention runs per input, on copies of its rows. The result is the last block's output, which
+ * core/embedding-pooling.ts pools.
  *
  *   x = token_embd[id] + token_types[0] (+ position_embd[pos]: bert); x = layernorm(x)
  *   for each layer:  x = layernorm(x + attn_output(attention(q, k, v)))   (no causal mask; nomic-bert
@@ -21,6 +23,7 @@ import type { GgufFile } from '../../core/gguf/gguf-file';
 import { tensorName, type BlockRole, type GlobalRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext } from '../gpu/device';
 import { MatmulKernels, type TokenDispatch } from '../gpu/matmul';
+import { StepUniform } from '../gpu/kernel-uniforms';
 import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type GpuWeight } from '../gpu/weights';
 import type { ModelMemory } from '../protocol';
@@ -29,7 +32,7 @@ import { UnsupportedModelError, type HParams } from './hparams';
 import { ropeTable } from './rope-table';
 
 export interface BertOptions {
-  /** Most tokens of one input: the batch, the attention's span and the positions used. */
+  /** Most tokens of one pass (all its inputs together): the batch, the attention's span and the positions used. */
   ctx: number;
   onProgress?(done: number, total: number): void;
 }
@@ -56,6 +59,19 @@ interface Layer {
   outNorm: Norm;
   kCache: GPUBuffer;
   vCache: GPUBuffer;
+}
+
+/** One layer's dispatches: up to Q, K and V of all tokens, the attention of one input, and the rest. */
+interface LayerPass {
+  before: Dispatch[];
+  attend: Dispatch;
+  after: Dispatch[];
+}
+
+/** Where an input's tokens lie in the batch. */
+interface Segment {
+  start: number;
+  tokens: number;
 }
 
 const QKV_ROLES = ['attn_q', 'attn_k', 'attn_v'] as const;
@@ -124,10 +140,15 @@ function checkShapes(gguf: GgufFile, hp: HParams, ctx: number): void {
 }
 
 export class BertModel {
+  /** The whole batch, from position 0. */
   readonly step: Step;
+  /** One input's attention: its tokens, from position 0 (copied in from segmentSteps per input). */
+  private readonly attnStep: Step;
+  /** The attention step of each input of a pass, one StepUniform each. */
+  private readonly segmentSteps: GPUBuffer;
   readonly ops: OpKernels;
   readonly matmul: MatmulKernels;
-  /** Token ids of the input (u32). */
+  /** Token ids of the pass's inputs, end to end (u32). */
   readonly ids: GPUBuffer;
   readonly memory: ModelMemory;
   /** The residual stream, [token][nEmbd]: the hidden states after the last block. */
@@ -136,6 +157,10 @@ export class BertModel {
   private readonly k: GPUBuffer;
   private readonly v: GPUBuffer;
   private readonly att: GPUBuffer;
+  /** One input's rows of q (k, v) and its attention output: what the attention reads and writes. */
+  private readonly seg: { q: GPUBuffer; k: GPUBuffer; v: GPUBuffer; att: GPUBuffer };
+  /** Learned positions: each input's rows of position_embd, laid out as its tokens in the batch. */
+  private readonly positions: GPUBuffer;
   private readonly ffn: GPUBuffer;
   /** SwiGLU's up half (the gate's goes to ffn); unused by a GELU FFN. */
   private readonly ffnUp: GPUBuffer;
@@ -144,7 +169,8 @@ export class BertModel {
   private readonly owned: OwnedBuffers;
   private readonly vectors = new Map<string, GPUBuffer>();
   private readonly batched: TokenDispatch[] = [];
-  private readonly body: Dispatch[];
+  private readonly head: Dispatch[];
+  private readonly layerPasses: LayerPass[];
 
   private constructor(
     readonly ctx: GpuContext,
@@ -156,6 +182,7 @@ export class BertModel {
   ) {
     this.owned = new OwnedBuffers(ctx.device);
     this.step = new Step(ctx.device);
+    this.attnStep = new Step(ctx.device);
     // f32 K and V: llama.cpp attends over the unrounded rows.
     this.ops = new OpKernels(ctx.device, false);
     this.matmul = new MatmulKernels(ctx);
@@ -166,10 +193,18 @@ export class BertModel {
     this.ids = this.owned.create('ids', n);
     this.x = this.owned.create('x', n * hp.nEmbd);
     // Fused, q holds whole q|k|v rows and k, v are unused.
-    this.q = this.owned.create('q', n * (hp.qkvFused ? qDim + 2 * kvDim : qDim));
+    this.q = this.owned.create('q', n * this.qStride);
     this.k = this.owned.create('k', hp.qkvFused ? 16 : n * kvDim);
     this.v = this.owned.create('v', hp.qkvFused ? 16 : n * kvDim);
     this.att = this.owned.create('att', n * qDim);
+    this.seg = {
+      q: this.owned.create('input q', n * this.qStride),
+      k: this.owned.create('input k', hp.qkvFused ? 16 : n * kvDim),
+      v: this.owned.create('input v', hp.qkvFused ? 16 : n * kvDim),
+      att: this.owned.create('input att', n * qDim),
+    };
+    this.segmentSteps = this.owned.create('input steps', options.ctx * StepUniform.byteSize);
+    this.positions = this.owned.create('positions', hp.encoder?.positions === 'learned' ? n * hp.nEmbd : 16);
     this.ffn = this.owned.create('ffn', n * hp.nFf);
     this.ffnUp = this.owned.create('ffn up', hp.encoder?.ffn === 'swiglu' ? n * hp.nFf : 16);
     this.rope =
@@ -177,7 +212,8 @@ export class BertModel {
         ? { table: this.owned.upload('rope table', ropeTable(hp.rope, options.ctx)), nRot: hp.rope.nRot, neox: hp.rope.neox }
         : { table: this.owned.create('rope table (none)', 16), nRot: 0, neox: false };
     const layers = Array.from({ length: hp.nLayer }, (_, l) => this.layer(l, n * kvDim));
-    this.body = [...this.embeddings(), ...layers.flatMap((layer) => [...this.attention(layer), ...this.feedForward(layer)])];
+    this.head = this.embeddings();
+    this.layerPasses = layers.map((layer) => ({ before: this.qkvProjection(layer), attend: this.attention(layer), after: [...this.attentionOutput(layer), ...this.feedForward(layer)] }));
 
     let residentWeightBytes = 0;
     for (const w of weights.values()) residentWeightBytes += w.residentBytes;
@@ -208,28 +244,77 @@ export class BertModel {
     }
   }
 
-  /** The last block's output for `ids` (tokens × nEmbd), evaluated as one batch from position 0. */
-  async hiddenStates(ids: readonly number[]): Promise<Float32Array> {
-    const tokens = ids.length;
-    if (tokens < 1 || tokens > this.options.ctx) throw new Error(`an input of ${tokens} tokens (1..${this.options.ctx})`);
+  /**
+   * The last block's output for each input (tokens × nEmbd), all in one pass; each input is
+   * evaluated from position 0 and attends only to itself.
+   */
+  async hiddenStates(inputs: readonly (readonly number[])[]): Promise<Float32Array[]> {
+    const segments: Segment[] = [];
+    let total = 0;
+    for (const ids of inputs) {
+      if (ids.length < 1) throw new Error('an input has no tokens');
+      segments.push({ start: total, tokens: ids.length });
+      total += ids.length;
+    }
+    if (total < 1 || total > this.options.ctx) throw new Error(`inputs of ${total} tokens in all (1..${this.options.ctx})`);
     const { device } = this.ctx;
-    device.queue.writeBuffer(this.ids, 0, Uint32Array.from(ids));
-    this.step.set(0, tokens);
-    for (const d of this.batched) d.setTokens(tokens);
-    const bytes = tokens * this.hp.nEmbd * 4;
-    const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(this.ids, 0, Uint32Array.from(inputs.flat()));
+    const steps = new ArrayBuffer(segments.length * StepUniform.byteSize);
+    segments.forEach((s, i) => StepUniform.pack({ pos0: 0, nTokens: s.tokens }, steps, i * StepUniform.byteSize));
+    device.queue.writeBuffer(this.segmentSteps, 0, steps);
+    this.step.set(0, total);
+    for (const d of this.batched) d.setTokens(total);
+    const width = this.hp.nEmbd;
+    const staging = device.createBuffer({ size: total * width * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     try {
       const encoder = device.createCommandEncoder();
-      const pass = encoder.beginComputePass();
-      for (const d of this.body) d.encode(pass);
+      this.encodePositions(encoder, segments);
+      let pass = encoder.beginComputePass();
+      for (const d of this.head) d.encode(pass);
+      for (const layer of this.layerPasses) {
+        for (const d of layer.before) d.encode(pass);
+        pass.end();
+        segments.forEach((s, i) => this.encodeAttention(encoder, layer.attend, s, i));
+        pass = encoder.beginComputePass();
+        for (const d of layer.after) d.encode(pass);
+      }
       pass.end();
-      encoder.copyBufferToBuffer(this.x, 0, staging, 0, bytes);
+      encoder.copyBufferToBuffer(this.x, 0, staging, 0, total * width * 4);
       device.queue.submit([encoder.finish()]);
       await staging.mapAsync(GPUMapMode.READ);
-      return new Float32Array(staging.getMappedRange().slice(0));
+      const rows = new Float32Array(staging.getMappedRange().slice(0));
+      return segments.map((s) => rows.slice(s.start * width, (s.start + s.tokens) * width));
     } finally {
       staging.destroy();
     }
+  }
+
+  /** Learned positions: rows 0.. of position_embd for each input, at its place in the batch. */
+  private encodePositions(encoder: GPUCommandEncoder, segments: readonly Segment[]): void {
+    if (this.hp.encoder?.positions !== 'learned') return;
+    const rowBytes = this.hp.nEmbd * 4;
+    const table = this.vector('position_embd');
+    for (const s of segments) encoder.copyBufferToBuffer(table, 0, this.positions, s.start * rowBytes, s.tokens * rowBytes);
+  }
+
+  /**
+   * Input i's attention in its own pass: its Q (K, V) rows copied to the start of the input
+   * buffers, its step (its tokens from position 0) into attnStep, and its output rows back.
+   */
+  private encodeAttention(encoder: GPUCommandEncoder, attend: Dispatch, s: Segment, i: number): void {
+    const { hp, seg } = this;
+    const kvBytes = hp.nHeadKv * hp.headDim * 4;
+    const copyIn = (from: GPUBuffer, to: GPUBuffer, rowBytes: number) => encoder.copyBufferToBuffer(from, s.start * rowBytes, to, 0, s.tokens * rowBytes);
+    copyIn(this.q, seg.q, this.qStride * 4);
+    if (!hp.qkvFused) copyIn(this.k, seg.k, kvBytes), copyIn(this.v, seg.v, kvBytes);
+    encoder.copyBufferToBuffer(this.segmentSteps, i * StepUniform.byteSize, this.attnStep.buffer, 0, StepUniform.byteSize);
+    // The dispatch's size is read from attnStep on the CPU as it is encoded.
+    this.attnStep.set(0, s.tokens);
+    const pass = encoder.beginComputePass();
+    attend.encode(pass);
+    pass.end();
+    const attBytes = hp.nHead * hp.headDim * 4;
+    encoder.copyBufferToBuffer(seg.att, 0, this.att, s.start * attBytes, s.tokens * attBytes);
   }
 
   destroy(): void {
@@ -237,6 +322,7 @@ export class BertModel {
     this.owned.destroy();
     this.ops.destroy();
     this.step.destroy();
+    this.attnStep.destroy();
   }
 
   // ---- the architecture, step by step ----
@@ -248,8 +334,8 @@ export class BertModel {
     // Row 0 of token_types: every token is "sentence A", as llama.cpp.
     const types = this.vectors.get(tensorName('token_types'));
     if (types) out.push(ops.addBias(x, types, hp.nEmbd, step));
-    // Positions run from 0 with the batch: the table's first rows, added row by row.
-    if (hp.encoder?.positions === 'learned') out.push(ops.add(x, this.vector('position_embd'), hp.nEmbd, step));
+    // Each input's positions run from 0: its rows of the table, laid out by encodePositions.
+    if (hp.encoder?.positions === 'learned') out.push(ops.add(x, this.positions, hp.nEmbd, step));
     out.push(this.layerNorm({ w: this.vector('token_embd_norm'), b: this.vector('token_embd_norm', 'bias') }));
     return out;
   }
@@ -260,38 +346,23 @@ export class BertModel {
     return [...this.linear(l.qkv.q, this.x, this.q), ...this.linear(l.qkv.k, this.x, this.k), ...this.linear(l.qkv.v, this.x, this.v)];
   }
 
-  /** x = LayerNorm(x + attn_output(attention over every token)); RoPE, if any, happens inside the attention. */
-  private attention(l: Layer): Dispatch[] {
-    const { hp, ops, step, rope } = this;
+  /** One input's attention over all its tokens, on its rows in seg; RoPE, if any, happens inside. */
+  private attention(l: Layer): Dispatch {
+    const { hp, ops, attnStep: step, rope, seg } = this;
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
-    const fusedStride = 'fused' in l.qkv ? qDim + 2 * kvDim : 0;
-    const kvRows = fusedStride ? { stride: fusedStride, kOffset: qDim, vOffset: qDim + kvDim } : undefined;
-    const qRows = fusedStride ? { stride: fusedStride, offset: 0 } : undefined;
-    const k = fusedStride ? this.q : this.k;
-    const v = fusedStride ? this.q : this.v;
-    return [
-      ...this.qkvProjection(l),
-      ops.storeKvAndAttend(
-        { k, v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope, rows: kvRows },
-        {
-          q: this.q,
-          kCache: l.kCache,
-          vCache: l.vCache,
-          out: this.att,
-          step,
-          nHead: hp.nHead,
-          nKvHead: hp.nHeadKv,
-          headDim: hp.headDim,
-          scale: hp.attnScale,
-          rope,
-          qRows,
-          causal: false,
-        },
-      ),
-      ...this.residual(l.out, this.att),
-      this.layerNorm(l.attnNorm),
-    ];
+    const fused = 'fused' in l.qkv;
+    const kvRows = fused ? { stride: this.qStride, kOffset: qDim, vOffset: qDim + kvDim } : undefined;
+    const qRows = fused ? { stride: this.qStride, offset: 0 } : undefined;
+    return ops.storeKvAndAttend(
+      { k: fused ? seg.q : seg.k, v: fused ? seg.q : seg.v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope, rows: kvRows },
+      { q: seg.q, kCache: l.kCache, vCache: l.vCache, out: seg.att, step, nHead: hp.nHead, nKvHead: hp.nHeadKv, headDim: hp.headDim, scale: hp.attnScale, rope, qRows, causal: false },
+    );
+  }
+
+  /** x = LayerNorm(x + attn_output(attention)). */
+  private attentionOutput(l: Layer): Dispatch[] {
+    return [...this.residual(l.out, this.att), this.layerNorm(l.attnNorm)];
   }
 
   /** x = LayerNorm(x + ffn_down(act)), act = gelu(ffn_up(x)) or silu(ffn_gate(x))·ffn_up(x). */
@@ -318,6 +389,12 @@ export class BertModel {
   }
 
   // ---- buffers ----
+
+  /** Elements of each token's row of q: Q, or with a fused attn_qkv the whole Q|K|V row. */
+  private get qStride(): number {
+    const { hp } = this;
+    return hp.nHead * hp.headDim + (hp.qkvFused ? 2 * hp.nHeadKv * hp.headDim : 0);
+  }
 
   private layer(l: number, kvBytes: number): Layer {
     const blk = (role: BlockRole, kind?: TensorKind) => tensorName(role, l, kind);
