@@ -1,5 +1,5 @@
 /**
- * The Export screen's predicted quality per file type for the chosen model: the cached prediction,
+ * The Export screen's predicted quality per file type for the chosen model (and importance matrix): the cached prediction,
  * else a 'quality-prediction' job started for it (the back end hashes the file and measures every
  * tensor's sample), taken when it ends.
  */
@@ -11,6 +11,7 @@ export class PredictionStore {
   jobId: string | null = $state(null);
   error: string | null = $state(null);
   #modelId: number | null = null;
+  #imatrix: string | undefined;
   readonly #gufo: GufoBridge;
   readonly #stop: () => void;
 
@@ -19,6 +20,7 @@ export class PredictionStore {
     this.#stop = gufo.onEvent((event) => {
       // Any prediction job of this model (it may end before startQualityPrediction answers).
       if (event.type !== 'job' || event.job.kind !== 'quality-prediction' || event.job.modelId !== this.#modelId || event.job.status === 'running') return;
+      if (event.job.result && event.job.result.imatrix !== (this.#imatrix ?? null)) return; // one for another matrix
       if (event.job.result) this.prediction = event.job.result;
       if (event.job.status === 'failed') this.error = event.job.error;
       this.jobId = null;
@@ -30,18 +32,19 @@ export class PredictionStore {
     return new Map((this.prediction?.types ?? []).map((t) => [t.fileType, t]));
   }
 
-  async load(modelId: number | null): Promise<void> {
+  async load(modelId: number | null, imatrix?: string): Promise<void> {
     this.#modelId = modelId;
+    this.#imatrix = imatrix;
     this.prediction = null;
     this.error = null;
     this.jobId = null;
     if (modelId === null) return;
     try {
-      const cached = await this.#gufo.qualityPrediction(modelId);
-      if (modelId !== this.#modelId) return; // another model was chosen meanwhile
+      const cached = await this.#gufo.qualityPrediction(modelId, { imatrix });
+      if (modelId !== this.#modelId || imatrix !== this.#imatrix) return; // another model or matrix was chosen meanwhile
       if (cached) this.prediction = cached;
       else {
-        const jobId = await this.#gufo.startQualityPrediction(modelId);
+        const jobId = await this.#gufo.startQualityPrediction(modelId, { imatrix });
         if (this.prediction === null) this.jobId = jobId;
       }
     } catch (err) {

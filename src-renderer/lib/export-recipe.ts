@@ -3,7 +3,7 @@
  * optionally limited to a range of layers, turned into the export request's overrides
  * (regular expressions over tensor names, as `gufo quantize --tensor-type` takes them).
  */
-import type { ExportRecipe } from '../../src-preload/api';
+import type { ExportRecipe, PredictedQuality } from '../../src-preload/api';
 
 /** The roles the editor offers: the layers' weight matrices, then the two outside the layers. */
 export const RECIPE_ROLES = ['attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_gate', 'ffn_up', 'ffn_down', 'output', 'token_embd'] as const;
@@ -44,4 +44,11 @@ export function parseLayerRange(first: string, last: string, layerCount: number 
   if (!Number.isInteger(a) || !Number.isInteger(b) || a < 0 || b < a) return 'Layers: give a first and a last layer, first ≤ last.';
   if (layerCount !== null && b >= layerCount) return `Layers: this model has layers 0 to ${layerCount - 1}.`;
   return { first: a, last: b };
+}
+
+/** "predicted error 3.241% · SNR 29.8 dB", or what the prediction waits for. */
+export function predictedQualityText(p: PredictedQuality | null): string {
+  if (p === null) return 'predicted quality: once each type’s quality has been measured';
+  if (p.relativeError === null) return 'predicted error: none (an all-zero model)';
+  return `predicted error ${(p.relativeError * 100).toFixed(3)}%${p.snrDb === null ? '' : ` · SNR ${p.snrDb.toFixed(1)} dB`}`;
 }

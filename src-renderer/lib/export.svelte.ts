@@ -1,8 +1,10 @@
 /**
  * The Export screen's state: the source model, the plan (every file type with its predicted size),
- * the chosen type and output path, the running export, and the exports made so far.
+ * the chosen type and output path, the importance matrix, the running export, and the exports
+ * made so far.
  */
 import type { ExportPlanView, ExportRecipe, ExportRecord, ExportTypeOption, GufoBridge, ModelEntry, QualityTextSource } from '../../src-preload/api';
+import { ImatrixChoice } from './export-imatrix.svelte';
 import { parseLayerRange, recipeFromChoices, type RecipeRole } from './export-recipe';
 import { ModelJobScreen } from './model-job-screen.svelte';
 import { exportChoices } from './screen-choices.svelte';
@@ -23,9 +25,25 @@ export class ExportState extends ModelJobScreen {
   roleTypes: Partial<Record<RecipeRole, string>> = $state({});
   layerFirst = $state('');
   layerLast = $state('');
+  /** The importance matrix the plan, the predictions and the export use. */
+  readonly imatrix: ImatrixChoice;
+  readonly #stopPredictions: () => void;
 
   constructor(gufo: GufoBridge, modelId: number | null) {
     super(gufo, exportChoices, modelId, 'export');
+    this.imatrix = new ImatrixChoice(gufo, () => void this.attempt(() => this.#loadPlan()));
+    // A finished prediction of this model brings the recipe's predicted quality.
+    this.#stopPredictions = gufo.onEvent((event) => {
+      if (event.type === 'job' && event.job.kind === 'quality-prediction' && event.job.status === 'done' && event.job.modelId === this.modelId) {
+        void this.attempt(() => this.#loadPlan());
+      }
+    });
+  }
+
+  override dispose(): void {
+    super.dispose();
+    this.imatrix.dispose();
+    this.#stopPredictions();
   }
 
   get model(): ModelEntry | undefined {
@@ -72,6 +90,7 @@ export class ExportState extends ModelJobScreen {
     this.fileType = null;
     this.customPath = null;
     this.error = null;
+    this.imatrix.reset();
     await this.attempt(() => this.#loadPlan());
   }
 
@@ -95,6 +114,7 @@ export class ExportState extends ModelJobScreen {
         outputPath: this.customPath ?? undefined,
         allowRequantize: this.allowRequantize,
         recipe: this.recipe,
+        imatrix: this.imatrix.path,
         qualityReport: this.qualityText === 'none' ? undefined : this.qualityText,
       });
       await this.#loadExports();
@@ -108,7 +128,7 @@ export class ExportState extends ModelJobScreen {
   async #loadPlan(): Promise<void> {
     const modelId = this.modelId;
     if (modelId === null) return;
-    const plan = await this.gufo.exportPlan(modelId, { allowRequantize: this.allowRequantize, recipe: this.recipe });
+    const plan = await this.gufo.exportPlan(modelId, { allowRequantize: this.allowRequantize, recipe: this.recipe, imatrix: this.imatrix.path });
     if (modelId !== this.modelId) return; // another model was chosen meanwhile
     this.plan = plan;
     // Keep the chosen type while it stays available; else llama.cpp's usual choice, else the first one.
