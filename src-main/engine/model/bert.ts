@@ -57,8 +57,6 @@ interface Layer {
   /** bert: gelu(up); nomic-bert: silu(gate)·up. */
   ffn: { up: Linear; down: Linear; gate?: Linear };
   outNorm: Norm;
-  kCache: GPUBuffer;
-  vCache: GPUBuffer;
 }
 
 /** One layer's dispatches: up to Q, K and V of all tokens, the attention of one input, and the rest. */
@@ -159,6 +157,12 @@ export class BertModel {
   private readonly att: GPUBuffer;
   /** One input's rows of q (k, v) and its attention output: what the attention reads and writes. */
   private readonly seg: { q: GPUBuffer; k: GPUBuffer; v: GPUBuffer; att: GPUBuffer };
+  /**
+   * The attention's K and V rows, one pair for every layer: each input's attention stores its rows
+   * and reads them back before the next one runs.
+   */
+  private readonly kCache: GPUBuffer;
+  private readonly vCache: GPUBuffer;
   /** Learned positions: each input's rows of position_embd, laid out as its tokens in the batch. */
   private readonly positions: GPUBuffer;
   private readonly ffn: GPUBuffer;
@@ -211,7 +215,9 @@ export class BertModel {
       hp.encoder?.positions === 'rope'
         ? { table: this.owned.upload('rope table', ropeTable(hp.rope, options.ctx)), nRot: hp.rope.nRot, neox: hp.rope.neox }
         : { table: this.owned.create('rope table (none)', 16), nRot: 0, neox: false };
-    const layers = Array.from({ length: hp.nLayer }, (_, l) => this.layer(l, n * kvDim));
+    this.kCache = this.owned.create('k cache', n * kvDim);
+    this.vCache = this.owned.create('v cache', n * kvDim);
+    const layers = Array.from({ length: hp.nLayer }, (_, l) => this.layer(l));
     this.head = this.embeddings();
     this.layerPasses = layers.map((layer) => ({ before: this.qkvProjection(layer), attend: this.attention(layer), after: [...this.attentionOutput(layer), ...this.feedForward(layer)] }));
 
@@ -219,7 +225,7 @@ export class BertModel {
     for (const w of weights.values()) residentWeightBytes += w.residentBytes;
     let vectorBytes = 0;
     for (const data of vectorData.values()) vectorBytes += data.byteLength;
-    const kvBytes = 2 * hp.nLayer * n * kvDim;
+    const kvBytes = 2 * n * kvDim;
     const ownedBytes = this.owned.bytes();
     this.memory = { fileTensorBytes, residentWeightBytes: residentWeightBytes + vectorBytes, kvBytes, scratchBytes: ownedBytes - kvBytes - vectorBytes };
   }
@@ -348,15 +354,15 @@ export class BertModel {
 
   /** One input's attention over all its tokens, on its rows in seg; RoPE, if any, happens inside. */
   private attention(l: Layer): Dispatch {
-    const { hp, ops, attnStep: step, rope, seg } = this;
+    const { hp, ops, attnStep: step, rope, seg, kCache, vCache } = this;
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
     const fused = 'fused' in l.qkv;
     const kvRows = fused ? { stride: this.qStride, kOffset: qDim, vOffset: qDim + kvDim } : undefined;
     const qRows = fused ? { stride: this.qStride, offset: 0 } : undefined;
     return ops.storeKvAndAttend(
-      { k: fused ? seg.q : seg.k, v: fused ? seg.q : seg.v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope, rows: kvRows },
-      { q: seg.q, kCache: l.kCache, vCache: l.vCache, out: seg.att, step, nHead: hp.nHead, nKvHead: hp.nHeadKv, headDim: hp.headDim, scale: hp.attnScale, rope, qRows, causal: false },
+      { k: fused ? seg.q : seg.k, v: fused ? seg.q : seg.v, kCache, vCache, step, kvStride: kvDim, headDim: hp.headDim, rope, rows: kvRows },
+      { q: seg.q, kCache, vCache, out: seg.att, step, nHead: hp.nHead, nKvHead: hp.nHeadKv, headDim: hp.headDim, scale: hp.attnScale, rope, qRows, causal: false },
     );
   }
 
@@ -396,7 +402,7 @@ export class BertModel {
     return hp.nHead * hp.headDim + (hp.qkvFused ? 2 * hp.nHeadKv * hp.headDim : 0);
   }
 
-  private layer(l: number, kvBytes: number): Layer {
+  private layer(l: number): Layer {
     const blk = (role: BlockRole, kind?: TensorKind) => tensorName(role, l, kind);
     // Only the biases that were read are loaded (bertTensorNames).
     const linear = (role: BlockRole): Linear => ({ w: this.weights.get(blk(role))!, b: this.vectors.get(blk(role, 'bias')) });
@@ -407,8 +413,6 @@ export class BertModel {
       attnNorm: norm('attn_output_norm'),
       ffn: { up: linear('ffn_up'), down: linear('ffn_down'), gate: this.hp.encoder?.ffn === 'swiglu' ? linear('ffn_gate') : undefined },
       outNorm: norm('layer_output_norm'),
-      kCache: this.owned.create(`k_l${l}`, kvBytes),
-      vCache: this.owned.create(`v_l${l}`, kvBytes),
     };
   }
 
