@@ -4,6 +4,7 @@
  * per weight, and what would stop it or cost quality (tensors that are already quantized).
  */
 import type { GgufFile } from './gguf/gguf-file';
+import type { ImportanceMatrix } from './imatrix';
 import { GgufType, type GgufKv } from './gguf/values';
 import { layoutGguf } from './gguf/writer';
 import { planQuantization, type QuantFileType, type RecipeOptions } from './quant-recipes';
@@ -91,8 +92,14 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): [string, num
 /**
  * Predicts the export of `model` to `fileType`; throws when the recipe cannot plan it.
  * `imatrixEntries`: the matrices of the importance matrix used, if any (the file records the count).
+ * `imatrix`: that matrix itself, when at hand: then a tensor it has no weights for cannot take a
+ * type that needs them (without it, any importance matrix is taken to cover every tensor).
  */
-export function predictExport(model: GgufFile, fileType: QuantFileType, options: RecipeOptions & { imatrixEntries?: number } = {}): ExportPrediction {
+export function predictExport(
+  model: GgufFile,
+  fileType: QuantFileType,
+  options: RecipeOptions & { imatrixEntries?: number; imatrix?: ImportanceMatrix } = {},
+): ExportPrediction {
   const plan = planQuantization(model, fileType, options);
   const layout = layoutGguf({
     kvs: quantizedFileKvs(model.kvs, plan.fileTypeId, plan.quantizationVersion, options.imatrixEntries, recipeJson(fileType, options)),
@@ -114,7 +121,9 @@ export function predictExport(model: GgufFile, fileType: QuantFileType, options:
       // The codecs quantizeFile will need: decode the source, encode the target.
       decoderFor(t.from);
       encoderFor(t.to);
-      if (options.imatrixEntries === undefined && needsImportance(t.to)) throw new Error(`${t.to.name} needs an importance matrix (--imatrix FILE)`);
+      if (needsImportance(t.to) && !(options.imatrix ? options.imatrix.has(t.name) : options.imatrixEntries !== undefined)) {
+        throw new Error(options.imatrix ? `${t.to.name} needs importance weights, and the importance matrix has none for it` : `${t.to.name} needs an importance matrix (--imatrix FILE)`);
+      }
     } catch (err) {
       unsupported ??= `tensor "${t.name}": ${(err as Error).message}`;
     }

@@ -107,5 +107,9 @@ describe('gufo quantize to IQ2_XXS, IQ2_XS and IQ1_S', () => {
     }
     // Types that need no importance matrix stay available without one.
     expect(without.find((row) => row.type === 'Q4_K_M')!.unavailable).toBeNull();
+    // An importance matrix without weights for a tensor such a type would take: that type is unavailable, the others are measured.
+    const partial = plan(['--imatrix', partialImatrixFile]);
+    expect(partial.find((row) => row.type === 'IQ2_XS')!.unavailable).toMatch(/blk\.1\.ffn_down\.weight.*IQ2_XS needs importance weights/);
+    expect(partial.find((row) => row.type === 'Q4_K_M')!.predicted).not.toBeNull();
   });
 });

@@ -3,7 +3,7 @@
  * quantize_iq2_xxs / quantize_iq2_xs, so the bytes come out identical.
  *
  * Both store groups of 8 values as an entry of an 8-dimensional grid (values 1, 3, 5 in units of
- * a scale; IQ2_XXS_GRID has 256 entries, IQ2_XS_GRID 512) plus 7 sign bits (the 8th is implied:
+ * a scale; IQ2XXS_GRID has 256 entries, IQ2XS_GRID 512) plus 7 sign bits (the 8th is implied:
  * an even number of values is negated). Layouts (see ggml-types.ts):
  *   IQ2_XXS (66 B per 256): f16 d; per 32 values a u32 of four 8-bit grid indices, then a u32 of
  *     four 7-bit sign indices and a 4-bit scale s (bits 28..31)
