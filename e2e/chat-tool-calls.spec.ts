@@ -2,7 +2,8 @@
  * Tool calls in the app's chat (browser mode): a chat on a random Qwen 3 model (its real template,
  * Hermes-style calls) holding an answer that calls a function shows the call as a "Called
  * get_weather" card with its arguments indented and the text before it as text; the composer then
- * sends the tool's result, shown as a "Tool result" card, and the model answers it.
+ * sends the tool's result, shown as a "Tool result" card, and the model answers it. The chat's
+ * tools are set as JSON in its settings, a mistake named.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,6 +37,21 @@ test('the transcript shows a tool call and its result as cards; the composer sen
   const { page } = app;
   await newChat(page, MODEL_FILE, { preset: 'Precise', maxTokens: 8 });
   await expect(page).toHaveURL(/chat/);
+
+  // The chat's tools, set as JSON in its settings: a mistake is said, not saved.
+  await page.getByRole('button', { name: 'Chat settings' }).click();
+  const settings = page.getByRole('dialog', { name: 'Chat settings' });
+  const toolsField = settings.getByRole('textbox', { name: 'Tools (JSON)' });
+  await toolsField.fill('[{"type": "function", "function": {"name": "bad name!"}}]');
+  await settings.getByRole('button', { name: 'Save' }).click();
+  await expect(settings.getByRole('alert')).toContainText('chat setting "tools[0].function.name"');
+  const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+  await toolsField.fill(JSON.stringify(tools));
+  await settings.getByRole('button', { name: 'Save' }).click();
+  await expect(settings).toBeHidden();
+  await page.getByRole('button', { name: 'Chat settings' }).click();
+  await expect(toolsField).toHaveValue(JSON.stringify(tools, null, 2));
+  await settings.getByRole('button', { name: 'Cancel' }).click();
 
   // The conversation so far, written into the app's own database as answers are.
   const db = new Database(databasePath(join(app.scratch, 'home')));

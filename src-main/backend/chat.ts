@@ -77,8 +77,8 @@ export function createChatApi(ctx: BackendContext): ChatApi {
   /** The usage bar's numbers; null when the conversation does not render. */
   const usageOf = async (record: ChatRecord, text: ModelText, messages: readonly MessageView[]): Promise<ContextUsage | null> => {
     try {
-      const { systemPrompt, contextSize, sampling, promptFormat: format } = effectiveSettings(record.settings, text.hasChatTemplate);
-      const job = { kind: 'plan', systemPrompt, branch: branchPath(messages, record.activeLeafId), limits: { contextSize, maxTokens: sampling.maxTokens }, format } as const;
+      const { systemPrompt, contextSize, sampling, promptFormat: format, tools } = effectiveSettings(record.settings, text.hasChatTemplate);
+      const job = { kind: 'plan', systemPrompt, branch: branchPath(messages, record.activeLeafId), limits: { contextSize, maxTokens: sampling.maxTokens }, format, tools } as const;
       return contextUsage(await promptWorkers.run(text, record.modelPath, job), contextSize);
     } catch {
       // A template that rejects this conversation: the answer reports it when one is asked for.

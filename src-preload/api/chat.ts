@@ -35,8 +35,16 @@ export interface ChatPromptFormats {
   choices: PromptFormatChoice[];
 }
 
+/** A function the model may call, as OpenAI's `tools` list holds it (a type, not an interface: templates take it as a plain record). */
+export type ChatFunctionTool = {
+  type: 'function';
+  function: { name: string; description?: string; parameters: Record<string, unknown> };
+};
+
 export interface ChatSettings {
   systemPrompt: string;
+  /** Functions the model may call, given to its chat template as the server gives them; absent: none. */
+  tools?: ChatFunctionTool[];
   sampling: SamplingSettings;
   /** Context size in tokens (the KV cache the engine allocates for this chat). */
   contextSize: number;
@@ -47,6 +55,8 @@ export interface ChatSettings {
 /** Settings to change; `sampling` may name only the fields that change. */
 export interface ChatSettingsPatch {
   systemPrompt?: string;
+  /** An OpenAI `tools` list (checked: a mistake names its field); [] for none. */
+  tools?: unknown[];
   sampling?: Partial<SamplingSettings>;
   contextSize?: number;
   promptFormat?: PromptFormat;

@@ -3,7 +3,7 @@
  * from the back end (MessageView.toolCalls, in the chat model's own syntax); here they are only
  * laid out.
  */
-import type { MessageView } from '../../src-preload/api';
+import type { ChatFunctionTool, MessageView } from '../../src-preload/api';
 
 /** A card: its title ("Called get_weather", "Tool result") and its body, JSON indented. */
 export interface ToolCard {
@@ -39,4 +39,22 @@ export function prettyJson(text: string): string {
 export function awaitsToolResult(path: readonly MessageView[]): boolean {
   const last = path.at(-1);
   return last?.role === 'assistant' && last.status !== 'streaming' && (last.toolCalls?.calls.length ?? 0) > 0;
+}
+
+/** The chat settings' "Tools (JSON)" text for `tools`: an OpenAI tools list, indented; empty for none. */
+export function toolsFieldText(tools: readonly ChatFunctionTool[] | undefined): string {
+  return tools?.length ? JSON.stringify(tools, null, 2) : '';
+}
+
+/** The "Tools (JSON)" text read: a list for the back end to check (empty text: none), or what is wrong with it. */
+export function readToolsField(text: string): { tools: unknown[] } | { error: string } {
+  if (text.trim() === '') return { tools: [] };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { error: `Tools (JSON) is not valid JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  if (!Array.isArray(value)) return { error: 'Tools (JSON) must be a list: [{ "type": "function", "function": { "name", "description", "parameters" } }, …]' };
+  return { tools: value };
 }

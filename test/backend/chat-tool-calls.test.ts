@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openModelText, planPrompt, type PromptTurn } from '../../src-main/backend/chat/prompt';
+import { openModelText, planPrompt, promptTokens, type PromptTurn } from '../../src-main/backend/chat/prompt';
+import type { ChatMessage } from '../../src-main/core/chat-template';
 import type { PromptFormat } from '../../src-main/core/prompt-format';
 import { ChatStore } from '../../src-main/node/store/chats';
 import { testBackend } from '../support/backend';
@@ -38,12 +39,32 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+const TOOLS = [
+  {
+    type: 'function',
+    function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { enum: ['celsius', 'fahrenheit'] } } } },
+  },
+];
+
 /** The prompt of BRANCH for the model at `path`, decoded with its special tokens. */
 function promptOf(path: string, format: PromptFormat): string {
   const text = openModelText(path);
   try {
     const plan = planPrompt(text, '', BRANCH, { contextSize: 1024, maxTokens: 64 }, format);
     return text.tokenizer.detokenize(plan.ids, { renderSpecial: true });
+  } finally {
+    text.close();
+  }
+}
+
+/** The chat's prompt of BRANCH with TOOLS, and the prompt the server renders for the same messages and tools. */
+function chatAndServerPrompts(path: string): { chat: number[]; server: number[]; text: string } {
+  const text = openModelText(path);
+  try {
+    const chat = planPrompt(text, '', BRANCH, { contextSize: 1024, maxTokens: 64 }, 'model', TOOLS).ids;
+    const messages: ChatMessage[] = BRANCH.map((turn) => ({ role: turn.role, content: turn.content }));
+    const server = promptTokens(text, { kind: 'chat', messages, addGenerationPrompt: true, tools: TOOLS }, Infinity);
+    return { chat, server: 'ids' in server ? server.ids : [], text: text.tokenizer.detokenize(chat, { renderSpecial: true }) };
   } finally {
     text.close();
   }
@@ -106,5 +127,31 @@ describe('tool calls in the app chat', () => {
 
     const again = await backend.api.regenerate(chatId, sent.assistantMessageId);
     expect(await answered(backend, again.assistantMessageId)).toMatchObject({ parentId: sent.toolMessageId, status: 'done' });
+  });
+
+  it("keeps a chat's tools (an OpenAI tools list, checked as the server checks them) and gives them to the template as the server does", async () => {
+    const backend = testBackend();
+    const model = addModel(backend, files.qwen);
+    const chatId = (await backend.api.createChat({ modelId: model.id })).chat.id;
+    await expect(backend.api.updateChatSettings(chatId, { tools: [{ type: 'function', function: { name: 'bad name!' } }] })).rejects.toThrow(
+      'chat setting "tools[0].function.name": tools[0].function.name must be 1 to 64 letters, digits, "_", "." or "-"',
+    );
+    await expect(backend.api.updateChatSettings(chatId, { tools: [TOOLS[0], TOOLS[0]] })).rejects.toThrow('chat setting "tools[1].function.name": tools[1].function.name: "get_weather" is offered twice');
+    await expect(backend.api.updateChatSettings(chatId, { tools: 'get_weather' as never })).rejects.toThrow('chat setting "tools": "tools" must be a list of at most 128 functions');
+    const before = (await backend.api.getChat(chatId)).contextUsage!.usedTokens;
+    const view = await backend.api.updateChatSettings(chatId, { tools: TOOLS });
+    expect(view.settings.tools).toEqual(TOOLS);
+    expect(view.contextUsage!.usedTokens).toBeGreaterThan(before);
+    expect((await backend.api.getChat(chatId)).settings.tools).toEqual(TOOLS);
+    // [] takes them away.
+    expect((await backend.api.updateChatSettings(chatId, { tools: [] })).settings.tools).toBeUndefined();
+
+    // Qwen 3's template renders them itself; Llama 3's knows none, so they are described in the system prompt.
+    const qwen = chatAndServerPrompts(files.qwen);
+    expect(qwen.chat).toEqual(qwen.server);
+    expect(qwen.text).toContain('<tools>\n{"type": "function", "function": {"name": "get_weather"');
+    const llama = chatAndServerPrompts(files.llama);
+    expect(llama.chat).toEqual(llama.server);
+    expect(llama.text).toContain('# Tools');
   });
 });

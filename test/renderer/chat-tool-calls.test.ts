@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MessageView } from '../../src-preload/api';
-import { awaitsToolResult, messageParts, prettyJson } from '../../src-renderer/lib/chat-tool-calls';
+import { awaitsToolResult, messageParts, prettyJson, readToolsField, toolsFieldText } from '../../src-renderer/lib/chat-tool-calls';
 
 const message = (fields: Partial<MessageView>): MessageView => ({
   id: 1,
@@ -50,5 +50,16 @@ describe('awaitsToolResult', () => {
     expect(awaitsToolResult([user, message({ id: 2, toolCalls: call, status: 'streaming' })])).toBe(false);
     expect(awaitsToolResult([user])).toBe(false);
     expect(awaitsToolResult([])).toBe(false);
+  });
+});
+
+describe('the "Tools (JSON)" field', () => {
+  it('shows the tools indented, reads them back, and says what is wrong with text that is not a JSON list', () => {
+    const tools = [{ type: 'function' as const, function: { name: 'now', parameters: { type: 'object' } } }];
+    expect(readToolsField(toolsFieldText(tools))).toEqual({ tools });
+    expect(toolsFieldText(undefined)).toBe('');
+    expect(readToolsField('  ')).toEqual({ tools: [] });
+    expect(readToolsField('[{"type": "function",')).toEqual({ error: expect.stringMatching(/^Tools \(JSON\) is not valid JSON: /) });
+    expect(readToolsField('{"type": "function"}')).toEqual({ error: expect.stringMatching(/^Tools \(JSON\) must be a list/) });
   });
 });

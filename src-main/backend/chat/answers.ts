@@ -158,7 +158,7 @@ class Answer {
     try {
       const settings = effectiveSettings(this.spec.settings, text.hasChatTemplate);
       const { contextSize, sampling, promptFormat: format } = settings;
-      const job = { kind: 'plan', systemPrompt: settings.systemPrompt, branch, limits: { contextSize, maxTokens: sampling.maxTokens }, format } as const;
+      const job = { kind: 'plan', systemPrompt: settings.systemPrompt, branch, limits: { contextSize, maxTokens: sampling.maxTokens }, format, tools: settings.tools } as const;
       const plan = await promptWorkersOf(this.ctx).run(text, modelPath, job, signal);
       if (!plan.fits) {
         throw new Error(

@@ -114,7 +114,8 @@ function promptText(text: ModelText, source: PromptSource): { prompt: string; pa
   const options = { architecture: text.architecture, addBos: text.vocab.addBos, addGenerationPrompt: source.addGenerationPrompt };
   const template = format === 'model' ? {} : { template: BUILTIN_TEMPLATES[format] };
   const { tools } = source;
-  const own = tools !== undefined && text.toolCalls.rendersTools;
+  // A built-in template family renders no tools: they are described in the system prompt then.
+  const own = tools !== undefined && format === 'model' && text.toolCalls.rendersTools;
   const messages = tools === undefined || own ? source.messages : withToolsInText(source.messages, tools);
   const rendered = renderChat(text.vocab, messages, { ...options, ...template, ...(own ? { tools } : {}) }).prompt;
   return { prompt: rendered + (source.prefill ?? ''), parseSpecial: true };
@@ -161,7 +162,14 @@ const ANSWERED_ROLES: ReadonlySet<MessageRole | undefined> = new Set(['user', 't
  * out so that prompt + reserve fits the context. A kept part always starts at a user message, so
  * templates that want turns to alternate still get them.
  */
-export function planPrompt(text: ModelText, systemPrompt: string, branch: readonly PromptTurn[], limits: PromptLimits, format: PromptFormat): PromptPlan {
+export function planPrompt(
+  text: ModelText,
+  systemPrompt: string,
+  branch: readonly PromptTurn[],
+  limits: PromptLimits,
+  format: PromptFormat,
+  tools?: readonly ChatTool[],
+): PromptPlan {
   const reserve = Math.min(limits.maxTokens, Math.floor(limits.contextSize / 4));
   const room = limits.contextSize - reserve;
   const render = (start: number): PromptTokens => {
@@ -169,7 +177,9 @@ export function planPrompt(text: ModelText, systemPrompt: string, branch: readon
     for (const turn of branch.slice(start)) messages.push({ role: turn.role, content: turn.content });
     // A tool result is the model's to answer, as a question is; a template that knows no tool role gets it as a user turn.
     const turns = format === 'model' && text.toolCalls.rendersTools ? messages : toolTurnsAsText(messages);
-    return promptTokens(text, { kind: 'chat', messages: turns, addGenerationPrompt: ANSWERED_ROLES.has(branch.at(-1)?.role), format }, room);
+    const source = { kind: 'chat', messages: turns, addGenerationPrompt: ANSWERED_ROLES.has(branch.at(-1)?.role), format } as const;
+    // Plain completion has no turns to call tools in.
+    return promptTokens(text, tools?.length && format !== 'completion' ? { ...source, tools } : source, room);
   };
   const fitting = (tokens: PromptTokens): number[] | null => ('ids' in tokens && tokens.ids.length <= room ? tokens.ids : null);
 

@@ -3,8 +3,9 @@
  * naming its field), and the mapping onto the engine's sampler.
  */
 import { randomInt } from 'node:crypto';
-import { CONTEXT_TOKENS, type ChatSettings, type ChatSettingsPatch, type SamplingPresetName, type SamplingSettings } from '../../../src-preload/api';
+import { CONTEXT_TOKENS, type ChatFunctionTool, type ChatSettings, type ChatSettingsPatch, type SamplingPresetName, type SamplingSettings } from '../../../src-preload/api';
 import { defaultPromptFormat, promptFormatProblem, type PromptFormat } from '../../core/prompt-format';
+import { templateTools, toolFunctions, ToolsProblem } from '../../core/tool-calls/index';
 import type { SamplingParams } from '../../engine/protocol';
 import type { StoredChatSettings } from '../../node/store/chats';
 
@@ -94,6 +95,8 @@ export function applySettings(base: StoredChatSettings, patch: unknown, model: M
       const problem = whole(CONTEXT_TOKENS.min, maxContext, ' of tokens')(value);
       if (problem) fail(key, maxContext < CONTEXT_TOKENS.max ? `${problem} (the model's trained context)` : problem, value);
       next.contextSize = value as number;
+    } else if (key === 'tools') {
+      next.tools = checkedTools(value);
     } else if (key === 'promptFormat') {
       if (hasChatTemplate === null) fail(key, "cannot be checked: the chat's model file cannot be read", value);
       const problem = promptFormatProblem(value, hasChatTemplate);
@@ -104,6 +107,17 @@ export function applySettings(base: StoredChatSettings, patch: unknown, model: M
     }
   }
   return next;
+}
+
+/** A chat's tools as the server takes them (one check, core/tool-calls/functions.ts); none is absent. */
+function checkedTools(value: unknown): ChatFunctionTool[] | undefined {
+  try {
+    const tools = templateTools(toolFunctions(value));
+    return tools.length > 0 ? tools : undefined;
+  } catch (err) {
+    if (err instanceof ToolsProblem) throw new Error(`chat setting "${err.field}": ${err.message}`);
+    throw err;
+  }
 }
 
 /** The settings as the chat uses them: a format never chosen is the model's default. */

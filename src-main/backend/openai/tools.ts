@@ -7,15 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatTool } from '../../core/chat-template';
 import type { JsonConstraint } from '../../core/constrained/token-constraint';
-import { forcedToolCall, ToolCallStream, type ParsedToolCall, type ToolCallDelta, type ToolFunction } from '../../core/tool-calls/index';
+import { forcedToolCall, templateTools, ToolCallStream, toolFunctions, ToolsProblem, type ParsedToolCall, type ToolCallDelta, type ToolFunction } from '../../core/tool-calls/index';
 import type { ModelText } from '../chat/prompt';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
 import type { RequestFields } from './request-fields';
 import { schemaConstraint } from './schema-constraint';
-
-/** The most functions one request may offer. */
-export const MAX_TOOLS = 128;
 
 export interface ToolRequest {
   /** As the template reads them: { type: "function", function: { name, description, parameters } }. */
@@ -36,42 +33,26 @@ export function parseTools(f: RequestFields): ToolRequest | null {
     }
     return null;
   }
-  const list = f.body.tools;
-  if (!Array.isArray(list) || list.length > MAX_TOOLS) throw invalidParam('tools', `"tools" must be a list of at most ${MAX_TOOLS} functions`);
-  if (list.length === 0) return null;
-  const functions = list.map((tool: unknown, i) => toolFunction(tool, `tools[${i}]`));
-  const names = new Set<string>();
-  functions.forEach((fn, i) => {
-    if (names.has(fn.name)) throw invalidParam(`tools[${i}].function.name`, `tools[${i}].function.name: "${fn.name}" is offered twice`);
-    names.add(fn.name);
-  });
-  const choice = toolChoice(f.body.tool_choice, names);
+  const functions = checkedFunctions(f.body.tools);
+  if (functions.length === 0) return null;
+  const choice = toolChoice(f.body.tool_choice, new Set(functions.map((fn) => fn.name)));
   if (choice === 'none') return null;
   if (choice !== 'auto') {
     if (f.has('response_format')) throw invalidParam('response_format', '"response_format" cannot go with a required tool call ("tool_choice"): the answer is the call');
     // A forced call's arguments are held to the schema: one Gufo cannot hold to is a 400 now.
     functions.forEach((fn, i) => schemaConstraint(fn.parameters, `tools[${i}].function.parameters`, `tools[${i}].function.parameters`));
   }
-  const tools = functions.map((fn) => ({ type: 'function', function: fn }));
-  return { tools, functions, choice, parallel };
+  return { tools: templateTools(functions), functions, choice, parallel };
 }
 
-const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-
-function toolFunction(tool: unknown, at: string): ToolFunction {
-  if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) {
-    throw invalidParam(at, `${at} must be { "type": "function", "function": { "name", "description", "parameters" } }`);
+/** The functions of a request's `tools`; a mistake is a 400 naming its field. */
+function checkedFunctions(list: unknown): ToolFunction[] {
+  try {
+    return toolFunctions(list);
+  } catch (err) {
+    if (err instanceof ToolsProblem) throw invalidParam(err.field, err.message);
+    throw err;
   }
-  const fn = tool.function;
-  if (typeof fn.name !== 'string' || !NAME.test(fn.name)) {
-    throw invalidParam(`${at}.function.name`, `${at}.function.name must be 1 to 64 letters, digits, "_", "." or "-"`);
-  }
-  if (fn.description !== undefined && fn.description !== null && typeof fn.description !== 'string') {
-    throw invalidParam(`${at}.function.description`, `${at}.function.description must be text`);
-  }
-  const parameters = fn.parameters ?? { type: 'object', properties: {} };
-  if (!isRecord(parameters)) throw invalidParam(`${at}.function.parameters`, `${at}.function.parameters must be a JSON Schema object`);
-  return { name: fn.name, ...(typeof fn.description === 'string' ? { description: fn.description } : {}), parameters };
 }
 
 function toolChoice(value: unknown, names: ReadonlySet<string>): ToolRequest['choice'] | 'none' {

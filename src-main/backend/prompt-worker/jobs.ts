@@ -2,12 +2,13 @@
  * The prompt work that may run off the event loop: a prompt's ids, or a chat's plan. The same
  * functions run inline for small inputs and in a worker thread (entry.ts) for large ones.
  */
+import type { ChatTool } from '../../core/chat-template';
 import type { PromptFormat } from '../../core/prompt-format';
 import { planPrompt, promptTokens, type ModelText, type PromptLimits, type PromptPlan, type PromptSource, type PromptTokens, type PromptTurn } from '../chat/prompt';
 
 export type PromptJob =
   | { kind: 'tokens'; source: PromptSource; room: number }
-  | { kind: 'plan'; systemPrompt: string; branch: readonly PromptTurn[]; limits: PromptLimits; format: PromptFormat };
+  | { kind: 'plan'; systemPrompt: string; branch: readonly PromptTurn[]; limits: PromptLimits; format: PromptFormat; tools?: readonly ChatTool[] };
 
 export type PromptJobResult<J extends PromptJob> = J extends { kind: 'tokens' } ? PromptTokens : PromptPlan;
 
@@ -28,7 +29,7 @@ export type PromptJobReply = { id: number; result: PromptTokens | PromptPlan } |
 
 export function runPromptJob<J extends PromptJob>(text: ModelText, job: J): PromptJobResult<J>;
 export function runPromptJob(text: ModelText, job: PromptJob): PromptTokens | PromptPlan {
-  return job.kind === 'tokens' ? promptTokens(text, job.source, job.room) : planPrompt(text, job.systemPrompt, job.branch, job.limits, job.format);
+  return job.kind === 'tokens' ? promptTokens(text, job.source, job.room) : planPrompt(text, job.systemPrompt, job.branch, job.limits, job.format, job.tools);
 }
 
 /** How much text the job reads (UTF-16 units): what decides whether it leaves the event loop. */

@@ -6,6 +6,7 @@
  * crash or kill keeps everything streamed until then.
  */
 import type {
+  ChatFunctionTool,
   ChatSettings,
   ChatSummary,
   GenerationStats,
@@ -32,6 +33,7 @@ interface ChatRow {
   sampling_json: string;
   context_size: number;
   prompt_format: string | null;
+  tools_json: string | null;
   active_leaf_id: number | null;
   created_at: string;
   updated_at: string;
@@ -119,10 +121,10 @@ export class ChatStore {
     const { settings } = chat;
     const result = this.db
       .prepare(
-        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format, tools_json)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(chat.title, chat.modelId, chat.modelName, chat.modelPath, settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat);
+      .run(chat.title, chat.modelId, chat.modelName, chat.modelPath, settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat, toolsJson(settings));
     return Number(result.lastInsertRowid);
   }
 
@@ -158,7 +160,7 @@ export class ChatStore {
     if (!row) return undefined;
     return {
       summary: toSummary(row),
-      settings: { systemPrompt: row.system_prompt, sampling: readSampling(row), contextSize: row.context_size, promptFormat: readPromptFormat(row) },
+      settings: { systemPrompt: row.system_prompt, sampling: readSampling(row), contextSize: row.context_size, promptFormat: readPromptFormat(row), ...readTools(row) },
       modelPath: row.model_path,
       activeLeafId: row.active_leaf_id,
     };
@@ -175,8 +177,8 @@ export class ChatStore {
 
   updateSettings(id: number, settings: StoredChatSettings): void {
     this.db
-      .prepare(`UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, updated_at = ${NOW} WHERE id = ?`)
-      .run(settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat, id);
+      .prepare(`UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, tools_json = ?, updated_at = ${NOW} WHERE id = ?`)
+      .run(settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat, toolsJson(settings), id);
   }
 
   setActiveLeaf(chatId: number, leafId: number | null): void {
@@ -271,6 +273,19 @@ function readPromptFormat(row: ChatRow): PromptFormat | null {
   // Whether the model has a template is checked when the format is set; here only the name.
   if (value === null || promptFormatProblem(value, true) === null) return value as PromptFormat | null;
   throw new CorruptRowError(`the database row chats ${row.id} has an unknown prompt_format ${JSON.stringify(value)}; delete or fix that row`);
+}
+
+/** The chat's tools as stored: none is NULL. */
+function toolsJson(settings: StoredChatSettings): string | null {
+  return settings.tools?.length ? JSON.stringify(settings.tools) : null;
+}
+
+/** The chat's tools (checked when they were set); JSON that is not a list is an error naming the row. */
+function readTools(row: ChatRow): { tools?: ChatFunctionTool[] } {
+  const tools = parseJsonColumn<unknown>(row.tools_json, { table: 'chats', id: row.id, column: 'tools_json' });
+  if (tools === null) return {};
+  if (!Array.isArray(tools)) throw new CorruptRowError(`the database row chats ${row.id} has unusable tools_json (it is not a list); delete or fix that row`);
+  return { tools: tools as ChatFunctionTool[] };
 }
 
 function toMessage(row: MessageRow): MessageView {

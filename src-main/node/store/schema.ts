@@ -334,6 +334,12 @@ export const MIGRATIONS: readonly Migration[] = [
     rebuildsTables: true,
     up: (db) => db.exec(V8),
   },
+  {
+    version: 9,
+    summary: "a chat's tools: the functions its model may call (an OpenAI tools list)",
+    // NULL: none.
+    up: (db) => db.exec('ALTER TABLE chats ADD COLUMN tools_json TEXT'),
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

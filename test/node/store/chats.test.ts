@@ -196,11 +196,15 @@ describe('ChatStore', () => {
     // The version before the migration that lets messages be tool results.
     migrate(old, undefined, MIGRATIONS.find((m) => m.summary.startsWith('tool results'))!.version - 1);
     old.prepare("INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)").run();
-    const before = new ChatStore(old);
-    const chatId = newChat(before);
-    const question = before.addMessage({ chatId, parentId: null, role: 'user', content: 'weather in Paris?', status: 'done' });
-    const call = before.addMessage({ chatId, parentId: question.id, role: 'assistant', content: '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call>', status: 'done' });
-    expect(() => old.prepare("INSERT INTO messages (chat_id, parent_id, role, content) VALUES (?, ?, 'tool', 'x')").run(chatId, call.id)).toThrow(/CHECK/);
+    // Rows as that version wrote them (its chats table lacks later columns, so not through ChatStore).
+    const chatId = Number(
+      old.prepare("INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('Chat', 1, 'A', '/m/a.gguf', ?, 512)").run(JSON.stringify(SETTINGS.sampling)).lastInsertRowid,
+    );
+    const addOld = (parentId: number | null, role: string, content: string) =>
+      ({ id: Number(old.prepare('INSERT INTO messages (chat_id, parent_id, role, content) VALUES (?, ?, ?, ?)').run(chatId, parentId, role, content).lastInsertRowid) });
+    const question = addOld(null, 'user', 'weather in Paris?');
+    const call = addOld(question.id, 'assistant', '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call>');
+    expect(() => addOld(call.id, 'tool', 'x')).toThrow(/CHECK/);
     old.close();
 
     const { db } = openStore(path);
@@ -216,6 +220,20 @@ describe('ChatStore', () => {
     store.delete(chatId);
     expect(store.messages(chatId)).toEqual([]);
     expect(store.search('sunny', 10)).toEqual([]);
+    db.close();
+  });
+
+  it("keeps a chat's tools (none stored as NULL); tools_json that is not a list names the row", () => {
+    const { db, store } = openChats();
+    const tools = [{ type: 'function' as const, function: { name: 'now', parameters: { type: 'object' } } }];
+    const id = newChat(store);
+    expect(store.get(id)!.settings.tools).toBeUndefined();
+    store.updateSettings(id, { ...SETTINGS, tools });
+    expect(store.get(id)!.settings.tools).toEqual(tools);
+    store.updateSettings(id, { ...SETTINGS, tools: [] });
+    expect(db.prepare('SELECT tools_json FROM chats WHERE id = ?').pluck().get(id)).toBeNull();
+    db.prepare(`UPDATE chats SET tools_json = '{"name": "now"}' WHERE id = ?`).run(id);
+    expect(() => store.get(id)).toThrow(`the database row chats ${id} has unusable tools_json (it is not a list); delete or fix that row`);
     db.close();
   });
 });
