@@ -1,6 +1,7 @@
 /** The new-chat dialog's state: the models to pick from, the title, the settings; and creating the chat. */
 import type { ChatView, GufoBridge, ModelEntry } from '../../src-preload/api';
 import { messageOf } from './format';
+import { newChatContext } from './new-chat-context';
 import { generativeModels } from './library-view';
 import { SettingsDraft } from './chat-settings.svelte';
 
@@ -62,8 +63,6 @@ export class NewChatForm {
   pickModel(modelId: number | null): void {
     this.modelId = modelId;
     if (!this.draft) return;
-    const trained = this.model?.contextLength ?? Infinity;
-    const size = Math.min(this.defaultContext ?? Infinity, trained);
-    this.draft.contextSize = Number.isFinite(size) ? size : null;
+    this.draft.contextSize = newChatContext(this.defaultContext, this.model?.contextLength ?? null);
   }
 }

@@ -4,7 +4,8 @@
  * model would allocate. Asked again when the settings change.
  */
 import type { GufoBridge, Settings } from '../../src-preload/api';
-import { budgetFit, memoryBudget, newChatContext, type BudgetFit } from './export-budget';
+import { budgetFit, memoryBudget, type BudgetFit } from './export-budget';
+import { newChatContext } from './new-chat-context';
 import { messageOf } from './format';
 
 export class BudgetStore {

@@ -37,11 +37,6 @@ export function memoryBudget(settingGiB: number | null, adapter: GpuAdapterState
   return null;
 }
 
-/** The context a new chat gets: the default, or less if the model was trained on less. */
-export function newChatContext(defaultContext: number, trained: number | null): number {
-  return trained === null ? defaultContext : Math.min(defaultContext, trained);
-}
-
 export function budgetFit(budget: MemoryBudget, kv: KvCache | null): BudgetFit {
   return { budget, kv, fileBytes: budget.bytes - (kv?.bytes ?? 0) };
 }

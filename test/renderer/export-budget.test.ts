@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GpuAdapter } from '../../src-preload/api';
-import { budgetBits, budgetCaption, budgetFit, budgetLabel, budgetPlacement, memoryBudget, newChatContext, overBudget } from '../../src-renderer/lib/export-budget';
+import { budgetBits, budgetCaption, budgetFit, budgetLabel, budgetPlacement, memoryBudget, overBudget } from '../../src-renderer/lib/export-budget';
 
 const GIB = 2 ** 30;
 const MIB = 2 ** 20;
@@ -50,12 +50,6 @@ describe('types against the budget', () => {
       'GPU memory budget 8.00 GiB (Settings), less the KV cache at 32,768 tokens (512 MiB): 7.50 GiB for the file',
     );
     expect(budgetLabel(budgetFit(budget, null))).toBe('GPU memory budget 8.00 GiB (Settings): file size only (no KV cache estimate for this model)');
-  });
-
-  it("takes a new chat's context: the default, or less if the model was trained on less", () => {
-    expect(newChatContext(2048, 128)).toBe(128);
-    expect(newChatContext(2048, 4096)).toBe(2048);
-    expect(newChatContext(2048, null)).toBe(2048);
   });
 });
 
