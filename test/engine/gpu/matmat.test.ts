@@ -1,0 +1,92 @@
+/**
+ * The prefill kernel (shaders/matmat.wgsl: rows per thread, each decoded unit used for a tile
+ * of tokens) for every GPU weight type, at the tile edges: rows not a multiple of the workgroup's
+ * rows, token counts not a multiple of the token tile, against the f64 product of the bit-exact
+ * decoded weights (the reference of matmul.test.ts, same tolerance). Runs on SwiftShader.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
+import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
+import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
+import type { OpenGguf } from '../../../src-main/node/gguf-io';
+import {
+  GPU_TYPE_NAMES, tempDirForSuite, makeTensor, maxRelativeError, readBack, randomInput, referenceMatmul, run, storageBuffer, writeTensors,
+  type MadeTensor,
+} from './fixtures';
+
+const TOLERANCE = 1e-5;
+const ROWS = 300; // one full workgroup of 256 rows (32 threads × 8) and part of a second
+const COLS = 256; // one k-quant super-block
+const TOKENS = [2, 17, 64]; // a partial tile of 16, one past a full one, four full ones
+
+let ctx: GpuContext;
+let file: OpenGguf;
+let weights: Map<string, GpuWeight>;
+const made = new Map<string, MadeTensor>();
+/** A float type whose rows end inside a 32-value unit. */
+const ODD = { name: 'odd.F16', type: 'F16', rows: 37, cols: 99, seed: 82 };
+
+beforeAll(async () => {
+  ctx = await openGpu();
+  const tensors = [
+    ...GPU_TYPE_NAMES.map((type, i) => makeTensor({ name: `w.${type}`, type, rows: ROWS, cols: COLS, seed: 2000 + i })),
+    makeTensor(ODD),
+  ];
+  for (const t of tensors) made.set(t.name, t);
+  file = await writeTensors(tempDirForSuite(), tensors);
+  weights = await uploadWeights(ctx, file.gguf, tensors.map((t) => t.name));
+});
+
+afterAll(() => {
+  for (const w of weights?.values() ?? []) w.destroy();
+  file?.file.close();
+  ctx?.destroy();
+});
+
+/**
+ * Worst relative error of y (+)= W·x for n random tokens; xOffset not a multiple of 4 makes the
+ * kernel read x one f32 at a time. With accumulate, y starts as random values added to.
+ */
+async function check(name: string, n: number, seed: number, options: { xOffset?: number; accumulate?: boolean } = {}): Promise<number> {
+  const t = made.get(name)!;
+  const xOffset = options.xOffset ?? 0;
+  const x = randomInput(n, t.cols, seed);
+  const padded = new Float32Array(xOffset + x.length);
+  padded.set(x, xOffset);
+  const base = options.accumulate ? randomInput(n, t.rows, seed + 1) : new Float32Array(n * t.rows);
+  const xb = storageBuffer(ctx.device, padded);
+  const yb = storageBuffer(ctx.device, base);
+  try {
+    await run(ctx.device, [new MatmulKernels(ctx).matmul(weights.get(name)!, xb, yb, n, options)]);
+    const y = new Float32Array(await readBack(ctx.device, yb), 0, n * t.rows);
+    const ref = referenceMatmul(t.values, t.rows, t.cols, x, n);
+    const want = ref.y.map((v, i) => v + base[i]!);
+    const scale = ref.scale.map((v, i) => v + Math.abs(base[i]!));
+    return maxRelativeError(y, want, scale);
+  } finally {
+    xb.destroy();
+    yb.destroy();
+  }
+}
+
+describe('prefill kernel', () => {
+  it('is its own kernel: rows per thread, no shared memory and no barrier', () => {
+    const source = new MatmulKernels(ctx).source('tiled4', 'Q4_K');
+    expect(source).toMatch(/decode_unit\(min\(row0 \+ r \* WG, P\.rows - 1u\), u, &w\[r\]\)/);
+    expect(source).not.toMatch(/workgroupBarrier|var<workgroup>/);
+  });
+
+  it.each(GPU_TYPE_NAMES)('%s: 2, 17 and 64 tokens over 300 rows match the f32 product', async (type) => {
+    for (const [i, n] of TOKENS.entries()) {
+      expect(await check(`w.${type}`, n, 10 + i), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+    }
+  });
+
+  it('rows that end inside a unit, x read one f32 at a time', async () => {
+    for (const n of TOKENS) expect(await check(ODD.name, n, 20, { xOffset: 1 }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it('accumulate: y += W·x', async () => {
+    for (const n of TOKENS) expect(await check('w.Q6_K', n, 30, { accumulate: true }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+  });
+});
