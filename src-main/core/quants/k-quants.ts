@@ -146,14 +146,14 @@ export const decodeQ4_K: BlockDecoder = (src, dst, blocks) => {
       const d2 = d * kScale(src, s, 2 * j + 1);
       const m2 = min * kMin(src, s, 2 * j + 1);
       const q = o + QS + 32 * j;
-      for (let l = 0; l < 32; l += 2) {
-        const v0 = src[q + l]!;
-        const v1 = src[q + l + 1]!;
-        const z = y + l;
-        dst[z] = d1 * (v0 & 15) - m1;
-        dst[z + 1] = d1 * (v1 & 15) - m1;
-        dst[z + 32] = d2 * (v0 >> 4) - m2;
-        dst[z + 33] = d2 * (v1 >> 4) - m2;
+      for (let l = 0; l < 32; l += 8) {
+        const z = y + l, p = q + l;
+        const v0 = src[p]!, v1 = src[p + 1]!, v2 = src[p + 2]!, v3 = src[p + 3]!;
+        const v4 = src[p + 4]!, v5 = src[p + 5]!, v6 = src[p + 6]!, v7 = src[p + 7]!;
+        dst[z] = d1 * (v0 & 15) - m1; dst[z + 1] = d1 * (v1 & 15) - m1; dst[z + 2] = d1 * (v2 & 15) - m1; dst[z + 3] = d1 * (v3 & 15) - m1;
+        dst[z + 4] = d1 * (v4 & 15) - m1; dst[z + 5] = d1 * (v5 & 15) - m1; dst[z + 6] = d1 * (v6 & 15) - m1; dst[z + 7] = d1 * (v7 & 15) - m1;
+        dst[z + 32] = d2 * (v0 >> 4) - m2; dst[z + 33] = d2 * (v1 >> 4) - m2; dst[z + 34] = d2 * (v2 >> 4) - m2; dst[z + 35] = d2 * (v3 >> 4) - m2;
+        dst[z + 36] = d2 * (v4 >> 4) - m2; dst[z + 37] = d2 * (v5 >> 4) - m2; dst[z + 38] = d2 * (v6 >> 4) - m2; dst[z + 39] = d2 * (v7 >> 4) - m2;
       }
     }
   }
@@ -177,16 +177,18 @@ export const decodeQ5_K: BlockDecoder = (src, dst, blocks) => {
       const m2 = min * kMin(src, s, 2 * j + 1);
       const q = o + QS + 32 * j;
       const sh = 2 * j;
-      for (let l = 0; l < 32; l += 2) {
-        const v0 = src[q + l]!;
-        const v1 = src[q + l + 1]!;
-        const h0 = src[qh + l]! >> sh;
-        const h1 = src[qh + l + 1]! >> sh;
-        const z = y + l;
+      for (let l = 0; l < 32; l += 4) {
+        const z = y + l, p = q + l, r = qh + l;
+        const v0 = src[p]!, v1 = src[p + 1]!, v2 = src[p + 2]!, v3 = src[p + 3]!;
+        const h0 = src[r]! >> sh, h1 = src[r + 1]! >> sh, h2 = src[r + 2]! >> sh, h3 = src[r + 3]! >> sh;
         dst[z] = d1 * ((v0 & 15) | ((h0 & 1) << 4)) - m1;
         dst[z + 1] = d1 * ((v1 & 15) | ((h1 & 1) << 4)) - m1;
+        dst[z + 2] = d1 * ((v2 & 15) | ((h2 & 1) << 4)) - m1;
+        dst[z + 3] = d1 * ((v3 & 15) | ((h3 & 1) << 4)) - m1;
         dst[z + 32] = d2 * ((v0 >> 4) | ((h0 & 2) << 3)) - m2;
         dst[z + 33] = d2 * ((v1 >> 4) | ((h1 & 2) << 3)) - m2;
+        dst[z + 34] = d2 * ((v2 >> 4) | ((h2 & 2) << 3)) - m2;
+        dst[z + 35] = d2 * ((v3 >> 4) | ((h3 & 2) << 3)) - m2;
       }
     }
   }
@@ -215,15 +217,18 @@ export const decodeQ6_K: BlockDecoder = (src, dst, blocks) => {
         const d2 = d * s8[sc + 4]!;
         const d3 = d * s8[sc + 6]!;
         const l0 = 16 * half;
-        for (let l = l0; l < l0 + 16; l++) {
-          const a = src[ql + l]!;
-          const c = src[ql + l + 32]!;
-          const hb = src[qh + l]!;
+        for (let l = l0; l < l0 + 16; l += 2) {
+          const a = src[ql + l]!, c = src[ql + l + 32]!, hb = src[qh + l]!;
+          const a1 = src[ql + l + 1]!, c1 = src[ql + l + 33]!, hb1 = src[qh + l + 1]!;
           const z = y + l;
           dst[z] = d0 * (((a & 15) | ((hb & 3) << 4)) - 32);
+          dst[z + 1] = d0 * (((a1 & 15) | ((hb1 & 3) << 4)) - 32);
           dst[z + 32] = d1 * (((c & 15) | ((hb & 12) << 2)) - 32);
+          dst[z + 33] = d1 * (((c1 & 15) | ((hb1 & 12) << 2)) - 32);
           dst[z + 64] = d2 * (((a >> 4) | (hb & 48)) - 32);
+          dst[z + 65] = d2 * (((a1 >> 4) | (hb1 & 48)) - 32);
           dst[z + 96] = d3 * (((c >> 4) | ((hb & 192) >> 2)) - 32);
+          dst[z + 97] = d3 * (((c1 >> 4) | ((hb1 & 192) >> 2)) - 32);
         }
       }
     }
