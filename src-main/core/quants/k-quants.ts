@@ -177,18 +177,28 @@ export const decodeQ5_K: BlockDecoder = (src, dst, blocks) => {
       const m2 = min * kMin(src, s, 2 * j + 1);
       const q = o + QS + 32 * j;
       const sh = 2 * j;
-      for (let l = 0; l < 32; l += 4) {
+      for (let l = 0; l < 32; l += 8) {
         const z = y + l, p = q + l, r = qh + l;
         const v0 = src[p]!, v1 = src[p + 1]!, v2 = src[p + 2]!, v3 = src[p + 3]!;
+        const v4 = src[p + 4]!, v5 = src[p + 5]!, v6 = src[p + 6]!, v7 = src[p + 7]!;
         const h0 = src[r]! >> sh, h1 = src[r + 1]! >> sh, h2 = src[r + 2]! >> sh, h3 = src[r + 3]! >> sh;
+        const h4 = src[r + 4]! >> sh, h5 = src[r + 5]! >> sh, h6 = src[r + 6]! >> sh, h7 = src[r + 7]! >> sh;
         dst[z] = d1 * ((v0 & 15) | ((h0 & 1) << 4)) - m1;
         dst[z + 1] = d1 * ((v1 & 15) | ((h1 & 1) << 4)) - m1;
         dst[z + 2] = d1 * ((v2 & 15) | ((h2 & 1) << 4)) - m1;
         dst[z + 3] = d1 * ((v3 & 15) | ((h3 & 1) << 4)) - m1;
+        dst[z + 4] = d1 * ((v4 & 15) | ((h4 & 1) << 4)) - m1;
+        dst[z + 5] = d1 * ((v5 & 15) | ((h5 & 1) << 4)) - m1;
+        dst[z + 6] = d1 * ((v6 & 15) | ((h6 & 1) << 4)) - m1;
+        dst[z + 7] = d1 * ((v7 & 15) | ((h7 & 1) << 4)) - m1;
         dst[z + 32] = d2 * ((v0 >> 4) | ((h0 & 2) << 3)) - m2;
         dst[z + 33] = d2 * ((v1 >> 4) | ((h1 & 2) << 3)) - m2;
         dst[z + 34] = d2 * ((v2 >> 4) | ((h2 & 2) << 3)) - m2;
         dst[z + 35] = d2 * ((v3 >> 4) | ((h3 & 2) << 3)) - m2;
+        dst[z + 36] = d2 * ((v4 >> 4) | ((h4 & 2) << 3)) - m2;
+        dst[z + 37] = d2 * ((v5 >> 4) | ((h5 & 2) << 3)) - m2;
+        dst[z + 38] = d2 * ((v6 >> 4) | ((h6 & 2) << 3)) - m2;
+        dst[z + 39] = d2 * ((v7 >> 4) | ((h7 & 2) << 3)) - m2;
       }
     }
   }
