@@ -15,6 +15,7 @@ import { resolveOverrides } from '../../src-main/core/recipe-overrides';
 import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { loadImatrix } from '../../src-main/node/imatrix-file';
 import { readModelFile } from '../../src-main/node/model-file';
+import { ChatStore } from '../../src-main/node/store/chats';
 import { quantizePlan } from '../../src-main/node/quant-plan';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { testBackend, type TestBackend } from '../support/backend';
@@ -131,7 +132,7 @@ describe('importance matrix on the Export screen', () => {
   );
 
   it(
-    'computes one from a text file, uses a matrix file as it is, and names what is wrong with a bad source',
+    'computes one from a text file or the chats, uses a matrix file as it is, and names what is wrong with a bad source',
     async () => {
       const b = testBackend();
       const modelId = addModel(b, STORIES_260K);
@@ -152,6 +153,13 @@ describe('importance matrix on the Export screen', () => {
       await expect(b.api.startImatrix(modelId, { kind: 'file', path: short })).rejects.toThrow(`${short}: tokenizes to`);
       await expect(b.api.startImatrix(modelId, { kind: 'file', path: join(dir, 'none.txt') })).rejects.toThrow(`${join(dir, 'none.txt')}: cannot read the file (no such file)`);
       await expect(b.api.startImatrix(modelId, { kind: 'chats' })).rejects.toThrow('there are no chats to replay yet');
+      // A chat's active branch, as the quality reports replay it.
+      const { chat } = await b.api.createChat({ modelId });
+      const chats = new ChatStore(b.context.db);
+      const ask = chats.addMessage({ chatId: chat.id, parentId: null, role: 'user', content: 'Tell me a story about Lily and her ball.', status: 'done' });
+      const story = 'Lily found a red ball in the park. She played with her friend Tom all day, and they laughed. '.repeat(6);
+      chats.setActiveLeaf(chat.id, chats.addMessage({ chatId: chat.id, parentId: ask.id, role: 'assistant', content: story, status: 'done' }).id);
+      expect(await finished<ImatrixView>(b, b.api.startImatrix(modelId, { kind: 'chats' }))).toMatchObject({ label: '1 recent chat', entries: 35, cached: false });
       // A model file is no importance matrix: the job fails naming it.
       const wrong = await b.context.jobs.wait(await b.api.startImatrix(modelId, { kind: 'file', path: STORIES_260K }));
       expect(wrong.status).toBe('failed');
