@@ -10,11 +10,11 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ExportApi, ImatrixSource, ImatrixView, ModelEntry } from '../../src-preload/api';
 import { GgufType } from '../core/gguf/values';
-import { imatrixChunks, imatrixGguf, type ImportanceMatrix } from '../core/imatrix';
+import { imatrixChunks, type ImportanceMatrix } from '../core/imatrix';
 import { BUILTIN_TEXT, BUILTIN_TEXT_LABEL } from '../core/quality/builtin-text';
 import { createTokenizer, readVocab } from '../core/tokenizer/index';
-import { openGguf, writeGguf } from '../node/gguf-io';
-import { loadImatrix } from '../node/imatrix-file';
+import { openGguf } from '../node/gguf-io';
+import { loadImatrix, writeImatrixFile } from '../node/imatrix-file';
 import { modelSha256 } from '../node/library/model-sha256';
 import { sha256File } from '../node/library/sha256-file';
 import { requireReadableModel, type BackendContext } from './context';
@@ -91,30 +91,11 @@ export function createImatrixApi(ctx: BackendContext): Pick<ExportApi, 'startIma
     const ctxTokens = chunks[0]!.length;
     const weights = await ctx.engines.withModel(
       { path: model.path, ctx: ctxTokens, onProgress: (done, bytes) => job.progress(0, chunks.length, `Loading ${model.name}: ${Math.floor((done / bytes) * 100)}%`) },
-      async ({ host }) => {
-        for (const [i, ids] of chunks.entries()) {
-          const last = i === chunks.length - 1;
-          if (job.signal.aborted) {
-            // Sums of earlier chunks stay in the engine until taken: take them so no later run counts them.
-            if (i > 0) await host.collect([ids[0]!], true);
-            job.signal.throwIfAborted();
-          }
-          job.progress(i, chunks.length, `Chunk ${i + 1} of ${chunks.length} (${ctxTokens} tokens)`);
-          const taken = await host.collect(ids, last);
-          if (last) return taken!;
-        }
-        throw new Error('no chunk was evaluated');
-      },
+      ({ host }) => host.collectChunks(chunks, job.signal, (i) => job.progress(i, chunks.length, `Chunk ${i + 1} of ${chunks.length} (${ctxTokens} tokens)`)),
     );
     job.signal.throwIfAborted();
-    const { spec, data } = imatrixGguf({
-      datasets: [text.label],
-      chunkCount: chunks.length,
-      chunkSize: ctxTokens,
-      weights: weights.map((w) => ({ ...w, sums: Float32Array.from(w.sums), inSums: Float32Array.from(w.inSums) })),
-    });
     mkdirSync(folder, { recursive: true });
-    await writeGguf(path, spec, (i) => [new Uint8Array(data[i]!.buffer)], { signal: job.signal });
+    await writeImatrixFile(path, { datasets: [text.label], chunkCount: chunks.length, chunkSize: ctxTokens, weights }, job.signal);
     job.progress(chunks.length, chunks.length, null);
     return viewOf(model.id, path, false);
   }

@@ -10,6 +10,7 @@
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { CollectedWeight } from '../core/imatrix';
 import { forwardWithoutDriverNoise } from './driver-noise';
 import type {
   BenchResponse,
@@ -220,6 +221,24 @@ export class EngineHost {
   async collect(ids: number[], take = false): Promise<WeightActivations[] | undefined> {
     const r = await this.ask({ type: 'collect', ids, ...(take ? { take } : {}) }, 'collected');
     return r.activations;
+  }
+
+  /**
+   * llama-imatrix's run: evaluates the chunks one by one and takes the sums over all of them.
+   * `onChunk(i)` is called before chunk i. On abort the sums so far are taken, so no later run counts them.
+   */
+  async collectChunks(chunks: number[][], signal: AbortSignal, onChunk: (index: number) => void): Promise<CollectedWeight[]> {
+    for (const [i, ids] of chunks.entries()) {
+      const last = i === chunks.length - 1;
+      if (signal.aborted) {
+        if (i > 0) await this.collect([ids[0]!], true);
+        signal.throwIfAborted();
+      }
+      onChunk(i);
+      const taken = await this.collect(ids, last);
+      if (last) return taken!.map((w) => ({ ...w, sums: Float32Array.from(w.sums), inSums: Float32Array.from(w.inSums) }));
+    }
+    throw new Error('no chunk was evaluated');
   }
 
   /** Stops the engine process (if any) and starts a fresh one. */

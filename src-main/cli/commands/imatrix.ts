@@ -1,6 +1,7 @@
 import { createTokenizer, readVocab } from '../../core/tokenizer/index';
-import { imatrixChunks, imatrixGguf } from '../../core/imatrix';
-import { openGguf, writeGguf } from '../../node/gguf-io';
+import { imatrixChunks } from '../../core/imatrix';
+import { openGguf } from '../../node/gguf-io';
+import { writeImatrixFile } from '../../node/imatrix-file';
 import { CliError, integerOption, log, type Command } from '../command';
 import { formatInteger } from '../format';
 import { interruptSignal, progressBar } from '../progress';
@@ -64,26 +65,13 @@ export const imatrixCommand: Command = {
     const bar = progressBar('imatrix');
     const weights = await withEngine(path, ctx, false, signal, async (host) => {
       try {
-        for (const [i, ids] of chunks.entries()) {
-          signal.throwIfAborted();
-          const last = i === chunks.length - 1;
-          const taken = await host.collect(ids, last);
-          bar.update((i + 1) / chunks.length, `${i + 1}/${chunks.length} chunks`);
-          if (last) return taken!;
-        }
-        throw new Error('no chunk was evaluated');
+        return await host.collectChunks(chunks, signal, (i) => bar.update(i / chunks.length, `${i + 1}/${chunks.length} chunks`));
       } finally {
         bar.done();
       }
     });
     signal.throwIfAborted();
-    const { spec, data } = imatrixGguf({
-      datasets: [text.label],
-      chunkCount: chunks.length,
-      chunkSize: ctx,
-      weights: weights.map((w) => ({ ...w, sums: Float32Array.from(w.sums), inSums: Float32Array.from(w.inSums) })),
-    });
-    await writeGguf(out, spec, (i) => [new Uint8Array(data[i]!.buffer)], { signal });
+    await writeImatrixFile(out, { datasets: [text.label], chunkCount: chunks.length, chunkSize: ctx, weights }, signal);
     log(`${out}: ${weights.length} matrices from ${chunks.length} chunks of ${ctx} tokens (${formatInteger(chunks.length * ctx)} tokens)`);
   },
 };
