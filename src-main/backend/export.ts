@@ -69,7 +69,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
               unavailable,
               defaultOutputPath,
               needsImatrix: imatrix === null && p.unsupported !== null && predictExport(gguf, fileType, { ...recipe, imatrixEntries: 1 }).unsupported === null,
-              predicted: unavailable === null && measured ? pooledPrediction(planQuantization(gguf, fileType, recipe).tensors, measured) : null,
+              predicted: unavailable === null && measured ? pooledPrediction(planQuantization(gguf, fileType, { ...recipe, hasImatrix: imatrix !== null }).tensors, measured) : null,
             };
           } catch (err) {
             return {

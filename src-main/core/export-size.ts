@@ -91,7 +91,8 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): [string, num
 
 /**
  * Predicts the export of `model` to `fileType`; throws when the recipe cannot plan it.
- * `imatrixEntries`: the matrices of the importance matrix used, if any (the file records the count).
+ * `imatrixEntries`: the matrices of the importance matrix used, if any (the file records the count,
+ * and some mixtures differ with one).
  * `imatrix`: that matrix itself, when at hand: then a tensor it has no weights for cannot take a
  * type that needs them (without it, any importance matrix is taken to cover every tensor).
  */
@@ -100,7 +101,7 @@ export function predictExport(
   fileType: QuantFileType,
   options: RecipeOptions & { imatrixEntries?: number; imatrix?: ImportanceMatrix } = {},
 ): ExportPrediction {
-  const plan = planQuantization(model, fileType, options);
+  const plan = planQuantization(model, fileType, { ...options, hasImatrix: options.imatrix !== undefined || options.imatrixEntries !== undefined });
   const layout = layoutGguf({
     kvs: quantizedFileKvs(model.kvs, plan.fileTypeId, plan.quantizationVersion, options.imatrixEntries, recipeJson(fileType, options)),
     tensors: plan.tensors.map((t) => ({ name: t.name, type: t.to, ne: t.ne })),

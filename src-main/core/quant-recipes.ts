@@ -7,8 +7,9 @@
  * a type whose block fits.
  *
  * The rules below follow llama.cpp v0.4.0 (node-llama-cpp 3.21.1) and are checked tensor by
- * tensor against its `llama_model_quantize` in test/core/quant-recipes.test.ts. Of the mixtures
- * that need an importance matrix, IQ2_XXS, IQ2_XS and IQ1_S are covered; IQ1_M and IQ3 are not.
+ * tensor against its `llama_model_quantize` in test/core/quant-recipes.test.ts, with and without
+ * an importance matrix. Of the mixtures that need one, IQ2_XXS, IQ2_XS and IQ1_S are covered;
+ * IQ1_M and IQ3 are not.
  */
 import { ggmlType, type GgmlType, type GgmlTypeName } from './ggml-types';
 import { GgufType, type GgufArray } from './gguf/values';
@@ -53,6 +54,8 @@ export interface RecipeOptions {
   leaveOutputTensor?: boolean;
   /** --tensor-type, in order: the first pattern found in a tensor's name sets its type instead of the mixture (fallbacks still apply). */
   tensorTypes?: readonly TensorTypeOverride[];
+  /** --imatrix is given (llama.cpp's has_imatrix): the IQ4_NL/IQ4_XS and Q4_0/Q5_0 mixtures change their first ffn_down layers. */
+  hasImatrix?: boolean;
 }
 
 export interface PlannedTensor {
@@ -130,6 +133,8 @@ const Q8_0 = t('Q8_0');
 const Q6_K = t('Q6_K');
 const Q5_K = t('Q5_K');
 const Q4_K = t('Q4_K');
+const Q4_1 = t('Q4_1');
+const Q5_1 = t('Q5_1');
 const Q3_K = t('Q3_K');
 const Q2_K = t('Q2_K');
 const IQ2_XXS = t('IQ2_XXS');
@@ -397,6 +402,7 @@ function ffnDownType(state: RecipeState, tensor: RecipeTensor, defaultType: Ggml
   const { fileType, model } = state;
   const [i, n] = ffnLayer(state, tensor, state.iFfnDown++);
   const falcon = model.arch === 'falcon';
+  const hasImatrix = state.options.hasImatrix === true;
   switch (fileType) {
     case 'Q2_K': return Q3_K;
     case 'Q3_K_M': return i < Math.trunc(n / 16) ? Q5_K : !falcon || useMoreBits(i, n) ? Q4_K : Q3_K;
@@ -404,9 +410,14 @@ function ffnDownType(state: RecipeState, tensor: RecipeTensor, defaultType: Ggml
     case 'Q4_K_M':
       if (falcon) return i < Math.trunc(n / 16) ? Q6_K : useMoreBits(i, n) ? Q5_K : Q4_K;
       return useMoreBits(i, n) ? Q6_K : defaultType;
-    case 'IQ4_NL': case 'IQ4_XS': return i < Math.trunc(n / 8) ? Q5_K : defaultType;
+    // With an importance matrix the 4-bit non-linear types hold the first layers well enough.
+    case 'IQ4_NL': case 'IQ4_XS': return !hasImatrix && i < Math.trunc(n / 8) ? Q5_K : defaultType;
     case 'Q5_K_M': return useMoreBits(i, n) ? Q6_K : defaultType;
     case 'Q4_K_S': return !falcon && i < Math.trunc(n / 8) ? Q5_K : defaultType;
+    // Q4_0/Q5_0 can still go wrong in the first layers with an importance matrix; without one,
+    // llama.cpp keeps the mixture it always had.
+    case 'Q4_0': return hasImatrix && i < Math.trunc(n / 8) ? Q4_1 : defaultType;
+    case 'Q5_0': return hasImatrix && i < Math.trunc(n / 8) ? Q5_1 : defaultType;
     default: return defaultType;
   }
 }

@@ -52,7 +52,7 @@ export async function measuredPlan(gguf: GgufFile, options: QuantPlanOptions = {
   const planned = types.map((fileType) => {
     try {
       const prediction = predictExport(gguf, fileType, { ...options, imatrixEntries: options.imatrix?.size });
-      const tensors = planQuantization(gguf, fileType, options).tensors;
+      const tensors = planQuantization(gguf, fileType, { ...options, hasImatrix: options.imatrix !== undefined }).tensors;
       return { fileType, entry: planEntry(prediction), tensors, unavailable: prediction.unsupported };
     } catch (err) {
       return { fileType, entry: null, tensors: [], unavailable: err instanceof Error ? err.message : String(err) };

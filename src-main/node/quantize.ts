@@ -196,7 +196,7 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
     // Checked before the work too, not only when publishing: a refusal should not cost the whole run.
     if (!options.overwrite && lstatSync(output, { throwIfNoEntry: false })) throw new FileExistsError(output);
     await removeStaleTemps(dirname(output));
-    const plan = planQuantization(gguf, fileType, options);
+    const plan = planQuantization(gguf, fileType, { ...options, hasImatrix: options.imatrix !== undefined });
     for (const t of plan.tensors) {
       if (t.from !== t.to && t.from.quantized && !options.allowRequantize) {
         throw new Error(`${input}: tensor "${t.name}" is already quantized (${t.from.name}); re-quantizing loses quality, pass --allow-requantize to do it anyway`);

@@ -2,11 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { predictExport } from '../../src-main/core/export-size';
 import { ggmlTypeByName } from '../../src-main/core/ggml-types';
 import { llamaFileTypeId, llamaFileTypeName } from '../../src-main/core/llama-file-types';
 import { planQuantization, QUANT_FILE_TYPES, type QuantFileType, type RecipeOptions } from '../../src-main/core/quant-recipes';
 import { needsImportance } from '../../src-main/core/quants/encoders';
 import { openGguf } from '../../src-main/node/gguf-io';
+import { quantizeFile } from '../../src-main/node/quantize';
 import { defaultQuantizeParams, llamaModelQuantize } from '../support/llama-quantize';
 import { STORIES_260K } from '../support/paths';
 import { writeRandomModel, type ModelShape } from '../support/test-models';
@@ -63,7 +65,13 @@ function unitImatrix(path: string): Map<string, Float32Array> {
   }
 }
 
-/** What llama.cpp's quantizer gives the model, next to our plan for it (with an importance matrix when the plan needs one). */
+/** The lattice mixtures: llama.cpp refuses to write them without an importance matrix. */
+function needsImatrix(fileType: QuantFileType): boolean {
+  const type = ggmlTypeByName(fileType);
+  return type !== undefined && needsImportance(type);
+}
+
+/** What llama.cpp's quantizer gives the model, next to our plan for it (given an importance matrix when `options.hasImatrix`). */
 function compare(model: string, fileType: QuantFileType, options: RecipeOptions = {}, allowRequantize = false) {
   const input = paths.get(model)!;
   const out = join(dir, `${model}-${fileType}-${Math.random().toString(36).slice(2)}.gguf`);
@@ -75,7 +83,7 @@ function compare(model: string, fileType: QuantFileType, options: RecipeOptions 
     sourceFile.close();
   }
   const result = llamaModelQuantize(input, out, llamaFileTypeId(fileType)!, {
-    imatrix: plan.tensors.some((t) => needsImportance(t.to)) ? unitImatrix(input) : undefined,
+    imatrix: options.hasImatrix ? unitImatrix(input) : undefined,
     outputTensorType: options.outputTensorType?.id,
     tokenEmbeddingType: options.tokenEmbeddingType?.id,
     pure: options.pure,
@@ -121,7 +129,44 @@ describe('file type ids', () => {
 
 describe.each(Object.keys(MODELS))('recipes match llama-quantize on %s', (model) => {
   it.each(QUANT_FILE_TYPES)('%s', (fileType) => {
-    compare(model, fileType);
+    compare(model, fileType, { hasImatrix: needsImatrix(fileType) });
+  });
+});
+
+// An importance matrix changes some rules (IQ4_NL/IQ4_XS keep the first ffn_down layers at the
+// default, Q4_0/Q5_0 bump them to Q4_1/Q5_1): shapes with 8+ layers, so the first eighth is not empty.
+// The lattice mixtures are compared with one above already.
+describe.each(['dense-gqa', 'deep'])('recipes with an importance matrix match llama-quantize on %s', (model) => {
+  it.each(QUANT_FILE_TYPES.filter((fileType) => !needsImatrix(fileType)))('%s', (fileType) => {
+    compare(model, fileType, { hasImatrix: true });
+  });
+});
+
+describe('gufo quantize --imatrix', () => {
+  it('writes the mixture llama.cpp gives with an importance matrix, in the bytes the export predicts', async () => {
+    const input = paths.get('deep')!;
+    const imatrix = unitImatrix(input);
+    const out = join(dir, 'deep-q4_0-imatrix.gguf');
+    const reference = join(dir, 'deep-q4_0-imatrix-llama.gguf');
+    const report = await quantizeFile(input, out, 'Q4_0', { imatrix });
+    expect(llamaModelQuantize(input, reference, llamaFileTypeId('Q4_0')!, { imatrix }).ok).toBe(true);
+    const typesOf = (path: string) => {
+      const { gguf, file } = openGguf(path);
+      try {
+        return gguf.tensors.map((t) => `${t.name}: ${t.type.name}`);
+      } finally {
+        file.close();
+      }
+    };
+    const ours = typesOf(out);
+    expect(ours).toEqual(typesOf(reference));
+    expect(ours).toContain('blk.0.ffn_down.weight: Q4_1');
+    const { gguf, file } = openGguf(input);
+    try {
+      expect(predictExport(gguf, 'Q4_0', { imatrixEntries: imatrix.size }).fileBytes).toBe(report.bytesOut);
+    } finally {
+      file.close();
+    }
   });
 });
 

@@ -71,10 +71,10 @@ function threadsOption(value: string | boolean | undefined): number {
  * What the written file holds, from the plan the export screen shows: real bits per weight,
  * tensors per output type, and the tensors whose rows could not hold the mixture's type.
  */
-function planSummary(input: string, fileType: QuantFileType, recipe: RecipeOptions): string {
+function planSummary(input: string, fileType: QuantFileType, recipe: RecipeOptions, imatrixEntries: number | undefined): string {
   const { gguf, file } = openGguf(input);
   try {
-    const p = predictExport(gguf, fileType, recipe);
+    const p = predictExport(gguf, fileType, { ...recipe, imatrixEntries });
     const types = p.outputTypes.map((t) => `${t.tensors} ${t.type}`).join(', ');
     const fallbacks = p.fallbacks.map((f) => `${f.tensors} ${f.from} → ${f.to}`).join(', ');
     return `${p.bitsPerWeight.toFixed(2)} bits per weight; tensors: ${types}${fallbacks ? `; fell back (rows too short for the type's blocks): ${fallbacks}` : ''}`;
@@ -136,6 +136,6 @@ export const quantizeCommand: Command = {
     }
     if (args.values.json) return printJson(report);
     log(`${output}: ${fileType}, ${formatBytes(report.bytesIn)} → ${formatBytes(report.bytesOut)} in ${report.seconds.toFixed(1)} s`);
-    log(planSummary(input, fileType, recipe));
+    log(planSummary(input, fileType, recipe, imatrix?.size));
   },
 };
