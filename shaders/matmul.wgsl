@@ -5,14 +5,13 @@
 // workgroup (subgroup sums plus a small shared array where subgroups exist, a shared-memory tree
 // otherwise).
 //   prefill: TT tokens per workgroup, workgroup_id.z picks the token tile.
-// MATVEC (decode, n = 1; TT = 1): the loops turn around: each thread loads a step of x (MV_UNITS
-// units) once and uses it for all ROWS rows, so x is read once per workgroup rather than once per
-// row (on the software adapters, where lanes are SIMD lanes of a CPU, every x load is a gather).
-// The decoder's matvec_step does the rows: K-quants dot the integer codes with x and apply each
-// sub-block's scale and min once (d·s·Σq·x − dmin·m·Σx, Σx shared by the rows), instead of
-// decoding every value.
-// ONE_SUBGROUP: the workgroup is exactly one subgroup (WG = the adapter's fixed subgroup size),
-// so each row is summed by one subgroup reduction, with no shared memory and no barrier.
+// MATVEC (decode, n = 1; TT = 1): each thread owns ROWS consecutive rows (the workgroup WG · ROWS)
+// and walks them from the first unit to the last, all threads in step, so the address of x is
+// the same in every thread: the software adapters (whose threads are SIMD lanes of a CPU) load it
+// once for all lanes instead of gathering it per lane, and each row's sum stays in its thread (no
+// reduction, no shared memory, no barrier). The decoder's matvec_step does MV_UNITS units of the
+// thread's rows: K-quants dot the integer codes with x and apply each sub-block's scale and min
+// once (d·s·Σq·x − dmin·m·Σx), instead of decoding every value.
 // Workgroups beyond 65535 in x wrap into y (row group = x + y · num_workgroups.x).
 // ACCUMULATE: y += W · x (a residual add folded into the product).
 // EXPERTS: W is a part of a stacked expert tensor and the tokens come routed (moe.wgsl's
@@ -41,7 +40,7 @@ const ACC: u32 = ROWS * TT;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(3) var<uniform> P: WeightUniform;
 
-#if ONE_SUBGROUP
+#if MATVEC
 #else
 #if SUBGROUPS
 // One slot per subgroup (subgroups have at least 4 invocations).
@@ -152,16 +151,27 @@ fn main(
   @builtin(num_subgroups) sg_count: u32,
 #endif
 ) {
+#if MATVEC
+  let row0 = ((wid.x + wid.y * nwg.x) * WG + lid) * ROWS;
+#else
   let row0 = (wid.x + wid.y * nwg.x) * ROWS;
+#endif
   begin_tile(wid.z);
   var acc: array<f32, ACC>;
 #if MATVEC
   let rows = select(0u, min(ROWS, P.rows - row0), row0 < P.rows && tile_tokens != 0u);
-  // Each step covers MV_UNITS units of x, loaded once for all the workgroup's rows (the
-  // decoder's matvec_step, or quant/unit-matvec.wgsl's).
-  for (var u = lid * MV_UNITS; u < P.units; u += WG * MV_UNITS) {
-    matvec_step(tile_x[0], u, tile_row + row0, rows, &acc);
+  // The unit loop is the same for every thread (x's address stays uniform); a thread past the
+  // last row skips the rows inside the step.
+#if EXPERTS
+  let xb = tile_x[0];
+#else
+  // Straight from the uniform (not through tile_x), so the compiler sees it is the same in every thread.
+  let xb = P.x_offset;
+#endif
+  for (var u = 0u; u < P.units; u += MV_UNITS) {
+    matvec_step(xb, u, tile_row + row0, rows, &acc);
   }
+  for (var r = 0u; r < rows; r++) { store(row0, r, acc[r]); }
 #else
   for (var r = 0u; r < ROWS; r++) {
     let row = row0 + r;
@@ -181,14 +191,7 @@ fn main(
       }
     }
   }
-#endif
 
-#if ONE_SUBGROUP
-  for (var k = 0u; k < ACC; k++) {
-    let s = subgroupAdd(acc[k]);
-    if (lid == 0u) { store(row0, k, s); }
-  }
-#else
 #if SUBGROUPS
   for (var k = 0u; k < ACC; k++) {
     let s = subgroupAdd(acc[k]);

@@ -32,41 +32,55 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
 }
 
 #if MATVEC
-const MV_UNITS = 1u;
+const MV_UNITS = 2u;
 
-// The 6-bit codes of the four bytes of l (low nibbles at shift nshift) and h (high bits at shift 2s).
-fn q6_codes(l: u32, h: u32, nshift: u32, s: u32) -> vec4<f32> {
+// The 6-bit codes of the four bytes of l (low nibbles at shift nshift) and h (high bits at shift hs).
+fn q6_codes(l: u32, h: u32, nshift: u32, hs: u32) -> vec4<f32> {
   let lo = (vec4<u32>(l) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(nshift))) & vec4<u32>(15u);
-  return vec4<f32>(lo | (crumbs4(h, 2u * s) << vec4<u32>(4u)));
+  return vec4<f32>(lo | (crumbs4(h, hs) << vec4<u32>(4u)));
 }
 
-// Unit u of rows row0 .. row0 + rows − 1.
+// The two int8 scales in the low 16 bits of w, as floats.
+fn q6_scale_pair(w: u32) -> vec2<f32> {
+  return vec2<f32>(vec2<i32>(bitcast<i32>(w << 24u) >> 24u, bitcast<i32>(w << 16u) >> 24u));
+}
+
+// Units s and s + 2 of half n of a block (u even: n = bit 2 of u, s = bit 1), of rows
+// row0 .. row0 + rows − 1: the two share their 32 bytes of ql (low and high nibbles) and of qh
+// (crumbs 2s and 2s + 4), so each row loads them once.
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
-  let x = x_unit(xb, 32u * u);
-  let xs = 32.0 * x_halves(x);
-  let sub = u & 7u;
-  let n = sub >> 2u;
-  let s = sub & 3u;
-  let nshift = 4u * (s >> 1u);
-  let si = 8u * n + 2u * s; // even: both scales sit in one word
+  let s = (u >> 1u) & 1u;
+  let ua = (u & ~3u) + s;
+  let xl = x_unit(xb, 32u * ua);
+  let xh = x_unit(xb, 32u * ua + 64u);
+  let sl = 32.0 * x_halves(xl);
+  let sh = 32.0 * x_halves(xh);
+  let n = (u >> 2u) & 1u;
+  let hs = 2u * s;
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
     let blk = (row0 + r) * P.blocks_per_row + (u >> 3u);
     let b = {{BLOCK_WORDS}}u * blk;
     let d = f16_to_f32(w_half(2u * P.scale_word + blk));
-    let sw = W[b + {{W_SCALES}}u + (si >> 2u)] >> ((si & 3u) * 8u);
-    let sc = vec2<f32>(vec2<i32>(bitcast<i32>(sw << 24u) >> 24u, bitcast<i32>(sw << 16u) >> 24u));
-    let ql = b + {{W_QL}}u + 16u * n + 8u * (s & 1u);
+    // Scales 8n + 2s, +1 (unit s) and 8n + 2s + 4, +5 (unit s + 2).
+    let sc = b + {{W_SCALES}}u + 2u * n;
+    let scl = q6_scale_pair(W[sc] >> (16u * s));
+    let sch = q6_scale_pair(W[sc + 1u] >> (16u * s));
+    let ql = b + {{W_QL}}u + 16u * n + 8u * s;
     let qh = b + {{W_QH}}u + 8u * n;
     let a = w_quad(ql);
     let c = w_quad(ql + 4u);
     let g = w_quad(qh);
     let e = w_quad(qh + 4u);
-    let q0 = dot(q6_codes(a.x, g.x, nshift, s), x[0]) + dot(q6_codes(a.y, g.y, nshift, s), x[1])
-      + dot(q6_codes(a.z, g.z, nshift, s), x[2]) + dot(q6_codes(a.w, g.w, nshift, s), x[3]);
-    let q1 = dot(q6_codes(c.x, e.x, nshift, s), x[4]) + dot(q6_codes(c.y, e.y, nshift, s), x[5])
-      + dot(q6_codes(c.z, e.z, nshift, s), x[6]) + dot(q6_codes(c.w, e.w, nshift, s), x[7]);
-    (*acc)[r] += d * dot(sc, vec2<f32>(q0, q1) - xs);
+    let l0 = dot(q6_codes(a.x, g.x, 0u, hs), xl[0]) + dot(q6_codes(a.y, g.y, 0u, hs), xl[1])
+      + dot(q6_codes(a.z, g.z, 0u, hs), xl[2]) + dot(q6_codes(a.w, g.w, 0u, hs), xl[3]);
+    let l1 = dot(q6_codes(c.x, e.x, 0u, hs), xl[4]) + dot(q6_codes(c.y, e.y, 0u, hs), xl[5])
+      + dot(q6_codes(c.z, e.z, 0u, hs), xl[6]) + dot(q6_codes(c.w, e.w, 0u, hs), xl[7]);
+    let h0 = dot(q6_codes(a.x, g.x, 4u, hs + 4u), xh[0]) + dot(q6_codes(a.y, g.y, 4u, hs + 4u), xh[1])
+      + dot(q6_codes(a.z, g.z, 4u, hs + 4u), xh[2]) + dot(q6_codes(a.w, g.w, 4u, hs + 4u), xh[3]);
+    let h1 = dot(q6_codes(c.x, e.x, 4u, hs + 4u), xh[4]) + dot(q6_codes(c.y, e.y, 4u, hs + 4u), xh[5])
+      + dot(q6_codes(c.z, e.z, 4u, hs + 4u), xh[6]) + dot(q6_codes(c.w, e.w, 4u, hs + 4u), xh[7]);
+    (*acc)[r] += d * (dot(scl, vec2<f32>(l0, l1) - sl) + dot(sch, vec2<f32>(h0, h1) - sh));
   }
 }
 #endif

@@ -20,23 +20,18 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   (*w)[7] = vec4<f32>(sbytes4(c.w)) * d;
 }
 
+#include "quant/unit-step.wgsl"
 #if MATVEC
-const MV_UNITS = 1u;
-
-// Block u of rows row0 .. row0 + rows − 1: d · Σ q·x per row.
-fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
-  let x = x_unit(xb, 32u * u);
-  for (var r = 0u; r < ROWS; r++) {
-    if (r >= rows) { break; }
-    let blk = (row0 + r) * P.blocks_per_row + u;
-    let d = f16_to_f32(w_half(2u * P.scale_word + blk));
-    let qs = {{BLOCK_WORDS}}u * blk + {{W_QS}}u;
-    let a = w_quad(qs);
-    let c = w_quad(qs + 4u);
-    (*acc)[r] += d * (dot(vec4<f32>(sbytes4(a.x)), x[0]) + dot(vec4<f32>(sbytes4(a.y)), x[1])
-      + dot(vec4<f32>(sbytes4(a.z)), x[2]) + dot(vec4<f32>(sbytes4(a.w)), x[3])
-      + dot(vec4<f32>(sbytes4(c.x)), x[4]) + dot(vec4<f32>(sbytes4(c.y)), x[5])
-      + dot(vec4<f32>(sbytes4(c.z)), x[6]) + dot(vec4<f32>(sbytes4(c.w)), x[7]));
-  }
+// Block u of `row`: d · Σ q·x.
+fn unit_row_dot(row: u32, u: u32, x: array<vec4<f32>, 8>) -> f32 {
+  let blk = row * P.blocks_per_row + u;
+  let d = f16_to_f32(w_half(2u * P.scale_word + blk));
+  let qs = {{BLOCK_WORDS}}u * blk + {{W_QS}}u;
+  let a = w_quad(qs);
+  let c = w_quad(qs + 4u);
+  return d * (dot(vec4<f32>(sbytes4(a.x)), x[0]) + dot(vec4<f32>(sbytes4(a.y)), x[1])
+    + dot(vec4<f32>(sbytes4(a.z)), x[2]) + dot(vec4<f32>(sbytes4(a.w)), x[3])
+    + dot(vec4<f32>(sbytes4(c.x)), x[4]) + dot(vec4<f32>(sbytes4(c.y)), x[5])
+    + dot(vec4<f32>(sbytes4(c.z)), x[6]) + dot(vec4<f32>(sbytes4(c.w)), x[7]));
 }
 #endif

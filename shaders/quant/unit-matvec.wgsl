@@ -1,15 +1,10 @@
-// The decode mat-vec's step (matmul.wgsl with MATVEC) for a decoder without one of its own: one
-// 32-value unit per step, decoded (decode_unit) for each of the workgroup's rows.
+// The decode mat-vec's step for a decoder without one of its own: quant/unit-step.wgsl's, each
+// row's unit decoded (decode_unit) and dotted with x.
+#include "quant/unit-step.wgsl"
 #if MATVEC
-const MV_UNITS = 1u;
-
-fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
-  let x = x_unit(xb, 32u * u);
-  for (var r = 0u; r < ROWS; r++) {
-    if (r >= rows) { break; }
-    var w: array<vec4<f32>, 8>;
-    decode_unit(row0 + r, u, &w);
-    (*acc)[r] += unit_dot(w, x);
-  }
+fn unit_row_dot(row: u32, u: u32, x: array<vec4<f32>, 8>) -> f32 {
+  var w: array<vec4<f32>, 8>;
+  decode_unit(row, u, &w);
+  return unit_dot(w, x);
 }
 #endif

@@ -78,34 +78,35 @@ export interface KernelOptions {
   subgroups?: boolean;
 }
 
-/** Threads, rows and tokens per workgroup of a matmul variant; oneSubgroup: the workgroup is one subgroup. */
+/**
+ * Threads, rows and tokens per workgroup of a matmul variant; threadRows: the rows each thread
+ * works on (mat-mat: all the workgroup's, its threads striding over the units; mat-vec: its own).
+ */
 export interface KernelShape {
   readonly wg: number;
   readonly rows: number;
   readonly tokens: number;
-  readonly oneSubgroup: boolean;
+  readonly threadRows: number;
 }
-const MATMAT: KernelShape = { wg: 64, rows: 4, tokens: 8, oneSubgroup: false };
+const MATMAT: KernelShape = { wg: 64, rows: 4, tokens: 8, threadRows: 4 };
 /**
- * The prefill kernel (matmat.wgsl), for every n > 1 of matmul(): each thread owns 8 rows, WG
- * apart, and decodes their units once for a tile of 16 tokens (measured on lavapipe: 3–7× the
- * mat-mat kernel of matmul.wgsl from 4 to 64 tokens).
+ * Rows each thread of the decode kernel owns: each step's x is loaded (and its sums taken) once
+ * for that many rows. 8 measured faster than 1 and 4 on lavapipe and SwiftShader (Q4_K, Q6_K,
+ * Q8_0; docs/performance.md, third pass).
  */
-const TILED: KernelShape = { wg: 32, rows: 32 * 8, tokens: 16, oneSubgroup: false };
-/** Rows per workgroup of the decode kernel: each thread's unit of x serves that many rows. */
-export const MATVEC_ROWS = 4;
+export const MATVEC_THREAD_ROWS = 8;
 /** Workgroups per dimension used before wrapping into y (WebGPU guarantees 65535). */
 export const MAX_GROUPS_X = 32768;
 
 /**
- * The decode kernel's shape on this adapter: one subgroup per workgroup where the subgroup size is
- * fixed (lavapipe 8, SwiftShader 4), so a row's sum is one subgroupAdd with no barrier; else 64
- * threads reducing through shared memory.
+ * The decode kernel's shape on this adapter: MATVEC_THREAD_ROWS rows per thread, as many
+ * threads as the adapter's subgroup where that size is fixed (lavapipe 8, SwiftShader 4: one SIMD
+ * register of lanes on these CPU adapters), else 64.
  */
-function matvecShape(subgroups: boolean, info: GpuInfo): KernelShape {
+function matvecShape(info: GpuInfo): KernelShape {
   const size = info.subgroupMinSize;
-  const fixed = subgroups && size >= 4 && size === info.subgroupMaxSize;
-  return { wg: fixed ? size : 64, rows: MATVEC_ROWS, tokens: 1, oneSubgroup: fixed };
+  const wg = size >= 4 && size === info.subgroupMaxSize ? size : 64;
+  return { wg, rows: wg * MATVEC_THREAD_ROWS, tokens: 1, threadRows: MATVEC_THREAD_ROWS };
 }
 const EMBED_WG = 64;
 /** The values of one part's WeightUniform, by field. */
@@ -137,10 +138,10 @@ export function routingTable(maxTokens: number, used: number, experts: number): 
 }
 
 /**
- * matvec (one token), matmat (token tiles) or tiled (prefill, matmat.wgsl); "4": x read as vec4;
- * "+": accumulate into y; "-experts": routed pairs of a stacked expert tensor.
+ * matvec (one token) or matmat (token tiles); "4": x read as vec4; "+": accumulate into y;
+ * "-experts": routed pairs of a stacked expert tensor.
  */
-type Variant = `${'matvec' | 'matmat' | 'tiled'}${'' | '4'}${'' | '+' | '-experts'}` | 'embedding';
+type Variant = `${'matvec' | 'matmat'}${'' | '4'}${'' | '+' | '-experts'}` | 'embedding';
 
 /** One part of a weight, bound: its bind group and its WeightUniform buffer. */
 interface BoundPart {
@@ -179,7 +180,7 @@ export class MatmulKernels {
   constructor(ctx: GpuContext, options: KernelOptions = {}) {
     this.device = ctx.device;
     this.subgroups = ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
-    this.matvec = matvecShape(this.subgroups, ctx.info);
+    this.matvec = matvecShape(ctx.info);
     this.f16 = ctx.hasF16;
     const entries: GPUBindGroupLayoutEntry[] = [
       { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
@@ -202,24 +203,18 @@ export class MatmulKernels {
   source(variant: Variant, typeName: string): string {
     const type = typeName.toLowerCase();
     if (variant === 'embedding') return shaderSource('embedding.wgsl', { TYPE: type, WG: EMBED_WG });
-    if (variant.startsWith('tiled')) {
-      return shaderSource('matmat.wgsl', {
-        TYPE: type, WG: TILED.wg, RT: TILED.rows / TILED.wg, TT: TILED.tokens, SHADER_F16: this.f16, MATVEC: false, W_VEC4: true,
-        X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'),
-      });
-    }
     const v = this.shape(variant.startsWith('matvec') ? 1 : 2);
+    const matvec = v === this.matvec;
     return shaderSource('matmul.wgsl', {
-      TYPE: type, WG: v.wg, ROWS: v.rows, TT: v.tokens, SUBGROUPS: this.subgroups, SHADER_F16: this.f16,
-      MATVEC: v === this.matvec, ONE_SUBGROUP: v.oneSubgroup, W_VEC4: true,
+      TYPE: type, WG: v.wg, ROWS: v.threadRows, TT: v.tokens, SUBGROUPS: this.subgroups && !matvec, SHADER_F16: this.f16,
+      MATVEC: matvec, W_VEC4: true,
       X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'), EXPERTS: variant.endsWith('-experts'),
     });
   }
 
-  /** The kernel shape that runs `tokens` tokens (of matmul with `tiled`, else of the expert matmul). */
-  private shape(tokens: number, tiled = false): KernelShape {
-    if (tokens === 1) return this.matvec;
-    return tiled ? TILED : MATMAT;
+  /** The kernel shape that runs `tokens` tokens. */
+  private shape(tokens: number): KernelShape {
+    return tokens === 1 ? this.matvec : MATMAT;
   }
 
   private pipeline(variant: Variant, typeName: string): GPUComputePipeline {
@@ -238,7 +233,7 @@ export class MatmulKernels {
   async prepare(typeNames: Iterable<string>): Promise<void> {
     const jobs: Promise<void>[] = [];
     for (const typeName of new Set(typeNames)) {
-      for (const variant of ['matvec4', 'tiled4', 'embedding'] as const) {
+      for (const variant of ['matvec4', 'matmat4', 'embedding'] as const) {
         const key = `${variant}:${typeName}`;
         if (this.pipelines.has(key)) continue;
         const module = this.device.createShaderModule({ label: key, code: this.source(variant, typeName) });
@@ -273,12 +268,12 @@ export class MatmulKernels {
     const xStride = options.xStride ?? weight.cols;
     const vec4 = (options.xOffset ?? 0) % 4 === 0 && xStride % 4 === 0 && weight.cols % 4 === 0;
     const variant = (tokens: number): Variant =>
-      `${tokens === 1 ? 'matvec' : 'tiled'}${vec4 ? '4' : ''}${options.accumulate ? '+' : ''}`;
+      `${tokens === 1 ? 'matvec' : 'matmat'}${vec4 ? '4' : ''}${options.accumulate ? '+' : ''}`;
     // Both variants built now, not in the loop (setTokens may switch between them).
     this.pipeline(variant(1), typeName);
     this.pipeline(variant(2), typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
-      const v = this.shape(tokens, true);
+      const v = this.shape(tokens);
       pass.setPipeline(this.pipeline(variant(tokens), typeName));
       for (const b of bound) {
         const groups = Math.ceil(b.part.rows / v.rows);

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
-import { MATVEC_ROWS, MAX_GROUPS_X, MatmulKernels } from '../../../src-main/engine/gpu/matmul';
+import { MAX_GROUPS_X, MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
 import type { OpenGguf } from '../../../src-main/node/gguf-io';
 import {
@@ -34,15 +34,18 @@ const ODD_SHAPES = [
   { name: 'odd.F16', type: 'F16', rows: 5, cols: 99, seed: 72 },
   { name: 'odd.BF16', type: 'BF16', rows: 5, cols: 45, seed: 73 },
 ];
-/** More row groups (of MATVEC_ROWS rows) than matmul.ts puts in one dispatch dimension: the kernel wraps them into y. */
-const TALL = { name: 'tall.Q4_0', type: 'Q4_0', rows: 2 * MAX_GROUPS_X * MATVEC_ROWS + 1, cols: 32, seed: 74 };
+/**
+ * More row groups (of the decode kernel's rows per workgroup on this adapter) than matmul.ts puts
+ * in one dispatch dimension: the kernel wraps them into y.
+ */
+const tallShape = (groupRows: number) => ({ name: 'tall.Q4_0', type: 'Q4_0', rows: MAX_GROUPS_X * groupRows + 1, cols: 32, seed: 74 });
 
 beforeAll(async () => {
   ctx = await openGpu();
   const tensors = [
     ...GPU_TYPE_NAMES.map((type, i) => makeTensor({ name: `w.${type}`, type, rows: ROWS, cols: COLS, seed: 1000 + i })),
     ...ODD_SHAPES.map(makeTensor),
-    makeTensor(TALL),
+    makeTensor(tallShape(new MatmulKernels(ctx).matvec.rows)),
   ];
   for (const t of tensors) made.set(t.name, t);
   file = await writeTensors(tempDirForSuite(), tensors);
@@ -109,18 +112,20 @@ describe('shapes and options', () => {
 
   it('more row groups than one dispatch dimension holds', async () => {
     const kernels = new MatmulKernels(ctx);
-    expect(await check(kernels, TALL.name, 1, 5)).toBeLessThanOrEqual(TOLERANCE);
+    expect(await check(kernels, 'tall.Q4_0', 1, 5)).toBeLessThanOrEqual(TOLERANCE);
   });
 
-  it('decode: one subgroup per workgroup where the subgroup size is fixed, weights read 16 bytes at a time', () => {
+  it('decode: each thread owns whole rows, x read at one address for all threads, weights 16 bytes at a time', () => {
     const { subgroupMinSize, subgroupMaxSize } = ctx.info;
     const kernels = new MatmulKernels(ctx);
     const source = kernels.source('matvec4', 'Q4_K');
-    if (kernels.subgroups && subgroupMinSize === subgroupMaxSize) {
-      expect(kernels.matvec).toMatchObject({ wg: subgroupMinSize, oneSubgroup: true });
-      // Each row's sum is one subgroupAdd: no shared memory, no barrier.
-      expect(source).not.toMatch(/workgroupBarrier|var<workgroup>/);
-    }
+    if (subgroupMinSize >= 4 && subgroupMinSize === subgroupMaxSize) expect(kernels.matvec.wg).toBe(subgroupMinSize);
+    expect(kernels.matvec.rows).toBe(kernels.matvec.wg * kernels.matvec.threadRows);
+    // A row's sum never leaves its thread: no reduction, no shared memory, no barrier.
+    expect(source).not.toMatch(/workgroupBarrier|var<workgroup>|subgroupAdd/);
+    // The unit loop runs from 0 for every thread, x's base straight from the uniform.
+    expect(source).toMatch(/let xb = P\.x_offset;/);
+    expect(source).toMatch(/for \(var u = 0u; u < P\.units; u \+= MV_UNITS\)/);
     expect(source).toMatch(/var<storage, read> W4: array<vec4<u32>>/);
     // The Q4_K decoder loads its codes as vec4<u32> words.
     expect(source).toMatch(/let \w+ = w_quad\(qs/);
@@ -128,10 +133,27 @@ describe('shapes and options', () => {
 
   it.each(['Q4_K', 'Q5_K', 'Q6_K', 'Q8_0'])('decode: %s dots the integer codes with x and scales each sub-block once', (type) => {
     const source = new MatmulKernels(ctx).source('matvec4', type);
-    // The decoder's own step, not quant/unit-matvec.wgsl's per-value decode_unit.
-    const step = /fn matvec_step\([^]*?\n}\n/.exec(source)?.[0] ?? '';
+    // The decoder's own step (or, for Q8_0, its row dot in quant/unit-step.wgsl's loop), not
+    // quant/unit-matvec.wgsl's per-value decode_unit.
+    const step = new RegExp(`^fn ${type === 'Q8_0' ? 'unit_row_dot' : 'matvec_step'}\\([^]*?\\n}\\n`, 'm').exec(source)?.[0] ?? '';
     expect(step).toMatch(/dot\(vec4<f32>\(|dot\(q\d_codes\(/);
     expect(step).not.toMatch(/decode_unit\(/);
+  });
+
+  it('decode: Q8_0 and the decode_unit types share one step loop (quant/unit-step.wgsl)', () => {
+    const kernels = new MatmulKernels(ctx);
+    for (const type of ['Q8_0', 'Q4_0', 'F16']) {
+      const source = kernels.source('matvec4', type);
+      expect(source.match(/fn matvec_step\(/g)).toHaveLength(1);
+      expect(source).toMatch(/\(\*acc\)\[r\] \+= unit_row_dot\(row0 \+ r, u, x\);/);
+    }
+  });
+
+  it('decode: Q6_K steps over unit pairs that share their ql and qh bytes, loading each once per row', () => {
+    const source = new MatmulKernels(ctx).source('matvec4', 'Q6_K');
+    expect(source).toMatch(/const MV_UNITS = 2u;/);
+    const step = /fn matvec_step\([^]*?\n}\n/.exec(source)?.[0] ?? '';
+    expect(step.match(/w_quad\(/g)).toHaveLength(4);
   });
 
   it('with shader-f16, halves are converted by the adapter in both kernels', () => {
