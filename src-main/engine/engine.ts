@@ -12,7 +12,7 @@
  * the next step; an unconstrained generation submits at once and pays nothing for the mask.
  */
 import { readPoolingType } from '../core/embedding-pooling';
-import { ConstrainedTokens, constraintGrammar, type JsonConstraint } from '../core/constrained/token-constraint';
+import { ConstrainedTokens, constraintLeads, type JsonConstraint } from '../core/constrained/token-constraint';
 import { TokenTrie } from '../core/constrained/token-trie';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import type { CollectedWeight } from '../core/imatrix';
@@ -174,7 +174,7 @@ export class Engine {
       throw new EngineError(`the prompt (${prompt.length} tokens) does not fit the context of ${l.model.options.ctx}`);
     }
     const stop = options.stop ?? l.info.eog;
-    const constraint = options.constraint ? new ConstrainedTokens(constraintGrammar(options.constraint), this.tokenTrie(l), stop) : undefined;
+    const constraint = options.constraint ? new ConstrainedTokens(constraintLeads(options.constraint), this.tokenTrie(l), stop) : undefined;
     this.enter();
     try {
       const started = performance.now();

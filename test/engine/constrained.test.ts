@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConstrainedTokens, constraintGrammar, type JsonConstraint } from '../../src-main/core/constrained/token-constraint';
 import { TokenTrie } from '../../src-main/core/constrained/token-trie';
+import { HarmonyRewriter } from '../../src-main/core/harmony';
+import { forcedToolCall, ToolCallStream, TOOL_CALL_SYNTAX } from '../../src-main/core/tool-calls/index';
 import { createTokenizer, readVocab, type Tokenizer } from '../../src-main/core/tokenizer/index';
 import { Engine } from '../../src-main/engine/engine';
 import { GREEDY, OpKernels, SAMPLER_OUT_WORDS, SAMPLER_STATE_WORDS, samplerPath, samplingParamsBytes } from '../../src-main/engine/gpu/ops';
@@ -149,6 +151,32 @@ describe('JSON mode on stories260K', { timeout: 300_000 }, () => {
     const tokens = new ConstrainedTokens(constraintGrammar(constraint), trie, eog);
     for (const id of cut.ids) tokens.accept(id);
     expect(tokenizer.detokenize(cut.ids).trimStart().startsWith('{')).toBe(true);
+  });
+
+  it('holds "required" among several functions to a name, its separator and that function\'s schema (gpt-oss, Mistral v11)', async () => {
+    const functions = [
+      { name: 'get_weather', parameters: schema },
+      { name: 'get', parameters: { type: 'object', properties: { hours: { type: 'integer' } }, required: ['hours'], additionalProperties: false } },
+    ];
+    const eog = tokenizer.vocab.eog;
+    for (const family of ['harmony', 'mistral-v11'] as const) {
+      const forced = forcedToolCall(family, functions, true);
+      for (const seed of [1, 2, 3]) {
+        const r = await engine.generate(STORIES_PROMPT, { maxTokens: 120, constraint: forced.constraint, stop: eog, sampling: { temperature: 1, seed } });
+        const text = tokenizer.detokenize(r.ids.filter((id) => !eog.includes(id)));
+        expect(r.stopReason, text).toBe('stop');
+        // gpt-oss's output is read after the harmony rewriter, as the server decodes it.
+        const rewriter = new HarmonyRewriter();
+        const stream = new ToolCallStream(TOOL_CALL_SYNTAX[family], forced.opening);
+        stream.push(family === 'harmony' ? rewriter.push(text) + rewriter.flush() : text);
+        const { calls, complete } = stream.end();
+        expect(complete, text).toBe(true);
+        expect(calls, text).toHaveLength(1);
+        const f = functions.find((fn) => fn.name === calls![0]!.name);
+        expect(f, text).toBeDefined();
+        expect(validates(JSON.parse(calls![0]!.arguments), f!.parameters), text).toBe(true);
+      }
+    }
   });
 
   it('refuses a schema it cannot hold to, and generates unconstrained as before afterwards', async () => {

@@ -78,12 +78,11 @@ export function toolPrompt(text: ModelText, request: ToolRequest): ToolPrompt {
   const { syntax } = text.toolCalls;
   const { choice } = request;
   const allowed = typeof choice === 'object' ? request.functions.filter((fn) => fn.name === choice.name) : request.functions;
-  // gpt-oss and Mistral v11 name the function outside the JSON: "required" among several functions is left to the model.
   const forced = choice === 'auto' ? null : forcedToolCall(syntax.family, allowed, request.parallel);
   return {
     tools: request.tools,
     prefill: forced?.prefill ?? '',
-    constraint: forced ? { kind: 'json-schema', schema: forced.schema } : null,
+    constraint: forced?.constraint ?? null,
     answer: () => new ToolAnswer(new ToolCallStream(syntax, forced?.opening ?? null), request.parallel),
   };
 }

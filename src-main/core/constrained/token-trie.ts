@@ -6,6 +6,11 @@
  */
 import type { Tokenizer } from '../tokenizer/index';
 
+export interface ControlToken {
+  readonly id: number;
+  readonly bytes: Uint8Array;
+}
+
 export class TokenTrie {
   private constructor(
     /** Number of ids, i.e. bits in a mask. */
@@ -21,16 +26,26 @@ export class TokenTrie {
     private readonly tokenIds: Int32Array,
     /** Per id: the node where its bytes end, or -1 (a token with no bytes). */
     private readonly nodeOf: Int32Array,
+    /** Tokens without bytes that render as text (Mistral's [ARGS]): allowed only inside a lead's text (lead-matcher.ts). */
+    readonly controls: readonly ControlToken[],
   ) {}
 
-  /** The trie of ids 0 … size-1; `bytesOf` gives a token's bytes (empty: the token is never part of constrained text). */
-  static build(size: number, bytesOf: (id: number) => Uint8Array): TokenTrie {
+  /**
+   * The trie of ids 0 … size-1; `bytesOf` gives a token's bytes (empty: the token is never part of
+   * constrained text), `controlBytesOf` the rendered text of one without bytes (empty: none).
+   */
+  static build(size: number, bytesOf: (id: number) => Uint8Array, controlBytesOf?: (id: number) => Uint8Array): TokenTrie {
+    const controls: ControlToken[] = [];
     const pieces: Uint8Array[] = [];
     const ids: number[] = [];
     for (let id = 0; id < size; id++) {
       const p = bytesOf(id);
       pieces[id] = p;
       if (p.length > 0) ids.push(id);
+      else {
+        const rendered = controlBytesOf?.(id);
+        if (rendered && rendered.length > 0) controls.push({ id, bytes: rendered });
+      }
     }
     ids.sort((a, b) => compareBytes(pieces[a]!, pieces[b]!) || a - b);
 
@@ -71,13 +86,18 @@ export class TokenTrie {
       tokenIds[at[ends[i]!]!++] = id;
       nodeOf[id] = ends[i]!;
     });
-    return new TokenTrie(size, Int32Array.from(parent), Uint8Array.from(byte), childStart, childIndex, tokenStart, tokenIds, nodeOf);
+    return new TokenTrie(size, Int32Array.from(parent), Uint8Array.from(byte), childStart, childIndex, tokenStart, tokenIds, nodeOf, controls);
   }
 
   /** The trie of a tokenizer's tokens as it writes them (control tokens have no bytes); ids past its vocabulary, up to `size`, have none. */
   static fromTokenizer(tokenizer: Tokenizer, size = tokenizer.vocab.tokens.length): TokenTrie {
     const known = Math.min(size, tokenizer.vocab.tokens.length);
-    return TokenTrie.build(size, (id) => (id < known ? tokenizer.tokenToPiece(id) : new Uint8Array(0)));
+    const none = new Uint8Array(0);
+    return TokenTrie.build(
+      size,
+      (id) => (id < known ? tokenizer.tokenToPiece(id) : none),
+      (id) => (id < known ? tokenizer.tokenToPiece(id, { renderSpecial: true }) : none),
+    );
   }
 
   /** A token's bytes (empty for one that has none). */

@@ -126,13 +126,13 @@ describe('tool-call syntax per family', () => {
 
   it('Mistral v11 forced: the prompt ends with the marker, the name and [ARGS]; the output is held to the arguments schema', () => {
     const parameters = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
-    const forced = forcedToolCall('mistral-v11', [{ name: 'weather', parameters }], true)!;
-    expect(forced).toEqual({ prefill: '[TOOL_CALLS]weather[ARGS]', schema: parameters, opening: '[TOOL_CALLS]weather[ARGS]' });
+    const forced = forcedToolCall('mistral-v11', [{ name: 'weather', parameters }], true);
+    expect(forced).toEqual({ prefill: '[TOOL_CALLS]weather[ARGS]', constraint: { kind: 'json-schema', schema: parameters }, opening: '[TOOL_CALLS]weather[ARGS]' });
     const stream = new ToolCallStream(TOOL_CALL_SYNTAX['mistral-v11'], forced.opening);
     stream.push('{"city": "Oslo"}');
     expect(stream.end()).toMatchObject({ content: '', calls: [{ name: 'weather', arguments: '{"city":"Oslo"}' }], complete: true });
-    // The name is outside the JSON: one schema cannot choose among several functions.
-    expect(forcedToolCall('mistral-v11', [{ name: 'a', parameters }, { name: 'b', parameters }], true)).toBeNull();
+    // Among several functions the name is generated too, held to one of them and [ARGS] (forced-choice.test.ts).
+    expect(forcedToolCall('mistral-v11', [{ name: 'a', parameters }, { name: 'b', parameters }], true)).toMatchObject({ prefill: '[TOOL_CALLS]', opening: '[TOOL_CALLS]' });
   });
 
   it('gpt-oss harmony: a commentary message to=functions.NAME, read after the harmony rewriter', () => {
