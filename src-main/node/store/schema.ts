@@ -23,6 +23,20 @@ export interface Migration {
 /** Timestamps are ISO 8601 UTC text, written by SQLite itself. */
 const NOW = "(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))";
 
+/** Keep messages_fts in step with messages (created with the table, and again when it is rebuilt). */
+const MESSAGES_FTS_TRIGGERS = `CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages WHEN new.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages WHEN old.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_unindex AFTER UPDATE OF content, status ON messages WHEN old.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_index AFTER UPDATE OF content, status ON messages WHEN new.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;`;
+
 const V1 = `
 CREATE TABLE models (
   id           INTEGER PRIMARY KEY,
@@ -75,18 +89,7 @@ CREATE INDEX messages_by_chat ON messages(chat_id, parent_id);
 -- Full-text search over messages. A message is indexed once it stops streaming, so the index is
 -- not rewritten for every token of an answer.
 CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id');
-CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages WHEN new.status <> 'streaming' BEGIN
-  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-END;
-CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages WHEN old.status <> 'streaming' BEGIN
-  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-END;
-CREATE TRIGGER messages_fts_unindex AFTER UPDATE OF content, status ON messages WHEN old.status <> 'streaming' BEGIN
-  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-END;
-CREATE TRIGGER messages_fts_index AFTER UPDATE OF content, status ON messages WHEN new.status <> 'streaming' BEGIN
-  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-END;
+${MESSAGES_FTS_TRIGGERS}
 
 CREATE TABLE settings (
   key        TEXT PRIMARY KEY,
@@ -250,18 +253,7 @@ INSERT INTO messages_v8 SELECT id, chat_id, parent_id, role, content, status, st
 DROP TABLE messages;
 ALTER TABLE messages_v8 RENAME TO messages;
 CREATE INDEX messages_by_chat ON messages(chat_id, parent_id);
-CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages WHEN new.status <> 'streaming' BEGIN
-  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-END;
-CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages WHEN old.status <> 'streaming' BEGIN
-  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-END;
-CREATE TRIGGER messages_fts_unindex AFTER UPDATE OF content, status ON messages WHEN old.status <> 'streaming' BEGIN
-  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-END;
-CREATE TRIGGER messages_fts_index AFTER UPDATE OF content, status ON messages WHEN new.status <> 'streaming' BEGIN
-  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-END;
+${MESSAGES_FTS_TRIGGERS}
 `;
 
 export const MIGRATIONS: readonly Migration[] = [
