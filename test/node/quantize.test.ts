@@ -15,6 +15,7 @@ import { REPO_ROOT, STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
 import { writeRandomModel } from '../support/test-models';
 import { llamaModelQuantize } from '../support/llama-quantize';
+import { expectSameTensors } from '../support/same-gguf';
 import { llamaFileTypeId } from '../../src-main/core/llama-file-types';
 
 function typesOf(path: string): Record<string, string> {
@@ -36,19 +37,7 @@ describe('gufo quantize', () => {
       const theirs = join(dir, `llama-${fileType}.gguf`);
       await quantizeFile(input, ours, fileType);
       expect(llamaModelQuantize(input, theirs, llamaFileTypeId(fileType)!).ok).toBe(true);
-      const a = openGguf(ours);
-      const b = openGguf(theirs);
-      try {
-        expect(a.gguf.tensors.map((t) => [t.name, t.type.name])).toEqual(b.gguf.tensors.map((t) => [t.name, t.type.name]));
-        for (const t of a.gguf.tensors) {
-          const same = Buffer.from(a.gguf.tensorData(t)).equals(Buffer.from(b.gguf.tensorData(b.gguf.tensor(t.name)!)));
-          expect(same, `${fileType} ${t.name}`).toBe(true);
-        }
-        expect(a.gguf.getNumber('general.file_type')).toBe(b.gguf.getNumber('general.file_type'));
-      } finally {
-        a.file.close();
-        b.file.close();
-      }
+      expectSameTensors(ours, theirs, fileType);
     }
   });
 
