@@ -90,6 +90,12 @@ export interface KernelShape {
 }
 const MATMAT: KernelShape = { wg: 64, rows: 4, tokens: 8, threadRows: 4 };
 /**
+ * The prefill kernel (matmat.wgsl), for every n > 1 of matmul(): each thread owns 8 rows, WG
+ * apart, and decodes their units once for a tile of 16 tokens (measured on lavapipe: 3–7× the
+ * mat-mat kernel of matmul.wgsl from 4 to 64 tokens).
+ */
+const TILED: KernelShape = { wg: 32, rows: 32 * 8, tokens: 16, threadRows: 8 };
+/**
  * Rows each thread of the decode kernel owns: each step's x is loaded (and its sums taken) once
  * for that many rows. 8 measured faster than 1 and 4 on lavapipe and SwiftShader (Q4_K, Q6_K,
  * Q8_0; docs/performance.md, third pass).
@@ -138,10 +144,10 @@ export function routingTable(maxTokens: number, used: number, experts: number): 
 }
 
 /**
- * matvec (one token) or matmat (token tiles); "4": x read as vec4; "+": accumulate into y;
- * "-experts": routed pairs of a stacked expert tensor.
+ * matvec (one token), matmat (token tiles) or tiled (prefill, matmat.wgsl); "4": x read as vec4;
+ * "+": accumulate into y; "-experts": routed pairs of a stacked expert tensor.
  */
-type Variant = `${'matvec' | 'matmat'}${'' | '4'}${'' | '+' | '-experts'}` | 'embedding';
+type Variant = `${'matvec' | 'matmat' | 'tiled'}${'' | '4'}${'' | '+' | '-experts'}` | 'embedding';
 
 /** One part of a weight, bound: its bind group and its WeightUniform buffer. */
 interface BoundPart {
@@ -203,6 +209,12 @@ export class MatmulKernels {
   source(variant: Variant, typeName: string): string {
     const type = typeName.toLowerCase();
     if (variant === 'embedding') return shaderSource('embedding.wgsl', { TYPE: type, WG: EMBED_WG });
+    if (variant.startsWith('tiled')) {
+      return shaderSource('matmat.wgsl', {
+        TYPE: type, WG: TILED.wg, RT: TILED.rows / TILED.wg, TT: TILED.tokens, SHADER_F16: this.f16, MATVEC: false, W_VEC4: true,
+        X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'),
+      });
+    }
     const v = this.shape(variant.startsWith('matvec') ? 1 : 2);
     const matvec = v === this.matvec;
     return shaderSource('matmul.wgsl', {
@@ -212,9 +224,10 @@ export class MatmulKernels {
     });
   }
 
-  /** The kernel shape that runs `tokens` tokens. */
-  private shape(tokens: number): KernelShape {
-    return tokens === 1 ? this.matvec : MATMAT;
+  /** The kernel shape that runs `tokens` tokens (of matmul with `tiled`, else of the expert matmul). */
+  private shape(tokens: number, tiled = false): KernelShape {
+    if (tokens === 1) return this.matvec;
+    return tiled ? TILED : MATMAT;
   }
 
   private pipeline(variant: Variant, typeName: string): GPUComputePipeline {
@@ -233,7 +246,7 @@ export class MatmulKernels {
   async prepare(typeNames: Iterable<string>): Promise<void> {
     const jobs: Promise<void>[] = [];
     for (const typeName of new Set(typeNames)) {
-      for (const variant of ['matvec4', 'matmat4', 'embedding'] as const) {
+      for (const variant of ['matvec4', 'tiled4', 'embedding'] as const) {
         const key = `${variant}:${typeName}`;
         if (this.pipelines.has(key)) continue;
         const module = this.device.createShaderModule({ label: key, code: this.source(variant, typeName) });
@@ -268,12 +281,12 @@ export class MatmulKernels {
     const xStride = options.xStride ?? weight.cols;
     const vec4 = (options.xOffset ?? 0) % 4 === 0 && xStride % 4 === 0 && weight.cols % 4 === 0;
     const variant = (tokens: number): Variant =>
-      `${tokens === 1 ? 'matvec' : 'matmat'}${vec4 ? '4' : ''}${options.accumulate ? '+' : ''}`;
+      `${tokens === 1 ? 'matvec' : 'tiled'}${vec4 ? '4' : ''}${options.accumulate ? '+' : ''}`;
     // Both variants built now, not in the loop (setTokens may switch between them).
     this.pipeline(variant(1), typeName);
     this.pipeline(variant(2), typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
-      const v = this.shape(tokens);
+      const v = this.shape(tokens, true);
       pass.setPipeline(this.pipeline(variant(tokens), typeName));
       for (const b of bound) {
         const groups = Math.ceil(b.part.rows / v.rows);
