@@ -5,13 +5,17 @@
 // workgroup (subgroup sums plus a small shared array where subgroups exist, a shared-memory tree
 // otherwise).
 //   prefill: TT tokens per workgroup, workgroup_id.z picks the token tile.
-// MATVEC (decode, n = 1; TT = 1): each thread owns ROWS consecutive rows (the workgroup WG · ROWS)
-// and walks them from the first unit to the last, all threads in step, so the address of x is
-// the same in every thread: the software adapters (whose threads are SIMD lanes of a CPU) load it
-// once for all lanes instead of gathering it per lane, and each row's sum stays in its thread (no
-// reduction, no shared memory, no barrier). The decoder's matvec_step does MV_UNITS units of the
-// thread's rows: K-quants dot the integer codes with x and apply each sub-block's scale and min
-// once (d·s·Σq·x − dmin·m·Σx), instead of decoding every value.
+// MATVEC (decode, n = 1; TT = 1): the decoder's matvec_step does MV_UNITS units of x for all the
+// rows it is given, loading x once for them: K-quants dot the integer codes with x and apply each
+// sub-block's scale and min once (d·s·Σq·x − dmin·m·Σx), instead of decoding every value.
+//   THREAD_ROWS (CPU adapters: lavapipe, SwiftShader, whose threads are SIMD lanes of a CPU):
+//   each thread owns ROWS consecutive rows (the workgroup WG · ROWS) and walks them from the
+//   first unit to the last, all threads in step, so the address of x is the same in every
+//   thread (one load for all lanes instead of a gather per lane) and each row's sum stays in its
+//   thread (no reduction, no shared memory, no barrier).
+//   Otherwise (GPUs): the workgroup's ROWS rows are shared by its threads, which stride over the
+//   units side by side (neighbouring threads read neighbouring blocks) and then reduce as prefill
+//   does; many workgroups keep every compute unit busy.
 // Workgroups beyond 65535 in x wrap into y (row group = x + y · num_workgroups.x).
 // ACCUMULATE: y += W · x (a residual add folded into the product).
 // EXPERTS: W is a part of a stacked expert tensor and the tokens come routed (moe.wgsl's
@@ -28,19 +32,14 @@ requires subgroup_id;
 #endif
 #include "quant/common.wgsl"
 #include "quant/{{TYPE}}.wgsl"
+#include "weight-io.wgsl"
 
 const WG: u32 = {{WG}}u;
 const ROWS: u32 = {{ROWS}}u;
 const TT: u32 = {{TT}}u;
 const ACC: u32 = ROWS * TT;
 
-@group(0) @binding(0) var<storage, read> W: array<u32>;
-// W again, 16 bytes at a time, for the decoders' w_quad (W_VEC4 is always on here).
-@group(0) @binding(5) var<storage, read> W4: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
-@group(0) @binding(3) var<uniform> P: WeightUniform;
-
-#if MATVEC
+#if THREAD_ROWS
 #else
 #if SUBGROUPS
 // One slot per subgroup (subgroups have at least 4 invocations).
@@ -50,54 +49,12 @@ var<workgroup> partial: array<f32, ACC * WG>;
 #endif
 #endif
 
-#if X_VEC4
-// x read 16 bytes at a time: token vectors start at multiples of 4 elements (matmul.ts checks).
-@group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
-
-// x values c .. c + 3 of the token whose vector starts at xb (zero past the row's end).
-fn load_x4(xb: u32, c: u32) -> vec4<f32> {
-  let v = X[(xb + c) >> 2u];
-  if (UNIT_PARTIAL) { return select(vec4<f32>(0.0), v, c < P.cols); }
-  return v;
-}
-#else
-@group(0) @binding(1) var<storage, read> X: array<f32>;
-
-// x values c .. c + 3 of the token whose vector starts at xb (zero past the row's end).
-fn load_x4(xb: u32, c: u32) -> vec4<f32> {
-  if (UNIT_PARTIAL && c + 4u > P.cols) {
-    var v = vec4<f32>(0.0);
-    for (var k = 0u; k < 4u; k++) {
-      if (c + k < P.cols) { v[k] = X[xb + c + k]; }
-    }
-    return v;
-  }
-  let i = xb + c;
-  return vec4<f32>(X[i], X[i + 1u], X[i + 2u], X[i + 3u]);
-}
-#endif
-
 #if MATVEC
-// The 32 x values of the unit starting at c, as eight vec4s (constant indices: SwiftShader keeps
-// them in registers).
-fn x_unit(xb: u32, c: u32) -> array<vec4<f32>, 8> {
-  return array<vec4<f32>, 8>(
-    load_x4(xb, c), load_x4(xb, c + 4u), load_x4(xb, c + 8u), load_x4(xb, c + 12u),
-    load_x4(xb, c + 16u), load_x4(xb, c + 20u), load_x4(xb, c + 24u), load_x4(xb, c + 28u),
-  );
-}
-
 // Σ x over each half (16 values) of a unit: the factors of the sub-blocks' mins or offsets,
 // taken once per step for all rows.
 fn x_halves(x: array<vec4<f32>, 8>) -> vec2<f32> {
   let one = vec4<f32>(1.0);
   return vec2<f32>(dot(x[0] + x[1] + x[2] + x[3], one), dot(x[4] + x[5] + x[6] + x[7], one));
-}
-
-// Σ w · x over a unit, w its eight decoded vec4s.
-fn unit_dot(w: array<vec4<f32>, 8>, x: array<vec4<f32>, 8>) -> f32 {
-  return dot(w[0], x[0]) + dot(w[1], x[1]) + dot(w[2], x[2]) + dot(w[3], x[3])
-    + dot(w[4], x[4]) + dot(w[5], x[5]) + dot(w[6], x[6]) + dot(w[7], x[7]);
 }
 #endif
 
@@ -151,7 +108,7 @@ fn main(
   @builtin(num_subgroups) sg_count: u32,
 #endif
 ) {
-#if MATVEC
+#if THREAD_ROWS
   let row0 = ((wid.x + wid.y * nwg.x) * WG + lid) * ROWS;
 #else
   let row0 = (wid.x + wid.y * nwg.x) * ROWS;
@@ -160,6 +117,7 @@ fn main(
   var acc: array<f32, ACC>;
 #if MATVEC
   let rows = select(0u, min(ROWS, P.rows - row0), row0 < P.rows && tile_tokens != 0u);
+#if THREAD_ROWS
   // The unit loop is the same for every thread (x's address stays uniform); a thread past the
   // last row skips the rows inside the step.
 #if EXPERTS
@@ -172,6 +130,11 @@ fn main(
     matvec_step(xb, u, tile_row + row0, rows, &acc);
   }
   for (var r = 0u; r < rows; r++) { store(row0, r, acc[r]); }
+#else
+  for (var u = lid * MV_UNITS; u < P.units; u += WG * MV_UNITS) {
+    matvec_step(tile_x[0], u, tile_row + row0, rows, &acc);
+  }
+#endif
 #else
   for (var r = 0u; r < ROWS; r++) {
     let row = row0 + r;
@@ -191,7 +154,10 @@ fn main(
       }
     }
   }
+#endif
 
+#if THREAD_ROWS
+#else
 #if SUBGROUPS
   for (var k = 0u; k < ACC; k++) {
     let s = subgroupAdd(acc[k]);

@@ -76,11 +76,18 @@ export interface KernelOptions {
    * `subgroup_id`; default true); false forces the shared-memory path.
    */
   subgroups?: boolean;
+  /**
+   * Kernel shapes for an adapter that runs on the CPU (threads own whole rows; prefill through
+   * matmat.wgsl) rather than a GPU's (threads share rows and reduce). Default: the adapter is a
+   * fallback adapter (lavapipe, SwiftShader).
+   */
+  cpuShapes?: boolean;
 }
 
 /**
  * Threads, rows and tokens per workgroup of a matmul variant; threadRows: the rows each thread
- * works on (mat-mat: all the workgroup's, its threads striding over the units; mat-vec: its own).
+ * owns alone (its sums never leave it), or 0 where the workgroup's threads share its rows,
+ * striding over the units, and reduce.
  */
 export interface KernelShape {
   readonly wg: number;
@@ -88,9 +95,9 @@ export interface KernelShape {
   readonly tokens: number;
   readonly threadRows: number;
 }
-const MATMAT: KernelShape = { wg: 64, rows: 4, tokens: 8, threadRows: 4 };
+const MATMAT: KernelShape = { wg: 64, rows: 4, tokens: 8, threadRows: 0 };
 /**
- * The prefill kernel (matmat.wgsl), for every n > 1 of matmul(): each thread owns 8 rows, WG
+ * The prefill kernel on a CPU adapter (matmat.wgsl), for every n > 1 of matmul(): each thread owns 8 rows, WG
  * apart, and decodes their units once for a tile of 16 tokens (measured on lavapipe: 3–7× the
  * mat-mat kernel of matmul.wgsl from 4 to 64 tokens).
  */
@@ -105,11 +112,13 @@ export const MATVEC_THREAD_ROWS = 8;
 export const MAX_GROUPS_X = 32768;
 
 /**
- * The decode kernel's shape on this adapter: MATVEC_THREAD_ROWS rows per thread, as many
+ * The decode kernel's shape. On a CPU adapter: MATVEC_THREAD_ROWS rows per thread, as many
  * threads as the adapter's subgroup where that size is fixed (lavapipe 8, SwiftShader 4: one SIMD
- * register of lanes on these CPU adapters), else 64.
+ * register of lanes), else 64. On a GPU: 64 threads share 4 rows, reading neighbouring blocks side
+ * by side (coalesced), and enough workgroups to fill every compute unit (a 4096-row matrix: 1024).
  */
-function matvecShape(info: GpuInfo): KernelShape {
+function matvecShape(info: GpuInfo, cpu: boolean): KernelShape {
+  if (!cpu) return { wg: 64, rows: 4, tokens: 1, threadRows: 0 };
   const size = info.subgroupMinSize;
   const wg = size >= 4 && size === info.subgroupMaxSize ? size : 64;
   return { wg, rows: wg * MATVEC_THREAD_ROWS, tokens: 1, threadRows: MATVEC_THREAD_ROWS };
@@ -175,6 +184,8 @@ export class MatmulKernels {
   readonly f16: boolean;
   /** The decode kernel's shape on this adapter (matvecShape). */
   readonly matvec: KernelShape;
+  /** Prefill's kernel for matmul(): matmat.wgsl's on a CPU adapter, matmul.wgsl's mat-mat on a GPU. */
+  readonly prefill: 'tiled' | 'matmat';
   private readonly device: GPUDevice;
   private readonly layout: GPUBindGroupLayout;
   private readonly pipelineLayout: GPUPipelineLayout;
@@ -186,7 +197,9 @@ export class MatmulKernels {
   constructor(ctx: GpuContext, options: KernelOptions = {}) {
     this.device = ctx.device;
     this.subgroups = ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
-    this.matvec = matvecShape(ctx.info);
+    const cpu = options.cpuShapes ?? ctx.info.isFallbackAdapter;
+    this.matvec = matvecShape(ctx.info, cpu);
+    this.prefill = cpu ? 'tiled' : 'matmat';
     this.f16 = ctx.hasF16;
     const entries: GPUBindGroupLayoutEntry[] = [
       { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
@@ -216,10 +229,9 @@ export class MatmulKernels {
       });
     }
     const v = this.shape(variant.startsWith('matvec') ? 1 : 2);
-    const matvec = v === this.matvec;
     return shaderSource('matmul.wgsl', {
-      TYPE: type, WG: v.wg, ROWS: v.threadRows, TT: v.tokens, SUBGROUPS: this.subgroups && !matvec, SHADER_F16: this.f16,
-      MATVEC: matvec, W_VEC4: true,
+      TYPE: type, WG: v.wg, ROWS: v.threadRows || v.rows, TT: v.tokens, SUBGROUPS: this.subgroups && v.threadRows === 0,
+      SHADER_F16: this.f16, MATVEC: v === this.matvec, THREAD_ROWS: v.threadRows > 0, W_VEC4: true,
       X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'), EXPERTS: variant.endsWith('-experts'),
     });
   }
@@ -227,7 +239,7 @@ export class MatmulKernels {
   /** The kernel shape that runs `tokens` tokens (of matmul with `tiled`, else of the expert matmul). */
   private shape(tokens: number, tiled = false): KernelShape {
     if (tokens === 1) return this.matvec;
-    return tiled ? TILED : MATMAT;
+    return tiled && this.prefill === 'tiled' ? TILED : MATMAT;
   }
 
   private pipeline(variant: Variant, typeName: string): GPUComputePipeline {
@@ -246,7 +258,7 @@ export class MatmulKernels {
   async prepare(typeNames: Iterable<string>): Promise<void> {
     const jobs: Promise<void>[] = [];
     for (const typeName of new Set(typeNames)) {
-      for (const variant of ['matvec4', 'tiled4', 'embedding'] as const) {
+      for (const variant of ['matvec4', `${this.prefill}4`, 'embedding'] as const) {
         const key = `${variant}:${typeName}`;
         if (this.pipelines.has(key)) continue;
         const module = this.device.createShaderModule({ label: key, code: this.source(variant, typeName) });
@@ -281,7 +293,7 @@ export class MatmulKernels {
     const xStride = options.xStride ?? weight.cols;
     const vec4 = (options.xOffset ?? 0) % 4 === 0 && xStride % 4 === 0 && weight.cols % 4 === 0;
     const variant = (tokens: number): Variant =>
-      `${tokens === 1 ? 'matvec' : 'tiled'}${vec4 ? '4' : ''}${options.accumulate ? '+' : ''}`;
+      `${tokens === 1 ? 'matvec' : this.prefill}${vec4 ? '4' : ''}${options.accumulate ? '+' : ''}`;
     // Both variants built now, not in the loop (setTokens may switch between them).
     this.pipeline(variant(1), typeName);
     this.pipeline(variant(2), typeName);

@@ -177,13 +177,19 @@ describe.each(TYPES)('%s experts', (type) => {
     const s = stacked.get(name)!;
     const decode = [[4, 1, 3]];
     const prefill = randomIds(19, 3, 8); // 57 pairs: some experts take more than one tile
-    // Subgroup reductions where the device has them, and the shared-memory path.
-    for (const subgroups of ctx.hasSubgroups ? [true, false] : [false]) {
-      const k = new MatmulKernels(ctx, { subgroups });
+    // This CPU adapter's shapes; a GPU's, reducing by subgroups where the device has them and
+    // through shared memory.
+    const paths = [
+      { cpuShapes: true, subgroups: true, label: 'CPU shapes' },
+      ...(ctx.hasSubgroups ? [{ cpuShapes: false, subgroups: true, label: 'GPU shapes, subgroups' }] : []),
+      { cpuShapes: false, subgroups: false, label: 'GPU shapes, shared' },
+    ];
+    for (const { cpuShapes, subgroups, label } of paths) {
+      const k = new MatmulKernels(ctx, { subgroups, cpuShapes });
       const one = await routed(w, decode, undefined, k);
       const many = await routed(w, prefill, undefined, k);
       const errors = [pairError(s, decode, one.x, one.y), pairError(s, prefill, many.x, many.y)];
-      measured[`${type}${subgroups ? ', subgroups' : ''}`] = errors.map((e) => e.toExponential(1)).join(' / ');
+      measured[`${type}, ${label}`] = errors.map((e) => e.toExponential(1)).join(' / ');
       for (const e of errors) expect(e).toBeLessThanOrEqual(TOLERANCE);
     }
   });

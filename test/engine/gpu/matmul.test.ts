@@ -87,12 +87,17 @@ async function check(kernels: MatmulKernels, name: string, n: number, seed: numb
 
 describe.each(GPU_TYPE_NAMES)('%s', (type) => {
   it('mat-vec and mat-mat match the f32 product of the decoded weights', async () => {
-    // Subgroup reductions with vec4 loads of x; shared-memory reductions with scalar loads.
-    const paths = ctx.hasSubgroups ? [true, false] : [false];
-    for (const subgroups of paths) {
-      const kernels = new MatmulKernels(ctx, { subgroups });
-      const label = subgroups ? 'subgroups, x vec4' : 'shared, x f32';
-      const xOffset = subgroups ? 0 : 1;
+    // This CPU adapter's own shapes (threads own rows) and a GPU's (threads share rows and reduce:
+    // by subgroups where the adapter has them, through shared memory otherwise), each with vec4
+    // and with scalar loads of x.
+    const paths = [
+      { cpuShapes: true, subgroups: true, xOffset: 0, label: 'CPU shapes, x vec4' },
+      { cpuShapes: true, subgroups: true, xOffset: 1, label: 'CPU shapes, x f32' },
+      { cpuShapes: false, subgroups: true, xOffset: 0, label: `GPU shapes, ${ctx.hasSubgroups ? 'subgroups' : 'shared'}, x vec4` },
+      { cpuShapes: false, subgroups: false, xOffset: 1, label: 'GPU shapes, shared, x f32' },
+    ];
+    for (const { cpuShapes, subgroups, xOffset, label } of paths) {
+      const kernels = new MatmulKernels(ctx, { subgroups, cpuShapes });
       const vec = await check(kernels, `w.${type}`, 1, 1, xOffset);
       const mat = await check(kernels, `w.${type}`, PREFILL, 2, xOffset);
       (measured[type] ??= {})[`matvec (${label})`] = vec.toExponential(1);
@@ -105,9 +110,22 @@ describe.each(GPU_TYPE_NAMES)('%s', (type) => {
 
 describe('shapes and options', () => {
   it.each(ODD_SHAPES.map((s) => s.name))('%s: rows that end inside a unit', async (name) => {
-    const kernels = new MatmulKernels(ctx);
-    expect(await check(kernels, name, 1, 3)).toBeLessThanOrEqual(TOLERANCE);
-    expect(await check(kernels, name, 3, 4)).toBeLessThanOrEqual(TOLERANCE);
+    for (const cpuShapes of [true, false]) {
+      const kernels = new MatmulKernels(ctx, { cpuShapes });
+      expect(await check(kernels, name, 1, 3)).toBeLessThanOrEqual(TOLERANCE);
+      expect(await check(kernels, name, 3, 4)).toBeLessThanOrEqual(TOLERANCE);
+    }
+  });
+
+  it("on a GPU: decode's threads share 4 rows, reading neighbouring units side by side, and reduce; prefill is the mat-mat kernel", () => {
+    const kernels = new MatmulKernels(ctx, { cpuShapes: false });
+    expect(kernels.matvec).toMatchObject({ rows: 4, threadRows: 0 });
+    expect(kernels.prefill).toBe('matmat');
+    const source = kernels.source('matvec4', 'Q4_K');
+    expect(source).toMatch(/for \(var u = lid \* MV_UNITS; u < P\.units; u \+= WG \* MV_UNITS\)/);
+    expect(source).toMatch(/workgroupBarrier/);
+    // On this CPU adapter the defaults are the CPU shapes.
+    expect(new MatmulKernels(ctx).prefill).toBe(ctx.info.isFallbackAdapter ? 'tiled' : 'matmat');
   });
 
   it('more row groups than one dispatch dimension holds', async () => {
