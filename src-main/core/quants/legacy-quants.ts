@@ -18,6 +18,7 @@
 import { checkSpan, type BlockDecoder } from './codec';
 import { blockOffsets, ggmlType } from '../ggml-types';
 import { f16BitsTable, f16Table } from './half';
+import { wasmBlockDecoder } from '../wasm/decoders';
 
 const Q4_0 = ggmlType('Q4_0');
 const Q4_0_AT = blockOffsets('Q4_0');
@@ -28,7 +29,6 @@ const Q5_0_AT = blockOffsets('Q5_0');
 const Q5_1 = ggmlType('Q5_1');
 const Q5_1_AT = blockOffsets('Q5_1');
 const Q8_0 = ggmlType('Q8_0');
-const Q8_0_AT = blockOffsets('Q8_0');
 
 export const decodeQ4_0: BlockDecoder = (src, dst, blocks) => {
   checkSpan(Q4_0, src, dst, blocks);
@@ -152,23 +152,5 @@ export const decodeQ5_1: BlockDecoder = (src, dst, blocks) => {
   }
 };
 
-export const decodeQ8_0: BlockDecoder = (src, dst, blocks) => {
-  checkSpan(Q8_0, src, dst, blocks);
-  const h = f16Table();
-  const ts = Q8_0.typeSize;
-  const { d: D, qs: QS } = Q8_0_AT;
-  const s8 = new Int8Array(src.buffer, src.byteOffset, src.length);
-  for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts, y += 32) {
-    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
-    const p = o + QS;
-    // Fully unrolled: the 32 values of a block in straight-line code, no inner loop.
-    dst[y] = s8[p]! * d; dst[y + 1] = s8[p + 1]! * d; dst[y + 2] = s8[p + 2]! * d; dst[y + 3] = s8[p + 3]! * d;
-    dst[y + 4] = s8[p + 4]! * d; dst[y + 5] = s8[p + 5]! * d; dst[y + 6] = s8[p + 6]! * d; dst[y + 7] = s8[p + 7]! * d;
-    dst[y + 8] = s8[p + 8]! * d; dst[y + 9] = s8[p + 9]! * d; dst[y + 10] = s8[p + 10]! * d; dst[y + 11] = s8[p + 11]! * d;
-    dst[y + 12] = s8[p + 12]! * d; dst[y + 13] = s8[p + 13]! * d; dst[y + 14] = s8[p + 14]! * d; dst[y + 15] = s8[p + 15]! * d;
-    dst[y + 16] = s8[p + 16]! * d; dst[y + 17] = s8[p + 17]! * d; dst[y + 18] = s8[p + 18]! * d; dst[y + 19] = s8[p + 19]! * d;
-    dst[y + 20] = s8[p + 20]! * d; dst[y + 21] = s8[p + 21]! * d; dst[y + 22] = s8[p + 22]! * d; dst[y + 23] = s8[p + 23]! * d;
-    dst[y + 24] = s8[p + 24]! * d; dst[y + 25] = s8[p + 25]! * d; dst[y + 26] = s8[p + 26]! * d; dst[y + 27] = s8[p + 27]! * d;
-    dst[y + 28] = s8[p + 28]! * d; dst[y + 29] = s8[p + 29]! * d; dst[y + 30] = s8[p + 30]! * d; dst[y + 31] = s8[p + 31]! * d;
-  }
-};
+/** Q8_0 runs in WebAssembly SIMD (assembly/decoders.ts). */
+export const decodeQ8_0: BlockDecoder = wasmBlockDecoder(Q8_0, 'decodeQ8_0');
