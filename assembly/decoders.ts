@@ -58,3 +58,130 @@ export function decodeQ8_0(x: usize, y: usize, blocks: i32): void {
     put16(y + 64, d, v128.load(x, 18));
   }
 }
+
+/** Q4_0, 18 bytes per 32 values: f16 d, qs[16]; byte j holds values j (low nibble) and j + 16; value = (nibble − 8) · d. */
+export function decodeQ4_0(x: usize, y: usize, blocks: i32): void {
+  const low = i8x16.splat(15);
+  const eight = i8x16.splat(8);
+  for (let b = 0; b < blocks; b++, x += 18, y += 128) {
+    const d = f32x4.splat(f16At(x));
+    const q = v128.load(x, 2);
+    put16(y, d, i8x16.sub(v128.and(q, low), eight));
+    put16(y + 64, d, i8x16.sub(i8x16.shr_u(q, 4), eight));
+  }
+}
+
+@inline function byte(p: usize): i32 {
+  return <i32>load<u8>(p);
+}
+
+/** Q4_K/Q5_K scale of sub-block i (0..7) from the 12 scale bytes at s (k-quants.ts kScale). */
+@inline function kScale(s: usize, i: i32): i32 {
+  return i < 4 ? byte(s + i) & 63 : (byte(s + i + 4) & 15) | ((byte(s + i - 4) >> 6) << 4);
+}
+/** Q4_K/Q5_K min of sub-block i (k-quants.ts kMin). */
+@inline function kMin(s: usize, i: i32): i32 {
+  return i < 4 ? byte(s + i + 4) & 63 : (byte(s + i + 4) >> 4) | ((byte(s + i) >> 6) << 4);
+}
+
+/**
+ * Q4_K, 144 bytes per 256 values: f16 d, f16 dmin, scales[12], qs[128]; per 64 values 32 qs bytes,
+ * low nibbles sub-block 2j, high nibbles 2j + 1; value = d·scale · q − dmin·min.
+ */
+export function decodeQ4_K(x: usize, y: usize, blocks: i32): void {
+  const low = i8x16.splat(15);
+  for (let b = 0; b < blocks; b++, x += 144) {
+    const d = f16At(x);
+    const min = f16At(x + 2);
+    for (let j = 0; j < 4; j++, y += 256) {
+      const d1 = f32x4.splat(d * <f32>kScale(x + 4, 2 * j));
+      const m1 = f32x4.splat(min * <f32>kMin(x + 4, 2 * j));
+      const d2 = f32x4.splat(d * <f32>kScale(x + 4, 2 * j + 1));
+      const m2 = f32x4.splat(min * <f32>kMin(x + 4, 2 * j + 1));
+      const q = x + 16 + 32 * j;
+      const a = v128.load(q);
+      const c = v128.load(q, 16);
+      put16min(y, d1, m1, v128.and(a, low));
+      put16min(y + 64, d1, m1, v128.and(c, low));
+      put16min(y + 128, d2, m2, i8x16.shr_u(a, 4));
+      put16min(y + 192, d2, m2, i8x16.shr_u(c, 4));
+    }
+  }
+}
+
+/** Q5_K, 176 bytes per 256 values: Q4_K's fields plus qh[32] before qs; bit 2j of qh[l] is the fifth bit of sub-block 2j, bit 2j + 1 of 2j + 1. */
+export function decodeQ5_K(x: usize, y: usize, blocks: i32): void {
+  const low = i8x16.splat(15);
+  const fifth = i8x16.splat(16);
+  for (let b = 0; b < blocks; b++, x += 176) {
+    const d = f16At(x);
+    const min = f16At(x + 2);
+    // The fifth bits of the next two sub-blocks sit in bits 0 and 1 (shifted down 2 per round).
+    let ha = v128.load(x, 16);
+    let hc = v128.load(x, 32);
+    for (let j = 0; j < 4; j++, y += 256) {
+      const d1 = f32x4.splat(d * <f32>kScale(x + 4, 2 * j));
+      const m1 = f32x4.splat(min * <f32>kMin(x + 4, 2 * j));
+      const d2 = f32x4.splat(d * <f32>kScale(x + 4, 2 * j + 1));
+      const m2 = f32x4.splat(min * <f32>kMin(x + 4, 2 * j + 1));
+      const q = x + 48 + 32 * j;
+      const a = v128.load(q);
+      const c = v128.load(q, 16);
+      put16min(y, d1, m1, v128.or(v128.and(a, low), v128.and(i8x16.shl(ha, 4), fifth)));
+      put16min(y + 64, d1, m1, v128.or(v128.and(c, low), v128.and(i8x16.shl(hc, 4), fifth)));
+      put16min(y + 128, d2, m2, v128.or(i8x16.shr_u(a, 4), v128.and(i8x16.shl(ha, 3), fifth)));
+      put16min(y + 192, d2, m2, v128.or(i8x16.shr_u(c, 4), v128.and(i8x16.shl(hc, 3), fifth)));
+      ha = i8x16.shr_u(ha, 2);
+      hc = i8x16.shr_u(hc, 2);
+    }
+  }
+}
+
+/**
+ * Q6_K, 210 bytes per 256 values: ql[128], qh[64], int8 scales[16], f16 d. Per 128 values, byte l
+ * of ql[64] and qh[32] gives values l and l + 64, byte l + 32 of ql gives l + 32 and l + 96 (see
+ * k-quants.ts); value = d·scale · (q − 32), one scale per 16 values.
+ */
+export function decodeQ6_K(x: usize, y: usize, blocks: i32): void {
+  const low = i8x16.splat(15);
+  const top = i8x16.splat(48);
+  const bias = i8x16.splat(32);
+  for (let b = 0; b < blocks; b++, x += 210) {
+    const d = f16At(x + 208);
+    for (let n = 0; n < 2; n++, y += 512) {
+      for (let half = 0; half < 2; half++) {
+        const sc = x + 192 + 8 * n + half;
+        const ql = x + 64 * n + 16 * half;
+        const a = v128.load(ql);
+        const c = v128.load(ql, 32);
+        const h = v128.load(x + 128 + 32 * n + 16 * half);
+        const z = y + 64 * half;
+        put16(z, f32x4.splat(d * <f32>load<i8>(sc)), i8x16.sub(v128.or(v128.and(a, low), v128.and(i8x16.shl(h, 4), top)), bias));
+        put16(z + 128, f32x4.splat(d * <f32>load<i8>(sc, 2)), i8x16.sub(v128.or(v128.and(c, low), v128.and(i8x16.shl(h, 2), top)), bias));
+        put16(z + 256, f32x4.splat(d * <f32>load<i8>(sc, 4)), i8x16.sub(v128.or(i8x16.shr_u(a, 4), v128.and(h, top)), bias));
+        put16(z + 384, f32x4.splat(d * <f32>load<i8>(sc, 6)), i8x16.sub(v128.or(i8x16.shr_u(c, 4), v128.and(i8x16.shr_u(h, 2), top)), bias));
+      }
+    }
+  }
+}
+
+/**
+ * IQ4_XS, 136 bytes per 256 values: f16 d, u16 scales_h, scales_l[4], qs[128]; per 32 values a
+ * 6-bit scale ls and 16 qs bytes of two indices into IQ4_NL's table (low nibbles first);
+ * value = d·(ls − 32) · table[index].
+ */
+export function decodeIQ4_XS(x: usize, y: usize, blocks: i32): void {
+  const table = v128.load(IQ4NL_AT);
+  const low = i8x16.splat(15);
+  for (let b = 0; b < blocks; b++, x += 136) {
+    const d = f16At(x);
+    const sh = <i32>load<u16>(x, 2);
+    for (let ib = 0; ib < 8; ib++, y += 128) {
+      const ls = ((byte(x + 4 + (ib >> 1)) >> (4 * (ib & 1))) & 15) | (((sh >> (2 * ib)) & 3) << 4);
+      const dl = f32x4.splat(d * <f32>(ls - 32));
+      const q = v128.load(x + 8 + 16 * ib);
+      put16(y, dl, i8x16.swizzle(table, v128.and(q, low)));
+      put16(y + 64, dl, i8x16.swizzle(table, i8x16.shr_u(q, 4)));
+    }
+  }
+}

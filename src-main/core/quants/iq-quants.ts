@@ -18,6 +18,7 @@
 import { blockOffsets, ggmlType } from '../ggml-types';
 import { checkSpan, type BlockDecoder } from './codec';
 import { f16BitsTable, f16Table } from './half';
+import { wasmBlockDecoder } from '../wasm/decoders';
 import {
   IQ1_DELTA, IQ1S_GRID, IQ2_SIGNS, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, IQ4NL_VALUES,
 } from './iq-tables';
@@ -32,7 +33,6 @@ const IQ3_XXS_AT = blockOffsets('IQ3_XXS');
 const IQ3_S_AT = blockOffsets('IQ3_S');
 const IQ1_S_AT = blockOffsets('IQ1_S');
 const IQ1_M_AT = blockOffsets('IQ1_M');
-const IQ4_XS_AT = blockOffsets('IQ4_XS');
 const IQ2_XXS_D = blockOffsets('IQ2_XXS').d;
 const IQ4_NL_AT = blockOffsets('IQ4_NL');
 
@@ -353,17 +353,4 @@ export const decodeIQ4_NL: BlockDecoder = (src, dst, blocks) => {
  * low scale nibbles; 128 bytes of 4-bit indices, laid out per 32 values as IQ4_NL. The 6-bit
  * scale ls gives d·(ls−32).
  */
-export const decodeIQ4_XS: BlockDecoder = (src, dst, blocks) => {
-  checkSpan(IQ4_XS, src, dst, blocks);
-  const ts = IQ4_XS.typeSize;
-  const half = f16Table();
-  const { d: D, scales_h: SH, scales_l: SL, qs: QS } = IQ4_XS_AT;
-  for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
-    const d = half[src[o + D]! | (src[o + D + 1]! << 8)]!;
-    const sh = src[o + SH]! | (src[o + SH + 1]! << 8);
-    for (let ib = 0; ib < 8; ib++, y += 32) {
-      const ls = ((src[o + SL + (ib >> 1)]! >> (4 * (ib & 1))) & 15) | (((sh >> (2 * ib)) & 3) << 4);
-      put32nl(dst, y, d * (ls - 32), src, o + QS + 16 * ib);
-    }
-  }
-};
+export const decodeIQ4_XS: BlockDecoder = wasmBlockDecoder(IQ4_XS, 'decodeIQ4_XS');

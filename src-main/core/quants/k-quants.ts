@@ -20,17 +20,15 @@
 import { checkSpan, type BlockDecoder } from './codec';
 import { blockOffsets, ggmlType } from '../ggml-types';
 import { f16Table } from './half';
+import { wasmBlockDecoder } from '../wasm/decoders';
 
 const Q2_K = ggmlType('Q2_K');
 const Q2_K_AT = blockOffsets('Q2_K');
 const Q3_K = ggmlType('Q3_K');
 const Q3_K_AT = blockOffsets('Q3_K');
 const Q4_K = ggmlType('Q4_K');
-const Q4_K_AT = blockOffsets('Q4_K');
 const Q5_K = ggmlType('Q5_K');
-const Q5_K_AT = blockOffsets('Q5_K');
 const Q6_K = ggmlType('Q6_K');
-const Q6_K_AT = blockOffsets('Q6_K');
 const Q8_K = ggmlType('Q8_K');
 const Q8_K_AT = blockOffsets('Q8_K');
 
@@ -131,119 +129,17 @@ export function kMin(src: Uint8Array, s: number, i: number): number {
 }
 
 /** Q4_K: 64 values per 32 qs bytes: low nibbles are sub-block 2j, high nibbles sub-block 2j + 1. */
-export const decodeQ4_K: BlockDecoder = (src, dst, blocks) => {
-  checkSpan(Q4_K, src, dst, blocks);
-  const h = f16Table();
-  const ts = Q4_K.typeSize;
-  const { d: D, dmin: DMIN, scales: SC, qs: QS } = Q4_K_AT;
-  for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
-    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
-    const min = h[src[o + DMIN]! | (src[o + DMIN + 1]! << 8)]!;
-    const s = o + SC;
-    for (let j = 0; j < 4; j++, y += 64) {
-      const d1 = d * kScale(src, s, 2 * j);
-      const m1 = min * kMin(src, s, 2 * j);
-      const d2 = d * kScale(src, s, 2 * j + 1);
-      const m2 = min * kMin(src, s, 2 * j + 1);
-      const q = o + QS + 32 * j;
-      for (let l = 0; l < 32; l += 8) {
-        const z = y + l, p = q + l;
-        const v0 = src[p]!, v1 = src[p + 1]!, v2 = src[p + 2]!, v3 = src[p + 3]!;
-        const v4 = src[p + 4]!, v5 = src[p + 5]!, v6 = src[p + 6]!, v7 = src[p + 7]!;
-        dst[z] = d1 * (v0 & 15) - m1; dst[z + 1] = d1 * (v1 & 15) - m1; dst[z + 2] = d1 * (v2 & 15) - m1; dst[z + 3] = d1 * (v3 & 15) - m1;
-        dst[z + 4] = d1 * (v4 & 15) - m1; dst[z + 5] = d1 * (v5 & 15) - m1; dst[z + 6] = d1 * (v6 & 15) - m1; dst[z + 7] = d1 * (v7 & 15) - m1;
-        dst[z + 32] = d2 * (v0 >> 4) - m2; dst[z + 33] = d2 * (v1 >> 4) - m2; dst[z + 34] = d2 * (v2 >> 4) - m2; dst[z + 35] = d2 * (v3 >> 4) - m2;
-        dst[z + 36] = d2 * (v4 >> 4) - m2; dst[z + 37] = d2 * (v5 >> 4) - m2; dst[z + 38] = d2 * (v6 >> 4) - m2; dst[z + 39] = d2 * (v7 >> 4) - m2;
-      }
-    }
-  }
-};
+export const decodeQ4_K: BlockDecoder = wasmBlockDecoder(Q4_K, 'decodeQ4_K');
 
 /** Q5_K: Q4_K's layout plus a fifth bit: bit 2j of qh[l] for sub-block 2j, bit 2j + 1 for 2j + 1. */
-export const decodeQ5_K: BlockDecoder = (src, dst, blocks) => {
-  checkSpan(Q5_K, src, dst, blocks);
-  const h = f16Table();
-  const ts = Q5_K.typeSize;
-  const { d: D, dmin: DMIN, scales: SC, qh: QH, qs: QS } = Q5_K_AT;
-  for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
-    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
-    const min = h[src[o + DMIN]! | (src[o + DMIN + 1]! << 8)]!;
-    const s = o + SC;
-    const qh = o + QH;
-    for (let j = 0; j < 4; j++, y += 64) {
-      const d1 = d * kScale(src, s, 2 * j);
-      const m1 = min * kMin(src, s, 2 * j);
-      const d2 = d * kScale(src, s, 2 * j + 1);
-      const m2 = min * kMin(src, s, 2 * j + 1);
-      const q = o + QS + 32 * j;
-      const sh = 2 * j;
-      for (let l = 0; l < 32; l += 8) {
-        const z = y + l, p = q + l, r = qh + l;
-        const v0 = src[p]!, v1 = src[p + 1]!, v2 = src[p + 2]!, v3 = src[p + 3]!;
-        const v4 = src[p + 4]!, v5 = src[p + 5]!, v6 = src[p + 6]!, v7 = src[p + 7]!;
-        const h0 = src[r]! >> sh, h1 = src[r + 1]! >> sh, h2 = src[r + 2]! >> sh, h3 = src[r + 3]! >> sh;
-        const h4 = src[r + 4]! >> sh, h5 = src[r + 5]! >> sh, h6 = src[r + 6]! >> sh, h7 = src[r + 7]! >> sh;
-        dst[z] = d1 * ((v0 & 15) | ((h0 & 1) << 4)) - m1;
-        dst[z + 1] = d1 * ((v1 & 15) | ((h1 & 1) << 4)) - m1;
-        dst[z + 2] = d1 * ((v2 & 15) | ((h2 & 1) << 4)) - m1;
-        dst[z + 3] = d1 * ((v3 & 15) | ((h3 & 1) << 4)) - m1;
-        dst[z + 4] = d1 * ((v4 & 15) | ((h4 & 1) << 4)) - m1;
-        dst[z + 5] = d1 * ((v5 & 15) | ((h5 & 1) << 4)) - m1;
-        dst[z + 6] = d1 * ((v6 & 15) | ((h6 & 1) << 4)) - m1;
-        dst[z + 7] = d1 * ((v7 & 15) | ((h7 & 1) << 4)) - m1;
-        dst[z + 32] = d2 * ((v0 >> 4) | ((h0 & 2) << 3)) - m2;
-        dst[z + 33] = d2 * ((v1 >> 4) | ((h1 & 2) << 3)) - m2;
-        dst[z + 34] = d2 * ((v2 >> 4) | ((h2 & 2) << 3)) - m2;
-        dst[z + 35] = d2 * ((v3 >> 4) | ((h3 & 2) << 3)) - m2;
-        dst[z + 36] = d2 * ((v4 >> 4) | ((h4 & 2) << 3)) - m2;
-        dst[z + 37] = d2 * ((v5 >> 4) | ((h5 & 2) << 3)) - m2;
-        dst[z + 38] = d2 * ((v6 >> 4) | ((h6 & 2) << 3)) - m2;
-        dst[z + 39] = d2 * ((v7 >> 4) | ((h7 & 2) << 3)) - m2;
-      }
-    }
-  }
-};
+export const decodeQ5_K: BlockDecoder = wasmBlockDecoder(Q5_K, 'decodeQ5_K');
 
 /**
  * Q6_K: per 128 values, ql[64] (4 low bits) and qh[32] (2 high bits): byte l of ql and qh gives
  * values l and l + 64 (low/high nibble of ql[l], bits 0–1 and 4–5 of qh[l]), byte l + 32 of ql gives
  * values l + 32 and l + 96 (bits 2–3 and 6–7 of qh[l]); value − 32, times d · scales[value / 16].
  */
-export const decodeQ6_K: BlockDecoder = (src, dst, blocks) => {
-  checkSpan(Q6_K, src, dst, blocks);
-  const h = f16Table();
-  const ts = Q6_K.typeSize;
-  const s8 = new Int8Array(src.buffer, src.byteOffset, src.length);
-  const { ql: QL, qh: QH, scales: SC, d: D } = Q6_K_AT;
-  for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts) {
-    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
-    for (let n = 0; n < 2; n++, y += 128) {
-      const ql = o + QL + 64 * n;
-      const qh = o + QH + 32 * n;
-      for (let half = 0; half < 2; half++) {
-        const sc = o + SC + 8 * n + half;
-        const d0 = d * s8[sc]!;
-        const d1 = d * s8[sc + 2]!;
-        const d2 = d * s8[sc + 4]!;
-        const d3 = d * s8[sc + 6]!;
-        const l0 = 16 * half;
-        for (let l = l0; l < l0 + 16; l += 2) {
-          const a = src[ql + l]!, c = src[ql + l + 32]!, hb = src[qh + l]!;
-          const a1 = src[ql + l + 1]!, c1 = src[ql + l + 33]!, hb1 = src[qh + l + 1]!;
-          const z = y + l;
-          dst[z] = d0 * (((a & 15) | ((hb & 3) << 4)) - 32);
-          dst[z + 1] = d0 * (((a1 & 15) | ((hb1 & 3) << 4)) - 32);
-          dst[z + 32] = d1 * (((c & 15) | ((hb & 12) << 2)) - 32);
-          dst[z + 33] = d1 * (((c1 & 15) | ((hb1 & 12) << 2)) - 32);
-          dst[z + 64] = d2 * (((a >> 4) | (hb & 48)) - 32);
-          dst[z + 65] = d2 * (((a1 >> 4) | (hb1 & 48)) - 32);
-          dst[z + 96] = d3 * (((c >> 4) | ((hb & 192) >> 2)) - 32);
-          dst[z + 97] = d3 * (((c1 >> 4) | ((hb1 & 192) >> 2)) - 32);
-        }
-      }
-    }
-  }
-};
+export const decodeQ6_K: BlockDecoder = wasmBlockDecoder(Q6_K, 'decodeQ6_K');
 
 const f32Scratch = new Float32Array(1);
 const u32Scratch = new Uint32Array(f32Scratch.buffer);

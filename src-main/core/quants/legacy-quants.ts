@@ -21,7 +21,6 @@ import { f16BitsTable, f16Table } from './half';
 import { wasmBlockDecoder } from '../wasm/decoders';
 
 const Q4_0 = ggmlType('Q4_0');
-const Q4_0_AT = blockOffsets('Q4_0');
 const Q4_1 = ggmlType('Q4_1');
 const Q4_1_AT = blockOffsets('Q4_1');
 const Q5_0 = ggmlType('Q5_0');
@@ -30,25 +29,7 @@ const Q5_1 = ggmlType('Q5_1');
 const Q5_1_AT = blockOffsets('Q5_1');
 const Q8_0 = ggmlType('Q8_0');
 
-export const decodeQ4_0: BlockDecoder = (src, dst, blocks) => {
-  checkSpan(Q4_0, src, dst, blocks);
-  const h = f16Table();
-  const ts = Q4_0.typeSize;
-  const { d: D, qs: QS } = Q4_0_AT;
-  for (let b = 0, o = 0, y = 0; b < blocks; b++, o += ts, y += 32) {
-    const d = h[src[o + D]! | (src[o + D + 1]! << 8)]!;
-    const q = o + QS;
-    for (let j = 0; j < 16; j += 8) {
-      const z = y + j, p = q + j;
-      const v0 = src[p]!, v1 = src[p + 1]!, v2 = src[p + 2]!, v3 = src[p + 3]!;
-      const v4 = src[p + 4]!, v5 = src[p + 5]!, v6 = src[p + 6]!, v7 = src[p + 7]!;
-      dst[z] = ((v0 & 15) - 8) * d; dst[z + 1] = ((v1 & 15) - 8) * d; dst[z + 2] = ((v2 & 15) - 8) * d; dst[z + 3] = ((v3 & 15) - 8) * d;
-      dst[z + 4] = ((v4 & 15) - 8) * d; dst[z + 5] = ((v5 & 15) - 8) * d; dst[z + 6] = ((v6 & 15) - 8) * d; dst[z + 7] = ((v7 & 15) - 8) * d;
-      dst[z + 16] = ((v0 >> 4) - 8) * d; dst[z + 17] = ((v1 >> 4) - 8) * d; dst[z + 18] = ((v2 >> 4) - 8) * d; dst[z + 19] = ((v3 >> 4) - 8) * d;
-      dst[z + 20] = ((v4 >> 4) - 8) * d; dst[z + 21] = ((v5 >> 4) - 8) * d; dst[z + 22] = ((v6 >> 4) - 8) * d; dst[z + 23] = ((v7 >> 4) - 8) * d;
-    }
-  }
-};
+export const decodeQ4_0: BlockDecoder = wasmBlockDecoder(Q4_0, 'decodeQ4_0');
 
 /**
  * A block whose d or m is NaN (corrupt data). ggml computes q·d + m in f32, so a NaN d wins over
