@@ -185,3 +185,139 @@ export function decodeIQ4_XS(x: usize, y: usize, blocks: i32): void {
     }
   }
 }
+
+/** 16 signed bytes, each times `scale` plus `min`, to 16 f32 at `y` (ggml: q·d + m). */
+@inline function put16plus(y: usize, scale: v128, min: v128, q: v128): void {
+  const lo = i16x8.extend_low_i8x16_s(q);
+  const hi = i16x8.extend_high_i8x16_s(q);
+  v128.store(y, f32x4.add(scaled(scale, i32x4.extend_low_i16x8_s(lo)), min));
+  v128.store(y, f32x4.add(scaled(scale, i32x4.extend_high_i16x8_s(lo)), min), 16);
+  v128.store(y, f32x4.add(scaled(scale, i32x4.extend_low_i16x8_s(hi)), min), 32);
+  v128.store(y, f32x4.add(scaled(scale, i32x4.extend_high_i16x8_s(hi)), min), 48);
+}
+
+/** Which byte of a 32-bit qh word holds the fifth bit of each value: bytes 0, 1 for values 0..15. */
+const QH_LOW_BYTES = i8x16(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+const QH_HIGH_BYTES = i8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+const BIT_OF_LANE = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+
+/** 16 in the lanes whose bit is set in `bytes` (byte k/8, bit k%8 for lane k), else 0. */
+@inline function fifthBits(bytes: v128): v128 {
+  return v128.and(i8x16.eq(v128.and(bytes, BIT_OF_LANE), BIT_OF_LANE), i8x16.splat(16));
+}
+
+/** Q4_1, 20 bytes per 32 values: f16 d, f16 m, qs[16] as Q4_0's; value = nibble · d + m. */
+export function decodeQ4_1(x: usize, y: usize, blocks: i32): void {
+  const low = i8x16.splat(15);
+  for (let b = 0; b < blocks; b++, x += 20, y += 128) {
+    const d = f32x4.splat(f16At(x));
+    const m = f32x4.splat(f16At(x + 2));
+    const q = v128.load(x, 4);
+    put16plus(y, d, m, v128.and(q, low));
+    put16plus(y + 64, d, m, i8x16.shr_u(q, 4));
+  }
+}
+
+/** Q5_0, 22 bytes per 32 values: f16 d, u32 qh (bit j: fifth bit of value j), qs[16]; value = (q − 16) · d. */
+export function decodeQ5_0(x: usize, y: usize, blocks: i32): void {
+  const low = i8x16.splat(15);
+  const bias = i8x16.splat(16);
+  for (let b = 0; b < blocks; b++, x += 22, y += 128) {
+    const d = f32x4.splat(f16At(x));
+    const qh = i32x4.splat(load<i32>(x, 2));
+    const q = v128.load(x, 6);
+    put16(y, d, i8x16.sub(v128.or(v128.and(q, low), fifthBits(i8x16.swizzle(qh, QH_LOW_BYTES))), bias));
+    put16(y + 64, d, i8x16.sub(v128.or(i8x16.shr_u(q, 4), fifthBits(i8x16.swizzle(qh, QH_HIGH_BYTES))), bias));
+  }
+}
+
+/** Q5_1, 24 bytes per 32 values: f16 d, f16 m, u32 qh, qs[16]; value = q · d + m. */
+export function decodeQ5_1(x: usize, y: usize, blocks: i32): void {
+  const low = i8x16.splat(15);
+  for (let b = 0; b < blocks; b++, x += 24, y += 128) {
+    const d = f32x4.splat(f16At(x));
+    const m = f32x4.splat(f16At(x + 2));
+    const qh = i32x4.splat(load<i32>(x, 4));
+    const q = v128.load(x, 8);
+    put16plus(y, d, m, v128.or(v128.and(q, low), fifthBits(i8x16.swizzle(qh, QH_LOW_BYTES))));
+    put16plus(y + 64, d, m, v128.or(i8x16.shr_u(q, 4), fifthBits(i8x16.swizzle(qh, QH_HIGH_BYTES))));
+  }
+}
+
+/** IQ4_NL, 18 bytes per 32 values: f16 d, qs[16] of two indices into the non-linear table; value = d · table[index]. */
+export function decodeIQ4_NL(x: usize, y: usize, blocks: i32): void {
+  const table = v128.load(IQ4NL_AT);
+  const low = i8x16.splat(15);
+  for (let b = 0; b < blocks; b++, x += 18, y += 128) {
+    const d = f32x4.splat(f16At(x));
+    const q = v128.load(x, 2);
+    put16(y, d, i8x16.swizzle(table, v128.and(q, low)));
+    put16(y + 64, d, i8x16.swizzle(table, i8x16.shr_u(q, 4)));
+  }
+}
+
+/**
+ * Q2_K, 84 bytes per 256 values: scales[16] (low nibble scale, high nibble min), qs[64], f16 d,
+ * f16 dmin. Per 128 values 32 qs bytes; their 2-bit field s is values 32s..32s + 31, scale byte
+ * 8n + 2s for the first 16, 8n + 2s + 1 for the next; value = d·scale · q − dmin·min.
+ */
+export function decodeQ2_K(x: usize, y: usize, blocks: i32): void {
+  const three = i8x16.splat(3);
+  for (let b = 0; b < blocks; b++, x += 84) {
+    const d = f16At(x + 80);
+    const min = f16At(x + 82);
+    for (let n = 0; n < 2; n++) {
+      const a = v128.load(x + 16 + 32 * n);
+      const c = v128.load(x + 16 + 32 * n, 16);
+      for (let s = 0; s < 4; s++, y += 128) {
+        const s0 = byte(x + 8 * n + 2 * s);
+        const s1 = byte(x + 8 * n + 2 * s + 1);
+        put16min(y, f32x4.splat(d * <f32>(s0 & 15)), f32x4.splat(min * <f32>(s0 >> 4)), v128.and(i8x16.shr_u(a, 2 * s), three));
+        put16min(y + 64, f32x4.splat(d * <f32>(s1 & 15)), f32x4.splat(min * <f32>(s1 >> 4)), v128.and(i8x16.shr_u(c, 2 * s), three));
+      }
+    }
+  }
+}
+
+/** Q3_K's 6-bit scale k (0..15), unbiased (k-quants.ts q3kScale). */
+@inline function q3kScale(s: usize, k: i32): i32 {
+  const lo = k < 8 ? byte(s + k) & 15 : byte(s + k - 8) >> 4;
+  const hi = (byte(s + 8 + (k & 3)) >> (2 * (k >> 2))) & 3;
+  return (lo | (hi << 4)) - 32;
+}
+
+/**
+ * Q3_K, 110 bytes per 256 values: hmask[32], qs[64], scales[12], f16 d. The low 2 bits as Q2_K's;
+ * the third bit of field s in the 128-value half n is bit 4n + s of hmask[l] (clear: subtract 4);
+ * value = d·scale · q.
+ */
+export function decodeQ3_K(x: usize, y: usize, blocks: i32): void {
+  const three = i8x16.splat(3);
+  const four = i8x16.splat(4);
+  const zero = i8x16.splat(0);
+  for (let b = 0; b < blocks; b++, x += 110) {
+    const d = f16At(x + 108);
+    const ha = v128.load(x);
+    const hc = v128.load(x, 16);
+    for (let n = 0; n < 2; n++) {
+      const a = v128.load(x + 32 + 32 * n);
+      const c = v128.load(x + 32 + 32 * n, 16);
+      for (let s = 0; s < 4; s++, y += 128) {
+        const mask: i32 = 1 << (4 * n + s);
+        const bit = i8x16.splat(<i8>mask);
+        const qa = i8x16.sub(v128.and(i8x16.shr_u(a, 2 * s), three), v128.and(i8x16.eq(v128.and(ha, bit), zero), four));
+        const qc = i8x16.sub(v128.and(i8x16.shr_u(c, 2 * s), three), v128.and(i8x16.eq(v128.and(hc, bit), zero), four));
+        put16(y, f32x4.splat(d * <f32>q3kScale(x + 96, 8 * n + 2 * s)), qa);
+        put16(y + 64, f32x4.splat(d * <f32>q3kScale(x + 96, 8 * n + 2 * s + 1)), qc);
+      }
+    }
+  }
+}
+
+/** Q8_K, 292 bytes per 256 values: f32 d, int8 qs[256], int16 bsums[16] (not needed); value = d · q. */
+export function decodeQ8_K(x: usize, y: usize, blocks: i32): void {
+  for (let b = 0; b < blocks; b++, x += 292) {
+    const d = f32x4.splat(load<f32>(x));
+    for (let j = 0; j < 256; j += 16, y += 64) put16(y, d, v128.load(x + 4 + j));
+  }
+}

@@ -1,7 +1,8 @@
 /**
  * Decoders for the "i-quant" types (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S,
  * IQ4_NL, IQ4_XS), bit-exact with llama.cpp's dequantize_row_* (proved element by element in
- * test/core/quants/iq-quants.test.ts). Platform-free.
+ * test/core/quants/iq-quants.test.ts). Platform-free. IQ4_NL and IQ4_XS run in WebAssembly SIMD
+ * (assembly/decoders.ts: a table lookup per nibble is one i8x16.swizzle); the lattice types here.
  *
  * Exactness: in every type the f32 arithmetic llama.cpp does is exact. Scales are an f16 (11
  * significant bits) times a small odd or half-odd integer, and grid values are small integers,
@@ -20,7 +21,7 @@ import { checkSpan, type BlockDecoder } from './codec';
 import { f16BitsTable, f16Table } from './half';
 import { wasmBlockDecoder } from '../wasm/decoders';
 import {
-  IQ1_DELTA, IQ1S_GRID, IQ2_SIGNS, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, IQ4NL_VALUES,
+  IQ1_DELTA, IQ1S_GRID, IQ2_SIGNS, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID,
 } from './iq-tables';
 
 const QK = 256;
@@ -34,7 +35,6 @@ const IQ3_S_AT = blockOffsets('IQ3_S');
 const IQ1_S_AT = blockOffsets('IQ1_S');
 const IQ1_M_AT = blockOffsets('IQ1_M');
 const IQ2_XXS_D = blockOffsets('IQ2_XXS').d;
-const IQ4_NL_AT = blockOffsets('IQ4_NL');
 
 /**
  * A grid with its signs folded in: for every 4 consecutive grid values (a whole IQ3 entry, half
@@ -95,40 +95,6 @@ function put4x2(dst: Float32Array, y: number, db: number, t: Float32Array, i: nu
   dst[y + 5] = db * t[j + 1]!;
   dst[y + 6] = db * t[j + 2]!;
   dst[y + 7] = db * t[j + 3]!;
-}
-
-/** IQ4 value of a byte's low nibble and of its high nibble, 256 entries each. */
-const IQ4_LO = new Float32Array(256);
-const IQ4_HI = new Float32Array(256);
-for (let b = 0; b < 256; b++) {
-  IQ4_LO[b] = IQ4NL_VALUES[b & 15]!;
-  IQ4_HI[b] = IQ4NL_VALUES[b >> 4]!;
-}
-
-/** One IQ4 byte b at y: dst[y] = dl · value(low nibble), dst[y+16] = dl · value(high nibble). */
-function put2nl(dst: Float32Array, y: number, dl: number, b: number): void {
-  dst[y] = dl * IQ4_LO[b]!;
-  dst[y + 16] = dl * IQ4_HI[b]!;
-}
-
-/** 32 IQ4 values from the 16 bytes at src[q..]: low nibbles to dst[y..y+16), high to [y+16..y+32). */
-function put32nl(dst: Float32Array, y: number, dl: number, src: Uint8Array, q: number): void {
-  put2nl(dst, y, dl, src[q]!);
-  put2nl(dst, y + 1, dl, src[q + 1]!);
-  put2nl(dst, y + 2, dl, src[q + 2]!);
-  put2nl(dst, y + 3, dl, src[q + 3]!);
-  put2nl(dst, y + 4, dl, src[q + 4]!);
-  put2nl(dst, y + 5, dl, src[q + 5]!);
-  put2nl(dst, y + 6, dl, src[q + 6]!);
-  put2nl(dst, y + 7, dl, src[q + 7]!);
-  put2nl(dst, y + 8, dl, src[q + 8]!);
-  put2nl(dst, y + 9, dl, src[q + 9]!);
-  put2nl(dst, y + 10, dl, src[q + 10]!);
-  put2nl(dst, y + 11, dl, src[q + 11]!);
-  put2nl(dst, y + 12, dl, src[q + 12]!);
-  put2nl(dst, y + 13, dl, src[q + 13]!);
-  put2nl(dst, y + 14, dl, src[q + 14]!);
-  put2nl(dst, y + 15, dl, src[q + 15]!);
 }
 
 const nanScratchBytes = new Uint8Array(110); // the largest block that uses signs (IQ3_S)
@@ -338,15 +304,7 @@ export const decodeIQ1_M: BlockDecoder = (src, dst, blocks) => {
  * IQ4_NL, 18 bytes per 32 values: f16 d; 16 bytes of two 4-bit indices into the non-linear
  * table (low nibbles: values 0..15, high nibbles: 16..31).
  */
-export const decodeIQ4_NL: BlockDecoder = (src, dst, blocks) => {
-  checkSpan(IQ4_NL, src, dst, blocks);
-  const ts = IQ4_NL.typeSize;
-  const half = f16Table();
-  const { d: D, qs: QS } = IQ4_NL_AT;
-  for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts, y += 32) {
-    put32nl(dst, y, half[src[o + D]! | (src[o + D + 1]! << 8)]!, src, o + QS);
-  }
-};
+export const decodeIQ4_NL: BlockDecoder = wasmBlockDecoder(IQ4_NL, 'decodeIQ4_NL');
 
 /**
  * IQ4_XS, 136 bytes per 256 values: f16 d; u16 of high scale bits (2 per 32 values); 4 bytes of

@@ -14,7 +14,10 @@ import { WASM_BASE64 } from './decoders.wasm';
 import { instantiateBase64 } from './instantiate';
 
 /** The decode functions the module exports: (blocks at, values at, block count). */
-export type WasmDecoderName = 'decodeQ4_0' | 'decodeQ8_0' | 'decodeQ4_K' | 'decodeQ5_K' | 'decodeQ6_K' | 'decodeIQ4_XS';
+export type WasmDecoderName =
+  | 'decodeQ4_0' | 'decodeQ4_1' | 'decodeQ5_0' | 'decodeQ5_1' | 'decodeQ8_0'
+  | 'decodeQ2_K' | 'decodeQ3_K' | 'decodeQ4_K' | 'decodeQ5_K' | 'decodeQ6_K' | 'decodeQ8_K'
+  | 'decodeIQ4_NL' | 'decodeIQ4_XS';
 
 type Layout = 'F16_AT' | 'IQ4NL_AT' | 'IN_AT' | 'IN_BYTES' | 'OUT_AT' | 'OUT_VALUES';
 type DecoderExports = Record<Layout, WebAssembly.Global> &

@@ -9,7 +9,7 @@ import { expectBitExact, typeOf } from '../../support/decoder-check';
 import { llamaQuantize } from '../../support/ggml-oracle';
 import { mulberry32 } from '../../support/random';
 
-const WASM_TYPES = ['Q4_0', 'Q8_0', 'Q4_K', 'Q5_K', 'Q6_K', 'IQ4_XS'];
+const WASM_TYPES = ['Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q8_0', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K', 'IQ4_NL', 'IQ4_XS'];
 
 describe('WebAssembly decoders over many chunks', () => {
   for (const name of WASM_TYPES) {
