@@ -12,6 +12,8 @@
  * up to MAX_GROUP values.
  */
 
+import { scaleSearch } from '../wasm/scale-search';
+
 const fr = Math.fround;
 
 /** ggml's GROUP_MAX_EPS: a group whose largest magnitude is below this is treated as all zero. */
@@ -22,20 +24,8 @@ export const MAX_GROUP = 256;
 
 const F01 = fr(0.1);
 
-/**
- * Relative margin for rejecting a try from f64 estimates: far above the f32 rounding they stand
- * for (a few n·2^-24), so a rejected try is one ggml's f32 arithmetic would reject too.
- */
-const REJECT_MARGIN = 1e-3;
-
 const wScratch = new Float32Array(MAX_GROUP);
 const wxScratch = new Float32Array(MAX_GROUP);
-const dScratch = new Float32Array(MAX_GROUP);
-const gScratch = new Float32Array(MAX_GROUP);
-const upScratch = new Float64Array(MAX_GROUP);
-/** 1 − 2^-22: see fitScaleAndMin's `up`. */
-const BELOW_HALF = 1 - 2 ** -22;
-const auxScratch = new Uint8Array(MAX_GROUP);
 const iScratch = new Int32Array(MAX_GROUP);
 const prefixA = new Float32Array(MAX_GROUP);
 const prefixB = new Float32Array(MAX_GROUP);
@@ -323,6 +313,9 @@ export function fitSymmetricScaleIterative(
  * least weighted error (absolute error when `useMad`, squared otherwise). Weights default to x².
  * Returns the scale. ggml: make_qkx2_quants (weights given) and make_qkx3_quants (weights
  * optional), which differ only in that default.
+ *
+ * It runs in WebAssembly (assembly/scale-search.ts), where f32 arithmetic is native: the search
+ * is most of an encoder's time, and Math.fround chains cost several times ggml's f32 operations.
  */
 export function fitScaleAndMin(
   n: number,
@@ -340,159 +333,18 @@ export function fitScaleAndMin(
   nstep: number,
   useMad: boolean,
 ): number {
-  const ww = wScratch;
-  // The group from index 0: the loops below index one array with one counter.
-  const xg = gScratch;
-  for (let i = 0; i < n; i++) xg[i] = x[xAt + i];
-  let min = xg[0];
-  let max = min;
-  let sumW = w ? w[wAt] : fr(min * min);
-  let sumX = fr(sumW * min);
-  ww[0] = sumW;
-  for (let i = 1; i < n; i++) {
-    const v = xg[i];
-    if (v < min) min = v;
-    if (v > max) max = v;
-    const wi = w ? w[wAt + i] : fr(v * v);
-    ww[i] = wi;
-    sumW = fr(sumW + wi);
-    sumX = fr(sumX + fr(wi * v));
+  const search = scaleSearch();
+  // Element loops rather than set(subarray): a group is small, and a view per call would allocate.
+  const gx = search.x;
+  for (let i = 0; i < n; i++) gx[i] = x[xAt + i]!;
+  if (w) {
+    const gw = search.w;
+    for (let i = 0; i < n; i++) gw[i] = w[wAt + i]!;
   }
-  if (min > 0) min = 0;
-  // ggml's test (make_qkx2_quants' max == min is the same one): a group starting with NaN, whose
-  // min and max stay NaN, goes through the search as in ggml rather than counting as constant.
-  if (max <= min) {
-    L.fill(0, lAt, lAt + n);
-    mins[minAt] = -min;
-    return 0;
-  }
-  // Values shifted by the current offset (ggml shifts by the best offset found so far, so this
-  // is refreshed whenever a try wins).
-  const xs = dScratch;
-  for (let i = 0; i < n; i++) xs[i] = fr(xg[i] - min);
-  let range = fr(max - min);
-  let iscale = fr(nmax / range);
-  let scale = fr(1 / iscale);
-  let bestErr = 0;
-  for (let i = 0; i < n; i++) {
-    let l = roundHalfEven(fr(iscale * xs[i]));
-    l = l < 0 ? 0 : l > nmax ? nmax : l;
-    L[lAt + i] = l;
-    let diff = fr(fr(fr(scale * l) + min) - xg[i]);
-    diff = useMad ? Math.abs(diff) : fr(diff * diff);
-    bestErr = fr(bestErr + fr(ww[i] * diff));
-  }
-  if (nstep < 1) {
-    mins[minAt] = -min;
-    return scale;
-  }
-  // The try's levels (none yet: all zero) and their f64 sums Σw·l, Σw·l², Σw·x·l.
-  const aux = auxScratch;
-  // Between wins (an epoch: xs fixed) the tries' inverse scales only grow, so each value's level
-  // only grows, by at most one per try (a try adds rdelta/range ≤ 0.1 to iscale·xs). up[i] is a
-  // bound below which iscale·xs (exact in f64: two f32 factors) leaves the level where it is:
-  // under (l + 0.5)·(1 − 2^-22), even its f32 rounding stays under l + 0.5.
-  const up = upScratch;
-  let fresh = true;
-  aux.fill(0, 0, n);
-  let dl = 0;
-  let dl2 = 0;
-  let dxl = 0;
-  // f64 sums of w, w·x, w·x² for the quick rejection below.
-  let dW = 0;
-  let dX = 0;
-  let dXX = 0;
-  const maxAbs = Math.max(-min, Math.abs(max));
-  if (!useMad) {
-    for (let i = 0; i < n; i++) {
-      const wxi = ww[i] * xg[i];
-      dW += ww[i];
-      dX += wxi;
-      dXX += wxi * xg[i];
-    }
-  }
-  for (let is = 0; is <= nstep; is++) {
-    iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / range);
-    // Levels identical to the previous try's give identical sums (they do not depend on the
-    // offset), hence an error that cannot beat the best so far: skip such a try. The f64 sums
-    // for the bound below follow the levels that change (a tenth or so per try); their terms
-    // are exact products, so they drift from fresh sums by a few ulps, far inside its margin.
-    let changed = is === 0 ? 1 : 0;
-    for (let i = 0; i < n; i++) {
-      // Within an epoch the level cannot change below its threshold: skip the exact rounding.
-      if (!fresh && iscale * xs[i] < up[i]) continue;
-      let l = roundHalfEven(fr(iscale * xs[i]));
-      l = l < 0 ? 0 : l > nmax ? nmax : l;
-      const old = aux[i];
-      up[i] = l < nmax ? (l + 0.5) * BELOW_HALF : Infinity;
-      if (l !== old) {
-        changed = 1;
-        aux[i] = l;
-        const wd = ww[i] * (l - old);
-        dl += wd;
-        dl2 += wd * (l + old);
-        dxl += wd * xg[i];
-      }
-    }
-    fresh = false;
-    if (changed === 0) continue;
-    if (!useMad) {
-      // Lower bound, in f64, on the squared error any scale and offset can reach with these
-      // levels (the unconstrained least-squares fit; f64 products here are exact). ggml's f32
-      // error for its own fit is at least that, less its rounding (bounded below): a try whose
-      // bound is clearly above the best so far cannot win and is rejected without the f32 work.
-      const det = dW * dl2 - dl * dl;
-      if (det > 1e-4 * dW * dl2) {
-        const s0 = (dW * dxl - dX * dl) / det;
-        const m0 = (dl2 * dX - dl * dxl) / det;
-        const floor = dXX - s0 * dxl - m0 * dX - 1e-12 * dXX;
-        // ggml's f32 differences s·l + m − x are each off by a few ulps of the largest term:
-        // in root-sum-square terms, at most `noise` in all.
-        const noise = 2 ** -22 * (2 * Math.abs(s0) * nmax + Math.abs(m0) + 2 * maxAbs) * Math.sqrt(dW);
-        if (floor > 0) {
-          const lower = Math.sqrt(floor) - noise;
-          if (lower > 0 && lower * lower > bestErr * (1 + REJECT_MARGIN)) continue;
-        }
-      }
-    }
-    let sumL = 0;
-    let sumL2 = 0;
-    let sumXL = 0;
-    for (let i = 0; i < n; i++) {
-      const l = aux[i];
-      const wl = fr(ww[i] * l);
-      sumL = fr(sumL + wl);
-      sumL2 = fr(sumL2 + fr(wl * l));
-      sumXL = fr(sumXL + fr(wl * xg[i]));
-    }
-    const D = fr(fr(sumW * sumL2) - fr(sumL * sumL));
-    if (D > 0) {
-      let thisScale = fr(fr(fr(sumW * sumXL) - fr(sumX * sumL)) / D);
-      let thisMin = fr(fr(fr(sumL2 * sumX) - fr(sumL * sumXL)) / D);
-      if (thisMin > 0) {
-        thisMin = 0;
-        thisScale = fr(sumXL / sumL2);
-      }
-      let err = 0;
-      for (let i = 0; i < n; i++) {
-        let diff = fr(fr(fr(thisScale * aux[i]) + thisMin) - xg[i]);
-        diff = useMad ? Math.abs(diff) : fr(diff * diff);
-        err = fr(err + fr(ww[i] * diff));
-      }
-      if (err < bestErr) {
-        for (let i = 0; i < n; i++) L[lAt + i] = aux[i];
-        bestErr = err;
-        scale = thisScale;
-        if (thisMin !== min) {
-          fresh = true;
-          min = thisMin;
-          range = fr(max - min);
-          for (let i = 0; i < n; i++) xs[i] = fr(xg[i] - min);
-        }
-      }
-    }
-  }
-  mins[minAt] = -min;
+  const scale = search.fitScaleAndMin(n, nmax, w ? 1 : 0, rmin, rdelta, nstep, useMad ? 1 : 0);
+  const levels = search.levels;
+  for (let i = 0; i < n; i++) L[lAt + i] = levels[i]!;
+  mins[minAt] = search.min[0]!;
   return scale;
 }
 

@@ -1,0 +1,226 @@
+/**
+ * The scale-and-min search of the block encoders (ggml's make_qkx2_quants / make_qkx3_quants) in
+ * WebAssembly SIMD, where f32 arithmetic is native: src-main/core/quants/scale-search.ts is the
+ * host side (it copies a group into X_AT/W_AT, calls fitScaleAndMin and reads the levels at L_AT
+ * and the min at MIN_AT). Compiled by `npm run build:wasm` into src-main/core/wasm/scale-search.wasm.ts.
+ *
+ * Exactness: every f32 operation is one IEEE operation, as in ggml's C (no contraction), in
+ * ggml's order; a product computed in a SIMD lane is the same operation as the scalar one. The f64
+ * shortcuts (which tries to skip) only leave out work whose outcome they prove.
+ */
+
+/** The largest group the search accepts (a multiple of 4: the search runs 4 values at a time). */
+export const MAX_GROUP: i32 = 256;
+/** The host's group: values (f32), weights (f32), levels out (u8), the min out (f32). */
+export const X_AT: usize = 0x10000;
+export const W_AT: usize = 0x10400;
+export const L_AT: usize = 0x10800;
+export const MIN_AT: usize = 0x10900;
+// Scratch: values shifted by the current offset (f32), the try's levels (i32), weights and
+// weights × values in f64 (for the bound).
+const XS_AT: usize = 0x10a00;
+const AUX_AT: usize = 0x10e00;
+const WD_AT: usize = 0x11200;
+const WXD_AT: usize = 0x11a00;
+/** The end of the layout: the host grows the memory to reach it. */
+export const END: usize = 0x12200;
+
+/** Relative margin for rejecting a try from f64 estimates (far above f32 rounding). */
+const REJECT_MARGIN: f64 = 1e-3;
+
+/** ggml's nearest_int: add 1.5·2^23 in f32 and read the integer off the mantissa. */
+@inline function nearestInt(v: f32): i32 {
+  return (reinterpret<i32>(v + <f32>12582912.0) & 0x007fffff) - 0x00400000;
+}
+
+/** nearest_int of 4 lanes, clamped to [0, nmax]. */
+@inline function levels4(v: v128, nmax: v128): v128 {
+  const l = i32x4.sub(v128.and(f32x4.add(v, f32x4.splat(12582912.0)), i32x4.splat(0x007fffff)), i32x4.splat(0x00400000));
+  return i32x4.min_s(i32x4.max_s(l, i32x4.splat(0)), nmax);
+}
+
+@inline function clampLevel(l: i32, nmax: i32): i32 {
+  return l < 0 ? 0 : l > nmax ? nmax : l;
+}
+
+/** Byte offset of value i (and of group i/4's first value) in an f32 or i32 array. */
+@inline function at4(i: i32): usize {
+  return <usize>i << 2;
+}
+
+/** XS = X − min, 4 values at a time. */
+function shift(n: i32, min: f32): void {
+  const m = f32x4.splat(min);
+  for (let i = 0; i < n; i += 4) v128.store(XS_AT + at4(i), f32x4.sub(v128.load(X_AT + at4(i)), m));
+}
+
+/**
+ * Levels in [0, nmax] with a scale and a min (value ≈ scale · level − min) for the n values at
+ * X_AT (n a multiple of 4) weighted by W_AT (by x² when `weighted` is false, written there):
+ * returns the scale, writes the levels to L_AT and −min to MIN_AT. ggml: make_qkx2_quants /
+ * make_qkx3_quants.
+ *
+ * Each try's levels come 4 at a time with no branch; a try whose levels are the previous try's
+ * cannot win and is skipped, and one whose least-squares bound (f64) is clearly above the best
+ * error so far is rejected without ggml's f32 sums. Only f32 work whose result can matter is done,
+ * in ggml's order (sums value by value, products lane by lane: the same IEEE operations).
+ */
+export function fitScaleAndMin(n: i32, nmax: i32, weighted: bool, rmin: f32, rdelta: f32, nstep: i32, useMad: bool): f32 {
+  if (!weighted) {
+    for (let i = 0; i < n; i += 4) {
+      const v = v128.load(X_AT + at4(i));
+      v128.store(W_AT + at4(i), f32x4.mul(v, v));
+    }
+  }
+  let min = load<f32>(X_AT);
+  let max = min;
+  let sumW = load<f32>(W_AT);
+  let sumX: f32 = sumW * min;
+  for (let i = 1; i < n; i++) {
+    const v = load<f32>(X_AT + at4(i));
+    if (v < min) min = v;
+    if (v > max) max = v;
+    const wi = load<f32>(W_AT + at4(i));
+    sumW += wi;
+    sumX += wi * v;
+  }
+  if (min > 0) min = 0;
+  // ggml's test: a group starting with NaN (min and max stay NaN) goes through the search.
+  if (max <= min) {
+    for (let i = 0; i < n; i++) store<u8>(L_AT + <usize>i, 0);
+    store<f32>(MIN_AT, -min);
+    return 0;
+  }
+  shift(n, min);
+  let range: f32 = max - min;
+  let iscale: f32 = <f32>nmax / range;
+  let scale: f32 = <f32>1 / iscale;
+  let bestErr: f32 = 0;
+  for (let i = 0; i < n; i++) {
+    const l = clampLevel(nearestInt(iscale * load<f32>(XS_AT + at4(i))), nmax);
+    store<u8>(L_AT + <usize>i, <u8>l);
+    let diff: f32 = scale * <f32>l + min - load<f32>(X_AT + at4(i));
+    diff = useMad ? Mathf.abs(diff) : diff * diff;
+    bestErr += load<f32>(W_AT + at4(i)) * diff;
+  }
+  if (nstep < 1) {
+    store<f32>(MIN_AT, -min);
+    return scale;
+  }
+  // Σw, Σw·x, Σw·x² in f64 for the bound, and each value's w and w·x in f64.
+  let dW: f64 = 0;
+  let dX: f64 = 0;
+  let dXX: f64 = 0;
+  for (let i = 0; i < n; i++) {
+    const wi = <f64>load<f32>(W_AT + at4(i));
+    const xi = <f64>load<f32>(X_AT + at4(i));
+    store<f64>(WD_AT + (<usize>i << 3), wi);
+    store<f64>(WXD_AT + (<usize>i << 3), wi * xi);
+    dW += wi;
+    dX += wi * xi;
+    dXX += wi * xi * xi;
+  }
+  const maxAbs: f64 = Math.max(-<f64>min, Math.abs(<f64>max));
+  const nmax4 = i32x4.splat(nmax);
+  for (let i = 0; i < n; i += 4) v128.store(AUX_AT + at4(i), i32x4.splat(0));
+  for (let is = 0; is <= nstep; is++) {
+    iscale = (rmin + rdelta * <f32>is + <f32>nmax) / range;
+    const isc = f32x4.splat(iscale);
+    // The try's levels, whether any differs from the previous try's, and (f64, any order: only
+    // the bound reads them) Σw·l, Σw·l², Σw·x·l.
+    let diff = i32x4.splat(is == 0 ? 1 : 0);
+    let sl = f64x2.splat(0);
+    let sl2 = f64x2.splat(0);
+    let sxl = f64x2.splat(0);
+    for (let i = 0; i < n; i += 4) {
+      const l = levels4(f32x4.mul(isc, v128.load(XS_AT + at4(i))), nmax4);
+      diff = v128.or(diff, v128.xor(l, v128.load(AUX_AT + at4(i))));
+      v128.store(AUX_AT + at4(i), l);
+      if (!useMad) {
+        const lo = f64x2.convert_low_i32x4_s(l);
+        const hi = f64x2.convert_low_i32x4_s(i32x4.shuffle(l, l, 2, 3, 0, 1));
+        const wlo = f64x2.mul(v128.load(WD_AT + (<usize>i << 3)), lo);
+        const whi = f64x2.mul(v128.load(WD_AT + (<usize>i << 3), 16), hi);
+        sl = f64x2.add(sl, f64x2.add(wlo, whi));
+        sl2 = f64x2.add(sl2, f64x2.add(f64x2.mul(wlo, lo), f64x2.mul(whi, hi)));
+        sxl = f64x2.add(sxl, f64x2.add(f64x2.mul(v128.load(WXD_AT + (<usize>i << 3)), lo), f64x2.mul(v128.load(WXD_AT + (<usize>i << 3), 16), hi)));
+      }
+    }
+    if (!v128.any_true(diff)) continue;
+    if (!useMad) {
+      // A lower bound on the squared error any scale and offset reach with these levels (the
+      // unconstrained least-squares fit) less f32 rounding: clearly above the best, no win.
+      const dl = f64x2.extract_lane(sl, 0) + f64x2.extract_lane(sl, 1);
+      const dl2 = f64x2.extract_lane(sl2, 0) + f64x2.extract_lane(sl2, 1);
+      const dxl = f64x2.extract_lane(sxl, 0) + f64x2.extract_lane(sxl, 1);
+      const det = dW * dl2 - dl * dl;
+      if (det > 1e-4 * dW * dl2) {
+        const s0 = (dW * dxl - dX * dl) / det;
+        const m0 = (dl2 * dX - dl * dxl) / det;
+        const floor = dXX - s0 * dxl - m0 * dX - 1e-12 * dXX;
+        // ggml's f32 differences s·l + m − x are each off by a few ulps of the largest term.
+        const noise = (1.0 / <f64>(1 << 22)) * (2 * Math.abs(s0) * <f64>nmax + Math.abs(m0) + 2 * maxAbs) * Math.sqrt(dW);
+        if (floor > 0) {
+          const lower = Math.sqrt(floor) - noise;
+          if (lower > 0 && lower * lower > <f64>bestErr * (1 + REJECT_MARGIN)) continue;
+        }
+      }
+    }
+    // ggml's f32 sums, value by value.
+    let sumL: f32 = 0;
+    let sumL2: f32 = 0;
+    let sumXL: f32 = 0;
+    for (let i = 0; i < n; i += 4) {
+      const lf = f32x4.convert_i32x4_s(v128.load(AUX_AT + at4(i)));
+      const wl = f32x4.mul(v128.load(W_AT + at4(i)), lf);
+      const wl2 = f32x4.mul(wl, lf);
+      const wxl = f32x4.mul(wl, v128.load(X_AT + at4(i)));
+      sumL += f32x4.extract_lane(wl, 0);
+      sumL2 += f32x4.extract_lane(wl2, 0);
+      sumXL += f32x4.extract_lane(wxl, 0);
+      sumL += f32x4.extract_lane(wl, 1);
+      sumL2 += f32x4.extract_lane(wl2, 1);
+      sumXL += f32x4.extract_lane(wxl, 1);
+      sumL += f32x4.extract_lane(wl, 2);
+      sumL2 += f32x4.extract_lane(wl2, 2);
+      sumXL += f32x4.extract_lane(wxl, 2);
+      sumL += f32x4.extract_lane(wl, 3);
+      sumL2 += f32x4.extract_lane(wl2, 3);
+      sumXL += f32x4.extract_lane(wxl, 3);
+    }
+    const D: f32 = sumW * sumL2 - sumL * sumL;
+    if (D > 0) {
+      let thisScale: f32 = (sumW * sumXL - sumX * sumL) / D;
+      let thisMin: f32 = (sumL2 * sumX - sumL * sumXL) / D;
+      if (thisMin > 0) {
+        thisMin = 0;
+        thisScale = sumXL / sumL2;
+      }
+      const s4 = f32x4.splat(thisScale);
+      const m4 = f32x4.splat(thisMin);
+      let err: f32 = 0;
+      for (let i = 0; i < n; i += 4) {
+        const lf = f32x4.convert_i32x4_s(v128.load(AUX_AT + at4(i)));
+        let d = f32x4.sub(f32x4.add(f32x4.mul(s4, lf), m4), v128.load(X_AT + at4(i)));
+        d = useMad ? f32x4.abs(d) : f32x4.mul(d, d);
+        const e = f32x4.mul(v128.load(W_AT + at4(i)), d);
+        err += f32x4.extract_lane(e, 0);
+        err += f32x4.extract_lane(e, 1);
+        err += f32x4.extract_lane(e, 2);
+        err += f32x4.extract_lane(e, 3);
+      }
+      if (err < bestErr) {
+        for (let i = 0; i < n; i++) store<u8>(L_AT + <usize>i, load<u8>(AUX_AT + at4(i)));
+        bestErr = err;
+        scale = thisScale;
+        if (thisMin != min) {
+          min = thisMin;
+          range = max - min;
+          shift(n, min);
+        }
+      }
+    }
+  }
+  store<f32>(MIN_AT, -min);
+  return scale;
+}

@@ -1,0 +1,47 @@
+/**
+ * The host side of the WebAssembly scale-and-min search (assembly/scale-search.ts): one instance
+ * per thread, made on first use, and views of its group (values, weights, levels, min). The
+ * caller fills the views, runs `fitScaleAndMin` and reads the results back; the memory never
+ * grows after the first use, so the views stay valid.
+ */
+import { WASM_BASE64 } from './scale-search.wasm';
+import { instantiateBase64 } from './instantiate';
+
+type Layout = 'MAX_GROUP' | 'X_AT' | 'W_AT' | 'L_AT' | 'MIN_AT' | 'END';
+type SearchExports = Record<Layout, WebAssembly.Global> & {
+  memory: WebAssembly.Memory;
+  fitScaleAndMin(n: number, nmax: number, weighted: number, rmin: number, rdelta: number, nstep: number, useMad: number): number;
+};
+
+export interface ScaleSearch {
+  /** The group's values and weights (inputs), levels and −min (outputs), MAX_GROUP long (min: 1). */
+  x: Float32Array;
+  w: Float32Array;
+  levels: Uint8Array;
+  min: Float32Array;
+  /** Returns the scale; `weighted` 0: the weights are x² (written to `w`). */
+  fitScaleAndMin: SearchExports['fitScaleAndMin'];
+}
+
+let search: ScaleSearch | undefined;
+
+function instantiate(): ScaleSearch {
+  const exports = instantiateBase64(WASM_BASE64).exports as unknown as SearchExports;
+  const at = (name: Layout): number => exports[name].value as number;
+  const memory = exports.memory;
+  const end = at('END');
+  if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
+  const n = at('MAX_GROUP');
+  return {
+    x: new Float32Array(memory.buffer, at('X_AT'), n),
+    w: new Float32Array(memory.buffer, at('W_AT'), n),
+    levels: new Uint8Array(memory.buffer, at('L_AT'), n),
+    min: new Float32Array(memory.buffer, at('MIN_AT'), 1),
+    fitScaleAndMin: exports.fitScaleAndMin,
+  };
+}
+
+/** This thread's instance. */
+export function scaleSearch(): ScaleSearch {
+  return (search ??= instantiate());
+}

@@ -1,0 +1,57 @@
+/**
+ * The WebAssembly scale-and-min search (assembly/scale-search.ts) through the encoders that use
+ * it, on groups that stress its shortcuts: both group sizes (16 values: Q2_K, 32: Q4_K, Q5_K,
+ * Q4_1), both error measures (Q2_K's absolute error), with and without importance weights, and
+ * groups where many tries win (the offset moves, so the try levels restart from fresh values).
+ * Every block must be llama.cpp's, byte for byte.
+ */
+import { describe, expect, it } from 'vitest';
+import { encoderFor } from '../../../src-main/core/quants/encoders';
+import { scaleSearch } from '../../../src-main/core/wasm/scale-search';
+import { typeOf } from '../../support/decoder-check';
+import { llamaQuantize } from '../../support/ggml-oracle';
+import { mulberry32 } from '../../support/random';
+
+const rowLength = 1024;
+const rows = 24;
+
+/** Rows of several shapes: gaussian, skewed (mostly positive), a few outliers, two clusters. */
+function groups(): Float32Array {
+  const rng = mulberry32(41);
+  const data = new Float32Array(rows * rowLength);
+  for (let r = 0; r < rows; r++) {
+    for (let i = 0; i < rowLength; i++) {
+      const g = rng.gaussian();
+      const kind = r % 4;
+      data[r * rowLength + i] =
+        kind === 0 ? g * 0.02
+        : kind === 1 ? Math.abs(g) * 0.5 + 0.1 * rng.gaussian()
+        : kind === 2 ? (rng.next() < 0.03 ? g * 40 : g)
+        : (rng.next() < 0.5 ? -1 : 3) + 0.05 * g;
+    }
+  }
+  return data;
+}
+
+describe('WebAssembly scale-and-min search', () => {
+  const data = groups();
+  const rng = mulberry32(9);
+  const imatrix = Float32Array.from({ length: rowLength }, () => Math.exp(2 * rng.gaussian()));
+  for (const name of ['Q2_K', 'Q4_K', 'Q5_K', 'Q4_1']) {
+    for (const weighted of [false, true]) {
+      it(`${name}${weighted ? ' with an importance matrix' : ''}: llama.cpp's bytes`, () => {
+        const type = typeOf(name);
+        const ours = new Uint8Array((data.length / type.blockSize) * type.typeSize);
+        encoderFor(type)(data, ours, rows, rowLength, weighted ? imatrix : null);
+        const theirs = llamaQuantize(type.id, data, rows, rowLength, weighted ? imatrix : undefined);
+        expect(Buffer.compare(Buffer.from(ours), Buffer.from(theirs))).toBe(0);
+      });
+    }
+  }
+
+  it('holds groups of up to 256 values in its memory', () => {
+    const search = scaleSearch();
+    expect(search.x.length).toBe(256);
+    expect(search.levels.length).toBe(256);
+  });
+});
