@@ -22,26 +22,29 @@
  * offsets and strides rather than split by copies. gpt-oss's FFN norm is named post_attention_norm.
  *
  * Q, K and V are one matmul where their tensors share a type (concatenated on upload, as phi3's
- * attn_qkv is in the file), and so are a dense FFN's gate and up; layers whose tensors differ in
- * type (Q4_K_M's V in Q6_K) keep separate projections. The residual adds ride on the output
+ * attn_qkv is in the file), and so are a dense FFN's gate and up; where types differ (Q4_K_M's V
+ * in Q6_K), each run of neighbours of one type is one matmul (Q|K, then V). Either way they write
+ * one q|k|v row (gate|up row) per token, so biases, Q/K norms, RoPE, the KV store and the GLU
+ * read one layout in one dispatch each. The residual adds ride on the output
  * projections (matmul with accumulate), or on the post-norm (rms_norm with accumulate, the
  * projection then going to a scratch buffer), RoPE on the KV store and the attention kernel, and
  * a one-token step (decode) stores K and V inside the attention kernel. Dispatches per layer of a
  * decode step, fused: llama 8 (qwen2's biases add 1, qwen3's Q/K norms 1; an MoE FFN is 9
  * dispatches instead of 4, 14 with a shared expert); gemma2 10, gemma3 11 (the post-norms add one
  * per block); gpt-oss 19 (an MoE FFN, whose router and expert biases add 4; Q/K/V and attn_output
- * biases 2). Separate Q, K, V add 2 (their biases 2 more, Q/K norms 1), separate gate and up 1, a
- * prefill step 1 (the KV store). gemma's embedding scale and the logit soft-cap add one dispatch
+ * biases 2). Each further run of one type among Q, K, V, or gate and up, adds 1 (Q4_K_M's V in
+ * Q6_K: Q|K and V), a prefill step 1 (the KV store). gemma's embedding scale and the logit soft-cap add one dispatch
  * each per submission.
  *
  * The KV cache is full-size in every layer, sliding-window ones included (they only read less of it).
  */
 import { dequantizeTensor } from '../../core/dequantize';
+import type { GgmlType } from '../../core/ggml-types';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import type { CollectedWeight } from '../../core/imatrix';
 import { tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext } from '../gpu/device';
-import { MatmulKernels, type TokenDispatch } from '../gpu/matmul';
+import { MatmulKernels, type MatmulOptions, type TokenDispatch } from '../gpu/matmul';
 import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
@@ -63,7 +66,11 @@ export interface ModelOptions {
 /** Where the embedding of a submission reads its token ids from. */
 export type TokenSource = 'ids' | 'sampled';
 
-type DenseFfn = { gate: GpuWeight; up: GpuWeight; down: GpuWeight } | { gateUp: GpuWeight; down: GpuWeight };
+/** A matmul that writes its rows at `offset` in each token's wider output row (Q|K in a q|k|v row). */
+interface RowsProjection {
+  weight: GpuWeight;
+  offset: number;
+}
 
 interface Layer {
   /** Its block number (blk.N). */
@@ -73,18 +80,17 @@ interface Layer {
   /** gemma2/3 */
   attnPostNorm?: GPUBuffer;
   ffnPostNorm?: GPUBuffer;
-  /** Separate Q, K, V projections, or one fused attn_qkv. */
-  qkv: { q: GpuWeight; k: GpuWeight; v: GpuWeight } | { fused: GpuWeight };
+  /** The matmuls writing q|k|v rows: one (attn_qkv, or Q, K and V of one type), or one per run of one type. */
+  qkv: RowsProjection[];
   wo: GpuWeight;
   /** gpt-oss */
   woBias?: GPUBuffer;
   sinks?: GPUBuffer;
-  ffn: DenseFfn | { moe: MoeLayerWeights };
-  /** qwen2: one per projection; a fused attn_qkv has one for its whole row. */
-  biases: { buffer: GPUBuffer; out: GPUBuffer; width: number }[];
-  /** qwen3, gemma3: separate, or [q_norm | k_norm] with a fused Q|K|V (one dispatch over both). */
-  qNorm?: GPUBuffer;
-  kNorm?: GPUBuffer;
+  /** Dense: the matmuls writing gate|up rows (as qkv), then ffn_down. */
+  ffn: { gateUp: RowsProjection[]; down: GpuWeight } | { moe: MoeLayerWeights };
+  /** qwen2: [q | k | v] biases, added to whole q|k|v rows. */
+  qkvBias?: GPUBuffer;
+  /** qwen3, gemma3: [q_norm | k_norm], one dispatch over the Q and K heads of q|k|v rows. */
   qkNorm?: GPUBuffer;
   /** Sliding window in positions, 0: none. */
   window: number;
@@ -97,13 +103,12 @@ interface Layer {
 interface Activations {
   x: GPUBuffer; // residual stream
   xb: GPUBuffer; // normed input of a block; then its output, where a post-norm follows
-  /** Q, K, V; a fused Q|K|V writes q|k|v rows into q (k and v are q where no layer has them apart). */
-  q: GPUBuffer;
-  k: GPUBuffer;
-  v: GPUBuffer;
+  /** q|k|v rows: Q, K and V of each token, side by side. */
+  qkv: GPUBuffer;
   att: GPUBuffer;
-  /** The FFN's gate; a fused gate|up writes gate|up rows into it. */
+  /** A dense FFN's gate|up rows (the GLU's result replaces the gate half); an MoE's shared expert's gate. */
   gate: GPUBuffer;
+  /** An MoE's shared expert's up (0 bytes in a dense model). */
   up: GPUBuffer;
   xLast: GPUBuffer; // the last token, normed, for the output head
   logits: GPUBuffer;
@@ -171,8 +176,8 @@ function concatName(tensors: readonly string[]): string {
 
 /**
  * The per-layer matrices one matmul can compute together, as the file stores them separately:
- * Q|K|V, and a dense FFN's gate|up. They are concatenated on upload where the tensors of a group
- * have one type (Q4_K_M files often store V, or some layers' tensors, in Q6_K: those stay apart).
+ * Q|K|V, and a dense FFN's gate|up. Each run of neighbours of one type is concatenated on upload
+ * (Q4_K_M files often store V, or some layers' tensors, in Q6_K: then Q|K, and V alone).
  */
 function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
   const groups: ConcatWeight[] = [];
@@ -181,9 +186,15 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
     if (!hp.qkvFused) candidates.push(QKV_ROLES);
     if (!hp.moe && !hp.ffnGateUpFused) candidates.push(GATE_UP_ROLES);
     for (const roles of candidates) {
-      const tensors = roles.map((role) => tensorName(role, l));
-      const types = new Set(tensors.map((name) => gguf.tensor(name)!.type));
-      if (types.size === 1) groups.push({ name: concatName(tensors), tensors });
+      const runs: string[][] = [];
+      let last: GgmlType | undefined;
+      for (const name of roles.map((role) => tensorName(role, l))) {
+        const { type } = gguf.tensor(name)!;
+        if (type === last) runs.at(-1)!.push(name);
+        else runs.push([name]);
+        last = type;
+      }
+      for (const tensors of runs) if (tensors.length > 1) groups.push({ name: concatName(tensors), tensors });
     }
   }
   return groups;
@@ -460,8 +471,13 @@ export class LlamaModel {
   }
 
   /** y = W·x for every token of the batch. */
-  private linear(w: GpuWeight, x: GPUBuffer, y: GPUBuffer): Dispatch {
-    return this.track(this.matmul.matmul(w, x, y, 1));
+  private linear(w: GpuWeight, x: GPUBuffer, y: GPUBuffer, options?: MatmulOptions): Dispatch {
+    return this.track(this.matmul.matmul(w, x, y, 1, options));
+  }
+
+  /** The projections' rows into `y`, `stride` elements per token. */
+  private projectRows(projections: RowsProjection[], x: GPUBuffer, y: GPUBuffer, stride: number): Dispatch[] {
+    return projections.map((p) => this.linear(p.weight, x, y, { yOffset: p.offset, yStride: stride }));
   }
 
   /**
@@ -499,27 +515,24 @@ export class LlamaModel {
     return l.woBias ? [this.ops.addBias(this.act.x, l.woBias, this.hp.nEmbd, this.step)] : [];
   }
 
-  /** Q, K and V of the normed input (plus their biases). */
+  /** Elements of one token's q|k|v row. */
+  private get qkvWidth(): number {
+    return (this.hp.nHead + 2 * this.hp.nHeadKv) * this.hp.headDim;
+  }
+
+  /** Q, K and V of the normed input into q|k|v rows (plus their biases). */
   private qkvProjection(l: Layer): Dispatch[] {
     const { act, ops, step } = this;
-    const out = 'fused' in l.qkv
-      ? [this.linear(l.qkv.fused, act.xb, act.q)]
-      : [this.linear(l.qkv.q, act.xb, act.q), this.linear(l.qkv.k, act.xb, act.k), this.linear(l.qkv.v, act.xb, act.v)];
-    for (const b of l.biases) out.push(ops.addBias(b.out, b.buffer, b.width, step));
+    const out = this.projectRows(l.qkv, act.xb, act.qkv, this.qkvWidth);
+    if (l.qkvBias) out.push(ops.addBias(act.qkv, l.qkvBias, this.qkvWidth, step));
     return out;
   }
 
-  /** Per-head RMSNorm of Q and K (qwen3, gemma3). */
+  /** Per-head RMSNorm of Q and K (qwen3, gemma3): the Q heads then the K heads at the start of each q|k|v row. */
   private qkNorm(l: Layer): Dispatch[] {
     const { hp, act, ops, step } = this;
-    if (l.qkNorm) {
-      // The Q heads then the K heads at the start of each q|k|v row.
-      const tokenStride = (hp.nHead + 2 * hp.nHeadKv) * hp.headDim;
-      return [ops.rmsNorm({ x: act.q, w: l.qkNorm, n: hp.headDim, rowsPerToken: hp.nHead + hp.nHeadKv, tokenStride, wSplit: hp.nHead, eps: hp.eps, step })];
-    }
-    if (!l.qNorm || !l.kNorm) return [];
-    const norm = (x: GPUBuffer, w: GPUBuffer, heads: number) => ops.rmsNorm({ x, w, n: hp.headDim, rowsPerToken: heads, eps: hp.eps, step });
-    return [norm(act.q, l.qNorm, hp.nHead), norm(act.k, l.kNorm, hp.nHeadKv)];
+    if (!l.qkNorm) return [];
+    return [ops.rmsNorm({ x: act.qkv, w: l.qkNorm, n: hp.headDim, rowsPerToken: hp.nHead + hp.nHeadKv, tokenStride: this.qkvWidth, wSplit: hp.nHead, eps: hp.eps, step })];
   }
 
   /** K and V into the cache, then attention of Q over it; RoPE happens inside both. */
@@ -527,16 +540,11 @@ export class LlamaModel {
     const { hp, act, ops, step } = this;
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
-    // A fused Q|K|V leaves q|k|v rows in act.q; otherwise each has its own packed buffer.
-    const fused = 'fused' in l.qkv ? qDim + 2 * kvDim : 0;
-    const kvRows = fused ? { stride: fused, kOffset: qDim, vOffset: qDim + kvDim } : undefined;
-    const qRows = fused ? { stride: fused, offset: 0 } : undefined;
-    // Fused, K and V are rows of act.q (act.k and act.v are buffers of their own when another layer keeps them apart).
-    const k = fused ? act.q : act.k;
-    const v = fused ? act.q : act.v;
+    const kvRows = { stride: this.qkvWidth, kOffset: qDim, vOffset: qDim + kvDim };
+    const qRows = { stride: this.qkvWidth, offset: 0 };
     return [
-      ops.storeKvAndAttend({ k, v, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }, {
-        q: act.q,
+      ops.storeKvAndAttend({ k: act.qkv, v: act.qkv, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }, {
+        q: act.qkv,
         kCache: l.kCache,
         vCache: l.vCache,
         out: act.att,
@@ -566,26 +574,14 @@ export class LlamaModel {
       return [norm, ...moeFfn(build, l.ffn.moe)];
     }
     const blk = (role: BlockRole) => tensorName(role, l.index);
-    const collectIn = this.collectInput(hp.ffnGateUpFused ? [blk('ffn_up')] : GATE_UP_ROLES.map(blk), act.xb, hp.nEmbd);
-    if ('gateUp' in l.ffn) {
-      // phi3: one projection to gate|up rows; the result replaces the gate half, which ffn_down reads.
-      return [
-        norm,
-        collectIn,
-        this.linear(l.ffn.gateUp, act.xb, act.gate),
-        ops.glu({ gate: act.gate, width: hp.nFf, step, act: hp.ffnAct }),
-        this.collectInput([blk('ffn_down')], act.gate, hp.nFf, 2 * hp.nFf),
-        ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, 2 * hp.nFf),
-      ];
-    }
+    // gate|up rows; the GLU's result replaces the gate half, which ffn_down reads.
     return [
       norm,
-      collectIn,
-      this.linear(l.ffn.gate, act.xb, act.gate),
-      this.linear(l.ffn.up, act.xb, act.up),
-      ops.glu({ gate: act.gate, up: act.up, width: hp.nFf, step, act: hp.ffnAct }),
-      this.collectInput([blk('ffn_down')], act.gate, hp.nFf),
-      ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm),
+      this.collectInput(hp.ffnGateUpFused ? [blk('ffn_up')] : GATE_UP_ROLES.map(blk), act.xb, hp.nEmbd),
+      ...this.projectRows(l.ffn.gateUp, act.xb, act.gate, 2 * hp.nFf),
+      ops.glu({ gate: act.gate, width: hp.nFf, step, act: hp.ffnAct }),
+      this.collectInput([blk('ffn_down')], act.gate, hp.nFf, 2 * hp.nFf),
+      ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, 2 * hp.nFf),
     ];
   }
 
@@ -611,30 +607,20 @@ export class LlamaModel {
   // ---- buffers ----
 
   private layer(l: number, kvBytes: number): Layer {
-    const { hp, act } = this;
+    const { hp } = this;
     const blk = (role: BlockRole, kind?: TensorKind) => tensorName(role, l, kind);
     const w = (role: BlockRole) => this.weights.get(blk(role))!;
     const optional = (role: BlockRole, kind?: TensorKind) => (this.vectors.has(blk(role, kind)) ? this.vector(blk(role, kind)) : undefined);
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
-    const gateUp = this.gateUpWeight(l);
-    const qkv = this.qkvWeight(l);
-    let ffn: Layer['ffn'];
-    if (hp.moe) ffn = { moe: moeLayerWeights(hp.moe, l, (name) => this.weights.get(name)!, (name) => this.vector(name)) };
-    else if (gateUp) ffn = { gateUp, down: w('ffn_down') };
-    else ffn = { gate: w('ffn_gate'), up: w('ffn_up'), down: w('ffn_down') };
-    const biases: Layer['biases'] = [];
-    if (hp.qkvBias && qkv) {
-      const buffer = hp.qkvFused
+    const ffn: Layer['ffn'] = hp.moe
+      ? { moe: moeLayerWeights(hp.moe, l, (name) => this.weights.get(name)!, (name) => this.vector(name)) }
+      : { gateUp: this.rowsProjections(l, hp.ffnGateUpFused ? ['ffn_up'] : GATE_UP_ROLES), down: w('ffn_down') };
+    let qkvBias: GPUBuffer | undefined;
+    if (hp.qkvBias) {
+      qkvBias = hp.qkvFused
         ? this.vector(blk('attn_qkv', 'bias'))
         : this.concatVector([[blk('attn_q', 'bias'), qDim], [blk('attn_k', 'bias'), kvDim], [blk('attn_v', 'bias'), kvDim]]);
-      biases.push({ buffer, out: act.q, width: qDim + 2 * kvDim });
-    } else if (hp.qkvBias) {
-      biases.push(
-        { buffer: this.vector(blk('attn_q', 'bias')), out: act.q, width: qDim },
-        { buffer: this.vector(blk('attn_k', 'bias')), out: act.k, width: kvDim },
-        { buffer: this.vector(blk('attn_v', 'bias')), out: act.v, width: kvDim },
-      );
     }
     const windowed = hp.swa?.layers[l] ?? false;
     return {
@@ -644,15 +630,13 @@ export class LlamaModel {
       // gpt-oss's post_attention_norm is its FFN norm, not a post-norm.
       attnPostNorm: hp.postNorms ? this.vector(blk('post_attention_norm')) : undefined,
       ffnPostNorm: hp.postNorms ? this.vector(blk('post_ffw_norm')) : undefined,
-      qkv: qkv ? { fused: qkv } : { q: w('attn_q'), k: w('attn_k'), v: w('attn_v') },
+      qkv: this.rowsProjections(l, hp.qkvFused ? ['attn_qkv'] : QKV_ROLES),
       wo: w('attn_output'),
       woBias: optional('attn_output', 'bias'),
       sinks: optional('attn_sinks'),
       ffn,
-      biases,
-      qNorm: qkv ? undefined : optional('attn_q_norm'),
-      kNorm: qkv ? undefined : optional('attn_k_norm'),
-      qkNorm: qkv && hp.qkNorm ? this.concatVector([[blk('attn_q_norm'), hp.headDim], [blk('attn_k_norm'), hp.headDim]]) : undefined,
+      qkvBias,
+      qkNorm: hp.qkNorm ? this.concatVector([[blk('attn_q_norm'), hp.headDim], [blk('attn_k_norm'), hp.headDim]]) : undefined,
       window: windowed ? hp.swa!.window : 0,
       rope: { table: windowed ? this.ropeTables.swa : this.ropeTables.full, nRot: hp.rope.nRot, neox: hp.rope.neox },
       // llama.cpp's names for the cache tensors.
@@ -661,17 +645,24 @@ export class LlamaModel {
     };
   }
 
-  /** Layer l's Q|K|V as one weight: the file's attn_qkv, or Q, K and V concatenated on upload; undefined if apart. */
-  private qkvWeight(l: number): GpuWeight | undefined {
-    if (this.hp.qkvFused) return this.weights.get(tensorName('attn_qkv', l));
-    return this.weights.get(concatName(QKV_ROLES.map((role) => tensorName(role, l))));
-  }
-
-  /** Layer l's dense gate|up as one weight (phi3's ffn_up, or gate and up concatenated on upload); undefined if apart. */
-  private gateUpWeight(l: number): GpuWeight | undefined {
-    if (this.hp.moe) return undefined;
-    if (this.hp.ffnGateUpFused) return this.weights.get(tensorName('ffn_up', l));
-    return this.weights.get(concatName(GATE_UP_ROLES.map((role) => tensorName(role, l))));
+  /**
+   * Layer l's `roles` as the weights uploaded for them (concatGroups: each run of one type is one
+   * weight), with where each one's rows start in the combined output row.
+   */
+  private rowsProjections(l: number, roles: readonly BlockRole[]): RowsProjection[] {
+    const names = roles.map((role) => tensorName(role, l));
+    const out: RowsProjection[] = [];
+    let offset = 0;
+    for (let first = 0; first < names.length; ) {
+      // The longest run from `first` that was uploaded as one weight (a single tensor always was).
+      let end = names.length;
+      while (end > first + 1 && !this.weights.has(concatName(names.slice(first, end)))) end--;
+      const weight = this.weights.get(end > first + 1 ? concatName(names.slice(first, end)) : names[first]!)!;
+      out.push({ weight, offset });
+      offset += weight.rows;
+      first = end;
+    }
+    return out;
   }
 
   /** The vectors [name, length] laid end to end in one buffer, copied on the GPU (kept with the vectors). */
@@ -707,21 +698,13 @@ export class LlamaModel {
     const kvDim = hp.nHeadKv * hp.headDim;
     // An MoE model's dense FFN is its shared expert, if any.
     const ffWidth = hp.moe ? hp.moe.nFfShexp : hp.nFf;
-    const layers = Array.from({ length: hp.nLayer }, (_, l) => l);
-    const fusedQkv = layers.some((l) => this.qkvWeight(l));
-    const separateQkv = layers.some((l) => !this.qkvWeight(l));
-    const fusedGateUp = layers.some((l) => this.gateUpWeight(l));
-    const separateGateUp = layers.some((l) => !this.gateUpWeight(l));
-    const q = this.owned.create('q', b * (fusedQkv ? qDim + 2 * kvDim : qDim));
     return {
       x: this.owned.create('x', b * hp.nEmbd),
       xb: this.owned.create('xb', b * hp.nEmbd),
-      q,
-      k: separateQkv ? this.owned.create('k', b * kvDim) : q,
-      v: separateQkv ? this.owned.create('v', b * kvDim) : q,
+      qkv: this.owned.create('qkv', b * (qDim + 2 * kvDim)),
       att: this.owned.create('att', b * qDim),
-      gate: this.owned.create('gate', b * (fusedGateUp ? 2 : 1) * ffWidth),
-      up: this.owned.create('up', separateGateUp ? b * ffWidth : 0),
+      gate: this.owned.create('gate', b * (hp.moe ? 1 : 2) * ffWidth),
+      up: this.owned.create('up', hp.moe ? b * ffWidth : 0),
       xLast: this.owned.create('x_last', hp.nEmbd * 4),
       logits: this.owned.create('logits', hp.nVocab * 4),
       moe: hp.moe ? moeScratch(hp, hp.moe, this.options.maxBatch, (label, bytes) => this.owned.create(label, bytes)) : undefined,
