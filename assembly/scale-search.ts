@@ -16,6 +16,9 @@ export const X_AT: usize = 0x10000;
 export const W_AT: usize = 0x10400;
 export const L_AT: usize = 0x10800;
 export const MIN_AT: usize = 0x10900;
+/** A super-block's sub-block scales and mins (f32 × 8 each), from fitSubBlocksPlain. */
+export const SCALES_AT: usize = 0x10940;
+export const MINS_AT: usize = 0x10960;
 // Scratch: values shifted by the current offset (f32), the try's levels (i32), weights and
 // weights × values in f64 (for the bound).
 const XS_AT: usize = 0x10a00;
@@ -48,63 +51,62 @@ const REJECT_MARGIN: f64 = 1e-3;
   return <usize>i << 2;
 }
 
-/** XS = X − min, 4 values at a time. */
-function shift(n: i32, min: f32): void {
+/** XS = x − min, 4 values at a time. */
+@inline function shift(x: usize, n: i32, min: f32): void {
   const m = f32x4.splat(min);
-  for (let i = 0; i < n; i += 4) v128.store(XS_AT + at4(i), f32x4.sub(v128.load(X_AT + at4(i)), m));
+  for (let i = 0; i < n; i += 4) v128.store(XS_AT + at4(i), f32x4.sub(v128.load(x + at4(i)), m));
 }
 
 /**
- * Levels in [0, nmax] with a scale and a min (value ≈ scale · level − min) for the n values at
- * X_AT (n a multiple of 4) weighted by W_AT (by x² when `weighted` is false, written there):
- * returns the scale, writes the levels to L_AT and −min to MIN_AT. ggml: make_qkx2_quants /
- * make_qkx3_quants.
+ * Levels in [0, nmax] with a scale and a min (value ≈ scale · level − min) for the n values at x
+ * (n a multiple of 4) weighted by w (by x² when `weighted` is false, written there): returns the
+ * scale, writes the levels to lv and −min to minOut. ggml: make_qkx2_quants / make_qkx3_quants.
  *
  * Each try's levels come 4 at a time with no branch; a try whose levels are the previous try's
  * cannot win and is skipped, and one whose least-squares bound (f64) is clearly above the best
  * error so far is rejected without ggml's f32 sums. Only f32 work whose result can matter is done,
  * in ggml's order (sums value by value, products lane by lane: the same IEEE operations).
  */
-export function fitScaleAndMin(n: i32, nmax: i32, weighted: bool, rmin: f32, rdelta: f32, nstep: i32, useMad: bool): f32 {
+@inline function search(x: usize, w: usize, lv: usize, minOut: usize, n: i32, nmax: i32, weighted: bool, rmin: f32, rdelta: f32, nstep: i32, useMad: bool): f32 {
   if (!weighted) {
     for (let i = 0; i < n; i += 4) {
-      const v = v128.load(X_AT + at4(i));
-      v128.store(W_AT + at4(i), f32x4.mul(v, v));
+      const v = v128.load(x + at4(i));
+      v128.store(w + at4(i), f32x4.mul(v, v));
     }
   }
-  let min = load<f32>(X_AT);
+  let min = load<f32>(x);
   let max = min;
-  let sumW = load<f32>(W_AT);
+  let sumW = load<f32>(w);
   let sumX: f32 = sumW * min;
   for (let i = 1; i < n; i++) {
-    const v = load<f32>(X_AT + at4(i));
+    const v = load<f32>(x + at4(i));
     if (v < min) min = v;
     if (v > max) max = v;
-    const wi = load<f32>(W_AT + at4(i));
+    const wi = load<f32>(w + at4(i));
     sumW += wi;
     sumX += wi * v;
   }
   if (min > 0) min = 0;
   // ggml's test: a group starting with NaN (min and max stay NaN) goes through the search.
   if (max <= min) {
-    for (let i = 0; i < n; i++) store<u8>(L_AT + <usize>i, 0);
-    store<f32>(MIN_AT, -min);
+    for (let i = 0; i < n; i++) store<u8>(lv + <usize>i, 0);
+    store<f32>(minOut, -min);
     return 0;
   }
-  shift(n, min);
+  shift(x, n, min);
   let range: f32 = max - min;
   let iscale: f32 = <f32>nmax / range;
   let scale: f32 = <f32>1 / iscale;
   let bestErr: f32 = 0;
   for (let i = 0; i < n; i++) {
     const l = clampLevel(nearestInt(iscale * load<f32>(XS_AT + at4(i))), nmax);
-    store<u8>(L_AT + <usize>i, <u8>l);
-    let diff: f32 = scale * <f32>l + min - load<f32>(X_AT + at4(i));
+    store<u8>(lv + <usize>i, <u8>l);
+    let diff: f32 = scale * <f32>l + min - load<f32>(x + at4(i));
     diff = useMad ? Mathf.abs(diff) : diff * diff;
-    bestErr += load<f32>(W_AT + at4(i)) * diff;
+    bestErr += load<f32>(w + at4(i)) * diff;
   }
   if (nstep < 1) {
-    store<f32>(MIN_AT, -min);
+    store<f32>(minOut, -min);
     return scale;
   }
   // Σw, Σw·x, Σw·x² in f64 for the bound, and each value's w and w·x in f64.
@@ -112,8 +114,8 @@ export function fitScaleAndMin(n: i32, nmax: i32, weighted: bool, rmin: f32, rde
   let dX: f64 = 0;
   let dXX: f64 = 0;
   for (let i = 0; i < n; i++) {
-    const wi = <f64>load<f32>(W_AT + at4(i));
-    const xi = <f64>load<f32>(X_AT + at4(i));
+    const wi = <f64>load<f32>(w + at4(i));
+    const xi = <f64>load<f32>(x + at4(i));
     store<f64>(WD_AT + (<usize>i << 3), wi);
     store<f64>(WXD_AT + (<usize>i << 3), wi * xi);
     dW += wi;
@@ -172,9 +174,9 @@ export function fitScaleAndMin(n: i32, nmax: i32, weighted: bool, rmin: f32, rde
     let sumXL: f32 = 0;
     for (let i = 0; i < n; i += 4) {
       const lf = f32x4.convert_i32x4_s(v128.load(AUX_AT + at4(i)));
-      const wl = f32x4.mul(v128.load(W_AT + at4(i)), lf);
+      const wl = f32x4.mul(v128.load(w + at4(i)), lf);
       const wl2 = f32x4.mul(wl, lf);
-      const wxl = f32x4.mul(wl, v128.load(X_AT + at4(i)));
+      const wxl = f32x4.mul(wl, v128.load(x + at4(i)));
       sumL += f32x4.extract_lane(wl, 0);
       sumL2 += f32x4.extract_lane(wl2, 0);
       sumXL += f32x4.extract_lane(wxl, 0);
@@ -201,26 +203,52 @@ export function fitScaleAndMin(n: i32, nmax: i32, weighted: bool, rmin: f32, rde
       let err: f32 = 0;
       for (let i = 0; i < n; i += 4) {
         const lf = f32x4.convert_i32x4_s(v128.load(AUX_AT + at4(i)));
-        let d = f32x4.sub(f32x4.add(f32x4.mul(s4, lf), m4), v128.load(X_AT + at4(i)));
+        let d = f32x4.sub(f32x4.add(f32x4.mul(s4, lf), m4), v128.load(x + at4(i)));
         d = useMad ? f32x4.abs(d) : f32x4.mul(d, d);
-        const e = f32x4.mul(v128.load(W_AT + at4(i)), d);
+        const e = f32x4.mul(v128.load(w + at4(i)), d);
         err += f32x4.extract_lane(e, 0);
         err += f32x4.extract_lane(e, 1);
         err += f32x4.extract_lane(e, 2);
         err += f32x4.extract_lane(e, 3);
       }
       if (err < bestErr) {
-        for (let i = 0; i < n; i++) store<u8>(L_AT + <usize>i, load<u8>(AUX_AT + at4(i)));
+        for (let i = 0; i < n; i++) store<u8>(lv + <usize>i, load<u8>(AUX_AT + at4(i)));
         bestErr = err;
         scale = thisScale;
         if (thisMin != min) {
           min = thisMin;
           range = max - min;
-          shift(n, min);
+          shift(x, n, min);
         }
       }
     }
   }
-  store<f32>(MIN_AT, -min);
+  store<f32>(minOut, -min);
   return scale;
+}
+
+/** The search on the host's group: X_AT, W_AT → L_AT, MIN_AT. */
+export function fitScaleAndMin(n: i32, nmax: i32, weighted: bool, rmin: f32, rdelta: f32, nstep: i32, useMad: bool): f32 {
+  return search(X_AT, W_AT, L_AT, MIN_AT, n, nmax, weighted, rmin, rdelta, nstep, useMad);
+}
+
+/**
+ * quantize_row_q4_K_ref / q5_K_ref's sub-blocks: the 256 values at X_AT in 8 groups of 32, each
+ * weighted by av_x + |x| (av_x: the group's root mean square, f32) and searched: levels to L_AT,
+ * scales to SCALES_AT, −mins to MINS_AT.
+ */
+export function fitSubBlocksPlain(nmax: i32, rmin: f32, rdelta: f32, nstep: i32): void {
+  for (let j = 0; j < 8; j++) {
+    const x = X_AT + (<usize>j << 7);
+    const w = W_AT + (<usize>j << 7);
+    let sumX2: f32 = 0;
+    for (let l = 0; l < 32; l++) {
+      const v = load<f32>(x + at4(l));
+      sumX2 += v * v;
+    }
+    const av = f32x4.splat(Mathf.sqrt(sumX2 / <f32>32));
+    for (let l = 0; l < 32; l += 4) v128.store(w + at4(l), f32x4.add(av, f32x4.abs(v128.load(x + at4(l)))));
+    const scale = search(x, w, L_AT + (<usize>j << 5), MINS_AT + (<usize>j << 2), 32, nmax, true, rmin, rdelta, nstep, false);
+    store<f32>(SCALES_AT + (<usize>j << 2), scale);
+  }
 }

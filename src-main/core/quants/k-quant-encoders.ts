@@ -33,6 +33,7 @@ import {
   signedAbsMax,
   sumOfSquares,
 } from './scale-search';
+import { scaleSearch } from '../wasm/scale-search';
 
 const Q2_K = ggmlType('Q2_K');
 const Q3_K = ggmlType('Q3_K');
@@ -310,19 +311,18 @@ function scaleMinPlain(
   x: Float32Array, xAt: number, y: Uint8Array, o: number,
   nmax: number, rmin: number, nstep: number,
 ): void {
+  // The sub-blocks' weights and searches run in WebAssembly, the block's 256 values at once.
+  const search = scaleSearch();
+  const group = search.x;
+  for (let i = 0; i < QK; i++) group[i] = x[xAt + i]!;
+  search.fitSubBlocksPlain(nmax, rmin, F0_1, nstep);
+  L.set(search.levels);
   let maxScale = 0;
   let maxMin = 0;
   for (let j = 0; j < QK / 32; j++) {
-    const at = xAt + 32 * j;
-    let sumX2 = 0;
-    for (let l = 0; l < 32; l++) {
-      const v = x[at + l];
-      sumX2 = fr(sumX2 + fr(v * v));
-    }
-    const avX = fr(Math.sqrt(fr(sumX2 / 32)));
-    for (let l = 0; l < 32; l++) W[l] = fr(avX + Math.abs(x[at + l]));
-    const scale = fitScaleAndMin(32, nmax, x, at, W, 0, L, 32 * j, MINS, j, rmin, F0_1, nstep, false);
+    const scale = search.scales[j]!;
     SCALES[j] = scale;
+    MINS[j] = search.mins[j]!;
     if (scale > maxScale) maxScale = scale;
     if (MINS[j] > maxMin) maxMin = MINS[j];
   }

@@ -7,10 +7,11 @@
 import { WASM_BASE64 } from './scale-search.wasm';
 import { instantiateBase64 } from './instantiate';
 
-type Layout = 'MAX_GROUP' | 'X_AT' | 'W_AT' | 'L_AT' | 'MIN_AT' | 'END';
+type Layout = 'MAX_GROUP' | 'X_AT' | 'W_AT' | 'L_AT' | 'MIN_AT' | 'SCALES_AT' | 'MINS_AT' | 'END';
 type SearchExports = Record<Layout, WebAssembly.Global> & {
   memory: WebAssembly.Memory;
   fitScaleAndMin(n: number, nmax: number, weighted: number, rmin: number, rdelta: number, nstep: number, useMad: number): number;
+  fitSubBlocksPlain(nmax: number, rmin: number, rdelta: number, nstep: number): void;
 };
 
 export interface ScaleSearch {
@@ -19,8 +20,13 @@ export interface ScaleSearch {
   w: Float32Array;
   levels: Uint8Array;
   min: Float32Array;
+  /** A Q4_K/Q5_K super-block's 8 sub-block scales and −mins (outputs of fitSubBlocksPlain). */
+  scales: Float32Array;
+  mins: Float32Array;
   /** Returns the scale; `weighted` 0: the weights are x² (written to `w`). */
   fitScaleAndMin: SearchExports['fitScaleAndMin'];
+  /** quantize_row_q4_K_ref's sub-block searches over the 256 values in `x` (weights av_x + |x|). */
+  fitSubBlocksPlain: SearchExports['fitSubBlocksPlain'];
 }
 
 let search: ScaleSearch | undefined;
@@ -37,7 +43,10 @@ function instantiate(): ScaleSearch {
     w: new Float32Array(memory.buffer, at('W_AT'), n),
     levels: new Uint8Array(memory.buffer, at('L_AT'), n),
     min: new Float32Array(memory.buffer, at('MIN_AT'), 1),
+    scales: new Float32Array(memory.buffer, at('SCALES_AT'), 8),
+    mins: new Float32Array(memory.buffer, at('MINS_AT'), 8),
     fitScaleAndMin: exports.fitScaleAndMin,
+    fitSubBlocksPlain: exports.fitSubBlocksPlain,
   };
 }
 
