@@ -3,8 +3,7 @@
  * kernels' references in reference.ts, put together as a llama, dense or with Mixtral-style MoE
  * layers), on a random model's F32 weights with an f32 KV cache: per weight matrix (per expert for
  * the stacked expert tensors), Σ x² and Σ x per input column and the token counts, to a relative
- * 1e-4. (llama.cpp's llama-imatrix is not part of node-llama-cpp, so it cannot be run here; the
- * sums are the quantities it defines.) Then the MoE sums through llama-imatrix's GGUF file into
+ * 1e-4. (llama.cpp's own collector is the oracle of imatrix-llama.test.ts.) Then the MoE sums through llama-imatrix's GGUF file into
  * gufo quantize --imatrix, which weighs each expert's rows by that expert's columns.
  */
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
