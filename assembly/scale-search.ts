@@ -16,17 +16,25 @@ export const X_AT: usize = 0x10000;
 export const W_AT: usize = 0x10400;
 export const L_AT: usize = 0x10800;
 export const MIN_AT: usize = 0x10900;
-/** A super-block's sub-block scales and mins (f32 × 8 each), from fitSubBlocksPlain. */
+/** A super-block's sub-block scales and mins (f32 × 16 each), from the *SubBlocks searches. */
 export const SCALES_AT: usize = 0x10940;
-export const MINS_AT: usize = 0x10960;
+export const MINS_AT: usize = 0x10980;
 // Scratch: values shifted by the current offset (f32), the try's levels (i32), weights and
 // weights × values in f64 (for the bound).
 const XS_AT: usize = 0x10a00;
 const AUX_AT: usize = 0x10e00;
 const WD_AT: usize = 0x11200;
 const WXD_AT: usize = 0x11a00;
+// The symmetric search's weights, weights × values and f32 prefix sums Σw·x·l, Σw·l².
+const WS_AT: usize = 0x12200;
+const WX_AT: usize = 0x12600;
+const PX_AT: usize = 0x12a00;
+const PS_AT: usize = 0x12e00;
 /** The end of the layout: the host grows the memory to reach it. */
-export const END: usize = 0x12200;
+export const END: usize = 0x13200;
+
+/** ggml's GROUP_MAX_EPS: a group whose largest magnitude is below it is all zero. */
+const GROUP_MAX_EPS: f32 = 1e-15;
 
 /** Relative margin for rejecting a try from f64 estimates (far above f32 rounding). */
 const REJECT_MARGIN: f64 = 1e-3;
@@ -250,5 +258,121 @@ export function fitSubBlocksPlain(nmax: i32, rmin: f32, rdelta: f32, nstep: i32)
     for (let l = 0; l < 32; l += 4) v128.store(w + at4(l), f32x4.add(av, f32x4.abs(v128.load(x + at4(l)))));
     const scale = search(x, w, L_AT + (<usize>j << 5), MINS_AT + (<usize>j << 2), 32, nmax, true, rmin, rdelta, nstep, false);
     store<f32>(SCALES_AT + (<usize>j << 2), scale);
+  }
+}
+
+/** Symmetric levels of 4 lanes: nearest_int clamped to [lo, hi]. */
+@inline function symmetric4(v: v128, lo: v128, hi: v128): v128 {
+  const l = i32x4.sub(v128.and(f32x4.add(v, f32x4.splat(12582912.0)), i32x4.splat(0x007fffff)), i32x4.splat(0x00400000));
+  return i32x4.min_s(i32x4.max_s(l, lo), hi);
+}
+
+/**
+ * ggml's f32 sums Σ(w·x)·l and Σ(w·l)·l over the levels at AUX_AT, value by value from `from`
+ * (a multiple of 4; the sums before it are the prefix ones kept at PX_AT/PS_AT), keeping the
+ * prefixes. The sums are left in sumLX and sumL2.
+ */
+let sumLX: f32 = 0;
+let sumL2: f32 = 0;
+@inline function symmetricSums(n: i32, from: i32): void {
+  let slx: f32 = from > 0 ? load<f32>(PX_AT + at4(from - 1)) : 0;
+  let sl2: f32 = from > 0 ? load<f32>(PS_AT + at4(from - 1)) : 0;
+  for (let i = from; i < n; i += 4) {
+    const lf = f32x4.convert_i32x4_s(v128.load(AUX_AT + at4(i)));
+    const a = f32x4.mul(v128.load(WX_AT + at4(i)), lf);
+    const b = f32x4.mul(f32x4.mul(v128.load(WS_AT + at4(i)), lf), lf);
+    slx += f32x4.extract_lane(a, 0);
+    sl2 += f32x4.extract_lane(b, 0);
+    store<f32>(PX_AT + at4(i), slx);
+    store<f32>(PS_AT + at4(i), sl2);
+    slx += f32x4.extract_lane(a, 1);
+    sl2 += f32x4.extract_lane(b, 1);
+    store<f32>(PX_AT + at4(i + 1), slx);
+    store<f32>(PS_AT + at4(i + 1), sl2);
+    slx += f32x4.extract_lane(a, 2);
+    sl2 += f32x4.extract_lane(b, 2);
+    store<f32>(PX_AT + at4(i + 2), slx);
+    store<f32>(PS_AT + at4(i + 2), sl2);
+    slx += f32x4.extract_lane(a, 3);
+    sl2 += f32x4.extract_lane(b, 3);
+    store<f32>(PX_AT + at4(i + 3), slx);
+    store<f32>(PS_AT + at4(i + 3), sl2);
+  }
+  sumLX = slx;
+  sumL2 = sl2;
+}
+
+/** Writes the levels at AUX_AT, shifted by nmax, as bytes to lv. */
+@inline function putSymmetric(lv: usize, n: i32, nmax: i32): void {
+  for (let i = 0; i < n; i++) store<u8>(lv + <usize>i, <u8>(load<i32>(AUX_AT + at4(i)) + nmax));
+}
+
+/**
+ * Symmetric levels in [−nmax, nmax−1] (written to lv as level + nmax) for the n values at x (n a
+ * multiple of 4) weighted by w (x² when not `weighted`), one scale: the levels at the largest
+ * magnitude's scale and 18 stretches of it (±0.1…0.9 of a level), the one explaining the most
+ * weighted energy kept. Returns the scale. ggml: make_qx_quants(n, nmax, x, L, rmse_type = 1, qw).
+ * A try whose levels are the previous try's is skipped (same sums, same outcome), and a try's
+ * sums restart from its first changed group of 4 (the f32 prefix sums before it are the same).
+ */
+@inline function searchSymmetric(x: usize, w: usize, lv: usize, n: i32, nmax: i32, weighted: bool): f32 {
+  let max: f32 = 0;
+  let amax: f32 = 0;
+  for (let i = 0; i < n; i++) {
+    const v = load<f32>(x + at4(i));
+    const a = Mathf.abs(v);
+    if (a > amax) {
+      amax = a;
+      max = v;
+    }
+  }
+  if (amax < GROUP_MAX_EPS) {
+    for (let i = 0; i < n; i++) store<u8>(lv + <usize>i, 0);
+    return 0;
+  }
+  for (let i = 0; i < n; i += 4) {
+    const v = v128.load(x + at4(i));
+    const wv = weighted ? v128.load(w + at4(i)) : f32x4.mul(v, v);
+    v128.store(WS_AT + at4(i), wv);
+    v128.store(WX_AT + at4(i), f32x4.mul(wv, v));
+  }
+  const lo = i32x4.splat(-nmax);
+  const hi = i32x4.splat(nmax - 1);
+  const isc0 = f32x4.splat(<f32>(-nmax) / max);
+  for (let i = 0; i < n; i += 4) v128.store(AUX_AT + at4(i), symmetric4(f32x4.mul(isc0, v128.load(x + at4(i))), lo, hi));
+  putSymmetric(lv, n, nmax);
+  symmetricSums(n, 0);
+  let scale: f32 = sumL2 != 0 ? sumLX / sumL2 : 0;
+  let best: f32 = scale * sumLX;
+  for (let is = -9; is <= 9; is++) {
+    if (is == 0) continue;
+    const isc = f32x4.splat(-(<f32>nmax + <f32>0.1 * <f32>is) / max);
+    let first = n;
+    for (let i = 0; i < n; i += 4) {
+      const l = symmetric4(f32x4.mul(isc, v128.load(x + at4(i))), lo, hi);
+      if (first == n && v128.any_true(v128.xor(l, v128.load(AUX_AT + at4(i))))) first = i;
+      v128.store(AUX_AT + at4(i), l);
+    }
+    if (first == n) continue;
+    symmetricSums(n, first);
+    if (sumL2 > 0 && sumLX * sumLX > best * sumL2) {
+      putSymmetric(lv, n, nmax);
+      scale = sumLX / sumL2;
+      best = scale * sumLX;
+    }
+  }
+  return scale;
+}
+
+/** The symmetric search on the host's group: X_AT (weights W_AT when `weighted`) → L_AT. */
+export function fitSymmetricScale(n: i32, nmax: i32, weighted: bool): f32 {
+  return searchSymmetric(X_AT, W_AT, L_AT, n, nmax, weighted);
+}
+
+/** The symmetric search over `count` groups of n values at X_AT (W_AT): levels to L_AT, scales to SCALES_AT. */
+export function fitSymmetricSubBlocks(count: i32, n: i32, nmax: i32, weighted: bool): void {
+  for (let j = 0; j < count; j++) {
+    const at = <usize>(j * n);
+    store<f32>(SCALES_AT + (<usize>j << 2), searchSymmetric(X_AT + (at << 2), W_AT + (at << 2), L_AT + at, n, nmax, weighted));
   }
 }

@@ -391,10 +391,20 @@ export const encodeQ5_K: RowEncoder = (src, dst, rows, rowLength, importance) =>
 const { ql: Q6_QL, qh: Q6_QH, scales: Q6_SCALES, d: Q6_D } = blockOffsets('Q6_K');
 
 function q6Block(x: Float32Array, xAt: number, qw: Float32Array | null, qwAt: number, y: Uint8Array, o: number): void {
+  // The 16 sub-block searches run in WebAssembly, the block's 256 values at once.
+  const search = scaleSearch();
+  const group = search.x;
+  for (let i = 0; i < QK; i++) group[i] = x[xAt + i]!;
+  if (qw) {
+    const weights = search.w;
+    for (let i = 0; i < QK; i++) weights[i] = qw[qwAt + i]!;
+  }
+  search.fitSymmetricSubBlocks(QK / 16, 16, 32, qw ? 1 : 0);
+  L.set(search.levels);
   let maxScale = 0;
   let maxAbs = 0;
   for (let ib = 0; ib < QK / 16; ib++) {
-    const scale = fitSymmetricScale(16, 32, x, xAt + 16 * ib, L, 16 * ib, qw, qwAt + 16 * ib);
+    const scale = search.scales[ib]!;
     SCALES[ib] = scale;
     const a = Math.abs(scale);
     if (a > maxAbs) {

@@ -27,12 +27,6 @@ const F01 = fr(0.1);
 const wScratch = new Float32Array(MAX_GROUP);
 const wxScratch = new Float32Array(MAX_GROUP);
 const iScratch = new Int32Array(MAX_GROUP);
-const prefixA = new Float32Array(MAX_GROUP);
-const prefixB = new Float32Array(MAX_GROUP);
-const tryScales = new Float32Array(32);
-const eventCount = new Int32Array(32);
-const eventValue = new Int32Array(18 * MAX_GROUP);
-const eventLevel = new Int32Array(18 * MAX_GROUP);
 
 /** ggml's nearest_int: round an f32 to the nearest integer, ties to even (|v| < 2^22); NaN gives 0 as there. */
 export function nearestInt(v: number): number {
@@ -99,24 +93,13 @@ export function signedAbsMax(x: Float32Array, xAt: number, n: number): number {
   return max;
 }
 
-/** The clamped level of `v` at inverse scale `iscale`. */
-function levelAt(iscale: number, v: number, lo: number, hi: number): number {
-  const l = roundHalfEven(fr(iscale * v));
-  return l < lo ? lo : l > hi ? hi : l;
-}
-
 /**
  * Symmetric levels in [-nmax, nmax-1] (written as level + nmax) for the group, with one scale:
  * value ≈ scale · level. Starts from the level range spanned by the largest-magnitude value, tries
  * 18 nearby stretches of it (±0.1…0.9 of a level) and keeps the one whose least-squares scale
  * explains the most weighted energy. Weights default to x². Returns the scale (0 for an all-zero
  * group, all levels nmax-offset 0). ggml: make_qx_quants(n, nmax, x, L, rmse_type = 1, qw).
- *
- * Same choices as ggml's, found with less work: the tries' inverse scales are monotonic, so each
- * value's level is a monotonic step function of the try; its steps are located directly, and
- * each try only re-sums from the first value whose level changed (the f32 partial sums before it
- * are those of the previous try). A try where no level changes has the previous try's sums and
- * cannot change the outcome, so it is skipped.
+ * Runs in WebAssembly (assembly/scale-search.ts); n is a multiple of 4.
  */
 export function fitSymmetricScale(
   n: number,
@@ -128,114 +111,16 @@ export function fitSymmetricScale(
   w: Float32Array | null,
   wAt: number,
 ): number {
-  const max = signedAbsMax(x, xAt, n);
-  if (Math.abs(max) < GROUP_MAX_EPS) {
-    L.fill(0, lAt, lAt + n);
-    return 0;
+  const search = scaleSearch();
+  const gx = search.x;
+  for (let i = 0; i < n; i++) gx[i] = x[xAt + i]!;
+  if (w) {
+    const gw = search.w;
+    for (let i = 0; i < n; i++) gw[i] = w[wAt + i]!;
   }
-  // Weights and weight × value, once for all the tries.
-  const ww = wScratch;
-  const wx = wxScratch;
-  for (let i = 0; i < n; i++) {
-    const v = x[xAt + i];
-    const wi = w ? w[wAt + i] : fr(v * v);
-    ww[i] = wi;
-    wx[i] = fr(wi * v);
-  }
-  const lo = -nmax;
-  const hi = nmax - 1;
-  const lv = iScratch;
-  const px = prefixA;
-  const ps = prefixB;
-  const iscale0 = fr(-nmax / max);
-  let sumlx = 0;
-  let suml2 = 0;
-  for (let i = 0; i < n; i++) {
-    let l = roundHalfEven(fr(iscale0 * x[xAt + i]));
-    l = l < lo ? lo : l > hi ? hi : l;
-    lv[i] = l;
-    L[lAt + i] = l + nmax;
-    sumlx = fr(sumlx + fr(wx[i] * l));
-    suml2 = fr(suml2 + fr(fr(ww[i] * l) * l));
-    px[i] = sumlx;
-    ps[i] = suml2;
-  }
-  let scale = suml2 !== 0 ? fr(sumlx / suml2) : 0;
-  let best = fr(scale * sumlx);
-
-  // Try t = 0..17 is ggml's is = -9..-1, 1..9.
-  const tries = 18;
-  const isc = tryScales;
-  for (let t = 0; t < tries; t++) isc[t] = fr(-fr(nmax + fr(F01 * (t < 9 ? t - 9 : t - 8))) / max);
-  // events[t·n + k]: the k-th value (ascending) whose level changes at try t; levels[...]: to what.
-  const count = eventCount;
-  const events = eventValue;
-  const levels = eventLevel;
-  count.fill(0, 0, tries);
-  let any = false;
-  const last = tries - 1;
-  for (let i = 0; i < n; i++) {
-    const v = x[xAt + i];
-    // Over the tries, v's unrounded level −(v/max)·(nmax + 0.1·is) spans ±0.9·|v/max| around
-    // −(v/max)·nmax (f32 rounding moves it by far less than 1e-4). No half-integer inside that
-    // span: the level never changes.
-    const r = v / max;
-    const mid = -r * nmax;
-    const half = 0.9 * Math.abs(r) + 1e-4;
-    if (Math.floor(mid - half + 0.5) === Math.floor(mid + half + 0.5)) continue;
-    let a = roundHalfEven(fr(isc[0] * v));
-    a = a < lo ? lo : a > hi ? hi : a;
-    let b = roundHalfEven(fr(isc[last] * v));
-    b = b < lo ? lo : b > hi ? hi : b;
-    if (a === b) continue; // the first try's level is the last's, so the starting one too
-    any = true;
-    if (a !== lv[i]) {
-      const e = count[0]++;
-      events[e] = i;
-      levels[e] = a;
-    }
-    // Walk the steps (±1 each: neighbouring tries differ by less than a level). Each step's try
-    // is guessed from the straight line the inverse scales nearly follow, then checked.
-    const dir = b > a ? 1 : -1;
-    let t = 0;
-    for (let cur = a; cur !== b; cur += dir) {
-      const next = cur + dir;
-      // Where −r·(nmax + 0.1·is) crosses the midpoint of cur and next.
-      const isAt = Math.ceil(-10 * ((cur + next) / (2 * r) + nmax));
-      let g = isAt < 0 ? isAt + 9 : isAt + 8 + (isAt === 0 ? 1 : 0);
-      if (g <= t) g = t + 1;
-      else if (g > last) g = last;
-      while (g > t + 1 && levelAt(isc[g - 1], v, lo, hi) !== cur) g--;
-      while (g < last && levelAt(isc[g], v, lo, hi) === cur) g++;
-      const e = g * n + count[g]++;
-      events[e] = i;
-      levels[e] = next;
-      t = g;
-    }
-  }
-  if (!any) return scale;
-
-  for (let t = 0; t < tries; t++) {
-    const c = count[t];
-    if (c === 0) continue;
-    const base = t * n;
-    for (let k = 0; k < c; k++) lv[events[base + k]] = levels[base + k];
-    const first = events[base];
-    sumlx = first > 0 ? px[first - 1] : 0;
-    suml2 = first > 0 ? ps[first - 1] : 0;
-    for (let i = first; i < n; i++) {
-      const l = lv[i];
-      sumlx = fr(sumlx + fr(wx[i] * l));
-      suml2 = fr(suml2 + fr(fr(ww[i] * l) * l));
-      px[i] = sumlx;
-      ps[i] = suml2;
-    }
-    if (suml2 > 0 && fr(sumlx * sumlx) > fr(best * suml2)) {
-      for (let i = 0; i < n; i++) L[lAt + i] = lv[i] + nmax;
-      scale = fr(sumlx / suml2);
-      best = fr(scale * sumlx);
-    }
-  }
+  const scale = search.fitSymmetricScale(n, nmax, w ? 1 : 0);
+  const levels = search.levels;
+  for (let i = 0; i < n; i++) L[lAt + i] = levels[i]!;
   return scale;
 }
 

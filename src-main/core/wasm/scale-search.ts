@@ -12,6 +12,8 @@ type SearchExports = Record<Layout, WebAssembly.Global> & {
   memory: WebAssembly.Memory;
   fitScaleAndMin(n: number, nmax: number, weighted: number, rmin: number, rdelta: number, nstep: number, useMad: number): number;
   fitSubBlocksPlain(nmax: number, rmin: number, rdelta: number, nstep: number): void;
+  fitSymmetricScale(n: number, nmax: number, weighted: number): number;
+  fitSymmetricSubBlocks(count: number, n: number, nmax: number, weighted: number): void;
 };
 
 export interface ScaleSearch {
@@ -20,13 +22,17 @@ export interface ScaleSearch {
   w: Float32Array;
   levels: Uint8Array;
   min: Float32Array;
-  /** A Q4_K/Q5_K super-block's 8 sub-block scales and −mins (outputs of fitSubBlocksPlain). */
+  /** A super-block's sub-block scales and −mins (16 each: outputs of the *SubBlocks searches). */
   scales: Float32Array;
   mins: Float32Array;
   /** Returns the scale; `weighted` 0: the weights are x² (written to `w`). */
   fitScaleAndMin: SearchExports['fitScaleAndMin'];
   /** quantize_row_q4_K_ref's sub-block searches over the 256 values in `x` (weights av_x + |x|). */
   fitSubBlocksPlain: SearchExports['fitSubBlocksPlain'];
+  /** Symmetric levels (level + nmax) of the n values in `x` (weights `w` when `weighted` is 1, else x²); returns the scale. */
+  fitSymmetricScale: SearchExports['fitSymmetricScale'];
+  /** fitSymmetricScale over `count` groups of n values, one after another in `x`: scales to `scales`. */
+  fitSymmetricSubBlocks: SearchExports['fitSymmetricSubBlocks'];
 }
 
 let search: ScaleSearch | undefined;
@@ -43,10 +49,12 @@ function instantiate(): ScaleSearch {
     w: new Float32Array(memory.buffer, at('W_AT'), n),
     levels: new Uint8Array(memory.buffer, at('L_AT'), n),
     min: new Float32Array(memory.buffer, at('MIN_AT'), 1),
-    scales: new Float32Array(memory.buffer, at('SCALES_AT'), 8),
-    mins: new Float32Array(memory.buffer, at('MINS_AT'), 8),
+    scales: new Float32Array(memory.buffer, at('SCALES_AT'), 16),
+    mins: new Float32Array(memory.buffer, at('MINS_AT'), 16),
     fitScaleAndMin: exports.fitScaleAndMin,
     fitSubBlocksPlain: exports.fitSubBlocksPlain,
+    fitSymmetricScale: exports.fitSymmetricScale,
+    fitSymmetricSubBlocks: exports.fitSymmetricSubBlocks,
   };
 }
 

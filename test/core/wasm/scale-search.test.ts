@@ -1,9 +1,10 @@
 /**
- * The WebAssembly scale-and-min search (assembly/scale-search.ts) through the encoders that use
- * it, on groups that stress its shortcuts: both group sizes (16 values: Q2_K, 32: Q4_K, Q5_K,
- * Q4_1), both error measures (Q2_K's absolute error), with and without importance weights, and
- * groups where many tries win (the offset moves, so the try levels restart from fresh values).
- * Every block must be llama.cpp's, byte for byte.
+ * The WebAssembly scale searches (assembly/scale-search.ts) through the encoders that use them,
+ * on groups that stress their shortcuts. Scale and min: both group sizes (16 values: Q2_K, 32:
+ * Q4_K, Q5_K, Q4_1), both error measures (Q2_K's absolute error), groups where many tries win (the
+ * offset moves, so the try levels restart from fresh values). Symmetric: Q6_K (16 values), Q3_K
+ * and Q4_0 with importance weights (16 and 32). With and without importance weights; every block
+ * must be llama.cpp's, byte for byte.
  */
 import { describe, expect, it } from 'vitest';
 import { encoderFor } from '../../../src-main/core/quants/encoders';
@@ -33,11 +34,11 @@ function groups(): Float32Array {
   return data;
 }
 
-describe('WebAssembly scale-and-min search', () => {
+describe('WebAssembly scale searches', () => {
   const data = groups();
   const rng = mulberry32(9);
   const imatrix = Float32Array.from({ length: rowLength }, () => Math.exp(2 * rng.gaussian()));
-  for (const name of ['Q2_K', 'Q4_K', 'Q5_K', 'Q4_1']) {
+  for (const name of ['Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K', 'Q4_1', 'Q4_0']) {
     for (const weighted of [false, true]) {
       it(`${name}${weighted ? ' with an importance matrix' : ''}: llama.cpp's bytes`, () => {
         const type = typeOf(name);
