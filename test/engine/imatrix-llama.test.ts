@@ -90,16 +90,29 @@ function compare(ours: readonly CollectedWeight[], theirs: readonly CollectedWei
   return { perColumn, normwise };
 }
 
-const DENSE: ModelShape = { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, scale: 0.05, randomNorms: true, seed: 11 };
-const MOE: ModelShape = { nLayer: 2, nEmbd: 128, nFf: 128, nHead: 4, nHeadKv: 2, nExpert: 8, nExpertUsed: 2, scale: 0.05, randomNorms: true, seed: 12 };
+const SHAPES = {
+  dense: { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, scale: 0.05, randomNorms: true, seed: 11 },
+  moe: { nLayer: 2, nEmbd: 128, nFf: 128, nHead: 4, nHeadKv: 2, nExpert: 8, nExpertUsed: 2, scale: 0.05, randomNorms: true, seed: 12 },
+} satisfies Record<string, ModelShape>;
+const written = new Map<keyof typeof SHAPES, Promise<string>>();
+
+/** The random model's file, written on first use. */
+function modelFile(name: keyof typeof SHAPES): Promise<string> {
+  let path = written.get(name);
+  if (!path) {
+    const file = join(dir, `${name}.gguf`);
+    written.set(name, (path = writeRandomModel(file, SHAPES[name]).then(() => file)));
+  }
+  return path;
+}
 
 describe('gufo imatrix against llama.cpp (llama-imatrix\'s collector on libllama)', () => {
   it.each([
-    ['a dense llama', 'dense', DENSE],
-    ['a Mixtral-style MoE (8 experts, top 2), per expert', 'moe', MOE],
-  ] as const)('%s: the same chunks, tensors and counts, Σ x² within 1e-4 per column with f32 KV caches', async (_label, name, shape) => {
-    const path = join(dir, `${name}.gguf`);
-    await writeRandomModel(path, shape);
+    ['a dense llama', 'dense'],
+    ['a Mixtral-style MoE (8 experts, top 2), per expert', 'moe'],
+  ] as const)('%s: the same chunks, tensors and counts, Σ x² within 1e-4 per column with f32 KV caches', async (_label, name) => {
+    const path = await modelFile(name);
+    const shape: ModelShape = SHAPES[name];
     const chunks = gufoChunks(path, CALIBRATION);
     // Flash attention off: with it, this llama.cpp gives the same sums for an F32 cache as for F16.
     const llama = llamaImatrix(path, CALIBRATION, { ctx: CTX, chunks: CHUNKS, kvF32: true, flashAttention: 'off' });
@@ -114,8 +127,8 @@ describe('gufo imatrix against llama.cpp (llama-imatrix\'s collector on libllama
     expect(perColumn).toBeLessThan(1e-4);
   });
 
-  it('`gufo imatrix` writes what llama-imatrix collects with its defaults (F16 KV cache): within 1e-4 norm-wise per matrix', () => {
-    const path = join(dir, 'dense.gguf');
+  it('`gufo imatrix` writes what llama-imatrix collects with its defaults (F16 KV cache): within 1e-4 norm-wise per matrix', async () => {
+    const path = await modelFile('dense');
     const text = join(dir, 'calibration.txt');
     writeFileSync(text, CALIBRATION);
     const out = join(dir, 'dense.imatrix.gguf');
