@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ExportApi, ImatrixSource, ImatrixView, ModelEntry } from '../../src-preload/api';
 import { GgufType } from '../core/gguf/values';
-import { imatrixChunks, type ImportanceMatrix } from '../core/imatrix';
+import { imatrixChunks, MIN_IMATRIX_CHUNK, type ImportanceMatrix } from '../core/imatrix';
 import { BUILTIN_TEXT, BUILTIN_TEXT_LABEL } from '../core/quality/builtin-text';
 import { createTokenizer, readVocab } from '../core/tokenizer/index';
 import { openGguf } from '../node/gguf-io';
@@ -21,9 +21,6 @@ import { requireReadableModel, type BackendContext } from './context';
 import type { JobContext } from './jobs';
 import { chatsText } from './quality';
 import { defaultWindow, type QualityText } from './quality-divergence';
-
-/** Chunks shorter than this say too little about a layer's inputs: the text is refused instead. */
-const MIN_CHUNK_TOKENS = 16;
 
 /** An importance matrix named by a request: loaded, with its file's SHA-256 (predictions are cached per it). */
 export interface ChosenImatrix {
@@ -126,8 +123,8 @@ function chunksOf(model: ModelEntry, text: QualityText): number[][] {
     const vocab = readVocab(gguf);
     const tokens = createTokenizer(vocab).tokenize(text.text, { addBos: true });
     const ctx = Math.min(defaultWindow(model.contextLength), Math.floor(tokens.length / 2));
-    if (ctx < MIN_CHUNK_TOKENS) {
-      throw new Error(`${text.label}: tokenizes to ${tokens.length} tokens; an importance matrix needs at least ${2 * MIN_CHUNK_TOKENS}`);
+    if (ctx < MIN_IMATRIX_CHUNK) {
+      throw new Error(`${text.label}: tokenizes to ${tokens.length} tokens; an importance matrix needs at least ${2 * MIN_IMATRIX_CHUNK}`);
     }
     return imatrixChunks(tokens, ctx, Number.MAX_SAFE_INTEGER, vocab.addBos ? vocab.bos : null, text.label);
   } finally {

@@ -133,11 +133,20 @@ export function imatrixGguf(run: ImatrixRun): { spec: GgufHeaderSpec; data: Floa
 }
 
 /**
+ * The smallest chunk: llama-imatrix collects a dense matrix only from a batch of at least 16
+ * tokens (smaller ones would give a file with just the experts' sums), so shorter chunks are refused.
+ */
+export const MIN_IMATRIX_CHUNK = 16;
+
+/**
  * llama-imatrix's chunks of a tokenized text (BOS first where the vocabulary adds one): whole
  * chunks of `ctx` tokens, at most `maxChunks`, each evaluated from an empty context with its
  * first token replaced by `bos` (null: kept). It refuses a text shorter than two chunks.
  */
 export function imatrixChunks(tokens: readonly number[], ctx: number, maxChunks: number, bos: number | null, label: string): number[][] {
+  if (ctx < MIN_IMATRIX_CHUNK) {
+    throw new Error(`--ctx ${ctx}: an importance matrix needs chunks of at least ${MIN_IMATRIX_CHUNK} tokens (llama-imatrix collects nothing from smaller batches)`);
+  }
   if (tokens.length < 2 * ctx) {
     throw new Error(`${label}: tokenizes to ${tokens.length} tokens; an importance matrix with --ctx ${ctx} needs at least ${2 * ctx}`);
   }

@@ -24,15 +24,21 @@ const GPU_TIMEOUT = 300_000;
 
 describe('imatrixChunks (llama-imatrix rules)', () => {
   it('cuts whole chunks, replaces each first token by BOS, stops at --chunks', () => {
-    const tokens = [1, ...Array.from({ length: 25 }, (_, i) => 100 + i)];
-    expect(imatrixChunks(tokens, 10, 99, 1, 't.txt')).toEqual([
-      [1, 100, 101, 102, 103, 104, 105, 106, 107, 108],
-      [1, 110, 111, 112, 113, 114, 115, 116, 117, 118],
+    const tokens = [1, ...Array.from({ length: 41 }, (_, i) => 100 + i)];
+    const chunks = imatrixChunks(tokens, 16, 99, 1, 't.txt');
+    expect(chunks).toEqual([
+      [1, ...Array.from({ length: 15 }, (_, i) => 100 + i)],
+      [1, ...Array.from({ length: 15 }, (_, i) => 116 + i)],
     ]);
-    expect(imatrixChunks(tokens, 10, 99, null, 't.txt')[1]).toEqual([109, 110, 111, 112, 113, 114, 115, 116, 117, 118]);
-    expect(imatrixChunks(tokens, 10, 1, 1, 't.txt')).toHaveLength(1);
-    expect(imatrixChunks(tokens, 13, 99, 1, 't.txt')).toHaveLength(2);
-    expect(() => imatrixChunks(tokens, 14, 99, 1, 't.txt')).toThrow('t.txt: tokenizes to 26 tokens; an importance matrix with --ctx 14 needs at least 28');
+    expect(imatrixChunks(tokens, 16, 99, null, 't.txt')[1]).toEqual(Array.from({ length: 16 }, (_, i) => 115 + i));
+    expect(imatrixChunks(tokens, 16, 1, 1, 't.txt')).toHaveLength(1);
+    expect(imatrixChunks(tokens, 21, 99, 1, 't.txt')).toHaveLength(2);
+    expect(() => imatrixChunks(tokens, 22, 99, 1, 't.txt')).toThrow('t.txt: tokenizes to 42 tokens; an importance matrix with --ctx 22 needs at least 44');
+  });
+
+  it('refuses chunks under 16 tokens, from which llama-imatrix collects no dense matrix', () => {
+    const tokens = Array.from({ length: 100 }, (_, i) => i);
+    expect(() => imatrixChunks(tokens, 15, 99, 1, 't.txt')).toThrow('--ctx 15: an importance matrix needs chunks of at least 16 tokens');
   });
 });
 

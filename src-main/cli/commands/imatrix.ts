@@ -21,7 +21,7 @@ empty context with its first token replaced by BOS. The text must hold at least 
 
 Options:
   --text FILE   the calibration text, UTF-8 (required)
-  --ctx N       chunk size in tokens (default 512, or the model's training context if smaller)
+  --ctx N       chunk size in tokens, at least 16 (default 512, or the model's training context if smaller)
   --chunks N    evaluate at most N chunks (default: all)
   -o FILE       the imatrix file to write (required; written whole or not at all)
 
