@@ -158,11 +158,14 @@ class Conversion {
     const source = this.gguf.tensor(t.name)!;
     const columns = t.ne[0]!;
     const blocks = ((c.end - c.row) * columns) / source.type.blockSize;
-    const bytes = this.gguf.source.bytes(this.gguf.dataOffset + source.offset + ((c.row * columns) / source.type.blockSize) * source.type.typeSize, blocks * source.type.typeSize);
     const job: ChunkJob = {
       from: source.type.name,
-      // Its own buffer, since a worker takes it over.
-      source: this.#pool && (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength) ? bytes.slice() : bytes,
+      // Read by the thread that converts it: the reads overlap the encoding, off this thread.
+      source: {
+        path: this.gguf.file,
+        offset: this.gguf.dataOffset + source.offset + ((c.row * columns) / source.type.blockSize) * source.type.typeSize,
+        length: blocks * source.type.typeSize,
+      },
       to: t.to.name,
       rows: c.end - c.row,
       columns,

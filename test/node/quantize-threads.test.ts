@@ -1,13 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { llamaFileTypeId } from '../../src-main/core/llama-file-types';
 import type { QuantFileType } from '../../src-main/core/quant-recipes';
 import { quantizeFile, type QuantizeProgress } from '../../src-main/node/quantize';
+import { quantizeChunk } from '../../src-main/node/quantize-worker/chunk';
 import { ChunkPool } from '../../src-main/node/quantize-worker/pool';
 import { gufo } from '../support/cli';
 import { llamaModelQuantize } from '../support/llama-quantize';
+import { mulberry32 } from '../support/random';
 import { REPO_ROOT, STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
 import { writeRandomModel } from '../support/test-models';
@@ -56,6 +58,26 @@ describe('quantizing on several threads', () => {
     await expect(run).rejects.toThrow(/abort/i);
     expect(readdirSync(dir).sort()).toEqual(['full.gguf', 'model.gguf']);
   }, 60_000);
+
+  it('a worker reads a chunk named by its place in a file, as the bytes themselves would give', async () => {
+    const dir = tempDir();
+    const rng = mulberry32(3);
+    const values = Float32Array.from({ length: 3 * 512 }, () => rng.gaussian());
+    const path = join(dir, 'values.bin');
+    // 100 bytes before the chunk: a span need not start at the file's start or be aligned.
+    writeFileSync(path, Buffer.concat([Buffer.alloc(100, 7), Buffer.from(values.buffer)]));
+    const job = { from: 'F32' as const, to: 'Q4_K' as const, rows: 3, columns: 512, importance: null };
+    const pool = new ChunkPool(2);
+    try {
+      const fromFile = await pool.run({ ...job, source: { path, offset: 100, length: values.byteLength } });
+      const fromBytes = quantizeChunk({ ...job, source: new Uint8Array(values.buffer.slice(0)) });
+      expect(Buffer.compare(Buffer.from(fromFile.bytes), Buffer.from(fromBytes.bytes))).toBe(0);
+      expect(fromFile.squaredError).toBe(fromBytes.squaredError);
+      await expect(pool.run({ ...job, source: { path, offset: 200, length: values.byteLength } })).rejects.toThrow(/values\.bin: file shrank while reading/);
+    } finally {
+      pool.close();
+    }
+  });
 
   it('a failing chunk rejects with the worker\'s error', async () => {
     const pool = new ChunkPool(1);

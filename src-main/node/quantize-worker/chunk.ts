@@ -4,14 +4,26 @@
  * Rows are encoded independently, so the bytes do not depend on how a tensor is cut into chunks
  * or on which thread runs them.
  */
+import { closeSync, openSync, readSync } from 'node:fs';
 import { ggmlTypeByName, type GgmlType, type GgmlTypeName } from '../../core/ggml-types';
 import { decoderFor } from '../../core/quants/decoders';
 import { encoderFor } from '../../core/quants/encoders';
 
+/** Bytes of a file, read by the thread that converts them. */
+export interface FileSpan {
+  path: string;
+  offset: number;
+  length: number;
+}
+
 export interface ChunkJob {
-  /** Source type and its whole blocks for `rows` rows of `columns` values. */
+  /**
+   * Source type and its whole blocks for `rows` rows of `columns` values: the bytes, or where they
+   * lie in a file (read into a buffer the thread reuses, so no chunk leaves garbage behind: a
+   * worker that allocates little collects seldom, and transferred chunks would pile up).
+   */
   from: GgmlTypeName;
-  source: Uint8Array;
+  source: Uint8Array | FileSpan;
   to: GgmlTypeName;
   rows: number;
   columns: number;
@@ -25,11 +37,34 @@ export interface ChunkResult {
   squaredError: number;
 }
 
+/** Read buffer, reused across chunks of a thread. */
+let readBuffer = new Uint8Array(0);
+
+/** The span's bytes, in this thread's read buffer (valid until the next read). */
+function readSpan({ path, offset, length }: FileSpan): Uint8Array {
+  if (readBuffer.length < length) readBuffer = new Uint8Array(length);
+  const fd = openSync(path, 'r');
+  try {
+    for (let done = 0; done < length; ) {
+      const n = readSync(fd, readBuffer, done, length - done, offset + done);
+      if (n === 0) throw new Error(`${path}: file shrank while reading`);
+      done += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return readBuffer.subarray(0, length);
+}
+
+/** Decoded source values, reused across chunks of a thread. */
+let decoded = new Float32Array(0);
+
 /** The source as f32: F32 bytes as they are (when aligned, as a chunk's own buffer is), others decoded. */
-function sourceValues(job: ChunkJob, from: GgmlType, n: number): Float32Array {
-  if (from.name === 'F32' && job.source.byteOffset % 4 === 0) return new Float32Array(job.source.buffer, job.source.byteOffset, n);
-  const values = new Float32Array(n);
-  decoderFor(from)(job.source, values, n / from.blockSize);
+function sourceValues(source: Uint8Array, from: GgmlType, n: number): Float32Array {
+  if (from.name === 'F32' && source.byteOffset % 4 === 0) return new Float32Array(source.buffer, source.byteOffset, n);
+  if (decoded.length < n) decoded = new Float32Array(n);
+  const values = decoded.subarray(0, n);
+  decoderFor(from)(source, values, n / from.blockSize);
   return values;
 }
 
@@ -40,7 +75,7 @@ export function quantizeChunk(job: ChunkJob): ChunkResult {
   const from = ggmlTypeByName(job.from)!;
   const to = ggmlTypeByName(job.to)!;
   const n = job.rows * job.columns;
-  const values = sourceValues(job, from, n);
+  const values = sourceValues(job.source instanceof Uint8Array ? job.source : readSpan(job.source), from, n);
   const blocks = n / to.blockSize;
   const bytes = new Uint8Array(blocks * to.typeSize);
   encoderFor(to)(values, bytes, job.rows, job.columns, job.importance);

@@ -47,8 +47,9 @@ export class ChunkPool {
     for (const slot of this.#slots) {
       if (slot.job || this.#queue.length === 0) continue;
       slot.job = this.#queue.shift()!;
-      // Transferred: the main thread read these bytes for this job alone.
-      slot.worker.postMessage(slot.job.request, [slot.job.request.job.source.buffer as ArrayBuffer]);
+      // Bytes are transferred (the caller read them for this job alone); a file span is read there.
+      const { source } = slot.job.request.job;
+      slot.worker.postMessage(slot.job.request, source instanceof Uint8Array ? [source.buffer as ArrayBuffer] : []);
     }
   }
 
