@@ -19,6 +19,9 @@ export const MIN_AT: usize = 0x10900;
 /** A super-block's sub-block scales and mins (f32 × 16 each), from the *SubBlocks searches. */
 export const SCALES_AT: usize = 0x10940;
 export const MINS_AT: usize = 0x10980;
+/** A Q4_K/Q5_K block's stored 6-bit sub-block scales and mins (u8 × 8 each), for requantSubBlocks. */
+export const SCQ_AT: usize = 0x109c0;
+export const MQ_AT: usize = 0x109d0;
 // Scratch: values shifted by the current offset (f32), the try's levels (i32), weights and
 // weights × values in f64 (for the bound).
 const XS_AT: usize = 0x10a00;
@@ -374,5 +377,28 @@ export function fitSymmetricSubBlocks(count: i32, n: i32, nmax: i32, weighted: b
   for (let j = 0; j < count; j++) {
     const at = <usize>(j * n);
     store<f32>(SCALES_AT + (<usize>j << 2), searchSymmetric(X_AT + (at << 2), W_AT + (at << 2), L_AT + at, n, nmax, weighted));
+  }
+}
+
+/**
+ * Requantizes the Q4_K/Q5_K block at X_AT (8 sub-blocks of 32) against its stored scales and mins
+ * (SCQ_AT, MQ_AT; f16 super-scales dAll, mAll): nearest_int((x + dm) / d) clamped to [0, nmax], to
+ * L_AT; a sub-block whose scale is 0 keeps its levels. As quantize_row_q4_K_ref's last loop.
+ */
+export function requantSubBlocks(dAll: f32, mAll: f32, nmax: i32): void {
+  const nm = i32x4.splat(nmax);
+  for (let j = 0; j < 8; j++) {
+    const d: f32 = dAll * <f32>load<u8>(SCQ_AT + <usize>j);
+    if (d == 0) continue;
+    const dm = f32x4.splat(mAll * <f32>load<u8>(MQ_AT + <usize>j));
+    const d4 = f32x4.splat(d);
+    const x = X_AT + (<usize>j << 7);
+    for (let i = 0; i < 32; i += 16) {
+      const l0 = levels4(f32x4.div(f32x4.add(v128.load(x + at4(i)), dm), d4), nm);
+      const l1 = levels4(f32x4.div(f32x4.add(v128.load(x + at4(i + 4)), dm), d4), nm);
+      const l2 = levels4(f32x4.div(f32x4.add(v128.load(x + at4(i + 8)), dm), d4), nm);
+      const l3 = levels4(f32x4.div(f32x4.add(v128.load(x + at4(i + 12)), dm), d4), nm);
+      v128.store(L_AT + (<usize>j << 5) + <usize>i, i8x16.narrow_i16x8_u(i16x8.narrow_i32x4_u(l0, l1), i16x8.narrow_i32x4_u(l2, l3)));
+    }
   }
 }

@@ -265,28 +265,34 @@ function putScaleMin(y: Uint8Array, s: number, j: number, ls: number, lm: number
   }
 }
 
-/** Requantizes each 32-value sub-block to 0..nmax against its stored scale and min. */
-function requantScaleMin(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: number, mAll: number, nmax: number): void {
+/** Copies the block at x[xAt] to the WebAssembly searches' values; returns them. */
+function blockToSearch(x: Float32Array, xAt: number): ReturnType<typeof scaleSearch> {
+  const search = scaleSearch();
+  const group = search.x;
+  for (let i = 0; i < QK; i++) group[i] = x[xAt + i]!;
+  return search;
+}
+
+/**
+ * Requantizes each 32-value sub-block to 0..nmax against its stored scale and min, in
+ * WebAssembly: the block's values must be in `search.x` (blockToSearch), its levels in L.
+ */
+function requantScaleMin(search: ReturnType<typeof scaleSearch>, y: Uint8Array, o: number, dAll: number, mAll: number, nmax: number): void {
   const s = o + K_SCALES;
+  const scaleLevels = search.scaleLevels;
+  const minLevels = search.minLevels;
   for (let j = 0; j < QK / 32; j++) {
-    let sc: number;
-    let m: number;
     if (j < 4) {
-      sc = y[s + j] & 63;
-      m = y[s + j + 4] & 63;
+      scaleLevels[j] = y[s + j] & 63;
+      minLevels[j] = y[s + j + 4] & 63;
     } else {
-      sc = (y[s + j + 4] & 0xf) | ((y[s + j - 4] >> 6) << 4);
-      m = (y[s + j + 4] >> 4) | ((y[s + j] >> 6) << 4);
-    }
-    const d = fr(dAll * sc);
-    if (d === 0) continue;
-    const dm = fr(mAll * m);
-    const base = 32 * j;
-    for (let i = 0; i < 32; i++) {
-      const l = roundHalfEven(fr(fr(x[xAt + base + i] + dm) / d));
-      L[base + i] = l < 0 ? 0 : l > nmax ? nmax : l;
+      scaleLevels[j] = (y[s + j + 4] & 0xf) | ((y[s + j - 4] >> 6) << 4);
+      minLevels[j] = (y[s + j + 4] >> 4) | ((y[s + j] >> 6) << 4);
     }
   }
+  search.levels.set(L);
+  search.requantSubBlocks(dAll, mAll, nmax);
+  L.set(search.levels);
 }
 
 /** Byte l of each 32 holds value l (low nibble) and l + 32 (high nibble) of each 64. */
@@ -312,9 +318,7 @@ function scaleMinPlain(
   nmax: number, rmin: number, nstep: number,
 ): void {
   // The sub-blocks' weights and searches run in WebAssembly, the block's 256 values at once.
-  const search = scaleSearch();
-  const group = search.x;
-  for (let i = 0; i < QK; i++) group[i] = x[xAt + i]!;
+  const search = blockToSearch(x, xAt);
   search.fitSubBlocksPlain(nmax, rmin, F0_1, nstep);
   L.set(search.levels);
   let maxScale = 0;
@@ -336,7 +340,7 @@ function scaleMinPlain(
   }
   const dAll = putF16(y, o + K_D, fr(maxScale / 63));
   const mAll = putF16(y, o + K_DMIN, fr(maxMin / 63));
-  requantScaleMin(x, xAt, y, o, dAll, mAll, nmax);
+  requantScaleMin(search, y, o, dAll, mAll, nmax);
 }
 
 /** quantize_row_q4_K_impl / q5_K_impl: sub-scales and mins quantized by a weighted search. */
@@ -364,7 +368,7 @@ function scaleMinWeighted(
   }
   const dAll = putF16(y, o + K_D, dBlock);
   const mAll = putF16(y, o + K_DMIN, mBlock);
-  requantScaleMin(x, xAt, y, o, dAll, mAll, nmax);
+  requantScaleMin(blockToSearch(x, xAt), y, o, dAll, mAll, nmax);
 }
 
 export const encodeQ4_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
@@ -392,9 +396,7 @@ const { ql: Q6_QL, qh: Q6_QH, scales: Q6_SCALES, d: Q6_D } = blockOffsets('Q6_K'
 
 function q6Block(x: Float32Array, xAt: number, qw: Float32Array | null, qwAt: number, y: Uint8Array, o: number): void {
   // The 16 sub-block searches run in WebAssembly, the block's 256 values at once.
-  const search = scaleSearch();
-  const group = search.x;
-  for (let i = 0; i < QK; i++) group[i] = x[xAt + i]!;
+  const search = blockToSearch(x, xAt);
   if (qw) {
     const weights = search.w;
     for (let i = 0; i < QK; i++) weights[i] = qw[qwAt + i]!;

@@ -7,13 +7,14 @@
 import { WASM_BASE64 } from './scale-search.wasm';
 import { instantiateBase64 } from './instantiate';
 
-type Layout = 'MAX_GROUP' | 'X_AT' | 'W_AT' | 'L_AT' | 'MIN_AT' | 'SCALES_AT' | 'MINS_AT' | 'END';
+type Layout = 'MAX_GROUP' | 'X_AT' | 'W_AT' | 'L_AT' | 'MIN_AT' | 'SCALES_AT' | 'MINS_AT' | 'SCQ_AT' | 'MQ_AT' | 'END';
 type SearchExports = Record<Layout, WebAssembly.Global> & {
   memory: WebAssembly.Memory;
   fitScaleAndMin(n: number, nmax: number, weighted: number, rmin: number, rdelta: number, nstep: number, useMad: number): number;
   fitSubBlocksPlain(nmax: number, rmin: number, rdelta: number, nstep: number): void;
   fitSymmetricScale(n: number, nmax: number, weighted: number): number;
   fitSymmetricSubBlocks(count: number, n: number, nmax: number, weighted: number): void;
+  requantSubBlocks(dAll: number, mAll: number, nmax: number): void;
 };
 
 export interface ScaleSearch {
@@ -33,6 +34,11 @@ export interface ScaleSearch {
   fitSymmetricScale: SearchExports['fitSymmetricScale'];
   /** fitSymmetricScale over `count` groups of n values, one after another in `x`: scales to `scales`. */
   fitSymmetricSubBlocks: SearchExports['fitSymmetricSubBlocks'];
+  /** A Q4_K/Q5_K block's stored 6-bit sub-block scales and mins (8 each), read by requantSubBlocks. */
+  scaleLevels: Uint8Array;
+  minLevels: Uint8Array;
+  /** The levels of the 256 values in `x` against the stored scales and mins (a scale of 0 keeps a sub-block's levels). */
+  requantSubBlocks: SearchExports['requantSubBlocks'];
 }
 
 let search: ScaleSearch | undefined;
@@ -55,6 +61,9 @@ function instantiate(): ScaleSearch {
     fitSubBlocksPlain: exports.fitSubBlocksPlain,
     fitSymmetricScale: exports.fitSymmetricScale,
     fitSymmetricSubBlocks: exports.fitSymmetricSubBlocks,
+    scaleLevels: new Uint8Array(memory.buffer, at('SCQ_AT'), 8),
+    minLevels: new Uint8Array(memory.buffer, at('MQ_AT'), 8),
+    requantSubBlocks: exports.requantSubBlocks,
   };
 }
 
