@@ -30,24 +30,39 @@ export const OUT_VALUES: i32 = 0x8000;
   return f32x4.mul(scale, f32x4.convert_i32x4_s(q));
 }
 
-/** 16 signed bytes, each times `scale`, to 16 f32 at `y`. */
+/**
+ * Swizzle masks: byte 4k + j of 16 to the low byte of int32 lane j (zero-extended: indices ≥ 16
+ * give 0), or to its top byte (q · 2^24, sign in place). One swizzle per 4 values instead of two
+ * extends.
+ */
+const LOW_0 = i8x16(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1, -1, -1);
+const LOW_1 = i8x16(4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1, 7, -1, -1, -1);
+const LOW_2 = i8x16(8, -1, -1, -1, 9, -1, -1, -1, 10, -1, -1, -1, 11, -1, -1, -1);
+const LOW_3 = i8x16(12, -1, -1, -1, 13, -1, -1, -1, 14, -1, -1, -1, 15, -1, -1, -1);
+const TOP_0 = i8x16(-1, -1, -1, 0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3);
+const TOP_1 = i8x16(-1, -1, -1, 4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1, 7);
+const TOP_2 = i8x16(-1, -1, -1, 8, -1, -1, -1, 9, -1, -1, -1, 10, -1, -1, -1, 11);
+const TOP_3 = i8x16(-1, -1, -1, 12, -1, -1, -1, 13, -1, -1, -1, 14, -1, -1, -1, 15);
+
+/**
+ * 16 signed bytes, each times `scale`, to 16 f32 at `y`, as (q · 2^24) · (scale · 2^-24): both
+ * factors exact (scale is 0, ±inf, NaN or at least 2^-24 in magnitude, an f16 times an integer, so
+ * scale · 2^-24 stays a normal f32), so the one rounding of the product is that of q · scale.
+ */
 @inline function put16(y: usize, scale: v128, q: v128): void {
-  const lo = i16x8.extend_low_i8x16_s(q);
-  const hi = i16x8.extend_high_i8x16_s(q);
-  v128.store(y, scaled(scale, i32x4.extend_low_i16x8_s(lo)));
-  v128.store(y, scaled(scale, i32x4.extend_high_i16x8_s(lo)), 16);
-  v128.store(y, scaled(scale, i32x4.extend_low_i16x8_s(hi)), 32);
-  v128.store(y, scaled(scale, i32x4.extend_high_i16x8_s(hi)), 48);
+  const s = f32x4.mul(scale, f32x4.splat(5.9604644775390625e-8));
+  v128.store(y, scaled(s, i8x16.swizzle(q, TOP_0)));
+  v128.store(y, scaled(s, i8x16.swizzle(q, TOP_1)), 16);
+  v128.store(y, scaled(s, i8x16.swizzle(q, TOP_2)), 32);
+  v128.store(y, scaled(s, i8x16.swizzle(q, TOP_3)), 48);
 }
 
-/** 16 signed bytes, each times `scale` minus `min`, to 16 f32 at `y`. */
+/** 16 unsigned bytes, each times `scale` minus `min`, to 16 f32 at `y` (ggml: scale · q − min). */
 @inline function put16min(y: usize, scale: v128, min: v128, q: v128): void {
-  const lo = i16x8.extend_low_i8x16_s(q);
-  const hi = i16x8.extend_high_i8x16_s(q);
-  v128.store(y, f32x4.sub(scaled(scale, i32x4.extend_low_i16x8_s(lo)), min));
-  v128.store(y, f32x4.sub(scaled(scale, i32x4.extend_high_i16x8_s(lo)), min), 16);
-  v128.store(y, f32x4.sub(scaled(scale, i32x4.extend_low_i16x8_s(hi)), min), 32);
-  v128.store(y, f32x4.sub(scaled(scale, i32x4.extend_high_i16x8_s(hi)), min), 48);
+  v128.store(y, f32x4.sub(scaled(scale, i8x16.swizzle(q, LOW_0)), min));
+  v128.store(y, f32x4.sub(scaled(scale, i8x16.swizzle(q, LOW_1)), min), 16);
+  v128.store(y, f32x4.sub(scaled(scale, i8x16.swizzle(q, LOW_2)), min), 32);
+  v128.store(y, f32x4.sub(scaled(scale, i8x16.swizzle(q, LOW_3)), min), 48);
 }
 
 /** Q8_0, 34 bytes per 32 values: f16 d, int8 qs[32]; value = q · d. */
@@ -186,14 +201,12 @@ export function decodeIQ4_XS(x: usize, y: usize, blocks: i32): void {
   }
 }
 
-/** 16 signed bytes, each times `scale` plus `min`, to 16 f32 at `y` (ggml: q·d + m). */
+/** 16 unsigned bytes, each times `scale` plus `min`, to 16 f32 at `y` (ggml: q · d + m). */
 @inline function put16plus(y: usize, scale: v128, min: v128, q: v128): void {
-  const lo = i16x8.extend_low_i8x16_s(q);
-  const hi = i16x8.extend_high_i8x16_s(q);
-  v128.store(y, f32x4.add(scaled(scale, i32x4.extend_low_i16x8_s(lo)), min));
-  v128.store(y, f32x4.add(scaled(scale, i32x4.extend_high_i16x8_s(lo)), min), 16);
-  v128.store(y, f32x4.add(scaled(scale, i32x4.extend_low_i16x8_s(hi)), min), 32);
-  v128.store(y, f32x4.add(scaled(scale, i32x4.extend_high_i16x8_s(hi)), min), 48);
+  v128.store(y, f32x4.add(scaled(scale, i8x16.swizzle(q, LOW_0)), min));
+  v128.store(y, f32x4.add(scaled(scale, i8x16.swizzle(q, LOW_1)), min), 16);
+  v128.store(y, f32x4.add(scaled(scale, i8x16.swizzle(q, LOW_2)), min), 32);
+  v128.store(y, f32x4.add(scaled(scale, i8x16.swizzle(q, LOW_3)), min), 48);
 }
 
 /** Which byte of a 32-bit qh word holds the fifth bit of each value: bytes 0, 1 for values 0..15. */
@@ -314,10 +327,21 @@ export function decodeQ3_K(x: usize, y: usize, blocks: i32): void {
   }
 }
 
-/** Q8_K, 292 bytes per 256 values: f32 d, int8 qs[256], int16 bsums[16] (not needed); value = d · q. */
+/**
+ * Q8_K, 292 bytes per 256 values: f32 d, int8 qs[256], int16 bsums[16] (not needed); value = d · q.
+ * d is any f32, so d · 2^-24 could underflow: the int8 values are sign-extended instead of put16's trick.
+ */
 export function decodeQ8_K(x: usize, y: usize, blocks: i32): void {
   for (let b = 0; b < blocks; b++, x += 292) {
     const d = f32x4.splat(load<f32>(x));
-    for (let j = 0; j < 256; j += 16, y += 64) put16(y, d, v128.load(x + 4 + j));
+    for (let j = 0; j < 256; j += 16, y += 64) {
+      const q = v128.load(x + 4 + j);
+      const lo = i16x8.extend_low_i8x16_s(q);
+      const hi = i16x8.extend_high_i8x16_s(q);
+      v128.store(y, scaled(d, i32x4.extend_low_i16x8_s(lo)));
+      v128.store(y, scaled(d, i32x4.extend_high_i16x8_s(lo)), 16);
+      v128.store(y, scaled(d, i32x4.extend_low_i16x8_s(hi)), 32);
+      v128.store(y, scaled(d, i32x4.extend_high_i16x8_s(hi)), 48);
+    }
   }
 }
