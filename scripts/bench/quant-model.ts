@@ -1,9 +1,11 @@
 /**
  * `npm run bench:quant -- --model [--threads N] [--type Q4_K_M]`: a whole-model quantization, a
  * ~150 MB random F32 Llama (generated once, cached in the temp folder) to Q4_K_M on 2 threads,
- * by Gufo's quantizeFile and by llama.cpp's llama_model_quantize (node-llama-cpp's libllama), in
- * the same run. Each side runs in its own child process (quant-model-child.ts), so its peak RSS
- * is its own; both children are Node processes (the same base footprint), timed around the call.
+ * by Gufo and by llama.cpp's llama_model_quantize (node-llama-cpp's libllama), in the same run,
+ * each in its own process so its peak RSS is its own. Gufo's side is `gufo quantize` as a user
+ * runs it (bin/gufo.mjs, the built CLI: its workers are bundles), timed as a whole process from
+ * Node's start (quant-model-measure.mjs); llama.cpp's side is a Node process (tsx, koffi) timed
+ * around the call (quant-model-child.ts), so its start-up is not counted.
  * Goals (issue 18): wall ≤ 1× llama.cpp's, peak RSS ≤ 2×.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -18,6 +20,9 @@ import type { ChildResult } from './quant-model-child';
 /** 5 layers of 768 × 2048: 37M weights, 145 MB of F32. */
 const SHAPE = { nLayer: 5, nEmbd: 768, nFf: 2048, nHead: 12, seed: 18 };
 const CHILD = fileURLToPath(new URL('./quant-model-child.ts', import.meta.url));
+const MEASURE = fileURLToPath(new URL('./quant-model-measure.mjs', import.meta.url));
+const GUFO = fileURLToPath(new URL('../../bin/gufo.mjs', import.meta.url));
+const BUILT_CLI = fileURLToPath(new URL('../../out/cli/gufo.js', import.meta.url));
 const GOALS = { wall: 1, rss: 2 } as const;
 
 function flag(args: readonly string[], name: string, fallback: string): string {
@@ -42,8 +47,14 @@ async function sourceModel(): Promise<string> {
 }
 
 function runChild(side: 'ours' | 'llama', input: string, output: string, type: string, threads: number): ChildResult {
-  const stdout = execFileSync(process.execPath, ['--import', 'tsx', CHILD, side, input, output, type, String(threads)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  return JSON.parse(stdout) as ChildResult;
+  const args = side === 'llama'
+    ? ['--import', 'tsx', CHILD, input, output, type, String(threads)]
+    : ['--import', MEASURE, GUFO, 'quantize', input, output, '--type', type, '--threads', String(threads)];
+  // The built CLI, as users run it, not the sources.
+  const { GUFO_DEV: _dev, ...env } = process.env;
+  const stdout = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env });
+  // The measurement is the last line (gufo prints its summary before it).
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildResult;
 }
 
 export async function benchQuantModel({ json, args }: { json: boolean; args: readonly string[] }): Promise<void> {
@@ -51,6 +62,7 @@ export async function benchQuantModel({ json, args }: { json: boolean; args: rea
   if (!isQuantFileType(type)) throw new Error(`--type: unknown file type "${type}"`);
   const threads = Number(flag(args, '--threads', '2'));
   if (!Number.isInteger(threads) || threads < 1) throw new Error(`--threads must be a whole number of at least 1, not "${flag(args, '--threads', '2')}"`);
+  if (!existsSync(BUILT_CLI)) throw new Error(`${BUILT_CLI} is missing: run npm run build:cli`);
   const input = await sourceModel();
   const dir = mkdtempSync(join(tmpdir(), 'gufo-bench-quant-'));
   try {
