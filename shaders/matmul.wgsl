@@ -56,6 +56,26 @@ fn x_halves(x: array<vec4<f32>, 8>) -> vec2<f32> {
   let one = vec4<f32>(1.0);
   return vec2<f32>(dot(x[0] + x[1] + x[2] + x[3], one), dot(x[4] + x[5] + x[6] + x[7], one));
 }
+
+// The whole-block steps (K-quants on CPU adapters): the 8 units of x of a 256-value super-block
+// from column c, and Σ x per unit (unit j at [j / 4][j % 4]).
+fn x_block(xb: u32, c: u32) -> array<array<vec4<f32>, 8>, 8> {
+  return array<array<vec4<f32>, 8>, 8>(
+    x_unit(xb, c), x_unit(xb, c + 32u), x_unit(xb, c + 64u), x_unit(xb, c + 96u),
+    x_unit(xb, c + 128u), x_unit(xb, c + 160u), x_unit(xb, c + 192u), x_unit(xb, c + 224u),
+  );
+}
+
+fn x_unit_sums(x: array<array<vec4<f32>, 8>, 8>) -> array<vec4<f32>, 2> {
+  return array<vec4<f32>, 2>(
+    vec4<f32>(x_sum(x[0]), x_sum(x[1]), x_sum(x[2]), x_sum(x[3])),
+    vec4<f32>(x_sum(x[4]), x_sum(x[5]), x_sum(x[6]), x_sum(x[7])),
+  );
+}
+
+fn x_sum(x: array<vec4<f32>, 8>) -> f32 {
+  return dot(x[0] + x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7], vec4<f32>(1.0));
+}
 #endif
 
 // The tile of this workgroup: its token count (0: nothing to do), the part row its row 0 is, and

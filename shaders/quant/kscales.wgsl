@@ -15,6 +15,26 @@ fn kscale_min(s: vec3<u32>, j: u32) -> vec2<u32> {
   return vec2<u32>((c & 15u) | ((kscale_byte(s, j - 4u) >> 6u) << 4u), (c >> 4u) | ((kscale_byte(s, j) >> 6u) << 4u));
 }
 
+// The scales and mins of all 8 sub-blocks at once (the layout above, four lanes at a time), as
+// floats: scale[j] = sc[j / 4][j % 4], min[j] = mn[j / 4][j % 4].
+struct KScales {
+  sc: array<vec4<f32>, 2>,
+  mn: array<vec4<f32>, 2>,
+}
+
+fn kscales_all(s: vec3<u32>) -> KScales {
+  let lo = bytes4(s[0]);
+  let mid = bytes4(s[1]);
+  let hi = bytes4(s[2]);
+  let six = vec4<u32>(63u);
+  let top = vec4<u32>(6u);
+  let four = vec4<u32>(4u);
+  return KScales(
+    array<vec4<f32>, 2>(vec4<f32>(lo & six), vec4<f32>((hi & vec4<u32>(15u)) | ((lo >> top) << four))),
+    array<vec4<f32>, 2>(vec4<f32>(mid & six), vec4<f32>((hi >> four) | ((mid >> top) << four))),
+  );
+}
+
 // The words W_D and W_SCALES .. W_SCALES + 2 of the block starting at word b: one 16-byte load
 // where the kernel has W4 (both sit in the block's first four words).
 fn kblock_head(b: u32) -> array<u32, 4> {

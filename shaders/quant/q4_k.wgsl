@@ -35,6 +35,46 @@ fn nibbles4(q: u32, shifts: vec4<u32>) -> vec4<f32> {
 }
 
 #if MATVEC
+// Σ q·x of the low nibbles (unit 2j) and of the high nibbles (unit 2j + 1) of a pair's 32 bytes of
+// qs, (a, c), with those units of x.
+fn q4_pair_dots(a: vec4<u32>, c: vec4<u32>, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
+  let ql = dot(vec4<f32>(nib_lo(a.x)), xl[0]) + dot(vec4<f32>(nib_lo(a.y)), xl[1])
+    + dot(vec4<f32>(nib_lo(a.z)), xl[2]) + dot(vec4<f32>(nib_lo(a.w)), xl[3])
+    + dot(vec4<f32>(nib_lo(c.x)), xl[4]) + dot(vec4<f32>(nib_lo(c.y)), xl[5])
+    + dot(vec4<f32>(nib_lo(c.z)), xl[6]) + dot(vec4<f32>(nib_lo(c.w)), xl[7]);
+  let qh = dot(vec4<f32>(nib_hi(a.x)), xh[0]) + dot(vec4<f32>(nib_hi(a.y)), xh[1])
+    + dot(vec4<f32>(nib_hi(a.z)), xh[2]) + dot(vec4<f32>(nib_hi(a.w)), xh[3])
+    + dot(vec4<f32>(nib_hi(c.x)), xh[4]) + dot(vec4<f32>(nib_hi(c.y)), xh[5])
+    + dot(vec4<f32>(nib_hi(c.z)), xh[6]) + dot(vec4<f32>(nib_hi(c.w)), xh[7]);
+  return vec2<f32>(ql, qh);
+}
+
+#if THREAD_ROWS
+const MV_UNITS = 8u;
+
+// Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows):
+// the block's x and Σx per unit loaded once for all the rows; per row, the head (d, dmin, the 8
+// scales and mins) decoded once and qs read as 8 quads:
+// d · Σ_j s_j · Σ q·x − dmin · Σ_j m_j · Σx.
+fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
+  let x = x_block(xb, 32u * u);
+  let xs = x_unit_sums(x);
+  for (var r = 0u; r < ROWS; r++) {
+    if (r >= rows) { break; }
+    let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));
+    let head = kblock_head(b);
+    let dm = f16x2(head[0]);
+    let k = kscales_all(vec3<u32>(head[1], head[2], head[3]));
+    let qs = b + {{W_QS}}u;
+    let q01 = q4_pair_dots(w_quad(qs), w_quad(qs + 4u), x[0], x[1]);
+    let q23 = q4_pair_dots(w_quad(qs + 8u), w_quad(qs + 12u), x[2], x[3]);
+    let q45 = q4_pair_dots(w_quad(qs + 16u), w_quad(qs + 20u), x[4], x[5]);
+    let q67 = q4_pair_dots(w_quad(qs + 24u), w_quad(qs + 28u), x[6], x[7]);
+    (*acc)[r] += dm.x * (dot(k.sc[0], vec4<f32>(q01, q23)) + dot(k.sc[1], vec4<f32>(q45, q67)))
+      - dm.y * (dot(k.mn[0], xs[0]) + dot(k.mn[1], xs[1]));
+  }
+}
+#else
 const MV_UNITS = 2u;
 
 // Sub-blocks u and u + 1 (u even) of rows row0 .. row0 + rows − 1: per row
@@ -49,17 +89,9 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     if (r >= rows) { break; }
     let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));
     let qs = b + {{W_QS}}u + 4u * sub;
-    let a = w_quad(qs);
-    let c = w_quad(qs + 4u);
-    let ql = dot(vec4<f32>(nib_lo(a.x)), xl[0]) + dot(vec4<f32>(nib_lo(a.y)), xl[1])
-      + dot(vec4<f32>(nib_lo(a.z)), xl[2]) + dot(vec4<f32>(nib_lo(a.w)), xl[3])
-      + dot(vec4<f32>(nib_lo(c.x)), xl[4]) + dot(vec4<f32>(nib_lo(c.y)), xl[5])
-      + dot(vec4<f32>(nib_lo(c.z)), xl[6]) + dot(vec4<f32>(nib_lo(c.w)), xl[7]);
-    let qh = dot(vec4<f32>(nib_hi(a.x)), xh[0]) + dot(vec4<f32>(nib_hi(a.y)), xh[1])
-      + dot(vec4<f32>(nib_hi(a.z)), xh[2]) + dot(vec4<f32>(nib_hi(a.w)), xh[3])
-      + dot(vec4<f32>(nib_hi(c.x)), xh[4]) + dot(vec4<f32>(nib_hi(c.y)), xh[5])
-      + dot(vec4<f32>(nib_hi(c.z)), xh[6]) + dot(vec4<f32>(nib_hi(c.w)), xh[7]);
-    (*acc)[r] += kpair_dot(b, sub, ql, qh, sl, sh);
+    let q = q4_pair_dots(w_quad(qs), w_quad(qs + 4u), xl, xh);
+    (*acc)[r] += kpair_dot(b, sub, q.x, q.y, sl, sh);
   }
 }
+#endif
 #endif

@@ -5,7 +5,7 @@
 // from shift 2s of qh[32n + l]; value = (d · scales[8n + 2s + (l >= 16)]) · (q - 32). The mat-vec
 // takes the offset out of the sum: d · scale · (Σ q·x − 32 Σx) per 16 values.
 const UNIT_PARTIAL = false;
-const_assert {{W_QL}}u % 4u == 0u && {{W_QH}}u % 4u == 0u && {{BLOCK_WORDS}}u % 4u == 0u; // 16-byte reads (w_quad)
+const_assert {{W_QL}}u % 4u == 0u && {{W_QH}}u % 4u == 0u && {{W_SCALES}}u % 4u == 0u && {{BLOCK_WORDS}}u % 4u == 0u; // 16-byte reads (w_quad)
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let sub = u & 7u;
@@ -32,13 +32,69 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
 }
 
 #if MATVEC
-const MV_UNITS = 2u;
-
 // The 6-bit codes of the four bytes of l (low nibbles at shift nshift) and h (high bits at shift hs).
 fn q6_codes(l: u32, h: u32, nshift: u32, hs: u32) -> vec4<f32> {
   let lo = (vec4<u32>(l) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(nshift))) & vec4<u32>(15u);
   return vec4<f32>(lo | (crumbs4(h, hs) << vec4<u32>(4u)));
 }
+
+// Σ q·x over each 16-value half of one unit with its x: (a, c) the unit's 32 bytes of ql (nibbles
+// at shift nshift), (g, e) its half's 32 bytes of qh (crumbs at shift hs).
+fn q6_unit_dots(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, nshift: u32, hs: u32, x: array<vec4<f32>, 8>) -> vec2<f32> {
+  return vec2<f32>(
+    dot(q6_codes(a.x, g.x, nshift, hs), x[0]) + dot(q6_codes(a.y, g.y, nshift, hs), x[1])
+      + dot(q6_codes(a.z, g.z, nshift, hs), x[2]) + dot(q6_codes(a.w, g.w, nshift, hs), x[3]),
+    dot(q6_codes(c.x, e.x, nshift, hs), x[4]) + dot(q6_codes(c.y, e.y, nshift, hs), x[5])
+      + dot(q6_codes(c.z, e.z, nshift, hs), x[6]) + dot(q6_codes(c.w, e.w, nshift, hs), x[7]),
+  );
+}
+
+#if THREAD_ROWS
+const MV_UNITS = 8u;
+
+// Σ q·x per 16 values of the four units of one half of a block (x0 .. x3 their x), from its
+// 64 bytes of ql at word ql (units s and s + 2 share 32 of them: low and high nibbles) and 32
+// bytes of qh at word qh (crumbs 2s of every unit): [0] units 0 and 1, [1] units 2 and 3.
+fn q6_half_dots(ql: u32, qh: u32, x0: array<vec4<f32>, 8>, x1: array<vec4<f32>, 8>, x2: array<vec4<f32>, 8>, x3: array<vec4<f32>, 8>) -> array<vec4<f32>, 2> {
+  let a0 = w_quad(ql);
+  let c0 = w_quad(ql + 4u);
+  let a1 = w_quad(ql + 8u);
+  let c1 = w_quad(ql + 12u);
+  let g = w_quad(qh);
+  let e = w_quad(qh + 4u);
+  return array<vec4<f32>, 2>(
+    vec4<f32>(q6_unit_dots(a0, c0, g, e, 0u, 0u, x0), q6_unit_dots(a1, c1, g, e, 0u, 2u, x1)),
+    vec4<f32>(q6_unit_dots(a0, c0, g, e, 4u, 4u, x2), q6_unit_dots(a1, c1, g, e, 4u, 6u, x3)),
+  );
+}
+
+// Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows):
+// the block's x and 32 · Σx per 16 values loaded once for all the rows; per row, d and the 16
+// scales read once (one quad), ql as 8 quads and qh as 4 (q6_half_dots):
+// d · Σ_k scale_k · (Σ q·x − 32 Σx) over the 16 sixteen-value groups k.
+fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
+  let x = x_block(xb, 32u * u);
+  // 32 · Σx of group k (unit k / 2, its half k % 2) at [k / 4][k % 4].
+  let xo = array<vec4<f32>, 4>(
+    32.0 * vec4<f32>(x_halves(x[0]), x_halves(x[1])), 32.0 * vec4<f32>(x_halves(x[2]), x_halves(x[3])),
+    32.0 * vec4<f32>(x_halves(x[4]), x_halves(x[5])), 32.0 * vec4<f32>(x_halves(x[6]), x_halves(x[7])),
+  );
+  for (var r = 0u; r < ROWS; r++) {
+    if (r >= rows) { break; }
+    let blk = (row0 + r) * P.blocks_per_row + (u >> 3u);
+    let b = {{BLOCK_WORDS}}u * blk;
+    let d = f16_to_f32(w_half(2u * P.scale_word + blk));
+    let sc = w_quad(b + {{W_SCALES}}u);
+    let ql = b + {{W_QL}}u;
+    let qh = b + {{W_QH}}u;
+    let h0 = q6_half_dots(ql, qh, x[0], x[1], x[2], x[3]);
+    let h1 = q6_half_dots(ql + 16u, qh + 8u, x[4], x[5], x[6], x[7]);
+    (*acc)[r] += d * (dot(vec4<f32>(sbytes4(sc.x)), h0[0] - xo[0]) + dot(vec4<f32>(sbytes4(sc.y)), h0[1] - xo[1])
+      + dot(vec4<f32>(sbytes4(sc.z)), h1[0] - xo[2]) + dot(vec4<f32>(sbytes4(sc.w)), h1[1] - xo[3]));
+  }
+}
+#else
+const MV_UNITS = 2u;
 
 // The two int8 scales in the low 16 bits of w, as floats.
 fn q6_scale_pair(w: u32) -> vec2<f32> {
@@ -72,15 +128,10 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     let c = w_quad(ql + 4u);
     let g = w_quad(qh);
     let e = w_quad(qh + 4u);
-    let l0 = dot(q6_codes(a.x, g.x, 0u, hs), xl[0]) + dot(q6_codes(a.y, g.y, 0u, hs), xl[1])
-      + dot(q6_codes(a.z, g.z, 0u, hs), xl[2]) + dot(q6_codes(a.w, g.w, 0u, hs), xl[3]);
-    let l1 = dot(q6_codes(c.x, e.x, 0u, hs), xl[4]) + dot(q6_codes(c.y, e.y, 0u, hs), xl[5])
-      + dot(q6_codes(c.z, e.z, 0u, hs), xl[6]) + dot(q6_codes(c.w, e.w, 0u, hs), xl[7]);
-    let h0 = dot(q6_codes(a.x, g.x, 4u, hs + 4u), xh[0]) + dot(q6_codes(a.y, g.y, 4u, hs + 4u), xh[1])
-      + dot(q6_codes(a.z, g.z, 4u, hs + 4u), xh[2]) + dot(q6_codes(a.w, g.w, 4u, hs + 4u), xh[3]);
-    let h1 = dot(q6_codes(c.x, e.x, 4u, hs + 4u), xh[4]) + dot(q6_codes(c.y, e.y, 4u, hs + 4u), xh[5])
-      + dot(q6_codes(c.z, e.z, 4u, hs + 4u), xh[6]) + dot(q6_codes(c.w, e.w, 4u, hs + 4u), xh[7]);
-    (*acc)[r] += d * (dot(scl, vec2<f32>(l0, l1) - sl) + dot(sch, vec2<f32>(h0, h1) - sh));
+    let l = q6_unit_dots(a, c, g, e, 0u, hs, xl);
+    let h = q6_unit_dots(a, c, g, e, 4u, hs + 4u, xh);
+    (*acc)[r] += d * (dot(scl, l - sl) + dot(sch, h - sh));
   }
 }
+#endif
 #endif

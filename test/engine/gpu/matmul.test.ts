@@ -150,13 +150,36 @@ describe('shapes and options', () => {
   });
 
   it.each(['Q4_K', 'Q5_K', 'Q6_K', 'Q8_0'])('decode: %s dots the integer codes with x and scales each sub-block once', (type) => {
-    const source = new MatmulKernels(ctx).source('matvec4', type);
-    // The decoder's own step (or, for Q8_0, its row dot in quant/unit-step.wgsl's loop), not
-    // quant/unit-matvec.wgsl's per-value decode_unit.
-    const step = new RegExp(`^fn ${type === 'Q8_0' ? 'unit_row_dot' : 'matvec_step'}\\([^]*?\\n}\\n`, 'm').exec(source)?.[0] ?? '';
-    expect(step).toMatch(/dot\(vec4<f32>\(|dot\(q\d_codes\(/);
-    expect(step).not.toMatch(/decode_unit\(/);
+    for (const cpuShapes of [true, false]) {
+      const source = new MatmulKernels(ctx, { cpuShapes }).source('matvec4', type);
+      // The decoder's own step and its *_dots helpers (or, for Q8_0, its row dot in
+      // quant/unit-step.wgsl's loop), not quant/unit-matvec.wgsl's per-value decode_unit.
+      const step = type === 'Q8_0'
+        ? wgslFunction(source, 'unit_row_dot')
+        : [wgslFunction(source, 'matvec_step'), ...[...source.matchAll(/^fn (\w+_dots)\(/gm)].map((m) => wgslFunction(source, m[1]!))].join('');
+      expect(step).toMatch(/dot\(vec4<f32>\(|dot\(q\d_codes\(/);
+      expect(step).not.toMatch(/decode_unit\(/);
+    }
   });
+
+  it.each(['Q4_K', 'Q5_K', 'Q6_K'])(
+    'decode on a CPU adapter: %s steps over whole super-blocks, x loaded once for all the rows, each row\'s block head decoded once',
+    (type) => {
+      const source = new MatmulKernels(ctx, { cpuShapes: true }).source('matvec4', type);
+      expect(source).toMatch(/const MV_UNITS = 8u;/);
+      const [beforeRows, rowBody] = wgslFunction(source, 'matvec_step').split('for (var r = 0u; r < ROWS; r++)');
+      expect(beforeRows).toMatch(/let x = x_block\(xb, 32u \* u\);/);
+      expect(rowBody).not.toMatch(/x_unit\(|x_block\(|x_halves\(/);
+      // d, dmin and the 8 scales and mins (Q6_K: d and the 16 scales, one quad) once per row and block.
+      if (type === 'Q6_K') {
+        expect(rowBody!.match(/f16_to_f32\(/g)).toHaveLength(1);
+        expect(rowBody!.match(/sbytes4\(sc\.[xyzw]\)/g)).toHaveLength(4);
+      } else {
+        expect(rowBody!.match(/kblock_head\(/g)).toHaveLength(1);
+        expect(rowBody!.match(/kscales_all\(/g)).toHaveLength(1);
+      }
+    },
+  );
 
   it('decode: Q8_0 and the decode_unit types share one step loop (quant/unit-step.wgsl)', () => {
     const kernels = new MatmulKernels(ctx);
@@ -167,11 +190,10 @@ describe('shapes and options', () => {
     }
   });
 
-  it('decode: Q6_K steps over unit pairs that share their ql and qh bytes, loading each once per row', () => {
-    const source = new MatmulKernels(ctx).source('matvec4', 'Q6_K');
+  it('decode on a GPU: Q6_K steps over unit pairs that share their ql and qh bytes, loading each once per row', () => {
+    const source = new MatmulKernels(ctx, { cpuShapes: false }).source('matvec4', 'Q6_K');
     expect(source).toMatch(/const MV_UNITS = 2u;/);
-    const step = /fn matvec_step\([^]*?\n}\n/.exec(source)?.[0] ?? '';
-    expect(step.match(/w_quad\(/g)).toHaveLength(4);
+    expect(wgslFunction(source, 'matvec_step').match(/w_quad\(/g)).toHaveLength(4);
   });
 
   it('with shader-f16, halves are converted by the adapter in both kernels', () => {
@@ -255,3 +277,8 @@ describe('shapes and options', () => {
     expect(await check(kernels, 'w.Q5_0', 2, 10)).toBeLessThanOrEqual(TOLERANCE);
   });
 });
+
+/** The text of WGSL function `name` in `source` (from `fn name(` to its closing brace at column 0). */
+function wgslFunction(source: string, name: string): string {
+  return new RegExp(`^fn ${name}\\([^]*?\\n}\\n`, 'm').exec(source)?.[0] ?? '';
+}
