@@ -60,6 +60,12 @@ export interface ModelShape {
   expertBiasScale?: number;
   /** Norm weights 1 + 0.1·gaussian instead of ones. */
   randomNorms?: boolean;
+  /**
+   * Norm weights log-normal instead: exp(σ·gaussian − σ²) with σ = normSpread, of mean square 1
+   * (activations keep unit scale). Some input channels then carry far more than others, as the
+   * outlier channels of trained LLMs do: what an importance matrix has to tell.
+   */
+  normSpread?: number;
   /** rope.freq_base, written when given. */
   ropeFreqBase?: number;
   /** rope.dimension_count (default: the head size). */
@@ -268,8 +274,10 @@ export async function writeRandomModel(path: string, shape: ModelShape): Promise
     ne,
     type: ne.length >= 2 && !name.endsWith('.bias') ? weightType : f32Type,
   }));
+  if (shape.randomNorms && shape.normSpread !== undefined) throw new Error('writeRandomModel: randomNorms and normSpread both draw the norms; give one');
   const rng = mulberry32(shape.seed ?? 1);
   const scale = shape.scale ?? 0.02;
+  const spread = shape.normSpread;
   await writeGguf(path, { kvs: modelKvs(shape), tensors }, (i) => {
     const t = tensors[i]!;
     const n = t.ne.reduce((a, b) => a * b, 1);
@@ -277,7 +285,12 @@ export async function writeRandomModel(path: string, shape: ModelShape): Promise
     const expertBias = /\.ffn_(gate|up)_exps\.bias$/.test(t.name);
     const biasScale = expertBias ? (shape.expertBiasScale ?? scale) : scale;
     const bias = shape.randomBiases ? () => rng.gaussian() * biasScale : () => 0;
-    const norm = shape.randomNorms ? () => 1 + 0.1 * rng.gaussian() : () => 1;
+    const norm =
+      spread !== undefined
+        ? () => Math.exp(spread * rng.gaussian() - spread * spread)
+        : shape.randomNorms
+          ? () => 1 + 0.1 * rng.gaussian()
+          : () => 1;
     // LongRoPE divides each pair's frequency by a factor >= 1 (up to tens in Phi-3's long factors).
     const ropeFactor = () => 1 + 2 * Math.abs(rng.gaussian());
     // The shared expert's gate is a vector of weights, not a norm.
