@@ -9,7 +9,8 @@
  * values. Operands keep ggml's order (scale · q − min), so NaN payloads of corrupt blocks match too.
  */
 
-/** The memory layout the host relies on (read by it through these exported globals). */
+// The memory layout, exported as globals for the host to read.
+
 /** f16 → f32 bit patterns, 65536 × 4 bytes, filled by the host from half.ts (one place for the conversion). */
 export const F16_AT: usize = 0x10000;
 /** IQ4_NL's 16 non-linear values as int8, filled by the host from iq-tables.ts. */
