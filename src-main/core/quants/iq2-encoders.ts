@@ -1,6 +1,6 @@
 /**
- * f32 rows to IQ2_XXS and IQ2_XS, choosing the same grid points, signs and scales as llama.cpp's
- * quantize_iq2_xxs / quantize_iq2_xs, so the bytes come out identical.
+ * f32 rows to IQ2_XXS, IQ2_XS and IQ2_S, choosing the same grid points, signs and scales as
+ * llama.cpp's quantize_iq2_xxs / quantize_iq2_xs / quantize_iq2_s, so the bytes come out identical.
  *
  * Both store groups of 8 values as an entry of an 8-dimensional grid (values 1, 3, 5 in units of
  * a scale; IQ2XXS_GRID has 256 entries, IQ2XS_GRID 512) plus 7 sign bits (the 8th is implied:
@@ -20,14 +20,19 @@
  * fitted 4-level scale (make_qp_quants) and re-snaps every group with the chosen scale; IQ2_XS
  * re-snaps only the groups that were off the grid.
  *
- * Both need an importance matrix: llama.cpp refuses to quantize to them without one, since the
+ * IQ2_S (82 B per 256) searches as IQ2_XS, on a 1024-entry grid (neighbour lists of one distance),
+ * with all 8 signs stored (no folding), σ² twice the mean square, and d stored ×0.9875; the
+ * layout: f16 d; 32 low bytes of the 10-bit grid indices; 32 sign bytes; 2 high index bits per 8
+ * values in qh[8]; 4-bit scales per 16 values in scales[8].
+ *
+ * IQ2_XXS and IQ2_XS need an importance matrix: llama.cpp refuses to quantize to them without one, since the
  * result is too poor to use. Every arithmetic step rounds to f32 where ggml's C code does.
  */
 import { checkEncodeSpan, requireImportance, type RowEncoder } from './codec';
 import { blockOffsets, ggmlType } from '../ggml-types';
 import { f32Bits, writeF16 } from './half-encode';
 import { GROUP_MAX_EPS, fitUnsignedScale, importanceWeights, nearestInt, sumOfSquares } from './scale-search';
-import { IQ2XS_GRID, IQ2XXS_GRID } from './iq-tables';
+import { IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID } from './iq-tables';
 import { buildLattice, type Lattice } from './iq-lattice';
 
 const IQ2_XXS = ggmlType('IQ2_XXS');
@@ -71,10 +76,11 @@ const onGridAux = [true, true];
 const scales = new Float32Array(QK / 16);
 
 /**
- * Writes |x| of the 8 values at x[xo..] to xval[vo..], flipping back the cheapest one when an odd
- * number were negative; returns the 7-bit sign index (bit i: value i negated).
+ * Writes |x| of the 8 values at x[xo..] to xval[vo..] and returns their sign bits (bit i: value i
+ * negated). With `signMask` 127 (IQ2_XXS, IQ2_XS: 7 stored bits, the 8th implied) it flips back
+ * the cheapest value when an odd number were negative; with 255 (IQ2_S stores all 8) it does not.
  */
-function foldSigns(x: Float32Array, xo: number, vo: number): number {
+function foldSigns(x: Float32Array, xo: number, vo: number, signMask: number): number {
   let nflip = 0;
   let s = 0;
   for (let i = 0; i < 8; i++) {
@@ -86,7 +92,7 @@ function foldSigns(x: Float32Array, xo: number, vo: number): number {
       s |= 1 << i;
     }
   }
-  if (nflip & 1) {
+  if (signMask === 127 && nflip & 1) {
     let imin = 0;
     let min = fr(fr(weight[vo]! * x[xo]!) * x[xo]!);
     for (let i = 1; i < 8; i++) {
@@ -99,7 +105,7 @@ function foldSigns(x: Float32Array, xo: number, vo: number): number {
     xval[vo + imin] = -xval[vo + imin]!;
     s ^= 1 << imin;
   }
-  return s & 127;
+  return s & signMask;
 }
 
 /** Whether the last snap landed on the grid directly (no neighbour search). */
@@ -181,13 +187,17 @@ function levelSums(levels: Uint8Array, n: number): void {
 }
 
 /**
- * Weights, folded signs and the largest folded value of the n values at x[xo..] (importance at
- * qw[qo..]); fills weight, waux, xval and signs.
+ * Weights, folded signs (see foldSigns) and the largest folded value of the n values at x[xo..]
+ * (importance at qw[qo..]; without it, ggml's σ²/4 + x²); fills weight, waux, xval and signs.
  */
-function prepareGroup(x: Float32Array, xo: number, qw: Float32Array, qo: number, n: number, sigma2: number): number {
-  importanceWeights(x, xo, qw, qo, n, sigma2, weight, 0);
+function prepareGroup(x: Float32Array, xo: number, qw: Float32Array | null, qo: number, n: number, sigma2: number, signMask = 127): number {
+  if (qw) importanceWeights(x, xo, qw, qo, n, sigma2, weight, 0);
+  else {
+    const quarter = fr(0.25 * sigma2);
+    for (let i = 0; i < n; i++) weight[i] = fr(quarter + fr(x[xo + i]! * x[xo + i]!));
+  }
   for (let i = 0; i < n; i++) waux[i] = fr(Math.sqrt(weight[i]!));
-  for (let k = 0; k < n / 8; k++) signs[k] = foldSigns(x, xo + 8 * k, 8 * k);
+  for (let k = 0; k < n / 8; k++) signs[k] = foldSigns(x, xo + 8 * k, 8 * k, signMask);
   let max = xval[0]!;
   for (let i = 1; i < n; i++) max = max > xval[i]! ? max : xval[i]!;
   return max;
@@ -274,10 +284,12 @@ export const encodeIQ2_XXS: RowEncoder = (src, dst, rows, rowLength, importance)
 
 const xsHalves = new Uint16Array(2 * (QK / 16));
 
-/** The scale of the 16 values prepared in xval; writes their two grid/sign halves into xsHalves[2ib..]. */
-function xsGroup(lat: Lattice, ib: number, max: number): number {
-  L.fill(0, 0, 16);
-  if (max < GROUP_MAX_EPS) return 0;
+/**
+ * The scale of the 16 values prepared in xval, whose largest is `max` (IQ2_XS and IQ2_S search
+ * alike); leaves their levels in L and, when the scale came out negative, flips `signs` within
+ * `signMask` (the scale is stored unsigned).
+ */
+function pairSearch(lat: Lattice, max: number, signMask: number): number {
   let best = 0;
   let scale = fr(max / (2 * MAX_LEVEL + 1));
   onGrid[0] = onGrid[1] = true;
@@ -305,8 +317,16 @@ function xsGroup(lat: Lattice, ib: number, max: number): number {
   }
   if (scale < 0) {
     scale = -scale;
-    for (let k = 0; k < 2; k++) signs[k] = ~signs[k]! & 127;
+    for (let k = 0; k < 2; k++) signs[k] = ~signs[k]! & signMask;
   }
+  return scale;
+}
+
+/** The scale of the 16 values prepared in xval; writes their two grid/sign halves into xsHalves[2ib..]. */
+function xsGroup(lat: Lattice, ib: number, max: number): number {
+  L.fill(0, 0, 16);
+  if (max < GROUP_MAX_EPS) return 0;
+  const scale = pairSearch(lat, max, 127);
   for (let k = 0; k < 2; k++) xsHalves[2 * ib + k] = gridIndexOf(lat, L, 8 * k) | (signs[k]! << 9);
   return scale;
 }
@@ -339,6 +359,54 @@ export const encodeIQ2_XS: RowEncoder = (src, dst, rows, rowLength, importance) 
         for (let ib = 0; ib < QK / 16; ib++) dst[o + XS_AT.scales + (ib >> 1)]! |= scaleCode(id, scales[ib]!) << (4 * (ib & 1));
       } else xsHalves.fill(0);
       writeWords(dst, o + XS_AT.qs, xsHalves, 2);
+    }
+  }
+};
+
+// ---- IQ2_S ----
+
+const IQ2_S = ggmlType('IQ2_S');
+const S_AT = blockOffsets('IQ2_S');
+/** ggml's GROUP_MAX_EPS_IQ2_S. */
+const IQ2_S_MAX_EPS = fr(1e-8);
+/** ggml stores d a little below max scale / 31 (its d · 0.9875f). */
+const IQ2_S_D_FACTOR = fr(0.9875);
+let sLattice: Lattice | undefined;
+
+/** Works without an importance matrix too (ggml does; llama-quantize's IQ2_S/IQ2_M file types refuse it). */
+export const encodeIQ2_S: RowEncoder = (src, dst, rows, rowLength, importance) => {
+  checkEncodeSpan(IQ2_S, src, dst, rows, rowLength, importance);
+  const lat = (sLattice ??= buildLattice(IQ2S_GRID, GRID_VALUES, 1));
+  const ts = IQ2_S.typeSize;
+  const nb = rowLength / QK;
+  let o = 0;
+  for (let r = 0; r < rows; r++) {
+    for (let ibl = 0; ibl < nb; ibl++, o += ts) {
+      const xbl = r * rowLength + ibl * QK;
+      dst.fill(0, o, o + ts);
+      const sigma2 = fr(fr(2 * sumOfSquares(src, xbl, QK)) / QK);
+      let maxScale = 0;
+      for (let ib = 0; ib < QK / 16; ib++) {
+        const max = prepareGroup(src, xbl + 16 * ib, importance, ibl * QK + 16 * ib, 16, sigma2, 255);
+        L.fill(0, 0, 16);
+        scales[ib] = 0;
+        if (max < IQ2_S_MAX_EPS) continue;
+        const scale = pairSearch(lat, max, 255);
+        for (let k = 0; k < 2; k++) {
+          const i8 = 2 * ib + k;
+          const g = gridIndexOf(lat, L, 8 * k);
+          dst[o + S_AT.qs + i8] = g & 255;
+          dst[o + S_AT.qh + (i8 >> 2)]! |= (g >> 8) << (2 * (i8 & 3));
+          dst[o + S_AT.signs + i8] = signs[k]!;
+        }
+        scales[ib] = scale;
+        maxScale = maxScale > scale ? maxScale : scale;
+      }
+      if (maxScale === 0) continue;
+      const d = fr(maxScale / 31);
+      writeF16(dst, o + S_AT.d, fr(d * IQ2_S_D_FACTOR));
+      const id = fr(1 / d);
+      for (let ib = 0; ib < QK / 16; ib++) dst[o + S_AT.scales + (ib >> 1)]! |= scaleCode(id, scales[ib]!) << (4 * (ib & 1));
     }
   }
 };

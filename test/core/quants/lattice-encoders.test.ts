@@ -4,9 +4,9 @@ import { encoderFor, hasEncoder, needsImportance } from '../../../src-main/core/
 import { requantCandidates } from '../../../src-main/node/inspect/requant-error';
 import { ggml } from '../../support/ggml-oracle';
 import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/codec';
-import { encodeIQ2_XS, encodeIQ2_XXS } from '../../../src-main/core/quants/iq2-encoders';
+import { encodeIQ2_S, encodeIQ2_XS, encodeIQ2_XXS } from '../../../src-main/core/quants/iq2-encoders';
 import { encodeIQ1_S } from '../../../src-main/core/quants/iq1-encoders';
-import { decodeIQ1_S, decodeIQ2_XS, decodeIQ2_XXS } from '../../../src-main/core/quants/iq-quants';
+import { decodeIQ1_S, decodeIQ2_S, decodeIQ2_XS, decodeIQ2_XXS } from '../../../src-main/core/quants/iq-quants';
 import {
   awkwardImatrices, compareWithLlama, edgeImatrix, edgeMatrix, expectSameDecode, IMATRICES, storiesMatrices, STORIES_TENSORS,
   syntheticMatrices, tieProneMatrices, type TestMatrix,
@@ -16,6 +16,7 @@ const TYPES: [string, RowEncoder, BlockDecoder][] = [
   ['IQ2_XXS', encodeIQ2_XXS, decodeIQ2_XXS],
   ['IQ2_XS', encodeIQ2_XS, decodeIQ2_XS],
   ['IQ1_S', encodeIQ1_S, decodeIQ1_S],
+  ['IQ2_S', encodeIQ2_S, decodeIQ2_S],
 ];
 
 /** Rows of 256 and 512, several seeds; some matrices with whole zero rows. */
@@ -37,7 +38,7 @@ describe.each(TYPES)('%s encoder', (name, encode, decode) => {
   const type = ggmlTypeByName(name)!;
   const withImatrix = IMATRICES.filter((im) => im.label !== 'no imatrix');
 
-  const expectSameBytes = (m: TestMatrix, imatrix: Float32Array, label: string) => {
+  const expectSameBytes = (m: TestMatrix, imatrix: Float32Array | null, label: string) => {
     const r = compareWithLlama(type, encode, m, imatrix);
     expect(r.differingBytes, `${name}, ${m.label}, ${label}: bytes differing from llama.cpp`).toBe(0);
     expectSameDecode(type, decode, r.ours, `${name}, ${m.label}, ${label}`);
@@ -60,10 +61,18 @@ describe.each(TYPES)('%s encoder', (name, encode, decode) => {
     expectSameBytes(m, edgeImatrix(m.rowLength), 'imatrix with zeros');
   });
 
-  it('refuses to encode without an importance matrix, as llama.cpp does', () => {
-    const src = new Float32Array(256);
-    expect(() => encode(src, new Uint8Array(type.typeSize), 1, 256, null)).toThrow(/needs an importance matrix/);
-  });
+  if (needsImportance(type)) {
+    it('refuses to encode without an importance matrix, as llama.cpp does', () => {
+      const src = new Float32Array(256);
+      expect(() => encode(src, new Uint8Array(type.typeSize), 1, 256, null)).toThrow(/needs an importance matrix/);
+    });
+  } else {
+    // ggml writes these without one too (only llama-quantize's file types that use them refuse it).
+    it('writes the same bytes as llama.cpp without an importance matrix', () => {
+      for (const m of randomMatrices()) expectSameBytes(m, null, 'no imatrix');
+      for (const m of storiesMatrices(type.blockSize, STORIES_TENSORS)) expectSameBytes(m, null, 'no imatrix');
+    });
+  }
 
   it('rejects rows that are not whole blocks and buffers that are too small', () => {
     const n = 2 * type.blockSize;
@@ -90,5 +99,11 @@ describe('types that need an importance matrix', () => {
       expect(encoderFor(type)).toBeTypeOf('function');
       expect(requantCandidates().map((t) => t.name)).not.toContain(name);
     }
+  });
+
+  it('IQ2_S can be written without one, so the re-quantization error table lists it', () => {
+    const type = ggmlTypeByName('IQ2_S')!;
+    expect(needsImportance(type)).toBe(false);
+    expect(requantCandidates().map((t) => t.name)).toContain('IQ2_S');
   });
 });
