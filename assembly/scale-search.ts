@@ -22,6 +22,8 @@ export const MINS_AT: usize = 0x10980;
 /** A Q4_K/Q5_K block's stored 6-bit sub-block scales and mins (u8 × 8 each), for requantSubBlocks. */
 export const SCQ_AT: usize = 0x109c0;
 export const MQ_AT: usize = 0x109d0;
+/** Q4_K/Q5_K's packed low nibbles of the block's levels (128 bytes), from packNibbles. */
+export const NIBBLES_AT: usize = 0x13200;
 // Scratch: values shifted by the current offset (f32), the try's levels (i32), weights and
 // weights × values in f64 (for the bound).
 const XS_AT: usize = 0x10a00;
@@ -34,7 +36,7 @@ const WX_AT: usize = 0x12600;
 const PX_AT: usize = 0x12a00;
 const PS_AT: usize = 0x12e00;
 /** The end of the layout: the host grows the memory to reach it. */
-export const END: usize = 0x13200;
+export const END: usize = 0x13280;
 
 /** ggml's GROUP_MAX_EPS: a group whose largest magnitude is below it is all zero. */
 const GROUP_MAX_EPS: f32 = 1e-15;
@@ -399,6 +401,21 @@ export function requantSubBlocks(dAll: f32, mAll: f32, nmax: i32): void {
       const l2 = levels4(f32x4.div(f32x4.add(v128.load(x + at4(i + 8)), dm), d4), nm);
       const l3 = levels4(f32x4.div(f32x4.add(v128.load(x + at4(i + 12)), dm), d4), nm);
       v128.store(L_AT + (<usize>j << 5) + <usize>i, i8x16.narrow_i16x8_u(i16x8.narrow_i32x4_u(l0, l1), i16x8.narrow_i32x4_u(l2, l3)));
+    }
+  }
+}
+
+/**
+ * Packs the low nibbles of the 256 levels at L_AT to NIBBLES_AT, Q4_K/Q5_K's qs: byte l of each
+ * 32 holds level l (low nibble) and l + 32 (high nibble) of each 64.
+ */
+export function packNibbles(): void {
+  const low = i8x16.splat(0x0f);
+  for (let j: usize = 0; j < 256; j += 64) {
+    for (let l: usize = 0; l < 32; l += 16) {
+      const a = v128.and(v128.load(L_AT + j + l), low);
+      const b = v128.and(v128.load(L_AT + j + l + 32), low);
+      v128.store(NIBBLES_AT + (j >> 1) + l, v128.or(a, i8x16.shl(b, 4)));
     }
   }
 }

@@ -295,11 +295,12 @@ function requantScaleMin(search: ReturnType<typeof scaleSearch>, y: Uint8Array, 
   L.set(search.levels);
 }
 
-/** Byte l of each 32 holds value l (low nibble) and l + 32 (high nibble) of each 64. */
+/** Byte l of each 32 holds value l (low nibble) and l + 32 (high nibble) of each 64 (in WebAssembly). */
 function packNibbles(y: Uint8Array, at: number): void {
-  for (let j = 0, q = at; j < QK; j += 64, q += 32) {
-    for (let l = 0; l < 32; l++) y[q + l] = (L[j + l] & 0xf) | ((L[j + l + 32] & 0xf) << 4);
-  }
+  const search = scaleSearch();
+  search.levels.set(L);
+  search.packNibbles();
+  y.set(search.nibbles, at);
 }
 
 /** Q5_K's fifth bits: value l + 64k (bit 2k) and l + 32 + 64k (bit 2k+1) of qh byte l. */

@@ -7,7 +7,7 @@
 import { WASM_BASE64 } from './scale-search.wasm';
 import { instantiateBase64 } from './instantiate';
 
-type Layout = 'MAX_GROUP' | 'X_AT' | 'W_AT' | 'L_AT' | 'MIN_AT' | 'SCALES_AT' | 'MINS_AT' | 'SCQ_AT' | 'MQ_AT' | 'END';
+type Layout = 'MAX_GROUP' | 'X_AT' | 'W_AT' | 'L_AT' | 'MIN_AT' | 'SCALES_AT' | 'MINS_AT' | 'SCQ_AT' | 'MQ_AT' | 'NIBBLES_AT' | 'END';
 type SearchExports = Record<Layout, WebAssembly.Global> & {
   memory: WebAssembly.Memory;
   fitScaleAndMin(n: number, nmax: number, weighted: number, rmin: number, rdelta: number, nstep: number, useMad: number): number;
@@ -15,6 +15,7 @@ type SearchExports = Record<Layout, WebAssembly.Global> & {
   fitSymmetricScale(n: number, nmax: number, weighted: number): number;
   fitSymmetricSubBlocks(count: number, n: number, nmax: number, weighted: number): void;
   requantSubBlocks(dAll: number, mAll: number, nmax: number): void;
+  packNibbles(): void;
 };
 
 export interface ScaleSearch {
@@ -39,6 +40,9 @@ export interface ScaleSearch {
   minLevels: Uint8Array;
   /** The levels of the 256 values in `x` against the stored scales and mins (a scale of 0 keeps a sub-block's levels). */
   requantSubBlocks: SearchExports['requantSubBlocks'];
+  /** Q4_K/Q5_K's qs (128 bytes, `nibbles`) from the low nibbles of the 256 levels in `levels`. */
+  nibbles: Uint8Array;
+  packNibbles: SearchExports['packNibbles'];
 }
 
 let search: ScaleSearch | undefined;
@@ -64,6 +68,8 @@ function instantiate(): ScaleSearch {
     scaleLevels: new Uint8Array(memory.buffer, at('SCQ_AT'), 8),
     minLevels: new Uint8Array(memory.buffer, at('MQ_AT'), 8),
     requantSubBlocks: exports.requantSubBlocks,
+    nibbles: new Uint8Array(memory.buffer, at('NIBBLES_AT'), 128),
+    packNibbles: exports.packNibbles,
   };
 }
 
