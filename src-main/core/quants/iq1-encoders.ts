@@ -1,6 +1,6 @@
 /**
- * f32 rows to IQ1_S, choosing the same grid points, shifts and scales as llama.cpp's
- * quantize_iq1_s, so the bytes come out identical.
+ * f32 rows to IQ1_S and IQ1_M, choosing the same grid points, shifts and scales as llama.cpp's
+ * quantize_iq1_s and quantize_iq1_m, so the bytes come out identical.
  *
  * IQ1_S (50 B per 256 values): f16 d; qs[32], the low 8 bits of an 11-bit grid index per 8 values
  * (2048 entries of 8 values in {-1, 0, 1}); qh[8], a u16 per 32 values: three high index bits per
@@ -21,17 +21,19 @@
  */
 import { checkEncodeSpan, requireImportance, type RowEncoder } from './codec';
 import { blockOffsets, ggmlType } from '../ggml-types';
-import { writeF16 } from './half-encode';
+import { f32ToF16Bits, writeF16 } from './half-encode';
 import { importanceWeights, nearestInt, sumOfSquares } from './scale-search';
 import { IQ1_DELTA, IQ1S_GRID } from './iq-tables';
 import { buildLattice, type Lattice } from './iq-lattice';
 
 const IQ1_S = ggmlType('IQ1_S');
+const IQ1_M = ggmlType('IQ1_M');
 const AT = blockOffsets('IQ1_S');
+const AT_M = blockOffsets('IQ1_M');
 const QK = 256;
 /** Values per scale. */
 const GROUP = 32;
-if (IQ1_S.blockSize !== QK) throw new Error('iq1-encoders: unexpected IQ1_S block size');
+if (IQ1_S.blockSize !== QK || IQ1_M.blockSize !== QK) throw new Error('iq1-encoders: unexpected IQ1_S/IQ1_M block size');
 
 const fr = Math.fround;
 const FLT_MAX = fr(3.4028234663852886e38);
@@ -46,6 +48,8 @@ const [M0, M1, M2] = SHIFTED_DOWN as unknown as [number, number, number];
 const D_FUDGE = fr(1.125);
 
 let lattice: Lattice | undefined;
+/** IQ1_S and IQ1_M share the grid and its search structures (ggml's iq2_data slot 2). */
+const iq1Lattice = (): Lattice => (lattice ??= buildLattice(IQ1S_GRID, [-1, 0, 1], 3));
 
 // ---- scratch (one group at a time) ----
 const weight = new Float32Array(GROUP);
@@ -95,7 +99,7 @@ function bestNeighbour(lat: Lattice, key: number, x: Float32Array, xo: number, w
       grid = list[j]!;
     }
   }
-  if (grid < 0) throw new Error('IQ1_S encoder: no grid neighbour has a finite error (non-finite values or weights)');
+  if (grid < 0) throw new Error('IQ1 encoder: no grid neighbour has a finite error (non-finite values or weights)');
   for (let i = 0; i < 8; i++) L[wo + i] = levels[8 * grid + i]!;
   return grid;
 }
@@ -186,7 +190,7 @@ function encodeGroup(lat: Lattice, x: Float32Array, xo: number, ib: number, dst:
 export const encodeIQ1_S: RowEncoder = (src, dst, rows, rowLength, importance) => {
   checkEncodeSpan(IQ1_S, src, dst, rows, rowLength, importance);
   requireImportance(IQ1_S, importance);
-  const lat = (lattice ??= buildLattice(IQ1S_GRID, [-1, 0, 1], 3));
+  const lat = iq1Lattice();
   const ts = IQ1_S.typeSize;
   const nb = rowLength / QK;
   let o = 0;
@@ -218,6 +222,218 @@ export const encodeIQ1_S: RowEncoder = (src, dst, rows, rowLength, importance) =
         dst[o + AT.qh + 2 * ib] = qh[ib]! & 255;
         dst[o + AT.qh + 2 * ib + 1] = qh[ib]! >>> 8;
       }
+    }
+  }
+};
+
+// ---- IQ1_M ----
+/*
+ * IQ1_M (56 B per 256 values, no d field): qs[32], the low 8 bits of each 8 values' grid index;
+ * qh[16], a nibble per 8 values (three high index bits, bit 3 the sign of the shift δ); scales[8],
+ * four u16 whose low 12 bits hold four 3-bit scales s (one per 16 values) and whose top nibbles
+ * together make the f16 super-scale d. Value = d·(2s + 1)·(grid value ± δ).
+ *
+ * The search is IQ1_S's per 16 values, except that each half (8 values) has its own shift: for
+ * every split the four shift pairs (++, +−, −+, −−) are scored. ggml sums each split afresh, in
+ * sorted order, so the f32 sums here do too (the products are the same for every split and are
+ * computed once). The super-scale is refitted at the end to all the values and scales chosen.
+ */
+
+/** Values per scale. */
+const GROUP_M = 16;
+const HALF_M = GROUP_M / 2;
+/** ggml's GROUP_MAX_EPS_IQ1_M. */
+const GROUP_MAX_EPS_M = fr(1e-7);
+/** ggml's correction of the refitted super-scale (another fudge factor). */
+const D_FUDGE_M = fr(1.1125);
+/** The qh bits of each shift pair (first half's sign at bit 3, second half's at bit 7); index is ggml's best_k. */
+const SHIFT_MASKS = [0x00, 0x80, 0x08, 0x88] as const;
+
+// ---- scratch (one group of 16 at a time) ----
+/** Per sorted position j and level l (3j + l): w·(level value)·x and w·(level value)², for +δ and −δ. */
+const plusX = new Float32Array(3 * GROUP_M);
+const minusX = new Float32Array(3 * GROUP_M);
+const plusQ = new Float32Array(3 * GROUP_M);
+const minusQ = new Float32Array(3 * GROUP_M);
+const orderM: number[] = Array.from({ length: GROUP_M }, (_, i) => i);
+/** Whether sorted position j holds a value of the first half. */
+const firstHalf = new Uint8Array(GROUP_M);
+const sumqx = new Float32Array(4);
+const sumq2 = new Float32Array(4);
+const scalesM = new Float32Array(QK / GROUP_M);
+/** ggml's best_k per group: bit 1 set = first half −δ, bit 0 set = second half −δ. */
+const shiftsM = new Uint8Array(QK / GROUP_M);
+
+/** The level values of half `k` (0, 1) under shift pair `pair`. */
+function halfLevels(pair: number, k: number): Float32Array {
+  const minus = k === 0 ? pair >= 2 : pair % 2 === 1;
+  return minus ? SHIFTED_DOWN : SHIFTED_UP;
+}
+
+/** IQ1_M's weights: ggml's importance weighting, or x² without an importance matrix. */
+function weightsM(x: Float32Array, xo: number, importance: Float32Array | null, io: number, sigma2: number): void {
+  if (importance) importanceWeights(x, xo, importance, io, GROUP_M, sigma2, weight, 0);
+  else for (let i = 0; i < GROUP_M; i++) weight[i] = fr(x[xo + i]! * x[xo + i]!);
+}
+
+/**
+ * Encodes the 16 values at x[xo..] (weights prepared): writes their grid indices into dst[qs..]
+ * and dst[qs + 1], the high bits into dst[qh]; returns the group scale (shift pair in shiftsM[ib]).
+ */
+function encodeGroupM(lat: Lattice, x: Float32Array, xo: number, ib: number, dst: Uint8Array, qs: number, qh: number): number {
+  shiftsM[ib] = 0;
+  let max = Math.abs(x[xo]!);
+  for (let i = 1; i < GROUP_M; i++) {
+    const a = Math.abs(x[xo + i]!);
+    max = max > a ? max : a;
+  }
+  if (max < GROUP_MAX_EPS_M) return 0;
+  for (let j = 0; j < GROUP_M; j++) orderM[j] = j;
+  orderM.sort((a, b) => (x[xo + a]! < x[xo + b]! ? -1 : x[xo + a]! > x[xo + b]! ? 1 : 0));
+  for (let j = 0; j < GROUP_M; j++) {
+    const i = orderM[j]!;
+    firstHalf[j] = i < HALF_M ? 1 : 0;
+    for (let l = 0; l < 3; l++) {
+      const wp = fr(weight[i]! * SHIFTED_UP[l]!);
+      const wm = fr(weight[i]! * SHIFTED_DOWN[l]!);
+      plusX[3 * j + l] = fr(wp * x[xo + i]!);
+      minusX[3 * j + l] = fr(wm * x[xo + i]!);
+      plusQ[3 * j + l] = fr(wp * SHIFTED_UP[l]!);
+      minusQ[3 * j + l] = fr(wm * SHIFTED_DOWN[l]!);
+    }
+  }
+  let bestScore = -FLT_MAX;
+  let scale = max;
+  let best1 = -1;
+  let best2 = -1;
+  let bestPair = -1;
+  for (let i1 = 0; i1 <= GROUP_M; i1++) {
+    for (let i2 = i1; i2 <= GROUP_M; i2++) {
+      let x0 = 0, x1 = 0, x2 = 0, x3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+      for (let j = 0; j < GROUP_M; j++) {
+        const at = 3 * j + (j < i1 ? 0 : j < i2 ? 1 : 2);
+        const px = plusX[at]!, mx = minusX[at]!, pq = plusQ[at]!, mq = minusQ[at]!;
+        x0 = fr(x0 + px);
+        x3 = fr(x3 + mx);
+        q0 = fr(q0 + pq);
+        q3 = fr(q3 + mq);
+        if (firstHalf[j]) {
+          x1 = fr(x1 + px); q1 = fr(q1 + pq);
+          x2 = fr(x2 + mx); q2 = fr(q2 + mq);
+        } else {
+          x1 = fr(x1 + mx); q1 = fr(q1 + mq);
+          x2 = fr(x2 + px); q2 = fr(q2 + pq);
+        }
+      }
+      sumqx[0] = x0; sumqx[1] = x1; sumqx[2] = x2; sumqx[3] = x3;
+      sumq2[0] = q0; sumq2[1] = q1; sumq2[2] = q2; sumq2[3] = q3;
+      for (let k = 0; k < 4; k++) {
+        const sx = sumqx[k]!, sq = sumq2[k]!;
+        if (sq > 0 && fr(sx * sx) > fr(bestScore * sq)) {
+          scale = fr(sx / sq);
+          bestScore = fr(scale * sx);
+          best1 = i1;
+          best2 = i2;
+          bestPair = k;
+        }
+      }
+    }
+  }
+  if (best1 < 0 || best2 < 0 || bestPair < 0) return 0;
+  for (let j = 0; j < GROUP_M; j++) L[orderM[j]!] = j < best1 ? 0 : j < best2 ? 1 : 2;
+  if (scale < 0) {
+    for (let j = 0; j < GROUP_M; j++) L[j] = 2 - L[j]!;
+    scale = -scale;
+    bestPair = 3 - bestPair; // both shifts flip sign
+  }
+  let allOnGrid = true;
+  for (let k = 0; k < 2; k++) {
+    let key = 0;
+    for (let j = 0; j < 8; j++) key |= L[8 * k + j]! << (2 * j);
+    let g = lat.index[key]!;
+    if (g < 0) {
+      allOnGrid = false;
+      g = bestNeighbour(lat, key, x, xo + 8 * k, 8 * k, scale, halfLevels(bestPair, k));
+    }
+    index[k] = g;
+  }
+  if (!allOnGrid) {
+    let sx = 0;
+    let sq = 0;
+    for (let k = 0; k < 2; k++) {
+      const xx = halfLevels(bestPair, k);
+      const at = 8 * index[k]!;
+      for (let j = 0; j < 8; j++) {
+        const w = weight[8 * k + j]!;
+        const q = xx[lat.levels[at + j]!]!;
+        sx = fr(sx + fr(fr(w * q) * x[xo + 8 * k + j]!));
+        sq = fr(sq + fr(fr(w * q) * q));
+      }
+    }
+    if (sx > 0 && sq > 0) scale = fr(sx / sq);
+  }
+  dst[qs] = index[0]! & 255;
+  dst[qs + 1] = index[1]! & 255;
+  dst[qh] = (index[0]! >> 8) | ((index[1]! >> 8) << 4);
+  shiftsM[ib] = bestPair;
+  return scale;
+}
+
+/** Sets each group's 3-bit scale and shift bits against d = max/15, then refits d to every value; returns the refitted d. */
+function packScalesM(lat: Lattice, src: Float32Array, xbl: number, importance: Float32Array | null, ibl: number, sigma2: number, maxScale: number, dst: Uint8Array, o: number): number {
+  let d = fr(maxScale / 15);
+  const id = fr(1 / d);
+  let sx = 0;
+  let sq = 0;
+  for (let ib = 0; ib < QK / GROUP_M; ib++) {
+    let l = nearestInt(fr(0.5 * fr(fr(id * scalesM[ib]!) - 1)));
+    l = l < 0 ? 0 : l > 7 ? 7 : l;
+    const sc = o + AT_M.scales + 2 * (ib >> 2);
+    const bits = l << (3 * (ib % 4));
+    dst[sc] |= bits & 255;
+    dst[sc + 1] |= bits >> 8;
+    const qh = o + AT_M.qh + ib;
+    dst[qh] |= SHIFT_MASKS[shiftsM[ib]!]!;
+    weightsM(src, xbl + GROUP_M * ib, importance, ibl * QK + GROUP_M * ib, sigma2);
+    const mul = 2 * l + 1;
+    for (let k = 0; k < 2; k++) {
+      const xx = halfLevels(shiftsM[ib]!, k);
+      const g = dst[o + AT_M.qs + 2 * ib + k]! | (((dst[qh]! >> (4 * k)) & 7) << 8);
+      for (let j = 0; j < 8; j++) {
+        const w = weight[8 * k + j]!;
+        const q = fr(xx[lat.levels[8 * g + j]!]! * mul);
+        sx = fr(sx + fr(fr(w * q) * src[xbl + GROUP_M * ib + 8 * k + j]!));
+        sq = fr(sq + fr(fr(w * q) * q));
+      }
+    }
+  }
+  if (sq > 0) d = fr(sx / sq);
+  return d;
+}
+
+/** IQ1_M: llama.cpp writes it without an importance matrix too (weights x²), but its file types require one. */
+export const encodeIQ1_M: RowEncoder = (src, dst, rows, rowLength, importance) => {
+  checkEncodeSpan(IQ1_M, src, dst, rows, rowLength, importance);
+  const lat = iq1Lattice();
+  const ts = IQ1_M.typeSize;
+  const nb = rowLength / QK;
+  let o = 0;
+  for (let r = 0; r < rows; r++) {
+    for (let ibl = 0; ibl < nb; ibl++, o += ts) {
+      const xbl = r * rowLength + ibl * QK;
+      dst.fill(0, o, o + ts);
+      const sigma2 = fr(fr(2 * sumOfSquares(src, xbl, QK)) / QK);
+      let maxScale = 0;
+      for (let ib = 0; ib < QK / GROUP_M; ib++) {
+        weightsM(src, xbl + GROUP_M * ib, importance, ibl * QK + GROUP_M * ib, sigma2);
+        const s = encodeGroupM(lat, src, xbl + GROUP_M * ib, ib, dst, o + AT_M.qs + 2 * ib, o + AT_M.qh + ib);
+        scalesM[ib] = s;
+        maxScale = maxScale > s ? maxScale : s;
+      }
+      if (maxScale === 0) continue;
+      const d = f32ToF16Bits(fr(packScalesM(lat, src, xbl, importance, ibl, sigma2, maxScale, dst, o) * D_FUDGE_M));
+      // The f16 d, a nibble at the top of each scale word.
+      for (let w = 0; w < 4; w++) dst[o + AT_M.scales + 2 * w + 1] |= ((d >> (4 * w)) & 15) << 4;
     }
   }
 };

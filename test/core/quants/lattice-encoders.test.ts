@@ -5,8 +5,8 @@ import { requantCandidates } from '../../../src-main/node/inspect/requant-error'
 import { ggml } from '../../support/ggml-oracle';
 import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/codec';
 import { encodeIQ2_S, encodeIQ2_XS, encodeIQ2_XXS } from '../../../src-main/core/quants/iq2-encoders';
-import { encodeIQ1_S } from '../../../src-main/core/quants/iq1-encoders';
-import { decodeIQ1_S, decodeIQ2_S, decodeIQ2_XS, decodeIQ2_XXS } from '../../../src-main/core/quants/iq-quants';
+import { encodeIQ1_M, encodeIQ1_S } from '../../../src-main/core/quants/iq1-encoders';
+import { decodeIQ1_M, decodeIQ1_S, decodeIQ2_S, decodeIQ2_XS, decodeIQ2_XXS } from '../../../src-main/core/quants/iq-quants';
 import {
   awkwardImatrices, compareWithLlama, edgeImatrix, edgeMatrix, expectSameDecode, IMATRICES, storiesMatrices, STORIES_TENSORS,
   syntheticMatrices, tieProneMatrices, type TestMatrix,
@@ -16,6 +16,7 @@ const TYPES: [string, RowEncoder, BlockDecoder][] = [
   ['IQ2_XXS', encodeIQ2_XXS, decodeIQ2_XXS],
   ['IQ2_XS', encodeIQ2_XS, decodeIQ2_XS],
   ['IQ1_S', encodeIQ1_S, decodeIQ1_S],
+  ['IQ1_M', encodeIQ1_M, decodeIQ1_M],
   ['IQ2_S', encodeIQ2_S, decodeIQ2_S],
 ];
 
