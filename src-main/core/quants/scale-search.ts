@@ -5,7 +5,9 @@
  *
  * Every function follows ggml's f32 arithmetic step by step (Math.fround after each operation,
  * sums in the same order), so for the same input it picks the same levels as llama.cpp, and an
- * encoder built on them writes the same bytes. Platform-free.
+ * encoder built on them writes the same bytes. The two hottest searches (fitScaleAndMin,
+ * fitSymmetricScale) run in WebAssembly (assembly/scale-search.ts), with the same operations in
+ * the same order. Platform-free.
  *
  * Levels are written to `L` (a Uint8Array) at `lAt`; values are read from `x` at `xAt`, weights
  * from `w` at `wAt`. Nothing here allocates: scratch space is module-level and sized for groups of
