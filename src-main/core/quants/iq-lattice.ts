@@ -1,21 +1,19 @@
 /**
- * The search structures llama.cpp's iq2xs_init_impl builds for the 8-value lattice types
- * (IQ2_XXS, IQ2_XS, IQ1_S), derived here from the same grids the decoders use (iq-tables.ts).
+ * The search structures llama.cpp's iq2xs_init_impl / iq3xs_init_impl build for the lattice types
+ * (8 values of 3 levels: IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S; 4 values of 8 levels: IQ3_S), derived
+ * here from the same grids the decoders use (iq-tables.ts).
  *
- * A point of 8 values is a key of 8 levels, 2 bits each (value i at bits 2i..2i+1). Each grid
- * entry has levels 0..2 (its value's rank among the type's three grid values). The encoders round
+ * A point of `width` values is a key of that many levels, `bits` bits each (value i at bits
+ * bits·i..). Each grid entry has levels 0..n−1 (its value's rank among the type's n grid
+ * values). The encoders round
  * each value to a level, look the key up, and when it is not a grid entry pick among its
  * neighbours: the grid entries at the `nwant` smallest squared level distances, ordered by
  * distance then grid index (ggml sorts them so before searching them in order, first best wins).
  * Neighbour lists are built on first use of a key.
  */
 
-/** Keys with every level at most 2: the largest is 0b10 repeated 8 times. */
-const KEY_COUNT = 0xaaaa + 1;
-const WIDTH = 8;
-
 export interface Lattice {
-  /** levels[8g + i]: level (0..2) of value i of grid entry g. */
+  /** levels[width·g + i]: level of value i of grid entry g. */
   readonly levels: Uint8Array;
   /** Grid index of a key, or -1 when the key is not on the grid. */
   readonly index: Int32Array;
@@ -24,27 +22,31 @@ export interface Lattice {
 }
 
 /**
- * The lattice of `grid` (entries of 8 values, each one of `values`, in increasing order, that
- * stand for levels 0, 1, 2), with neighbour lists spanning `nwant` distances.
+ * The lattice of `grid` (entries of `width` values, each one of `values`, in increasing order,
+ * that stand for levels 0, 1, 2...), with neighbour lists spanning `nwant` distances.
  */
-export function buildLattice(grid: Float32Array, values: readonly [number, number, number], nwant: number): Lattice {
-  const entries = grid.length / WIDTH;
+export function buildLattice(grid: Float32Array, values: readonly number[], nwant: number, width = 8, bits = 2): Lattice {
+  const top = values.length - 1;
+  // The largest key has every level at `top`.
+  let keyCount = 1;
+  for (let i = 0; i < width; i++) keyCount += top << (bits * i);
+  const entries = grid.length / width;
   const levels = new Uint8Array(grid.length);
-  const index = new Int32Array(KEY_COUNT).fill(-1);
+  const index = new Int32Array(keyCount).fill(-1);
   for (let g = 0; g < entries; g++) {
     let key = 0;
-    for (let i = 0; i < WIDTH; i++) {
-      const l = values.indexOf(grid[g * WIDTH + i]!);
-      if (l < 0) throw new Error(`iq-lattice: grid value ${grid[g * WIDTH + i]} is not one of ${values.join(', ')}`);
-      levels[g * WIDTH + i] = l;
-      key |= l << (2 * i);
+    for (let i = 0; i < width; i++) {
+      const l = values.indexOf(grid[g * width + i]!);
+      if (l < 0) throw new Error(`iq-lattice: grid value ${grid[g * width + i]} is not one of ${values.join(', ')}`);
+      levels[g * width + i] = l;
+      key |= l << (bits * i);
     }
     index[key] = g;
   }
-  const cache: (Uint16Array | undefined)[] = new Array(KEY_COUNT);
+  const cache: (Uint16Array | undefined)[] = new Array(keyCount);
   const dist = new Uint8Array(entries);
-  // Squared level distances are at most 8 · 2².
-  const perDistance = new Int32Array(8 * 4 + 1);
+  const perDistance = new Int32Array(width * top * top + 1);
+  const mask = (1 << bits) - 1;
 
   function neighbours(key: number): Uint16Array {
     const known = cache[key];
@@ -52,8 +54,8 @@ export function buildLattice(grid: Float32Array, values: readonly [number, numbe
     perDistance.fill(0);
     for (let g = 0; g < entries; g++) {
       let d2 = 0;
-      for (let i = 0; i < WIDTH; i++) {
-        const d = levels[g * WIDTH + i]! - ((key >> (2 * i)) & 3);
+      for (let i = 0; i < width; i++) {
+        const d = levels[g * width + i]! - ((key >> (bits * i)) & mask);
         d2 += d * d;
       }
       dist[g] = d2;

@@ -58,7 +58,7 @@ let xsLattice: Lattice | undefined;
  * 2^22. Within |v| < 2^22 that is nearestInt's rounding; beyond, it is not a rounding, but ggml
  * clamps what comes out, so the bits must match.
  */
-function ggmlNearestInt(v: number): number {
+export function ggmlNearestInt(v: number): number {
   if (v > -4194304 && v < 4194304) return nearestInt(v);
   return (f32Bits(v + 12582912) & 0x7fffff) - 0x400000;
 }
@@ -204,7 +204,7 @@ function prepareGroup(x: Float32Array, xo: number, qw: Float32Array | null, qo: 
 }
 
 /** The 4-bit code of each group scale against the super-block scale d = max/31 (ggml's rounding of (scale/d − 1)/2). */
-function scaleCode(id: number, scale: number): number {
+export function scaleCode(id: number, scale: number): number {
   const l = ggmlNearestInt(fr(0.5 * fr(fr(id * scale) - 1)));
   return l < 0 ? 0 : l > 15 ? 15 : l;
 }

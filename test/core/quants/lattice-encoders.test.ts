@@ -6,7 +6,8 @@ import { ggml } from '../../support/ggml-oracle';
 import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/codec';
 import { encodeIQ2_S, encodeIQ2_XS, encodeIQ2_XXS } from '../../../src-main/core/quants/iq2-encoders';
 import { encodeIQ1_M, encodeIQ1_S } from '../../../src-main/core/quants/iq1-encoders';
-import { decodeIQ1_M, decodeIQ1_S, decodeIQ2_S, decodeIQ2_XS, decodeIQ2_XXS } from '../../../src-main/core/quants/iq-quants';
+import { encodeIQ3_S } from '../../../src-main/core/quants/iq3-encoders';
+import { decodeIQ1_M, decodeIQ1_S, decodeIQ2_S, decodeIQ2_XS, decodeIQ2_XXS, decodeIQ3_S } from '../../../src-main/core/quants/iq-quants';
 import {
   awkwardImatrices, compareWithLlama, edgeImatrix, edgeMatrix, expectSameDecode, IMATRICES, storiesMatrices, STORIES_TENSORS,
   syntheticMatrices, tieProneMatrices, type TestMatrix,
@@ -18,6 +19,7 @@ const TYPES: [string, RowEncoder, BlockDecoder][] = [
   ['IQ1_S', encodeIQ1_S, decodeIQ1_S],
   ['IQ1_M', encodeIQ1_M, decodeIQ1_M],
   ['IQ2_S', encodeIQ2_S, decodeIQ2_S],
+  ['IQ3_S', encodeIQ3_S, decodeIQ3_S],
 ];
 
 /** Rows of 256 and 512, several seeds; some matrices with whole zero rows. */

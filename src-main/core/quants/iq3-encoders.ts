@@ -1,0 +1,197 @@
+/**
+ * f32 rows to IQ3_S, choosing the same grid points, signs and scales as llama.cpp's
+ * quantize_iq3_s, so the bytes come out identical.
+ *
+ * IQ3_S (110 B per 256 values) stores groups of 4 values as an entry of a 4-dimensional grid of
+ * 512 entries (values 1, 3, ..., 15 in units of a scale) and every value's sign. Layout (see
+ * ggml-types.ts): f16 d; qs[64], the low 8 bits of each grid index; qh[8], per 32 values the
+ * 9th bit of its 8 indices; signs[32], one bit per value; scales[4], a 4-bit scale s per 32
+ * values, stored as s = round((scale/d − 1)/2) with d = the largest group scale / 31 (written
+ * ×1.033).
+ *
+ * The search, per 32 values with weights w_j = imatrix_j · sqrt(σ² + x_j²) (σ² twice the mean
+ * square of the super-block; x² without an importance matrix): take |x|, try 19 scales around
+ * the largest value, snapping each 4 values to the nearest grid entry (or the best of its
+ * neighbours when rounding lands off the grid), keep the least-squares scale that explains most
+ * of the weighted energy, and when a kept group was off the grid re-snap all 8 groups with it.
+ * Every arithmetic step rounds to f32 where ggml's C code does.
+ */
+import { checkEncodeSpan, type RowEncoder } from './codec';
+import { blockOffsets, ggmlType } from '../ggml-types';
+import { writeF16 } from './half-encode';
+import { importanceWeights, sumOfSquares } from './scale-search';
+import { IQ3S_GRID } from './iq-tables';
+import { buildLattice, type Lattice } from './iq-lattice';
+import { ggmlNearestInt, scaleCode } from './iq2-encoders';
+
+const IQ3_S = ggmlType('IQ3_S');
+const AT = blockOffsets('IQ3_S');
+const QK = 256;
+const GROUP = 32;
+if (IQ3_S.blockSize !== QK) throw new Error('iq3-encoders: unexpected IQ3_S block size');
+
+const fr = Math.fround;
+const F02 = fr(0.2);
+const FLT_MAX = fr(3.4028234663852886e38);
+/** Largest level (grid values 1, 3, ..., 15 are levels 0..7). */
+const MAX_LEVEL = 7;
+/** ggml stores d a little above max scale / 31 (its d · 1.033f). */
+const D_FACTOR = fr(1.033);
+
+let lattice: Lattice | undefined;
+
+// ---- scratch (one group of 32 at a time) ----
+const weight = new Float32Array(GROUP);
+const waux = new Float32Array(GROUP);
+const xval = new Float32Array(GROUP);
+const L = new Uint8Array(GROUP);
+const Laux = new Uint8Array(GROUP);
+const onGrid = new Array<boolean>(GROUP / 4).fill(false);
+const onGridAux = new Array<boolean>(GROUP / 4).fill(false);
+const signs = new Uint8Array(GROUP / 8);
+const scales = new Float32Array(QK / GROUP);
+
+/**
+ * Rounds the 4 values at xval[o..] at inverse scale `id` to levels and writes to out[o..] the
+ * levels of the grid entry chosen: the rounded point when on the grid (returns true), else the
+ * neighbour with the least waux-weighted error at `scale` (returns false).
+ */
+function snap(lat: Lattice, o: number, id: number, scale: number, out: Uint8Array): boolean {
+  let key = 0;
+  for (let i = 0; i < 4; i++) {
+    let l = ggmlNearestInt(fr(0.5 * fr(fr(id * xval[o + i]!) - 1)));
+    l = l < 0 ? 0 : l > MAX_LEVEL ? MAX_LEVEL : l;
+    out[o + i] = l;
+    key |= l << (3 * i);
+  }
+  if (lat.index[key]! >= 0) return true;
+  const list = lat.neighbours(key);
+  let best = FLT_MAX;
+  let grid = -1;
+  for (let j = 0; j < list.length; j++) {
+    const at = 4 * list[j]!;
+    let d2 = 0;
+    for (let i = 0; i < 4; i++) {
+      const diff = fr(fr(scale * (2 * lat.levels[at + i]! + 1)) - xval[o + i]!);
+      d2 = fr(d2 + fr(fr(waux[o + i]! * diff) * diff));
+    }
+    if (d2 < best) {
+      best = d2;
+      grid = list[j]!;
+    }
+  }
+  if (grid < 0) throw new Error('IQ3_S encoder: no grid neighbour has a finite error (non-finite values or weights)');
+  for (let i = 0; i < 4; i++) out[o + i] = lat.levels[4 * grid + i]!;
+  return false;
+}
+
+/** Σ w·x·q and Σ w·q² (f32, in order), q = 2·level + 1. */
+let sumqx = 0;
+let sumq2 = 0;
+function levelSums(levels: Uint8Array): void {
+  let sx = 0;
+  let s2 = 0;
+  for (let i = 0; i < GROUP; i++) {
+    const w = weight[i]!;
+    const q = 2 * levels[i]! + 1;
+    sx = fr(sx + fr(fr(w * xval[i]!) * q));
+    s2 = fr(s2 + fr(fr(w * q) * q));
+  }
+  sumqx = sx;
+  sumq2 = s2;
+}
+
+/** The grid index of the 4 levels at L[o..] (they must be a grid entry). */
+function gridIndexOf(lat: Lattice, o: number): number {
+  let key = 0;
+  for (let i = 0; i < 4; i++) key |= L[o + i]! << (3 * i);
+  const g = lat.index[key]!;
+  if (g < 0) throw new Error(`IQ3_S encoder: levels ${Array.from(L.subarray(o, o + 4)).join(' ')} are not on the grid`);
+  return g;
+}
+
+/** The scale of the 32 values prepared in xval, whose largest is `max`; leaves their levels in L. */
+function groupScale(lat: Lattice, max: number): number {
+  let best = 0;
+  let scale = fr(max / (2 * MAX_LEVEL + 1));
+  onGrid.fill(false);
+  for (let is = -9; is <= 9; is++) {
+    const id = fr(fr(2 * MAX_LEVEL + 1 + fr(is * F02)) / max);
+    const thisScale = fr(1 / id);
+    for (let k = 0; k < GROUP / 4; k++) onGridAux[k] = snap(lat, 4 * k, id, thisScale, Laux);
+    levelSums(Laux);
+    if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
+      scale = fr(sumqx / sumq2);
+      best = fr(scale * sumqx);
+      L.set(Laux);
+      for (let k = 0; k < GROUP / 4; k++) onGrid[k] = onGridAux[k]!;
+    }
+  }
+  // ggml re-snaps every group (not only those off the grid) once any is off it.
+  if (onGrid.includes(false) && scale > 0) {
+    const id = fr(1 / scale);
+    for (let k = 0; k < GROUP / 4; k++) snap(lat, 4 * k, id, scale, L);
+    levelSums(L);
+    if (sumq2 > 0) scale = fr(sumqx / sumq2);
+  }
+  return scale;
+}
+
+/** Works without an importance matrix too (weights x², as ggml does). */
+export const encodeIQ3_S: RowEncoder = (src, dst, rows, rowLength, importance) => {
+  checkEncodeSpan(IQ3_S, src, dst, rows, rowLength, importance);
+  const lat = (lattice ??= buildLattice(IQ3S_GRID, [1, 3, 5, 7, 9, 11, 13, 15], 3, 4, 3));
+  const ts = IQ3_S.typeSize;
+  const nb = rowLength / QK;
+  let o = 0;
+  for (let r = 0; r < rows; r++) {
+    for (let ibl = 0; ibl < nb; ibl++, o += ts) {
+      const xbl = r * rowLength + ibl * QK;
+      dst.fill(0, o, o + ts);
+      const sigma2 = fr(fr(2 * sumOfSquares(src, xbl, QK)) / QK);
+      let maxScale = 0;
+      // ggml advances its qs and signs cursors only past groups it stores: a group of zeros
+      // leaves no room, and the next group's indices and signs move up into its place.
+      let qsAt = o + AT.qs;
+      let signsAt = o + AT.signs;
+      for (let ib = 0; ib < QK / GROUP; ib++) {
+        const xo = xbl + GROUP * ib;
+        if (importance) importanceWeights(src, xo, importance, ibl * QK + GROUP * ib, GROUP, sigma2, weight, 0);
+        else for (let i = 0; i < GROUP; i++) weight[i] = fr(src[xo + i]! * src[xo + i]!);
+        for (let i = 0; i < GROUP; i++) waux[i] = fr(Math.sqrt(weight[i]!));
+        signs.fill(0);
+        for (let i = 0; i < GROUP; i++) {
+          const v = src[xo + i]!;
+          if (v >= 0) xval[i] = v;
+          else {
+            xval[i] = -v;
+            signs[i >> 3]! |= 1 << (i & 7);
+          }
+        }
+        let max = xval[0]!;
+        for (let i = 1; i < GROUP; i++) max = max > xval[i]! ? max : xval[i]!;
+        L.fill(0);
+        scales[ib] = 0;
+        if (max === 0) continue;
+        let scale = groupScale(lat, max);
+        if (scale < 0) {
+          scale = -scale;
+          for (let k = 0; k < GROUP / 8; k++) signs[k] = ~signs[k]! & 255;
+        }
+        for (let k = 0; k < GROUP / 4; k++) {
+          const g = gridIndexOf(lat, 4 * k);
+          dst[qsAt++] = g & 255;
+          dst[o + AT.qh + ib]! |= (g >> 8) << k;
+        }
+        for (let k = 0; k < GROUP / 8; k++) dst[signsAt++] = signs[k]!;
+        scales[ib] = scale;
+        maxScale = maxScale > scale ? maxScale : scale;
+      }
+      if (maxScale === 0) continue;
+      const d = fr(maxScale / 31);
+      writeF16(dst, o + AT.d, fr(d * D_FACTOR));
+      const id = fr(1 / d);
+      for (let ib = 0; ib < QK / GROUP; ib += 2) dst[o + AT.scales + ib / 2] = scaleCode(id, scales[ib]!) | (scaleCode(id, scales[ib + 1]!) << 4);
+    }
+  }
+};
