@@ -7,10 +7,10 @@ import type { GgufFile } from './gguf/gguf-file';
 import type { ImportanceMatrix } from './imatrix';
 import { GgufType, type GgufKv } from './gguf/values';
 import { layoutGguf } from './gguf/writer';
-import { planQuantization, type QuantFileType, type RecipeOptions } from './quant-recipes';
+import { planQuantization, tensorNeedsImatrix, type QuantFileType, type RecipeOptions } from './quant-recipes';
 import { RECIPE_KEY, recipeJson } from './recipe-overrides';
 import { decoderFor } from './quants/decoders';
-import { encoderFor, needsImportance } from './quants/encoders';
+import { encoderFor } from './quants/encoders';
 
 /**
  * The metadata of a quantized file: the source's, with general.file_type and
@@ -122,7 +122,7 @@ export function predictExport(
       // The codecs quantizeFile will need: decode the source, encode the target.
       decoderFor(t.from);
       encoderFor(t.to);
-      if (needsImportance(t.to) && !(options.imatrix ? options.imatrix.has(t.name) : options.imatrixEntries !== undefined)) {
+      if (tensorNeedsImatrix(fileType, t.name, t.to) && !(options.imatrix ? options.imatrix.has(t.name) : options.imatrixEntries !== undefined)) {
         throw new Error(options.imatrix ? `${t.to.name} needs importance weights, and the importance matrix has none for it` : `${t.to.name} needs an importance matrix (--imatrix FILE)`);
       }
     } catch (err) {

@@ -8,18 +8,19 @@
  *
  * The rules below follow llama.cpp v0.4.0 (node-llama-cpp 3.21.1) and are checked tensor by
  * tensor against its `llama_model_quantize` in test/core/quant-recipes.test.ts, with and without
- * an importance matrix. Of the mixtures that need one, IQ2_XXS, IQ2_XS and IQ1_S are covered;
- * IQ1_M and IQ3 are not.
+ * an importance matrix. Of the mixtures that need one, IQ2_M, IQ2_S, IQ2_XXS, IQ2_XS, IQ1_S,
+ * Q2_K_S are covered; IQ1_M and IQ3 are not.
  */
 import { ggmlType, type GgmlType, type GgmlTypeName } from './ggml-types';
 import { GgufType, type GgufArray } from './gguf/values';
 import { llamaFileTypeId } from './llama-file-types';
 import { compileTensorTypes, matchTensorType, type TensorTypeOverride } from './recipe-overrides';
+import { needsImportance } from './quants/encoders';
 import { blockTensorSuffix, tensorLayer, tensorName } from './tensor-names';
 
 export const QUANT_FILE_TYPES = [
   'F16', 'BF16', 'Q8_0', 'Q6_K', 'Q5_K_M', 'Q5_K_S', 'Q5_1', 'Q5_0', 'Q4_K_M', 'Q4_K_S',
-  'Q4_1', 'Q4_0', 'Q3_K_L', 'Q3_K_M', 'Q3_K_S', 'Q2_K', 'IQ4_NL', 'IQ4_XS', 'IQ2_XS', 'IQ2_XXS', 'IQ1_S',
+  'Q4_1', 'Q4_0', 'Q3_K_L', 'Q3_K_M', 'Q3_K_S', 'Q2_K', 'Q2_K_S', 'IQ4_NL', 'IQ4_XS', 'IQ2_M', 'IQ2_S', 'IQ2_XS', 'IQ2_XXS', 'IQ1_S',
 ] as const;
 
 export type QuantFileType = (typeof QUANT_FILE_TYPES)[number];
@@ -31,15 +32,34 @@ export const GGML_QUANTIZATION_VERSION = 2;
 const DEFAULT_TYPE: Record<QuantFileType, GgmlTypeName> = {
   F16: 'F16', BF16: 'BF16', Q8_0: 'Q8_0', Q6_K: 'Q6_K', Q5_K_M: 'Q5_K', Q5_K_S: 'Q5_K',
   Q5_1: 'Q5_1', Q5_0: 'Q5_0', Q4_K_M: 'Q4_K', Q4_K_S: 'Q4_K', Q4_1: 'Q4_1', Q4_0: 'Q4_0',
-  Q3_K_L: 'Q3_K', Q3_K_M: 'Q3_K', Q3_K_S: 'Q3_K', Q2_K: 'Q2_K', IQ4_NL: 'IQ4_NL', IQ4_XS: 'IQ4_XS',
-  IQ2_XS: 'IQ2_XS', IQ2_XXS: 'IQ2_XXS', IQ1_S: 'IQ1_S',
+  Q3_K_L: 'Q3_K', Q3_K_M: 'Q3_K', Q3_K_S: 'Q3_K', Q2_K: 'Q2_K', Q2_K_S: 'Q2_K', IQ4_NL: 'IQ4_NL', IQ4_XS: 'IQ4_XS',
+  IQ2_M: 'IQ2_S', IQ2_S: 'IQ2_XS', IQ2_XS: 'IQ2_XS', IQ2_XXS: 'IQ2_XXS', IQ1_S: 'IQ1_S',
 };
 
 /** The 1- and 2-bit lattice mixtures (they need an importance matrix): their own rules for every role. */
-const LOW_BIT: ReadonlySet<QuantFileType> = new Set(['IQ2_XXS', 'IQ2_XS', 'IQ1_S']);
+const LOW_BIT: ReadonlySet<QuantFileType> = new Set(['IQ2_M', 'IQ2_S', 'IQ2_XXS', 'IQ2_XS', 'IQ1_S']);
 
 export function isQuantFileType(name: string): name is QuantFileType {
   return (QUANT_FILE_TYPES as readonly string[]).includes(name);
+}
+
+/**
+ * Whether a tensor written as `type` in a `fileType` file needs importance weights: the types
+ * ggml refuses without them, and those llama-quantize refuses (tensor_requires_imatrix): its
+ * lattice types, and Q2_K in a Q2_K_S file; never the token embeddings or the output matrix.
+ */
+export function tensorNeedsImatrix(fileType: QuantFileType, name: string, type: GgmlType): boolean {
+  if (needsImportance(type)) return true;
+  if (name === tensorName('token_embd') || name === tensorName('per_layer_token_embd') || name === tensorName('output')) return false;
+  return IMATRIX_TYPES.has(type.name) || (type === Q2_K && fileType === 'Q2_K_S');
+}
+
+/** The ggml types llama-quantize writes only with an importance matrix (beyond ggml's own). */
+const IMATRIX_TYPES: ReadonlySet<GgmlTypeName> = new Set(['IQ3_XXS', 'IQ2_XXS', 'IQ2_XS', 'IQ2_S', 'IQ1_M', 'IQ1_S']);
+
+/** Whether llama-quantize refuses `fileType` without an importance matrix (its most common type needs one). */
+export function fileTypeNeedsImatrix(fileType: QuantFileType): boolean {
+  return tensorNeedsImatrix(fileType, '', t(DEFAULT_TYPE[fileType]));
 }
 
 /** llama-quantize's per-run overrides. */
@@ -138,6 +158,7 @@ const Q5_1 = t('Q5_1');
 const Q3_K = t('Q3_K');
 const Q2_K = t('Q2_K');
 const IQ2_XXS = t('IQ2_XXS');
+const IQ3_S = t('IQ3_S');
 
 /** Plans the conversion of `model` to `fileType`: each tensor's type before and after. */
 export function planQuantization(model: RecipeModel, fileType: QuantFileType, options: RecipeOptions = {}): QuantPlan {
@@ -352,22 +373,26 @@ function outputType(state: RecipeState, tensor: RecipeTensor, defaultType: GgmlT
 }
 
 /**
- * IQ2_XXS / IQ2_XS / IQ1_S: lattice codes for most weights, Q2_K where they would hurt most (token
- * embeddings, attn_v, the first eighth of the ffn_down tensors), Q4_K for attn_v shared by 4+ heads
- * or experts and attn_k of 8-expert models, Q5_K for their attn_output; IQ1_S keeps attn_output
- * at IQ2_XXS otherwise.
+ * The 1- and 2-bit lattice mixtures: lattice codes for most weights; where they would hurt most
+ * (token embeddings, attn_v, the first eighth of the ffn_down tensors) Q2_K, or IQ3_S in IQ2_S
+ * and IQ2_M; Q4_K for attn_v shared by 4+ heads or experts and attn_k of 8-expert models, Q5_K
+ * for their attn_output; otherwise attn_output is IQ2_XXS in IQ1_S, IQ3_S in IQ2_S
+ * and IQ2_M.
  */
 function lowBitType(state: RecipeState, role: Role, defaultType: GgmlType): GgmlType {
   const { model } = state;
-  if (role === 'token_embd') return Q2_K;
+  // IQ2_S and IQ2_M protect those tensors with IQ3_S instead of Q2_K.
+  const iq2sm = state.fileType === 'IQ2_S' || state.fileType === 'IQ2_M';
+  const protect = iq2sm ? IQ3_S : Q2_K;
+  if (role === 'token_embd') return protect;
   if (isAttnVLike(role)) {
     state.iAttnV++;
-    return model.nGqa >= 4 || model.nExpert >= 4 ? Q4_K : Q2_K;
+    return model.nGqa >= 4 || model.nExpert >= 4 ? Q4_K : protect;
   }
   if (role === 'attn_k' && model.nExpert === 8) return Q4_K;
   // Counted in file order over every ffn_down tensor (experts included) against the layer count.
-  if (role === 'ffn_down') return state.iFfnDown++ < Math.trunc(model.nLayer / 8) ? Q2_K : defaultType;
-  if (role === 'attn_output') return model.nExpert === 8 ? Q5_K : state.fileType === 'IQ1_S' ? IQ2_XXS : defaultType;
+  if (role === 'ffn_down') return state.iFfnDown++ < Math.trunc(model.nLayer / 8) ? protect : defaultType;
+  if (role === 'attn_output') return model.nExpert === 8 ? Q5_K : state.fileType === 'IQ1_S' ? IQ2_XXS : iq2sm ? IQ3_S : defaultType;
   return defaultType;
 }
 
@@ -381,6 +406,7 @@ function attnVType(state: RecipeState, defaultType: GgmlType): GgmlType {
   const i = state.iAttnV++;
   let type = defaultType;
   if (fileType === 'Q2_K') type = model.nGqa >= 4 ? Q4_K : Q3_K;
+  else if (fileType === 'Q2_K_S' && model.nGqa >= 4) type = Q4_K;
   else if (fileType === 'Q3_K_M') type = i < 2 ? Q5_K : Q4_K;
   else if (fileType === 'Q3_K_L') type = Q5_K;
   else if ((fileType === 'IQ4_NL' || fileType === 'IQ4_XS') && model.nGqa >= 4) type = Q5_K;
@@ -405,6 +431,7 @@ function ffnDownType(state: RecipeState, tensor: RecipeTensor, defaultType: Ggml
   const hasImatrix = state.options.hasImatrix === true;
   switch (fileType) {
     case 'Q2_K': return Q3_K;
+    case 'Q2_K_S': return i < Math.trunc(n / 8) ? Q4_K : defaultType;
     case 'Q3_K_M': return i < Math.trunc(n / 16) ? Q5_K : !falcon || useMoreBits(i, n) ? Q4_K : Q3_K;
     case 'Q3_K_L': return falcon ? Q4_K : Q5_K;
     case 'Q4_K_M':

@@ -1,11 +1,11 @@
 import { lstatSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
-import { encoderFor, needsImportance } from '../core/quants/encoders';
+import { encoderFor } from '../core/quants/encoders';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import type { ImportanceMatrix } from '../core/imatrix';
 import { quantizedFileKvs } from '../core/export-size';
-import { planQuantization, type PlannedTensor, type QuantFileType, type RecipeOptions } from '../core/quant-recipes';
+import { planQuantization, tensorNeedsImatrix, type PlannedTensor, type QuantFileType, type RecipeOptions } from '../core/quant-recipes';
 import { recipeJson } from '../core/recipe-overrides';
 import { FileExistsError, removeStaleTemps } from './atomic-write';
 import { openGguf, tensorChunks, writeGguf } from './gguf-io';
@@ -205,7 +205,7 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
         throw new Error(`${input}: tensor "${t.name}" is already quantized (${t.from.name}); re-quantizing loses quality, pass --allow-requantize to do it anyway`);
       }
       if (t.from !== t.to) encoderFor(t.to);
-      if (t.from !== t.to && needsImportance(t.to) && !options.imatrix?.has(t.name)) {
+      if (t.from !== t.to && tensorNeedsImatrix(fileType, t.name, t.to) && !options.imatrix?.has(t.name)) {
         // As llama-quantize refuses: without importance weights these types are garbage.
         throw new Error(options.imatrix
           ? `${input}: tensor "${t.name}" becomes ${t.to.name}, which needs importance weights, and the importance matrix has none for it`

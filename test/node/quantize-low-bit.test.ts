@@ -54,8 +54,8 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('gufo quantize to IQ2_XXS, IQ2_XS and IQ1_S', () => {
-  it.each(['IQ2_XXS', 'IQ2_XS', 'IQ1_S'])('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte', (fileType) => {
+describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
+  it.each(['IQ2_XXS', 'IQ2_XS', 'IQ1_S', 'IQ1_M'])('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte', (fileType) => {
     const ours = join(dir, `ours-${fileType}.gguf`);
     const theirs = join(dir, `llama-${fileType}.gguf`);
     const r = gufo(['quantize', model, ours, '--type', fileType, '--imatrix', imatrixFile], {}, 120_000);
@@ -78,13 +78,20 @@ describe('gufo quantize to IQ2_XXS, IQ2_XS and IQ1_S', () => {
     expect(llamaModelQuantize(model, join(dir, 'llama-none.gguf'), llamaFileTypeId('IQ2_XXS')!).ok).toBe(false);
   });
 
+  it('refuses IQ1_M without an importance matrix, as llama-quantize does (ggml itself would write it)', () => {
+    const r = gufo(['quantize', model, join(dir, 'none-iq1_m.gguf'), '--type', 'IQ1_M']);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/IQ1_M needs an importance matrix \(--imatrix FILE\): tensor "blk\.0\.[a-z_.]+" becomes IQ1_M/);
+    expect(llamaModelQuantize(model, join(dir, 'llama-none-iq1_m.gguf'), llamaFileTypeId('IQ1_M')!).ok).toBe(false);
+  });
+
   it('names the tensor an importance matrix has no weights for', () => {
     const r = gufo(['quantize', model, join(dir, 'partial.gguf'), '--type', 'IQ2_XS', '--imatrix', partialImatrixFile]);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/tensor "blk\.1\.ffn_down\.weight" becomes IQ2_XS.*has none for it/);
   });
 
-  it('--plan lists IQ2_XXS, IQ2_XS and IQ1_S as needing an importance matrix, and measures them with one', () => {
+  it('--plan lists IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M as needing an importance matrix, and measures them with one', () => {
     const plan = (args: string[]) => {
       const r = gufo(['quantize', '--plan', model, '--json', ...args], {}, 120_000);
       expect(r.status, r.stderr).toBe(0);
@@ -92,7 +99,7 @@ describe('gufo quantize to IQ2_XXS, IQ2_XS and IQ1_S', () => {
     };
     const without = plan([]);
     const withImatrix = plan(['--imatrix', imatrixFile]);
-    for (const type of ['IQ2_XXS', 'IQ2_XS', 'IQ1_S']) {
+    for (const type of ['IQ2_XXS', 'IQ2_XS', 'IQ1_S', 'IQ1_M']) {
       expect(without.find((row) => row.type === type)!.unavailable).toMatch(new RegExp(`${type} needs an importance matrix`));
       const row = withImatrix.find((x) => x.type === type)!;
       expect(row.unavailable).toBeNull();
@@ -105,5 +112,59 @@ describe('gufo quantize to IQ2_XXS, IQ2_XS and IQ1_S', () => {
     const partial = plan(['--imatrix', partialImatrixFile]);
     expect(partial.find((row) => row.type === 'IQ2_XS')!.unavailable).toMatch(/blk\.1\.ffn_down\.weight.*IQ2_XS needs importance weights/);
     expect(partial.find((row) => row.type === 'Q4_K_M')!.predicted).not.toBeNull();
+  });
+});
+
+describe('gufo quantize to Q2_K_S', () => {
+  it('--imatrix writes the file llama-quantize writes with the same imatrix, byte for byte', () => {
+    const ours = join(dir, 'ours-Q2_K_S.gguf');
+    const theirs = join(dir, 'llama-Q2_K_S.gguf');
+    const r = gufo(['quantize', model, ours, '--type', 'Q2_K_S', '--imatrix', imatrixFile], {}, 120_000);
+    expect(r.status, r.stderr).toBe(0);
+    const result = llamaModelQuantize(model, theirs, llamaFileTypeId('Q2_K_S')!, { imatrix: loadImatrix(imatrixFile) });
+    expect(result.ok, result.log.slice(-2000)).toBe(true);
+    expectSameTensors(ours, theirs, 'Q2_K_S');
+  });
+
+  it('refuses without an importance matrix, as llama-quantize does (its Q2_K tensors need one; plain Q2_K does not)', () => {
+    const r = gufo(['quantize', model, join(dir, 'none-q2_k_s.gguf'), '--type', 'Q2_K_S']);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/Q2_K_S needs an importance matrix \(--imatrix FILE\): tensor "blk\.0\.[a-z_.]+" becomes Q2_K/);
+    expect(llamaModelQuantize(model, join(dir, 'llama-none-q2_k_s.gguf'), llamaFileTypeId('Q2_K_S')!).ok).toBe(false);
+    const plan = gufo(['quantize', '--plan', model, '--json'], {}, 120_000);
+    expect(plan.status, plan.stderr).toBe(0);
+    const rows = JSON.parse(plan.stdout) as { type: string; unavailable: string | null }[];
+    expect(rows.find((row) => row.type === 'Q2_K_S')!.unavailable).toMatch(/Q2_K needs an importance matrix/);
+    expect(rows.find((row) => row.type === 'Q2_K')!.unavailable).toBeNull();
+  });
+});
+
+describe('gufo quantize to IQ2_S and IQ2_M', () => {
+  // IQ2_S files are mostly IQ2_XS, IQ2_M files mostly IQ2_S; both protect attn_v, attn_output,
+  // the first ffn_down layers and the token embeddings with IQ3_S.
+  it.each([['IQ2_S', 'IQ2_XS'], ['IQ2_M', 'IQ2_S']])('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte (%s and IQ3_S tensors)', (fileType, main) => {
+    const ours = join(dir, `ours-${fileType}.gguf`);
+    const theirs = join(dir, `llama-${fileType}.gguf`);
+    const r = gufo(['quantize', model, ours, '--type', fileType, '--imatrix', imatrixFile], {}, 120_000);
+    expect(r.status, r.stderr).toBe(0);
+    const result = llamaModelQuantize(model, theirs, llamaFileTypeId(fileType)!, { imatrix: loadImatrix(imatrixFile) });
+    expect(result.ok, result.log.slice(-2000)).toBe(true);
+    expectSameTensors(ours, theirs, fileType);
+    const { gguf, file } = openGguf(ours);
+    try {
+      const types = new Set(gguf.tensors.map((t) => t.type.name));
+      expect(types.has(main) && types.has('IQ3_S'), [...types].join(', ')).toBe(true);
+    } finally {
+      file.close();
+    }
+  });
+
+  it('refuses IQ2_S and IQ2_M without an importance matrix, as llama-quantize does', () => {
+    for (const fileType of ['IQ2_S', 'IQ2_M']) {
+      const r = gufo(['quantize', model, join(dir, `none-${fileType}.gguf`), '--type', fileType]);
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(new RegExp(`${fileType} needs an importance matrix \\(--imatrix FILE\\): tensor "blk\\.0\\.[a-z_.]+" becomes IQ2_X?S`));
+      expect(llamaModelQuantize(model, join(dir, `llama-none-${fileType}.gguf`), llamaFileTypeId(fileType)!).ok).toBe(false);
+    }
   });
 });
