@@ -9,7 +9,7 @@
  * The rules below follow llama.cpp v0.4.0 (node-llama-cpp 3.21.1) and are checked tensor by
  * tensor against its `llama_model_quantize` in test/core/quant-recipes.test.ts, with and without
  * an importance matrix. Of the mixtures that need one, IQ2_M, IQ2_S, IQ2_XXS, IQ2_XS, IQ1_S,
- * Q2_K_S are covered; IQ1_M and IQ3 are not.
+ * IQ1_M and Q2_K_S are covered; IQ3 is not.
  */
 import { ggmlType, type GgmlType, type GgmlTypeName } from './ggml-types';
 import { GgufType, type GgufArray } from './gguf/values';
@@ -20,7 +20,7 @@ import { blockTensorSuffix, tensorLayer, tensorName } from './tensor-names';
 
 export const QUANT_FILE_TYPES = [
   'F16', 'BF16', 'Q8_0', 'Q6_K', 'Q5_K_M', 'Q5_K_S', 'Q5_1', 'Q5_0', 'Q4_K_M', 'Q4_K_S',
-  'Q4_1', 'Q4_0', 'Q3_K_L', 'Q3_K_M', 'Q3_K_S', 'Q2_K', 'Q2_K_S', 'IQ4_NL', 'IQ4_XS', 'IQ2_M', 'IQ2_S', 'IQ2_XS', 'IQ2_XXS', 'IQ1_S',
+  'Q4_1', 'Q4_0', 'Q3_K_L', 'Q3_K_M', 'Q3_K_S', 'Q2_K', 'Q2_K_S', 'IQ4_NL', 'IQ4_XS', 'IQ2_M', 'IQ2_S', 'IQ2_XS', 'IQ2_XXS', 'IQ1_S', 'IQ1_M',
 ] as const;
 
 export type QuantFileType = (typeof QUANT_FILE_TYPES)[number];
@@ -33,11 +33,11 @@ const DEFAULT_TYPE: Record<QuantFileType, GgmlTypeName> = {
   F16: 'F16', BF16: 'BF16', Q8_0: 'Q8_0', Q6_K: 'Q6_K', Q5_K_M: 'Q5_K', Q5_K_S: 'Q5_K',
   Q5_1: 'Q5_1', Q5_0: 'Q5_0', Q4_K_M: 'Q4_K', Q4_K_S: 'Q4_K', Q4_1: 'Q4_1', Q4_0: 'Q4_0',
   Q3_K_L: 'Q3_K', Q3_K_M: 'Q3_K', Q3_K_S: 'Q3_K', Q2_K: 'Q2_K', Q2_K_S: 'Q2_K', IQ4_NL: 'IQ4_NL', IQ4_XS: 'IQ4_XS',
-  IQ2_M: 'IQ2_S', IQ2_S: 'IQ2_XS', IQ2_XS: 'IQ2_XS', IQ2_XXS: 'IQ2_XXS', IQ1_S: 'IQ1_S',
+  IQ2_M: 'IQ2_S', IQ2_S: 'IQ2_XS', IQ2_XS: 'IQ2_XS', IQ2_XXS: 'IQ2_XXS', IQ1_S: 'IQ1_S', IQ1_M: 'IQ1_M',
 };
 
 /** The 1- and 2-bit lattice mixtures (they need an importance matrix): their own rules for every role. */
-const LOW_BIT: ReadonlySet<QuantFileType> = new Set(['IQ2_M', 'IQ2_S', 'IQ2_XXS', 'IQ2_XS', 'IQ1_S']);
+const LOW_BIT: ReadonlySet<QuantFileType> = new Set(['IQ2_M', 'IQ2_S', 'IQ2_XXS', 'IQ2_XS', 'IQ1_S', 'IQ1_M']);
 
 export function isQuantFileType(name: string): name is QuantFileType {
   return (QUANT_FILE_TYPES as readonly string[]).includes(name);
@@ -376,7 +376,7 @@ function outputType(state: RecipeState, tensor: RecipeTensor, defaultType: GgmlT
  * The 1- and 2-bit lattice mixtures: lattice codes for most weights; where they would hurt most
  * (token embeddings, attn_v, the first eighth of the ffn_down tensors) Q2_K, or IQ3_S in IQ2_S
  * and IQ2_M; Q4_K for attn_v shared by 4+ heads or experts and attn_k of 8-expert models, Q5_K
- * for their attn_output; otherwise attn_output is IQ2_XXS in IQ1_S, IQ3_S in IQ2_S
+ * for their attn_output; otherwise attn_output is IQ2_XXS in IQ1_S and IQ1_M, IQ3_S in IQ2_S
  * and IQ2_M.
  */
 function lowBitType(state: RecipeState, role: Role, defaultType: GgmlType): GgmlType {
@@ -392,7 +392,7 @@ function lowBitType(state: RecipeState, role: Role, defaultType: GgmlType): Ggml
   if (role === 'attn_k' && model.nExpert === 8) return Q4_K;
   // Counted in file order over every ffn_down tensor (experts included) against the layer count.
   if (role === 'ffn_down') return state.iFfnDown++ < Math.trunc(model.nLayer / 8) ? protect : defaultType;
-  if (role === 'attn_output') return model.nExpert === 8 ? Q5_K : state.fileType === 'IQ1_S' ? IQ2_XXS : iq2sm ? IQ3_S : defaultType;
+  if (role === 'attn_output') return model.nExpert === 8 ? Q5_K : state.fileType === 'IQ1_S' || state.fileType === 'IQ1_M' ? IQ2_XXS : iq2sm ? IQ3_S : defaultType;
   return defaultType;
 }
 

@@ -133,6 +133,8 @@ export interface QuantizeOptions {
   allowRequantize?: boolean;
   /** Threads (default 1: these machines are small and shared). */
   nthread?: number;
+  /** --dry-run: decide every tensor's type and log it, quantize nothing, write no file. */
+  dryRun?: boolean;
   /** --tensor-type PATTERN=TYPE, in order (type: a ggml type id). */
   tensorTypes?: { pattern: string; type: number }[];
   /** --imatrix: importance weights per tensor name (ne[0] × experts values each). */
@@ -193,6 +195,7 @@ export function llamaModelQuantize(inPath: string, outPath: string, fileTypeId: 
   params.pure = options.pure ?? false;
   params.quantize_output_tensor = !options.leaveOutputTensor;
   params.allow_requantize = options.allowRequantize ?? false;
+  params.dry_run = options.dryRun ?? false;
   const overrides = options.tensorTypes?.length ? tensorOverrides(options.tensorTypes) : null;
   params.tt_overrides = overrides?.array ?? null;
   const imatrix = options.imatrix ? imatrixEntries(options.imatrix) : null;
