@@ -1,7 +1,8 @@
 // Q4_K, as in the file, at the words the block layout gives: W_D = f16 d | f16 dmin << 16,
 // scales[12] (from W_SCALES, see kscales.wgsl), qs[128] (from W_QS). Sub-block u (32 values, one unit) reads
 // qs[32 (u / 2) + l]: low nibbles for even u, high for odd; value = d · scale · q - dmin · min.
-// The mat-vec steps over sub-block pairs (2j, 2j + 1), which share their 32 bytes of qs.
+// The mat-vec steps over sub-block pairs (2j, 2j + 1), which share their 32 bytes of qs, on a GPU,
+// and over whole blocks on a CPU adapter (THREAD_ROWS).
 #include "quant/kscales.wgsl"
 const UNIT_PARTIAL = false;
 const_assert {{W_QS}}u % 4u == 0u; // qs read 16 bytes at a time (w_quad)

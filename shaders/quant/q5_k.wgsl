@@ -2,7 +2,7 @@
 // scales[12] (from W_SCALES, see kscales.wgsl), qh[32] (from W_QH), qs[128] (from W_QS). Sub-block u (one
 // unit) reads qs[32 (u / 2) + l] (low nibbles for even u, high for odd) and bit u of qh[l] as the
 // fifth bit; value = d · scale · q - dmin · min. The mat-vec steps over sub-block pairs (2j, 2j + 1),
-// which share their 32 bytes of qs.
+// which share their 32 bytes of qs, on a GPU, and over whole blocks on a CPU adapter (THREAD_ROWS).
 #include "quant/kscales.wgsl"
 const UNIT_PARTIAL = false;
 const_assert {{W_QS}}u % 4u == 0u && {{W_QH}}u % 4u == 0u; // read 16 bytes at a time (w_quad)
