@@ -2,8 +2,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bytesWrittenAt, predictExport } from '../../src-main/core/export-size';
-import { planQuantization, QUANT_FILE_TYPES } from '../../src-main/core/quant-recipes';
-import { needsImportance } from '../../src-main/core/quants/encoders';
+import { planQuantization, QUANT_FILE_TYPES, tensorNeedsImatrix } from '../../src-main/core/quant-recipes';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { STORIES_260K } from '../support/paths';
@@ -32,7 +31,7 @@ function typesOf(path: string): Map<string, string> {
 function imatrixIfNeeded(path: string, fileType: (typeof QUANT_FILE_TYPES)[number]): Map<string, Float32Array> | undefined {
   const { gguf, file } = openGguf(path);
   try {
-    if (!planQuantization(gguf, fileType).tensors.some((t) => t.from !== t.to && needsImportance(t.to))) return undefined;
+    if (!planQuantization(gguf, fileType).tensors.some((t) => t.from !== t.to && tensorNeedsImatrix(fileType, t.name, t.to))) return undefined;
     return new Map(gguf.tensors.filter((t) => t.ne.length >= 2).map((t) => [t.name, new Float32Array(Number(t.ne[0])).fill(1)]));
   } finally {
     file.close();
