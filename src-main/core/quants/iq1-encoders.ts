@@ -234,9 +234,10 @@ export const encodeIQ1_S: RowEncoder = (src, dst, rows, rowLength, importance) =
  * together make the f16 super-scale d. Value = d·(2s + 1)·(grid value ± δ).
  *
  * The search is IQ1_S's per 16 values, except that each half (8 values) has its own shift: for
- * every split the four shift pairs (++, +−, −+, −−) are scored. ggml sums each split afresh, in
- * sorted order, so the f32 sums here do too (the products are the same for every split and are
- * computed once). The super-scale is refitted at the end to all the values and scales chosen.
+ * every split the four shift pairs (++, +−, −+, −−) are scored. ggml sums each split afresh in
+ * sorted order; the same f32 additions in the same order give the same sums, so the sums up to a
+ * boundary are carried over from split to split, and the products are computed once. The
+ * super-scale is refitted at the end to all the values and scales chosen.
  */
 
 /** Values per scale. */
@@ -258,11 +259,31 @@ const minusQ = new Float32Array(3 * GROUP_M);
 const orderM: number[] = Array.from({ length: GROUP_M }, (_, i) => i);
 /** Whether sorted position j holds a value of the first half. */
 const firstHalf = new Uint8Array(GROUP_M);
-const sumqx = new Float32Array(4);
-const sumq2 = new Float32Array(4);
+/**
+ * Running f32 sums for the four shift pairs, w·q·x at 0..3 and w·q² at 4..7 (a Float32Array rounds
+ * each sum to f32, as C does): over the values below the first boundary, below the second, and all.
+ */
+const belowFirst = new Float32Array(8);
+const belowSecond = new Float32Array(8);
+const sums = new Float32Array(8);
 const scalesM = new Float32Array(QK / GROUP_M);
 /** ggml's best_k per group: bit 1 set = first half −δ, bit 0 set = second half −δ. */
 const shiftsM = new Uint8Array(QK / GROUP_M);
+
+/** Adds the products of sorted position j at level l to the four shift pairs' sums in `acc`. */
+function addTerms(acc: Float32Array, j: number, l: number): void {
+  const at = 3 * j + l;
+  const px = plusX[at]!, mx = minusX[at]!, pq = plusQ[at]!, mq = minusQ[at]!;
+  const first = firstHalf[j] === 1;
+  acc[0] += px;
+  acc[1] += first ? px : mx;
+  acc[2] += first ? mx : px;
+  acc[3] += mx;
+  acc[4] += pq;
+  acc[5] += first ? pq : mq;
+  acc[6] += first ? mq : pq;
+  acc[7] += mq;
+}
 
 /** The level values of half `k` (0, 1) under shift pair `pair`. */
 function halfLevels(pair: number, k: number): Float32Array {
@@ -307,28 +328,14 @@ function encodeGroupM(lat: Lattice, x: Float32Array, xo: number, ib: number, dst
   let best1 = -1;
   let best2 = -1;
   let bestPair = -1;
+  belowFirst.fill(0);
   for (let i1 = 0; i1 <= GROUP_M; i1++) {
+    belowSecond.set(belowFirst);
     for (let i2 = i1; i2 <= GROUP_M; i2++) {
-      let x0 = 0, x1 = 0, x2 = 0, x3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
-      for (let j = 0; j < GROUP_M; j++) {
-        const at = 3 * j + (j < i1 ? 0 : j < i2 ? 1 : 2);
-        const px = plusX[at]!, mx = minusX[at]!, pq = plusQ[at]!, mq = minusQ[at]!;
-        x0 = fr(x0 + px);
-        x3 = fr(x3 + mx);
-        q0 = fr(q0 + pq);
-        q3 = fr(q3 + mq);
-        if (firstHalf[j]) {
-          x1 = fr(x1 + px); q1 = fr(q1 + pq);
-          x2 = fr(x2 + mx); q2 = fr(q2 + mq);
-        } else {
-          x1 = fr(x1 + mx); q1 = fr(q1 + mq);
-          x2 = fr(x2 + px); q2 = fr(q2 + pq);
-        }
-      }
-      sumqx[0] = x0; sumqx[1] = x1; sumqx[2] = x2; sumqx[3] = x3;
-      sumq2[0] = q0; sumq2[1] = q1; sumq2[2] = q2; sumq2[3] = q3;
+      sums.set(belowSecond);
+      for (let j = i2; j < GROUP_M; j++) addTerms(sums, j, 2);
       for (let k = 0; k < 4; k++) {
-        const sx = sumqx[k]!, sq = sumq2[k]!;
+        const sx = sums[k]!, sq = sums[4 + k]!;
         if (sq > 0 && fr(sx * sx) > fr(bestScore * sq)) {
           scale = fr(sx / sq);
           bestScore = fr(scale * sx);
@@ -337,7 +344,9 @@ function encodeGroupM(lat: Lattice, x: Float32Array, xo: number, ib: number, dst
           bestPair = k;
         }
       }
+      if (i2 < GROUP_M) addTerms(belowSecond, i2, 1);
     }
+    if (i1 < GROUP_M) addTerms(belowFirst, i1, 0);
   }
   if (best1 < 0 || best2 < 0 || bestPair < 0) return 0;
   for (let j = 0; j < GROUP_M; j++) L[orderM[j]!] = j < best1 ? 0 : j < best2 ? 1 : 2;
