@@ -66,6 +66,9 @@ export interface BenchOptions {
 /** Decode steps the profile times, after the measured run. */
 const PROFILED_STEPS = 4;
 
+/** The bench's untimed warm-up: a prefill of two tokens (the prefill kernels) and one decode step. */
+const WARM_UP_TOKENS = 2;
+
 export class EngineError extends Error {
   override readonly name = 'EngineError';
 }
@@ -453,6 +456,10 @@ export class Engine {
     if (options.profile && !this.gpu.hasTimestamps) {
       throw new EngineError(`profiling needs the timestamp-query feature, which ${this.gpu.info.name} lacks`);
     }
+    // Untimed first: the prefill and decode kernels run once, so the timed run pays no pipeline
+    // compilation (lavapipe compiles a pipeline at its first dispatch, seconds each).
+    this.resetCache();
+    await this.generate(prompt.slice(0, WARM_UP_TOKENS), { maxTokens: WARM_UP_TOKENS, stop: [] });
     this.resetCache();
     const meter = new StepMeter();
     this.meter = meter;

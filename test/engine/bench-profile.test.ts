@@ -2,7 +2,7 @@
  * What `gufo bench` says about one decode step: dispatches, submissions and host time always;
  * with --profile, GPU time per kernel and the bytes weight kernels read (on SwiftShader here).
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Engine } from '../../src-main/engine/engine';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { gufo } from '../support/cli';
@@ -34,6 +34,22 @@ describe('Engine.bench', () => {
     expect(r.submitsPerToken).toBe(1);
     expect(r.hostMsPerToken).toBeGreaterThan(0);
     expect(r.profile).toBeUndefined();
+  });
+
+  it('warms the prefill and decode kernels up before timing (lavapipe compiles a pipeline at its first dispatch)', async () => {
+    await engine.load(STORIES_260K, { ctx: 64 });
+    const generate = vi.spyOn(engine, 'generate');
+    try {
+      await engine.bench(8, 8);
+      expect(generate).toHaveBeenCalledTimes(2);
+      const [warmUpPrompt, warmUp] = generate.mock.calls[0]!;
+      // Two prompt tokens run the prefill kernels, a second token the decode kernels.
+      expect(warmUpPrompt.length).toBe(2);
+      expect(warmUp.maxTokens).toBe(2);
+      expect(generate.mock.calls[1]![1].maxTokens).toBe(8);
+    } finally {
+      generate.mockRestore();
+    }
   });
 
   it('profile: GPU time of every kernel per token, and the weight kernels read every matrix once', async () => {
