@@ -81,3 +81,30 @@ export function buildLattice(grid: Float32Array, values: readonly number[], nwan
 
   return { levels, index, neighbours };
 }
+
+/** What a grid search scores a candidate by: Σ w·x·q and Σ w·q², q = 2·level + 1. */
+export interface OddLevelSums {
+  sumqx: number;
+  sumq2: number;
+}
+
+const sums: OddLevelSums = { sumqx: 0, sumq2: 0 };
+
+/**
+ * The odd-level sums (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_S) of the first n levels against weights and
+ * values, in f32 and value order as ggml adds them. The result is reused by the next call.
+ */
+export function oddLevelSums(weight: Float32Array, xval: Float32Array, levels: Uint8Array, n: number): OddLevelSums {
+  const fr = Math.fround;
+  let sx = 0;
+  let s2 = 0;
+  for (let i = 0; i < n; i++) {
+    const w = weight[i]!;
+    const q = 2 * levels[i]! + 1;
+    sx = fr(sx + fr(fr(w * xval[i]!) * q));
+    s2 = fr(s2 + fr(fr(w * q) * q));
+  }
+  sums.sumqx = sx;
+  sums.sumq2 = s2;
+  return sums;
+}

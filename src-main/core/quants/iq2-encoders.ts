@@ -33,7 +33,7 @@ import { blockOffsets, ggmlType } from '../ggml-types';
 import { f32Bits, writeF16 } from './half-encode';
 import { GROUP_MAX_EPS, fitUnsignedScale, importanceWeights, nearestInt, sumOfSquares } from './scale-search';
 import { IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID } from './iq-tables';
-import { buildLattice, type Lattice } from './iq-lattice';
+import { buildLattice, oddLevelSums, type Lattice } from './iq-lattice';
 
 const IQ2_XXS = ggmlType('IQ2_XXS');
 const IQ2_XS = ggmlType('IQ2_XS');
@@ -170,22 +170,6 @@ function gridIndexOf(lat: Lattice, levels: Uint8Array, o: number): number {
   return g;
 }
 
-/** Σ w·x·q and Σ w·q² (f32, in order) over the first n values, q = 2·level + 1. */
-let sumqx = 0;
-let sumq2 = 0;
-function levelSums(levels: Uint8Array, n: number): void {
-  let sx = 0;
-  let s2 = 0;
-  for (let i = 0; i < n; i++) {
-    const w = weight[i]!;
-    const q = 2 * levels[i]! + 1;
-    sx = fr(sx + fr(fr(w * xval[i]!) * q));
-    s2 = fr(s2 + fr(fr(w * q) * q));
-  }
-  sumqx = sx;
-  sumq2 = s2;
-}
-
 /**
  * Weights, folded signs (see foldSigns) and the largest folded value of the n values at x[xo..]
  * (importance at qw[qo..]; without it, ggml's σ²/4 + x²); fills weight, waux, xval and signs.
@@ -224,18 +208,18 @@ function xxsGroup(lat: Lattice, ib: number, max: number): number {
     const id = fr(fr(5 + fr(is * F01)) / effMax);
     const thisScale = fr(1 / id);
     for (let k = 0; k < 4; k++) snap(lat, 8 * k, id, thisScale, Laux);
-    levelSums(Laux, 32);
-    if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
-      scale = fr(sumqx / sumq2);
-      best = fr(scale * sumqx);
+    const sums = oddLevelSums(weight, xval, Laux, 32);
+    if (sums.sumq2 > 0 && fr(sums.sumqx * sums.sumqx) > fr(best * sums.sumq2)) {
+      scale = fr(sums.sumqx / sums.sumq2);
+      best = fr(scale * sums.sumqx);
       L.set(Laux);
     }
   }
   if (scale > 0) {
     const id = fr(1 / scale);
     for (let k = 0; k < 4; k++) snap(lat, 8 * k, id, scale, L);
-    levelSums(L, 32);
-    if (sumq2 > 0) scale = fr(sumqx / sumq2);
+    const sums = oddLevelSums(weight, xval, L, 32);
+    if (sums.sumq2 > 0) scale = fr(sums.sumqx / sums.sumq2);
   }
   if (scale < 0) {
     // All signs flipped instead: the scale is stored unsigned.
@@ -300,10 +284,10 @@ function pairSearch(lat: Lattice, max: number, signMask: number): number {
       snap(lat, 8 * k, id, thisScale, Laux);
       onGridAux[k] = snappedOnGrid;
     }
-    levelSums(Laux, 16);
-    if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
-      scale = fr(sumqx / sumq2);
-      best = fr(scale * sumqx);
+    const sums = oddLevelSums(weight, xval, Laux, 16);
+    if (sums.sumq2 > 0 && fr(sums.sumqx * sums.sumqx) > fr(best * sums.sumq2)) {
+      scale = fr(sums.sumqx / sums.sumq2);
+      best = fr(scale * sums.sumqx);
       L.set(Laux.subarray(0, 16));
       onGrid[0] = onGridAux[0]!;
       onGrid[1] = onGridAux[1]!;
@@ -312,8 +296,8 @@ function pairSearch(lat: Lattice, max: number, signMask: number): number {
   if ((!onGrid[0] || !onGrid[1]) && scale > 0) {
     const id = fr(1 / scale);
     for (let k = 0; k < 2; k++) if (!onGrid[k]) snap(lat, 8 * k, id, scale, L);
-    levelSums(L, 16);
-    if (sumq2 > 0) scale = fr(sumqx / sumq2);
+    const sums = oddLevelSums(weight, xval, L, 16);
+    if (sums.sumq2 > 0) scale = fr(sums.sumqx / sums.sumq2);
   }
   if (scale < 0) {
     scale = -scale;

@@ -21,7 +21,7 @@ import { blockOffsets, ggmlType } from '../ggml-types';
 import { writeF16 } from './half-encode';
 import { importanceWeights, sumOfSquares } from './scale-search';
 import { IQ3S_GRID } from './iq-tables';
-import { buildLattice, type Lattice } from './iq-lattice';
+import { buildLattice, oddLevelSums, type Lattice } from './iq-lattice';
 import { ggmlNearestInt, scaleCode } from './iq2-encoders';
 
 const IQ3_S = ggmlType('IQ3_S');
@@ -85,22 +85,6 @@ function snap(lat: Lattice, o: number, id: number, scale: number, out: Uint8Arra
   return false;
 }
 
-/** Σ w·x·q and Σ w·q² (f32, in order), q = 2·level + 1. */
-let sumqx = 0;
-let sumq2 = 0;
-function levelSums(levels: Uint8Array): void {
-  let sx = 0;
-  let s2 = 0;
-  for (let i = 0; i < GROUP; i++) {
-    const w = weight[i]!;
-    const q = 2 * levels[i]! + 1;
-    sx = fr(sx + fr(fr(w * xval[i]!) * q));
-    s2 = fr(s2 + fr(fr(w * q) * q));
-  }
-  sumqx = sx;
-  sumq2 = s2;
-}
-
 /** The grid index of the 4 levels at L[o..] (they must be a grid entry). */
 function gridIndexOf(lat: Lattice, o: number): number {
   let key = 0;
@@ -119,10 +103,10 @@ function groupScale(lat: Lattice, max: number): number {
     const id = fr(fr(2 * MAX_LEVEL + 1 + fr(is * F02)) / max);
     const thisScale = fr(1 / id);
     for (let k = 0; k < GROUP / 4; k++) onGridAux[k] = snap(lat, 4 * k, id, thisScale, Laux);
-    levelSums(Laux);
-    if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
-      scale = fr(sumqx / sumq2);
-      best = fr(scale * sumqx);
+    const sums = oddLevelSums(weight, xval, Laux, GROUP);
+    if (sums.sumq2 > 0 && fr(sums.sumqx * sums.sumqx) > fr(best * sums.sumq2)) {
+      scale = fr(sums.sumqx / sums.sumq2);
+      best = fr(scale * sums.sumqx);
       L.set(Laux);
       for (let k = 0; k < GROUP / 4; k++) onGrid[k] = onGridAux[k]!;
     }
@@ -131,8 +115,8 @@ function groupScale(lat: Lattice, max: number): number {
   if (onGrid.includes(false) && scale > 0) {
     const id = fr(1 / scale);
     for (let k = 0; k < GROUP / 4; k++) snap(lat, 4 * k, id, scale, L);
-    levelSums(L);
-    if (sumq2 > 0) scale = fr(sumqx / sumq2);
+    const sums = oddLevelSums(weight, xval, L, GROUP);
+    if (sums.sumq2 > 0) scale = fr(sums.sumqx / sums.sumq2);
   }
   return scale;
 }
