@@ -73,6 +73,20 @@ fn x_unit_sums(x: array<array<vec4<f32>, 8>, 8>) -> array<vec4<f32>, 2> {
   );
 }
 
+// A unit of x in the order of codes masked in place (K-quant nibbles on CPU adapters): element
+// 4h + k holds values 16h + 4i + k (i = 0..3, one per lane: byte k of word i of a 16-byte quad of
+// codes) times 2^-8k, so the code masked at bits 8k.. of each word (q · 2^8k, exact as a float)
+// times it is q · x exactly, with no shift per value.
+fn x_masked_order(x: array<vec4<f32>, 8>) -> array<vec4<f32>, 8> {
+  let s = vec4<f32>(1.0, 0.00390625, 1.52587890625e-5, 5.9604644775390625e-8);
+  return array<vec4<f32>, 8>(
+    s.x * vec4<f32>(x[0].x, x[1].x, x[2].x, x[3].x), s.y * vec4<f32>(x[0].y, x[1].y, x[2].y, x[3].y),
+    s.z * vec4<f32>(x[0].z, x[1].z, x[2].z, x[3].z), s.w * vec4<f32>(x[0].w, x[1].w, x[2].w, x[3].w),
+    s.x * vec4<f32>(x[4].x, x[5].x, x[6].x, x[7].x), s.y * vec4<f32>(x[4].y, x[5].y, x[6].y, x[7].y),
+    s.z * vec4<f32>(x[4].z, x[5].z, x[6].z, x[7].z), s.w * vec4<f32>(x[4].w, x[5].w, x[6].w, x[7].w),
+  );
+}
+
 fn x_sum(x: array<vec4<f32>, 8>) -> f32 {
   return dot(x[0] + x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7], vec4<f32>(1.0));
 }

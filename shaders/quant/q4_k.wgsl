@@ -53,13 +53,42 @@ fn q4_pair_dots(a: vec4<u32>, c: vec4<u32>, xl: array<vec4<f32>, 8>, xh: array<v
 #if THREAD_ROWS
 const MV_UNITS = 8u;
 
+// Σ q·x of one unit's low nibbles, its 32 bytes of qs as two quads (a, c) with x in masked order
+// (x_masked_order): per byte k of the words, mask in place, convert, multiply-add four lanes at a
+// time; no shift per value. For the high nibbles pass the quads shifted right by 4.
+fn q4_unit_dot(a: vec4<u32>, c: vec4<u32>, x: array<vec4<f32>, 8>) -> f32 {
+  let m0 = vec4<u32>(0xfu);
+  let m1 = vec4<u32>(0xf00u);
+  let m2 = vec4<u32>(0xf0000u);
+  let m3 = vec4<u32>(0xf000000u);
+  // Signed conversion (the masked codes stay below 2^31): one instruction on the CPU adapters.
+  let s = vec4<f32>(bitcast<vec4<i32>>(a & m0)) * x[0] + vec4<f32>(bitcast<vec4<i32>>(a & m1)) * x[1]
+    + vec4<f32>(bitcast<vec4<i32>>(a & m2)) * x[2] + vec4<f32>(bitcast<vec4<i32>>(a & m3)) * x[3]
+    + vec4<f32>(bitcast<vec4<i32>>(c & m0)) * x[4] + vec4<f32>(bitcast<vec4<i32>>(c & m1)) * x[5]
+    + vec4<f32>(bitcast<vec4<i32>>(c & m2)) * x[6] + vec4<f32>(bitcast<vec4<i32>>(c & m3)) * x[7];
+  return dot(s, vec4<f32>(1.0));
+}
+
+// Σ q·x of sub-blocks 2j (low nibbles) and 2j + 1 (high nibbles) from their 32 bytes of qs at word
+// qs, with xl, xh those units of x in masked order.
+fn q4_pair_masked(qs: u32, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
+  let a = w_quad(qs);
+  let c = w_quad(qs + 4u);
+  let four = vec4<u32>(4u);
+  return vec2<f32>(q4_unit_dot(a, c, xl), q4_unit_dot(a >> four, c >> four, xh));
+}
+
 // Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows):
-// the block's x and Σx per unit loaded once for all the rows; per row, the head (d, dmin, the 8
-// scales and mins) decoded once and qs read as 8 quads:
+// the block's x (in masked order) and Σx per unit prepared once for all the rows; per row, the
+// head (d, dmin, the 8 scales and mins) decoded once and qs read as 8 quads:
 // d · Σ_j s_j · Σ q·x − dmin · Σ_j m_j · Σx.
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
   let x = x_block(xb, 32u * u);
   let xs = x_unit_sums(x);
+  let xm = array<array<vec4<f32>, 8>, 8>(
+    x_masked_order(x[0]), x_masked_order(x[1]), x_masked_order(x[2]), x_masked_order(x[3]),
+    x_masked_order(x[4]), x_masked_order(x[5]), x_masked_order(x[6]), x_masked_order(x[7]),
+  );
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
     let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));
@@ -67,10 +96,10 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     let dm = f16x2(head[0]);
     let k = kscales_all(vec3<u32>(head[1], head[2], head[3]));
     let qs = b + {{W_QS}}u;
-    let q01 = q4_pair_dots(w_quad(qs), w_quad(qs + 4u), x[0], x[1]);
-    let q23 = q4_pair_dots(w_quad(qs + 8u), w_quad(qs + 12u), x[2], x[3]);
-    let q45 = q4_pair_dots(w_quad(qs + 16u), w_quad(qs + 20u), x[4], x[5]);
-    let q67 = q4_pair_dots(w_quad(qs + 24u), w_quad(qs + 28u), x[6], x[7]);
+    let q01 = q4_pair_masked(qs, xm[0], xm[1]);
+    let q23 = q4_pair_masked(qs + 8u, xm[2], xm[3]);
+    let q45 = q4_pair_masked(qs + 16u, xm[4], xm[5]);
+    let q67 = q4_pair_masked(qs + 24u, xm[6], xm[7]);
     (*acc)[r] += dm.x * (dot(k.sc[0], vec4<f32>(q01, q23)) + dot(k.sc[1], vec4<f32>(q45, q67)))
       - dm.y * (dot(k.mn[0], xs[0]) + dot(k.mn[1], xs[1]));
   }

@@ -181,6 +181,31 @@ describe('shapes and options', () => {
     },
   );
 
+  it.each(['Q4_K'])(
+    'decode on a CPU adapter: %s masks its codes in place against x put in that order and pre-scaled once per block (no shift per value)',
+    (type) => {
+      const source = new MatmulKernels(ctx, { cpuShapes: true }).source('matvec4', type);
+      const [beforeRows, rowBody] = wgslFunction(source, 'matvec_step').split('for (var r = 0u; r < ROWS; r++)');
+      expect(beforeRows).toMatch(/x_masked_order\(x\[0\]\)/);
+      // The row loop and every function it reaches (but the block head's, decoded once per row):
+      // no per-lane shift of a word's bytes into place.
+      const head = ['kblock_head', 'kscales_all', 'f16x2', 'f16_to_f32'];
+      const reached = new Set<string>(head);
+      const visit = (body: string) => {
+        for (const [, name] of body.matchAll(/\b(\w+)\(/g)) {
+          const fn = wgslFunction(source, name!);
+          if (fn && !reached.has(name!)) {
+            reached.add(name!);
+            visit(fn);
+          }
+        }
+      };
+      visit(rowBody!);
+      const code = [rowBody!, ...[...reached].filter((name) => !head.includes(name)).map((name) => wgslFunction(source, name))].join('');
+      expect(code).not.toMatch(/nib_lo\(|nib_hi\(|crumbs4\(|bits4\(|>> \(?vec4<u32>\(0u, 8u, 16u, 24u\)/);
+    },
+  );
+
   it('decode: Q8_0 and the decode_unit types share one step loop (quant/unit-step.wgsl)', () => {
     const kernels = new MatmulKernels(ctx);
     for (const type of ['Q8_0', 'Q4_0', 'F16']) {
