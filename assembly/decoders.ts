@@ -91,13 +91,39 @@ export function decodeQ4_0(x: usize, y: usize, blocks: i32): void {
   return <i32>load<u8>(p);
 }
 
-/** Q4_K/Q5_K scale of sub-block i (0..7) from the 12 scale bytes at s (k-quants.ts kScale). */
-@inline function kScale(s: usize, i: i32): i32 {
-  return i < 4 ? byte(s + i) & 63 : (byte(s + i + 4) & 15) | ((byte(s + i - 4) >> 6) << 4);
+/** Byte picks of the 12 scale bytes: bytes 0..7 take the low 6 or 4 bits of a scale, 8..15 of a min. */
+const K_LOW_BYTES = i8x16(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11);
+const K_LOW_MASK = i8x16(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0);
+const K_NIBBLE_MASK = i8x16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
+/** Sub-blocks 4..7 take their top 2 bits from the top 2 bits of scale bytes 0..3 (scales) and 4..7 (mins). */
+const K_TOP_BYTES = i8x16(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7);
+
+/**
+ * The 6-bit scales of Q4_K/Q5_K's 8 sub-blocks in bytes 0..7 and their mins in bytes 8..15, from
+ * the 12 scale bytes at the start of `s` (k-quants.ts kScale, kMin: sub-block i < 4 has scale
+ * s[i] & 63 and min s[i + 4] & 63; i ≥ 4 has scale s[i + 4] & 15 | (s[i − 4] >> 6) << 4 and min
+ * s[i + 4] >> 4 | (s[i] >> 6) << 4), all 16 at once instead of a branch each.
+ */
+@inline function kScalesMins(s: v128): v128 {
+  const picked = i8x16.swizzle(s, K_LOW_BYTES);
+  const low = v128.or(v128.and(picked, K_LOW_MASK), v128.and(i8x16.shr_u(picked, 4), K_NIBBLE_MASK));
+  return v128.or(low, i8x16.shl(i8x16.shr_u(i8x16.swizzle(s, K_TOP_BYTES), 6), 4));
 }
-/** Q4_K/Q5_K min of sub-block i (k-quants.ts kMin). */
-@inline function kMin(s: usize, i: i32): i32 {
-  return i < 4 ? byte(s + i + 4) & 63 : (byte(s + i + 4) >> 4) | ((byte(s + i) >> 6) << 4);
+
+/**
+ * A Q4_K/Q5_K block's 64-value groups, each from 32 qs bytes with low nibbles in sub-block 2j and
+ * high nibbles in 2j + 1. `f` holds [d·scale of 2j, of 2j + 1, dmin·min of 2j, of 2j + 1]; `lo`
+ * and `hi` are the 32 bytes' 4- or 5-bit values of the two sub-blocks, in two halves of 16.
+ */
+@inline function kGroup(y: usize, f: v128, lo0: v128, lo1: v128, hi0: v128, hi1: v128): void {
+  const d1 = i32x4.shuffle(f, f, 0, 0, 0, 0);
+  const d2 = i32x4.shuffle(f, f, 1, 1, 1, 1);
+  const m1 = i32x4.shuffle(f, f, 2, 2, 2, 2);
+  const m2 = i32x4.shuffle(f, f, 3, 3, 3, 3);
+  put16min(y, d1, m1, lo0);
+  put16min(y + 64, d1, m1, lo1);
+  put16min(y + 128, d2, m2, hi0);
+  put16min(y + 192, d2, m2, hi1);
 }
 
 /**
@@ -106,51 +132,64 @@ export function decodeQ4_0(x: usize, y: usize, blocks: i32): void {
  */
 export function decodeQ4_K(x: usize, y: usize, blocks: i32): void {
   const low = i8x16.splat(15);
-  for (let b = 0; b < blocks; b++, x += 144) {
-    const d = f16At(x);
-    const min = f16At(x + 2);
-    for (let j = 0; j < 4; j++, y += 256) {
-      const d1 = f32x4.splat(d * <f32>kScale(x + 4, 2 * j));
-      const m1 = f32x4.splat(min * <f32>kMin(x + 4, 2 * j));
-      const d2 = f32x4.splat(d * <f32>kScale(x + 4, 2 * j + 1));
-      const m2 = f32x4.splat(min * <f32>kMin(x + 4, 2 * j + 1));
-      const q = x + 16 + 32 * j;
-      const a = v128.load(q);
-      const c = v128.load(q, 16);
-      put16min(y, d1, m1, v128.and(a, low));
-      put16min(y + 64, d1, m1, v128.and(c, low));
-      put16min(y + 128, d2, m2, i8x16.shr_u(a, 4));
-      put16min(y + 192, d2, m2, i8x16.shr_u(c, 4));
-    }
+  for (let b = 0; b < blocks; b++, x += 144, y += 1024) {
+    // d·scale and dmin·min of all 8 sub-blocks (products exact, as ggml's scalar ones).
+    const sm = kScalesMins(v128.load(x, 4));
+    const d = f32x4.splat(f16At(x));
+    const min = f32x4.splat(f16At(x + 2));
+    const ds0 = scaled(d, i8x16.swizzle(sm, LOW_0));
+    const ds1 = scaled(d, i8x16.swizzle(sm, LOW_1));
+    const ms0 = scaled(min, i8x16.swizzle(sm, LOW_2));
+    const ms1 = scaled(min, i8x16.swizzle(sm, LOW_3));
+    kGroup4(y, x + 16, i32x4.shuffle(ds0, ms0, 0, 1, 4, 5), low);
+    kGroup4(y + 256, x + 48, i32x4.shuffle(ds0, ms0, 2, 3, 6, 7), low);
+    kGroup4(y + 512, x + 80, i32x4.shuffle(ds1, ms1, 0, 1, 4, 5), low);
+    kGroup4(y + 768, x + 112, i32x4.shuffle(ds1, ms1, 2, 3, 6, 7), low);
   }
+}
+
+/**
+ * Q4_K's 64 values of the 32 qs bytes at q (kGroup). High nibbles by a 16-bit shift and the mask
+ * already in a register: V8 emulates i8x16.shr_u with a shift and a mask it rebuilds each time.
+ */
+@inline function kGroup4(y: usize, q: usize, f: v128, low: v128): void {
+  const a = v128.load(q);
+  const c = v128.load(q, 16);
+  kGroup(y, f, v128.and(a, low), v128.and(c, low), v128.and(i16x8.shr_u(a, 4), low), v128.and(i16x8.shr_u(c, 4), low));
 }
 
 /** Q5_K, 176 bytes per 256 values: Q4_K's fields plus qh[32] before qs; bit 2j of qh[l] is the fifth bit of sub-block 2j, bit 2j + 1 of 2j + 1. */
 export function decodeQ5_K(x: usize, y: usize, blocks: i32): void {
   const low = i8x16.splat(15);
   const fifth = i8x16.splat(16);
-  for (let b = 0; b < blocks; b++, x += 176) {
-    const d = f16At(x);
-    const min = f16At(x + 2);
-    // The fifth bits of the next two sub-blocks sit in bits 0 and 1 (shifted down 2 per round).
-    let ha = v128.load(x, 16);
-    let hc = v128.load(x, 32);
-    for (let j = 0; j < 4; j++, y += 256) {
-      const d1 = f32x4.splat(d * <f32>kScale(x + 4, 2 * j));
-      const m1 = f32x4.splat(min * <f32>kMin(x + 4, 2 * j));
-      const d2 = f32x4.splat(d * <f32>kScale(x + 4, 2 * j + 1));
-      const m2 = f32x4.splat(min * <f32>kMin(x + 4, 2 * j + 1));
-      const q = x + 48 + 32 * j;
-      const a = v128.load(q);
-      const c = v128.load(q, 16);
-      put16min(y, d1, m1, v128.or(v128.and(a, low), v128.and(i8x16.shl(ha, 4), fifth)));
-      put16min(y + 64, d1, m1, v128.or(v128.and(c, low), v128.and(i8x16.shl(hc, 4), fifth)));
-      put16min(y + 128, d2, m2, v128.or(i8x16.shr_u(a, 4), v128.and(i8x16.shl(ha, 3), fifth)));
-      put16min(y + 192, d2, m2, v128.or(i8x16.shr_u(c, 4), v128.and(i8x16.shl(hc, 3), fifth)));
-      ha = i8x16.shr_u(ha, 2);
-      hc = i8x16.shr_u(hc, 2);
-    }
+  for (let b = 0; b < blocks; b++, x += 176, y += 1024) {
+    const sm = kScalesMins(v128.load(x, 4));
+    const d = f32x4.splat(f16At(x));
+    const min = f32x4.splat(f16At(x + 2));
+    const ds0 = scaled(d, i8x16.swizzle(sm, LOW_0));
+    const ds1 = scaled(d, i8x16.swizzle(sm, LOW_1));
+    const ms0 = scaled(min, i8x16.swizzle(sm, LOW_2));
+    const ms1 = scaled(min, i8x16.swizzle(sm, LOW_3));
+    // The fifth bits of group j sit in bits 2j (low nibbles) and 2j + 1 (high nibbles) of qh,
+    // moved to bit 4 (value 16) by 16-bit shifts: the bits crossing into the next byte are masked off.
+    const ha = v128.load(x, 16);
+    const hc = v128.load(x, 32);
+    kGroup5(y, x + 48, i32x4.shuffle(ds0, ms0, 0, 1, 4, 5), i16x8.shl(ha, 4), i16x8.shl(hc, 4), i16x8.shl(ha, 3), i16x8.shl(hc, 3), low, fifth);
+    kGroup5(y + 256, x + 80, i32x4.shuffle(ds0, ms0, 2, 3, 6, 7), i16x8.shl(ha, 2), i16x8.shl(hc, 2), i16x8.shl(ha, 1), i16x8.shl(hc, 1), low, fifth);
+    kGroup5(y + 512, x + 112, i32x4.shuffle(ds1, ms1, 0, 1, 4, 5), ha, hc, i16x8.shr_u(ha, 1), i16x8.shr_u(hc, 1), low, fifth);
+    kGroup5(y + 768, x + 144, i32x4.shuffle(ds1, ms1, 2, 3, 6, 7), i16x8.shr_u(ha, 2), i16x8.shr_u(hc, 2), i16x8.shr_u(ha, 3), i16x8.shr_u(hc, 3), low, fifth);
   }
+}
+
+/** Q5_K's 64 values of the 32 qs bytes at q; the fifth bits are bit 4 of la, lc (low nibbles) and ha, hc (high) (kGroup). */
+@inline function kGroup5(y: usize, q: usize, f: v128, la: v128, lc: v128, ha: v128, hc: v128, low: v128, fifth: v128): void {
+  const a = v128.load(q);
+  const c = v128.load(q, 16);
+  kGroup(y, f,
+    v128.or(v128.and(a, low), v128.and(la, fifth)),
+    v128.or(v128.and(c, low), v128.and(lc, fifth)),
+    v128.or(v128.and(i16x8.shr_u(a, 4), low), v128.and(ha, fifth)),
+    v128.or(v128.and(i16x8.shr_u(c, 4), low), v128.and(hc, fifth)));
 }
 
 /**
