@@ -87,6 +87,16 @@ fn x_masked_order(x: array<vec4<f32>, 8>) -> array<vec4<f32>, 8> {
   );
 }
 
+// Σ q·x over 16 values, lane by lane (a dot with 1 finishes it): q a quad of codes, one per byte,
+// each below m + 1 (m = 2^bits − 1, at most 6 bits), x0 .. x3 their x in masked order. Per byte k
+// of the words: mask in place, convert, multiply-add four lanes at a time; no shift per value.
+// The masked codes stay below 2^31, so the conversion is the signed one (one instruction on CPUs).
+fn masked_dot16(q: vec4<u32>, m: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) -> vec4<f32> {
+  let k = vec4<u32>(m);
+  return vec4<f32>(bitcast<vec4<i32>>(q & k)) * x0 + vec4<f32>(bitcast<vec4<i32>>(q & (k << vec4<u32>(8u)))) * x1
+    + vec4<f32>(bitcast<vec4<i32>>(q & (k << vec4<u32>(16u)))) * x2 + vec4<f32>(bitcast<vec4<i32>>(q & (k << vec4<u32>(24u)))) * x3;
+}
+
 fn x_sum(x: array<vec4<f32>, 8>) -> f32 {
   return dot(x[0] + x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7], vec4<f32>(1.0));
 }

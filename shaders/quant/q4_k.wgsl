@@ -53,20 +53,10 @@ fn q4_pair_dots(a: vec4<u32>, c: vec4<u32>, xl: array<vec4<f32>, 8>, xh: array<v
 #if THREAD_ROWS
 const MV_UNITS = 8u;
 
-// Σ q·x of one unit's low nibbles, its 32 bytes of qs as two quads (a, c) with x in masked order
-// (x_masked_order): per byte k of the words, mask in place, convert, multiply-add four lanes at a
-// time; no shift per value. For the high nibbles pass the quads shifted right by 4.
+// Σ q·x of one unit's low nibbles, its 32 bytes of qs as two quads (a, c), with x in masked order
+// (masked_dot16); for the high nibbles pass the quads shifted right by 4.
 fn q4_unit_dot(a: vec4<u32>, c: vec4<u32>, x: array<vec4<f32>, 8>) -> f32 {
-  let m0 = vec4<u32>(0xfu);
-  let m1 = vec4<u32>(0xf00u);
-  let m2 = vec4<u32>(0xf0000u);
-  let m3 = vec4<u32>(0xf000000u);
-  // Signed conversion (the masked codes stay below 2^31): one instruction on the CPU adapters.
-  let s = vec4<f32>(bitcast<vec4<i32>>(a & m0)) * x[0] + vec4<f32>(bitcast<vec4<i32>>(a & m1)) * x[1]
-    + vec4<f32>(bitcast<vec4<i32>>(a & m2)) * x[2] + vec4<f32>(bitcast<vec4<i32>>(a & m3)) * x[3]
-    + vec4<f32>(bitcast<vec4<i32>>(c & m0)) * x[4] + vec4<f32>(bitcast<vec4<i32>>(c & m1)) * x[5]
-    + vec4<f32>(bitcast<vec4<i32>>(c & m2)) * x[6] + vec4<f32>(bitcast<vec4<i32>>(c & m3)) * x[7];
-  return dot(s, vec4<f32>(1.0));
+  return dot(masked_dot16(a, 0xfu, x[0], x[1], x[2], x[3]) + masked_dot16(c, 0xfu, x[4], x[5], x[6], x[7]), vec4<f32>(1.0));
 }
 
 // Σ q·x of sub-blocks 2j (low nibbles) and 2j + 1 (high nibbles) from their 32 bytes of qs at word

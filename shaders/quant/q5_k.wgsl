@@ -52,10 +52,36 @@ fn q5_pair_dots(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, sub: u32
 #if THREAD_ROWS
 const MV_UNITS = 8u;
 
+// Σ q·x of sub-block sub (0..7) from the 5-bit codes put together word-wide: nibbles at shift
+// 4 (sub & 1) of its 32 bytes of qs (a, c), bit sub of the block's 32 bytes of qh (g, e) as the
+// fifth bit; x that unit in masked order (masked_dot16).
+fn q5_unit_masked(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, sub: u32, x: array<vec4<f32>, 8>) -> f32 {
+  let ns = vec4<u32>(4u * (sub & 1u));
+  let hs = vec4<u32>(sub);
+  let lo = vec4<u32>(0x0f0f0f0fu);
+  let fifth = vec4<u32>(0x10101010u);
+  let four = vec4<u32>(4u);
+  let qa = ((a >> ns) & lo) | (((g >> hs) << four) & fifth);
+  let qc = ((c >> ns) & lo) | (((e >> hs) << four) & fifth);
+  return dot(masked_dot16(qa, 0x1fu, x[0], x[1], x[2], x[3]) + masked_dot16(qc, 0x1fu, x[4], x[5], x[6], x[7]), vec4<f32>(1.0));
+}
+
+// Σ q·x of sub-blocks sub and sub + 1 (sub even), their 32 bytes of qs at word qs, (g, e) the
+// block's qh, xl and xh those units of x in masked order.
+fn q5_pair_masked(qs: u32, g: vec4<u32>, e: vec4<u32>, sub: u32, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
+  let a = w_quad(qs);
+  let c = w_quad(qs + 4u);
+  return vec2<f32>(q5_unit_masked(a, c, g, e, sub, xl), q5_unit_masked(a, c, g, e, sub + 1u, xh));
+}
+
 // Whole super-block u / 8 of rows row0 .. row0 + rows − 1, as Q4_K's (qh read once per row too).
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
   let x = x_block(xb, 32u * u);
   let xs = x_unit_sums(x);
+  let xm = array<array<vec4<f32>, 8>, 8>(
+    x_masked_order(x[0]), x_masked_order(x[1]), x_masked_order(x[2]), x_masked_order(x[3]),
+    x_masked_order(x[4]), x_masked_order(x[5]), x_masked_order(x[6]), x_masked_order(x[7]),
+  );
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
     let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));
@@ -65,10 +91,10 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     let qs = b + {{W_QS}}u;
     let g = w_quad(b + {{W_QH}}u);
     let e = w_quad(b + {{W_QH}}u + 4u);
-    let q01 = q5_pair_dots(w_quad(qs), w_quad(qs + 4u), g, e, 0u, x[0], x[1]);
-    let q23 = q5_pair_dots(w_quad(qs + 8u), w_quad(qs + 12u), g, e, 2u, x[2], x[3]);
-    let q45 = q5_pair_dots(w_quad(qs + 16u), w_quad(qs + 20u), g, e, 4u, x[4], x[5]);
-    let q67 = q5_pair_dots(w_quad(qs + 24u), w_quad(qs + 28u), g, e, 6u, x[6], x[7]);
+    let q01 = q5_pair_masked(qs, g, e, 0u, xm[0], xm[1]);
+    let q23 = q5_pair_masked(qs + 8u, g, e, 2u, xm[2], xm[3]);
+    let q45 = q5_pair_masked(qs + 16u, g, e, 4u, xm[4], xm[5]);
+    let q67 = q5_pair_masked(qs + 24u, g, e, 6u, xm[6], xm[7]);
     (*acc)[r] += dm.x * (dot(k.sc[0], vec4<f32>(q01, q23)) + dot(k.sc[1], vec4<f32>(q45, q67)))
       - dm.y * (dot(k.mn[0], xs[0]) + dot(k.mn[1], xs[1]));
   }

@@ -52,9 +52,24 @@ fn q6_unit_dots(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, nshift: 
 #if THREAD_ROWS
 const MV_UNITS = 8u;
 
-// Σ q·x per 16 values of the four units of one half of a block (x0 .. x3 their x), from its
-// 64 bytes of ql at word ql (units s and s + 2 share 32 of them: low and high nibbles) and 32
-// bytes of qh at word qh (crumbs 2s of every unit): [0] units 0 and 1, [1] units 2 and 3.
+// Σ q·x over each 16-value half of one unit, from the 6-bit codes put together word-wide: nibbles
+// at shift nshift of its 32 bytes of ql (a, c), crumbs at shift hs of its half's 32 bytes of qh
+// (g, e) on top; x that unit in masked order (masked_dot16).
+fn q6_unit_masked(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, nshift: u32, hs: u32, x: array<vec4<f32>, 8>) -> vec2<f32> {
+  let ns = vec4<u32>(nshift);
+  let hv = vec4<u32>(hs);
+  let lo = vec4<u32>(0x0f0f0f0fu);
+  let top = vec4<u32>(0x30303030u);
+  let four = vec4<u32>(4u);
+  let qa = ((a >> ns) & lo) | (((g >> hv) << four) & top);
+  let qc = ((c >> ns) & lo) | (((e >> hv) << four) & top);
+  let one = vec4<f32>(1.0);
+  return vec2<f32>(dot(masked_dot16(qa, 0x3fu, x[0], x[1], x[2], x[3]), one), dot(masked_dot16(qc, 0x3fu, x[4], x[5], x[6], x[7]), one));
+}
+
+// Σ q·x per 16 values of the four units of one half of a block (x0 .. x3 their x in masked
+// order), from its 64 bytes of ql at word ql (units s and s + 2 share 32 of them: low and high
+// nibbles) and 32 bytes of qh at word qh (crumbs 2s of every unit): [0] units 0 and 1, [1] units 2 and 3.
 fn q6_half_dots(ql: u32, qh: u32, x0: array<vec4<f32>, 8>, x1: array<vec4<f32>, 8>, x2: array<vec4<f32>, 8>, x3: array<vec4<f32>, 8>) -> array<vec4<f32>, 2> {
   let a0 = w_quad(ql);
   let c0 = w_quad(ql + 4u);
@@ -63,14 +78,14 @@ fn q6_half_dots(ql: u32, qh: u32, x0: array<vec4<f32>, 8>, x1: array<vec4<f32>, 
   let g = w_quad(qh);
   let e = w_quad(qh + 4u);
   return array<vec4<f32>, 2>(
-    vec4<f32>(q6_unit_dots(a0, c0, g, e, 0u, 0u, x0), q6_unit_dots(a1, c1, g, e, 0u, 2u, x1)),
-    vec4<f32>(q6_unit_dots(a0, c0, g, e, 4u, 4u, x2), q6_unit_dots(a1, c1, g, e, 4u, 6u, x3)),
+    vec4<f32>(q6_unit_masked(a0, c0, g, e, 0u, 0u, x0), q6_unit_masked(a1, c1, g, e, 0u, 2u, x1)),
+    vec4<f32>(q6_unit_masked(a0, c0, g, e, 4u, 4u, x2), q6_unit_masked(a1, c1, g, e, 4u, 6u, x3)),
   );
 }
 
 // Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows):
-// the block's x and 32 · Σx per 16 values loaded once for all the rows; per row, d and the 16
-// scales read once (one quad), ql as 8 quads and qh as 4 (q6_half_dots):
+// the block's x (in masked order) and 32 · Σx per 16 values prepared once for all the rows; per
+// row, d and the 16 scales read once (one quad), ql as 8 quads and qh as 4 (q6_half_dots):
 // d · Σ_k scale_k · (Σ q·x − 32 Σx) over the 16 sixteen-value groups k.
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
   let x = x_block(xb, 32u * u);
@@ -78,6 +93,10 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   let xo = array<vec4<f32>, 4>(
     32.0 * vec4<f32>(x_halves(x[0]), x_halves(x[1])), 32.0 * vec4<f32>(x_halves(x[2]), x_halves(x[3])),
     32.0 * vec4<f32>(x_halves(x[4]), x_halves(x[5])), 32.0 * vec4<f32>(x_halves(x[6]), x_halves(x[7])),
+  );
+  let xm = array<array<vec4<f32>, 8>, 8>(
+    x_masked_order(x[0]), x_masked_order(x[1]), x_masked_order(x[2]), x_masked_order(x[3]),
+    x_masked_order(x[4]), x_masked_order(x[5]), x_masked_order(x[6]), x_masked_order(x[7]),
   );
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
@@ -87,8 +106,8 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     let sc = w_quad(b + {{W_SCALES}}u);
     let ql = b + {{W_QL}}u;
     let qh = b + {{W_QH}}u;
-    let h0 = q6_half_dots(ql, qh, x[0], x[1], x[2], x[3]);
-    let h1 = q6_half_dots(ql + 16u, qh + 8u, x[4], x[5], x[6], x[7]);
+    let h0 = q6_half_dots(ql, qh, xm[0], xm[1], xm[2], xm[3]);
+    let h1 = q6_half_dots(ql + 16u, qh + 8u, xm[4], xm[5], xm[6], xm[7]);
     (*acc)[r] += d * (dot(vec4<f32>(sbytes4(sc.x)), h0[0] - xo[0]) + dot(vec4<f32>(sbytes4(sc.y)), h0[1] - xo[1])
       + dot(vec4<f32>(sbytes4(sc.z)), h1[0] - xo[2]) + dot(vec4<f32>(sbytes4(sc.w)), h1[1] - xo[3]));
   }

@@ -181,7 +181,7 @@ describe('shapes and options', () => {
     },
   );
 
-  it.each(['Q4_K'])(
+  it.each(['Q4_K', 'Q5_K', 'Q6_K'])(
     'decode on a CPU adapter: %s masks its codes in place against x put in that order and pre-scaled once per block (no shift per value)',
     (type) => {
       const source = new MatmulKernels(ctx, { cpuShapes: true }).source('matvec4', type);
