@@ -36,20 +36,6 @@ fn nibbles4(q: u32, shifts: vec4<u32>) -> vec4<f32> {
 }
 
 #if MATVEC
-// Σ q·x of the low nibbles (unit 2j) and of the high nibbles (unit 2j + 1) of a pair's 32 bytes of
-// qs, (a, c), with those units of x.
-fn q4_pair_dots(a: vec4<u32>, c: vec4<u32>, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
-  let ql = dot(vec4<f32>(nib_lo(a.x)), xl[0]) + dot(vec4<f32>(nib_lo(a.y)), xl[1])
-    + dot(vec4<f32>(nib_lo(a.z)), xl[2]) + dot(vec4<f32>(nib_lo(a.w)), xl[3])
-    + dot(vec4<f32>(nib_lo(c.x)), xl[4]) + dot(vec4<f32>(nib_lo(c.y)), xl[5])
-    + dot(vec4<f32>(nib_lo(c.z)), xl[6]) + dot(vec4<f32>(nib_lo(c.w)), xl[7]);
-  let qh = dot(vec4<f32>(nib_hi(a.x)), xh[0]) + dot(vec4<f32>(nib_hi(a.y)), xh[1])
-    + dot(vec4<f32>(nib_hi(a.z)), xh[2]) + dot(vec4<f32>(nib_hi(a.w)), xh[3])
-    + dot(vec4<f32>(nib_hi(c.x)), xh[4]) + dot(vec4<f32>(nib_hi(c.y)), xh[5])
-    + dot(vec4<f32>(nib_hi(c.z)), xh[6]) + dot(vec4<f32>(nib_hi(c.w)), xh[7]);
-  return vec2<f32>(ql, qh);
-}
-
 #if THREAD_ROWS
 const MV_UNITS = 8u;
 
@@ -96,6 +82,20 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
 }
 #else
 const MV_UNITS = 2u;
+
+// Σ q·x of the low nibbles (unit 2j) and of the high nibbles (unit 2j + 1) of a pair's 32 bytes of
+// qs, (a, c), with those units of x.
+fn q4_pair_dots(a: vec4<u32>, c: vec4<u32>, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
+  let ql = dot(vec4<f32>(nib_lo(a.x)), xl[0]) + dot(vec4<f32>(nib_lo(a.y)), xl[1])
+    + dot(vec4<f32>(nib_lo(a.z)), xl[2]) + dot(vec4<f32>(nib_lo(a.w)), xl[3])
+    + dot(vec4<f32>(nib_lo(c.x)), xl[4]) + dot(vec4<f32>(nib_lo(c.y)), xl[5])
+    + dot(vec4<f32>(nib_lo(c.z)), xl[6]) + dot(vec4<f32>(nib_lo(c.w)), xl[7]);
+  let qh = dot(vec4<f32>(nib_hi(a.x)), xh[0]) + dot(vec4<f32>(nib_hi(a.y)), xh[1])
+    + dot(vec4<f32>(nib_hi(a.z)), xh[2]) + dot(vec4<f32>(nib_hi(a.w)), xh[3])
+    + dot(vec4<f32>(nib_hi(c.x)), xh[4]) + dot(vec4<f32>(nib_hi(c.y)), xh[5])
+    + dot(vec4<f32>(nib_hi(c.z)), xh[6]) + dot(vec4<f32>(nib_hi(c.w)), xh[7]);
+  return vec2<f32>(ql, qh);
+}
 
 // Sub-blocks u and u + 1 (u even) of rows row0 .. row0 + rows − 1: per row
 // d · (s_u · Σ q·x + s_u+1 · Σ q·x) − dmin · (m_u · Σx + m_u+1 · Σx).

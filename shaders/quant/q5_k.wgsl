@@ -29,26 +29,6 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
 }
 
 #if MATVEC
-// The 5-bit codes of the four bytes of q (nibbles already in place) with bit s of the bytes of h on top.
-fn q5_codes(q: vec4<u32>, h: u32, s: u32) -> vec4<f32> {
-  return vec4<f32>(q | (((vec4<u32>(h) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(s))) & vec4<u32>(1u)) << vec4<u32>(4u)));
-}
-
-// Σ q·x of sub-blocks sub (low nibbles) and sub + 1 (high nibbles; sub even) with those units of x:
-// (a, c) their 32 bytes of qs, (g, e) the block's 32 bytes of qh.
-fn q5_pair_dots(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, sub: u32, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
-  let ql = dot(q5_codes(nib_lo(a.x), g.x, sub), xl[0]) + dot(q5_codes(nib_lo(a.y), g.y, sub), xl[1])
-    + dot(q5_codes(nib_lo(a.z), g.z, sub), xl[2]) + dot(q5_codes(nib_lo(a.w), g.w, sub), xl[3])
-    + dot(q5_codes(nib_lo(c.x), e.x, sub), xl[4]) + dot(q5_codes(nib_lo(c.y), e.y, sub), xl[5])
-    + dot(q5_codes(nib_lo(c.z), e.z, sub), xl[6]) + dot(q5_codes(nib_lo(c.w), e.w, sub), xl[7]);
-  let s1 = sub + 1u;
-  let qh = dot(q5_codes(nib_hi(a.x), g.x, s1), xh[0]) + dot(q5_codes(nib_hi(a.y), g.y, s1), xh[1])
-    + dot(q5_codes(nib_hi(a.z), g.z, s1), xh[2]) + dot(q5_codes(nib_hi(a.w), g.w, s1), xh[3])
-    + dot(q5_codes(nib_hi(c.x), e.x, s1), xh[4]) + dot(q5_codes(nib_hi(c.y), e.y, s1), xh[5])
-    + dot(q5_codes(nib_hi(c.z), e.z, s1), xh[6]) + dot(q5_codes(nib_hi(c.w), e.w, s1), xh[7]);
-  return vec2<f32>(ql, qh);
-}
-
 #if THREAD_ROWS
 const MV_UNITS = 8u;
 
@@ -101,6 +81,26 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
 }
 #else
 const MV_UNITS = 2u;
+
+// The 5-bit codes of the four bytes of q (nibbles already in place) with bit s of the bytes of h on top.
+fn q5_codes(q: vec4<u32>, h: u32, s: u32) -> vec4<f32> {
+  return vec4<f32>(q | (((vec4<u32>(h) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(s))) & vec4<u32>(1u)) << vec4<u32>(4u)));
+}
+
+// Σ q·x of sub-blocks sub (low nibbles) and sub + 1 (high nibbles; sub even) with those units of x:
+// (a, c) their 32 bytes of qs, (g, e) the block's 32 bytes of qh.
+fn q5_pair_dots(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, sub: u32, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
+  let ql = dot(q5_codes(nib_lo(a.x), g.x, sub), xl[0]) + dot(q5_codes(nib_lo(a.y), g.y, sub), xl[1])
+    + dot(q5_codes(nib_lo(a.z), g.z, sub), xl[2]) + dot(q5_codes(nib_lo(a.w), g.w, sub), xl[3])
+    + dot(q5_codes(nib_lo(c.x), e.x, sub), xl[4]) + dot(q5_codes(nib_lo(c.y), e.y, sub), xl[5])
+    + dot(q5_codes(nib_lo(c.z), e.z, sub), xl[6]) + dot(q5_codes(nib_lo(c.w), e.w, sub), xl[7]);
+  let s1 = sub + 1u;
+  let qh = dot(q5_codes(nib_hi(a.x), g.x, s1), xh[0]) + dot(q5_codes(nib_hi(a.y), g.y, s1), xh[1])
+    + dot(q5_codes(nib_hi(a.z), g.z, s1), xh[2]) + dot(q5_codes(nib_hi(a.w), g.w, s1), xh[3])
+    + dot(q5_codes(nib_hi(c.x), e.x, s1), xh[4]) + dot(q5_codes(nib_hi(c.y), e.y, s1), xh[5])
+    + dot(q5_codes(nib_hi(c.z), e.z, s1), xh[6]) + dot(q5_codes(nib_hi(c.w), e.w, s1), xh[7]);
+  return vec2<f32>(ql, qh);
+}
 
 // Sub-blocks u and u + 1 (u even) of rows row0 .. row0 + rows − 1, as Q4_K's matvec_step.
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {

@@ -32,23 +32,6 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
 }
 
 #if MATVEC
-// The 6-bit codes of the four bytes of l (low nibbles at shift nshift) and h (high bits at shift hs).
-fn q6_codes(l: u32, h: u32, nshift: u32, hs: u32) -> vec4<f32> {
-  let lo = (vec4<u32>(l) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(nshift))) & vec4<u32>(15u);
-  return vec4<f32>(lo | (crumbs4(h, hs) << vec4<u32>(4u)));
-}
-
-// Σ q·x over each 16-value half of one unit with its x: (a, c) the unit's 32 bytes of ql (nibbles
-// at shift nshift), (g, e) its half's 32 bytes of qh (crumbs at shift hs).
-fn q6_unit_dots(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, nshift: u32, hs: u32, x: array<vec4<f32>, 8>) -> vec2<f32> {
-  return vec2<f32>(
-    dot(q6_codes(a.x, g.x, nshift, hs), x[0]) + dot(q6_codes(a.y, g.y, nshift, hs), x[1])
-      + dot(q6_codes(a.z, g.z, nshift, hs), x[2]) + dot(q6_codes(a.w, g.w, nshift, hs), x[3]),
-    dot(q6_codes(c.x, e.x, nshift, hs), x[4]) + dot(q6_codes(c.y, e.y, nshift, hs), x[5])
-      + dot(q6_codes(c.z, e.z, nshift, hs), x[6]) + dot(q6_codes(c.w, e.w, nshift, hs), x[7]),
-  );
-}
-
 #if THREAD_ROWS
 const MV_UNITS = 8u;
 
@@ -114,6 +97,23 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
 }
 #else
 const MV_UNITS = 2u;
+
+// The 6-bit codes of the four bytes of l (low nibbles at shift nshift) and h (high bits at shift hs).
+fn q6_codes(l: u32, h: u32, nshift: u32, hs: u32) -> vec4<f32> {
+  let lo = (vec4<u32>(l) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(nshift))) & vec4<u32>(15u);
+  return vec4<f32>(lo | (crumbs4(h, hs) << vec4<u32>(4u)));
+}
+
+// Σ q·x over each 16-value half of one unit with its x: (a, c) the unit's 32 bytes of ql (nibbles
+// at shift nshift), (g, e) its half's 32 bytes of qh (crumbs at shift hs).
+fn q6_unit_dots(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, nshift: u32, hs: u32, x: array<vec4<f32>, 8>) -> vec2<f32> {
+  return vec2<f32>(
+    dot(q6_codes(a.x, g.x, nshift, hs), x[0]) + dot(q6_codes(a.y, g.y, nshift, hs), x[1])
+      + dot(q6_codes(a.z, g.z, nshift, hs), x[2]) + dot(q6_codes(a.w, g.w, nshift, hs), x[3]),
+    dot(q6_codes(c.x, e.x, nshift, hs), x[4]) + dot(q6_codes(c.y, e.y, nshift, hs), x[5])
+      + dot(q6_codes(c.z, e.z, nshift, hs), x[6]) + dot(q6_codes(c.w, e.w, nshift, hs), x[7]),
+  );
+}
 
 // The two int8 scales in the low 16 bits of w, as floats.
 fn q6_scale_pair(w: u32) -> vec2<f32> {

@@ -156,8 +156,8 @@ describe('shapes and options', () => {
       // quant/unit-step.wgsl's loop), not quant/unit-matvec.wgsl's per-value decode_unit.
       const step = type === 'Q8_0'
         ? wgslFunction(source, 'unit_row_dot')
-        : [wgslFunction(source, 'matvec_step'), ...[...source.matchAll(/^fn (\w+_dots)\(/gm)].map((m) => wgslFunction(source, m[1]!))].join('');
-      expect(step).toMatch(/dot\(vec4<f32>\(|dot\(q\d_codes\(/);
+        : [wgslFunction(source, 'matvec_step'), ...[...source.matchAll(/^fn (\w+_(?:dots?|masked))\(/gm)].map((m) => wgslFunction(source, m[1]!))].join('');
+      expect(step).toMatch(/dot\(vec4<f32>\(|dot\(q\d_codes\(|masked_dot16\(/);
       expect(step).not.toMatch(/decode_unit\(/);
     }
   });
