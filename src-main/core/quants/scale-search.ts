@@ -14,7 +14,7 @@
  * up to MAX_GROUP values.
  */
 
-import { scaleSearch } from '../wasm/scale-search';
+import { scaleSearch, type ScaleSearch } from '../wasm/scale-search';
 
 const fr = Math.fround;
 
@@ -96,6 +96,21 @@ export function signedAbsMax(x: Float32Array, xAt: number, n: number): number {
 }
 
 /**
+ * This thread's search with the group's n values (and weights, when given) copied into its memory.
+ * Element loops rather than set(subarray): a group is small, and a view per call would allocate.
+ */
+function groupSearch(n: number, x: Float32Array, xAt: number, w: Float32Array | null, wAt: number): ScaleSearch {
+  const search = scaleSearch();
+  const gx = search.x;
+  for (let i = 0; i < n; i++) gx[i] = x[xAt + i]!;
+  if (w) {
+    const gw = search.w;
+    for (let i = 0; i < n; i++) gw[i] = w[wAt + i]!;
+  }
+  return search;
+}
+
+/**
  * Symmetric levels in [-nmax, nmax-1] (written as level + nmax) for the group, with one scale:
  * value ≈ scale · level. Starts from the level range spanned by the largest-magnitude value, tries
  * 18 nearby stretches of it (±0.1…0.9 of a level) and keeps the one whose least-squares scale
@@ -113,13 +128,7 @@ export function fitSymmetricScale(
   w: Float32Array | null,
   wAt: number,
 ): number {
-  const search = scaleSearch();
-  const gx = search.x;
-  for (let i = 0; i < n; i++) gx[i] = x[xAt + i]!;
-  if (w) {
-    const gw = search.w;
-    for (let i = 0; i < n; i++) gw[i] = w[wAt + i]!;
-  }
+  const search = groupSearch(n, x, xAt, w, wAt);
   const scale = search.fitSymmetricScale(n, nmax, w ? 1 : 0);
   const levels = search.levels;
   for (let i = 0; i < n; i++) L[lAt + i] = levels[i]!;
@@ -220,14 +229,7 @@ export function fitScaleAndMin(
   nstep: number,
   useMad: boolean,
 ): number {
-  const search = scaleSearch();
-  // Element loops rather than set(subarray): a group is small, and a view per call would allocate.
-  const gx = search.x;
-  for (let i = 0; i < n; i++) gx[i] = x[xAt + i]!;
-  if (w) {
-    const gw = search.w;
-    for (let i = 0; i < n; i++) gw[i] = w[wAt + i]!;
-  }
+  const search = groupSearch(n, x, xAt, w, wAt);
   const scale = search.fitScaleAndMin(n, nmax, w ? 1 : 0, rmin, rdelta, nstep, useMad ? 1 : 0);
   const levels = search.levels;
   for (let i = 0; i < n; i++) L[lAt + i] = levels[i]!;
