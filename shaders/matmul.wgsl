@@ -87,6 +87,14 @@ fn x_masked_order(x: array<vec4<f32>, 8>) -> array<vec4<f32>, 8> {
   );
 }
 
+// A whole super-block's x in masked order (x_masked_order per 32-value unit), for the K-quant steps.
+fn x_block_masked(x: array<array<vec4<f32>, 8>, 8>) -> array<array<vec4<f32>, 8>, 8> {
+  return array<array<vec4<f32>, 8>, 8>(
+    x_masked_order(x[0]), x_masked_order(x[1]), x_masked_order(x[2]), x_masked_order(x[3]),
+    x_masked_order(x[4]), x_masked_order(x[5]), x_masked_order(x[6]), x_masked_order(x[7]),
+  );
+}
+
 // Σ q·x over 16 values, lane by lane (a dot with 1 finishes it): q a quad of codes, one per byte,
 // each below m + 1 (m = 2^bits − 1, at most 6 bits), x0 .. x3 their x in masked order. Per byte k
 // of the words: mask in place, convert, multiply-add four lanes at a time; no shift per value.

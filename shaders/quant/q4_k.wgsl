@@ -61,10 +61,7 @@ fn q4_pair_masked(qs: u32, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> 
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
   let x = x_block(xb, 32u * u);
   let xs = x_unit_sums(x);
-  let xm = array<array<vec4<f32>, 8>, 8>(
-    x_masked_order(x[0]), x_masked_order(x[1]), x_masked_order(x[2]), x_masked_order(x[3]),
-    x_masked_order(x[4]), x_masked_order(x[5]), x_masked_order(x[6]), x_masked_order(x[7]),
-  );
+  let xm = x_block_masked(x);
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
     let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));

@@ -77,10 +77,7 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     32.0 * vec4<f32>(x_halves(x[0]), x_halves(x[1])), 32.0 * vec4<f32>(x_halves(x[2]), x_halves(x[3])),
     32.0 * vec4<f32>(x_halves(x[4]), x_halves(x[5])), 32.0 * vec4<f32>(x_halves(x[6]), x_halves(x[7])),
   );
-  let xm = array<array<vec4<f32>, 8>, 8>(
-    x_masked_order(x[0]), x_masked_order(x[1]), x_masked_order(x[2]), x_masked_order(x[3]),
-    x_masked_order(x[4]), x_masked_order(x[5]), x_masked_order(x[6]), x_masked_order(x[7]),
-  );
+  let xm = x_block_masked(x);
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
     let blk = (row0 + r) * P.blocks_per_row + (u >> 3u);

@@ -186,7 +186,7 @@ describe('shapes and options', () => {
     (type) => {
       const source = new MatmulKernels(ctx, { cpuShapes: true }).source('matvec4', type);
       const [beforeRows, rowBody] = wgslFunction(source, 'matvec_step').split('for (var r = 0u; r < ROWS; r++)');
-      expect(beforeRows).toMatch(/x_masked_order\(x\[0\]\)/);
+      expect(beforeRows).toMatch(/x_block_masked\(x\)/);
       // The row loop and every function it reaches (but the block head's, decoded once per row):
       // no per-lane shift of a word's bytes into place.
       const head = ['kblock_head', 'kscales_all', 'f16x2', 'f16_to_f32'];
