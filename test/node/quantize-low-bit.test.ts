@@ -54,21 +54,30 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * `gufo quantize --type fileType --imatrix` and llama-quantize with the same imatrix write the same
+ * tensors; returns the types of ours.
+ */
+function quantizeLikeLlama(fileType: string): string[] {
+  const ours = join(dir, `ours-${fileType}.gguf`);
+  const theirs = join(dir, `llama-${fileType}.gguf`);
+  const r = gufo(['quantize', model, ours, '--type', fileType, '--imatrix', imatrixFile], {}, 120_000);
+  expect(r.status, r.stderr).toBe(0);
+  const result = llamaModelQuantize(model, theirs, llamaFileTypeId(fileType)!, { imatrix: loadImatrix(imatrixFile) });
+  expect(result.ok, result.log.slice(-2000)).toBe(true);
+  expectSameTensors(ours, theirs, fileType);
+  const { gguf, file } = openGguf(ours);
+  try {
+    return gguf.tensors.map((t): string => t.type.name);
+  } finally {
+    file.close();
+  }
+}
+
 describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
   it.each(['IQ2_XXS', 'IQ2_XS', 'IQ1_S', 'IQ1_M'])('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte', (fileType) => {
-    const ours = join(dir, `ours-${fileType}.gguf`);
-    const theirs = join(dir, `llama-${fileType}.gguf`);
-    const r = gufo(['quantize', model, ours, '--type', fileType, '--imatrix', imatrixFile], {}, 120_000);
-    expect(r.status, r.stderr).toBe(0);
-    const result = llamaModelQuantize(model, theirs, llamaFileTypeId(fileType)!, { imatrix: loadImatrix(imatrixFile) });
-    expect(result.ok, result.log.slice(-2000)).toBe(true);
-    expectSameTensors(ours, theirs, fileType);
-    const { gguf, file } = openGguf(ours);
-    try {
-      expect(gguf.tensors.some((t) => t.type.name === fileType)).toBe(true);
-    } finally {
-      file.close();
-    }
+    const types = quantizeLikeLlama(fileType);
+    expect(types.includes(fileType)).toBe(true);
   });
 
   it('refuses without an importance matrix, as llama-quantize does, and says how to give one', () => {
@@ -143,20 +152,8 @@ describe('gufo quantize to IQ2_S and IQ2_M', () => {
   // IQ2_S files are mostly IQ2_XS, IQ2_M files mostly IQ2_S; both protect attn_v, attn_output,
   // the first ffn_down layers and the token embeddings with IQ3_S.
   it.each([['IQ2_S', 'IQ2_XS'], ['IQ2_M', 'IQ2_S']])('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte (%s and IQ3_S tensors)', (fileType, main) => {
-    const ours = join(dir, `ours-${fileType}.gguf`);
-    const theirs = join(dir, `llama-${fileType}.gguf`);
-    const r = gufo(['quantize', model, ours, '--type', fileType, '--imatrix', imatrixFile], {}, 120_000);
-    expect(r.status, r.stderr).toBe(0);
-    const result = llamaModelQuantize(model, theirs, llamaFileTypeId(fileType)!, { imatrix: loadImatrix(imatrixFile) });
-    expect(result.ok, result.log.slice(-2000)).toBe(true);
-    expectSameTensors(ours, theirs, fileType);
-    const { gguf, file } = openGguf(ours);
-    try {
-      const types = gguf.tensors.map((t): string => t.type.name);
-      expect(types.includes(main) && types.includes('IQ3_S'), types.join(', ')).toBe(true);
-    } finally {
-      file.close();
-    }
+    const types = quantizeLikeLlama(fileType);
+    expect(types.includes(main) && types.includes('IQ3_S'), types.join(', ')).toBe(true);
   });
 
   it('refuses IQ2_S and IQ2_M without an importance matrix, as llama-quantize does', () => {
