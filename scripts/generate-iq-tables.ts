@@ -257,7 +257,7 @@ function encodeGrid(name: string, rows: number[][]): string {
   const hex = Array.from(nibbles, (n) => n.toString(16)).join('');
   const lines: string[] = [];
   for (let i = 0; i < hex.length; i += 96) lines.push(`  '${hex.slice(i, i + 96)}'`);
-  return `export const ${name}: Float32Array = grid(${rows.length}, ${rows[0]!.length}, ${bits}, [${levels.join(', ')}], [\n${lines.join(',\n')},\n]);\n`;
+  return `export const ${name}: LazyGrid = new LazyGrid(() => grid(${rows.length}, ${rows[0]!.length}, ${bits}, [${levels.join(', ')}], [\n${lines.join(',\n')},\n]));\n`;
 }
 
 function main(): void {
@@ -305,6 +305,22 @@ function grid(entries: number, width: number, bits: number, levels: readonly num
     out[i] = levels[index]!;
   }
   return out;
+}
+
+/**
+ * A grid unpacked on first use: unpacking them all costs every thread that loads the codecs
+ * milliseconds (top-level code runs unoptimized), and only the IQ types read them.
+ */
+export class LazyGrid {
+  #values: Float32Array | undefined;
+  constructor(private readonly unpack: () => Float32Array) {}
+  /** Whether the grid has been unpacked (by a codec of its type). */
+  get built(): boolean {
+    return this.#values !== undefined;
+  }
+  get values(): Float32Array {
+    return (this.#values ??= this.unpack());
+  }
 }
 
 /** IQ4_NL / IQ4_XS: the 16 non-linear 4-bit values. */

@@ -132,13 +132,13 @@ describe('plain floats: sign, exponent and mantissa rebuild the value', () => {
 
 describe('lattice IQ types: d and sub-block scales', () => {
   const magnitudes = (grid: Float32Array) => new Set(Array.from(grid, Math.abs));
-  const iq1 = new Set(Array.from(IQ1S_GRID, (g) => [Math.abs(g + IQ1_DELTA), Math.abs(g - IQ1_DELTA)]).flat());
+  const iq1 = new Set(Array.from(IQ1S_GRID.values, (g) => [Math.abs(g + IQ1_DELTA), Math.abs(g - IQ1_DELTA)]).flat());
   const CASES: { name: string; scale: (d: number, s: number) => number; grid: Set<number> }[] = [
-    { name: 'IQ2_XXS', scale: (d, s) => (d * (0.5 + s)) / 4, grid: magnitudes(IQ2XXS_GRID) },
-    { name: 'IQ2_XS', scale: (d, s) => (d * (0.5 + s)) / 4, grid: magnitudes(IQ2XS_GRID) },
-    { name: 'IQ2_S', scale: (d, s) => (d * (0.5 + s)) / 4, grid: magnitudes(IQ2S_GRID) },
-    { name: 'IQ3_XXS', scale: (d, s) => (d * (0.5 + s)) / 2, grid: magnitudes(IQ3XXS_GRID) },
-    { name: 'IQ3_S', scale: (d, s) => d * (1 + 2 * s), grid: magnitudes(IQ3S_GRID) },
+    { name: 'IQ2_XXS', scale: (d, s) => (d * (0.5 + s)) / 4, grid: magnitudes(IQ2XXS_GRID.values) },
+    { name: 'IQ2_XS', scale: (d, s) => (d * (0.5 + s)) / 4, grid: magnitudes(IQ2XS_GRID.values) },
+    { name: 'IQ2_S', scale: (d, s) => (d * (0.5 + s)) / 4, grid: magnitudes(IQ2S_GRID.values) },
+    { name: 'IQ3_XXS', scale: (d, s) => (d * (0.5 + s)) / 2, grid: magnitudes(IQ3XXS_GRID.values) },
+    { name: 'IQ3_S', scale: (d, s) => d * (1 + 2 * s), grid: magnitudes(IQ3S_GRID.values) },
     { name: 'IQ1_S', scale: (d, s) => d * (2 * s + 1), grid: iq1 },
     { name: 'IQ1_M', scale: (d, s) => d * (2 * s + 1), grid: iq1 },
   ];

@@ -65,24 +65,28 @@ let iq3sSigned: Float32Array | undefined;
  * IQ1 grid plus delta (entries 0..2047, delta sign bit clear) then grid minus delta (entries
  * 2048..4095, sign bit set), 8 values per entry; both exact in f32, as llama.cpp's grid + delta.
  */
-const IQ1_GRID_DELTA = new Float32Array(2 * IQ1S_GRID.length);
-for (let i = 0; i < IQ1S_GRID.length; i++) {
-  IQ1_GRID_DELTA[i] = IQ1S_GRID[i]! + IQ1_DELTA;
-  IQ1_GRID_DELTA[IQ1S_GRID.length + i] = IQ1S_GRID[i]! - IQ1_DELTA;
+function plusMinusDelta(grid: Float32Array): Float32Array {
+  const table = new Float32Array(2 * grid.length);
+  for (let i = 0; i < grid.length; i++) {
+    table[i] = grid[i]! + IQ1_DELTA;
+    table[grid.length + i] = grid[i]! - IQ1_DELTA;
+  }
+  return table;
 }
-/** Offset of the minus-delta half of IQ1_GRID_DELTA, in entries (×8 values). */
+let iq1PlusMinus: Float32Array | undefined;
+/** Offset of the minus-delta half of plusMinusDelta(), in entries (×8 values). */
 const IQ1_MINUS = 2048;
 
-/** dst[y..y+8) = dl · IQ1_GRID_DELTA[g..g+8). Small enough for the JIT to inline. */
-function put8iq1(dst: Float32Array, y: number, dl: number, g: number): void {
-  dst[y] = dl * IQ1_GRID_DELTA[g]!;
-  dst[y + 1] = dl * IQ1_GRID_DELTA[g + 1]!;
-  dst[y + 2] = dl * IQ1_GRID_DELTA[g + 2]!;
-  dst[y + 3] = dl * IQ1_GRID_DELTA[g + 3]!;
-  dst[y + 4] = dl * IQ1_GRID_DELTA[g + 4]!;
-  dst[y + 5] = dl * IQ1_GRID_DELTA[g + 5]!;
-  dst[y + 6] = dl * IQ1_GRID_DELTA[g + 6]!;
-  dst[y + 7] = dl * IQ1_GRID_DELTA[g + 7]!;
+/** dst[y..y+8) = dl · t[g..g+8), t the IQ1 grid ± delta. Small enough for the JIT to inline. */
+function put8iq1(dst: Float32Array, y: number, dl: number, t: Float32Array, g: number): void {
+  dst[y] = dl * t[g]!;
+  dst[y + 1] = dl * t[g + 1]!;
+  dst[y + 2] = dl * t[g + 2]!;
+  dst[y + 3] = dl * t[g + 3]!;
+  dst[y + 4] = dl * t[g + 4]!;
+  dst[y + 5] = dl * t[g + 5]!;
+  dst[y + 6] = dl * t[g + 6]!;
+  dst[y + 7] = dl * t[g + 7]!;
 }
 
 /** dst[y..y+4) = db · t[i..i+4), dst[y+4..y+8) = db · t[j..j+4). */
@@ -126,7 +130,7 @@ function fixNanSigns(decode: BlockDecoder, src: Uint8Array, o: number, typeSize:
 export const decodeIQ2_XXS: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ2_XXS, src, dst, blocks);
   const ts = IQ2_XXS.typeSize;
-  const half = f16Table(), t = (iq2xxsSigned ??= signedGrid(IQ2XXS_GRID)), signs = IQ2_SIGNS;
+  const half = f16Table(), t = (iq2xxsSigned ??= signedGrid(IQ2XXS_GRID.values)), signs = IQ2_SIGNS;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
     const dh = src[o + IQ2_XXS_D]! | (src[o + IQ2_XXS_D + 1]! << 8);
     const d = half[dh]!;
@@ -150,7 +154,7 @@ export const decodeIQ2_XXS: BlockDecoder = (src, dst, blocks) => {
 export const decodeIQ2_XS: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ2_XS, src, dst, blocks);
   const ts = IQ2_XS.typeSize;
-  const half = f16Table(), t = (iq2xsSigned ??= signedGrid(IQ2XS_GRID)), signs = IQ2_SIGNS;
+  const half = f16Table(), t = (iq2xsSigned ??= signedGrid(IQ2XS_GRID.values)), signs = IQ2_SIGNS;
   const { d: D, qs: QS, scales: SC } = IQ2_XS_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
     const dh = src[o + D]! | (src[o + D + 1]! << 8);
@@ -177,7 +181,7 @@ export const decodeIQ2_XS: BlockDecoder = (src, dst, blocks) => {
 export const decodeIQ2_S: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ2_S, src, dst, blocks);
   const ts = IQ2_S.typeSize;
-  const half = f16Table(), t = (iq2sSigned ??= signedGrid(IQ2S_GRID));
+  const half = f16Table(), t = (iq2sSigned ??= signedGrid(IQ2S_GRID.values));
   const { d: D, qs: QS, signs: SG, qh: QH, scales: SC } = IQ2_S_AT;
   const signsAfter = SG - QS; // sign byte of grid index byte q: q + signsAfter
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
@@ -205,7 +209,7 @@ export const decodeIQ2_S: BlockDecoder = (src, dst, blocks) => {
 export const decodeIQ3_XXS: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ3_XXS, src, dst, blocks);
   const ts = IQ3_XXS.typeSize;
-  const half = f16Table(), t = (iq3xxsSigned ??= signedGrid(IQ3XXS_GRID)), signs = IQ2_SIGNS;
+  const half = f16Table(), t = (iq3xxsSigned ??= signedGrid(IQ3XXS_GRID.values)), signs = IQ2_SIGNS;
   const { d: D, qs: QS, signs_scales: SS } = IQ3_XXS_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
     const dh = src[o + D]! | (src[o + D + 1]! << 8);
@@ -230,7 +234,7 @@ export const decodeIQ3_XXS: BlockDecoder = (src, dst, blocks) => {
 export const decodeIQ3_S: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ3_S, src, dst, blocks);
   const ts = IQ3_S.typeSize;
-  const half = f16Table(), t = (iq3sSigned ??= signedGrid(IQ3S_GRID));
+  const half = f16Table(), t = (iq3sSigned ??= signedGrid(IQ3S_GRID.values));
   const { d: D, qs: QS, qh: QH, signs: SG, scales: SC } = IQ3_S_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
     const dh = src[o + D]! | (src[o + D + 1]! << 8);
@@ -256,6 +260,7 @@ export const decodeIQ3_S: BlockDecoder = (src, dst, blocks) => {
  */
 export const decodeIQ1_S: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ1_S, src, dst, blocks);
+  const t = (iq1PlusMinus ??= plusMinusDelta(IQ1S_GRID.values));
   const ts = IQ1_S.typeSize;
   const half = f16Table();
   const { d: D, qs: QS, qh: QH } = IQ1_S_AT;
@@ -265,10 +270,10 @@ export const decodeIQ1_S: BlockDecoder = (src, dst, blocks) => {
       const qh = src[h]! | (src[h + 1]! << 8);
       const dl = d * (2 * ((qh >> 12) & 7) + 1);
       const base = (qh >> 15) * IQ1_MINUS; // qh is 16 bits: bit 15 picks grid − delta
-      put8iq1(dst, y, dl, (base + (src[q]! | ((qh & 7) << 8))) << 3);
-      put8iq1(dst, y + 8, dl, (base + (src[q + 1]! | ((qh & 0x38) << 5))) << 3);
-      put8iq1(dst, y + 16, dl, (base + (src[q + 2]! | ((qh & 0x1c0) << 2))) << 3);
-      put8iq1(dst, y + 24, dl, (base + (src[q + 3]! | ((qh & 0xe00) >> 1))) << 3);
+      put8iq1(dst, y, dl, t, (base + (src[q]! | ((qh & 7) << 8))) << 3);
+      put8iq1(dst, y + 8, dl, t, (base + (src[q + 1]! | ((qh & 0x38) << 5))) << 3);
+      put8iq1(dst, y + 16, dl, t, (base + (src[q + 2]! | ((qh & 0x1c0) << 2))) << 3);
+      put8iq1(dst, y + 24, dl, t, (base + (src[q + 3]! | ((qh & 0xe00) >> 1))) << 3);
     }
   }
 };
@@ -280,6 +285,7 @@ export const decodeIQ1_S: BlockDecoder = (src, dst, blocks) => {
  */
 export const decodeIQ1_M: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ1_M, src, dst, blocks);
+  const t = (iq1PlusMinus ??= plusMinusDelta(IQ1S_GRID.values));
   const ts = IQ1_M.typeSize;
   const half = f16Table();
   const { qs: QS, qh: QH, scales: SC } = IQ1_M_AT;
@@ -292,10 +298,10 @@ export const decodeIQ1_M: BlockDecoder = (src, dst, blocks) => {
       const dl2 = d * (2 * ((sc >> 3) & 7) + 1);
       // Per 8 values a nibble: bits 0..2 the high index bits, bit 3 picks grid − delta.
       const h0 = src[h]!, h1 = src[h + 1]!;
-      put8iq1(dst, y, dl1, (src[q]! | ((h0 & 15) << 8)) << 3);
-      put8iq1(dst, y + 8, dl1, (src[q + 1]! | ((h0 & 0xf0) << 4)) << 3);
-      put8iq1(dst, y + 16, dl2, (src[q + 2]! | ((h1 & 15) << 8)) << 3);
-      put8iq1(dst, y + 24, dl2, (src[q + 3]! | ((h1 & 0xf0) << 4)) << 3);
+      put8iq1(dst, y, dl1, t, (src[q]! | ((h0 & 15) << 8)) << 3);
+      put8iq1(dst, y + 8, dl1, t, (src[q + 1]! | ((h0 & 0xf0) << 4)) << 3);
+      put8iq1(dst, y + 16, dl2, t, (src[q + 2]! | ((h1 & 15) << 8)) << 3);
+      put8iq1(dst, y + 24, dl2, t, (src[q + 3]! | ((h1 & 0xf0) << 4)) << 3);
     }
   }
 };

@@ -49,7 +49,7 @@ const D_FUDGE = fr(1.125);
 
 let lattice: Lattice | undefined;
 /** IQ1_S and IQ1_M share the grid and its search structures (ggml's iq2_data slot 2). */
-const iq1Lattice = (): Lattice => (lattice ??= buildLattice(IQ1S_GRID, [-1, 0, 1], 3));
+const iq1Lattice = (): Lattice => (lattice ??= buildLattice(IQ1S_GRID.values, [-1, 0, 1], 3));
 
 // ---- scratch (one group at a time) ----
 const weight = new Float32Array(GROUP);

@@ -236,7 +236,7 @@ function xxsGroup(lat: Lattice, ib: number, max: number): number {
 export const encodeIQ2_XXS: RowEncoder = (src, dst, rows, rowLength, importance) => {
   checkEncodeSpan(IQ2_XXS, src, dst, rows, rowLength, importance);
   requireImportance(IQ2_XXS, importance);
-  const lat = (xxsLattice ??= buildLattice(IQ2XXS_GRID, GRID_VALUES, 2));
+  const lat = (xxsLattice ??= buildLattice(IQ2XXS_GRID.values, GRID_VALUES, 2));
   const ts = IQ2_XXS.typeSize;
   const nb = rowLength / QK;
   let o = 0;
@@ -318,7 +318,7 @@ function xsGroup(lat: Lattice, ib: number, max: number): number {
 export const encodeIQ2_XS: RowEncoder = (src, dst, rows, rowLength, importance) => {
   checkEncodeSpan(IQ2_XS, src, dst, rows, rowLength, importance);
   requireImportance(IQ2_XS, importance);
-  const lat = (xsLattice ??= buildLattice(IQ2XS_GRID, GRID_VALUES, 2));
+  const lat = (xsLattice ??= buildLattice(IQ2XS_GRID.values, GRID_VALUES, 2));
   const ts = IQ2_XS.typeSize;
   const nb = rowLength / QK;
   let o = 0;
@@ -360,7 +360,7 @@ let sLattice: Lattice | undefined;
 /** Works without an importance matrix too (ggml does; llama-quantize's IQ2_S/IQ2_M file types refuse it). */
 export const encodeIQ2_S: RowEncoder = (src, dst, rows, rowLength, importance) => {
   checkEncodeSpan(IQ2_S, src, dst, rows, rowLength, importance);
-  const lat = (sLattice ??= buildLattice(IQ2S_GRID, GRID_VALUES, 1));
+  const lat = (sLattice ??= buildLattice(IQ2S_GRID.values, GRID_VALUES, 1));
   const ts = IQ2_S.typeSize;
   const nb = rowLength / QK;
   let o = 0;

@@ -124,7 +124,7 @@ function groupScale(lat: Lattice, max: number): number {
 /** Works without an importance matrix too (weights x², as ggml does). */
 export const encodeIQ3_S: RowEncoder = (src, dst, rows, rowLength, importance) => {
   checkEncodeSpan(IQ3_S, src, dst, rows, rowLength, importance);
-  const lat = (lattice ??= buildLattice(IQ3S_GRID, [1, 3, 5, 7, 9, 11, 13, 15], 3, 4, 3));
+  const lat = (lattice ??= buildLattice(IQ3S_GRID.values, [1, 3, 5, 7, 9, 11, 13, 15], 3, 4, 3));
   const ts = IQ3_S.typeSize;
   const nb = rowLength / QK;
   let o = 0;
