@@ -11,12 +11,7 @@
 //   scale:       x = x · a                        (gemma's embedding scale)
 //   softcap:     x = a · tanh(x · b), b = 1/a     (gemma2's final logit soft-cap, as llama.cpp)
 // Sizes are per token; the token count comes from the step uniform unless `rows` fixes it.
-//
-// act, as llama.cpp's CPU kernels compute it on f32:
-//   silu(x) = x / (1 + exp(-x))
-//   gelu(x) = 0 for x <= -10, x for x >= 10, else the tanh approximation looked up in a table of
-//             halves: x rounded to f16, 0.5·x·(1 + tanh(sqrt(2/π)·x·(1 + 0.044715·x²))) rounded
-//             to f16 (ggml's GGML_GELU_FP16 table).
+// act: silu, or gelu with GELU (glu-act.wgsl).
 
 override GELU: bool = false;
 
@@ -24,6 +19,7 @@ override GELU: bool = false;
 
 #include "step.wgsl"
 #include "tanh.wgsl"
+#include "glu-act.wgsl"
 
 const WG: u32 = 64u;
 
@@ -40,26 +36,11 @@ fn count() -> u32 {
   return select(step.nTokens, p.rows, p.rows != 0u) * p.width;
 }
 
-fn half_round(v: f32) -> f32 {
-  return unpack2x16float(pack2x16float(vec2<f32>(v, 0.0))).x;
-}
-
-fn gelu(v: f32) -> f32 {
-  if (v <= -10.0) {
-    return 0.0;
-  }
-  if (v >= 10.0) {
-    return v;
-  }
-  let h = half_round(v);
-  return half_round(0.5 * h * (1.0 + tanh_f32(0.79788456080286535587989211986876 * h * (1.0 + 0.044715 * h * h))));
-}
-
 fn act(v: f32) -> f32 {
   if (GELU) {
     return gelu(v);
   }
-  return v / (1.0 + exp(-v));
+  return silu(v);
 }
 
 @compute @workgroup_size(WG)

@@ -23,6 +23,7 @@
 // expert; the rows computed are rows expert_row0 .. expert_row0 + rows of that expert's matrix,
 // decoded from its own blocks only (a tile whose expert lies in another part does nothing).
 // Pair p reads x vector p / x_group and writes y vector p.
+// X_NORM, X_GLU (MATVEC only): x made from the buffer as it is loaded (weight-io.wgsl).
 #if SHADER_F16
 enable f16;
 #endif
@@ -166,6 +167,10 @@ fn main(
   let row0 = (wid.x + wid.y * nwg.x) * ROWS;
 #endif
   begin_tile(wid.z);
+#if X_NORM
+  // The mat-vec's one token (weight-io.wgsl's prologue).
+  x_norm_begin(P.x_offset, lid);
+#endif
   var acc: array<f32, ACC>;
 #if MATVEC
   let rows = select(0u, min(ROWS, P.rows - row0), row0 < P.rows && tile_tokens != 0u);

@@ -1,5 +1,11 @@
 // The bindings and x loads shared by the weight kernels (matmul.wgsl, matmat.wgsl): W (also as
 // vec4<u32> for the decoders' w_quad), x, y and the WeightUniform; x read one unit at a time.
+// A prologue may make x from what the buffer holds as it is loaded (the mat-vec only, where every
+// workgroup reads all of x anyway; one dispatch fewer than the op apart):
+//   X_NORM: x = RMSNorm(X) · NW, as norm.wgsl's rms_norm (norm weight NW, eps NORM_EPS_BITS); the
+//           kernel calls x_norm_begin first.
+//   X_GLU:  x = act(gate) · up from a gate|up row (up P.cols after gate), as elementwise.wgsl's
+//           glu; act gelu with X_GELU, else silu.
 @group(0) @binding(0) var<storage, read> W: array<u32>;
 // W again, 16 bytes at a time, for the decoders' w_quad (W_VEC4 is always on here).
 @group(0) @binding(5) var<storage, read> W4: array<vec4<u32>>;
@@ -10,8 +16,8 @@
 // x read 16 bytes at a time: token vectors start at multiples of 4 elements (matmul.ts checks).
 @group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
 
-// x values c .. c + 3 of the token whose vector starts at xb (zero past the row's end).
-fn load_x4(xb: u32, c: u32) -> vec4<f32> {
+// X values c .. c + 3 of the token whose vector starts at xb (zero past the row's end).
+fn raw_x4(xb: u32, c: u32) -> vec4<f32> {
   let v = X[(xb + c) >> 2u];
   if (UNIT_PARTIAL) { return select(vec4<f32>(0.0), v, c < P.cols); }
   return v;
@@ -19,8 +25,8 @@ fn load_x4(xb: u32, c: u32) -> vec4<f32> {
 #else
 @group(0) @binding(1) var<storage, read> X: array<f32>;
 
-// x values c .. c + 3 of the token whose vector starts at xb (zero past the row's end).
-fn load_x4(xb: u32, c: u32) -> vec4<f32> {
+// X values c .. c + 3 of the token whose vector starts at xb (zero past the row's end).
+fn raw_x4(xb: u32, c: u32) -> vec4<f32> {
   if (UNIT_PARTIAL && c + 4u > P.cols) {
     var v = vec4<f32>(0.0);
     for (var k = 0u; k < 4u; k++) {
@@ -32,6 +38,85 @@ fn load_x4(xb: u32, c: u32) -> vec4<f32> {
   return vec4<f32>(X[i], X[i + 1u], X[i + 2u], X[i + 3u]);
 }
 #endif
+
+// Element i of X.
+fn x_at(i: u32) -> f32 {
+#if X_VEC4
+  return X[i >> 2u][i & 3u];
+#else
+  return X[i];
+#endif
+}
+
+#if X_NORM
+@group(0) @binding(6) var<storage, read> NW: array<f32>;
+// rms_norm's workgroup: its lanes' partial sums of squares, reduced in its tree order.
+const NORM_LANES: u32 = 128u;
+var<workgroup> norm_partial: array<f32, NORM_LANES>;
+// 1 / rms of the token's x, set by x_norm_begin.
+var<private> x_scale: f32;
+
+// x_scale for the x vector at xb, summed exactly as norm.wgsl's rms_norm sums it (lane k of its 128
+// adds the squares of elements k, k + 128, ... in order, then the lanes reduce as reduce_sum does),
+// so the normed x is bit for bit the one rms_norm writes. Every invocation calls it (barriers).
+fn x_norm_begin(xb: u32, lid: u32) {
+  for (var lane = lid; lane < NORM_LANES; lane += WG) {
+    var ss = 0.0;
+    for (var i = lane; i < P.cols; i += NORM_LANES) {
+      let v = x_at(xb + i);
+      ss += v * v;
+    }
+    norm_partial[lane] = ss;
+  }
+  workgroupBarrier();
+  for (var s = NORM_LANES / 2u; s > 0u; s >>= 1u) {
+    for (var lane = lid; lane < s; lane += WG) {
+      norm_partial[lane] += norm_partial[lane + s];
+    }
+    workgroupBarrier();
+  }
+  x_scale = inverseSqrt(norm_partial[0] / f32(P.cols) + bitcast<f32>({{NORM_EPS_BITS}}u));
+}
+
+fn norm_w4(c: u32) -> vec4<f32> {
+  if (UNIT_PARTIAL && c + 4u > P.cols) {
+    var v = vec4<f32>(0.0);
+    for (var k = 0u; k < 4u; k++) {
+      if (c + k < P.cols) { v[k] = NW[c + k]; }
+    }
+    return v;
+  }
+  return vec4<f32>(NW[c], NW[c + 1u], NW[c + 2u], NW[c + 3u]);
+}
+#endif
+
+#if X_GLU
+#include "glu-act.wgsl"
+
+fn glu_act(v: f32) -> f32 {
+#if X_GELU
+  return gelu(v);
+#else
+  return silu(v);
+#endif
+}
+#endif
+
+// x values c .. c + 3 of the token whose vector starts at xb (zero past the row's end): X's, or
+// what the prologue makes of them.
+fn load_x4(xb: u32, c: u32) -> vec4<f32> {
+#if X_NORM
+  return (raw_x4(xb, c) * x_scale) * norm_w4(c);
+#else
+#if X_GLU
+  let g = raw_x4(xb, c);
+  let u = raw_x4(xb + P.cols, c);
+  return vec4<f32>(glu_act(g.x), glu_act(g.y), glu_act(g.z), glu_act(g.w)) * u;
+#else
+  return raw_x4(xb, c);
+#endif
+#endif
+}
 
 // The 32 x values of the unit starting at column c of the token whose vector starts at xb, as
 // eight vec4s (constant indices: the software adapters keep them in registers).

@@ -47,7 +47,16 @@ export interface MatmulOptions {
   yStride?: number;
   /** y += W·x instead of y = W·x (e.g. the residual add after attn_output / ffn_down). */
   accumulate?: boolean;
+  /** One token only (the mat-vec): x is made from what the x buffer holds as it is loaded (XPrologue). */
+  prologue?: XPrologue;
 }
+
+/**
+ * What a mat-vec makes its x from (weight-io.wgsl), saving the dispatch of the op apart:
+ *   norm: RMSNorm of the x buffer's vector times the weight `norm`, as OpKernels.rmsNorm, bit for bit;
+ *   glu:  act(gate)·up of a gate|up row (up `cols` after gate), as OpKernels.glu, bit for bit.
+ */
+export type XPrologue = { norm: GPUBuffer; eps: number } | { glu: 'silu' | 'gelu' };
 
 export interface EmbeddingOptions {
   /** Index of the first id in `ids` (default 0). */
@@ -154,9 +163,21 @@ export function routingTable(maxTokens: number, used: number, experts: number): 
 
 /**
  * matvec (one token), matmat (token tiles) or tiled (prefill, matmat.wgsl); "4": x read as vec4;
- * "+": accumulate into y; "-experts": routed pairs of a stacked expert tensor.
+ * "+": accumulate into y; "-experts": routed pairs of a stacked expert tensor; "-norm", "-silu",
+ * "-gelu": the mat-vec's x prologue (XPrologue).
  */
-type Variant = `${'matvec' | 'matmat' | 'tiled'}${'' | '4'}${'' | '+' | '-experts'}` | 'embedding';
+type Variant = `${'matvec' | 'matmat' | 'tiled'}${'' | '4'}${'' | '+' | '-experts'}${'' | PrologueSuffix}` | 'embedding';
+type PrologueSuffix = '-norm' | '-silu' | '-gelu';
+
+function prologueSuffix(p: XPrologue | undefined): '' | PrologueSuffix {
+  if (!p) return '';
+  return 'norm' in p ? '-norm' : `-${p.glu}`;
+}
+
+/** An f32's bits, as the WGSL literal of a u32. */
+function f32Bits(v: number): string {
+  return `0x${new Uint32Array(Float32Array.of(v).buffer)[0]!.toString(16)}`;
+}
 
 /** One part of a weight, bound: its bind group and its WeightUniform buffer. */
 interface BoundPart {
@@ -192,6 +213,9 @@ export class MatmulKernels {
   /** The expert matmul's: the same plus the routing table at binding 4. */
   private readonly expertLayout: GPUBindGroupLayout;
   private readonly expertPipelineLayout: GPUPipelineLayout;
+  /** The normalizing mat-vec's: the same plus the norm weight at binding 6. */
+  private readonly normLayout: GPUBindGroupLayout;
+  private readonly normPipelineLayout: GPUPipelineLayout;
   private readonly pipelines = new Map<string, GPUComputePipeline>();
 
   constructor(ctx: GpuContext, options: KernelOptions = {}) {
@@ -216,10 +240,15 @@ export class MatmulKernels {
       entries: [...entries, { binding: 4, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } }],
     });
     this.expertPipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [this.expertLayout] });
+    this.normLayout = this.device.createBindGroupLayout({
+      label: 'normalizing weight kernel',
+      entries: [...entries, { binding: 6, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } }],
+    });
+    this.normPipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [this.normLayout] });
   }
 
-  /** The WGSL of one kernel variant for one type (for tests and debugging). */
-  source(variant: Variant, typeName: string): string {
+  /** The WGSL of one kernel variant for one type (for tests and debugging); `normEps` for "-norm". */
+  source(variant: Variant, typeName: string, normEps = 0): string {
     const type = typeName.toLowerCase();
     if (variant === 'embedding') return shaderSource('embedding.wgsl', { TYPE: type, WG: EMBED_WG });
     if (variant.startsWith('tiled')) {
@@ -232,7 +261,8 @@ export class MatmulKernels {
     return shaderSource('matmul.wgsl', {
       TYPE: type, WG: v.wg, ROWS: v.threadRows || v.rows, TT: v.tokens, SUBGROUPS: this.subgroups && v.threadRows === 0,
       SHADER_F16: this.f16, MATVEC: v === this.matvec, THREAD_ROWS: v.threadRows > 0, W_VEC4: true,
-      X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'), EXPERTS: variant.endsWith('-experts'),
+      X_VEC4: variant.includes('4'), ACCUMULATE: variant.includes('+'), EXPERTS: variant.endsWith('-experts'),
+      X_NORM: variant.endsWith('-norm'), X_GLU: /-(silu|gelu)$/.test(variant), X_GELU: variant.endsWith('-gelu'), NORM_EPS_BITS: f32Bits(normEps),
     });
   }
 
@@ -242,12 +272,12 @@ export class MatmulKernels {
     return tiled && this.prefill === 'tiled' ? TILED : MATMAT;
   }
 
-  private pipeline(variant: Variant, typeName: string): GPUComputePipeline {
-    const key = `${variant}:${typeName}`;
+  private pipeline(variant: Variant, typeName: string, normEps = 0): GPUComputePipeline {
+    const key = `${variant}:${typeName}${variant.endsWith('-norm') ? `:${f32Bits(normEps)}` : ''}`;
     let p = this.pipelines.get(key);
     if (!p) {
-      const module = this.device.createShaderModule({ label: key, code: this.source(variant, typeName) });
-      const layout = variant.endsWith('-experts') ? this.expertPipelineLayout : this.pipelineLayout;
+      const module = this.device.createShaderModule({ label: key, code: this.source(variant, typeName, normEps) });
+      const layout = variant.endsWith('-experts') ? this.expertPipelineLayout : variant.endsWith('-norm') ? this.normPipelineLayout : this.pipelineLayout;
       p = this.device.createComputePipeline({ label: key, layout, compute: { module, entryPoint: 'main' } });
       this.pipelines.set(key, p);
     }
@@ -275,9 +305,13 @@ export class MatmulKernels {
   /**
    * y = W·x for n tokens: W is [rows × cols]; x holds n vectors of cols f32 (token t at element
    * xOffset + t·xStride); y receives n vectors of rows f32 (token t at yOffset + t·yStride).
+   * With a prologue, n stays 1 (setTokens to another count throws at encode).
    */
   matmul(weight: GpuWeight, x: GPUBuffer, y: GPUBuffer, n: number, options: MatmulOptions = {}): TokenDispatch {
     const typeName = weight.type.name;
+    const { prologue } = options;
+    if (prologue && n !== 1) throw new Error(`${weight.name}: an x prologue is for one token, not ${n}`);
+    const norm = prologue && 'norm' in prologue ? prologue : undefined;
     const params = (part: GpuWeightPart): WeightParams => ({
       ...partParams(weight, part, n),
       rows: part.rows,
@@ -287,19 +321,21 @@ export class MatmulKernels {
       x_stride: options.xStride ?? weight.cols,
       ...NOT_EXPERTS,
     });
-    const bound = this.bindParts(weight, x, y, params);
+    const bound = this.bindParts(weight, x, y, params, norm && { binding: 6, buffer: norm.norm });
     for (const b of bound) noteReadBytes(b.group, b.part.bytes);
     // x read as vec4s when every token vector starts on a 16-byte boundary and is whole vec4s long.
     const xStride = options.xStride ?? weight.cols;
     const vec4 = (options.xOffset ?? 0) % 4 === 0 && xStride % 4 === 0 && weight.cols % 4 === 0;
-    const variant = (tokens: number): Variant =>
-      `${tokens === 1 ? 'matvec' : this.prefill}${vec4 ? '4' : ''}${options.accumulate ? '+' : ''}`;
+    const variant = (tokens: number): Variant => {
+      if (prologue && tokens !== 1) throw new Error(`${weight.name}: an x prologue is for one token, not ${tokens}`);
+      return `${tokens === 1 ? 'matvec' : this.prefill}${vec4 ? '4' : ''}${options.accumulate ? '+' : ''}${prologueSuffix(prologue)}`;
+    };
     // Both variants built now, not in the loop (setTokens may switch between them).
-    this.pipeline(variant(1), typeName);
-    this.pipeline(variant(2), typeName);
+    this.pipeline(variant(1), typeName, norm?.eps);
+    if (!prologue) this.pipeline(variant(2), typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
       const v = this.shape(tokens, true);
-      pass.setPipeline(this.pipeline(variant(tokens), typeName));
+      pass.setPipeline(this.pipeline(variant(tokens), typeName, norm?.eps));
       for (const b of bound) {
         const groups = Math.ceil(b.part.rows / v.rows);
         if (groups === 0) continue;
@@ -335,7 +371,7 @@ export class MatmulKernels {
       expert_row0: rows.first,
       x_group: options.xGroup,
     });
-    const bound = this.bindParts(weight, x, y, params, table);
+    const bound = this.bindParts(weight, x, y, params, { binding: 4, buffer: table });
     const vec4 = weight.cols % 4 === 0;
     const variant = (tokens: number): Variant => `${tokens === 1 ? 'matvec' : 'matmat'}${vec4 ? '4' : ''}-experts`;
     this.pipeline(variant(1), typeName);
@@ -410,7 +446,8 @@ export class MatmulKernels {
     input: GPUBuffer,
     output: GPUBuffer,
     params: (part: GpuWeightPart) => WeightParams,
-    routing?: GPUBuffer,
+    /** The routing table (binding 4) or the norm weight (binding 6). */
+    extra?: { binding: 4 | 6; buffer: GPUBuffer },
   ): BoundPart[] {
     return weight.parts.map((part, i) => {
       const uniform = this.device.createBuffer({
@@ -428,10 +465,11 @@ export class MatmulKernels {
         { binding: 3, resource: { buffer: uniform } },
         { binding: 5, resource: { buffer: part.buffer } },
       ];
-      if (routing) entries.push({ binding: 4, resource: { buffer: routing } });
+      if (extra) entries.push({ binding: extra.binding, resource: { buffer: extra.buffer } });
+      const layouts = { 4: this.expertLayout, 6: this.normLayout };
       const group = this.device.createBindGroup({
         label: `${weight.name}#${i}`,
-        layout: routing ? this.expertLayout : this.layout,
+        layout: extra ? layouts[extra.binding] : this.layout,
         entries,
       });
       return { part, group, uniform };
