@@ -28,13 +28,19 @@
  * read one layout in one dispatch each. The residual adds ride on the output
  * projections (matmul with accumulate), or on the post-norm (rms_norm with accumulate, the
  * projection then going to a scratch buffer), RoPE on the KV store and the attention kernel, and
- * a one-token step (decode) stores K and V inside the attention kernel. Dispatches per layer of a
- * decode step, fused: llama 8 (qwen2's biases add 1, qwen3's Q/K norms 1; an MoE FFN is 9
- * dispatches instead of 4, 14 with a shared expert); gemma2 10, gemma3 11 (the post-norms add one
- * per block); gpt-oss 19 (an MoE FFN, whose router and expert biases add 4; Q/K/V and attn_output
- * biases 2). Each further run of one type among Q, K, V, or gate and up, adds 1 (Q4_K_M's V in
- * Q6_K: Q|K and V), a prefill step 1 (the KV store). gemma's embedding scale and the logit soft-cap add one dispatch
- * each per submission.
+ * a one-token step (decode) stores K and V inside the attention kernel. In a one-token step the
+ * pre-norms ride on the projections that read them (Q|K|V, gate|up: each mat-vec normalizes x as
+ * it loads it) and the GLU on ffn_down (its mat-vec computes act(gate)·up from the gate|up row);
+ * a prefill step, and collection (whose sums read the normed x and the GLU's result), keep them as
+ * dispatches (a mat-mat would repeat them per row group, for no dispatch saved per token).
+ * Dispatches per layer of a decode step: llama 5 (Q|K|V, attention, attn_output, gate|up,
+ * ffn_down; qwen2's biases add 1, qwen3's Q/K norms 1; an MoE FFN is 9 dispatches instead of 2,
+ * its norm one of them, as the router and experts read the normed x; 14 with a shared expert);
+ * gemma2 7, gemma3 8 (the post-norms add one per block); gpt-oss 18 (an MoE FFN, whose router and
+ * expert biases add 4; Q/K/V and attn_output biases 2). Each further run of one type among Q, K,
+ * V, or gate and up, adds 1 (Q4_K_M's V in Q6_K: Q|K and V). A prefill step has the norms and
+ * the GLU that decode folds, and the KV store, as dispatches of their own. gemma's embedding scale and the logit soft-cap add one
+ * dispatch each per submission.
  *
  * The KV cache is full-size in every layer, sliding-window ones included (they only read less of it).
  */
@@ -44,7 +50,7 @@ import type { GgufFile } from '../../core/gguf/gguf-file';
 import type { CollectedWeight } from '../../core/imatrix';
 import { tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext } from '../gpu/device';
-import { MatmulKernels, type MatmulOptions, type TokenDispatch } from '../gpu/matmul';
+import { MatmulKernels, type MatmulOptions, type TokenDispatch, type XPrologue } from '../gpu/matmul';
 import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
@@ -481,14 +487,43 @@ export class LlamaModel {
   }
 
   /**
-   * x += the block's output W·input (`xStride`: elements between the input's token rows): folded
-   * into the projection, or, with a post-norm (gemma), x += rmsnorm(W·input) through xb.
+   * The projections of rmsnorm(x) · `norm` into rows of `y` (`collect`: the collect point of their
+   * input): the norm then the projections, or, in a one-token step, the projections alone, each
+   * normalizing x as it loads it (the mat-vec's norm prologue).
    */
-  private blockOutput(w: GpuWeight, input: GPUBuffer, postNorm?: GPUBuffer, xStride?: number): Dispatch[] {
+  private projectNormedRows(projections: RowsProjection[], norm: GPUBuffer, collect: Dispatch, y: GPUBuffer, stride: number): Dispatch {
     const { act, hp } = this;
-    if (!postNorm) return [this.track(this.matmul.matmul(w, input, act.x, 1, { accumulate: true, xStride }))];
+    const prologue: XPrologue = { norm, eps: hp.eps };
+    const fused = projections.map((p) => this.matmul.matmul(p.weight, act.x, y, 1, { yOffset: p.offset, yStride: stride, prologue }));
+    return this.oneTokenOr(fused, [this.rmsnorm(act.x, norm, act.xb), collect, ...this.projectRows(projections, act.xb, y, stride)]);
+  }
+
+  /**
+   * `fused` in a one-token step (decode), else `apart`. Collection keeps `apart`: its collect
+   * points read what the ops apart write (xb, the GLU's result).
+   */
+  private oneTokenOr(fused: Dispatch[], apart: Dispatch[]): Dispatch {
+    return {
+      encode: (pass) => {
+        for (const d of this.step.tokens === 1 && !this.collecting ? fused : apart) d.encode(pass);
+      },
+    };
+  }
+
+  /**
+   * x += the block's output W·input (`xStride`: elements between the input's token rows): folded
+   * into the projection, or, with a post-norm (gemma), x += rmsnorm(W·input) through xb. With a
+   * prologue: the one-token mat-vec (not tracked: its count stays 1).
+   */
+  private blockOutput(w: GpuWeight, input: GPUBuffer, postNorm?: GPUBuffer, xStride?: number, prologue?: XPrologue): Dispatch[] {
+    const { act, hp } = this;
+    const project = (y: GPUBuffer, accumulate: boolean) => {
+      const d = this.matmul.matmul(w, input, y, 1, { accumulate, xStride, prologue });
+      return prologue ? d : this.track(d);
+    };
+    if (!postNorm) return [project(act.x, true)];
     return [
-      this.track(this.matmul.matmul(w, input, act.xb, 1, { xStride })),
+      project(act.xb, false),
       this.ops.rmsNorm({ x: act.xb, w: postNorm, y: act.x, n: hp.nEmbd, eps: hp.eps, step: this.step, accumulate: true }),
     ];
   }
@@ -499,9 +534,8 @@ export class LlamaModel {
     const blk = (role: BlockRole) => tensorName(role, l.index);
     const qkvNames = hp.qkvFused ? [blk('attn_qkv')] : QKV_ROLES.map(blk);
     return [
-      this.rmsnorm(act.x, l.attnNorm, act.xb),
-      this.collectInput(qkvNames, act.xb, hp.nEmbd),
-      ...this.qkvProjection(l),
+      this.projectNormedRows(l.qkv, l.attnNorm, this.collectInput(qkvNames, act.xb, hp.nEmbd), act.qkv, this.qkvWidth),
+      ...this.qkvBias(l),
       ...this.qkNorm(l),
       ...this.selfAttention(l),
       this.collectInput([blk('attn_output')], act.att, hp.nHead * hp.headDim),
@@ -520,12 +554,9 @@ export class LlamaModel {
     return (this.hp.nHead + 2 * this.hp.nHeadKv) * this.hp.headDim;
   }
 
-  /** Q, K and V of the normed input into q|k|v rows (plus their biases). */
-  private qkvProjection(l: Layer): Dispatch[] {
-    const { act, ops, step } = this;
-    const out = this.projectRows(l.qkv, act.xb, act.qkv, this.qkvWidth);
-    if (l.qkvBias) out.push(ops.addBias(act.qkv, l.qkvBias, this.qkvWidth, step));
-    return out;
+  /** qwen2: the Q, K and V biases added to the q|k|v rows. */
+  private qkvBias(l: Layer): Dispatch[] {
+    return l.qkvBias ? [this.ops.addBias(this.act.qkv, l.qkvBias, this.qkvWidth, this.step)] : [];
   }
 
   /** Per-head RMSNorm of Q and K (qwen3, gemma3): the Q heads then the K heads at the start of each q|k|v row. */
@@ -564,8 +595,9 @@ export class LlamaModel {
 
   private ffn(l: Layer): Dispatch[] {
     const { hp, act, ops, step } = this;
-    const norm = this.rmsnorm(act.x, l.ffnNorm, act.xb);
     if ('moe' in l.ffn) {
+      // The router and the experts all read xb: the norm stays a dispatch.
+      const norm = this.rmsnorm(act.x, l.ffnNorm, act.xb);
       const build = {
         hp, moe: hp.moe!, ops, matmul: this.matmul, step, maxBatch: this.options.maxBatch, track: (d: TokenDispatch) => this.track(d),
         x: act.x, xb: act.xb, denseGate: act.gate, denseUp: act.up, scratch: act.moe!,
@@ -574,14 +606,17 @@ export class LlamaModel {
       return [norm, ...moeFfn(build, l.ffn.moe)];
     }
     const blk = (role: BlockRole) => tensorName(role, l.index);
-    // gate|up rows; the GLU's result replaces the gate half, which ffn_down reads.
+    const gateUpNames = hp.ffnGateUpFused ? [blk('ffn_up')] : GATE_UP_ROLES.map(blk);
+    // gate|up rows; the GLU's result replaces the gate half, which ffn_down reads (one token:
+    // ffn_down computes it from the row as it loads its x).
+    const rowWidth = 2 * hp.nFf;
     return [
-      norm,
-      this.collectInput(hp.ffnGateUpFused ? [blk('ffn_up')] : GATE_UP_ROLES.map(blk), act.xb, hp.nEmbd),
-      ...this.projectRows(l.ffn.gateUp, act.xb, act.gate, 2 * hp.nFf),
-      ops.glu({ gate: act.gate, width: hp.nFf, step, act: hp.ffnAct }),
-      this.collectInput([blk('ffn_down')], act.gate, hp.nFf, 2 * hp.nFf),
-      ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, 2 * hp.nFf),
+      this.projectNormedRows(l.ffn.gateUp, l.ffnNorm, this.collectInput(gateUpNames, act.xb, hp.nEmbd), act.gate, rowWidth),
+      this.oneTokenOr(this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, rowWidth, { glu: hp.ffnAct }), [
+        ops.glu({ gate: act.gate, width: hp.nFf, step, act: hp.ffnAct }),
+        this.collectInput([blk('ffn_down')], act.gate, hp.nFf, rowWidth),
+        ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, rowWidth),
+      ]),
     ];
   }
 
