@@ -16,10 +16,12 @@
  *                 by weighted least squares (offset kept ≤ 0), keep the smallest weighted error.
  *
  * Every arithmetic step rounds to f32 where ggml's C code does (Math.fround), so ties and
- * near-ties fall the same way. Block layouts are in legacy-quants.ts.
+ * near-ties fall the same way. Q8_0, and Q4_1 without importance, run in WebAssembly SIMD
+ * (assembly/encoders.ts). Block layouts are in legacy-quants.ts.
  */
 import { checkEncodeSpan, type RowEncoder } from './codec';
-import { blockOffsets, ggmlType, type GgmlType } from '../ggml-types';
+import { ggmlType, type GgmlType } from '../ggml-types';
+import { wasmEncodeBlocks } from '../wasm/encoders';
 import { writeF16 } from './half-encode';
 import { fitScaleAndMin, fitSymmetricScale, importanceWeights, signedAbsMax, sumOfSquares } from './scale-search';
 
@@ -50,12 +52,6 @@ const FLT_MAX = 3.4028234663852886e38;
 /** 0.5 + 2^-25: see asymmetricRef. */
 const HALF_UP = 0.5 + 2 ** -25;
 
-/** C's roundf: ties away from zero. */
-function roundAway(v: number): number {
-  // v ± 0.5 is exact in double for any f32 v of this size; truncation then rounds half away.
-  return (v >= 0 ? v + 0.5 : v - 0.5) | 0;
-}
-
 // Per-block scratch, allocated once.
 const weight = new Float32Array(QK);
 /** Chosen codes. */
@@ -82,23 +78,10 @@ function writeU32(dst: Uint8Array, o: number, v: number): void {
   dst[o + 3] = v >>> 24;
 }
 
-/** Q8_0: d = max|x| / 127, q = round(x / d) (llama.cpp ignores the importance matrix here). */
+/** Q8_0: d = max|x| / 127, q = round(x / d), in WebAssembly (llama.cpp ignores the importance matrix here). */
 export const encodeQ8_0: RowEncoder = (src, dst, rows, rowLength, importance) => {
   checkEncodeSpan(Q8_0, src, dst, rows, rowLength, importance);
-  const blocks = (rows * rowLength) / QK;
-  const ts = Q8_0.typeSize;
-  const { d: D, qs: QS } = blockOffsets('Q8_0');
-  for (let b = 0, x = 0, o = 0; b < blocks; b++, x += QK, o += ts) {
-    let amax = 0;
-    for (let j = 0; j < QK; j++) {
-      const a = Math.abs(src[x + j]!);
-      amax = amax > a ? amax : a; // ggml's MAX(amax, |v|), NaN handling included
-    }
-    const d = fr(amax / 127);
-    const id = d !== 0 ? fr(1 / d) : 0;
-    writeF16(dst, o + D, d);
-    for (let j = 0; j < QK; j++) dst[o + QS + j] = roundAway(fr(src[x + j]! * id));
-  }
+  wasmEncodeBlocks(Q8_0, 'encodeQ8_0', src, dst, (rows * rowLength) / QK);
 };
 
 /**
@@ -208,7 +191,7 @@ export const encodeQ5_0: RowEncoder = (src, dst, rows, rowLength, importance) =>
 export const encodeQ4_1: RowEncoder = (src, dst, rows, rowLength, importance) => {
   checkEncodeSpan(Q4_1, src, dst, rows, rowLength, importance);
   if (importance) encodeWeighted(Q4_1, false, true, src, dst, rows, rowLength, importance);
-  else asymmetricRef(Q4_1, false, src, dst, (rows * rowLength) / QK);
+  else wasmEncodeBlocks(Q4_1, 'encodeQ4_1', src, dst, (rows * rowLength) / QK);
 };
 
 export const encodeQ5_1: RowEncoder = (src, dst, rows, rowLength, importance) => {
