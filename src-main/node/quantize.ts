@@ -9,7 +9,7 @@ import { planQuantization, tensorNeedsImatrix, type PlannedTensor, type QuantFil
 import { recipeJson } from '../core/recipe-overrides';
 import { FileExistsError, removeStaleTemps } from './atomic-write';
 import { openGguf, tensorChunks, writeGguf } from './gguf-io';
-import { quantizeChunk, type ChunkJob, type ChunkResult } from './quantize-worker/chunk';
+import type { ChunkJob, ChunkResult } from './quantize-worker/chunk';
 import { ChunkPool } from './quantize-worker/pool';
 
 export interface QuantizeOptions extends RecipeOptions {
@@ -23,6 +23,12 @@ export interface QuantizeOptions extends RecipeOptions {
   overwrite?: boolean;
   /** Threads that encode (default 1: this one; more run in worker threads). The bytes are the same for any number. */
   threads?: number;
+  /**
+   * With threads > 1, this thread encodes a share too, beside threads − 1 workers: a command-line
+   * run, whose event loop has nothing else to do, starts one worker fewer. Without it all of them
+   * are workers and this thread stays free for its events (the app's main process).
+   */
+  thisThreadEncodes?: boolean;
   signal?: AbortSignal;
   onProgress?: (progress: QuantizeProgress) => void;
 }
@@ -100,16 +106,20 @@ function chunksOf(t: PlannedTensor, tensor: number, elements: number): Chunk[] {
   return chunks;
 }
 
+/** The threads that encode: this one alone, workers beside it, or workers only (see QuantizeOptions). */
+function startPool(threads: number, thisThreadEncodes: boolean): ChunkPool {
+  if (threads === 1) return new ChunkPool(0, { here: true });
+  return thisThreadEncodes ? new ChunkPool(threads - 1, { here: true }) : new ChunkPool(threads);
+}
+
 /**
- * Converts the plan's tensors chunk by chunk, on this thread (threads = 1) or in a pool of
- * workers, starting chunks ahead of the writer in file order and handing each tensor's output
- * back in order. Each tensor's squared round-trip error is summed in chunk order, so the report
- * is the same for any number of threads.
+ * Converts the plan's tensors chunk by chunk on the pool's threads, starting chunks ahead of the
+ * writer in file order and handing each tensor's output back in order. Each tensor's squared
+ * round-trip error is summed in chunk order, so the report is the same for any number of threads.
  */
 class Conversion {
   readonly #chunks: Chunk[];
   readonly #started = new Map<number, Promise<ChunkResult>>();
-  readonly #pool: ChunkPool | null;
   readonly #ahead: number;
   #next = 0;
   readonly squaredErrors: number[];
@@ -118,17 +128,12 @@ class Conversion {
     private readonly gguf: GgufFile,
     private readonly tensors: readonly PlannedTensor[],
     private readonly options: QuantizeOptions,
+    private readonly pool: ChunkPool,
     threads: number,
   ) {
     this.#chunks = tensors.flatMap((t, i) => (t.from === t.to ? [] : chunksOf(t, i, gguf.tensor(t.name)!.elements)));
-    const workers = Math.min(threads, this.#chunks.length);
-    this.#pool = workers > 1 ? new ChunkPool(workers) : null;
-    this.#ahead = workers > 1 ? workers * AHEAD_PER_THREAD : 1;
+    this.#ahead = threads * AHEAD_PER_THREAD;
     this.squaredErrors = tensors.map(() => 0);
-  }
-
-  close(): void {
-    this.#pool?.close();
   }
 
   /** Tensor `index`'s converted bytes, chunk by chunk; `progress` gets the source elements of each. */
@@ -171,7 +176,7 @@ class Conversion {
       columns,
       importance: importanceFor(this.options.imatrix, t, c.matrix, this.gguf.file),
     };
-    const promise = this.#pool ? this.#pool.run(job) : new Promise<ChunkResult>((resolve) => resolve(quantizeChunk(job)));
+    const promise = this.pool.run(job);
     // Awaited in order by output(); a run that stops early never awaits the rest.
     promise.catch(() => {});
     this.#started.set(k, promise);
@@ -191,10 +196,14 @@ function refuseInputAsOutput(input: string, output: string): void {
  */
 export async function quantizeFile(input: string, output: string, fileType: QuantFileType, options: QuantizeOptions = {}): Promise<QuantizeReport> {
   const started = performance.now();
-  // One pass over the whole file: positional reads keep memory bounded by the chunk size.
-  const { gguf, file } = openGguf(input, { mmap: false });
-  let conversion: Conversion | undefined;
+  const threads = threadCount(options.threads);
+  // Started first: the workers start up while this thread opens and plans.
+  const pool = startPool(threads, options.thisThreadEncodes === true);
+  let opened: ReturnType<typeof openGguf> | undefined;
   try {
+    // One pass over the whole file: positional reads keep memory bounded by the chunk size.
+    opened = openGguf(input, { mmap: false });
+    const { gguf } = opened;
     refuseInputAsOutput(input, output);
     // Checked before the work too, not only when publishing: a refusal should not cost the whole run.
     if (!options.overwrite && lstatSync(output, { throwIfNoEntry: false })) throw new FileExistsError(output);
@@ -214,8 +223,7 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
     }
     const elementsTotal = plan.tensors.reduce((n, t) => n + gguf.tensor(t.name)!.elements, 0);
     let elementsDone = 0;
-    conversion = new Conversion(gguf, plan.tensors, options, threadCount(options.threads));
-    const converted = conversion;
+    const converted = new Conversion(gguf, plan.tensors, options, pool, threads);
     const report = (index: number) => (elements: number) => {
       elementsDone += elements;
       options.onProgress?.({ tensor: plan.tensors[index]!.name, index, count: plan.tensors.length, elementsDone, elementsTotal });
@@ -248,8 +256,8 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
       seconds: (performance.now() - started) / 1000,
     };
   } finally {
-    conversion?.close();
-    file.close();
+    pool.close();
+    opened?.file.close();
   }
 }
 

@@ -59,6 +59,37 @@ describe('quantizing on several threads', () => {
     expect(readdirSync(dir).sort()).toEqual(['full.gguf', 'model.gguf']);
   }, 60_000);
 
+  it('this thread takes a share when asked: threads 1 starts no worker, threads N with thisThreadEncodes N − 1; same bytes', async () => {
+    const dir = tempDir();
+    const input = join(dir, 'model.gguf');
+    await writeRandomModel(input, { nLayer: 1, nEmbd: 512, nFf: 1024, nHead: 8, nHeadKv: 2 });
+    let workers = 0;
+    const counted = () => workers++;
+    process.on('worker', counted);
+    const started: number[] = [];
+    try {
+      for (const [threads, thisThreadEncodes] of [[1, false], [2, true], [3, true], [2, false]] as const) {
+        workers = 0;
+        await quantizeFile(input, join(dir, `${threads}-${thisThreadEncodes}.gguf`), 'Q4_K_M', { threads, thisThreadEncodes });
+        started.push(workers);
+      }
+    } finally {
+      process.off('worker', counted);
+    }
+    expect(started).toEqual([0, 1, 2, 2]);
+    for (const name of ['2-true', '3-true', '2-false']) expect(same(join(dir, '1-false.gguf'), join(dir, `${name}.gguf`)), name).toBe(true);
+  }, 60_000);
+
+  it('a chunk that fails on this thread rejects with its error', async () => {
+    const pool = new ChunkPool(0, { here: true });
+    try {
+      const job = { from: 'F32' as const, source: new Uint8Array(8 * 4), to: 'Q4_K' as const, rows: 1, columns: 8, importance: null };
+      await expect(pool.run(job)).rejects.toThrow(/Q4_K: rows of 8 values are not whole blocks of 256/);
+    } finally {
+      pool.close();
+    }
+  });
+
   it('a worker reads a chunk named by its place in a file, as the bytes themselves would give', async () => {
     const dir = tempDir();
     const rng = mulberry32(3);

@@ -125,6 +125,7 @@ export const quantizeCommand: Command = {
         ...recipe,
         overwrite: Boolean(args.values.force),
         threads,
+        thisThreadEncodes: true,
         signal: interruptSignal(),
         onProgress: (p) => bar.update(p.elementsDone / p.elementsTotal, `${p.index + 1}/${p.count} ${p.tensor}`),
       });

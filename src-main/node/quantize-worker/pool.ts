@@ -1,11 +1,12 @@
 /**
- * Worker threads that run quantizeChunk (entry.ts): one job at a time each, first come first
- * served. Results are promises; the caller awaits them in its own (file) order.
+ * Threads that run quantizeChunk (entry.ts): worker threads, and this thread too when asked (a
+ * command-line run, whose event loop has nothing else to do). Jobs go out first come first
+ * served; results are promises, which the caller awaits in its own (file) order.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { ChunkJob, ChunkResult } from './chunk';
+import { quantizeChunk, type ChunkJob, type ChunkResult } from './chunk';
 import type { WorkerReply, WorkerRequest } from './entry';
 
 interface Pending {
@@ -16,17 +17,30 @@ interface Pending {
 
 interface Slot {
   worker: Worker;
-  job: Pending | null;
+  /** Jobs sent and not answered yet, oldest first. */
+  jobs: Pending[];
 }
+
+/**
+ * Jobs sent ahead to each worker: while this thread encodes a chunk it cannot hand a worker its
+ * next one, so each worker holds the next in its message queue.
+ */
+const JOBS_PER_WORKER = 2;
 
 export class ChunkPool {
   readonly #slots: Slot[] = [];
   readonly #queue: Pending[] = [];
+  /** Whether this thread encodes too, and the job it is on (one at a time, between events). */
+  readonly #here: boolean;
+  #hereBusy = false;
   #nextId = 1;
   #failure: Error | null = null;
 
-  constructor(size: number) {
-    for (let i = 0; i < size; i++) this.#slots.push(this.#start());
+  /** `workers` worker threads, and this thread too when `here` (then `workers` may be 0). */
+  constructor(workers: number, { here = false }: { here?: boolean } = {}) {
+    if (workers < 1 && !here) throw new Error('a quantize pool needs a thread');
+    this.#here = here;
+    for (let i = 0; i < workers; i++) this.#slots.push(this.#start());
   }
 
   run(job: ChunkJob): Promise<ChunkResult> {
@@ -44,21 +58,43 @@ export class ChunkPool {
   }
 
   #dispatch(): void {
-    for (const slot of this.#slots) {
-      if (slot.job || this.#queue.length === 0) continue;
-      slot.job = this.#queue.shift()!;
-      // Bytes are transferred (the caller read them for this job alone); a file span is read there.
-      const { source } = slot.job.request.job;
-      slot.worker.postMessage(slot.job.request, source instanceof Uint8Array ? [source.buffer as ArrayBuffer] : []);
+    // This thread first: its chunk is ready sooner than a worker's, which may still be starting.
+    if (this.#here && !this.#hereBusy && this.#queue.length > 0) this.#runHere(this.#queue.shift()!);
+    for (let sent = true; sent && this.#queue.length > 0; ) {
+      sent = false;
+      for (const slot of this.#slots) {
+        if (slot.jobs.length >= JOBS_PER_WORKER || this.#queue.length === 0) continue;
+        const pending = this.#queue.shift()!;
+        slot.jobs.push(pending);
+        sent = true;
+        // Bytes are transferred (the caller read them for this job alone); a file span is read there.
+        const { source } = pending.request.job;
+        slot.worker.postMessage(pending.request, source instanceof Uint8Array ? [source.buffer as ArrayBuffer] : []);
+      }
     }
   }
 
+  /** Encodes on this thread in a later turn of the event loop, so replies and writes go on between chunks. */
+  #runHere(pending: Pending): void {
+    this.#hereBusy = true;
+    setImmediate(() => {
+      this.#hereBusy = false;
+      if (this.#failure) return pending.reject(this.#failure);
+      try {
+        pending.resolve(quantizeChunk(pending.request.job));
+      } catch (err) {
+        pending.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+      this.#dispatch();
+    });
+  }
+
   #start(): Slot {
-    const slot: Slot = { worker: startWorker(), job: null };
+    const slot: Slot = { worker: startWorker(), jobs: [] };
     slot.worker.on('message', (reply: WorkerReply) => {
-      const pending = slot.job;
+      const pending = slot.jobs[0];
       if (!pending || pending.request.id !== reply.id) return;
-      slot.job = null;
+      slot.jobs.shift();
       if ('error' in reply) pending.reject(new Error(reply.error));
       else pending.resolve({ bytes: reply.bytes, squaredError: reply.squaredError });
       this.#dispatch();
@@ -71,10 +107,7 @@ export class ChunkPool {
   /** A worker that dies takes the run with it: every job not done yet is rejected with `err`. */
   #fail(err: Error): void {
     this.#failure ??= err;
-    for (const slot of this.#slots) {
-      slot.job?.reject(this.#failure);
-      slot.job = null;
-    }
+    for (const slot of this.#slots) for (const pending of slot.jobs.splice(0)) pending.reject(this.#failure);
     for (const pending of this.#queue.splice(0)) pending.reject(this.#failure);
   }
 }
