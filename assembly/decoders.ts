@@ -15,6 +15,8 @@
 export const F16_AT: usize = 0x10000;
 /** IQ4_NL's 16 non-linear values as int8, filled by the host from iq-tables.ts. */
 export const IQ4NL_AT: usize = 0x50000;
+/** Q4_K/Q5_K's per-group factors of the block being decoded (kFactors), 64 bytes. */
+const K_FACTORS_AT: usize = 0x50010;
 /** Whole blocks of one chunk. */
 export const IN_AT: usize = 0x60000;
 export const IN_BYTES: i32 = 0x10000;
@@ -111,6 +113,25 @@ const K_TOP_BYTES = i8x16(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7
 }
 
 /**
+ * A Q4_K/Q5_K block's d·scale and dmin·min of all 8 sub-blocks (products exact, as ggml's scalar
+ * ones), to K_FACTORS_AT as the kGroup factors of its 4 groups, 16 bytes each. The one head both
+ * decoders share: going through memory costs 4 stores and loads per 256 values, nothing measurable.
+ */
+@inline function kFactors(x: usize): void {
+  const sm = kScalesMins(v128.load(x, 4));
+  const d = f32x4.splat(f16At(x));
+  const min = f32x4.splat(f16At(x + 2));
+  const ds0 = scaled(d, i8x16.swizzle(sm, LOW_0));
+  const ds1 = scaled(d, i8x16.swizzle(sm, LOW_1));
+  const ms0 = scaled(min, i8x16.swizzle(sm, LOW_2));
+  const ms1 = scaled(min, i8x16.swizzle(sm, LOW_3));
+  v128.store(K_FACTORS_AT, i32x4.shuffle(ds0, ms0, 0, 1, 4, 5));
+  v128.store(K_FACTORS_AT, i32x4.shuffle(ds0, ms0, 2, 3, 6, 7), 16);
+  v128.store(K_FACTORS_AT, i32x4.shuffle(ds1, ms1, 0, 1, 4, 5), 32);
+  v128.store(K_FACTORS_AT, i32x4.shuffle(ds1, ms1, 2, 3, 6, 7), 48);
+}
+
+/**
  * A Q4_K/Q5_K block's 64-value groups, each from 32 qs bytes with low nibbles in sub-block 2j and
  * high nibbles in 2j + 1. `f` holds [d·scale of 2j, of 2j + 1, dmin·min of 2j, of 2j + 1]; `lo`
  * and `hi` are the 32 bytes' 4- or 5-bit values of the two sub-blocks, in two halves of 16.
@@ -133,18 +154,11 @@ const K_TOP_BYTES = i8x16(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7
 export function decodeQ4_K(x: usize, y: usize, blocks: i32): void {
   const low = i8x16.splat(15);
   for (let b = 0; b < blocks; b++, x += 144, y += 1024) {
-    // d·scale and dmin·min of all 8 sub-blocks (products exact, as ggml's scalar ones).
-    const sm = kScalesMins(v128.load(x, 4));
-    const d = f32x4.splat(f16At(x));
-    const min = f32x4.splat(f16At(x + 2));
-    const ds0 = scaled(d, i8x16.swizzle(sm, LOW_0));
-    const ds1 = scaled(d, i8x16.swizzle(sm, LOW_1));
-    const ms0 = scaled(min, i8x16.swizzle(sm, LOW_2));
-    const ms1 = scaled(min, i8x16.swizzle(sm, LOW_3));
-    kGroup4(y, x + 16, i32x4.shuffle(ds0, ms0, 0, 1, 4, 5), low);
-    kGroup4(y + 256, x + 48, i32x4.shuffle(ds0, ms0, 2, 3, 6, 7), low);
-    kGroup4(y + 512, x + 80, i32x4.shuffle(ds1, ms1, 0, 1, 4, 5), low);
-    kGroup4(y + 768, x + 112, i32x4.shuffle(ds1, ms1, 2, 3, 6, 7), low);
+    kFactors(x);
+    kGroup4(y, x + 16, v128.load(K_FACTORS_AT), low);
+    kGroup4(y + 256, x + 48, v128.load(K_FACTORS_AT, 16), low);
+    kGroup4(y + 512, x + 80, v128.load(K_FACTORS_AT, 32), low);
+    kGroup4(y + 768, x + 112, v128.load(K_FACTORS_AT, 48), low);
   }
 }
 
@@ -163,21 +177,15 @@ export function decodeQ5_K(x: usize, y: usize, blocks: i32): void {
   const low = i8x16.splat(15);
   const fifth = i8x16.splat(16);
   for (let b = 0; b < blocks; b++, x += 176, y += 1024) {
-    const sm = kScalesMins(v128.load(x, 4));
-    const d = f32x4.splat(f16At(x));
-    const min = f32x4.splat(f16At(x + 2));
-    const ds0 = scaled(d, i8x16.swizzle(sm, LOW_0));
-    const ds1 = scaled(d, i8x16.swizzle(sm, LOW_1));
-    const ms0 = scaled(min, i8x16.swizzle(sm, LOW_2));
-    const ms1 = scaled(min, i8x16.swizzle(sm, LOW_3));
+    kFactors(x);
     // The fifth bits of group j sit in bits 2j (low nibbles) and 2j + 1 (high nibbles) of qh,
     // moved to bit 4 (value 16) by 16-bit shifts: the bits crossing into the next byte are masked off.
     const ha = v128.load(x, 16);
     const hc = v128.load(x, 32);
-    kGroup5(y, x + 48, i32x4.shuffle(ds0, ms0, 0, 1, 4, 5), i16x8.shl(ha, 4), i16x8.shl(hc, 4), i16x8.shl(ha, 3), i16x8.shl(hc, 3), low, fifth);
-    kGroup5(y + 256, x + 80, i32x4.shuffle(ds0, ms0, 2, 3, 6, 7), i16x8.shl(ha, 2), i16x8.shl(hc, 2), i16x8.shl(ha, 1), i16x8.shl(hc, 1), low, fifth);
-    kGroup5(y + 512, x + 112, i32x4.shuffle(ds1, ms1, 0, 1, 4, 5), ha, hc, i16x8.shr_u(ha, 1), i16x8.shr_u(hc, 1), low, fifth);
-    kGroup5(y + 768, x + 144, i32x4.shuffle(ds1, ms1, 2, 3, 6, 7), i16x8.shr_u(ha, 2), i16x8.shr_u(hc, 2), i16x8.shr_u(ha, 3), i16x8.shr_u(hc, 3), low, fifth);
+    kGroup5(y, x + 48, v128.load(K_FACTORS_AT), i16x8.shl(ha, 4), i16x8.shl(hc, 4), i16x8.shl(ha, 3), i16x8.shl(hc, 3), low, fifth);
+    kGroup5(y + 256, x + 80, v128.load(K_FACTORS_AT, 16), i16x8.shl(ha, 2), i16x8.shl(hc, 2), i16x8.shl(ha, 1), i16x8.shl(hc, 1), low, fifth);
+    kGroup5(y + 512, x + 112, v128.load(K_FACTORS_AT, 32), ha, hc, i16x8.shr_u(ha, 1), i16x8.shr_u(hc, 1), low, fifth);
+    kGroup5(y + 768, x + 144, v128.load(K_FACTORS_AT, 48), i16x8.shr_u(ha, 2), i16x8.shr_u(hc, 2), i16x8.shr_u(ha, 3), i16x8.shr_u(hc, 3), low, fifth);
   }
 }
 
@@ -384,4 +392,45 @@ export function decodeQ8_K(x: usize, y: usize, blocks: i32): void {
       v128.store(y, scaled(d, i32x4.extend_high_i16x8_s(hi)), 48);
     }
   }
+}
+
+/** 16 bytes to the top halves of 4 int32 lanes (bytes 0..7 → lanes of the first 4 values, 8..15 of the next). */
+const TOP_HALF_0 = i8x16(-1, -1, 0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7);
+const TOP_HALF_1 = i8x16(-1, -1, 8, 9, -1, -1, 10, 11, -1, -1, 12, 13, -1, -1, 14, 15);
+
+/** BF16, 2 bytes per value: its 16 bits on top of the f32's (ggml_bf16_to_fp32; NaNs kept as they are). */
+export function decodeBF16(x: usize, y: usize, n: i32): void {
+  let i = 0;
+  for (; i + 8 <= n; i += 8, x += 16, y += 32) {
+    const h = v128.load(x);
+    v128.store(y, i8x16.swizzle(h, TOP_HALF_0));
+    v128.store(y, i8x16.swizzle(h, TOP_HALF_1), 16);
+  }
+  for (; i < n; i++, x += 2, y += 4) store<u32>(y, (<u32>load<u16>(x)) << 16);
+}
+
+/**
+ * 4 f16 (zero-extended in int32 lanes) to f32 as ggml_fp16_to_fp32: the 15 magnitude bits moved
+ * to the f32's exponent and mantissa fields and scaled by 2^112 (exact, subnormals included: the
+ * product is the f32 of exponent + 112, or mant · 2^-24 for a subnormal half); exponent 31 gives
+ * ±inf, or a NaN made quiet with its payload kept; the sign on top.
+ */
+@inline function f16x4(h: v128): v128 {
+  const magnitude = v128.and(h, i32x4.splat(0x7fff));
+  const moved = i32x4.shl(magnitude, 13);
+  const finite = f32x4.mul(moved, f32x4.splat(5.192296858534828e33));
+  const special = v128.or(v128.or(moved, i32x4.splat(0x7f800000)), v128.and(i32x4.gt_s(magnitude, i32x4.splat(0x7c00)), i32x4.splat(0x400000)));
+  const value = v128.bitselect(special, finite, i32x4.ge_s(magnitude, i32x4.splat(0x7c00)));
+  return v128.or(value, i32x4.shl(v128.xor(h, magnitude), 16));
+}
+
+/** F16, 2 bytes per value (ggml_fp16_to_fp32, f16x4); the last n mod 8 through the host's table. */
+export function decodeF16(x: usize, y: usize, n: i32): void {
+  let i = 0;
+  for (; i + 8 <= n; i += 8, x += 16, y += 32) {
+    const h = v128.load(x);
+    v128.store(y, f16x4(i32x4.extend_low_i16x8_u(h)));
+    v128.store(y, f16x4(i32x4.extend_high_i16x8_u(h)), 16);
+  }
+  for (; i < n; i++, x += 2, y += 4) store<u32>(y, load<u32>(F16_AT + ((<usize>load<u16>(x)) << 2)));
 }

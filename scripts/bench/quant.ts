@@ -3,11 +3,14 @@
  * single-threaded functions (libggml-base: dequantize_row_*, ggml_quantize_chunk) on the same data
  * in the same process. Both sides write into preallocated outputs; runs alternate between them so
  * machine noise hits both, and the median of RUNS runs after one warm-up each is reported.
+ * Decoding is timed as the app's callers run it: decoderFor(type)(src, dst, blocks) into a buffer
+ * from decodedValues() (what the quantize and tensor-error paths allocate), and again into a plain
+ * Float32Array (the decoder then copies its values out of WebAssembly memory).
  *   tsx scripts/bench.ts quant [--json] [--types Q4_K,Q8_0]
  * With --model, a whole model instead (quant-model.ts): tsx scripts/bench.ts quant --model [--threads N] [--type Q4_K_M]
  */
 import { GGML_TYPES, ggmlRowBytes, ggmlTypeByName, type GgmlType } from '../../src-main/core/ggml-types';
-import { decoderFor, hasDecoder } from '../../src-main/core/quants/decoders';
+import { decodedValues, decoderFor, hasDecoder } from '../../src-main/core/quants/decoders';
 import { encoderFor, hasEncoder } from '../../src-main/core/quants/encoders';
 import { ggml } from '../../test/support/ggml-oracle';
 import { mulberry32 } from '../../test/support/random';
@@ -35,6 +38,8 @@ interface Result {
   llamaMBps: number;
   /** ours / llama: above 1 means ours is faster. */
   ratio: number;
+  /** Decode only: ours / llama when writing into a plain Float32Array instead of a decodedValues() buffer. */
+  plainRatio?: number;
   goal: number;
   meetsGoal: boolean;
   /** Decode only: values where ours and llama.cpp's output differ bit for bit. */
@@ -134,18 +139,22 @@ function benchDecode(type: GgmlType, data: Float32Array, imatrix: Float32Array):
   const blocks = VALUES / type.blockSize;
   const decode = decoderFor(type);
   const llama = llamaDecoder(type);
-  const ours = new Float32Array(VALUES);
+  const ours = decodedValues(VALUES);
+  const plain = new Float32Array(VALUES);
   const theirs = new Float32Array(VALUES);
-  const [oursMs, llamaMs] = timeBoth(
+  const [oursMs, llamaMs, plainMs] = timeAll(
     () => decode(src, ours, blocks),
     () => llama(src, theirs),
+    () => decode(src, plain, blocks),
   );
-  const a = new Uint32Array(ours.buffer);
   const b = new Uint32Array(theirs.buffer);
   let mismatches = 0;
-  for (let i = 0; i < VALUES; i++) if (a[i] !== b[i]) mismatches++;
-  if (mismatches) log(`  warning: ${mismatches} of ${VALUES} values decode differently from llama.cpp`);
-  return { ...result('decode', type, false, oursMs, llamaMs), ...(mismatches ? { mismatches } : {}) };
+  for (const values of [ours, plain]) {
+    const a = new Uint32Array(values.buffer, values.byteOffset, VALUES);
+    for (let i = 0; i < VALUES; i++) if (a[i] !== b[i]) mismatches++;
+  }
+  if (mismatches) log(`  warning: ${mismatches} of ${2 * VALUES} values decode differently from llama.cpp`);
+  return { ...result('decode', type, false, oursMs, llamaMs), plainRatio: llamaMs / plainMs!, ...(mismatches ? { mismatches } : {}) };
 }
 
 function benchEncode(type: GgmlType, data: Float32Array, imatrix: Float32Array | null): Result {
@@ -153,7 +162,7 @@ function benchEncode(type: GgmlType, data: Float32Array, imatrix: Float32Array |
   const llama = llamaEncoder(type);
   const ours = new Uint8Array(ggmlRowBytes(type, VALUES));
   const theirs = new Uint8Array(ours.length);
-  const [oursMs, llamaMs] = timeBoth(
+  const [oursMs, llamaMs] = timeAll(
     () => encode(data, ours, ROWS, ROW_LENGTH, imatrix),
     () => llama(data, theirs, imatrix),
   );
@@ -161,12 +170,12 @@ function benchEncode(type: GgmlType, data: Float32Array, imatrix: Float32Array |
 }
 
 /**
- * Median ms per call of `ours` and `theirs` over RUNS samples after a warm-up, alternating which
- * goes first. A sample repeats a fast call until it lasts about SAMPLE_MS, so timer granularity
- * and one-off hiccups do not dominate.
+ * Median ms per call of each function over RUNS samples after a warm-up, the order reversed every
+ * other run. A sample repeats a fast call until it lasts about SAMPLE_MS, so timer granularity and
+ * one-off hiccups do not dominate.
  */
-function timeBoth(ours: () => void, theirs: () => void): [number, number] {
-  const sides = [ours, theirs].map((f) => {
+function timeAll(...fs: (() => void)[]): number[] {
+  const sides = fs.map((f) => {
     f(); // warm-up (JIT, page faults)
     const t0 = performance.now();
     f();
@@ -180,7 +189,7 @@ function timeBoth(ours: () => void, theirs: () => void): [number, number] {
       side.ms.push((performance.now() - t0) / side.reps);
     }
   }
-  return [median(sides[0]!.ms), median(sides[1]!.ms)];
+  return sides.map((side) => median(side.ms));
 }
 
 function median(xs: number[]): number {
@@ -200,7 +209,7 @@ function result(op: Op, type: GgmlType, imatrix: boolean, oursMs: number, llamaM
 
 function printTable(results: Result[], failures: Failure[]): void {
   const table = [
-    ['op', 'type', 'ours MB/s', 'llama MB/s', 'ours/llama', 'goal', ''],
+    ['op', 'type', 'ours MB/s', 'llama MB/s', 'ours/llama', 'goal', '', 'copy-out/llama'],
     ...results.map((r) => [
       r.op + (r.imatrix ? '+imatrix' : ''),
       r.type,
@@ -209,12 +218,14 @@ function printTable(results: Result[], failures: Failure[]): void {
       `${r.ratio.toFixed(2)}×`,
       `≥${r.goal}×`,
       r.meetsGoal ? 'ok' : 'MISS',
+      r.plainRatio === undefined ? '' : `${r.plainRatio.toFixed(2)}×`,
     ]),
   ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table) console.log(row.map((v, i) => (i < 2 || i === 6 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ').trimEnd());
   console.log(`\n${VALUES} gaussian f32 values in rows of ${ROW_LENGTH}; MB/s of f32 (decode: output, encode: input), single thread;`);
-  console.log(`median of ${RUNS} runs after a warm-up, ours and llama.cpp alternating.`);
+  console.log(`median of ${RUNS} runs after a warm-up, ours and llama.cpp alternating. Decode: decoderFor(type) into a`);
+  console.log('decodedValues() buffer, as the app decodes; copy-out: into a plain Float32Array (values copied out of wasm memory).');
   const missed = results.filter((r) => !r.meetsGoal);
   console.log(`${results.length - missed.length} of ${results.length} meet their goal${missed.length ? `; missed: ${missed.map(label).join(', ')}` : ''}`);
   const differing = results.filter((r) => r.mismatches);

@@ -8,9 +8,11 @@ export class TensorRangeError extends Error {
 
 /**
  * Elements [start, end) of a tensor as f32. Reads only the blocks of that range from the file;
- * the range must start and end on block boundaries.
+ * the range must start and end on block boundaries. With `into`, the values go to its start and
+ * the view of them is returned: a caller that decodes chunk after chunk reuses one buffer, from
+ * decodedValues() so that the WebAssembly decoders write straight into it.
  */
-export function dequantizeRange(gguf: GgufFile, tensor: GgufTensorInfo, start: number, end: number): Float32Array {
+export function dequantizeRange(gguf: GgufFile, tensor: GgufTensorInfo, start: number, end: number, into?: Float32Array): Float32Array {
   const { blockSize, typeSize } = tensor.type;
   const fail = (problem: string): never => {
     throw new TensorRangeError(`${gguf.file}: tensor "${tensor.name}": ${problem}`);
@@ -24,15 +26,16 @@ export function dequantizeRange(gguf: GgufFile, tensor: GgufTensorInfo, start: n
   const decode = decoderFor(tensor.type);
   const blocks = (end - start) / blockSize;
   const bytes = gguf.source.bytes(gguf.dataOffset + tensor.offset + (start / blockSize) * typeSize, blocks * typeSize);
-  const out = new Float32Array(end - start);
+  if (into && into.length < end - start) fail(`range [${start}, ${end}) needs ${end - start} values, the buffer holds ${into.length}`);
+  const out = into ? into.subarray(0, end - start) : new Float32Array(end - start);
   decode(bytes, out, blocks);
   return out;
 }
 
-/** Rows [first, end) of a tensor (a row is ne[0] elements), as f32. */
-export function dequantizeRows(gguf: GgufFile, tensor: GgufTensorInfo, first: number, end: number): Float32Array {
+/** Rows [first, end) of a tensor (a row is ne[0] elements), as f32 (into `into`, if given: see dequantizeRange). */
+export function dequantizeRows(gguf: GgufFile, tensor: GgufTensorInfo, first: number, end: number, into?: Float32Array): Float32Array {
   const rowLength = tensor.ne[0] ?? 1;
-  return dequantizeRange(gguf, tensor, first * rowLength, end * rowLength);
+  return dequantizeRange(gguf, tensor, first * rowLength, end * rowLength, into);
 }
 
 /** The whole tensor as f32. */

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dequantizeExpert, dequantizeRange, dequantizeRows, TensorRangeError } from '../../src-main/core/dequantize';
 import { ggmlTypeByName } from '../../src-main/core/ggml-types';
+import { decodedValues } from '../../src-main/core/quants/decoders';
 import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { gufo } from '../support/cli';
 import { llamaDequantize, llamaQuantize } from '../support/ggml-oracle';
@@ -38,6 +39,26 @@ describe('range decoding', () => {
       const rows = dequantizeRows(gguf, tensor, 7, 9);
       const all = llamaDequantize(Q4_K.id, blocks, COLS * ROWS * EXPERTS);
       expect(rows.every((v, i) => Object.is(v, all[7 * COLS + i]))).toBe(true);
+    } finally {
+      file.close();
+    }
+  });
+
+  it('decodes into a given buffer (a decodedValues one too) and refuses one too small, naming the tensor', async () => {
+    const { path, blocks } = await expertFile(tempDir());
+    const { gguf, file } = openGguf(path);
+    try {
+      const tensor = gguf.tensors[0]!;
+      const all = llamaDequantize(Q4_K.id, blocks, COLS * ROWS * EXPERTS);
+      for (const into of [new Float32Array(4 * COLS), decodedValues(4 * COLS)]) {
+        const rows = dequantizeRows(gguf, tensor, 7, 10, into);
+        expect(rows.buffer).toBe(into.buffer);
+        expect(rows.length).toBe(3 * COLS);
+        expect(rows.every((v, i) => Object.is(v, all[7 * COLS + i]))).toBe(true);
+      }
+      expect(() => dequantizeRows(gguf, tensor, 0, 5, new Float32Array(4 * COLS))).toThrow(
+        /experts\.gguf: tensor "blk\.0\.ffn_up_exps\.weight": range \[0, 2560\) needs 2560 values, the buffer holds 2048/,
+      );
     } finally {
       file.close();
     }

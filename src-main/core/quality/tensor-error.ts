@@ -6,6 +6,7 @@
  * stop between chunks; memory stays bounded by the chunk size.
  */
 import { dequantizeRows } from '../dequantize';
+import { decodedValues } from '../quants/decoders';
 import type { GgufFile, GgufTensorInfo } from '../gguf/gguf-file';
 import { tensorLocation } from '../tensor-names';
 import { QualityError } from './perplexity';
@@ -115,15 +116,22 @@ export function* tensorErrorSteps(source: GgufFile, exported: GgufFile): Generat
   const layers = new Map<number | null, ErrorSums>();
   const roles = new Map<string, ErrorSums>();
   const total = emptySums();
+  // Each chunk is decoded into these, which the WebAssembly decoders fill without a copy out.
+  let sourceValues = decodedValues(CHUNK_ELEMENTS);
+  let exportValues = decodedValues(CHUNK_ELEMENTS);
   for (const [index, [s, e]] of pairs.entries()) {
     const sums = emptySums();
     const columns = s.ne[0] ?? 1;
     const rows = columns > 0 ? s.elements / columns : 0;
     const step = Math.max(1, Math.floor(CHUNK_ELEMENTS / columns));
+    if (step * columns > sourceValues.length) {
+      sourceValues = decodedValues(step * columns);
+      exportValues = decodedValues(step * columns);
+    }
     for (let row = 0; row < rows; row += step) {
       const end = Math.min(rows, row + step);
-      const a = dequantizeRows(source, s, row, end);
-      addDifferences(sums, a, dequantizeRows(exported, e, row, end));
+      const a = dequantizeRows(source, s, row, end, sourceValues);
+      addDifferences(sums, a, dequantizeRows(exported, e, row, end, exportValues));
       elementsDone += a.length;
       yield { tensor: s.name, index, count: pairs.length, elementsDone, elementsTotal };
     }

@@ -26,6 +26,13 @@ const DECODERS: Readonly<Record<Exclude<GgmlTypeName, Undecoded>, BlockDecoder>>
   TQ1_0: decodeTQ1_0, TQ2_0: decodeTQ2_0, MXFP4: decodeMXFP4, NVFP4: decodeNVFP4, Q1_0: decodeQ1_0, Q2_0: decodeQ2_0,
 };
 
+/**
+ * Where the decoders should write when a caller decodes often: a Float32Array the WebAssembly
+ * decoders (most types, F16 and BF16) fill directly instead of copying their values out, which
+ * makes decoding about twice as fast (docs/performance.md). Any decoder accepts it; allocate once, reuse.
+ */
+export { decodedValues } from '../wasm/decoders';
+
 export function hasDecoder(type: GgmlType): boolean {
   return Object.hasOwn(DECODERS, type.name);
 }
