@@ -77,10 +77,11 @@ const scales = new Float32Array(QK / 16);
 
 /**
  * Writes |x| of the 8 values at x[xo..] to xval[vo..] and returns their sign bits (bit i: value i
- * negated). With `signMask` 127 (IQ2_XXS, IQ2_XS: 7 stored bits, the 8th implied) it flips back
- * the cheapest value when an odd number were negative; with 255 (IQ2_S stores all 8) it does not.
+ * negated). With `signMask` 127 (IQ2_XXS, IQ2_XS, IQ3_XXS: 7 stored bits, the 8th implied) it
+ * flips back the cheapest value (least weight[vo + i]·x²) when an odd number were negative; with
+ * 255 (IQ2_S stores all 8) it does not.
  */
-function foldSigns(x: Float32Array, xo: number, vo: number, signMask: number): number {
+export function foldSigns(x: Float32Array, xo: number, weight: Float32Array, xval: Float32Array, vo: number, signMask: number): number {
   let nflip = 0;
   let s = 0;
   for (let i = 0; i < 8; i++) {
@@ -181,7 +182,7 @@ function prepareGroup(x: Float32Array, xo: number, qw: Float32Array | null, qo: 
     for (let i = 0; i < n; i++) weight[i] = fr(quarter + fr(x[xo + i]! * x[xo + i]!));
   }
   for (let i = 0; i < n; i++) waux[i] = fr(Math.sqrt(weight[i]!));
-  for (let k = 0; k < n / 8; k++) signs[k] = foldSigns(x, xo + 8 * k, 8 * k, signMask);
+  for (let k = 0; k < n / 8; k++) signs[k] = foldSigns(x, xo + 8 * k, weight, xval, 8 * k, signMask);
   let max = xval[0]!;
   for (let i = 1; i < n; i++) max = max > xval[i]! ? max : xval[i]!;
   return max;
@@ -396,7 +397,7 @@ export const encodeIQ2_S: RowEncoder = (src, dst, rows, rowLength, importance) =
 };
 
 /** Stores `words` (each `bytes` wide) little-endian at dst[o..]. */
-function writeWords(dst: Uint8Array, o: number, words: Uint32Array | Uint16Array, bytes: number): void {
+export function writeWords(dst: Uint8Array, o: number, words: Uint32Array | Uint16Array, bytes: number): void {
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
     for (let b = 0; b < bytes; b++) dst[o + bytes * i + b] = (w >>> (8 * b)) & 0xff;

@@ -6,8 +6,8 @@ import { ggml } from '../../support/ggml-oracle';
 import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/codec';
 import { encodeIQ2_S, encodeIQ2_XS, encodeIQ2_XXS } from '../../../src-main/core/quants/iq2-encoders';
 import { encodeIQ1_M, encodeIQ1_S } from '../../../src-main/core/quants/iq1-encoders';
-import { encodeIQ3_S } from '../../../src-main/core/quants/iq3-encoders';
-import { decodeIQ1_M, decodeIQ1_S, decodeIQ2_S, decodeIQ2_XS, decodeIQ2_XXS, decodeIQ3_S } from '../../../src-main/core/quants/iq-quants';
+import { encodeIQ3_S, encodeIQ3_XXS } from '../../../src-main/core/quants/iq3-encoders';
+import { decodeIQ1_M, decodeIQ1_S, decodeIQ2_S, decodeIQ2_XS, decodeIQ2_XXS, decodeIQ3_S, decodeIQ3_XXS } from '../../../src-main/core/quants/iq-quants';
 import {
   awkwardImatrices, compareWithLlama, edgeImatrix, edgeMatrix, expectSameDecode, IMATRICES, storiesMatrices, STORIES_TENSORS,
   syntheticMatrices, tieProneMatrices, type TestMatrix,
@@ -20,6 +20,7 @@ const TYPES: [string, RowEncoder, BlockDecoder][] = [
   ['IQ1_M', encodeIQ1_M, decodeIQ1_M],
   ['IQ2_S', encodeIQ2_S, decodeIQ2_S],
   ['IQ3_S', encodeIQ3_S, decodeIQ3_S],
+  ['IQ3_XXS', encodeIQ3_XXS, decodeIQ3_XXS],
 ];
 
 /** Rows of 256 and 512, several seeds; some matrices with whole zero rows. */
@@ -104,9 +105,11 @@ describe('types that need an importance matrix', () => {
     }
   });
 
-  it('IQ2_S can be written without one, so the re-quantization error table lists it', () => {
-    const type = ggmlTypeByName('IQ2_S')!;
-    expect(needsImportance(type)).toBe(false);
-    expect(requantCandidates().map((t) => t.name)).toContain('IQ2_S');
+  it('IQ2_S and IQ3_XXS can be written without one, so the re-quantization error table lists them', () => {
+    for (const name of ['IQ2_S', 'IQ3_XXS']) {
+      const type = ggmlTypeByName(name)!;
+      expect(needsImportance(type)).toBe(false);
+      expect(requantCandidates().map((t) => t.name)).toContain(name);
+    }
   });
 });
