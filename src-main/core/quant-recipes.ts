@@ -8,8 +8,8 @@
  *
  * The rules below follow llama.cpp v0.4.0 (node-llama-cpp 3.21.1) and are checked tensor by
  * tensor against its `llama_model_quantize` in test/core/quant-recipes.test.ts, with and without
- * an importance matrix. Of the mixtures that need one, IQ2_M, IQ2_S, IQ2_XXS, IQ2_XS, IQ1_S,
- * IQ1_M and Q2_K_S are covered; IQ3 is not.
+ * an importance matrix. Of the mixtures that need one, IQ3_XXS, IQ3_XS, IQ2_M, IQ2_S, IQ2_XXS,
+ * IQ2_XS, IQ1_S, IQ1_M and Q2_K_S are covered.
  */
 import { ggmlType, type GgmlType, type GgmlTypeName } from './ggml-types';
 import { GgufType, type GgufArray } from './gguf/values';
@@ -20,7 +20,8 @@ import { blockTensorSuffix, tensorLayer, tensorName } from './tensor-names';
 
 export const QUANT_FILE_TYPES = [
   'F16', 'BF16', 'Q8_0', 'Q6_K', 'Q5_K_M', 'Q5_K_S', 'Q5_1', 'Q5_0', 'Q4_K_M', 'Q4_K_S',
-  'Q4_1', 'Q4_0', 'Q3_K_L', 'Q3_K_M', 'Q3_K_S', 'Q2_K', 'Q2_K_S', 'IQ4_NL', 'IQ4_XS', 'IQ2_M', 'IQ2_S', 'IQ2_XS', 'IQ2_XXS', 'IQ1_S', 'IQ1_M',
+  'Q4_1', 'Q4_0', 'Q3_K_L', 'Q3_K_M', 'Q3_K_S', 'Q2_K', 'Q2_K_S', 'IQ4_NL', 'IQ4_XS',
+  'IQ3_M', 'IQ3_S', 'IQ3_XS', 'IQ3_XXS', 'IQ2_M', 'IQ2_S', 'IQ2_XS', 'IQ2_XXS', 'IQ1_S', 'IQ1_M',
 ] as const;
 
 export type QuantFileType = (typeof QUANT_FILE_TYPES)[number];
@@ -33,6 +34,7 @@ const DEFAULT_TYPE: Record<QuantFileType, GgmlTypeName> = {
   F16: 'F16', BF16: 'BF16', Q8_0: 'Q8_0', Q6_K: 'Q6_K', Q5_K_M: 'Q5_K', Q5_K_S: 'Q5_K',
   Q5_1: 'Q5_1', Q5_0: 'Q5_0', Q4_K_M: 'Q4_K', Q4_K_S: 'Q4_K', Q4_1: 'Q4_1', Q4_0: 'Q4_0',
   Q3_K_L: 'Q3_K', Q3_K_M: 'Q3_K', Q3_K_S: 'Q3_K', Q2_K: 'Q2_K', Q2_K_S: 'Q2_K', IQ4_NL: 'IQ4_NL', IQ4_XS: 'IQ4_XS',
+  IQ3_M: 'IQ3_S', IQ3_S: 'IQ3_S', IQ3_XS: 'IQ3_S', IQ3_XXS: 'IQ3_XXS',
   IQ2_M: 'IQ2_S', IQ2_S: 'IQ2_XS', IQ2_XS: 'IQ2_XS', IQ2_XXS: 'IQ2_XXS', IQ1_S: 'IQ1_S', IQ1_M: 'IQ1_M',
 };
 
@@ -57,9 +59,12 @@ export function tensorNeedsImatrix(fileType: QuantFileType, name: string, type: 
 /** The ggml types llama-quantize writes only with an importance matrix (beyond ggml's own). */
 const IMATRIX_TYPES: ReadonlySet<GgmlTypeName> = new Set(['IQ3_XXS', 'IQ2_XXS', 'IQ2_XS', 'IQ2_S', 'IQ1_M', 'IQ1_S']);
 
-/** Whether llama-quantize refuses `fileType` without an importance matrix (its most common type needs one). */
+/**
+ * Whether llama-quantize refuses `fileType` without an importance matrix: its most common type
+ * needs one, or (IQ3_XS) its attn_q, attn_k and middle ffn_gate/ffn_up tensors become IQ3_XXS.
+ */
 export function fileTypeNeedsImatrix(fileType: QuantFileType): boolean {
-  return tensorNeedsImatrix(fileType, '', t(DEFAULT_TYPE[fileType]));
+  return fileType === 'IQ3_XS' || tensorNeedsImatrix(fileType, '', t(DEFAULT_TYPE[fileType]));
 }
 
 /** llama-quantize's per-run overrides. */
@@ -158,6 +163,8 @@ const Q5_1 = t('Q5_1');
 const Q3_K = t('Q3_K');
 const Q2_K = t('Q2_K');
 const IQ2_XXS = t('IQ2_XXS');
+const IQ2_S = t('IQ2_S');
+const IQ3_XXS = t('IQ3_XXS');
 const IQ3_S = t('IQ3_S');
 
 /** Plans the conversion of `model` to `fileType`: each tensor's type before and after. */
@@ -334,23 +341,18 @@ function exactly(tensor: RecipeTensor, type: GgmlType): { type: GgmlType; fallba
 function mixtureType(state: RecipeState, tensor: RecipeTensor, role: Role, defaultType: GgmlType): GgmlType {
   if (role === 'output' || (role === 'token_embd' && state.tiedEmbeddings)) return outputType(state, tensor, defaultType);
   if (LOW_BIT.has(state.fileType)) return lowBitType(state, role, defaultType);
-  // Untied token embeddings keep the default (only the IQ1/IQ2/IQ3 mixtures change them).
-  if (role === 'token_embd') return defaultType;
+  // Untied token embeddings keep the default (only the IQ1/IQ2 mixtures and IQ3_XXS change them).
+  if (role === 'token_embd') return state.fileType === 'IQ3_XXS' ? IQ3_S : defaultType;
   if (isAttnVLike(role)) return attnVType(state, defaultType);
   switch (role) {
     case 'attn_k': return attnKType(state, defaultType);
+    case 'attn_q': return attnQType(state, defaultType);
     case 'ffn_down': return ffnDownType(state, tensor, defaultType);
     case 'attn_output': return attnOutputType(state, defaultType);
-    case 'ffn_gate':
-      // Only the IQ3_XS mixture changes ffn_gate/ffn_up (not covered here); the layer is still
-      // checked, as llama.cpp does.
-      ffnLayer(state, tensor, state.iFfnGate++);
-      return defaultType;
-    case 'ffn_up':
-      ffnLayer(state, tensor, state.iFfnUp++);
-      return defaultType;
+    case 'ffn_gate': return ffnGateUpType(state, tensor, state.iFfnGate++, defaultType);
+    case 'ffn_up': return ffnGateUpType(state, tensor, state.iFfnUp++, defaultType);
     default:
-      return defaultType; // attn_q and the rest: the default
+      return defaultType;
   }
 }
 
@@ -363,12 +365,12 @@ function useMoreBits(i: number, n: number): boolean {
   return i < eighth || i >= Math.trunc((7 * n) / 8) || (i - eighth) % 3 === 2;
 }
 
-/** The output matrix (and tied token embeddings) decides the logits: Q6_K unless the file is Q8_0. */
+/** The output matrix (and tied token embeddings) decides the logits: Q6_K unless the file is Q8_0 (or 1 to 3 bits: Q5_K). */
 function outputType(state: RecipeState, tensor: RecipeTensor, defaultType: GgmlType): GgmlType {
   if (state.options.outputTensorType) return state.options.outputTensorType;
   // Falcon's output, and rows the default's blocks do not fit, go to Q8_0.
   if (state.model.arch === 'falcon' || tensor.ne[0]! % defaultType.blockSize !== 0) return Q8_0;
-  if (LOW_BIT.has(state.fileType)) return Q5_K;
+  if (LOW_BIT.has(state.fileType) || state.fileType === 'IQ3_XXS') return Q5_K;
   return defaultType === Q8_0 ? Q8_0 : Q6_K;
 }
 
@@ -407,6 +409,10 @@ function attnVType(state: RecipeState, defaultType: GgmlType): GgmlType {
   let type = defaultType;
   if (fileType === 'Q2_K') type = model.nGqa >= 4 ? Q4_K : Q3_K;
   else if (fileType === 'Q2_K_S' && model.nGqa >= 4) type = Q4_K;
+  // Without an importance matrix IQ3_XXS would hurt attn_v too much: IQ3_S instead.
+  else if (fileType === 'IQ3_XXS') type = model.nGqa >= 4 ? Q4_K : state.options.hasImatrix ? IQ3_XXS : IQ3_S;
+  else if ((fileType === 'IQ3_XS' || fileType === 'IQ3_S') && model.nGqa >= 4) type = Q4_K;
+  else if (fileType === 'IQ3_M') type = Q4_K;
   else if (fileType === 'Q3_K_M') type = i < 2 ? Q5_K : Q4_K;
   else if (fileType === 'Q3_K_L') type = Q5_K;
   else if ((fileType === 'IQ4_NL' || fileType === 'IQ4_XS') && model.nGqa >= 4) type = Q5_K;
@@ -420,7 +426,21 @@ function attnVType(state: RecipeState, defaultType: GgmlType): GgmlType {
 }
 
 function attnKType(state: RecipeState, defaultType: GgmlType): GgmlType {
-  return state.model.nExpert === 8 ? Q8_0 : defaultType;
+  if (state.model.nExpert === 8) return Q8_0;
+  return attnQType(state, defaultType);
+}
+
+/** attn_q (and attn_k but in 8-expert models) take fewer bits in the smallest IQ3 mixtures. */
+function attnQType(state: RecipeState, defaultType: GgmlType): GgmlType {
+  if (state.fileType === 'IQ3_XS') return IQ3_XXS;
+  if (state.fileType === 'IQ3_XXS') return IQ2_S;
+  return defaultType;
+}
+
+/** IQ3_XS stores the middle three quarters of the ffn_gate and ffn_up layers as IQ3_XXS; the layer is checked for every file type, as llama.cpp does. */
+function ffnGateUpType(state: RecipeState, tensor: RecipeTensor, seen: number, defaultType: GgmlType): GgmlType {
+  const [i, n] = ffnLayer(state, tensor, seen);
+  return state.fileType === 'IQ3_XS' && i >= Math.trunc(n / 8) && i < Math.trunc((7 * n) / 8) ? IQ3_XXS : defaultType;
 }
 
 /** ffn_down suffers most from quantization, above all in the first layers. */
@@ -432,6 +452,8 @@ function ffnDownType(state: RecipeState, tensor: RecipeTensor, defaultType: Ggml
   switch (fileType) {
     case 'Q2_K': return Q3_K;
     case 'Q2_K_S': return i < Math.trunc(n / 8) ? Q4_K : defaultType;
+    case 'IQ3_XXS': return hasImatrix ? defaultType : i < Math.trunc(n / 8) ? Q4_K : Q3_K;
+    case 'IQ3_M': return i < Math.trunc(n / 8) || (model.nExpert === 8 && useMoreBits(i, n)) ? Q4_K : defaultType;
     case 'Q3_K_M': return i < Math.trunc(n / 16) ? Q5_K : !falcon || useMoreBits(i, n) ? Q4_K : Q3_K;
     case 'Q3_K_L': return falcon ? Q4_K : Q5_K;
     case 'Q4_K_M':
@@ -466,13 +488,15 @@ function attnOutputType(state: RecipeState, defaultType: GgmlType): GgmlType {
   const { fileType, model } = state;
   if (model.arch === 'falcon') return fileType === 'Q3_K_L' ? Q4_K : defaultType;
   if (model.nExpert === 8) {
-    const bumped: readonly QuantFileType[] = ['Q2_K', 'Q3_K_S', 'Q3_K_M', 'IQ4_NL', 'Q4_K_S', 'Q4_K_M', 'IQ4_XS'];
+    const bumped: readonly QuantFileType[] = ['Q2_K', 'IQ3_XS', 'IQ3_XXS', 'Q3_K_S', 'Q3_K_M', 'IQ4_NL', 'Q4_K_S', 'Q4_K_M', 'IQ3_S', 'IQ3_M', 'IQ4_XS'];
     return bumped.includes(fileType) ? Q5_K : defaultType;
   }
   switch (fileType) {
     case 'Q2_K': return Q3_K;
+    case 'IQ3_XXS': return IQ3_S;
     case 'Q3_K_M': return Q4_K;
     case 'Q3_K_L': return Q5_K;
+    case 'IQ3_M': return Q4_K;
     default: return defaultType;
   }
 }

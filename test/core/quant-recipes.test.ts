@@ -67,11 +67,11 @@ function unitImatrix(path: string): Map<string, Float32Array> {
 
 /**
  * File types llama.cpp takes seconds per test model to quantize (IQ1_M's exhaustive split search;
- * IQ2_S and IQ2_M, about 45 s over these models): compared by a dry run, which decides and logs
- * every tensor's type the same way and quantizes nothing. test/node/quantize-low-bit.test.ts
- * compares their bytes.
+ * the IQ2_S, IQ2_M and IQ3 lattice searches, about 45 s for IQ2_S and IQ2_M over these models):
+ * compared by a dry run, which decides and logs every tensor's type the same way and quantizes
+ * nothing. test/node/quantize-low-bit.test.ts compares their bytes.
  */
-const DRY_RUN: ReadonlySet<QuantFileType> = new Set(['IQ1_M', 'IQ2_S', 'IQ2_M']);
+const DRY_RUN: ReadonlySet<QuantFileType> = new Set(['IQ1_M', 'IQ2_S', 'IQ2_M', 'IQ3_M', 'IQ3_S', 'IQ3_XS', 'IQ3_XXS']);
 
 /** Each tensor's type, in file order, from a dry run's log: "[ 3/ 20] blk.0.attn_k.weight - [...], type = f16, size = ... MiB -> ... MiB (iq1_m)". */
 function dryRunTypes(log: string): string[] {
@@ -152,6 +152,14 @@ describe.each(Object.keys(MODELS))('recipes match llama-quantize on %s', (model)
 describe.each(['dense-gqa', 'deep'])('recipes with an importance matrix match llama-quantize on %s', (model) => {
   it.each(QUANT_FILE_TYPES.filter((fileType) => !fileTypeNeedsImatrix(fileType)))('%s', (fileType) => {
     compare(model, fileType, { hasImatrix: true });
+  });
+});
+
+// IQ3_XXS has rules for a run without an importance matrix (attn_v IQ3_S, ffn_down Q4_K/Q3_K):
+// llama-quantize refuses such a run, but its dry run plans it, as the export's size estimate does.
+describe.each(['dense-gqa', 'deep'])('the IQ3_XXS recipe without an importance matrix matches llama-quantize\'s dry run on %s', (model) => {
+  it('IQ3_XXS', () => {
+    compare(model, 'IQ3_XXS', { hasImatrix: false });
   });
 });
 

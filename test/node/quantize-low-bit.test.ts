@@ -1,10 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { predictExport } from '../../src-main/core/export-size';
 import { ggmlTypeByName } from '../../src-main/core/ggml-types';
 import { GgufType } from '../../src-main/core/gguf/values';
 import { llamaFileTypeId } from '../../src-main/core/llama-file-types';
+import type { QuantFileType } from '../../src-main/core/quant-recipes';
 import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { loadImatrix } from '../../src-main/node/imatrix-file';
 import { gufo } from '../support/cli';
@@ -56,26 +58,33 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /**
  * `gufo quantize --type fileType --imatrix` and llama-quantize with the same imatrix write the same
- * tensors; returns the types of ours.
+ * tensors, in the size the export (and `gufo quantize --plan`) predicts; returns the types of ours.
  */
-function quantizeLikeLlama(fileType: string): string[] {
+function quantizeLikeLlama(fileType: QuantFileType): string[] {
   const ours = join(dir, `ours-${fileType}.gguf`);
   const theirs = join(dir, `llama-${fileType}.gguf`);
   const r = gufo(['quantize', model, ours, '--type', fileType, '--imatrix', imatrixFile], {}, 120_000);
   expect(r.status, r.stderr).toBe(0);
-  const result = llamaModelQuantize(model, theirs, llamaFileTypeId(fileType)!, { imatrix: loadImatrix(imatrixFile) });
+  const imatrix = loadImatrix(imatrixFile);
+  const result = llamaModelQuantize(model, theirs, llamaFileTypeId(fileType)!, { imatrix });
   expect(result.ok, result.log.slice(-2000)).toBe(true);
   expectSameTensors(ours, theirs, fileType);
-  const { gguf, file } = openGguf(ours);
+  const { gguf, file } = openGguf(model);
   try {
-    return gguf.tensors.map((t): string => t.type.name);
+    expect(predictExport(gguf, fileType, { imatrix, imatrixEntries: imatrix.size }).fileBytes, `${fileType}: predicted size`).toBe(statSync(ours).size);
   } finally {
     file.close();
+  }
+  const { gguf: written, file: writtenFile } = openGguf(ours);
+  try {
+    return written.tensors.map((t): string => t.type.name);
+  } finally {
+    writtenFile.close();
   }
 }
 
 describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
-  it.each(['IQ2_XXS', 'IQ2_XS', 'IQ1_S', 'IQ1_M'])('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte', (fileType) => {
+  it.each(['IQ2_XXS', 'IQ2_XS', 'IQ1_S', 'IQ1_M'] as const)('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte', (fileType) => {
     const types = quantizeLikeLlama(fileType);
     expect(types.includes(fileType)).toBe(true);
   });
@@ -100,7 +109,7 @@ describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
     expect(r.stderr).toMatch(/tensor "blk\.1\.ffn_down\.weight" becomes IQ2_XS.*has none for it/);
   });
 
-  it('--plan lists IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M as needing an importance matrix, and measures them with one', () => {
+  it('--plan lists IQ2_XXS, IQ2_XS, IQ1_S, IQ1_M, IQ3_XXS and IQ3_XS as needing an importance matrix, and measures them with one', () => {
     const plan = (args: string[]) => {
       const r = gufo(['quantize', '--plan', model, '--json', ...args], {}, 120_000);
       expect(r.status, r.stderr).toBe(0);
@@ -108,20 +117,20 @@ describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
     };
     const without = plan([]);
     const withImatrix = plan(['--imatrix', imatrixFile]);
-    for (const type of ['IQ2_XXS', 'IQ2_XS', 'IQ1_S', 'IQ1_M']) {
-      expect(without.find((row) => row.type === type)!.unavailable).toMatch(new RegExp(`${type} needs an importance matrix`));
+    for (const [type, tensorType] of [['IQ2_XXS', 'IQ2_XXS'], ['IQ2_XS', 'IQ2_XS'], ['IQ1_S', 'IQ1_S'], ['IQ1_M', 'IQ1_M'], ['IQ3_XXS', 'IQ2_S'], ['IQ3_XS', 'IQ3_XXS']]) {
+      expect(without.find((row) => row.type === type)!.unavailable).toMatch(new RegExp(`${tensorType} needs an importance matrix`));
       const row = withImatrix.find((x) => x.type === type)!;
       expect(row.unavailable).toBeNull();
       expect(row.bytes).toBeGreaterThan(0);
       expect(row.predicted).not.toBeNull();
     }
     // Types that need no importance matrix stay available without one.
-    expect(without.find((row) => row.type === 'Q4_K_M')!.unavailable).toBeNull();
+    for (const type of ['Q4_K_M', 'IQ3_S', 'IQ3_M']) expect(without.find((row) => row.type === type)!.unavailable).toBeNull();
     // An importance matrix without weights for a tensor such a type would take: that type is unavailable, the others are measured.
     const partial = plan(['--imatrix', partialImatrixFile]);
     expect(partial.find((row) => row.type === 'IQ2_XS')!.unavailable).toMatch(/blk\.1\.ffn_down\.weight.*IQ2_XS needs importance weights/);
     expect(partial.find((row) => row.type === 'Q4_K_M')!.predicted).not.toBeNull();
-  });
+  }, 180_000); // three plans, each measuring every type
 });
 
 describe('gufo quantize to Q2_K_S', () => {
@@ -151,7 +160,7 @@ describe('gufo quantize to Q2_K_S', () => {
 describe('gufo quantize to IQ2_S and IQ2_M', () => {
   // IQ2_S files are mostly IQ2_XS, IQ2_M files mostly IQ2_S; both protect attn_v, attn_output,
   // the first ffn_down layers and the token embeddings with IQ3_S.
-  it.each([['IQ2_S', 'IQ2_XS'], ['IQ2_M', 'IQ2_S']])('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte (%s and IQ3_S tensors)', (fileType, main) => {
+  it.each([['IQ2_S', 'IQ2_XS'], ['IQ2_M', 'IQ2_S']] as const)('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte (%s and IQ3_S tensors)', (fileType, main) => {
     const types = quantizeLikeLlama(fileType);
     expect(types.includes(main) && types.includes('IQ3_S'), types.join(', ')).toBe(true);
   });
@@ -161,6 +170,27 @@ describe('gufo quantize to IQ2_S and IQ2_M', () => {
       const r = gufo(['quantize', model, join(dir, `none-${fileType}.gguf`), '--type', fileType]);
       expect(r.status).not.toBe(0);
       expect(r.stderr).toMatch(new RegExp(`${fileType} needs an importance matrix \\(--imatrix FILE\\): tensor "blk\\.0\\.[a-z_.]+" becomes IQ2_X?S`));
+      expect(llamaModelQuantize(model, join(dir, `llama-none-${fileType}.gguf`), llamaFileTypeId(fileType)!).ok).toBe(false);
+    }
+  });
+});
+
+describe('gufo quantize to IQ3_XXS, IQ3_XS, IQ3_S and IQ3_M', () => {
+  // IQ3_XS files are mostly IQ3_S with IQ3_XXS attn_q, attn_k and middle ffn_gate/ffn_up; IQ3_XXS
+  // files keep attn_output and the token embeddings at IQ3_S and take attn_q and attn_k down to IQ2_S.
+  it.each([['IQ3_XXS', ['IQ3_XXS', 'IQ3_S', 'IQ2_S']], ['IQ3_XS', ['IQ3_S', 'IQ3_XXS']], ['IQ3_S', ['IQ3_S']], ['IQ3_M', ['IQ3_S', 'Q4_K']]] as const)(
+    '--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte, in the size the plan predicts',
+    (fileType, expected) => {
+      const types = quantizeLikeLlama(fileType);
+      for (const type of expected) expect(types, fileType).toContain(type);
+    },
+  );
+
+  it('refuses IQ3_XXS and IQ3_XS without an importance matrix, as llama-quantize does (their attn_k is IQ2_S and IQ3_XXS)', () => {
+    for (const [fileType, attnK] of [['IQ3_XXS', 'IQ2_S'], ['IQ3_XS', 'IQ3_XXS']]) {
+      const r = gufo(['quantize', model, join(dir, `none-${fileType}.gguf`), '--type', fileType]);
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(new RegExp(`${fileType} needs an importance matrix \\(--imatrix FILE\\): tensor "blk\\.0\\.attn_k\\.weight" becomes ${attnK}`));
       expect(llamaModelQuantize(model, join(dir, `llama-none-${fileType}.gguf`), llamaFileTypeId(fileType)!).ok).toBe(false);
     }
   });
