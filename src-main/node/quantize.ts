@@ -29,6 +29,11 @@ export interface QuantizeOptions extends RecipeOptions {
    * are workers and this thread stays free for its events (the app's main process).
    */
   thisThreadEncodes?: boolean;
+  /**
+   * Measure each tensor's error (default true): every chunk is decoded back, which costs about a
+   * fifth of the encoding; without it the report's rmse is null.
+   */
+  measureError?: boolean;
   signal?: AbortSignal;
   onProgress?: (progress: QuantizeProgress) => void;
 }
@@ -47,8 +52,8 @@ export interface TensorReport {
   name: string;
   from: string;
   to: string;
-  /** Root-mean-square difference between the source values and the written values. */
-  rmse: number;
+  /** Root-mean-square difference between the source values and the written values (null: not measured). */
+  rmse: number | null;
 }
 
 export interface QuantizeReport {
@@ -175,6 +180,7 @@ class Conversion {
       rows: c.end - c.row,
       columns,
       importance: importanceFor(this.options.imatrix, t, c.matrix, this.gguf.file),
+      measureError: this.options.measureError !== false,
     };
     const promise = this.pool.run(job);
     // Awaited in order by output(); a run that stops early never awaits the rest.
@@ -249,7 +255,7 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
         name: t.name,
         from: t.from.name,
         to: t.to.name,
-        rmse: Math.sqrt(converted.squaredErrors[i]! / gguf.tensor(t.name)!.elements),
+        rmse: options.measureError === false ? null : Math.sqrt(converted.squaredErrors[i]! / gguf.tensor(t.name)!.elements),
       })),
       bytesIn: gguf.fileBytes,
       bytesOut: statSync(output).size,

@@ -83,7 +83,7 @@ describe('quantizing on several threads', () => {
   it('a chunk that fails on this thread rejects with its error', async () => {
     const pool = new ChunkPool(0, { here: true });
     try {
-      const job = { from: 'F32' as const, source: new Uint8Array(8 * 4), to: 'Q4_K' as const, rows: 1, columns: 8, importance: null };
+      const job = { from: 'F32' as const, source: new Uint8Array(8 * 4), to: 'Q4_K' as const, rows: 1, columns: 8, importance: null, measureError: true };
       await expect(pool.run(job)).rejects.toThrow(/Q4_K: rows of 8 values are not whole blocks of 256/);
     } finally {
       pool.close();
@@ -97,7 +97,7 @@ describe('quantizing on several threads', () => {
     const path = join(dir, 'values.bin');
     // 100 bytes before the chunk: a span need not start at the file's start or be aligned.
     writeFileSync(path, Buffer.concat([Buffer.alloc(100, 7), Buffer.from(values.buffer)]));
-    const job = { from: 'F32' as const, to: 'Q4_K' as const, rows: 3, columns: 512, importance: null };
+    const job = { from: 'F32' as const, to: 'Q4_K' as const, rows: 3, columns: 512, importance: null, measureError: true };
     const pool = new ChunkPool(2);
     try {
       const fromFile = await pool.run({ ...job, source: { path, offset: 100, length: values.byteLength } });
@@ -113,7 +113,7 @@ describe('quantizing on several threads', () => {
   it('a failing chunk rejects with the worker\'s error', async () => {
     const pool = new ChunkPool(1);
     try {
-      const job = { from: 'F32' as const, source: new Uint8Array(8 * 4), to: 'Q4_K' as const, rows: 1, columns: 8, importance: null };
+      const job = { from: 'F32' as const, source: new Uint8Array(8 * 4), to: 'Q4_K' as const, rows: 1, columns: 8, importance: null, measureError: true };
       await expect(pool.run(job)).rejects.toThrow(/Q4_K: rows of 8 values are not whole blocks of 256/);
     } finally {
       pool.close();

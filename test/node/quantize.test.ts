@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -40,6 +40,18 @@ describe('gufo quantize', () => {
       expectSameTensors(ours, theirs, fileType);
     }
   });
+
+  it('without measureError writes the same bytes and reports no errors; gufo quantize --json measures them', async () => {
+    const dir = tempDir();
+    const measured = await quantizeFile(STORIES_260K, join(dir, 'measured.gguf'), 'Q4_K_M', { threads: 2 });
+    const unmeasured = await quantizeFile(STORIES_260K, join(dir, 'unmeasured.gguf'), 'Q4_K_M', { threads: 2, measureError: false });
+    expect(readFileSync(join(dir, 'unmeasured.gguf')).equals(readFileSync(join(dir, 'measured.gguf')))).toBe(true);
+    expect(measured.tensors.every((t) => typeof t.rmse === 'number')).toBe(true);
+    expect(unmeasured.tensors.map((t) => t.rmse)).toEqual(measured.tensors.map(() => null));
+    const r = gufo(['quantize', STORIES_260K, join(dir, 'cli.gguf'), '--type', 'Q4_K_M', '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { tensors: { rmse: number }[] }).tensors.map((t) => t.rmse)).toEqual(measured.tensors.map((t) => t.rmse));
+  }, 60_000);
 
   it('stories260K in Q8_0 continues "Once upon a time" as the F32 file does in llama.cpp', async () => {
     const out = join(tempDir(), 'stories-q8_0.gguf');

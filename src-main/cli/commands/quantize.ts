@@ -126,6 +126,8 @@ export const quantizeCommand: Command = {
         overwrite: Boolean(args.values.force),
         threads,
         thisThreadEncodes: true,
+        // Only --json prints the tensors' errors.
+        measureError: Boolean(args.values.json),
         signal: interruptSignal(),
         onProgress: (p) => bar.update(p.elementsDone / p.elementsTotal, `${p.index + 1}/${p.count} ${p.tensor}`),
       });
