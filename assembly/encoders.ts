@@ -1,7 +1,7 @@
 /**
  * Block encoders in WebAssembly SIMD (AssemblyScript), byte for byte as llama.cpp's reference
- * quantizers (quantize_row_q8_0_ref, quantize_row_q4_1_ref), which ggml_quantize_chunk runs for
- * these types without an importance matrix. Compiled by `npm run build:wasm` into
+ * quantizers (quantize_row_q8_0_ref, quantize_row_q4_1_ref, ggml_fp32_to_bf16_row_ref), which
+ * ggml_quantize_chunk runs for these types without an importance matrix. Compiled by `npm run build:wasm` into
  * src-main/core/wasm/encoders.wasm.ts; the host side is src-main/core/wasm/encoders.ts, which copies
  * a chunk of f32 values into X_AT, calls encode*(X_AT, Y_AT, blocks) and copies the blocks out.
  *
@@ -14,7 +14,7 @@
 export const X_AT: usize = 0x10000;
 export const X_VALUES: i32 = 0x4000;
 export const Y_AT: usize = 0x20000;
-export const Y_BYTES: i32 = 0x4400;
+export const Y_BYTES: i32 = 0x8000;
 
 /** f16 bits of the f32 `x`, as ggml_compute_fp32_to_fp16 (src-main/core/quants/half-encode.ts f32BitsToF16Bits). */
 @inline function f16Bits(x: f32): u16 {
@@ -150,4 +150,21 @@ export function encodeQ4_1(x: usize, y: usize, blocks: i32): void {
 /** Q4_1's codes of the 4 values at p: MIN(15, (int8_t)((x − min) · id + 0.5)). */
 @inline function q4_1(p: usize, min: v128, id: v128, half: v128, fifteen: v128): v128 {
   return i32x4.min_s(truncC(f32x4.add(f32x4.mul(f32x4.sub(v128.load(p), min), id), half)), fifteen);
+}
+
+/** bfloat16 bits of 4 f32 (src-main/core/quants/half-encode.ts f32BitsToBF16Bits), in the low halves of their lanes. */
+@inline function bf16x4(w: v128): v128 {
+  const nan = i32x4.gt_s(v128.and(w, i32x4.splat(0x7fffffff)), i32x4.splat(0x7f800000));
+  const odd = v128.and(i32x4.shr_u(w, 16), i32x4.splat(1));
+  const rounded = i32x4.shr_u(i32x4.add(i32x4.add(w, i32x4.splat(0x7fff)), odd), 16);
+  return v128.bitselect(v128.or(i32x4.shr_u(w, 16), i32x4.splat(64)), rounded, nan);
+}
+
+/** BF16: round to nearest even, NaNs kept quiet with their top bits (ggml_compute_fp32_to_bf16). */
+export function encodeBF16(x: usize, y: usize, n: i32): void {
+  let i = 0;
+  for (; i + 8 <= n; i += 8, x += 32, y += 16) {
+    v128.store(y, i16x8.narrow_i32x4_u(bf16x4(v128.load(x)), bf16x4(v128.load(x, 16))));
+  }
+  for (; i < n; i++, x += 4, y += 2) store<u16>(y, <u16>i32x4.extract_lane(bf16x4(i32x4.splat(load<i32>(x))), 0));
 }

@@ -6,7 +6,8 @@
  */
 import type { RowEncoder } from './codec';
 import { ggmlType } from '../ggml-types';
-import { f32BitsToBF16Bits, f32BitsToF16Bits } from './half-encode';
+import { f32BitsToF16Bits } from './half-encode';
+import { wasmEncodeBlocks } from '../wasm/encoders';
 
 const F32 = ggmlType('F32');
 const F16 = ggmlType('F16');
@@ -52,18 +53,9 @@ export const encodeF16: RowEncoder = (src, dst, rows, rowLength) => {
   }
 };
 
+/** BF16 in WebAssembly SIMD (assembly/encoders.ts), the same rounding as f32BitsToBF16Bits. */
 export const encodeBF16: RowEncoder = (src, dst, rows, rowLength) => {
   const n = rows * rowLength;
   checkSizes('BF16', src, dst, n, BF16.typeSize);
-  const bits = bitsOf(src, n);
-  const out = halvesOf(dst, n);
-  if (out) {
-    for (let i = 0; i < n; i++) out[i] = f32BitsToBF16Bits(bits[i]!);
-  } else {
-    for (let i = 0, o = 0; i < n; i++, o += 2) {
-      const h = f32BitsToBF16Bits(bits[i]!);
-      dst[o] = h;
-      dst[o + 1] = h >>> 8;
-    }
-  }
+  wasmEncodeBlocks(BF16, 'encodeBF16', src, dst, n);
 };

@@ -8,7 +8,7 @@ import { WASM_BASE64 } from './encoders.wasm';
 import { instantiateBase64 } from './instantiate';
 
 /** The encode functions the module exports: (values at, blocks at, block count). */
-export type WasmEncoderName = 'encodeQ8_0' | 'encodeQ4_1';
+export type WasmEncoderName = 'encodeQ8_0' | 'encodeQ4_1' | 'encodeBF16';
 
 type Layout = 'X_AT' | 'X_VALUES' | 'Y_AT' | 'Y_BYTES';
 type EncoderExports = Record<Layout, WebAssembly.Global> &
