@@ -67,12 +67,19 @@ const scales = new Float32Array(QK / GROUP);
 /** IQ3_XXS: per 32 values, four 7-bit sign indices and the 4-bit scale (bits 28..31). */
 const signsAndScales = new Uint32Array(QK / GROUP);
 
+/** scale · (2l + 1) for each level l at the scale candidates are scored at (set by scaleLevels, once per scale tried). */
+const scaledLevels = new Float32Array(MAX_LEVEL + 1);
+
+function scaleLevels(scale: number): void {
+  for (let l = 0; l <= MAX_LEVEL; l++) scaledLevels[l] = fr(scale * (2 * l + 1));
+}
+
 /**
  * Rounds the 4 values at xval[o..] at inverse scale `id` to levels and writes to out[o..] the
  * levels of the grid entry chosen: the rounded point when on the grid (returns true), else the
- * neighbour with the least waux-weighted error at `scale` (returns false).
+ * neighbour with the least waux-weighted error at the scale of scaledLevels (returns false).
  */
-function snap(lat: Lattice, o: number, id: number, scale: number, out: Uint8Array): boolean {
+function snap(lat: Lattice, o: number, id: number, out: Uint8Array): boolean {
   let key = 0;
   for (let i = 0; i < 4; i++) {
     let l = ggmlNearestInt(fr(0.5 * fr(fr(id * xval[o + i]!) - 1)));
@@ -88,7 +95,7 @@ function snap(lat: Lattice, o: number, id: number, scale: number, out: Uint8Arra
     const at = 4 * list[j]!;
     let d2 = 0;
     for (let i = 0; i < 4; i++) {
-      const diff = fr(fr(scale * (2 * lat.levels[at + i]! + 1)) - xval[o + i]!);
+      const diff = fr(scaledLevels[lat.levels[at + i]!]! - xval[o + i]!);
       d2 = fr(d2 + fr(fr(waux[o + i]! * diff) * diff));
     }
     if (d2 < best) {
@@ -129,8 +136,8 @@ function groupScale(lat: Lattice, max: number, search: GroupSearch): number {
   onGrid.fill(!search.resnapAll);
   for (let is = -search.steps; is <= search.steps; is++) {
     const id = fr(fr(2 * MAX_LEVEL + 1 + fr(is * F02)) / max);
-    const thisScale = fr(1 / id);
-    for (let k = 0; k < GROUP / 4; k++) onGridAux[k] = snap(lat, 4 * k, id, thisScale, Laux);
+    scaleLevels(fr(1 / id));
+    for (let k = 0; k < GROUP / 4; k++) onGridAux[k] = snap(lat, 4 * k, id, Laux);
     const sums = oddLevelSums(weight, xval, Laux, GROUP);
     if (sums.sumq2 > 0 && fr(sums.sumqx * sums.sumqx) > fr(best * sums.sumq2)) {
       scale = fr(sums.sumqx / sums.sumq2);
@@ -141,7 +148,8 @@ function groupScale(lat: Lattice, max: number, search: GroupSearch): number {
   }
   if (onGrid.includes(false) && scale > 0) {
     const id = fr(1 / scale);
-    for (let k = 0; k < GROUP / 4; k++) if (search.resnapAll || !onGrid[k]) snap(lat, 4 * k, id, scale, L);
+    scaleLevels(scale);
+    for (let k = 0; k < GROUP / 4; k++) if (search.resnapAll || !onGrid[k]) snap(lat, 4 * k, id, L);
     const sums = oddLevelSums(weight, xval, L, GROUP);
     if (sums.sumq2 > 0) scale = fr(sums.sumqx / sums.sumq2);
   }
