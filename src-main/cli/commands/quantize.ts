@@ -28,7 +28,8 @@ File types: ${QUANT_FILE_TYPES.join(', ')}
 Options:
   --type T                    the file type to produce (required)
   --imatrix FILE              importance matrix from llama-imatrix (GGUF or legacy .dat);
-                              the IQ1_*, IQ2_* types and Q2_K_S need one (gufo imatrix makes one)
+                              the IQ1_*, IQ2_* types, IQ3_XXS, IQ3_XS and Q2_K_S need one
+                              (gufo imatrix makes one)
   --allow-requantize          convert tensors that are already quantized (through f32)
   --output-tensor-type t      ggml type for ${tensorName('output')} (e.g. q8_0)
   --token-embedding-type t    ggml type for ${tensorName('token_embd')}
