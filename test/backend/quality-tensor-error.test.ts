@@ -37,7 +37,7 @@ describe('tensor error of an export', () => {
     for (const t of r.tensors) {
       const q = quantized.tensors.find((x) => x.name === t.name)!;
       expect([t.sourceType, t.exportType], t.name).toEqual([q.from, q.to]);
-      expect(t.rmse, t.name).toBeCloseTo(q.rmse, 12);
+      expect(t.rmse, t.name).toBeCloseTo(q.rmse!, 12);
       if (q.from === q.to) expect(t).toMatchObject({ rmse: 0, relativeError: 0, snrDb: null });
       else expect(t.snrDb!, t.name).toBeGreaterThan(10);
     }

@@ -165,7 +165,7 @@ describe('gufo kld and gufo tensor-error on stories260K and its Q8_0 export', ()
     for (const t of r.tensors) {
       const q = report.tensors.find((x) => x.name === t.name)!;
       expect(t.exportType, t.name).toBe(q.to);
-      expect(t.rmse, t.name).toBeCloseTo(q.rmse, 12);
+      expect(t.rmse, t.name).toBeCloseTo(q.rmse!, 12);
       // Unchanged tensors have no error and no finite SNR.
       if (q.from === q.to) expect(t).toMatchObject({ rmse: 0, relativeError: 0, snrDb: null });
       else expect(t.snrDb!, t.name).toBeGreaterThan(30); // 8.5 bits a weight

@@ -167,7 +167,7 @@ describe('per-tensor error of an export', () => {
       for (const [i, t] of report.tensors.entries()) {
         const q = quantized.tensors.find((x) => x.name === t.name)!;
         expect(t.exportType, t.name).toBe(q.to);
-        expect(t.rmse, t.name).toBeCloseTo(q.rmse, 12);
+        expect(t.rmse, t.name).toBeCloseTo(q.rmse!, 12);
         expect(t.sourceType).toBe(source.gguf.tensors[i]!.type.name);
       }
       const changed = report.tensors.filter((t) => t.sourceType !== t.exportType);
