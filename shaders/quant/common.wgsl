@@ -52,6 +52,38 @@ fn w_quad(i: u32) -> vec4<u32> {
 #endif
 }
 
+#if BLOCK_WORDS
+// Where block `blk` of part row `row` lies in W: (the word of its first 16-byte quad, the words
+// from one of its quads to the next). The one place that knows the layouts weights.ts uploads:
+// rows as stored (quads side by side), or with ROW_LANES, the row groups of row-groups.ts (CPU
+// adapters: for every block, row of a thread and quad, the ROW_LANES threads' quads side by side;
+// the rows after the part's last full group as stored).
+fn w_block(row: u32, blk: u32) -> vec2<u32> {
+#if ROW_LANES
+  const LANES = {{ROW_LANES}}u;
+  const THREAD_ROWS = {{ROW_THREAD_ROWS}}u;
+  const GROUP = LANES * THREAD_ROWS;
+  const_assert {{BLOCK_WORDS}}u % 4u == 0u;
+  if (row < P.part_rows - P.part_rows % GROUP) {
+    let i = row % GROUP;
+    let quad = (blk * THREAD_ROWS + i % THREAD_ROWS) * ({{BLOCK_WORDS}}u / 4u) * LANES + i / THREAD_ROWS;
+    return vec2<u32>({{BLOCK_WORDS}}u * (row - i) * P.blocks_per_row + 4u * quad, 4u * LANES);
+  }
+#endif
+  return vec2<u32>({{BLOCK_WORDS}}u * (row * P.blocks_per_row + blk), 4u);
+}
+
+// Word w of the block at h (w_block).
+fn w_block_word(h: vec2<u32>, w: u32) -> u32 {
+  return h.x + (w >> 2u) * h.y + (w & 3u);
+}
+
+// Words w .. w + 3 of the block at h (w a multiple of 4): one of its quads.
+fn w_block_quad(h: vec2<u32>, w: u32) -> vec4<u32> {
+  return w_quad(h.x + (w >> 2u) * h.y);
+}
+#endif
+
 // Half number `i` (2 per word, little-endian) of W.
 fn w_half(i: u32) -> u32 {
   return (W[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu;

@@ -35,23 +35,27 @@ fn kscales_all(s: vec3<u32>) -> KScales {
   );
 }
 
-// The words W_D and W_SCALES .. W_SCALES + 2 of the block starting at word b: one 16-byte load
-// where the kernel has W4 (both sit in the block's first four words).
-fn kblock_head(b: u32) -> array<u32, 4> {
-#if W_VEC4
-  const_assert {{BLOCK_WORDS}}u % 4u == 0u;
-  let h = W4[b >> 2u];
-  return array<u32, 4>(h[{{W_D}}u], h[{{W_SCALES}}u], h[{{W_SCALES}}u + 1u], h[{{W_SCALES}}u + 2u]);
-#else
-  let s = b + {{W_SCALES}}u;
-  return array<u32, 4>(W[b + {{W_D}}u], W[s], W[s + 1u], W[s + 2u]);
-#endif
+// The words W_D and W_SCALES .. W_SCALES + 2 of the block at h (w_block): its first quad, one
+// 16-byte load where the kernel has W4.
+fn kblock_head(h: vec2<u32>) -> array<u32, 4> {
+  const_assert {{W_D}}u < 4u && {{W_SCALES}}u + 2u < 4u;
+  let q = w_block_quad(h, 0u);
+  return array<u32, 4>(q[{{W_D}}u], q[{{W_SCALES}}u], q[{{W_SCALES}}u + 1u], q[{{W_SCALES}}u + 2u]);
 }
 
-// Sub-blocks sub and sub + 1 of the block at word b, from the dots of their codes with x (ql, qh)
+// A whole block at h (w_block), from the dots of its 8 sub-blocks' codes with x (q) and the sums
+// of x per sub-block (xs), sub-block j at [j / 4][j % 4]: d · Σ_j s_j · q_j − dmin · Σ_j m_j · Σx_j.
+fn kblock_dot(h: vec2<u32>, q: array<vec4<f32>, 2>, xs: array<vec4<f32>, 2>) -> f32 {
+  let head = kblock_head(h);
+  let dm = f16x2(head[0]);
+  let k = kscales_all(vec3<u32>(head[1], head[2], head[3]));
+  return dm.x * (dot(k.sc[0], q[0]) + dot(k.sc[1], q[1])) - dm.y * (dot(k.mn[0], xs[0]) + dot(k.mn[1], xs[1]));
+}
+
+// Sub-blocks sub and sub + 1 of the block at h (w_block), from the dots of their codes with x (ql, qh)
 // and the sums of x per 16 values (sl, sh): d · (s · ql + s' · qh) − dmin · (m · Σx + m' · Σx').
-fn kpair_dot(b: u32, sub: u32, ql: f32, qh: f32, sl: vec2<f32>, sh: vec2<f32>) -> f32 {
-  let head = kblock_head(b);
+fn kpair_dot(h: vec2<u32>, sub: u32, ql: f32, qh: f32, sl: vec2<f32>, sh: vec2<f32>) -> f32 {
+  let head = kblock_head(h);
   let dm = f16x2(head[0]);
   let scales = vec3<u32>(head[1], head[2], head[3]);
   let lo = vec2<f32>(kscale_min(scales, sub));

@@ -9,17 +9,17 @@ const_assert {{W_QS}}u % 4u == 0u; // qs read 16 bytes at a time (w_quad)
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let sub = u & 7u;
-  let b = {{BLOCK_WORDS}}u * (row * P.blocks_per_row + (u >> 3u));
+  let b = w_block(row, u >> 3u);
   let head = kblock_head(b);
   let dm = f16x2(head[0]);
   let sm = kscale_min(vec3<u32>(head[1], head[2], head[3]), sub);
   let dl = dm.x * f32(sm.x);
   let ml = dm.y * f32(sm.y);
-  let qs = b + {{W_QS}}u + 8u * (sub >> 1u);
+  let qs = {{W_QS}}u + 8u * (sub >> 1u);
   let shifts = vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(4u * (sub & 1u));
   // Constant indices, no loop: SwiftShader keeps w in registers.
-  let a = w_quad(qs);
-  let c = w_quad(qs + 4u);
+  let a = w_block_quad(b, qs);
+  let c = w_block_quad(b, qs + 4u);
   (*w)[0] = dl * nibbles4(a.x, shifts) - ml;
   (*w)[1] = dl * nibbles4(a.y, shifts) - ml;
   (*w)[2] = dl * nibbles4(a.z, shifts) - ml;
@@ -46,35 +46,30 @@ fn q4_unit_dot(a: vec4<u32>, c: vec4<u32>, x: array<vec4<f32>, 8>) -> f32 {
 }
 
 // Σ q·x of sub-blocks 2j (low nibbles) and 2j + 1 (high nibbles) from their 32 bytes of qs at word
-// qs, with xl, xh those units of x in masked order.
-fn q4_pair_masked(qs: u32, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
-  let a = w_quad(qs);
-  let c = w_quad(qs + 4u);
+// qs of the block at b (w_block), with xl, xh those units of x in masked order.
+fn q4_pair_masked(b: vec2<u32>, qs: u32, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
+  let a = w_block_quad(b, qs);
+  let c = w_block_quad(b, qs + 4u);
   let four = vec4<u32>(4u);
   return vec2<f32>(q4_unit_dot(a, c, xl), q4_unit_dot(a >> four, c >> four, xh));
 }
 
 // Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows):
-// the block's x (in masked order) and Σx per unit prepared once for all the rows; per row, the
-// head (d, dmin, the 8 scales and mins) decoded once and qs read as 8 quads:
-// d · Σ_j s_j · Σ q·x − dmin · Σ_j m_j · Σx.
+// the block's x (in masked order) and Σx per unit prepared once for all the rows; per row, qs read
+// as 8 quads and the head (d, dmin, the 8 scales and mins) decoded once (kblock_dot).
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
   let x = x_block(xb, 32u * u);
   let xs = x_unit_sums(x);
   let xm = x_block_masked(x);
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
-    let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));
-    let head = kblock_head(b);
-    let dm = f16x2(head[0]);
-    let k = kscales_all(vec3<u32>(head[1], head[2], head[3]));
-    let qs = b + {{W_QS}}u;
-    let q01 = q4_pair_masked(qs, xm[0], xm[1]);
-    let q23 = q4_pair_masked(qs + 8u, xm[2], xm[3]);
-    let q45 = q4_pair_masked(qs + 16u, xm[4], xm[5]);
-    let q67 = q4_pair_masked(qs + 24u, xm[6], xm[7]);
-    (*acc)[r] += dm.x * (dot(k.sc[0], vec4<f32>(q01, q23)) + dot(k.sc[1], vec4<f32>(q45, q67)))
-      - dm.y * (dot(k.mn[0], xs[0]) + dot(k.mn[1], xs[1]));
+    let b = w_block(row0 + r, u >> 3u);
+    let qs = {{W_QS}}u;
+    let q01 = q4_pair_masked(b, qs, xm[0], xm[1]);
+    let q23 = q4_pair_masked(b, qs + 8u, xm[2], xm[3]);
+    let q45 = q4_pair_masked(b, qs + 16u, xm[4], xm[5]);
+    let q67 = q4_pair_masked(b, qs + 24u, xm[6], xm[7]);
+    (*acc)[r] += kblock_dot(b, array<vec4<f32>, 2>(vec4<f32>(q01, q23), vec4<f32>(q45, q67)), xs);
   }
 }
 #else
@@ -104,9 +99,9 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   let sub = u & 7u;
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
-    let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));
-    let qs = b + {{W_QS}}u + 4u * sub;
-    let q = q4_pair_dots(w_quad(qs), w_quad(qs + 4u), xl, xh);
+    let b = w_block(row0 + r, u >> 3u);
+    let qs = {{W_QS}}u + 4u * sub;
+    let q = q4_pair_dots(w_block_quad(b, qs), w_block_quad(b, qs + 4u), xl, xh);
     (*acc)[r] += kpair_dot(b, sub, q.x, q.y, sl, sh);
   }
 }

@@ -9,17 +9,17 @@ const_assert {{W_QS}}u % 4u == 0u && {{W_QH}}u % 4u == 0u; // read 16 bytes at a
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let sub = u & 7u;
-  let b = {{BLOCK_WORDS}}u * (row * P.blocks_per_row + (u >> 3u));
+  let b = w_block(row, u >> 3u);
   let head = kblock_head(b);
   let dm = f16x2(head[0]);
   let sm = kscale_min(vec3<u32>(head[1], head[2], head[3]), sub);
   let dl = dm.x * f32(sm.x);
   let ml = dm.y * f32(sm.y);
-  let qs = b + {{W_QS}}u + 8u * (sub >> 1u);
+  let qs = {{W_QS}}u + 8u * (sub >> 1u);
   let shifts = vec4<u32>(0u, 8u, 16u, 24u);
   for (var h = 0u; h < 2u; h++) {
-    let q4 = w_quad(qs + 4u * h);
-    let h4 = w_quad(b + {{W_QH}}u + 4u * h);
+    let q4 = w_block_quad(b, qs + 4u * h);
+    let h4 = w_block_quad(b, {{W_QH}}u + 4u * h);
     for (var k = 0u; k < 4u; k++) {
       let lo = (vec4<u32>(q4[k]) >> (shifts + vec4<u32>(4u * (sub & 1u)))) & vec4<u32>(15u);
       let hi = (vec4<u32>(h4[k]) >> (shifts + vec4<u32>(sub))) & vec4<u32>(1u);
@@ -47,10 +47,10 @@ fn q5_unit_masked(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, sub: u
 }
 
 // Σ q·x of sub-blocks sub and sub + 1 (sub even), their 32 bytes of qs at word qs, (g, e) the
-// block's qh, xl and xh those units of x in masked order.
-fn q5_pair_masked(qs: u32, g: vec4<u32>, e: vec4<u32>, sub: u32, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
-  let a = w_quad(qs);
-  let c = w_quad(qs + 4u);
+// block's qh, xl and xh those units of x in masked order; b the block (w_block).
+fn q5_pair_masked(b: vec2<u32>, qs: u32, g: vec4<u32>, e: vec4<u32>, sub: u32, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
+  let a = w_block_quad(b, qs);
+  let c = w_block_quad(b, qs + 4u);
   return vec2<f32>(q5_unit_masked(a, c, g, e, sub, xl), q5_unit_masked(a, c, g, e, sub + 1u, xh));
 }
 
@@ -61,19 +61,15 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   let xm = x_block_masked(x);
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
-    let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));
-    let head = kblock_head(b);
-    let dm = f16x2(head[0]);
-    let k = kscales_all(vec3<u32>(head[1], head[2], head[3]));
-    let qs = b + {{W_QS}}u;
-    let g = w_quad(b + {{W_QH}}u);
-    let e = w_quad(b + {{W_QH}}u + 4u);
-    let q01 = q5_pair_masked(qs, g, e, 0u, xm[0], xm[1]);
-    let q23 = q5_pair_masked(qs + 8u, g, e, 2u, xm[2], xm[3]);
-    let q45 = q5_pair_masked(qs + 16u, g, e, 4u, xm[4], xm[5]);
-    let q67 = q5_pair_masked(qs + 24u, g, e, 6u, xm[6], xm[7]);
-    (*acc)[r] += dm.x * (dot(k.sc[0], vec4<f32>(q01, q23)) + dot(k.sc[1], vec4<f32>(q45, q67)))
-      - dm.y * (dot(k.mn[0], xs[0]) + dot(k.mn[1], xs[1]));
+    let b = w_block(row0 + r, u >> 3u);
+    let qs = {{W_QS}}u;
+    let g = w_block_quad(b, {{W_QH}}u);
+    let e = w_block_quad(b, {{W_QH}}u + 4u);
+    let q01 = q5_pair_masked(b, qs, g, e, 0u, xm[0], xm[1]);
+    let q23 = q5_pair_masked(b, qs + 8u, g, e, 2u, xm[2], xm[3]);
+    let q45 = q5_pair_masked(b, qs + 16u, g, e, 4u, xm[4], xm[5]);
+    let q67 = q5_pair_masked(b, qs + 24u, g, e, 6u, xm[6], xm[7]);
+    (*acc)[r] += kblock_dot(b, array<vec4<f32>, 2>(vec4<f32>(q01, q23), vec4<f32>(q45, q67)), xs);
   }
 }
 #else
@@ -108,9 +104,9 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   let sub = u & 7u;
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
-    let b = {{BLOCK_WORDS}}u * ((row0 + r) * P.blocks_per_row + (u >> 3u));
-    let qs = b + {{W_QS}}u + 4u * sub;
-    let q = q5_pair_dots(w_quad(qs), w_quad(qs + 4u), w_quad(b + {{W_QH}}u), w_quad(b + {{W_QH}}u + 4u), sub, xl, xh);
+    let b = w_block(row0 + r, u >> 3u);
+    let qs = {{W_QS}}u + 4u * sub;
+    let q = q5_pair_dots(w_block_quad(b, qs), w_block_quad(b, qs + 4u), w_block_quad(b, {{W_QH}}u), w_block_quad(b, {{W_QH}}u + 4u), sub, xl, xh);
     (*acc)[r] += kpair_dot(b, sub, q.x, q.y, sl, sh);
   }
 }

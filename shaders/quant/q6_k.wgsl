@@ -10,19 +10,19 @@ const_assert {{W_QL}}u % 4u == 0u && {{W_QH}}u % 4u == 0u && {{W_SCALES}}u % 4u 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   let sub = u & 7u;
   let blk = row * P.blocks_per_row + (u >> 3u);
-  let b = {{BLOCK_WORDS}}u * blk;
+  let b = w_block(row, u >> 3u);
   let d = f16_to_f32(w_half(2u * P.scale_word + blk));
   let n = sub >> 2u;
   let s = sub & 3u;
-  let ql = b + {{W_QL}}u + 16u * n + 8u * (s & 1u);
+  let ql = {{W_QL}}u + 16u * n + 8u * (s & 1u);
   let nshift = 4u * (s >> 1u);
   let si = 8u * n + 2u * s; // even: both scales sit in one word
-  let sw = W[b + {{W_SCALES}}u + (si >> 2u)] >> ((si & 3u) * 8u);
+  let sw = W[w_block_word(b, {{W_SCALES}}u + (si >> 2u))] >> ((si & 3u) * 8u);
   for (var h = 0u; h < 2u; h++) {
     let sc = bitcast<i32>(((sw >> (8u * h)) & 0xffu) << 24u) >> 24u;
     let dl = d * f32(sc);
-    let l4 = w_quad(ql + 4u * h);
-    let h4 = w_quad(b + {{W_QH}}u + 8u * n + 4u * h);
+    let l4 = w_block_quad(b, ql + 4u * h);
+    let h4 = w_block_quad(b, {{W_QH}}u + 8u * n + 4u * h);
     for (var k = 0u; k < 4u; k++) {
       let lo = (vec4<u32>(l4[k]) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(nshift))) & vec4<u32>(15u);
       let hi = crumbs4(h4[k], 2u * s);
@@ -52,14 +52,15 @@ fn q6_unit_masked(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, nshift
 
 // Σ q·x per 16 values of the four units of one half of a block (x0 .. x3 their x in masked
 // order), from its 64 bytes of ql at word ql (units s and s + 2 share 32 of them: low and high
-// nibbles) and 32 bytes of qh at word qh (crumbs 2s of every unit): [0] units 0 and 1, [1] units 2 and 3.
-fn q6_half_dots(ql: u32, qh: u32, x0: array<vec4<f32>, 8>, x1: array<vec4<f32>, 8>, x2: array<vec4<f32>, 8>, x3: array<vec4<f32>, 8>) -> array<vec4<f32>, 2> {
-  let a0 = w_quad(ql);
-  let c0 = w_quad(ql + 4u);
-  let a1 = w_quad(ql + 8u);
-  let c1 = w_quad(ql + 12u);
-  let g = w_quad(qh);
-  let e = w_quad(qh + 4u);
+// nibbles) and 32 bytes of qh at word qh (crumbs 2s of every unit) of the block at b (w_block):
+// [0] units 0 and 1, [1] units 2 and 3.
+fn q6_half_dots(b: vec2<u32>, ql: u32, qh: u32, x0: array<vec4<f32>, 8>, x1: array<vec4<f32>, 8>, x2: array<vec4<f32>, 8>, x3: array<vec4<f32>, 8>) -> array<vec4<f32>, 2> {
+  let a0 = w_block_quad(b, ql);
+  let c0 = w_block_quad(b, ql + 4u);
+  let a1 = w_block_quad(b, ql + 8u);
+  let c1 = w_block_quad(b, ql + 12u);
+  let g = w_block_quad(b, qh);
+  let e = w_block_quad(b, qh + 4u);
   return array<vec4<f32>, 2>(
     vec4<f32>(q6_unit_masked(a0, c0, g, e, 0u, 0u, x0), q6_unit_masked(a1, c1, g, e, 0u, 2u, x1)),
     vec4<f32>(q6_unit_masked(a0, c0, g, e, 4u, 4u, x2), q6_unit_masked(a1, c1, g, e, 4u, 6u, x3)),
@@ -81,13 +82,13 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
     let blk = (row0 + r) * P.blocks_per_row + (u >> 3u);
-    let b = {{BLOCK_WORDS}}u * blk;
+    let b = w_block(row0 + r, u >> 3u);
     let d = f16_to_f32(w_half(2u * P.scale_word + blk));
-    let sc = w_quad(b + {{W_SCALES}}u);
-    let ql = b + {{W_QL}}u;
-    let qh = b + {{W_QH}}u;
-    let h0 = q6_half_dots(ql, qh, xm[0], xm[1], xm[2], xm[3]);
-    let h1 = q6_half_dots(ql + 16u, qh + 8u, xm[4], xm[5], xm[6], xm[7]);
+    let sc = w_block_quad(b, {{W_SCALES}}u);
+    let ql = {{W_QL}}u;
+    let qh = {{W_QH}}u;
+    let h0 = q6_half_dots(b, ql, qh, xm[0], xm[1], xm[2], xm[3]);
+    let h1 = q6_half_dots(b, ql + 16u, qh + 8u, xm[4], xm[5], xm[6], xm[7]);
     (*acc)[r] += d * (dot(vec4<f32>(sbytes4(sc.x)), h0[0] - xo[0]) + dot(vec4<f32>(sbytes4(sc.y)), h0[1] - xo[1])
       + dot(vec4<f32>(sbytes4(sc.z)), h1[0] - xo[2]) + dot(vec4<f32>(sbytes4(sc.w)), h1[1] - xo[3]));
   }
@@ -132,18 +133,18 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
     let blk = (row0 + r) * P.blocks_per_row + (u >> 3u);
-    let b = {{BLOCK_WORDS}}u * blk;
+    let b = w_block(row0 + r, u >> 3u);
     let d = f16_to_f32(w_half(2u * P.scale_word + blk));
     // Scales 8n + 2s, +1 (unit s) and 8n + 2s + 4, +5 (unit s + 2).
-    let sc = b + {{W_SCALES}}u + 2u * n;
-    let scl = q6_scale_pair(W[sc] >> (16u * s));
-    let sch = q6_scale_pair(W[sc + 1u] >> (16u * s));
-    let ql = b + {{W_QL}}u + 16u * n + 8u * s;
-    let qh = b + {{W_QH}}u + 8u * n;
-    let a = w_quad(ql);
-    let c = w_quad(ql + 4u);
-    let g = w_quad(qh);
-    let e = w_quad(qh + 4u);
+    let sc = {{W_SCALES}}u + 2u * n;
+    let scl = q6_scale_pair(W[w_block_word(b, sc)] >> (16u * s));
+    let sch = q6_scale_pair(W[w_block_word(b, sc + 1u)] >> (16u * s));
+    let ql = {{W_QL}}u + 16u * n + 8u * s;
+    let qh = {{W_QH}}u + 8u * n;
+    let a = w_block_quad(b, ql);
+    let c = w_block_quad(b, ql + 4u);
+    let g = w_block_quad(b, qh);
+    let e = w_block_quad(b, qh + 4u);
     let l = q6_unit_dots(a, c, g, e, 0u, hs, xl);
     let h = q6_unit_dots(a, c, g, e, 4u, hs + 4u, xh);
     (*acc)[r] += d * (dot(scl, l - sl) + dot(sch, h - sh));

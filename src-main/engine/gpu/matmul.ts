@@ -24,6 +24,7 @@ import { noteReadBytes } from './dispatch-profile';
 import { shaderSource } from './shader-source';
 import { WeightUniform } from './kernel-uniforms';
 import type { UniformValues } from './uniforms';
+import { MATVEC_THREAD_ROWS, cpuLanes, rowGroupDefines, rowGroupsFor } from './row-groups';
 import type { GpuWeight, GpuWeightPart } from './weights';
 
 export interface Dispatch {
@@ -111,12 +112,7 @@ const MATMAT: KernelShape = { wg: 64, rows: 4, tokens: 8, threadRows: 0 };
  * mat-mat kernel of matmul.wgsl from 4 to 64 tokens).
  */
 const TILED: KernelShape = { wg: 32, rows: 32 * 8, tokens: 16, threadRows: 8 };
-/**
- * Rows each thread of the decode kernel owns: each step's x is loaded (and its sums taken) once
- * for that many rows. 8 measured faster than 1 and 4 on lavapipe and SwiftShader (Q4_K, Q6_K,
- * Q8_0; docs/performance.md, third pass).
- */
-export const MATVEC_THREAD_ROWS = 8;
+export { MATVEC_THREAD_ROWS };
 /** Workgroups per dimension used before wrapping into y (WebGPU guarantees 65535). */
 export const MAX_GROUPS_X = 32768;
 
@@ -128,15 +124,14 @@ export const MAX_GROUPS_X = 32768;
  */
 function matvecShape(info: GpuInfo, cpu: boolean): KernelShape {
   if (!cpu) return { wg: 64, rows: 4, tokens: 1, threadRows: 0 };
-  const size = info.subgroupMinSize;
-  const wg = size >= 4 && size === info.subgroupMaxSize ? size : 64;
+  const wg = cpuLanes(info);
   return { wg, rows: wg * MATVEC_THREAD_ROWS, tokens: 1, threadRows: MATVEC_THREAD_ROWS };
 }
 const EMBED_WG = 64;
 /** The values of one part's WeightUniform, by field. */
 type WeightParams = UniformValues<typeof WeightUniform.fields>;
 /** WeightUniform's expert fields, for the kernels that are not the expert matmul. */
-const NOT_EXPERTS = { part_rows: 0, expert_rows: 0, expert_row0: 0, x_group: 0 } as const;
+const NOT_EXPERTS = { expert_rows: 0, expert_row0: 0, x_group: 0 } as const;
 
 /** (token, expert) pairs per tile of the expert matmul: the mat-mat kernel's token tile. */
 export const EXPERT_TILE = MATMAT.tokens;
@@ -196,6 +191,7 @@ function partParams(weight: GpuWeight, part: GpuWeightPart, n: number) {
     scale_word: part.scaleWord,
     row_start: part.rowStart,
     total_rows: weight.rows,
+    part_rows: part.rows, // where its row groups end (w_block)
   };
 }
 
@@ -208,6 +204,7 @@ export class MatmulKernels {
   /** Prefill's kernel for matmul(): matmat.wgsl's on a CPU adapter, matmul.wgsl's mat-mat on a GPU. */
   readonly prefill: 'tiled' | 'matmat';
   private readonly device: GPUDevice;
+  private readonly info: GpuInfo;
   private readonly layout: GPUBindGroupLayout;
   private readonly pipelineLayout: GPUPipelineLayout;
   /** The expert matmul's: the same plus the routing table at binding 4. */
@@ -220,6 +217,7 @@ export class MatmulKernels {
 
   constructor(ctx: GpuContext, options: KernelOptions = {}) {
     this.device = ctx.device;
+    this.info = ctx.info;
     this.subgroups = ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
     const cpu = options.cpuShapes ?? ctx.info.isFallbackAdapter;
     this.matvec = matvecShape(ctx.info, cpu);
@@ -250,16 +248,18 @@ export class MatmulKernels {
   /** The WGSL of one kernel variant for one type (for tests and debugging); `normEps` for "-norm". */
   source(variant: Variant, typeName: string, normEps = 0): string {
     const type = typeName.toLowerCase();
-    if (variant === 'embedding') return shaderSource('embedding.wgsl', { TYPE: type, WG: EMBED_WG });
+    // The weights' layout on this adapter, as uploadWeights makes it.
+    const layout = rowGroupDefines(rowGroupsFor(this.info, typeName));
+    if (variant === 'embedding') return shaderSource('embedding.wgsl', { TYPE: type, WG: EMBED_WG, ...layout });
     if (variant.startsWith('tiled')) {
       return shaderSource('matmat.wgsl', {
-        TYPE: type, WG: TILED.wg, RT: TILED.rows / TILED.wg, TT: TILED.tokens, SHADER_F16: this.f16, MATVEC: false, W_VEC4: true,
+        ...layout, TYPE: type, WG: TILED.wg, RT: TILED.rows / TILED.wg, TT: TILED.tokens, SHADER_F16: this.f16, MATVEC: false, W_VEC4: true,
         X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'),
       });
     }
     const v = this.shape(variant.startsWith('matvec') ? 1 : 2);
     return shaderSource('matmul.wgsl', {
-      TYPE: type, WG: v.wg, ROWS: v.threadRows || v.rows, TT: v.tokens, SUBGROUPS: this.subgroups && v.threadRows === 0,
+      ...layout, TYPE: type, WG: v.wg, ROWS: v.threadRows || v.rows, TT: v.tokens, SUBGROUPS: this.subgroups && v.threadRows === 0,
       SHADER_F16: this.f16, MATVEC: v === this.matvec, THREAD_ROWS: v.threadRows > 0, W_VEC4: true,
       X_VEC4: variant.includes('4'), ACCUMULATE: variant.includes('+'), EXPERTS: variant.endsWith('-experts'),
       X_NORM: variant.endsWith('-norm'), X_GLU: /-(silu|gelu)$/.test(variant), X_GELU: variant.endsWith('-gelu'), NORM_EPS_BITS: f32Bits(normEps),
@@ -366,7 +366,6 @@ export class MatmulKernels {
       y_offset: 0,
       y_stride: rows.count,
       x_stride: weight.cols,
-      part_rows: part.rows,
       expert_rows: expertRows,
       expert_row0: rows.first,
       x_group: options.xGroup,

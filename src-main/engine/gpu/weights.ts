@@ -17,10 +17,13 @@
  *   [cols, rows, experts] is split on expert boundaries, so each expert's matrix lies in one part.
  * - Several matrices of one type and row length can be uploaded as one weight, their rows one after
  *   the other (a ConcatWeight: Q|K|V, gate|up), so a single matmul computes all of them.
+ * - On CPU adapters the K-quants' rows (main plane) are interleaved in row groups (row-groups.ts)
+ *   for the decode kernel's lanes; the weight says so in `rowGroups`.
  */
 import { ggmlType, type BlockFieldName, type GgmlType, type GgmlTypeName } from '../../core/ggml-types';
 import type { GgufFile, GgufTensorInfo } from '../../core/gguf/gguf-file';
 import type { GpuContext } from './device';
+import { rowGroupsFor, storedQuadOf, type RowGroups } from './row-groups';
 
 /** Largest amount of tensor bytes handed to the queue between waits for it (the issue's ≤ 64 MiB). */
 export const MAX_STAGING_BYTES = 64 * 2 ** 20;
@@ -118,6 +121,8 @@ export interface GpuWeight {
   readonly residentBytes: number;
   /** Row ranges, in order, each in its own buffer; one part unless the tensor exceeds the binding limit. */
   readonly parts: readonly GpuWeightPart[];
+  /** Each part's rows interleaved in these row groups (row-groups.ts); undefined: as stored. */
+  readonly rowGroups?: RowGroups;
   /** Frees the GPU buffers. */
   destroy(): void;
 }
@@ -315,6 +320,7 @@ export async function uploadWeights(
   try {
     for (const [i, src] of sources.entries()) {
       const blocksPerRow = src.cols / src.type.blockSize;
+      const rowGroups = rowGroupsFor(ctx.info, src.type.name);
       const parts: GpuWeightPart[] = [];
       for (const [p, plan] of plans[i]!.entries()) {
         device.pushErrorScope('out-of-memory');
@@ -330,7 +336,8 @@ export async function uploadWeights(
           throw new Error(`${src.name}: out of GPU memory allocating ${plan.bytes} bytes (${resident} bytes of weights allocated): ${oom.message}`);
         }
         const ranges = rowRanges(gguf, src, plan.rowStart, plan.rows);
-        await uploader.part(gguf, src.type, buffer, ranges, plan.rows * blocksPerRow, plan.scaleWord * 4);
+        const order = rowGroups && { groups: rowGroups, blocksPerRow, rows: plan.rows };
+        await uploader.part(gguf, src.type, buffer, ranges, plan.rows * blocksPerRow, plan.scaleWord * 4, order);
         parts.push({ buffer, rowStart: plan.rowStart, rows: plan.rows, bytes: plan.bytes, scaleWord: plan.scaleWord });
       }
       out.set(src.name, {
@@ -342,6 +349,7 @@ export async function uploadWeights(
         fileBytes: src.fileBytes,
         residentBytes: parts.reduce((sum, p) => sum + p.bytes, 0),
         parts,
+        ...(rowGroups && { rowGroups }),
         destroy() {
           for (const p of parts) p.buffer.destroy();
         },
@@ -355,11 +363,22 @@ export async function uploadWeights(
   return out;
 }
 
+/** A part's rows to interleave in row groups: `rows` rows of `blocksPerRow` blocks. */
+interface RowOrder {
+  readonly groups: RowGroups;
+  readonly blocksPerRow: number;
+  readonly rows: number;
+}
+
 /** Streams file ranges into GPU buffers, waiting for the queue every `staging` bytes. */
 class Uploader {
   private pending = 0;
   private done = 0;
   private scratch: Uint8Array<ArrayBuffer> | undefined;
+  /** Where a chunk's rows are put in row groups. */
+  private arranged: Uint8Array<ArrayBuffer> | undefined;
+  /** The main plane of one row group in row order (the source of the chunks that fall in it), and which. */
+  private group: { part: RowOrder; index: number; main: Uint8Array<ArrayBuffer> } | undefined;
   /** Where bytes spanning two file ranges are gathered. */
   private gathered: Uint8Array<ArrayBuffer> | undefined;
 
@@ -369,12 +388,17 @@ class Uploader {
     private readonly progress: (done: number) => void,
   ) {}
 
-  /** Uploads `blocks` blocks of `type` from the file ranges, in order, into `buffer` (repacked if the type needs it). */
-  async part(gguf: GgufFile, type: GgmlType, buffer: GPUBuffer, ranges: readonly FileRange[], blocks: number, scaleByte: number): Promise<void> {
+  /**
+   * Uploads `blocks` blocks of `type` from the file ranges, in order, into `buffer` (repacked if
+   * the type needs it, its rows interleaved in row groups with `order`).
+   */
+  async part(
+    gguf: GgufFile, type: GgmlType, buffer: GPUBuffer, ranges: readonly FileRange[], blocks: number, scaleByte: number, order?: RowOrder,
+  ): Promise<void> {
     const repack = REPACK[type.name];
     const ts = type.typeSize;
     const queue = this.device.queue;
-    if (!repack) {
+    if (!repack && !order) {
       const bytes = blocks * ts;
       const chunk = Math.floor(this.staging / 4) * 4;
       for (let at = 0; at < bytes; at += chunk) {
@@ -389,23 +413,78 @@ class Uploader {
     }
     // Whole blocks per chunk, a multiple of 4 of them so scale-plane offsets stay 4-byte aligned,
     // with room for the scale plane's padding.
+    const scalePer = repack?.scaleBytes ?? 0;
     const chunkBlocks = Math.max(4, Math.floor((this.staging - 4) / ts / 4) * 4);
-    const mainPer = ts - repack.scaleBytes;
+    const mainPer = ts - scalePer;
     for (let b = 0; b < blocks; b += chunkBlocks) {
       const n = Math.min(chunkBlocks, blocks - b);
       const mainBytes = n * mainPer;
-      const scaleBytes = align4(n * repack.scaleBytes);
+      const scaleBytes = repack ? align4(n * scalePer) : 0;
       await this.reserve(mainBytes + scaleBytes);
       const src = this.read(gguf, ranges, b * ts, n * ts);
-      const scratch = this.buffer(mainBytes + scaleBytes);
-      const main = scratch.subarray(0, mainBytes);
-      const scale = scratch.subarray(mainBytes, mainBytes + scaleBytes);
-      scale.fill(0, n * repack.scaleBytes);
-      repackBlocks(type, src, n, main, scale);
-      queue.writeBuffer(buffer, b * mainPer, main);
-      queue.writeBuffer(buffer, scaleByte + b * repack.scaleBytes, scale);
+      let main = src;
+      if (repack) {
+        const scratch = this.buffer(mainBytes + scaleBytes);
+        main = scratch.subarray(0, mainBytes);
+        const scale = scratch.subarray(mainBytes, mainBytes + scaleBytes);
+        scale.fill(0, n * scalePer);
+        repackBlocks(type, src, n, main, scale);
+        queue.writeBuffer(buffer, scaleByte + b * scalePer, scale);
+      }
+      const arranged = order && this.inRowGroups(gguf, type, ranges, main, b, n, order);
+      queue.writeBuffer(buffer, b * mainPer, arranged ?? (main as Uint8Array<ArrayBuffer>));
       this.written(n * ts);
     }
+  }
+
+  /**
+   * The main plane of blocks [first, first + n) of a part as uploaded in row groups: each quad of
+   * the part's full groups from its place in row order (storedQuadOf), the rows after them as in
+   * `main` (these blocks' main plane in row order).
+   */
+  private inRowGroups(
+    gguf: GgufFile, type: GgmlType, ranges: readonly FileRange[], main: Uint8Array, first: number, n: number, order: RowOrder,
+  ): Uint8Array<ArrayBuffer> {
+    const quads = (type.typeSize - (REPACK[type.name]?.scaleBytes ?? 0)) / 16;
+    const groupQuads = order.groups.lanes * order.groups.rows * order.blocksPerRow * quads;
+    const groupedQuads = Math.floor(order.rows / (order.groups.lanes * order.groups.rows)) * groupQuads;
+    const bytes = n * quads * 16;
+    if (!this.arranged || this.arranged.byteLength < bytes) this.arranged = new Uint8Array(bytes);
+    const out = new Uint32Array(this.arranged.buffer, 0, bytes / 4);
+    const start = first * quads;
+    const end = Math.min(start + n * quads, groupedQuads);
+    // The rows after the groups first: reading a group may reuse the buffer `main` lies in.
+    const rest = Math.max(0, end - start) * 16;
+    this.arranged.set(main.subarray(rest, bytes), rest);
+    for (let j = start; j < end; ) {
+      const index = Math.floor(j / groupQuads);
+      const src = this.rowGroup(gguf, type, ranges, order, index);
+      for (const stop = Math.min(end, (index + 1) * groupQuads); j < stop; j++) {
+        const from = 4 * storedQuadOf(j - index * groupQuads, order.blocksPerRow, quads, order.groups);
+        const to = 4 * (j - start);
+        out[to] = src[from]!;
+        out[to + 1] = src[from + 1]!;
+        out[to + 2] = src[from + 2]!;
+        out[to + 3] = src[from + 3]!;
+      }
+    }
+    return this.arranged.subarray(0, bytes);
+  }
+
+  /** The main plane of row group `index` of a part in row order, as words (kept while chunks fall in it). */
+  private rowGroup(gguf: GgufFile, type: GgmlType, ranges: readonly FileRange[], order: RowOrder, index: number): Uint32Array {
+    const g = this.group;
+    if (g?.part === order && g.index === index) return new Uint32Array(g.main.buffer, 0, g.main.byteLength / 4);
+    const blocks = order.groups.lanes * order.groups.rows * order.blocksPerRow;
+    const ts = type.typeSize;
+    const repack = REPACK[type.name];
+    const bytes = blocks * (ts - (repack?.scaleBytes ?? 0));
+    const main = g && g.main.byteLength >= bytes ? g.main.subarray(0, bytes) : new Uint8Array(bytes);
+    const src = this.read(gguf, ranges, index * blocks * ts, blocks * ts);
+    if (repack) repackBlocks(type, src, blocks, main, new Uint8Array(blocks * repack.scaleBytes));
+    else main.set(src);
+    this.group = { part: order, index, main };
+    return new Uint32Array(main.buffer, 0, bytes / 4);
   }
 
   /** Bytes [at, at + n) of the ranges laid end to end: the file's own view where one range holds them all. */

@@ -143,3 +143,21 @@ export async function readBack(device: GPUDevice, buffer: GPUBuffer, bytes = buf
   staging.destroy();
   return out;
 }
+
+/**
+ * The layout row-groups.ts specifies, written out independently: where quad q (16 bytes) of block
+ * b of row `row` of a part of `partRows` rows lies in its main plane, as a quad index; rows as
+ * stored without `groups`.
+ */
+export function rowGroupQuad(
+  row: number, b: number, q: number, shape: { partRows: number; blocksPerRow: number; quads: number }, groups?: { lanes: number; rows: number },
+): number {
+  const { partRows, blocksPerRow, quads } = shape;
+  const stored = (row * blocksPerRow + b) * quads + q;
+  if (!groups) return stored;
+  const groupRows = groups.lanes * groups.rows;
+  if (row >= partRows - (partRows % groupRows)) return stored;
+  // Row i of its group: row i mod rows of lane ⌊i / rows⌋.
+  const i = row % groupRows;
+  return (row - i) * blocksPerRow * quads + ((b * groups.rows + (i % groups.rows)) * quads + q) * groups.lanes + Math.floor(i / groups.rows);
+}

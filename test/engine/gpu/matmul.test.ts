@@ -146,7 +146,7 @@ describe('shapes and options', () => {
     expect(source).toMatch(/for \(var u = 0u; u < P\.units; u \+= MV_UNITS\)/);
     expect(source).toMatch(/var<storage, read> W4: array<vec4<u32>>/);
     // The Q4_K decoder loads its codes as vec4<u32> words.
-    expect(source).toMatch(/let \w+ = w_quad\(qs/);
+    expect(source).toMatch(/let \w+ = w_block_quad\(b, qs/);
   });
 
   it.each(['Q4_K', 'Q5_K', 'Q6_K', 'Q8_0'])('decode: %s dots the integer codes with x and scales each sub-block once', (type) => {
@@ -175,8 +175,9 @@ describe('shapes and options', () => {
         expect(rowBody!.match(/f16_to_f32\(/g)).toHaveLength(1);
         expect(rowBody!.match(/sbytes4\(sc\.[xyzw]\)/g)).toHaveLength(4);
       } else {
-        expect(rowBody!.match(/kblock_head\(/g)).toHaveLength(1);
-        expect(rowBody!.match(/kscales_all\(/g)).toHaveLength(1);
+        expect(rowBody!.match(/kblock_dot\(/g)).toHaveLength(1);
+        expect(wgslFunction(source, 'kblock_dot').match(/kblock_head\(/g)).toHaveLength(1);
+        expect(wgslFunction(source, 'kblock_dot').match(/kscales_all\(/g)).toHaveLength(1);
       }
     },
   );
@@ -218,7 +219,7 @@ describe('shapes and options', () => {
   it('decode on a GPU: Q6_K steps over unit pairs that share their ql and qh bytes, loading each once per row', () => {
     const source = new MatmulKernels(ctx, { cpuShapes: false }).source('matvec4', 'Q6_K');
     expect(source).toMatch(/const MV_UNITS = 2u;/);
-    expect(wgslFunction(source, 'matvec_step').match(/w_quad\(/g)).toHaveLength(4);
+    expect(wgslFunction(source, 'matvec_step').match(/w_block_quad\(/g)).toHaveLength(4);
   });
 
   it('with shader-f16, halves are converted by the adapter in both kernels', () => {

@@ -12,7 +12,7 @@ import {
 import { writeGguf, openGguf, type OpenGguf } from '../../../src-main/node/gguf-io';
 import { join } from 'node:path';
 import {
-  GPU_TYPE_NAMES, makeTensor, randomInput, readBack, run, storageBuffer, tempDirForSuite, writeTensors, type MadeTensor,
+  GPU_TYPE_NAMES, makeTensor, randomInput, readBack, rowGroupQuad, run, storageBuffer, tempDirForSuite, writeTensors, type MadeTensor,
 } from './fixtures';
 
 let ctx: GpuContext;
@@ -46,6 +46,24 @@ async function upload(names: string[], options: Parameters<typeof uploadWeights>
   const weights = await uploadWeights(ctx, file.gguf, names, options);
   uploaded.push(...weights.values());
   return weights;
+}
+
+/** A part's buffer with the rows of its main plane put back in row order where they are in row groups (rowGroupQuad). */
+function rowOrder(w: GpuWeight, buffer: Uint8Array): Uint8Array {
+  if (!w.rowGroups) return buffer;
+  const part = w.parts[0]!;
+  const quads = (w.type.typeSize - (REPACK[w.type.name]?.scaleBytes ?? 0)) / 16;
+  const shape = { partRows: part.rows, blocksPerRow: w.cols / w.type.blockSize, quads };
+  const out = buffer.slice();
+  for (let row = 0; row < part.rows; row++) {
+    for (let b = 0; b < shape.blocksPerRow; b++) {
+      for (let q = 0; q < quads; q++) {
+        const at = rowGroupQuad(row, b, q, shape, w.rowGroups) * 16;
+        out.set(buffer.subarray(at, at + 16), rowGroupQuad(row, b, q, shape) * 16);
+      }
+    }
+  }
+  return out;
 }
 
 /** The file's blocks rebuilt from a part's buffer: main plane and scale plane put back together. */
@@ -98,7 +116,7 @@ describe('repacked layouts', () => {
       expect(w.parts).toHaveLength(1);
       const part = w.parts[0]!;
       expect(part.bytes % 4).toBe(0);
-      const back = new Uint8Array(await readBack(ctx.device, part.buffer));
+      const back = rowOrder(w, new Uint8Array(await readBack(ctx.device, part.buffer)));
       const blocks = (t.rows * t.cols) / t.ggmlType.blockSize;
       expect(unpack(t.type, back, blocks, part.scaleWord), name).toEqual(t.bytes);
       ratios[name] = w.residentBytes / w.fileBytes;
