@@ -1,6 +1,10 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import koffi from 'koffi';
+import { createRequire } from 'node:module';
 import type { ByteSource } from '../core/gguf/byte-source';
+
+type Koffi = typeof import('koffi');
+/** koffi, a native addon (about 20 ms to load), loads with the first map: reads without mmap (gufo quantize) never pay for it. */
+const loadKoffi = (): Koffi => createRequire(import.meta.url)('koffi') as Koffi;
 
 /**
  * Read-only memory maps through koffi (mmap on Linux/macOS, MapViewOfFile on Windows). Views
@@ -23,6 +27,7 @@ interface Mapper {
 }
 
 function posixMapper(): Mapper {
+  const koffi = loadKoffi();
   const libc = koffi.load(process.platform === 'darwin' ? 'libSystem.B.dylib' : 'libc.so.6');
   const mmap = libc.func('void *mmap(void *addr, size_t length, int prot, int flags, int fd, int64_t offset)');
   const munmap = libc.func('int munmap(void *addr, size_t length)');
@@ -42,6 +47,7 @@ function posixMapper(): Mapper {
 }
 
 function windowsMapper(): Mapper {
+  const koffi = loadKoffi();
   const kernel32 = koffi.load('kernel32.dll');
   const getOsHandle = koffi.load('ucrtbase.dll').func('intptr_t _get_osfhandle(int fd)');
   const createMapping = kernel32.func(

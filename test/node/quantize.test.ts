@@ -53,6 +53,16 @@ describe('gufo quantize', () => {
     expect((JSON.parse(r.stdout) as { tensors: { rmse: number }[] }).tensors.map((t) => t.rmse)).toEqual(measured.tensors.map((t) => t.rmse));
   }, 60_000);
 
+  it.runIf(process.platform === 'linux')('gufo quantize reads without memory maps, so it never loads koffi (a native addon, slow to load)', () => {
+    const dir = tempDir();
+    // Run first in the process: at its exit it says whether a koffi library is mapped into it.
+    const probe = join(dir, 'probe.mjs');
+    writeFileSync(probe, "import { readFileSync } from 'node:fs';\nprocess.on('exit', () => process.stderr.write(readFileSync('/proc/self/maps', 'utf8').includes('koffi') ? 'koffi loaded' : 'no koffi'));\n");
+    const r = spawnSync(process.execPath, ['--import', probe, join(REPO_ROOT, 'bin/gufo.mjs'), 'quantize', STORIES_260K, join(dir, 'q8.gguf'), '--type', 'Q8_0'], { encoding: 'utf8', env: { ...process.env, GUFO_DEV: '1' } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr.endsWith('no koffi'), r.stderr).toBe(true);
+  }, 60_000);
+
   it('stories260K in Q8_0 continues "Once upon a time" as the F32 file does in llama.cpp', async () => {
     const out = join(tempDir(), 'stories-q8_0.gguf');
     const r = gufo(['quantize', STORIES_260K, out, '--type', 'Q8_0', '--json']);

@@ -73,7 +73,8 @@ function threadsOption(value: string | boolean | undefined): number {
  * tensors per output type, and the tensors whose rows could not hold the mixture's type.
  */
 function planSummary(input: string, fileType: QuantFileType, recipe: RecipeOptions, imatrixEntries: number | undefined): string {
-  const { gguf, file } = openGguf(input);
+  // Positional reads: a map would load koffi (a native addon) for a few header reads.
+  const { gguf, file } = openGguf(input, { mmap: false });
   try {
     const p = predictExport(gguf, fileType, { ...recipe, imatrixEntries });
     const types = p.outputTypes.map((t) => `${t.tensors} ${t.type}`).join(', ');
