@@ -394,17 +394,17 @@ export function decodeQ8_K(x: usize, y: usize, blocks: i32): void {
   }
 }
 
-/** 16 bytes to the top halves of 4 int32 lanes (bytes 0..7 → lanes of the first 4 values, 8..15 of the next). */
-const TOP_HALF_0 = i8x16(-1, -1, 0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7);
-const TOP_HALF_1 = i8x16(-1, -1, 8, 9, -1, -1, 10, 11, -1, -1, 12, 13, -1, -1, 14, 15);
-
-/** BF16, 2 bytes per value: its 16 bits on top of the f32's (ggml_bf16_to_fp32; NaNs kept as they are). */
+/**
+ * BF16, 2 bytes per value: its 16 bits on top of the f32's (ggml_bf16_to_fp32; NaNs kept as they
+ * are). Each half of 8 words is interleaved below zeros: a shuffle V8 turns into one punpck.
+ */
 export function decodeBF16(x: usize, y: usize, n: i32): void {
+  const zero = i32x4.splat(0);
   let i = 0;
   for (; i + 8 <= n; i += 8, x += 16, y += 32) {
     const h = v128.load(x);
-    v128.store(y, i8x16.swizzle(h, TOP_HALF_0));
-    v128.store(y, i8x16.swizzle(h, TOP_HALF_1), 16);
+    v128.store(y, i8x16.shuffle(zero, h, 0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23));
+    v128.store(y, i8x16.shuffle(zero, h, 8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31), 16);
   }
   for (; i < n; i++, x += 2, y += 4) store<u32>(y, (<u32>load<u16>(x)) << 16);
 }

@@ -79,7 +79,9 @@ export async function benchQuant({ json, args }: { json: boolean; args: readonly
     attempt('decode', type, false, () => benchDecode(type, data, imatrix));
   }
   for (const type of types.filter((t) => t.name !== 'F32' && hasEncoder(t))) {
-    attempt('encode', type, false, () => benchEncode(type, data, null));
+    // Types llama.cpp refuses without an importance matrix are timed with one.
+    const needs = NEEDS_IMATRIX.has(type.name);
+    attempt('encode', type, needs, () => benchEncode(type, data, needs ? imatrix : null));
     if (K_QUANTS.has(type.name)) attempt('encode', type, true, () => benchEncode(type, data, imatrix));
   }
 
