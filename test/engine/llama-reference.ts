@@ -3,7 +3,7 @@
  * continuations with the top-2 gap of each step, and teacher-forced next-token distributions.
  * Contexts use llama.cpp's defaults otherwise (F16 KV cache).
  */
-import type { LlamaModel } from 'node-llama-cpp';
+import type { LlamaContext, LlamaModel } from 'node-llama-cpp';
 import { llamaCpp } from '../support/llama';
 
 async function withModel<T>(path: string, run: (model: LlamaModel) => Promise<T>): Promise<T> {
@@ -35,8 +35,38 @@ export interface GreedyReference {
 
 /** llama.cpp's greedy continuation of `prompt` (token ids), `n` tokens, end of generation ignored. */
 export function llamaGreedy(path: string, prompt: readonly number[], n: number, ctx = 256): Promise<GreedyReference> {
-  return withModel(path, async (model) => {
-    const context = await model.createContext({ contextSize: ctx, threads: 1 });
+  return withModel(path, (model) => greedyOn(model, prompt, n, ctx));
+}
+
+/** After each token of `ids`: llama.cpp's next-token log-probabilities (raw softmax, no sampling). */
+export function llamaTeacherForced(path: string, ids: readonly number[], vocab: number, ctx = 256): Promise<Float64Array[]> {
+  return withModel(path, (model) => teacherForcedOn(model, ids, vocab, ctx));
+}
+
+/** llamaTeacherForced and llamaGreedy of one model, loaded once. */
+export function llamaReferences(
+  path: string,
+  forced: { ids: readonly number[]; vocab: number },
+  greedy: { prompt: readonly number[]; n: number },
+): Promise<{ forced: Float64Array[]; greedy: GreedyReference }> {
+  return withModel(path, async (model) => ({
+    forced: await teacherForcedOn(model, forced.ids, forced.vocab, 256),
+    greedy: await greedyOn(model, greedy.prompt, greedy.n, 256),
+  }));
+}
+
+/** Each run gets a context of its own, freed before the next. */
+async function withContext<T>(model: LlamaModel, ctx: number, run: (context: LlamaContext) => Promise<T>): Promise<T> {
+  const context = await model.createContext({ contextSize: ctx, threads: 1 });
+  try {
+    return await run(context);
+  } finally {
+    await context.dispose();
+  }
+}
+
+function greedyOn(model: LlamaModel, prompt: readonly number[], n: number, ctx: number): Promise<GreedyReference> {
+  return withContext(model, ctx, async (context) => {
     const sequence = context.getSequence();
     const ids: number[] = [];
     const gaps: number[] = [];
@@ -50,10 +80,8 @@ export function llamaGreedy(path: string, prompt: readonly number[], n: number, 
   });
 }
 
-/** After each token of `ids`: llama.cpp's next-token log-probabilities (raw softmax, no sampling). */
-export function llamaTeacherForced(path: string, ids: readonly number[], vocab: number, ctx = 256): Promise<Float64Array[]> {
-  return withModel(path, async (model) => {
-    const context = await model.createContext({ contextSize: ctx, threads: 1 });
+function teacherForcedOn(model: LlamaModel, ids: readonly number[], vocab: number, ctx: number): Promise<Float64Array[]> {
+  return withContext(model, ctx, async (context) => {
     const sequence = context.getSequence();
     const outputs = await sequence.controlledEvaluate(ids.map((t) => [t, { generateNext: { probabilities: true } }] as never));
     return outputs.map((o, i) => {
