@@ -2,7 +2,8 @@
  * The prefill kernel (shaders/matmat.wgsl: rows per thread, each decoded unit used for a tile
  * of tokens) for every GPU weight type, at the tile edges: rows not a multiple of the workgroup's
  * rows, token counts not a multiple of the token tile, against the f64 product of the bit-exact
- * decoded weights (the reference of matmul.test.ts, same tolerance). Runs on SwiftShader.
+ * decoded weights (the reference of matmul.test.ts, same tolerance). Runs on SwiftShader (its 4 × 4
+ * shape); with VK_ICD_FILENAMES set to lavapipe's, the 8 × 16 shape and the f16 decoders.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
@@ -15,9 +16,10 @@ import {
 } from './fixtures';
 
 const TOLERANCE = 1e-5;
-const ROWS = 300; // one full workgroup of 256 rows (32 threads × 8) and part of a second
+// Both shapes' edges: 256 rows (32 threads × 8) or 16 (4 × 4) per workgroup, tiles of 16 or 4 tokens.
+const ROWS = 300; // one full workgroup of 256 rows and part of a second (18 of 16 rows and part of a 19th)
 const COLS = 256; // one k-quant super-block
-const TOKENS = [2, 17, 64]; // a partial tile of 16, one past a full one, four full ones
+const TOKENS = [2, 17, 64]; // a partial tile, one past full ones, whole tiles
 
 let ctx: GpuContext;
 let file: OpenGguf;
@@ -72,8 +74,23 @@ async function check(name: string, n: number, seed: number, options: { xOffset?:
 describe('prefill kernel', () => {
   it('is its own kernel: rows per thread, no shared memory and no barrier', () => {
     const source = new MatmulKernels(ctx).source('tiled4', 'Q4_K');
-    expect(source).toMatch(/decode_unit\(min\(row0 \+ r \* WG, P\.rows - 1u\), u, &w\[r\]\)/);
+    expect(source).toMatch(ctx.hasF16 ? /decode_unit\(min\(row0 \+ r \* WG, P\.rows - 1u\), u, &w\[r\]\)/ : /decode_unit\(min\(row0 \+ 3u \* WG, last_row\), u, &w\)/);
     expect(source).not.toMatch(/workgroupBarrier|var<workgroup>/);
+  });
+
+  it('without shader-f16 (SwiftShader): 4 rows × 4 tokens per thread in named values, so the tests above cover its tile edges', () => {
+    const kernels = new MatmulKernels(ctx, { cpuShapes: true });
+    if (ctx.hasF16) {
+      expect(kernels.tiled).toEqual({ wg: 32, rows: 256, tokens: 16, threadRows: 8 });
+      return;
+    }
+    expect(kernels.tiled).toEqual({ wg: 4, rows: 16, tokens: 4, threadRows: 4 });
+    const source = kernels.source('tiled4', 'Q4_K');
+    expect(source).toMatch(/const TT: u32 = 4u;[\s\S]*const RT: u32 = 4u;/);
+    // The kernel indexes no array by its row or token: the sums and x units are named values.
+    const kernel = source.slice(source.lastIndexOf('@compute'));
+    expect(kernel).toMatch(/a3 \+= tile_dots\(w, x0, x1, x2, x3\)/);
+    expect(kernel).not.toMatch(/\[(r|t|r \* TT \+ t)\]/);
   });
 
   it.each(GPU_TYPE_NAMES)('%s: 2, 17 and 64 tokens over 300 rows match the f32 product', async (type) => {
