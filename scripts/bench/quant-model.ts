@@ -1,11 +1,12 @@
 /**
- * `npm run bench:quant -- --model [--threads N] [--type Q4_K_M]`: a whole-model quantization, a
+ * `npm run bench:quant -- --model [--threads N] [--type Q4_K_M] [--rounds R]`: a whole-model quantization, a
  * ~150 MB random F32 Llama (generated once, cached in the temp folder) to Q4_K_M on 2 threads,
  * by Gufo and by llama.cpp's llama_model_quantize (node-llama-cpp's libllama), in the same run,
  * each in its own process so its peak RSS is its own. Gufo's side is `gufo quantize` as a user
  * runs it (bin/gufo.mjs, the built CLI: its workers are bundles), timed as a whole process from
  * Node's start (quant-model-measure.mjs); llama.cpp's side is a Node process (tsx, koffi) timed
- * around the call (quant-model-child.ts), so its start-up is not counted.
+ * around the call (quant-model-child.ts), so its start-up is not counted. With --rounds R the two
+ * alternate R times (on a shared machine load comes and goes) and the figures are the medians.
  * Goals (issue 18): wall ≤ 1× llama.cpp's, peak RSS ≤ 2×.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -57,24 +58,50 @@ function runChild(side: 'ours' | 'llama', input: string, output: string, type: s
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildResult;
 }
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Each figure's median over the rounds. */
+function medians(results: ChildResult[]): ChildResult {
+  return {
+    seconds: median(results.map((r) => r.seconds)),
+    cpuSeconds: median(results.map((r) => r.cpuSeconds)),
+    peakRssBytes: median(results.map((r) => r.peakRssBytes)),
+  };
+}
+
 export async function benchQuantModel({ json, args }: { json: boolean; args: readonly string[] }): Promise<void> {
   const type = flag(args, '--type', 'Q4_K_M').toUpperCase();
   if (!isQuantFileType(type)) throw new Error(`--type: unknown file type "${type}"`);
   const threads = Number(flag(args, '--threads', '2'));
   if (!Number.isInteger(threads) || threads < 1) throw new Error(`--threads must be a whole number of at least 1, not "${flag(args, '--threads', '2')}"`);
+  const rounds = Number(flag(args, '--rounds', '1'));
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a whole number of at least 1, not "${flag(args, '--rounds', '1')}"`);
   if (!existsSync(BUILT_CLI)) throw new Error(`${BUILT_CLI} is missing: run npm run build:cli`);
   const input = await sourceModel();
   const dir = mkdtempSync(join(tmpdir(), 'gufo-bench-quant-'));
   try {
-    // llama.cpp first warms the page cache for both.
-    const llama = runChild('llama', input, join(dir, 'llama.gguf'), type, threads);
-    const ours = runChild('ours', input, join(dir, 'ours.gguf'), type, threads);
-    const same = spawnSync('cmp', ['-s', join(dir, 'llama.gguf'), join(dir, 'ours.gguf')]).status === 0;
+    const runs: { llama: ChildResult; ours: ChildResult }[] = [];
+    let same = true;
+    for (let round = 0; round < rounds; round++) {
+      // llama.cpp first warms the page cache for both.
+      const llama = runChild('llama', input, join(dir, 'llama.gguf'), type, threads);
+      const ours = runChild('ours', input, join(dir, 'ours.gguf'), type, threads);
+      same &&= spawnSync('cmp', ['-s', join(dir, 'llama.gguf'), join(dir, 'ours.gguf')]).status === 0;
+      for (const f of ['llama.gguf', 'ours.gguf']) rmSync(join(dir, f));
+      runs.push({ llama, ours });
+    }
+    const ours = medians(runs.map((r) => r.ours));
+    const llama = medians(runs.map((r) => r.llama));
     const result = {
       suite: 'quant-model',
       model: { path: input, bytes: statSync(input).size, shape: SHAPE },
       type,
       threads,
+      rounds,
       ours,
       llama,
       wallRatio: ours.seconds / llama.seconds,
@@ -85,7 +112,7 @@ export async function benchQuantModel({ json, args }: { json: boolean; args: rea
     };
     if (json) return console.log(JSON.stringify(result, null, 2));
     const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
-    console.log(`${type}, ${threads} threads, ${mb(result.model.bytes)} F32 source (${input})`);
+    console.log(`${type}, ${threads} threads, ${mb(result.model.bytes)} F32 source (${input})${rounds > 1 ? `, medians of ${rounds} rounds` : ''}`);
     const row = (name: string, wall: string, cpu: string, rss: string) => console.log(`${name.padEnd(10)} ${wall.padStart(8)}  ${cpu.padStart(8)}  ${rss.padStart(9)}`);
     row('', 'wall', 'CPU', 'peak RSS');
     for (const [name, r] of [['ours', ours], ['llama.cpp', llama]] as const) row(name, `${r.seconds.toFixed(2)} s`, `${r.cpuSeconds.toFixed(2)} s`, mb(r.peakRssBytes));
