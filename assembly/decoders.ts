@@ -35,29 +35,29 @@ export const OUT_VALUES: i32 = 0x8000;
 
 /**
  * Swizzle masks: byte 4k + j of 16 to the low byte of int32 lane j (zero-extended: indices ≥ 16
- * give 0), or to its top byte (q · 2^24, sign in place). One swizzle per 4 values instead of two
- * extends.
+ * give 0). One swizzle per 4 values instead of two extends.
  */
 const LOW_0 = i8x16(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1, -1, -1);
 const LOW_1 = i8x16(4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1, 7, -1, -1, -1);
 const LOW_2 = i8x16(8, -1, -1, -1, 9, -1, -1, -1, 10, -1, -1, -1, 11, -1, -1, -1);
 const LOW_3 = i8x16(12, -1, -1, -1, 13, -1, -1, -1, 14, -1, -1, -1, 15, -1, -1, -1);
-const TOP_0 = i8x16(-1, -1, -1, 0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3);
-const TOP_1 = i8x16(-1, -1, -1, 4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1, 7);
-const TOP_2 = i8x16(-1, -1, -1, 8, -1, -1, -1, 9, -1, -1, -1, 10, -1, -1, -1, 11);
-const TOP_3 = i8x16(-1, -1, -1, 12, -1, -1, -1, 13, -1, -1, -1, 14, -1, -1, -1, 15);
 
 /**
  * 16 signed bytes, each times `scale`, to 16 f32 at `y`, as (q · 2^24) · (scale · 2^-24): both
  * factors exact (scale is 0, ±inf, NaN or at least 2^-24 in magnitude, an f16 times an integer, so
  * scale · 2^-24 stays a normal f32), so the one rounding of the product is that of q · scale.
+ * q · 2^24 (each byte to the top of its int32 lane, sign in place) by two rounds of interleaving
+ * below zeros, shuffles V8 turns into one punpck each: 6 for 16 values, faster than 4 swizzles.
  */
 @inline function put16(y: usize, scale: v128, q: v128): void {
   const s = f32x4.mul(scale, f32x4.splat(5.9604644775390625e-8));
-  v128.store(y, scaled(s, i8x16.swizzle(q, TOP_0)));
-  v128.store(y, scaled(s, i8x16.swizzle(q, TOP_1)), 16);
-  v128.store(y, scaled(s, i8x16.swizzle(q, TOP_2)), 32);
-  v128.store(y, scaled(s, i8x16.swizzle(q, TOP_3)), 48);
+  const zero = i32x4.splat(0);
+  const lo = i8x16.shuffle(zero, q, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const hi = i8x16.shuffle(zero, q, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  v128.store(y, scaled(s, i8x16.shuffle(zero, lo, 0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23)));
+  v128.store(y, scaled(s, i8x16.shuffle(zero, lo, 8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31)), 16);
+  v128.store(y, scaled(s, i8x16.shuffle(zero, hi, 0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23)), 32);
+  v128.store(y, scaled(s, i8x16.shuffle(zero, hi, 8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31)), 48);
 }
 
 /** 16 unsigned bytes, each times `scale` minus `min`, to 16 f32 at `y` (ggml: scale · q − min). */
