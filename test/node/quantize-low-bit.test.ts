@@ -56,6 +56,28 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+interface PlanRow {
+  type: string;
+  bytes: number | null;
+  predicted: unknown;
+  unavailable: string | null;
+}
+
+const plans = new Map<string, PlanRow[]>();
+
+/** `gufo quantize --plan model --json ...args`, run once per args for the whole file (each measures every type). */
+function plan(args: string[]): PlanRow[] {
+  const key = args.join('\0');
+  let rows = plans.get(key);
+  if (!rows) {
+    const r = gufo(['quantize', '--plan', model, '--json', ...args], {}, 120_000);
+    expect(r.status, r.stderr).toBe(0);
+    rows = JSON.parse(r.stdout) as PlanRow[];
+    plans.set(key, rows);
+  }
+  return rows;
+}
+
 /**
  * `gufo quantize --type fileType --imatrix` and llama-quantize with the same imatrix write the same
  * tensors, in the size the export (and `gufo quantize --plan`) predicts; returns the types of ours.
@@ -110,11 +132,6 @@ describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
   });
 
   it('--plan lists IQ2_XXS, IQ2_XS, IQ1_S, IQ1_M, IQ3_XXS and IQ3_XS as needing an importance matrix, and measures them with one', () => {
-    const plan = (args: string[]) => {
-      const r = gufo(['quantize', '--plan', model, '--json', ...args], {}, 120_000);
-      expect(r.status, r.stderr).toBe(0);
-      return JSON.parse(r.stdout) as { type: string; bytes: number | null; predicted: unknown; unavailable: string | null }[];
-    };
     const without = plan([]);
     const withImatrix = plan(['--imatrix', imatrixFile]);
     for (const [type, tensorType] of [['IQ2_XXS', 'IQ2_XXS'], ['IQ2_XS', 'IQ2_XS'], ['IQ1_S', 'IQ1_S'], ['IQ1_M', 'IQ1_M'], ['IQ3_XXS', 'IQ2_S'], ['IQ3_XS', 'IQ3_XXS']]) {
@@ -149,9 +166,7 @@ describe('gufo quantize to Q2_K_S', () => {
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/Q2_K_S needs an importance matrix \(--imatrix FILE\): tensor "blk\.0\.[a-z_.]+" becomes Q2_K/);
     expect(llamaModelQuantize(model, join(dir, 'llama-none-q2_k_s.gguf'), llamaFileTypeId('Q2_K_S')!).ok).toBe(false);
-    const plan = gufo(['quantize', '--plan', model, '--json'], {}, 120_000);
-    expect(plan.status, plan.stderr).toBe(0);
-    const rows = JSON.parse(plan.stdout) as { type: string; unavailable: string | null }[];
+    const rows = plan([]);
     expect(rows.find((row) => row.type === 'Q2_K_S')!.unavailable).toMatch(/Q2_K needs an importance matrix/);
     expect(rows.find((row) => row.type === 'Q2_K')!.unavailable).toBeNull();
   });
