@@ -43,15 +43,6 @@ fn kblock_head(h: vec2<u32>) -> array<u32, 4> {
   return array<u32, 4>(q[{{W_D}}u], q[{{W_SCALES}}u], q[{{W_SCALES}}u + 1u], q[{{W_SCALES}}u + 2u]);
 }
 
-// A whole block at h (w_block), from the dots of its 8 sub-blocks' codes with x (q) and the sums
-// of x per sub-block (xs), sub-block j at [j / 4][j % 4]: d · Σ_j s_j · q_j − dmin · Σ_j m_j · Σx_j.
-fn kblock_dot(h: vec2<u32>, q: array<vec4<f32>, 2>, xs: array<vec4<f32>, 2>) -> f32 {
-  let head = kblock_head(h);
-  let dm = f16x2(head[0]);
-  let k = kscales_all(vec3<u32>(head[1], head[2], head[3]));
-  return dm.x * (dot(k.sc[0], q[0]) + dot(k.sc[1], q[1])) - dm.y * (dot(k.mn[0], xs[0]) + dot(k.mn[1], xs[1]));
-}
-
 // Sub-blocks sub and sub + 1 of the block at h (w_block), from the dots of their codes with x (ql, qh)
 // and the sums of x per 16 values (sl, sh): d · (s · ql + s' · qh) − dmin · (m · Σx + m' · Σx').
 fn kpair_dot(h: vec2<u32>, sub: u32, ql: f32, qh: f32, sl: vec2<f32>, sh: vec2<f32>) -> f32 {

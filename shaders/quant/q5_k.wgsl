@@ -62,6 +62,9 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   for (var r = 0u; r < ROWS; r++) {
     if (r >= rows) { break; }
     let b = w_block(row0 + r, u >> 3u);
+    let head = kblock_head(b);
+    let dm = f16x2(head[0]);
+    let k = kscales_all(vec3<u32>(head[1], head[2], head[3]));
     let qs = {{W_QS}}u;
     let g = w_block_quad(b, {{W_QH}}u);
     let e = w_block_quad(b, {{W_QH}}u + 4u);
@@ -69,7 +72,8 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     let q23 = q5_pair_masked(b, qs + 8u, g, e, 2u, xm[2], xm[3]);
     let q45 = q5_pair_masked(b, qs + 16u, g, e, 4u, xm[4], xm[5]);
     let q67 = q5_pair_masked(b, qs + 24u, g, e, 6u, xm[6], xm[7]);
-    (*acc)[r] += kblock_dot(b, array<vec4<f32>, 2>(vec4<f32>(q01, q23), vec4<f32>(q45, q67)), xs);
+    (*acc)[r] += dm.x * (dot(k.sc[0], vec4<f32>(q01, q23)) + dot(k.sc[1], vec4<f32>(q45, q67)))
+      - dm.y * (dot(k.mn[0], xs[0]) + dot(k.mn[1], xs[1]));
   }
 }
 #else
