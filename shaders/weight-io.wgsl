@@ -12,6 +12,12 @@
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(3) var<uniform> P: WeightUniform;
 
+// Columns c .. c + 3 clamped to the row's last (a load past the row's end is then masked to 0),
+// loop-free: one select per load instead of a loop with a dynamic vector index.
+fn partial_columns(c: u32) -> vec4<u32> {
+  return min(vec4<u32>(c) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(P.cols - 1u));
+}
+
 #if X_VEC4
 // x read 16 bytes at a time: token vectors start at multiples of 4 elements (matmul.ts checks).
 @group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
@@ -28,11 +34,8 @@ fn raw_x4(xb: u32, c: u32) -> vec4<f32> {
 // X values c .. c + 3 of the token whose vector starts at xb (zero past the row's end).
 fn raw_x4(xb: u32, c: u32) -> vec4<f32> {
   if (UNIT_PARTIAL && c + 4u > P.cols) {
-    var v = vec4<f32>(0.0);
-    for (var k = 0u; k < 4u; k++) {
-      if (c + k < P.cols) { v[k] = X[xb + c + k]; }
-    }
-    return v;
+    let k = partial_columns(c);
+    return select(vec4<f32>(0.0), vec4<f32>(X[xb + k.x], X[xb + k.y], X[xb + k.z], X[xb + k.w]), vec4<u32>(c) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(P.cols));
   }
   let i = xb + c;
   return vec4<f32>(X[i], X[i + 1u], X[i + 2u], X[i + 3u]);
@@ -80,11 +83,8 @@ fn x_norm_begin(xb: u32, lid: u32) {
 
 fn norm_w4(c: u32) -> vec4<f32> {
   if (UNIT_PARTIAL && c + 4u > P.cols) {
-    var v = vec4<f32>(0.0);
-    for (var k = 0u; k < 4u; k++) {
-      if (c + k < P.cols) { v[k] = NW[c + k]; }
-    }
-    return v;
+    let k = partial_columns(c);
+    return select(vec4<f32>(0.0), vec4<f32>(NW[k.x], NW[k.y], NW[k.z], NW[k.w]), vec4<u32>(c) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(P.cols));
   }
   return vec4<f32>(NW[c], NW[c + 1u], NW[c + 2u], NW[c + 3u]);
 }
