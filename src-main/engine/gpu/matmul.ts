@@ -22,6 +22,7 @@ import type { GpuInfo } from '../protocol';
 import type { GpuContext } from './device';
 import { noteReadBytes } from './dispatch-profile';
 import { shaderSource } from './shader-source';
+import { pipelineCache, type PipelineRequest } from './pipeline-cache';
 import { WeightUniform } from './kernel-uniforms';
 import type { UniformValues } from './uniforms';
 import { MATVEC_THREAD_ROWS, cpuLanes, rowGroupDefines, rowGroupsFor } from './row-groups';
@@ -285,12 +286,20 @@ export class MatmulKernels {
     const key = `${variant}:${typeName}${variant.endsWith('-norm') ? `:${f32Bits(normEps)}` : ''}`;
     let p = this.pipelines.get(key);
     if (!p) {
-      const module = this.device.createShaderModule({ label: key, code: this.source(variant, typeName, normEps) });
-      const layout = variant.endsWith('-experts') ? this.expertPipelineLayout : variant.endsWith('-norm') ? this.normPipelineLayout : this.pipelineLayout;
-      p = this.device.createComputePipeline({ label: key, layout, compute: { module, entryPoint: 'main' } });
+      p = pipelineCache(this.device).get(this.request(key, variant, typeName, normEps));
       this.pipelines.set(key, p);
     }
     return p;
+  }
+
+  /** What the device's pipeline cache compiles for one variant of one type. */
+  private request(label: string, variant: Variant, typeName: string, normEps = 0): PipelineRequest {
+    const [layout, layoutKey] = variant.endsWith('-experts')
+      ? [this.expertPipelineLayout, 'experts']
+      : variant.endsWith('-norm')
+        ? [this.normPipelineLayout, 'norm']
+        : [this.pipelineLayout, 'weights'];
+    return { label, code: this.source(variant, typeName, normEps), entryPoint: 'main', layout, layoutKey };
   }
 
   /** Compiles the pipelines of these types ahead of time (asynchronously, in parallel). */
@@ -300,12 +309,7 @@ export class MatmulKernels {
       for (const variant of ['matvec4', `${this.prefill}4`, 'embedding'] as const) {
         const key = `${variant}:${typeName}`;
         if (this.pipelines.has(key)) continue;
-        const module = this.device.createShaderModule({ label: key, code: this.source(variant, typeName) });
-        jobs.push(
-          this.device
-            .createComputePipelineAsync({ label: key, layout: this.pipelineLayout, compute: { module, entryPoint: 'main' } })
-            .then((p) => void this.pipelines.set(key, p)),
-        );
+        jobs.push(pipelineCache(this.device).getAsync(this.request(key, variant, typeName)).then((p) => void this.pipelines.set(key, p)));
       }
     }
     await Promise.all(jobs);

@@ -10,6 +10,7 @@
  */
 import type { SamplingParams } from '../protocol';
 import { shaderSource } from './shader-source';
+import { pipelineCache } from './pipeline-cache';
 import { AttentionUniform, ElementwiseUniform, MoeUniform, NormUniform, SampleUniform, SquareSumMoeUniform, SquareSumUniform, StepUniform } from './kernel-uniforms';
 import type { UniformFields, UniformStruct, UniformValues } from './uniforms';
 
@@ -280,7 +281,6 @@ export interface MoeCombineArgs {
 }
 
 export class OpKernels {
-  private readonly modules = new Map<string, GPUShaderModule>();
   private readonly pipelines = new Map<string, GPUComputePipeline>();
   private readonly uniforms: GPUBuffer[] = [];
 
@@ -552,16 +552,8 @@ export class OpKernels {
     const key = `${file}:${entry}:${JSON.stringify(constants)}`;
     let pipeline = this.pipelines.get(key);
     if (!pipeline) {
-      let module = this.modules.get(file);
-      if (!module) {
-        module = this.device.createShaderModule({ label: file, code: shaderSource(file) });
-        this.modules.set(file, module);
-      }
-      pipeline = this.device.createComputePipeline({
-        label: `${file}:${entry}`,
-        layout: 'auto',
-        compute: { module, entryPoint: entry, constants },
-      });
+      const code = shaderSource(file);
+      pipeline = pipelineCache(this.device).get({ label: `${file}:${entry}`, code, entryPoint: entry, layout: 'auto', layoutKey: 'auto', constants });
       this.pipelines.set(key, pipeline);
     }
     return pipeline;
