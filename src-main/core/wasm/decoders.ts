@@ -6,7 +6,7 @@
  * - Into a buffer from `decodedValues`: straight there, no copy. Such a buffer lies in the memory
  *   of an instance of its own, sized once and never grown, so the view never detaches (growing a
  *   WebAssembly memory detaches every view of it). Callers that decode often should allocate
- *   one and reuse it (the tensor-error comparison does): copying the values out of WebAssembly
+ *   one and reuse it (the tensor-error comparison and the quantize chunks do): copying the values out of WebAssembly
  *   memory costs about as much as decoding them.
  * - Into any other Float32Array: through the thread's shared instance, a chunk (128 KiB of f32,
  *   cache-sized) decoded into its memory and copied out.

@@ -6,7 +6,7 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { ggmlTypeByName, type GgmlType, type GgmlTypeName } from '../../core/ggml-types';
-import { decoderFor } from '../../core/quants/decoders';
+import { decodedValues, decoderFor } from '../../core/quants/decoders';
 import { encoderFor } from '../../core/quants/encoders';
 
 /** Bytes of a file, read by the thread that converts them. */
@@ -58,19 +58,19 @@ function readSpan({ path, offset, length }: FileSpan): Uint8Array {
   return readBuffer.subarray(0, length);
 }
 
-/** Decoded source values, reused across chunks of a thread. */
+/** Decoded source values, reused across chunks of a thread (decodedValues: decoders write there without a copy). */
 let decoded = new Float32Array(0);
 
 /** The source as f32: F32 bytes as they are (when aligned, as a chunk's own buffer is), others decoded. */
 function sourceValues(source: Uint8Array, from: GgmlType, n: number): Float32Array {
   if (from.name === 'F32' && source.byteOffset % 4 === 0) return new Float32Array(source.buffer, source.byteOffset, n);
-  if (decoded.length < n) decoded = new Float32Array(n);
+  if (decoded.length < n) decoded = decodedValues(n);
   const values = decoded.subarray(0, n);
   decoderFor(from)(source, values, n / from.blockSize);
   return values;
 }
 
-/** Decode-back scratch, reused across chunks of a thread. */
+/** Decode-back scratch, reused across chunks of a thread (a decodedValues buffer too). */
 let back = new Float32Array(0);
 
 export function quantizeChunk(job: ChunkJob): ChunkResult {
@@ -85,7 +85,7 @@ export function quantizeChunk(job: ChunkJob): ChunkResult {
   // The round trip measures what the user gets (the written blocks as any reader decodes them),
   // not what the encoder meant to write: it is the RMSE of the report (gufo quantize --json, the
   // export's tensor table). Decoding is a fraction of encoding's cost; it runs on this thread too.
-  if (back.length < n) back = new Float32Array(n);
+  if (back.length < n) back = decodedValues(n);
   decoderFor(to)(bytes, back, blocks);
   let squaredError = 0;
   for (let i = 0; i < n; i++) {
