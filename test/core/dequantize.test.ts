@@ -106,4 +106,19 @@ describe('range decoding', () => {
     expect(written.every((v, i) => Object.is(v, theirs[i]))).toBe(true);
     expect(gufo(['dequant', path, 'nope', '-o', out]).stderr).toBe(`gufo: ${path}: no tensor named "nope"\n`);
   });
+
+  it('gufo dequant writes a tensor of several chunks (1M values each, one reused buffer) as llama.cpp decodes it', async () => {
+    const dir = tempDir();
+    const [cols, rows] = [4096, 300]; // 1.17 chunks of whole rows
+    const rng = mulberry32(8);
+    const blocks = llamaQuantize(Q4_K.id, Float32Array.from({ length: cols * rows }, () => rng.gaussian()), rows, cols);
+    const path = join(dir, 'wide.gguf');
+    await writeGguf(path, { kvs: [], tensors: [{ name: 'w', type: Q4_K, ne: [cols, rows] }] }, () => [blocks]);
+    const out = join(dir, 'w.f32');
+    expect(gufo(['dequant', path, 'w', '-o', out]).stderr).toBe('');
+    const written = new Float32Array(readFileSync(out).buffer.slice(0));
+    const theirs = llamaDequantize(Q4_K.id, blocks, cols * rows);
+    expect(written.length).toBe(cols * rows);
+    expect(written.every((v, i) => Object.is(v, theirs[i]))).toBe(true);
+  });
 });

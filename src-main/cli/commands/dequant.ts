@@ -1,4 +1,5 @@
 import { dequantizeRange, expertRange } from '../../core/dequantize';
+import { decodedValues } from '../../core/quants/decoders';
 import { openGguf } from '../../node/gguf-io';
 import { writeAtomically } from '../../node/atomic-write';
 import { CliError, integerOption, printJson, type Command } from '../command';
@@ -38,9 +39,11 @@ export const dequantCommand: Command = {
       // Whole rows per chunk, so every chunk starts on a block boundary.
       const rowLength = tensor.ne[0] ?? 1;
       const step = Math.max(1, Math.floor(CHUNK_ELEMENTS / rowLength)) * rowLength;
+      // One buffer for every chunk, where the WebAssembly decoders write without a copy.
+      const into = decodedValues(Math.min(step, end - start));
       await writeAtomically(output, async (put) => {
         for (let at = start; at < end; at += step) {
-          const values = dequantizeRange(gguf, tensor, at, Math.min(end, at + step));
+          const values = dequantizeRange(gguf, tensor, at, Math.min(end, at + step), into);
           await put(new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
         }
       });
