@@ -458,24 +458,20 @@ export class Engine {
     }
     // Untimed first: the prefill and decode kernels run once, so the timed run pays no pipeline
     // compilation (lavapipe compiles a pipeline at its first dispatch, seconds each).
+    // Its one decode step is also counted: it sizes the profile when the timed run decodes none (-n 1).
     this.resetCache();
-    await this.generate(prompt.slice(0, WARM_UP_TOKENS), { maxTokens: WARM_UP_TOKENS, stop: [] });
+    const warmUp = await this.metered(() => this.generate(prompt.slice(0, WARM_UP_TOKENS), { maxTokens: WARM_UP_TOKENS, stop: [] }));
     this.resetCache();
-    const meter = new StepMeter();
-    this.meter = meter;
-    let r: GenerateResult;
-    try {
-      r = await this.generate(prompt, { maxTokens: n, stop: [] });
-    } finally {
-      this.meter = null;
-    }
-    const steps = meter.perToken(r.ids.length - 1);
+    const timed = await this.metered(() => this.generate(prompt, { maxTokens: n, stop: [] }));
+    const r = timed.result;
+    const steps = timed.meter.perToken(r.ids.length - 1);
+    const profiledDispatches = Math.max(steps.dispatchesPerToken, warmUp.meter.perToken(warmUp.result.ids.length - 1).dispatchesPerToken);
     const avgPositions = p + (r.ids.length - 1) / 2;
     const bytesPerToken = l.model.weightBytesPerToken + avgPositions * l.model.kvBytesPerPosition;
     const achieved = bytesPerToken * r.timings.decodeTokS;
     const copy = await measureCopyBandwidth(this.gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
     const profile = options.profile
-      ? await this.profileDecode(l, p, Math.min(PROFILED_STEPS, n), Math.ceil(steps.dispatchesPerToken), copy.bytesPerSecond)
+      ? await this.profileDecode(l, p, Math.min(PROFILED_STEPS, n), Math.ceil(profiledDispatches), copy.bytesPerSecond)
       : undefined;
     return {
       promptTokens: p,
@@ -489,6 +485,17 @@ export class Engine {
       ...steps,
       ...(profile ? { profile } : {}),
     };
+  }
+
+  /** Runs `generate` with its decode steps' dispatches and submissions counted. */
+  private async metered(generate: () => Promise<GenerateResult>): Promise<{ result: GenerateResult; meter: StepMeter }> {
+    const meter = new StepMeter();
+    this.meter = meter;
+    try {
+      return { result: await generate(), meter };
+    } finally {
+      this.meter = null;
+    }
   }
 
   /**
