@@ -127,7 +127,6 @@ export const quantizeCommand: Command = {
         ...recipe,
         overwrite: Boolean(args.values.force),
         threads,
-        thisThreadEncodes: true,
         // Only --json prints the tensors' errors.
         measureError: Boolean(args.values.json),
         signal: interruptSignal(),

@@ -59,7 +59,7 @@ function readSpan({ path, offset, length }: FileSpan): Uint8Array {
 }
 
 /** Decoded source values, reused across chunks of a thread (decodedValues: decoders write there without a copy). */
-let decoded = new Float32Array(0);
+let decoded: Float32Array = new Float32Array(0);
 
 /** The source as f32: F32 bytes as they are (when aligned, as a chunk's own buffer is), others decoded. */
 function sourceValues(source: Uint8Array, from: GgmlType, n: number): Float32Array {
@@ -71,7 +71,7 @@ function sourceValues(source: Uint8Array, from: GgmlType, n: number): Float32Arr
 }
 
 /** Decode-back scratch, reused across chunks of a thread (a decodedValues buffer too). */
-let back = new Float32Array(0);
+let back: Float32Array = new Float32Array(0);
 
 export function quantizeChunk(job: ChunkJob): ChunkResult {
   const from = ggmlTypeByName(job.from)!;

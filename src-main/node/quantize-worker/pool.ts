@@ -1,7 +1,7 @@
 /**
- * Threads that run quantizeChunk (entry.ts): worker threads, and this thread too when asked (a
- * command-line run, whose event loop has nothing else to do). Jobs go out first come first
- * served; results are promises, which the caller awaits in its own (file) order.
+ * Threads that run quantizeChunk (entry.ts): worker threads, or this thread (one thread: no
+ * worker to start). Jobs go out first come first served; results are promises, which the caller
+ * awaits in its own (file) order.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
