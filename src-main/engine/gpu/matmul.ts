@@ -212,6 +212,12 @@ export class MatmulKernels {
   readonly prefill: 'tiled' | 'matmat';
   /** matmat.wgsl's shape on a CPU adapter: SMALL_TILED without shader-f16 (SwiftShader), else TILED. */
   readonly tiled: KernelShape;
+  /**
+   * Whether a one-token step folds RMSNorm into the mat-vecs that read its output (the X_NORM
+   * prologue): on a GPU. Not on a CPU adapter, where every workgroup's sum of squares, with its
+   * barriers, cost more than the dispatch it saves (SwiftShader decode ×0.83, docs/performance.md).
+   */
+  readonly foldsNorm: boolean;
   private readonly device: GPUDevice;
   private readonly info: GpuInfo;
   private readonly layout: GPUBindGroupLayout;
@@ -231,6 +237,7 @@ export class MatmulKernels {
     const cpu = options.cpuShapes ?? ctx.info.isFallbackAdapter;
     this.matvec = matvecShape(ctx.info, cpu);
     this.prefill = cpu ? 'tiled' : 'matmat';
+    this.foldsNorm = !cpu;
     this.f16 = ctx.hasF16;
     this.tiled = this.f16 ? TILED : SMALL_TILED;
     const entries: GPUBindGroupLayoutEntry[] = [

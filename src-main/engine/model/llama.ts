@@ -29,8 +29,9 @@
  * projections (matmul with accumulate), or on the post-norm (rms_norm with accumulate, the
  * projection then going to a scratch buffer), RoPE on the KV store and the attention kernel, and
  * a one-token step (decode) stores K and V inside the attention kernel. In a one-token step the
- * pre-norms ride on the projections that read them (Q|K|V, gate|up: each mat-vec normalizes x as
- * it loads it) and the GLU on ffn_down (its mat-vec computes act(gate)·up from the gate|up row);
+ * GLU rides on ffn_down (its mat-vec computes act(gate)·up from the gate|up row) and, on a GPU
+ * (foldsNorm), the pre-norms on the projections that read them (Q|K|V, gate|up: each mat-vec
+ * normalizes x as it loads it; on CPU adapters they stay dispatches, 2 more per layer);
  * a prefill step, and collection (whose sums read the normed x and the GLU's result), keep them as
  * dispatches (a mat-mat would repeat them per row group, for no dispatch saved per token).
  * Dispatches per layer of a decode step: llama 5 (Q|K|V, attention, attn_output, gate|up,
@@ -488,14 +489,16 @@ export class LlamaModel {
 
   /**
    * The projections of rmsnorm(x) · `norm` into rows of `y` (`collect`: the collect point of their
-   * input): the norm then the projections, or, in a one-token step, the projections alone, each
-   * normalizing x as it loads it (the mat-vec's norm prologue).
+   * input): the norm then the projections, or, in a one-token step where the kernels fold the norm
+   * (foldsNorm), the projections alone, each normalizing x as it loads it (the norm prologue).
    */
   private projectNormedRows(projections: RowsProjection[], norm: GPUBuffer, collect: Dispatch, y: GPUBuffer, stride: number): Dispatch {
     const { act, hp } = this;
+    const apart = [this.rmsnorm(act.x, norm, act.xb), collect, ...this.projectRows(projections, act.xb, y, stride)];
+    if (!this.matmul.foldsNorm) return this.oneTokenOr(apart, apart);
     const prologue: XPrologue = { norm, eps: hp.eps };
     const fused = projections.map((p) => this.matmul.matmul(p.weight, act.x, y, 1, { yOffset: p.offset, yStride: stride, prologue }));
-    return this.oneTokenOr(fused, [this.rmsnorm(act.x, norm, act.xb), collect, ...this.projectRows(projections, act.xb, y, stride)]);
+    return this.oneTokenOr(fused, apart);
   }
 
   /**
