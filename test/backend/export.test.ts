@@ -178,7 +178,8 @@ describe('export', () => {
     const b = testBackend();
     const modelId = addModel(b, source);
     const out = join(dir, 'out.gguf');
-    const jobId = await b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: out });
+    // Q4_K_M: its encoding takes long enough (Q8_0's now ends within milliseconds) that the file appears mid-export.
+    const jobId = await b.api.startExport({ modelId, fileType: 'Q4_K_M', outputPath: out });
     // The user saves a file of their own there once the first tensors are written.
     const stop = b.events.subscribe((e) => {
       if (e.type === 'job' && e.job.id === jobId && e.job.done > 0) {
