@@ -16,7 +16,7 @@ import { checkSpan, type BlockDecoder } from '../quants/codec';
 import { f16BitsTable } from '../quants/half';
 import { IQ4NL_VALUES } from '../quants/iq-tables';
 import { WASM_BASE64 } from './decoders.wasm';
-import { instantiateBase64 } from './instantiate';
+import { growTo, instantiateBase64 } from './instantiate';
 
 /** The decode functions the module exports: (blocks at, values at, block count). */
 export type WasmDecoderName =
@@ -51,7 +51,7 @@ function instantiate(extraBytes: number): Decoders {
   const end = at('OUT_AT') + at('OUT_VALUES') * 4;
   const size = end + extraBytes;
   if (size > MAX_MEMORY_BYTES) throw new RangeError(`decodedValues: ${extraBytes / 4} values do not fit a WebAssembly memory (4 GiB)`);
-  if (size > memory.buffer.byteLength) memory.grow(Math.ceil((size - memory.buffer.byteLength) / 65536));
+  growTo(memory, size);
   // Tables the decoders read, from their one definition on the JavaScript side.
   new Uint32Array(memory.buffer, at('F16_AT'), 65536).set(f16BitsTable());
   new Int8Array(memory.buffer, at('IQ4NL_AT'), 16).set(IQ4NL_VALUES);

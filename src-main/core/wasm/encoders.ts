@@ -5,7 +5,7 @@
  */
 import type { GgmlType } from '../ggml-types';
 import { WASM_BASE64 } from './encoders.wasm';
-import { instantiateBase64 } from './instantiate';
+import { growTo, instantiateBase64 } from './instantiate';
 
 /** The encode functions the module exports: (values at, blocks at, block count). */
 export type WasmEncoderName = 'encodeQ8_0' | 'encodeQ4_1' | 'encodeBF16';
@@ -33,7 +33,7 @@ function instantiate(): Encoders {
   const at = (name: Layout): number => exports[name].value as number;
   const memory = exports.memory;
   const end = Math.max(at('X_AT') + at('X_VALUES') * 4, at('Y_AT') + at('Y_BYTES'));
-  if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
+  growTo(memory, end);
   return {
     exports,
     xAt: at('X_AT'),

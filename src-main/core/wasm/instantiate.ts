@@ -17,3 +17,8 @@ export function instantiateBase64(base64: string): WebAssembly.Instance {
   }
   return new WebAssembly.Instance(module, {});
 }
+
+/** Grows `memory` (in 64 KiB pages) until it holds `bytes`; growing detaches every view of it. */
+export function growTo(memory: WebAssembly.Memory, bytes: number): void {
+  if (bytes > memory.buffer.byteLength) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / 65536));
+}

@@ -5,7 +5,7 @@
  * grows after the first use, so the views stay valid.
  */
 import { WASM_BASE64 } from './scale-search.wasm';
-import { instantiateBase64 } from './instantiate';
+import { growTo, instantiateBase64 } from './instantiate';
 
 type Layout = 'MAX_GROUP' | 'X_AT' | 'W_AT' | 'L_AT' | 'MIN_AT' | 'SCALES_AT' | 'MINS_AT' | 'SCQ_AT' | 'MQ_AT' | 'NIBBLES_AT' | 'END';
 type SearchExports = Record<Layout, WebAssembly.Global> & {
@@ -52,7 +52,7 @@ function instantiate(): ScaleSearch {
   const at = (name: Layout): number => exports[name].value as number;
   const memory = exports.memory;
   const end = at('END');
-  if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
+  growTo(memory, end);
   const n = at('MAX_GROUP');
   return {
     x: new Float32Array(memory.buffer, at('X_AT'), n),
