@@ -21,10 +21,7 @@ interface Slot {
   jobs: Pending[];
 }
 
-/**
- * Jobs sent ahead to each worker: while this thread encodes a chunk it cannot hand a worker its
- * next one, so each worker holds the next in its message queue.
- */
+/** Jobs sent ahead to each worker: it holds its next in its message queue while this thread answers the last. */
 const JOBS_PER_WORKER = 2;
 
 export class ChunkPool {
@@ -36,7 +33,7 @@ export class ChunkPool {
   #nextId = 1;
   #failure: Error | null = null;
 
-  /** `workers` worker threads, and this thread too when `here` (then `workers` may be 0). */
+  /** `workers` worker threads, or this thread alone (`here`, workers 0: quantizeFile's one thread). */
   constructor(workers: number, { here = false }: { here?: boolean } = {}) {
     if (workers < 1 && !here) throw new Error('a quantize pool needs a thread');
     this.#here = here;
