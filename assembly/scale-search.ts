@@ -35,8 +35,15 @@ const WS_AT: usize = 0x12200;
 const WX_AT: usize = 0x12600;
 const PX_AT: usize = 0x12a00;
 const PS_AT: usize = 0x12e00;
+// The lane searches' scratch, four groups side by side (lane g: group g's value i in vector i):
+// values, weights, values shifted by the min, this try's levels, the best levels (32 vectors each).
+const TX_AT: usize = 0x13280;
+const TW_AT: usize = 0x13480;
+const TXS_AT: usize = 0x13680;
+const TL_AT: usize = 0x13880;
+const TBEST_AT: usize = 0x13a80;
 /** The end of the layout: the host grows the memory to reach it. */
-export const END: usize = 0x13280;
+export const END: usize = 0x13c80;
 
 /** ggml's GROUP_MAX_EPS: a group whose largest magnitude is below it is all zero. */
 const GROUP_MAX_EPS: f32 = 1e-15;
@@ -247,23 +254,141 @@ export function fitScaleAndMin(n: i32, nmax: i32, weighted: bool, rmin: f32, rde
 
 /**
  * quantize_row_q4_K_ref / q5_K_ref's sub-blocks: the 256 values at X_AT in 8 groups of 32, each
- * weighted by av_x + |x| (av_x: the group's root mean square, f32) and searched: levels to L_AT,
- * scales to SCALES_AT, −mins to MINS_AT.
+ * weighted by av_x + |x| (av_x: the group's root mean square, f32) and searched, four groups at a
+ * time (searchLanes): levels to L_AT, scales to SCALES_AT, −mins to MINS_AT.
  */
 export function fitSubBlocksPlain(nmax: i32, rmin: f32, rdelta: f32, nstep: i32): void {
-  for (let j = 0; j < 8; j++) {
-    const x = X_AT + (<usize>j << 7);
-    const w = W_AT + (<usize>j << 7);
-    let sumX2: f32 = 0;
-    for (let l = 0; l < 32; l++) {
-      const v = load<f32>(x + at4(l));
-      sumX2 += v * v;
+  for (let g = 0; g < 8; g += 4) {
+    transposeIn(X_AT + (<usize>g << 7), TX_AT, 32);
+    let sumX2 = f32x4.splat(0);
+    for (let i = 0; i < 32; i++) {
+      const v = v128.load(TX_AT + lane4(i));
+      sumX2 = f32x4.add(sumX2, f32x4.mul(v, v));
     }
-    const av = f32x4.splat(Mathf.sqrt(sumX2 / <f32>32));
-    for (let l = 0; l < 32; l += 4) v128.store(w + at4(l), f32x4.add(av, f32x4.abs(v128.load(x + at4(l)))));
-    const scale = search(x, w, L_AT + (<usize>j << 5), MINS_AT + (<usize>j << 2), 32, nmax, true, rmin, rdelta, nstep, false);
-    store<f32>(SCALES_AT + (<usize>j << 2), scale);
+    const av = f32x4.sqrt(f32x4.div(sumX2, f32x4.splat(32)));
+    for (let i = 0; i < 32; i++) v128.store(TW_AT + lane4(i), f32x4.add(av, f32x4.abs(v128.load(TX_AT + lane4(i)))));
+    searchLanes(32, nmax, rmin, rdelta, nstep, false, L_AT + (<usize>g << 5), SCALES_AT + (<usize>g << 2), MINS_AT + (<usize>g << 2));
   }
+}
+
+/**
+ * The scale-and-min search over `count` groups of n values (count a multiple of 4, n at most 32)
+ * at X_AT, weighted by W_AT, four groups at a time (searchLanes): levels to L_AT, scales to
+ * SCALES_AT, −mins to MINS_AT. Q2_K's 16 groups of 16, Q4_K/Q5_K's 8 of 32 with importance weights.
+ */
+export function fitScaleAndMinGroups(count: i32, n: i32, nmax: i32, rmin: f32, rdelta: f32, nstep: i32, useMad: bool): void {
+  for (let g = 0; g < count; g += 4) {
+    const at = <usize>(g * n);
+    transposeIn(X_AT + (at << 2), TX_AT, n);
+    transposeIn(W_AT + (at << 2), TW_AT, n);
+    searchLanes(n, nmax, rmin, rdelta, nstep, useMad, L_AT + at, SCALES_AT + (<usize>g << 2), MINS_AT + (<usize>g << 2));
+  }
+}
+
+/** Byte offset of vector i in the lane scratch (one v128 per value index). */
+@inline function lane4(i: i32): usize {
+  return <usize>i << 4;
+}
+
+/** Four groups of n f32 values, one after another at `from`, to n vectors at `to` (lane g: group g). */
+@inline function transposeIn(from: usize, to: usize, n: i32): void {
+  for (let i = 0; i < n; i++) {
+    for (let g = 0; g < 4; g++) store<f32>(to + lane4(i) + (<usize>g << 2), load<f32>(from + at4(g * n + i)));
+  }
+}
+
+/** The levels of four groups, n vectors of i32 at `from`, plus `offset`, to n bytes per group at `to`. */
+@inline function transposeLevelsOut(from: usize, to: usize, n: i32, offset: i32): void {
+  for (let i = 0; i < n; i++) {
+    for (let g = 0; g < 4; g++) store<u8>(to + <usize>(g * n + i), <u8>(load<i32>(from + lane4(i) + (<usize>g << 2)) + offset));
+  }
+}
+
+/** |d| or d², lane by lane: the error measure of the scale-and-min search. */
+@inline function errorOf(d: v128, useMad: bool): v128 {
+  return useMad ? f32x4.abs(d) : f32x4.mul(d, d);
+}
+
+/**
+ * `search` (make_qkx2_quants) on four groups of n values at once, one per lane: values at TX_AT
+ * and weights at TW_AT (transposeIn's layout) → levels (n bytes per group) to lv, scales and −mins
+ * (f32 × 4) to scalesOut and minsOut. Each lane runs ggml's f32 operations in ggml's order: sums
+ * value by value, every branch a lane mask. With no shortcut to take, every try runs in full.
+ */
+@inline function searchLanes(n: i32, nmax: i32, rmin: f32, rdelta: f32, nstep: i32, useMad: bool, lv: usize, scalesOut: usize, minsOut: usize): void {
+  const zero = f32x4.splat(0);
+  let min = v128.load(TX_AT);
+  let max = min;
+  let sumW = v128.load(TW_AT);
+  let sumX = f32x4.mul(sumW, min);
+  for (let i = 1; i < n; i++) {
+    const v = v128.load(TX_AT + lane4(i));
+    min = v128.bitselect(v, min, f32x4.lt(v, min));
+    max = v128.bitselect(v, max, f32x4.gt(v, max));
+    const w = v128.load(TW_AT + lane4(i));
+    sumW = f32x4.add(sumW, w);
+    sumX = f32x4.add(sumX, f32x4.mul(w, v));
+  }
+  min = v128.bitselect(zero, min, f32x4.gt(min, zero));
+  // Lanes whose group has no spread (ggml returns early for them) end with all levels 0, scale 0.
+  const keep = v128.not(f32x4.le(max, min));
+  let range = f32x4.sub(max, min);
+  let iscale = f32x4.div(f32x4.splat(<f32>nmax), range);
+  let scale = f32x4.div(f32x4.splat(1), iscale);
+  const nmax4 = i32x4.splat(nmax);
+  let bestErr = zero;
+  for (let i = 0; i < n; i++) {
+    const x = v128.load(TX_AT + lane4(i));
+    const xs = f32x4.sub(x, min);
+    v128.store(TXS_AT + lane4(i), xs);
+    const l = levels4(f32x4.mul(iscale, xs), nmax4);
+    v128.store(TBEST_AT + lane4(i), l);
+    const d = f32x4.sub(f32x4.add(f32x4.mul(scale, f32x4.convert_i32x4_s(l)), min), x);
+    bestErr = f32x4.add(bestErr, f32x4.mul(v128.load(TW_AT + lane4(i)), errorOf(d, useMad)));
+  }
+  for (let is = 0; is <= nstep; is++) {
+    iscale = f32x4.div(f32x4.splat(rmin + rdelta * <f32>is + <f32>nmax), range);
+    let sumL = zero;
+    let sumL2 = zero;
+    let sumXL = zero;
+    for (let i = 0; i < n; i++) {
+      const l = levels4(f32x4.mul(iscale, v128.load(TXS_AT + lane4(i))), nmax4);
+      v128.store(TL_AT + lane4(i), l);
+      const lf = f32x4.convert_i32x4_s(l);
+      const wl = f32x4.mul(v128.load(TW_AT + lane4(i)), lf);
+      sumL = f32x4.add(sumL, wl);
+      sumL2 = f32x4.add(sumL2, f32x4.mul(wl, lf));
+      sumXL = f32x4.add(sumXL, f32x4.mul(wl, v128.load(TX_AT + lane4(i))));
+    }
+    const D = f32x4.sub(f32x4.mul(sumW, sumL2), f32x4.mul(sumL, sumL));
+    let thisScale = f32x4.div(f32x4.sub(f32x4.mul(sumW, sumXL), f32x4.mul(sumX, sumL)), D);
+    let thisMin = f32x4.div(f32x4.sub(f32x4.mul(sumL2, sumX), f32x4.mul(sumL, sumXL)), D);
+    const positive = f32x4.gt(thisMin, zero);
+    thisMin = v128.bitselect(zero, thisMin, positive);
+    thisScale = v128.bitselect(f32x4.div(sumXL, sumL2), thisScale, positive);
+    let err = zero;
+    for (let i = 0; i < n; i++) {
+      const lf = f32x4.convert_i32x4_s(v128.load(TL_AT + lane4(i)));
+      const d = f32x4.sub(f32x4.add(f32x4.mul(thisScale, lf), thisMin), v128.load(TX_AT + lane4(i)));
+      err = f32x4.add(err, f32x4.mul(v128.load(TW_AT + lane4(i)), errorOf(d, useMad)));
+    }
+    const better = v128.and(keep, v128.and(f32x4.gt(D, zero), f32x4.lt(err, bestErr)));
+    if (!v128.any_true(better)) continue;
+    for (let i = 0; i < n; i++) v128.store(TBEST_AT + lane4(i), v128.bitselect(v128.load(TL_AT + lane4(i)), v128.load(TBEST_AT + lane4(i)), better));
+    bestErr = v128.bitselect(err, bestErr, better);
+    scale = v128.bitselect(thisScale, scale, better);
+    const moved = v128.and(better, f32x4.ne(thisMin, min));
+    if (v128.any_true(moved)) {
+      // Lanes whose min stays recompute the same values.
+      min = v128.bitselect(thisMin, min, moved);
+      range = f32x4.sub(max, min);
+      for (let i = 0; i < n; i++) v128.store(TXS_AT + lane4(i), f32x4.sub(v128.load(TX_AT + lane4(i)), min));
+    }
+  }
+  for (let i = 0; i < n; i++) v128.store(TBEST_AT + lane4(i), v128.and(v128.load(TBEST_AT + lane4(i)), keep));
+  transposeLevelsOut(TBEST_AT, lv, n, 0);
+  v128.store(scalesOut, v128.and(scale, keep));
+  v128.store(minsOut, f32x4.neg(min));
 }
 
 /** Symmetric levels of 4 lanes: nearest_int clamped to [lo, hi]. */
@@ -374,12 +499,85 @@ export function fitSymmetricScale(n: i32, nmax: i32, weighted: bool): f32 {
   return searchSymmetric(X_AT, W_AT, L_AT, n, nmax, weighted);
 }
 
-/** The symmetric search over `count` groups of n values at X_AT (W_AT): levels to L_AT, scales to SCALES_AT. */
+/**
+ * The symmetric search over `count` groups of n values at X_AT (W_AT): levels to L_AT, scales to
+ * SCALES_AT. Four groups at a time (searchSymmetricLanes) while four remain.
+ */
 export function fitSymmetricSubBlocks(count: i32, n: i32, nmax: i32, weighted: bool): void {
-  for (let j = 0; j < count; j++) {
+  let j = 0;
+  for (; j + 4 <= count && n <= 32; j += 4) {
+    const at = <usize>(j * n);
+    transposeIn(X_AT + (at << 2), TX_AT, n);
+    if (weighted) transposeIn(W_AT + (at << 2), TW_AT, n);
+    searchSymmetricLanes(n, nmax, weighted, L_AT + at, SCALES_AT + (<usize>j << 2));
+  }
+  for (; j < count; j++) {
     const at = <usize>(j * n);
     store<f32>(SCALES_AT + (<usize>j << 2), searchSymmetric(X_AT + (at << 2), W_AT + (at << 2), L_AT + at, n, nmax, weighted));
   }
+}
+
+/**
+ * `searchSymmetric` (make_qx_quants, rmse_type 1) on four groups of n values at once, one per
+ * lane: values at TX_AT, weights at TW_AT when `weighted` (else x²) → levels + nmax (n bytes per
+ * group) to lv, scales (f32 × 4) to scalesOut. Each lane runs ggml's f32 operations in ggml's
+ * order, every branch a lane mask.
+ */
+@inline function searchSymmetricLanes(n: i32, nmax: i32, weighted: bool, lv: usize, scalesOut: usize): void {
+  const zero = f32x4.splat(0);
+  let max = zero;
+  let amax = zero;
+  for (let i = 0; i < n; i++) {
+    const v = v128.load(TX_AT + lane4(i));
+    const a = f32x4.abs(v);
+    const larger = f32x4.gt(a, amax);
+    amax = v128.bitselect(a, amax, larger);
+    max = v128.bitselect(v, max, larger);
+    // Weights, then weights × values (TXS_AT holds them here).
+    const w = weighted ? v128.load(TW_AT + lane4(i)) : f32x4.mul(v, v);
+    v128.store(TW_AT + lane4(i), w);
+    v128.store(TXS_AT + lane4(i), f32x4.mul(w, v));
+  }
+  // Lanes whose largest magnitude is below GROUP_MAX_EPS (ggml returns early for them) end with all bytes 0, scale 0.
+  const keep = v128.not(f32x4.lt(amax, f32x4.splat(GROUP_MAX_EPS)));
+  const lo = i32x4.splat(-nmax);
+  const hi = i32x4.splat(nmax - 1);
+  const isc0 = f32x4.div(f32x4.splat(<f32>(-nmax)), max);
+  let sumLX = zero;
+  let sumL2 = zero;
+  for (let i = 0; i < n; i++) {
+    const l = symmetric4(f32x4.mul(isc0, v128.load(TX_AT + lane4(i))), lo, hi);
+    v128.store(TBEST_AT + lane4(i), l);
+    const lf = f32x4.convert_i32x4_s(l);
+    sumLX = f32x4.add(sumLX, f32x4.mul(v128.load(TXS_AT + lane4(i)), lf));
+    sumL2 = f32x4.add(sumL2, f32x4.mul(f32x4.mul(v128.load(TW_AT + lane4(i)), lf), lf));
+  }
+  let scale = v128.bitselect(f32x4.div(sumLX, sumL2), zero, f32x4.ne(sumL2, zero));
+  let best = f32x4.mul(scale, sumLX);
+  for (let is = -9; is <= 9; is++) {
+    if (is == 0) continue;
+    const isc = f32x4.div(f32x4.splat(-(<f32>nmax + <f32>0.1 * <f32>is)), max);
+    sumLX = zero;
+    sumL2 = zero;
+    for (let i = 0; i < n; i++) {
+      const l = symmetric4(f32x4.mul(isc, v128.load(TX_AT + lane4(i))), lo, hi);
+      v128.store(TL_AT + lane4(i), l);
+      const lf = f32x4.convert_i32x4_s(l);
+      sumLX = f32x4.add(sumLX, f32x4.mul(v128.load(TXS_AT + lane4(i)), lf));
+      sumL2 = f32x4.add(sumL2, f32x4.mul(f32x4.mul(v128.load(TW_AT + lane4(i)), lf), lf));
+    }
+    const better = v128.and(keep, v128.and(f32x4.gt(sumL2, zero), f32x4.gt(f32x4.mul(sumLX, sumLX), f32x4.mul(best, sumL2))));
+    if (!v128.any_true(better)) continue;
+    for (let i = 0; i < n; i++) v128.store(TBEST_AT + lane4(i), v128.bitselect(v128.load(TL_AT + lane4(i)), v128.load(TBEST_AT + lane4(i)), better));
+    const s = f32x4.div(sumLX, sumL2);
+    scale = v128.bitselect(s, scale, better);
+    best = v128.bitselect(f32x4.mul(s, sumLX), best, better);
+  }
+  // ggml writes 0, not nmax, for a group it skips.
+  const skipped = i32x4.splat(-nmax);
+  for (let i = 0; i < n; i++) v128.store(TBEST_AT + lane4(i), v128.bitselect(v128.load(TBEST_AT + lane4(i)), skipped, keep));
+  transposeLevelsOut(TBEST_AT, lv, n, nmax);
+  v128.store(scalesOut, v128.and(scale, keep));
 }
 
 /**

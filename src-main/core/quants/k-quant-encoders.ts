@@ -24,7 +24,6 @@ import { f16Table } from './half';
 import { writeF16 } from './half-encode';
 import {
   GROUP_MAX_EPS,
-  fitScaleAndMin,
   fitSymmetricScale,
   fitSymmetricScaleIterative,
   fitUnsignedScale,
@@ -114,14 +113,15 @@ function finishQ2(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: 
 }
 
 function q2Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
+  const search = blockToSearch(x, xAt);
+  const w = search.w;
+  for (let i = 0; i < QK; i++) w[i] = Math.abs(x[xAt + i]);
+  search.fitScaleAndMinGroups(QK / 16, 16, 3, NEG_0_5, F0_1, 15, 1);
+  takeGroups(search, QK / 16);
   let maxScale = 0;
   let maxMin = 0;
   for (let j = 0; j < QK / 16; j++) {
-    const at = xAt + 16 * j;
-    for (let l = 0; l < 16; l++) W[l] = Math.abs(x[at + l]);
-    const scale = fitScaleAndMin(16, 3, x, at, W, 0, L, 16 * j, MINS, j, NEG_0_5, F0_1, 15, true);
-    SCALES[j] = scale;
-    if (scale > maxScale) maxScale = scale;
+    if (SCALES[j] > maxScale) maxScale = SCALES[j];
     if (MINS[j] > maxMin) maxMin = MINS[j];
   }
   let dAll: number;
@@ -146,11 +146,10 @@ function q2Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
 
 function q2Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, y: Uint8Array, o: number): void {
   const sigma2 = fr(sumOfSquares(x, xAt, QK) / QK);
-  for (let j = 0; j < QK / 16; j++) {
-    const at = xAt + 16 * j;
-    SW[j] = importanceWeights(x, at, qw, qwAt + 16 * j, 16, sigma2, W, 0);
-    SCALES[j] = fitScaleAndMin(16, 3, x, at, W, 0, L, 16 * j, MINS, j, NEG_0_9, F0_05, 36, false);
-  }
+  const search = blockToSearch(x, xAt);
+  for (let j = 0; j < QK / 16; j++) SW[j] = importanceWeights(x, xAt + 16 * j, qw, qwAt + 16 * j, 16, sigma2, search.w, 16 * j);
+  search.fitScaleAndMinGroups(QK / 16, 16, 3, NEG_0_9, F0_05, 36, 0);
+  takeGroups(search, QK / 16);
   const dm = fitUnsignedScale(QK / 16, 15, SCALES, 0, LS, 0, SW, 0);
   const mm = fitUnsignedScale(QK / 16, 15, MINS, 0, LM, 0, SW, 0);
   const dAll = putF16(y, o + Q2_D, dm);
@@ -273,6 +272,15 @@ function blockToSearch(x: Float32Array, xAt: number): ReturnType<typeof scaleSea
   return search;
 }
 
+/** A block's sub-block search results, from the search's memory: levels to L, scales to SCALES, −mins to MINS. */
+function takeGroups(search: ReturnType<typeof scaleSearch>, count: number): void {
+  L.set(search.levels);
+  for (let j = 0; j < count; j++) {
+    SCALES[j] = search.scales[j]!;
+    MINS[j] = search.mins[j]!;
+  }
+}
+
 /**
  * Requantizes each 32-value sub-block to 0..nmax against its stored scale and min, in
  * WebAssembly: the block's values must be in `search.x` (blockToSearch), its levels in L.
@@ -321,14 +329,11 @@ function scaleMinPlain(
   // The sub-blocks' weights and searches run in WebAssembly, the block's 256 values at once.
   const search = blockToSearch(x, xAt);
   search.fitSubBlocksPlain(nmax, rmin, F0_1, nstep);
-  L.set(search.levels);
+  takeGroups(search, QK / 32);
   let maxScale = 0;
   let maxMin = 0;
   for (let j = 0; j < QK / 32; j++) {
-    const scale = search.scales[j]!;
-    SCALES[j] = scale;
-    MINS[j] = search.mins[j]!;
-    if (scale > maxScale) maxScale = scale;
+    if (SCALES[j] > maxScale) maxScale = SCALES[j];
     if (MINS[j] > maxMin) maxMin = MINS[j];
   }
   const invScale = maxScale > 0 ? fr(63 / maxScale) : 0;
@@ -350,11 +355,11 @@ function scaleMinWeighted(
   nmax: number, clampLevels: boolean,
 ): void {
   const sigma2 = fr(fr(2 * sumOfSquares(x, xAt, QK)) / QK);
-  for (let j = 0; j < QK / 32; j++) {
-    const at = xAt + 32 * j;
-    SW[j] = importanceWeights(x, at, qw, qwAt + 32 * j, 32, sigma2, W, 0);
-    SCALES[j] = fitScaleAndMin(32, nmax, x, at, W, 0, L, 32 * j, MINS, j, NEG_0_9, F0_05, 36, false);
-  }
+  // The sub-blocks' weights go to the search's memory, which searches them four at a time.
+  const search = blockToSearch(x, xAt);
+  for (let j = 0; j < QK / 32; j++) SW[j] = importanceWeights(x, xAt + 32 * j, qw, qwAt + 32 * j, 32, sigma2, search.w, 32 * j);
+  search.fitScaleAndMinGroups(QK / 32, 32, nmax, NEG_0_9, F0_05, 36, 0);
+  takeGroups(search, QK / 32);
   const dBlock = fitUnsignedScale(QK / 32, 63, SCALES, 0, LS, 0, SW, 0);
   const mBlock = fitUnsignedScale(QK / 32, 63, MINS, 0, LM, 0, SW, 0);
   const s = o + K_SCALES;
@@ -369,7 +374,7 @@ function scaleMinWeighted(
   }
   const dAll = putF16(y, o + K_D, dBlock);
   const mAll = putF16(y, o + K_DMIN, mBlock);
-  requantScaleMin(blockToSearch(x, xAt), y, o, dAll, mAll, nmax);
+  requantScaleMin(search, y, o, dAll, mAll, nmax);
 }
 
 export const encodeQ4_K: RowEncoder = (src, dst, rows, rowLength, importance) => {

@@ -12,6 +12,7 @@ type SearchExports = Record<Layout, WebAssembly.Global> & {
   memory: WebAssembly.Memory;
   fitScaleAndMin(n: number, nmax: number, weighted: number, rmin: number, rdelta: number, nstep: number, useMad: number): number;
   fitSubBlocksPlain(nmax: number, rmin: number, rdelta: number, nstep: number): void;
+  fitScaleAndMinGroups(count: number, n: number, nmax: number, rmin: number, rdelta: number, nstep: number, useMad: number): void;
   fitSymmetricScale(n: number, nmax: number, weighted: number): number;
   fitSymmetricSubBlocks(count: number, n: number, nmax: number, weighted: number): void;
   requantSubBlocks(dAll: number, mAll: number, nmax: number): void;
@@ -31,6 +32,8 @@ export interface ScaleSearch {
   fitScaleAndMin: SearchExports['fitScaleAndMin'];
   /** quantize_row_q4_K_ref's sub-block searches over the 256 values in `x` (weights av_x + |x|). */
   fitSubBlocksPlain: SearchExports['fitSubBlocksPlain'];
+  /** fitScaleAndMin over `count` groups of n values one after another in `x`, weights in `w` (count a multiple of 4, n ≤ 32): scales to `scales`, −mins to `mins`. */
+  fitScaleAndMinGroups: SearchExports['fitScaleAndMinGroups'];
   /** Symmetric levels (level + nmax) of the n values in `x` (weights `w` when `weighted` is 1, else x²); returns the scale. */
   fitSymmetricScale: SearchExports['fitSymmetricScale'];
   /** fitSymmetricScale over `count` groups of n values, one after another in `x`: scales to `scales`. */
@@ -63,6 +66,7 @@ function instantiate(): ScaleSearch {
     mins: new Float32Array(memory.buffer, at('MINS_AT'), 16),
     fitScaleAndMin: exports.fitScaleAndMin,
     fitSubBlocksPlain: exports.fitSubBlocksPlain,
+    fitScaleAndMinGroups: exports.fitScaleAndMinGroups,
     fitSymmetricScale: exports.fitSymmetricScale,
     fitSymmetricSubBlocks: exports.fitSymmetricSubBlocks,
     scaleLevels: new Uint8Array(memory.buffer, at('SCQ_AT'), 8),

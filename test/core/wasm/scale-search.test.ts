@@ -50,6 +50,32 @@ describe('WebAssembly scale searches', () => {
     }
   }
 
+  // The sub-block searches run four groups side by side, lane by lane: groups that ggml skips
+  // (all zero, below GROUP_MAX_EPS) or whose values are all equal (no spread) sit beside ordinary
+  // ones in the same four, in every position.
+  const mixed = (() => {
+    const rng = mulberry32(77);
+    const out = new Float32Array(rows * rowLength);
+    for (let at = 0; at < out.length; at += 16) {
+      const kind = ((at / 16) * 7 + (at >> 10)) % 6;
+      for (let i = 0; i < 16; i++) {
+        out[at + i] = kind === 0 ? 0 : kind === 1 ? 1e-17 * rng.gaussian() : kind === 2 ? 0.5 : kind === 3 ? -0.3 : kind === 4 ? rng.gaussian() : Math.abs(rng.gaussian());
+      }
+    }
+    return out;
+  })();
+  for (const name of ['Q4_K', 'Q5_K', 'Q6_K']) {
+    for (const weighted of [false, true]) {
+      it(`${name}${weighted ? ' with an importance matrix' : ''}: skipped and flat groups beside ordinary ones, llama.cpp's bytes`, () => {
+        const type = typeOf(name);
+        const ours = new Uint8Array((mixed.length / type.blockSize) * type.typeSize);
+        encoderFor(type)(mixed, ours, rows, rowLength, weighted ? imatrix : null);
+        const theirs = llamaQuantize(type.id, mixed, rows, rowLength, weighted ? imatrix : undefined);
+        expect(Buffer.compare(Buffer.from(ours), Buffer.from(theirs))).toBe(0);
+      });
+    }
+  }
+
   it('holds groups of up to 256 values in its memory', () => {
     const search = scaleSearch();
     expect(search.x.length).toBe(256);
