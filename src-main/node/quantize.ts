@@ -24,6 +24,12 @@ export interface QuantizeOptions extends RecipeOptions {
   /** Threads that encode (default 1: this one; more run in worker threads). The bytes are the same for any number. */
   threads?: number;
   /**
+   * With threads > 1, this thread encodes a share too, beside threads − 1 workers: a command-line
+   * run, whose event loop has nothing else to do, starts one worker fewer. Without it all of them
+   * are workers and this thread stays free for its events (the app's main process).
+   */
+  thisThreadEncodes?: boolean;
+  /**
    * Measure each tensor's error (default true): every chunk is decoded back, which costs about a
    * fifth of the encoding; without it the report's rmse is null.
    */
@@ -65,8 +71,12 @@ export interface QuantizeReport {
  * chunks per thread are in flight), and big tensors are shared among the threads.
  */
 const CHUNK_ELEMENTS = 1 << 18;
-/** Chunks started ahead of the writer, per thread: none of them waits for work. */
-const AHEAD_PER_THREAD = 2;
+/**
+ * Chunks started ahead of the writer, per thread: none of them waits for work. Room for each
+ * worker's queue (JOBS_PER_WORKER) and then some: the writer waits for the oldest chunk, which
+ * may sit at the back of a worker's queue while the other threads run on.
+ */
+export const AHEAD_PER_THREAD = 8;
 
 /** The importance weights for matrix `matrix` of a tensor, checked against its row length. */
 export function importanceFor(imatrix: ImportanceMatrix | undefined, t: PlannedTensor, matrix: number, file: string): Float32Array | null {
@@ -105,13 +115,10 @@ function chunksOf(t: PlannedTensor, tensor: number, elements: number): Chunk[] {
   return chunks;
 }
 
-/**
- * The threads that encode: this one alone, or workers only. (This thread encoding beside N − 1
- * workers was measured slower on an idle 2-core machine, 2.25 s against 1.6 s for Q4_K_M: while it
- * encodes a chunk, the workers' replies and their next chunks wait.)
- */
-function startPool(threads: number): ChunkPool {
-  return threads === 1 ? new ChunkPool(0, { here: true }) : new ChunkPool(threads);
+/** The threads that encode: this one alone, workers beside it, or workers only (see QuantizeOptions). */
+function startPool(threads: number, thisThreadEncodes: boolean): ChunkPool {
+  if (threads === 1) return new ChunkPool(0, { here: true });
+  return thisThreadEncodes ? new ChunkPool(threads - 1, { here: true }) : new ChunkPool(threads);
 }
 
 /**
@@ -201,7 +208,7 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
   const started = performance.now();
   const threads = threadCount(options.threads);
   // Started first: the workers start up while this thread opens and plans.
-  const pool = startPool(threads);
+  const pool = startPool(threads, options.thisThreadEncodes === true);
   let opened: ReturnType<typeof openGguf> | undefined;
   try {
     // One pass over the whole file: positional reads keep memory bounded by the chunk size.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { llamaFileTypeId } from '../../src-main/core/llama-file-types';
 import type { QuantFileType } from '../../src-main/core/quant-recipes';
-import { quantizeFile, type QuantizeProgress } from '../../src-main/node/quantize';
+import { AHEAD_PER_THREAD, quantizeFile, type QuantizeProgress } from '../../src-main/node/quantize';
 import { quantizeChunk } from '../../src-main/node/quantize-worker/chunk';
 import { ChunkPool } from '../../src-main/node/quantize-worker/pool';
 import { gufo } from '../support/cli';
@@ -59,7 +59,7 @@ describe('quantizing on several threads', () => {
     expect(readdirSync(dir).sort()).toEqual(['full.gguf', 'model.gguf']);
   }, 60_000);
 
-  it('threads 1 encodes on this thread (no worker), threads N on N workers; same bytes', async () => {
+  it('this thread takes a share when asked: threads 1 starts no worker, threads N with thisThreadEncodes N − 1; same bytes', async () => {
     const dir = tempDir();
     const input = join(dir, 'model.gguf');
     await writeRandomModel(input, { nLayer: 1, nEmbd: 512, nFf: 1024, nHead: 8, nHeadKv: 2 });
@@ -68,17 +68,45 @@ describe('quantizing on several threads', () => {
     process.on('worker', counted);
     const started: number[] = [];
     try {
-      for (const threads of [1, 2, 3]) {
+      for (const [threads, thisThreadEncodes] of [[1, false], [2, true], [3, true], [2, false]] as const) {
         workers = 0;
-        await quantizeFile(input, join(dir, `${threads}.gguf`), 'Q4_K_M', { threads });
+        await quantizeFile(input, join(dir, `${threads}-${thisThreadEncodes}.gguf`), 'Q4_K_M', { threads, thisThreadEncodes });
         started.push(workers);
       }
     } finally {
       process.off('worker', counted);
     }
-    expect(started).toEqual([0, 2, 3]);
-    for (const name of ['2', '3']) expect(same(join(dir, '1.gguf'), join(dir, `${name}.gguf`)), name).toBe(true);
+    expect(started).toEqual([0, 1, 2, 2]);
+    for (const name of ['2-true', '3-true', '2-false']) expect(same(join(dir, '1-false.gguf'), join(dir, `${name}.gguf`)), name).toBe(true);
   }, 60_000);
+
+  it('this thread and a worker both take a share, fed as quantizeFile feeds them', async () => {
+    // quantizeFile's writer keeps AHEAD_PER_THREAD chunks per thread going and starts one each
+    // time the oldest is done, which is when this thread is free: the worker's queue must not
+    // take the whole window (this thread idles), nor this thread every new chunk (the worker does).
+    const rng = mulberry32(5);
+    const values = Float32Array.from({ length: 1 << 17 }, () => rng.gaussian());
+    const job = () => ({ from: 'F32' as const, source: new Uint8Array(values.buffer.slice(0)), to: 'Q4_K' as const, rows: 128, columns: 1024, importance: null, measureError: false });
+    const pool = new ChunkPool(1, { here: true });
+    try {
+      // Once the worker is up (a batch given at once reaches it), counted from there.
+      await Promise.all(Array.from({ length: 6 }, () => pool.run(job())));
+      const before = { ...pool.done };
+      const inFlight = Array.from({ length: 2 * AHEAD_PER_THREAD }, () => pool.run(job()));
+      for (let i = 0; i < 40; i++) {
+        await inFlight.shift();
+        inFlight.push(pool.run(job()));
+      }
+      await Promise.all(inFlight);
+      const here = pool.done.here - before.here;
+      const workers = pool.done.workers - before.workers;
+      expect(here + workers).toBe(40 + 2 * AHEAD_PER_THREAD);
+      expect(workers).toBeGreaterThan(10);
+      expect(here).toBeGreaterThan(10);
+    } finally {
+      pool.close();
+    }
+  });
 
   it('a chunk that fails on this thread rejects with its error', async () => {
     const pool = new ChunkPool(0, { here: true });

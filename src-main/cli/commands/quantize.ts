@@ -127,6 +127,7 @@ export const quantizeCommand: Command = {
         ...recipe,
         overwrite: Boolean(args.values.force),
         threads,
+        thisThreadEncodes: true,
         // Only --json prints the tensors' errors.
         measureError: Boolean(args.values.json),
         signal: interruptSignal(),
