@@ -1,15 +1,41 @@
 /**
  * Custom recipes on the Export screen (issue 18, item 3; browser mode, stories260K): change a
  * role's type, the predicted size changes, export, and the inspector of the result shows the
- * recipe. Screenshots go to the test's output folder.
+ * recipe. On a model with 256-wide rows (where no type falls back): IQ3_S changes the prediction,
+ * the types that need an importance matrix appear once one is chosen, and clearing it says why the
+ * chosen type cannot be exported. Screenshots go to the test's output folder.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
+import { imatrixGguf } from '../src-main/core/imatrix';
+import { openGguf, writeGguf } from '../src-main/node/gguf-io';
+import { STORIES_260K } from '../test/support/paths';
+import { writeRandomModel } from '../test/support/test-models';
 import { openSection, screenshot } from './support/flow';
 import { serveStories } from './support/served-app';
 
 test.describe.configure({ mode: 'serial', timeout: 240_000 });
 
-const app = serveStories({ name: 'recipe', viewport: { width: 1400, height: 1000 } });
+const wideDir = mkdtempSync(join(tmpdir(), 'gufo-e2e-recipe-wide-'));
+const wide = join(wideDir, 'wide.gguf');
+const wideImatrix = join(wideDir, 'wide.imatrix.gguf');
+
+// Before serveStories' hooks (registered below): the wide model and a matrix for it, written here, are copied into models/.
+test.beforeAll(async () => {
+  await writeRandomModel(wide, { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, name: 'wide recipe model' });
+  const { gguf, file } = openGguf(wide);
+  const weights = gguf.tensors
+    .filter((t) => t.name.startsWith('blk.') && t.ne.length >= 2)
+    .map((t) => ({ weight: t.name, sums: new Float32Array(Number(t.ne[0])).fill(4), inSums: new Float32Array(Number(t.ne[0])), counts: [4] }));
+  file.close();
+  const { spec, data } = imatrixGguf({ datasets: ['e2e'], chunkCount: 1, chunkSize: 4, weights });
+  await writeGguf(wideImatrix, spec, (i) => [new Uint8Array(data[i]!.buffer)]);
+});
+test.afterAll(() => rmSync(wideDir, { recursive: true, force: true }));
+
+const app = serveStories({ name: 'recipe', viewport: { width: 1400, height: 1000 }, models: { 'stories260K.gguf': STORIES_260K, 'wide.gguf': wide } });
 
 test('a role set to another type changes the predicted size; the export records the recipe and the inspector shows it', async ({}, testInfo) => {
   const { page } = app;
@@ -38,4 +64,48 @@ test('a role set to another type changes the predicted size; the export records 
   const summary = page.getByRole('definition').filter({ hasText: 'attn_v' });
   await expect(summary).toContainText('Q8_0; ^blk\\.(?:\\d+)\\.attn_v(?:_exps|_shexp)?\\.weight$=F16');
   await screenshot({ page, testInfo }, 'inspector-recipe', { fullPage: true });
+});
+
+test('IQ3_S changes the prediction; the types that need an importance matrix come with one, and without it the screen says why', async ({}, testInfo) => {
+  const { page } = app;
+  await openSection(page, 'Export');
+  const form = page.getByRole('form', { name: 'Export a model' });
+  const source = form.getByRole('combobox', { name: 'Source model' });
+  await source.selectOption((await source.locator('option').filter({ hasText: 'wide' }).getAttribute('value'))!);
+  await page.getByRole('radio', { name: 'Q4_K_M', exact: true }).check();
+  await page.getByText('Custom recipe').click();
+  const predicted = page.getByRole('status', { name: 'Predicted with this recipe' });
+  await expect(predicted).toContainText('Q4_K_M as mixed');
+  const mixed = await predicted.innerText();
+
+  const attnV = page.getByRole('combobox', { name: 'Type of attn_v' });
+  await attnV.selectOption('IQ3_S');
+  await expect(predicted).toContainText('Q4_K_M with this recipe');
+  await expect(predicted).not.toHaveText(mixed);
+  // No importance matrix yet: the types that need one are not offered.
+  await expect(attnV.locator('option', { hasText: 'IQ2_XS' })).toHaveCount(0);
+  await expect(attnV.locator('optgroup')).toHaveCount(0);
+
+  const matrix = page.getByRole('group', { name: 'Importance matrix' });
+  await matrix.getByRole('radio', { name: /From a file/ }).check();
+  await matrix.getByRole('textbox', { name: 'Importance matrix or text file' }).fill(wideImatrix);
+  await matrix.getByRole('button', { name: 'Use this file' }).click();
+  await expect(matrix.getByRole('status').filter({ hasText: 'Using' })).toBeVisible({ timeout: 60_000 });
+  const needing = attnV.locator('optgroup[label="needs the importance matrix"]');
+  await expect(needing.locator('option', { hasText: 'IQ2_XS' })).toHaveCount(1);
+  const withIq3 = await predicted.innerText();
+  await attnV.selectOption('IQ2_XS');
+  await expect(predicted).not.toHaveText(withIq3);
+  await expect(predicted).toContainText('Q4_K_M with this recipe');
+  await screenshot({ page, testInfo }, 'export-recipe-imatrix-types', { fullPage: true });
+
+  // The matrix cleared: Q4_K_M stays chosen, and the editor says which role stops it.
+  await matrix.getByRole('radio', { name: 'None' }).check();
+  const refusal = page.getByRole('alert', { name: 'Cannot export with this recipe' });
+  await expect(refusal).toHaveText(
+    'Q4_K_M cannot be exported with this recipe: attn_v is IQ2_XS, which needs an importance matrix. Choose one under “Importance matrix”, or another type for attn_v.',
+  );
+  await expect(page.getByRole('radio', { name: 'Q4_K_M', exact: true })).toBeChecked();
+  await expect(attnV).toHaveValue('IQ2_XS');
+  await screenshot({ page, testInfo }, 'export-recipe-imatrix-cleared', { fullPage: true });
 });

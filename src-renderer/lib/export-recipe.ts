@@ -3,17 +3,67 @@
  * optionally limited to a range of layers, turned into the export request's overrides
  * (regular expressions over tensor names, as `gufo quantize --tensor-type` takes them).
  */
-import type { ExportRecipe, PredictedQuality } from '../../src-preload/api';
+import type { ExportRecipe, ExportTypeOption, PredictedQuality } from '../../src-preload/api';
 
 /** The roles the editor offers: the layers' weight matrices, then the two outside the layers. */
 export const RECIPE_ROLES = ['attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_gate', 'ffn_up', 'ffn_down', 'output', 'token_embd'] as const;
 export type RecipeRole = (typeof RECIPE_ROLES)[number];
 
-/** Types a role can take (the codecs Gufo writes without an importance matrix). */
-export const RECIPE_TYPES = ['F16', 'Q8_0', 'Q6_K', 'Q5_K', 'Q5_1', 'Q5_0', 'Q4_K', 'Q4_1', 'Q4_0', 'Q3_K', 'Q2_K', 'IQ4_NL', 'IQ4_XS'] as const;
+// The renderer cannot import core: test/renderer/export-recipe.test.ts checks these lists against its encoders and rules.
+/** Types a layer role can take without an importance matrix (every type Gufo writes but those below), most bits first. */
+export const RECIPE_TYPES = ['F32', 'F16', 'BF16', 'Q8_0', 'Q6_K', 'Q5_K', 'Q5_1', 'Q5_0', 'Q4_K', 'Q4_1', 'Q4_0', 'IQ4_NL', 'IQ4_XS', 'Q3_K', 'IQ3_S', 'Q2_K'] as const;
 
-/** Roles outside the layers: the layer range does not apply to them. */
+/** Types llama-quantize writes into the layers only with an importance matrix, most bits first. */
+export const IMATRIX_RECIPE_TYPES = ['IQ3_XXS', 'IQ2_S', 'IQ2_XS', 'IQ2_XXS', 'IQ1_M', 'IQ1_S'] as const;
+
+/** Those ggml itself refuses without one: outside the layers, only these need it. */
+const GGML_IMATRIX_TYPES: readonly string[] = ['IQ2_XS', 'IQ2_XXS', 'IQ1_S'];
+
+/** Roles outside the layers: the layer range does not apply to them, nor llama-quantize's importance matrix rule. */
 const OUTSIDE_LAYERS: readonly RecipeRole[] = ['output', 'token_embd'];
+
+/** The types `role` takes without an importance matrix. */
+export function typesWithoutImatrix(role: RecipeRole): readonly string[] {
+  return OUTSIDE_LAYERS.includes(role) ? [...RECIPE_TYPES, ...IMATRIX_RECIPE_TYPES.filter((t) => !GGML_IMATRIX_TYPES.includes(t))] : RECIPE_TYPES;
+}
+
+/** The types `role` takes only with an importance matrix. */
+export function typesNeedingImatrix(role: RecipeRole): readonly string[] {
+  return OUTSIDE_LAYERS.includes(role) ? GGML_IMATRIX_TYPES : IMATRIX_RECIPE_TYPES;
+}
+
+/** A group of a role's menu; `label` names why its types are apart (null: the plain ones). */
+export interface TypeGroup {
+  label: string | null;
+  types: readonly string[];
+}
+
+/**
+ * A role's menu: the types it takes without an importance matrix, then, once one is chosen (or
+ * while the role still holds such a type after it was cleared), those that need one.
+ */
+export function roleTypeGroups(role: RecipeRole, hasImatrix: boolean, current: string | undefined): TypeGroup[] {
+  const needing = typesNeedingImatrix(role);
+  const groups: TypeGroup[] = [{ label: null, types: typesWithoutImatrix(role) }];
+  if (hasImatrix || (current !== undefined && needing.includes(current))) groups.push({ label: 'needs the importance matrix', types: needing });
+  return groups;
+}
+
+/**
+ * Why the chosen type cannot be exported, or null when it can: the roles whose type needs the
+ * importance matrix when that is what stops it (the back end says so with needsImatrix), else the
+ * back end's reason.
+ */
+export function recipeRefusal(option: ExportTypeOption, choices: Partial<Record<RecipeRole, string>>, hasImatrix: boolean): string | null {
+  if (option.unavailable === null) return null;
+  const roles = hasImatrix ? [] : RECIPE_ROLES.filter((role) => typesNeedingImatrix(role).includes(choices[role] ?? ''));
+  if (!option.needsImatrix || roles.length === 0) return `${option.fileType} cannot be exported: ${option.unavailable}`;
+  const held = roles.map((role) => `${role} is ${choices[role]}`).join(', ');
+  return (
+    `${option.fileType} cannot be exported with this recipe: ${held}, which ${roles.length === 1 ? 'needs' : 'need'} an importance matrix. ` +
+    `Choose one under “Importance matrix”, or another type for ${roles.join(', ')}.`
+  );
+}
 
 export interface LayerRange {
   first: number;

@@ -5,7 +5,7 @@
  */
 import type { ExportPlanView, ExportRecipe, ExportRecord, ExportTypeOption, GufoBridge, ModelEntry, QualityTextSource } from '../../src-preload/api';
 import { ImatrixChoice } from './export-imatrix.svelte';
-import { parseLayerRange, recipeFromChoices, type RecipeRole } from './export-recipe';
+import { parseLayerRange, recipeFromChoices, recipeRefusal, roleTypeGroups, type RecipeRole, type TypeGroup } from './export-recipe';
 import { ModelJobScreen } from './model-job-screen.svelte';
 import { exportChoices } from './screen-choices.svelte';
 
@@ -62,6 +62,17 @@ export class ExportState extends ModelJobScreen {
   get recipe(): ExportRecipe | undefined {
     const range = this.layerRange;
     return typeof range === 'string' ? undefined : recipeFromChoices(this.roleTypes, range);
+  }
+
+  /** The menu of a role in the recipe editor (the types needing an importance matrix apart). */
+  roleTypeGroups(role: RecipeRole): TypeGroup[] {
+    return roleTypeGroups(role, this.imatrix.path !== undefined, this.roleTypes[role]);
+  }
+
+  /** Why the chosen type cannot be exported with this recipe and matrix, or null. */
+  get refusal(): string | null {
+    const option = this.selected;
+    return option ? recipeRefusal(option, this.roleTypes, this.imatrix.path !== undefined) : null;
   }
 
   /** A changed recipe changes every predicted size. */
@@ -131,9 +142,12 @@ export class ExportState extends ModelJobScreen {
     const plan = await this.gufo.exportPlan(modelId, { allowRequantize: this.allowRequantize, recipe: this.recipe, imatrix: this.imatrix.path });
     if (modelId !== this.modelId) return; // another model was chosen meanwhile
     this.plan = plan;
-    // Keep the chosen type while it stays available; else llama.cpp's usual choice, else the first one.
+    // Keep the chosen type while it stays available, or while only an importance matrix is missing (the recipe
+    // editor says which roles need it, rather than another type taking its place unseen); else llama.cpp's
+    // usual choice, else the first one.
     const available = plan.options.filter((o) => o.unavailable === null).map((o) => o.fileType);
-    if (this.fileType === null || !available.includes(this.fileType)) {
+    const kept = plan.options.some((o) => o.fileType === this.fileType && (o.unavailable === null || o.needsImatrix));
+    if (!kept) {
       this.fileType = available.includes(USUAL_TYPE) ? USUAL_TYPE : (available[0] ?? null);
     }
   }

@@ -1,6 +1,31 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ExportTypeOption } from '../../src-preload/api';
+import { predictExport } from '../../src-main/core/export-size';
+import { GGML_TYPES } from '../../src-main/core/ggml-types';
+import { tensorNeedsImatrix } from '../../src-main/core/quant-recipes';
+import { hasEncoder } from '../../src-main/core/quants/encoders';
+import { recipeJson, resolveOverrides } from '../../src-main/core/recipe-overrides';
+import { openGguf } from '../../src-main/node/gguf-io';
+import { readModelFile } from '../../src-main/node/model-file';
 import { describeImatrix } from '../../src-renderer/lib/export-imatrix.svelte';
-import { parseLayerRange, predictedQualityText, recipeFromChoices, rolePattern } from '../../src-renderer/lib/export-recipe';
+import {
+  parseLayerRange,
+  predictedQualityText,
+  IMATRIX_RECIPE_TYPES,
+  RECIPE_ROLES,
+  RECIPE_TYPES,
+  recipeFromChoices,
+  recipeRefusal,
+  roleTypeGroups,
+  rolePattern,
+  typesNeedingImatrix,
+  typesWithoutImatrix,
+  type RecipeRole,
+} from '../../src-renderer/lib/export-recipe';
+import { testBackend } from '../support/backend';
+import { tempDir } from '../support/temp';
+import { writeRandomModel } from '../support/test-models';
 
 describe('export recipe editor', () => {
   it('turns role choices into tensor-type patterns, over every layer or a range', () => {
@@ -40,5 +65,91 @@ describe('recipe prediction and importance matrix lines', () => {
     expect(describeImatrix(view)).toBe('built-in text v1: 35 matrices from 2 chunks of 283 tokens');
     expect(describeImatrix({ ...view, cached: true })).toBe('built-in text v1: 35 matrices from 2 chunks of 283 tokens (computed before, reused)');
     expect(describeImatrix({ ...view, label: '/m.dat', chunks: null, chunkSize: null })).toBe('/m.dat: 35 matrices');
+  });
+});
+
+/** A tensor each role sets, as a Q4_K_M file names it. */
+const ROLE_TENSOR: Record<'layer' | 'output' | 'token_embd', string> = { layer: 'blk.0.ffn_down.weight', output: 'output.weight', token_embd: 'token_embd.weight' };
+
+/** What core says a tensor can be written as (types with an encoder), split by whether it needs an importance matrix. */
+function coreTypes(tensor: string): { without: string[]; needing: string[] } {
+  const writable = GGML_TYPES.filter(hasEncoder);
+  const names = (needs: boolean) => writable.filter((t) => tensorNeedsImatrix('Q4_K_M', tensor, t) === needs).map((t) => t.name).sort();
+  return { without: names(false), needing: names(true) };
+}
+
+const sorted = (types: readonly string[]) => [...types].sort();
+
+/** A model with 256-wide rows (every type's blocks fit, nothing falls back). */
+async function wideModel(): Promise<string> {
+  const path = join(tempDir(), 'wide.gguf');
+  await writeRandomModel(path, { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2 });
+  return path;
+}
+
+describe('the types the recipe editor offers', () => {
+  it('are every type core writes for the role, those needing an importance matrix apart', () => {
+    // The layers' lists, as core sees blk.0.ffn_down.weight in a Q4_K_M file.
+    expect(sorted(RECIPE_TYPES)).toEqual(coreTypes(ROLE_TENSOR.layer).without);
+    expect(sorted(IMATRIX_RECIPE_TYPES)).toEqual(coreTypes(ROLE_TENSOR.layer).needing);
+    for (const role of RECIPE_ROLES) {
+      const tensor = ROLE_TENSOR[role === 'output' || role === 'token_embd' ? role : 'layer'];
+      const core = coreTypes(tensor);
+      expect(sorted(typesWithoutImatrix(role)), `${role} (${tensor}) without an importance matrix`).toEqual(core.without);
+      expect(sorted(typesNeedingImatrix(role)), `${role} (${tensor}) with one`).toEqual(core.needing);
+    }
+    // The editor's list, the way core's checks see it: BF16, F32 and IQ3_S are among them.
+    expect(typesWithoutImatrix('attn_v')).toEqual(expect.arrayContaining(['F32', 'BF16', 'IQ3_S']));
+  });
+
+  it('offers the types that need an importance matrix as a labelled group once one is chosen, or while a role holds one', () => {
+    expect(roleTypeGroups('ffn_down', false, undefined)).toEqual([{ label: null, types: typesWithoutImatrix('ffn_down') }]);
+    const withMatrix = [
+      { label: null, types: typesWithoutImatrix('ffn_down') },
+      { label: 'needs the importance matrix', types: typesNeedingImatrix('ffn_down') },
+    ];
+    expect(roleTypeGroups('ffn_down', true, undefined)).toEqual(withMatrix);
+    // The matrix cleared: the role's choice stays visible (the refusal below says why it cannot go ahead).
+    expect(roleTypeGroups('ffn_down', false, 'IQ2_XS')).toEqual(withMatrix);
+    expect(roleTypeGroups('ffn_down', false, 'Q8_0')).toEqual([{ label: null, types: typesWithoutImatrix('ffn_down') }]);
+  });
+
+  it('each round-trips through the parsing of the export request and plans a Q4_K_M export', async () => {
+    const { gguf, file } = openGguf(await wideModel());
+    try {
+      for (const role of RECIPE_ROLES) {
+        for (const [types, imatrixEntries] of [[typesWithoutImatrix(role), undefined], [typesNeedingImatrix(role), 1]] as const) {
+          for (const type of types) {
+            const recipe = recipeFromChoices({ [role]: type }, null)!;
+            const resolved = resolveOverrides(recipe);
+            expect(JSON.parse(recipeJson('Q4_K_M', resolved)!).tensorTypes, `${role}=${type}`).toEqual(recipe.tensorTypes);
+            const plan = predictExport(gguf, 'Q4_K_M', { ...resolved, imatrixEntries });
+            expect(plan.unsupported, `${role}=${type}`).toBeNull();
+            expect(plan.outputTypes.map((t) => t.type), `${role}=${type}`).toContain(type);
+          }
+        }
+      }
+    } finally {
+      file.close();
+    }
+  });
+});
+
+describe('a recipe that needs the importance matrix once it is cleared', () => {
+  it('says which roles stop the chosen type, from the back end’s plan', async () => {
+    const b = testBackend();
+    const modelId = b.context.models.upsert(readModelFile(await wideModel(), 'added')).id;
+    const choices: Partial<Record<RecipeRole, string>> = { attn_v: 'IQ2_XS', ffn_up: 'Q8_0' };
+    const plan = await b.api.exportPlan(modelId, { recipe: recipeFromChoices(choices, null) });
+    const q4 = plan.options.find((o) => o.fileType === 'Q4_K_M')!;
+    expect(recipeRefusal(q4, choices, false)).toBe(
+      'Q4_K_M cannot be exported with this recipe: attn_v is IQ2_XS, which needs an importance matrix. ' +
+        'Choose one under “Importance matrix”, or another type for attn_v.',
+    );
+    // Without the recipe's help: the back end's own words.
+    const other: ExportTypeOption = { ...q4, needsImatrix: false, unavailable: 're-quantizes 3 already-quantized tensors' };
+    expect(recipeRefusal(other, choices, false)).toBe('Q4_K_M cannot be exported: re-quantizes 3 already-quantized tensors');
+    const fine = (await b.api.exportPlan(modelId, { recipe: recipeFromChoices({ ffn_up: 'Q8_0' }, null) })).options.find((o) => o.fileType === 'Q4_K_M')!;
+    expect(recipeRefusal(fine, choices, true)).toBeNull();
   });
 });
