@@ -107,5 +107,7 @@ test('IQ3_S changes the prediction; the types that need an importance matrix com
   );
   await expect(page.getByRole('radio', { name: 'Q4_K_M', exact: true })).toBeChecked();
   await expect(attnV).toHaveValue('IQ2_XS');
+  // Nothing to start while the recipe cannot be written.
+  await expect(form.getByRole('button', { name: 'Export', exact: true })).toBeDisabled();
   await screenshot({ page, testInfo }, 'export-recipe-imatrix-cleared', { fullPage: true });
 });
