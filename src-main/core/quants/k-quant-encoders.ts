@@ -55,7 +55,6 @@ function putF16(y: Uint8Array, at: number, v: number): number {
 // ---- scratch, shared by all encoders (one block at a time) ----
 
 const L = new Uint8Array(QK);
-const W = new Float32Array(32);
 const SCALES = new Float32Array(QK / 16);
 const MINS = new Float32Array(QK / 16);
 const SW = new Float32Array(QK / 16);
@@ -225,11 +224,11 @@ function q3Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
 
 function q3Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, y: Uint8Array, o: number): void {
   const sigma2 = fr(fr(2 * sumOfSquares(x, xAt, QK)) / QK);
-  for (let j = 0; j < QK / 16; j++) {
-    const at = xAt + 16 * j;
-    SW[j] = importanceWeights(x, at, qw, qwAt + 16 * j, 16, sigma2, W, 0);
-    SCALES[j] = fitSymmetricScale(16, 4, x, at, L, 16 * j, W, 0);
-  }
+  // The sub-blocks' weights go to the search's memory, which searches them four at a time.
+  const search = blockToSearch(x, xAt);
+  for (let j = 0; j < QK / 16; j++) SW[j] = importanceWeights(x, xAt + 16 * j, qw, qwAt + 16 * j, 16, sigma2, search.w, 16 * j);
+  search.fitSymmetricSubBlocks(QK / 16, 16, 4, 1);
+  takeGroups(search, QK / 16);
   const s = o + Q3_SCALES;
   y.fill(0, s, s + K_SCALE_SIZE);
   const dBlock = fitSymmetricScale(QK / 16, 32, SCALES, 0, LS, 0, SW, 0);
@@ -272,7 +271,7 @@ function blockToSearch(x: Float32Array, xAt: number): ReturnType<typeof scaleSea
   return search;
 }
 
-/** A block's sub-block search results, from the search's memory: levels to L, scales to SCALES, −mins to MINS. */
+/** A block's sub-block search results, from the search's memory: levels to L, scales to SCALES, −mins to MINS (left over by a symmetric search, unread). */
 function takeGroups(search: ReturnType<typeof scaleSearch>, count: number): void {
   L.set(search.levels);
   for (let j = 0; j < count; j++) {
