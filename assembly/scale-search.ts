@@ -581,6 +581,83 @@ export function fitSymmetricSubBlocks(count: i32, n: i32, nmax: i32, weighted: b
 }
 
 /**
+ * make_q3_quants (Q3_K without an importance matrix) over `count` groups of n values at X_AT
+ * (count a multiple of 4, n at most 32), four groups at a time, one per lane: levels + nmax to
+ * L_AT (all bytes 0 for a group whose largest magnitude is below GROUP_MAX_EPS), scales to
+ * SCALES_AT. Symmetric levels in [−nmax, nmax−1] weighted by x², rounded at the scale of the
+ * largest magnitude, then single levels moved (up to 5 sweeps, value by value) while that raises
+ * the explained weighted energy. Each lane runs ggml's f32 operations in ggml's order; a lane that
+ * has settled sweeps on unchanged (a sweep with no move leaves the next one nothing to move).
+ */
+export function fitSymmetricIterativeGroups(count: i32, n: i32, nmax: i32): void {
+  for (let g = 0; g < count; g += 4) {
+    const at = <usize>(g * n);
+    transposeIn(X_AT + (at << 2), TX_AT, n);
+    symmetricIterativeLanes(n, nmax, L_AT + at, SCALES_AT + (<usize>g << 2));
+  }
+}
+
+@inline function symmetricIterativeLanes(n: i32, nmax: i32, lv: usize, scalesOut: usize): void {
+  const zero = f32x4.splat(0);
+  let max = zero;
+  let amax = zero;
+  for (let i = 0; i < n; i++) {
+    const v = v128.load(TX_AT + lane4(i));
+    const a = f32x4.abs(v);
+    const larger = f32x4.gt(a, amax);
+    amax = v128.bitselect(a, amax, larger);
+    max = v128.bitselect(v, max, larger);
+  }
+  const keep = v128.not(f32x4.lt(amax, f32x4.splat(GROUP_MAX_EPS)));
+  const lo = i32x4.splat(-nmax);
+  const hi = i32x4.splat(nmax - 1);
+  const iscale = f32x4.div(f32x4.splat(<f32>(-nmax)), max);
+  // Weights x² (TW_AT), weights × values (TXS_AT), levels (TL_AT), and the sums Σw·x·l, Σw·l².
+  let sumLX = zero;
+  let sumL2 = zero;
+  for (let i = 0; i < n; i++) {
+    const v = v128.load(TX_AT + lane4(i));
+    const l = symmetric4(f32x4.mul(iscale, v), lo, hi);
+    v128.store(TL_AT + lane4(i), l);
+    const w = f32x4.mul(v, v);
+    const wx = f32x4.mul(w, v);
+    v128.store(TW_AT + lane4(i), w);
+    v128.store(TXS_AT + lane4(i), wx);
+    const lf = f32x4.convert_i32x4_s(l);
+    sumLX = f32x4.add(sumLX, f32x4.mul(wx, lf));
+    sumL2 = f32x4.add(sumL2, f32x4.mul(f32x4.mul(w, lf), lf));
+  }
+  for (let itry = 0; itry < 5; itry++) {
+    let moved = i32x4.splat(0);
+    for (let i = 0; i < n; i++) {
+      const w = v128.load(TW_AT + lane4(i));
+      const wx = v128.load(TXS_AT + lane4(i));
+      const l = v128.load(TL_AT + lane4(i));
+      const lf = f32x4.convert_i32x4_s(l);
+      const slx = f32x4.sub(sumLX, f32x4.mul(wx, lf));
+      const sl2 = f32x4.sub(sumL2, f32x4.mul(f32x4.mul(w, lf), lf));
+      const nl = symmetric4(f32x4.div(f32x4.mul(v128.load(TX_AT + lane4(i)), sl2), slx), lo, hi);
+      const nlf = f32x4.convert_i32x4_s(nl);
+      const slxNew = f32x4.add(slx, f32x4.mul(wx, nlf));
+      const sl2New = f32x4.add(sl2, f32x4.mul(f32x4.mul(w, nlf), nlf));
+      const gain = f32x4.gt(f32x4.mul(f32x4.mul(slxNew, slxNew), sumL2), f32x4.mul(f32x4.mul(sumLX, sumLX), sl2New));
+      const move = v128.and(v128.and(f32x4.gt(slx, zero), i32x4.ne(nl, l)), v128.and(f32x4.gt(sl2New, zero), gain));
+      v128.store(TL_AT + lane4(i), v128.bitselect(nl, l, move));
+      sumLX = v128.bitselect(slxNew, sumLX, move);
+      sumL2 = v128.bitselect(sl2New, sumL2, move);
+      moved = v128.or(moved, move);
+    }
+    if (!v128.any_true(v128.and(moved, keep))) break;
+  }
+  // ggml writes 0, not nmax, for a group it skips.
+  const skipped = i32x4.splat(-nmax);
+  for (let i = 0; i < n; i++) v128.store(TL_AT + lane4(i), v128.bitselect(v128.load(TL_AT + lane4(i)), skipped, keep));
+  transposeLevelsOut(TL_AT, lv, n, nmax);
+  const scale = v128.bitselect(f32x4.div(sumLX, sumL2), zero, f32x4.gt(sumL2, zero));
+  v128.store(scalesOut, v128.and(scale, keep));
+}
+
+/**
  * Requantizes the Q4_K/Q5_K block at X_AT (8 sub-blocks of 32) against its stored scales and mins
  * (SCQ_AT, MQ_AT; f16 super-scales dAll, mAll): nearest_int((x + dm) / d) clamped to [0, nmax], to
  * L_AT; a sub-block whose scale is 0 keeps its levels. As quantize_row_q4_K_ref's last loop.

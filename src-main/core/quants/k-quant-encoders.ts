@@ -25,7 +25,6 @@ import { writeF16 } from './half-encode';
 import {
   GROUP_MAX_EPS,
   fitSymmetricScale,
-  fitSymmetricScaleIterative,
   fitUnsignedScale,
   importanceWeights,
   roundHalfEven,
@@ -203,7 +202,9 @@ function finishQ3(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: 
 }
 
 function q3Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
-  for (let j = 0; j < QK / 16; j++) SCALES[j] = fitSymmetricScaleIterative(16, 4, x, xAt + 16 * j, L, 16 * j);
+  const search = blockToSearch(x, xAt);
+  search.fitSymmetricIterativeGroups(QK / 16, 16, 4);
+  takeGroups(search, QK / 16);
   const maxScale = signedAbsMax(SCALES, 0, QK / 16);
   const s = o + Q3_SCALES;
   y.fill(0, s, s + K_SCALE_SIZE);

@@ -26,10 +26,6 @@ export const MAX_GROUP = 256;
 
 const F01 = fr(0.1);
 
-const wScratch = new Float32Array(MAX_GROUP);
-const wxScratch = new Float32Array(MAX_GROUP);
-const iScratch = new Int32Array(MAX_GROUP);
-
 /** ggml's nearest_int: round an f32 to the nearest integer, ties to even (|v| < 2^22); NaN gives 0 as there. */
 export function nearestInt(v: number): number {
   return (Math.fround(v + 12582912) - 12582912) | 0;
@@ -133,72 +129,6 @@ export function fitSymmetricScale(
   const levels = search.levels;
   for (let i = 0; i < n; i++) L[lAt + i] = levels[i]!;
   return scale;
-}
-
-/**
- * Symmetric levels in [-nmax, nmax-1] (written as level + nmax), weighted by x²: rounds at the
- * scale set by the largest-magnitude value, then moves single levels (up to 5 sweeps) while that
- * raises the explained weighted energy. Returns the least-squares scale for the final levels.
- * ggml: make_q3_quants(n, nmax, x, L, do_rmse = true).
- */
-export function fitSymmetricScaleIterative(
-  n: number,
-  nmax: number,
-  x: Float32Array,
-  xAt: number,
-  L: Uint8Array,
-  lAt: number,
-): number {
-  const max = signedAbsMax(x, xAt, n);
-  if (Math.abs(max) < GROUP_MAX_EPS) {
-    L.fill(0, lAt, lAt + n);
-    return 0;
-  }
-  const lo = -nmax;
-  const hi = nmax - 1;
-  const ww = wScratch;
-  const wx = wxScratch;
-  const lv = iScratch;
-  const iscale = fr(-nmax / max);
-  let sumlx = 0;
-  let suml2 = 0;
-  for (let i = 0; i < n; i++) {
-    const v = x[xAt + i];
-    let l = roundHalfEven(fr(iscale * v));
-    l = l < lo ? lo : l > hi ? hi : l;
-    lv[i] = l;
-    const wi = fr(v * v);
-    ww[i] = wi;
-    wx[i] = fr(wi * v);
-    sumlx = fr(sumlx + fr(wx[i] * l));
-    suml2 = fr(suml2 + fr(fr(wi * l) * l));
-  }
-  for (let itry = 0; itry < 5; itry++) {
-    let changed = 0;
-    for (let i = 0; i < n; i++) {
-      const wi = ww[i];
-      const li = lv[i];
-      let slx = fr(sumlx - fr(wx[i] * li));
-      if (slx > 0) {
-        let sl2 = fr(suml2 - fr(fr(wi * li) * li));
-        let nl = roundHalfEven(fr(fr(x[xAt + i] * sl2) / slx));
-        nl = nl < lo ? lo : nl > hi ? hi : nl;
-        if (nl !== li) {
-          slx = fr(slx + fr(wx[i] * nl));
-          sl2 = fr(sl2 + fr(fr(wi * nl) * nl));
-          if (sl2 > 0 && fr(fr(slx * slx) * suml2) > fr(fr(sumlx * sumlx) * sl2)) {
-            lv[i] = nl;
-            sumlx = slx;
-            suml2 = sl2;
-            changed++;
-          }
-        }
-      }
-    }
-    if (changed === 0) break;
-  }
-  for (let i = 0; i < n; i++) L[lAt + i] = lv[i] + nmax;
-  return suml2 > 0 ? fr(sumlx / suml2) : 0;
 }
 
 /**

@@ -15,6 +15,7 @@ type SearchExports = Record<Layout, WebAssembly.Global> & {
   fitScaleAndMinGroups(count: number, n: number, nmax: number, rmin: number, rdelta: number, nstep: number, useMad: number): void;
   fitSymmetricScale(n: number, nmax: number, weighted: number): number;
   fitSymmetricSubBlocks(count: number, n: number, nmax: number, weighted: number): void;
+  fitSymmetricIterativeGroups(count: number, n: number, nmax: number): void;
   requantSubBlocks(dAll: number, mAll: number, nmax: number): void;
   packNibbles(): void;
 };
@@ -38,6 +39,8 @@ export interface ScaleSearch {
   fitSymmetricScale: SearchExports['fitSymmetricScale'];
   /** fitSymmetricScale over `count` groups of n values, one after another in `x`: scales to `scales`. */
   fitSymmetricSubBlocks: SearchExports['fitSymmetricSubBlocks'];
+  /** make_q3_quants over `count` groups of n values in `x` (count a multiple of 4, n ≤ 32): levels + nmax to `levels`, scales to `scales`. */
+  fitSymmetricIterativeGroups: SearchExports['fitSymmetricIterativeGroups'];
   /** A Q4_K/Q5_K block's stored 6-bit sub-block scales and mins (8 each), read by requantSubBlocks. */
   scaleLevels: Uint8Array;
   minLevels: Uint8Array;
@@ -69,6 +72,7 @@ function instantiate(): ScaleSearch {
     fitScaleAndMinGroups: exports.fitScaleAndMinGroups,
     fitSymmetricScale: exports.fitSymmetricScale,
     fitSymmetricSubBlocks: exports.fitSymmetricSubBlocks,
+    fitSymmetricIterativeGroups: exports.fitSymmetricIterativeGroups,
     scaleLevels: new Uint8Array(memory.buffer, at('SCQ_AT'), 8),
     minLevels: new Uint8Array(memory.buffer, at('MQ_AT'), 8),
     requantSubBlocks: exports.requantSubBlocks,
