@@ -3,8 +3,10 @@
  * on groups that stress their shortcuts. Scale and min: both group sizes (16 values: Q2_K, 32:
  * Q4_K, Q5_K, Q4_1), both error measures (Q2_K's absolute error), groups where many tries win (the
  * offset moves, so the try levels restart from fresh values). Symmetric: Q6_K (16 values), Q3_K
- * and Q4_0 with importance weights (16 and 32). With and without importance weights; every block
- * must be llama.cpp's, byte for byte.
+ * and Q4_0 with importance weights (16 and 32); Q3_K's iterative search without them. The K-quant
+ * sub-block searches run four groups per call side by side (lanes), so groups ggml skips or finds
+ * flat sit beside ordinary ones too. With and without importance weights; every block must be
+ * llama.cpp's, byte for byte.
  */
 import { describe, expect, it } from 'vitest';
 import { encoderFor } from '../../../src-main/core/quants/encoders';
@@ -64,7 +66,7 @@ describe('WebAssembly scale searches', () => {
     }
     return out;
   })();
-  for (const name of ['Q4_K', 'Q5_K', 'Q6_K']) {
+  for (const name of ['Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K']) {
     for (const weighted of [false, true]) {
       it(`${name}${weighted ? ' with an importance matrix' : ''}: skipped and flat groups beside ordinary ones, llama.cpp's bytes`, () => {
         const type = typeOf(name);
