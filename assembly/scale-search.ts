@@ -523,23 +523,43 @@ export function fitSymmetricSubBlocks(count: i32, n: i32, nmax: i32, weighted: b
  * group) to lv, scales (f32 × 4) to scalesOut. Each lane runs ggml's f32 operations in ggml's
  * order, every branch a lane mask.
  */
-@inline function searchSymmetricLanes(n: i32, nmax: i32, weighted: bool, lv: usize, scalesOut: usize): void {
-  const zero = f32x4.splat(0);
-  let max = zero;
-  let amax = zero;
+/**
+ * The symmetric searches' start, lane by lane: each group's value of largest magnitude, sign kept
+ * (the first of equals), returned; weights (W_AT's when `weighted`, else x²) to TW_AT and weights
+ * × values to TXS_AT.
+ */
+@inline function prepareSymmetricLanes(n: i32, weighted: bool): v128 {
+  let max = f32x4.splat(0);
+  let amax = max;
   for (let i = 0; i < n; i++) {
     const v = v128.load(TX_AT + lane4(i));
     const a = f32x4.abs(v);
     const larger = f32x4.gt(a, amax);
     amax = v128.bitselect(a, amax, larger);
     max = v128.bitselect(v, max, larger);
-    // Weights, then weights × values (TXS_AT holds them here).
     const w = weighted ? v128.load(TW_AT + lane4(i)) : f32x4.mul(v, v);
     v128.store(TW_AT + lane4(i), w);
     v128.store(TXS_AT + lane4(i), f32x4.mul(w, v));
   }
-  // Lanes whose largest magnitude is below GROUP_MAX_EPS (ggml returns early for them) end with all bytes 0, scale 0.
-  const keep = v128.not(f32x4.lt(amax, f32x4.splat(GROUP_MAX_EPS)));
+  return max;
+}
+
+/** The lanes whose largest magnitude reaches GROUP_MAX_EPS: ggml returns early for the others (all bytes 0, scale 0). */
+@inline function searchedLanes(max: v128): v128 {
+  return v128.not(f32x4.lt(f32x4.abs(max), f32x4.splat(GROUP_MAX_EPS)));
+}
+
+/** Symmetric levels (i32 vectors at `from`) + nmax as bytes to lv; the skipped lanes' bytes 0, as ggml writes them. */
+@inline function putSymmetricLanes(from: usize, lv: usize, n: i32, nmax: i32, keep: v128): void {
+  const skipped = i32x4.splat(-nmax);
+  for (let i = 0; i < n; i++) v128.store(from + lane4(i), v128.bitselect(v128.load(from + lane4(i)), skipped, keep));
+  transposeLevelsOut(from, lv, n, nmax);
+}
+
+@inline function searchSymmetricLanes(n: i32, nmax: i32, weighted: bool, lv: usize, scalesOut: usize): void {
+  const zero = f32x4.splat(0);
+  const max = prepareSymmetricLanes(n, weighted);
+  const keep = searchedLanes(max);
   const lo = i32x4.splat(-nmax);
   const hi = i32x4.splat(nmax - 1);
   const isc0 = f32x4.div(f32x4.splat(<f32>(-nmax)), max);
@@ -573,10 +593,7 @@ export function fitSymmetricSubBlocks(count: i32, n: i32, nmax: i32, weighted: b
     scale = v128.bitselect(s, scale, better);
     best = v128.bitselect(f32x4.mul(s, sumLX), best, better);
   }
-  // ggml writes 0, not nmax, for a group it skips.
-  const skipped = i32x4.splat(-nmax);
-  for (let i = 0; i < n; i++) v128.store(TBEST_AT + lane4(i), v128.bitselect(v128.load(TBEST_AT + lane4(i)), skipped, keep));
-  transposeLevelsOut(TBEST_AT, lv, n, nmax);
+  putSymmetricLanes(TBEST_AT, lv, n, nmax, keep);
   v128.store(scalesOut, v128.and(scale, keep));
 }
 
@@ -597,35 +614,23 @@ export function fitSymmetricIterativeGroups(count: i32, n: i32, nmax: i32): void
   }
 }
 
+/** make_q3_quants on four groups of n values at TX_AT, one per lane (fitSymmetricIterativeGroups). */
 @inline function symmetricIterativeLanes(n: i32, nmax: i32, lv: usize, scalesOut: usize): void {
   const zero = f32x4.splat(0);
-  let max = zero;
-  let amax = zero;
-  for (let i = 0; i < n; i++) {
-    const v = v128.load(TX_AT + lane4(i));
-    const a = f32x4.abs(v);
-    const larger = f32x4.gt(a, amax);
-    amax = v128.bitselect(a, amax, larger);
-    max = v128.bitselect(v, max, larger);
-  }
-  const keep = v128.not(f32x4.lt(amax, f32x4.splat(GROUP_MAX_EPS)));
+  const max = prepareSymmetricLanes(n, false);
+  const keep = searchedLanes(max);
   const lo = i32x4.splat(-nmax);
   const hi = i32x4.splat(nmax - 1);
   const iscale = f32x4.div(f32x4.splat(<f32>(-nmax)), max);
-  // Weights x² (TW_AT), weights × values (TXS_AT), levels (TL_AT), and the sums Σw·x·l, Σw·l².
+  // The levels (TL_AT) at the largest magnitude's scale, and the sums Σw·x·l, Σw·l².
   let sumLX = zero;
   let sumL2 = zero;
   for (let i = 0; i < n; i++) {
-    const v = v128.load(TX_AT + lane4(i));
-    const l = symmetric4(f32x4.mul(iscale, v), lo, hi);
+    const l = symmetric4(f32x4.mul(iscale, v128.load(TX_AT + lane4(i))), lo, hi);
     v128.store(TL_AT + lane4(i), l);
-    const w = f32x4.mul(v, v);
-    const wx = f32x4.mul(w, v);
-    v128.store(TW_AT + lane4(i), w);
-    v128.store(TXS_AT + lane4(i), wx);
     const lf = f32x4.convert_i32x4_s(l);
-    sumLX = f32x4.add(sumLX, f32x4.mul(wx, lf));
-    sumL2 = f32x4.add(sumL2, f32x4.mul(f32x4.mul(w, lf), lf));
+    sumLX = f32x4.add(sumLX, f32x4.mul(v128.load(TXS_AT + lane4(i)), lf));
+    sumL2 = f32x4.add(sumL2, f32x4.mul(f32x4.mul(v128.load(TW_AT + lane4(i)), lf), lf));
   }
   for (let itry = 0; itry < 5; itry++) {
     let moved = i32x4.splat(0);
@@ -649,10 +654,7 @@ export function fitSymmetricIterativeGroups(count: i32, n: i32, nmax: i32): void
     }
     if (!v128.any_true(v128.and(moved, keep))) break;
   }
-  // ggml writes 0, not nmax, for a group it skips.
-  const skipped = i32x4.splat(-nmax);
-  for (let i = 0; i < n; i++) v128.store(TL_AT + lane4(i), v128.bitselect(v128.load(TL_AT + lane4(i)), skipped, keep));
-  transposeLevelsOut(TL_AT, lv, n, nmax);
+  putSymmetricLanes(TL_AT, lv, n, nmax, keep);
   const scale = v128.bitselect(f32x4.div(sumLX, sumL2), zero, f32x4.gt(sumL2, zero));
   v128.store(scalesOut, v128.and(scale, keep));
 }
