@@ -91,7 +91,7 @@ export interface OddLevelSums {
 const sums: OddLevelSums = { sumqx: 0, sumq2: 0 };
 
 /**
- * The odd-level sums (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_S) of the first n levels against weights and
+ * The odd-level sums (IQ2_XXS, IQ2_XS, IQ2_S; IQ3's are in assembly/iq3-search.ts) of the first n levels against weights and
  * values, in f32 and value order as ggml adds them. The result is reused by the next call.
  */
 export function oddLevelSums(weight: Float32Array, xval: Float32Array, levels: Uint8Array, n: number): OddLevelSums {
