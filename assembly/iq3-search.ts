@@ -22,12 +22,14 @@ export const FAILED_AT: usize = 0x101a0;
 const LAUX_AT: usize = 0x101c0;
 const PREV_AT: usize = 0x101e0;
 const WX_AT: usize = 0x10200;
-// Scratch: each value and each weight's square root in all 4 lanes (v128 × 32 each).
+// Scratch: each value and each weight's square root in all 4 lanes (v128 × 32 each), and the
+// values of groups of 4 side by side (v128 × 8: at 64h + 16i, value i of groups 4h..4h + 3).
 const XS_AT: usize = 0x10280;
 const WS_AT: usize = 0x10480;
+const XT_AT: usize = 0x10680;
 /** Keys of 4 levels of 3 bits: their grid index (i16, −1 off the grid). */
 export const KEYS: i32 = 4096;
-export const INDEX_AT: usize = 0x10680;
+export const INDEX_AT: usize = 0x10700;
 /**
  * Off-grid keys' neighbours in ggml's search order, 4 to a block: per block the 4 neighbours'
  * odd level values 2·level + 1 (f32x4 for value 0, 1, 2, 3) and their packed levels (u32x4:
@@ -35,8 +37,8 @@ export const INDEX_AT: usize = 0x10680;
  * never wins: ties keep the first). NB_START_AT: u32 × (KEYS + 1), key k's blocks are
  * start[k]..start[k + 1] at NB_AT, BLOCK_BYTES each.
  */
-export const NB_START_AT: usize = 0x12680;
-export const NB_AT: usize = 0x16690;
+export const NB_START_AT: usize = 0x12700;
+export const NB_AT: usize = 0x16710;
 export const BLOCK_BYTES: i32 = 80;
 
 const GROUP: i32 = 32;
@@ -53,25 +55,17 @@ const NONE: i32 = 0x7fffffff;
   return i32x4.min_s(i32x4.max_s(l, i32x4.splat(0)), i32x4.splat(MAX_LEVEL));
 }
 
-/** Four i32 lanes of levels 0..7 as one u32, level i in byte i. */
-@inline function packedLevels(l: v128): u32 {
-  const l16 = i16x8.narrow_i32x4_u(l, l);
-  return i32x4.extract_lane(i8x16.narrow_i16x8_u(l16, l16), 0);
-}
-
 /**
- * Rounds values 4k..4k+3 at inverse scale `id` to levels and writes to out + 4k the levels of
- * the grid entry chosen: the rounded point when on the grid (returns true), else the neighbour
- * with the least waux-weighted error at `scale` (returns false).
+ * Writes to out + 4k the levels of the grid entry group k snaps to, given the key and packed
+ * levels (level i in byte i) it rounded to: those levels when on the grid (returns true), else the
+ * neighbour with the least waux-weighted error at `scale` (returns false).
  */
-@inline function snap(k: i32, id: f32, scale: f32, out: usize): bool {
-  const o = <usize>k << 4;
-  const l = levels4(f32x4.mul(f32x4.sub(f32x4.mul(f32x4.splat(id), v128.load(X_AT + o)), f32x4.splat(1)), f32x4.splat(0.5)));
-  const key = i32x4.extract_lane(l, 0) | (i32x4.extract_lane(l, 1) << 3) | (i32x4.extract_lane(l, 2) << 6) | (i32x4.extract_lane(l, 3) << 9);
+@inline function snapKey(k: i32, key: i32, word: u32, scale: f32, out: usize): bool {
   if (load<i16>(INDEX_AT + (<usize>key << 1)) >= 0) {
-    store<u32>(out + (<usize>k << 2), packedLevels(l));
+    store<u32>(out + (<usize>k << 2), word);
     return true;
   }
+  const o = <usize>k << 4;
   const s = f32x4.splat(scale);
   const xs = XS_AT + (o << 2);
   const ws = WS_AT + (o << 2);
@@ -114,9 +108,36 @@ const NONE: i32 = 0x7fffffff;
     store<u8>(FAILED_AT, 1);
     return false;
   }
-  const word = load<u32>(NB_AT + <usize>(first + (chosen >> 2)) * BLOCK_BYTES + 64 + ((<usize>chosen & 3) << 2));
-  store<u32>(out + (<usize>k << 2), word);
+  store<u32>(out + (<usize>k << 2), load<u32>(NB_AT + <usize>(first + (chosen >> 2)) * BLOCK_BYTES + 64 + ((<usize>chosen & 3) << 2)));
   return false;
+}
+
+/** nearest_int(0.5 · (id · x − 1)) clamped to [0, 7], 4 lanes (ggml's rounding of a value to a level). */
+@inline function levelsAt(id: v128, x: v128): v128 {
+  return levels4(f32x4.mul(f32x4.sub(f32x4.mul(id, x), f32x4.splat(1)), f32x4.splat(0.5)));
+}
+
+/**
+ * Snaps the groups 4h + j whose bit j is set in `mask` at inverse scale `id` (their levels to
+ * out, see snapKey); returns the bits (at 4h + j) of those that were off the grid. The 4 groups
+ * round side by side, one per lane.
+ */
+@inline function snapQuad(h: i32, id: f32, scale: f32, out: usize, mask: i32): i32 {
+  const xt = XT_AT + (<usize>h << 6);
+  const idv = f32x4.splat(id);
+  const l0 = levelsAt(idv, v128.load(xt));
+  const l1 = levelsAt(idv, v128.load(xt, 16));
+  const l2 = levelsAt(idv, v128.load(xt, 32));
+  const l3 = levelsAt(idv, v128.load(xt, 48));
+  const keys = v128.or(v128.or(l0, i32x4.shl(l1, 3)), v128.or(i32x4.shl(l2, 6), i32x4.shl(l3, 9)));
+  const words = v128.or(v128.or(l0, i32x4.shl(l1, 8)), v128.or(i32x4.shl(l2, 16), i32x4.shl(l3, 24)));
+  const k = h << 2;
+  let off: i32 = 0;
+  if ((mask & 1) != 0 && !snapKey(k, i32x4.extract_lane(keys, 0), i32x4.extract_lane(words, 0), scale, out)) off |= 1;
+  if ((mask & 2) != 0 && !snapKey(k + 1, i32x4.extract_lane(keys, 1), i32x4.extract_lane(words, 1), scale, out)) off |= 2;
+  if ((mask & 4) != 0 && !snapKey(k + 2, i32x4.extract_lane(keys, 2), i32x4.extract_lane(words, 2), scale, out)) off |= 4;
+  if ((mask & 8) != 0 && !snapKey(k + 3, i32x4.extract_lane(keys, 3), i32x4.extract_lane(words, 3), scale, out)) off |= 8;
+  return off << k;
 }
 
 // The odd-level sums of the last sumsOf call: Σ w·x·q and Σ w·q², q = 2·level + 1.
@@ -160,6 +181,7 @@ export function groupScale(max: f32, steps: i32, resnapAll: bool): f32 {
   for (let i = 0; i < GROUP; i++) {
     v128.store(XS_AT + (<usize>i << 4), f32x4.splat(load<f32>(X_AT + (<usize>i << 2))));
     v128.store(WS_AT + (<usize>i << 4), f32x4.splat(load<f32>(WAUX_AT + (<usize>i << 2))));
+    store<f32>(XT_AT + ((<usize>i >> 4) << 6) + ((<usize>i & 3) << 4) + (((<usize>i >> 2) & 3) << 2), load<f32>(X_AT + (<usize>i << 2)));
   }
   let best: f32 = 0;
   let scale: f32 = max / TOP;
@@ -168,8 +190,7 @@ export function groupScale(max: f32, steps: i32, resnapAll: bool): f32 {
   for (let is = -steps; is <= steps; is++) {
     const id: f32 = (TOP + <f32>is * <f32>0.2) / max;
     const tryScale: f32 = <f32>1 / id;
-    let off: i32 = 0;
-    for (let k = 0; k < GROUP / 4; k++) if (!snap(k, id, tryScale, LAUX_AT)) off |= 1 << k;
+    const off = snapQuad(0, id, tryScale, LAUX_AT, 0xf) | snapQuad(1, id, tryScale, LAUX_AT, 0xf);
     // Neighbouring scales often snap to the same levels (about half the tries): their sums are the last try's.
     const lo = v128.load(LAUX_AT);
     const hi = v128.load(LAUX_AT, 16);
@@ -186,7 +207,9 @@ export function groupScale(max: f32, steps: i32, resnapAll: bool): f32 {
   }
   if (offGrid != 0 && scale > 0) {
     const id: f32 = <f32>1 / scale;
-    for (let k = 0; k < GROUP / 4; k++) if (resnapAll || (offGrid & (1 << k)) != 0) snap(k, id, scale, L_AT);
+    const mask = resnapAll ? 0xff : offGrid;
+    snapQuad(0, id, scale, L_AT, mask & 0xf);
+    snapQuad(1, id, scale, L_AT, mask >> 4);
     sumsOf(L_AT);
     if (sumq2 > 0) scale = sumqx / sumq2;
   }

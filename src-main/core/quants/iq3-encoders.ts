@@ -30,7 +30,7 @@ import { importanceWeights, sumOfSquares } from './scale-search';
 import { IQ3S_GRID, IQ3XXS_GRID } from './iq-tables';
 import { buildLattice, type Lattice } from './iq-lattice';
 import { iq3Search, type Iq3Search } from '../wasm/iq3-search';
-import { foldSigns, ggmlNearestInt, scaleCode, writeWords } from './iq2-encoders';
+import { foldSigns, scaleCode, writeWords } from './iq2-encoders';
 
 const IQ3_XXS = ggmlType('IQ3_XXS');
 const IQ3_S = ggmlType('IQ3_S');
