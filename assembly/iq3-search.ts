@@ -7,8 +7,9 @@
  *
  * Exactness: every f32 operation is one IEEE operation, as in ggml's C (no contraction), in
  * ggml's order; a product computed in a SIMD lane is the same operation as the scalar one. Sums run
- * value by value; the neighbour search scores 4 neighbours at once (lane j: neighbours j, j + 4, ...)
- * and keeps, as ggml's scan does, the first of the least errors.
+ * value by value; each try rounds 4 groups of 4 values at once (lane j: group j); the neighbour
+ * search scores 4 neighbours at once (lane j: neighbours j, j + 4, ...) and keeps, as ggml's scan
+ * does, the first of the least errors.
  */
 
 /** The group (32 values): |x| (f32), weights (f32), their square roots (f32), levels out (u8). */
