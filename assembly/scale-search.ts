@@ -42,8 +42,10 @@ const TW_AT: usize = 0x13480;
 const TXS_AT: usize = 0x13680;
 const TL_AT: usize = 0x13880;
 const TBEST_AT: usize = 0x13a80;
+/** A Q3_K block's packed bits from finishQ3: hmask (32 bytes), then qs (64 bytes), as in the block. */
+export const Q3_BITS_AT: usize = 0x13c80;
 /** The end of the layout: the host grows the memory to reach it. */
-export const END: usize = 0x13c80;
+export const END: usize = 0x13ce0;
 
 /** ggml's GROUP_MAX_EPS: a group whose largest magnitude is below it is all zero. */
 const GROUP_MAX_EPS: f32 = 1e-15;
@@ -678,6 +680,46 @@ export function requantSubBlocks(dAll: f32, mAll: f32, nmax: i32): void {
       const l2 = levels4(f32x4.div(f32x4.add(v128.load(x + at4(i + 8)), dm), d4), nm);
       const l3 = levels4(f32x4.div(f32x4.add(v128.load(x + at4(i + 12)), dm), d4), nm);
       v128.store(L_AT + (<usize>j << 5) + <usize>i, i8x16.narrow_i16x8_u(i16x8.narrow_i32x4_u(l0, l1), i16x8.narrow_i32x4_u(l2, l3)));
+    }
+  }
+}
+
+/**
+ * quantize_row_q3_K_ref's last steps for the block at X_AT: each sub-block of 16 whose stored scale
+ * d (f32 × 16 at SCALES_AT) is not 0 requantized to nearest_int(x / d) clamped to [−4, 3], + 4 at
+ * L_AT (a sub-block with d = 0 keeps its levels there); then the levels' third bits to hmask (bit
+ * k of byte m: level m + 32k) and their low 2 bits to qs (byte l of each 32: levels l, l + 32,
+ * l + 64, l + 96 of each 128), at Q3_BITS_AT.
+ */
+export function finishQ3(): void {
+  const lo = i32x4.splat(-4);
+  const hi = i32x4.splat(3);
+  const four = i32x4.splat(4);
+  for (let j = 0; j < 16; j++) {
+    const d: f32 = load<f32>(SCALES_AT + (<usize>j << 2));
+    if (d == 0) continue;
+    const d4 = f32x4.splat(d);
+    const x = X_AT + (<usize>j << 6);
+    const l0 = i32x4.add(symmetric4(f32x4.div(v128.load(x), d4), lo, hi), four);
+    const l1 = i32x4.add(symmetric4(f32x4.div(v128.load(x, 16), d4), lo, hi), four);
+    const l2 = i32x4.add(symmetric4(f32x4.div(v128.load(x, 32), d4), lo, hi), four);
+    const l3 = i32x4.add(symmetric4(f32x4.div(v128.load(x, 48), d4), lo, hi), four);
+    v128.store(L_AT + (<usize>j << 4), i8x16.narrow_i16x8_u(i16x8.narrow_i32x4_u(l0, l1), i16x8.narrow_i32x4_u(l2, l3)));
+  }
+  const one = i8x16.splat(1);
+  for (let m: usize = 0; m < 32; m += 16) {
+    let bits = i8x16.splat(0);
+    for (let k = 0; k < 8; k++) bits = v128.or(bits, i8x16.shl(v128.and(i8x16.shr_u(v128.load(L_AT + m + (<usize>k << 5)), 2), one), k));
+    v128.store(Q3_BITS_AT + m, bits);
+  }
+  const three = i8x16.splat(3);
+  for (let j: usize = 0; j < 256; j += 128) {
+    for (let l: usize = 0; l < 32; l += 16) {
+      const a = v128.and(v128.load(L_AT + j + l), three);
+      const b = i8x16.shl(v128.and(v128.load(L_AT + j + l + 32), three), 2);
+      const c = i8x16.shl(v128.and(v128.load(L_AT + j + l + 64), three), 4);
+      const e = i8x16.shl(v128.and(v128.load(L_AT + j + l + 96), three), 6);
+      v128.store(Q3_BITS_AT + 32 + (j >> 2) + l, v128.or(v128.or(a, b), v128.or(c, e)));
     }
   }
 }

@@ -165,6 +165,8 @@ export const encodeQ2_K: RowEncoder = (src, dst, rows, rowLength, importance) =>
 // ================================ Q3_K ================================
 
 const { hmask: Q3_HMASK, qs: Q3_QS, scales: Q3_SCALES, d: Q3_D } = blockOffsets('Q3_K');
+// finishQ3 writes hmask and qs as one run of bytes.
+if (Q3_QS !== Q3_HMASK + QK / 8) throw new Error('Q3_K blocks must hold qs right after hmask');
 
 /** Stores 6-bit scale `l` (0..63) of sub-block j: low nibbles in bytes 0..7, top 2 bits in 8..11. */
 function putQ3Scale(y: Uint8Array, s: number, j: number, l: number): void {
@@ -173,32 +175,23 @@ function putQ3Scale(y: Uint8Array, s: number, j: number, l: number): void {
   y[s + 8 + (j & 3)] |= (l >> 4) << (2 * (j >> 2));
 }
 
-/** Requantizes each sub-block against its stored 6-bit scale, then packs high bits and low bits. */
+/**
+ * Requantizes each sub-block against its stored 6-bit scale and packs the high and low bits, in
+ * WebAssembly (the block's values and its levels L go back into the search's memory: the block
+ * scale's own search used it since).
+ */
 function finishQ3(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: number): void {
+  const search = blockToSearch(x, xAt);
+  search.levels.set(L);
   const s = o + Q3_SCALES;
+  const d = search.scales;
   for (let j = 0; j < QK / 16; j++) {
     const low = j < 8 ? y[s + j] & 0xf : y[s + j - 8] >> 4;
     const sc = (low | (((y[s + 8 + (j & 3)] >> (2 * (j >> 2))) & 3) << 4)) - 32;
-    const d = fr(dAll * sc);
-    if (d === 0) continue;
-    const base = 16 * j;
-    for (let i = 0; i < 16; i++) {
-      const l = roundHalfEven(fr(x[xAt + base + i] / d));
-      L[base + i] = (l < -4 ? -4 : l > 3 ? 3 : l) + 4;
-    }
+    d[j] = fr(dAll * sc);
   }
-  // The third bit of value j goes to bit j / 32 of hmask byte j % 32.
-  const h = o + Q3_HMASK;
-  for (let m = 0; m < QK / 8; m++) {
-    let bits = 0;
-    for (let k = 0, j = m; k < 8; k++, j += QK / 8) {
-      const l = L[j];
-      bits |= (l >> 2) << k;
-      L[j] = l & 3;
-    }
-    y[h + m] = bits;
-  }
-  pack2Bit(y, o + Q3_QS);
+  search.finishQ3();
+  y.set(search.q3Bits, o + Q3_HMASK);
 }
 
 function q3Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {

@@ -7,7 +7,7 @@
 import { WASM_BASE64 } from './scale-search.wasm';
 import { growTo, instantiateBase64 } from './instantiate';
 
-type Layout = 'MAX_GROUP' | 'X_AT' | 'W_AT' | 'L_AT' | 'MIN_AT' | 'SCALES_AT' | 'MINS_AT' | 'SCQ_AT' | 'MQ_AT' | 'NIBBLES_AT' | 'END';
+type Layout = 'MAX_GROUP' | 'X_AT' | 'W_AT' | 'L_AT' | 'MIN_AT' | 'SCALES_AT' | 'MINS_AT' | 'SCQ_AT' | 'MQ_AT' | 'NIBBLES_AT' | 'Q3_BITS_AT' | 'END';
 type SearchExports = Record<Layout, WebAssembly.Global> & {
   memory: WebAssembly.Memory;
   fitScaleAndMin(n: number, nmax: number, weighted: number, rmin: number, rdelta: number, nstep: number, useMad: number): number;
@@ -18,6 +18,7 @@ type SearchExports = Record<Layout, WebAssembly.Global> & {
   fitSymmetricIterativeGroups(count: number, n: number, nmax: number): void;
   requantSubBlocks(dAll: number, mAll: number, nmax: number): void;
   packNibbles(): void;
+  finishQ3(): void;
 };
 
 export interface ScaleSearch {
@@ -49,6 +50,9 @@ export interface ScaleSearch {
   /** Q4_K/Q5_K's qs (128 bytes, `nibbles`) from the low nibbles of the 256 levels in `levels`. */
   nibbles: Uint8Array;
   packNibbles: SearchExports['packNibbles'];
+  /** Q3_K's requantization against the stored sub-block scales (`scales`: d per sub-block, 0 keeps its levels) and bit packing: hmask then qs (96 bytes, `q3Bits`). */
+  finishQ3: SearchExports['finishQ3'];
+  q3Bits: Uint8Array;
 }
 
 let search: ScaleSearch | undefined;
@@ -78,6 +82,8 @@ function instantiate(): ScaleSearch {
     requantSubBlocks: exports.requantSubBlocks,
     nibbles: new Uint8Array(memory.buffer, at('NIBBLES_AT'), 128),
     packNibbles: exports.packNibbles,
+    finishQ3: exports.finishQ3,
+    q3Bits: new Uint8Array(memory.buffer, at('Q3_BITS_AT'), 96),
   };
 }
 
