@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export const MODULES = ['decoders', 'encoders', 'scale-search', 'iq3-search'];
+export const MODULES = ['decoders', 'encoders', 'scale-search', 'iq3-search', 'iq4-search'];
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

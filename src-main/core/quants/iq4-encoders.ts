@@ -17,13 +17,17 @@
  * in f16 and re-rounds the values with it; IQ4_XS quantizes the eight scales of a super-block to
  * 6 bits against the largest (d = -max/32) and re-rounds each sub-block with its stored scale.
  *
+ * That search runs in WebAssembly (assembly/iq4-search.ts, 4 sub-blocks side by side); this file
+ * fills the weights, quantizes the IQ4_XS scales and packs the blocks.
+ *
  * Every arithmetic step rounds to f32 where ggml's C code does (Math.fround).
  */
 import { checkEncodeSpan, type RowEncoder } from './codec';
 import { blockOffsets, ggmlType } from '../ggml-types';
 import { writeF16 } from './half-encode';
-import { GROUP_MAX_EPS, importanceWeights, nearestInt, signedAbsMax, sumOfSquares } from './scale-search';
+import { importanceWeights, nearestInt, signedAbsMax, sumOfSquares } from './scale-search';
 import { IQ4NL_VALUES } from './iq-tables';
+import { iq4Search, type Iq4Search } from '../wasm/iq4-search';
 
 const IQ4_NL = ggmlType('IQ4_NL');
 const IQ4_XS = ggmlType('IQ4_XS');
@@ -39,10 +43,6 @@ if (IQ4_NL.blockSize !== SUB || XS_SUBS !== 8) {
 }
 
 const fr = Math.fround;
-/** Scale trials on each side of the starting one (ggml's ntry). */
-const NTRY = 7;
-const V0 = IQ4NL_VALUES[0]!;
-
 /**
  * Nearest grid index by table: ggml's best_index_int8 picks the lower neighbour only when x is
  * strictly below the midpoint of two neighbours (ties go up). Every midpoint is a multiple of
@@ -62,61 +62,44 @@ function bestIndex(x: number): number {
   return k < -256 ? 0 : 15; // (NaN lands on 15, as in ggml)
 }
 
-const weight = new Float32Array(SUB);
-const scales = new Float32Array(XS_SUBS);
-
 /** ggml's σ² for a super-block of `n` values at x[o..]: f32 sum of squares times 2/n. */
 function superSigma2(x: Float32Array, o: number, n: number): number {
   return fr(sumOfSquares(x, o, n) * fr(2 / n));
 }
 
-/** Fills `weight` for the 32 values at x[o..]; qw (at q) is the importance matrix or null. */
-function subWeights(x: Float32Array, o: number, qw: Float32Array | null, q: number, sigma2: number): void {
+/** Writes the weights of the 32 values at x[o..] to w[at..]; qw (at q) is the importance matrix or null. */
+function subWeights(x: Float32Array, o: number, qw: Float32Array | null, q: number, sigma2: number, w: Float32Array, at: number): void {
   if (qw) {
-    importanceWeights(x, o, qw, q, SUB, sigma2, weight, 0);
+    importanceWeights(x, o, qw, q, SUB, sigma2, w, at);
   } else {
     for (let j = 0; j < SUB; j++) {
       const v = x[o + j]!;
-      weight[j] = v * v;
+      w[at + j] = v * v;
     }
   }
 }
 
-/** Σ w·q·x and Σ w·q² (f32, in order) of the last gridSums call. */
-let sumqx = 0;
-let sumq2 = 0;
-
-/** The sums for the 32 values at x[o..] mapped to their nearest grid values at inverse scale `id`. */
-function gridSums(x: Float32Array, o: number, id: number): void {
-  let sx = 0;
-  let s2 = 0;
-  for (let j = 0; j < SUB; j++) {
-    const v = x[o + j]!;
-    const q = IQ4NL_VALUES[bestIndex(fr(id * v))]!;
-    const wq = fr(weight[j]! * q);
-    sx = fr(sx + fr(wq * v));
-    s2 = fr(s2 + fr(wq * q));
-  }
-  sumqx = sx;
-  sumq2 = s2;
+/** This thread's WebAssembly scale search, made on first use. */
+let searchInstance: Iq4Search | null = null;
+function search(): Iq4Search {
+  return (searchInstance ??= iq4Search());
 }
 
-/** The best scale for the 32 values at x[o..] under `weight` (0 for an all-zero block). */
-function searchScale(x: Float32Array, o: number): number {
-  const max = signedAbsMax(x, o, SUB);
-  if (Math.abs(max) < GROUP_MAX_EPS) return 0;
-  let d = fr(-max / V0);
-  gridSums(x, o, fr(1 / d));
-  d = sumq2 > 0 ? fr(sumqx / sumq2) : 0;
-  let best = fr(d * sumqx);
-  for (let itry = -NTRY; itry <= NTRY; itry++) {
-    gridSums(x, o, fr((itry + V0) / max));
-    if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
-      d = fr(sumqx / sumq2);
-      best = fr(d * sumqx);
-    }
+/**
+ * Fills search().scales[0..count) with the scales of the `count` sub-blocks of 32 values at
+ * src[from..] (importance at qw[q..] or null; `superSize` values share one σ²).
+ */
+function searchScales(src: Float32Array, from: number, count: number, qw: Float32Array | null, q: number, superSize: number): Float32Array {
+  const s = search();
+  s.x.set(src.subarray(from, from + count * SUB));
+  let sigma2 = 0;
+  for (let k = 0; k < count; k++) {
+    const o = k * SUB;
+    if (qw && o % superSize === 0) sigma2 = superSigma2(src, from + o, superSize);
+    subWeights(src, from + o, qw, q + o, sigma2, s.w, o);
   }
-  return d;
+  s.searchScales(count);
+  return s.scales;
 }
 
 /** Writes the 32 values at x[o..], divided by their scale (`inverse` = 1/scale), as nibbles at dst[q..]. */
@@ -128,19 +111,27 @@ function packSub(x: Float32Array, o: number, inverse: number, dst: Uint8Array, q
   }
 }
 
+/** Sub-blocks of a row searched per call: as many as the module holds, in whole IQ4_XS super-blocks. */
+function chunkSubs(): number {
+  return search().capacity - (search().capacity % XS_SUBS);
+}
+
 export const encodeIQ4_NL: RowEncoder = (src, dst, rows, rowLength, importance) => {
   checkEncodeSpan(IQ4_NL, src, dst, rows, rowLength, importance);
   const ts = IQ4_NL.typeSize;
   const nb = rowLength / SUB;
+  const chunk = chunkSubs();
   let o = 0;
   for (let r = 0; r < rows; r++) {
     const row = r * rowLength;
-    for (let ib = 0; ib < nb; ib++, o += ts) {
-      const x = row + ib * SUB;
-      subWeights(src, x, importance, ib * SUB, importance ? superSigma2(src, x, SUB) : 0);
-      const d = searchScale(src, x);
-      writeF16(dst, o + NL_AT.d, d);
-      packSub(src, x, d !== 0 ? fr(1 / d) : 0, dst, o + NL_AT.qs);
+    for (let first = 0; first < nb; first += chunk) {
+      const count = Math.min(chunk, nb - first);
+      const scales = searchScales(src, row + first * SUB, count, importance, first * SUB, SUB);
+      for (let k = 0; k < count; k++, o += ts) {
+        const d = scales[k]!;
+        writeF16(dst, o + NL_AT.d, d);
+        packSub(src, row + (first + k) * SUB, d !== 0 ? fr(1 / d) : 0, dst, o + NL_AT.qs);
+      }
     }
   }
 };
@@ -150,34 +141,34 @@ export const encodeIQ4_XS: RowEncoder = (src, dst, rows, rowLength, importance) 
   const ts = IQ4_XS.typeSize;
   const bs = IQ4_XS.blockSize;
   const nb = rowLength / bs;
+  const chunk = chunkSubs() / XS_SUBS;
   let o = 0;
   for (let r = 0; r < rows; r++) {
     const row = r * rowLength;
-    for (let ibl = 0; ibl < nb; ibl++, o += ts) {
-      const xs = row + ibl * bs;
-      const sigma2 = importance ? superSigma2(src, xs, bs) : 0;
-      for (let ib = 0; ib < XS_SUBS; ib++) {
-        const x = xs + ib * SUB;
-        subWeights(src, x, importance, ibl * bs + ib * SUB, sigma2);
-        scales[ib] = searchScale(src, x);
+    for (let first = 0; first < nb; first += chunk) {
+      const count = Math.min(chunk, nb - first);
+      const scales = searchScales(src, row + first * bs, count * XS_SUBS, importance, first * bs, bs);
+      for (let k = 0; k < count; k++, o += ts) {
+        const xs = row + (first + k) * bs;
+        const at = k * XS_SUBS;
+        const d = fr(-signedAbsMax(scales, at, XS_SUBS) / 32);
+        writeF16(dst, o + XS_AT.d, d);
+        const id = d !== 0 ? fr(1 / d) : 0;
+        let scalesH = 0;
+        for (let ib = 0; ib < XS_SUBS; ib++) {
+          let l = nearestInt(fr(id * scales[at + ib]!));
+          l = l < -32 ? -32 : l > 31 ? 31 : l;
+          const dl = fr(d * l);
+          packSub(src, xs + ib * SUB, dl !== 0 ? fr(1 / dl) : 0, dst, o + XS_AT.qs + ib * 16);
+          l += 32;
+          const sl = o + XS_AT.scales_l + (ib >> 1);
+          if ((ib & 1) === 0) dst[sl] = l & 15;
+          else dst[sl] |= (l & 15) << 4;
+          scalesH |= (l >> 4) << (2 * ib);
+        }
+        dst[o + XS_AT.scales_h] = scalesH;
+        dst[o + XS_AT.scales_h + 1] = scalesH >>> 8;
       }
-      const d = fr(-signedAbsMax(scales, 0, XS_SUBS) / 32);
-      writeF16(dst, o + XS_AT.d, d);
-      const id = d !== 0 ? fr(1 / d) : 0;
-      let scalesH = 0;
-      for (let ib = 0; ib < XS_SUBS; ib++) {
-        let l = nearestInt(fr(id * scales[ib]!));
-        l = l < -32 ? -32 : l > 31 ? 31 : l;
-        const dl = fr(d * l);
-        packSub(src, xs + ib * SUB, dl !== 0 ? fr(1 / dl) : 0, dst, o + XS_AT.qs + ib * 16);
-        l += 32;
-        const sl = o + XS_AT.scales_l + (ib >> 1);
-        if ((ib & 1) === 0) dst[sl] = l & 15;
-        else dst[sl] |= (l & 15) << 4;
-        scalesH |= (l >> 4) << (2 * ib);
-      }
-      dst[o + XS_AT.scales_h] = scalesH;
-      dst[o + XS_AT.scales_h + 1] = scalesH >>> 8;
     }
   }
 };
