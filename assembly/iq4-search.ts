@@ -30,7 +30,10 @@ const V0: f32 = -127;
 /** Scale trials on each side of the starting one (ggml's ntry). */
 const NTRY: i32 = 7;
 
-// The 16 IQ4_NL values (kvalues_iq4nl), as bytes for i8x16.swizzle.
+// The 16 IQ4_NL values (kvalues_iq4nl), as bytes for i8x16.swizzle, and below their midpoints:
+// literals, because V8 does not hoist a table's loads out of the search's loops (read from memory
+// they cost 40% of the speed). They are iq-tables.ts's IQ4NL_VALUES: test/core/wasm/iq4-search.test.ts
+// rounds values at every midpoint of that table against llama.cpp, so a drift here fails it.
 const VALUES = i8x16(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
 
 /**
