@@ -6,7 +6,9 @@
 import { expect, it } from 'vitest';
 import type { BlockDecoder, RowEncoder } from '../../src-main/core/quants/codec';
 import type { GgmlType } from '../../src-main/core/ggml-types';
+import { encoderFor } from '../../src-main/core/quants/encoders';
 import { openGguf } from '../../src-main/node/gguf-io';
+import { typeOf } from './decoder-check';
 import { llamaDequantize, llamaQuantize } from './ggml-oracle';
 import { STORIES_260K } from './paths';
 import { mulberry32, randomF32 } from './random';
@@ -305,4 +307,10 @@ export function itMatchesLlamaOnNonFinite({ type, encode, sameBytes }: EncoderUn
       if (sameBytes) expect(r.differingBytes, `${label}: bytes differing from llama.cpp`).toBe(0);
     }
   });
+}
+
+/** Gufo's encoder for `typeName` writes llama.cpp's bytes for these rows (and importance matrix). */
+export function expectLlamaBytes(typeName: string, data: Float32Array, rows: number, rowLength: number, imatrix: Float32Array | null): void {
+  const type = typeOf(typeName);
+  expect(compareWithLlama(type, encoderFor(type), { label: typeName, data, rows, rowLength }, imatrix).differingBytes).toBe(0);
 }

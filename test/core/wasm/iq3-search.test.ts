@@ -7,13 +7,11 @@
  * llama.cpp's bytes.
  */
 import { describe, expect, it } from 'vitest';
-import { encodeIQ3_S, encodeIQ3_XXS } from '../../../src-main/core/quants/iq3-encoders';
 import { buildLattice, type Lattice } from '../../../src-main/core/quants/iq-lattice';
 import { IQ3S_GRID } from '../../../src-main/core/quants/iq-tables';
 import { ggmlNearestInt } from '../../../src-main/core/quants/iq2-encoders';
 import { iq3Search } from '../../../src-main/core/wasm/iq3-search';
-import { typeOf } from '../../support/decoder-check';
-import { llamaQuantize } from '../../support/ggml-oracle';
+import { expectLlamaBytes } from '../../support/encoder-check';
 import { mulberry32 } from '../../support/random';
 
 const fr = Math.fround;
@@ -112,14 +110,10 @@ describe('IQ3 encoders through the WebAssembly search: llama.cpp bytes on crowde
   }
   // Importance with whole groups of 4 at zero (every neighbour ties) beside heavy-tailed columns.
   const imatrix = Float32Array.from({ length: rowLength }, (_, i) => ((i >> 2) % 5 === 0 ? 0 : Math.exp(2 * rng.gaussian())));
-  for (const [name, encode] of [['IQ3_S', encodeIQ3_S], ['IQ3_XXS', encodeIQ3_XXS]] as const) {
+  for (const name of ['IQ3_S', 'IQ3_XXS']) {
     for (const weighted of [false, true]) {
       it(`${name}${weighted ? ' with an importance matrix' : ''}`, () => {
-        const type = typeOf(name);
-        const ours = new Uint8Array((data.length / type.blockSize) * type.typeSize);
-        encode(data, ours, rows, rowLength, weighted ? imatrix : null);
-        const theirs = llamaQuantize(type.id, data, rows, rowLength, weighted ? imatrix : undefined);
-        expect(Buffer.compare(Buffer.from(ours), Buffer.from(theirs))).toBe(0);
+        expectLlamaBytes(name, data, rows, rowLength, weighted ? imatrix : null);
       });
     }
   }

@@ -9,10 +9,8 @@
  * llama.cpp's, byte for byte.
  */
 import { describe, expect, it } from 'vitest';
-import { encoderFor } from '../../../src-main/core/quants/encoders';
 import { scaleSearch } from '../../../src-main/core/wasm/scale-search';
-import { typeOf } from '../../support/decoder-check';
-import { llamaQuantize } from '../../support/ggml-oracle';
+import { expectLlamaBytes } from '../../support/encoder-check';
 import { mulberry32 } from '../../support/random';
 
 const rowLength = 1024;
@@ -43,11 +41,7 @@ describe('WebAssembly scale searches', () => {
   for (const name of ['Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K', 'Q4_1', 'Q4_0']) {
     for (const weighted of [false, true]) {
       it(`${name}${weighted ? ' with an importance matrix' : ''}: llama.cpp's bytes`, () => {
-        const type = typeOf(name);
-        const ours = new Uint8Array((data.length / type.blockSize) * type.typeSize);
-        encoderFor(type)(data, ours, rows, rowLength, weighted ? imatrix : null);
-        const theirs = llamaQuantize(type.id, data, rows, rowLength, weighted ? imatrix : undefined);
-        expect(Buffer.compare(Buffer.from(ours), Buffer.from(theirs))).toBe(0);
+        expectLlamaBytes(name, data, rows, rowLength, weighted ? imatrix : null);
       });
     }
   }
@@ -69,11 +63,7 @@ describe('WebAssembly scale searches', () => {
   for (const name of ['Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K']) {
     for (const weighted of [false, true]) {
       it(`${name}${weighted ? ' with an importance matrix' : ''}: skipped and flat groups beside ordinary ones, llama.cpp's bytes`, () => {
-        const type = typeOf(name);
-        const ours = new Uint8Array((mixed.length / type.blockSize) * type.typeSize);
-        encoderFor(type)(mixed, ours, rows, rowLength, weighted ? imatrix : null);
-        const theirs = llamaQuantize(type.id, mixed, rows, rowLength, weighted ? imatrix : undefined);
-        expect(Buffer.compare(Buffer.from(ours), Buffer.from(theirs))).toBe(0);
+        expectLlamaBytes(name, mixed, rows, rowLength, weighted ? imatrix : null);
       });
     }
   }
