@@ -81,7 +81,7 @@ test('IQ3_S changes the prediction; the types that need an importance matrix com
   const attnV = page.getByRole('combobox', { name: 'Type of attn_v' });
   await attnV.selectOption('IQ3_S');
   await expect(predicted).toContainText('Q4_K_M with this recipe');
-  await expect(predicted).not.toHaveText(mixed);
+  await expect(predicted).not.toHaveText(mixed, { timeout: 60_000 });
   // No importance matrix yet: the types that need one are not offered.
   await expect(attnV.locator('option', { hasText: 'IQ2_XS' })).toHaveCount(0);
   await expect(attnV.locator('optgroup')).toHaveCount(0);
@@ -95,7 +95,8 @@ test('IQ3_S changes the prediction; the types that need an importance matrix com
   await expect(needing.locator('option', { hasText: 'IQ2_XS' })).toHaveCount(1);
   const withIq3 = await predicted.innerText();
   await attnV.selectOption('IQ2_XS');
-  await expect(predicted).not.toHaveText(withIq3);
+  // A plan with an importance matrix takes seconds on a loaded 2-core machine.
+  await expect(predicted).not.toHaveText(withIq3, { timeout: 60_000 });
   await expect(predicted).toContainText('Q4_K_M with this recipe');
   await screenshot({ page, testInfo }, 'export-recipe-imatrix-types', { fullPage: true });
 
