@@ -177,12 +177,9 @@ function putQ3Scale(y: Uint8Array, s: number, j: number, l: number): void {
 
 /**
  * Requantizes each sub-block against its stored 6-bit scale and packs the high and low bits, in
- * WebAssembly (the block's values and its levels L go back into the search's memory: the block
- * scale's own search used it since).
+ * WebAssembly: the block's values and levels must be in `search` (where its sub-block search left them).
  */
-function finishQ3(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: number): void {
-  const search = blockToSearch(x, xAt);
-  search.levels.set(L);
+function finishQ3(search: ReturnType<typeof scaleSearch>, y: Uint8Array, o: number, dAll: number): void {
   const s = o + Q3_SCALES;
   const d = search.scales;
   for (let j = 0; j < QK / 16; j++) {
@@ -213,7 +210,7 @@ function q3Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
   } else {
     dAll = putF16(y, o + Q3_D, 0);
   }
-  finishQ3(x, xAt, y, o, dAll);
+  finishQ3(search, y, o, dAll);
 }
 
 function q3Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, y: Uint8Array, o: number): void {
@@ -228,7 +225,9 @@ function q3Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number
   const dBlock = fitSymmetricScale(QK / 16, 32, SCALES, 0, LS, 0, SW, 0);
   for (let j = 0; j < QK / 16; j++) putQ3Scale(y, s, j, LS[j]);
   const dAll = putF16(y, o + Q3_D, dBlock);
-  finishQ3(x, xAt, y, o, dAll);
+  // The block scale's own search used the search's memory since: the values and levels go back.
+  blockToSearch(x, xAt).levels.set(L);
+  finishQ3(search, y, o, dAll);
 }
 
 export const encodeQ3_K: RowEncoder = (src, dst, rows, rowLength, importance) => {
