@@ -5,7 +5,8 @@
 // (pack2x16float); otherwise each f32 takes one word (its bits).
 //
 // `store_kv` writes the batch's K (rotated by RoPE) and V rows at positions pos0 .. pos0 + nTokens - 1.
-// `attention` runs one workgroup per (head, token): it rotates the query (position pos0 + t), which
+// `attention` runs one workgroup per (head, token) of a batch (prefill; a one-token step runs
+// attention-decode.wgsl's flash decoding instead): it rotates the query (position pos0 + t), which
 // sees keys 0 ..= pos0 + t, or with a sliding window only the last `window` of them; without
 // CAUSAL (an encoder, whose whole input is one batch) it sees every key up to the batch's last.
 // Keys are visited in tiles of WG with an online softmax (running max and sum), so any context length works
@@ -16,17 +17,10 @@
 //
 // The inputs (q for attention, k and v for store_kv) are rows of inStride elements per token, each
 // starting at its offset: separate q, k, v buffers, or one fused q|k|v row read three ways.
-//
-// With STORE (decode: one token), `attention` also does store_kv's work, saving its dispatch:
-// each workgroup rotates its KV head's new K row and reads the V row (kNew, vNew: rows of
-// kvInStride, from kOffset and vOffset), rounded as the cache holds them, and uses them for the
-// newest key, which no other workgroup writes in time for it to read; the first head of each
-// group writes them into the cache.
 
 #include "rope.wgsl"
 
 override KV_F16: bool = true;
-override STORE: bool = false;
 override CAUSAL: bool = true;
 
 #struct AttentionUniform
@@ -51,12 +45,10 @@ const NEG: f32 = -3.0e38;
 
 // attention
 @group(0) @binding(2) var<storage, read> q: array<f32>;
-@group(0) @binding(3) var<storage, read_write> kCache: array<u32>;
-@group(0) @binding(4) var<storage, read_write> vCache: array<u32>;
+@group(0) @binding(3) var<storage, read> kCache: array<u32>;
+@group(0) @binding(4) var<storage, read> vCache: array<u32>;
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 @group(0) @binding(7) var<storage, read> sinks: array<f32>;
-@group(0) @binding(8) var<storage, read> kNew: array<f32>;
-@group(0) @binding(9) var<storage, read> vNew: array<f32>;
 
 // Elements of cached rows; `e` is an element index into the cache (even for pairs).
 fn k_pair(e: u32) -> vec2<f32> {
@@ -111,50 +103,6 @@ fn store_kv(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 
 var<workgroup> qs: array<f32, MAX_HEAD_DIM>;
 var<workgroup> probs: array<f32, WG>;
-// STORE: the new token's K (rotated) and V rows of this workgroup's KV head, as cached.
-var<workgroup> newK: array<f32, MAX_HEAD_DIM>;
-var<workgroup> newV: array<f32, MAX_HEAD_DIM>;
-
-// x as the cache holds it: rounded to a half with KV_F16.
-fn as_cached(x: f32) -> f32 {
-  if (KV_F16) {
-    return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x;
-  }
-  return x;
-}
-
-// The new K and V rows of head kvh of token t (position pos) into newK and newV.
-fn load_new_kv(kvh: u32, t: u32, pos: u32, lid: u32) {
-  let kBase = t * p.kvInStride + p.kOffset + kvh * p.headDim;
-  let vBase = t * p.kvInStride + p.vOffset + kvh * p.headDim;
-  for (var d = lid; d < p.headDim; d += WG) {
-    var k = kNew[kBase + d];
-    if (d < p.nRot) {
-      let r = rope_pair(d, p.nRot, p.neox != 0u);
-      k = rope_rotate(k, kNew[kBase + r.partner], ropeTable[pos * (p.nRot / 2u) + r.pair], r.first);
-    }
-    newK[d] = as_cached(k);
-    newV[d] = as_cached(vNew[vBase + d]);
-  }
-}
-
-// newK and newV into the cache row of position pos, head kvh (after a barrier).
-fn store_new_kv(kvh: u32, pos: u32, lid: u32) {
-  let row = pos * p.kvStride + kvh * p.headDim;
-  for (var d = 2u * lid; d < p.headDim; d += 2u * WG) {
-    let e = row + d;
-    if (KV_F16) {
-      kCache[e >> 1u] = pack2x16float(vec2<f32>(newK[d], newK[d + 1u]));
-      vCache[e >> 1u] = pack2x16float(vec2<f32>(newV[d], newV[d + 1u]));
-    } else {
-      kCache[e] = bitcast<u32>(newK[d]);
-      kCache[e + 1u] = bitcast<u32>(newK[d + 1u]);
-      vCache[e] = bitcast<u32>(newV[d]);
-      vCache[e + 1u] = bitcast<u32>(newV[d + 1u]);
-    }
-  }
-}
-
 #include "reduce.wgsl"
 
 @compute @workgroup_size(WG)
@@ -189,13 +137,7 @@ fn attend(h: u32, t: u32, lid: u32, sink: f32) {
     }
     qs[d] = x;
   }
-  if (STORE) {
-    load_new_kv(kvh, t, pos, lid);
-  }
   workgroupBarrier();
-  if (STORE && h % (p.nHead / p.nKvHead) == 0u) {
-    store_new_kv(kvh, pos, lid);
-  }
 
   let kvBase = kvh * p.headDim;  // element offset of this kv head within a cached row
   var m = NEG;                   // running max of the scores
@@ -207,15 +149,9 @@ fn attend(h: u32, t: u32, lid: u32, sink: f32) {
     if (j <= last) {
       let row = j * p.kvStride + kvBase;
       var dot = 0.0;
-      if (STORE && j == pos) {
-        for (var d = 0u; d < p.headDim; d += 2u) {
-          dot += qs[d] * newK[d] + qs[d + 1u] * newK[d + 1u];
-        }
-      } else {
-        for (var d = 0u; d < p.headDim; d += 2u) {
-          let k = k_pair(row + d);
-          dot += qs[d] * k.x + qs[d + 1u] * k.y;
-        }
+      for (var d = 0u; d < p.headDim; d += 2u) {
+        let k = k_pair(row + d);
+        dot += qs[d] * k.x + qs[d + 1u] * k.y;
       }
       s = dot * p.scale;
       if (p.softcap != 0.0) {
@@ -236,11 +172,7 @@ fn attend(h: u32, t: u32, lid: u32, sink: f32) {
       if (d < p.headDim) {
         var a = acc[c] * corr;
         for (var jj = 0u; jj < count; jj++) {
-          if (STORE && start + jj == pos) {
-            a += probs[jj] * newV[d];
-          } else {
-            a += probs[jj] * v_elem((start + jj) * p.kvStride + kvBase + d);
-          }
+          a += probs[jj] * v_elem((start + jj) * p.kvStride + kvBase + d);
         }
         acc[c] = a;
       }

@@ -1,11 +1,12 @@
 /**
- * `npm run bench:vs-llama -- [--model FILE | --shape 335mb|1b|tiny] [--type Q4_K_M|Q8_0] [-p 64] [-n 16]
- *   [--threads 2] [--runs 3] [--adapters lavapipe,swiftshader] [--json]`
+ * `npm run bench:vs-llama -- [--model FILE | --shape 335mb|1b|tiny|gqa-1024] [--type Q4_K_M|Q8_0] [-p 64] [-n 16]
+ *   [--depth 0] [--threads 2] [--runs 3] [--adapters lavapipe,swiftshader] [--json]`
  *
  * Gufo against llama.cpp on the CPU, side by side in one run, on the same file with the same prompt
  * length and token count: `gufo bench --json` (the sources, GUFO_DEV=1) on each software Vulkan
  * adapter that is installed, and llama.cpp through node-llama-cpp's prebuilt CPU build with
- * --threads threads (scripts/device-kit/llama-decode.mjs). Each engine runs in its own process,
+ * --threads threads (scripts/device-kit/llama-decode.mjs), both after --depth tokens already in the
+ * context (llama-bench's -d; llama.cpp without flash attention). Each engine runs in its own process,
  * --runs times, the engines taking turns; rows are medians. Prints a table, or the rows as JSON.
  *
  * Without --model, the model is a random llama written by the device kit's make-model (Gufo's
@@ -25,7 +26,7 @@ import { vsLlamaRows, vsLlamaTable, type EngineRun, type Measured } from './vs-l
 
 const ADAPTERS: Record<string, string> = { lavapipe: LAVAPIPE_ICD, swiftshader: SWIFTSHADER_ICD };
 /** --shape's names for make-model's shapes. */
-const SHAPES: Record<string, string> = { '335mb': '335mb', '1b': 'llama-3.2-1b', tiny: 'tiny' };
+const SHAPES: Record<string, string> = { '335mb': '335mb', '1b': 'llama-3.2-1b', tiny: 'tiny', 'gqa-1024': 'gqa-1024' };
 const MAKE_MODEL = join(REPO_ROOT, 'scripts/device-kit/make-model.ts');
 const LLAMA_DECODE = join(REPO_ROOT, 'scripts/device-kit/llama-decode.mjs');
 
@@ -36,6 +37,7 @@ const { values } = parseArgs({
     type: { type: 'string', default: 'Q4_K_M' },
     p: { type: 'string', short: 'p', default: '64' },
     n: { type: 'string', short: 'n', default: '16' },
+    depth: { type: 'string', default: '0' },
     threads: { type: 'string', default: '2' },
     runs: { type: 'string', default: '3' },
     adapters: { type: 'string', default: Object.keys(ADAPTERS).join(',') },
@@ -104,19 +106,19 @@ function adapters(): string[] {
 }
 
 const file = modelFile();
-const [p, n, threads, runs] = [positive('p', 1), positive('n', 2), positive('threads', 1), positive('runs', 1)];
+const [p, n, depth, threads, runs] = [positive('p', 1), positive('n', 2), positive('depth', 0), positive('threads', 1), positive('runs', 1)];
 const gufo: Measured[] = adapters().map((adapter) => ({ adapter, device: '', runs: [] }));
 const llama: Measured = { adapter: 'cpu', device: '', runs: [] };
 for (let run = 1; run <= runs; run++) {
   for (const m of gufo) {
     const env = { ...process.env, GUFO_DEV: '1', VK_ICD_FILENAMES: ADAPTERS[m.adapter] };
-    const out = nodeJson(['bin/gufo.mjs', 'bench', file, '-p', String(p), '-n', String(n), '--json'], `run ${run}/${runs}: gufo bench on ${m.adapter}`, env);
+    const out = nodeJson(['bin/gufo.mjs', 'bench', file, '-p', String(p), '-n', String(n), '-d', String(depth), '--json'], `run ${run}/${runs}: gufo bench on ${m.adapter}`, env);
     m.device = (out.adapter as { name: string }).name;
     m.runs.push(out as unknown as EngineRun);
   }
-  const out = nodeJson([LLAMA_DECODE, file, String(p), String(n), String(threads)], `run ${run}/${runs}: llama.cpp, CPU, ${threads} threads`);
+  const out = nodeJson([LLAMA_DECODE, file, String(p), String(n), String(threads), `--depth=${depth}`], `run ${run}/${runs}: llama.cpp, CPU, ${threads} threads`);
   llama.device = out.adapter as string;
   llama.runs.push(out as unknown as EngineRun);
 }
 const rows = vsLlamaRows(basename(file), gufo, llama);
-process.stdout.write(values.json ? JSON.stringify(rows, null, 2) + '\n' : `-p ${p} -n ${n}\n${vsLlamaTable(rows)}`);
+process.stdout.write(values.json ? JSON.stringify(rows, null, 2) + '\n' : `-p ${p} -n ${n}${depth ? ` -d ${depth}` : ''}\n${vsLlamaTable(rows)}`);

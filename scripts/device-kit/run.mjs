@@ -4,7 +4,9 @@
 // llama.cpp's Vulkan decode on that same file. One JSON line per run on stdout:
 //   { engine, fileType, shape, adapter, prefillTokS, decodeTokS, rooflineFraction, ... }
 // llama.cpp's rooflineFraction uses Gufo's bytes per token and copy bandwidth for the same file
-// and adapter. KIT_P and KIT_N set the prompt and generated tokens. Progress goes to stderr.
+// and adapter. KIT_P and KIT_N set the prompt and generated tokens; each file runs from an empty
+// context and again at a depth of KIT_DEPTH tokens (llama-bench's -d; default 4096, tiny 64).
+// Progress goes to stderr.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,7 @@ const tiny = shape === 'tiny';
 const p = Number(process.env.KIT_P ?? (tiny ? 8 : 128));
 const n = Number(process.env.KIT_N ?? (tiny ? 4 : 64));
 const types = (process.env.KIT_TYPES ?? 'Q4_K_M,Q8_0').split(',');
+const depths = [0, Number(process.env.KIT_DEPTH ?? (tiny ? 64 : 4096))];
 
 /** Runs the kit's node on `args`; stdout when it succeeds, else an Error with stderr's tail. */
 function node(args, what) {
@@ -33,27 +36,30 @@ try {
   for (const fileType of types) {
     const file = join(work, `${shape}-${fileType}.gguf`);
     node([join(kit, 'app/tools/make-model.mjs'), fileType, file, shape], `writing a random ${shape} ${fileType}`);
-    const base = { fileType, shape, promptTokens: p, genTokens: n };
-    let gufo;
-    try {
-      gufo = JSON.parse(node([join(kit, 'app/bin/gufo.mjs'), 'bench', file, '-p', String(p), '-n', String(n), '--profile', '--json'], `gufo bench ${fileType}`));
-      print({
-        engine: 'gufo', ...base, adapter: gufo.adapter.name, prefillTokS: gufo.prefillTokS, decodeTokS: gufo.decodeTokS,
-        rooflineFraction: gufo.rooflineFraction, bytesPerToken: gufo.bytesPerToken, copyBytesPerSecond: gufo.copyBytesPerSecond,
-        dispatchesPerToken: gufo.dispatchesPerToken, hostMsPerToken: gufo.hostMsPerToken, gpuMsPerToken: gufo.profile?.gpuMsPerToken,
-        kernels: gufo.profile?.kernels.slice(0, 8).map((k) => ({ kernel: k.kernel, gpuMsPerToken: k.gpuMsPerToken, rooflineFraction: k.rooflineFraction })),
-      });
-    } catch (err) {
-      failed = true;
-      print({ engine: 'gufo', ...base, error: err.message });
-    }
-    try {
-      const llama = JSON.parse(node([join(kit, 'llama/llama-decode.mjs'), file, String(p), String(n)], `llama.cpp (Vulkan) ${fileType}`));
-      const rooflineFraction = gufo ? (gufo.bytesPerToken * llama.decodeTokS) / gufo.copyBytesPerSecond : null;
-      print({ engine: 'llama.cpp-vulkan', ...base, ...llama, rooflineFraction });
-    } catch (err) {
-      failed = true;
-      print({ engine: 'llama.cpp-vulkan', ...base, error: err.message });
+    for (const depth of depths) {
+      const base = { fileType, shape, depth, promptTokens: p, genTokens: n };
+      let gufo;
+      try {
+        const bench = [join(kit, 'app/bin/gufo.mjs'), 'bench', file, '-p', String(p), '-n', String(n), '-d', String(depth), '--profile', '--json'];
+        gufo = JSON.parse(node(bench, `gufo bench ${fileType} at depth ${depth}`));
+        print({
+          engine: 'gufo', ...base, adapter: gufo.adapter.name, prefillTokS: gufo.prefillTokS, decodeTokS: gufo.decodeTokS,
+          rooflineFraction: gufo.rooflineFraction, bytesPerToken: gufo.bytesPerToken, copyBytesPerSecond: gufo.copyBytesPerSecond,
+          dispatchesPerToken: gufo.dispatchesPerToken, hostMsPerToken: gufo.hostMsPerToken, gpuMsPerToken: gufo.profile?.gpuMsPerToken,
+          kernels: gufo.profile?.kernels.slice(0, 8).map((k) => ({ kernel: k.kernel, gpuMsPerToken: k.gpuMsPerToken, rooflineFraction: k.rooflineFraction })),
+        });
+      } catch (err) {
+        failed = true;
+        print({ engine: 'gufo', ...base, error: err.message });
+      }
+      try {
+        const llama = JSON.parse(node([join(kit, 'llama/llama-decode.mjs'), file, String(p), String(n), `--depth=${depth}`], `llama.cpp (Vulkan) ${fileType} at depth ${depth}`));
+        const rooflineFraction = gufo ? (gufo.bytesPerToken * llama.decodeTokS) / gufo.copyBytesPerSecond : null;
+        print({ engine: 'llama.cpp-vulkan', ...base, ...llama, rooflineFraction });
+      } catch (err) {
+        failed = true;
+        print({ engine: 'llama.cpp-vulkan', ...base, error: err.message });
+      }
     }
   }
 } finally {

@@ -61,6 +61,8 @@ export interface GenerateOptions {
 export interface BenchOptions {
   /** Also time every kernel of a few decode steps on the GPU (needs timestamp-query). */
   profile?: boolean;
+  /** Tokens put in the context first, untimed (llama-bench's -d): the prompt and decode run after them. */
+  depth?: number;
 }
 
 /** Decode steps the profile times, after the measured run. */
@@ -442,17 +444,20 @@ export class Engine {
 
   /**
    * llama-bench style: prefill `promptTokens` tokens, then decode `genTokens` greedily (end of
-   * generation ignored), from an empty cache. The roofline is this adapter's copy bandwidth,
-   * measured right after. With `profile`, a few more decode steps have each kernel timed.
+   * generation ignored), after `depth` tokens already in the cache (prefilled untimed; default
+   * none). The roofline is this adapter's copy bandwidth, measured right after. With `profile`, a
+   * few more decode steps have each kernel timed.
    */
   async bench(promptTokens: number, genTokens: number, options: BenchOptions = {}): Promise<BenchResult> {
     const l = this.require();
     const { vocab, bos } = l.info;
     const p = Math.max(1, Math.floor(promptTokens));
     const n = Math.max(1, Math.floor(genTokens));
-    if (p + n > l.model.options.ctx) throw new EngineError(`bench needs a context of ${p + n} tokens; the model was loaded with ${l.model.options.ctx}`);
+    const depth = Math.max(0, Math.floor(options.depth ?? 0));
+    const needed = depth + p + n;
+    if (needed > l.model.options.ctx) throw new EngineError(`bench needs a context of ${needed} tokens; the model was loaded with ${l.model.options.ctx}`);
     // Any ids will do; avoid the first few (control tokens in most vocabularies).
-    const prompt = Array.from({ length: p }, (_, i) => (i === 0 && bos !== null ? bos : 3 + ((i * 7919) % (vocab - 3))));
+    const tokens = Array.from({ length: depth + p }, (_, i) => (i === 0 && bos !== null ? bos : 3 + ((i * 7919) % (vocab - 3))));
     if (options.profile && !this.gpu.hasTimestamps) {
       throw new EngineError(`profiling needs the timestamp-query feature, which ${this.gpu.info.name} lacks`);
     }
@@ -460,20 +465,23 @@ export class Engine {
     // compilation (lavapipe compiles a pipeline at its first dispatch, seconds each).
     // Its one decode step is also counted: it sizes the profile when the timed run decodes none (-n 1).
     this.resetCache();
-    const warmUp = await this.metered(() => this.generate(prompt.slice(0, WARM_UP_TOKENS), { maxTokens: WARM_UP_TOKENS, stop: [] }));
+    const warmUp = await this.metered(() => this.generate(tokens.slice(0, WARM_UP_TOKENS), { maxTokens: WARM_UP_TOKENS, stop: [] }));
     this.resetCache();
-    const timed = await this.metered(() => this.generate(prompt, { maxTokens: n, stop: [] }));
+    // The depth's tokens fill the cache untimed; the timed run then evaluates only the prompt after them.
+    if (depth > 0) await this.generate(tokens.slice(0, depth), { maxTokens: 1, stop: [] });
+    const timed = await this.metered(() => this.generate(tokens, { maxTokens: n, stop: [] }));
     const r = timed.result;
     const steps = timed.meter.perToken(r.ids.length - 1);
     const profiledDispatches = Math.max(steps.dispatchesPerToken, warmUp.meter.perToken(warmUp.result.ids.length - 1).dispatchesPerToken);
-    const avgPositions = p + (r.ids.length - 1) / 2;
+    const avgPositions = depth + p + (r.ids.length - 1) / 2;
     const bytesPerToken = l.model.weightBytesPerToken + avgPositions * l.model.kvBytesPerPosition;
     const achieved = bytesPerToken * r.timings.decodeTokS;
     const copy = await measureCopyBandwidth(this.gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
     const profile = options.profile
-      ? await this.profileDecode(l, p, Math.min(PROFILED_STEPS, n), Math.ceil(profiledDispatches), copy.bytesPerSecond)
+      ? await this.profileDecode(l, depth + p, Math.min(PROFILED_STEPS, n), Math.ceil(profiledDispatches), copy.bytesPerSecond)
       : undefined;
     return {
+      depth,
       promptTokens: p,
       genTokens: r.ids.length,
       prefillTokS: r.timings.prefillTokS,

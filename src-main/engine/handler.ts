@@ -112,7 +112,7 @@ export class EngineHandler {
       }
       case 'bench': {
         const engine = await this.gpu();
-        const result = await engine.bench(request.promptTokens, request.genTokens, { profile: request.profile === true });
+        const result = await engine.bench(request.promptTokens, request.genTokens, { profile: request.profile === true, depth: request.depth ?? 0 });
         this.send({ id, type: 'bench', result, info: engine.info });
         return;
       }
@@ -203,7 +203,7 @@ function checkRequest(r: EngineRequest): string | null {
       if (!isOptionalConstraint(r.constraint)) return 'generate: constraint must be { kind: "json" } or { kind: "json-schema", schema }';
       return null;
     case 'bench':
-      if (!isCount(r.promptTokens) || !isCount(r.genTokens)) return 'bench: promptTokens and genTokens must be non-negative integers';
+      if (!isCount(r.promptTokens) || !isCount(r.genTokens) || !isOptionalCount(r.depth)) return 'bench: promptTokens, genTokens and depth must be non-negative integers';
       return r.profile === undefined || typeof r.profile === 'boolean' ? null : 'bench: profile must be a boolean';
     case 'evaluate':
       if (!isIds(r.ids) || r.ids.length < 2) return 'evaluate: ids must be an array of at least 2 token ids';

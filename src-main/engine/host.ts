@@ -201,8 +201,8 @@ export class EngineHost {
     }
   }
 
-  bench(promptTokens: number, genTokens: number, options: { profile?: boolean } = {}): Promise<BenchResponse> {
-    return this.ask({ type: 'bench', promptTokens, genTokens, ...(options.profile ? { profile: true } : {}) }, 'bench');
+  bench(promptTokens: number, genTokens: number, options: { profile?: boolean; depth?: number } = {}): Promise<BenchResponse> {
+    return this.ask({ type: 'bench', promptTokens, genTokens, ...(options.depth ? { depth: options.depth } : {}), ...(options.profile ? { profile: true } : {}) }, 'bench');
   }
 
   /** Scores one window of a text, teacher-forced (perplexity, KL divergence against saved log-probabilities). */

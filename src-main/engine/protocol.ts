@@ -183,6 +183,8 @@ export interface BenchRequest {
   promptTokens: number;
   /** Tokens to decode. */
   genTokens: number;
+  /** Tokens in the context before the prompt (llama-bench's -d): prefill and decode are measured there. */
+  depth?: number;
   /** Also time each kernel of a few decode steps (BenchResult.profile). */
   profile?: boolean;
 }
@@ -308,6 +310,8 @@ export interface CancelResponse {
 }
 
 export interface BenchResult {
+  /** Tokens already in the context when the prompt was prefilled. */
+  depth: number;
   promptTokens: number;
   genTokens: number;
   prefillTokS: number;

@@ -64,9 +64,14 @@ describe('Engine.bench', () => {
     for (const k of profile.kernels) expect(k.gpuMsPerToken, k.kernel).toBeGreaterThan(0);
     expect(profile.gpuMsPerToken).toBeCloseTo(profile.kernels.reduce((s, k) => s + k.gpuMsPerToken, 0), 9);
 
-    const weightKernels = profile.kernels.filter((k) => k.bytesPerToken !== null);
-    expect(weightKernels.map((k) => k.kernel).every((name) => name.startsWith('matvec'))).toBe(true);
+    const weightKernels = profile.kernels.filter((k) => k.bytesPerToken !== null && k.kernel.startsWith('matvec'));
     expect(weightKernels.reduce((s, k) => s + k.bytesPerToken!, 0)).toBe(matrixBytes(STORIES_260K));
+    // Decode attention reads the K and V rows of every position the token sees: steps at
+    // positions 8 to 11 see 9 to 12 keys, 10.5 on average (the cache holds 64 positions).
+    const [attention, ...others] = profile.kernels.filter((k) => k.bytesPerToken !== null && !k.kernel.startsWith('matvec'));
+    expect(others).toEqual([]);
+    expect(attention!.kernel).toMatch(/^attention-decode\.wgsl:attend_split/);
+    expect(attention!.bytesPerToken).toBeCloseTo((engine.info.memory!.kvBytes / 64) * 10.5, 6);
     for (const k of weightKernels) {
       expect(k.bytesPerSecond).toBeCloseTo(k.bytesPerToken! / (k.gpuMsPerToken / 1000), 0);
       expect(k.rooflineFraction).toBeCloseTo(k.bytesPerSecond! / r.copyBytesPerSecond, 9);
@@ -78,6 +83,27 @@ describe('Engine.bench', () => {
     // The profiled steps overwrote the KV cache: the next generation must not trust it.
     const after = await engine.generate([1, 403, 407], { maxTokens: 6, stop: [] });
     expect(after.ids).toEqual(before.ids);
+  });
+
+  it('at a depth (-d): the context filled first, untimed, then the prompt and decode measured after it', async () => {
+    await engine.load(STORIES_260K, { ctx: 64 });
+    const shallow = await engine.bench(8, 8);
+    const generate = vi.spyOn(engine, 'generate');
+    try {
+      const r = await engine.bench(8, 8, { depth: 40, profile: true });
+      expect(r).toMatchObject({ depth: 40, promptTokens: 8, genTokens: 8 });
+      // The warm-up, the depth's 40 tokens, then the timed run over all 48, of which only the last 8 are evaluated.
+      expect(generate.mock.calls.map(([ids, o]) => [ids.length, o.maxTokens])).toEqual([[2, 2], [40, 1], [48, 8]]);
+      expect((await generate.mock.results[2]!.value).timings.promptTokens).toBe(8);
+      const bytesPerPosition = engine.info.memory!.kvBytes / 64;
+      expect(r.bytesPerToken - shallow.bytesPerToken).toBeCloseTo(40 * bytesPerPosition, 6);
+      // Profiled steps at positions 48 to 51 see 49 to 52 keys.
+      const attention = r.profile!.kernels.find((k) => k.kernel.startsWith('attention-decode.wgsl:attend_split'))!;
+      expect(attention.bytesPerToken).toBeCloseTo(50.5 * bytesPerPosition, 6);
+    } finally {
+      generate.mockRestore();
+    }
+    await expect(engine.bench(8, 8, { depth: 49 })).rejects.toThrow('bench needs a context of 65 tokens; the model was loaded with 64');
   });
 
   it('profile after a run that decodes nothing (-n 1): one profiled decode step, every dispatch timed', async () => {
@@ -92,14 +118,15 @@ describe('Engine.bench', () => {
 
 describe('gufo bench --profile --json', () => {
   it('carries the step counts and the per-kernel profile; --help lists them', () => {
-    const r = gufo(['bench', STORIES_260K, '-p', '8', '-n', '4', '--profile', '--json'], {}, 120_000);
+    const r = gufo(['bench', STORIES_260K, '-p', '8', '-n', '4', '-d', '16', '--profile', '--json'], {}, 120_000);
     expect(r.status, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ depth: 16, promptTokens: 8, genTokens: 4 });
     for (const key of ['dispatchesPerToken', 'submitsPerToken', 'hostMsPerToken']) expect(doc[key], key).toBeGreaterThan(0);
     expect(doc.profile.kernels.length).toBeGreaterThan(3);
     expect(doc.profile.kernels[0]).toHaveProperty('rooflineFraction');
 
     const help = gufo(['bench', '--help']);
-    for (const key of ['--profile', 'dispatchesPerToken', 'submitsPerToken', 'hostMsPerToken', 'gpuMsPerToken']) expect(help.stdout, key).toContain(key);
+    for (const key of ['--profile', '-d N', 'dispatchesPerToken', 'submitsPerToken', 'hostMsPerToken', 'gpuMsPerToken']) expect(help.stdout, key).toContain(key);
   }, 180_000);
 });

@@ -44,7 +44,7 @@ describe('gufo bench', () => {
     const r = gufo(['bench', STORIES_260K, '-p', '16', '-n', '8', '--json']);
     expect(r.status, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ promptTokens: 16, genTokens: 8 });
+    expect(doc).toMatchObject({ depth: 0, promptTokens: 16, genTokens: 8 });
     for (const key of ['prefillTokS', 'decodeTokS', 'bytesPerToken', 'copyBytesPerSecond', 'rooflineFraction']) {
       expect(doc[key], key).toBeGreaterThan(0);
     }

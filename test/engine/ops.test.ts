@@ -181,41 +181,43 @@ describe('store_kv + attention (with RoPE)', () => {
   }
 });
 
-describe('store_kv fused into attention for one token (decode)', () => {
-  // 8 heads over 2 KV heads of 64 (NeoX, RoPE over 48), 70 positions cached (two key tiles), the
-  // new token's q|k|v in one fused row: the same output and cache, bit for bit, as the two kernels.
+describe('store_kv fused into decode attention (STORE)', () => {
+  // 8 heads over 2 KV heads of 64 (NeoX, RoPE over 48), 200 positions cached (two splits), the new
+  // token's q|k|v in one fused row: the same output and cache, bit for bit, as store_kv then attention.
   for (const kvF16 of [true, false]) {
-    it(`${kvF16 ? 'F16' : 'F32'} cache`, async () => {
-      const kernels = new OpKernels(ctx.device, kvF16);
-      const [nHead, nKvHead, headDim, nRot, past] = [8, 2, 64, 48, 70];
-      const qDim = nHead * headDim;
-      const kvStride = nKvHead * headDim;
-      const rowWidth = qDim + 2 * kvStride;
-      const table = ropeTable(plainRope(nRot, true), past + 4);
-      const rope = { table: buffer(ctx, table), nRot, neox: true };
-      const cacheBytes = (past + 4) * kvStride * kernels.kvElementBytes;
-      const history = { k: buffer(ctx, randomF32(past * kvStride, gauss)), v: buffer(ctx, randomF32(past * kvStride, gauss)) };
-      const qkv = buffer(ctx, randomF32(rowWidth, gauss));
-      const rows = { stride: rowWidth, kOffset: qDim, vOffset: qDim + kvStride };
-      const step0 = makeStep(ctx, 0, past);
-      const step1 = makeStep(ctx, past, 1);
-      const results = [];
-      for (const fused of [false, true]) {
-        const kCache = buffer(ctx, cacheBytes);
-        const vCache = buffer(ctx, cacheBytes);
-        const out = buffer(ctx, qDim * 4);
-        const store = { k: qkv, v: qkv, kCache, vCache, step: step1, kvStride, headDim, rope, rows };
-        const attend = { q: qkv, kCache, vCache, out, step: step1, nHead, nKvHead, headDim, scale: 0.125, rope, qRows: { stride: rowWidth, offset: 0 } };
-        await run(ctx, [kernels.storeKv({ ...history, kCache, vCache, step: step0, kvStride, headDim, rope })]);
-        await run(ctx, fused ? [kernels.storeKvAndAttend(store, attend)] : [kernels.storeKv(store), kernels.attention(attend)]);
-        const words = (b: GPUBuffer) => readU32(ctx, b, b.size / 4);
-        results.push({ out: await words(out), k: await words(kCache), v: await words(vCache) });
-      }
-      expect(results[1]!.out).toEqual(results[0]!.out);
-      expect(results[1]!.k).toEqual(results[0]!.k);
-      expect(results[1]!.v).toEqual(results[0]!.v);
-      kernels.destroy();
-    });
+    for (const cpu of [false, true]) {
+      it(`${kvF16 ? 'F16' : 'F32'} cache, ${cpu ? 'CPU' : 'GPU'} shape`, async () => {
+        const kernels = new OpKernels(ctx.device, kvF16, { cpu });
+        const [nHead, nKvHead, headDim, nRot, past] = [8, 2, 64, 48, 200];
+        const qDim = nHead * headDim;
+        const kvStride = nKvHead * headDim;
+        const rowWidth = qDim + 2 * kvStride;
+        const table = ropeTable(plainRope(nRot, true), past + 4);
+        const rope = { table: buffer(ctx, table), nRot, neox: true };
+        const cacheBytes = (past + 4) * kvStride * kernels.kvElementBytes;
+        const history = { k: buffer(ctx, randomF32(past * kvStride, gauss)), v: buffer(ctx, randomF32(past * kvStride, gauss)) };
+        const qkv = buffer(ctx, randomF32(rowWidth, gauss));
+        const rows = { stride: rowWidth, kOffset: qDim, vOffset: qDim + kvStride };
+        const step0 = makeStep(ctx, 0, past);
+        const step1 = makeStep(ctx, past, 1);
+        const results = [];
+        for (const fused of [false, true]) {
+          const kCache = buffer(ctx, cacheBytes);
+          const vCache = buffer(ctx, cacheBytes);
+          const out = buffer(ctx, qDim * 4);
+          const store = { k: qkv, v: qkv, kCache, vCache, step: step1, kvStride, headDim, rope, rows };
+          const attend = { q: qkv, kCache, vCache, out, step: step1, nHead, nKvHead, headDim, scale: 0.125, rope, qRows: { stride: rowWidth, offset: 0 } };
+          await run(ctx, [kernels.storeKv({ ...history, kCache, vCache, step: step0, kvStride, headDim, rope })]);
+          await run(ctx, fused ? [kernels.storeKvAndAttend(store, attend)] : [kernels.storeKv(store), kernels.attention(attend)]);
+          const words = (b: GPUBuffer) => readU32(ctx, b, b.size / 4);
+          results.push({ out: await words(out), k: await words(kCache), v: await words(vCache) });
+        }
+        expect(results[1]!.out).toEqual(results[0]!.out);
+        expect(results[1]!.k).toEqual(results[0]!.k);
+        expect(results[1]!.v).toEqual(results[0]!.v);
+        kernels.destroy();
+      });
+    }
   }
 });
 

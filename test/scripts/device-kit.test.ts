@@ -36,7 +36,7 @@ describe('npm run device:kit', () => {
     expect(JSON.parse(readFileSync(join(kit, 'llama/node_modules/@node-llama-cpp/linux-x64-vulkan/package.json'), 'utf8')).version).toBe(pinned);
   });
 
-  it('run.sh on lavapipe: one JSON line each for Gufo and llama.cpp, with tok/s, rooflineFraction and the adapter', () => {
+  it('run.sh on lavapipe: one JSON line each for Gufo and llama.cpp, from an empty context and at depth, with tok/s, rooflineFraction and the adapter', () => {
     expect(existsSync(LAVAPIPE_ICD), `${LAVAPIPE_ICD} is missing: ${LAVAPIPE_INSTALL}`).toBe(true);
     // A bare environment: nothing from this checkout (no NODE_PATH, no GUFO_DEV); the kit runs its own node.
     const env = { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? dir, KIT_SHAPE: 'tiny', KIT_TYPES: 'Q4_K_M', VK_ICD_FILENAMES: LAVAPIPE_ICD };
@@ -44,7 +44,7 @@ describe('npm run device:kit', () => {
     console.log(r.stdout);
     expect(r.status, r.stderr.slice(-2000)).toBe(0);
     const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
-    expect(lines.map((l) => l.engine)).toEqual(['gufo', 'llama.cpp-vulkan']);
+    expect(lines.map((l) => [l.engine, l.depth])).toEqual([['gufo', 0], ['llama.cpp-vulkan', 0], ['gufo', 64], ['llama.cpp-vulkan', 64]]);
     for (const line of lines) {
       expect(line, line.engine).toMatchObject({ fileType: 'Q4_K_M', shape: 'tiny' });
       expect(line.adapter, line.engine).toMatch(/llvmpipe/);

@@ -6,7 +6,7 @@ import { STORE_HELP, storeResults } from '../results-store';
 import type { StepProfile } from '../../engine/protocol';
 import { adapterJson, memoryJson, startEngine } from './run';
 
-const HELP = `Usage: gufo bench <file.gguf> [-p 512] [-n 128] [--profile] [--json]
+const HELP = `Usage: gufo bench <file.gguf> [-p 512] [-n 128] [-d 0] [--profile] [--json]
 
 Measures the engine like llama-bench: prompt processing (prefill) of -p tokens, then generation
 (decode) of -n tokens, greedy, on the GPU. Also reports what decode speed means for memory
@@ -19,17 +19,19 @@ the time to encode and submit it (measured apart from the GPU's time).
 Options:
   -p N      prompt tokens (default 512)
   -n N      generated tokens (default 128)
+  -d N      depth: N tokens fill the context first, untimed, then the prompt and the generated
+            tokens are measured after them (llama-bench's -d; default 0)
   --profile then time every kernel of 4 more decode steps on the GPU (timestamp queries, each
             dispatch in its own pass): GPU ms per token per kernel, the bytes weight kernels
             read, their GB/s and fraction of the copy bandwidth
-  --json    one JSON document on stdout: { promptTokens, genTokens, prefillTokS, decodeTokS,
+  --json    one JSON document on stdout: { depth, promptTokens, genTokens, prefillTokS, decodeTokS,
             bytesPerToken, achievedBytesPerSecond, copyBytesPerSecond, rooflineFraction,
             dispatchesPerToken, submitsPerToken, hostMsPerToken, adapter, memory }; with
             --profile also profile: { tokens, gpuMsPerToken, kernels: [{ kernel,
             dispatchesPerToken, gpuMsPerToken, bytesPerToken, bytesPerSecond,
             rooflineFraction }] } (slowest first; bytes are null for kernels that read no weights)
 
-${STORE_HELP}
+${STORE_HELP} A run with -d is not stored.
 
 GUFO_ADAPTER picks the GPU adapter by name.
 `;
@@ -39,6 +41,7 @@ export const benchCommand: Command = {
   options: {
     p: { type: 'string', short: 'p' },
     n: { type: 'string', short: 'n' },
+    d: { type: 'string', short: 'd' },
     json: { type: 'boolean' },
     profile: { type: 'boolean' },
   },
@@ -48,12 +51,13 @@ export const benchCommand: Command = {
     if (extra.length > 0) throw new CliError(`unexpected argument "${extra[0]}"`);
     const p = integerOption(args, 'p', 512);
     const n = integerOption(args, 'n', 128);
+    const depth = integerOption(args, 'd', 0);
     if (p < 1 || n < 1) throw new CliError('-p and -n must be at least 1');
     const json = args.values.json === true;
-    const { host } = await startEngine(path, p + n, json);
+    const { host } = await startEngine(path, depth + p + n, json);
     let measured: Awaited<ReturnType<typeof host.bench>>;
     try {
-      measured = await host.bench(p, n, { profile: args.values.profile === true });
+      measured = await host.bench(p, n, { profile: args.values.profile === true, depth });
     } finally {
       await host.close();
     }
@@ -66,8 +70,8 @@ export const benchCommand: Command = {
       log(`${model.path}: ${model.architecture}, ${model.layers} layers${experts}, ${formatBytes(info.memory!.residentWeightBytes)} of weights`);
       const rows: [string, string][] = [
         ['adapter', `${info.adapter.name} (${info.adapter.backend})`],
-        [`prefill (pp${p})`, `${result.prefillTokS.toFixed(1)} tok/s`],
-        [`decode (tg${result.genTokens})`, `${result.decodeTokS.toFixed(1)} tok/s`],
+        [`prefill (pp${p}${at(depth)})`, `${result.prefillTokS.toFixed(1)} tok/s`],
+        [`decode (tg${result.genTokens}${at(depth)})`, `${result.decodeTokS.toFixed(1)} tok/s`],
         ['bytes per token', formatBytes(result.bytesPerToken)],
         ['achieved', `${formatBytes(result.achievedBytesPerSecond)}/s`],
         ['copy bandwidth', `${formatBytes(result.copyBytesPerSecond)}/s`],
@@ -79,6 +83,8 @@ export const benchCommand: Command = {
       process.stdout.write(rows.map(([k, v]) => `${k.padEnd(20)}${v}\n`).join(''));
       if (result.profile) process.stdout.write(profileTable(result.profile));
     }
+    // The Benchmarks screen compares runs from an empty context: a run at depth is not one of them.
+    if (depth > 0) return;
     await storeResults(async (store) => {
       const { entry, sha256 } = await store.model(path);
       // A loaded model always has its load time.
@@ -86,6 +92,11 @@ export const benchCommand: Command = {
     });
   },
 };
+
+/** llama-bench's suffix for a depth: " @ d2048". */
+function at(depth: number): string {
+  return depth > 0 ? ` @ d${depth}` : '';
+}
 
 /** The profile as a table: one kernel per line, slowest first. */
 function profileTable(profile: StepProfile): string {

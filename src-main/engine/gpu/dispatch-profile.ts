@@ -5,16 +5,20 @@
  * boundaries cost a little, so the profile's total reads slightly above the fused step's time).
  *
  * Kernels are named by their pipeline's label. Weight kernels register the bytes their bind
- * group reads (noteReadBytes), which gives their achieved bandwidth; other kernels have none.
+ * group reads (noteReadBytes), and decode attention the KV cache bytes it reads at the step's
+ * position, which gives their achieved bandwidth; other kernels have none.
  */
 
 import type { KernelTime, StepProfile } from '../protocol';
 
 /** Bytes one dispatch reads, by the bind group at index 0 (a WeakMap: bind groups come and go with models). */
-const readBytes = new WeakMap<GPUBindGroup, number>();
+const readBytes = new WeakMap<GPUBindGroup, number | (() => number)>();
 
-/** Records that a dispatch with `group` bound at index 0 reads `bytes` (e.g. a weight part's). */
-export function noteReadBytes(group: GPUBindGroup, bytes: number): void {
+/**
+ * Records that a dispatch with `group` bound at index 0 reads `bytes` (e.g. a weight part's), or
+ * what `bytes()` answers when the dispatch is encoded (e.g. a KV cache up to the step's position).
+ */
+export function noteReadBytes(group: GPUBindGroup, bytes: number | (() => number)): void {
   readBytes.set(group, bytes);
 }
 
@@ -119,8 +123,8 @@ export class StepProfiler {
         for (const [index, group] of groups) timed.setBindGroup(index, group);
         timed.dispatchWorkgroups(x, y, z);
         timed.end();
-        const group0 = groups.get(0);
-        this.step.push({ kernel: pipeline.label || 'unlabelled', bytes: (group0 && readBytes.get(group0)) ?? null });
+        const noted = groups.has(0) ? readBytes.get(groups.get(0)!) : undefined;
+        this.step.push({ kernel: pipeline.label || 'unlabelled', bytes: typeof noted === 'function' ? noted() : (noted ?? null) });
       },
       end: () => {},
     };

@@ -43,7 +43,7 @@ export const NormUniform = uniformStruct('NormUniform', {
   wSplit: 'u32', // rows of a token from this one on use the weight's next n values; 0: none
 });
 
-/** attention.wgsl's (store_kv and the attention entry points). */
+/** attention.wgsl's (store_kv and the attention entry points) and attention-decode.wgsl's. */
 export const AttentionUniform = uniformStruct('AttentionUniform', {
   nHead: 'u32',
   nKvHead: 'u32',
@@ -55,12 +55,12 @@ export const AttentionUniform = uniformStruct('AttentionUniform', {
   neox: 'u32', // 1: NeoX pairs
   inStride: 'u32', // elements per token row of the inputs
   qkOffset: 'u32', // where q (attention) or k (store_kv) starts in an input row
-  vOffset: 'u32', // store_kv, attention with STORE: where v starts in an input row
-  kvInStride: 'u32', // attention with STORE: elements per token row of its k and v inputs
-  kOffset: 'u32', // attention with STORE: where k starts in a row of its k input
+  vOffset: 'u32', // store_kv, decode attention with STORE: where v starts in an input row
+  kOffset: 'u32', // decode attention with STORE: where k starts in a row of its k input
   window: 'u32', // sliding window in positions; 0: none
   softcap: 'f32', // 0: off
   invSoftcap: 'f32', // 1 / softcap, as llama.cpp multiplies by it
+  headBlock: 'u32', // attention-decode.wgsl: query heads (of one KV head) per workgroup
 });
 
 /** elementwise.wgsl's. */

@@ -1,7 +1,6 @@
 /**
- * The non-matmul kernels of the transformer (shaders/{norm,attention,elementwise,sample,moe,square_sums,square_sums_moe}.wgsl;
- * RoPE, shaders/rope.wgsl, is applied inside store_kv and attention, which stores K and V itself
- * for a one-token step)
+ * The non-matmul kernels of the transformer (shaders/{norm,attention,attention-decode,elementwise,sample,moe,square_sums,square_sums_moe}.wgsl;
+ * RoPE, shaders/rope.wgsl, is applied inside store_kv and the attention kernels)
  * behind small factories. Each factory call builds its uniform buffer and bind group once and
  * returns a Dispatch, which the decode loop re-encodes every step without allocating anything.
  * Sizes are per token: the token count of a submission lives in a shared Step (a uniform the
@@ -9,7 +8,8 @@
  * and single-token decode alike. Offsets and sizes are in elements (f32 or u32), not bytes.
  */
 import type { SamplingParams } from '../protocol';
-import { shaderSource } from './shader-source';
+import { noteReadBytes } from './dispatch-profile';
+import { shaderSource, type Defines } from './shader-source';
 import { pipelineCache } from './pipeline-cache';
 import { AttentionUniform, ElementwiseUniform, MoeUniform, NormUniform, SampleUniform, SquareSumMoeUniform, SquareSumUniform, StepUniform } from './kernel-uniforms';
 import type { UniformFields, UniformStruct, UniformValues } from './uniforms';
@@ -104,6 +104,29 @@ export function samplingParamsBytes(vocab: number, s: SamplingParams, nLogprobs 
 }
 
 type Grid = [number, number];
+
+/**
+ * attention-decode.wgsl's limits (test/engine/gpu/attention-decode.test.ts holds them to the
+ * shader): query heads per workgroup (MAX_HB), and their rotated queries' floats (MAX_Q).
+ */
+export const DECODE_HEAD_BLOCK = 8;
+export const DECODE_QUERY_FLOATS = 1024;
+/** Partial results per query head of a decode step at most (splits, times LANES on a CPU adapter). */
+export const DECODE_MAX_SPLITS = 64;
+/** attention-decode.wgsl's LANES: the CPU shape's lanes, each leaving a partial of its own. */
+export const DECODE_CPU_LANES = 8;
+/** The fewest keys given a split of their own (a tile). */
+const DECODE_MIN_SPLIT_KEYS = 128;
+/**
+ * Workgroups a decode attention aims for, over all KV heads and splits: enough for every core of a
+ * CPU adapter, or every SM of a GPU, with some to spare for balance.
+ */
+const DECODE_WORKGROUPS = { cpu: 16, gpu: 512 };
+
+/** Keys the token at `pos` sees: all before it and itself, or the last `window` of them. */
+function keysSeen(pos: number, window: number): number {
+  return window > 0 && pos >= window ? window : pos + 1;
+}
 
 /** Workgroup counts for `count` invocations in groups of `size`, folded into y past 65535. */
 function threads(count: number, size: number): Grid {
@@ -283,12 +306,25 @@ export interface MoeCombineArgs {
 export class OpKernels {
   private readonly pipelines = new Map<string, GPUComputePipeline>();
   private readonly uniforms: GPUBuffer[] = [];
+  private readonly scratchBuffers: GPUBuffer[] = [];
 
-  /** `kvF16`: the KV cache holds halves (llama.cpp's default F16 cache) rather than f32. */
+  /** Partial results of decode attention's splits, shared by every layer (grown as needed). */
+  private splitScratch: GPUBuffer | null = null;
+  private readonly cpu: boolean;
+  private readonly decodeWorkgroups: number;
+
+  /**
+   * `kvF16`: the KV cache holds halves (llama.cpp's default F16 cache) rather than f32. `cpu`: the
+   * adapter runs on the CPU (fewer, longer splits of a decode step's keys).
+   */
   constructor(
     readonly device: GPUDevice,
     readonly kvF16 = true,
-  ) {}
+    options: { cpu?: boolean } = {},
+  ) {
+    this.cpu = options.cpu === true;
+    this.decodeWorkgroups = this.cpu ? DECODE_WORKGROUPS.cpu : DECODE_WORKGROUPS.gpu;
+  }
 
   /** Bytes of one cached K or V element. */
   get kvElementBytes(): number {
@@ -331,42 +367,88 @@ export class OpKernels {
   }
 
   /**
-   * storeKv then attention as one Dispatch: a one-token step (decode) runs them as one kernel
-   * (attention with STORE writes the cache too), a longer one as the two kernels.
+   * storeKv then attention as one Dispatch: a one-token step's attention writes the row itself
+   * (attention-decode.wgsl's STORE), a longer step runs store_kv first.
    */
   storeKvAndAttend(store: StoreKvArgs, a: AttentionArgs): Dispatch {
     if (store.kvStride !== a.nKvHead * a.headDim || store.headDim !== a.headDim) throw new Error('storeKvAndAttend: the store and the attention disagree on the KV rows');
-    const apart = [this.storeKv(store), this.attention(a)];
-    const fused = this.attention(a, store);
-    return {
-      encode(pass) {
-        if (a.step.tokens === 1) fused.encode(pass);
-        else for (const d of apart) d.encode(pass);
-      },
-    };
+    return this.attention(a, store);
   }
 
-  /** `store`: also write the K and V rows of a one-token step into the cache (attention.wgsl's STORE). */
+  /**
+   * Attention of the step's tokens over the cache: a one-token step (decode) as flash decoding
+   * (attention-decode.wgsl: the keys split across workgroups, then merged), a longer one with a
+   * workgroup per (head, token) (attention.wgsl). `store`: also write the step's K and V rows.
+   */
   attention(a: AttentionArgs, store?: StoreKvArgs): Dispatch {
     if (a.headDim > 256 || a.headDim % 2 !== 0) throw new Error(`attention: head size ${a.headDim} is not supported (even, at most 256)`);
     if (a.nHead % a.nKvHead !== 0) throw new Error(`attention: ${a.nHead} heads do not group over ${a.nKvHead} KV heads`);
     const qDim = a.nHead * a.headDim;
     const rows = a.qRows ?? { stride: qDim, offset: 0 };
+    const group = a.nHead / a.nKvHead;
+    // A CPU adapter's decode lanes keep their query in registers (a head size of whole vec4 pairs);
+    // a GPU's block shares workgroup memory.
+    const cpuShape = this.cpu && a.headDim % 8 === 0;
+    const headBlock = Math.min(group, DECODE_HEAD_BLOCK, cpuShape ? Infinity : Math.floor(DECODE_QUERY_FLOATS / a.headDim));
     const kvRows = store?.rows ?? { stride: a.nKvHead * a.headDim, kOffset: 0, vOffset: 0 };
     const u = this.attentionUniform(a.nHead, a.nKvHead, a.headDim, a.scale, qDim, a.nKvHead * a.headDim, a.rope, {
       inStride: rows.stride,
       qkOffset: rows.offset,
       window: a.window,
       softcap: a.softcap,
-      kvInStride: kvRows.stride,
+      headBlock,
       kOffset: kvRows.kOffset,
       vOffset: kvRows.vOffset,
     });
+    const storing = store && this.storeKv(store);
+    const kv = this.kvF16 ? 1 : 0;
+    // A batch: a workgroup per (head, token).
+    const batchBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? null];
+    const constants = { KV_F16: kv, CAUSAL: a.causal === false ? 0 : 1 };
+    const batch = this.dispatch('attention.wgsl', a.sinks ? 'attention_sinks' : 'attention', batchBuffers, a.step, (n) => [a.nHead, n], constants);
+    // One token: a workgroup per (block of query heads of one KV head, split of the keys), then a merge per head.
+    const window = a.window ?? 0;
+    const blocks = a.nKvHead * Math.ceil(group / headBlock);
+    const maxSplits = cpuShape ? DECODE_MAX_SPLITS / DECODE_CPU_LANES : DECODE_MAX_SPLITS;
+    const splits = (pos: number) => Math.max(1, Math.min(maxSplits, Math.ceil(keysSeen(pos, window) / DECODE_MIN_SPLIT_KEYS), Math.ceil(this.decodeWorkgroups / blocks)));
+    const kvRowBytes = 2 * a.nKvHead * a.headDim * this.kvElementBytes;
+    const scratch = this.splitScratchOf(4 * (1 + a.nHead * DECODE_MAX_SPLITS * (a.headDim + 2)));
     // The shader reads kNew and vNew only under STORE, but uses them statically: without a store, q stands in.
-    const buffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? null, store?.k ?? a.q, store?.v ?? a.q];
-    const entry = a.sinks ? 'attention_sinks' : 'attention';
-    const constants = { KV_F16: this.kvF16 ? 1 : 0, STORE: store ? 1 : 0, CAUSAL: a.causal === false ? 0 : 1 };
-    return this.dispatch('attention.wgsl', entry, buffers, a.step, (n) => [a.nHead, n], constants);
+    const splitBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, scratch, a.rope.table, null, null, store?.k ?? a.q, store?.v ?? a.q];
+    const split = this.dispatch('attention-decode.wgsl', cpuShape ? 'attend_split_cpu' : 'attend_split', splitBuffers, a.step, (_, pos) => [blocks, splits(pos)], { KV_F16: kv, STORE: store ? 1 : 0 }, {
+      defines: this.decodeDefines(cpuShape ? a.headDim : 0, headBlock),
+      readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
+    });
+    const mergeBuffers = [u, null, scratch, null, null, null, null, a.sinks ?? null, a.out];
+    const merge = this.dispatch('attention-decode.wgsl', a.sinks ? 'attend_merge_sinks' : 'attend_merge', mergeBuffers, a.step, () => [a.nHead, 1], {}, { defines: this.decodeDefines(0, 1) });
+    return {
+      encode(pass) {
+        if (a.step.tokens !== 1) {
+          storing?.encode(pass);
+          batch.encode(pass);
+        } else {
+          split.encode(pass);
+          merge.encode(pass);
+        }
+      },
+    };
+  }
+
+  /**
+   * The CPU shape's constant head size and block; 0: the GPU shape's or the merge's pipeline, which
+   * do not read them (8 keeps the CPU shape's arrays valid WGSL).
+   */
+  private decodeDefines(cpuHeadDim: number, headBlock: number): Defines {
+    return cpuHeadDim ? { HEAD_DIM: cpuHeadDim, HEAD_BLOCK: headBlock } : { HEAD_DIM: 8, HEAD_BLOCK: 1 };
+  }
+
+  /** The split scratch, at least `bytes` long: the current one, or a larger one for this and later bind groups. */
+  private splitScratchOf(bytes: number): GPUBuffer {
+    if (!this.splitScratch || this.splitScratch.size < bytes) {
+      this.splitScratch = this.device.createBuffer({ label: 'attention splits', size: bytes, usage: GPUBufferUsage.STORAGE });
+      this.scratchBuffers.push(this.splitScratch);
+    }
+    return this.splitScratch;
   }
 
   /** gate = act(gate) * up, `width` elements per token (shaders/elementwise.wgsl). */
@@ -483,8 +565,10 @@ export class OpKernels {
 
   /** Frees the uniform buffers the factories made (pipelines are garbage-collected). */
   destroy(): void {
-    for (const b of this.uniforms) b.destroy();
+    for (const b of [...this.uniforms, ...this.scratchBuffers]) b.destroy();
     this.uniforms.length = 0;
+    this.scratchBuffers.length = 0;
+    this.splitScratch = null;
   }
 
   private attentionUniform(
@@ -495,7 +579,7 @@ export class OpKernels {
     qStride: number,
     kvStride: number,
     rope: RopeSpec,
-    o: { inStride: number; qkOffset: number; vOffset?: number; window?: number; softcap?: number; kvInStride?: number; kOffset?: number },
+    o: { inStride: number; qkOffset: number; vOffset?: number; window?: number; softcap?: number; headBlock?: number; kOffset?: number },
   ): GPUBuffer {
     if (headDim % 2 !== 0) throw new Error(`head size ${headDim}: must be even`);
     if (rope.nRot % 2 !== 0 || rope.nRot > headDim) throw new Error(`RoPE over ${rope.nRot} of ${headDim} dimensions`);
@@ -512,11 +596,11 @@ export class OpKernels {
       inStride: o.inStride,
       qkOffset: o.qkOffset,
       vOffset: o.vOffset ?? 0,
-      kvInStride: o.kvInStride ?? 0,
       kOffset: o.kOffset ?? 0,
       window: o.window ?? 0,
       softcap,
       invSoftcap: softcap ? Math.fround(1 / softcap) : 0,
+      headBlock: o.headBlock ?? 0,
     });
   }
 
@@ -548,11 +632,11 @@ export class OpKernels {
     return buffer;
   }
 
-  private pipeline(file: string, entry: string, constants: Record<string, number> = {}): GPUComputePipeline {
-    const key = `${file}:${entry}:${JSON.stringify(constants)}`;
+  private pipeline(file: string, entry: string, constants: Record<string, number> = {}, defines: Defines = {}): GPUComputePipeline {
+    const key = `${file}:${entry}:${JSON.stringify(constants)}:${JSON.stringify(defines)}`;
     let pipeline = this.pipelines.get(key);
     if (!pipeline) {
-      const code = shaderSource(file);
+      const code = shaderSource(file, defines);
       pipeline = pipelineCache(this.device).get({ label: `${file}:${entry}`, code, entryPoint: entry, layout: 'auto', layoutKey: 'auto', constants });
       this.pipelines.set(key, pipeline);
     }
@@ -561,25 +645,29 @@ export class OpKernels {
 
   /**
    * Binds `buffers` to bindings 0.. (null: a binding this entry point does not use); the
-   * workgroup grid follows the step's token count at encode time.
+   * workgroup grid follows the step (its token count and position) at encode time. `defines`:
+   * the source's {{NAME}}s; `readBytes`: what a dispatch reads, for the profile (dispatch-profile.ts).
    */
   private dispatch(
     file: string,
     entry: string,
     buffers: (GPUBuffer | null)[],
     step: Step,
-    grid: (tokens: number) => Grid,
+    grid: (tokens: number, pos0: number) => Grid,
     constants?: Record<string, number>,
+    o: { defines?: Defines; readBytes?: () => number } = {},
   ): Dispatch {
-    const pipeline = this.pipeline(file, entry, constants);
+    const { readBytes } = o;
+    const pipeline = this.pipeline(file, entry, constants, o.defines);
     const entries: GPUBindGroupEntry[] = [];
     buffers.forEach((buffer, binding) => {
       if (buffer) entries.push({ binding, resource: { buffer } });
     });
     const bindGroup = this.device.createBindGroup({ label: `${file}:${entry}`, layout: pipeline.getBindGroupLayout(0), entries });
+    if (readBytes) noteReadBytes(bindGroup, readBytes);
     return {
       encode(pass) {
-        const [x, y] = grid(step.tokens);
+        const [x, y] = grid(step.tokens, step.pos0);
         if (x === 0 || y === 0) return;
         pass.setPipeline(pipeline);
         pass.setBindGroup(0, bindGroup);

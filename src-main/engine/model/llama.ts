@@ -28,16 +28,17 @@
  * read one layout in one dispatch each. The residual adds ride on the output
  * projections (matmul with accumulate), or on the post-norm (rms_norm with accumulate, the
  * projection then going to a scratch buffer), RoPE on the KV store and the attention kernel, and
- * a one-token step (decode) stores K and V inside the attention kernel. In a one-token step the
+ * a one-token step (decode) stores K and V inside its attention's split kernel, whose merge is a
+ * dispatch of its own. In a one-token step the
  * GLU rides on ffn_down (its mat-vec computes act(gate)·up from the gate|up row) and, on a GPU
  * (foldsNorm), the pre-norms on the projections that read them (Q|K|V, gate|up: each mat-vec
  * normalizes x as it loads it; on CPU adapters they stay dispatches, 2 more per layer);
  * a prefill step, and collection (whose sums read the normed x and the GLU's result), keep them as
  * dispatches (a mat-mat would repeat them per row group, for no dispatch saved per token).
- * Dispatches per layer of a decode step: llama 5 (Q|K|V, attention, attn_output, gate|up,
- * ffn_down; qwen2's biases add 1, qwen3's Q/K norms 1; an MoE FFN is 9 dispatches instead of 2,
- * its norm one of them, as the router and experts read the normed x; 14 with a shared expert);
- * gemma2 7, gemma3 8 (the post-norms add one per block); gpt-oss 18 (an MoE FFN, whose router and
+ * Dispatches per layer of a decode step: llama 6 (Q|K|V, attention's split and merge, attn_output,
+ * gate|up, ffn_down; qwen2's biases add 1, qwen3's Q/K norms 1; an MoE FFN is 9 dispatches instead
+ * of 2, its norm one of them, as the router and experts read the normed x; 14 with a shared expert);
+ * gemma2 8, gemma3 9 (the post-norms add one per block); gpt-oss 19 (an MoE FFN, whose router and
  * expert biases add 4; Q/K/V and attn_output biases 2). Each further run of one type among Q, K,
  * V, or gate and up, adds 1 (Q4_K_M's V in Q6_K: Q|K and V). A prefill step has the norms and
  * the GLU that decode folds, and the KV store, as dispatches of their own. gemma's embedding scale and the logit soft-cap add one
@@ -284,7 +285,7 @@ export class LlamaModel {
     this.weights = weights;
     this.owned = new OwnedBuffers(device);
     this.step = new Step(device);
-    this.ops = new OpKernels(device, options.kvF16);
+    this.ops = new OpKernels(device, options.kvF16, { cpu: ctx.info.isFallbackAdapter });
     this.matmul = new MatmulKernels(ctx);
     for (const [name, data] of vectorData) this.vectors.set(name, this.owned.upload(name, data));
     this.ropeTables = this.ropeTableBuffers(vectorData);

@@ -1,0 +1,104 @@
+/**
+ * `npm run bench:attention -- [--depth 512,2048,4096] [--heads 16/4] [--head-dim 64] [--cpu] [--f32] [--runs 5] [--json]`
+ *
+ * The decode attention kernel (one token over a KV cache of --depth positions, the split and merge
+ * dispatches of OpKernels.attention) on the adapter VK_ICD_FILENAMES or GUFO_ADAPTER picks, as a
+ * fraction of that adapter's copy bandwidth measured in the same run: the KV bytes a token reads
+ * (K and V rows of every position, once) over the kernel's time. Timed with the wall clock around
+ * one submission of 8 layers' dispatches (the median of --runs, after a warm-up that compiles), so
+ * the queue's submission overhead counts as it does in decode. --cpu: the CPU adapters' split
+ * policy (the engine picks it for a fallback adapter); by default the adapter's own.
+ * Default shape: 16 query heads over 4 KV heads of 64, issue #27's model.
+ */
+import { parseArgs } from 'node:util';
+import { measureCopyBandwidth } from '../../src-main/engine/gpu/bandwidth';
+import { openGpu } from '../../src-main/engine/gpu/device';
+import { OpKernels, Step } from '../../src-main/engine/gpu/ops';
+import { median } from './vs-llama-rows';
+
+const { values } = parseArgs({
+  options: {
+    depth: { type: 'string', default: '512,2048,4096' },
+    heads: { type: 'string', default: '16/4' },
+    'head-dim': { type: 'string', default: '64' },
+    cpu: { type: 'boolean' },
+    f32: { type: 'boolean' },
+    runs: { type: 'string', default: '5' },
+    json: { type: 'boolean' },
+  },
+});
+
+const LAYERS = 8;
+const depths = values.depth!.split(',').map(Number);
+const [nHead, nKvHead] = values.heads!.split('/').map(Number) as [number, number];
+const headDim = Number(values['head-dim']);
+const runs = Number(values.runs);
+if (depths.some((d) => !Number.isInteger(d) || d < 1) || !(nHead % nKvHead === 0) || !(headDim % 2 === 0) || !(runs >= 1)) {
+  throw new Error('usage: --depth N[,N...] --heads Q/KV (Q a multiple of KV) --head-dim EVEN --runs N');
+}
+
+const gpu = await openGpu(process.env.GUFO_ADAPTER);
+const { device } = gpu;
+const ops = new OpKernels(device, !values.f32, { cpu: values.cpu ?? gpu.info.isFallbackAdapter });
+const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
+const kvStride = nKvHead * headDim;
+const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+const filled = (floats: number) => {
+  const data = Float32Array.from({ length: floats }, (_, i) => Math.sin(i * 0.7));
+  const b = device.createBuffer({ size: data.byteLength, usage: storage });
+  device.queue.writeBuffer(b, 0, data);
+  return b;
+};
+const rope = { table: filled(4), nRot: 0, neox: false };
+
+const rows: { depth: number; ms: number; kvBytes: number; bytesPerSecond: number; copyFraction: number }[] = [];
+for (const depth of depths) {
+  const total = depth + 1;
+  const cacheBytes = total * kvStride * ops.kvElementBytes;
+  const kCache = device.createBuffer({ size: cacheBytes, usage: storage });
+  const vCache = device.createBuffer({ size: cacheBytes, usage: storage });
+  const fill = new Step(device);
+  fill.set(0, total);
+  const source = filled(total * kvStride);
+  const store = ops.storeKv({ k: source, v: source, kCache, vCache, step: fill, kvStride, headDim, rope });
+  const step = new Step(device);
+  const q = filled(nHead * headDim);
+  const out = device.createBuffer({ size: nHead * headDim * 4, usage: GPUBufferUsage.STORAGE });
+  const attend = ops.attention({ q, kCache, vCache, out, step, nHead, nKvHead, headDim, scale: 1 / Math.sqrt(headDim), rope });
+  const submit = async (dispatches: { encode(pass: GPUComputePassEncoder): void }[]) => {
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    for (const d of dispatches) d.encode(pass);
+    pass.end();
+    device.queue.submit([encoder.finish()]);
+    await device.queue.onSubmittedWorkDone();
+  };
+  await submit([store]);
+  step.set(depth, 1);
+  const layers = Array.from({ length: LAYERS }, () => attend);
+  await submit(layers);
+  const times: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const started = performance.now();
+    await submit(layers);
+    times.push((performance.now() - started) / LAYERS);
+  }
+  const ms = median(times);
+  const kvBytes = 2 * total * kvStride * ops.kvElementBytes;
+  const bytesPerSecond = kvBytes / (ms / 1000);
+  rows.push({ depth, ms, kvBytes, bytesPerSecond, copyFraction: bytesPerSecond / copy.bytesPerSecond });
+  for (const b of [kCache, vCache, source, q, out]) b.destroy();
+  process.stderr.write(`depth ${depth}: ${ms.toFixed(3)} ms\n`);
+}
+
+const adapter = `${gpu.info.name} (${gpu.info.backend})`;
+if (values.json) {
+  process.stdout.write(JSON.stringify({ adapter, nHead, nKvHead, headDim, kvF16: !values.f32, copyBytesPerSecond: copy.bytesPerSecond, rows }, null, 2) + '\n');
+} else {
+  const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB/s`;
+  process.stdout.write(`${adapter}: ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${values.f32 ? 'F32' : 'F16'} cache; copy ${gib(copy.bytesPerSecond)}\n`);
+  process.stdout.write('depth     ms/layer   KV read      of copy\n');
+  for (const r of rows) process.stdout.write(`${String(r.depth).padEnd(10)}${r.ms.toFixed(3).padStart(8)}   ${gib(r.bytesPerSecond).padStart(12)}   ${(r.copyFraction * 100).toFixed(1).padStart(5)}%\n`);
+}
+ops.destroy();
+gpu.destroy();

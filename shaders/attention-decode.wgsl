@@ -1,0 +1,526 @@
+// Decode attention as flash decoding: one token's query heads over the whole KV cache, the key
+// range split across workgroups so a long context keeps every core (or SM) busy.
+//
+// `attend_split` runs one workgroup per (block of query heads that share one KV head, split of the
+// key range): it reads each K and V row of its split once for all its query heads and leaves, per
+// head, the split's running max m, sum l = Σ exp(s − m) and acc = Σ exp(s − m)·v in `part`.
+// `attend_merge` runs one workgroup per query head and combines the splits (and a sink, gpt-oss):
+// out = Σ acc_s·exp(m_s − M) / (Σ l_s·exp(m_s − M) + exp(sink − M)), M the largest of them.
+//
+// Inside a split, keys go in tiles of TILE with four barriers a tile and none per key:
+//   scores: lane i dots key i (and i + WG) with every query head of the block (a K row per lane, read once);
+//   max:    LANES_PER_HEAD lanes a head each take the max of SPAN scores;
+//   exp:    the same lanes turn their scores into exp(s − m) against the new running max, and sum them;
+//   values: lanes own pairs of V dimensions (lane-contiguous rows, read once for every head of the
+//           block) and add each key's weighted V; with narrow heads, several key groups side by side.
+// Every lane keeps the running max and sum of each head itself: all compute them from the same
+// numbers, so they agree without a broadcast.
+//
+// The cache layout is attention.wgsl's: [position][kvHead][headDim] words, halves in pairs with
+// KV_F16. The query is rotated by RoPE as it is loaded (position pos0). Scores are dot(q, k)·scale,
+// soft-capped when softcap is set; a sliding window keeps the last `window` keys.
+//
+// With STORE (the engine's decode step), the workgroups whose keys include the token's own position
+// first write its K (rotated) and V rows (kNew, vNew: rows of kvInStride from kOffset and vOffset)
+// into the cache, then read them back as any other key, so no store_kv dispatch runs before; every
+// head block of that split writes the same row.
+//
+// part: word 0 holds the split count (the grid's y, which the merge cannot see), then per head and
+// split [m, l, acc[headDim]].
+
+#include "rope.wgsl"
+
+override KV_F16: bool = true;
+override STORE: bool = false;
+
+#struct AttentionUniform
+
+#include "step.wgsl"
+#include "tanh.wgsl"
+
+const WG: u32 = 64u;
+// Query heads per workgroup at most (AttentionUniform.headBlock): the registers each lane keeps per head.
+const MAX_HB: u32 = 8u;
+// headBlock · headDim at most: the rotated queries in workgroup memory.
+const MAX_Q: u32 = 1024u;
+const MAX_HEAD_DIM: u32 = 256u;
+// Pairs of V dimensions per lane at most (a 256-wide head over 64 lanes).
+const PPL: u32 = MAX_HEAD_DIM / 2u / WG;
+const TILE: u32 = 2u * WG;
+const LANES_PER_HEAD: u32 = WG / MAX_HB;
+const SPAN: u32 = TILE / LANES_PER_HEAD;
+const NEG: f32 = -3.0e38;
+
+@group(0) @binding(0) var<uniform> p: AttentionUniform;
+@group(0) @binding(1) var<uniform> step: StepUniform;
+@group(0) @binding(2) var<storage, read> q: array<f32>;
+@group(0) @binding(3) var<storage, read_write> kCache: array<u32>;
+@group(0) @binding(4) var<storage, read_write> vCache: array<u32>;
+@group(0) @binding(5) var<storage, read_write> part: array<f32>;
+@group(0) @binding(6) var<storage, read> ropeTable: array<vec2<f32>>;
+@group(0) @binding(9) var<storage, read> kNew: array<f32>;
+@group(0) @binding(10) var<storage, read> vNew: array<f32>;
+
+// attend_split_cpu: the same caches, 8 halves (or 4 floats) a load.
+@group(0) @binding(3) var<storage, read_write> kCache4: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read_write> vCache4: array<vec4<u32>>;
+
+// merge
+@group(0) @binding(2) var<storage, read> partIn: array<f32>;
+@group(0) @binding(7) var<storage, read> sinks: array<f32>;
+@group(0) @binding(8) var<storage, read_write> out: array<f32>;
+
+var<workgroup> qs: array<f32, MAX_Q>;
+// A tile's scores, then its weights exp(s − m), [head][key]; at the end, the key groups' sums.
+var<workgroup> sc: array<f32, MAX_HB * TILE>;
+var<workgroup> partMax: array<f32, WG>;
+var<workgroup> partSum: array<f32, WG>;
+
+fn k_pair(e: u32) -> vec2<f32> {
+  if (KV_F16) {
+    return unpack2x16float(kCache[e >> 1u]);
+  }
+  return vec2<f32>(bitcast<f32>(kCache[e]), bitcast<f32>(kCache[e + 1u]));
+}
+
+fn v_pair(e: u32) -> vec2<f32> {
+  if (KV_F16) {
+    return unpack2x16float(vCache[e >> 1u]);
+  }
+  return vec2<f32>(bitcast<f32>(vCache[e]), bitcast<f32>(vCache[e + 1u]));
+}
+
+// The keys the token at `pos` sees: [first, pos].
+fn first_key(pos: u32) -> u32 {
+  if (p.window != 0u && pos >= p.window) {
+    return pos + 1u - p.window;
+  }
+  return 0u;
+}
+
+// The token's K row (rotated for its position) and V row, dimensions d and d + 1 of KV head kvh.
+fn new_k_pair(kvh: u32, d: u32, pos: u32) -> vec2<f32> {
+  let base = p.kOffset + kvh * p.headDim;
+  var k = vec2<f32>(kNew[base + d], kNew[base + d + 1u]);
+  for (var c = 0u; c < 2u; c++) {
+    if (d + c < p.nRot) {
+      let r = rope_pair(d + c, p.nRot, p.neox != 0u);
+      k[c] = rope_rotate(kNew[base + d + c], kNew[base + r.partner], ropeTable[pos * (p.nRot / 2u) + r.pair], r.first);
+    }
+  }
+  return k;
+}
+
+fn new_v_pair(kvh: u32, d: u32) -> vec2<f32> {
+  let base = p.vOffset + kvh * p.headDim;
+  return vec2<f32>(vNew[base + d], vNew[base + d + 1u]);
+}
+
+// Cache words of a pair of elements: one word of two halves, or two floats.
+fn cache_words(x: vec2<f32>) -> vec2<u32> {
+  if (KV_F16) {
+    return vec2<u32>(pack2x16float(x), 0u);
+  }
+  return bitcast<vec2<u32>>(x);
+}
+
+@compute @workgroup_size(WG)
+fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let group = p.nHead / p.nKvHead;
+  let blocks = (group + p.headBlock - 1u) / p.headBlock;
+  let kvh = wid.x / blocks;
+  let h0 = kvh * group + (wid.x % blocks) * p.headBlock;  // the block's first query head
+  let hb = min(p.headBlock, kvh * group + group - h0);    // its query heads
+  let pos = step.pos0;
+  let first = first_key(pos);
+  let chunk = (pos + 1u - first + nwg.y - 1u) / nwg.y;
+  let begin = first + wid.y * chunk;
+  let end = min(begin + chunk, pos + 1u);
+
+  if (STORE && begin <= pos && pos < end) {
+    let row = pos * p.kvStride + kvh * p.headDim;
+    for (var d = 2u * lid; d < p.headDim; d += 2u * WG) {
+      let k = cache_words(new_k_pair(kvh, d, pos));
+      let v = cache_words(new_v_pair(kvh, d));
+      if (KV_F16) {
+        kCache[(row + d) >> 1u] = k.x;
+        vCache[(row + d) >> 1u] = v.x;
+      } else {
+        kCache[row + d] = k.x;
+        kCache[row + d + 1u] = k.y;
+        vCache[row + d] = v.x;
+        vCache[row + d + 1u] = v.y;
+      }
+    }
+  }
+  storageBarrier();
+
+  for (var i = lid; i < hb * p.headDim; i += WG) {
+    let d = i % p.headDim;
+    let qBase = p.qkOffset + (h0 + i / p.headDim) * p.headDim;
+    var x = q[qBase + d];
+    if (d < p.nRot) {
+      let r = rope_pair(d, p.nRot, p.neox != 0u);
+      x = rope_rotate(x, q[qBase + r.partner], ropeTable[pos * (p.nRot / 2u) + r.pair], r.first);
+    }
+    qs[i] = x;
+  }
+  workgroupBarrier();
+
+  let kvBase = kvh * p.headDim;
+  // The values phase: lane → (key group, first pair of V dimensions it owns).
+  let pairs = p.headDim / 2u;
+  let keyGroups = max(1u, WG / pairs);
+  let keyGroup = select(0u, lid / pairs, pairs < WG);
+  let pair0 = select(lid, lid % pairs, pairs < WG);
+  let valueLane = keyGroup < keyGroups;
+  // The max and exp phases: lane → (head, span of the tile).
+  let mh = lid / LANES_PER_HEAD;
+  let span0 = (lid % LANES_PER_HEAD) * SPAN;
+
+  var m: array<f32, MAX_HB>;
+  var l: array<f32, MAX_HB>;
+  var acc: array<vec2<f32>, MAX_HB * PPL>;
+  for (var g = 0u; g < MAX_HB; g++) {
+    m[g] = NEG;
+    l[g] = 0.0;
+  }
+  for (var a = 0u; a < MAX_HB * PPL; a++) {
+    acc[a] = vec2<f32>(0.0);
+  }
+
+  for (var start = begin; start < end; start += TILE) {
+    let count = min(TILE, end - start);
+    // scores
+    for (var k = 0u; k < TILE / WG; k++) {
+      let i = lid + k * WG;
+      var dots: array<f32, MAX_HB>;
+      for (var g = 0u; g < MAX_HB; g++) {
+        dots[g] = 0.0;  // explicitly: some compilers hoist the declaration's zeroing out of the loop
+      }
+      if (i < count) {
+        let row = (start + i) * p.kvStride + kvBase;
+        for (var d = 0u; d < p.headDim; d += 2u) {
+          let kk = k_pair(row + d);
+          for (var g = 0u; g < MAX_HB; g++) {
+            if (g < hb) {
+              dots[g] += qs[g * p.headDim + d] * kk.x + qs[g * p.headDim + d + 1u] * kk.y;
+            }
+          }
+        }
+      }
+      for (var g = 0u; g < MAX_HB; g++) {
+        var s = NEG;
+        if (i < count) {
+          s = dots[g] * p.scale;
+          if (p.softcap != 0.0) {
+            s = p.softcap * tanh_f32(s * p.invSoftcap);
+          }
+        }
+        sc[g * TILE + i] = s;
+      }
+    }
+    workgroupBarrier();
+    // max
+    var mx = NEG;
+    for (var i = span0; i < span0 + SPAN; i++) {
+      mx = max(mx, sc[mh * TILE + i]);
+    }
+    partMax[lid] = mx;
+    workgroupBarrier();
+    // exp: every lane takes the new running max of every head; a head's lanes weigh their span.
+    var mNew: array<f32, MAX_HB>;
+    var mMine = NEG;
+    for (var g = 0u; g < MAX_HB; g++) {
+      var x = m[g];
+      for (var c = 0u; c < LANES_PER_HEAD; c++) {
+        x = max(x, partMax[g * LANES_PER_HEAD + c]);
+      }
+      mNew[g] = x;
+      if (g == mh) {
+        mMine = x;
+      }
+    }
+    var sum = 0.0;
+    for (var i = span0; i < span0 + SPAN; i++) {
+      let e = exp(sc[mh * TILE + i] - mMine);
+      sc[mh * TILE + i] = e;
+      sum += e;
+    }
+    partSum[lid] = sum;
+    workgroupBarrier();
+    // values
+    for (var g = 0u; g < MAX_HB; g++) {
+      let corr = exp(m[g] - mNew[g]);
+      var tileSum = 0.0;
+      for (var c = 0u; c < LANES_PER_HEAD; c++) {
+        tileSum += partSum[g * LANES_PER_HEAD + c];
+      }
+      l[g] = l[g] * corr + tileSum;
+      m[g] = mNew[g];
+      for (var k = 0u; k < PPL; k++) {
+        acc[g * PPL + k] *= corr;
+      }
+    }
+    if (valueLane) {
+      for (var i = keyGroup; i < count; i += keyGroups) {
+        let row = (start + i) * p.kvStride + kvBase;
+        for (var k = 0u; k < PPL; k++) {
+          let pr = pair0 + k * WG;
+          if (pr < pairs) {
+            let v = v_pair(row + 2u * pr);
+            for (var g = 0u; g < MAX_HB; g++) {
+              if (g < hb) {
+                acc[g * PPL + k] += sc[g * TILE + i] * v;
+              }
+            }
+          }
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+
+  // Narrow heads: key groups 1.. hand their sums to group 0 through sc.
+  if (keyGroups > 1u) {
+    if (valueLane && keyGroup > 0u) {
+      for (var g = 0u; g < MAX_HB; g++) {
+        let at = ((keyGroup - 1u) * MAX_HB + g) * pairs + pair0;
+        sc[2u * at] = acc[g * PPL].x;
+        sc[2u * at + 1u] = acc[g * PPL].y;
+      }
+    }
+    workgroupBarrier();
+    if (keyGroup == 0u) {
+      for (var other = 1u; other < keyGroups; other++) {
+        for (var g = 0u; g < MAX_HB; g++) {
+          let at = ((other - 1u) * MAX_HB + g) * pairs + pair0;
+          acc[g * PPL] += vec2<f32>(sc[2u * at], sc[2u * at + 1u]);
+        }
+      }
+    }
+  }
+
+  if (wid.x == 0u && wid.y == 0u && lid == 0u) {
+    part[0] = bitcast<f32>(nwg.y);
+  }
+  if (keyGroup == 0u) {
+    for (var g = 0u; g < MAX_HB; g++) {
+      if (g < hb) {
+        let base = 1u + ((h0 + g) * nwg.y + wid.y) * (p.headDim + 2u);
+        if (lid == 0u) {
+          part[base] = m[g];
+          part[base + 1u] = l[g];
+        }
+        for (var k = 0u; k < PPL; k++) {
+          let pr = pair0 + k * WG;
+          if (pr < pairs) {
+            part[base + 2u + 2u * pr] = acc[g * PPL + k].x;
+            part[base + 3u + 2u * pr] = acc[g * PPL + k].y;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The CPU adapters' shape: a workgroup of LANES lanes side by side on consecutive keys, each lane
+// with its own running max, sum and accumulator for every query head of the block, so there are no
+// barriers and no lane waits for another; each lane's state is a partial of its own for the merge
+// (split wid.y · LANES + lane). Every load a lane makes is a whole vec4 of its own key's row (a CPU
+// driver loads per lane in a loop, so each of those loads should carry useful bytes). The head
+// size and block are constants (HEAD_DIM, a multiple of 8; HEAD_BLOCK) so the loops unroll and the
+// queries and accumulators stay in registers rather than in memory indexed per lane. Scores are
+// kept for KEYS keys a lane between rescales of the accumulators.
+const HEAD_DIM: u32 = {{HEAD_DIM}}u;
+const HEAD_BLOCK: u32 = {{HEAD_BLOCK}}u;
+const LANES: u32 = 8u;
+const KEYS: u32 = 4u;
+const Q4: u32 = HEAD_DIM / 4u;
+
+// Elements e .. e + 7 of a cache (e a multiple of 8), from two vec4 words of halves or floats.
+struct Oct {
+  lo: vec4<f32>,
+  hi: vec4<f32>,
+}
+
+fn oct(words: vec4<u32>, next: vec4<u32>) -> Oct {
+  if (KV_F16) {
+    return Oct(vec4<f32>(unpack2x16float(words.x), unpack2x16float(words.y)), vec4<f32>(unpack2x16float(words.z), unpack2x16float(words.w)));
+  }
+  return Oct(bitcast<vec4<f32>>(words), bitcast<vec4<f32>>(next));
+}
+
+fn k_oct(e: u32) -> Oct {
+  if (KV_F16) {
+    return oct(kCache4[e >> 3u], vec4<u32>());
+  }
+  return oct(kCache4[e >> 2u], kCache4[(e >> 2u) + 1u]);
+}
+
+fn v_oct(e: u32) -> Oct {
+  if (KV_F16) {
+    return oct(vCache4[e >> 3u], vec4<u32>());
+  }
+  return oct(vCache4[e >> 2u], vCache4[(e >> 2u) + 1u]);
+}
+
+@compute @workgroup_size(LANES)
+fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let group = p.nHead / p.nKvHead;
+  let blocks = (group + HEAD_BLOCK - 1u) / HEAD_BLOCK;
+  let kvh = wid.x / blocks;
+  let h0 = kvh * group + (wid.x % blocks) * HEAD_BLOCK;
+  let hb = min(HEAD_BLOCK, kvh * group + group - h0);
+  let pos = step.pos0;
+  let first = first_key(pos);
+  let chunk = (pos + 1u - first + nwg.y - 1u) / nwg.y;
+  let begin = first + wid.y * chunk;
+  let end = min(begin + chunk, pos + 1u);
+  let kvBase = kvh * HEAD_DIM;
+
+  if (STORE && begin <= pos && pos < end) {
+    let row = pos * p.kvStride + kvBase;
+    for (var d = 2u * lid; d < HEAD_DIM; d += 2u * LANES) {
+      let k = cache_words(new_k_pair(kvh, d, pos));
+      let v = cache_words(new_v_pair(kvh, d));
+      if (KV_F16) {
+        let w = (row + d) >> 1u;
+        kCache4[w >> 2u][w & 3u] = k.x;
+        vCache4[w >> 2u][w & 3u] = v.x;
+      } else {
+        let w = row + d;
+        kCache4[w >> 2u][w & 3u] = k.x;
+        kCache4[(w + 1u) >> 2u][(w + 1u) & 3u] = k.y;
+        vCache4[w >> 2u][w & 3u] = v.x;
+        vCache4[(w + 1u) >> 2u][(w + 1u) & 3u] = v.y;
+      }
+    }
+  }
+  storageBarrier();
+
+  var qh: array<vec4<f32>, HEAD_BLOCK * Q4>;
+  var acc: array<vec4<f32>, HEAD_BLOCK * Q4>;
+  var m: array<f32, HEAD_BLOCK>;
+  var l: array<f32, HEAD_BLOCK>;
+  for (var g = 0u; g < HEAD_BLOCK; g++) {
+    m[g] = NEG;
+    l[g] = 0.0;
+    let qBase = p.qkOffset + (h0 + min(g, hb - 1u)) * HEAD_DIM;
+    for (var j = 0u; j < Q4; j++) {
+      var x = vec4<f32>(0.0);
+      for (var c = 0u; c < 4u; c++) {
+        let d = 4u * j + c;
+        var y = q[qBase + d];
+        if (d < p.nRot) {
+          let r = rope_pair(d, p.nRot, p.neox != 0u);
+          y = rope_rotate(y, q[qBase + r.partner], ropeTable[pos * (p.nRot / 2u) + r.pair], r.first);
+        }
+        x[c] = y;
+      }
+      qh[g * Q4 + j] = x;
+      acc[g * Q4 + j] = vec4<f32>(0.0);
+    }
+  }
+  for (var start = begin; start < end; start += LANES * KEYS) {
+    var s: array<f32, HEAD_BLOCK * KEYS>;
+    var top: array<f32, HEAD_BLOCK>;
+    for (var g = 0u; g < HEAD_BLOCK; g++) {
+      top[g] = m[g];
+    }
+    for (var k = 0u; k < KEYS; k++) {
+      let key = start + k * LANES + lid;
+      let row = min(key, end - 1u) * p.kvStride + kvBase;
+      var dots: array<f32, HEAD_BLOCK>;
+      for (var g = 0u; g < HEAD_BLOCK; g++) {
+        dots[g] = 0.0;  // explicitly: some compilers hoist the declaration's zeroing out of the loop
+      }
+      for (var j = 0u; j < Q4; j += 2u) {
+        let kk = k_oct(row + 4u * j);
+        for (var g = 0u; g < HEAD_BLOCK; g++) {
+          dots[g] += dot(qh[g * Q4 + j], kk.lo) + dot(qh[g * Q4 + j + 1u], kk.hi);
+        }
+      }
+      for (var g = 0u; g < HEAD_BLOCK; g++) {
+        var x = dots[g] * p.scale;
+        if (p.softcap != 0.0) {
+          x = p.softcap * tanh_f32(x * p.invSoftcap);
+        }
+        x = select(NEG, x, key < end);
+        s[g * KEYS + k] = x;
+        top[g] = max(top[g], x);
+      }
+    }
+    for (var g = 0u; g < HEAD_BLOCK; g++) {
+      let corr = exp(m[g] - top[g]);
+      l[g] *= corr;
+      for (var j = 0u; j < Q4; j++) {
+        acc[g * Q4 + j] *= corr;
+      }
+      m[g] = top[g];
+    }
+    for (var k = 0u; k < KEYS; k++) {
+      let key = start + k * LANES + lid;
+      let row = min(key, end - 1u) * p.kvStride + kvBase;
+      var w: array<f32, HEAD_BLOCK>;
+      for (var g = 0u; g < HEAD_BLOCK; g++) {
+        w[g] = select(0.0, exp(s[g * KEYS + k] - m[g]), key < end);
+        l[g] += w[g];
+      }
+      for (var j = 0u; j < Q4; j += 2u) {
+        let vv = v_oct(row + 4u * j);
+        for (var g = 0u; g < HEAD_BLOCK; g++) {
+          acc[g * Q4 + j] += w[g] * vv.lo;
+          acc[g * Q4 + j + 1u] += w[g] * vv.hi;
+        }
+      }
+    }
+  }
+
+  let splits = nwg.y * LANES;
+  if (wid.x == 0u && wid.y == 0u && lid == 0u) {
+    part[0] = bitcast<f32>(splits);
+  }
+  for (var g = 0u; g < hb; g++) {
+    let base = 1u + ((h0 + g) * splits + wid.y * LANES + lid) * (HEAD_DIM + 2u);
+    part[base] = m[g];
+    part[base + 1u] = l[g];
+    for (var j = 0u; j < Q4; j++) {
+      for (var c = 0u; c < 4u; c++) {
+        part[base + 2u + 4u * j + c] = acc[g * Q4 + j][c];
+      }
+    }
+  }
+}
+
+@compute @workgroup_size(WG)
+fn attend_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  merge(wid.x, lid, NEG);
+}
+
+@compute @workgroup_size(WG)
+fn attend_merge_sinks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  merge(wid.x, lid, sinks[wid.x]);
+}
+
+// Head h's output from its splits; `sink` joins the denominator (NEG: none).
+fn merge(h: u32, lid: u32, sink: f32) {
+  let splits = bitcast<u32>(partIn[0]);
+  let stride = p.headDim + 2u;
+  let base = 1u + h * splits * stride;
+  var top = sink;
+  for (var s = 0u; s < splits; s++) {
+    top = max(top, partIn[base + s * stride]);
+  }
+  var denom = exp(sink - top);
+  for (var s = 0u; s < splits; s++) {
+    denom += partIn[base + s * stride + 1u] * exp(partIn[base + s * stride] - top);
+  }
+  for (var d = lid; d < p.headDim; d += WG) {
+    var o = 0.0;
+    for (var s = 0u; s < splits; s++) {
+      o += partIn[base + s * stride + 2u + d] * exp(partIn[base + s * stride] - top);
+    }
+    out[h * p.headDim + d] = o / denom;
+  }
+}
