@@ -42,6 +42,8 @@ export interface BackendOptions {
   /** Engine processes at most (default 1). */
   engineCap?: number;
   pickPaths?: (kind: 'files' | 'folder') => Promise<string[]>;
+  /** At most one progress event per job in this many ms (default 100; tests use 0 to see every report). */
+  progressEveryMs?: number;
 }
 
 export interface Backend {
@@ -71,7 +73,7 @@ export function createBackend(options: BackendOptions): Backend {
     models: new ModelStore(db),
     settings: new SettingsStore(db),
     events,
-    jobs: new JobManager(events),
+    jobs: new JobManager(events, options.progressEveryMs),
     engines: new EnginePool({ launcher: options.engineLauncher, cap: options.engineCap }),
     owner: lock.owner,
     notices,

@@ -22,7 +22,7 @@ export interface JobSpec<K extends JobKind> {
 
 /** Finished jobs kept for listJobs. */
 const KEEP_FINISHED = 50;
-/** At most one progress event per job in this many ms. */
+/** At most one progress event per job in this many ms, unless the back end says otherwise. */
 const PROGRESS_EVERY_MS = 100;
 
 /** Thrown by work that noticed its signal; the job ends as 'cancelled', not 'failed'. */
@@ -46,7 +46,14 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promi
 export class JobManager {
   readonly #jobs = new Map<string, { state: JobState; controller: AbortController; done: Promise<unknown> }>();
 
-  constructor(private readonly events: EventHub) {}
+  /**
+   * `progressEveryMs` 0 sends every progress report as it is made, inside the work's own call: a
+   * listener then runs at that chunk boundary, which is how tests act mid-job at a chosen point.
+   */
+  constructor(
+    private readonly events: EventHub,
+    readonly progressEveryMs = PROGRESS_EVERY_MS,
+  ) {}
 
   /** Starts `work` now; answers the job id at once. The job's result is what `work` resolves to. */
   start<K extends JobKind>(spec: JobSpec<K>, work: (job: JobContext) => Promise<JobResults[K]>): string {
@@ -68,7 +75,7 @@ export class JobManager {
     };
     // The same object, as the union the API speaks (TypeScript cannot see that a generic K's state is one of its members).
     const view = state as JobState;
-    const progress = new Throttle<JobState>(PROGRESS_EVERY_MS, (job) => this.#emit(job));
+    const progress = new Throttle<JobState>(this.progressEveryMs, (job) => this.#emit(job));
     const context: JobContext = {
       signal: controller.signal,
       progress: (done, total, detail) => {

@@ -87,7 +87,8 @@ describe('WindowStateKeeper', () => {
     win.emit('maximize');
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(readdirSync(dir)).toEqual([]);
-    await vi.waitFor(() => expect(readdirSync(dir)).toEqual(['window-state.json']));
+    // Written once the moves settle: waited for as long as a busy machine needs (vi.waitFor gives up after 1 s by default).
+    await vi.waitFor(() => expect(readdirSync(dir)).toEqual(['window-state.json']), { timeout: 30_000 });
     await keeper.flush();
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ x: 4, y: 2, width: 800, height: 600, maximized: true });
   });

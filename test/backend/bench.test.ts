@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { BenchRun, JobState } from '../../src-preload/api';
 import { readModelFile } from '../../src-main/node/model-file';
 import { testBackend, type TestBackend } from '../support/backend';
+import { atProgress } from '../support/job-gate';
 import { REPO_ROOT, STORIES_260K } from '../support/paths';
 
 const { version } = JSON.parse(readFileSync(`${REPO_ROOT}/package.json`, 'utf8')) as { version: string };
@@ -13,21 +14,10 @@ function jobEvents(b: TestBackend, id: string): JobState[] {
   return b.seen.flatMap((e) => (e.type === 'job' && e.job.id === id ? [e.job] : []));
 }
 
-/** Resolves with the job's first event that `test` accepts. */
-function when(b: TestBackend, id: string, test: (job: JobState) => boolean): Promise<JobState> {
-  return new Promise((resolve) => {
-    const stop = b.events.subscribe((e) => {
-      if (e.type === 'job' && e.job.id === id && test(e.job)) {
-        stop();
-        resolve(e.job);
-      }
-    });
-  });
-}
-
 describe('benchmarks', () => {
   it('runs on the GPU, stores every field, lists newest first, cancels without recording', { timeout: 240_000 }, async () => {
-    const b = testBackend();
+    // Every progress report as it is made: the cancel below lands on the measurement's first one.
+    const b = testBackend({ progressEveryMs: 0 });
     const modelId = b.context.models.upsert(readModelFile(STORIES_260K, 'added')).id;
     expect(b.context.models.get(modelId)!.sha256).toBeNull();
 
@@ -64,10 +54,10 @@ describe('benchmarks', () => {
     expect(details.slice(0, 2)).toEqual([null, `Loading ${run.modelName}`]);
     expect(details).toContainEqual(expect.stringMatching(/^Prefill 32 tokens, then decode 16 tokens: \d+ s$/));
 
-    // Cancelled during the measurement: the job ends at once and no run is recorded.
+    // Cancelled during the measurement (as it starts, however fast it is): the job ends at once and no run is recorded.
+    const held = atProgress(b, 'bench', (j) => j.done === 1, (j) => void b.api.cancelJob(j.id));
     const cancelId = await b.api.startBenchmark({ modelId, ...SMALL });
-    await when(b, cancelId, (j) => j.done === 1);
-    await b.api.cancelJob(cancelId);
+    expect(await held).toMatchObject({ id: cancelId, done: 1 });
     expect(await b.context.jobs.wait(cancelId)).toMatchObject({ status: 'cancelled', error: null, result: null });
 
     // A second run reuses the loaded model: the engine's load time of it is the one recorded.

@@ -8,6 +8,7 @@ import { renderChat, stopTokenIds } from '../../src-main/core/chat-template';
 import { createTokenizer, readVocab } from '../../src-main/core/tokenizer/index';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { testBackend } from '../support/backend';
+import { engineGate } from '../support/engine-gate';
 import { STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
 import { addModel, answered, deltaCount, deltas } from './fixtures/chat-backend';
@@ -77,7 +78,8 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
 
   it('stops, regenerates and edits as branches, one answer at a time, and a new back end reads the same tree', async () => {
     const dataDir = join(tempDir(), 'home');
-    const backend = testBackend({ dataDir });
+    // The engine waits after each token until the back end has handled it: a stop asked on a delta lands with the next token.
+    const backend = testBackend({ dataDir, engineLauncher: engineGate().launcher });
     const { api } = backend;
     const model = addModel(backend);
     const id = (await api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens: 16 }, contextSize: 256 })).chat.id;
@@ -137,20 +139,25 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
 
   it('queues answers of different chats on the engine, stops a queued one at once, and interrupts running ones on close', async () => {
     const dataDir = join(tempDir(), 'home');
-    const backend = testBackend({ dataDir });
+    const gate = engineGate();
+    const backend = testBackend({ dataDir, engineLauncher: gate.launcher });
     const { api } = backend;
     const model = addModel(backend);
     const chat = async (maxTokens: number) => (await api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens }, contextSize: 256 })).chat.id;
     const [a, b, c] = [await chat(40), await chat(16), await chat(16)];
 
+    // A is held at its third token while B and C are asked and B is stopped: still being written, however fast the engine.
+    const aHeld = gate.holdAfter(3);
     const first = await api.sendMessage(a, 'Once upon a time');
-    await deltaCount(backend, first.assistantMessageId, 2);
+    await aHeld;
+    expect(deltas(backend, first.assistantMessageId).length).toBeGreaterThan(0);
     const queued = await api.sendMessage(b, 'The dog');
     const next = await api.sendMessage(c, 'The cat');
     // B waits behind A on the one engine: stopping it ends it at once, with nothing written.
     await api.stopGeneration(b);
     expect((await api.getChat(b)).messages[1]).toMatchObject({ id: queued.assistantMessageId, status: 'stopped', content: '', stats: null });
     expect((await api.getChat(a)).messages[1]!.status).toBe('streaming');
+    gate.release();
     // C runs once A is done.
     const [doneA, doneC] = await Promise.all([answered(backend, first.assistantMessageId), answered(backend, next.assistantMessageId)]);
     expect([doneA.status, doneC.status]).toEqual(['done', 'done']);
@@ -159,8 +166,12 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
 
     // Closing the back end mid-answer: the answer is cancelled and kept as interrupted.
     await api.updateChatSettings(a, { sampling: { maxTokens: 300 } });
+    const longHeld = gate.holdAfter(3);
     const long = await api.sendMessage(a, 'Tell me more');
-    await deltaCount(backend, long.assistantMessageId, 2);
+    await longHeld;
+    expect(deltas(backend, long.assistantMessageId).length).toBeGreaterThan(0);
+    // Held until the close has cancelled it: the answer cannot end first.
+    gate.releaseOnCancel();
     await backend.close();
 
     const reopened = testBackend({ dataDir });

@@ -11,6 +11,7 @@ import { readModelFile } from '../../src-main/node/model-file';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { ExportStore } from '../../src-main/node/store/exports';
 import { testBackend, type TestBackend } from '../support/backend';
+import { atProgress, cancelMidJob } from '../support/job-gate';
 import { llamaModelQuantize } from '../support/llama-quantize';
 import { STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
@@ -95,20 +96,14 @@ describe('export', () => {
   it('cancel stops the write, leaves no file and records the export as cancelled', async () => {
     const dir = tempDir();
     const source = join(dir, 'big.gguf');
-    await writeRandomModel(source, { nLayer: 4, nEmbd: 512, nFf: 1536, nHead: 8 });
+    await writeRandomModel(source, { nLayer: 1, nEmbd: 256, nFf: 512, nHead: 4 });
     const before = sha256(source);
-    const b = testBackend();
+    const b = testBackend({ progressEveryMs: 0 });
     const modelId = addModel(b, source);
+    // Cancelled once the first tensor's bytes are written.
+    const held = cancelMidJob(b, 'export');
     const jobId = await b.api.startExport({ modelId, fileType: 'Q4_K_M' });
-    // Cancel once the first tensors are written.
-    await new Promise<void>((resolve) => {
-      const stop = b.events.subscribe((e) => {
-        if (e.type === 'job' && e.job.id === jobId && e.job.done > 0) {
-          stop();
-          void b.api.cancelJob(jobId).then(resolve);
-        }
-      });
-    });
+    expect((await held).id).toBe(jobId);
     const job = await b.context.jobs.wait(jobId);
     expect(job).toMatchObject({ status: 'cancelled', error: null });
     expect(job.done).toBeLessThan(job.total!);
@@ -174,19 +169,14 @@ describe('export', () => {
   it('never replaces a file that appears at the output path while the export runs', async () => {
     const dir = tempDir();
     const source = join(dir, 'big.gguf');
-    await writeRandomModel(source, { nLayer: 2, nEmbd: 512, nFf: 1536, nHead: 8 });
-    const b = testBackend();
+    await writeRandomModel(source, { nLayer: 1, nEmbd: 256, nFf: 512, nHead: 4 });
+    const b = testBackend({ progressEveryMs: 0 });
     const modelId = addModel(b, source);
     const out = join(dir, 'out.gguf');
-    // Q4_K_M: its encoding takes long enough (Q8_0's now ends within milliseconds) that the file appears mid-export.
-    const jobId = await b.api.startExport({ modelId, fileType: 'Q4_K_M', outputPath: out });
-    // The user saves a file of their own there once the first tensors are written.
-    const stop = b.events.subscribe((e) => {
-      if (e.type === 'job' && e.job.id === jobId && e.job.done > 0) {
-        stop();
-        writeFileSync(out, 'mine');
-      }
-    });
+    // The user saves a file of their own there once the first tensor's bytes are written.
+    const held = atProgress(b, 'export', (job) => job.done > 0, () => writeFileSync(out, 'mine'));
+    const jobId = await b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: out });
+    expect((await held).id).toBe(jobId);
     const job = await b.context.jobs.wait(jobId);
     expect(job).toMatchObject({ status: 'failed', error: `${out} appeared while exporting; not overwritten` });
     expect(readFileSync(out, 'utf8')).toBe('mine');

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAiRoutes } from '../../src-main/backend/openai/routes';
 import { openAiServiceOf, type OpenAiService } from '../../src-main/backend/openai/service';
 import { GgufType } from '../../src-main/core/gguf/values';
-import { startServer, type RunningServer } from '../../src-main/node/server/index';
+import { startServer, type MountedRoutes, type RunningServer } from '../../src-main/node/server/index';
 import { createBackend, type Backend } from '../../src-main/backend/index';
 import { writeStoriesWith } from '../support/gguf-variants';
 import { STORIES_260K } from '../support/paths';
@@ -26,6 +26,8 @@ describe('large prompts and the event loop', () => {
   let backend: Backend;
   let server: RunningServer;
   let service: OpenAiService;
+  /** Called once the server has read the whole body of the next POST /v1/completions (its handling goes on from there). */
+  let onBodyRead: (() => void) | null = null;
   // Made once for the file (tempDir() is per test).
   const dir = mkdtempSync(join(tmpdir(), 'gufo-event-loop-'));
 
@@ -42,7 +44,19 @@ describe('large prompts and the event loop', () => {
     backend = createBackend({ mode: 'browser', dataDir: home, env: {} });
     service = openAiServiceOf(backend.context);
     service.override({ contextSize: LONG_CONTEXT });
-    server = await startServer({ port: 0, host: '127.0.0.1', rendererDir: renderer, api: backend.api, events: backend.events, mounted: openAiRoutes(service, { hostPort: () => null }) });
+    const routes = openAiRoutes(service, { hostPort: () => null });
+    const mounted: MountedRoutes = {
+      matches: (pathname, req) => routes.matches(pathname, req),
+      handle: (req, res) => {
+        const read = req.url === '/v1/completions' ? onBodyRead : null;
+        if (read) {
+          onBodyRead = null;
+          req.once('end', read);
+        }
+        return routes.handle(req, res);
+      },
+    };
+    server = await startServer({ port: 0, host: '127.0.0.1', rendererDir: renderer, api: backend.api, events: backend.events, mounted });
   });
   afterAll(async () => {
     await server?.close();
@@ -63,12 +77,13 @@ describe('large prompts and the event loop', () => {
   it('keeps answering /metrics while a large prompt the bound cannot refuse is tokenized', async () => {
     const body = JSON.stringify({ model: 'stories-long', prompt: storyText(2 << 20) });
     const order: string[] = [];
+    // Once the server has the whole prompt, it parses it and hands it to a tokenizer at once (which takes a while).
+    const bodyRead = new Promise<void>((resolve) => (onBodyRead = resolve));
     const big = send(server.port, 'POST', '/v1/completions', json, body).then((reply) => {
       order.push('big');
       return reply;
     });
-    // Time for the body to arrive and the tokenizing to start (it takes seconds).
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await bodyRead;
     const metrics = await send(server.port, 'GET', '/metrics');
     order.push('metrics');
     expect(metrics.status).toBe(200);

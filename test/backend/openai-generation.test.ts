@@ -184,14 +184,28 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
 
   it('refuses requests beyond the queue cap with a 503', async () => {
     t.service.override({ maxQueue: 1 });
+    // The engine busy with other work (as with a chat's answer) until the test lets it go: the first
+    // request stays in the model's queue meanwhile, however fast a generation would be.
+    let free = () => {};
+    const busy = new Promise<void>((resolve) => (free = resolve));
+    let started = () => {};
+    const leased = new Promise<void>((resolve) => (started = resolve));
+    const served = await t.service.resolve(model);
+    const lease = t.backend.context.engines.withModel({ path: served.entry.path, ctx: t.service.contextFor(served) }, () => (started(), busy));
     try {
+      await Promise.race([leased, lease]);
       const client = t.client();
-      const first = await client.completions.create({ model, prompt, max_tokens: 12, temperature: 0, stream: true });
-      const iterator = first[Symbol.asyncIterator]();
-      await iterator.next(); // running now
+      const first = client.completions.create({ model, prompt, max_tokens: 12, temperature: 0, stream: true });
+      const depth = `gufo_openai_queue_depth{model="${model}"}`;
+      for (let text = await metrics(); metric(text, depth) !== 1; text = await metrics()) await new Promise((r) => setTimeout(r, 20));
       await expect(client.completions.create({ model, prompt, max_tokens: 2 })).rejects.toMatchObject({ status: 503, code: 'overloaded', type: 'server_error' });
-      while (!(await iterator.next()).done);
+      free();
+      let streamed = '';
+      for await (const chunk of await first) streamed += chunk.choices[0]?.text ?? '';
+      expect(streamed.length).toBeGreaterThan(0);
     } finally {
+      free();
+      await lease;
       t.service.override({ maxQueue: DEFAULT_MAX_QUEUE });
     }
   });

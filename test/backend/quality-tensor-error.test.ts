@@ -8,6 +8,7 @@ import type { ExportRecord, JobState, TensorErrorComparison } from '../../src-pr
 import { readModelFile } from '../../src-main/node/model-file';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { testBackend, type TestBackend } from '../support/backend';
+import { cancelMidJob } from '../support/job-gate';
 import { STORIES_260K, TINY_RANDOM_LLAMA } from '../support/paths';
 import { tempDir } from '../support/temp';
 import { writeRandomModel } from '../support/test-models';
@@ -63,24 +64,20 @@ describe('tensor error of an export', () => {
   it('cancels between chunks, and says why models cannot be compared', async () => {
     const dir = tempDir();
     const big = join(dir, 'big.gguf');
-    await writeRandomModel(big, { nLayer: 4, nEmbd: 512, nFf: 1536, nHead: 8 });
+    await writeRandomModel(big, { nLayer: 1, nEmbd: 256, nFf: 512, nHead: 4 });
     const bigQ8 = join(dir, 'big-q8.gguf');
     await quantizeFile(big, bigQ8, 'Q8_0');
-    const b = testBackend();
+    const b = testBackend({ progressEveryMs: 0 });
     const [source, quant, stories, tiny] = [big, bigQ8, STORIES_260K, TINY_RANDOM_LLAMA].map((p) => addModel(b, p));
 
+    // Cancelled while held at the boundary after its first tensor: the rest is never compared.
+    const held = cancelMidJob(b, 'tensor-error');
     const jobId = await b.api.startTensorError(quant!, source);
-    await new Promise<void>((resolve) => {
-      const stop = b.events.subscribe((e) => {
-        if (e.type === 'job' && e.job.id === jobId && e.job.done > 0) {
-          stop();
-          void b.api.cancelJob(jobId).then(resolve);
-        }
-      });
-    });
+    expect(await held).toMatchObject({ id: jobId, done: 1 });
     const cancelled = await b.context.jobs.wait(jobId);
-    expect(cancelled).toMatchObject({ status: 'cancelled', result: null });
-    expect(cancelled.done).toBeLessThan(cancelled.total!);
+    expect(cancelled).toMatchObject({ status: 'cancelled', result: null, done: 1 });
+    expect(cancelled.total).toBeGreaterThan(1);
+    expect(jobEvents(b, jobId).some((j) => j.result !== null)).toBe(false);
 
     await expect(b.api.startTensorError(stories!)).rejects.toThrow(/is not an export Gufo made \(or its source left the library\): choose the model to compare it with$/);
     await expect(b.api.startTensorError(stories!, stories)).rejects.toThrow('not with itself');

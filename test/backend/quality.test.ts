@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ExportRecord, JobState, QualityReport } from '../../src-preload/api';
+import type { ExportRecord, QualityReport } from '../../src-preload/api';
 import { planTextWindows } from '../../src-main/backend/quality-divergence';
 import { BUILTIN_TEXT } from '../../src-main/core/quality/builtin-text';
 import { openGguf } from '../../src-main/node/gguf-io';
@@ -15,6 +15,7 @@ import { readModelFile } from '../../src-main/node/model-file';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { ChatStore } from '../../src-main/node/store/chats';
 import { testBackend, type TestBackend } from '../support/backend';
+import { atProgress } from '../support/job-gate';
 import { REPO_ROOT, STORIES_260K, TINY_RANDOM_LLAMA } from '../support/paths';
 import { tempDir } from '../support/temp';
 
@@ -35,18 +36,6 @@ function storiesPlan(text: string) {
   } finally {
     file.close();
   }
-}
-
-/** Resolves with the job's first event that `test` accepts. */
-function when(b: TestBackend, test: (job: JobState) => boolean): Promise<JobState> {
-  return new Promise((resolve) => {
-    const stop = b.events.subscribe((e) => {
-      if (e.type === 'job' && test(e.job)) {
-        stop();
-        resolve(e.job);
-      }
-    });
-  });
 }
 
 /** A chat about `modelId` whose active branch holds `contents` (user, assistant, …). */
@@ -109,7 +98,8 @@ describe('quality reports', () => {
   });
 
   it('replay the recent chats as text, and cancel at once', { timeout: GPU_TIMEOUT }, async () => {
-    const b = testBackend();
+    // Every progress report as it is made: the cancel below lands on the base model's first window.
+    const b = testBackend({ progressEveryMs: 0 });
     const dir = tempDir();
     const q4 = join(dir, 'stories-q4_0.gguf');
     await quantizeFile(STORIES_260K, q4, 'Q4_0');
@@ -135,12 +125,16 @@ describe('quality reports', () => {
     expect(report.top1).toBeGreaterThan(0.5);
 
     // Cancelled while the base model is evaluated: the job ends at once and nothing is stored.
+    const held = atProgress(b, 'quality', (j) => (j.detail ?? '').includes('window'), (j) => void b.api.cancelJob(j.id));
     const cancelId = await b.api.startQualityReport({ baseModelId, quantModelId });
-    await when(b, (j) => j.id === cancelId && (j.detail ?? '').includes('window'));
-    const asked = Date.now();
-    await b.api.cancelJob(cancelId);
-    expect(await b.context.jobs.wait(cancelId)).toMatchObject({ status: 'cancelled', error: null, result: null });
-    expect(Date.now() - asked).toBeLessThan(2000);
+    expect(await held).toMatchObject({ id: cancelId, detail: expect.stringContaining('(base): window 1 of') });
+    // At once: before the engine has finished the window it was sent (a call queued behind it waits for that).
+    const order: string[] = [];
+    const ended = b.context.jobs.wait(cancelId).then((job) => (order.push('job ended'), job));
+    const engineFree = b.context.engines.withModel({ path: STORIES_260K, ctx: 1 }, async () => void order.push('engine free'));
+    expect(await ended).toMatchObject({ status: 'cancelled', error: null, result: null });
+    await engineFree;
+    expect(order).toEqual(['job ended', 'engine free']);
     expect((await b.api.listQualityReports()).map((r) => r.id)).toEqual([report.id]);
   });
 

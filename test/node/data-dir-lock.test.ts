@@ -18,11 +18,12 @@ const startTicks = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').sp
 const stateOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1)!.split(' ')[0];
 
 /**
- * A zombie: sh starts `sleep 0` in the background, then becomes `sleep 5`, which never reaps its
- * child; the child's pid stays in the process table, dead.
+ * A zombie: sh starts `sleep 0` in the background, then becomes `cat`, which never reaps its
+ * child; the child's pid stays in the process table, dead, until `cat` ends: when stopped, or when
+ * this process ends and closes its input (no time limit that a slow machine could run out of).
  */
 async function zombieProcess() {
-  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec cat'], { stdio: ['pipe', 'pipe', 'ignore'] });
   const [line] = (await once(parent.stdout!, 'data')) as [Buffer];
   const pid = Number(line.toString().trim());
   while (stateOf(pid) !== 'Z') await new Promise((resolve) => setTimeout(resolve, 10));

@@ -129,7 +129,9 @@ describe('transfer', () => {
     // Every answer sends 70,000 bytes, then holds the connection open with nothing more.
     const server = await startFileServer({ files: { 'm.gguf': FILE }, holdAfter: { bytes: 70_000 } });
     const part = join(tempDir(), 'm.part');
-    const result = await transfer(options(`${server.url}/m.gguf`, part, { stallMs: 300 }).opts);
+    // A stall is time without data: long enough that a busy machine's pause between a request and
+    // its bytes is not taken for one (timers run before the socket is read when the process wakes).
+    const result = await transfer(options(`${server.url}/m.gguf`, part, { stallMs: 1000 }).opts);
     expect(result.sha256).toBe(sha256Of(FILE));
     expect(server.requests.filter((r) => r.method === 'GET').map((r) => r.range)).toEqual([
       null,

@@ -1,7 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { GgufType } from '../../src-main/core/gguf/values';
 import { parseLegacyImatrix } from '../../src-main/core/imatrix';
@@ -109,13 +108,23 @@ describe('gufo quantize', () => {
     const dir = tempDir();
     const input = join(dir, 'model.gguf');
     await writeRandomModel(input, { nLayer: 6, nEmbd: 512, nFf: 1536, nHead: 8, nHeadKv: 2 });
+    // Interrupted as soon as the temporary output appears, i.e. in the middle of writing: told by
+    // the folder's watch when it happens, not found by looking every so often (which can miss it).
+    const watcher = watch(dir);
+    const writing = new Promise<void>((resolve) =>
+      watcher.on('change', (_event, name) => {
+        if (String(name).endsWith('.tmp')) resolve();
+      }),
+    );
     const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), 'quantize', input, join(dir, 'out.gguf'), '--type', 'Q4_K_M'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((done) => child.on('exit', done));
-    // Interrupt once the temporary output exists, i.e. in the middle of writing.
-    for (let i = 0; i < 600 && !readdirSync(dir).some((f) => f.endsWith('.tmp')); i++) await sleep(50);
-    expect(readdirSync(dir).some((f) => f.endsWith('.tmp'))).toBe(true);
+    try {
+      await Promise.race([writing, exited.then((code) => Promise.reject(new Error(`gufo quantize exited (${code}) before writing: ${stderr}`)))]);
+    } finally {
+      watcher.close();
+    }
     child.kill('SIGINT');
     expect(await exited).toBe(1);
     expect(stderr).toMatch(/gufo: .*cancelled/);
