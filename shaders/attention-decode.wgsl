@@ -98,6 +98,29 @@ fn first_key(pos: u32) -> u32 {
   return 0u;
 }
 
+// A split workgroup's work: its KV head, its block of query heads (h0 .. h0 + hb - 1, blocks of
+// headBlock), the token's position and its keys [begin, end).
+struct Split {
+  kvh: u32,
+  h0: u32,
+  hb: u32,
+  pos: u32,
+  begin: u32,
+  end: u32,
+}
+
+fn split_of(wid: vec3<u32>, splits: u32, headBlock: u32) -> Split {
+  let group = p.nHead / p.nKvHead;
+  let blocks = (group + headBlock - 1u) / headBlock;
+  let kvh = wid.x / blocks;
+  let h0 = kvh * group + (wid.x % blocks) * headBlock;
+  let pos = step.pos0;
+  let first = first_key(pos);
+  let chunk = (pos + 1u - first + splits - 1u) / splits;
+  let begin = first + wid.y * chunk;
+  return Split(kvh, h0, min(headBlock, kvh * group + group - h0), pos, begin, min(begin + chunk, pos + 1u));
+}
+
 // The token's K row (rotated for its position) and V row, dimensions d and d + 1 of KV head kvh.
 fn new_k_pair(kvh: u32, d: u32, pos: u32) -> vec2<f32> {
   let base = p.kOffset + kvh * p.headDim;
@@ -126,16 +149,13 @@ fn cache_words(x: vec2<f32>) -> vec2<u32> {
 
 @compute @workgroup_size(WG)
 fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let group = p.nHead / p.nKvHead;
-  let blocks = (group + p.headBlock - 1u) / p.headBlock;
-  let kvh = wid.x / blocks;
-  let h0 = kvh * group + (wid.x % blocks) * p.headBlock;  // the block's first query head
-  let hb = min(p.headBlock, kvh * group + group - h0);    // its query heads
-  let pos = step.pos0;
-  let first = first_key(pos);
-  let chunk = (pos + 1u - first + nwg.y - 1u) / nwg.y;
-  let begin = first + wid.y * chunk;
-  let end = min(begin + chunk, pos + 1u);
+  let work = split_of(wid, nwg.y, p.headBlock);
+  let kvh = work.kvh;
+  let h0 = work.h0;
+  let hb = work.hb;
+  let pos = work.pos;
+  let begin = work.begin;
+  let end = work.end;
 
   if (STORE && begin <= pos && pos < end) {
     let row = pos * p.kvStride + kvh * p.headDim;
@@ -367,16 +387,13 @@ fn v_oct(e: u32) -> Oct {
 
 @compute @workgroup_size(LANES)
 fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let group = p.nHead / p.nKvHead;
-  let blocks = (group + HEAD_BLOCK - 1u) / HEAD_BLOCK;
-  let kvh = wid.x / blocks;
-  let h0 = kvh * group + (wid.x % blocks) * HEAD_BLOCK;
-  let hb = min(HEAD_BLOCK, kvh * group + group - h0);
-  let pos = step.pos0;
-  let first = first_key(pos);
-  let chunk = (pos + 1u - first + nwg.y - 1u) / nwg.y;
-  let begin = first + wid.y * chunk;
-  let end = min(begin + chunk, pos + 1u);
+  let work = split_of(wid, nwg.y, HEAD_BLOCK);
+  let kvh = work.kvh;
+  let h0 = work.h0;
+  let hb = work.hb;
+  let pos = work.pos;
+  let begin = work.begin;
+  let end = work.end;
   let kvBase = kvh * HEAD_DIM;
 
   if (STORE && begin <= pos && pos < end) {

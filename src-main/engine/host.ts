@@ -8,7 +8,7 @@
  * every pending request is rejected with EngineCrashedError. The next request starts a fresh
  * engine (with no model loaded); `restart()` does it explicitly.
  */
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { CollectedWeight } from '../core/imatrix';
 import { forwardWithoutDriverNoise } from './driver-noise';
@@ -116,20 +116,23 @@ export function forkLauncher(options: ForkOptions = {}): EngineLauncher {
         });
       },
       kill: () => void child.kill('SIGKILL'),
-      // A graceful disconnect (the engine closes its model and exits), then SIGKILL if it lingers.
-      stop: () =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const kill = setTimeout(() => child.kill('SIGKILL'), 2000);
-          child.once('exit', () => {
-            clearTimeout(kill);
-            resolve();
-          });
-          if (child.connected) child.disconnect();
-          else child.kill('SIGKILL');
-        }),
+      stop: () => stopEngineChild(child),
     };
   };
+}
+
+/** A graceful disconnect of a forked engine (it closes its model and exits), then SIGKILL if it lingers. */
+export function stopEngineChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const kill = setTimeout(() => child.kill('SIGKILL'), 2000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    if (child.connected) child.disconnect();
+    else child.kill('SIGKILL');
+  });
 }
 
 type Request = EngineRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;

@@ -70,3 +70,14 @@ export function maxRelError(a: ArrayLike<number>, b: ArrayLike<number>, floor = 
   for (let i = 0; i < b.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!) / (Math.abs(b[i]!) + floor));
   return worst;
 }
+
+/** Largest absolute error over the largest reference magnitude (attention outputs, whose small values carry no relative meaning). */
+export function scaledError(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let err = 0;
+  let mag = 0;
+  for (let i = 0; i < b.length; i++) {
+    err = Math.max(err, Math.abs(a[i]! - b[i]!));
+    mag = Math.max(mag, Math.abs(b[i]!));
+  }
+  return err / mag;
+}

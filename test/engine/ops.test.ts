@@ -17,7 +17,7 @@ import type { SamplingParams } from '../../src-main/engine/protocol';
 import { ropeTable } from '../../src-main/engine/model/rope-table';
 import type { RopeParams } from '../../src-main/engine/model/hparams';
 import { mulberry32, randomF32 } from '../support/random';
-import { buffer, maxRelError, readF32, readU32, run, makeStep, testGpu, uniformBuffer } from './gpu-harness';
+import { buffer, maxRelError, readF32, readU32, run, makeStep, scaledError, testGpu, uniformBuffer } from './gpu-harness';
 import * as ref from './reference';
 
 const ctx = await testGpu();
@@ -26,17 +26,6 @@ const rng = mulberry32(5);
 const gauss = () => rng.gaussian();
 
 afterAll(() => ops.destroy());
-
-/** Largest absolute error over the largest reference magnitude. */
-function scaledError(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let err = 0;
-  let mag = 0;
-  for (let i = 0; i < b.length; i++) {
-    err = Math.max(err, Math.abs(a[i]! - b[i]!));
-    mag = Math.max(mag, Math.abs(b[i]!));
-  }
-  return err / mag;
-}
 
 describe('rms_norm (tolerance 1e-5 relative)', () => {
   it('normalizes each row and multiplies by the weight', async () => {

@@ -15,7 +15,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { forwardWithoutDriverNoise } from '../../src-main/engine/driver-noise';
-import type { EngineLauncher, EngineProcess } from '../../src-main/engine/host';
+import { stopEngineChild, type EngineLauncher, type EngineProcess } from '../../src-main/engine/host';
 import type { EngineMessage, EngineRequest } from '../../src-main/engine/protocol';
 
 const ENTRY = fileURLToPath(new URL('./engine-gate-entry.ts', import.meta.url));
@@ -110,19 +110,11 @@ export function engineGate(): EngineGate {
         }
       },
       kill: () => void child.kill('SIGKILL'),
-      // As forkLauncher's: a graceful disconnect, then SIGKILL if it lingers; the engine waits for no byte meanwhile.
-      stop: () =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const kill = setTimeout(() => child.kill('SIGKILL'), 2000);
-          child.once('exit', () => {
-            clearTimeout(kill);
-            resolve();
-          });
-          child.stdin!.end();
-          if (child.connected) child.disconnect();
-          else child.kill('SIGKILL');
-        }),
+      // As forkLauncher's; the engine waits for no byte meanwhile.
+      stop: () => {
+        child.stdin!.end();
+        return stopEngineChild(child);
+      },
     };
     return engine;
   };

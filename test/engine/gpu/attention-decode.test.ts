@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DECODE_CPU_LANES, DECODE_HEAD_BLOCK, DECODE_QUERY_FLOATS, OpKernels } from '../../../src-main/engine/gpu/ops';
 import { mulberry32, randomF32 } from '../../support/random';
 import { REPO_ROOT } from '../../support/paths';
-import { buffer, makeStep, readF32, run, testGpu } from '../gpu-harness';
+import { buffer, makeStep, readF32, run, scaledError, testGpu } from '../gpu-harness';
 import * as ref from '../reference';
 
 const ctx = await testGpu();
@@ -30,17 +30,6 @@ interface Case {
   window?: number;
   softcap?: number;
   sinks?: boolean;
-}
-
-/** Largest absolute error over the largest reference magnitude. */
-function scaledError(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let err = 0;
-  let mag = 0;
-  for (let i = 0; i < b.length; i++) {
-    err = Math.max(err, Math.abs(a[i]! - b[i]!));
-    mag = Math.max(mag, Math.abs(b[i]!));
-  }
-  return err / mag;
 }
 
 /** The kernel's output for one token at position `past`, and the reference's (the same inputs for the same shape). */
