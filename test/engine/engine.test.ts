@@ -16,6 +16,14 @@ const engine = await Engine.open();
 afterAll(() => engine.destroy());
 
 describe('Engine', () => {
+  it("refuses a context whose KV cache outgrows the adapter's largest binding, naming the largest that fits", async () => {
+    const { maxStorageBufferBindingSize, maxBufferSize } = engine.gpu.device.limits;
+    // stories260K: 4 KV heads of 8, F16: 64 bytes of K per position and layer.
+    const fits = Math.floor(Math.min(maxStorageBufferBindingSize, maxBufferSize) / 64);
+    await expect(engine.load(STORIES_260K, { ctx: fits + 1 })).rejects.toThrow(new RegExp(`^a context of ${fits + 1} tokens needs \\d+ MiB of K cache per layer, more than the \\d+ MiB .+ binds at once: the largest context that fits is ${fits} tokens$`));
+    await engine.load(STORIES_260K, { ctx: 64 });
+  });
+
   it('gives the same tokens whatever the prefill chunking, and reuses the cached prefix', async () => {
     // A 20-token prompt (prompt + 15 greedy tokens), evaluated in chunks of 7.
     const prompt = [...STORIES_PROMPT, ...STORIES_GREEDY.slice(0, 15)];

@@ -208,6 +208,22 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
   return groups;
 }
 
+/**
+ * Each layer's K and V caches are one binding each: a context whose cache outgrows the adapter's
+ * largest binding fails before anything is uploaded, with the largest context that fits, rather
+ * than inside Dawn.
+ */
+function checkKvFits(ctx: GpuContext, hp: HParams, options: ModelOptions): void {
+  const rowBytes = hp.nHeadKv * hp.headDim * (options.kvF16 ? 2 : 4);
+  const limit = Math.min(ctx.device.limits.maxStorageBufferBindingSize, ctx.device.limits.maxBufferSize);
+  if (options.ctx * rowBytes <= limit) return;
+  const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+  throw new Error(
+    `a context of ${options.ctx} tokens needs ${mib(options.ctx * rowBytes)} of K cache per layer, more than the ${mib(limit)} ` +
+      `${ctx.info.name} binds at once: the largest context that fits is ${Math.floor(limit / rowBytes)} tokens`,
+  );
+}
+
 /** Checks the dense layers' matrices against the metadata before anything is uploaded. */
 function checkShapes(gguf: GgufFile, hp: HParams): void {
   const qDim = hp.nHead * hp.headDim;
@@ -319,6 +335,7 @@ export class LlamaModel {
   static async load(ctx: GpuContext, gguf: GgufFile, hp: HParams, sampledIds: GPUBuffer, options: ModelOptions): Promise<LlamaModel> {
     if (hp.moe) checkMoeShapes(gguf, hp, hp.moe);
     checkShapes(gguf, hp);
+    checkKvFits(ctx, hp, options);
     const { matrices, vectors } = modelTensorNames(hp, options.ctx);
     for (const name of vectors) {
       if (!gguf.tensor(name)) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
