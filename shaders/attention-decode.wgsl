@@ -98,6 +98,15 @@ fn first_key(pos: u32) -> u32 {
   return 0u;
 }
 
+// A key's score from its dot product with the query: scaled, and soft-capped when softcap is set.
+fn score(dot: f32) -> f32 {
+  let s = dot * p.scale;
+  if (p.softcap != 0.0) {
+    return p.softcap * tanh_f32(s * p.invSoftcap);
+  }
+  return s;
+}
+
 // A split workgroup's work: its KV head, its block of query heads (h0 .. h0 + hb - 1, blocks of
 // headBlock), the token's position and its keys [begin, end).
 struct Split {
@@ -232,10 +241,7 @@ fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
       for (var g = 0u; g < MAX_HB; g++) {
         var s = NEG;
         if (i < count) {
-          s = dots[g] * p.scale;
-          if (p.softcap != 0.0) {
-            s = p.softcap * tanh_f32(s * p.invSoftcap);
-          }
+          s = score(dots[g]);
         }
         sc[g * TILE + i] = s;
       }
@@ -459,11 +465,7 @@ fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
         }
       }
       for (var g = 0u; g < HEAD_BLOCK; g++) {
-        var x = dots[g] * p.scale;
-        if (p.softcap != 0.0) {
-          x = p.softcap * tanh_f32(x * p.invSoftcap);
-        }
-        x = select(NEG, x, key < end);
+        let x = select(NEG, score(dots[g]), key < end);
         s[g * KEYS + k] = x;
         top[g] = max(top[g], x);
       }

@@ -311,7 +311,6 @@ export class OpKernels {
   /** Partial results of decode attention's splits, shared by every layer (grown as needed). */
   private splitScratch: GPUBuffer | null = null;
   private readonly cpu: boolean;
-  private readonly decodeWorkgroups: number;
 
   /**
    * `kvF16`: the KV cache holds halves (llama.cpp's default F16 cache) rather than f32. `cpu`: the
@@ -323,7 +322,6 @@ export class OpKernels {
     options: { cpu?: boolean } = {},
   ) {
     this.cpu = options.cpu === true;
-    this.decodeWorkgroups = this.cpu ? DECODE_WORKGROUPS.cpu : DECODE_WORKGROUPS.gpu;
   }
 
   /** Bytes of one cached K or V element. */
@@ -410,7 +408,7 @@ export class OpKernels {
     const window = a.window ?? 0;
     const blocks = a.nKvHead * Math.ceil(group / headBlock);
     const maxSplits = cpuShape ? DECODE_MAX_SPLITS / DECODE_CPU_LANES : DECODE_MAX_SPLITS;
-    const splits = (pos: number) => Math.max(1, Math.min(maxSplits, Math.ceil(keysSeen(pos, window) / DECODE_MIN_SPLIT_KEYS), Math.ceil(this.decodeWorkgroups / blocks)));
+    const splits = (pos: number) => Math.max(1, Math.min(maxSplits, Math.ceil(keysSeen(pos, window) / DECODE_MIN_SPLIT_KEYS), Math.ceil(DECODE_WORKGROUPS[this.cpu ? 'cpu' : 'gpu'] / blocks)));
     const kvRowBytes = 2 * a.nKvHead * a.headDim * this.kvElementBytes;
     const scratch = this.splitScratchOf(4 * (1 + a.nHead * DECODE_MAX_SPLITS * (a.headDim + 2)));
     // The shader reads kNew and vNew only under STORE, but uses them statically: without a store, q stands in.
