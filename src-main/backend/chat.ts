@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import {
   CONTEXT_TOKENS,
+  DEFAULT_CONTEXT_OVERFLOW,
   type ChatApi,
   type ChatSummary,
   type ChatView,
@@ -33,7 +34,7 @@ const TITLE_MAX = 200;
 const AUTO_TITLE_CHARS = 60;
 const SEARCH_LIMIT = 50;
 const SEARCH_LIMIT_MAX = 500;
-const NEW_CHAT_FIELDS: readonly (keyof NewChat)[] = ['modelId', 'title', 'systemPrompt', 'preset', 'sampling', 'contextSize', 'promptFormat'];
+const NEW_CHAT_FIELDS: readonly (keyof NewChat)[] = ['modelId', 'title', 'systemPrompt', 'preset', 'sampling', 'contextSize', 'promptFormat', 'contextOverflow'];
 
 export function createChatApi(ctx: BackendContext): ChatApi {
   const store = new ChatStore(ctx.db);
@@ -77,9 +78,10 @@ export function createChatApi(ctx: BackendContext): ChatApi {
   /** The usage bar's numbers; null when the conversation does not render. */
   const usageOf = async (record: ChatRecord, text: ModelText, messages: readonly MessageView[]): Promise<ContextUsage | null> => {
     try {
-      const { systemPrompt, contextSize, sampling, promptFormat: format, tools } = effectiveSettings(record.settings, text.hasChatTemplate);
-      const job = { kind: 'plan', systemPrompt, branch: branchPath(messages, record.activeLeafId), limits: { contextSize, maxTokens: sampling.maxTokens }, format, tools } as const;
-      return contextUsage(await promptWorkers.run(text, record.modelPath, job), contextSize);
+      const { systemPrompt, contextSize, sampling, promptFormat: format, tools, contextOverflow: overflow } = effectiveSettings(record.settings, text.hasChatTemplate);
+      const limits = { contextSize, maxTokens: sampling.maxTokens, overflow };
+      const job = { kind: 'plan', systemPrompt, branch: branchPath(messages, record.activeLeafId), limits, format, tools } as const;
+      return contextUsage(await promptWorkers.run(text, record.modelPath, job), limits);
     } catch {
       // A template that rejects this conversation: the answer reports it when one is asked for.
       return null;
@@ -181,9 +183,10 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         sampling: samplingPreset(input.preset ?? DEFAULT_PRESET),
         contextSize: Math.max(CONTEXT_TOKENS.min, Math.min(ctx.settings.get().defaultContext, facts.maxContext)),
         promptFormat: facts.hasChatTemplate === null ? null : defaultPromptFormat(facts.hasChatTemplate),
+        contextOverflow: DEFAULT_CONTEXT_OVERFLOW,
       };
-      const { systemPrompt, sampling, contextSize, promptFormat } = input;
-      const settings = applySettings(base, { systemPrompt, sampling, contextSize, promptFormat }, facts);
+      const { systemPrompt, sampling, contextSize, promptFormat, contextOverflow } = input;
+      const settings = applySettings(base, { systemPrompt, sampling, contextSize, promptFormat, contextOverflow }, facts);
       const title = input.title === undefined ? DEFAULT_TITLE : checkTitle(input.title);
       const id = store.create({ title, modelId: model.id, modelName: model.name, modelPath: model.path, settings });
       ctx.events.emit({ type: 'chats-changed' });

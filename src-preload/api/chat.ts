@@ -1,4 +1,5 @@
 /** Conversations: a tree of messages per chat (edits and regenerations are branches), streamed from the engine. */
+import type { ContextOverflow } from './context-overflow';
 
 export interface SamplingSettings {
   /** 0 is greedy. */
@@ -50,6 +51,8 @@ export interface ChatSettings {
   contextSize: number;
   /** Null only for a chat made before formats existed whose model file cannot be read (its default is unknown). */
   promptFormat: PromptFormat | null;
+  /** What an answer does when the conversation outgrows the context. */
+  contextOverflow: ContextOverflow;
 }
 
 /** Settings to change; `sampling` may name only the fields that change. */
@@ -60,6 +63,7 @@ export interface ChatSettingsPatch {
   sampling?: Partial<SamplingSettings>;
   contextSize?: number;
   promptFormat?: PromptFormat;
+  contextOverflow?: ContextOverflow;
 }
 
 export interface ChatSummary {
@@ -81,6 +85,10 @@ export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
  */
 export type MessageStatus = 'done' | 'streaming' | 'stopped' | 'interrupted' | 'error';
 
+/**
+ * An answer that filled the context and went on from a shorter prompt (context overflow
+ * 'truncate-middle' or 'rolling-window') has the numbers of its last part, and the tokens of all.
+ */
 export interface GenerationStats {
   /** Tokens of the whole prompt (system prompt and the messages that fit). */
   promptTokens: number;
@@ -98,6 +106,8 @@ export interface GenerationStats {
   stopReason: 'stop' | 'length' | 'cancelled' | 'context' | 'error';
   /** The sampling seed used (a fresh random one when the settings' seed is null), to reproduce it. */
   seed: number;
+  /** Messages at the start of the conversation left out of the prompt to fit the context (absent: none). */
+  leftOut?: { messages: number; contextSize: number };
 }
 
 /**
@@ -140,16 +150,15 @@ export interface MessageView {
   toolCalls?: { content: string; calls: MessageToolCall[] };
 }
 
-/**
- * What happens when the conversation outgrows the context: the system prompt and the newest
- * messages are kept; the oldest messages are left out of the prompt (never deleted).
- */
+/** How full the context is for the active branch, and what the chat does when it outgrows it. */
 export interface ContextUsage {
   /** Tokens of the prompt for the active branch, as the model would see it. */
   usedTokens: number;
   contextSize: number;
   /** Messages of the active branch left out of the prompt because they no longer fit. */
   droppedMessages: number;
+  /** The chat's policy, and its summary ("When the context is full: ..."). */
+  overflow: ContextOverflow;
   policy: string;
 }
 
@@ -175,6 +184,8 @@ export interface NewChat {
   contextSize?: number;
   /** Default: the model's own template, or plain completion for a model without one. */
   promptFormat?: PromptFormat;
+  /** Default: DEFAULT_CONTEXT_OVERFLOW. */
+  contextOverflow?: ContextOverflow;
 }
 
 export interface SearchHit {

@@ -19,7 +19,7 @@ const BRANCH: PromptTurn[] = [
   { role: 'assistant', content: ', there was a girl.' },
   { role: 'user', content: 'She found <s> a ball' },
 ];
-const LIMITS = { contextSize: 512, maxTokens: 16 };
+const LIMITS = { contextSize: 512, maxTokens: 16, overflow: 'rolling-window' } as const;
 
 /** stories260K's vocabulary with `chatTemplate` added: a model with its own template. */
 async function withTemplate(chatTemplate: string): Promise<string> {

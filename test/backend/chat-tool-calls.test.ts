@@ -50,7 +50,7 @@ const TOOLS = [
 function promptOf(path: string, format: PromptFormat): string {
   const text = openModelText(path);
   try {
-    const plan = planPrompt(text, '', BRANCH, { contextSize: 1024, maxTokens: 64 }, format);
+    const plan = planPrompt(text, '', BRANCH, { contextSize: 1024, maxTokens: 64, overflow: 'rolling-window' }, format);
     return text.tokenizer.detokenize(plan.ids, { renderSpecial: true });
   } finally {
     text.close();
@@ -61,7 +61,7 @@ function promptOf(path: string, format: PromptFormat): string {
 function chatAndServerPrompts(path: string): { chat: number[]; server: number[]; text: string } {
   const text = openModelText(path);
   try {
-    const chat = planPrompt(text, '', BRANCH, { contextSize: 1024, maxTokens: 64 }, 'model', TOOLS).ids;
+    const chat = planPrompt(text, '', BRANCH, { contextSize: 1024, maxTokens: 64, overflow: 'rolling-window' }, 'model', TOOLS).ids;
     const messages: ChatMessage[] = BRANCH.map((turn) => ({ role: turn.role, content: turn.content }));
     const server = promptTokens(text, { kind: 'chat', messages, addGenerationPrompt: true, tools: TOOLS }, Infinity);
     return { chat, server: 'ids' in server ? server.ids : [], text: text.tokenizer.detokenize(chat, { renderSpecial: true }) };

@@ -6,7 +6,7 @@
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ChatView, MessageRole } from '../../src-preload/api';
+import type { ChatView, ContextOverflow, MessageRole } from '../../src-preload/api';
 import { renderChat } from '../../src-main/core/chat-template';
 import { createTokenizer, readVocab } from '../../src-main/core/tokenizer/index';
 import { openGguf } from '../../src-main/node/gguf-io';
@@ -46,7 +46,7 @@ describe('chat settings', () => {
     await api.updateSettings({ defaultContext: 8192 });
     const chat = await api.createChat({ modelId: model.id, systemPrompt: 'You tell stories.', preset: 'precise', sampling: { maxTokens: 64, seed: 5 } });
     expect(model.contextLength).toBe(2048);
-    expect(chat.settings).toEqual({ systemPrompt: 'You tell stories.', sampling: { ...presets.precise, maxTokens: 64, seed: 5 }, contextSize: 2048, promptFormat: 'completion' });
+    expect(chat.settings).toEqual({ systemPrompt: 'You tell stories.', sampling: { ...presets.precise, maxTokens: 64, seed: 5 }, contextSize: 2048, promptFormat: 'completion', contextOverflow: 'truncate-middle' });
     expect(chat.chat).toMatchObject({ title: 'New chat', modelId: model.id, modelName: model.name, messageCount: 0 });
     expect(chat.messages).toEqual([]);
     expect(chat.activeLeafId).toBeNull();
@@ -54,7 +54,7 @@ describe('chat settings', () => {
 
     await api.updateSettings({ defaultContext: 512 });
     const other = await api.createChat({ modelId: model.id, title: '  Second  ' });
-    expect(other.settings).toEqual({ systemPrompt: '', sampling: presets.balanced, contextSize: 512, promptFormat: 'completion' });
+    expect(other.settings).toEqual({ systemPrompt: '', sampling: presets.balanced, contextSize: 512, promptFormat: 'completion', contextOverflow: 'truncate-middle' });
     expect(other.chat.title).toBe('Second');
     expect((await api.listChats()).map((c) => c.id)).toEqual([other.chat.id, chat.chat.id]);
   });
@@ -81,7 +81,7 @@ describe('chat settings', () => {
     expect((await api.getChat(id)).settings).toEqual(chat.settings);
 
     const changed = await api.updateChatSettings(id, { systemPrompt: 'Short answers.', sampling: { temperature: 0, seed: 3 }, contextSize: 1024 });
-    expect(changed.settings).toEqual({ systemPrompt: 'Short answers.', sampling: { ...chat.settings.sampling, temperature: 0, seed: 3 }, contextSize: 1024, promptFormat: 'completion' });
+    expect(changed.settings).toEqual({ systemPrompt: 'Short answers.', sampling: { ...chat.settings.sampling, temperature: 0, seed: 3 }, contextSize: 1024, promptFormat: 'completion', contextOverflow: 'truncate-middle' });
     expect((await api.getChat(id)).settings).toEqual(changed.settings);
   });
 
@@ -172,38 +172,80 @@ describe('chat tree, search and export', () => {
   });
 });
 
-describe('context policy', () => {
-  it('leaves the oldest exchanges out of the prompt when the conversation outgrows the context', async () => {
-    const { api, model, store } = setup();
-    const system = 'You are a storyteller.';
-    const chat = await api.createChat({ modelId: model.id, systemPrompt: system, sampling: { maxTokens: 16 }, contextSize: 128, promptFormat: 'llama2' });
-    const id = chat.chat.id;
-    const contents = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? `Tell me about cat number ${i / 2}.` : `Cat number ${(i - 1) / 2} sat on a mat and was happy.`));
-    const ids = addLine(store, id, contents);
-    store.setActiveLeaf(id, ids.at(-1)!);
+describe('context overflow policy', () => {
+  const system = 'You are a storyteller.';
+  // The first question is the longest, so that keeping it changes the prompt's length.
+  const contents = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? `Tell me about cat number ${i / 2}.` : `Cat number ${(i - 1) / 2} sat on a mat and was happy.`));
+  contents[0] = 'Tell me about cat number 0, the oldest and the wisest cat of the whole little town.';
+  const context = 256;
+  const reserve = 16; // min(maxTokens 16, 256 / 4)
 
-    // The oracle: the template and tokenizer run here, each start of the kept part tried in turn.
+  /** The oracle: the template and tokenizer run here on the system prompt, branch[0, head) and branch[start, ...). */
+  function promptLength(head: number, start: number): number {
     const { gguf, file } = openGguf(STORIES_260K);
-    const vocab = readVocab(gguf);
-    const tokenizer = createTokenizer(vocab);
-    const tokens = (start: number) => {
-      const messages = [{ role: 'system', content: system }, ...contents.slice(start).map((content, i) => ({ role: (start + i) % 2 === 0 ? 'user' : 'assistant', content }))];
+    try {
+      const vocab = readVocab(gguf);
+      const kept = [...contents.slice(0, head).map((content, i) => ({ i, content })), ...contents.slice(start).map((content, i) => ({ i: start + i, content }))];
+      const messages = [{ role: 'system', content: system }, ...kept.map(({ i, content }) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content }))];
       const { prompt } = renderChat(vocab, messages, { architecture: 'llama', addBos: vocab.addBos, addGenerationPrompt: false });
-      return tokenizer.tokenize(prompt, { addBos: true, parseSpecial: true }).length;
-    };
-    const reserve = 16; // min(maxTokens 16, 128 / 4)
-    const firstFit = [0, 2, 4, 6, 8, 10].find((start) => tokens(start) + reserve <= 128)!;
-    expect(firstFit).toBeGreaterThan(0);
-    expect(tokens(firstFit - 2) + reserve).toBeGreaterThan(128);
+      return createTokenizer(vocab).tokenize(prompt, { addBos: true, parseSpecial: true }).length;
+    } finally {
+      file.close();
+    }
+  }
 
+  async function chatWithLine(overflow?: ContextOverflow) {
+    const t = setup();
+    const chat = await t.api.createChat({ modelId: t.model.id, systemPrompt: system, sampling: { maxTokens: 16 }, contextSize: context, promptFormat: 'llama2', ...(overflow && { contextOverflow: overflow }) });
+    const id = chat.chat.id;
+    t.store.setActiveLeaf(id, addLine(t.store, id, contents).at(-1)!);
+    return { ...t, id, chat };
+  }
+
+  it('truncates the middle by default: keeps the system prompt and the first exchange, leaves out the oldest after them', async () => {
+    const { api, id, chat } = await chatWithLine();
+    expect(chat.settings.contextOverflow).toBe('truncate-middle');
+    const firstFit = [2, 4, 6, 8, 10].find((start) => promptLength(2, start) + reserve <= context)!;
+    expect(firstFit).toBeGreaterThan(2);
+    expect(promptLength(2, firstFit - 2) + reserve).toBeGreaterThan(context);
     const usage = (await api.getChat(id)).contextUsage!;
-    expect(usage).toMatchObject({ usedTokens: tokens(firstFit), contextSize: 128, droppedMessages: firstFit });
-    expect(usage.policy).toMatch(/oldest messages are left out of the prompt.*not deleted/);
+    expect(usage).toMatchObject({ usedTokens: promptLength(2, firstFit), contextSize: context, droppedMessages: firstFit - 2, overflow: 'truncate-middle' });
+    expect(usage.policy).toMatch(/^When the context is full: truncate the middle \(keep the system prompt and the first exchange/);
     // Nothing is deleted, and with room enough nothing is left out.
     expect((await api.getChat(id)).messages).toHaveLength(12);
     const roomy = (await api.updateChatSettings(id, { contextSize: 2048 })).contextUsage!;
-    expect(roomy).toMatchObject({ usedTokens: tokens(0), contextSize: 2048, droppedMessages: 0 });
-    file.close();
+    expect(roomy).toMatchObject({ usedTokens: promptLength(0, 0), contextSize: 2048, droppedMessages: 0 });
+  });
+
+  it('as a rolling window, leaves the oldest exchanges out, the first one too', async () => {
+    const { api, id } = await chatWithLine('rolling-window');
+    const firstFit = [0, 2, 4, 6, 8, 10].find((start) => promptLength(0, start) + reserve <= context)!;
+    expect(firstFit).toBeGreaterThan(0);
+    expect(promptLength(0, firstFit - 2) + reserve).toBeGreaterThan(context);
+    const usage = (await api.getChat(id)).contextUsage!;
+    expect(usage).toMatchObject({ usedTokens: promptLength(0, firstFit), droppedMessages: firstFit, overflow: 'rolling-window' });
+    expect(usage.policy).toMatch(/^When the context is full: rolling window/);
+    // The policies keep different messages for the same conversation.
+    const middle = (await api.updateChatSettings(id, { contextOverflow: 'truncate-middle' })).contextUsage!;
+    expect(middle.usedTokens).not.toBe(usage.usedTokens);
+  });
+
+  it('with "stop", leaves nothing out and refuses an answer to a conversation that no longer fits', async () => {
+    const { backend, api, id } = await chatWithLine('stop');
+    const usage = (await api.getChat(id)).contextUsage!;
+    expect(usage).toMatchObject({ usedTokens: promptLength(0, 0), droppedMessages: 0, overflow: 'stop' });
+    expect(usage.usedTokens).toBeGreaterThan(context);
+    const { assistantMessageId } = await api.sendMessage(id, 'And then?');
+    const answer = await answered(backend, assistantMessageId);
+    expect(answer.status).toBe('error');
+    expect(answer.error).toMatch(/^the conversation no longer fits this chat's context: \d+ tokens with the system prompt, in a context of 256, and "Stop at the limit" leaves nothing out; raise the context size/);
+  });
+
+  it('checks the policy it is given', async () => {
+    const { api, id } = await chatWithLine();
+    await expect(api.updateChatSettings(id, { contextOverflow: 'middle' as never })).rejects.toThrow('chat setting "contextOverflow" must be one of truncate-middle, rolling-window, stop (got "middle")');
+    expect((await api.updateChatSettings(id, { contextOverflow: 'stop' })).settings.contextOverflow).toBe('stop');
+    expect((await api.getChat(id)).settings.contextOverflow).toBe('stop');
   });
 
   it('ends the answer with a clear error when the newest message alone does not fit', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { liveContextUsage, liveStatsItems, loadingText } from '../../src-renderer/lib/chat-live';
 
-const usage = { usedTokens: 12, contextSize: 100, droppedMessages: 0, policy: 'oldest first' };
+const usage = { usedTokens: 12, contextSize: 100, droppedMessages: 0, overflow: 'rolling-window' as const, policy: 'oldest first' };
 
 describe('live answer numbers', () => {
   it('counts the prompt and the tokens generated so far in the context bar, up to the context size', () => {

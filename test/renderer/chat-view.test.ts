@@ -24,6 +24,7 @@ function view(messages: MessageView[], activeLeafId: number | null, chatId = 1):
       systemPrompt: '',
       sampling: { temperature: 0, topK: 40, topP: 1, minP: 0, repeatPenalty: 1, seed: null, maxTokens: 64 },
       contextSize: 256,
+      contextOverflow: 'truncate-middle',
       promptFormat: 'model',
     },
     messages,
@@ -82,7 +83,7 @@ describe('mergeFetchedView', () => {
   it('keeps the text the deltas built for a message still streaming', () => {
     const local = view([message(1, null, { role: 'user' }), message(2, 1, { status: 'streaming', content: 'Once upon a' })], 2);
     const fetched = view([message(1, null, { role: 'user' }), message(2, 1, { status: 'streaming', content: 'Once upon' })], 2);
-    fetched.contextUsage = { usedTokens: 40, contextSize: 256, droppedMessages: 0, policy: 'p' };
+    fetched.contextUsage = { usedTokens: 40, contextSize: 256, droppedMessages: 0, overflow: 'rolling-window', policy: 'p' };
     const merged = mergeFetchedView(local, fetched);
     expect(merged.messages[1]!.content).toBe('Once upon a');
     expect(merged.contextUsage).toEqual(fetched.contextUsage);

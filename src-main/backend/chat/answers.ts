@@ -9,7 +9,7 @@ import type { ChatStore, StoredChatSettings } from '../../node/store/chats';
 import type { BackendContext } from '../context';
 import { promptWorkersOf } from '../prompt-worker/index';
 import { Throttle } from '../throttle';
-import { answerShape, openModelText } from './prompt';
+import { answerShape, openModelText, unfitMessage } from './prompt';
 import { answerSeed, effectiveSettings, engineSampling } from './settings';
 
 export interface AnswerSpec {
@@ -158,14 +158,12 @@ class Answer {
     try {
       const settings = effectiveSettings(this.spec.settings, text.hasChatTemplate);
       const { contextSize, sampling, promptFormat: format } = settings;
-      const job = { kind: 'plan', systemPrompt: settings.systemPrompt, branch, limits: { contextSize, maxTokens: sampling.maxTokens }, format, tools: settings.tools } as const;
-      const plan = await promptWorkersOf(this.ctx).run(text, modelPath, job, signal);
-      if (!plan.fits) {
-        throw new Error(
-          `the message is too long for this chat's context: ${plan.counted ? '' : 'at least '}${plan.tokens} tokens with the system prompt, ` +
-            `and ${plan.reserve} must stay free for the answer, in a context of ${contextSize}; shorten it or raise the context size`,
-        );
-      }
+      const limits = { contextSize, maxTokens: sampling.maxTokens, overflow: settings.contextOverflow };
+      /** The prompt for the branch, ending with the answer so far. */
+      const planWith = (answer: readonly number[]) =>
+        promptWorkersOf(this.ctx).run(text, modelPath, { kind: 'plan', systemPrompt: settings.systemPrompt, branch, limits, format, tools: settings.tools, answer }, signal);
+      let plan = await planWith([]);
+      if (!plan.fits) throw new Error(unfitMessage(plan, limits));
       const seed = answerSeed(sampling);
       const shape = answerShape(text, format);
       const stop = new Set(shape.stop);
@@ -177,40 +175,54 @@ class Answer {
         onLoadStart: () => this.#report({ phase: 'loading', doneBytes: 0, totalBytes: 0 }),
         onProgress: (doneBytes: number, totalBytes: number) => this.#report({ phase: 'loading', doneBytes, totalBytes }),
       };
+      /** The answer's ids so far, over every part. */
+      const answer: number[] = [];
       /** When the first token arrived: the decode speed is over the tokens after it, as the engine's own. */
       let firstTokenAt = 0;
-      const result = await this.ctx.engines.withModel(load, async ({ host }): Promise<GenerateResult | null> => {
+      let ttftMs = 0;
+      const ended = await this.ctx.engines.withModel(load, async ({ host }): Promise<{ result: GenerateResult; stopReason: GenerationStats['stopReason'] } | null> => {
         if (signal.aborted) return null;
         this.#generating = true;
-        const request = {
-          prompt: plan.ids,
-          maxTokens: Math.min(sampling.maxTokens, contextSize - plan.ids.length),
-          sampling: engineSampling(sampling, seed),
-          stop: shape.stop,
-        };
-        return host.generate(request, {
-          signal,
-          onToken: (e) => {
-            if (!stop.has(e.token)) this.#append(decoder.push(e.token));
-            const now = performance.now();
-            if (e.index === 0) firstTokenAt = now;
-            const decodeTokS = e.index > 0 ? e.index / ((now - firstTokenAt) / 1000) : null;
-            this.#report({ phase: 'generating', promptTokens: plan.ids.length, generatedTokens: e.index + 1, decodeTokS });
-          },
-        });
+        // An answer that fills the context goes on from a prompt that leaves out more, while the policy allows.
+        for (;;) {
+          const budget = sampling.maxTokens - answer.length;
+          const room = contextSize - plan.ids.length;
+          const before = answer.length;
+          const promptTokens = plan.ids.length;
+          const request = { prompt: plan.ids, maxTokens: Math.min(budget, room), sampling: engineSampling(sampling, seed), stop: shape.stop };
+          const result = await host.generate(request, {
+            signal,
+            onToken: (e) => {
+              answer.push(e.token);
+              if (!stop.has(e.token)) this.#append(decoder.push(e.token));
+              const now = performance.now();
+              if (answer.length === 1) firstTokenAt = now;
+              const decodeTokS = answer.length > 1 ? (answer.length - 1) / ((now - firstTokenAt) / 1000) : null;
+              this.#report({ phase: 'generating', promptTokens, generatedTokens: answer.length, decodeTokS });
+            },
+          });
+          if (before === 0) ttftMs = result.timings.ttftMs;
+          const filled = result.stopReason === 'context' || (result.stopReason === 'length' && room < budget && answer.length - before >= room);
+          if (!filled) return { result, stopReason: result.stopReason };
+          if (limits.overflow === 'stop' || signal.aborted) return { result, stopReason: 'context' };
+          const next = await planWith(answer);
+          if (!next.fits || signal.aborted) return { result, stopReason: 'context' };
+          plan = next;
+        }
       });
-      if (result === null) return this.end(this.#abortedStatus(), null, null);
+      if (ended === null) return this.end(this.#abortedStatus(), null, null);
       this.#append(decoder.flush());
-      const t = result.timings;
+      const t = ended.result.timings;
       const stats: GenerationStats = {
         promptTokens: plan.ids.length,
         reusedTokens: plan.ids.length - t.promptTokens,
-        generatedTokens: t.generated,
-        ttftMs: t.ttftMs,
+        generatedTokens: answer.length,
+        ttftMs,
         decodeTokS: t.decodeTokS,
         prefillTokS: t.prefillTokS,
-        stopReason: result.stopReason,
+        stopReason: ended.stopReason,
         seed,
+        ...(plan.dropped > 0 && { leftOut: { messages: plan.dropped, contextSize } }),
       };
       this.end(signal.aborted ? this.#abortedStatus() : 'done', stats, null);
     } finally {

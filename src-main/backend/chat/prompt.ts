@@ -1,9 +1,9 @@
 /**
  * A chat as the model sees it: the branch rendered in the chat's prompt format (the model's chat
  * template, plain completion, or a built-in family) and tokenized, and what is left out when it
- * outgrows the context.
+ * outgrows the context (the chat's context overflow policy, overflow.ts).
  */
-import type { ContextUsage, MessageRole } from '../../../src-preload/api';
+import { contextOverflowSummary, type ContextOverflow, type ContextUsage, type MessageRole } from '../../../src-preload/api';
 import { chatTemplateFor, renderChat, stopTokenIds, type ChatMessage, type ChatTool } from '../../core/chat-template';
 import { BUILTIN_TEMPLATES } from '../../core/chat-templates/builtin';
 import { answerDecoder } from '../../core/harmony';
@@ -12,12 +12,7 @@ import { modelToolCalls, showingMarkers, toolTurnsAsText, withToolsInText, type 
 import { createTokenizer, readVocab, type StreamDecoder, type Tokenizer, type Vocab } from '../../core/tokenizer/index';
 import { fewestTokens } from '../../core/tokenizer/token-bound';
 import { openGguf } from '../../node/gguf-io';
-
-export const CONTEXT_POLICY =
-  'Keeps the system prompt and the newest messages. When the conversation no longer fits the context ' +
-  'with room for the answer (the smaller of the answer length limit and a quarter of the context), ' +
-  'the oldest messages are left out of the prompt, a whole exchange at a time; they are not deleted. ' +
-  'A newest message too long to fit even on its own is an error.';
+import { keptMessages, leftOutCount } from './overflow';
 
 /** The tokenizer side of a model file, held open while in use (the vocabulary reads from the mapped file). */
 export interface ModelText {
@@ -138,19 +133,20 @@ export interface PromptLimits {
   contextSize: number;
   /** The answer's length limit. */
   maxTokens: number;
+  overflow: ContextOverflow;
 }
 
 export interface PromptPlan {
-  /** The prompt's token ids (BOS included when the model wants one); empty when it does not fit. */
+  /** The prompt's token ids (BOS included when the model wants one; then the answer so far); empty when it does not fit. */
   ids: number[];
   /** The prompt's length in tokens: exact when `counted`, else a lower bound (too long to fit, it was not tokenized). */
   tokens: number;
   counted: boolean;
-  /** Messages at the start of the branch left out of the prompt. */
+  /** Messages of the branch left out of the prompt. */
   dropped: number;
   /** Tokens kept free for the answer. */
   reserve: number;
-  /** False when even the newest exchange leaves no room for the answer. */
+  /** False when even the most the policy leaves out leaves no room for the answer. */
   fits: boolean;
 }
 
@@ -158,9 +154,18 @@ export interface PromptPlan {
 const ANSWERED_ROLES: ReadonlySet<MessageRole | undefined> = new Set(['user', 'tool']);
 
 /**
- * The prompt for `branch` (oldest first) under CONTEXT_POLICY: the fewest oldest messages are left
- * out so that prompt + reserve fits the context. A kept part always starts at a user message, so
- * templates that want turns to alternate still get them.
+ * Tokens an answer needs free: one when nothing may be left out (it stops at the end of the
+ * context), else the smaller of its length limit and a quarter of the context.
+ */
+export function answerReserve(limits: PromptLimits): number {
+  return limits.overflow === 'stop' ? 1 : Math.min(limits.maxTokens, Math.floor(limits.contextSize / 4));
+}
+
+/**
+ * The prompt for `branch` (oldest first) under the limits' overflow policy: of the ways it may
+ * shorten the branch (overflow.ts), the one leaving out least for which prompt + reserve fits the
+ * context. `answer`: ids of the answer so far, which the prompt ends with (an answer that filled
+ * the context goes on without earlier messages).
  */
 export function planPrompt(
   text: ModelText,
@@ -169,12 +174,18 @@ export function planPrompt(
   limits: PromptLimits,
   format: PromptFormat,
   tools?: readonly ChatTool[],
+  answer: readonly number[] = [],
 ): PromptPlan {
-  const reserve = Math.min(limits.maxTokens, Math.floor(limits.contextSize / 4));
-  const room = limits.contextSize - reserve;
-  const render = (start: number): PromptTokens => {
+  const reserve = answerReserve(limits);
+  const room = limits.contextSize - reserve - answer.length;
+  const candidates = keptMessages(
+    branch.map((m) => m.role),
+    limits.overflow,
+  );
+  const render = (index: number): PromptTokens => {
+    const { head, start } = candidates[index]!;
     const messages: ChatMessage[] = systemPrompt === '' ? [] : [{ role: 'system', content: systemPrompt }];
-    for (const turn of branch.slice(start)) messages.push({ role: turn.role, content: turn.content });
+    for (const turn of [...branch.slice(0, head), ...branch.slice(start)]) messages.push({ role: turn.role, content: turn.content });
     // A tool result is the model's to answer, as a question is; a template that knows no tool role gets it as a user turn.
     const turns = format === 'model' && text.toolCalls.rendersTools ? messages : toolTurnsAsText(messages);
     const source = { kind: 'chat', messages: turns, addGenerationPrompt: ANSWERED_ROLES.has(branch.at(-1)?.role), format } as const;
@@ -183,21 +194,20 @@ export function planPrompt(
   };
   const fitting = (tokens: PromptTokens): number[] | null => ('ids' in tokens && tokens.ids.length <= room ? tokens.ids : null);
 
-  const starts = branch.flatMap((m, i) => (m.role === 'user' ? [i] : []));
-  if (starts.length === 0) starts.push(0);
-  // Leaving more out never lengthens the prompt: binary search for the first start that fits,
-  // keeping `ids` = render(starts[hi]).
+  // Leaving more out never lengthens the prompt: binary search for the first candidate that fits,
+  // keeping `ids` = render(hi).
   let lo = 0;
-  let hi = starts.length - 1;
-  const newest = render(starts[hi]!);
-  let ids = fitting(newest);
+  let hi = candidates.length - 1;
+  const most = render(hi);
+  let ids = fitting(most);
   if (!ids) {
-    const counted = 'ids' in newest;
-    return { ids: [], tokens: counted ? newest.ids.length : newest.atLeast, counted, dropped: starts[hi]!, reserve, fits: false };
+    const counted = 'ids' in most;
+    const tokens = (counted ? most.ids.length : most.atLeast) + answer.length;
+    return { ids: [], tokens, counted, dropped: leftOutCount(candidates[hi]!), reserve, fits: false };
   }
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    const tried = fitting(render(starts[mid]!));
+    const tried = fitting(render(mid));
     if (tried) {
       hi = mid;
       ids = tried;
@@ -205,10 +215,27 @@ export function planPrompt(
       lo = mid + 1;
     }
   }
-  return { ids, tokens: ids.length, counted: true, dropped: starts[hi]!, reserve, fits: true };
+  const all = [...ids, ...answer];
+  return { ids: all, tokens: all.length, counted: true, dropped: leftOutCount(candidates[hi]!), reserve, fits: true };
+}
+
+/** Why a plan that does not fit cannot be answered, naming the sizes and what to do. */
+export function unfitMessage(plan: PromptPlan, limits: PromptLimits): string {
+  const tokens = `${plan.counted ? '' : 'at least '}${plan.tokens} tokens with the system prompt`;
+  if (limits.overflow === 'stop') {
+    return (
+      `the conversation no longer fits this chat's context: ${tokens}, in a context of ${limits.contextSize}, and "Stop at the limit" leaves nothing out; ` +
+      'raise the context size, start a new chat, or choose a policy that leaves out earlier messages in Chat settings'
+    );
+  }
+  return (
+    `the message is too long for this chat's context: ${tokens}, ` +
+    `and ${plan.reserve} must stay free for the answer, in a context of ${limits.contextSize}; shorten it or raise the context size`
+  );
 }
 
 /** What the context-usage bar shows for a plan. */
-export function contextUsage(plan: PromptPlan, contextSize: number): ContextUsage {
-  return { usedTokens: plan.tokens, contextSize, droppedMessages: plan.dropped, policy: CONTEXT_POLICY };
+export function contextUsage(plan: PromptPlan, limits: PromptLimits): ContextUsage {
+  const { contextSize, overflow } = limits;
+  return { usedTokens: plan.tokens, contextSize, droppedMessages: plan.dropped, overflow, policy: contextOverflowSummary(overflow) };
 }

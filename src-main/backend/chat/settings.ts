@@ -3,7 +3,7 @@
  * naming its field), and the mapping onto the engine's sampler.
  */
 import { randomInt } from 'node:crypto';
-import { CONTEXT_TOKENS, type ChatFunctionTool, type ChatSettings, type ChatSettingsPatch, type SamplingPresetName, type SamplingSettings } from '../../../src-preload/api';
+import { CONTEXT_OVERFLOWS, CONTEXT_TOKENS, type ChatFunctionTool, type ContextOverflow, type ChatSettings, type ChatSettingsPatch, type SamplingPresetName, type SamplingSettings } from '../../../src-preload/api';
 import { defaultPromptFormat, promptFormatProblem, type PromptFormat } from '../../core/prompt-format';
 import { templateTools, toolFunctions, ToolsProblem } from '../../core/tool-calls/index';
 import type { SamplingParams } from '../../engine/protocol';
@@ -102,6 +102,9 @@ export function applySettings(base: StoredChatSettings, patch: unknown, model: M
       const problem = promptFormatProblem(value, hasChatTemplate);
       if (problem) fail(key, problem, value);
       next.promptFormat = value as PromptFormat;
+    } else if (key === 'contextOverflow') {
+      if (!(CONTEXT_OVERFLOWS as readonly unknown[]).includes(value)) fail(key, `must be one of ${CONTEXT_OVERFLOWS.join(', ')}`, value);
+      next.contextOverflow = value as ContextOverflow;
     } else {
       fail(key, 'is not a chat setting', value);
     }

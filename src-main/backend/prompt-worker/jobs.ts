@@ -8,7 +8,16 @@ import { planPrompt, promptTokens, type ModelText, type PromptLimits, type Promp
 
 export type PromptJob =
   | { kind: 'tokens'; source: PromptSource; room: number }
-  | { kind: 'plan'; systemPrompt: string; branch: readonly PromptTurn[]; limits: PromptLimits; format: PromptFormat; tools?: readonly ChatTool[] };
+  | {
+      kind: 'plan';
+      systemPrompt: string;
+      branch: readonly PromptTurn[];
+      limits: PromptLimits;
+      format: PromptFormat;
+      tools?: readonly ChatTool[];
+      /** The answer so far, which the prompt ends with (planPrompt). */
+      answer?: readonly number[];
+    };
 
 export type PromptJobResult<J extends PromptJob> = J extends { kind: 'tokens' } ? PromptTokens : PromptPlan;
 
@@ -29,7 +38,7 @@ export type PromptJobReply = { id: number; result: PromptTokens | PromptPlan } |
 
 export function runPromptJob<J extends PromptJob>(text: ModelText, job: J): PromptJobResult<J>;
 export function runPromptJob(text: ModelText, job: PromptJob): PromptTokens | PromptPlan {
-  return job.kind === 'tokens' ? promptTokens(text, job.source, job.room) : planPrompt(text, job.systemPrompt, job.branch, job.limits, job.format, job.tools);
+  return job.kind === 'tokens' ? promptTokens(text, job.source, job.room) : planPrompt(text, job.systemPrompt, job.branch, job.limits, job.format, job.tools, job.answer);
 }
 
 /** How much text the job reads (UTF-16 units): what decides whether it leaves the event loop. */

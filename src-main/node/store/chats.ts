@@ -5,16 +5,18 @@
  * An answer is written token by token with appendContent, each a transaction of its own, so a
  * crash or kill keeps everything streamed until then.
  */
-import type {
-  ChatFunctionTool,
-  ChatSettings,
-  ChatSummary,
-  GenerationStats,
-  MessageRole,
-  MessageStatus,
-  MessageView,
-  SamplingSettings,
-  SearchHit,
+import {
+  CONTEXT_OVERFLOWS,
+  type ChatFunctionTool,
+  type ContextOverflow,
+  type ChatSettings,
+  type ChatSummary,
+  type GenerationStats,
+  type MessageRole,
+  type MessageStatus,
+  type MessageView,
+  type SamplingSettings,
+  type SearchHit,
 } from '../../../src-preload/api';
 import type { Statement } from 'better-sqlite3';
 import { promptFormatProblem, type PromptFormat } from '../../core/prompt-format';
@@ -34,6 +36,7 @@ interface ChatRow {
   context_size: number;
   prompt_format: string | null;
   tools_json: string | null;
+  context_overflow: string;
   active_leaf_id: number | null;
   created_at: string;
   updated_at: string;
@@ -121,10 +124,10 @@ export class ChatStore {
     const { settings } = chat;
     const result = this.db
       .prepare(
-        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format, tools_json)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format, tools_json, context_overflow)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(chat.title, chat.modelId, chat.modelName, chat.modelPath, settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat, toolsJson(settings));
+      .run(chat.title, chat.modelId, chat.modelName, chat.modelPath, settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat, toolsJson(settings), settings.contextOverflow);
     return Number(result.lastInsertRowid);
   }
 
@@ -160,7 +163,14 @@ export class ChatStore {
     if (!row) return undefined;
     return {
       summary: toSummary(row),
-      settings: { systemPrompt: row.system_prompt, sampling: readSampling(row), contextSize: row.context_size, promptFormat: readPromptFormat(row), ...readTools(row) },
+      settings: {
+        systemPrompt: row.system_prompt,
+        sampling: readSampling(row),
+        contextSize: row.context_size,
+        promptFormat: readPromptFormat(row),
+        contextOverflow: readContextOverflow(row),
+        ...readTools(row),
+      },
       modelPath: row.model_path,
       activeLeafId: row.active_leaf_id,
     };
@@ -177,8 +187,8 @@ export class ChatStore {
 
   updateSettings(id: number, settings: StoredChatSettings): void {
     this.db
-      .prepare(`UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, tools_json = ?, updated_at = ${NOW} WHERE id = ?`)
-      .run(settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat, toolsJson(settings), id);
+      .prepare(`UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, tools_json = ?, context_overflow = ?, updated_at = ${NOW} WHERE id = ?`)
+      .run(settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat, toolsJson(settings), settings.contextOverflow, id);
   }
 
   setActiveLeaf(chatId: number, leafId: number | null): void {
@@ -273,6 +283,13 @@ function readPromptFormat(row: ChatRow): PromptFormat | null {
   // Whether the model has a template is checked when the format is set; here only the name.
   if (value === null || promptFormatProblem(value, true) === null) return value as PromptFormat | null;
   throw new CorruptRowError(`the database row chats ${row.id} has an unknown prompt_format ${JSON.stringify(value)}; delete or fix that row`);
+}
+
+/** The chat's context overflow policy; a value no Gufo writes is an error naming the row. */
+function readContextOverflow(row: ChatRow): ContextOverflow {
+  const value = row.context_overflow;
+  if ((CONTEXT_OVERFLOWS as readonly string[]).includes(value)) return value as ContextOverflow;
+  throw new CorruptRowError(`the database row chats ${row.id} has an unknown context_overflow ${JSON.stringify(value)}; delete or fix that row`);
 }
 
 /** The chat's tools as stored: none is NULL. */

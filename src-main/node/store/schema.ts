@@ -332,6 +332,12 @@ export const MIGRATIONS: readonly Migration[] = [
     // NULL: none.
     up: (db) => db.exec('ALTER TABLE chats ADD COLUMN tools_json TEXT'),
   },
+  {
+    version: 10,
+    summary: "a chat's context overflow policy (stop, truncate-middle, rolling-window)",
+    // Earlier chats left out the oldest messages, as a rolling window does: they keep doing so.
+    up: (db) => db.exec("ALTER TABLE chats ADD COLUMN context_overflow TEXT NOT NULL DEFAULT 'rolling-window'"),
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

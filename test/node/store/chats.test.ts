@@ -12,6 +12,7 @@ const SETTINGS: StoredChatSettings = {
   sampling: { temperature: 0.7, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.1, seed: null, maxTokens: 256 },
   contextSize: 512,
   promptFormat: 'completion',
+  contextOverflow: 'truncate-middle',
 };
 
 function openChats(path = join(tempDir(), 'gufo.db')): { db: Db; store: ChatStore; path: string } {
@@ -162,7 +163,7 @@ describe('ChatStore', () => {
   it('saves settings, renames, and moves the active leaf', () => {
     const { db, store } = openChats();
     const id = newChat(store);
-    const next: StoredChatSettings = { systemPrompt: '', sampling: { ...SETTINGS.sampling, seed: 42, temperature: 0 }, contextSize: 128, promptFormat: 'llama2' };
+    const next: StoredChatSettings = { systemPrompt: '', sampling: { ...SETTINGS.sampling, seed: 42, temperature: 0 }, contextSize: 128, promptFormat: 'llama2', contextOverflow: 'stop' };
     store.updateSettings(id, next);
     store.rename(id, 'Renamed');
     const u = store.addMessage({ chatId: id, parentId: null, role: 'user', content: 'x', status: 'done' });
@@ -234,6 +235,28 @@ describe('ChatStore', () => {
     expect(db.prepare('SELECT tools_json FROM chats WHERE id = ?').pluck().get(id)).toBeNull();
     db.prepare(`UPDATE chats SET tools_json = '{"name": "now"}' WHERE id = ?`).run(id);
     expect(() => store.get(id)).toThrow(`the database row chats ${id} has unusable tools_json (it is not a list); delete or fix that row`);
+    db.close();
+  });
+
+  it('keeps a chat\'s context overflow policy; chats from before it keep the rolling window they had, and an unknown value names the row', () => {
+    const path = join(tempDir(), 'gufo.db');
+    const old = new Database(path);
+    migrate(old, undefined, MIGRATIONS.find((m) => m.summary.startsWith("a chat's context overflow"))!.version - 1);
+    old.prepare("INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)").run();
+    const before = Number(
+      old.prepare("INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('Chat', 1, 'A', '/m/a.gguf', ?, 512)").run(JSON.stringify(SETTINGS.sampling)).lastInsertRowid,
+    );
+    old.close();
+
+    const { db } = openStore(path);
+    const store = new ChatStore(db);
+    expect(store.get(before)!.settings.contextOverflow).toBe('rolling-window');
+    const id = store.create({ title: 'New', modelId: 1, modelName: 'A', modelPath: '/m/a.gguf', settings: SETTINGS });
+    expect(store.get(id)!.settings.contextOverflow).toBe('truncate-middle');
+    store.updateSettings(id, { ...SETTINGS, contextOverflow: 'stop' });
+    expect(store.get(id)!.settings.contextOverflow).toBe('stop');
+    db.prepare("UPDATE chats SET context_overflow = 'middle' WHERE id = ?").run(id);
+    expect(() => store.get(id)).toThrow(`the database row chats ${id} has an unknown context_overflow "middle"; delete or fix that row`);
     db.close();
   });
 });
