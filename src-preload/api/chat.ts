@@ -106,8 +106,10 @@ export interface GenerationStats {
   stopReason: 'stop' | 'length' | 'cancelled' | 'context' | 'error';
   /** The sampling seed used (a fresh random one when the settings' seed is null), to reproduce it. */
   seed: number;
+  /** The context it was written in (absent on answers written before it was recorded). */
+  contextSize?: number;
   /** Messages at the start of the conversation left out of the prompt to fit the context (absent: none). */
-  leftOut?: { messages: number; contextSize: number };
+  leftOutMessages?: number;
 }
 
 /**

@@ -1,5 +1,5 @@
 /** A chat's settings while the user edits them: in the new-chat dialog and in a chat's settings. */
-import type { ChatSettingsPatch, PromptFormat, SamplingPresetName, SamplingSettings } from '../../src-preload/api';
+import type { ChatSettingsPatch, ContextOverflow, PromptFormat, SamplingPresetName, SamplingSettings } from '../../src-preload/api';
 import { matchingPreset, samplingChanges, type SamplingPresets } from './chat-presets';
 
 export class SettingsDraft {
@@ -9,17 +9,20 @@ export class SettingsDraft {
   contextSize: number | null;
   /** Null: the back end's default (the model's own template, or plain completion for a model without one). */
   promptFormat: PromptFormat | null;
+  /** Null: the back end's default (DEFAULT_CONTEXT_OVERFLOW). */
+  contextOverflow: ContextOverflow | null;
   /** The preset picked last, which edited values start from; null for values that never matched one. */
   base: SamplingPresetName | null = $state(null);
 
   constructor(
     readonly presets: SamplingPresets,
-    initial: { systemPrompt: string; sampling: SamplingSettings; contextSize: number | null; promptFormat?: PromptFormat | null },
+    initial: { systemPrompt: string; sampling: SamplingSettings; contextSize: number | null; promptFormat?: PromptFormat | null; contextOverflow?: ContextOverflow | null },
   ) {
     this.systemPrompt = $state(initial.systemPrompt);
     this.sampling = $state({ ...initial.sampling });
     this.contextSize = $state(initial.contextSize);
     this.promptFormat = $state(initial.promptFormat ?? null);
+    this.contextOverflow = $state(initial.contextOverflow ?? null);
     this.base = matchingPreset(presets, initial.sampling);
   }
 
@@ -39,7 +42,7 @@ export class SettingsDraft {
   }
 
   /** For createChat: the preset picked and the values changed from it. */
-  get asNewChat(): { systemPrompt: string; preset: SamplingPresetName; sampling?: Partial<SamplingSettings>; contextSize?: number } {
+  get asNewChat(): { systemPrompt: string; preset: SamplingPresetName; sampling?: Partial<SamplingSettings>; contextSize?: number; contextOverflow?: ContextOverflow } {
     const preset = this.base ?? 'balanced';
     const changes = samplingChanges(this.presets[preset], this.sampling);
     return {
@@ -47,6 +50,7 @@ export class SettingsDraft {
       preset,
       ...(changes && { sampling: changes }),
       ...(this.contextSize !== null && { contextSize: this.contextSize }),
+      ...(this.contextOverflow !== null && { contextOverflow: this.contextOverflow }),
     };
   }
 
@@ -57,6 +61,7 @@ export class SettingsDraft {
       sampling: { ...this.sampling },
       ...(this.contextSize !== null && { contextSize: this.contextSize }),
       ...(this.promptFormat !== null && { promptFormat: this.promptFormat }),
+      ...(this.contextOverflow !== null && { contextOverflow: this.contextOverflow }),
     };
   }
 }

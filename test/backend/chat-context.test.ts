@@ -48,7 +48,8 @@ describe('answers at the end of the context', { timeout: 240_000 }, () => {
     expect(answer.status).toBe('done');
     expect(answer.stats).toMatchObject({ stopReason: 'context' });
     expect(answer.stats!.promptTokens + answer.stats!.generatedTokens).toBe(48);
-    expect(answer.stats!.leftOut).toBeUndefined();
+    expect(answer.stats!.leftOutMessages).toBeUndefined();
+    expect(answer.stats!.contextSize).toBe(48);
     // The model's own greedy text up to the end of the context: nothing was left out or added.
     expect(answer.content).toBe(await greedy(backend, 'Once upon a time', answer.stats!.generatedTokens, 48));
   });
@@ -56,12 +57,12 @@ describe('answers at the end of the context', { timeout: 240_000 }, () => {
   it.each(['truncate-middle', 'rolling-window'] as const)('with %s, an answer that fills the context goes on without the oldest messages, and says how many', async (overflow) => {
     const { backend, id, answer } = await ask(96, 80, overflow, EARLIER, 'Once upon a time');
     expect(answer.status).toBe('done');
-    const { generatedTokens, stopReason, leftOut } = answer.stats!;
+    const { generatedTokens, stopReason, leftOutMessages, contextSize } = answer.stats!;
     // More tokens than the first prompt left room for: the answer went on.
     expect(generatedTokens).toBe(80);
     expect(stopReason).toBe('length');
     // The answer so far outgrows all but the question: both exchanges before it are left out.
-    expect(leftOut).toEqual({ messages: 4, contextSize: 96 });
+    expect({ leftOutMessages, contextSize }).toEqual({ leftOutMessages: 4, contextSize: 96 });
     // Its first part is the model's greedy text for the whole conversation up to the end of the context.
     const whole = `${EARLIER.join('\n')}\nOnce upon a time`;
     const firstPart = await greedy(backend, whole, 200, 96);
@@ -70,6 +71,6 @@ describe('answers at the end of the context', { timeout: 240_000 }, () => {
     expect(answer.content.startsWith(firstPart)).toBe(true);
     // The stats are stored with the answer: a reload shows them.
     const reloaded = (await backend.api.getChat(id)).messages.find((m) => m.id === answer.id)!;
-    expect(reloaded.stats!.leftOut).toEqual({ messages: 4, contextSize: 96 });
+    expect(reloaded.stats).toMatchObject({ leftOutMessages: 4, contextSize: 96 });
   });
 });

@@ -222,7 +222,8 @@ class Answer {
         prefillTokS: t.prefillTokS,
         stopReason: ended.stopReason,
         seed,
-        ...(plan.dropped > 0 && { leftOut: { messages: plan.dropped, contextSize } }),
+        contextSize,
+        ...(plan.dropped > 0 && { leftOutMessages: plan.dropped }),
       };
       this.end(signal.aborted ? this.#abortedStatus() : 'done', stats, null);
     } finally {
