@@ -47,11 +47,14 @@ export function leftOutNotice(messages: number, contextSize: number): string {
   return `${messages} earliest ${messages === 1 ? 'message' : 'messages'} left out to fit the ${tokens(contextSize)}-token context`;
 }
 
-/** What an answer that stopped at the end of the context says, and what to do about it. */
-export function contextFullNotice(contextSize: number): string {
+/** Where the UI sets the policy; the CLI names its option instead. */
+export const CONTEXT_OVERFLOW_SETTING = 'Chat settings › When the context is full';
+
+/** What an answer that stopped at the end of the context says, and what to do about it (`setting`: where the policy is chosen). */
+export function contextFullNotice(contextSize: number, setting = CONTEXT_OVERFLOW_SETTING): string {
   return (
     `The context is full (${tokens(contextSize)} tokens): the answer stops here. ` +
-    'Raise the context size, start a new chat, or choose a policy that leaves out earlier messages (Chat settings › When the context is full).'
+    `Raise the context size, start a new chat, or choose a policy that leaves out earlier messages (${setting}).`
   );
 }
 

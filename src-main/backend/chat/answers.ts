@@ -4,11 +4,11 @@
  * before it is announced, so a kill loses nothing that was shown.
  */
 import type { AnswerProgress, GenerationStats, MessageStatus, MessageView } from '../../../src-preload/api';
-import type { GenerateResult } from '../../engine/protocol';
 import type { ChatStore, StoredChatSettings } from '../../node/store/chats';
 import type { BackendContext } from '../context';
 import { promptWorkersOf } from '../prompt-worker/index';
 import { Throttle } from '../throttle';
+import { fillContext } from './fill-context';
 import { answerShape, openModelText, unfitMessage } from './prompt';
 import { answerSeed, effectiveSettings, engineSampling } from './settings';
 
@@ -162,7 +162,7 @@ class Answer {
       /** The prompt for the branch, ending with the answer so far. */
       const planWith = (answer: readonly number[]) =>
         promptWorkersOf(this.ctx).run(text, modelPath, { kind: 'plan', systemPrompt: settings.systemPrompt, branch, limits, format, tools: settings.tools, answer }, signal);
-      let plan = await planWith([]);
+      const plan = await planWith([]);
       if (!plan.fits) throw new Error(unfitMessage(plan, limits));
       const seed = answerSeed(sampling);
       const shape = answerShape(text, format);
@@ -175,55 +175,43 @@ class Answer {
         onLoadStart: () => this.#report({ phase: 'loading', doneBytes: 0, totalBytes: 0 }),
         onProgress: (doneBytes: number, totalBytes: number) => this.#report({ phase: 'loading', doneBytes, totalBytes }),
       };
-      /** The answer's ids so far, over every part. */
-      const answer: number[] = [];
       /** When the first token arrived: the decode speed is over the tokens after it, as the engine's own. */
       let firstTokenAt = 0;
-      let ttftMs = 0;
-      const ended = await this.ctx.engines.withModel(load, async ({ host }): Promise<{ result: GenerateResult; stopReason: GenerationStats['stopReason'] } | null> => {
+      const filled = await this.ctx.engines.withModel(load, async ({ host }) => {
         if (signal.aborted) return null;
         this.#generating = true;
-        // An answer that fills the context goes on from a prompt that leaves out more, while the policy allows.
-        for (;;) {
-          const budget = sampling.maxTokens - answer.length;
-          const room = contextSize - plan.ids.length;
-          const before = answer.length;
-          const promptTokens = plan.ids.length;
-          const request = { prompt: plan.ids, maxTokens: Math.min(budget, room), sampling: engineSampling(sampling, seed), stop: shape.stop };
-          const result = await host.generate(request, {
-            signal,
-            onToken: (e) => {
-              answer.push(e.token);
-              if (!stop.has(e.token)) this.#append(decoder.push(e.token));
-              const now = performance.now();
-              if (answer.length === 1) firstTokenAt = now;
-              const decodeTokS = answer.length > 1 ? (answer.length - 1) / ((now - firstTokenAt) / 1000) : null;
-              this.#report({ phase: 'generating', promptTokens, generatedTokens: answer.length, decodeTokS });
-            },
-          });
-          if (before === 0) ttftMs = result.timings.ttftMs;
-          const filled = result.stopReason === 'context' || (result.stopReason === 'length' && room < budget && answer.length - before >= room);
-          if (!filled) return { result, stopReason: result.stopReason };
-          if (limits.overflow === 'stop' || signal.aborted) return { result, stopReason: 'context' };
-          const next = await planWith(answer);
-          if (!next.fits || signal.aborted) return { result, stopReason: 'context' };
-          plan = next;
-        }
+        return fillContext(host, plan, {
+          contextSize,
+          maxTokens: sampling.maxTokens,
+          sampling: engineSampling(sampling, seed),
+          stop: shape.stop,
+          signal,
+          onToken: (token, count, part) => {
+            if (!stop.has(token)) this.#append(decoder.push(token));
+            const now = performance.now();
+            if (count === 1) firstTokenAt = now;
+            const decodeTokS = count > 1 ? (count - 1) / ((now - firstTokenAt) / 1000) : null;
+            this.#report({ phase: 'generating', promptTokens: part.ids.length, generatedTokens: count, decodeTokS });
+          },
+          // An answer that fills the context goes on from a prompt that leaves out more, while the policy allows.
+          replan: limits.overflow === 'stop' ? null : planWith,
+        });
       });
-      if (ended === null) return this.end(this.#abortedStatus(), null, null);
+      if (filled === null) return this.end(this.#abortedStatus(), null, null);
       this.#append(decoder.flush());
-      const t = ended.result.timings;
+      const t = filled.result.timings;
+      const last = filled.plan;
       const stats: GenerationStats = {
-        promptTokens: plan.ids.length,
-        reusedTokens: plan.ids.length - t.promptTokens,
-        generatedTokens: answer.length,
-        ttftMs,
+        promptTokens: last.ids.length,
+        reusedTokens: last.ids.length - t.promptTokens,
+        generatedTokens: filled.answer.length,
+        ttftMs: filled.ttftMs,
         decodeTokS: t.decodeTokS,
         prefillTokS: t.prefillTokS,
-        stopReason: ended.stopReason,
+        stopReason: filled.stopReason,
         seed,
         contextSize,
-        ...(plan.dropped > 0 && { leftOutMessages: plan.dropped }),
+        ...(last.dropped > 0 && { leftOutMessages: last.dropped }),
       };
       this.end(signal.aborted ? this.#abortedStatus() : 'done', stats, null);
     } finally {

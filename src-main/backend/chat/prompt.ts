@@ -3,7 +3,7 @@
  * template, plain completion, or a built-in family) and tokenized, and what is left out when it
  * outgrows the context (the chat's context overflow policy, overflow.ts).
  */
-import { contextOverflowSummary, type ContextOverflow, type ContextUsage, type MessageRole } from '../../../src-preload/api';
+import { CONTEXT_OVERFLOW_SETTING, contextOverflowSummary, type ContextOverflow, type ContextUsage, type MessageRole } from '../../../src-preload/api';
 import { chatTemplateFor, renderChat, stopTokenIds, type ChatMessage, type ChatTool } from '../../core/chat-template';
 import { BUILTIN_TEMPLATES } from '../../core/chat-templates/builtin';
 import { answerDecoder } from '../../core/harmony';
@@ -219,13 +219,13 @@ export function planPrompt(
   return { ids: all, tokens: all.length, counted: true, dropped: leftOutCount(candidates[hi]!), reserve, fits: true };
 }
 
-/** Why a plan that does not fit cannot be answered, naming the sizes and what to do. */
-export function unfitMessage(plan: PromptPlan, limits: PromptLimits): string {
+/** Why a plan that does not fit cannot be answered, naming the sizes and what to do (`setting`: where the policy is chosen). */
+export function unfitMessage(plan: PromptPlan, limits: PromptLimits, setting = CONTEXT_OVERFLOW_SETTING): string {
   const tokens = `${plan.counted ? '' : 'at least '}${plan.tokens} tokens with the system prompt`;
   if (limits.overflow === 'stop') {
     return (
       `the conversation no longer fits this chat's context: ${tokens}, in a context of ${limits.contextSize}, and "Stop at the limit" leaves nothing out; ` +
-      'raise the context size, start a new chat, or choose a policy that leaves out earlier messages in Chat settings'
+      `raise the context size, start a new chat, or choose a policy that leaves out earlier messages (${setting})`
     );
   }
   return (

@@ -1,12 +1,15 @@
 import { createInterface } from 'node:readline/promises';
-import { renderChat, stopTokenIds, type ChatMessage } from '../../core/chat-template';
-import { answerDecoder } from '../../core/harmony';
-import { createTokenizer, readVocab } from '../../core/tokenizer/index';
+import { CONTEXT_OVERFLOWS, DEFAULT_CONTEXT_OVERFLOW, contextFullNotice, leftOutNotice, type ContextOverflow } from '../../../src-preload/api';
+import { fillContext } from '../../backend/chat/fill-context';
+import { answerShape, openModelText, planPrompt, unfitMessage, type PromptTurn } from '../../backend/chat/prompt';
+import { CliError, integerOption, log, type Command, type CommandArgs } from '../command';
 import { openGguf } from '../../node/gguf-io';
-import { CliError, integerOption, log, type Command } from '../command';
 import { SAMPLING_OPTIONS, samplingOptions, startEngine, trainedContext } from './run';
 
-const HELP = `Usage: gufo chat <file.gguf> [--system "..."] [--temp T] [--ctx N] [-n N]
+/** Where `gufo chat` sets the policy, for its messages. */
+const OVERFLOW_OPTION = '--context-overflow';
+
+const HELP = `Usage: gufo chat <file.gguf> [--system "..."] [--temp T] [--ctx N] [-n N] [--context-overflow POLICY]
 
 Chat with a model in the terminal, on the GPU, with the model's own chat template. Answers
 stream as they are written; the conversation stays in the KV cache, so each turn only evaluates
@@ -16,6 +19,11 @@ Options:
   --system TEXT         a system message
   -n N                  tokens per answer at most (default 1024)
   --ctx N               context length (default: the model's, at most 4096)
+  --context-overflow P  when the conversation outgrows the context, as the app's chats:
+                        truncate-middle (default) keeps the system prompt and the first
+                        exchange and leaves out the oldest messages after them; rolling-window
+                        leaves out the oldest messages; stop leaves nothing out, and an answer
+                        ends where the context does
   --temp T              temperature (default 0.8; 0 is greedy)
   --seed S, --top-k K, --top-p P, --min-p P, --repeat-penalty R   as in gufo run
 `;
@@ -26,6 +34,7 @@ export const chatCommand: Command = {
     system: { type: 'string' },
     n: { type: 'string', short: 'n' },
     ctx: { type: 'string' },
+    'context-overflow': { type: 'string' },
     ...SAMPLING_OPTIONS,
   },
   async run(args) {
@@ -35,55 +44,59 @@ export const chatCommand: Command = {
     if (args.values.temp === undefined) args.values.temp = '0.8';
     const sampling = samplingOptions(args);
     const maxTokens = integerOption(args, 'n', 1024);
-    const { gguf, file } = openGguf(path);
+    const overflow = overflowOption(args);
+    const ctx = integerOption(args, 'ctx', Math.min(trainedContextOf(path) ?? 4096, 4096));
+    const text = openModelText(path);
     try {
-      const vocab = readVocab(gguf);
-      const tok = createTokenizer(vocab);
-      const architecture = gguf.getString('general.architecture') ?? null;
-      const stop = [...new Set([...stopTokenIds(vocab), ...vocab.eog])];
-      const ctx = integerOption(args, 'ctx', Math.min(trainedContext(gguf) ?? 4096, 4096));
       const { host } = await startEngine(path, ctx);
-      const messages: ChatMessage[] = [];
-      if (typeof args.values.system === 'string') messages.push({ role: 'system', content: args.values.system });
+      const system = typeof args.values.system === 'string' ? args.values.system : '';
+      const limits = { contextSize: ctx, maxTokens, overflow };
+      const { stop } = answerShape(text, 'model');
+      const turns: PromptTurn[] = [];
 
       /** The answer being written, which Ctrl-C stops. */
       let answering: AbortController | null = null;
 
       /** One exchange: the user's line in, the model's answer streamed out. */
       const turn = async (line: string): Promise<void> => {
-        messages.push({ role: 'user', content: line });
-        const { prompt, template } = renderChat(vocab, messages, { architecture, addBos: vocab.addBos });
-        const ids = tok.tokenize(prompt, { addBos: true, parseSpecial: true });
-        if (ids.length >= ctx) {
-          log(`the conversation (${ids.length} tokens) no longer fits the context of ${ctx}; start a new chat or use --ctx`);
-          messages.pop();
+        turns.push({ role: 'user', content: line });
+        const planWith = async (answer: readonly number[]) => planPrompt(text, system, turns, limits, 'model', undefined, answer);
+        const plan = await planWith([]);
+        if (!plan.fits) {
+          log(unfitMessage(plan, limits, OVERFLOW_OPTION));
+          turns.pop();
           return;
         }
+        if (plan.dropped > 0) log(`[${leftOutNotice(plan.dropped, ctx)}]`);
         answering = new AbortController();
-        const stream = answerDecoder(tok, template.name, false);
+        const stream = text.answerDecoder(false);
         let answer = '';
         try {
-          const result = await host.generate(
-            { prompt: ids, maxTokens: Math.min(maxTokens, ctx - ids.length), sampling, stop },
-            {
-              signal: answering.signal,
-              onToken: (e) => {
-                if (stop.includes(e.token)) return;
-                const piece = stream.push(e.token);
-                answer += piece;
-                process.stdout.write(piece);
-              },
+          const filled = await fillContext(host, plan, {
+            contextSize: ctx,
+            maxTokens,
+            sampling,
+            stop,
+            signal: answering.signal,
+            onToken: (token) => {
+              if (stop.includes(token)) return;
+              const piece = stream.push(token);
+              answer += piece;
+              process.stdout.write(piece);
             },
-          );
+            replan: overflow === 'stop' ? null : planWith,
+          });
           const rest = stream.flush();
           answer += rest;
           process.stdout.write(rest + '\n');
-          if (result.stopReason === 'cancelled') log('[stopped]');
-          log(`[${result.timings.generated} tokens, ${result.timings.decodeTokS.toFixed(1)} tok/s]`);
+          if (filled.stopReason === 'cancelled') log('[stopped]');
+          if (filled.plan.dropped > plan.dropped) log(`[${leftOutNotice(filled.plan.dropped, ctx)}]`);
+          if (filled.stopReason === 'context') log(`[${contextFullNotice(ctx, OVERFLOW_OPTION)}]`);
+          log(`[${filled.answer.length} tokens, ${filled.result.timings.decodeTokS.toFixed(1)} tok/s]`);
         } finally {
           answering = null;
         }
-        messages.push({ role: 'assistant', content: answer });
+        turns.push({ role: 'assistant', content: answer });
         sampling.seed = (sampling.seed + 1) >>> 0;
       };
 
@@ -109,7 +122,22 @@ export const chatCommand: Command = {
         await host.close();
       }
     } finally {
-      file.close();
+      text.close();
     }
   },
 };
+
+function trainedContextOf(path: string): number | undefined {
+  const { gguf, file } = openGguf(path);
+  try {
+    return trainedContext(gguf);
+  } finally {
+    file.close();
+  }
+}
+
+function overflowOption(args: CommandArgs): ContextOverflow {
+  const value = args.values['context-overflow'] ?? DEFAULT_CONTEXT_OVERFLOW;
+  if (!(CONTEXT_OVERFLOWS as readonly unknown[]).includes(value)) throw new CliError(`${OVERFLOW_OPTION} must be one of ${CONTEXT_OVERFLOWS.join(', ')} (got ${JSON.stringify(value)})`);
+  return value as ContextOverflow;
+}

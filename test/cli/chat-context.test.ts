@@ -1,0 +1,38 @@
+/**
+ * `gufo chat` at the end of a small context (stories260K, greedy, its built-in template): the
+ * same policies as the app's chats (--context-overflow), saying what was left out and when the
+ * context filled.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT, STORIES_260K } from '../support/paths';
+
+/** Runs `gufo chat` with these lines typed in, one answer each. */
+function chat(args: string[], lines: string[]) {
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), 'chat', STORIES_260K, '--temp', '0', ...args], { input: lines.join('\n') + '\n', encoding: 'utf8', timeout: 120_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('gufo chat --context-overflow', { timeout: 180_000 }, () => {
+  it('stop: an answer that fills the context ends there and says so; a conversation that no longer fits is refused', () => {
+    const r = chat(['--ctx', '48', '-n', '100', '--context-overflow', 'stop'], ['Once upon a time', 'And then?']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain('[The context is full (48 tokens): the answer stops here. Raise the context size, start a new chat, or choose a policy that leaves out earlier messages (--context-overflow).]');
+    expect(r.stderr).toMatch(/the conversation no longer fits this chat's context: \d+ tokens with the system prompt, in a context of 48, and "Stop at the limit" leaves nothing out/);
+    expect(r.stderr).not.toContain('left out');
+  });
+
+  it('truncate-middle (the default): the oldest messages are left out, and it says how many', () => {
+    const r = chat(['--ctx', '96', '-n', '40'], ['Once upon a time', 'Tom had a red ball.', 'Sue had a big dog.']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/\[\d+ earliest messages? left out to fit the 96-token context\]/);
+    expect(r.stderr).not.toContain('The context is full');
+  });
+
+  it('names the policies when given another', () => {
+    const r = chat(['--context-overflow', 'middle'], []);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('--context-overflow must be one of truncate-middle, rolling-window, stop (got "middle")');
+  });
+});
