@@ -22,6 +22,8 @@ export interface OllamaChatRequest extends OllamaRequest {
   messages: ChatMessage[];
   /** Functions the model may call (Ollama has no tool_choice: the model chooses). */
   tools: ToolRequest | null;
+  /** A conversation too long for the context loses its oldest messages (Ollama's default); false: a 400. */
+  truncate: boolean;
 }
 
 export interface OllamaGenerateRequest extends OllamaRequest {
@@ -54,7 +56,7 @@ export function parseOllamaChat(body: unknown): OllamaChatRequest {
   }
   // Ollama's /api/chat without messages loads the model; so does an empty list.
   const messages = f.body.messages === undefined || f.body.messages === null || (Array.isArray(f.body.messages) && f.body.messages.length === 0) ? [] : chatMessages(f.body.messages);
-  return { ...common(f), messages, tools: parseTools(f) };
+  return { ...common(f), messages, tools: parseTools(f), truncate: f.boolean('truncate', true) };
 }
 
 export function parseOllamaGenerate(body: unknown): OllamaGenerateRequest {

@@ -70,7 +70,8 @@ export async function ollamaRoute(service: OpenAiService, req: IncomingMessage, 
     case '/api/chat': {
       expectMethod(req, 'POST');
       const request = parseOllamaChat(await body());
-      return serveOllama(service, request, request.messages.length === 0, (text) => chatPrompt(text, request), 'message', res, signal, () => chatAnswer(request));
+      const prompt = (text: ModelText): PromptInput => ({ ...chatPrompt(text, request), truncate: request.truncate });
+      return serveOllama(service, request, request.messages.length === 0, prompt, 'message', res, signal, () => chatAnswer(request));
     }
     case '/api/generate': {
       expectMethod(req, 'POST');

@@ -21,6 +21,11 @@ export interface PromptInput {
   constraint?: JsonConstraint;
   /** Tool-call markers that are control tokens are shown in the answer's text (a request with tools). */
   showToolMarkers?: boolean;
+  /**
+   * A conversation too long for the context with room to answer loses its oldest messages but the
+   * system's and the last, as Ollama's /api/chat does.
+   */
+  truncate?: boolean;
 }
 
 /** The prompt tokenized, or found too long for the context without tokenizing it. */

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { sendJson } from '../../node/server/http-server';
-import type { ModelText, PromptTokens } from '../chat/prompt';
+import type { ModelText, PromptSource, PromptTokens } from '../chat/prompt';
 import { promptWorkersOf } from '../prompt-worker/index';
 import { modelNotRunnable, toOpenAiError } from './errors';
 import { generate, type Generated, type GenerationPlan } from './generation';
@@ -106,15 +106,45 @@ export async function withGenerationPlan<R extends GenerationRequest>(
   if (model.entry.noGeneration !== null) throw modelNotRunnable(model.id, model.entry.noGeneration);
   const limits = service.limits();
   return service.texts.use(model.entry.path, model.entry.mtimeMs, async (text) => {
-    const { source, ...input } = prompt(text);
+    const { source, truncate, ...input } = prompt(text);
     let tokens: PromptTokens;
     try {
       // Large prompts are tokenized off the event loop; one that cannot fit is refused untokenized.
-      tokens = Array.isArray(source) ? { ids: source } : await promptWorkersOf(service.ctx).run(text, model.entry.path, { kind: 'tokens', source, room: contextSize - 1 }, signal);
+      const room = contextSize - 1;
+      const tokenize = (source: PromptSource) => promptWorkersOf(service.ctx).run(text, model.entry.path, { kind: 'tokens', source, room }, signal);
+      tokens = Array.isArray(source) ? { ids: source } : await tokenize(source);
+      if (truncate && !Array.isArray(source) && source.kind === 'chat') {
+        // Room for the answer as a chat keeps it: the smaller of its length limit and a quarter of the context.
+        const reserve = Math.max(1, Math.min(request.maxTokens ?? Infinity, Math.floor(contextSize / 4)));
+        tokens = await truncated(source, tokens, contextSize - reserve, tokenize);
+      }
     } catch (err) {
       if (signal.aborted) return CLIENT_LEFT;
       throw err;
     }
     return serve(text, planGeneration(request, model, { ...input, tokens }, contextSize, limits.maxTokens));
   });
+}
+
+/**
+ * Ollama's truncation: while the prompt does not fit `room`, the oldest message goes, except
+ * system messages and the last one; the tokens of the first prompt that fits, or of the shortest
+ * (which planGeneration refuses when even it leaves no room).
+ */
+async function truncated(
+  source: Extract<PromptSource, { kind: 'chat' }>,
+  whole: PromptTokens,
+  room: number,
+  tokenize: (source: PromptSource) => Promise<PromptTokens>,
+): Promise<PromptTokens> {
+  const fits = (tokens: PromptTokens) => 'ids' in tokens && tokens.ids.length <= room;
+  let tokens = whole;
+  const messages = [...source.messages];
+  for (;;) {
+    if (fits(tokens)) return tokens;
+    const oldest = messages.findIndex((m, i) => m.role !== 'system' && i < messages.length - 1);
+    if (oldest < 0) return tokens;
+    messages.splice(oldest, 1);
+    tokens = await tokenize({ ...source, messages });
+  }
 }
