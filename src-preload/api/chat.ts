@@ -120,7 +120,8 @@ export type AnswerProgress =
   /** The chat's model is being loaded onto the GPU: tensor bytes uploaded (totalBytes 0 until the engine has opened the file). */
   | { phase: 'loading'; doneBytes: number; totalBytes: number }
   /**
-   * Tokens so far, counted from the engine's token events: the prompt's, and those generated;
+   * Tokens so far, counted from the engine's token events: the prompt's (for an answer that went
+   * on past a full context, the conversation's part of it), and those generated;
    * decodeTokS over the tokens after the first (null until there are two).
    */
   | { phase: 'generating'; promptTokens: number; generatedTokens: number; decodeTokS: number | null };

@@ -186,12 +186,13 @@ class Answer {
           sampling: engineSampling(sampling, seed),
           stop: shape.stop,
           signal,
-          onToken: (token, count, part) => {
+          onToken: (token, count, conversationTokens) => {
             if (!stop.has(token)) this.#append(decoder.push(token));
             const now = performance.now();
             if (count === 1) firstTokenAt = now;
             const decodeTokS = count > 1 ? (count - 1) / ((now - firstTokenAt) / 1000) : null;
-            this.#report({ phase: 'generating', promptTokens: part.ids.length, generatedTokens: count, decodeTokS });
+            // The conversation's tokens and the answer's fill the context bar, across every part.
+            this.#report({ phase: 'generating', promptTokens: conversationTokens, generatedTokens: count, decodeTokS });
           },
           // An answer that fills the context goes on from a prompt that leaves out more, while the policy allows.
           replan: limits.overflow === 'stop' ? null : planWith,

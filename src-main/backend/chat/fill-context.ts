@@ -16,8 +16,11 @@ export interface FillOptions {
   sampling: SamplingParams;
   stop: number[];
   signal?: AbortSignal;
-  /** Each token of the answer, with how many the answer has so far (it included). */
-  onToken(token: number, count: number, plan: PromptPlan): void;
+  /**
+   * Each token of the answer, with how many the answer has so far (it included) and how many of
+   * the prompt's tokens are the conversation's (the rest are the answer's earlier parts).
+   */
+  onToken(token: number, count: number, conversationTokens: number): void;
   /** The prompt to go on from, ending with `answer`; null: the policy leaves nothing out ('stop'). A plan that does not fit ends the answer. */
   replan: ((answer: readonly number[]) => Promise<PromptPlan>) | null;
 }
@@ -42,14 +45,14 @@ export async function fillContext(host: EngineHost, first: PromptPlan, o: FillOp
     const budget = o.maxTokens - answer.length;
     const room = o.contextSize - plan.ids.length;
     const before = answer.length;
-    const part = plan;
+    const conversationTokens = plan.ids.length - before;
     const result = await host.generate(
       { prompt: plan.ids, maxTokens: Math.min(budget, room), sampling: o.sampling, stop: o.stop },
       {
         ...(o.signal && { signal: o.signal }),
         onToken: (e) => {
           answer.push(e.token);
-          o.onToken(e.token, answer.length, part);
+          o.onToken(e.token, answer.length, conversationTokens);
         },
       },
     );
