@@ -178,10 +178,7 @@ export function planPrompt(
 ): PromptPlan {
   const reserve = answerReserve(limits);
   const room = limits.contextSize - reserve - answer.length;
-  const candidates = keptMessages(
-    branch.map((m) => m.role),
-    limits.overflow,
-  );
+  const candidates = keptMessages(branch.map((m) => m.role), limits.overflow);
   const render = (index: number): PromptTokens => {
     const { head, start } = candidates[index]!;
     const messages: ChatMessage[] = systemPrompt === '' ? [] : [{ role: 'system', content: systemPrompt }];
