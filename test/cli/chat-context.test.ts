@@ -30,6 +30,16 @@ describe('gufo chat --context-overflow', { timeout: 180_000 }, () => {
     expect(r.stderr).not.toContain('The context is full');
   });
 
+  it('gufo run: output the context ends says so (stopReason "context" in --json)', () => {
+    const run = (json: boolean) =>
+      spawnSync(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), 'run', STORIES_260K, '--prompt', 'Once upon a time', '-n', '100', '--ctx', '32', ...(json ? ['--json'] : [])], { encoding: 'utf8', timeout: 120_000 });
+    const doc = JSON.parse(run(true).stdout);
+    expect(doc.stopReason).toBe('context');
+    // Every position of the context holds a token, and the last one read gives one more: sampled, never stored.
+    expect(doc.promptIds.length + doc.ids.length).toBe(32 + 1);
+    expect(run(false).stderr).toContain('the context is full (32 tokens): the output stops here; raise --ctx for more');
+  });
+
   it('names the policies when given another', () => {
     const r = chat(['--context-overflow', 'middle'], []);
     expect(r.status).not.toBe(0);

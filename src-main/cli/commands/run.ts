@@ -165,6 +165,7 @@ export const runCommand: Command = {
             promptIds: prompt,
             ids: result.ids,
             text: out,
+            stopReason: result.stopReason,
             ...(topLogprobs > 0 ? { logprobs: result.logprobs ?? [] } : {}),
             timings: { loadMs, ttftMs: result.timings.ttftMs, prefillTokS: result.timings.prefillTokS, decodeTokS: result.timings.decodeTokS },
             adapter: adapterJson(info),
@@ -173,6 +174,7 @@ export const runCommand: Command = {
         } else {
           process.stdout.write(stream.flush() + '\n');
           log(timingLine(result, loadMs));
+          if (result.stopReason === 'context') log(`the context is full (${ctx} tokens): the output stops here; raise --ctx for more`);
         }
       } finally {
         await host.close();
