@@ -108,6 +108,12 @@ export interface KernelShape {
 }
 const MATMAT: KernelShape = { wg: 64, rows: 4, tokens: 8, threadRows: 0 };
 /**
+ * The prefill kernel on a GPU (matmat-tiled.wgsl): a workgroup's 64 threads stage 64 rows' decoded
+ * units and 32 tokens' x in workgroup memory (13.5 KiB of the 16 KiB default), each thread then
+ * accumulating 4 rows × 8 tokens: a decoded value serves 32 tokens, an x value 64 rows.
+ */
+const GPU_TILED = { wg: 64, rows: 64, tokens: 32, threadRows: 0, tileRows: 4, tileTokens: 8 } as const;
+/**
  * The prefill kernel on a CPU adapter (matmat.wgsl), for every n > 1 of matmul(): each thread owns 8 rows, WG
  * apart, and decodes their units once for a tile of 16 tokens (measured on lavapipe: 3–7× the
  * mat-mat kernel of matmul.wgsl from 4 to 64 tokens).
@@ -164,11 +170,12 @@ export function routingTable(maxTokens: number, used: number, experts: number): 
 }
 
 /**
- * matvec (one token), matmat (token tiles) or tiled (prefill, matmat.wgsl); "4": x read as vec4;
+ * matvec (one token), matmat (token tiles), tiled (prefill on a CPU adapter, matmat.wgsl) or
+ * wgtiled (prefill on a GPU, matmat-tiled.wgsl); "4": x read as vec4;
  * "+": accumulate into y; "-experts": routed pairs of a stacked expert tensor; "-norm", "-silu",
  * "-gelu": the mat-vec's x prologue (XPrologue).
  */
-type Variant = `${'matvec' | 'matmat' | 'tiled'}${'' | '4'}${'' | '+' | '-experts'}${'' | PrologueSuffix}` | 'embedding';
+type Variant = `${'matvec' | 'matmat' | 'tiled' | 'wgtiled'}${'' | '4'}${'' | '+' | '-experts'}${'' | PrologueSuffix}` | 'embedding';
 type PrologueSuffix = '-norm' | '-silu' | '-gelu';
 
 function prologueSuffix(p: XPrologue | undefined): '' | PrologueSuffix {
@@ -208,8 +215,8 @@ export class MatmulKernels {
   readonly f16: boolean;
   /** The decode kernel's shape on this adapter (matvecShape). */
   readonly matvec: KernelShape;
-  /** Prefill's kernel for matmul(): matmat.wgsl's on a CPU adapter, matmul.wgsl's mat-mat on a GPU. */
-  readonly prefill: 'tiled' | 'matmat';
+  /** Prefill's kernel for matmul(): matmat.wgsl's on a CPU adapter, matmat-tiled.wgsl's on a GPU. */
+  readonly prefill: 'tiled' | 'wgtiled';
   /** matmat.wgsl's shape on a CPU adapter: SMALL_TILED without shader-f16 (SwiftShader), else TILED. */
   readonly tiled: KernelShape;
   /**
@@ -236,7 +243,7 @@ export class MatmulKernels {
     this.subgroups = ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
     const cpu = options.cpuShapes ?? ctx.info.isFallbackAdapter;
     this.matvec = matvecShape(ctx.info, cpu);
-    this.prefill = cpu ? 'tiled' : 'matmat';
+    this.prefill = cpu ? 'tiled' : 'wgtiled';
     this.foldsNorm = !cpu;
     this.f16 = ctx.hasF16;
     this.tiled = this.f16 ? TILED : SMALL_TILED;
@@ -268,6 +275,12 @@ export class MatmulKernels {
     // The weights' layout on this adapter, as uploadWeights makes it.
     const layout = rowGroupDefines(rowGroupsFor(this.info, typeName));
     if (variant === 'embedding') return shaderSource('embedding.wgsl', { TYPE: type, WG: EMBED_WG, ...layout });
+    if (variant.startsWith('wgtiled')) {
+      return shaderSource('matmat-tiled.wgsl', {
+        ...layout, TYPE: type, BM: GPU_TILED.rows, BN: GPU_TILED.tokens, TM: GPU_TILED.tileRows, TN: GPU_TILED.tileTokens,
+        SHADER_F16: this.f16, MATVEC: false, W_VEC4: true, X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'),
+      });
+    }
     if (variant.startsWith('tiled')) {
       return shaderSource('matmat.wgsl', {
         ...layout, TYPE: type, WG: this.tiled.wg, RT: this.tiled.threadRows, TT: this.tiled.tokens, SMALL_TILE: this.tiled === SMALL_TILED,
@@ -286,7 +299,8 @@ export class MatmulKernels {
   /** The kernel shape that runs `tokens` tokens (of matmul with `tiled`, else of the expert matmul). */
   private shape(tokens: number, tiled = false): KernelShape {
     if (tokens === 1) return this.matvec;
-    return tiled && this.prefill === 'tiled' ? this.tiled : MATMAT;
+    if (!tiled) return MATMAT;
+    return this.prefill === 'tiled' ? this.tiled : GPU_TILED;
   }
 
   private pipeline(variant: Variant, typeName: string, normEps = 0): GPUComputePipeline {

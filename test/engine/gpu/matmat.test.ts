@@ -1,6 +1,7 @@
 /**
- * The prefill kernel (shaders/matmat.wgsl: rows per thread, each decoded unit used for a tile
- * of tokens) for every GPU weight type, at the tile edges: rows not a multiple of the workgroup's
+ * The prefill kernels (on a CPU adapter shaders/matmat.wgsl: rows per thread, each decoded unit used
+ * for a tile of tokens; on a GPU shaders/matmat-tiled.wgsl: 64 rows × 32 tokens per workgroup,
+ * staged in workgroup memory, forced here with cpuShapes: false) for every GPU weight type, at the tile edges: rows not a multiple of the workgroup's
  * rows, token counts not a multiple of the token tile, against the f64 product of the bit-exact
  * decoded weights (the reference of matmul.test.ts, same tolerance). Runs on SwiftShader (its 4 × 4
  * shape); with VK_ICD_FILENAMES set to lavapipe's, the 8 × 16 shape and the f16 decoders.
@@ -49,7 +50,12 @@ afterAll(() => {
  * Worst relative error of y (+)= W·x for n random tokens; xOffset not a multiple of 4 makes the
  * kernel read x one f32 at a time. With accumulate, y starts as random values added to.
  */
-async function check(name: string, n: number, seed: number, options: { xOffset?: number; accumulate?: boolean } = {}): Promise<number> {
+async function check(
+  name: string,
+  n: number,
+  seed: number,
+  options: { xOffset?: number; accumulate?: boolean; cpuShapes?: boolean } = {},
+): Promise<number> {
   const t = made.get(name)!;
   const xOffset = options.xOffset ?? 0;
   const x = randomInput(n, t.cols, seed);
@@ -59,7 +65,8 @@ async function check(name: string, n: number, seed: number, options: { xOffset?:
   const xb = storageBuffer(ctx.device, padded);
   const yb = storageBuffer(ctx.device, base);
   try {
-    await run(ctx.device, [new MatmulKernels(ctx).matmul(weights.get(name)!, xb, yb, n, options)]);
+    const kernels = new MatmulKernels(ctx, { cpuShapes: options.cpuShapes });
+    await run(ctx.device, [kernels.matmul(weights.get(name)!, xb, yb, n, options)]);
     const y = new Float32Array(await readBack(ctx.device, yb), 0, n * t.rows);
     const ref = referenceMatmul(t.values, t.rows, t.cols, x, n);
     const want = ref.y.map((v, i) => v + base[i]!);
@@ -105,5 +112,35 @@ describe('prefill kernel', () => {
 
   it('accumulate: y += W·x', async () => {
     for (const n of TOKENS) expect(await check('w.Q6_K', n, 30, { accumulate: true }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+  });
+});
+
+describe('prefill kernel on a GPU (matmat-tiled.wgsl)', () => {
+  const gpu = { cpuShapes: false };
+  // 300 rows: four full tiles of 64 and part of a fifth; tokens: inside one tile of 32, one past two, two whole.
+  const GPU_TOKENS = [3, 33, 64];
+
+  it('stages decoded units and x in workgroup memory within the default 16 KiB, 64 threads', () => {
+    const kernels = new MatmulKernels(ctx, gpu);
+    expect(kernels.prefill).toBe('wgtiled');
+    const source = kernels.source('wgtiled4', 'Q4_K');
+    expect(source).toMatch(/var<workgroup> w_tile: array<vec4<f32>, BM \* STRIDE>;/);
+    expect(source).toMatch(/const BM: u32 = 64u;[\s\S]*const BN: u32 = 32u;/);
+    // One decode per row and unit per workgroup, not per token.
+    expect(source.slice(source.lastIndexOf('@compute')).match(/decode_unit\(/g)).toHaveLength(1);
+  });
+
+  it.each(GPU_TYPE_NAMES)('%s: 3, 33 and 64 tokens over 300 rows match the f32 product', async (type) => {
+    for (const [i, n] of GPU_TOKENS.entries()) {
+      expect(await check(`w.${type}`, n, 40 + i, gpu), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+    }
+  });
+
+  it('rows that end inside a unit, x read one f32 at a time', async () => {
+    for (const n of GPU_TOKENS) expect(await check(ODD.name, n, 50, { ...gpu, xOffset: 1 }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it('accumulate: y += W·x', async () => {
+    for (const n of GPU_TOKENS) expect(await check('w.Q4_K', n, 60, { ...gpu, accumulate: true }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
   });
 });

@@ -117,15 +117,15 @@ describe('shapes and options', () => {
     }
   });
 
-  it("on a GPU: decode's threads share 4 rows, reading neighbouring units side by side, and reduce; prefill is the mat-mat kernel", () => {
+  it("on a GPU: decode's threads share 4 rows, reading neighbouring units side by side, and reduce; prefill is matmat-tiled.wgsl's", () => {
     const kernels = new MatmulKernels(ctx, { cpuShapes: false });
     expect(kernels.matvec).toMatchObject({ rows: 4, threadRows: 0 });
-    expect(kernels.prefill).toBe('matmat');
+    expect(kernels.prefill).toBe('wgtiled');
     const source = kernels.source('matvec4', 'Q4_K');
     expect(source).toMatch(/for \(var u = lid \* MV_UNITS; u < P\.units; u \+= WG \* MV_UNITS\)/);
     expect(source).toMatch(/workgroupBarrier/);
     // On this CPU adapter the defaults are the CPU shapes.
-    expect(new MatmulKernels(ctx).prefill).toBe(ctx.info.isFallbackAdapter ? 'tiled' : 'matmat');
+    expect(new MatmulKernels(ctx).prefill).toBe(ctx.info.isFallbackAdapter ? 'tiled' : 'wgtiled');
   });
 
   it('more row groups than one dispatch dimension holds', async () => {
