@@ -1,5 +1,5 @@
 /**
- * `npm run bench:kernels [-- --small] [--types Q4_K,Q8_0] [--runs 5] [--adapters swiftshader,lavapipe,native] [--json]`
+ * `npm run bench:kernels [-- --small] [--types Q4_K,Q8_0] [--runs 5] [--adapters swiftshader,lavapipe,native] [--gpu-prefill] [--json]`
  *
  * Each weight kernel (every type the GPU decodes) on large matrices, as a fraction of the copy
  * roofline of each adapter: decode (n = 1, the mat-vec kernel) and prefill (n = 64, the mat-mat
@@ -10,6 +10,9 @@
  * Shapes (rows × cols): 4096 × 4096 and 4096 × 14336 (an 8B model's attn_output and ffn_down);
  * --small: 1024 × 1024 and 1024 × 3584, for the slow software adapters. Weights are a few rows
  * encoded by Gufo's own encoders (random gaussians), repeated down the matrix.
+ *
+ * --gpu-prefill: prefill (n = 64) only, with the GPU shapes on every adapter, each type through both
+ * GPU prefill kernels: matmul.wgsl's mat-mat (x reread per row) and matmat-tiled.wgsl's (the default).
  *
  * Each adapter runs in its own process (the Vulkan loader reads VK_ICD_FILENAMES once): the
  * software adapters whose driver is installed, and the machine's own driver with `native`.
@@ -39,6 +42,8 @@ const ADAPTERS: Record<string, string | undefined> = { swiftshader: SWIFTSHADER_
 
 interface Row {
   adapter: string;
+  /** The kernel that ran n > 1 (MatmulKernels.prefill). */
+  kernel: string;
   type: string;
   rows: number;
   cols: number;
@@ -59,6 +64,7 @@ const { values } = parseArgs({
     adapters: { type: 'string' },
     json: { type: 'boolean' },
     child: { type: 'string' },
+    'gpu-prefill': { type: 'boolean' },
   },
 });
 
@@ -132,7 +138,10 @@ async function measureAdapter(adapter: string): Promise<Row[]> {
   if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs ${values.runs}: expected a whole number of runs, at least 1`);
   const ctx = await openGpu();
   if (!ctx.hasTimestamps) throw new Error(`${ctx.info.name} has no timestamp-query: kernels cannot be timed`);
-  const kernels = new MatmulKernels(ctx);
+  const kernelSets = values['gpu-prefill']
+    ? [new MatmulKernels(ctx, { cpuShapes: false, prefill: 'matmat' }), new MatmulKernels(ctx, { cpuShapes: false })]
+    : [new MatmulKernels(ctx)];
+  const tokenCounts = values['gpu-prefill'] ? [64] : TOKENS;
   const copy = (await measureCopyBandwidth(ctx)).bytesPerSecond;
   const dir = mkdtempSync(join(tmpdir(), 'gufo-bench-kernels-'));
   const rows: Row[] = [];
@@ -154,16 +163,16 @@ async function measureAdapter(adapter: string): Promise<Row[]> {
         const weight = (await uploadWeights(ctx, file.gguf, ['w'])).get('w')!;
         file.file.close();
         rmSync(path);
-        for (const tokens of TOKENS) {
+        for (const [tokens, kernels] of tokenCounts.flatMap((n) => kernelSets.map((k) => [n, k] as const))) {
           const dispatch = kernels.matmul(weight, x, y, tokens);
           const ms = await timeDispatch(ctx, dispatch, runs);
           const bytesPerSecond = weight.residentBytes / (ms / 1000);
           const row: Row = {
-            adapter, type: type.name, rows: nRows, cols, tokens, ms, weightBytes: weight.residentBytes, bytesPerSecond,
+            adapter, kernel: tokens === 1 ? 'matvec' : kernels.prefill, type: type.name, rows: nRows, cols, tokens, ms, weightBytes: weight.residentBytes, bytesPerSecond,
             copyBytesPerSecond: copy, rooflineFraction: bytesPerSecond / copy, gflops: (2 * nRows * cols * tokens) / (ms / 1000) / 1e9,
           };
           rows.push(row);
-          process.stderr.write(`${adapter} ${type.name} ${nRows}×${cols} n=${tokens}: ${ms.toFixed(2)} ms, ${(row.rooflineFraction * 100).toFixed(1)}% of copy\n`);
+          process.stderr.write(`${adapter} ${row.kernel} ${type.name} ${nRows}×${cols} n=${tokens}: ${ms.toFixed(2)} ms, ${(row.rooflineFraction * 100).toFixed(1)}% of copy\n`);
         }
         weight.destroy();
       }
@@ -188,7 +197,7 @@ function runAdapters(): Row[] {
       process.stderr.write(`${name}: skipped, its driver ${icd} is not installed\n`);
       continue;
     }
-    const args = [...(values.small ? ['--small'] : []), ...(values.types ? ['--types', values.types] : []), ...(values.runs ? ['--runs', values.runs] : [])];
+    const args = [...(values.small ? ['--small'] : []), ...(values['gpu-prefill'] ? ['--gpu-prefill'] : []), ...(values.types ? ['--types', values.types] : []), ...(values.runs ? ['--runs', values.runs] : [])];
     const env = { ...process.env, ...(icd ? { VK_ICD_FILENAMES: icd } : {}) };
     if (!icd) delete env.VK_ICD_FILENAMES;
     const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args, '--child', name], {
@@ -201,14 +210,14 @@ function runAdapters(): Row[] {
 }
 
 function table(rows: Row[]): string {
-  const head = ['adapter', 'type', 'rows×cols', 'n', 'ms', 'weight GB/s', 'of copy', 'GFLOP/s'];
+  const head = ['adapter', 'kernel', 'type', 'rows×cols', 'n', 'ms', 'weight GB/s', 'of copy', 'GFLOP/s'];
   const lines = rows.map((r) => [
-    r.adapter, r.type, `${r.rows}×${r.cols}`, String(r.tokens), r.ms.toFixed(2), (r.bytesPerSecond / 1e9).toFixed(2),
+    r.adapter, r.kernel, r.type, `${r.rows}×${r.cols}`, String(r.tokens), r.ms.toFixed(2), (r.bytesPerSecond / 1e9).toFixed(2),
     `${(r.rooflineFraction * 100).toFixed(1)}%`, r.gflops.toFixed(1),
   ]);
   const copies = [...new Map(rows.map((r) => [r.adapter, r.copyBytesPerSecond])).entries()].map(([a, c]) => `${a}: copy ${(c / 1e9).toFixed(2)} GB/s`);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const fmt = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [fmt(head), ...lines.map(fmt), '', ...copies].join('\n') + '\n';
 }
 

@@ -93,6 +93,11 @@ export interface KernelOptions {
    * fallback adapter (lavapipe, SwiftShader).
    */
   cpuShapes?: boolean;
+  /**
+   * Prefill's kernel, for benchmarks: on a GPU 'matmat' (matmul.wgsl's, x reread per row) instead
+   * of the default 'wgtiled'. Default: cpuShapes' ('tiled' or 'wgtiled').
+   */
+  prefill?: 'tiled' | 'wgtiled' | 'matmat';
 }
 
 /**
@@ -216,7 +221,7 @@ export class MatmulKernels {
   /** The decode kernel's shape on this adapter (matvecShape). */
   readonly matvec: KernelShape;
   /** Prefill's kernel for matmul(): matmat.wgsl's on a CPU adapter, matmat-tiled.wgsl's on a GPU. */
-  readonly prefill: 'tiled' | 'wgtiled';
+  readonly prefill: 'tiled' | 'wgtiled' | 'matmat';
   /** matmat.wgsl's shape on a CPU adapter: SMALL_TILED without shader-f16 (SwiftShader), else TILED. */
   readonly tiled: KernelShape;
   /**
@@ -243,7 +248,7 @@ export class MatmulKernels {
     this.subgroups = ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
     const cpu = options.cpuShapes ?? ctx.info.isFallbackAdapter;
     this.matvec = matvecShape(ctx.info, cpu);
-    this.prefill = cpu ? 'tiled' : 'wgtiled';
+    this.prefill = options.prefill ?? (cpu ? 'tiled' : 'wgtiled');
     this.foldsNorm = !cpu;
     this.f16 = ctx.hasF16;
     this.tiled = this.f16 ? TILED : SMALL_TILED;
@@ -299,7 +304,7 @@ export class MatmulKernels {
   /** The kernel shape that runs `tokens` tokens (of matmul with `tiled`, else of the expert matmul). */
   private shape(tokens: number, tiled = false): KernelShape {
     if (tokens === 1) return this.matvec;
-    if (!tiled) return MATMAT;
+    if (!tiled || this.prefill === 'matmat') return MATMAT;
     return this.prefill === 'tiled' ? this.tiled : GPU_TILED;
   }
 
