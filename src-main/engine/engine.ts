@@ -26,6 +26,7 @@ import { GREEDY } from './gpu/ops';
 import { BertModel } from './model/bert';
 import { readHParams, type HParams } from './model/hparams';
 import { LlamaModel, type TokenSource } from './model/llama';
+import { prefillLayerGroups, SLOW_GPU_FLOPS, SUBMIT_SECONDS } from './prefill-split';
 import type { BenchResult, EngineInfo, GenerateResult, ModelInfo, SamplingParams, StepProfile, StopReason, Timings } from './protocol';
 import { GpuSampler, type SampledToken } from './sampler';
 
@@ -36,6 +37,11 @@ export interface LoadOptions {
   maxBatch?: number;
   /** F16 KV cache (default true, as llama.cpp). */
   kvF16?: boolean;
+  /**
+   * FLOPs one prefill submission may hold, its layers split into groups to fit (prefill-split.ts;
+   * default: a second of a slow GPU on a GPU, no bound on a CPU adapter, which no watchdog resets).
+   */
+  submitFlops?: number;
   onProgress?(done: number, total: number): void;
 }
 
@@ -84,6 +90,8 @@ interface Loaded {
   loadMs: number;
   /** Tokens whose keys and values are in the KV cache, in order. */
   cached: number[];
+  /** LoadOptions.submitFlops, resolved. */
+  submitFlops: number;
   /** The vocabulary's token bytes, read at the first constrained generation. */
   tokens?: TokenTrie;
 }
@@ -141,7 +149,8 @@ export class Engine {
       }
       sampler.bind(model.ops, model.act.logits, model.step);
       await this.gpu.device.queue.onSubmittedWorkDone();
-      this.loaded = { path, hp, model, sampler, info: modelInfo(path, gguf, hp, ctx), loadMs: performance.now() - started, cached: [] };
+      const submitFlops = options.submitFlops ?? (this.gpu.info.isFallbackAdapter ? Infinity : SLOW_GPU_FLOPS * SUBMIT_SECONDS);
+      this.loaded = { path, hp, model, sampler, info: modelInfo(path, gguf, hp, ctx), loadMs: performance.now() - started, cached: [], submitFlops };
       return this.info;
     } finally {
       file.close();
@@ -435,11 +444,27 @@ export class Engine {
     const device = this.gpu.device;
     const n = Math.min(model.options.maxBatch, ids.length - pos);
     device.queue.writeBuffer(model.ids, 0, Uint32Array.from(ids.slice(pos, pos + n)));
-    model.setBatch(pos, n);
-    const encoder = device.createCommandEncoder();
-    const pass = encoder.beginComputePass();
-    model.encodeBody(pass, 'ids');
-    return { n, encoder, pass };
+    return { n, ...this.encodeBody(model, pos, n, 'ids') };
+  }
+
+  /**
+   * `tokens` tokens from pos0 encoded through the body. A prefill's layers split into groups of
+   * at most submitFlops (prefill-split.ts; on a GPU, none runs past about a second on a slow one),
+   * each submitted here but the last, which the returned pass holds for the caller to add to, end
+   * and submit. A decode step (one token) stays one submission.
+   */
+  private encodeBody(model: LlamaModel, pos0: number, tokens: number, source: TokenSource): { encoder: GPUCommandEncoder; pass: GPUComputePassEncoder } {
+    const device = this.gpu.device;
+    model.setBatch(pos0, tokens);
+    const groups = tokens > 1 ? prefillLayerGroups(model.layerWork, pos0, tokens, this.loaded!.submitFlops) : [undefined];
+    for (let i = 0; ; i++) {
+      const encoder = device.createCommandEncoder();
+      const pass = this.meter ? this.meter.wrap(encoder.beginComputePass()) : encoder.beginComputePass();
+      model.encodeBody(pass, source, groups[i]);
+      if (i === groups.length - 1) return { encoder, pass };
+      pass.end();
+      device.queue.submit([encoder.finish()]);
+    }
   }
 
   /**
@@ -558,10 +583,7 @@ export class Engine {
   private submit(pos0: number, tokens: number, source: TokenSource, sample: boolean): void {
     const started = performance.now();
     const { model, sampler } = this.loaded!;
-    model.setBatch(pos0, tokens);
-    const encoder = this.gpu.device.createCommandEncoder();
-    const pass = this.meter ? this.meter.wrap(encoder.beginComputePass()) : encoder.beginComputePass();
-    model.encodeBody(pass, source);
+    const { encoder, pass } = this.encodeBody(model, pos0, tokens, source);
     if (sample) {
       model.encodeHead(pass);
       sampler.encode(pass);

@@ -58,6 +58,7 @@ import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import { checkMoeShapes, moeBiasNames, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type ExpertRoute, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
 import type { ModelMemory } from '../protocol';
+import type { LayerGroup, LayerWork } from '../prefill-split';
 import { OwnedBuffers } from './owned-buffers';
 import { ropeTable } from './rope-table';
 
@@ -266,6 +267,8 @@ export class LlamaModel {
   readonly weightBytesPerToken: number;
   /** KV cache bytes per position, over all layers, K and V. */
   readonly kvBytesPerPosition: number;
+  /** A layer's work per token, which sizes a prefill's submissions (prefill-split.ts). */
+  readonly layerWork: LayerWork;
   private readonly layers: Layer[] = [];
   private readonly owned: OwnedBuffers;
   private readonly weights: Map<string, GpuWeight>;
@@ -276,6 +279,8 @@ export class LlamaModel {
   private readonly batched: TokenDispatch[] = [];
   private batchTokens = 0;
   private body: Dispatch[] = [];
+  /** Where each layer's dispatches end in body. */
+  private layerEnds: number[] = [];
   private readonly collectPoints: CollectPoint[] = [];
   /** Collection mode (importance matrices): the buffers of each collect point, made on first use; the tokens of the unrouted ones. */
   private collection: { buffers: CollectBuffers[]; dispatches: Dispatch[]; tokens: number } | null = null;
@@ -327,6 +332,11 @@ export class LlamaModel {
     this.weightBytesPerToken =
       residentWeightBytes - unchosen - (hp.tiedEmbeddings ? 0 : embd.residentBytes - Math.ceil(embd.residentBytes / embd.rows));
     this.kvBytesPerPosition = 2 * hp.nLayer * kvRowBytes;
+    let blockWeights = 0;
+    for (const w of weights.values()) {
+      if (w.name.startsWith('blk.')) blockWeights += (w.rows * w.cols * Math.min(hp.moe?.nExpertUsed ?? 1, w.experts)) / w.experts;
+    }
+    this.layerWork = { nLayer: hp.nLayer, layerWeights: blockWeights / hp.nLayer, attentionWidth: hp.nHead * hp.headDim };
     this.memory = { fileTensorBytes, residentWeightBytes, kvBytes, scratchBytes: ownedBytes - kvBytes - vectorBytes(this.vectors) };
     this.build();
   }
@@ -368,11 +378,17 @@ export class LlamaModel {
     }
   }
 
-  /** The layers: embedding of the batch's tokens through the last block (KV cache updated). */
-  encodeBody(pass: GPUComputePassEncoder, source: TokenSource): void {
-    (source === 'ids' ? this.embedIds : this.embedSampled).encode(pass);
-    if (this.collecting) this.startCollection().tokens += this.batchTokens;
-    for (const d of this.body) d.encode(pass);
+  /**
+   * The layers: embedding of the batch's tokens through the last block (KV cache updated). With
+   * `layers`, blocks [from, to) only (the embedding with block 0): a prefill in several submissions.
+   */
+  encodeBody(pass: GPUComputePassEncoder, source: TokenSource, layers: LayerGroup = { from: 0, to: this.hp.nLayer }): void {
+    if (layers.from === 0) {
+      (source === 'ids' ? this.embedIds : this.embedSampled).encode(pass);
+      if (this.collecting) this.startCollection().tokens += this.batchTokens;
+    }
+    const end = this.layerEnds[layers.to - 1]!;
+    for (let i = layers.from === 0 ? 0 : this.layerEnds[layers.from - 1]!; i < end; i++) this.body[i]!.encode(pass);
   }
 
   /**
@@ -481,7 +497,11 @@ export class LlamaModel {
     const embd = this.weights.get(tensorName('token_embd'))!;
     this.embedIds = this.track(this.matmul.embedding(embd, this.ids, this.act.x, 1));
     this.embedSampled = this.matmul.embedding(embd, this.sampledIds, this.act.x, 1);
-    this.body = [...this.embeddingScale(), ...this.layers.flatMap((layer) => [...this.attention(layer), ...this.ffn(layer)])];
+    this.body = this.embeddingScale();
+    for (const layer of this.layers) {
+      this.body.push(...this.attention(layer), ...this.ffn(layer));
+      this.layerEnds.push(this.body.length);
+    }
     this.headDispatches = this.output();
   }
 
