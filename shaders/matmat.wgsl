@@ -1,5 +1,5 @@
-// y = W · x for a prefill's n tokens (the mat-mat kernel; matmul.wgsl keeps decode and the routed
-// experts). Each invocation owns RT rows of W (WG apart) and a tile of TT tokens: it walks the
+// y = W · x for a prefill's n tokens on a CPU adapter (a GPU's is matmat-tiled.wgsl; matmul.wgsl
+// keeps decode and the routed experts). Each invocation owns RT rows of W (WG apart) and a tile of TT tokens: it walks the
 // rows, decoding each 32-value unit once (the type's decode_unit, into registers) and using it for
 // all TT tokens, with one f32 accumulator per (row, token) summed in column order; each token's
 // unit of x is loaded once for the RT rows. On the software adapters (lanes are SIMD lanes of a

@@ -4,7 +4,8 @@
 // and using it for all the tile's tokens; the per-thread sums are then reduced across the
 // workgroup (subgroup sums plus a small shared array where subgroups exist, a shared-memory tree
 // otherwise).
-//   prefill: TT tokens per workgroup, workgroup_id.z picks the token tile.
+//   mat-mat (the routed experts; a GPU's prefill runs matmat-tiled.wgsl): TT tokens per
+//   workgroup, workgroup_id.z picks the token tile.
 // MATVEC (decode, n = 1; TT = 1): the decoder's matvec_step does MV_UNITS units of x for all the
 // rows it is given, loading x once for them: K-quants dot the integer codes with x and apply each
 // sub-block's scale and min once (d·s·Σq·x − dmin·m·Σx), instead of decoding every value.
