@@ -26,7 +26,7 @@ import { GREEDY } from './gpu/ops';
 import { BertModel } from './model/bert';
 import { readHParams, type HParams } from './model/hparams';
 import { LlamaModel, type TokenSource } from './model/llama';
-import { prefillLayerGroups, SLOW_GPU_FLOPS, SUBMIT_SECONDS } from './prefill-split';
+import { prefillLayerGroups, SUBMIT_FLOPS } from './prefill-split';
 import type { BenchResult, EngineInfo, GenerateResult, ModelInfo, SamplingParams, StepProfile, StopReason, Timings } from './protocol';
 import { GpuSampler, type SampledToken } from './sampler';
 
@@ -149,7 +149,7 @@ export class Engine {
       }
       sampler.bind(model.ops, model.act.logits, model.step);
       await this.gpu.device.queue.onSubmittedWorkDone();
-      const submitFlops = options.submitFlops ?? (this.gpu.info.isFallbackAdapter ? Infinity : SLOW_GPU_FLOPS * SUBMIT_SECONDS);
+      const submitFlops = options.submitFlops ?? (this.gpu.info.isFallbackAdapter ? Infinity : SUBMIT_FLOPS);
       this.loaded = { path, hp, model, sampler, info: modelInfo(path, gguf, hp, ctx), loadMs: performance.now() - started, cached: [], submitFlops };
       return this.info;
     } finally {

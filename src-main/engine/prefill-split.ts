@@ -16,6 +16,8 @@
 export const SLOW_GPU_FLOPS = 1e11;
 /** Seconds one submission may run on SLOW_GPU_FLOPS: half of Windows' 2 s. */
 export const SUBMIT_SECONDS = 1;
+/** FLOPs of one submission on a GPU. */
+export const SUBMIT_FLOPS = SLOW_GPU_FLOPS * SUBMIT_SECONDS;
 
 export interface LayerWork {
   /** Layers of the model. */
@@ -41,7 +43,7 @@ export function layerFlops(work: LayerWork, tokens: number, end: number): number
  * The layer groups of a chunk of `tokens` tokens from position `pos`: as many layers each as fit
  * `budget` FLOPs (at least one), all layers in one group when they fit.
  */
-export function prefillLayerGroups(work: LayerWork, pos: number, tokens: number, budget = SLOW_GPU_FLOPS * SUBMIT_SECONDS): LayerGroup[] {
+export function prefillLayerGroups(work: LayerWork, pos: number, tokens: number, budget = SUBMIT_FLOPS): LayerGroup[] {
   const perGroup = Math.max(1, Math.floor(budget / layerFlops(work, tokens, pos + tokens)));
   const groups: LayerGroup[] = [];
   for (let from = 0; from < work.nLayer; from += perGroup) groups.push({ from, to: Math.min(work.nLayer, from + perGroup) });
