@@ -28,15 +28,12 @@
 // part: word 0 holds the split count (the grid's y, which the merge cannot see), then per head and
 // split [m, l, acc[headDim]].
 
-#include "rope.wgsl"
-
 override KV_F16: bool = true;
 override STORE: bool = false;
 
 #struct AttentionUniform
 
 #include "step.wgsl"
-#include "tanh.wgsl"
 
 const WG: u32 = 64u;
 // Query heads per workgroup at most (AttentionUniform.headBlock): the registers each lane keeps per head.
@@ -49,7 +46,6 @@ const PPL: u32 = MAX_HEAD_DIM / 2u / WG;
 const TILE: u32 = 2u * WG;
 const LANES_PER_HEAD: u32 = WG / MAX_HB;
 const SPAN: u32 = TILE / LANES_PER_HEAD;
-const NEG: f32 = -3.0e38;
 
 @group(0) @binding(0) var<uniform> p: AttentionUniform;
 @group(0) @binding(1) var<uniform> step: StepUniform;
@@ -76,36 +72,7 @@ var<workgroup> sc: array<f32, MAX_HB * TILE>;
 var<workgroup> partMax: array<f32, WG>;
 var<workgroup> partSum: array<f32, WG>;
 
-fn k_pair(e: u32) -> vec2<f32> {
-  if (KV_F16) {
-    return unpack2x16float(kCache[e >> 1u]);
-  }
-  return vec2<f32>(bitcast<f32>(kCache[e]), bitcast<f32>(kCache[e + 1u]));
-}
-
-fn v_pair(e: u32) -> vec2<f32> {
-  if (KV_F16) {
-    return unpack2x16float(vCache[e >> 1u]);
-  }
-  return vec2<f32>(bitcast<f32>(vCache[e]), bitcast<f32>(vCache[e + 1u]));
-}
-
-// The keys the token at `pos` sees: [first, pos].
-fn first_key(pos: u32) -> u32 {
-  if (p.window != 0u && pos >= p.window) {
-    return pos + 1u - p.window;
-  }
-  return 0u;
-}
-
-// A key's score from its dot product with the query: scaled, and soft-capped when softcap is set.
-fn score(dot: f32) -> f32 {
-  let s = dot * p.scale;
-  if (p.softcap != 0.0) {
-    return p.softcap * tanh_f32(s * p.invSoftcap);
-  }
-  return s;
-}
+#include "attention-keys.wgsl"
 
 // A split workgroup's work: its KV head, its block of query heads (h0 .. h0 + hb - 1, blocks of
 // headBlock), the token's position and its keys [begin, end).
@@ -185,14 +152,7 @@ fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   storageBarrier();
 
   for (var i = lid; i < hb * p.headDim; i += WG) {
-    let d = i % p.headDim;
-    let qBase = p.qkOffset + (h0 + i / p.headDim) * p.headDim;
-    var x = q[qBase + d];
-    if (d < p.nRot) {
-      let r = rope_pair(d, p.nRot, p.neox != 0u);
-      x = rope_rotate(x, q[qBase + r.partner], ropeTable[pos * (p.nRot / 2u) + r.pair], r.first);
-    }
-    qs[i] = x;
+    qs[i] = query_elem(p.qkOffset + (h0 + i / p.headDim) * p.headDim, i % p.headDim, pos);
   }
   workgroupBarrier();
 
@@ -364,33 +324,6 @@ const LANES: u32 = 8u;
 const KEYS: u32 = 4u;
 const Q4: u32 = HEAD_DIM / 4u;
 
-// Elements e .. e + 7 of a cache (e a multiple of 8), from two vec4 words of halves or floats.
-struct Oct {
-  lo: vec4<f32>,
-  hi: vec4<f32>,
-}
-
-fn oct(words: vec4<u32>, next: vec4<u32>) -> Oct {
-  if (KV_F16) {
-    return Oct(vec4<f32>(unpack2x16float(words.x), unpack2x16float(words.y)), vec4<f32>(unpack2x16float(words.z), unpack2x16float(words.w)));
-  }
-  return Oct(bitcast<vec4<f32>>(words), bitcast<vec4<f32>>(next));
-}
-
-fn k_oct(e: u32) -> Oct {
-  if (KV_F16) {
-    return oct(kCache4[e >> 3u], vec4<u32>());
-  }
-  return oct(kCache4[e >> 2u], kCache4[(e >> 2u) + 1u]);
-}
-
-fn v_oct(e: u32) -> Oct {
-  if (KV_F16) {
-    return oct(vCache4[e >> 3u], vec4<u32>());
-  }
-  return oct(vCache4[e >> 2u], vCache4[(e >> 2u) + 1u]);
-}
-
 @compute @workgroup_size(LANES)
 fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let work = split_of(wid, nwg.y, HEAD_BLOCK);
@@ -431,17 +364,8 @@ fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     l[g] = 0.0;
     let qBase = p.qkOffset + (h0 + min(g, hb - 1u)) * HEAD_DIM;
     for (var j = 0u; j < Q4; j++) {
-      var x = vec4<f32>(0.0);
-      for (var c = 0u; c < 4u; c++) {
-        let d = 4u * j + c;
-        var y = q[qBase + d];
-        if (d < p.nRot) {
-          let r = rope_pair(d, p.nRot, p.neox != 0u);
-          y = rope_rotate(y, q[qBase + r.partner], ropeTable[pos * (p.nRot / 2u) + r.pair], r.first);
-        }
-        x[c] = y;
-      }
-      qh[g * Q4 + j] = x;
+      let d = 4u * j;
+      qh[g * Q4 + j] = vec4<f32>(query_elem(qBase, d, pos), query_elem(qBase, d + 1u, pos), query_elem(qBase, d + 2u, pos), query_elem(qBase, d + 3u, pos));
       acc[g * Q4 + j] = vec4<f32>(0.0);
     }
   }

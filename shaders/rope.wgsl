@@ -1,5 +1,6 @@
-// Rotary position embedding of single elements, included by attention.wgsl: store_kv rotates K
-// on its way into the cache and attention rotates Q as it loads it, so RoPE costs no dispatch.
+// Rotary position embedding of single elements, included by kv-store.wgsl and attention-keys.wgsl:
+// store_kv rotates K on its way into the cache and attention rotates Q as it loads it, so RoPE
+// costs no dispatch.
 //
 // The angles come from a table computed on the CPU exactly as llama.cpp's rope cache (theta
 // scale, freq base/scale, rope_freqs factors, YaRN ramp and magnitude):

@@ -1,10 +1,12 @@
 /**
- * `npm run bench:attention -- [--depth 512,2048,4096] [--heads 16/4] [--head-dim 64] [--cpu] [--f32] [--runs 5] [--json]`
+ * `npm run bench:attention -- [--depth 512,2048,4096] [--prefill N] [--heads 16/4] [--head-dim 64] [--cpu] [--f32] [--runs 5] [--json]`
  *
  * The decode attention kernel (one token over a KV cache of --depth positions, the split and merge
  * dispatches of OpKernels.attention) on the adapter VK_ICD_FILENAMES or GUFO_ADAPTER picks, as a
  * fraction of that adapter's copy bandwidth measured in the same run: the KV bytes a token reads
- * (K and V rows of every position, once) over the kernel's time. Timed with the wall clock around
+ * (K and V rows of every position, once) over the kernel's time. --prefill N: a batch of N tokens
+ * after --depth cached positions instead (prefill attention), reported as ms per layer and GFLOP/s
+ * (2 · headDim multiply-adds per query head and key seen, for the scores and for the values). Timed with the wall clock around
  * one submission of 8 layers' dispatches (the median of --runs, after a warm-up that compiles), so
  * the queue's submission overhead counts as it does in decode. --cpu: the CPU adapters' split
  * policy (the engine picks it for a fallback adapter); by default the adapter's own.
@@ -23,6 +25,7 @@ const { values } = parseArgs({
     'head-dim': { type: 'string', default: '64' },
     cpu: { type: 'boolean' },
     f32: { type: 'boolean' },
+    prefill: { type: 'string', default: '1' },
     runs: { type: 'string', default: '5' },
     json: { type: 'boolean' },
   },
@@ -33,7 +36,9 @@ const depths = values.depth!.split(',').map(Number);
 const [nHead, nKvHead] = values.heads!.split('/').map(Number) as [number, number];
 const headDim = Number(values['head-dim']);
 const runs = Number(values.runs);
-if (depths.some((d) => !Number.isInteger(d) || d < 1) || !(nHead % nKvHead === 0) || !(headDim % 2 === 0) || !(runs >= 1)) {
+const tokens = Number(values.prefill);
+if (!(Number.isInteger(tokens) && tokens >= 1)) throw new Error('usage: --prefill N (tokens, at least 1)');
+if (depths.some((d) => !Number.isInteger(d) || d < 0) || !(nHead % nKvHead === 0) || !(headDim % 2 === 0) || !(runs >= 1)) {
   throw new Error('usage: --depth N[,N...] --heads Q/KV (Q a multiple of KV) --head-dim EVEN --runs N');
 }
 
@@ -51,9 +56,16 @@ const filled = (floats: number) => {
 };
 const rope = { table: filled(4), nRot: 0, neox: false };
 
-const rows: { depth: number; ms: number; kvBytes: number; bytesPerSecond: number; copyFraction: number }[] = [];
+/** Multiply-adds of a batch's attention: each query head scores every key it sees and weighs its value row. */
+const flopsOf = (depth: number) => {
+  let keys = 0;
+  for (let t = 0; t < tokens; t++) keys += depth + t + 1;
+  return 2 * 2 * headDim * nHead * keys;
+};
+
+const rows: { depth: number; ms: number; kvBytes: number; bytesPerSecond: number; copyFraction: number; gflops: number }[] = [];
 for (const depth of depths) {
-  const total = depth + 1;
+  const total = depth + tokens;
   const cacheBytes = total * kvStride * ops.kvElementBytes;
   const kCache = device.createBuffer({ size: cacheBytes, usage: storage });
   const vCache = device.createBuffer({ size: cacheBytes, usage: storage });
@@ -62,8 +74,8 @@ for (const depth of depths) {
   const source = filled(total * kvStride);
   const store = ops.storeKv({ k: source, v: source, kCache, vCache, step: fill, kvStride, headDim, rope });
   const step = new Step(device);
-  const q = filled(nHead * headDim);
-  const out = device.createBuffer({ size: nHead * headDim * 4, usage: GPUBufferUsage.STORAGE });
+  const q = filled(tokens * nHead * headDim);
+  const out = device.createBuffer({ size: tokens * nHead * headDim * 4, usage: GPUBufferUsage.STORAGE });
   const attend = ops.attention({ q, kCache, vCache, out, step, nHead, nKvHead, headDim, scale: 1 / Math.sqrt(headDim), rope });
   const submit = async (dispatches: { encode(pass: GPUComputePassEncoder): void }[]) => {
     const encoder = device.createCommandEncoder();
@@ -74,7 +86,7 @@ for (const depth of depths) {
     await device.queue.onSubmittedWorkDone();
   };
   await submit([store]);
-  step.set(depth, 1);
+  step.set(depth, tokens);
   const layers = Array.from({ length: LAYERS }, () => attend);
   await submit(layers);
   const times: number[] = [];
@@ -86,14 +98,18 @@ for (const depth of depths) {
   const ms = median(times);
   const kvBytes = 2 * total * kvStride * ops.kvElementBytes;
   const bytesPerSecond = kvBytes / (ms / 1000);
-  rows.push({ depth, ms, kvBytes, bytesPerSecond, copyFraction: bytesPerSecond / copy.bytesPerSecond });
+  rows.push({ depth, ms, kvBytes, bytesPerSecond, copyFraction: bytesPerSecond / copy.bytesPerSecond, gflops: flopsOf(depth) / (ms / 1000) / 1e9 });
   for (const b of [kCache, vCache, source, q, out]) b.destroy();
   process.stderr.write(`depth ${depth}: ${ms.toFixed(3)} ms\n`);
 }
 
 const adapter = `${gpu.info.name} (${gpu.info.backend})`;
 if (values.json) {
-  process.stdout.write(JSON.stringify({ adapter, nHead, nKvHead, headDim, kvF16: !values.f32, copyBytesPerSecond: copy.bytesPerSecond, rows }, null, 2) + '\n');
+  process.stdout.write(JSON.stringify({ adapter, nHead, nKvHead, headDim, tokens, kvF16: !values.f32, copyBytesPerSecond: copy.bytesPerSecond, rows }, null, 2) + '\n');
+} else if (tokens > 1) {
+  process.stdout.write(`${adapter}: ${tokens}-token batches, ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${values.f32 ? 'F32' : 'F16'} cache\n`);
+  process.stdout.write('depth     ms/layer   GFLOP/s\n');
+  for (const r of rows) process.stdout.write(`${String(r.depth).padEnd(10)}${r.ms.toFixed(1).padStart(8)}   ${r.gflops.toFixed(2).padStart(7)}\n`);
 } else {
   const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB/s`;
   process.stdout.write(`${adapter}: ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${values.f32 ? 'F32' : 'F16'} cache; copy ${gib(copy.bytesPerSecond)}\n`);

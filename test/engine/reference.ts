@@ -59,13 +59,26 @@ export function attention(
   q: Float32Array,
   kCache: Float64Array,
   vCache: Float64Array,
-  o: { pos0: number; nTokens: number; nHead: number; nKvHead: number; headDim: number; scale: number; window?: number; softcap?: number; sinks?: Float32Array },
+  o: {
+    pos0: number;
+    nTokens: number;
+    nHead: number;
+    nKvHead: number;
+    headDim: number;
+    scale: number;
+    window?: number;
+    softcap?: number;
+    sinks?: Float32Array;
+    /** false: every query sees the whole batch (an encoder). */
+    causal?: boolean;
+  },
 ): Float64Array {
   const { nHead, nKvHead, headDim } = o;
   const out = new Float64Array(o.nTokens * nHead * headDim);
   for (let t = 0; t < o.nTokens; t++) {
-    const last = o.pos0 + t;
-    const first = o.window ? Math.max(0, last - o.window + 1) : 0;
+    const pos = o.pos0 + t;
+    const last = o.causal === false ? o.pos0 + o.nTokens - 1 : pos;
+    const first = o.window ? Math.max(0, pos - o.window + 1) : 0;
     for (let h = 0; h < nHead; h++) {
       const kvh = Math.floor(h / (nHead / nKvHead));
       const scores = new Float64Array(last + 1 - first);

@@ -1,5 +1,5 @@
 /**
- * The non-matmul kernels of the transformer (shaders/{norm,attention,attention-decode,elementwise,sample,moe,square_sums,square_sums_moe}.wgsl;
+ * The non-matmul kernels of the transformer (shaders/{norm,kv-store,attention-prefill,attention-decode,elementwise,sample,moe,square_sums,square_sums_moe}.wgsl;
  * RoPE, shaders/rope.wgsl, is applied inside store_kv and the attention kernels)
  * behind small factories. Each factory call builds its uniform buffer and bind group once and
  * returns a Dispatch, which the decode loop re-encodes every step without allocating anything.
@@ -115,6 +115,8 @@ export const DECODE_QUERY_FLOATS = 1024;
 export const DECODE_MAX_SPLITS = 64;
 /** attention-decode.wgsl's LANES: the CPU shape's lanes, each leaving a partial of its own. */
 export const DECODE_CPU_LANES = 8;
+/** attention-prefill.wgsl's ROWS and LANES: the tokens (of one query head) a prefill workgroup takes. */
+export const PREFILL_ROWS = 8;
 /** The fewest keys given a split of their own (a tile). */
 const DECODE_MIN_SPLIT_KEYS = 128;
 /**
@@ -361,7 +363,7 @@ export class OpKernels {
     const u = this.attentionUniform(1, 1, a.headDim, 0, 0, a.kvStride, a.rope, { inStride: rows.stride, qkOffset: rows.kOffset, vOffset: rows.vOffset });
     const grid = (n: number) => threads((n * a.kvStride) / 2, 64);
     const buffers = [u, a.step.buffer, a.k, a.v, a.kCache, a.vCache, a.rope.table];
-    return this.dispatch('attention.wgsl', 'store_kv', buffers, a.step, grid, { KV_F16: this.kvF16 ? 1 : 0 });
+    return this.dispatch('kv-store.wgsl', 'store_kv', buffers, a.step, grid, { KV_F16: this.kvF16 ? 1 : 0 });
   }
 
   /**
@@ -375,8 +377,9 @@ export class OpKernels {
 
   /**
    * Attention of the step's tokens over the cache: a one-token step (decode) as flash decoding
-   * (attention-decode.wgsl: the keys split across workgroups, then merged), a longer one with a
-   * workgroup per (head, token) (attention.wgsl). `store`: also write the step's K and V rows.
+   * (attention-decode.wgsl: the keys split across workgroups, then merged), a longer one as tiled
+   * flash attention (attention-prefill.wgsl: a workgroup per tile of PREFILL_ROWS tokens of one
+   * query head). `store`: also write the step's K and V rows.
    */
   attention(a: AttentionArgs, store?: StoreKvArgs): Dispatch {
     if (a.headDim > 256 || a.headDim % 2 !== 0) throw new Error(`attention: head size ${a.headDim} is not supported (even, at most 256)`);
@@ -384,8 +387,8 @@ export class OpKernels {
     const qDim = a.nHead * a.headDim;
     const rows = a.qRows ?? { stride: qDim, offset: 0 };
     const group = a.nHead / a.nKvHead;
-    // A CPU adapter's decode lanes keep their query in registers (a head size of whole vec4 pairs);
-    // a GPU's block shares workgroup memory.
+    // A CPU adapter's lanes keep their query in registers (a head size of whole vec4 pairs); a
+    // GPU's workgroup shares queries through workgroup memory.
     const cpuShape = this.cpu && a.headDim % 8 === 0;
     const headBlock = Math.min(group, DECODE_HEAD_BLOCK, cpuShape ? Infinity : Math.floor(DECODE_QUERY_FLOATS / a.headDim));
     const kvRows = store?.rows ?? { stride: a.nKvHead * a.headDim, kOffset: 0, vOffset: 0 };
@@ -400,10 +403,12 @@ export class OpKernels {
     });
     const storing = store && this.storeKv(store);
     const kv = this.kvF16 ? 1 : 0;
-    // A batch: a workgroup per (head, token).
-    const batchBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? null];
-    const constants = { KV_F16: kv, CAUSAL: a.causal === false ? 0 : 1 };
-    const batch = this.dispatch('attention.wgsl', a.sinks ? 'attention_sinks' : 'attention', batchBuffers, a.step, (n) => [a.nHead, n], constants);
+    // A batch: a workgroup per (query head, tile of tokens). The shader reads sinks only under SINKS: without, q stands in.
+    const batchBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? a.q];
+    const constants = { KV_F16: kv, CAUSAL: a.causal === false ? 0 : 1, SINKS: a.sinks ? 1 : 0 };
+    const batch = this.dispatch('attention-prefill.wgsl', cpuShape ? 'attend_tile_cpu' : 'attend_tile', batchBuffers, a.step, (n) => [a.nHead, Math.ceil(n / PREFILL_ROWS)], constants, {
+      defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim } : {},
+    });
     // One token: a workgroup per (block of query heads of one KV head, split of the keys), then a merge per head.
     const window = a.window ?? 0;
     const blocks = a.nKvHead * Math.ceil(group / headBlock);

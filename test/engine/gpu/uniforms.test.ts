@@ -126,8 +126,8 @@ describe('kernel uniforms', () => {
   it('are placed once per shader, with their declared text', () => {
     const matmul = shaderSource('matmul.wgsl', { TYPE: 'q4_k', WG: 64, ROWS: 2, TT: 1, SUBGROUPS: false });
     expect(matmul.split(kernelUniform('WeightUniform')!.wgsl)).toHaveLength(2);
-    // attention.wgsl includes step.wgsl, which places StepUniform: once.
-    const attention = shaderSource('attention.wgsl');
+    // kv-store.wgsl includes step.wgsl, which places StepUniform: once.
+    const attention = shaderSource('kv-store.wgsl');
     expect(attention.match(/^struct StepUniform \{/gm)).toHaveLength(1);
     expect(attention).toContain(kernelUniform('AttentionUniform')!.wgsl);
   });
