@@ -7,61 +7,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { DECODE_CPU_LANES, DECODE_HEAD_BLOCK, DECODE_QUERY_FLOATS, OpKernels } from '../../../src-main/engine/gpu/ops';
-import { mulberry32, randomF32 } from '../../support/random';
+import { describe, expect, it } from 'vitest';
+import { DECODE_CPU_LANES, DECODE_HEAD_BLOCK, DECODE_QUERY_FLOATS } from '../../../src-main/engine/gpu/ops';
 import { REPO_ROOT } from '../../support/paths';
-import { buffer, makeStep, readF32, run, scaledError, testGpu } from '../gpu-harness';
-import * as ref from '../reference';
+import { scaledError, testGpu } from '../gpu-harness';
+import { attentionRunner, type AttentionCase } from './attention-cases';
 
-const ctx = await testGpu();
-const kernels: OpKernels[] = [];
-afterAll(() => kernels.forEach((k) => k.destroy()));
+const run = attentionRunner(await testGpu(), 27);
 
-interface Case {
-  nHead: number;
-  nKvHead: number;
-  headDim: number;
-  /** Keys before the token; the token itself is key `past`. */
-  past: number;
-  kvF16?: boolean;
-  /** The CPU adapters' shape and split policy. */
-  cpu?: boolean;
-  window?: number;
-  softcap?: number;
-  sinks?: boolean;
-}
-
-/** The kernel's output for one token at position `past`, and the reference's (the same inputs for the same shape). */
-async function decode(c: Case): Promise<{ got: Float32Array; expected: Float64Array }> {
-  const rng = mulberry32(27);
-  const gauss = () => rng.gaussian();
-  const ops = new OpKernels(ctx.device, c.kvF16 ?? true, { cpu: c.cpu });
-  kernels.push(ops);
-  const kvStride = c.nKvHead * c.headDim;
-  const total = c.past + 1;
-  const k = randomF32(total * kvStride, gauss);
-  const v = randomF32(total * kvStride, gauss);
-  // Queries of 2σ: scores of a few units, so the softmax is far from flat.
-  const q = randomF32(c.nHead * c.headDim, gauss, 2);
-  // No rotation (nRot 0): RoPE inside attention is ops.test.ts's subject.
-  const rope = { table: buffer(ctx, 16), nRot: 0, neox: false };
-  const kCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
-  const vCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
-  const out = buffer(ctx, q.byteLength);
-  const sinks = c.sinks ? Float32Array.from({ length: c.nHead }, (_, h) => (h % 3) * 2 - 1) : undefined;
-  const scale = 1 / Math.sqrt(c.headDim);
-  const step = makeStep(ctx, c.past, 1);
-  await run(ctx, [
-    ops.storeKv({ k: buffer(ctx, k), v: buffer(ctx, v), kCache, vCache, step: makeStep(ctx, 0, total), kvStride, headDim: c.headDim, rope }),
-    ops.attention({ q: buffer(ctx, q), kCache, vCache, out, step, nHead: c.nHead, nKvHead: c.nKvHead, headDim: c.headDim, scale, rope, window: c.window, softcap: c.softcap, sinks: sinks && buffer(ctx, sinks) }),
-  ]);
-  const round = c.kvF16 === false ? (x: number) => x : ref.roundF16;
-  const expected = ref.attention(q, Float64Array.from(k, round), Float64Array.from(v, round), {
-    pos0: c.past, nTokens: 1, nHead: c.nHead, nKvHead: c.nKvHead, headDim: c.headDim, scale, window: c.window, softcap: c.softcap, sinks,
-  });
-  return { got: await readF32(ctx, out, q.length), expected };
-}
+/** A decode step: one token at position `past`. */
+type Case = Omit<AttentionCase, 'tokens' | 'causal'>;
+const decode = (c: Case) => run({ ...c, tokens: 1 });
 
 describe('decode attention, split across workgroups (tolerance 2e-5 of the output scale)', () => {
   const cases: [string, Case][] = [

@@ -1,0 +1,61 @@
+/**
+ * One attention step (OpKernels.attention: a batch of `tokens` after `past` cached positions) on
+ * random K, V and queries, beside the double-precision reference over the same inputs: what the
+ * decode (one token) and prefill attention tests both check.
+ */
+import { afterAll } from 'vitest';
+import type { GpuContext } from '../../../src-main/engine/gpu/device';
+import { OpKernels } from '../../../src-main/engine/gpu/ops';
+import { mulberry32, randomF32 } from '../../support/random';
+import { buffer, makeStep, readF32, run } from '../gpu-harness';
+import * as ref from '../reference';
+
+export interface AttentionCase {
+  nHead: number;
+  nKvHead: number;
+  headDim: number;
+  /** Positions cached before the batch. */
+  past: number;
+  /** The batch's tokens (1: a decode step). */
+  tokens: number;
+  kvF16?: boolean;
+  /** The CPU adapters' shapes and split policy. */
+  cpu?: boolean;
+  window?: number;
+  softcap?: number;
+  sinks?: boolean;
+  causal?: boolean;
+}
+
+/** Runs cases on `ctx`, each with OpKernels of its own, all destroyed after the test file. */
+export function attentionRunner(ctx: GpuContext, seed: number): (c: AttentionCase) => Promise<{ got: Float32Array; expected: Float64Array }> {
+  const kernels: OpKernels[] = [];
+  afterAll(() => kernels.forEach((k) => k.destroy()));
+  return async (c) => {
+    const rng = mulberry32(seed);
+    const gauss = () => rng.gaussian();
+    const ops = new OpKernels(ctx.device, c.kvF16 ?? true, { cpu: c.cpu });
+    kernels.push(ops);
+    const kvStride = c.nKvHead * c.headDim;
+    const total = c.past + c.tokens;
+    const k = randomF32(total * kvStride, gauss);
+    const v = randomF32(total * kvStride, gauss);
+    // Queries of 2σ: scores of a few units, so the softmax is far from flat.
+    const q = randomF32(c.tokens * c.nHead * c.headDim, gauss, 2);
+    // No rotation (nRot 0): RoPE inside attention is ops.test.ts's subject.
+    const rope = { table: buffer(ctx, 16), nRot: 0, neox: false };
+    const kCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
+    const vCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
+    const out = buffer(ctx, q.byteLength);
+    const sinks = c.sinks ? Float32Array.from({ length: c.nHead }, (_, h) => (h % 3) * 2 - 1) : undefined;
+    const scale = 1 / Math.sqrt(c.headDim);
+    const shape = { nHead: c.nHead, nKvHead: c.nKvHead, headDim: c.headDim, scale, window: c.window, softcap: c.softcap, causal: c.causal };
+    await run(ctx, [
+      ops.storeKv({ k: buffer(ctx, k), v: buffer(ctx, v), kCache, vCache, step: makeStep(ctx, 0, total), kvStride, headDim: c.headDim, rope }),
+      ops.attention({ ...shape, q: buffer(ctx, q), kCache, vCache, out, step: makeStep(ctx, c.past, c.tokens), rope, sinks: sinks && buffer(ctx, sinks) }),
+    ]);
+    const round = c.kvF16 === false ? (x: number) => x : ref.roundF16;
+    const expected = ref.attention(q, Float64Array.from(k, round), Float64Array.from(v, round), { ...shape, pos0: c.past, nTokens: c.tokens, sinks });
+    return { got: await readF32(ctx, out, q.length), expected };
+  };
+}
