@@ -3,8 +3,8 @@
  * says so, continues the text as written, stops at the answer length set in the chat settings,
  * and switches to a built-in template from the notice.
  */
-import { expect, test, type Locator, type Page } from '@playwright/test';
-import { newChat, screenshot } from './support/flow';
+import { expect, test } from '@playwright/test';
+import { answerText, ask, newChat, screenshot } from './support/flow';
 import { serveStories } from './support/served-app';
 
 test.describe.configure({ timeout: 300_000 });
@@ -15,19 +15,6 @@ const app = serveStories({ name: 'base' });
 const MAX_TOKENS = 16;
 /** llama.cpp's greedy continuation of "Once upon a time" with stories260K. */
 const LLAMA_CPP = ', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.';
-
-/** Sends `text` and waits for its answer to end; answers the answer's text (without its statistics). */
-async function ask(page: Page, text: string): Promise<{ answer: Locator; body: string }> {
-  const answers = page.getByRole('article', { name: 'Assistant message' });
-  const before = await answers.count();
-  const message = page.getByRole('textbox', { name: 'Message' });
-  await message.fill(text);
-  await message.press('Enter');
-  await expect(answers).toHaveCount(before + 1);
-  const answer = answers.last();
-  await expect(answer.getByRole('group', { name: 'Generation statistics' })).toBeVisible({ timeout: 180_000 });
-  return { answer, body: (await answer.locator('.body').textContent()) ?? '' };
-}
 
 test('a base model: the chat says it has no template, continues the text, stops at the answer length, and switches format', async ({}, testInfo) => {
   const { page } = app;
@@ -54,9 +41,10 @@ test('a base model: the chat says it has no template, continues the text, stops 
 
   // Plain completion continues the user's text as llama.cpp does, and stops at 16 tokens.
   const first = await ask(page, 'Once upon a time');
-  expect(first.body.trim().length).toBeGreaterThan(20);
-  expect(LLAMA_CPP.startsWith(first.body.trim()), `answer ${JSON.stringify(first.body)}`).toBe(true);
-  const stats = first.answer.getByRole('group', { name: 'Generation statistics' });
+  const body = await answerText(first);
+  expect(body.trim().length).toBeGreaterThan(20);
+  expect(LLAMA_CPP.startsWith(body.trim()), `answer ${JSON.stringify(body)}`).toBe(true);
+  const stats = first.getByRole('group', { name: 'Generation statistics' });
   await expect(stats).toContainText(`${MAX_TOKENS} tokens`);
   await expect(stats).toContainText('answer length limit');
   await screenshot({ page, testInfo }, 'chat-base-model-completion');
@@ -66,7 +54,7 @@ test('a base model: the chat says it has no template, continues the text, stops 
   await expect(format).toHaveValue('llama2');
   await expect(notice).toContainText('it was not trained on this template');
   const second = await ask(page, 'Tell me about the dog.');
-  await expect(second.answer.getByRole('group', { name: 'Generation statistics' })).toContainText(`${MAX_TOKENS} tokens`);
+  await expect(second.getByRole('group', { name: 'Generation statistics' })).toContainText(`${MAX_TOKENS} tokens`);
   await screenshot({ page, testInfo }, 'chat-base-model-llama2');
 
   // The choice survives a reload.

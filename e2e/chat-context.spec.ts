@@ -5,8 +5,8 @@
  * earliest messages were left out, also after a reload; with "Stop at the limit" an answer that
  * fills the context says so and what to do.
  */
-import { expect, test, type Locator, type Page } from '@playwright/test';
-import { chooseModel, openSection, screenshot } from './support/flow';
+import { expect, test, type Page } from '@playwright/test';
+import { ask, chooseModel, openSection, screenshot } from './support/flow';
 import { serveStories } from './support/served-app';
 
 test.describe.configure({ timeout: 300_000 });
@@ -29,19 +29,6 @@ async function newSmallChat(page: Page, contextSize: number, maxTokens: number, 
   if (overflow) await policy.selectOption({ label: overflow });
   await dialog.getByRole('button', { name: 'Create chat' }).click();
   await expect(dialog).toBeHidden();
-}
-
-/** Sends `text` and waits for its answer to end. */
-async function ask(page: Page, text: string): Promise<Locator> {
-  const answers = page.getByRole('article', { name: 'Assistant message' });
-  const before = await answers.count();
-  const message = page.getByRole('textbox', { name: 'Message' });
-  await message.fill(text);
-  await message.press('Enter');
-  await expect(answers).toHaveCount(before + 1);
-  const answer = answers.last();
-  await expect(answer.getByRole('group', { name: 'Generation statistics' })).toBeVisible({ timeout: 180_000 });
-  return answer;
 }
 
 test('the chat states its context policy, says which messages were left out, and says when the context is full', async ({}, testInfo) => {

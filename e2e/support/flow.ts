@@ -118,6 +118,24 @@ export async function newChat(page: Page, fileName: string, { preset, maxTokens 
   await expect(dialog).toBeHidden();
 }
 
+/** The text of an answer, without its buttons and statistics. */
+export async function answerText(answer: Locator): Promise<string> {
+  return (await answer.locator('.body').textContent()) ?? '';
+}
+
+/** Sends `text` in the open chat and waits for its answer to end (its statistics shown); answers that answer. */
+export async function ask(page: Page, text: string): Promise<Locator> {
+  const answers = page.getByRole('article', { name: 'Assistant message' });
+  const before = await answers.count();
+  const message = page.getByRole('textbox', { name: 'Message' });
+  await message.fill(text);
+  await message.press('Enter');
+  await expect(answers).toHaveCount(before + 1);
+  const answer = answers.last();
+  await expect(answer.getByRole('group', { name: 'Generation statistics' })).toBeVisible({ timeout: 180_000 });
+  return answer;
+}
+
 /** A chat streams an answer, stops mid-stream, regenerates into a branch, and survives a reload. */
 export async function chatStreamsStopsRegeneratesAndReloads(flow: FlowContext): Promise<void> {
   const { page, modelFile } = flow;
@@ -132,8 +150,6 @@ export async function chatStreamsStopsRegeneratesAndReloads(flow: FlowContext): 
   await expect(answers).toHaveCount(1);
   await expect(answers.first().getByRole('group', { name: 'Generation statistics' })).toBeVisible({ timeout: 120_000 });
   await expect(answers.first()).toHaveAttribute('aria-busy', 'false');
-  /** The text of an answer, without its buttons and statistics. */
-  const answerText = async (answer: Locator) => (await answer.locator('.body').textContent()) ?? '';
   const firstAnswer = await answerText(answers.first());
   expect(firstAnswer.length).toBeGreaterThan(20);
 
