@@ -16,7 +16,7 @@
 // Every lane keeps the running max and sum of each head itself: all compute them from the same
 // numbers, so they agree without a broadcast.
 //
-// The cache layout is attention.wgsl's: [position][kvHead][headDim] words, halves in pairs with
+// The cache layout is kv-store.wgsl's: [position][kvHead][headDim] words, halves in pairs with
 // KV_F16. The query is rotated by RoPE as it is loaded (position pos0). Scores are dot(q, k)·scale,
 // soft-capped when softcap is set; a sliding window keeps the last `window` keys.
 //
@@ -310,6 +310,7 @@ fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   }
 }
 
+#if CPU_SHAPE
 // The CPU adapters' shape: a workgroup of LANES lanes side by side on consecutive keys, each lane
 // with its own running max, sum and accumulator for every query head of the block, so there are no
 // barriers and no lane waits for another; each lane's state is a partial of its own for the merge
@@ -435,6 +436,7 @@ fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     }
   }
 }
+#endif
 
 @compute @workgroup_size(WG)
 fn attend_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

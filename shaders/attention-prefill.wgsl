@@ -146,9 +146,8 @@ fn attend_tile_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocat
     }
     m = top;
     for (var k = 0u; k < KEYS; k++) {
-      let key = start + k;
-      let row = min(key, tile.end - 1u) * p.kvStride + kvBase;
-      let w = select(0.0, exp(s[k] - m), key < tile.end && sees(pos, key));
+      let row = min(start + k, tile.end - 1u) * p.kvStride + kvBase;
+      let w = select(0.0, exp(s[k] - m), s[k] > NEG);  // NEG: a key the row does not see
       l += w;
       for (var j = 0u; j < Q4; j += 2u) {
         let vv = v_oct(row + 4u * j);

@@ -335,7 +335,7 @@ export interface BenchResult {
 }
 
 export interface KernelTime {
-  /** The pipeline's label, e.g. "matvec4:Q4_K" or "attention.wgsl:attention". */
+  /** The pipeline's label, e.g. "matvec4:Q4_K" or "attention-prefill.wgsl:attend_tile". */
   kernel: string;
   dispatchesPerToken: number;
   gpuMsPerToken: number;

@@ -43,7 +43,7 @@ export const NormUniform = uniformStruct('NormUniform', {
   wSplit: 'u32', // rows of a token from this one on use the weight's next n values; 0: none
 });
 
-/** attention.wgsl's (store_kv and the attention entry points) and attention-decode.wgsl's. */
+/** kv-store.wgsl's, attention-prefill.wgsl's and attention-decode.wgsl's. */
 export const AttentionUniform = uniformStruct('AttentionUniform', {
   nHead: 'u32',
   nKvHead: 'u32',

@@ -419,11 +419,11 @@ export class OpKernels {
     // The shader reads kNew and vNew only under STORE, but uses them statically: without a store, q stands in.
     const splitBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, scratch, a.rope.table, null, null, store?.k ?? a.q, store?.v ?? a.q];
     const split = this.dispatch('attention-decode.wgsl', cpuShape ? 'attend_split_cpu' : 'attend_split', splitBuffers, a.step, (_, pos) => [blocks, splits(pos)], { KV_F16: kv, STORE: store ? 1 : 0 }, {
-      defines: this.decodeDefines(cpuShape ? a.headDim : 0, headBlock),
+      defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim, HEAD_BLOCK: headBlock } : {},
       readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
     });
     const mergeBuffers = [u, null, scratch, null, null, null, null, a.sinks ?? null, a.out];
-    const merge = this.dispatch('attention-decode.wgsl', a.sinks ? 'attend_merge_sinks' : 'attend_merge', mergeBuffers, a.step, () => [a.nHead, 1], {}, { defines: this.decodeDefines(0, 1) });
+    const merge = this.dispatch('attention-decode.wgsl', a.sinks ? 'attend_merge_sinks' : 'attend_merge', mergeBuffers, a.step, () => [a.nHead, 1]);
     return {
       encode(pass) {
         if (a.step.tokens !== 1) {
@@ -435,14 +435,6 @@ export class OpKernels {
         }
       },
     };
-  }
-
-  /**
-   * The CPU shape's constant head size and block; 0: the GPU shape's or the merge's pipeline, which
-   * do not read them (8 keeps the CPU shape's arrays valid WGSL).
-   */
-  private decodeDefines(cpuHeadDim: number, headBlock: number): Defines {
-    return cpuHeadDim ? { HEAD_DIM: cpuHeadDim, HEAD_BLOCK: headBlock } : { HEAD_DIM: 8, HEAD_BLOCK: 1 };
   }
 
   /** The split scratch, at least `bytes` long: the current one, or a larger one for this and later bind groups. */
