@@ -50,7 +50,7 @@ import { dequantizeTensor } from '../../core/dequantize';
 import type { GgmlType } from '../../core/ggml-types';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import type { CollectedWeight } from '../../core/imatrix';
-import { tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
+import { tensorLayer, tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext } from '../gpu/device';
 import { MatmulKernels, type MatmulOptions, type TokenDispatch, type XPrologue } from '../gpu/matmul';
 import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
@@ -334,7 +334,7 @@ export class LlamaModel {
     this.kvBytesPerPosition = 2 * hp.nLayer * kvRowBytes;
     let blockWeights = 0;
     for (const w of weights.values()) {
-      if (w.name.startsWith('blk.')) blockWeights += (w.rows * w.cols * Math.min(hp.moe?.nExpertUsed ?? 1, w.experts)) / w.experts;
+      if (tensorLayer(w.name) !== undefined) blockWeights += (w.rows * w.cols * Math.min(hp.moe?.nExpertUsed ?? 1, w.experts)) / w.experts;
     }
     this.layerWork = { nLayer: hp.nLayer, layerWeights: blockWeights / hp.nLayer, attentionWidth: hp.nHead * hp.headDim };
     this.memory = { fileTensorBytes, residentWeightBytes, kvBytes, scratchBytes: ownedBytes - kvBytes - vectorBytes(this.vectors) };
