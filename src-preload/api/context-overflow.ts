@@ -1,8 +1,9 @@
 /**
  * What a chat does when its conversation outgrows the context (LM Studio's "context overflow"
  * policy), and how the UI and the CLI say it: the names, the default, and the notices.
- * Pure values and functions, no imports.
+ * Pure values and functions.
  */
+import { formatInteger } from './format';
 
 /**
  * 'stop': nothing is left out; a conversation that no longer fits is an error, and an answer that
@@ -44,7 +45,7 @@ export function contextOverflowSummary(overflow: ContextOverflow): string {
 
 /** "3 earliest messages left out to fit the 4,096-token context". */
 export function leftOutNotice(messages: number, contextSize: number): string {
-  return `${messages} earliest ${messages === 1 ? 'message' : 'messages'} left out to fit the ${tokens(contextSize)}-token context`;
+  return `${messages} earliest ${messages === 1 ? 'message' : 'messages'} left out to fit the ${formatInteger(contextSize)}-token context`;
 }
 
 /** Where the UI sets the policy; the CLI names its option instead. */
@@ -53,11 +54,7 @@ export const CONTEXT_OVERFLOW_SETTING = 'Chat settings › When the context is f
 /** What an answer that stopped at the end of the context says, and what to do about it (`setting`: where the policy is chosen). */
 export function contextFullNotice(contextSize: number, setting = CONTEXT_OVERFLOW_SETTING): string {
   return (
-    `The context is full (${tokens(contextSize)} tokens): the answer stops here. ` +
+    `The context is full (${formatInteger(contextSize)} tokens): the answer stops here. ` +
     `Raise the context size, start a new chat, or choose a policy that leaves out earlier messages (${setting}).`
   );
-}
-
-function tokens(n: number): string {
-  return n.toLocaleString('en-US');
 }

@@ -1,9 +1,14 @@
 /**
  * How the CLI and the UI write the same facts, so they agree: sizes in binary units as llama.cpp
- * prints them ("4.07 GiB"), and a model's file type. Tiny pure functions, no imports.
+ * prints them ("4.07 GiB"), whole counts ("4,096"), and a model's file type. Tiny pure functions, no imports.
  */
 
 /** Bytes as "512 B", "1.50 KiB", "23.4 MiB", "4.07 GiB" (three significant digits). */
+/** 4096 → "4,096": token and byte counts written out whole. */
+export function formatInteger(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return '—';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
