@@ -6,7 +6,7 @@ import { REPO_ROOT, STORIES_260K } from '../support/paths';
 import { STORIES_GREEDY, STORIES_PROMPT } from './stories-fixture';
 
 describe('gufo run', () => {
-  it('--json: prompt ids, llama.cpp\'s greedy tokens, text, timings, adapter and memory', () => {
+  it('--json: prompt ids, llama.cpp\'s greedy tokens, text, why it stopped, timings, adapter and memory', () => {
     const r = gufo(['run', STORIES_260K, '--prompt', 'Once upon a time', '-n', '16', '--json', '--top-logprobs', '2']);
     expect(r.status, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
@@ -18,7 +18,8 @@ describe('gufo run', () => {
     expect(Object.keys(doc.timings).sort()).toEqual(['decodeTokS', 'loadMs', 'prefillTokS', 'ttftMs']);
     expect(doc.adapter.name).toBeTruthy();
     expect(doc.memory).toEqual({ fileTensorBytes: 1171200, residentWeightBytes: 1171200, kvBytes: expect.any(Number) });
-    expect(Object.keys(doc).sort()).toEqual(['adapter', 'ids', 'logprobs', 'memory', 'promptIds', 'text', 'timings']);
+    expect(doc.stopReason).toBe('length');
+    expect(Object.keys(doc).sort()).toEqual(['adapter', 'ids', 'logprobs', 'memory', 'promptIds', 'stopReason', 'text', 'timings']);
   });
 
   it('streams text to stdout and timings to stderr; a seed makes sampling reproducible', () => {
