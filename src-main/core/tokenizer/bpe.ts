@@ -35,11 +35,6 @@ export function createBpeEncoder(vocab: Vocab): (fragment: string) => number[] {
   return (fragment) => model.encode(fragment);
 }
 
-/** The pre-tokenizer and llama.cpp's per-pre settings (add_bos default, clean_spaces, ...) for a vocabulary. */
-export function bpePreTokenizer(vocab: Vocab): PreTokenizer {
-  return resolvePreTokenizer(vocab.pre, vocab.file);
-}
-
 // ---------------------------------------------------------------------------------------------
 
 const FNV_OFFSET = 0x811c9dc5;
