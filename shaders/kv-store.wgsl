@@ -1,12 +1,14 @@
 // The KV cache and its writer.
 //
-// Cache layout, one buffer per layer for K and one for V: [position][kvHead][headDim], stored as
+// Cache layout, per layer one buffer for K and one for V, or where those outgrow one binding, a
+// pair per part of whole KV heads: [position][kvHead][headDim] over the part's KV heads, stored as
 // u32 words. With KV_F16 (the default, as llama.cpp's F16 cache) a word holds two halves
 // (pack2x16float); otherwise each f32 takes one word (its bits). The attention kernels
 // (attention-prefill.wgsl, attention-decode.wgsl) read it through attention-keys.wgsl.
 //
 // `store_kv` writes the batch's K (rotated by RoPE) and V rows at positions pos0 .. pos0 + nTokens - 1,
-// reading them from rows of inStride elements per token (k from qkOffset, v from vOffset): separate
+// reading them from rows of inStride elements per token (k from qkOffset, v from vOffset, at the
+// part's first KV head) and writing rows of kvStride elements (the part's heads): separate
 // k and v buffers, or one fused q|k|v row read twice. (A one-token decode step stores its own row
 // inside attention-decode.wgsl instead.)
 

@@ -185,11 +185,19 @@ export interface RopeSpec {
   neox: boolean;
 }
 
+/** KV heads first .. first + count − 1: those one part of a layer's KV cache holds (kv-store.wgsl). */
+export interface KvHeads {
+  first: number;
+  count: number;
+}
+
 export interface StoreKvArgs {
   k: GPUBuffer;
   v: GPUBuffer;
   kCache: GPUBuffer;
   vCache: GPUBuffer;
+  /** The KV heads the caches hold (default: all); only theirs are stored. */
+  kvHeads?: KvHeads;
   step: Step;
   /** nKvHead * headDim. */
   kvStride: number;
@@ -206,6 +214,8 @@ export interface AttentionArgs {
   q: GPUBuffer;
   kCache: GPUBuffer;
   vCache: GPUBuffer;
+  /** The KV heads the caches hold (default: all); only their query heads are attended and written to out. */
+  kvHeads?: KvHeads;
   out: GPUBuffer;
   step: Step;
   nHead: number;
@@ -360,8 +370,11 @@ export class OpKernels {
   /** Writes the batch's K (rotated) and V rows into the cache at positions pos0... */
   storeKv(a: StoreKvArgs): Dispatch {
     const rows = a.rows ?? { stride: a.kvStride, kOffset: 0, vOffset: 0 };
-    const u = this.attentionUniform(1, 1, a.headDim, 0, 0, a.kvStride, a.rope, { inStride: rows.stride, qkOffset: rows.kOffset, vOffset: rows.vOffset });
-    const grid = (n: number) => threads((n * a.kvStride) / 2, 64);
+    const heads = a.kvHeads ?? { first: 0, count: a.kvStride / a.headDim };
+    const skip = heads.first * a.headDim;
+    const width = heads.count * a.headDim;
+    const u = this.attentionUniform(1, 1, a.headDim, 0, 0, width, a.rope, { inStride: rows.stride, qkOffset: rows.kOffset + skip, vOffset: rows.vOffset + skip });
+    const grid = (n: number) => threads((n * width) / 2, 64);
     const buffers = [u, a.step.buffer, a.k, a.v, a.kCache, a.vCache, a.rope.table];
     return this.dispatch('kv-store.wgsl', 'store_kv', buffers, a.step, grid, { KV_F16: this.kvF16 ? 1 : 0 });
   }
@@ -371,7 +384,8 @@ export class OpKernels {
    * (attention-decode.wgsl's STORE), a longer step runs store_kv first.
    */
   storeKvAndAttend(store: StoreKvArgs, a: AttentionArgs): Dispatch {
-    if (store.kvStride !== a.nKvHead * a.headDim || store.headDim !== a.headDim) throw new Error('storeKvAndAttend: the store and the attention disagree on the KV rows');
+    const sameHeads = store.kvHeads?.first === a.kvHeads?.first && store.kvHeads?.count === a.kvHeads?.count;
+    if (store.kvStride !== a.nKvHead * a.headDim || store.headDim !== a.headDim || !sameHeads) throw new Error('storeKvAndAttend: the store and the attention disagree on the KV rows');
     return this.attention(a, store);
   }
 
@@ -392,7 +406,8 @@ export class OpKernels {
     const cpuShape = this.cpu && a.headDim % 8 === 0;
     const headBlock = Math.min(group, DECODE_HEAD_BLOCK, cpuShape ? Infinity : Math.floor(DECODE_QUERY_FLOATS / a.headDim));
     const kvRows = store?.rows ?? { stride: a.nKvHead * a.headDim, kOffset: 0, vOffset: 0 };
-    const u = this.attentionUniform(a.nHead, a.nKvHead, a.headDim, a.scale, qDim, a.nKvHead * a.headDim, a.rope, {
+    const heads = a.kvHeads ?? { first: 0, count: a.nKvHead };
+    const u = this.attentionUniform(a.nHead, a.nKvHead, a.headDim, a.scale, qDim, heads.count * a.headDim, a.rope, {
       inStride: rows.stride,
       qkOffset: rows.offset,
       window: a.window,
@@ -400,21 +415,23 @@ export class OpKernels {
       headBlock,
       kOffset: kvRows.kOffset,
       vOffset: kvRows.vOffset,
+      kvHead0: heads.first,
     });
+    const partHeads = heads.count * group;
     const storing = store && this.storeKv(store);
     const kv = this.kvF16 ? 1 : 0;
     // A batch: a workgroup per (query head, tile of tokens). The shader reads sinks only under SINKS: without, q stands in.
     const batchBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? a.q];
     const constants = { KV_F16: kv, CAUSAL: a.causal === false ? 0 : 1, SINKS: a.sinks ? 1 : 0 };
-    const batch = this.dispatch('attention-prefill.wgsl', cpuShape ? 'attend_tile_cpu' : 'attend_tile', batchBuffers, a.step, (n) => [a.nHead, Math.ceil(n / PREFILL_ROWS)], constants, {
+    const batch = this.dispatch('attention-prefill.wgsl', cpuShape ? 'attend_tile_cpu' : 'attend_tile', batchBuffers, a.step, (n) => [partHeads, Math.ceil(n / PREFILL_ROWS)], constants, {
       defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim } : {},
     });
     // One token: a workgroup per (block of query heads of one KV head, split of the keys), then a merge per head.
     const window = a.window ?? 0;
-    const blocks = a.nKvHead * Math.ceil(group / headBlock);
+    const blocks = heads.count * Math.ceil(group / headBlock);
     const maxSplits = cpuShape ? DECODE_MAX_SPLITS / DECODE_CPU_LANES : DECODE_MAX_SPLITS;
     const splits = (pos: number) => Math.max(1, Math.min(maxSplits, Math.ceil(keysSeen(pos, window) / DECODE_MIN_SPLIT_KEYS), Math.ceil(DECODE_WORKGROUPS[this.cpu ? 'cpu' : 'gpu'] / blocks)));
-    const kvRowBytes = 2 * a.nKvHead * a.headDim * this.kvElementBytes;
+    const kvRowBytes = 2 * heads.count * a.headDim * this.kvElementBytes;
     const scratch = this.splitScratchOf(4 * (1 + a.nHead * DECODE_MAX_SPLITS * (a.headDim + 2)));
     // The shader reads kNew and vNew only under STORE, but uses them statically: without a store, q stands in.
     const splitBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, scratch, a.rope.table, null, null, store?.k ?? a.q, store?.v ?? a.q];
@@ -423,7 +440,7 @@ export class OpKernels {
       readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
     });
     const mergeBuffers = [u, null, scratch, null, null, null, null, a.sinks ?? null, a.out];
-    const merge = this.dispatch('attention-decode.wgsl', a.sinks ? 'attend_merge_sinks' : 'attend_merge', mergeBuffers, a.step, () => [a.nHead, 1]);
+    const merge = this.dispatch('attention-decode.wgsl', a.sinks ? 'attend_merge_sinks' : 'attend_merge', mergeBuffers, a.step, () => [partHeads, 1]);
     return {
       encode(pass) {
         if (a.step.tokens !== 1) {
@@ -574,7 +591,7 @@ export class OpKernels {
     qStride: number,
     kvStride: number,
     rope: RopeSpec,
-    o: { inStride: number; qkOffset: number; vOffset?: number; window?: number; softcap?: number; headBlock?: number; kOffset?: number },
+    o: { inStride: number; qkOffset: number; vOffset?: number; window?: number; softcap?: number; headBlock?: number; kOffset?: number; kvHead0?: number },
   ): GPUBuffer {
     if (headDim % 2 !== 0) throw new Error(`head size ${headDim}: must be even`);
     if (rope.nRot % 2 !== 0 || rope.nRot > headDim) throw new Error(`RoPE over ${rope.nRot} of ${headDim} dimensions`);
@@ -596,6 +613,7 @@ export class OpKernels {
       softcap,
       invSoftcap: softcap ? Math.fround(1 / softcap) : 0,
       headBlock: o.headBlock ?? 0,
+      kvHead0: o.kvHead0 ?? 0,
     });
   }
 

@@ -31,6 +31,8 @@ describe('decode attention, split across workgroups (tolerance 2e-5 of the outpu
     ['head 32, no GQA, 2000 keys', { nHead: 4, nKvHead: 4, headDim: 32, past: 1999 }],
     ['sliding window of 100 over 700 keys, soft-cap 1.5', { nHead: 8, nKvHead: 2, headDim: 64, past: 699, window: 100, softcap: 1.5 }],
     ['sinks, 500 keys, 3 query heads per KV head', { nHead: 6, nKvHead: 2, headDim: 64, past: 499, sinks: true }],
+    ['a cache in 3 parts of KV heads (2, 2, 1), sinks, window of 200 over 301 keys', { nHead: 10, nKvHead: 5, headDim: 64, past: 300, sinks: true, window: 200, parts: 3 }],
+    ['a cache in 2 parts, 8 per KV head, 1000 keys over many splits', { nHead: 16, nKvHead: 2, headDim: 128, past: 999, parts: 2 }],
   ];
   for (const [name, c] of cases) {
     // Both shapes on every adapter: the GPU shape's workgroup-memory tiles, and the CPU shape's lanes

@@ -29,6 +29,8 @@ describe('prefill attention, tiled (tolerance 2e-5 of the output scale)', () => 
     ['sliding window of 13 after 100 cached, 11 tokens', { nHead: 4, nKvHead: 2, headDim: 32, past: 100, tokens: 11, window: 13 }],
     ['sinks, 3 per KV head, 40 tokens after 90', { nHead: 6, nKvHead: 2, headDim: 64, past: 90, tokens: 40, sinks: true }],
     ['an encoder: every token sees the whole batch of 45', { nHead: 4, nKvHead: 4, headDim: 32, past: 0, tokens: 45, causal: false, kvF16: false }],
+    ['a cache in 3 parts of KV heads (2, 2, 1), sinks, 12 tokens after 50', { nHead: 10, nKvHead: 5, headDim: 64, past: 50, tokens: 12, sinks: true, parts: 3 }],
+    ['a cache in 2 parts, window of 9, 4 per KV head, 20 tokens after 30', { nHead: 8, nKvHead: 2, headDim: 32, past: 30, tokens: 20, window: 9, parts: 2 }],
   ];
   for (const [name, c] of cases) {
     for (const cpu of [false, true]) {
