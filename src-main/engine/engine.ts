@@ -42,6 +42,8 @@ export interface LoadOptions {
    * default: a second of a slow GPU on a GPU, no bound on a CPU adapter, which no watchdog resets).
    */
   submitFlops?: number;
+  /** ModelOptions.kvBindingLimit: tests split the KV cache with it. */
+  kvBindingLimit?: number;
   onProgress?(done: number, total: number): void;
 }
 
@@ -141,6 +143,7 @@ export class Engine {
           ctx,
           maxBatch: Math.max(1, Math.min(options.maxBatch ?? 64, ctx)),
           kvF16: options.kvF16 ?? true,
+          kvBindingLimit: options.kvBindingLimit,
           onProgress: options.onProgress,
         });
       } catch (err) {

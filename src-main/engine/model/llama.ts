@@ -53,7 +53,7 @@ import type { CollectedWeight } from '../../core/imatrix';
 import { tensorLayer, tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext } from '../gpu/device';
 import { MatmulKernels, type MatmulOptions, type TokenDispatch, type XPrologue } from '../gpu/matmul';
-import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
+import { OpKernels, Step, type Dispatch, type KvHeads, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import { checkMoeShapes, moeBiasNames, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type ExpertRoute, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
@@ -69,6 +69,8 @@ export interface ModelOptions {
   maxBatch: number;
   /** KV cache in halves (llama.cpp's default) rather than f32. */
   kvF16: boolean;
+  /** Bytes a part of a layer's K or V cache may take at most (default, and at most: the adapter's largest binding). */
+  kvBindingLimit?: number;
   onProgress?(done: number, total: number): void;
 }
 
@@ -104,8 +106,14 @@ interface Layer {
   /** Sliding window in positions, 0: none. */
   window: number;
   rope: RopeSpec;
-  kCache: GPUBuffer;
-  vCache: GPUBuffer;
+  /** Its K and V caches: one pair, or a pair per part of its KV heads where they outgrow a binding. */
+  kvCache: KvCachePart[];
+}
+
+interface KvCachePart {
+  k: GPUBuffer;
+  v: GPUBuffer;
+  heads: KvHeads;
 }
 
 /** Activations of one batch, f32, [token][...]; sized for maxBatch tokens. */
@@ -210,19 +218,27 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
 }
 
 /**
- * Each layer's K and V caches are one binding each: a context whose cache outgrows the adapter's
- * largest binding fails before anything is uploaded, with the largest context that fits, rather
+ * How each layer's K (and V) cache splits into bindings: by whole KV heads, in as few parts as the
+ * binding limit allows, the heads spread evenly over them. A context where one KV head's cache
+ * outgrows a binding fails before anything is uploaded, with the largest context that fits, rather
  * than inside Dawn.
  */
-function checkKvFits(ctx: GpuContext, hp: HParams, options: ModelOptions): void {
-  const rowBytes = hp.nHeadKv * hp.headDim * (options.kvF16 ? 2 : 4);
-  const limit = Math.min(ctx.device.limits.maxStorageBufferBindingSize, ctx.device.limits.maxBufferSize);
-  if (options.ctx * rowBytes <= limit) return;
-  const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-  throw new Error(
-    `a context of ${options.ctx} tokens needs ${mib(options.ctx * rowBytes)} of K cache per layer, more than the ${mib(limit)} ` +
-      `${ctx.info.name} binds at once: the largest context that fits is ${Math.floor(limit / rowBytes)} tokens`,
-  );
+export function kvCacheParts(ctx: GpuContext, hp: Pick<HParams, 'headDim' | 'nHeadKv'>, options: Pick<ModelOptions, 'ctx' | 'kvF16' | 'kvBindingLimit'>): KvHeads[] {
+  const headRowBytes = hp.headDim * (options.kvF16 ? 2 : 4);
+  const headBytes = options.ctx * headRowBytes;
+  const { maxStorageBufferBindingSize, maxBufferSize } = ctx.device.limits;
+  const limit = Math.min(maxStorageBufferBindingSize, maxBufferSize, options.kvBindingLimit ?? Infinity);
+  const perPart = Math.floor(limit / headBytes);
+  if (perPart === 0) {
+    const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+    throw new Error(
+      `a context of ${options.ctx} tokens needs ${mib(headBytes)} of K cache per KV head and layer, more than the ${mib(limit)} ` +
+        `${ctx.info.name} binds at once: the largest context that fits is ${Math.floor(limit / headRowBytes)} tokens`,
+    );
+  }
+  const parts = Math.ceil(hp.nHeadKv / perPart);
+  const count = Math.ceil(hp.nHeadKv / parts);
+  return Array.from({ length: parts }, (_, i) => ({ first: i * count, count: Math.min(count, hp.nHeadKv - i * count) }));
 }
 
 /** Checks the dense layers' matrices against the metadata before anything is uploaded. */
@@ -301,6 +317,7 @@ export class LlamaModel {
     vectorFileBytes: number,
     /** Where the next-token id is read from in 'sampled' submissions (the sampler's output). */
     readonly sampledIds: GPUBuffer,
+    kvParts: KvHeads[],
   ) {
     const { device } = ctx;
     this.weights = weights;
@@ -313,7 +330,7 @@ export class LlamaModel {
     this.ids = this.owned.create('ids', options.maxBatch * 4);
     this.act = this.activations();
     const kvRowBytes = hp.nHeadKv * hp.headDim * this.ops.kvElementBytes;
-    for (let l = 0; l < hp.nLayer; l++) this.layers.push(this.layer(l, options.ctx * kvRowBytes));
+    for (let l = 0; l < hp.nLayer; l++) this.layers.push(this.layer(l, kvParts));
 
     let residentWeightBytes = 0;
     let fileTensorBytes = vectorFileBytes;
@@ -345,7 +362,7 @@ export class LlamaModel {
   static async load(ctx: GpuContext, gguf: GgufFile, hp: HParams, sampledIds: GPUBuffer, options: ModelOptions): Promise<LlamaModel> {
     if (hp.moe) checkMoeShapes(gguf, hp, hp.moe);
     checkShapes(gguf, hp);
-    checkKvFits(ctx, hp, options);
+    const kvParts = kvCacheParts(ctx, hp, options);
     const { matrices, vectors } = modelTensorNames(hp, options.ctx);
     for (const name of vectors) {
       if (!gguf.tensor(name)) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
@@ -357,7 +374,7 @@ export class LlamaModel {
     const weights = await uploadWeights(ctx, gguf, sources, { onProgress: options.onProgress });
     const vectorFileBytes = vectors.reduce((sum, name) => sum + gguf.tensor(name)!.bytes, 0);
     try {
-      return new LlamaModel(ctx, hp, options, weights, vectorData, vectorFileBytes, sampledIds);
+      return new LlamaModel(ctx, hp, options, weights, vectorData, vectorFileBytes, sampledIds, kvParts);
     } catch (err) {
       for (const w of weights.values()) w.destroy();
       throw err;
@@ -614,11 +631,12 @@ export class LlamaModel {
     const kvDim = hp.nHeadKv * hp.headDim;
     const kvRows = { stride: this.qkvWidth, kOffset: qDim, vOffset: qDim + kvDim };
     const qRows = { stride: this.qkvWidth, offset: 0 };
-    return [
-      ops.storeKvAndAttend({ k: act.qkv, v: act.qkv, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }, {
+    return l.kvCache.map(({ k: kCache, v: vCache, heads: kvHeads }) =>
+      ops.storeKvAndAttend({ k: act.qkv, v: act.qkv, kCache, vCache, kvHeads, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }, {
         q: act.qkv,
-        kCache: l.kCache,
-        vCache: l.vCache,
+        kCache,
+        vCache,
+        kvHeads,
         out: act.att,
         step,
         nHead: hp.nHead,
@@ -631,7 +649,7 @@ export class LlamaModel {
         softcap: hp.attnSoftcap,
         sinks: l.sinks,
       }),
-    ];
+    );
   }
 
   private ffn(l: Layer): Dispatch[] {
@@ -682,7 +700,7 @@ export class LlamaModel {
 
   // ---- buffers ----
 
-  private layer(l: number, kvBytes: number): Layer {
+  private layer(l: number, kvParts: KvHeads[]): Layer {
     const { hp } = this;
     const blk = (role: BlockRole, kind?: TensorKind) => tensorName(role, l, kind);
     const w = (role: BlockRole) => this.weights.get(blk(role))!;
@@ -715,10 +733,15 @@ export class LlamaModel {
       qkNorm: hp.qkNorm ? this.concatVector([[blk('attn_q_norm'), hp.headDim], [blk('attn_k_norm'), hp.headDim]]) : undefined,
       window: windowed ? hp.swa!.window : 0,
       rope: { table: windowed ? this.ropeTables.swa : this.ropeTables.full, nRot: hp.rope.nRot, neox: hp.rope.neox },
-      // llama.cpp's names for the cache tensors.
-      kCache: this.owned.create(`cache_k_l${l}`, kvBytes),
-      vCache: this.owned.create(`cache_v_l${l}`, kvBytes),
+      kvCache: kvParts.map((heads) => this.kvCachePart(l, heads, kvParts.length > 1)),
     };
+  }
+
+  /** Layer l's K and V caches for `heads`, named as llama.cpp's cache tensors (and the part's heads). */
+  private kvCachePart(l: number, heads: KvHeads, split: boolean): KvCachePart {
+    const bytes = this.options.ctx * heads.count * this.hp.headDim * this.ops.kvElementBytes;
+    const suffix = split ? ` heads ${heads.first}-${heads.first + heads.count - 1}` : '';
+    return { k: this.owned.create(`cache_k_l${l}${suffix}`, bytes), v: this.owned.create(`cache_v_l${l}${suffix}`, bytes), heads };
   }
 
   /**
