@@ -172,7 +172,8 @@ describe('store_kv + attention (with RoPE)', () => {
 
 describe('store_kv fused into decode attention (STORE)', () => {
   // 8 heads over 2 KV heads of 64 (NeoX, RoPE over 48), 200 positions cached (two splits), the new
-  // token's q|k|v in one fused row: the same output and cache, bit for bit, as store_kv then attention.
+  // token's q|k|v in one fused row: the same output and cache, bit for bit, as store_kv then
+  // attention, with the cache whole and split into a part per KV head.
   for (const kvF16 of [true, false]) {
     for (const cpu of [false, true]) {
       it(`${kvF16 ? 'F16' : 'F32'} cache, ${cpu ? 'CPU' : 'GPU'} shape`, async () => {
@@ -183,32 +184,52 @@ describe('store_kv fused into decode attention (STORE)', () => {
         const rowWidth = qDim + 2 * kvStride;
         const table = ropeTable(plainRope(nRot, true), past + 4);
         const rope = { table: buffer(ctx, table), nRot, neox: true };
-        const cacheBytes = (past + 4) * kvStride * kernels.kvElementBytes;
+        const headWords = (headDim * kernels.kvElementBytes) / 4;
         const history = { k: buffer(ctx, randomF32(past * kvStride, gauss)), v: buffer(ctx, randomF32(past * kvStride, gauss)) };
         const qkv = buffer(ctx, randomF32(rowWidth, gauss));
         const rows = { stride: rowWidth, kOffset: qDim, vOffset: qDim + kvStride };
         const step0 = makeStep(ctx, 0, past);
         const step1 = makeStep(ctx, past, 1);
+        const words = (b: GPUBuffer) => readU32(ctx, b, b.size / 4);
         const results = [];
-        for (const fused of [false, true]) {
-          const kCache = buffer(ctx, cacheBytes);
-          const vCache = buffer(ctx, cacheBytes);
+        const variants = [{ fused: false, parts: [undefined] }, { fused: true, parts: [undefined] }, { fused: true, parts: [0, 1].map((first) => ({ first, count: 1 })) }];
+        for (const { fused, parts } of variants) {
           const out = buffer(ctx, qDim * 4);
-          const store = { k: qkv, v: qkv, kCache, vCache, step: step1, kvStride, headDim, rope, rows };
-          const attend = { q: qkv, kCache, vCache, out, step: step1, nHead, nKvHead, headDim, scale: 0.125, rope, qRows: { stride: rowWidth, offset: 0 } };
-          await run(ctx, [kernels.storeKv({ ...history, kCache, vCache, step: step0, kvStride, headDim, rope })]);
-          await run(ctx, fused ? [kernels.storeKvAndAttend(store, attend)] : [kernels.storeKv(store), kernels.attention(attend)]);
-          const words = (b: GPUBuffer) => readU32(ctx, b, b.size / 4);
-          results.push({ out: await words(out), k: await words(kCache), v: await words(vCache) });
+          const k: Uint32Array[] = [];
+          const v: Uint32Array[] = [];
+          for (const kvHeads of parts) {
+            const cacheBytes = (past + 4) * (kvHeads?.count ?? nKvHead) * headWords * 4;
+            const kCache = buffer(ctx, cacheBytes);
+            const vCache = buffer(ctx, cacheBytes);
+            const store = { k: qkv, v: qkv, kCache, vCache, kvHeads, step: step1, kvStride, headDim, rope, rows };
+            const attend = { q: qkv, kCache, vCache, kvHeads, out, step: step1, nHead, nKvHead, headDim, scale: 0.125, rope, qRows: { stride: rowWidth, offset: 0 } };
+            await run(ctx, [kernels.storeKv({ ...history, kCache, vCache, kvHeads, step: step0, kvStride, headDim, rope })]);
+            await run(ctx, fused ? [kernels.storeKvAndAttend(store, attend)] : [kernels.storeKv(store), kernels.attention(attend)]);
+            k.push(await words(kCache));
+            v.push(await words(vCache));
+          }
+          results.push({ out: await words(out), k: joinParts(k, headWords), v: joinParts(v, headWords) });
         }
-        expect(results[1]!.out).toEqual(results[0]!.out);
-        expect(results[1]!.k).toEqual(results[0]!.k);
-        expect(results[1]!.v).toEqual(results[0]!.v);
+        for (const other of results.slice(1)) {
+          expect(other.out).toEqual(results[0]!.out);
+          expect(other.k).toEqual(results[0]!.k);
+          expect(other.v).toEqual(results[0]!.v);
+        }
         kernels.destroy();
       });
     }
   }
 });
+
+/** A cache split into parts of one KV head each (`headWords` words a row) as the whole cache's words. */
+function joinParts(parts: Uint32Array[], headWords: number): Uint32Array {
+  if (parts.length === 1) return parts[0]!;
+  const whole = new Uint32Array(parts.length * parts[0]!.length);
+  parts.forEach((part, h) => {
+    for (let row = 0; row * headWords < part.length; row++) whole.set(part.subarray(row * headWords, (row + 1) * headWords), (row * parts.length + h) * headWords);
+  });
+  return whole;
+}
 
 describe('sliding window, soft-capped scores, sinks and a fused q|k|v input (tolerance 2e-5 of the output scale)', () => {
   // Past positions are stored from separate K and V buffers, the batch from fused q|k|v rows, which
