@@ -227,7 +227,8 @@ export class MatmulKernels {
   /**
    * Whether a one-token step folds RMSNorm into the mat-vecs that read its output (the X_NORM
    * prologue): on a GPU. Not on a CPU adapter, where every workgroup's sum of squares, with its
-   * barriers, cost more than the dispatch it saves (SwiftShader decode ×0.83, docs/performance.md).
+   * barriers, cost more than the dispatch it saves (SwiftShader decode ×0.83;
+   * `git show fec2e69:docs/performance.md`, "RMSNorm and the GLU folded into the decode mat-vecs").
    */
   readonly foldsNorm: boolean;
   private readonly device: GPUDevice;
