@@ -17,8 +17,9 @@
 // numbers, so they agree without a broadcast.
 //
 // The cache layout is kv-store.wgsl's: [position][kvHead][headDim] words, halves in pairs with
-// KV_F16, the KV heads of one part of the cache (both kernels dispatch per part). The query is rotated by RoPE as it is loaded (position pos0). Scores are dot(q, k)·scale,
-// soft-capped when softcap is set; a sliding window keeps the last `window` keys.
+// KV_F16, over the KV heads of one part of the cache (split and merge run per part). The query is
+// rotated by RoPE as it is loaded (position pos0). Scores are dot(q, k)·scale, soft-capped when
+// softcap is set; a sliding window keeps the last `window` keys.
 //
 // With STORE (the engine's decode step), the workgroups whose keys include the token's own position
 // first write its K (rotated) and V rows (kNew, vNew: rows of kvInStride from kOffset and vOffset)

@@ -3,9 +3,10 @@
 // l = Σ exp(s − m) and acc = Σ exp(s − m)·v), so any context length runs in fixed memory.
 //
 // A workgroup takes a tile of ROWS query rows, consecutive tokens of one query head (wid.x the
-// head of the cache part, wid.y the tile), and walks only the keys its rows see: from its first token's first key
-// (0, or the sliding window's start) to its last token's own position. The fully masked tiles of
-// the causal triangle are never visited, and each K and V row read serves every row of the tile.
+// head among the cache part's, wid.y the tile), and walks only the keys its rows see: from its
+// first token's first key (0, or the sliding window's start) to its last token's own position. The
+// fully masked tiles of the causal triangle are never visited, and each K and V row read serves
+// every row of the tile.
 // Without CAUSAL (an encoder, whose whole input is one batch) every row sees the whole batch.
 //
 // Two shapes, as decode attention has:
