@@ -21,16 +21,13 @@
 import type { GpuInfo } from '../protocol';
 import type { GpuContext } from './device';
 import { noteReadBytes } from './dispatch-profile';
+import type { Dispatch } from './ops';
 import { shaderSource } from './shader-source';
 import { pipelineCache, type PipelineRequest } from './pipeline-cache';
 import { WeightUniform } from './kernel-uniforms';
 import type { UniformValues } from './uniforms';
 import { MATVEC_THREAD_ROWS, cpuLanes, rowGroupDefines, rowGroupsFor } from './row-groups';
 import type { GpuWeight, GpuWeightPart } from './weights';
-
-export interface Dispatch {
-  encode(pass: GPUComputePassEncoder): void;
-}
 
 export interface TokenDispatch extends Dispatch {
   /** Tokens the next encode() covers (written to the uniforms now, through the queue). */
