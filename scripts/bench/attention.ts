@@ -44,7 +44,7 @@ if (depths.some((d) => !Number.isInteger(d) || d < 0) || !(nHead % nKvHead === 0
 
 const gpu = await openGpu(process.env.GUFO_ADAPTER);
 const { device } = gpu;
-const ops = new OpKernels(device, !values.f32, { cpu: values.cpu ?? gpu.info.isFallbackAdapter });
+const ops = new OpKernels(device, !values.f32, { cpu: values.cpu ?? gpu.info.cpuShapes });
 const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
 const kvStride = nKvHead * headDim;
 const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;

@@ -86,8 +86,8 @@ export interface KernelOptions {
   subgroups?: boolean;
   /**
    * Kernel shapes for an adapter that runs on the CPU (threads own whole rows; prefill through
-   * matmat.wgsl) rather than a GPU's (threads share rows and reduce). Default: the adapter is a
-   * fallback adapter (lavapipe, SwiftShader).
+   * matmat.wgsl) rather than a GPU's (threads share rows and reduce). Default: the adapter's
+   * `cpuShapes` (a fallback adapter such as lavapipe or SwiftShader, unless GUFO_KERNEL_SHAPE says otherwise).
    */
   cpuShapes?: boolean;
   /**
@@ -244,7 +244,7 @@ export class MatmulKernels {
     this.device = ctx.device;
     this.info = ctx.info;
     this.subgroups = ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
-    const cpu = options.cpuShapes ?? ctx.info.isFallbackAdapter;
+    const cpu = options.cpuShapes ?? ctx.info.cpuShapes;
     this.matvec = matvecShape(ctx.info, cpu);
     this.prefill = options.prefill ?? (cpu ? 'tiled' : 'wgtiled');
     this.foldsNorm = !cpu;

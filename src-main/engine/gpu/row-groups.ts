@@ -43,7 +43,7 @@ const GROUPED_TYPES: ReadonlySet<string> = new Set(['Q4_K', 'Q5_K', 'Q6_K']);
 
 /** How a weight of `typeName` is laid out on this adapter: in row groups, or as stored (undefined). */
 export function rowGroupsFor(info: GpuInfo, typeName: string): RowGroups | undefined {
-  if (!info.isFallbackAdapter || !GROUPED_TYPES.has(typeName)) return undefined;
+  if (!info.cpuShapes || !GROUPED_TYPES.has(typeName)) return undefined;
   return { lanes: cpuLanes(info), rows: MATVEC_THREAD_ROWS };
 }
 

@@ -323,7 +323,7 @@ export class LlamaModel {
     this.weights = weights;
     this.owned = new OwnedBuffers(device);
     this.step = new Step(device);
-    this.ops = new OpKernels(device, options.kvF16, { cpu: ctx.info.isFallbackAdapter });
+    this.ops = new OpKernels(device, options.kvF16, { cpu: ctx.info.cpuShapes });
     this.matmul = new MatmulKernels(ctx);
     for (const [name, data] of vectorData) this.vectors.set(name, this.owned.upload(name, data));
     this.ropeTables = this.ropeTableBuffers(vectorData);
