@@ -69,7 +69,7 @@ export async function benchTokenize({ json, args }: { json: boolean; args: reado
       const { gguf, file } = openGguf(path);
       const ours = createTokenizer(readVocab(gguf));
       const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
-      const [oursMs, coldMs, llamaMs]: number[][] = [[], [], []];
+      const [oursMs, coldMs, llamaMs]: [number[], number[], number[]] = [[], [], []];
       for (let run = 0; run <= RUNS; run++) {
         const fresh = createTokenizer(readVocab(gguf));
         const warm = timed(() => chunks.forEach((c) => ours.tokenize(c)));
