@@ -32,8 +32,8 @@ const { values } = parseArgs({
 });
 
 const LAYERS = 8;
-const depths = values.depth!.split(',').map(Number);
-const [nHead, nKvHead] = values.heads!.split('/').map(Number) as [number, number];
+const depths = values.depth.split(',').map(Number);
+const [nHead, nKvHead] = values.heads.split('/').map(Number) as [number, number];
 const headDim = Number(values['head-dim']);
 const runs = Number(values.runs);
 const tokens = Number(values.prefill);

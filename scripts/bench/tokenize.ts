@@ -76,7 +76,11 @@ export async function benchTokenize({ json, args }: { json: boolean; args: reado
         const theirs = timed(() => chunks.forEach((c) => model.tokenize(c)));
         const cold = timed(() => chunks.forEach((c) => fresh.tokenize(c)));
         // Run 0 warms up the JIT, llama.cpp and `ours`' caches.
-        if (run > 0) (oursMs.push(warm), llamaMs.push(theirs), coldMs.push(cold));
+        if (run > 0) {
+          oursMs.push(warm);
+          llamaMs.push(theirs);
+          coldMs.push(cold);
+        }
       }
       await model.dispose();
       file.close();

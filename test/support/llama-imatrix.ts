@@ -357,7 +357,8 @@ export function llamaImatrix(modelPath: string, text: string, options: LlamaImat
   const l = load();
   const { ctx: size } = options;
   const stats = new Map<string, Accumulator>();
-  let failure: unknown = null;
+  // Set by the callback: `as` keeps TypeScript from taking it for null until then.
+  let failure = null as Error | null;
   // What collect_imatrix answers and does; an exception cannot cross into C, so it is kept for after the decode.
   const callback = koffi.register((ptr: unknown, ask: boolean) => {
     try {
@@ -372,7 +373,7 @@ export function llamaImatrix(modelPath: string, text: string, options: LlamaImat
       }
       collect(stats, t);
     } catch (err) {
-      failure ??= err;
+      failure ??= err instanceof Error ? err : new Error(String(err));
     }
     return true;
   }, koffi.pointer(EvalCallback));

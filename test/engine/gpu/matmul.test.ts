@@ -101,7 +101,7 @@ describe.each(GPU_TYPE_NAMES)('%s', (type) => {
       const vec = await check(kernels, `w.${type}`, 1, 1, xOffset);
       const mat = await check(kernels, `w.${type}`, PREFILL, 2, xOffset);
       (measured[type] ??= {})[`matvec (${label})`] = vec.toExponential(1);
-      measured[type]![`matmat (${label})`] = mat.toExponential(1);
+      measured[type][`matmat (${label})`] = mat.toExponential(1);
       expect(vec).toBeLessThanOrEqual(TOLERANCE);
       expect(mat).toBeLessThanOrEqual(TOLERANCE);
     }
