@@ -6,7 +6,7 @@ import { REPO_ROOT, STORIES_260K } from '../support/paths';
 import { STORIES_GREEDY, STORIES_PROMPT } from './stories-fixture';
 
 describe('gufo run', () => {
-  it('--json: prompt ids, llama.cpp\'s greedy tokens, text, why it stopped, timings, adapter and memory', () => {
+  it("--json: prompt ids, llama.cpp's greedy tokens, text, why it stopped, timings, adapter and memory", () => {
     const r = gufo(['run', STORIES_260K, '--prompt', 'Once upon a time', '-n', '16', '--json', '--top-logprobs', '2']);
     expect(r.status, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
@@ -19,7 +19,16 @@ describe('gufo run', () => {
     expect(doc.adapter.name).toBeTruthy();
     expect(doc.memory).toEqual({ fileTensorBytes: 1171200, residentWeightBytes: 1171200, kvBytes: expect.any(Number) });
     expect(doc.stopReason).toBe('length');
-    expect(Object.keys(doc).sort()).toEqual(['adapter', 'ids', 'logprobs', 'memory', 'promptIds', 'stopReason', 'text', 'timings']);
+    expect(Object.keys(doc).sort()).toEqual([
+      'adapter',
+      'ids',
+      'logprobs',
+      'memory',
+      'promptIds',
+      'stopReason',
+      'text',
+      'timings',
+    ]);
   });
 
   it('streams text to stdout and timings to stderr; a seed makes sampling reproducible', () => {
@@ -27,7 +36,19 @@ describe('gufo run', () => {
     expect(plain.status, plain.stderr).toBe(0);
     expect(plain.stdout).toBe(', there was a little girl\n');
     expect(plain.stderr).toMatch(/tok\/s/);
-    const args = ['run', STORIES_260K, '--prompt', 'Once upon a time', '-n', '12', '--temp', '1', '--seed', '3', '--json'];
+    const args = [
+      'run',
+      STORIES_260K,
+      '--prompt',
+      'Once upon a time',
+      '-n',
+      '12',
+      '--temp',
+      '1',
+      '--seed',
+      '3',
+      '--json',
+    ];
     const a = JSON.parse(gufo(args).stdout);
     const b = JSON.parse(gufo(args).stdout);
     expect(a.ids).toEqual(b.ids);
@@ -70,7 +91,9 @@ describe('gufo chat', () => {
   });
 
   it('Ctrl-C stops the answer; a second Ctrl-C exits', async () => {
-    const child = spawn(process.execPath, [bin, 'chat', STORIES_260K, '--temp', '0', '-n', '1000'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, 'chat', STORIES_260K, '--temp', '0', '-n', '1000'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += String(d)));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));

@@ -39,7 +39,12 @@ export function llamaGreedy(path: string, prompt: readonly number[], n: number, 
 }
 
 /** After each token of `ids`: llama.cpp's next-token log-probabilities (raw softmax, no sampling). */
-export function llamaTeacherForced(path: string, ids: readonly number[], vocab: number, ctx = 256): Promise<Float64Array[]> {
+export function llamaTeacherForced(
+  path: string,
+  ids: readonly number[],
+  vocab: number,
+  ctx = 256,
+): Promise<Float64Array[]> {
   return withModel(path, (model) => teacherForcedOn(model, ids, vocab, ctx));
 }
 
@@ -70,7 +75,11 @@ function greedyOn(model: LlamaModel, prompt: readonly number[], n: number, ctx: 
     const sequence = context.getSequence();
     const ids: number[] = [];
     const gaps: number[] = [];
-    for await (const out of sequence.evaluateWithMetadata([...prompt] as never[], { probabilities: true }, { temperature: 0 })) {
+    for await (const out of sequence.evaluateWithMetadata(
+      [...prompt] as never[],
+      { probabilities: true },
+      { temperature: 0 },
+    )) {
       ids.push(out.token);
       const [first, second] = [...out.probabilities.values()];
       gaps.push(Math.log(first!) - Math.log(second ?? 0));
@@ -80,10 +89,17 @@ function greedyOn(model: LlamaModel, prompt: readonly number[], n: number, ctx: 
   });
 }
 
-function teacherForcedOn(model: LlamaModel, ids: readonly number[], vocab: number, ctx: number): Promise<Float64Array[]> {
+function teacherForcedOn(
+  model: LlamaModel,
+  ids: readonly number[],
+  vocab: number,
+  ctx: number,
+): Promise<Float64Array[]> {
   return withContext(model, ctx, async (context) => {
     const sequence = context.getSequence();
-    const outputs = await sequence.controlledEvaluate(ids.map((t) => [t, { generateNext: { probabilities: true } }] as never));
+    const outputs = await sequence.controlledEvaluate(
+      ids.map((t) => [t, { generateNext: { probabilities: true } }] as never),
+    );
     return outputs.map((o, i) => {
       if (!o?.next.probabilities) throw new Error(`llama.cpp gave no probabilities at position ${i}`);
       return logProbs(o.next.probabilities, vocab);

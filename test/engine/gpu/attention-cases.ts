@@ -32,11 +32,17 @@ export interface AttentionCase {
 /** nKvHead KV heads in `parts` parts, as even as can be. */
 function kvHeadParts(nKvHead: number, parts: number): KvHeads[] {
   const count = Math.ceil(nKvHead / parts);
-  return Array.from({ length: Math.ceil(nKvHead / count) }, (_, i) => ({ first: i * count, count: Math.min(count, nKvHead - i * count) }));
+  return Array.from({ length: Math.ceil(nKvHead / count) }, (_, i) => ({
+    first: i * count,
+    count: Math.min(count, nKvHead - i * count),
+  }));
 }
 
 /** Runs cases on `ctx`, each with OpKernels of its own, all destroyed after the test file. */
-export function attentionRunner(ctx: GpuContext, seed: number): (c: AttentionCase) => Promise<{ got: Float32Array; expected: Float64Array }> {
+export function attentionRunner(
+  ctx: GpuContext,
+  seed: number,
+): (c: AttentionCase) => Promise<{ got: Float32Array; expected: Float64Array }> {
   const kernels: OpKernels[] = [];
   afterAll(() => kernels.forEach((k) => k.destroy()));
   return async (c) => {
@@ -55,7 +61,15 @@ export function attentionRunner(ctx: GpuContext, seed: number): (c: AttentionCas
     const out = buffer(ctx, q.byteLength);
     const sinks = c.sinks ? Float32Array.from({ length: c.nHead }, (_, h) => (h % 3) * 2 - 1) : undefined;
     const scale = 1 / Math.sqrt(c.headDim);
-    const shape = { nHead: c.nHead, nKvHead: c.nKvHead, headDim: c.headDim, scale, window: c.window, softcap: c.softcap, causal: c.causal };
+    const shape = {
+      nHead: c.nHead,
+      nKvHead: c.nKvHead,
+      headDim: c.headDim,
+      scale,
+      window: c.window,
+      softcap: c.softcap,
+      causal: c.causal,
+    };
     const inputs = { k: buffer(ctx, k), v: buffer(ctx, v), q: buffer(ctx, q), sinks: sinks && buffer(ctx, sinks) };
     const fill = makeStep(ctx, 0, total);
     const step = makeStep(ctx, c.past, c.tokens);
@@ -65,13 +79,28 @@ export function attentionRunner(ctx: GpuContext, seed: number): (c: AttentionCas
         const kCache = buffer(ctx, total * kvHeads.count * c.headDim * ops.kvElementBytes);
         const vCache = buffer(ctx, total * kvHeads.count * c.headDim * ops.kvElementBytes);
         return [
-          ops.storeKv({ k: inputs.k, v: inputs.v, kCache, vCache, kvHeads, step: fill, kvStride, headDim: c.headDim, rope }),
+          ops.storeKv({
+            k: inputs.k,
+            v: inputs.v,
+            kCache,
+            vCache,
+            kvHeads,
+            step: fill,
+            kvStride,
+            headDim: c.headDim,
+            rope,
+          }),
           ops.attention({ ...shape, q: inputs.q, kCache, vCache, kvHeads, out, step, rope, sinks: inputs.sinks }),
         ];
       }),
     );
     const round = c.kvF16 === false ? (x: number) => x : ref.roundF16;
-    const expected = ref.attention(q, Float64Array.from(k, round), Float64Array.from(v, round), { ...shape, pos0: c.past, nTokens: c.tokens, sinks });
+    const expected = ref.attention(q, Float64Array.from(k, round), Float64Array.from(v, round), {
+      ...shape,
+      pos0: c.past,
+      nTokens: c.tokens,
+      sinks,
+    });
     return { got: await readF32(ctx, out, q.length), expected };
   };
 }
