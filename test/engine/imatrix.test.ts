@@ -226,7 +226,7 @@ describe('collecting activations (importance matrix)', () => {
     const chunks = randomChunks(3, 40);
 
     // Batches of 16 tokens: a chunk spans several submissions.
-    await engine.load(path, { ctx: 64, maxBatch: 16, kvF16: false });
+    await engine.load(path, { ctx: 64, maxBatch: 16, kvTypes: { k: 'f32', v: 'f32' } });
     for (const ids of chunks) await engine.collectActivations(ids);
     const ours = await engine.takeActivations();
     const ref = new Map<string, Stats>();
@@ -251,7 +251,7 @@ describe('collecting activations (importance matrix)', () => {
     tieRouterRows(path, 5, [6, 7]);
     const chunks = randomChunks(12, 40);
 
-    await engine.load(path, { ctx: 64, maxBatch: 16, kvF16: false });
+    await engine.load(path, { ctx: 64, maxBatch: 16, kvTypes: { k: 'f32', v: 'f32' } });
     for (const ids of chunks) await engine.collectActivations(ids);
     const ours = await engine.takeActivations();
     const ref = new Map<string, Stats>();
@@ -310,7 +310,7 @@ describe('collecting activations (importance matrix)', () => {
       arch: 'qwen2moe', nLayer: 1, nEmbd: 64, nFf: 96, nFfExp: 32, nFfShexp: 48, nHead: 4, nHeadKv: 2, nExpert: 4, nExpertUsed: 2,
       mergedGateUp: true, scale: 0.1, randomNorms: true, seed: 21,
     });
-    await engine.load(path, { ctx: 64, maxBatch: 16, kvF16: false });
+    await engine.load(path, { ctx: 64, maxBatch: 16, kvTypes: { k: 'f32', v: 'f32' } });
     for (const ids of randomChunks(22, 20)) await engine.collectActivations(ids);
     const ours = new Map((await engine.takeActivations()).map((a) => [a.weight.replace('blk.0.', ''), a]));
     const shape = (name: string) => [ours.get(`${name}.weight`)!.sums.length, ours.get(`${name}.weight`)!.counts.length];

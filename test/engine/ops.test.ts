@@ -14,6 +14,7 @@ import {
   type SamplerPath,
 } from '../../src-main/engine/gpu/ops';
 import type { SamplingParams } from '../../src-main/engine/protocol';
+import type { KvCacheTypes } from '../../src-main/core/kv-cache-types';
 import { ropeTable } from '../../src-main/engine/model/rope-table';
 import type { RopeParams } from '../../src-main/engine/model/hparams';
 import { mulberry32, randomF32 } from '../support/random';
@@ -114,11 +115,12 @@ describe('store_kv + attention (with RoPE)', () => {
     { name: 'no GQA, head 64, RoPE over 48 dimensions, prefill from position 0', nHead: 4, nKvHead: 4, headDim: 64, nRot: 48, neox: false, past: 0, nTokens: 70 },
   ];
   for (const kvF16 of [true, false]) {
+    const kv: KvCacheTypes = kvF16 ? { k: 'f16', v: 'f16' } : { k: 'f32', v: 'f32' };
     for (const c of cases) {
       // The reference rotates with the same angle table, in double precision; with an F16 cache it
       // rounds the rotated K and V to halves as the cache does.
       it(`${c.name}, ${kvF16 ? 'F16' : 'F32'} cache (tolerance 2e-5 of the output scale)`, async () => {
-        const kernels = new OpKernels(ctx.device, kvF16);
+        const kernels = new OpKernels(ctx.device, kv);
         const kvStride = c.nKvHead * c.headDim;
         const total = c.past + c.nTokens;
         const capacity = total + 5;
@@ -127,8 +129,8 @@ describe('store_kv + attention (with RoPE)', () => {
         const q = randomF32(c.nTokens * c.nHead * c.headDim, gauss);
         const table = ropeTable(plainRope(c.nRot, c.neox), capacity);
         const rope = { table: buffer(ctx, table), nRot: c.nRot, neox: c.neox };
-        const kCache = buffer(ctx, capacity * kvStride * kernels.kvElementBytes);
-        const vCache = buffer(ctx, capacity * kvStride * kernels.kvElementBytes);
+        const kCache = buffer(ctx, kernels.kvCacheBytes('k', capacity, kvStride));
+        const vCache = buffer(ctx, kernels.kvCacheBytes('v', capacity, kvStride));
         const out = buffer(ctx, q.byteLength);
         const step0 = makeStep(ctx, 0, c.past);
         const step1 = makeStep(ctx, c.past, c.nTokens);
@@ -173,17 +175,18 @@ describe('store_kv + attention (with RoPE)', () => {
 describe('store_kv fused into decode attention (STORE)', () => {
   // 8 heads over 2 KV heads of 64 (NeoX, RoPE over 48), 200 positions cached (two splits), the new
   // token's q|k|v in one fused row: the same output and cache, bit for bit, as store_kv then attention.
-  for (const kvF16 of [true, false]) {
+  const kinds: KvCacheTypes[] = [{ k: 'f16', v: 'f16' }, { k: 'f32', v: 'f32' }, { k: 'q8_0', v: 'q4_0' }, { k: 'q4_0', v: 'f16' }];
+  for (const kv of kinds) {
     for (const cpu of [false, true]) {
-      it(`${kvF16 ? 'F16' : 'F32'} cache, ${cpu ? 'CPU' : 'GPU'} shape`, async () => {
-        const kernels = new OpKernels(ctx.device, kvF16, { cpu });
+      it(`${kv.k}/${kv.v} cache, ${cpu ? 'CPU' : 'GPU'} shape`, async () => {
+        const kernels = new OpKernels(ctx.device, kv, { cpu });
         const [nHead, nKvHead, headDim, nRot, past] = [8, 2, 64, 48, 200];
         const qDim = nHead * headDim;
         const kvStride = nKvHead * headDim;
         const rowWidth = qDim + 2 * kvStride;
         const table = ropeTable(plainRope(nRot, true), past + 4);
         const rope = { table: buffer(ctx, table), nRot, neox: true };
-        const cacheBytes = (past + 4) * kvStride * kernels.kvElementBytes;
+        const cacheBytes = (which: 'k' | 'v') => kernels.kvCacheBytes(which, past + 4, kvStride);
         const history = { k: buffer(ctx, randomF32(past * kvStride, gauss)), v: buffer(ctx, randomF32(past * kvStride, gauss)) };
         const qkv = buffer(ctx, randomF32(rowWidth, gauss));
         const rows = { stride: rowWidth, kOffset: qDim, vOffset: qDim + kvStride };
@@ -191,8 +194,8 @@ describe('store_kv fused into decode attention (STORE)', () => {
         const step1 = makeStep(ctx, past, 1);
         const results = [];
         for (const fused of [false, true]) {
-          const kCache = buffer(ctx, cacheBytes);
-          const vCache = buffer(ctx, cacheBytes);
+          const kCache = buffer(ctx, cacheBytes('k'));
+          const vCache = buffer(ctx, cacheBytes('v'));
           const out = buffer(ctx, qDim * 4);
           const store = { k: qkv, v: qkv, kCache, vCache, step: step1, kvStride, headDim, rope, rows };
           const attend = { q: qkv, kCache, vCache, out, step: step1, nHead, nKvHead, headDim, scale: 0.125, rope, qRows: { stride: rowWidth, offset: 0 } };
@@ -242,8 +245,8 @@ describe('sliding window, soft-capped scores, sinks and a fused q|k|v input (tol
       }
       const table = ropeTable(plainRope(headDim, true), total);
       const rope = { table: buffer(ctx, table), nRot: headDim, neox: true };
-      const kCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
-      const vCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
+      const kCache = buffer(ctx, ops.kvCacheBytes('k', total, kvStride));
+      const vCache = buffer(ctx, ops.kvCacheBytes('v', total, kvStride));
       const out = buffer(ctx, q.byteLength);
       const qkv = buffer(ctx, fused);
       const batch = makeStep(ctx, c.past, c.nTokens);

@@ -8,6 +8,7 @@
  * and single-token decode alike. Offsets and sizes are in elements (f32 or u32), not bytes.
  */
 import type { SamplingParams } from '../protocol';
+import { DEFAULT_KV_CACHE_TYPES, kvCacheBytes, kvCacheGgmlType, type KvCacheType, type KvCacheTypes } from '../../core/kv-cache-types';
 import { noteReadBytes } from './dispatch-profile';
 import { shaderSource, type Defines } from './shader-source';
 import { pipelineCache } from './pipeline-cache';
@@ -119,6 +120,10 @@ export const DECODE_CPU_LANES = 8;
 export const PREFILL_ROWS = 8;
 /** The fewest keys given a split of their own (a tile). */
 const DECODE_MIN_SPLIT_KEYS = 128;
+/** kv-quant.wgsl's cache type ids (KV_F32, KV_F16, KV_Q8_0, KV_Q4_0). */
+const KV_SHADER_TYPES: Record<KvCacheType, number> = { f32: 0, f16: 1, q8_0: 2, q4_0: 3 };
+/** kv-quant.wgsl's groups: a quantized cache's blocks go in pairs, a whole number of words. */
+const KV_GROUP_BLOCKS = 2;
 /**
  * Workgroups a decode attention aims for, over all KV heads and splits: enough for every core of a
  * CPU adapter, or every SM of a GPU, with some to spare for balance.
@@ -315,20 +320,48 @@ export class OpKernels {
   private readonly cpu: boolean;
 
   /**
-   * `kvF16`: the KV cache holds halves (llama.cpp's default F16 cache) rather than f32. `cpu`: the
-   * adapter runs on the CPU (fewer, longer splits of a decode step's keys).
+   * `kv`: the K and V caches' element types (llama.cpp's default: f16 both). `cpu`: the adapter
+   * runs on the CPU (fewer, longer splits of a decode step's keys).
    */
   constructor(
     readonly device: GPUDevice,
-    readonly kvF16 = true,
+    readonly kv: KvCacheTypes = DEFAULT_KV_CACHE_TYPES,
     options: { cpu?: boolean } = {},
   ) {
     this.cpu = options.cpu === true;
   }
 
-  /** Bytes of one cached K or V element. */
-  get kvElementBytes(): number {
-    return this.kvF16 ? 2 : 4;
+  /**
+   * Bytes of the K (or V) cache buffer for `positions` rows of kvStride elements: llama.cpp's bytes,
+   * a quantized cache rounded up to whole groups of KV_GROUP_BLOCKS blocks (kv-quant.wgsl's layout)
+   * and to 16 bytes (the CPU shapes read it as vec4s).
+   */
+  kvCacheBytes(which: 'k' | 'v', positions: number, kvStride: number): number {
+    const type = this.kv[which];
+    const block = kvCacheGgmlType(type).blockSize;
+    if (block === 1) return kvCacheBytes(type, positions * kvStride);
+    if (kvStride % block !== 0) throw new Error(`a ${type} KV cache needs rows of whole blocks of ${block}, not ${kvStride} elements`);
+    const group = KV_GROUP_BLOCKS * block;
+    return Math.ceil(kvCacheBytes(type, Math.ceil((positions * kvStride) / group) * group) / 16) * 16;
+  }
+
+  /** The caches' pipeline overrides. */
+  private get kvConstants(): { KV_K: number; KV_V: number } {
+    return { KV_K: KV_SHADER_TYPES[this.kv.k], KV_V: KV_SHADER_TYPES[this.kv.v] };
+  }
+
+  private quantizedKv(which: 'k' | 'v'): boolean {
+    return kvCacheGgmlType(this.kv[which]).quantized;
+  }
+
+  /**
+   * Elements of a quantized cache's group (kv-quant.wgsl's KV_GROUP); heads must be whole blocks,
+   * as llama.cpp requires too.
+   */
+  private kvQuantGroup(headDim: number): number {
+    const block = Math.max(kvCacheGgmlType(this.kv.k).blockSize, kvCacheGgmlType(this.kv.v).blockSize);
+    if (headDim % block !== 0) throw new Error(`a ${this.kv.k}/${this.kv.v} KV cache needs heads of whole blocks of ${block}, not ${headDim}`);
+    return KV_GROUP_BLOCKS * block;
   }
 
   rmsNorm(a: RmsNormArgs): Dispatch {
@@ -361,9 +394,17 @@ export class OpKernels {
   storeKv(a: StoreKvArgs): Dispatch {
     const rows = a.rows ?? { stride: a.kvStride, kOffset: 0, vOffset: 0 };
     const u = this.attentionUniform(1, 1, a.headDim, 0, 0, a.kvStride, a.rope, { inStride: rows.stride, qkOffset: rows.kOffset, vOffset: rows.vOffset });
-    const grid = (n: number) => threads((n * a.kvStride) / 2, 64);
     const buffers = [u, a.step.buffer, a.k, a.v, a.kCache, a.vCache, a.rope.table];
-    return this.dispatch('kv-store.wgsl', 'store_kv', buffers, a.step, grid, { KV_F16: this.kvF16 ? 1 : 0 });
+    const quantized = [this.quantizedKv('k'), this.quantizedKv('v')];
+    const dispatches: Dispatch[] = [];
+    if (quantized.includes(false)) dispatches.push(this.dispatch('kv-store.wgsl', 'store_kv', buffers, a.step, (n) => threads((n * a.kvStride) / 2, 64), this.kvConstants));
+    if (quantized.includes(true)) {
+      const group = this.kvQuantGroup(a.headDim);
+      // A group an invocation, from the group holding the batch's first element.
+      const groups = (n: number, pos0: number) => Math.ceil(((pos0 + n) * a.kvStride) / group) - Math.floor((pos0 * a.kvStride) / group);
+      dispatches.push(this.dispatch('kv-store.wgsl', 'store_kv_quant', buffers, a.step, (n, pos0) => threads(groups(n, pos0), 64), this.kvConstants));
+    }
+    return { encode: (pass) => dispatches.forEach((d) => d.encode(pass)) };
   }
 
   /**
@@ -402,10 +443,12 @@ export class OpKernels {
       vOffset: kvRows.vOffset,
     });
     const storing = store && this.storeKv(store);
-    const kv = this.kvF16 ? 1 : 0;
+    // A decode step stores its row inside attention where each lane can own whole groups of a quantized cache.
+    const quantGroup = this.quantizedKv('k') || this.quantizedKv('v') ? this.kvQuantGroup(a.headDim) : 0;
+    const storeInside = store && (quantGroup === 0 || a.headDim % quantGroup === 0);
     // A batch: a workgroup per (query head, tile of tokens). The shader reads sinks only under SINKS: without, q stands in.
     const batchBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? a.q];
-    const constants = { KV_F16: kv, CAUSAL: a.causal === false ? 0 : 1, SINKS: a.sinks ? 1 : 0 };
+    const constants = { ...this.kvConstants, CAUSAL: a.causal === false ? 0 : 1, SINKS: a.sinks ? 1 : 0 };
     const batch = this.dispatch('attention-prefill.wgsl', cpuShape ? 'attend_tile_cpu' : 'attend_tile', batchBuffers, a.step, (n) => [a.nHead, Math.ceil(n / PREFILL_ROWS)], constants, {
       defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim } : {},
     });
@@ -414,11 +457,12 @@ export class OpKernels {
     const blocks = a.nKvHead * Math.ceil(group / headBlock);
     const maxSplits = cpuShape ? DECODE_MAX_SPLITS / DECODE_CPU_LANES : DECODE_MAX_SPLITS;
     const splits = (pos: number) => Math.max(1, Math.min(maxSplits, Math.ceil(keysSeen(pos, window) / DECODE_MIN_SPLIT_KEYS), Math.ceil(DECODE_WORKGROUPS[this.cpu ? 'cpu' : 'gpu'] / blocks)));
-    const kvRowBytes = 2 * a.nKvHead * a.headDim * this.kvElementBytes;
+    const kvStride = a.nKvHead * a.headDim;
+    const kvRowBytes = kvCacheBytes(this.kv.k, kvStride) + kvCacheBytes(this.kv.v, kvStride);
     const scratch = this.splitScratchOf(4 * (1 + a.nHead * DECODE_MAX_SPLITS * (a.headDim + 2)));
     // The shader reads kNew and vNew only under STORE, but uses them statically: without a store, q stands in.
-    const splitBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, scratch, a.rope.table, null, null, store?.k ?? a.q, store?.v ?? a.q];
-    const split = this.dispatch('attention-decode.wgsl', cpuShape ? 'attend_split_cpu' : 'attend_split', splitBuffers, a.step, (_, pos) => [blocks, splits(pos)], { KV_F16: kv, STORE: store ? 1 : 0 }, {
+    const splitBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, scratch, a.rope.table, null, null, (storeInside && store.k) || a.q, (storeInside && store.v) || a.q];
+    const split = this.dispatch('attention-decode.wgsl', cpuShape ? 'attend_split_cpu' : 'attend_split', splitBuffers, a.step, (_, pos) => [blocks, splits(pos)], { ...this.kvConstants, STORE: storeInside ? 1 : 0 }, {
       defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim, HEAD_BLOCK: headBlock } : {},
       readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
     });
@@ -430,6 +474,7 @@ export class OpKernels {
           storing?.encode(pass);
           batch.encode(pass);
         } else {
+          if (!storeInside) storing?.encode(pass);
           split.encode(pass);
           merge.encode(pass);
         }

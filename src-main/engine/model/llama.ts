@@ -61,14 +61,15 @@ import type { ModelMemory } from '../protocol';
 import type { LayerGroup, LayerWork } from '../prefill-split';
 import { OwnedBuffers } from './owned-buffers';
 import { ropeTable } from './rope-table';
+import { kvCacheBytes, type KvCacheTypes } from '../../core/kv-cache-types';
 
 export interface ModelOptions {
   /** Context length: positions the KV cache holds. */
   ctx: number;
   /** Most tokens one prefill submission evaluates (activation buffers are sized for it). */
   maxBatch: number;
-  /** KV cache in halves (llama.cpp's default) rather than f32. */
-  kvF16: boolean;
+  /** The K and V caches' element types (llama.cpp's --cache-type-k/-v; default f16 both). */
+  kvTypes: KvCacheTypes;
   onProgress?(done: number, total: number): void;
 }
 
@@ -215,12 +216,13 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
  * than inside Dawn.
  */
 function checkKvFits(ctx: GpuContext, hp: HParams, options: ModelOptions): void {
-  const rowBytes = hp.nHeadKv * hp.headDim * (options.kvF16 ? 2 : 4);
+  const kvStride = hp.nHeadKv * hp.headDim;
+  const rowBytes = Math.max(kvCacheBytes(options.kvTypes.k, kvStride), kvCacheBytes(options.kvTypes.v, kvStride));
   const limit = Math.min(ctx.device.limits.maxStorageBufferBindingSize, ctx.device.limits.maxBufferSize);
   if (options.ctx * rowBytes <= limit) return;
   const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
   throw new Error(
-    `a context of ${options.ctx} tokens needs ${mib(options.ctx * rowBytes)} of K cache per layer, more than the ${mib(limit)} ` +
+    `a context of ${options.ctx} tokens needs ${mib(options.ctx * rowBytes)} of KV cache per layer, more than the ${mib(limit)} ` +
       `${ctx.info.name} binds at once: the largest context that fits is ${Math.floor(limit / rowBytes)} tokens`,
   );
 }
@@ -306,14 +308,15 @@ export class LlamaModel {
     this.weights = weights;
     this.owned = new OwnedBuffers(device);
     this.step = new Step(device);
-    this.ops = new OpKernels(device, options.kvF16, { cpu: ctx.info.isFallbackAdapter });
+    this.ops = new OpKernels(device, options.kvTypes, { cpu: ctx.info.isFallbackAdapter });
     this.matmul = new MatmulKernels(ctx);
     for (const [name, data] of vectorData) this.vectors.set(name, this.owned.upload(name, data));
     this.ropeTables = this.ropeTableBuffers(vectorData);
     this.ids = this.owned.create('ids', options.maxBatch * 4);
     this.act = this.activations();
-    const kvRowBytes = hp.nHeadKv * hp.headDim * this.ops.kvElementBytes;
-    for (let l = 0; l < hp.nLayer; l++) this.layers.push(this.layer(l, options.ctx * kvRowBytes));
+    const kvStride = hp.nHeadKv * hp.headDim;
+    const cacheBytes = { k: this.ops.kvCacheBytes('k', options.ctx, kvStride), v: this.ops.kvCacheBytes('v', options.ctx, kvStride) };
+    for (let l = 0; l < hp.nLayer; l++) this.layers.push(this.layer(l, cacheBytes));
 
     let residentWeightBytes = 0;
     let fileTensorBytes = vectorFileBytes;
@@ -322,7 +325,7 @@ export class LlamaModel {
       fileTensorBytes += w.fileBytes;
     }
     for (const data of vectorData.values()) residentWeightBytes += data.byteLength;
-    const kvBytes = 2 * hp.nLayer * options.ctx * kvRowBytes;
+    const kvBytes = hp.nLayer * (cacheBytes.k + cacheBytes.v);
     const ownedBytes = this.owned.bytes();
     const embd = weights.get(tensorName('token_embd'))!;
     let unchosen = 0;
@@ -331,7 +334,7 @@ export class LlamaModel {
     }
     this.weightBytesPerToken =
       residentWeightBytes - unchosen - (hp.tiedEmbeddings ? 0 : embd.residentBytes - Math.ceil(embd.residentBytes / embd.rows));
-    this.kvBytesPerPosition = 2 * hp.nLayer * kvRowBytes;
+    this.kvBytesPerPosition = hp.nLayer * (kvCacheBytes(options.kvTypes.k, kvStride) + kvCacheBytes(options.kvTypes.v, kvStride));
     let blockWeights = 0;
     for (const w of weights.values()) {
       if (tensorLayer(w.name) !== undefined) blockWeights += (w.rows * w.cols * Math.min(hp.moe?.nExpertUsed ?? 1, w.experts)) / w.experts;
@@ -682,7 +685,7 @@ export class LlamaModel {
 
   // ---- buffers ----
 
-  private layer(l: number, kvBytes: number): Layer {
+  private layer(l: number, cacheBytes: { k: number; v: number }): Layer {
     const { hp } = this;
     const blk = (role: BlockRole, kind?: TensorKind) => tensorName(role, l, kind);
     const w = (role: BlockRole) => this.weights.get(blk(role))!;
@@ -716,8 +719,8 @@ export class LlamaModel {
       window: windowed ? hp.swa!.window : 0,
       rope: { table: windowed ? this.ropeTables.swa : this.ropeTables.full, nRot: hp.rope.nRot, neox: hp.rope.neox },
       // llama.cpp's names for the cache tensors.
-      kCache: this.owned.create(`cache_k_l${l}`, kvBytes),
-      vCache: this.owned.create(`cache_v_l${l}`, kvBytes),
+      kCache: this.owned.create(`cache_k_l${l}`, cacheBytes.k),
+      vCache: this.owned.create(`cache_v_l${l}`, cacheBytes.v),
     };
   }
 

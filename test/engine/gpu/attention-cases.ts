@@ -6,9 +6,11 @@
 import { afterAll } from 'vitest';
 import type { GpuContext } from '../../../src-main/engine/gpu/device';
 import { OpKernels } from '../../../src-main/engine/gpu/ops';
+import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../../src-main/core/kv-cache-types';
 import { mulberry32, randomF32 } from '../../support/random';
 import { buffer, makeStep, readF32, run } from '../gpu-harness';
 import * as ref from '../reference';
+import { cached } from './kv-cache-codec';
 
 export interface AttentionCase {
   nHead: number;
@@ -18,7 +20,8 @@ export interface AttentionCase {
   past: number;
   /** The batch's tokens (1: a decode step). */
   tokens: number;
-  kvF16?: boolean;
+  /** The caches' types (default f16 both). */
+  kv?: KvCacheTypes;
   /** The CPU adapters' shapes and split policy. */
   cpu?: boolean;
   window?: number;
@@ -34,7 +37,8 @@ export function attentionRunner(ctx: GpuContext, seed: number): (c: AttentionCas
   return async (c) => {
     const rng = mulberry32(seed);
     const gauss = () => rng.gaussian();
-    const ops = new OpKernels(ctx.device, c.kvF16 ?? true, { cpu: c.cpu });
+    const kv = c.kv ?? DEFAULT_KV_CACHE_TYPES;
+    const ops = new OpKernels(ctx.device, kv, { cpu: c.cpu });
     kernels.push(ops);
     const kvStride = c.nKvHead * c.headDim;
     const total = c.past + c.tokens;
@@ -44,8 +48,8 @@ export function attentionRunner(ctx: GpuContext, seed: number): (c: AttentionCas
     const q = randomF32(c.tokens * c.nHead * c.headDim, gauss, 2);
     // No rotation (nRot 0): RoPE inside attention is ops.test.ts's subject.
     const rope = { table: buffer(ctx, 16), nRot: 0, neox: false };
-    const kCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
-    const vCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
+    const kCache = buffer(ctx, ops.kvCacheBytes('k', total, kvStride));
+    const vCache = buffer(ctx, ops.kvCacheBytes('v', total, kvStride));
     const out = buffer(ctx, q.byteLength);
     const sinks = c.sinks ? Float32Array.from({ length: c.nHead }, (_, h) => (h % 3) * 2 - 1) : undefined;
     const scale = 1 / Math.sqrt(c.headDim);
@@ -54,8 +58,8 @@ export function attentionRunner(ctx: GpuContext, seed: number): (c: AttentionCas
       ops.storeKv({ k: buffer(ctx, k), v: buffer(ctx, v), kCache, vCache, step: makeStep(ctx, 0, total), kvStride, headDim: c.headDim, rope }),
       ops.attention({ ...shape, q: buffer(ctx, q), kCache, vCache, out, step: makeStep(ctx, c.past, c.tokens), rope, sinks: sinks && buffer(ctx, sinks) }),
     ]);
-    const round = c.kvF16 === false ? (x: number) => x : ref.roundF16;
-    const expected = ref.attention(q, Float64Array.from(k, round), Float64Array.from(v, round), { ...shape, pos0: c.past, nTokens: c.tokens, sinks });
+    // The reference reads the values the caches hold: halves, or llama.cpp's blocks decoded.
+    const expected = ref.attention(q, cached(kv.k, k, kvStride), cached(kv.v, v, kvStride), { ...shape, pos0: c.past, nTokens: c.tokens, sinks });
     return { got: await readF32(ctx, out, q.length), expected };
   };
 }
