@@ -13,7 +13,8 @@
  * Default shape: 16 query heads over 4 KV heads of 64, issue #27's model.
  */
 import { parseArgs } from 'node:util';
-import { isKvCacheType, kvCacheBytes, KV_CACHE_TYPES } from '../../src-main/core/kv-cache-types';
+import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
+import { isKvCacheType, KV_CACHE_TYPES } from '../../src-preload/api/kv-cache';
 import { measureCopyBandwidth } from '../../src-main/engine/gpu/bandwidth';
 import { openGpu } from '../../src-main/engine/gpu/device';
 import { OpKernels, Step } from '../../src-main/engine/gpu/ops';

@@ -12,7 +12,7 @@
  * the next step; an unconstrained generation submits at once and pays nothing for the mask.
  */
 import { readPoolingType } from '../core/embedding-pooling';
-import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../core/kv-cache-types';
+import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { ConstrainedTokens, constraintLeads, type JsonConstraint } from '../core/constrained/token-constraint';
 import { TokenTrie } from '../core/constrained/token-trie';
 import type { GgufFile } from '../core/gguf/gguf-file';

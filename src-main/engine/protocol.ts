@@ -9,7 +9,7 @@ import type { WindowComparison, WindowScores } from '../core/quality/divergence'
 import type { JsonConstraint } from '../core/constrained/token-constraint';
 import type { ModelMemory } from '../../src-preload/api/engines';
 import type { Pooling, PoolingType } from '../core/embedding-pooling';
-import type { KvCacheTypes } from '../core/kv-cache-types';
+import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 
 export type { WindowComparison, WindowScores, JsonConstraint, ModelMemory, Pooling, PoolingType };
 

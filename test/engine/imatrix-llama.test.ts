@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KvCacheTypes } from '../../src-main/core/kv-cache-types';
+import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dequantizeTensor } from '../../src-main/core/dequantize';
 import { imatrixChunks, type CollectedWeight } from '../../src-main/core/imatrix';

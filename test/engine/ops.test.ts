@@ -14,7 +14,7 @@ import {
   type SamplerPath,
 } from '../../src-main/engine/gpu/ops';
 import type { SamplingParams } from '../../src-main/engine/protocol';
-import type { KvCacheTypes } from '../../src-main/core/kv-cache-types';
+import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { ropeTable } from '../../src-main/engine/model/rope-table';
 import type { RopeParams } from '../../src-main/engine/model/hparams';
 import { mulberry32, randomF32 } from '../support/random';

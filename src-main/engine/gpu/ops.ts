@@ -8,7 +8,8 @@
  * and single-token decode alike. Offsets and sizes are in elements (f32 or u32), not bytes.
  */
 import type { SamplingParams } from '../protocol';
-import { DEFAULT_KV_CACHE_TYPES, kvCacheBytes, kvCacheGgmlType, type KvCacheType, type KvCacheTypes } from '../../core/kv-cache-types';
+import { kvCacheBytes, kvCacheGgmlType } from '../../core/kv-cache-types';
+import { DEFAULT_KV_CACHE_TYPES, type KvCacheType, type KvCacheTypes } from '../../../src-preload/api/kv-cache';
 import { noteReadBytes } from './dispatch-profile';
 import { shaderSource, type Defines } from './shader-source';
 import { pipelineCache } from './pipeline-cache';

@@ -227,7 +227,7 @@ export class BertModel {
     for (const data of vectorData.values()) vectorBytes += data.byteLength;
     const kvBytes = 2 * n * kvDim;
     const ownedBytes = this.owned.bytes();
-    this.memory = { fileTensorBytes, residentWeightBytes: residentWeightBytes + vectorBytes, kvBytes, scratchBytes: ownedBytes - kvBytes - vectorBytes };
+    this.memory = { fileTensorBytes, residentWeightBytes: residentWeightBytes + vectorBytes, kvBytes, kvTypes: this.ops.kv, scratchBytes: ownedBytes - kvBytes - vectorBytes };
   }
 
   /** Uploads the encoder's tensors and builds its forward pass. */

@@ -61,7 +61,8 @@ import type { ModelMemory } from '../protocol';
 import type { LayerGroup, LayerWork } from '../prefill-split';
 import { OwnedBuffers } from './owned-buffers';
 import { ropeTable } from './rope-table';
-import { kvCacheBytes, type KvCacheTypes } from '../../core/kv-cache-types';
+import { kvCacheBytes } from '../../core/kv-cache-types';
+import type { KvCacheTypes } from '../../../src-preload/api/kv-cache';
 
 export interface ModelOptions {
   /** Context length: positions the KV cache holds. */
@@ -340,7 +341,7 @@ export class LlamaModel {
       if (tensorLayer(w.name) !== undefined) blockWeights += (w.rows * w.cols * Math.min(hp.moe?.nExpertUsed ?? 1, w.experts)) / w.experts;
     }
     this.layerWork = { nLayer: hp.nLayer, layerWeights: blockWeights / hp.nLayer, attentionWidth: hp.nHead * hp.headDim };
-    this.memory = { fileTensorBytes, residentWeightBytes, kvBytes, scratchBytes: ownedBytes - kvBytes - vectorBytes(this.vectors) };
+    this.memory = { fileTensorBytes, residentWeightBytes, kvBytes, kvTypes: options.kvTypes, scratchBytes: ownedBytes - kvBytes - vectorBytes(this.vectors) };
     this.build();
   }
 

@@ -6,7 +6,7 @@
 import { afterAll } from 'vitest';
 import type { GpuContext } from '../../../src-main/engine/gpu/device';
 import { OpKernels } from '../../../src-main/engine/gpu/ops';
-import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../../src-main/core/kv-cache-types';
+import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../../src-preload/api/kv-cache';
 import { mulberry32, randomF32 } from '../../support/random';
 import { buffer, makeStep, readF32, run } from '../gpu-harness';
 import * as ref from '../reference';

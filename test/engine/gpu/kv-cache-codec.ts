@@ -4,7 +4,8 @@
  * two blocks) rewritten as ggml's blocks, to compare with the CPU encoder byte for byte.
  */
 import { blockOffsets } from '../../../src-main/core/ggml-types';
-import { kvCacheGgmlType, type KvCacheType } from '../../../src-main/core/kv-cache-types';
+import { kvCacheGgmlType } from '../../../src-main/core/kv-cache-types';
+import type { KvCacheType } from '../../../src-preload/api/kv-cache';
 import { decoderFor } from '../../../src-main/core/quants/decoders';
 import { encoderFor } from '../../../src-main/core/quants/encoders';
 import * as ref from '../reference';

@@ -5,7 +5,7 @@
  * inside a group of two blocks (heads of an odd number of blocks).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { KvCacheType } from '../../../src-main/core/kv-cache-types';
+import type { KvCacheType } from '../../../src-preload/api/kv-cache';
 import { OpKernels } from '../../../src-main/engine/gpu/ops';
 import { mulberry32 } from '../../support/random';
 import { buffer, makeStep, readU32, run, testGpu } from '../gpu-harness';
