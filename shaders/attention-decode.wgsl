@@ -125,21 +125,42 @@ fn cache_words(t: u32, x: vec2<f32>) -> vec2<u32> {
   return bitcast<vec2<u32>>(x);
 }
 
-// The token's K and V values of group `g` of KV head kvh's row (a head of whole groups).
+// The token's K and V values of group `g` of KV head kvh's row (a head of whole groups) as a
+// quantized cache holds them: rotated by K_ROT's (V_ROT's) Hadamard matrix (kv-store.wgsl's k_elem).
 fn new_k_group(kvh: u32, g: u32, pos: u32) -> array<f32, KV_GROUP> {
   var x: array<f32, KV_GROUP>;
-  for (var j = 0u; j < KV_GROUP; j += 2u) {
-    let k = new_k_pair(kvh, g * KV_GROUP + j, pos);
-    x[j] = k.x;
-    x[j + 1u] = k.y;
+  for (var j = 0u; j < KV_GROUP; j++) {
+    let d = g * KV_GROUP + j;
+    if (K_ROT == 0u) {
+      x[j] = new_k_pair(kvh, d & ~1u, pos)[d & 1u];
+    } else {
+      let i = d % max(K_ROT, 1u);
+      var s = 0.0;
+      for (var c = 0u; c < K_ROT; c += 2u) {
+        let k = new_k_pair(kvh, d - i + c, pos);
+        s += hadamard_term(i, c, k.x) + hadamard_term(i, c + 1u, k.y);
+      }
+      x[j] = s * hadamard_scale(K_ROT);
+    }
   }
   return x;
 }
 
 fn new_v_group(kvh: u32, g: u32) -> array<f32, KV_GROUP> {
   var x: array<f32, KV_GROUP>;
+  let row = p.vOffset + kvh * p.headDim;
   for (var j = 0u; j < KV_GROUP; j++) {
-    x[j] = vNew[p.vOffset + kvh * p.headDim + g * KV_GROUP + j];
+    let d = g * KV_GROUP + j;
+    if (V_ROT == 0u) {
+      x[j] = vNew[row + d];
+    } else {
+      let i = d % max(V_ROT, 1u);
+      var s = 0.0;
+      for (var c = 0u; c < V_ROT; c++) {
+        s += hadamard_term(i, c, vNew[row + d - i + c]);
+      }
+      x[j] = s * hadamard_scale(V_ROT);
+    }
   }
   return x;
 }

@@ -28,8 +28,21 @@ fn score(qk: f32) -> f32 {
   return s;
 }
 
-// Element d of the query head starting at element `base` of q, rotated for position pos.
+// Element d of the query head starting at element `base` of q, rotated for position pos (and by
+// K_ROT's Hadamard matrix, as the K cache).
 fn query_elem(base: u32, d: u32, pos: u32) -> f32 {
+  if (K_ROT == 0u) {
+    return roped_query(base, d, pos);
+  }
+  let i = d % max(K_ROT, 1u);
+  var s = 0.0;
+  for (var j = 0u; j < K_ROT; j++) {
+    s += hadamard_term(i, j, roped_query(base, d - i + j, pos));
+  }
+  return s * hadamard_scale(K_ROT);
+}
+
+fn roped_query(base: u32, d: u32, pos: u32) -> f32 {
   let x = q[base + d];
   if (d >= p.nRot) {
     return x;

@@ -7,6 +7,16 @@
 // 8 a word; element i of a word in its i-th byte or nibble), then one word of both blocks' f16
 // scales d, the first block's low. value = code · d, as ggml's dequantize_row_q8_0 / q4_0.
 // Writers quantize as ggml's quantize_row_q8_0_ref / q4_0_ref, bit for bit.
+//
+// llama.cpp's attention rotation (llama-kv-cache.cpp's attn_rot_k / attn_rot_v): with a quantized
+// cache and heads of a multiple of 64, K and the query (chunks of K_ROT, the largest power of two
+// from 64 up that divides the head) and V (chunks of V_ROT = 64) are multiplied by an orthonormal
+// Walsh-Hadamard matrix before the cache, and the attention output by V's again (H·H = I): scores
+// and outputs stay the same, but each block quantizes values whose outliers are spread over the
+// chunk. 0: no rotation (code divides by max(K_ROT, 1u): a zero divisor fails pipeline
+// creation even in a branch never taken).
+override K_ROT: u32 = 0u;
+override V_ROT: u32 = 0u;
 
 const KV_F32: u32 = 0u;
 const KV_F16: u32 = 1u;
@@ -92,6 +102,16 @@ fn f16_bits(x: f32) -> u32 {
     h += 1u;  // a carry into the exponent is right, up to infinity
   }
   return sign | h;
+}
+
+// x · H[i][j] but for the scale: Sylvester's Hadamard matrix is (−1)^popcount(i & j) / √n.
+fn hadamard_term(i: u32, j: u32, x: f32) -> f32 {
+  return select(x, -x, (countOneBits(i & j) & 1u) == 1u);
+}
+
+// H's scale, 1/√n as llama.cpp's 1.0 / sqrtf(n).
+fn hadamard_scale(n: u32) -> f32 {
+  return 1.0 / sqrt(f32(n));
 }
 
 // x rounded half away from zero, as C's roundf.

@@ -71,16 +71,36 @@ fn store_kv(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
   }
 }
 
-// Cache element e (of the batch's rows) of K or V, as store_kv writes it.
+// Cache element e (of the batch's rows) of K or V, as store_kv_quant writes it: rotated by RoPE,
+// and by K_ROT's (V_ROT's) Hadamard matrix.
 fn k_elem(e: u32) -> f32 {
   let t = e / p.kvStride - step.pos0;
   let j = e % p.kvStride;
-  return rope_k(t * p.inStride + p.qkOffset + (j / p.headDim) * p.headDim, j % p.headDim, step.pos0 + t);
+  let base = t * p.inStride + p.qkOffset + (j / p.headDim) * p.headDim;
+  let d = j % p.headDim;
+  if (K_ROT == 0u) {
+    return rope_k(base, d, step.pos0 + t);
+  }
+  let i = d % max(K_ROT, 1u);
+  var s = 0.0;
+  for (var c = 0u; c < K_ROT; c++) {
+    s += hadamard_term(i, c, rope_k(base, d - i + c, step.pos0 + t));
+  }
+  return s * hadamard_scale(K_ROT);
 }
 
 fn v_elem(e: u32) -> f32 {
-  let t = e / p.kvStride - step.pos0;
-  return vIn[t * p.inStride + p.vOffset + e % p.kvStride];
+  let row = (e / p.kvStride - step.pos0) * p.inStride + p.vOffset;
+  let j = e % p.kvStride;
+  if (V_ROT == 0u) {
+    return vIn[row + j];
+  }
+  let i = j % max(V_ROT, 1u);
+  var s = 0.0;
+  for (var c = 0u; c < V_ROT; c++) {
+    s += hadamard_term(i, c, vIn[row + j - i + c]);
+  }
+  return s * hadamard_scale(V_ROT);
 }
 
 // A block's cache words, its scale merged into the group's scale word (whose other half stays).

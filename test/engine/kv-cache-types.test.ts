@@ -3,16 +3,16 @@
  * needs for a quantized V cache), on a random llama with heads of 64 after a prompt of 2,000 tokens:
  * teacher-forced over the last 64 positions (the prompt evaluated in batches: store_kv_quant and
  * prefill attention), the engine with a q8_0 cache is no further from llama.cpp's f16 cache (mean
- * KL) than llama.cpp's own q8_0 cache is, and nearer llama.cpp's q8_0 than that (q4_0 likewise,
- * within 1.5 times); greedy decode with a q8_0 cache (decode attention storing its rows) gives
- * llama.cpp's q8_0 tokens, parting only at a near-tie of the reference.
- * (llama.cpp also rounds the query to q8_0 to dot it with a quantized K; the engine keeps it f32.)
+ * KL) than llama.cpp's own q8_0 cache is, and nearer llama.cpp's q8_0 than that; q4_0 and a q8_0 V
+ * alone likewise, far nearer llama.cpp's (the same rotated, quantized values); greedy decode with
+ * a q8_0 cache (decode attention storing its rows) gives llama.cpp's q8_0 tokens, parting only at a
+ * near-tie of the reference.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { KvCacheType } from '../../src-preload/api/kv-cache';
+import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { Engine } from '../../src-main/engine/engine';
 import { mulberry32 } from '../support/random';
 import { TEST_VOCAB, writeRandomModel } from '../support/test-models';
@@ -34,13 +34,13 @@ await writeRandomModel(path, { arch: 'llama', nLayer: 2, nEmbd: 256, nFf: 512, n
 const rng = mulberry32(51);
 const prompt = [1, ...Array.from({ length: PROMPT - 1 }, () => 3 + rng.int(TEST_VOCAB - 3))];
 const from = PROMPT - FORCED;
-/** llama.cpp's next-token log-probabilities over the last FORCED positions, with a `type` cache. */
-const llamas = (type: KvCacheType) => llamaTeacherForced(path, prompt, TEST_VOCAB, CTX, { from, kv: { k: type, v: type } });
-const llamaF16 = llamas('f16');
+/** llama.cpp's next-token log-probabilities over the last FORCED positions, with `kv` caches. */
+const llamas = (kv: KvCacheTypes) => llamaTeacherForced(path, prompt, TEST_VOCAB, CTX, { from, kv });
+const llamaF16 = llamas({ k: 'f16', v: 'f16' });
 
 /** The engine's, likewise. */
-async function ours(type: KvCacheType): Promise<Float64Array[]> {
-  await engine.load(path, { ctx: CTX, kvTypes: { k: type, v: type } });
+async function ours(kvTypes: KvCacheTypes): Promise<Float64Array[]> {
+  await engine.load(path, { ctx: CTX, kvTypes });
   const out: Float64Array[] = [];
   await engine.logits(prompt, (logits, i) => i >= from && out.push(logSoftmax(logits)));
   return out;
@@ -50,24 +50,31 @@ const fmt = (a: Agreement) => `mean KL ${a.meanKl.toExponential(2)} (top-1 ${(a.
 
 describe(`KV cache types after ${PROMPT} tokens, teacher-forced over the last ${FORCED} positions, against llama.cpp`, () => {
   it('f16: llama.cpp\'s distributions', async () => {
-    const exact = compareDistributions(await llamaF16, await ours('f16'));
+    const exact = compareDistributions(await llamaF16, await ours({ k: 'f16', v: 'f16' }));
     console.log(`f16: engine against llama.cpp ${fmt(exact)}`);
     expect(exact.meanKl).toBeLessThan(1e-6);
   }, 600_000);
 
-  // q8_0 is the issue's bar; q4_0, whose error is 100 times larger, may pass llama.cpp's own by a
-  // little either way, so it is held to 1.5 times it, and to being nearer llama.cpp's q4_0 than that.
-  for (const [type, slack] of [['q8_0', 1], ['q4_0', 1.5]] as const) {
-    it(`${type}: no further from llama.cpp's f16 cache than llama.cpp's own ${type} cache${slack > 1 ? ` (× ${slack})` : ''}`, async () => {
+  // q8_0 is the issue's bar. llama.cpp also rounds the query to q8_0 for its dot products with a
+  // quantized K, which the engine does not: with a q8_0 K that rounding is most of what parts the
+  // two; with q4_0, or a q8_0 V alone, they hold the same values and part far less.
+  const cases: { kv: KvCacheTypes; slack: number; apart: number }[] = [
+    { kv: { k: 'q8_0', v: 'q8_0' }, slack: 1, apart: 1 },
+    { kv: { k: 'q4_0', v: 'q4_0' }, slack: 1.1, apart: 0.1 },
+    { kv: { k: 'f16', v: 'q8_0' }, slack: 1.1, apart: 0.01 },
+  ];
+  for (const { kv, slack, apart } of cases) {
+    const name = `${kv.k}/${kv.v}`;
+    it(`${name}: as far from llama.cpp's f16 cache as llama.cpp's own ${name} cache (× ${slack}), and nearer that (× ${apart})`, async () => {
       const reference = await llamaF16;
-      const same = await llamas(type);
-      const mine = await ours(type);
+      const same = await llamas(kv);
+      const mine = await ours(kv);
       const own = compareDistributions(reference, same);
       const fromF16 = compareDistributions(reference, mine);
       const fromSame = compareDistributions(same, mine);
-      console.log(`${type}: against llama.cpp f16, llama.cpp ${type} ${fmt(own)}, engine ${type} ${fmt(fromF16)}; engine against llama.cpp ${type} ${fmt(fromSame)}`);
+      console.log(`${name}: against llama.cpp f16, llama.cpp ${name} ${fmt(own)}, engine ${name} ${fmt(fromF16)}; engine against llama.cpp ${name} ${fmt(fromSame)}`);
       expect(fromF16.meanKl).toBeLessThanOrEqual(own.meanKl * slack);
-      expect(fromSame.meanKl).toBeLessThan(own.meanKl);
+      expect(fromSame.meanKl).toBeLessThan(own.meanKl * apart);
     }, 600_000);
   }
 

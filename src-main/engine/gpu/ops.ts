@@ -123,6 +123,8 @@ export const PREFILL_ROWS = 8;
 const DECODE_MIN_SPLIT_KEYS = 128;
 /** kv-quant.wgsl's cache type ids (KV_F32, KV_F16, KV_Q8_0, KV_Q4_0). */
 const KV_SHADER_TYPES: Record<KvCacheType, number> = { f32: 0, f16: 1, q8_0: 2, q4_0: 3 };
+/** The smallest chunk llama.cpp rotates a quantized cache's heads in, and V's chunk. */
+const KV_ROT_MIN = 64;
 /** kv-quant.wgsl's groups: a quantized cache's blocks go in pairs, a whole number of words. */
 const KV_GROUP_BLOCKS = 2;
 /**
@@ -351,6 +353,18 @@ export class OpKernels {
     return { KV_K: KV_SHADER_TYPES[this.kv.k], KV_V: KV_SHADER_TYPES[this.kv.v] };
   }
 
+  /**
+   * llama.cpp's attention rotation for heads of `headDim` (kv-quant.wgsl's K_ROT, V_ROT): a
+   * quantized cache's heads of a multiple of 64 are rotated in chunks, K's of the largest power of
+   * two that divides the head, V's of 64 (llama-kv-cache.cpp's build_input_k_rot/v_rot).
+   */
+  kvRotation(headDim: number): { K_ROT: number; V_ROT: number } {
+    const rotated = (which: 'k' | 'v') => this.quantizedKv(which) && headDim % KV_ROT_MIN === 0;
+    let k = KV_ROT_MIN;
+    while (headDim % (2 * k) === 0) k *= 2;
+    return { K_ROT: rotated('k') ? k : 0, V_ROT: rotated('v') ? KV_ROT_MIN : 0 };
+  }
+
   private quantizedKv(which: 'k' | 'v'): boolean {
     return kvCacheGgmlType(this.kv[which]).quantized;
   }
@@ -403,7 +417,7 @@ export class OpKernels {
       const group = this.kvQuantGroup(a.headDim);
       // A group an invocation, from the group holding the batch's first element.
       const groups = (n: number, pos0: number) => Math.ceil(((pos0 + n) * a.kvStride) / group) - Math.floor((pos0 * a.kvStride) / group);
-      dispatches.push(this.dispatch('kv-store.wgsl', 'store_kv_quant', buffers, a.step, (n, pos0) => threads(groups(n, pos0), 64), this.kvConstants));
+      dispatches.push(this.dispatch('kv-store.wgsl', 'store_kv_quant', buffers, a.step, (n, pos0) => threads(groups(n, pos0), 64), { ...this.kvConstants, ...this.kvRotation(a.headDim) }));
     }
     return { encode: (pass) => dispatches.forEach((d) => d.encode(pass)) };
   }
@@ -449,7 +463,8 @@ export class OpKernels {
     const storeInside = store && (quantGroup === 0 || a.headDim % quantGroup === 0);
     // A batch: a workgroup per (query head, tile of tokens). The shader reads sinks only under SINKS: without, q stands in.
     const batchBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? a.q];
-    const constants = { ...this.kvConstants, CAUSAL: a.causal === false ? 0 : 1, SINKS: a.sinks ? 1 : 0 };
+    const rotation = this.kvRotation(a.headDim);
+    const constants = { ...this.kvConstants, K_ROT: rotation.K_ROT, CAUSAL: a.causal === false ? 0 : 1, SINKS: a.sinks ? 1 : 0 };
     const batch = this.dispatch('attention-prefill.wgsl', cpuShape ? 'attend_tile_cpu' : 'attend_tile', batchBuffers, a.step, (n) => [a.nHead, Math.ceil(n / PREFILL_ROWS)], constants, {
       defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim } : {},
     });
@@ -463,12 +478,14 @@ export class OpKernels {
     const scratch = this.splitScratchOf(4 * (1 + a.nHead * DECODE_MAX_SPLITS * (a.headDim + 2)));
     // The shader reads kNew and vNew only under STORE, but uses them statically: without a store, q stands in.
     const splitBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, scratch, a.rope.table, null, null, (storeInside && store.k) || a.q, (storeInside && store.v) || a.q];
-    const split = this.dispatch('attention-decode.wgsl', cpuShape ? 'attend_split_cpu' : 'attend_split', splitBuffers, a.step, (_, pos) => [blocks, splits(pos)], { ...this.kvConstants, STORE: storeInside ? 1 : 0 }, {
+    const split = this.dispatch('attention-decode.wgsl', cpuShape ? 'attend_split_cpu' : 'attend_split', splitBuffers, a.step, (_, pos) => [blocks, splits(pos)], { ...this.kvConstants, ...rotation, STORE: storeInside ? 1 : 0 }, {
       defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim, HEAD_BLOCK: headBlock } : {},
       readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
     });
     const mergeBuffers = [u, null, scratch, null, null, null, null, a.sinks ?? null, a.out];
     const merge = this.dispatch('attention-decode.wgsl', a.sinks ? 'attend_merge_sinks' : 'attend_merge', mergeBuffers, a.step, () => [a.nHead, 1]);
+    // A rotated V cache gives the output rotated: H·H = I turns it back.
+    const unrotate = rotation.V_ROT ? this.elementwise('hadamard_v', a.out, null, qDim, a.step, {}, { V_ROT: rotation.V_ROT }) : null;
     return {
       encode(pass) {
         if (a.step.tokens !== 1) {
@@ -479,6 +496,7 @@ export class OpKernels {
           split.encode(pass);
           merge.encode(pass);
         }
+        unrotate?.encode(pass);
       },
     };
   }

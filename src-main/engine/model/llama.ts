@@ -61,7 +61,7 @@ import type { ModelMemory } from '../protocol';
 import type { LayerGroup, LayerWork } from '../prefill-split';
 import { OwnedBuffers } from './owned-buffers';
 import { ropeTable } from './rope-table';
-import { kvCacheBytes } from '../../core/kv-cache-types';
+import { kvCacheBytes, kvCacheGgmlType } from '../../core/kv-cache-types';
 import type { KvCacheTypes } from '../../../src-preload/api/kv-cache';
 
 export interface ModelOptions {
@@ -211,6 +211,14 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
   return groups;
 }
 
+/** A quantized cache's blocks lie within a head (llama.cpp refuses such a cache too). */
+function checkKvTypes(hp: HParams, options: ModelOptions): void {
+  for (const type of [options.kvTypes.k, options.kvTypes.v]) {
+    const block = kvCacheGgmlType(type).blockSize;
+    if (hp.headDim % block !== 0) throw new Error(`a ${type} KV cache needs a head size that is a multiple of ${block}; this model's heads have ${hp.headDim}`);
+  }
+}
+
 /**
  * Each layer's K and V caches are one binding each: a context whose cache outgrows the adapter's
  * largest binding fails before anything is uploaded, with the largest context that fits, rather
@@ -349,6 +357,7 @@ export class LlamaModel {
   static async load(ctx: GpuContext, gguf: GgufFile, hp: HParams, sampledIds: GPUBuffer, options: ModelOptions): Promise<LlamaModel> {
     if (hp.moe) checkMoeShapes(gguf, hp, hp.moe);
     checkShapes(gguf, hp);
+    checkKvTypes(hp, options);
     checkKvFits(ctx, hp, options);
     const { matrices, vectors } = modelTensorNames(hp, options.ctx);
     for (const name of vectors) {

@@ -58,8 +58,9 @@ export function attentionRunner(ctx: GpuContext, seed: number): (c: AttentionCas
       ops.storeKv({ k: buffer(ctx, k), v: buffer(ctx, v), kCache, vCache, step: makeStep(ctx, 0, total), kvStride, headDim: c.headDim, rope }),
       ops.attention({ ...shape, q: buffer(ctx, q), kCache, vCache, out, step: makeStep(ctx, c.past, c.tokens), rope, sinks: sinks && buffer(ctx, sinks) }),
     ]);
-    // The reference reads the values the caches hold: halves, or llama.cpp's blocks decoded.
-    const expected = ref.attention(q, cached(kv.k, k, kvStride), cached(kv.v, v, kvStride), { ...shape, pos0: c.past, nTokens: c.tokens, sinks });
+    // The reference reads the values the caches hold: halves, or llama.cpp's blocks decoded (and rotated back).
+    const rot = ops.kvRotation(c.headDim);
+    const expected = ref.attention(q, cached(kv.k, k, kvStride, rot.K_ROT), cached(kv.v, v, kvStride, rot.V_ROT), { ...shape, pos0: c.past, nTokens: c.tokens, sinks });
     return { got: await readF32(ctx, out, q.length), expected };
   };
 }

@@ -10,11 +10,51 @@ import { decoderFor } from '../../../src-main/core/quants/decoders';
 import { encoderFor } from '../../../src-main/core/quants/encoders';
 import * as ref from '../reference';
 
-/** `values` (rows of `rowLength`) as a cache of `type` gives them back. */
-export function cached(type: KvCacheType, values: Float32Array, rowLength: number): Float64Array {
+/**
+ * `values` (rows of `rowLength`) as a cache of `type` gives them back; `rot`: the Hadamard chunk
+ * the cache rotates them by first (OpKernels.kvRotation), turned back in double precision.
+ */
+export function cached(type: KvCacheType, values: Float32Array, rowLength: number, rot = 0): Float64Array {
   if (type === 'f32') return Float64Array.from(values);
   if (type === 'f16') return Float64Array.from(values, ref.roundF16);
-  return Float64Array.from(decodeBlocks(type, ggmlBlocks(type, values, rowLength)));
+  const decoded = Float64Array.from(decodeBlocks(type, ggmlBlocks(type, rot ? hadamardF32(values, rot) : values, rowLength)));
+  return rot ? hadamard(decoded, rot) : decoded;
+}
+
+const sign = (i: number, j: number) => (popcount(i & j) % 2 ? -1 : 1);
+
+function popcount(x: number): number {
+  let n = 0;
+  for (; x; x &= x - 1) n++;
+  return n;
+}
+
+/** x · H in chunks of n, in f32 as kv-quant.wgsl sums it (in order, then scaled). */
+export function hadamardF32(x: Float32Array, n: number): Float32Array {
+  const fr = Math.fround;
+  const scale = fr(1 / fr(Math.sqrt(n)));
+  const out = new Float32Array(x.length);
+  for (let c = 0; c < x.length; c += n) {
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      for (let j = 0; j < n; j++) s = fr(s + sign(i, j) * x[c + j]!);
+      out[c + i] = fr(s * scale);
+    }
+  }
+  return out;
+}
+
+/** x · H in chunks of n, in double precision. */
+function hadamard(x: Float64Array, n: number): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let c = 0; c < x.length; c += n) {
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      for (let j = 0; j < n; j++) s += sign(i, j) * x[c + j]!;
+      out[c + i] = s / Math.sqrt(n);
+    }
+  }
+  return out;
 }
 
 /** llama.cpp's blocks of `values` (rows of `rowLength`), from the repository's CPU encoder. */

@@ -9,7 +9,7 @@ import type { KvCacheType } from '../../../src-preload/api/kv-cache';
 import { OpKernels } from '../../../src-main/engine/gpu/ops';
 import { mulberry32 } from '../../support/random';
 import { buffer, makeStep, readU32, run, testGpu } from '../gpu-harness';
-import { ggmlBlocks, gpuCacheBlocks } from './kv-cache-codec';
+import { ggmlBlocks, gpuCacheBlocks, hadamardF32 } from './kv-cache-codec';
 
 const ctx = await testGpu();
 const kernels: OpKernels[] = [];
@@ -60,8 +60,11 @@ describe('store_kv_quant writes llama.cpp blocks, byte for byte', () => {
           pos += n;
         }
         const blocks = async (type: KvCacheType, cache: GPUBuffer) => gpuCacheBlocks(type as 'q8_0' | 'q4_0', await readU32(ctx, cache, cache.size / 4), total * kvStride);
-        expect(await blocks(k, kCache)).toEqual(ggmlBlocks(k, kAll, kvStride));
-        expect(await blocks(v, vCache)).toEqual(ggmlBlocks(v, vAll, kvStride));
+        // Heads of 64 are rotated first (llama.cpp's attention rotation), the same sums in the same order.
+        const rot = ops.kvRotation(s.headDim);
+        const rotated = (x: Float32Array, n: number) => (n ? hadamardF32(x, n) : x);
+        expect(await blocks(k, kCache)).toEqual(ggmlBlocks(k, rotated(kAll, rot.K_ROT), kvStride));
+        expect(await blocks(v, vCache)).toEqual(ggmlBlocks(v, rotated(vAll, rot.V_ROT), kvStride));
       });
     }
   }
