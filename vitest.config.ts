@@ -13,8 +13,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
-    // GUFO_DEV=1: bin/gufo.mjs runs the TypeScript sources (through tsx), never a stale out/cli build.
-    env: { ...gpuEnv, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp', GUFO_DEV: '1' },
+    // The CLI the tests spawn is built once from this tree first (see test/support/build-cli.ts).
+    globalSetup: ['test/support/build-cli.ts'],
+    env: { ...gpuEnv, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp' },
     // Some tests run llama.cpp (node-llama-cpp) as the reference implementation.
     testTimeout: 60_000,
     // Separate processes: native addons (koffi, llama.cpp) do not mix well with worker threads.

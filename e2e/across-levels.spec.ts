@@ -22,7 +22,7 @@ test('Q8_0 and Q4_K_M exports of stories260K side by side: size and mean KL, sma
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
   await expect.poll(async () => (await source.locator('option').allTextContents()).some((t) => t.includes('stories260K'))).toBe(true);
-  await source.selectOption((await source.locator('option').filter({ hasText: 'stories260K' }).first().getAttribute('value'))!);
+  await source.selectOption((await source.locator('option').filter({ hasText: 'stories260K' }).first().getAttribute('value')));
 
   const history = page.getByRole('table', { name: 'Past exports' });
   for (const type of ['Q8_0', 'Q4_K_M']) {

@@ -52,7 +52,7 @@ test("Export's Q4_K_M card on stories260K says how many tensors fall back and to
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
   const stories = await source.locator('option').filter({ hasText: 'stories260K' }).getAttribute('value');
-  await source.selectOption(stories!);
+  await source.selectOption(stories);
   const q4km = page.getByRole('radio', { name: 'Q4_K_M', exact: true });
   // stories260K's rows are 64 wide: too short for K-quant blocks of 256.
   await expect(q4km).toHaveAccessibleDescription(/\d+ tensors fall back \(rows too short for the type's blocks\): .*→/);

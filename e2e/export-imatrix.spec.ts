@@ -18,7 +18,7 @@ test('an importance matrix from the built-in text feeds the plan, the recipe pre
   await openSection(page, 'Export');
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
-  await source.selectOption((await source.locator('option').filter({ hasText: 'stories260K' }).getAttribute('value'))!);
+  await source.selectOption((await source.locator('option').filter({ hasText: 'stories260K' }).getAttribute('value')));
   await page.getByRole('radio', { name: 'Q4_0', exact: true }).check();
 
   // The recipe editor's predicted quality, once the prediction job has measured the model; it follows the recipe.

@@ -42,7 +42,7 @@ test('a role set to another type changes the predicted size; the export records 
   await openSection(page, 'Export');
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
-  await source.selectOption((await source.locator('option').filter({ hasText: 'stories260K' }).getAttribute('value'))!);
+  await source.selectOption((await source.locator('option').filter({ hasText: 'stories260K' }).getAttribute('value')));
   const q8 = page.getByRole('radio', { name: 'Q8_0', exact: true });
   await q8.check();
   const facts = page.locator('#export-type-Q8_0-facts');
@@ -71,7 +71,7 @@ test('IQ3_S changes the prediction; the types that need an importance matrix com
   await openSection(page, 'Export');
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
-  await source.selectOption((await source.locator('option').filter({ hasText: 'wide' }).getAttribute('value'))!);
+  await source.selectOption((await source.locator('option').filter({ hasText: 'wide' }).getAttribute('value')));
   await page.getByRole('radio', { name: 'Q4_K_M', exact: true }).check();
   await page.getByText('Custom recipe').click();
   const predicted = page.getByRole('status', { name: 'Predicted with this recipe' });

@@ -77,7 +77,7 @@ test('Benchmarks keep the model and settings across visits, the header its heigh
   const model = form.getByRole('combobox', { name: 'Model' });
   await expect(model.locator('option')).toHaveCount(2);
   const other = await model.locator('option').filter({ hasText: 'llama-2-tiny-random' }).getAttribute('value');
-  await model.selectOption(other!);
+  await model.selectOption(other);
   await form.getByRole('spinbutton', { name: 'Prompt tokens' }).fill('16');
   await form.getByRole('spinbutton', { name: 'Generated tokens' }).fill('8');
 
@@ -114,7 +114,7 @@ test('Export keeps its source across visits; the Ollama form lines up; every dia
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
   const tiny = await source.locator('option').filter({ hasText: 'llama-2-tiny-random' }).getAttribute('value');
-  await source.selectOption(tiny!);
+  await source.selectOption(tiny);
   await expect(page).toHaveURL(new RegExp(`#/export/${tiny}$`));
 
   await openSection(page, 'Library');

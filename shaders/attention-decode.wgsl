@@ -17,7 +17,8 @@
 // numbers, so they agree without a broadcast.
 //
 // The cache layout is kv-store.wgsl's: [position][kvHead][headDim] elements as words of the
-// caches' types KV_K and KV_V. The query is rotated by RoPE as it is loaded (position pos0). Scores are dot(q, k)·scale,
+// caches' types KV_K and KV_V, over the KV heads of one part of the cache (split and merge run per
+// part). The query is rotated by RoPE as it is loaded (position pos0). Scores are dot(q, k)·scale,
 // soft-capped when softcap is set; a sliding window keeps the last `window` keys.
 //
 // With STORE (the engine's decode step), the workgroups whose keys include the token's own position
@@ -90,7 +91,7 @@ struct Split {
 fn split_of(wid: vec3<u32>, splits: u32, headBlock: u32) -> Split {
   let group = p.nHead / p.nKvHead;
   let blocks = (group + headBlock - 1u) / headBlock;
-  let kvh = wid.x / blocks;
+  let kvh = p.kvHead0 + wid.x / blocks;
   let h0 = kvh * group + (wid.x % blocks) * headBlock;
   let pos = step.pos0;
   let first = first_key(pos);
@@ -181,7 +182,7 @@ fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   let end = work.end;
 
   if (STORE && begin <= pos && pos < end) {
-    let row = pos * p.kvStride + kvh * p.headDim;
+    let row = pos * p.kvStride + kv_head_base(kvh);
     for (var d = 2u * lid; d < p.headDim; d += 2u * WG) {
       let k = cache_words(KV_K, new_k_pair(kvh, d, pos));
       let v = cache_words(KV_V, new_v_pair(kvh, d));
@@ -224,7 +225,7 @@ fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   }
   workgroupBarrier();
 
-  let kvBase = kvh * p.headDim;
+  let kvBase = kv_head_base(kvh);
   // The values phase: lane → (key group, first pair of V dimensions it owns).
   let pairs = p.headDim / 2u;
   let keyGroups = max(1u, WG / pairs);
@@ -402,7 +403,7 @@ fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
   let pos = work.pos;
   let begin = work.begin;
   let end = work.end;
-  let kvBase = kvh * HEAD_DIM;
+  let kvBase = kv_head_base(kvh);
 
   if (STORE && begin <= pos && pos < end) {
     let row = pos * p.kvStride + kvBase;
@@ -531,12 +532,13 @@ fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
 
 @compute @workgroup_size(WG)
 fn attend_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  merge(wid.x, lid, NEG);
+  merge(part_head(wid.x), lid, NEG);
 }
 
 @compute @workgroup_size(WG)
 fn attend_merge_sinks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  merge(wid.x, lid, sinks[wid.x]);
+  let h = part_head(wid.x);
+  merge(h, lid, sinks[h]);
 }
 
 // Head h's output from its splits; `sink` joins the denominator (NEG: none).

@@ -10,6 +10,17 @@
 
 const NEG: f32 = -3.0e38;
 
+// A dispatch covers one part of a split cache (kv-store.wgsl): the KV heads kvHead0 .. and their
+// query heads. The query head of workgroup x of a head-indexed grid:
+fn part_head(x: u32) -> u32 {
+  return p.kvHead0 * (p.nHead / p.nKvHead) + x;
+}
+
+// Where KV head kvh starts in a row of the part's cache.
+fn kv_head_base(kvh: u32) -> u32 {
+  return (kvh - p.kvHead0) * p.headDim;
+}
+
 // The first key the token at `pos` sees: 0, or the start of its sliding window.
 fn first_key(pos: u32) -> u32 {
   if (p.window != 0u && pos >= p.window) {

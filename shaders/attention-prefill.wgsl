@@ -3,9 +3,10 @@
 // l = Σ exp(s − m) and acc = Σ exp(s − m)·v), so any context length runs in fixed memory.
 //
 // A workgroup takes a tile of ROWS query rows, consecutive tokens of one query head (wid.x the
-// head, wid.y the tile), and walks only the keys its rows see: from its first token's first key
-// (0, or the sliding window's start) to its last token's own position. The fully masked tiles of
-// the causal triangle are never visited, and each K and V row read serves every row of the tile.
+// head among the cache part's, wid.y the tile), and walks only the keys its rows see: from its
+// first token's first key (0, or the sliding window's start) to its last token's own position. The
+// fully masked tiles of the causal triangle are never visited, and each K and V row read serves
+// every row of the tile.
 // Without CAUSAL (an encoder, whose whole input is one batch) every row sees the whole batch.
 //
 // Two shapes, as decode attention has:
@@ -82,7 +83,7 @@ fn sees(pos: u32, key: u32) -> bool {
 
 // The first KV row element of query head h's KV head.
 fn kv_base(h: u32) -> u32 {
-  return (h / (p.nHead / p.nKvHead)) * p.headDim;
+  return kv_head_base(h / (p.nHead / p.nKvHead));
 }
 
 // The softmax's denominator for a row's running max and sum, with head h's sink when SINKS; and
@@ -110,7 +111,7 @@ const KEYS: u32 = 8u;
 
 @compute @workgroup_size(LANES)
 fn attend_tile_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let h = wid.x;
+  let h = part_head(wid.x);
   let tile = tile_of(wid.y, LANES);
   let t = row_token(tile, lid);
   let pos = step.pos0 + t;
@@ -189,7 +190,7 @@ var<workgroup> partSum: array<f32, WG>;
 
 @compute @workgroup_size(WG)
 fn attend_tile(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let h = wid.x;
+  let h = part_head(wid.x);
   let tile = tile_of(wid.y, ROWS);
   let kvBase = kv_base(h);
   for (var i = lid; i < ROWS * p.headDim; i += WG) {

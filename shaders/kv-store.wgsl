@@ -1,16 +1,18 @@
 // The KV cache and its writer.
 //
-// Cache layout, one buffer per layer for K and one for V: [position][kvHead][headDim] elements,
-// stored as u32 words of the cache's type (KV_K, KV_V: kv-quant.wgsl's F32, F16 (the default, as
-// llama.cpp's), Q8_0 or Q4_0; K and V each their own). The attention kernels
-// (attention-prefill.wgsl, attention-decode.wgsl) read it through attention-keys.wgsl.
+// Cache layout, per layer one buffer for K and one for V, or where those outgrow one binding, a
+// pair per part of whole KV heads: [position][kvHead][headDim] over the part's KV heads, stored as
+// u32 words of the cache's type (KV_K, KV_V: kv-quant.wgsl's F32, F16 (the default, as llama.cpp's),
+// Q8_0 or Q4_0; K and V each their own). The attention kernels (attention-prefill.wgsl,
+// attention-decode.wgsl) read it through attention-keys.wgsl.
 //
 // `store_kv` writes the batch's K (rotated by RoPE) and V rows at positions pos0 .. pos0 + nTokens - 1,
-// reading them from rows of inStride elements per token (k from qkOffset, v from vOffset): separate
-// k and v buffers, or one fused q|k|v row read twice; it writes the F32 and F16 caches, a pair of
-// elements an invocation. `store_kv_quant` writes the quantized ones, a group of two blocks an
-// invocation (blocks outside the batch's rows, where a group straddles its edge, are kept). (A
-// one-token decode step stores its own row inside attention-decode.wgsl instead.)
+// reading them from rows of inStride elements per token (k from qkOffset, v from vOffset, at the
+// part's first KV head) and writing rows of kvStride elements (the part's heads): separate k and v
+// buffers, or one fused q|k|v row read twice; it writes the F32 and F16 caches, a pair of elements an
+// invocation. `store_kv_quant` writes the quantized ones, a group of two blocks an invocation (blocks
+// outside the batch's rows, where a group straddles its edge, are kept). (A one-token decode step
+// stores its own row inside attention-decode.wgsl instead.)
 
 #include "rope.wgsl"
 #include "kv-quant.wgsl"

@@ -10,7 +10,8 @@
 // SMALL_TILE (SwiftShader, a CPU adapter without shader-f16): RT = TT = 4, every value in a named
 // variable (the tile's four x units, one vec4 of four token sums per row) and no private array
 // indexed in a loop; the same sums in the same order. Measured there against the RT = 8, TT = 16
-// shape: Q4_K and Q8_0 1.2–1.3× faster, Q6_K about even (docs/performance.md).
+// shape: Q4_K and Q8_0 1.2–1.3× faster, Q6_K about even
+// (`git show fec2e69:docs/performance.md`, "Prefill on the CPU adapters").
 // Workgroups beyond 65535 in x wrap into y (row group = x + y · num_workgroups.x);
 // workgroup_id.z picks the token tile. ACCUMULATE: y += W · x.
 #if SHADER_F16

@@ -20,7 +20,7 @@ export async function startGufoServe(env: NodeJS.ProcessEnv = {}): Promise<GufoS
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // The first line on stdout is the address, exactly; logs go to stderr.
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdout });
   const first = await Promise.race([
     new Promise<string>((resolve) => lines.once('line', resolve)),
     new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`gufo serve exited (${code})`)))),

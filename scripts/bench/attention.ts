@@ -35,8 +35,8 @@ const { values } = parseArgs({
 });
 
 const LAYERS = 8;
-const depths = values.depth!.split(',').map(Number);
-const [nHead, nKvHead] = values.heads!.split('/').map(Number) as [number, number];
+const depths = values.depth.split(',').map(Number);
+const [nHead, nKvHead] = values.heads.split('/').map(Number) as [number, number];
 const headDim = Number(values['head-dim']);
 const runs = Number(values.runs);
 const tokens = Number(values.prefill);
@@ -51,7 +51,7 @@ const kvTypes = { k: kv.k, v: kv.v };
 
 const gpu = await openGpu(process.env.GUFO_ADAPTER);
 const { device } = gpu;
-const ops = new OpKernels(device, kvTypes, { cpu: values.cpu ?? gpu.info.isFallbackAdapter });
+const ops = new OpKernels(device, kvTypes, { cpu: values.cpu ?? gpu.info.cpuShapes });
 const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
 const kvStride = nKvHead * headDim;
 const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;

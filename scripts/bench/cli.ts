@@ -22,7 +22,7 @@ function wallMs(args: string[]): number {
   return ms;
 }
 
-export async function benchCli({ json }: { json: boolean }): Promise<void> {
+export function benchCli({ json }: { json: boolean }): void {
   const gufo = [BIN, '--help'];
   const node = ['-e', ''];
   wallMs(gufo);

@@ -12,10 +12,12 @@ import { gguf } from '@huggingface/gguf';
 import { GgufType, type GgufArray } from '../../src-main/core/gguf/values';
 import { openGguf } from '../../src-main/node/gguf-io';
 
-type Parse = (path: string) => Promise<{ kvs: number; tensors: number }>;
+type Counts = { kvs: number; tensors: number };
+/** Ours opens synchronously; @huggingface/gguf's parser is async. */
+type Parse = (path: string) => Counts | Promise<Counts>;
 
 const PARSERS: Record<string, Parse> = {
-  async ours(path) {
+  ours(path) {
     const { gguf: g, file } = openGguf(path);
     try {
       return { kvs: g.kvs.length, tensors: g.tensors.length };
@@ -23,7 +25,7 @@ const PARSERS: Record<string, Parse> = {
       file.close();
     }
   },
-  async 'ours-full'(path) {
+  'ours-full'(path) {
     const { gguf: g, file } = openGguf(path);
     try {
       for (const kv of g.kvs) if (kv.type === GgufType.ARRAY) decodeStrings(kv.value as GgufArray);

@@ -157,7 +157,7 @@ function benchDecode(type: GgmlType, data: Float32Array, imatrix: Float32Array):
     for (let i = 0; i < VALUES; i++) if (a[i] !== b[i]) mismatches++;
   }
   if (mismatches) log(`  warning: ${mismatches} of ${2 * VALUES} values decode differently from llama.cpp`);
-  return { ...result('decode', type, false, oursMs, llamaMs), plainRatio: llamaMs / plainMs!, ...(mismatches ? { mismatches } : {}) };
+  return { ...result('decode', type, false, oursMs, llamaMs), plainRatio: llamaMs / plainMs, ...(mismatches ? { mismatches } : {}) };
 }
 
 function benchEncode(type: GgmlType, data: Float32Array, imatrix: Float32Array | null): Result {
@@ -177,7 +177,8 @@ function benchEncode(type: GgmlType, data: Float32Array, imatrix: Float32Array |
  * other run. A sample repeats a fast call until it lasts about SAMPLE_MS, so timer granularity and
  * one-off hiccups do not dominate.
  */
-function timeAll(...fs: (() => void)[]): number[] {
+/** The median time of each of `fs`, in order (a tuple as long as `fs`). */
+function timeAll<F extends (() => void)[]>(...fs: F): { [K in keyof F]: number } {
   const sides = fs.map((f) => {
     f(); // warm-up (JIT, page faults)
     const t0 = performance.now();
@@ -192,7 +193,7 @@ function timeAll(...fs: (() => void)[]): number[] {
       side.ms.push((performance.now() - t0) / side.reps);
     }
   }
-  return sides.map((side) => median(side.ms));
+  return sides.map((side) => median(side.ms)) as { [K in keyof F]: number };
 }
 
 function median(xs: number[]): number {

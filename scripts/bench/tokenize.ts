@@ -69,14 +69,18 @@ export async function benchTokenize({ json, args }: { json: boolean; args: reado
       const { gguf, file } = openGguf(path);
       const ours = createTokenizer(readVocab(gguf));
       const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
-      const [oursMs, coldMs, llamaMs]: number[][] = [[], [], []];
+      const [oursMs, coldMs, llamaMs]: [number[], number[], number[]] = [[], [], []];
       for (let run = 0; run <= RUNS; run++) {
         const fresh = createTokenizer(readVocab(gguf));
         const warm = timed(() => chunks.forEach((c) => ours.tokenize(c)));
         const theirs = timed(() => chunks.forEach((c) => model.tokenize(c)));
         const cold = timed(() => chunks.forEach((c) => fresh.tokenize(c)));
         // Run 0 warms up the JIT, llama.cpp and `ours`' caches.
-        if (run > 0) (oursMs.push(warm), llamaMs.push(theirs), coldMs.push(cold));
+        if (run > 0) {
+          oursMs.push(warm);
+          llamaMs.push(theirs);
+          coldMs.push(cold);
+        }
       }
       await model.dispose();
       file.close();

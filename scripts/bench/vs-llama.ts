@@ -63,7 +63,7 @@ function node(args: string[], what: string, env: NodeJS.ProcessEnv = process.env
 function nodeJson(args: string[], what: string, env?: NodeJS.ProcessEnv): Record<string, unknown> {
   const out = node(args, what, env);
   try {
-    return JSON.parse(out);
+    return JSON.parse(out) as Record<string, unknown>;
   } catch {
     throw new Error(`${what} printed no JSON document on stdout: ${JSON.stringify(out.slice(0, 300))}`);
   }
@@ -71,9 +71,9 @@ function nodeJson(args: string[], what: string, env?: NodeJS.ProcessEnv): Record
 
 /** The cached random model of --shape and --type, written first if missing. */
 function generatedModel(): string {
-  const shape = SHAPES[values.shape!];
+  const shape = SHAPES[values.shape];
   if (!shape) throw new Error(`--shape ${values.shape}: expected one of ${Object.keys(SHAPES).join(', ')}`);
-  if (!isQuantFileType(values.type!)) throw new Error(`--type ${values.type}: not a llama.cpp file type (e.g. Q4_K_M, Q8_0)`);
+  if (!isQuantFileType(values.type)) throw new Error(`--type ${values.type}: not a llama.cpp file type (e.g. Q4_K_M, Q8_0)`);
   const version = createHash('sha256').update(readFileSync(MAKE_MODEL)).digest('hex').slice(0, 8);
   const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'gufo-bench');
   const file = join(cache, `${values.shape}-${values.type}-${version}.gguf`);
@@ -82,7 +82,7 @@ function generatedModel(): string {
   // Written aside and renamed: an interrupted write never leaves a cached half model.
   const partial = `${file}.partial`;
   try {
-    node(['--import', 'tsx', MAKE_MODEL, values.type!, partial, shape], `writing a random ${values.shape} ${values.type} to ${file}`);
+    node(['--import', 'tsx', MAKE_MODEL, values.type, partial, shape], `writing a random ${values.shape} ${values.type} to ${file}`);
     renameSync(partial, file);
   } finally {
     rmSync(partial, { force: true });
@@ -97,7 +97,7 @@ function modelFile(): string {
 }
 
 function adapters(): string[] {
-  return values.adapters!.split(',').filter((name) => {
+  return values.adapters.split(',').filter((name) => {
     if (!(name in ADAPTERS)) throw new Error(`--adapters: ${name} is not one of ${Object.keys(ADAPTERS).join(', ')}`);
     if (existsSync(ADAPTERS[name]!)) return true;
     process.stderr.write(`${name}: skipped, its driver ${ADAPTERS[name]} is not installed\n`);

@@ -13,10 +13,14 @@
 #struct WeightUniform
 
 // IEEE half → f32, exactly as ggml_fp16_to_fp32 (subnormal halves included; unpack2x16float may
-// flush them, so without SHADER_F16 the bits are decoded by hand).
+// flush them, so without SHADER_F16 the bits are decoded by hand). With SHADER_F16 the adapter
+// converts, but WGSL lets it flush subnormal f16 to zero (a block's d or dmin among them): those
+// (exponent bits 0) are taken as mantissa · 2^-24, exact in f32.
 fn f16_to_f32(h: u32) -> f32 {
 #if SHADER_F16
-  return f32(bitcast<vec2<f16>>(h).x);
+  let em = h & 0x7fffu;
+  let sub = f32(em) * 5.9604644775390625e-8;
+  return select(f32(bitcast<vec2<f16>>(h).x), select(sub, -sub, (h & 0x8000u) != 0u), em < 0x400u);
 #else
   let sign = (h & 0x8000u) << 16u;
   let em = h & 0x7fffu;
@@ -30,10 +34,14 @@ fn f16_to_f32(h: u32) -> f32 {
 }
 
 // Both halves of a word, low first. SHADER_F16 (the kernel enables f16): the adapter's own
-// conversion, exact for every half (f32 holds them all, subnormal halves as normal floats).
+// conversion, exact for every half (f32 holds them all, subnormal halves as normal floats), with
+// subnormal halves taken by hand as in f16_to_f32, since the adapter may flush them.
 fn f16x2(w: u32) -> vec2<f32> {
 #if SHADER_F16
-  return vec2<f32>(bitcast<vec2<f16>>(w));
+  let em = vec2<u32>(w & 0x7fffu, (w >> 16u) & 0x7fffu);
+  let sub = vec2<f32>(em) * 5.9604644775390625e-8;
+  let negative = vec2<bool>((w & 0x8000u) != 0u, (w & 0x80000000u) != 0u);
+  return select(vec2<f32>(bitcast<vec2<f16>>(w)), select(sub, -sub, negative), em < vec2<u32>(0x400u));
 #else
   return vec2<f32>(f16_to_f32(w & 0xffffu), f16_to_f32(w >> 16u));
 #endif

@@ -6,10 +6,9 @@ import type { EventHub } from '../backend/events';
 /** Binds every method, answering only `trusted` senders (the main window's page). */
 export function bindIpc(api: GufoApi, trusted: (sender: WebContents) => boolean): void {
   for (const name of API_METHODS) {
-    const method = api[name] as (...args: unknown[]) => Promise<unknown>;
     ipcMain.handle(`gufo:${name}`, (event, ...args: unknown[]) => {
       if (!trusted(event.sender)) throw new Error(`gufo:${name} called from an unknown page`);
-      return method.apply(api, args);
+      return (api[name] as (...a: unknown[]) => Promise<unknown>).apply(api, args);
     });
   }
 }

@@ -4,7 +4,7 @@
  * written under a temporary name that takes the output's name only when complete and only if no
  * file has appeared there meanwhile (an export never overwrites), then joins the library; every
  * export is kept in the exports table with how it ended. When asked, a quality
- * report (quality.ts) of the new file against its source follows as a job of its own. An
+ * report (quality/reports.ts) of the new file against its source follows as a job of its own. An
  * importance matrix (imatrix.ts) weighs the encoders, as `gufo quantize --imatrix` does.
  */
 import { existsSync, mkdirSync } from 'node:fs';
@@ -23,8 +23,8 @@ import { ExportStore } from '../node/store/exports';
 import { requireReadableModel, type BackendContext } from './context';
 import { createImatrixApi, loadChosenImatrix, type ChosenImatrix } from './imatrix';
 import { isAbort, type JobContext } from './jobs';
-import { createQualityReports, isQualityTextSource } from './quality';
-import { createQualityPredictions } from './quality-prediction';
+import { createQualityReports, isQualityTextSource } from './quality/reports';
+import { createQualityPredictions } from './quality/prediction';
 
 export function createExportApi(ctx: BackendContext): ExportApi {
   const store = new ExportStore(ctx.db);

@@ -19,8 +19,8 @@ import { modelSha256 } from '../node/library/model-sha256';
 import { sha256File } from '../node/library/sha256-file';
 import { requireReadableModel, type BackendContext } from './context';
 import type { JobContext } from './jobs';
-import { chatsText } from './quality';
-import { defaultWindow, type QualityText } from './quality-divergence';
+import { chatsText } from './quality/reports';
+import { defaultWindow, type QualityText } from './quality/divergence';
 
 /** An importance matrix named by a request: loaded, with its file's SHA-256 (predictions are cached per it). */
 export interface ChosenImatrix {

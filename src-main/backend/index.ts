@@ -30,7 +30,7 @@ import { JobManager } from './jobs';
 import { createJobsApi } from './jobs-api';
 import { createLibraryApi } from './library';
 import { createOllamaApi } from './ollama';
-import { createQualityLevelsApi } from './quality-levels';
+import { createQualityLevelsApi } from './quality/levels';
 import { createServerApi } from './server-api';
 
 export interface BackendOptions {

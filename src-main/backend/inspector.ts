@@ -1,7 +1,7 @@
 /**
  * The quantization inspector: what a GGUF file holds, down to one block's scales and codes.
  * Files are opened lazily (headers only, tensor data mapped) and kept in a small cache; the
- * re-quantization error and the per-tensor error against a source (quality-tensor-error.ts) run
+ * re-quantization error and the per-tensor error against a source (quality/tensor-error.ts) run
  * as jobs.
  */
 import type { InspectorApi, ModelEntry } from '../../src-preload/api';
@@ -14,7 +14,7 @@ import { memoryEstimate, modelOverview } from '../node/inspect/overview';
 import { requantError } from '../node/inspect/requant-error';
 import { layerMap, listTensors, requireTensor } from '../node/inspect/tensor-table';
 import { requireReadableModel, type BackendContext } from './context';
-import { startTensorError } from './quality-tensor-error';
+import { startTensorError } from './quality/tensor-error';
 
 export function createInspectorApi(ctx: BackendContext): InspectorApi {
   const files = new GgufCache();

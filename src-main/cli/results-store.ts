@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { version } from '../../package.json';
 import type { ModelEntry } from '../../src-preload/api';
-import type { MeasuredModel } from '../backend/quality-record';
+import type { MeasuredModel } from '../backend/quality/record';
 import { dataDir, databasePath } from '../node/data-dir';
 import { addModelFiles } from '../node/library/add-models';
 import { modelSha256 } from '../node/library/model-sha256';

@@ -300,6 +300,8 @@ function run(compiled: Compiled, context: Record<string, unknown>, now: Date, wh
   }
   try {
     const result = new Interpreter(env).run(compiled.template.parsed);
+    // A template renders to a string; any other value is shown as JavaScript would.
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string
     return String(result.value ?? '');
   } catch (err) {
     if (err instanceof TemplateRaised) throw new ChatTemplateError(`${where} rejected the conversation: ${err.message}`);
@@ -346,6 +348,8 @@ const STRIP_FN = { strip: '__gufo_strip', lstrip: '__gufo_lstrip', rstrip: '__gu
 function pythonStrip(s: unknown, chars: unknown, left: boolean, right: boolean): string {
   if (typeof s !== 'string') throw new Error(`strip() of a ${s === null ? 'none' : typeof s} value`);
   if (chars === null || chars === undefined) return left && right ? s.trim() : left ? s.trimStart() : s.trimEnd();
+  // Python would refuse a non-string; a template's chars are text in practice, taken as such.
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string
   const set = new Set(Array.from(String(chars)));
   const cps = Array.from(s);
   let start = 0;
@@ -353,6 +357,17 @@ function pythonStrip(s: unknown, chars: unknown, left: boolean, right: boolean):
   if (left) while (start < end && set.has(cps[start]!)) start++;
   if (right) while (end > start && set.has(cps[end - 1]!)) end--;
   return cps.slice(start, end).join('');
+}
+
+/** What rewritePythonStrip reads of @huggingface/jinja's AST nodes, which it walks untyped. */
+interface JinjaNode {
+  type?: unknown;
+  callee?: JinjaNode;
+  property?: JinjaNode;
+  object?: unknown;
+  computed?: unknown;
+  value?: unknown;
+  args?: unknown;
 }
 
 /**
@@ -363,10 +378,10 @@ function pythonStrip(s: unknown, chars: unknown, left: boolean, right: boolean):
 function rewritePythonStrip(node: unknown): void {
   if (node === null || typeof node !== 'object') return;
   if (Array.isArray(node)) {
-    for (const child of node) rewritePythonStrip(child);
+    for (const child of node as unknown[]) rewritePythonStrip(child);
     return;
   }
-  const n = node as Record<string, any>;
+  const n = node as JinjaNode;
   if (n.type === 'CallExpression') {
     const callee = n.callee;
     const method = callee?.property?.value as string | undefined;
@@ -379,8 +394,8 @@ function rewritePythonStrip(node: unknown): void {
       Array.isArray(n.args) &&
       n.args.length > 0
     ) {
-      const Identifier = callee.property.constructor as new (name: string) => unknown;
-      n.args = [callee.object, ...n.args];
+      const Identifier = callee.property.constructor as new (name: string) => JinjaNode;
+      n.args = [callee.object, ...(n.args as unknown[])];
       n.callee = new Identifier(STRIP_FN[method as keyof typeof STRIP_FN]);
     }
   }

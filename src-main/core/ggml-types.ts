@@ -150,6 +150,11 @@ export function ggmlType(name: GgmlTypeName): GgmlType {
   return byName.get(name)!;
 }
 
+/** The types named `names`, in order, as a tuple (so each destructured name is a GgmlType). */
+export function ggmlTypes<const N extends readonly GgmlTypeName[]>(...names: N): { -readonly [K in keyof N]: GgmlType } {
+  return names.map(ggmlType) as { -readonly [K in keyof N]: GgmlType };
+}
+
 /** The field `field` of `name`'s block. */
 export function blockField<N extends GgmlTypeName>(name: N, field: BlockFieldName<N>): BlockLayoutField {
   return ggmlType(name).layout.find((f) => f.name === field)!;

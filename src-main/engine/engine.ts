@@ -43,6 +43,8 @@ export interface LoadOptions {
    * default: a second of a slow GPU on a GPU, no bound on a CPU adapter, which no watchdog resets).
    */
   submitFlops?: number;
+  /** ModelOptions.kvBindingLimit: tests split the KV cache with it. */
+  kvBindingLimit?: number;
   onProgress?(done: number, total: number): void;
 }
 
@@ -142,6 +144,7 @@ export class Engine {
           ctx,
           maxBatch: Math.max(1, Math.min(options.maxBatch ?? 64, ctx)),
           kvTypes: { k: options.kvTypes?.k ?? DEFAULT_KV_CACHE_TYPES.k, v: options.kvTypes?.v ?? DEFAULT_KV_CACHE_TYPES.v },
+          kvBindingLimit: options.kvBindingLimit,
           onProgress: options.onProgress,
         });
       } catch (err) {

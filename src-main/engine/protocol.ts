@@ -25,6 +25,12 @@ export interface GpuInfo {
   readonly backend: string;
   /** Software adapter (SwiftShader, WARP): slow, for tests and machines without a GPU driver. */
   readonly isFallbackAdapter: boolean;
+  /**
+   * The kernels take the shapes made for an adapter that runs on the CPU (threads own whole rows,
+   * row-grouped K-quant weights, no barriers) rather than a GPU's: isFallbackAdapter, unless
+   * GUFO_KERNEL_SHAPE=gpu|cpu says otherwise (device.ts).
+   */
+  readonly cpuShapes: boolean;
   /** Subgroup sizes the adapter may use (0 when it does not say). */
   readonly subgroupMinSize: number;
   readonly subgroupMaxSize: number;

@@ -34,10 +34,10 @@ function posixMapper(): Mapper {
   const PROT_READ = 1;
   const MAP_SHARED = 1;
   const MAP_FAILED = 2n ** 64n - 1n;
-  const unmapper = new FinalizationRegistry<{ ptr: unknown; length: number }>(({ ptr, length }) => munmap(ptr, length));
+  const unmapper = new FinalizationRegistry<{ ptr: unknown; length: number }>(({ ptr, length }) => void munmap(ptr, length));
   return {
     map(fd, path, offset, length) {
-      const ptr = mmap(null, length, PROT_READ, MAP_SHARED, fd, offset);
+      const ptr: unknown = mmap(null, length, PROT_READ, MAP_SHARED, fd, offset);
       if (koffi.address(ptr) === MAP_FAILED) throw new Error(`${path}: mmap of ${length} bytes at ${offset} failed`);
       const buffer = koffi.view(ptr, length);
       unmapper.register(buffer, { ptr, length });
@@ -60,13 +60,13 @@ function windowsMapper(): Mapper {
   const closeHandle = kernel32.func('int CloseHandle(void *handle)');
   const PAGE_READONLY = 0x02;
   const FILE_MAP_READ = 0x04;
-  const unmapper = new FinalizationRegistry<unknown>((ptr) => unmapView(ptr));
+  const unmapper = new FinalizationRegistry<unknown>((ptr) => void unmapView(ptr));
   return {
     map(fd, path, offset, length) {
-      const mapping = createMapping(getOsHandle(fd), null, PAGE_READONLY, 0, 0, null);
+      const mapping: unknown = createMapping(getOsHandle(fd), null, PAGE_READONLY, 0, 0, null);
       if (!mapping) throw new Error(`${path}: CreateFileMapping failed`);
       // The view keeps the mapping object alive; its handle is not needed after this.
-      const ptr = mapView(mapping, FILE_MAP_READ, Math.floor(offset / 2 ** 32), offset % 2 ** 32, length);
+      const ptr: unknown = mapView(mapping, FILE_MAP_READ, Math.floor(offset / 2 ** 32), offset % 2 ** 32, length);
       closeHandle(mapping);
       if (!ptr) throw new Error(`${path}: MapViewOfFile of ${length} bytes at ${offset} failed`);
       const buffer = koffi.view(ptr, length);

@@ -5,13 +5,18 @@ import { unpackedPath, utilityProcessLauncher } from '../../src-main/app/engine-
 
 // A fake utilityProcess: each fork returns an EventEmitter standing in for the UtilityProcess.
 const electron = vi.hoisted(() => {
+  // vi.hoisted runs before the imports, so the factory loads what it needs with require().
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { EventEmitter } = require('node:events') as typeof import('node:events');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { PassThrough } = require('node:stream') as typeof import('node:stream');
   class FakeUtilityProcess extends EventEmitter {
     static nextPid = 1000;
     pid: number | undefined = FakeUtilityProcess.nextPid++;
     stdout = new PassThrough();
     stderr = new PassThrough();
+    // The messages as the tests read them back (their fields unchecked).
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     sent: any[] = [];
     postMessage = vi.fn((message: unknown) => void this.sent.push(message));
     kill = vi.fn(() => {

@@ -8,6 +8,8 @@
 import { EventEmitter } from 'node:events';
 import { vi } from 'vitest';
 
+// Any listener at all: a parameter list of unknown would refuse the app's typed listeners.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Listener = (...args: any[]) => unknown;
 export interface Rect {
   x: number;
@@ -45,6 +47,8 @@ export function fakeElectron() {
     destroyed = false;
     shown = false;
     loadURL = vi.fn(async (url: string) => void (this.webContents.url = url));
+    // Whatever options the app passes (BrowserWindowConstructorOptions), read back by the tests.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     constructor(public options: any) {
       super();
       this.bounds = { x: options.x ?? 0, y: options.y ?? 0, width: options.width, height: options.height };
@@ -118,7 +122,7 @@ export type FakeWindow = FakeElectron['windows'][number];
 
 /** The listener the app registered for `event` with app.on. */
 export function appListener(electron: FakeElectron, event: string): Listener {
-  const call = vi.mocked(electron.app.on).mock.calls.find(([name]) => name === event);
+  const call = vi.mocked(electron.app).on.mock.calls.find(([name]) => name === event);
   if (!call) throw new Error(`the app never listened for '${event}'`);
   return call[1] as Listener;
 }

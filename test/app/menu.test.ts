@@ -2,8 +2,8 @@ import type { MenuItemConstructorOptions } from 'electron';
 import { describe, expect, it, vi } from 'vitest';
 import { menuTemplate, type MenuActions } from '../../src-main/app/menu';
 
-function actions(): MenuActions {
-  return { addModels: vi.fn(), addFolder: vi.fn(), openDataFolder: vi.fn(), about: vi.fn() };
+function actions() {
+  return { addModels: vi.fn(), addFolder: vi.fn(), openDataFolder: vi.fn(), about: vi.fn() } satisfies MenuActions;
 }
 
 /** Each menu as "Label: item, item, …" (roles for standard items, --- for separators). */

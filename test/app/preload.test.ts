@@ -3,6 +3,8 @@ import { API_METHODS, type GufoBridge, type GufoEvent } from '../../src-preload/
 
 // The preload's view of Electron: ipcRenderer (an EventEmitter with invoke), contextBridge, webUtils.
 const electron = vi.hoisted(() => {
+  // vi.hoisted runs before the imports, so the factory loads what it needs with require().
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { EventEmitter: Emitter } = require('node:events') as typeof import('node:events');
   const exposed = new Map<string, unknown>();
   return {

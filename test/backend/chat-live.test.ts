@@ -101,7 +101,7 @@ describe('live answer progress', { timeout: 400_000 }, () => {
     await api.unloadModel(STORIES_260K);
     expect(await api.loadedModels()).toEqual([]);
     expect(announced()).toEqual([['stories260K'], []]);
-    await expect(api.unloadModel('' as string)).rejects.toThrow('unloadModel needs the path of a loaded model');
+    await expect(api.unloadModel('')).rejects.toThrow('unloadModel needs the path of a loaded model');
 
     let messageId: number | null = null;
     const seen = recordProgress(backend, () => messageId);

@@ -135,7 +135,7 @@ describe('downloads', () => {
     await until(first, id);
     await first.api.removeDownload(id);
     // As a killed process leaves it: running, owned by a process that is gone, half its bytes on disk.
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     const part = join(first.context.modelsDir, 'again.gguf.part');
     writeFileSync(part, MODEL.subarray(0, 500_000));
     first.context.db

@@ -125,8 +125,8 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
     });
     expect(lp.token_logprobs).toEqual(ids.logprobs!.map((top) => top[0]![1]));
     lp.top_logprobs!.forEach((top, i) => {
-      expect(Object.values(top!)).toEqual(ids.logprobs![i]!.map(([, logprob]) => logprob));
-      expect(top![lp.tokens![i]!]).toBe(lp.token_logprobs![i]);
+      expect(Object.values(top)).toEqual(ids.logprobs![i]!.map(([, logprob]) => logprob));
+      expect(top[lp.tokens![i]!]).toBe(lp.token_logprobs![i]);
     });
 
     const chat = await client.chat.completions.create({ model, messages: [{ role: 'user', content: prompt }], max_tokens: 6, temperature: 0, logprobs: true, top_logprobs: 2 });

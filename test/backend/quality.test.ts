@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ExportRecord, QualityReport } from '../../src-preload/api';
-import { planTextWindows } from '../../src-main/backend/quality-divergence';
+import { planTextWindows } from '../../src-main/backend/quality/divergence';
 import { BUILTIN_TEXT } from '../../src-main/core/quality/builtin-text';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { readModelFile } from '../../src-main/node/model-file';

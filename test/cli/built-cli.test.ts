@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src-main/cli/command-list';
 import { gufo } from '../support/cli';
 import { REPO_ROOT, STORIES_260K } from '../support/paths';
@@ -50,13 +50,8 @@ describe('gufo --help', () => {
   });
 });
 
-describe('the built CLI (out/cli, built by npm install)', () => {
+describe('the built CLI (out/cli, built by npm install; by test/support/build-cli.ts here)', () => {
   const built = { GUFO_DEV: undefined };
-
-  beforeAll(() => {
-    const r = spawnSync(process.execPath, ['scripts/build-cli.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' });
-    expect(r.status, r.stderr).toBe(0);
-  }, 60_000);
 
   it('holds every entry the sources start from beside their bundle: the engine and the prompt worker', () => {
     for (const entry of ['gufo.js', 'engine.js', 'prompt-worker.js']) expect(existsSync(join(REPO_ROOT, 'out/cli', entry)), entry).toBe(true);

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { measureDivergences, planComparison } from '../../src-main/backend/quality-divergence';
+import { measureDivergences, planComparison } from '../../src-main/backend/quality/divergence';
 import { withEngine } from '../../src-main/cli/commands/perplexity';
 import type { DivergenceSummary } from '../../src-main/core/quality/divergence';
 import type { EngineHost } from '../../src-main/engine/host';

@@ -19,7 +19,7 @@ const modeOf = (path: string) => statSync(path).mode & 0o777;
 
 /** A pid that no process has now: one of a child that has exited. */
 function deadPid(): number {
-  return spawnSync(process.execPath, ['-e', '']).pid!;
+  return spawnSync(process.execPath, ['-e', '']).pid;
 }
 
 /** A user's read-only file at `path`. */

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src-main/engine/engine';
 import { UnsupportedModelError } from '../../src-main/engine/model/hparams';
+import { kvCacheParts } from '../../src-main/engine/model/llama';
 import { STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
 import { writeRandomModel } from '../support/test-models';
@@ -16,12 +17,29 @@ const engine = await Engine.open();
 afterAll(() => engine.destroy());
 
 describe('Engine', () => {
-  it("refuses a context whose KV cache outgrows the adapter's largest binding, naming the largest that fits", async () => {
+  it("refuses a context where one KV head's cache outgrows the adapter's largest binding, naming the largest that fits", async () => {
     const { maxStorageBufferBindingSize, maxBufferSize } = engine.gpu.device.limits;
-    // stories260K: 4 KV heads of 8, F16: 64 bytes of K per position and layer.
-    const fits = Math.floor(Math.min(maxStorageBufferBindingSize, maxBufferSize) / 64);
-    await expect(engine.load(STORIES_260K, { ctx: fits + 1 })).rejects.toThrow(new RegExp(`^a context of ${fits + 1} tokens needs \\d+ MiB of K cache per layer, more than the \\d+ MiB .+ binds at once: the largest context that fits is ${fits} tokens$`));
+    // stories260K: KV heads of 8, F16: 16 bytes of K per position, KV head and layer.
+    const fits = Math.floor(Math.min(maxStorageBufferBindingSize, maxBufferSize) / 16);
+    await expect(engine.load(STORIES_260K, { ctx: fits + 1 })).rejects.toThrow(
+      new RegExp(`^a context of ${fits + 1} tokens needs \\d+ MiB of KV cache per KV head and layer, more than the \\d+ MiB .+ binds at once: the largest context that fits is ${fits} tokens$`),
+    );
+    // The same under a lower limit (WebGPU grants none below its defaults: the option stands in).
+    await expect(engine.load(STORIES_260K, { ctx: 64, kvBindingLimit: 64 * 16 - 1 })).rejects.toThrow(/the largest context that fits is 63 tokens$/);
     await engine.load(STORIES_260K, { ctx: 64 });
+  });
+
+  it("splits a KV cache that outgrows a binding by KV heads, and still gives llama.cpp's tokens", async () => {
+    // stories260K's 4 KV heads at 64 positions: 1 KiB of F16 K per head and layer.
+    const parts = (kvBindingLimit: number) => kvCacheParts(engine.gpu, { headDim: 8, nHeadKv: 4 }, { ctx: 64, kvTypes: { k: 'f16', v: 'f16' }, kvBindingLimit });
+    expect(parts(3000)).toEqual([{ first: 0, count: 2 }, { first: 2, count: 2 }]);
+    expect(parts(1024).map((p) => p.count)).toEqual([1, 1, 1, 1]);
+    // Prefill in chunks of 7 (store_kv, then tiled attention per part), then decode (flash decoding with STORE per part).
+    const prompt = [...STORIES_PROMPT, ...STORIES_GREEDY.slice(0, 15)];
+    for (const kvBindingLimit of [3000, 1024]) {
+      await engine.load(STORIES_260K, { ctx: 64, maxBatch: 7, kvBindingLimit });
+      expect((await engine.generate(prompt, { maxTokens: 10, stop: [] })).ids).toEqual(STORIES_GREEDY.slice(15, 25));
+    }
   });
 
   it('gives the same tokens whatever the prefill chunking, and reuses the cached prefix', async () => {

@@ -65,10 +65,10 @@ function addRows(all: Map<string, Stats>, weights: string[], x: Float64Array, n:
   for (const w of weights) {
     const s = statsOf(all, w, n);
     for (let i = 0; i < x.length; i++) {
-      s.sum2[i % n] += x[i]! ** 2;
-      s.sum[i % n] += x[i]!;
+      s.sum2[i % n]! += x[i]! ** 2;
+      s.sum[i % n]! += x[i]!;
     }
-    s.counts[0] += x.length / n;
+    s.counts[0]! += x.length / n;
   }
 }
 
@@ -77,10 +77,10 @@ function addExpertRow(all: Map<string, Stats>, weights: string[], row: Float64Ar
   for (const w of weights) {
     const s = statsOf(all, w, n, experts);
     for (let i = 0; i < n; i++) {
-      s.sum2[e * n + i] += row[i]! ** 2;
-      s.sum[e * n + i] += row[i]!;
+      s.sum2[e * n + i]! += row[i]! ** 2;
+      s.sum[e * n + i]! += row[i]!;
     }
-    s.counts[e]++;
+    s.counts[e]!++;
   }
 }
 
@@ -155,7 +155,7 @@ function moeFfnReference(
       const h = gate.map((g, i) => silu(g) * up[i]!);
       addExpertRow(all, [blk('ffn_down_exps')], h, ff, nExpert, e);
       const d = matmul(downW.subarray(e * nEmbd * ff, (e + 1) * nEmbd * ff), h, ff, nEmbd);
-      for (let i = 0; i < nEmbd; i++) out[t * nEmbd + i] += routing.weights[t * used + slot]! * d[i]!;
+      for (let i = 0; i < nEmbd; i++) out[t * nEmbd + i]! += routing.weights[t * used + slot]! * d[i]!;
     }
   }
   return out;

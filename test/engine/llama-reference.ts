@@ -87,7 +87,7 @@ function greedyOn(model: LlamaModel, prompt: readonly number[], n: number, ctx: 
     const ids: number[] = [];
     const gaps: number[] = [];
     for await (const out of sequence.evaluateWithMetadata([...prompt] as never[], { probabilities: true }, { temperature: 0 })) {
-      ids.push(out.token as number);
+      ids.push(out.token);
       const [first, second] = [...out.probabilities.values()];
       gaps.push(Math.log(first!) - Math.log(second ?? 0));
       if (ids.length >= n) break;

@@ -15,6 +15,7 @@ import {
 } from '../../src-main/engine/gpu/ops';
 import type { SamplingParams } from '../../src-main/engine/protocol';
 import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
+import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
 import { ropeTable } from '../../src-main/engine/model/rope-table';
 import type { RopeParams } from '../../src-main/engine/model/hparams';
 import { mulberry32, randomF32 } from '../support/random';
@@ -174,7 +175,8 @@ describe('store_kv + attention (with RoPE)', () => {
 
 describe('store_kv fused into decode attention (STORE)', () => {
   // 8 heads over 2 KV heads of 64 (NeoX, RoPE over 48), 200 positions cached (two splits), the new
-  // token's q|k|v in one fused row: the same output and cache, bit for bit, as store_kv then attention.
+  // token's q|k|v in one fused row: the same output and cache, bit for bit, as store_kv then
+  // attention, with the cache whole and split into a part per KV head.
   const kinds: KvCacheTypes[] = [{ k: 'f16', v: 'f16' }, { k: 'f32', v: 'f32' }, { k: 'q8_0', v: 'q4_0' }, { k: 'q4_0', v: 'f16' }];
   for (const kv of kinds) {
     for (const cpu of [false, true]) {
@@ -186,32 +188,55 @@ describe('store_kv fused into decode attention (STORE)', () => {
         const rowWidth = qDim + 2 * kvStride;
         const table = ropeTable(plainRope(nRot, true), past + 4);
         const rope = { table: buffer(ctx, table), nRot, neox: true };
-        const cacheBytes = (which: 'k' | 'v') => kernels.kvCacheBytes(which, past + 4, kvStride);
+        const positions = past + 4;
+        // A position's row of the cache in words: whole groups of a quantized cache, as heads of 64 are.
+        const rowWords = { k: kvCacheBytes(kv.k, kvStride) / 4, v: kvCacheBytes(kv.v, kvStride) / 4 };
         const history = { k: buffer(ctx, randomF32(past * kvStride, gauss)), v: buffer(ctx, randomF32(past * kvStride, gauss)) };
         const qkv = buffer(ctx, randomF32(rowWidth, gauss));
         const rows = { stride: rowWidth, kOffset: qDim, vOffset: qDim + kvStride };
         const step0 = makeStep(ctx, 0, past);
         const step1 = makeStep(ctx, past, 1);
+        const words = (b: GPUBuffer) => readU32(ctx, b, b.size / 4);
         const results = [];
-        for (const fused of [false, true]) {
-          const kCache = buffer(ctx, cacheBytes('k'));
-          const vCache = buffer(ctx, cacheBytes('v'));
+        const variants = [{ fused: false, parts: [undefined] }, { fused: true, parts: [undefined] }, { fused: true, parts: [0, 1].map((first) => ({ first, count: 1 })) }];
+        for (const { fused, parts } of variants) {
           const out = buffer(ctx, qDim * 4);
-          const store = { k: qkv, v: qkv, kCache, vCache, step: step1, kvStride, headDim, rope, rows };
-          const attend = { q: qkv, kCache, vCache, out, step: step1, nHead, nKvHead, headDim, scale: 0.125, rope, qRows: { stride: rowWidth, offset: 0 } };
-          await run(ctx, [kernels.storeKv({ ...history, kCache, vCache, step: step0, kvStride, headDim, rope })]);
-          await run(ctx, fused ? [kernels.storeKvAndAttend(store, attend)] : [kernels.storeKv(store), kernels.attention(attend)]);
-          const words = (b: GPUBuffer) => readU32(ctx, b, b.size / 4);
-          results.push({ out: await words(out), k: await words(kCache), v: await words(vCache) });
+          const k: Uint32Array[] = [];
+          const v: Uint32Array[] = [];
+          for (const kvHeads of parts) {
+            const width = (kvHeads?.count ?? nKvHead) * headDim;
+            const kCache = buffer(ctx, kernels.kvCacheBytes('k', positions, width));
+            const vCache = buffer(ctx, kernels.kvCacheBytes('v', positions, width));
+            const store = { k: qkv, v: qkv, kCache, vCache, kvHeads, step: step1, kvStride, headDim, rope, rows };
+            const attend = { q: qkv, kCache, vCache, kvHeads, out, step: step1, nHead, nKvHead, headDim, scale: 0.125, rope, qRows: { stride: rowWidth, offset: 0 } };
+            await run(ctx, [kernels.storeKv({ ...history, kCache, vCache, kvHeads, step: step0, kvStride, headDim, rope })]);
+            await run(ctx, fused ? [kernels.storeKvAndAttend(store, attend)] : [kernels.storeKv(store), kernels.attention(attend)]);
+            k.push(await words(kCache));
+            v.push(await words(vCache));
+          }
+          results.push({ out: await words(out), k: joinParts(k, rowWords.k, positions), v: joinParts(v, rowWords.v, positions) });
         }
-        expect(results[1]!.out).toEqual(results[0]!.out);
-        expect(results[1]!.k).toEqual(results[0]!.k);
-        expect(results[1]!.v).toEqual(results[0]!.v);
+        for (const other of results.slice(1)) {
+          expect(other.out).toEqual(results[0]!.out);
+          expect(other.k).toEqual(results[0]!.k);
+          expect(other.v).toEqual(results[0]!.v);
+        }
         kernels.destroy();
       });
     }
   }
 });
+
+/** A cache split into parts of one KV head each (`headWords` words a row) as the whole cache's words. */
+/** Caches split into equal parts of KV heads, joined into the whole cache's `positions` rows of rowWords. */
+function joinParts(parts: Uint32Array[], rowWords: number, positions: number): Uint32Array {
+  const partWords = rowWords / parts.length;
+  const whole = new Uint32Array(positions * rowWords);
+  parts.forEach((part, h) => {
+    for (let row = 0; row < positions; row++) whole.set(part.subarray(row * partWords, (row + 1) * partWords), row * rowWords + h * partWords);
+  });
+  return whole;
+}
 
 describe('sliding window, soft-capped scores, sinks and a fused q|k|v input (tolerance 2e-5 of the output scale)', () => {
   // Past positions are stored from separate K and V buffers, the batch from fused q|k|v rows, which

@@ -123,7 +123,7 @@ export function geluHalfTable(x: number): number {
   if (x >= 10) return x;
   const f = Math.fround;
   const h = roundF16(x);
-  const inner = f(f(f(0.79788456080286535587989211986876) * h) * f(1 + f(f(f(0.044715) * h) * h)));
+  const inner = f(f(f(0.7978845608028654) * h) * f(1 + f(f(f(0.044715) * h) * h)));
   return roundF16(f(f(0.5 * h) * f(1 + f(Math.tanh(inner)))));
 }
 

@@ -29,7 +29,7 @@ afterEach(() => {
 
 /** A pid that no process has now: one of a child that has exited. */
 function deadPid(): number {
-  return spawnSync(process.execPath, ['-e', '']).pid!;
+  return spawnSync(process.execPath, ['-e', '']).pid;
 }
 
 /** Writes `path` without replacing, creating a file of the user's there in the middle of the write. */

@@ -24,7 +24,7 @@ const stateOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split
  */
 async function zombieProcess() {
   const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec cat'], { stdio: ['pipe', 'pipe', 'ignore'] });
-  const [line] = (await once(parent.stdout!, 'data')) as [Buffer];
+  const [line] = (await once(parent.stdout, 'data')) as [Buffer];
   const pid = Number(line.toString().trim());
   while (stateOf(pid) !== 'Z') await new Promise((resolve) => setTimeout(resolve, 10));
   return { pid, stop: () => new Promise<void>((resolve) => parent.once('exit', () => resolve()).kill('SIGKILL')) };

@@ -202,7 +202,7 @@ describe('gufo quantize to IQ3_XXS, IQ3_XS, IQ3_S and IQ3_M', () => {
   );
 
   it('refuses IQ3_XXS and IQ3_XS without an importance matrix, as llama-quantize does (their attn_k is IQ2_S and IQ3_XXS)', () => {
-    for (const [fileType, attnK] of [['IQ3_XXS', 'IQ2_S'], ['IQ3_XS', 'IQ3_XXS']]) {
+    for (const [fileType, attnK] of [['IQ3_XXS', 'IQ2_S'], ['IQ3_XS', 'IQ3_XXS']] as const) {
       const r = gufo(['quantize', model, join(dir, `none-${fileType}.gguf`), '--type', fileType]);
       expect(r.status).not.toBe(0);
       expect(r.stderr).toMatch(new RegExp(`${fileType} needs an importance matrix \\(--imatrix FILE\\): tensor "blk\\.0\\.attn_k\\.weight" becomes ${attnK}`));

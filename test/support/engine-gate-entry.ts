@@ -26,7 +26,7 @@ function waitForGo(): void {
 }
 
 process.send = ((message: unknown, ...rest: never[]) => {
-  const sent = send(message as never, ...rest);
+  const sent = send(message, ...rest);
   if ((message as { type?: unknown } | null)?.type === 'token') waitForGo();
   return sent;
 }) as typeof process.send;

@@ -36,7 +36,7 @@ export interface EngineGate {
 }
 
 export function engineGate(): EngineGate {
-  let hold: { n: number; reached(): void } | null = null;
+  let hold: { n: number; reached: () => void } | null = null;
   /** Lets the held engine go (null: none held). */
   let held: (() => void) | null = null;
   /** Whether the host has sent a cancel since the engine was held. */

@@ -283,8 +283,8 @@ function accumulatorOf(stats: Map<string, Accumulator>, weight: string, columns:
 function addRow(a: Accumulator, at: number, x: Float32Array, from: number, n: number): void {
   for (let j = 0; j < n; j++) {
     const v = x[from + j]!;
-    a.sums[at + j] += Math.fround(v * v);
-    a.inSums[at + j] += v;
+    a.sums[at + j]! += Math.fround(v * v);
+    a.inSums[at + j]! += v;
   }
 }
 
@@ -308,7 +308,7 @@ function collect(stats: Map<string, Accumulator>, t: TensorView): void {
         const e = ids[(row * idsView.nb[1]! + slot * idsView.nb[0]!) / 4]!;
         if (e < 0 || e >= experts) throw new Error(`${weight}: expert id ${e} out of range`);
         addRow(a, e * ne0, x, (slot % ne1) * nb[1]! + row * nb[2]!, ne0);
-        a.counts[e]++;
+        a.counts[e]!++;
       }
     }
     return;
@@ -321,7 +321,7 @@ function collect(stats: Map<string, Accumulator>, t: TensorView): void {
       for (let row = 0; row < ne1; row++) addRow(a, m * ne0, x, row * nb[1]! + i2 * nb[2]! + i3 * nb[3]!, ne0);
     }
   }
-  a.counts[0] += Number(getters.nrows()(src1.ptr)) / matrices;
+  a.counts[0]! += Number(getters.nrows()(src1.ptr)) / matrices;
 }
 
 export interface LlamaImatrixOptions {
@@ -357,7 +357,8 @@ export function llamaImatrix(modelPath: string, text: string, options: LlamaImat
   const l = load();
   const { ctx: size } = options;
   const stats = new Map<string, Accumulator>();
-  let failure: unknown = null;
+  // Set by the callback: `as` keeps TypeScript from taking it for null until then.
+  let failure = null as Error | null;
   // What collect_imatrix answers and does; an exception cannot cross into C, so it is kept for after the decode.
   const callback = koffi.register((ptr: unknown, ask: boolean) => {
     try {
@@ -372,7 +373,7 @@ export function llamaImatrix(modelPath: string, text: string, options: LlamaImat
       }
       collect(stats, t);
     } catch (err) {
-      failure ??= err;
+      failure ??= err instanceof Error ? err : new Error(String(err));
     }
     return true;
   }, koffi.pointer(EvalCallback));

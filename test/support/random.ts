@@ -2,19 +2,20 @@
  * Seeded pseudo-random numbers for tests: mulberry32 plus a few distributions. Same seed, same
  * sequence, on every machine.
  */
+// Function properties, not methods: they are closures, safe to pass on unbound (rng.gaussian).
 export interface Rng {
   /** Uniform in [0, 1). */
-  next(): number;
+  next: () => number;
   /** Uniform integer in [0, n). */
-  int(n: number): number;
+  int: (n: number) => number;
   /** Standard normal (Box–Muller). */
-  gaussian(): number;
+  gaussian: () => number;
   /** Heavy-tailed: Student's t with `dof` degrees of freedom (default 3). */
-  studentT(dof?: number): number;
+  studentT: (dof?: number) => number;
   /** Heavy-tailed and skewed toward outliers: a standard normal cubed. */
-  gaussianCubed(): number;
+  gaussianCubed: () => number;
   /** `n` uniformly random bytes. */
-  bytes(n: number): Uint8Array;
+  bytes: (n: number) => Uint8Array;
 }
 
 export function mulberry32(seed: number): Rng {

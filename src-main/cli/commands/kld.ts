@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { measureDivergences, planComparison, type DivergenceResult } from '../../backend/quality-divergence';
-import { qualityReportRecord } from '../../backend/quality-record';
+import { measureDivergences, planComparison, type DivergenceResult } from '../../backend/quality/divergence';
+import { qualityReportRecord } from '../../backend/quality/record';
 import type { DivergenceSummary } from '../../core/quality/divergence';
 import { summarizeModel } from '../../core/model-summary';
 import { openGguf } from '../../node/gguf-io';

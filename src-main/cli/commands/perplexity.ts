@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { defaultWindow, planTextWindows, scoreWindows, type QualityText } from '../../backend/quality-divergence';
+import { defaultWindow, planTextWindows, scoreWindows, type QualityText } from '../../backend/quality/divergence';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { perplexityOf, type WindowPlan } from '../../core/quality/perplexity';
 import type { EngineHost } from '../../engine/host';

@@ -198,7 +198,7 @@ class SchemaCompiler {
     if (unknown !== undefined) throw new SchemaError(`"required" at ${at} names "${unknown}", which is not in "properties"`);
     const extra = schema.additionalProperties;
     const additional = extra === undefined || extra === true ? ANY_VALUE : extra === false ? null : this.node(extra, `${at}/additionalProperties`);
-    return { kind: 'object', properties, keyTexts, required: [...new Set(required as string[])], additional };
+    return { kind: 'object', properties, keyTexts, required: [...new Set(required)], additional };
   }
 
   private array(schema: Schema, at: string): ArrayNode {

@@ -59,7 +59,8 @@ class HeaderReader {
 
   value(type: number, field: string, depth = 0): GgufValue {
     const c = this.c;
-    switch (type) {
+    // A number off the file, possibly no GgufType at all (the default case).
+    switch (type as GgufType) {
       case GgufType.UINT8: return c.u8(field);
       case GgufType.INT8: return c.i8(field);
       case GgufType.UINT16: return c.u16(field);
@@ -80,15 +81,16 @@ class HeaderReader {
   array(field: string, depth: number): GgufArray {
     const c = this.c;
     if (depth >= MAX_ARRAY_DEPTH) c.fail(field, `arrays nested more than ${MAX_ARRAY_DEPTH} deep`);
-    const itemType = c.u32(`${field} (array item type)`);
+    // A number off the file, possibly no GgufType at all (neither branch below takes it then).
+    const itemType: GgufType = c.u32(`${field} (array item type)`);
     const count = this.length(`${field} (array length)`);
-    const fixed = FIXED_TYPE_BYTES[itemType as GgufType];
+    const fixed = FIXED_TYPE_BYTES[itemType];
     if (fixed !== undefined) {
       const bytes = count * fixed;
       if (bytes > c.remaining) c.fail(field, `array of ${count} items needs ${bytes} bytes, only ${c.remaining} left`);
       // A copy in a fresh, aligned buffer for the typed array (Buffer's slice() would not copy).
       const copy = new Uint8Array(c.take(bytes, field));
-      const items = new TYPED_ARRAYS[itemType as GgufType]!(copy.buffer);
+      const items = new TYPED_ARRAYS[itemType]!(copy.buffer);
       return { itemType, items } as GgufArray;
     }
     if (itemType === GgufType.STRING) return { itemType, items: this.stringArray(count, field) };

@@ -3,11 +3,11 @@
  * every bit — signed zeros, subnormals, NaN payloads — comes out as llama.cpp produces it. F16 and
  * BF16 are WebAssembly decoders (assembly/decoders.ts), which take `src` at any byte offset.
  */
-import { ggmlType } from '../ggml-types';
+import { ggmlTypes } from '../ggml-types';
 import { checkSpan, type BlockDecoder } from './codec';
 import { wasmBlockDecoder } from '../wasm/decoders';
 
-const [F32, F16, BF16] = (['F32', 'F16', 'BF16'] as const).map(ggmlType);
+const [F32, F16, BF16] = ggmlTypes('F32', 'F16', 'BF16');
 
 /** F32: a byte copy. */
 export const decodeF32: BlockDecoder = (src, dst, blocks) => {

@@ -43,7 +43,7 @@ export function buildLattice(grid: Float32Array, values: readonly number[], nwan
     }
     index[key] = g;
   }
-  const cache: (Uint16Array | undefined)[] = new Array(keyCount);
+  const cache = new Array<Uint16Array | undefined>(keyCount);
   const dist = new Uint8Array(entries);
   const perDistance = new Int32Array(width * top * top + 1);
   const mask = (1 << bits) - 1;

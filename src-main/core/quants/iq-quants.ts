@@ -16,7 +16,7 @@
  * helpers are there for the JIT to inline; module-level tables read inside them proved faster
  * than tables passed in.
  */
-import { blockOffsets, ggmlType } from '../ggml-types';
+import { blockOffsets, ggmlTypes } from '../ggml-types';
 import { checkSpan, type BlockDecoder } from './codec';
 import { f16BitsTable, f16Table } from './half';
 import { wasmBlockDecoder } from '../wasm/decoders';
@@ -25,9 +25,9 @@ import {
 } from './iq-tables';
 
 const QK = 256;
-const [IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL, IQ4_XS] = (
-  ['IQ2_XXS', 'IQ2_XS', 'IQ2_S', 'IQ3_XXS', 'IQ3_S', 'IQ1_S', 'IQ1_M', 'IQ4_NL', 'IQ4_XS'] as const
-).map(ggmlType);
+const [IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL, IQ4_XS] = ggmlTypes(
+  'IQ2_XXS', 'IQ2_XS', 'IQ2_S', 'IQ3_XXS', 'IQ3_S', 'IQ1_S', 'IQ1_M', 'IQ4_NL', 'IQ4_XS',
+);
 const IQ2_XS_AT = blockOffsets('IQ2_XS');
 const IQ2_S_AT = blockOffsets('IQ2_S');
 const IQ3_XXS_AT = blockOffsets('IQ3_XXS');

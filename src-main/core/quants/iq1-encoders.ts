@@ -275,14 +275,14 @@ function addTerms(acc: Float32Array, j: number, l: number): void {
   const at = 3 * j + l;
   const px = plusX[at]!, mx = minusX[at]!, pq = plusQ[at]!, mq = minusQ[at]!;
   const first = firstHalf[j] === 1;
-  acc[0] += px;
-  acc[1] += first ? px : mx;
-  acc[2] += first ? mx : px;
-  acc[3] += mx;
-  acc[4] += pq;
-  acc[5] += first ? pq : mq;
-  acc[6] += first ? mq : pq;
-  acc[7] += mq;
+  acc[0]! += px;
+  acc[1]! += first ? px : mx;
+  acc[2]! += first ? mx : px;
+  acc[3]! += mx;
+  acc[4]! += pq;
+  acc[5]! += first ? pq : mq;
+  acc[6]! += first ? mq : pq;
+  acc[7]! += mq;
 }
 
 /** The level values of half `k` (0, 1) under shift pair `pair`. */
@@ -399,10 +399,10 @@ function packScalesM(lat: Lattice, src: Float32Array, xbl: number, importance: F
     l = l < 0 ? 0 : l > 7 ? 7 : l;
     const sc = o + AT_M.scales + 2 * (ib >> 2);
     const bits = l << (3 * (ib % 4));
-    dst[sc] |= bits & 255;
-    dst[sc + 1] |= bits >> 8;
+    dst[sc]! |= bits & 255;
+    dst[sc + 1]! |= bits >> 8;
     const qh = o + AT_M.qh + ib;
-    dst[qh] |= SHIFT_MASKS[shiftsM[ib]!]!;
+    dst[qh]! |= SHIFT_MASKS[shiftsM[ib]!]!;
     weightsM(src, xbl + GROUP_M * ib, importance, ibl * QK + GROUP_M * ib, sigma2);
     const mul = 2 * l + 1;
     for (let k = 0; k < 2; k++) {
@@ -442,7 +442,7 @@ export const encodeIQ1_M: RowEncoder = (src, dst, rows, rowLength, importance) =
       if (maxScale === 0) continue;
       const d = f32ToF16Bits(fr(packScalesM(lat, src, xbl, importance, ibl, sigma2, maxScale, dst, o) * D_FUDGE_M));
       // The f16 d, a nibble at the top of each scale word.
-      for (let w = 0; w < 4; w++) dst[o + AT_M.scales + 2 * w + 1] |= ((d >> (4 * w)) & 15) << 4;
+      for (let w = 0; w < 4; w++) dst[o + AT_M.scales + 2 * w + 1]! |= ((d >> (4 * w)) & 15) << 4;
     }
   }
 };

@@ -163,7 +163,7 @@ export const encodeIQ4_XS: RowEncoder = (src, dst, rows, rowLength, importance) 
           l += 32;
           const sl = o + XS_AT.scales_l + (ib >> 1);
           if ((ib & 1) === 0) dst[sl] = l & 15;
-          else dst[sl] |= (l & 15) << 4;
+          else dst[sl]! |= (l & 15) << 4;
           scalesH |= (l >> 4) << (2 * ib);
         }
         dst[o + XS_AT.scales_h] = scalesH;

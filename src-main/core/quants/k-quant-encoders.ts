@@ -85,7 +85,7 @@ function pack2Bit(y: Uint8Array, at: number): void {
   for (let j = 0; j < QK; j += 128) {
     const q = at + j / 4;
     for (let l = 0; l < 32; l++) {
-      y[q + l] = L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6);
+      y[q + l] = L[j + l]! | (L[j + l + 32]! << 2) | (L[j + l + 64]! << 4) | (L[j + l + 96]! << 6);
     }
   }
 }
@@ -97,13 +97,13 @@ const { scales: Q2_SCALES, qs: Q2_QS, d: Q2_D, dmin: Q2_DMIN } = blockOffsets('Q
 /** Requantizes each 16-value sub-block against its stored scale and min, then packs. */
 function finishQ2(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: number, mAll: number): void {
   for (let j = 0; j < QK / 16; j++) {
-    const sc = y[o + Q2_SCALES + j];
+    const sc = y[o + Q2_SCALES + j]!;
     const d = fr(dAll * (sc & 0xf));
     if (d === 0) continue;
     const dm = fr(mAll * (sc >> 4));
     const base = 16 * j;
     for (let i = 0; i < 16; i++) {
-      const l = roundHalfEven(fr(fr(x[xAt + base + i] + dm) / d));
+      const l = roundHalfEven(fr(fr(x[xAt + base + i]! + dm) / d));
       L[base + i] = l < 0 ? 0 : l > 3 ? 3 : l;
     }
   }
@@ -113,19 +113,19 @@ function finishQ2(x: Float32Array, xAt: number, y: Uint8Array, o: number, dAll: 
 function q2Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
   const search = blockToSearch(x, xAt);
   const w = search.w;
-  for (let i = 0; i < QK; i++) w[i] = Math.abs(x[xAt + i]);
+  for (let i = 0; i < QK; i++) w[i] = Math.abs(x[xAt + i]!);
   search.fitScaleAndMinGroups(QK / 16, 16, 3, NEG_0_5, F0_1, 15, 1);
   takeGroups(search, QK / 16);
   let maxScale = 0;
   let maxMin = 0;
   for (let j = 0; j < QK / 16; j++) {
-    if (SCALES[j] > maxScale) maxScale = SCALES[j];
-    if (MINS[j] > maxMin) maxMin = MINS[j];
+    if (SCALES[j]! > maxScale) maxScale = SCALES[j]!;
+    if (MINS[j]! > maxMin) maxMin = MINS[j]!;
   }
   let dAll: number;
   if (maxScale > 0) {
     const iscale = fr(15 / maxScale);
-    for (let j = 0; j < QK / 16; j++) y[o + Q2_SCALES + j] = roundHalfEven(fr(iscale * SCALES[j]));
+    for (let j = 0; j < QK / 16; j++) y[o + Q2_SCALES + j] = roundHalfEven(fr(iscale * SCALES[j]!));
     dAll = putF16(y, o + Q2_D, fr(maxScale / 15));
   } else {
     y.fill(0, o + Q2_SCALES, o + Q2_SCALES + QK / 16);
@@ -134,7 +134,7 @@ function q2Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
   let mAll: number;
   if (maxMin > 0) {
     const iscale = fr(15 / maxMin);
-    for (let j = 0; j < QK / 16; j++) y[o + Q2_SCALES + j] |= roundHalfEven(fr(iscale * MINS[j])) << 4;
+    for (let j = 0; j < QK / 16; j++) y[o + Q2_SCALES + j]! |= roundHalfEven(fr(iscale * MINS[j]!)) << 4;
     mAll = putF16(y, o + Q2_DMIN, fr(maxMin / 15));
   } else {
     mAll = putF16(y, o + Q2_DMIN, 0);
@@ -152,7 +152,7 @@ function q2Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number
   const mm = fitUnsignedScale(QK / 16, 15, MINS, 0, LM, 0, SW, 0);
   const dAll = putF16(y, o + Q2_D, dm);
   const mAll = putF16(y, o + Q2_DMIN, mm);
-  for (let j = 0; j < QK / 16; j++) y[o + Q2_SCALES + j] = LS[j] | (LM[j] << 4);
+  for (let j = 0; j < QK / 16; j++) y[o + Q2_SCALES + j] = LS[j]! | (LM[j]! << 4);
   finishQ2(x, xAt, y, o, dAll, mAll);
 }
 
@@ -171,8 +171,8 @@ if (Q3_QS !== Q3_HMASK + QK / 8) throw new Error('Q3_K blocks must hold qs right
 /** Stores 6-bit scale `l` (0..63) of sub-block j: low nibbles in bytes 0..7, top 2 bits in 8..11. */
 function putQ3Scale(y: Uint8Array, s: number, j: number, l: number): void {
   if (j < 8) y[s + j] = l & 0xf;
-  else y[s + j - 8] |= (l & 0xf) << 4;
-  y[s + 8 + (j & 3)] |= (l >> 4) << (2 * (j >> 2));
+  else y[s + j - 8]! |= (l & 0xf) << 4;
+  y[s + 8 + (j & 3)]! |= (l >> 4) << (2 * (j >> 2));
 }
 
 /**
@@ -183,8 +183,8 @@ function finishQ3(search: ReturnType<typeof scaleSearch>, y: Uint8Array, o: numb
   const s = o + Q3_SCALES;
   const d = search.scales;
   for (let j = 0; j < QK / 16; j++) {
-    const low = j < 8 ? y[s + j] & 0xf : y[s + j - 8] >> 4;
-    const sc = (low | (((y[s + 8 + (j & 3)] >> (2 * (j >> 2))) & 3) << 4)) - 32;
+    const low = j < 8 ? y[s + j]! & 0xf : y[s + j - 8]! >> 4;
+    const sc = (low | (((y[s + 8 + (j & 3)]! >> (2 * (j >> 2))) & 3) << 4)) - 32;
     d[j] = fr(dAll * sc);
   }
   search.finishQ3();
@@ -202,7 +202,7 @@ function q3Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
   if (maxScale !== 0) {
     const iscale = fr(-32 / maxScale);
     for (let j = 0; j < QK / 16; j++) {
-      let l = (roundHalfEven(fr(iscale * SCALES[j])) << 24) >> 24; // ggml keeps it in an int8
+      let l = (roundHalfEven(fr(iscale * SCALES[j]!)) << 24) >> 24; // ggml keeps it in an int8
       l = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
       putQ3Scale(y, s, j, l);
     }
@@ -223,7 +223,7 @@ function q3Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number
   const s = o + Q3_SCALES;
   y.fill(0, s, s + K_SCALE_SIZE);
   const dBlock = fitSymmetricScale(QK / 16, 32, SCALES, 0, LS, 0, SW, 0);
-  for (let j = 0; j < QK / 16; j++) putQ3Scale(y, s, j, LS[j]);
+  for (let j = 0; j < QK / 16; j++) putQ3Scale(y, s, j, LS[j]!);
   const dAll = putF16(y, o + Q3_D, dBlock);
   // The block scale's own search used the search's memory since: the values and levels go back.
   blockToSearch(x, xAt).levels.set(L);
@@ -251,8 +251,8 @@ function putScaleMin(y: Uint8Array, s: number, j: number, ls: number, lm: number
     y[s + j + 4] = lm;
   } else {
     y[s + j + 4] = (ls & 0xf) | ((lm & 0xf) << 4);
-    y[s + j - 4] |= (ls >> 4) << 6;
-    y[s + j] |= (lm >> 4) << 6;
+    y[s + j - 4]! |= (ls >> 4) << 6;
+    y[s + j]! |= (lm >> 4) << 6;
   }
 }
 
@@ -283,11 +283,11 @@ function requantScaleMin(search: ReturnType<typeof scaleSearch>, y: Uint8Array, 
   const minLevels = search.minLevels;
   for (let j = 0; j < QK / 32; j++) {
     if (j < 4) {
-      scaleLevels[j] = y[s + j] & 63;
-      minLevels[j] = y[s + j + 4] & 63;
+      scaleLevels[j] = y[s + j]! & 63;
+      minLevels[j] = y[s + j + 4]! & 63;
     } else {
-      scaleLevels[j] = (y[s + j + 4] & 0xf) | ((y[s + j - 4] >> 6) << 4);
-      minLevels[j] = (y[s + j + 4] >> 4) | ((y[s + j] >> 6) << 4);
+      scaleLevels[j] = (y[s + j + 4]! & 0xf) | ((y[s + j - 4]! >> 6) << 4);
+      minLevels[j] = (y[s + j + 4]! >> 4) | ((y[s + j]! >> 6) << 4);
     }
   }
   search.levels.set(L);
@@ -308,7 +308,7 @@ function packFifthBits(y: Uint8Array, at: number): void {
   y.fill(0, at, at + QK / 8);
   for (let n = 0, shift = 0; n < QK; n += 64, shift += 2) {
     for (let j = 0; j < 32; j++) {
-      y[at + j] |= ((L[n + j] >> 4) << shift) | ((L[n + j + 32] >> 4) << (shift + 1));
+      y[at + j]! |= ((L[n + j]! >> 4) << shift) | ((L[n + j + 32]! >> 4) << (shift + 1));
     }
   }
 }
@@ -325,15 +325,15 @@ function scaleMinPlain(
   let maxScale = 0;
   let maxMin = 0;
   for (let j = 0; j < QK / 32; j++) {
-    if (SCALES[j] > maxScale) maxScale = SCALES[j];
-    if (MINS[j] > maxMin) maxMin = MINS[j];
+    if (SCALES[j]! > maxScale) maxScale = SCALES[j]!;
+    if (MINS[j]! > maxMin) maxMin = MINS[j]!;
   }
   const invScale = maxScale > 0 ? fr(63 / maxScale) : 0;
   const invMin = maxMin > 0 ? fr(63 / maxMin) : 0;
   const s = o + K_SCALES;
   for (let j = 0; j < QK / 32; j++) {
-    const ls = roundHalfEven(fr(invScale * SCALES[j])) & 0xff; // ggml keeps them in uint8s
-    const lm = roundHalfEven(fr(invMin * MINS[j])) & 0xff;
+    const ls = roundHalfEven(fr(invScale * SCALES[j]!)) & 0xff; // ggml keeps them in uint8s
+    const lm = roundHalfEven(fr(invMin * MINS[j]!)) & 0xff;
     putScaleMin(y, s, j, ls < 63 ? ls : 63, lm < 63 ? lm : 63);
   }
   const dAll = putF16(y, o + K_D, fr(maxScale / 63));
@@ -356,8 +356,8 @@ function scaleMinWeighted(
   const mBlock = fitUnsignedScale(QK / 32, 63, MINS, 0, LM, 0, SW, 0);
   const s = o + K_SCALES;
   for (let j = 0; j < QK / 32; j++) {
-    let ls = LS[j];
-    let lm = LM[j];
+    let ls = LS[j]!;
+    let lm = LM[j]!;
     if (clampLevels) {
       if (ls > 63) ls = 63;
       if (lm > 63) lm = 63;
@@ -420,24 +420,24 @@ function q6Block(x: Float32Array, xAt: number, qw: Float32Array | null, qwAt: nu
   const dAll = putF16(y, o + Q6_D, fr(1 / iscale));
   const s = o + Q6_SCALES;
   for (let ib = 0; ib < QK / 16; ib++) {
-    const l = roundHalfEven(fr(iscale * SCALES[ib]));
+    const l = roundHalfEven(fr(iscale * SCALES[ib]!));
     y[s + ib] = l < 127 ? l : 127;
   }
   for (let j = 0; j < QK / 16; j++) {
-    const d = fr(dAll * ((y[s + j] << 24) >> 24));
+    const d = fr(dAll * ((y[s + j]! << 24) >> 24));
     if (d === 0) continue;
     const base = 16 * j;
     for (let i = 0; i < 16; i++) {
-      const l = roundHalfEven(fr(x[xAt + base + i] / d));
+      const l = roundHalfEven(fr(x[xAt + base + i]! / d));
       L[base + i] = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
     }
   }
   for (let j = 0, ql = o + Q6_QL, qh = o + Q6_QH; j < QK; j += 128, ql += 64, qh += 32) {
     for (let l = 0; l < 32; l++) {
-      const a = L[j + l];
-      const b = L[j + l + 32];
-      const c = L[j + l + 64];
-      const e = L[j + l + 96];
+      const a = L[j + l]!;
+      const b = L[j + l + 32]!;
+      const c = L[j + l + 64]!;
+      const e = L[j + l + 96]!;
       y[ql + l] = (a & 0xf) | ((c & 0xf) << 4);
       y[ql + l + 32] = (b & 0xf) | ((e & 0xf) << 4);
       y[qh + l] = (a >> 4) | ((b >> 4) << 2) | ((c >> 4) << 4) | ((e >> 4) << 6);

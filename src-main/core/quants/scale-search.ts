@@ -43,7 +43,7 @@ export function roundHalfEven(v: number): number {
 export function sumOfSquares(x: Float32Array, xAt: number, n: number): number {
   let s = 0;
   for (let i = 0; i < n; i++) {
-    const v = x[xAt + i];
+    const v = x[xAt + i]!;
     s = fr(s + fr(v * v));
   }
   return s;
@@ -65,8 +65,8 @@ export function importanceWeights(
 ): number {
   let sum = 0;
   for (let i = 0; i < n; i++) {
-    const v = x[xAt + i];
-    const w = fr(qw[qwAt + i] * fr(Math.sqrt(fr(sigma2 + fr(v * v)))));
+    const v = x[xAt + i]!;
+    const w = fr(qw[qwAt + i]! * fr(Math.sqrt(fr(sigma2 + fr(v * v)))));
     out[outAt + i] = w;
     sum = fr(sum + w);
   }
@@ -81,7 +81,7 @@ export function signedAbsMax(x: Float32Array, xAt: number, n: number): number {
   let amax = 0;
   let max = 0;
   for (let i = 0; i < n; i++) {
-    const v = x[xAt + i];
+    const v = x[xAt + i]!;
     const a = Math.abs(v);
     if (a > amax) {
       amax = a;
@@ -186,7 +186,7 @@ export function fitUnsignedScale(
 ): number {
   let max = 0;
   for (let i = 0; i < n; i++) {
-    const v = x[xAt + i];
+    const v = x[xAt + i]!;
     max = max > v ? max : v;
   }
   if (max < GROUP_MAX_EPS) {
@@ -194,12 +194,12 @@ export function fitUnsignedScale(
     return 0;
   }
   let iscale = fr(nmax / max);
-  for (let i = 0; i < n; i++) L[lAt + i] = roundHalfEven(fr(iscale * x[xAt + i]));
+  for (let i = 0; i < n; i++) L[lAt + i] = roundHalfEven(fr(iscale * x[xAt + i]!));
   const scale = fr(1 / iscale);
   let bestMse = 0;
   for (let i = 0; i < n; i++) {
-    const diff = fr(x[xAt + i] - fr(scale * L[lAt + i]));
-    bestMse = fr(bestMse + fr(fr(w[wAt + i] * diff) * diff));
+    const diff = fr(x[xAt + i]! - fr(scale * L[lAt + i]!));
+    bestMse = fr(bestMse + fr(fr(w[wAt + i]! * diff) * diff));
   }
   for (let is = -4; is <= 4; is++) {
     if (is === 0) continue;
@@ -207,10 +207,10 @@ export function fitUnsignedScale(
     const scaleIs = fr(1 / iscaleIs);
     let mse = 0;
     for (let i = 0; i < n; i++) {
-      let l = roundHalfEven(fr(iscaleIs * x[xAt + i]));
+      let l = roundHalfEven(fr(iscaleIs * x[xAt + i]!));
       if (l > nmax) l = nmax;
-      const diff = fr(x[xAt + i] - fr(scaleIs * l));
-      mse = fr(mse + fr(fr(w[wAt + i] * diff) * diff));
+      const diff = fr(x[xAt + i]! - fr(scaleIs * l));
+      mse = fr(mse + fr(fr(w[wAt + i]! * diff) * diff));
     }
     if (mse < bestMse) {
       bestMse = mse;
@@ -220,20 +220,20 @@ export function fitUnsignedScale(
   let sumlx = 0;
   let suml2 = 0;
   for (let i = 0; i < n; i++) {
-    const v = x[xAt + i];
+    const v = x[xAt + i]!;
     let l = roundHalfEven(fr(iscale * v));
     if (l > nmax) l = nmax;
     L[lAt + i] = l;
-    const wi = w[wAt + i];
+    const wi = w[wAt + i]!;
     sumlx = fr(sumlx + fr(fr(wi * v) * l));
     suml2 = fr(suml2 + fr(fr(wi * l) * l));
   }
   for (let itry = 0; itry < 5; itry++) {
     let changed = 0;
     for (let i = 0; i < n; i++) {
-      const v = x[xAt + i];
-      const wi = w[wAt + i];
-      const li = L[lAt + i];
+      const v = x[xAt + i]!;
+      const wi = w[wAt + i]!;
+      const li = L[lAt + i]!;
       let slx = fr(sumlx - fr(fr(wi * v) * li));
       let sl2 = fr(suml2 - fr(fr(wi * li) * li));
       if (slx > 0 && sl2 > 0) {

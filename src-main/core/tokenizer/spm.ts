@@ -62,7 +62,7 @@ export function createSpmEncoder(vocab: Vocab): SpmEncoder {
     const next = Math.max(64, heapCap * 2);
     const copy = <T extends Int32Array | Float64Array>(old: T, make: (n: number) => T): T => {
       const a = make(next);
-      a.set(old as never);
+      a.set(old);
       return a;
     };
     bgLeft = copy(bgLeft, (k) => new Int32Array(k));

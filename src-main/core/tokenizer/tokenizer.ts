@@ -77,7 +77,7 @@ export class GgufTokenizer implements Tokenizer {
   ) {
     this.matcher = new SpecialTokenMatcher(vocab);
     this.lookup = tokenLookup(vocab);
-    this.pieces = new Array(vocab.tokens.length);
+    this.pieces = new Array<Uint8Array | undefined>(vocab.tokens.length);
   }
 
   tokenize(text: string, options: TokenizeOptions = {}): number[] {

@@ -101,7 +101,7 @@ const A = TokenAttr;
 
 /** Token type → attribute, as llama.cpp maps them when loading (unknown types are UNDEFINED). */
 function typeToAttr(type: number): number {
-  switch (type) {
+  switch (type as TokenType) {
     case TokenType.UNKNOWN:
       return A.UNKNOWN;
     case TokenType.UNUSED:

@@ -107,7 +107,7 @@ export function createWpmEncoder(vocab: Vocab): WpmEncoder {
       word.ensure(3 + words[w + 1]! - words[w]!);
       word.bytes.set(PHANTOM_SPACE, 0);
       word.length = 3;
-      word.append(buf.bytes, words[w]!, words[w + 1]!);
+      word.append(buf.bytes, words[w], words[w + 1]);
       const bytes = word.bytes;
       const n = word.length;
       const before = out.length;

@@ -43,6 +43,26 @@ function requestedBackend(): string | undefined {
 }
 
 /**
+ * GUFO_KERNEL_SHAPE=gpu|cpu: the kernel shapes to use whatever the adapter (for tests: a software
+ * adapter runs the GPU's shapes, shader-f16 and subgroups included, as a GPU user's machine would);
+ * unset: the CPU's on a fallback adapter, else the GPU's.
+ */
+function requestedKernelShape(): 'gpu' | 'cpu' | undefined {
+  const s = process.env.GUFO_KERNEL_SHAPE?.toLowerCase();
+  if (!s) return undefined;
+  if (s !== 'gpu' && s !== 'cpu') throw new NoGpuError(`GUFO_KERNEL_SHAPE=${process.env.GUFO_KERNEL_SHAPE} is not gpu or cpu`);
+  return s;
+}
+
+/** GUFO_SUBGROUPS=0: the device is opened without the subgroups feature, so every kernel takes its path without them. */
+function subgroupsAllowed(): boolean {
+  const s = process.env.GUFO_SUBGROUPS;
+  if (s === undefined || s === '' || s === '1') return true;
+  if (s === '0') return false;
+  throw new NoGpuError(`GUFO_SUBGROUPS=${s} is not 0 or 1`);
+}
+
+/**
  * Dawn rounds timestamps down to 64 µs by default (a browser's guard against timing attacks):
  * too coarse for `gufo bench --profile`, which times kernels of a few microseconds.
  */
@@ -63,6 +83,8 @@ export async function openGpu(adapterName = process.env.GUFO_ADAPTER): Promise<G
     installedGlobals = true;
   }
   const backend = requestedBackend();
+  const kernelShape = requestedKernelShape();
+  const allowSubgroups = subgroupsAllowed();
   let gpu: GPU | undefined = create(dawnOptions(adapterName, backend));
   let adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
   const softwareIcd = adapter || vulkanDriversChosen() || (backend ?? defaultBackend()) !== 'vulkan' ? undefined : installedSoftwareIcd();
@@ -79,7 +101,7 @@ export async function openGpu(adapterName = process.env.GUFO_ADAPTER): Promise<G
         ' (Debian/Ubuntu: apt install libvulkan1 mesa-vulkan-drivers, which brings the lavapipe software driver; or chromium for its SwiftShader driver)',
     );
   }
-  const features = WANTED_FEATURES.filter((f) => adapter.features.has(f));
+  const features = WANTED_FEATURES.filter((f) => adapter.features.has(f) && (f !== 'subgroups' || allowSubgroups));
   const limits = adapter.limits;
   const device = await adapter.requestDevice({
     requiredFeatures: features,
@@ -94,6 +116,7 @@ export async function openGpu(adapterName = process.env.GUFO_ADAPTER): Promise<G
     },
   });
   const info = adapter.info;
+  const isFallbackAdapter = (info as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter ?? false;
   return {
     device,
     info: {
@@ -102,7 +125,8 @@ export async function openGpu(adapterName = process.env.GUFO_ADAPTER): Promise<G
       architecture: info.architecture,
       // Dawn's node binding does not expose the backend it chose; without GUFO_BACKEND it is the platform's default.
       backend: (info as GPUAdapterInfo & { backendType?: string }).backendType ?? backend ?? defaultBackend(),
-      isFallbackAdapter: (info as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter ?? false,
+      isFallbackAdapter,
+      cpuShapes: kernelShape ? kernelShape === 'cpu' : isFallbackAdapter,
       subgroupMinSize: (info as GPUAdapterInfo & { subgroupMinSize?: number }).subgroupMinSize ?? 0,
       subgroupMaxSize: (info as GPUAdapterInfo & { subgroupMaxSize?: number }).subgroupMaxSize ?? 0,
       wgslLanguageFeatures: [...(gpu.wgslLanguageFeatures ?? [])],

@@ -50,7 +50,7 @@ export const AttentionUniform = uniformStruct('AttentionUniform', {
   headDim: 'u32',
   scale: 'f32', // 1/sqrt(headDim)
   qStride: 'u32', // elements per token row of out (nHead * headDim)
-  kvStride: 'u32', // elements per cached row (nKvHead * headDim)
+  kvStride: 'u32', // elements per cached row (the cache part's KV heads * headDim)
   nRot: 'u32', // RoPE dimensions per head
   neox: 'u32', // 1: NeoX pairs
   inStride: 'u32', // elements per token row of the inputs
@@ -61,6 +61,7 @@ export const AttentionUniform = uniformStruct('AttentionUniform', {
   softcap: 'f32', // 0: off
   invSoftcap: 'f32', // 1 / softcap, as llama.cpp multiplies by it
   headBlock: 'u32', // attention-decode.wgsl: query heads (of one KV head) per workgroup
+  kvHead0: 'u32', // attention: the cache part's first KV head (its query heads are the dispatch's)
 });
 
 /** elementwise.wgsl's. */

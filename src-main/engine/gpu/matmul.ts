@@ -21,16 +21,13 @@
 import type { GpuInfo } from '../protocol';
 import type { GpuContext } from './device';
 import { noteReadBytes } from './dispatch-profile';
+import type { Dispatch } from './ops';
 import { shaderSource } from './shader-source';
 import { pipelineCache, type PipelineRequest } from './pipeline-cache';
 import { WeightUniform } from './kernel-uniforms';
 import type { UniformValues } from './uniforms';
 import { MATVEC_THREAD_ROWS, cpuLanes, rowGroupDefines, rowGroupsFor } from './row-groups';
 import type { GpuWeight, GpuWeightPart } from './weights';
-
-export interface Dispatch {
-  encode(pass: GPUComputePassEncoder): void;
-}
 
 export interface TokenDispatch extends Dispatch {
   /** Tokens the next encode() covers (written to the uniforms now, through the queue). */
@@ -89,8 +86,8 @@ export interface KernelOptions {
   subgroups?: boolean;
   /**
    * Kernel shapes for an adapter that runs on the CPU (threads own whole rows; prefill through
-   * matmat.wgsl) rather than a GPU's (threads share rows and reduce). Default: the adapter is a
-   * fallback adapter (lavapipe, SwiftShader).
+   * matmat.wgsl) rather than a GPU's (threads share rows and reduce). Default: the adapter's
+   * `cpuShapes` (a fallback adapter such as lavapipe or SwiftShader, unless GUFO_KERNEL_SHAPE says otherwise).
    */
   cpuShapes?: boolean;
   /**
@@ -227,7 +224,8 @@ export class MatmulKernels {
   /**
    * Whether a one-token step folds RMSNorm into the mat-vecs that read its output (the X_NORM
    * prologue): on a GPU. Not on a CPU adapter, where every workgroup's sum of squares, with its
-   * barriers, cost more than the dispatch it saves (SwiftShader decode ×0.83, docs/performance.md).
+   * barriers, cost more than the dispatch it saves (SwiftShader decode ×0.83;
+   * `git show fec2e69:docs/performance.md`, "RMSNorm and the GLU folded into the decode mat-vecs").
    */
   readonly foldsNorm: boolean;
   private readonly device: GPUDevice;
@@ -246,7 +244,7 @@ export class MatmulKernels {
     this.device = ctx.device;
     this.info = ctx.info;
     this.subgroups = ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
-    const cpu = options.cpuShapes ?? ctx.info.isFallbackAdapter;
+    const cpu = options.cpuShapes ?? ctx.info.cpuShapes;
     this.matvec = matvecShape(ctx.info, cpu);
     this.prefill = options.prefill ?? (cpu ? 'tiled' : 'wgtiled');
     this.foldsNorm = !cpu;

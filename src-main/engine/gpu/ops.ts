@@ -193,11 +193,19 @@ export interface RopeSpec {
   neox: boolean;
 }
 
+/** KV heads first .. first + count − 1: those one part of a layer's KV cache holds (kv-store.wgsl). */
+export interface KvHeads {
+  first: number;
+  count: number;
+}
+
 export interface StoreKvArgs {
   k: GPUBuffer;
   v: GPUBuffer;
   kCache: GPUBuffer;
   vCache: GPUBuffer;
+  /** The KV heads the caches hold (default: all); only theirs are stored. */
+  kvHeads?: KvHeads;
   step: Step;
   /** nKvHead * headDim. */
   kvStride: number;
@@ -214,6 +222,8 @@ export interface AttentionArgs {
   q: GPUBuffer;
   kCache: GPUBuffer;
   vCache: GPUBuffer;
+  /** The KV heads the caches hold (default: all); only their query heads are attended and written to out. */
+  kvHeads?: KvHeads;
   out: GPUBuffer;
   step: Step;
   nHead: number;
@@ -313,6 +323,19 @@ export interface MoeCombineArgs {
   shared?: { out: GPUBuffer; gate: GPUBuffer };
 }
 
+/**
+ * Bytes of a K or V cache buffer of `type` for `positions` rows of kvStride elements: llama.cpp's
+ * bytes, a quantized cache rounded up to whole groups of KV_GROUP_BLOCKS blocks (kv-quant.wgsl's
+ * layout) and to 16 bytes (the CPU shapes read it as vec4s).
+ */
+export function kvCacheBufferBytes(type: KvCacheType, positions: number, kvStride: number): number {
+  const block = kvCacheGgmlType(type).blockSize;
+  if (block === 1) return kvCacheBytes(type, positions * kvStride);
+  if (kvStride % block !== 0) throw new Error(`a ${type} KV cache needs rows of whole blocks of ${block}, not ${kvStride} elements`);
+  const group = KV_GROUP_BLOCKS * block;
+  return Math.ceil(kvCacheBytes(type, Math.ceil((positions * kvStride) / group) * group) / 16) * 16;
+}
+
 export class OpKernels {
   private readonly pipelines = new Map<string, GPUComputePipeline>();
   private readonly uniforms: GPUBuffer[] = [];
@@ -334,18 +357,9 @@ export class OpKernels {
     this.cpu = options.cpu === true;
   }
 
-  /**
-   * Bytes of the K (or V) cache buffer for `positions` rows of kvStride elements: llama.cpp's bytes,
-   * a quantized cache rounded up to whole groups of KV_GROUP_BLOCKS blocks (kv-quant.wgsl's layout)
-   * and to 16 bytes (the CPU shapes read it as vec4s).
-   */
+  /** Bytes of the K (or V) cache buffer for `positions` rows of kvStride elements (kvCacheBufferBytes). */
   kvCacheBytes(which: 'k' | 'v', positions: number, kvStride: number): number {
-    const type = this.kv[which];
-    const block = kvCacheGgmlType(type).blockSize;
-    if (block === 1) return kvCacheBytes(type, positions * kvStride);
-    if (kvStride % block !== 0) throw new Error(`a ${type} KV cache needs rows of whole blocks of ${block}, not ${kvStride} elements`);
-    const group = KV_GROUP_BLOCKS * block;
-    return Math.ceil(kvCacheBytes(type, Math.ceil((positions * kvStride) / group) * group) / 16) * 16;
+    return kvCacheBufferBytes(this.kv[which], positions, kvStride);
   }
 
   /** The caches' pipeline overrides. */
@@ -408,15 +422,18 @@ export class OpKernels {
   /** Writes the batch's K (rotated) and V rows into the cache at positions pos0... */
   storeKv(a: StoreKvArgs): Dispatch {
     const rows = a.rows ?? { stride: a.kvStride, kOffset: 0, vOffset: 0 };
-    const u = this.attentionUniform(1, 1, a.headDim, 0, 0, a.kvStride, a.rope, { inStride: rows.stride, qkOffset: rows.kOffset, vOffset: rows.vOffset });
+    const heads = a.kvHeads ?? { first: 0, count: a.kvStride / a.headDim };
+    const skip = heads.first * a.headDim;
+    const width = heads.count * a.headDim;
+    const u = this.attentionUniform(1, 1, a.headDim, 0, 0, width, a.rope, { inStride: rows.stride, qkOffset: rows.kOffset + skip, vOffset: rows.vOffset + skip });
     const buffers = [u, a.step.buffer, a.k, a.v, a.kCache, a.vCache, a.rope.table];
     const quantized = [this.quantizedKv('k'), this.quantizedKv('v')];
     const dispatches: Dispatch[] = [];
-    if (quantized.includes(false)) dispatches.push(this.dispatch('kv-store.wgsl', 'store_kv', buffers, a.step, (n) => threads((n * a.kvStride) / 2, 64), this.kvConstants));
+    if (quantized.includes(false)) dispatches.push(this.dispatch('kv-store.wgsl', 'store_kv', buffers, a.step, (n) => threads((n * width) / 2, 64), this.kvConstants));
     if (quantized.includes(true)) {
       const group = this.kvQuantGroup(a.headDim);
       // A group an invocation, from the group holding the batch's first element.
-      const groups = (n: number, pos0: number) => Math.ceil(((pos0 + n) * a.kvStride) / group) - Math.floor((pos0 * a.kvStride) / group);
+      const groups = (n: number, pos0: number) => Math.ceil(((pos0 + n) * width) / group) - Math.floor((pos0 * width) / group);
       dispatches.push(this.dispatch('kv-store.wgsl', 'store_kv_quant', buffers, a.step, (n, pos0) => threads(groups(n, pos0), 64), { ...this.kvConstants, ...this.kvRotation(a.headDim) }));
     }
     return { encode: (pass) => dispatches.forEach((d) => d.encode(pass)) };
@@ -427,7 +444,8 @@ export class OpKernels {
    * (attention-decode.wgsl's STORE), a longer step runs store_kv first.
    */
   storeKvAndAttend(store: StoreKvArgs, a: AttentionArgs): Dispatch {
-    if (store.kvStride !== a.nKvHead * a.headDim || store.headDim !== a.headDim) throw new Error('storeKvAndAttend: the store and the attention disagree on the KV rows');
+    const sameHeads = store.kvHeads?.first === a.kvHeads?.first && store.kvHeads?.count === a.kvHeads?.count;
+    if (store.kvStride !== a.nKvHead * a.headDim || store.headDim !== a.headDim || !sameHeads) throw new Error('storeKvAndAttend: the store and the attention disagree on the KV rows');
     return this.attention(a, store);
   }
 
@@ -448,7 +466,8 @@ export class OpKernels {
     const cpuShape = this.cpu && a.headDim % 8 === 0;
     const headBlock = Math.min(group, DECODE_HEAD_BLOCK, cpuShape ? Infinity : Math.floor(DECODE_QUERY_FLOATS / a.headDim));
     const kvRows = store?.rows ?? { stride: a.nKvHead * a.headDim, kOffset: 0, vOffset: 0 };
-    const u = this.attentionUniform(a.nHead, a.nKvHead, a.headDim, a.scale, qDim, a.nKvHead * a.headDim, a.rope, {
+    const heads = a.kvHeads ?? { first: 0, count: a.nKvHead };
+    const u = this.attentionUniform(a.nHead, a.nKvHead, a.headDim, a.scale, qDim, heads.count * a.headDim, a.rope, {
       inStride: rows.stride,
       qkOffset: rows.offset,
       window: a.window,
@@ -456,7 +475,9 @@ export class OpKernels {
       headBlock,
       kOffset: kvRows.kOffset,
       vOffset: kvRows.vOffset,
+      kvHead0: heads.first,
     });
+    const partHeads = heads.count * group;
     const storing = store && this.storeKv(store);
     // A decode step stores its row inside attention where each lane can own whole groups of a quantized cache.
     const quantGroup = this.quantizedKv('k') || this.quantizedKv('v') ? this.kvQuantGroup(a.headDim) : 0;
@@ -465,16 +486,16 @@ export class OpKernels {
     const batchBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? a.q];
     const rotation = this.kvRotation(a.headDim);
     const constants = { ...this.kvConstants, K_ROT: rotation.K_ROT, CAUSAL: a.causal === false ? 0 : 1, SINKS: a.sinks ? 1 : 0 };
-    const batch = this.dispatch('attention-prefill.wgsl', cpuShape ? 'attend_tile_cpu' : 'attend_tile', batchBuffers, a.step, (n) => [a.nHead, Math.ceil(n / PREFILL_ROWS)], constants, {
+    const batch = this.dispatch('attention-prefill.wgsl', cpuShape ? 'attend_tile_cpu' : 'attend_tile', batchBuffers, a.step, (n) => [partHeads, Math.ceil(n / PREFILL_ROWS)], constants, {
       defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim } : {},
     });
     // One token: a workgroup per (block of query heads of one KV head, split of the keys), then a merge per head.
     const window = a.window ?? 0;
-    const blocks = a.nKvHead * Math.ceil(group / headBlock);
+    const blocks = heads.count * Math.ceil(group / headBlock);
     const maxSplits = cpuShape ? DECODE_MAX_SPLITS / DECODE_CPU_LANES : DECODE_MAX_SPLITS;
     const splits = (pos: number) => Math.max(1, Math.min(maxSplits, Math.ceil(keysSeen(pos, window) / DECODE_MIN_SPLIT_KEYS), Math.ceil(DECODE_WORKGROUPS[this.cpu ? 'cpu' : 'gpu'] / blocks)));
-    const kvStride = a.nKvHead * a.headDim;
-    const kvRowBytes = kvCacheBytes(this.kv.k, kvStride) + kvCacheBytes(this.kv.v, kvStride);
+    const partStride = heads.count * a.headDim;
+    const kvRowBytes = kvCacheBytes(this.kv.k, partStride) + kvCacheBytes(this.kv.v, partStride);
     const scratch = this.splitScratchOf(4 * (1 + a.nHead * DECODE_MAX_SPLITS * (a.headDim + 2)));
     // The shader reads kNew and vNew only under STORE, but uses them statically: without a store, q stands in.
     const splitBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, scratch, a.rope.table, null, null, (storeInside && store.k) || a.q, (storeInside && store.v) || a.q];
@@ -483,9 +504,11 @@ export class OpKernels {
       readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
     });
     const mergeBuffers = [u, null, scratch, null, null, null, null, a.sinks ?? null, a.out];
-    const merge = this.dispatch('attention-decode.wgsl', a.sinks ? 'attend_merge_sinks' : 'attend_merge', mergeBuffers, a.step, () => [a.nHead, 1]);
-    // A rotated V cache gives the output rotated: H·H = I turns it back.
-    const unrotate = rotation.V_ROT ? this.elementwise('hadamard_v', a.out, null, qDim, a.step, {}, { V_ROT: rotation.V_ROT }) : null;
+    const merge = this.dispatch('attention-decode.wgsl', a.sinks ? 'attend_merge_sinks' : 'attend_merge', mergeBuffers, a.step, () => [partHeads, 1]);
+    // A rotated V cache gives the output rotated: H·H = I turns it back, once for every part's
+    // heads, after the last part (parts are encoded in head order) has written its own.
+    const lastPart = heads.first + heads.count === a.nKvHead;
+    const unrotate = rotation.V_ROT && lastPart ? this.elementwise('hadamard_v', a.out, null, qDim, a.step, {}, { V_ROT: rotation.V_ROT }) : null;
     return {
       encode(pass) {
         if (a.step.tokens !== 1) {
@@ -638,7 +661,7 @@ export class OpKernels {
     qStride: number,
     kvStride: number,
     rope: RopeSpec,
-    o: { inStride: number; qkOffset: number; vOffset?: number; window?: number; softcap?: number; headBlock?: number; kOffset?: number },
+    o: { inStride: number; qkOffset: number; vOffset?: number; window?: number; softcap?: number; headBlock?: number; kOffset?: number; kvHead0?: number },
   ): GPUBuffer {
     if (headDim % 2 !== 0) throw new Error(`head size ${headDim}: must be even`);
     if (rope.nRot % 2 !== 0 || rope.nRot > headDim) throw new Error(`RoPE over ${rope.nRot} of ${headDim} dimensions`);
@@ -660,6 +683,7 @@ export class OpKernels {
       softcap,
       invSoftcap: softcap ? Math.fround(1 / softcap) : 0,
       headBlock: o.headBlock ?? 0,
+      kvHead0: o.kvHead0 ?? 0,
     });
   }
 

@@ -3,8 +3,8 @@
  * steps gain from it. There the decode mat-vec's threads are SIMD lanes of a CPU, each walking its
  * own MATVEC_THREAD_ROWS rows in step; llvmpipe turns every per-lane load into scalar loads, and
  * with rows as stored the lanes' loads land rows apart (55% of copy for the loads alone on
- * lavapipe), against ~90% when the lanes read neighbouring 16-byte quads (docs/performance.md,
- * "What bounds the K-quant decode mat-vec on lavapipe").
+ * lavapipe), against ~90% when the lanes read neighbouring 16-byte quads (an experiment recorded in
+ * `git show fec2e69:docs/performance.md`, "What bounds the K-quant decode mat-vec on lavapipe").
  *
  * Layout of one part (whole rows of a tensor, its main plane for a repacked type): its rows in
  * groups of lanes × rows; row i of a group belongs to lane l = ⌊i / rows⌋ as its row r = i mod rows,
@@ -25,7 +25,7 @@ export interface RowGroups {
 /**
  * Rows each thread of the decode kernel owns on a CPU adapter: each step's x is loaded (and its
  * sums taken) once for that many rows. 8 measured faster than 1 and 4 on lavapipe and SwiftShader
- * (Q4_K, Q6_K, Q8_0; docs/performance.md, third pass).
+ * (Q4_K, Q6_K, Q8_0; `git show fec2e69:docs/performance.md`, "Third pass").
  */
 export const MATVEC_THREAD_ROWS = 8;
 
@@ -43,7 +43,7 @@ const GROUPED_TYPES: ReadonlySet<string> = new Set(['Q4_K', 'Q5_K', 'Q6_K']);
 
 /** How a weight of `typeName` is laid out on this adapter: in row groups, or as stored (undefined). */
 export function rowGroupsFor(info: GpuInfo, typeName: string): RowGroups | undefined {
-  if (!info.isFallbackAdapter || !GROUPED_TYPES.has(typeName)) return undefined;
+  if (!info.cpuShapes || !GROUPED_TYPES.has(typeName)) return undefined;
   return { lanes: cpuLanes(info), rows: MATVEC_THREAD_ROWS };
 }
 

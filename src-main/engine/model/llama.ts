@@ -53,7 +53,7 @@ import type { CollectedWeight } from '../../core/imatrix';
 import { tensorLayer, tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext } from '../gpu/device';
 import { MatmulKernels, type MatmulOptions, type TokenDispatch, type XPrologue } from '../gpu/matmul';
-import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
+import { kvCacheBufferBytes, OpKernels, Step, type Dispatch, type KvHeads, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import { checkMoeShapes, moeBiasNames, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type ExpertRoute, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
@@ -71,6 +71,8 @@ export interface ModelOptions {
   maxBatch: number;
   /** The K and V caches' element types (llama.cpp's --cache-type-k/-v; default f16 both). */
   kvTypes: KvCacheTypes;
+  /** Bytes a part of a layer's K or V cache may take at most (default, and at most: the adapter's largest binding). */
+  kvBindingLimit?: number;
   onProgress?(done: number, total: number): void;
 }
 
@@ -106,8 +108,14 @@ interface Layer {
   /** Sliding window in positions, 0: none. */
   window: number;
   rope: RopeSpec;
-  kCache: GPUBuffer;
-  vCache: GPUBuffer;
+  /** Its K and V caches: one pair, or a pair per part of its KV heads where they outgrow a binding. */
+  kvCache: KvCachePart[];
+}
+
+interface KvCachePart {
+  k: GPUBuffer;
+  v: GPUBuffer;
+  heads: KvHeads;
 }
 
 /** Activations of one batch, f32, [token][...]; sized for maxBatch tokens. */
@@ -220,20 +228,30 @@ function checkKvTypes(hp: HParams, options: ModelOptions): void {
 }
 
 /**
- * Each layer's K and V caches are one binding each: a context whose cache outgrows the adapter's
- * largest binding fails before anything is uploaded, with the largest context that fits, rather
+ * How each layer's K (and V) cache splits into bindings: by whole KV heads, in as few parts as the
+ * binding limit allows, the heads spread evenly over them. A context where one KV head's cache
+ * outgrows a binding fails before anything is uploaded, with the largest context that fits, rather
  * than inside Dawn.
  */
-function checkKvFits(ctx: GpuContext, hp: HParams, options: ModelOptions): void {
-  const kvStride = hp.nHeadKv * hp.headDim;
-  const rowBytes = Math.max(kvCacheBytes(options.kvTypes.k, kvStride), kvCacheBytes(options.kvTypes.v, kvStride));
-  const limit = Math.min(ctx.device.limits.maxStorageBufferBindingSize, ctx.device.limits.maxBufferSize);
-  if (options.ctx * rowBytes <= limit) return;
-  const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-  throw new Error(
-    `a context of ${options.ctx} tokens needs ${mib(options.ctx * rowBytes)} of KV cache per layer, more than the ${mib(limit)} ` +
-      `${ctx.info.name} binds at once: the largest context that fits is ${Math.floor(limit / rowBytes)} tokens`,
-  );
+export function kvCacheParts(ctx: GpuContext, hp: Pick<HParams, 'headDim' | 'nHeadKv'>, options: Pick<ModelOptions, 'ctx' | 'kvTypes' | 'kvBindingLimit'>): KvHeads[] {
+  const { maxStorageBufferBindingSize, maxBufferSize } = ctx.device.limits;
+  const limit = Math.min(maxStorageBufferBindingSize, maxBufferSize, options.kvBindingLimit ?? Infinity);
+  const partBytes = (heads: number) =>
+    Math.max(kvCacheBufferBytes(options.kvTypes.k, options.ctx, heads * hp.headDim), kvCacheBufferBytes(options.kvTypes.v, options.ctx, heads * hp.headDim));
+  let perPart = Math.min(hp.nHeadKv, Math.floor(limit / partBytes(1)));
+  // A quantized buffer rounds up to whole groups: the estimate above may be one head over.
+  while (perPart > 0 && partBytes(perPart) > limit) perPart--;
+  if (perPart === 0) {
+    const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+    const headRowBytes = partBytes(1) / options.ctx;
+    throw new Error(
+      `a context of ${options.ctx} tokens needs ${mib(partBytes(1))} of KV cache per KV head and layer, more than the ${mib(limit)} ` +
+        `${ctx.info.name} binds at once: the largest context that fits is ${Math.floor(limit / headRowBytes)} tokens`,
+    );
+  }
+  const parts = Math.ceil(hp.nHeadKv / perPart);
+  const count = Math.ceil(hp.nHeadKv / parts);
+  return Array.from({ length: parts }, (_, i) => ({ first: i * count, count: Math.min(count, hp.nHeadKv - i * count) }));
 }
 
 /** Checks the dense layers' matrices against the metadata before anything is uploaded. */
@@ -312,20 +330,19 @@ export class LlamaModel {
     vectorFileBytes: number,
     /** Where the next-token id is read from in 'sampled' submissions (the sampler's output). */
     readonly sampledIds: GPUBuffer,
+    kvParts: KvHeads[],
   ) {
     const { device } = ctx;
     this.weights = weights;
     this.owned = new OwnedBuffers(device);
     this.step = new Step(device);
-    this.ops = new OpKernels(device, options.kvTypes, { cpu: ctx.info.isFallbackAdapter });
+    this.ops = new OpKernels(device, options.kvTypes, { cpu: ctx.info.cpuShapes });
     this.matmul = new MatmulKernels(ctx);
     for (const [name, data] of vectorData) this.vectors.set(name, this.owned.upload(name, data));
     this.ropeTables = this.ropeTableBuffers(vectorData);
     this.ids = this.owned.create('ids', options.maxBatch * 4);
     this.act = this.activations();
-    const kvStride = hp.nHeadKv * hp.headDim;
-    const cacheBytes = { k: this.ops.kvCacheBytes('k', options.ctx, kvStride), v: this.ops.kvCacheBytes('v', options.ctx, kvStride) };
-    for (let l = 0; l < hp.nLayer; l++) this.layers.push(this.layer(l, cacheBytes));
+    for (let l = 0; l < hp.nLayer; l++) this.layers.push(this.layer(l, kvParts));
 
     let residentWeightBytes = 0;
     let fileTensorBytes = vectorFileBytes;
@@ -334,7 +351,7 @@ export class LlamaModel {
       fileTensorBytes += w.fileBytes;
     }
     for (const data of vectorData.values()) residentWeightBytes += data.byteLength;
-    const kvBytes = hp.nLayer * (cacheBytes.k + cacheBytes.v);
+    const kvBytes = this.layers.reduce((sum, layer) => sum + layer.kvCache.reduce((n, part) => n + part.k.size + part.v.size, 0), 0);
     const ownedBytes = this.owned.bytes();
     const embd = weights.get(tensorName('token_embd'))!;
     let unchosen = 0;
@@ -343,6 +360,7 @@ export class LlamaModel {
     }
     this.weightBytesPerToken =
       residentWeightBytes - unchosen - (hp.tiedEmbeddings ? 0 : embd.residentBytes - Math.ceil(embd.residentBytes / embd.rows));
+    const kvStride = hp.nHeadKv * hp.headDim;
     this.kvBytesPerPosition = hp.nLayer * (kvCacheBytes(options.kvTypes.k, kvStride) + kvCacheBytes(options.kvTypes.v, kvStride));
     let blockWeights = 0;
     for (const w of weights.values()) {
@@ -358,7 +376,7 @@ export class LlamaModel {
     if (hp.moe) checkMoeShapes(gguf, hp, hp.moe);
     checkShapes(gguf, hp);
     checkKvTypes(hp, options);
-    checkKvFits(ctx, hp, options);
+    const kvParts = kvCacheParts(ctx, hp, options);
     const { matrices, vectors } = modelTensorNames(hp, options.ctx);
     for (const name of vectors) {
       if (!gguf.tensor(name)) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
@@ -370,7 +388,7 @@ export class LlamaModel {
     const weights = await uploadWeights(ctx, gguf, sources, { onProgress: options.onProgress });
     const vectorFileBytes = vectors.reduce((sum, name) => sum + gguf.tensor(name)!.bytes, 0);
     try {
-      return new LlamaModel(ctx, hp, options, weights, vectorData, vectorFileBytes, sampledIds);
+      return new LlamaModel(ctx, hp, options, weights, vectorData, vectorFileBytes, sampledIds, kvParts);
     } catch (err) {
       for (const w of weights.values()) w.destroy();
       throw err;
@@ -627,11 +645,12 @@ export class LlamaModel {
     const kvDim = hp.nHeadKv * hp.headDim;
     const kvRows = { stride: this.qkvWidth, kOffset: qDim, vOffset: qDim + kvDim };
     const qRows = { stride: this.qkvWidth, offset: 0 };
-    return [
-      ops.storeKvAndAttend({ k: act.qkv, v: act.qkv, kCache: l.kCache, vCache: l.vCache, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }, {
+    return l.kvCache.map(({ k: kCache, v: vCache, heads: kvHeads }) =>
+      ops.storeKvAndAttend({ k: act.qkv, v: act.qkv, kCache, vCache, kvHeads, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }, {
         q: act.qkv,
-        kCache: l.kCache,
-        vCache: l.vCache,
+        kCache,
+        vCache,
+        kvHeads,
         out: act.att,
         step,
         nHead: hp.nHead,
@@ -644,7 +663,7 @@ export class LlamaModel {
         softcap: hp.attnSoftcap,
         sinks: l.sinks,
       }),
-    ];
+    );
   }
 
   private ffn(l: Layer): Dispatch[] {
@@ -695,7 +714,7 @@ export class LlamaModel {
 
   // ---- buffers ----
 
-  private layer(l: number, cacheBytes: { k: number; v: number }): Layer {
+  private layer(l: number, kvParts: KvHeads[]): Layer {
     const { hp } = this;
     const blk = (role: BlockRole, kind?: TensorKind) => tensorName(role, l, kind);
     const w = (role: BlockRole) => this.weights.get(blk(role))!;
@@ -728,10 +747,18 @@ export class LlamaModel {
       qkNorm: hp.qkNorm ? this.concatVector([[blk('attn_q_norm'), hp.headDim], [blk('attn_k_norm'), hp.headDim]]) : undefined,
       window: windowed ? hp.swa!.window : 0,
       rope: { table: windowed ? this.ropeTables.swa : this.ropeTables.full, nRot: hp.rope.nRot, neox: hp.rope.neox },
-      // llama.cpp's names for the cache tensors.
-      kCache: this.owned.create(`cache_k_l${l}`, cacheBytes.k),
-      vCache: this.owned.create(`cache_v_l${l}`, cacheBytes.v),
+      kvCache: kvParts.map((heads) => this.kvCachePart(l, heads, kvParts.length > 1)),
     };
+  }
+
+  /** Layer l's K and V caches for `heads`, named as llama.cpp's cache tensors (and the part's heads). */
+  private kvCachePart(l: number, heads: KvHeads, split: boolean): KvCachePart {
+    const width = heads.count * this.hp.headDim;
+    const suffix = split ? ` heads ${heads.first}-${heads.first + heads.count - 1}` : '';
+    // llama.cpp's names for the cache tensors.
+    const k = this.owned.create(`cache_k_l${l}${suffix}`, this.ops.kvCacheBytes('k', this.options.ctx, width));
+    const v = this.owned.create(`cache_v_l${l}${suffix}`, this.ops.kvCacheBytes('v', this.options.ctx, width));
+    return { k, v, heads };
   }
 
   /**

@@ -268,6 +268,8 @@ function describe(err: unknown): string {
   const parts: string[] = [];
   for (let e: unknown = err; e !== undefined && parts.length < 5; e = e instanceof Error ? e.cause : undefined) {
     if (!(e instanceof Error)) {
+      // Whatever was thrown or given as the cause, as text.
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string
       parts.push(String(e));
       break;
     }

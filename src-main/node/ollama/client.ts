@@ -72,7 +72,7 @@ export class OllamaClient {
       // A streamed request body (Node's fetch requires saying so).
       duplex: 'half',
     };
-    const response = await fetch(this.#blobUrl(digest), init as RequestInit);
+    const response = await fetch(this.#blobUrl(digest), init);
     if (!response.ok) throw new Error(`Ollama refused the upload of ${path}: ${await errorOf(response)}`);
     await response.body?.cancel();
   }

@@ -169,7 +169,7 @@ export function randomNumberText(rng: Rng): string {
   let s = rng.next() < 0.3 ? '-' : '';
   s += rng.next() < 0.2 ? '0' : String(1 + rng.int(9)) + digits(0);
   if (rng.next() < 0.3) s += '.' + digits(1);
-  if (rng.next() < 0.2) s += ['e', 'E'][rng.int(2)] + ['', '+', '-'][rng.int(3)] + digits(1);
+  if (rng.next() < 0.2) s += ['e', 'E'][rng.int(2)]! + ['', '+', '-'][rng.int(3)]! + digits(1);
   return s;
 }
 

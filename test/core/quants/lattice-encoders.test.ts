@@ -49,11 +49,11 @@ describe.each(TYPES)('%s encoder', (name, encode, decode) => {
   };
 
   it('writes the same bytes as llama.cpp on random tensors with an importance matrix', () => {
-    for (const m of randomMatrices()) for (const im of withImatrix) expectSameBytes(m, im.make(m.rowLength)!, im.label);
+    for (const m of randomMatrices()) for (const im of withImatrix) expectSameBytes(m, im.make(m.rowLength), im.label);
   });
 
   it('writes the same bytes as llama.cpp on real stories260K weights', () => {
-    for (const m of storiesMatrices(type.blockSize, STORIES_TENSORS)) for (const im of withImatrix) expectSameBytes(m, im.make(m.rowLength)!, im.label);
+    for (const m of storiesMatrices(type.blockSize, STORIES_TENSORS)) for (const im of withImatrix) expectSameBytes(m, im.make(m.rowLength), im.label);
   });
 
   it('makes the same choices as llama.cpp on tie-prone data and awkward importance', () => {

@@ -31,7 +31,7 @@ describe('vocabularies built from tokenizer.json', () => {
     const llama = readVocab(openGguf(LLAMA3).gguf);
     expect([llama.model, llama.pre, llama.tokens.length, llama.merges!.length]).toEqual(['gpt2', 'llama-bpe', 128256, 280147]);
     expect(llama.tokens.at(128000)).toBe('<|begin_of_text|>');
-    expect(Array.from(llama.types.subarray(128000)).every((t) => t === TokenType.CONTROL)).toBe(true);
+    expect(Array.from(llama.types.subarray(128000)).every((t: TokenType) => t === TokenType.CONTROL)).toBe(true);
     expect(llama.bos).toBe(128000);
     // No add_bos_token key: llama.cpp's default for llama-bpe (true) applies.
     expect(llama.addBos).toBe(true);

@@ -33,7 +33,7 @@ const EOG = pieces.length;
 const ARGS = pieces.length + 1;
 const trie = TokenTrie.build(
   pieces.length + 2,
-  (id) => (id < pieces.length ? enc.encode(pieces[id]!) : new Uint8Array(0)),
+  (id) => (id < pieces.length ? enc.encode(pieces[id]) : new Uint8Array(0)),
   (id) => (id === ARGS ? enc.encode('[ARGS]') : new Uint8Array(0)),
 );
 const pieceText = (id: number) => (id === ARGS ? '[ARGS]' : pieces[id]!);

@@ -33,3 +33,33 @@ it('GUFO_BACKEND picks the backend and is checked', async () => {
     ctx.destroy();
   }
 });
+
+it('GUFO_KERNEL_SHAPE overrides the kernel shapes, GUFO_SUBGROUPS=0 drops subgroups; both are checked', async () => {
+  const saved = { shape: process.env.GUFO_KERNEL_SHAPE, subgroups: process.env.GUFO_SUBGROUPS };
+  try {
+    delete process.env.GUFO_SUBGROUPS;
+    for (const shape of [undefined, 'gpu', 'CPU'] as const) {
+      if (shape === undefined) delete process.env.GUFO_KERNEL_SHAPE;
+      else process.env.GUFO_KERNEL_SHAPE = shape;
+      const ctx = await openGpu();
+      expect(ctx.info.cpuShapes, String(shape)).toBe(shape === undefined ? ctx.info.isFallbackAdapter : shape === 'CPU');
+      ctx.destroy();
+    }
+    delete process.env.GUFO_KERNEL_SHAPE;
+    process.env.GUFO_SUBGROUPS = '0';
+    const ctx = await openGpu();
+    expect(ctx.hasSubgroups).toBe(false);
+    expect(ctx.info.features).not.toContain('subgroups');
+    ctx.destroy();
+    process.env.GUFO_KERNEL_SHAPE = 'tpu';
+    await expect(openGpu()).rejects.toThrow(NoGpuError);
+    delete process.env.GUFO_KERNEL_SHAPE;
+    process.env.GUFO_SUBGROUPS = 'no';
+    await expect(openGpu()).rejects.toThrow(NoGpuError);
+  } finally {
+    for (const [k, v] of [['GUFO_KERNEL_SHAPE', saved.shape], ['GUFO_SUBGROUPS', saved.subgroups]] as const) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+});

@@ -10,7 +10,7 @@ import { afterAll } from 'vitest';
 import { ggmlTypeByName, type GgmlType } from '../../../src-main/core/ggml-types';
 import { decoderFor } from '../../../src-main/core/quants/decoders';
 import { openGguf, writeGguf, type OpenGguf } from '../../../src-main/node/gguf-io';
-import type { Dispatch } from '../../../src-main/engine/gpu/matmul';
+import type { Dispatch } from '../../../src-main/engine/gpu/ops';
 import { llamaQuantize } from '../../support/ggml-oracle';
 import { mulberry32, randomF32 } from '../../support/random';
 

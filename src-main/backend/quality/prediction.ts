@@ -6,16 +6,16 @@
  * the mean KL of the newest quality report of an export of this source to each type, where one
  * was measured.
  */
-import type { ExportApi, ModelEntry, QualityPrediction, TypeQualityPrediction } from '../../src-preload/api';
-import { openGguf } from '../node/gguf-io';
-import { modelSha256 } from '../node/library/model-sha256';
-import { measuredPlan } from '../node/quant-plan';
-import { ExportStore } from '../node/store/exports';
-import { QualityPredictionStore, type PredictionKey, type StoredPrediction } from '../node/store/quality-predictions';
-import { QualityReportStore } from '../node/store/quality-reports';
-import { requireReadableModel, type BackendContext } from './context';
-import { loadChosenImatrix, type ChosenImatrix } from './imatrix';
-import type { JobContext } from './jobs';
+import type { ExportApi, ModelEntry, QualityPrediction, TypeQualityPrediction } from '../../../src-preload/api';
+import { openGguf } from '../../node/gguf-io';
+import { modelSha256 } from '../../node/library/model-sha256';
+import { measuredPlan } from '../../node/quant-plan';
+import { ExportStore } from '../../node/store/exports';
+import { QualityPredictionStore, type PredictionKey, type StoredPrediction } from '../../node/store/quality-predictions';
+import { QualityReportStore } from '../../node/store/quality-reports';
+import { requireReadableModel, type BackendContext } from '../context';
+import { loadChosenImatrix, type ChosenImatrix } from '../imatrix';
+import type { JobContext } from '../jobs';
 
 export interface QualityPredictions {
   api: Pick<ExportApi, 'startQualityPrediction' | 'qualityPrediction'>;

@@ -5,11 +5,11 @@
  * keeps answering meanwhile and a cancel stops it there.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { ModelEntry, TensorErrorComparison } from '../../src-preload/api';
-import { tensorErrorSteps, type TensorErrorReport } from '../core/quality/tensor-error';
-import type { GgufCache, GgufLease } from '../node/inspect/gguf-cache';
-import { ExportStore } from '../node/store/exports';
-import { requireReadableModel, type BackendContext } from './context';
+import type { ModelEntry, TensorErrorComparison } from '../../../src-preload/api';
+import { tensorErrorSteps, type TensorErrorReport } from '../../core/quality/tensor-error';
+import type { GgufCache, GgufLease } from '../../node/inspect/gguf-cache';
+import { ExportStore } from '../../node/store/exports';
+import { requireReadableModel, type BackendContext } from '../context';
 
 export function startTensorError(ctx: BackendContext, files: GgufCache, modelId: number, sourceModelId?: number): string {
   const model = requireReadableModel(ctx, modelId);

@@ -1,8 +1,8 @@
 /** The quality_reports row of a measurement: the one the app's quality jobs and `gufo kld` (with GUFO_HOME set) store. */
-import type { ModelEntry, QualityReport } from '../../src-preload/api';
-import type { WindowPlan } from '../core/quality/perplexity';
-import type { NewQualityReport } from '../node/store/quality-reports';
-import type { DivergenceResult } from './quality-divergence';
+import type { ModelEntry, QualityReport } from '../../../src-preload/api';
+import type { WindowPlan } from '../../core/quality/perplexity';
+import type { NewQualityReport } from '../../node/store/quality-reports';
+import type { DivergenceResult } from './divergence';
 
 export interface MeasuredModel {
   entry: ModelEntry;

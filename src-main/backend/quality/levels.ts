@@ -2,11 +2,11 @@
  * Quality across quantization levels: the exports of one source model joined with their files'
  * latest benchmark runs and latest quality reports against that source, smallest file first.
  */
-import type { QualityLevel, QualityLevels, QualityLevelsApi, QualityReport } from '../../src-preload/api';
-import { BenchRunStore } from '../node/store/bench-runs';
-import { ExportStore } from '../node/store/exports';
-import { QualityReportStore } from '../node/store/quality-reports';
-import { requireModel, type BackendContext } from './context';
+import type { QualityLevel, QualityLevels, QualityLevelsApi, QualityReport } from '../../../src-preload/api';
+import { BenchRunStore } from '../../node/store/bench-runs';
+import { ExportStore } from '../../node/store/exports';
+import { QualityReportStore } from '../../node/store/quality-reports';
+import { requireModel, type BackendContext } from '../context';
 
 export function createQualityLevelsApi(ctx: BackendContext): QualityLevelsApi {
   const exports = new ExportStore(ctx.db);

@@ -10,13 +10,13 @@
 import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { GgufFile } from '../core/gguf/gguf-file';
-import { DivergenceStats, vocabularyMismatch, type DivergenceSummary } from '../core/quality/divergence';
-import { perplexityWindows, QualityError, scoredIn, type WindowPlan } from '../core/quality/perplexity';
-import { createTokenizer, readVocab } from '../core/tokenizer/index';
-import type { EngineHost } from '../engine/host';
-import type { EngineInfo, EvaluateRequest, GpuInfo, WindowScores } from '../engine/protocol';
-import { openGguf } from '../node/gguf-io';
+import type { GgufFile } from '../../core/gguf/gguf-file';
+import { DivergenceStats, vocabularyMismatch, type DivergenceSummary } from '../../core/quality/divergence';
+import { perplexityWindows, QualityError, scoredIn, type WindowPlan } from '../../core/quality/perplexity';
+import { createTokenizer, readVocab } from '../../core/tokenizer/index';
+import type { EngineHost } from '../../engine/host';
+import type { EngineInfo, EvaluateRequest, GpuInfo, WindowScores } from '../../engine/protocol';
+import { openGguf } from '../../node/gguf-io';
 
 /** llama-perplexity's window size. */
 const DEFAULT_WINDOW = 512;

@@ -1,21 +1,21 @@
 /**
  * Quality reports: how far a quantized model's next-token distributions lie from its base's (KL
  * divergence, top-1 agreement, perplexity of both) over a text, measured on the GPU exactly as
- * `gufo kld` measures them (quality-divergence.ts), as a 'quality' job, and kept in
+ * `gufo kld` measures them (divergence.ts), as a 'quality' job, and kept in
  * quality_reports. The text is Gufo's built-in one, or the user's recent chats replayed as text.
  */
-import type { ExportApi, ModelEntry, QualityPair, QualityReport, QualityReportRequest, QualityTextSource } from '../../src-preload/api';
-import { BUILTIN_TEXT, BUILTIN_TEXT_LABEL } from '../core/quality/builtin-text';
-import type { WindowPlan } from '../core/quality/perplexity';
-import { modelSha256 } from '../node/library/model-sha256';
-import { ChatStore } from '../node/store/chats';
-import { ExportStore } from '../node/store/exports';
-import { QualityReportStore } from '../node/store/quality-reports';
-import { branchPath } from './chat/tree';
-import { requireReadableModel, type BackendContext } from './context';
-import { untilAborted, type JobContext } from './jobs';
-import { defaultWindow, measureDivergence, planComparison, type ComparedModel, type EngineRunner, type QualityText } from './quality-divergence';
-import { qualityReportRecord, type MeasuredModel } from './quality-record';
+import type { ExportApi, ModelEntry, QualityPair, QualityReport, QualityReportRequest, QualityTextSource } from '../../../src-preload/api';
+import { BUILTIN_TEXT, BUILTIN_TEXT_LABEL } from '../../core/quality/builtin-text';
+import type { WindowPlan } from '../../core/quality/perplexity';
+import { modelSha256 } from '../../node/library/model-sha256';
+import { ChatStore } from '../../node/store/chats';
+import { ExportStore } from '../../node/store/exports';
+import { QualityReportStore } from '../../node/store/quality-reports';
+import { branchPath } from '../chat/tree';
+import { requireReadableModel, type BackendContext } from '../context';
+import { untilAborted, type JobContext } from '../jobs';
+import { defaultWindow, measureDivergence, planComparison, type ComparedModel, type EngineRunner, type QualityText } from './divergence';
+import { qualityReportRecord, type MeasuredModel } from './record';
 
 export interface QualityReports {
   api: Pick<ExportApi, 'startQualityReport' | 'listQualityReports'>;
