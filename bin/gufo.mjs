@@ -7,7 +7,9 @@ import { existsSync } from 'node:fs';
 
 if (process.env.GUFO_DEV === '1') {
   const { register } = await import('tsx/esm/api').catch(() => {
-    process.stderr.write('gufo: GUFO_DEV=1 runs the sources through tsx, which is not installed (a devDependency): run `npm install`\n');
+    process.stderr.write(
+      'gufo: GUFO_DEV=1 runs the sources through tsx, which is not installed (a devDependency): run `npm install`\n',
+    );
     process.exit(1);
   });
   register();
@@ -15,7 +17,9 @@ if (process.env.GUFO_DEV === '1') {
 } else {
   const built = new URL('../out/cli/gufo.js', import.meta.url);
   if (!existsSync(built)) {
-    process.stderr.write('gufo: the CLI has not been built (out/cli/gufo.js is missing): run `npm install` or `npm run build:cli`\n');
+    process.stderr.write(
+      'gufo: the CLI has not been built (out/cli/gufo.js is missing): run `npm install` or `npm run build:cli`\n',
+    );
     process.exit(1);
   }
   await import(built.href);

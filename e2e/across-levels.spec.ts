@@ -21,20 +21,27 @@ test('Q8_0 and Q4_K_M exports of stories260K side by side: size and mean KL, sma
   await openSection(page, 'Export');
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
-  await expect.poll(async () => (await source.locator('option').allTextContents()).some((t) => t.includes('stories260K'))).toBe(true);
-  await source.selectOption((await source.locator('option').filter({ hasText: 'stories260K' }).first().getAttribute('value')));
+  await expect
+    .poll(async () => (await source.locator('option').allTextContents()).some((t) => t.includes('stories260K')))
+    .toBe(true);
+  await source.selectOption(
+    await source.locator('option').filter({ hasText: 'stories260K' }).first().getAttribute('value'),
+  );
 
   const history = page.getByRole('table', { name: 'Past exports' });
   for (const type of ['Q8_0', 'Q4_K_M']) {
     await form.getByRole('radiogroup', { name: 'Target type' }).getByRole('radio', { name: type, exact: true }).check();
     await expect(form.getByRole('combobox', { name: 'Quality report after the export' })).toHaveValue('builtin');
     await form.getByRole('button', { name: 'Export' }).click();
-    await expect(history.getByRole('row').filter({ hasText: `stories260K-${type}.gguf` })).toBeVisible({ timeout: 120_000 });
+    await expect(history.getByRole('row').filter({ hasText: `stories260K-${type}.gguf` })).toBeVisible({
+      timeout: 120_000,
+    });
     await expect(form.getByRole('button', { name: 'Export' })).toBeEnabled({ timeout: 120_000 });
   }
 
   const levels = page.getByRole('table', { name: 'Quality across quantization levels' });
-  const row = (type: string) => levels.getByRole('row').filter({ has: page.getByRole('rowheader', { name: type, exact: true }) });
+  const row = (type: string) =>
+    levels.getByRole('row').filter({ has: page.getByRole('rowheader', { name: type, exact: true }) });
   // Columns after the type: file, size, decode, mean KL, same top token, measured on.
   const meanKl = async (type: string) => {
     const cell = row(type).getByRole('cell').nth(3);
@@ -48,7 +55,9 @@ test('Q8_0 and Q4_K_M exports of stories260K side by side: size and mean KL, sma
   for (const type of ['Q8_0', 'Q4_K_M']) {
     await expect(row(type).getByRole('cell').nth(0)).toHaveText(`stories260K-${type}.gguf`);
     // Exports go to the data folder's models/.
-    await expect(row(type).getByRole('cell').nth(1)).toHaveText(formatBytes(statSync(join(scratch, 'home', 'models', `stories260K-${type}.gguf`)).size));
+    await expect(row(type).getByRole('cell').nth(1)).toHaveText(
+      formatBytes(statSync(join(scratch, 'home', 'models', `stories260K-${type}.gguf`)).size),
+    );
     await expect(row(type)).toContainText('built-in text');
   }
   // Smallest first: Q4_K_M's file is smaller than Q8_0's.

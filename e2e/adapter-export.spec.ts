@@ -19,7 +19,11 @@ const app = serveStories({
 });
 
 /** What a definition list pairs with `term`. */
-const definitionOf = (scope: Locator, term: string) => scope.getByRole('term').filter({ hasText: new RegExp(`^${term}$`) }).locator('xpath=following-sibling::dd[1]');
+const definitionOf = (scope: Locator, term: string) =>
+  scope
+    .getByRole('term')
+    .filter({ hasText: new RegExp(`^${term}$`) })
+    .locator('xpath=following-sibling::dd[1]');
 
 test('Settings › About names the GPU adapter, its backend, shader-f16 and subgroups, and says a software one is slow', async ({}, testInfo) => {
   const { page } = app;
@@ -67,7 +71,12 @@ test('every dialog has the one frame: the library’s remove and file browser, t
     await screenshot({ page, testInfo }, name, { themes: ['light'] });
     const frame = await dialog.evaluate((el) => {
       const style = getComputedStyle(el);
-      return { boxShadow: style.boxShadow, borderRadius: style.borderRadius, padding: style.padding, background: style.backgroundColor };
+      return {
+        boxShadow: style.boxShadow,
+        borderRadius: style.borderRadius,
+        padding: style.padding,
+        background: style.backgroundColor,
+      };
     });
     await page.keyboard.press('Escape');
     await expect(dialog).toBeHidden();

@@ -14,9 +14,18 @@ import { serveStories } from './support/served-app';
 // One server, one page, the steps in order: each builds on what the one before left.
 test.describe.configure({ mode: 'serial', timeout: 240_000 });
 
-const app = serveStories({ name: 'flow', viewport: { width: 1280, height: 860 }, expectOffline: true, expectCleanStop: true });
+const app = serveStories({
+  name: 'flow',
+  viewport: { width: 1280, height: 860 },
+  expectOffline: true,
+  expectCleanStop: true,
+});
 
-const flow = (testInfo: FlowContext['testInfo']): FlowContext => ({ page: app.page, testInfo, modelFile: 'stories260K.gguf' });
+const flow = (testInfo: FlowContext['testInfo']): FlowContext => ({
+  page: app.page,
+  testInfo,
+  modelFile: 'stories260K.gguf',
+});
 
 test('the library lists the models of the configured folder', async ({}, testInfo) => {
   await libraryListsTheModel(flow(testInfo));

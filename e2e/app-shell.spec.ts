@@ -176,7 +176,9 @@ test('shows running jobs in the header, each with its progress and Cancel', asyn
     await expect(indicator).toHaveAttribute('aria-expanded', 'false');
     await indicator.click();
     await expect(indicator).toHaveAttribute('aria-expanded', 'true');
-    const job = page.getByRole('list', { name: 'Running jobs' }).getByRole('group', { name: 'Computing SHA-256 of models' });
+    const job = page
+      .getByRole('list', { name: 'Running jobs' })
+      .getByRole('group', { name: 'Computing SHA-256 of models' });
     await expect(job.getByRole('progressbar')).toBeVisible();
     await job.getByRole('button', { name: 'Cancel Computing SHA-256 of models' }).click();
     await expect(indicator).toBeHidden();

@@ -14,7 +14,8 @@ const app = serveStories({ name: 'base' });
 /** The answer length the test sets: a few seconds of decoding on a software GPU. */
 const MAX_TOKENS = 16;
 /** llama.cpp's greedy continuation of "Once upon a time" with stories260K. */
-const LLAMA_CPP = ', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.';
+const LLAMA_CPP =
+  ', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.';
 
 test('a base model: the chat says it has no template, continues the text, stops at the answer length, and switches format', async ({}, testInfo) => {
   const { page } = app;
@@ -33,7 +34,11 @@ test('a base model: the chat says it has no template, continues the text, stops 
   await expect(maxTokens).toBeVisible();
   await expect(maxTokens).toHaveValue('1024');
   await expect(settings.getByRole('combobox', { name: 'Prompt format' })).toHaveValue('completion');
-  await expect(settings.getByRole('combobox', { name: 'Prompt format' }).locator('option')).toContainText(['Plain completion', 'ChatML template', 'Llama 2 template']);
+  await expect(settings.getByRole('combobox', { name: 'Prompt format' }).locator('option')).toContainText([
+    'Plain completion',
+    'ChatML template',
+    'Llama 2 template',
+  ]);
   await maxTokens.fill(String(MAX_TOKENS));
   await screenshot({ page, testInfo }, 'chat-base-model-settings');
   await settings.getByRole('button', { name: 'Save' }).click();
@@ -59,5 +64,7 @@ test('a base model: the chat says it has no template, continues the text, stops 
 
   // The choice survives a reload.
   await page.reload();
-  await expect(page.getByRole('note', { name: 'Base model' }).getByRole('combobox', { name: 'Prompt format' })).toHaveValue('llama2');
+  await expect(
+    page.getByRole('note', { name: 'Base model' }).getByRole('combobox', { name: 'Prompt format' }),
+  ).toHaveValue('llama2');
 });

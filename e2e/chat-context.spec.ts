@@ -43,7 +43,9 @@ test('the chat states its context policy, says which messages were left out, and
 
   // The next question no longer fits with the first exchange and room to answer: it is left out, and the answer says so.
   const second = await ask(page, 'Tom had a red ball.');
-  await expect(second.getByRole('note').first()).toHaveText('2 earliest messages left out to fit the 96-token context.');
+  await expect(second.getByRole('note').first()).toHaveText(
+    '2 earliest messages left out to fit the 96-token context.',
+  );
   await expect(bar).toContainText('2 earlier messages are left out of the prompt.');
   // Nothing was deleted.
   await expect(page.getByRole('article', { name: 'User message' })).toHaveCount(2);
@@ -51,7 +53,9 @@ test('the chat states its context policy, says which messages were left out, and
 
   // Stored with the answer: a reload shows it again.
   await page.reload();
-  await expect(page.getByRole('article', { name: 'Assistant message' }).nth(1).getByRole('note').first()).toHaveText('2 earliest messages left out to fit the 96-token context.');
+  await expect(page.getByRole('article', { name: 'Assistant message' }).nth(1).getByRole('note').first()).toHaveText(
+    '2 earliest messages left out to fit the 96-token context.',
+  );
 
   // The policy is a chat setting, described where it is chosen.
   await page.getByRole('button', { name: 'Chat settings' }).click();
@@ -69,7 +73,9 @@ test('the chat states its context policy, says which messages were left out, and
   await newSmallChat(page, 48, 48, 'Stop at the limit');
   await expect(page.locator('.context')).toContainText('When the context is full: stop at the limit');
   const full = await ask(page, 'Once upon a time');
-  await expect(full.getByRole('note')).toHaveText(/^The context is full \(48 tokens\): the answer stops here\. Raise the context size, start a new chat, or choose a policy/);
+  await expect(full.getByRole('note')).toHaveText(
+    /^The context is full \(48 tokens\): the answer stops here\. Raise the context size, start a new chat, or choose a policy/,
+  );
   await expect(full.getByRole('group', { name: 'Generation statistics' })).toContainText('the context is full');
   await screenshot({ page, testInfo }, 'chat-context-full');
 

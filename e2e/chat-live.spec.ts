@@ -67,11 +67,17 @@ test('the chat shows the model loading, live numbers while streaming, and the lo
 
   const samples = await samplesOf(page);
   const streaming = samples.filter((s) => s.busy);
-  expect(streaming.some((s) => s.loading !== null && /^Loading model…/.test(s.loading)), 'a "Loading model…" state while streaming').toBe(true);
+  expect(
+    streaming.some((s) => s.loading !== null && /^Loading model…/.test(s.loading)),
+    'a "Loading model…" state while streaming',
+  ).toBe(true);
   // The context bar moved before the answer ended, more than once: it counts the tokens as they come.
   const meterWhileStreaming = new Set(streaming.map((s) => s.meter).filter((m) => m !== null && m > before));
   expect(meterWhileStreaming.size, `context values while streaming (from ${before})`).toBeGreaterThanOrEqual(2);
-  expect(streaming.some((s) => s.live?.includes('tok/s so far')), 'tok/s while streaming').toBe(true);
+  expect(
+    streaming.some((s) => s.live?.includes('tok/s so far')),
+    'tok/s while streaming',
+  ).toBe(true);
 
   // The header shows the loaded model and the GPU memory it holds; Unload frees it.
   await expect(loaded).toContainText('stories260K');

@@ -27,7 +27,12 @@ test.beforeAll(async () => {
   modelDir = mkdtempSync(join(tmpdir(), 'gufo-e2e-tool-model-'));
   models[MODEL_FILE] = join(modelDir, MODEL_FILE);
   const shape = { nLayer: 1, nEmbd: 32, nFf: 64, nHead: 2, tiedEmbeddings: true, contextLength: 1024 };
-  await writeRandomModel(models[MODEL_FILE], { ...shape, arch: 'qwen3', tokenizer: hfTokenizerKvs(QWEN3_SPEC), name: 'random qwen3' });
+  await writeRandomModel(models[MODEL_FILE], {
+    ...shape,
+    arch: 'qwen3',
+    tokenizer: hfTokenizerKvs(QWEN3_SPEC),
+    name: 'random qwen3',
+  });
 });
 test.afterAll(() => rmSync(modelDir, { recursive: true, force: true }));
 
@@ -45,7 +50,12 @@ test('the transcript shows a tool call and its result as cards; the composer sen
   await toolsField.fill('[{"type": "function", "function": {"name": "bad name!"}}]');
   await settings.getByRole('button', { name: 'Save' }).click();
   await expect(settings.getByRole('alert')).toContainText('chat setting "tools[0].function.name"');
-  const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+  const tools = [
+    {
+      type: 'function',
+      function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+    },
+  ];
   await toolsField.fill(JSON.stringify(tools));
   await settings.getByRole('button', { name: 'Save' }).click();
   await expect(settings).toBeHidden();
@@ -59,9 +69,22 @@ test('the transcript shows a tool call and its result as cards; the composer sen
     const store = new ChatStore(db);
     const [chat] = store.list();
     const chatId = chat!.id;
-    const user = store.addMessage({ chatId, parentId: null, role: 'user', content: 'What is the weather in Paris?', status: 'done' });
-    const call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}\n</tool_call>';
-    const answer = store.addMessage({ chatId, parentId: user.id, role: 'assistant', content: `Let me look that up.\n${call}`, status: 'done' });
+    const user = store.addMessage({
+      chatId,
+      parentId: null,
+      role: 'user',
+      content: 'What is the weather in Paris?',
+      status: 'done',
+    });
+    const call =
+      '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}\n</tool_call>';
+    const answer = store.addMessage({
+      chatId,
+      parentId: user.id,
+      role: 'assistant',
+      content: `Let me look that up.\n${call}`,
+      status: 'done',
+    });
     store.setActiveLeaf(chatId, answer.id);
   } finally {
     db.close();
@@ -80,7 +103,9 @@ test('the transcript shows a tool call and its result as cards; the composer sen
   const composer = page.getByRole('textbox', { name: 'Message' });
   await composer.fill('{"temperature": 18, "sky": "sunny"}');
   await composer.press('Enter');
-  const result = page.getByRole('article', { name: 'Tool result message' }).getByRole('region', { name: 'Tool result' });
+  const result = page
+    .getByRole('article', { name: 'Tool result message' })
+    .getByRole('region', { name: 'Tool result' });
   await expect(result.locator('pre')).toHaveText('{\n  "temperature": 18,\n  "sky": "sunny"\n}');
   // The model answers the result.
   const reply = page.getByRole('article', { name: 'Assistant message' }).nth(1);

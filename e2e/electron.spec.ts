@@ -68,7 +68,11 @@ test.afterEach(() => {
   expect(problems, 'console errors, warnings and page errors').toEqual([]);
 });
 
-const flow = (testInfo: FlowContext['testInfo']): FlowContext => ({ page: window, testInfo, modelFile: 'stories260K.gguf' });
+const flow = (testInfo: FlowContext['testInfo']): FlowContext => ({
+  page: window,
+  testInfo,
+  modelFile: 'stories260K.gguf',
+});
 
 test('the window shows the app in electron mode, with no Node in the page', async () => {
   await expect(window.getByRole('heading', { level: 1, name: 'Gufo' })).toBeVisible();

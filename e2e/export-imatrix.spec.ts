@@ -18,7 +18,7 @@ test('an importance matrix from the built-in text feeds the plan, the recipe pre
   await openSection(page, 'Export');
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
-  await source.selectOption((await source.locator('option').filter({ hasText: 'stories260K' }).getAttribute('value')));
+  await source.selectOption(await source.locator('option').filter({ hasText: 'stories260K' }).getAttribute('value'));
   await page.getByRole('radio', { name: 'Q4_0', exact: true }).check();
 
   // The recipe editor's predicted quality, once the prediction job has measured the model; it follows the recipe.
@@ -36,19 +36,26 @@ test('an importance matrix from the built-in text feeds the plan, the recipe pre
   const matrix = page.getByRole('group', { name: 'Importance matrix' });
   await matrix.getByRole('radio', { name: 'Compute from the built-in text' }).check();
   await matrix.getByRole('button', { name: 'Compute' }).click();
-  await expect(matrix.getByRole('status').filter({ hasText: 'Using built-in text v1' })).toBeVisible({ timeout: 300_000 });
+  await expect(matrix.getByRole('status').filter({ hasText: 'Using built-in text v1' })).toBeVisible({
+    timeout: 300_000,
+  });
   await expect(matrix).toContainText('35 matrices from');
   // The prediction with the matrix (the encoders weigh by it): new figures once measured.
   await expect
-    .poll(async () => {
-      const text = await predicted.innerText();
-      return text.includes('predicted error') && text !== withRecipe;
-    }, { timeout: 300_000 })
+    .poll(
+      async () => {
+        const text = await predicted.innerText();
+        return text.includes('predicted error') && text !== withRecipe;
+      },
+      { timeout: 300_000 },
+    )
     .toBe(true);
   await screenshot({ page, testInfo }, 'export-imatrix', { fullPage: true });
 
   await form.getByRole('button', { name: 'Export', exact: true }).click();
-  const link = page.getByRole('table', { name: 'Source vs export' }).getByRole('link', { name: 'stories260K-Q4_0.gguf', exact: true });
+  const link = page
+    .getByRole('table', { name: 'Source vs export' })
+    .getByRole('link', { name: 'stories260K-Q4_0.gguf', exact: true });
   await expect(link).toBeVisible({ timeout: 120_000 });
   await screenshot({ page, testInfo }, 'export-imatrix-done', { fullPage: true });
 });

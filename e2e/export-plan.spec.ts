@@ -16,7 +16,8 @@ test('Export shows each type predicted quality on its card and in a size–quali
   const { page } = app;
   await openSection(page, 'Export');
   const select = page.getByRole('combobox', { name: 'Source model' });
-  const stories = async () => (await select.locator('option').allTextContents()).find((text) => text.trim().startsWith('stories260K'));
+  const stories = async () =>
+    (await select.locator('option').allTextContents()).find((text) => text.trim().startsWith('stories260K'));
   await expect.poll(stories).toBeDefined(); // the models have loaded
   await select.selectOption({ label: (await stories())! });
   const chart = page.getByTestId('size-quality-chart');

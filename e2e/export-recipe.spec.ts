@@ -28,21 +28,30 @@ test.beforeAll(async () => {
   const { gguf, file } = openGguf(wide);
   const weights = gguf.tensors
     .filter((t) => t.name.startsWith('blk.') && t.ne.length >= 2)
-    .map((t) => ({ weight: t.name, sums: new Float32Array(Number(t.ne[0])).fill(4), inSums: new Float32Array(Number(t.ne[0])), counts: [4] }));
+    .map((t) => ({
+      weight: t.name,
+      sums: new Float32Array(Number(t.ne[0])).fill(4),
+      inSums: new Float32Array(Number(t.ne[0])),
+      counts: [4],
+    }));
   file.close();
   const { spec, data } = imatrixGguf({ datasets: ['e2e'], chunkCount: 1, chunkSize: 4, weights });
   await writeGguf(wideImatrix, spec, (i) => [new Uint8Array(data[i]!.buffer)]);
 });
 test.afterAll(() => rmSync(wideDir, { recursive: true, force: true }));
 
-const app = serveStories({ name: 'recipe', viewport: { width: 1400, height: 1000 }, models: { 'stories260K.gguf': STORIES_260K, 'wide.gguf': wide } });
+const app = serveStories({
+  name: 'recipe',
+  viewport: { width: 1400, height: 1000 },
+  models: { 'stories260K.gguf': STORIES_260K, 'wide.gguf': wide },
+});
 
 test('a role set to another type changes the predicted size; the export records the recipe and the inspector shows it', async ({}, testInfo) => {
   const { page } = app;
   await openSection(page, 'Export');
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
-  await source.selectOption((await source.locator('option').filter({ hasText: 'stories260K' }).getAttribute('value')));
+  await source.selectOption(await source.locator('option').filter({ hasText: 'stories260K' }).getAttribute('value'));
   const q8 = page.getByRole('radio', { name: 'Q8_0', exact: true });
   await q8.check();
   const facts = page.locator('#export-type-Q8_0-facts');
@@ -58,7 +67,9 @@ test('a role set to another type changes the predicted size; the export records 
 
   await form.getByRole('button', { name: 'Export', exact: true }).click();
   // The export's own row (the file is also listed under quality across quantization levels).
-  const link = page.getByRole('table', { name: 'Source vs export' }).getByRole('link', { name: 'stories260K-Q8_0.gguf', exact: true });
+  const link = page
+    .getByRole('table', { name: 'Source vs export' })
+    .getByRole('link', { name: 'stories260K-Q8_0.gguf', exact: true });
   await expect(link).toBeVisible({ timeout: 60_000 });
   await link.click();
   const summary = page.getByRole('definition').filter({ hasText: 'attn_v' });
@@ -71,7 +82,7 @@ test('IQ3_S changes the prediction; the types that need an importance matrix com
   await openSection(page, 'Export');
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
-  await source.selectOption((await source.locator('option').filter({ hasText: 'wide' }).getAttribute('value')));
+  await source.selectOption(await source.locator('option').filter({ hasText: 'wide' }).getAttribute('value'));
   await page.getByRole('radio', { name: 'Q4_K_M', exact: true }).check();
   await page.getByText('Custom recipe').click();
   const predicted = page.getByRole('status', { name: 'Predicted with this recipe' });

@@ -25,7 +25,8 @@ test.beforeAll(async () => {
   const model = readFileSync(STORIES_260K);
   // A plain file server on 127.0.0.1: the model, and a page that is not one.
   files = createServer((req, res) => {
-    const body = req.url === '/tiny.gguf' ? model : req.url === '/page.gguf' ? Buffer.from('<html>not a model</html>') : null;
+    const body =
+      req.url === '/tiny.gguf' ? model : req.url === '/page.gguf' ? Buffer.from('<html>not a model</html>') : null;
     if (!body) return void res.writeHead(404).end();
     res.writeHead(200, { 'Content-Length': String(body.length) });
     res.end(req.method === 'HEAD' ? undefined : body);

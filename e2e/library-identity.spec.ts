@@ -32,7 +32,9 @@ test.afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-test('names models by file, marks a vocabulary-only file, and offers only runnable models', async ({ page }, testInfo) => {
+test('names models by file, marks a vocabulary-only file, and offers only runnable models', async ({
+  page,
+}, testInfo) => {
   await page.goto(gufo.url.href);
   const rows = page.getByRole('table').getByRole('row');
   const stories = rows.filter({ hasText: 'stories260K.gguf' });

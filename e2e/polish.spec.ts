@@ -48,7 +48,10 @@ test('the inspector block view scrolls inside the app; the document never scroll
   await page.getByRole('button', { name: 'Open stories260K', exact: true }).click();
   const tabs = page.getByRole('tablist', { name: 'Inspector sections' });
   await tabs.getByRole('tab', { name: 'Tensors' }).click();
-  await page.getByRole('table', { name: 'Tensors' }).getByRole('button', { name: 'blk.0.attn_q.weight', exact: true }).click();
+  await page
+    .getByRole('table', { name: 'Tensors' })
+    .getByRole('button', { name: 'blk.0.attn_q.weight', exact: true })
+    .click();
   const block = page.getByRole('region', { name: 'Block view' });
   await expect(block.getByRole('table', { name: 'Values' })).toBeVisible();
   // The values are the file's f32s, each in as few digits as read back the same.
@@ -123,9 +126,11 @@ test('Export keeps its source across visits; the Ollama form lines up; every dia
 
   const ollama = page.getByRole('form', { name: 'Send to Ollama' });
   const tops = await Promise.all(
-    [ollama.getByRole('textbox', { name: /Ollama model name/ }), ollama.getByRole('combobox', { name: 'File type' }), ollama.getByRole('spinbutton', { name: /Context size/ })].map(
-      async (input) => (await input.boundingBox())!.y,
-    ),
+    [
+      ollama.getByRole('textbox', { name: /Ollama model name/ }),
+      ollama.getByRole('combobox', { name: 'File type' }),
+      ollama.getByRole('spinbutton', { name: /Context size/ }),
+    ].map(async (input) => (await input.boundingBox())!.y),
   );
   expect(new Set(tops).size, `the inputs' tops ${tops.join(', ')}`).toBe(1);
   await ollama.scrollIntoViewIfNeeded();

@@ -24,10 +24,13 @@ interface Reply {
 function call(port: number, method: string, path: string, body?: string | Buffer): Promise<Reply> {
   const start = performance.now();
   return new Promise((done, fail) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers: { 'content-type': 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => done({ status: res.statusCode!, ms: performance.now() - start }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, method, path, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => done({ status: res.statusCode!, ms: performance.now() - start }));
+      },
+    );
     req.on('error', fail);
     req.end(body);
   });
@@ -45,7 +48,10 @@ async function poll(port: number, until: Promise<unknown> | null) {
   const stop = (until ?? new Promise((r) => setTimeout(r, REFERENCE_MS))).finally(() => (busy = false));
   let peakRss = process.memoryUsage.rss();
   while (busy) {
-    const [metrics, api] = await Promise.all([call(port, 'GET', '/metrics'), call(port, 'POST', '/gufo/api/listChats', '[]')]);
+    const [metrics, api] = await Promise.all([
+      call(port, 'GET', '/metrics'),
+      call(port, 'POST', '/gufo/api/listChats', '[]'),
+    ]);
     latencies.metrics.push(metrics.ms);
     latencies.api.push(api.ms);
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
@@ -59,17 +65,25 @@ async function poll(port: number, until: Promise<unknown> | null) {
 async function send(port: number, count: number): Promise<void> {
   // As large as the body limit allows, with room for the JSON around it.
   const story = 'Once upon a time there was a little girl named Lily. ';
-  const content = story.repeat(Math.ceil(DEFAULT_MAX_BODY_BYTES / story.length)).slice(0, DEFAULT_MAX_BODY_BYTES - 1024);
-  const body = Buffer.from(JSON.stringify({ model: 'stories260k', messages: [{ role: 'user', content }], max_tokens: 1 }));
+  const content = story
+    .repeat(Math.ceil(DEFAULT_MAX_BODY_BYTES / story.length))
+    .slice(0, DEFAULT_MAX_BODY_BYTES - 1024);
+  const body = Buffer.from(
+    JSON.stringify({ model: 'stories260k', messages: [{ role: 'user', content }], max_tokens: 1 }),
+  );
   process.send!('ready');
   await new Promise((go) => process.once('message', go));
-  const replies = await Promise.all(Array.from({ length: count }, () => call(port, 'POST', '/v1/chat/completions', body)));
+  const replies = await Promise.all(
+    Array.from({ length: count }, () => call(port, 'POST', '/v1/chat/completions', body)),
+  );
   process.send!(replies);
 }
 
 /** `count` big prompts from a child process, started once its body is built. */
 async function bigPrompts(port: number, count: number): Promise<() => Promise<Reply[]>> {
-  const child = fork(fileURLToPath(import.meta.url), ['--send', String(port), String(count)], { execArgv: process.execArgv });
+  const child = fork(fileURLToPath(import.meta.url), ['--send', String(port), String(count)], {
+    execArgv: process.execArgv,
+  });
   await new Promise((ready) => child.once('message', ready));
   return () => {
     const replies = new Promise<Reply[]>((done) => child.once('message', (m) => done(m as Reply[])));
@@ -122,9 +136,15 @@ async function main(): Promise<void> {
   const f = (ms: number) => `${ms.toFixed(1)} ms`;
   const ratio = (ms: number, base: number) => `x${(ms / base).toFixed(1)}`;
   for (const r of results) {
-    console.log(`${r.phase}: ${r.polls} polls in ${r.wallMs} ms${r.statuses.length ? `, big requests ${r.statuses.join(',')} in ${r.bigMs.join(',')} ms` : ''}, RSS +${r.rssGrowthMb} MB`);
-    console.log(`  GET /metrics       p50 ${f(r.metrics.p50)} (${ratio(r.metrics.p50, ref.metrics.p50)})  p99 ${f(r.metrics.p99)} (${ratio(r.metrics.p99, ref.metrics.p99)})`);
-    console.log(`  POST /api/listChats p50 ${f(r.api.p50)} (${ratio(r.api.p50, ref.api.p50)})  p99 ${f(r.api.p99)} (${ratio(r.api.p99, ref.api.p99)})`);
+    console.log(
+      `${r.phase}: ${r.polls} polls in ${r.wallMs} ms${r.statuses.length ? `, big requests ${r.statuses.join(',')} in ${r.bigMs.join(',')} ms` : ''}, RSS +${r.rssGrowthMb} MB`,
+    );
+    console.log(
+      `  GET /metrics       p50 ${f(r.metrics.p50)} (${ratio(r.metrics.p50, ref.metrics.p50)})  p99 ${f(r.metrics.p99)} (${ratio(r.metrics.p99, ref.metrics.p99)})`,
+    );
+    console.log(
+      `  POST /api/listChats p50 ${f(r.api.p50)} (${ratio(r.api.p50, ref.api.p50)})  p99 ${f(r.api.p99)} (${ratio(r.api.p99, ref.api.p99)})`,
+    );
   }
 }
 

@@ -68,7 +68,15 @@ async function benchGguf({ json }: Options): Promise<void> {
       const ratio = msRatio(hf, ours);
       const ratioFull = msRatio(hf, oursFull);
       const file = path === big ? 'synthetic llama, sparse (tmp)' : relative(MODELS, path);
-      rows.push({ file, bytes: statSync(path).size, ours, oursFull, hf, ...(ratio ? { ratio } : {}), ...(ratioFull ? { ratioFull } : {}) });
+      rows.push({
+        file,
+        bytes: statSync(path).size,
+        ours,
+        oursFull,
+        hf,
+        ...(ratio ? { ratio } : {}),
+        ...(ratioFull ? { ratioFull } : {}),
+      });
     }
   });
   const geomeanRatio = geomean(rows.flatMap((r) => (r.ratio ? [r.ratio] : [])));
@@ -77,15 +85,20 @@ async function benchGguf({ json }: Options): Promise<void> {
   else printTable(rows, geomeanRatio, geomeanRatioFull);
 }
 
-const msRatio = (slow: Cell, fast: Cell): number | undefined => ('ms' in slow && 'ms' in fast ? slow.ms / fast.ms : undefined);
+const msRatio = (slow: Cell, fast: Cell): number | undefined =>
+  'ms' in slow && 'ms' in fast ? slow.ms / fast.ms : undefined;
 const geomean = (xs: number[]): number => Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length);
 
 /** Runs one parser on one file in a fresh process (see the worker for what it measures). */
 async function measure(parser: Parser, path: string): Promise<Cell> {
   try {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', WORKER, parser, path, String(RUNS)], {
-      cwd: REPO,
-    });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', WORKER, parser, path, String(RUNS)],
+      {
+        cwd: REPO,
+      },
+    );
     const r = JSON.parse(stdout) as { error: string } | { ms: number; maxRssBytes: number; baselineRssBytes: number };
     return 'error' in r ? { error: r.error } : { ms: r.ms, peakRssDeltaBytes: r.maxRssBytes - r.baselineRssBytes };
   } catch (err) {
@@ -132,7 +145,8 @@ function sparseLlamaSpec(): GgufHeaderSpec {
   const f32 = type('F32');
   const tensors: GgufTensorSpec[] = [{ name: 'token_embd.weight', type: q4k, ne: [DIM, VOCAB] }];
   for (let i = 0; i < LAYERS; i++) {
-    const blk = (name: string, t: GgmlType, ne: number[]) => tensors.push({ name: `blk.${i}.${name}.weight`, type: t, ne });
+    const blk = (name: string, t: GgmlType, ne: number[]) =>
+      tensors.push({ name: `blk.${i}.${name}.weight`, type: t, ne });
     blk('attn_norm', f32, [DIM]);
     blk('attn_q', q4k, [DIM, DIM]);
     blk('attn_k', q4k, [DIM, KV_DIM]);
@@ -143,7 +157,10 @@ function sparseLlamaSpec(): GgufHeaderSpec {
     blk('ffn_up', q4k, [DIM, FFN]);
     blk('ffn_down', q4k, [FFN, DIM]);
   }
-  tensors.push({ name: 'output_norm.weight', type: f32, ne: [DIM] }, { name: 'output.weight', type: q4k, ne: [DIM, VOCAB] });
+  tensors.push(
+    { name: 'output_norm.weight', type: f32, ne: [DIM] },
+    { name: 'output.weight', type: q4k, ne: [DIM, VOCAB] },
+  );
 
   const tokens = syntheticVocab(VOCAB);
   const merges = tokens.slice(256).map((t, i) => `${tokens[256 + ((i * 7919) % (VOCAB - 256))]} ${t}`);
@@ -211,7 +228,18 @@ function printTable(rows: Row[], geomeanRatio: number, geomeanRatioFull: number)
     'error' in c ? `failed: ${c.error}` : f(c);
   const times = (r?: number) => (r ? `${r.toFixed(1)}×` : '-');
   const table = [
-    ['file', 'size', 'ours ms', 'ours-full ms', 'hf ms', 'hf/ours', 'hf/ours-full', 'ours ΔRSS', 'ours-full ΔRSS', 'hf ΔRSS'],
+    [
+      'file',
+      'size',
+      'ours ms',
+      'ours-full ms',
+      'hf ms',
+      'hf/ours',
+      'hf/ours-full',
+      'ours ΔRSS',
+      'ours-full ΔRSS',
+      'hf ΔRSS',
+    ],
     ...rows.map((r) => [
       r.file,
       bytes(r.bytes),
@@ -226,10 +254,15 @@ function printTable(rows: Row[], geomeanRatio: number, geomeanRatioFull: number)
     ]),
   ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  for (const row of table) console.log(row.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  '));
-  console.log(`\nmedian of ${RUNS} parses after a warm-up; ΔRSS = peak RSS minus RSS before the first parse, fresh process each`);
+  for (const row of table)
+    console.log(row.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  '));
+  console.log(
+    `\nmedian of ${RUNS} parses after a warm-up; ΔRSS = peak RSS minus RSS before the first parse, fresh process each`,
+  );
   console.log('ours: lazy open (strings decoded on first access); ours-full and hf: every string decoded');
-  console.log(`geometric mean over the files (>1: ours faster): hf/ours ${geomeanRatio.toFixed(2)}×, hf/ours-full ${geomeanRatioFull.toFixed(2)}× (like for like)`);
+  console.log(
+    `geometric mean over the files (>1: ours faster): hf/ours ${geomeanRatio.toFixed(2)}×, hf/ours-full ${geomeanRatioFull.toFixed(2)}× (like for like)`,
+  );
 }
 
 function bytes(n: number): string {
@@ -249,7 +282,10 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const name = args.find((a) => !a.startsWith('--'));
   const suite = name === undefined ? undefined : SUITES[name];
-  if (!suite) throw new Error(`${name ? `unknown suite "${name}"` : 'no suite given'}; suites: ${Object.keys(SUITES).join(', ')}`);
+  if (!suite)
+    throw new Error(
+      `${name ? `unknown suite "${name}"` : 'no suite given'}; suites: ${Object.keys(SUITES).join(', ')}`,
+    );
   await suite({ json: args.includes('--json'), args });
 }
 

@@ -19,7 +19,12 @@ rmSync(outdir, { recursive: true, force: true });
 // esbuild has printed what failed and where: no stack trace on top.
 await build({
   absWorkingDir: root,
-  entryPoints: { gufo: 'src-main/cli/main.ts', engine: 'src-main/engine/index.ts', 'prompt-worker': 'src-main/backend/prompt-worker/entry.ts', 'quantize-worker': 'src-main/node/quantize-worker/entry.ts' },
+  entryPoints: {
+    gufo: 'src-main/cli/main.ts',
+    engine: 'src-main/engine/index.ts',
+    'prompt-worker': 'src-main/backend/prompt-worker/entry.ts',
+    'quantize-worker': 'src-main/node/quantize-worker/entry.ts',
+  },
   outdir,
   bundle: true,
   // Each command is its own chunk, imported when it runs (src-main/cli/command-list.ts).

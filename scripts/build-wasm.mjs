@@ -18,15 +18,26 @@ export const generatedPath = (name) => `src-main/core/wasm/${name}.wasm.ts`;
 /** Compiles assembly/<name>.ts and returns the text of its generated TypeScript file. */
 export async function generatedSource(name) {
   const { default: asc } = await import('assemblyscript/asc').catch(() => {
-    throw new Error('build-wasm: assemblyscript is not installed (a devDependency): run `npm install` with devDependencies');
+    throw new Error(
+      'build-wasm: assemblyscript is not installed (a devDependency): run `npm install` with devDependencies',
+    );
   });
   let wasm;
   const { error, stderr } = await asc.main(
     [
-      `assembly/${name}.ts`, '--outFile', `${name}.wasm`,
+      `assembly/${name}.ts`,
+      '--outFile',
+      `${name}.wasm`,
       // Release build with 128-bit SIMD; no runtime and no abort import: the code allocates nothing
       // and the host sizes the memory (the layout is exported by the module).
-      '-O3', '--noAssert', '--enable', 'simd', '--runtime', 'stub', '--use', 'abort=',
+      '-O3',
+      '--noAssert',
+      '--enable',
+      'simd',
+      '--runtime',
+      'stub',
+      '--use',
+      'abort=',
     ],
     {
       readFile: (file, baseDir) => {
@@ -43,7 +54,8 @@ export async function generatedSource(name) {
       stdout: { write: () => true },
     },
   );
-  if (error) throw new Error(`build-wasm: assembly/${name}.ts does not compile: ${error.message}\n${stderr.toString()}`);
+  if (error)
+    throw new Error(`build-wasm: assembly/${name}.ts does not compile: ${error.message}\n${stderr.toString()}`);
   if (!wasm) throw new Error(`build-wasm: asc wrote no ${name}.wasm`);
   const base64 = Buffer.from(wasm).toString('base64');
   return (

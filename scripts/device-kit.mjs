@@ -14,7 +14,19 @@
 //                          (@node-llama-cpp/linux-x64-vulkan), and llama-decode.mjs
 //   run.sh, run.mjs        the measurements
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,7 +68,8 @@ function copyPackages(dirs, toModules, skip = {}) {
     const skipped = (skip[name.split(`${sep}node_modules${sep}`).at(-1)] ?? []).map((p) => join(dir, p));
     cpSync(dir, join(toModules, name), {
       recursive: true,
-      filter: (src) => !/\.(map|d\.ts|d\.mts|d\.cts)$/.test(src) && !skipped.some((s) => src === s || src.startsWith(s + sep)),
+      filter: (src) =>
+        !/\.(map|d\.ts|d\.mts|d\.cts)$/.test(src) && !skipped.some((s) => src === s || src.startsWith(s + sep)),
     });
   }
 }
@@ -68,7 +81,10 @@ function npmPack(spec) {
   const file = join(cache, `${spec.replace(/^@/, '').replace(/[/@]/g, '-')}.tgz`);
   if (!existsSync(file)) {
     log(`npm pack ${spec}`);
-    const packed = execFileSync('npm', ['pack', spec, '--pack-destination', cache, '--silent'], { encoding: 'utf8' }).trim().split('\n').at(-1);
+    const packed = execFileSync('npm', ['pack', spec, '--pack-destination', cache, '--silent'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .at(-1);
     copyFileSync(join(cache, packed), file);
     if (join(cache, packed) !== file) rmSync(join(cache, packed));
   }
@@ -130,17 +146,32 @@ cpSync(join(root, 'out/cli'), join(app, 'out/cli'), { recursive: true });
 cpSync(join(root, 'out/shaders'), join(app, 'out/shaders'), { recursive: true });
 cpSync(join(root, 'bin/gufo.mjs'), join(app, 'bin/gufo.mjs'));
 const { name, version } = readJson(join(root, 'package.json'));
-writeFileSync(join(app, 'package.json'), JSON.stringify({ name, version, private: true, type: 'module' }, null, 2) + '\n');
+writeFileSync(
+  join(app, 'package.json'),
+  JSON.stringify({ name, version, private: true, type: 'module' }, null, 2) + '\n',
+);
 // The packages the built CLI leaves external and `gufo bench` loads (webgpu, better-sqlite3 and
 // koffi are native).
 // koffi's native module is its optional dependency for the platform.
 const koffiNative = closure('@koromix/koffi-linux-x64', packageDir('koffi', root));
-copyPackages([...closure('webgpu'), ...closure('better-sqlite3'), ...closure('koffi'), ...koffiNative], join(app, 'node_modules'), {
-  webgpu: ['build', ...['darwin-universal', 'linux-arm64', 'win32-arm64', 'win32-x64'].map((d) => join('dist', d))],
-  '@koromix/koffi-linux-x64': ['musl_x64'],
-  koffi: ['vendor', 'doc'],
-  'better-sqlite3': ['deps', 'src', 'build/Release/obj', 'build/Release/obj.target', 'build/Release/.deps', 'build/Release/test_extension.node', 'build/deps'],
-});
+copyPackages(
+  [...closure('webgpu'), ...closure('better-sqlite3'), ...closure('koffi'), ...koffiNative],
+  join(app, 'node_modules'),
+  {
+    webgpu: ['build', ...['darwin-universal', 'linux-arm64', 'win32-arm64', 'win32-x64'].map((d) => join('dist', d))],
+    '@koromix/koffi-linux-x64': ['musl_x64'],
+    koffi: ['vendor', 'doc'],
+    'better-sqlite3': [
+      'deps',
+      'src',
+      'build/Release/obj',
+      'build/Release/obj.target',
+      'build/Release/.deps',
+      'build/Release/test_extension.node',
+      'build/deps',
+    ],
+  },
+);
 
 log('node-llama-cpp with its Vulkan binaries');
 const llama = join(out, 'llama');
@@ -176,7 +207,9 @@ const bytes = Number(execFileSync('du', ['-sb', out], { encoding: 'utf8' }).spli
 log(`${out}: ${(bytes / 2 ** 20).toFixed(1)} MiB`);
 if (values.archive) {
   const archive = `${out}.tar.xz`;
-  execFileSync('tar', ['-cJf', archive, '-C', dirname(out), basename(out)], { env: { ...process.env, XZ_OPT: '-6 -T0' } });
+  execFileSync('tar', ['-cJf', archive, '-C', dirname(out), basename(out)], {
+    env: { ...process.env, XZ_OPT: '-6 -T0' },
+  });
   const size = statSync(archive).size;
   log(`${archive}: ${(size / 2 ** 20).toFixed(1)} MiB`);
   if (size > MAX_ARCHIVE_BYTES) {

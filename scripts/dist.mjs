@@ -22,7 +22,9 @@ function run(bin, args) {
 const binary = electronBinaryPath();
 if (!binary) {
   console.error(`npm run dist: ${ELECTRON_MISSING}, so no installer can be built on this machine.`);
-  console.error('Install it with `node node_modules/electron/install.js` (it downloads Electron), then run `npm run dist` again.');
+  console.error(
+    'Install it with `node node_modules/electron/install.js` (it downloads Electron), then run `npm run dist` again.',
+  );
   process.exit(1);
 }
 const platformFlag = PLATFORM_FLAGS[process.platform];

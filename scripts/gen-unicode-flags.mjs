@@ -8,9 +8,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 
 const source = readFileSync(process.argv[2], 'utf8');
 const section = (from, to) => source.slice(source.indexOf(from), source.indexOf(to));
-const ranges = [...section('unicode_ranges_flags', 'unicode_set_whitespace').matchAll(/\{0x([0-9A-F]+), 0x([0-9A-F]+)\}/g)].map(
-  (m) => [parseInt(m[1], 16), parseInt(m[2], 16)],
-);
+const ranges = [
+  ...section('unicode_ranges_flags', 'unicode_set_whitespace').matchAll(/\{0x([0-9A-F]+), 0x([0-9A-F]+)\}/g),
+].map((m) => [parseInt(m[1], 16), parseInt(m[2], 16)]);
 const whitespace = [...section('unicode_set_whitespace', 'unicode_map_lowercase').matchAll(/0x([0-9A-F]+)/g)].map((m) =>
   parseInt(m[1], 16),
 );
@@ -20,7 +20,8 @@ let encoded = '';
 for (let i = 0; i < ranges.length - 1; i++) {
   const [start, flags] = ranges[i];
   const bit = Math.log2(flags);
-  if (!Number.isInteger(bit) || bit > 7) throw new Error(`range ${start.toString(16)}: flags ${flags} are not one category`);
+  if (!Number.isInteger(bit) || bit > 7)
+    throw new Error(`range ${start.toString(16)}: flags ${flags} are not one category`);
   encoded += (i === 0 ? start : start - ranges[i - 1][0]).toString(36) + String.fromCharCode(65 + bit);
 }
 const lines = encoded.match(/.{1,100}/g).map((l) => `  '${l}' +`);

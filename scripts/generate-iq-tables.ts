@@ -42,8 +42,14 @@ function integer(v: number, what: string, min: number, max: number): number {
   return v;
 }
 
-const put16 = (b: Uint8Array, o: number, v: number) => { b[o] = v & 0xff; b[o + 1] = (v >>> 8) & 0xff; };
-const put32 = (b: Uint8Array, o: number, v: number) => { put16(b, o, v & 0xffff); put16(b, o + 2, v >>> 16); };
+const put16 = (b: Uint8Array, o: number, v: number) => {
+  b[o] = v & 0xff;
+  b[o + 1] = (v >>> 8) & 0xff;
+};
+const put32 = (b: Uint8Array, o: number, v: number) => {
+  put16(b, o, v & 0xffff);
+  put16(b, o + 2, v >>> 16);
+};
 
 // ---------------------------------------------------------------------------------------------
 // IQ4_NL: 32 values per block, d (f16) then 16 bytes of two 4-bit indices (low nibble → first
@@ -73,14 +79,17 @@ function probeIq2xxsGrid(): number[][] {
   const blocks = 256 / 32;
   const b = new Uint8Array(blocks * t.typeSize);
   for (let k = 0; k < 256; k++) {
-    const blk = k >> 5, ib = (k >> 2) & 7, l = k & 3;
+    const blk = k >> 5,
+      ib = (k >> 2) & 7,
+      l = k & 3;
     const o = blk * t.typeSize;
     put16(b, o, F16_ONE);
     b[o + 2 + ib * 8 + l] = k; // sign word (bytes 4..7 of the group) stays 0
   }
   const y = decode('IQ2_XXS', b);
   return Array.from({ length: 256 }, (_, k) =>
-    Array.from({ length: 8 }, (_, j) => integer(y[k * 8 + j]! * 8, `iq2xxs[${k}][${j}]`, 0, 255)));
+    Array.from({ length: 8 }, (_, j) => integer(y[k * 8 + j]! * 8, `iq2xxs[${k}][${j}]`, 0, 255)),
+  );
 }
 
 /** The sign table: 7-bit index → 8 sign bits (bit j set: value j negated). */
@@ -89,7 +98,9 @@ function probeSigns(grid0: number[]): number[] {
   const blocks = 128 / 32;
   const b = new Uint8Array(blocks * t.typeSize);
   for (let s = 0; s < 128; s++) {
-    const blk = s >> 5, ib = (s >> 2) & 7, l = s & 3;
+    const blk = s >> 5,
+      ib = (s >> 2) & 7,
+      l = s & 3;
     const o = blk * t.typeSize + 2 + ib * 8;
     put16(b, blk * t.typeSize, F16_ONE);
     // grid index bytes stay 0: every slot reads grid entry 0, whose values are all > 0
@@ -115,26 +126,33 @@ function probeSigns(grid0: number[]): number[] {
 // scales per 32 values, multiplier d·(0.5+s)/4).
 function probeIq2xsGrid(): number[][] {
   const t = type('IQ2_XS');
-  const n = 512, blocks = n / 32;
+  const n = 512,
+    blocks = n / 32;
   const b = new Uint8Array(blocks * t.typeSize);
   for (let k = 0; k < n; k++) {
-    const blk = k >> 5, q = k & 31;
+    const blk = k >> 5,
+      q = k & 31;
     put16(b, blk * t.typeSize, F16_ONE);
     put16(b, blk * t.typeSize + 2 + 2 * q, k);
   }
   const y = decode('IQ2_XS', b);
   return Array.from({ length: n }, (_, k) =>
-    Array.from({ length: 8 }, (_, j) => integer(y[k * 8 + j]! * 8, `iq2xs[${k}][${j}]`, 0, 255)));
+    Array.from({ length: 8 }, (_, j) => integer(y[k * 8 + j]! * 8, `iq2xs[${k}][${j}]`, 0, 255)),
+  );
 }
 
 // IQ2_S: d, 32 low index bytes, 32 sign bytes, 8 bytes of high index bits (2 bits per group of 8
 // values), 8 scale bytes as IQ2_XS.
 function probeIq2sGrid(): number[][] {
   const t = type('IQ2_S');
-  const n = 1024, blocks = n / 32;
+  const n = 1024,
+    blocks = n / 32;
   const b = new Uint8Array(blocks * t.typeSize);
   for (let k = 0; k < n; k++) {
-    const blk = k >> 5, q = k & 31, ib = q >> 2, l = q & 3;
+    const blk = k >> 5,
+      q = k & 31,
+      ib = q >> 2,
+      l = q & 3;
     const o = blk * t.typeSize;
     put16(b, o, F16_ONE);
     b[o + 2 + q] = k & 0xff;
@@ -142,33 +160,39 @@ function probeIq2sGrid(): number[][] {
   }
   const y = decode('IQ2_S', b);
   return Array.from({ length: n }, (_, k) =>
-    Array.from({ length: 8 }, (_, j) => integer(y[k * 8 + j]! * 8, `iq2s[${k}][${j}]`, 0, 255)));
+    Array.from({ length: 8 }, (_, j) => integer(y[k * 8 + j]! * 8, `iq2s[${k}][${j}]`, 0, 255)),
+  );
 }
 
 // IQ3_XXS: d, 64 grid index bytes (4 values each), then 8 u32 of four 7-bit sign indices and a
 // 4-bit scale s (multiplier d·(0.5+s)/2: s = 0 gives 1/4).
 function probeIq3xxsGrid(): number[][] {
   const t = type('IQ3_XXS');
-  const n = 256, blocks = n / 64;
+  const n = 256,
+    blocks = n / 64;
   const b = new Uint8Array(blocks * t.typeSize);
   for (let k = 0; k < n; k++) {
-    const blk = k >> 6, q = k & 63;
+    const blk = k >> 6,
+      q = k & 63;
     put16(b, blk * t.typeSize, F16_ONE);
     b[blk * t.typeSize + 2 + q] = k;
   }
   const y = decode('IQ3_XXS', b);
   return Array.from({ length: n }, (_, k) =>
-    Array.from({ length: 4 }, (_, j) => integer(y[k * 4 + j]! * 4, `iq3xxs[${k}][${j}]`, 0, 255)));
+    Array.from({ length: 4 }, (_, j) => integer(y[k * 4 + j]! * 4, `iq3xxs[${k}][${j}]`, 0, 255)),
+  );
 }
 
 // IQ3_S: d, 64 low index bytes, 8 bytes of ninth index bits (one bit per index), 32 sign bytes,
 // 4 scale bytes (4 bits per 32 values, multiplier d·(1+2s): s = 0 gives d).
 function probeIq3sGrid(): number[][] {
   const t = type('IQ3_S');
-  const n = 512, blocks = n / 64;
+  const n = 512,
+    blocks = n / 64;
   const b = new Uint8Array(blocks * t.typeSize);
   for (let k = 0; k < n; k++) {
-    const blk = k >> 6, q = k & 63;
+    const blk = k >> 6,
+      q = k & 63;
     const o = blk * t.typeSize;
     put16(b, o, F16_ONE);
     b[o + 2 + q] = k & 0xff;
@@ -176,7 +200,8 @@ function probeIq3sGrid(): number[][] {
   }
   const y = decode('IQ3_S', b);
   return Array.from({ length: n }, (_, k) =>
-    Array.from({ length: 4 }, (_, j) => integer(y[k * 4 + j]!, `iq3s[${k}][${j}]`, 0, 255)));
+    Array.from({ length: 4 }, (_, j) => integer(y[k * 4 + j]!, `iq3s[${k}][${j}]`, 0, 255)),
+  );
 }
 
 // IQ1_S: d, 32 low index bytes, 8 u16: per 32 values three high index bits per group of 8
@@ -185,11 +210,16 @@ function probeIq3sGrid(): number[][] {
 // sign, separates grid (the mean) from delta (half the difference).
 function probeIq1s(): { grid: number[][]; delta: number } {
   const t = type('IQ1_S');
-  const n = 2048, per = 32, blocks = n / per;
+  const n = 2048,
+    per = 32,
+    blocks = n / per;
   const make = (deltaSign: number) => {
     const b = new Uint8Array(blocks * t.typeSize);
     for (let k = 0; k < n; k++) {
-      const blk = Math.floor(k / per), q = k % per, ib = q >> 2, l = q & 3;
+      const blk = Math.floor(k / per),
+        q = k % per,
+        ib = q >> 2,
+        l = q & 3;
       const o = blk * t.typeSize;
       put16(b, o, F16_ONE);
       b[o + 2 + q] = k & 0xff;
@@ -207,11 +237,14 @@ function probeIq1s(): { grid: number[][]; delta: number } {
 // nibbles together make the f16 d.
 function probeIq1m(): { grid: number[][]; delta: number } {
   const t = type('IQ1_M');
-  const n = 2048, per = 32, blocks = n / per;
+  const n = 2048,
+    per = 32,
+    blocks = n / per;
   const make = (deltaSign: number) => {
     const b = new Uint8Array(blocks * t.typeSize);
     for (let k = 0; k < n; k++) {
-      const blk = Math.floor(k / per), q = k % per;
+      const blk = Math.floor(k / per),
+        q = k % per;
       const o = blk * t.typeSize;
       b[o + q] = k & 0xff;
       const nib = ((k >> 8) & 7) | (deltaSign << 3);
@@ -223,16 +256,23 @@ function probeIq1m(): { grid: number[][]; delta: number } {
   return splitDelta(make(0), make(1), n, 'iq1m');
 }
 
-function splitDelta(plus: Float32Array, minus: Float32Array, n: number, what: string): { grid: number[][]; delta: number } {
+function splitDelta(
+  plus: Float32Array,
+  minus: Float32Array,
+  n: number,
+  what: string,
+): { grid: number[][]; delta: number } {
   let delta: number | undefined;
   const grid = Array.from({ length: n }, (_, k) =>
     Array.from({ length: 8 }, (_, j) => {
-      const a = plus[k * 8 + j]!, c = minus[k * 8 + j]!;
+      const a = plus[k * 8 + j]!,
+        c = minus[k * 8 + j]!;
       const d = (a - c) / 2;
       if (delta === undefined) delta = d;
       else if (d !== delta) fail(`${what}[${k}][${j}]: delta ${d} differs from ${delta}`);
       return integer((a + c) / 2, `${what}[${k}][${j}]`, -128, 127);
-    }));
+    }),
+  );
   if (delta === undefined || !(delta > 0)) fail(`${what}: no positive delta`);
   return { grid, delta };
 }
@@ -328,7 +368,12 @@ export const IQ4NL_VALUES: Float32Array = new Float32Array([${iq4nl.join(', ')}]
 
 /** 7-bit sign index → 8 sign bits (bit j set: value j is negated). Used by IQ2_XXS, IQ2_XS, IQ3_XXS. */
 export const IQ2_SIGNS: Uint8Array = new Uint8Array([
-${chunk(signs.map((s) => `0x${s.toString(16).padStart(2, '0')}`), 16).map((l) => `  ${l.join(', ')},`).join('\n')}
+${chunk(
+  signs.map((s) => `0x${s.toString(16).padStart(2, '0')}`),
+  16,
+)
+  .map((l) => `  ${l.join(', ')},`)
+  .join('\n')}
 ]);
 
 /** IQ1_S / IQ1_M: each value is scale·(grid + delta) or scale·(grid − delta). */

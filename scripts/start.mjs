@@ -21,15 +21,23 @@ function run(args, stdout) {
 
 function open(url) {
   const [command, args] =
-    process.platform === 'darwin' ? ['open', [url]]
-    : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', url]]
-    : ['xdg-open', [url]];
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', url]]
+        : ['xdg-open', [url]];
   // Best effort: no browser (a server, a container) is fine, the address is printed anyway.
-  spawn(command, args, { stdio: 'ignore', detached: true }).on('error', () => {}).unref();
+  spawn(command, args, { stdio: 'ignore', detached: true })
+    .on('error', () => {})
+    .unref();
 }
 
 if (electronBinaryPath()) {
-  const electronVite = join(dirname(createRequire(import.meta.url).resolve('electron-vite/package.json')), 'bin', 'electron-vite.js');
+  const electronVite = join(
+    dirname(createRequire(import.meta.url).resolve('electron-vite/package.json')),
+    'bin',
+    'electron-vite.js',
+  );
   run([electronVite, 'preview'], 'inherit');
 } else {
   console.log(`${ELECTRON_MISSING}, so Gufo starts in browser mode.`);

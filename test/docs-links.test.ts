@@ -14,7 +14,13 @@ const README_MAX_BYTES = 8192;
 /** README.md and every Markdown file in docs/. */
 function markdownFiles(): string[] {
   const docs = join(REPO, 'docs');
-  return [README, ...readdirSync(docs).filter((f) => f.endsWith('.md')).sort().map((f) => join(docs, f))];
+  return [
+    README,
+    ...readdirSync(docs)
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => join(docs, f)),
+  ];
 }
 
 /** Targets of inline links `[text](target)` and images that point into the repository (no scheme, not just an anchor). */

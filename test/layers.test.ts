@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
-type Layer = 'contract' | 'core' | 'node' | 'engine' | 'engine-wire' | 'backend' | 'cli' | 'app' | 'preload' | 'renderer';
+type Layer =
+  'contract' | 'core' | 'node' | 'engine' | 'engine-wire' | 'backend' | 'cli' | 'app' | 'preload' | 'renderer';
 
 /**
  * Which layers each layer may import. `engine-wire` is the engine's door for hosts: engine/host.ts,
@@ -50,7 +51,8 @@ function layerOf(file: string): Layer | null {
   if (path.startsWith('src-preload/api/')) return 'contract';
   if (path.startsWith('src-preload/')) return 'preload';
   if (path.startsWith('src-renderer/')) return 'renderer';
-  if (['src-main/engine/host.ts', 'src-main/engine/protocol.ts', 'src-main/engine/driver-noise.ts'].includes(path)) return 'engine-wire';
+  if (['src-main/engine/host.ts', 'src-main/engine/protocol.ts', 'src-main/engine/driver-noise.ts'].includes(path))
+    return 'engine-wire';
   const folder = /^src-main\/([\w-]+)\//.exec(path)?.[1];
   return folder && folder in MAY_IMPORT ? (folder as Layer) : null;
 }

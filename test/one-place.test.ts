@@ -20,10 +20,26 @@ const TENSOR_NAMES_FILE = 'src-main/core/tensor-names.ts';
  * it short: each entry says why it is not an architecture branch.
  */
 const ALLOWED: readonly { file: string; code: string; why: string }[] = [
-  { file: 'src-main/core/tokenizer/index.ts', code: "case 'llama'", why: 'tokenizer.ggml.model "llama" is the SentencePiece tokenizer' },
-  { file: 'src-main/core/tokenizer/vocab.ts', code: "case 'llama'", why: 'tokenizer.ggml.model "llama" is the SentencePiece tokenizer' },
-  { file: 'src-main/core/tokenizer/index.ts', code: "case 'bert'", why: 'tokenizer.ggml.model "bert" is the WordPiece tokenizer' },
-  { file: 'src-main/core/tokenizer/vocab.ts', code: "case 'bert'", why: 'tokenizer.ggml.model "bert" is the WordPiece tokenizer' },
+  {
+    file: 'src-main/core/tokenizer/index.ts',
+    code: "case 'llama'",
+    why: 'tokenizer.ggml.model "llama" is the SentencePiece tokenizer',
+  },
+  {
+    file: 'src-main/core/tokenizer/vocab.ts',
+    code: "case 'llama'",
+    why: 'tokenizer.ggml.model "llama" is the SentencePiece tokenizer',
+  },
+  {
+    file: 'src-main/core/tokenizer/index.ts',
+    code: "case 'bert'",
+    why: 'tokenizer.ggml.model "bert" is the WordPiece tokenizer',
+  },
+  {
+    file: 'src-main/core/tokenizer/vocab.ts',
+    code: "case 'bert'",
+    why: 'tokenizer.ggml.model "bert" is the WordPiece tokenizer',
+  },
   // llama.cpp's size classes span architectures the engine does not run (deci, olmo, jais2).
   { file: 'src-main/core/quant-recipes.ts', code: "case 'llama'", why: 'llama.cpp names a 70B by its loader' },
   { file: 'src-main/core/quant-recipes.ts', code: "case 'qwen2'", why: 'llama.cpp names a 70B by its loader' },
@@ -32,7 +48,9 @@ const ALLOWED: readonly { file: string; code: string; why: string }[] = [
 const ARCHITECTURES: ReadonlySet<string> = new Set(ARCHITECTURE_NAMES);
 /** The last part of every role's name: "attn_q", "token_embd", ... */
 const STEMS = Object.values(TENSOR_NAMES).map((template) => template.split('.').pop()!);
-const TENSOR_NAME_LITERAL = new RegExp(`\\bblk\\\\?\\.|(^|[^\\w])(${STEMS.join('|')})\\\\?\\.(weight|bias)\\b|^\\.(weight|bias)\\b`);
+const TENSOR_NAME_LITERAL = new RegExp(
+  `\\bblk\\\\?\\.|(^|[^\\w])(${STEMS.join('|')})\\\\?\\.(weight|bias)\\b|^\\.(weight|bias)\\b`,
+);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -68,19 +86,38 @@ function violations(file: string, text: string): string[] {
   const checkTensorNames = file !== TENSOR_NAMES_FILE;
   const visit = (node: ts.Node): void => {
     if (checkArchitecture) {
-      if (ts.isBinaryExpression(node) && [ts.SyntaxKind.EqualsEqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsEqualsToken, ts.SyntaxKind.EqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsToken].includes(node.operatorToken.kind)) {
+      if (
+        ts.isBinaryExpression(node) &&
+        [
+          ts.SyntaxKind.EqualsEqualsEqualsToken,
+          ts.SyntaxKind.ExclamationEqualsEqualsToken,
+          ts.SyntaxKind.EqualsEqualsToken,
+          ts.SyntaxKind.ExclamationEqualsToken,
+        ].includes(node.operatorToken.kind)
+      ) {
         const [name, other] = isArchitecture(node.right) ? [node.right, node.left] : [node.left, node.right];
         if (isArchitecture(name) && !isTokenizerModel(other)) report(node, 'architecture branch');
       }
       if (ts.isCaseClause(node) && isArchitecture(node.expression)) report(node, 'architecture branch');
       if (ts.isElementAccessExpression(node)) {
         const table = objectLiteralOf(node.expression);
-        if (table?.properties.some((p) => p.name && ARCHITECTURES.has(ts.isIdentifier(p.name) || ts.isStringLiteral(p.name) ? p.name.text : ''))) {
+        if (
+          table?.properties.some(
+            (p) =>
+              p.name && ARCHITECTURES.has(ts.isIdentifier(p.name) || ts.isStringLiteral(p.name) ? p.name.text : ''),
+          )
+        ) {
           report(node, 'per-architecture table');
         }
       }
     }
-    if (checkTensorNames && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateLiteralToken(node) || ts.isRegularExpressionLiteral(node))) {
+    if (
+      checkTensorNames &&
+      (ts.isStringLiteral(node) ||
+        ts.isNoSubstitutionTemplateLiteral(node) ||
+        ts.isTemplateLiteralToken(node) ||
+        ts.isRegularExpressionLiteral(node))
+    ) {
       const match = TENSOR_NAME_LITERAL.exec(node.text);
       if (match) report(node, `tensor-name literal (${match[0].trim()})`);
     }
@@ -96,7 +133,7 @@ describe('one place per architecture and per tensor name', () => {
       "const scale = arch === 'gemma2' ? 50 : 0;",
       "if ('gpt-oss' !== hp.arch) run();",
       "switch (arch) { case 'phi3': break; }",
-      "const period = { gemma2: 2, gemma3: 6 }[arch];",
+      'const period = { gemma2: 2, gemma3: 6 }[arch];',
       "const name = 'blk.0.attn_q.weight';",
       'const name = `blk.${l}.${role}`;',
       'const bias = `${role}.bias`;',

@@ -22,7 +22,11 @@ export interface ScreenshotOptions {
 }
 
 /** Saves the screen in the test's output folder (test-results/…), kept as an artifact. */
-export async function screenshot({ page, testInfo }: Pick<FlowContext, 'page' | 'testInfo'>, name: string, { themes, fullPage = false }: ScreenshotOptions = {}): Promise<void> {
+export async function screenshot(
+  { page, testInfo }: Pick<FlowContext, 'page' | 'testInfo'>,
+  name: string,
+  { themes, fullPage = false }: ScreenshotOptions = {},
+): Promise<void> {
   if (!themes) return void (await page.screenshot({ path: testInfo.outputPath(`${name}.png`), fullPage }));
   for (const colorScheme of themes) {
     await page.emulateMedia({ colorScheme });
@@ -47,7 +51,10 @@ export async function chooseModel(select: Locator, fileName: string): Promise<vo
 }
 
 function modelRow(page: Page, fileName: string): Locator {
-  return page.getByRole('table', { name: 'Models' }).getByRole('row').filter({ hasText: `/${fileName}` });
+  return page
+    .getByRole('table', { name: 'Models' })
+    .getByRole('row')
+    .filter({ hasText: `/${fileName}` });
 }
 
 export async function libraryListsTheModel(flow: FlowContext): Promise<void> {
@@ -63,7 +70,9 @@ export async function libraryListsTheModel(flow: FlowContext): Promise<void> {
 /** Opens the inspector of the library's `fileName` on the tensor `tensor`'s block view. */
 async function inspectTensor(page: Page, fileName: string, tensor: string): Promise<Locator> {
   await openSection(page, 'Library');
-  await modelRow(page, fileName).getByRole('button', { name: /^Open / }).click();
+  await modelRow(page, fileName)
+    .getByRole('button', { name: /^Open / })
+    .click();
   await page.getByRole('tablist', { name: 'Inspector sections' }).getByRole('tab', { name: 'Tensors' }).click();
   const table = page.getByRole('table', { name: 'Tensors' });
   await expect(table.getByRole('button', { name: 'blk.4.ffn_down.weight' })).toBeVisible();
@@ -90,7 +99,9 @@ export async function inspectorShowsTensorsAndABlock(flow: FlowContext, firstVal
   const block = await inspectTensor(flow.page, flow.modelFile, 'blk.0.attn_q.weight');
   const values = await block.getByRole('table', { name: 'Values' }).locator('td .value').allTextContents();
   expect(values.length).toBeGreaterThan(0);
-  expect(values.slice(0, 8).map((text) => Math.fround(Number(text.replace(/^value\s*/, ''))))).toEqual(firstValues.slice(0, 8));
+  expect(values.slice(0, 8).map((text) => Math.fround(Number(text.replace(/^value\s*/, ''))))).toEqual(
+    firstValues.slice(0, 8),
+  );
   await screenshot(flow, 'inspector');
 }
 
@@ -260,7 +271,14 @@ export async function exportToQ8JoinsTheLibrary(flow: FlowContext): Promise<void
 
   const block = await inspectTensor(page, exported, 'blk.0.attn_q.weight');
   const fields = block.getByRole('table', { name: 'Block fields' });
-  const d = Number(await fields.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'd', exact: true }) }).getByRole('cell').last().textContent());
+  const d = Number(
+    await fields
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'd', exact: true }) })
+      .getByRole('cell')
+      .last()
+      .textContent(),
+  );
   const cells = block.getByRole('table', { name: 'Codes and values' }).locator('td');
   const first = await cells.first().textContent();
   const [, code, value] = /code\s*(-?\d+)\s*value\s*(\S+)/.exec(first ?? '') ?? [];

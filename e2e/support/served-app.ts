@@ -36,7 +36,8 @@ export function serveGufo(options: ServeOptions): ServedGufo {
     served.scratch = mkdtempSync(join(tmpdir(), `gufo-e2e-${options.name}-`));
     const models = join(served.scratch, 'models');
     mkdirSync(models);
-    for (const [name, source] of Object.entries(options.models ?? { 'stories260K.gguf': STORIES_260K })) copyFileSync(source, join(models, name));
+    for (const [name, source] of Object.entries(options.models ?? { 'stories260K.gguf': STORIES_260K }))
+      copyFileSync(source, join(models, name));
     served.gufo = await startGufoServe({
       GUFO_HOME: join(served.scratch, 'home'),
       GUFO_MODELS_DIRS: models,

@@ -41,12 +41,18 @@ const headDim = Number(values['head-dim']);
 const runs = Number(values.runs);
 const tokens = Number(values.prefill);
 if (!(Number.isInteger(tokens) && tokens >= 1)) throw new Error('usage: --prefill N (tokens, at least 1)');
-if (depths.some((d) => !Number.isInteger(d) || d < 0) || !(nHead % nKvHead === 0) || !(headDim % 2 === 0) || !(runs >= 1)) {
+if (
+  depths.some((d) => !Number.isInteger(d) || d < 0) ||
+  !(nHead % nKvHead === 0) ||
+  !(headDim % 2 === 0) ||
+  !(runs >= 1)
+) {
   throw new Error('usage: --depth N[,N...] --heads Q/KV (Q a multiple of KV) --head-dim EVEN --runs N');
 }
 
 const kv = { k: values['cache-type-k']!, v: values['cache-type-v']! };
-if (!isKvCacheType(kv.k) || !isKvCacheType(kv.v)) throw new Error(`usage: --cache-type-k/-v ${KV_CACHE_TYPES.join('|')}`);
+if (!isKvCacheType(kv.k) || !isKvCacheType(kv.v))
+  throw new Error(`usage: --cache-type-k/-v ${KV_CACHE_TYPES.join('|')}`);
 const kvTypes = { k: kv.k, v: kv.v };
 
 const gpu = await openGpu(process.env.GUFO_ADAPTER);
@@ -70,7 +76,14 @@ const flopsOf = (depth: number) => {
   return 2 * 2 * headDim * nHead * keys;
 };
 
-const rows: { depth: number; ms: number; kvBytes: number; bytesPerSecond: number; copyFraction: number; gflops: number }[] = [];
+const rows: {
+  depth: number;
+  ms: number;
+  kvBytes: number;
+  bytesPerSecond: number;
+  copyFraction: number;
+  gflops: number;
+}[] = [];
 for (const depth of depths) {
   const total = depth + tokens;
   const kCache = device.createBuffer({ size: ops.kvCacheBytes('k', total, kvStride), usage: storage });
@@ -82,7 +95,18 @@ for (const depth of depths) {
   const step = new Step(device);
   const q = filled(tokens * nHead * headDim);
   const out = device.createBuffer({ size: tokens * nHead * headDim * 4, usage: GPUBufferUsage.STORAGE });
-  const attend = ops.attention({ q, kCache, vCache, out, step, nHead, nKvHead, headDim, scale: 1 / Math.sqrt(headDim), rope });
+  const attend = ops.attention({
+    q,
+    kCache,
+    vCache,
+    out,
+    step,
+    nHead,
+    nKvHead,
+    headDim,
+    scale: 1 / Math.sqrt(headDim),
+    rope,
+  });
   const submit = async (dispatches: { encode(pass: GPUComputePassEncoder): void }[]) => {
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
@@ -104,23 +128,46 @@ for (const depth of depths) {
   const ms = median(times);
   const kvBytes = kvCacheBytes(kvTypes.k, total * kvStride) + kvCacheBytes(kvTypes.v, total * kvStride);
   const bytesPerSecond = kvBytes / (ms / 1000);
-  rows.push({ depth, ms, kvBytes, bytesPerSecond, copyFraction: bytesPerSecond / copy.bytesPerSecond, gflops: flopsOf(depth) / (ms / 1000) / 1e9 });
+  rows.push({
+    depth,
+    ms,
+    kvBytes,
+    bytesPerSecond,
+    copyFraction: bytesPerSecond / copy.bytesPerSecond,
+    gflops: flopsOf(depth) / (ms / 1000) / 1e9,
+  });
   for (const b of [kCache, vCache, source, q, out]) b.destroy();
   process.stderr.write(`depth ${depth}: ${ms.toFixed(3)} ms\n`);
 }
 
 const adapter = `${gpu.info.name} (${gpu.info.backend})`;
 if (values.json) {
-  process.stdout.write(JSON.stringify({ adapter, nHead, nKvHead, headDim, tokens, kvTypes, copyBytesPerSecond: copy.bytesPerSecond, rows }, null, 2) + '\n');
+  process.stdout.write(
+    JSON.stringify(
+      { adapter, nHead, nKvHead, headDim, tokens, kvTypes, copyBytesPerSecond: copy.bytesPerSecond, rows },
+      null,
+      2,
+    ) + '\n',
+  );
 } else if (tokens > 1) {
-  process.stdout.write(`${adapter}: ${tokens}-token batches, ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${kvTypes.k}/${kvTypes.v} cache\n`);
+  process.stdout.write(
+    `${adapter}: ${tokens}-token batches, ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${kvTypes.k}/${kvTypes.v} cache\n`,
+  );
   process.stdout.write('depth     ms/layer   GFLOP/s\n');
-  for (const r of rows) process.stdout.write(`${String(r.depth).padEnd(10)}${r.ms.toFixed(1).padStart(8)}   ${r.gflops.toFixed(2).padStart(7)}\n`);
+  for (const r of rows)
+    process.stdout.write(
+      `${String(r.depth).padEnd(10)}${r.ms.toFixed(1).padStart(8)}   ${r.gflops.toFixed(2).padStart(7)}\n`,
+    );
 } else {
   const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB/s`;
-  process.stdout.write(`${adapter}: ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${kvTypes.k}/${kvTypes.v} cache; copy ${gib(copy.bytesPerSecond)}\n`);
+  process.stdout.write(
+    `${adapter}: ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${kvTypes.k}/${kvTypes.v} cache; copy ${gib(copy.bytesPerSecond)}\n`,
+  );
   process.stdout.write('depth     ms/layer   KV read      of copy\n');
-  for (const r of rows) process.stdout.write(`${String(r.depth).padEnd(10)}${r.ms.toFixed(3).padStart(8)}   ${gib(r.bytesPerSecond).padStart(12)}   ${(r.copyFraction * 100).toFixed(1).padStart(5)}%\n`);
+  for (const r of rows)
+    process.stdout.write(
+      `${String(r.depth).padEnd(10)}${r.ms.toFixed(3).padStart(8)}   ${gib(r.bytesPerSecond).padStart(12)}   ${(r.copyFraction * 100).toFixed(1).padStart(5)}%\n`,
+    );
 }
 ops.destroy();
 gpu.destroy();

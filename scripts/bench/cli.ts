@@ -16,7 +16,10 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 function wallMs(args: string[]): number {
   const start = performance.now();
   // Without GUFO_DEV: the built CLI, not the sources through tsx.
-  const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GUFO_DEV: undefined } });
+  const r = spawnSync(process.execPath, args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, GUFO_DEV: undefined },
+  });
   const ms = performance.now() - start;
   if (r.status !== 0) throw new Error(`node ${args.join(' ')} failed: ${r.stderr.toString().trim()}`);
   return ms;
@@ -33,11 +36,19 @@ export function benchCli({ json }: { json: boolean }): void {
     gufoMs.push(wallMs(gufo));
     nodeMs.push(wallMs(node));
   }
-  const result = { suite: 'cli', runs: RUNS, gufoHelpMs: median(gufoMs), nodeMs: median(nodeMs), ratio: median(gufoMs) / median(nodeMs) };
+  const result = {
+    suite: 'cli',
+    runs: RUNS,
+    gufoHelpMs: median(gufoMs),
+    nodeMs: median(nodeMs),
+    ratio: median(gufoMs) / median(nodeMs),
+  };
   if (json) console.log(JSON.stringify(result, null, 2));
   else {
     console.log(`gufo --help  ${result.gufoHelpMs.toFixed(1)} ms`);
     console.log(`node -e ''   ${result.nodeMs.toFixed(1)} ms`);
-    console.log(`ratio        ${result.ratio.toFixed(2)}× (goal: at most 3×), median of ${RUNS} runs each after a warm-up`);
+    console.log(
+      `ratio        ${result.ratio.toFixed(2)}× (goal: at most 3×), median of ${RUNS} runs each after a warm-up`,
+    );
   }
 }

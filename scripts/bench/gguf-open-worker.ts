@@ -96,4 +96,6 @@ async function main(): Promise<void> {
 }
 
 // A parser rejecting the file is a result, not a crash: report it and exit normally.
-main().catch((err: unknown) => console.log(JSON.stringify({ error: err instanceof Error ? err.message : String(err) })));
+main().catch((err: unknown) =>
+  console.log(JSON.stringify({ error: err instanceof Error ? err.message : String(err) })),
+);

@@ -33,12 +33,25 @@ import { supportsGpuType, uploadWeights } from '../../src-main/engine/gpu/weight
 import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { mulberry32 } from '../../test/support/random';
 
-const SHAPES = { large: [[4096, 4096], [4096, 14336]], small: [[1024, 1024], [1024, 3584]] } as const;
+const SHAPES = {
+  large: [
+    [4096, 4096],
+    [4096, 14336],
+  ],
+  small: [
+    [1024, 1024],
+    [1024, 3584],
+  ],
+} as const;
 const TOKENS = [1, 64] as const;
 /** Rows actually encoded; the matrix repeats them (the kernels' speed does not depend on the values). */
 const ENCODED_ROWS = 8;
 
-const ADAPTERS: Record<string, string | undefined> = { swiftshader: SWIFTSHADER_ICD, lavapipe: LAVAPIPE_ICD, native: undefined };
+const ADAPTERS: Record<string, string | undefined> = {
+  swiftshader: SWIFTSHADER_ICD,
+  lavapipe: LAVAPIPE_ICD,
+  native: undefined,
+};
 
 interface Row {
   adapter: string;
@@ -98,7 +111,10 @@ function encodedRows(type: GgmlType, cols: number): Uint8Array {
 async function timeDispatch(ctx: GpuContext, dispatch: TokenDispatch, runs: number): Promise<number> {
   const { device } = ctx;
   const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * runs });
-  const resolve = device.createBuffer({ size: 16 * runs, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const resolve = device.createBuffer({
+    size: 16 * runs,
+    usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+  });
   const readback = device.createBuffer({ size: 16 * runs, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   try {
     const warm = device.createCommandEncoder();
@@ -110,7 +126,9 @@ async function timeDispatch(ctx: GpuContext, dispatch: TokenDispatch, runs: numb
     // One submission per run: a software adapter would otherwise overlap nothing anyway, and a GPU could.
     for (let i = 0; i < runs; i++) {
       const encoder = device.createCommandEncoder();
-      const timed = encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } });
+      const timed = encoder.beginComputePass({
+        timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 },
+      });
       dispatch.encode(timed);
       timed.end();
       device.queue.submit([encoder.finish()]);
@@ -135,7 +153,8 @@ async function timeDispatch(ctx: GpuContext, dispatch: TokenDispatch, runs: numb
 /** One adapter, in this process: every type × shape × token count. Progress on stderr. */
 async function measureAdapter(adapter: string): Promise<Row[]> {
   const runs = Number(values.runs ?? 5);
-  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs ${values.runs}: expected a whole number of runs, at least 1`);
+  if (!Number.isInteger(runs) || runs < 1)
+    throw new Error(`--runs ${values.runs}: expected a whole number of runs, at least 1`);
   const ctx = await openGpu();
   if (!ctx.hasTimestamps) throw new Error(`${ctx.info.name} has no timestamp-query: kernels cannot be timed`);
   const kernelSets = values['gpu-prefill']
@@ -149,8 +168,15 @@ async function measureAdapter(adapter: string): Promise<Row[]> {
   try {
     for (const [nRows, cols] of values.small ? SHAPES.small : SHAPES.large) {
       const rng = mulberry32(cols);
-      const x = ctx.device.createBuffer({ size: maxTokens * cols * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
-      ctx.device.queue.writeBuffer(x, 0, Float32Array.from({ length: maxTokens * cols }, () => rng.gaussian()));
+      const x = ctx.device.createBuffer({
+        size: maxTokens * cols * 4,
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+      });
+      ctx.device.queue.writeBuffer(
+        x,
+        0,
+        Float32Array.from({ length: maxTokens * cols }, () => rng.gaussian()),
+      );
       const y = ctx.device.createBuffer({ size: maxTokens * nRows * 4, usage: GPUBufferUsage.STORAGE });
       for (const type of gpuTypes()) {
         const path = join(dir, `${type.name}.gguf`);
@@ -168,11 +194,23 @@ async function measureAdapter(adapter: string): Promise<Row[]> {
           const ms = await timeDispatch(ctx, dispatch, runs);
           const bytesPerSecond = weight.residentBytes / (ms / 1000);
           const row: Row = {
-            adapter, kernel: tokens === 1 ? 'matvec' : kernels.prefill, type: type.name, rows: nRows, cols, tokens, ms, weightBytes: weight.residentBytes, bytesPerSecond,
-            copyBytesPerSecond: copy, rooflineFraction: bytesPerSecond / copy, gflops: (2 * nRows * cols * tokens) / (ms / 1000) / 1e9,
+            adapter,
+            kernel: tokens === 1 ? 'matvec' : kernels.prefill,
+            type: type.name,
+            rows: nRows,
+            cols,
+            tokens,
+            ms,
+            weightBytes: weight.residentBytes,
+            bytesPerSecond,
+            copyBytesPerSecond: copy,
+            rooflineFraction: bytesPerSecond / copy,
+            gflops: (2 * nRows * cols * tokens) / (ms / 1000) / 1e9,
           };
           rows.push(row);
-          process.stderr.write(`${adapter} ${row.kernel} ${type.name} ${nRows}×${cols} n=${tokens}: ${ms.toFixed(2)} ms, ${(row.rooflineFraction * 100).toFixed(1)}% of copy\n`);
+          process.stderr.write(
+            `${adapter} ${row.kernel} ${type.name} ${nRows}×${cols} n=${tokens}: ${ms.toFixed(2)} ms, ${(row.rooflineFraction * 100).toFixed(1)}% of copy\n`,
+          );
         }
         weight.destroy();
       }
@@ -188,7 +226,12 @@ async function measureAdapter(adapter: string): Promise<Row[]> {
 
 /** Runs this script per adapter in a child process with that adapter's driver. */
 function runAdapters(): Row[] {
-  const names = (values.adapters ?? Object.keys(ADAPTERS).filter((a) => a !== 'native').join(',')).split(',');
+  const names = (
+    values.adapters ??
+    Object.keys(ADAPTERS)
+      .filter((a) => a !== 'native')
+      .join(',')
+  ).split(',');
   const rows: Row[] = [];
   for (const name of names) {
     if (!(name in ADAPTERS)) throw new Error(`--adapters: ${name} is not one of ${Object.keys(ADAPTERS).join(', ')}`);
@@ -197,12 +240,24 @@ function runAdapters(): Row[] {
       process.stderr.write(`${name}: skipped, its driver ${icd} is not installed\n`);
       continue;
     }
-    const args = [...(values.small ? ['--small'] : []), ...(values['gpu-prefill'] ? ['--gpu-prefill'] : []), ...(values.types ? ['--types', values.types] : []), ...(values.runs ? ['--runs', values.runs] : [])];
+    const args = [
+      ...(values.small ? ['--small'] : []),
+      ...(values['gpu-prefill'] ? ['--gpu-prefill'] : []),
+      ...(values.types ? ['--types', values.types] : []),
+      ...(values.runs ? ['--runs', values.runs] : []),
+    ];
     const env = { ...process.env, ...(icd ? { VK_ICD_FILENAMES: icd } : {}) };
     if (!icd) delete env.VK_ICD_FILENAMES;
-    const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args, '--child', name], {
-      env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 2 ** 20,
-    });
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), ...args, '--child', name],
+      {
+        env,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+        maxBuffer: 64 * 2 ** 20,
+      },
+    );
     if (child.status !== 0) throw new Error(`${name}: the benchmark process failed (exit ${child.status})`);
     rows.push(...(JSON.parse(child.stdout) as Row[]));
   }
@@ -212,12 +267,22 @@ function runAdapters(): Row[] {
 function table(rows: Row[]): string {
   const head = ['adapter', 'kernel', 'type', 'rows×cols', 'n', 'ms', 'weight GB/s', 'of copy', 'GFLOP/s'];
   const lines = rows.map((r) => [
-    r.adapter, r.kernel, r.type, `${r.rows}×${r.cols}`, String(r.tokens), r.ms.toFixed(2), (r.bytesPerSecond / 1e9).toFixed(2),
-    `${(r.rooflineFraction * 100).toFixed(1)}%`, r.gflops.toFixed(1),
+    r.adapter,
+    r.kernel,
+    r.type,
+    `${r.rows}×${r.cols}`,
+    String(r.tokens),
+    r.ms.toFixed(2),
+    (r.bytesPerSecond / 1e9).toFixed(2),
+    `${(r.rooflineFraction * 100).toFixed(1)}%`,
+    r.gflops.toFixed(1),
   ]);
-  const copies = [...new Map(rows.map((r) => [r.adapter, r.copyBytesPerSecond])).entries()].map(([a, c]) => `${a}: copy ${(c / 1e9).toFixed(2)} GB/s`);
+  const copies = [...new Map(rows.map((r) => [r.adapter, r.copyBytesPerSecond])).entries()].map(
+    ([a, c]) => `${a}: copy ${(c / 1e9).toFixed(2)} GB/s`,
+  );
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const fmt = (cells: string[]) =>
+    cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [fmt(head), ...lines.map(fmt), '', ...copies].join('\n') + '\n';
 }
 

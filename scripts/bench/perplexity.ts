@@ -33,11 +33,18 @@ interface Case {
 
 /** Gufo's figure, as a user gets it from the built CLI. */
 function gufoPerplexity(textFile: string, ctx: number): { ppl: number; tokens: number } {
-  const icd = !process.env.GUFO_ADAPTER && !process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD) ? { VK_ICD_FILENAMES: SWIFTSHADER_ICD } : {};
-  const r = spawnSync(process.execPath, [BIN, 'perplexity', STORIES_260K, '--text', textFile, '--ctx', String(ctx), '--json'], {
-    encoding: 'utf8',
-    env: { ...process.env, ...icd },
-  });
+  const icd =
+    !process.env.GUFO_ADAPTER && !process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD)
+      ? { VK_ICD_FILENAMES: SWIFTSHADER_ICD }
+      : {};
+  const r = spawnSync(
+    process.execPath,
+    [BIN, 'perplexity', STORIES_260K, '--text', textFile, '--ctx', String(ctx), '--json'],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, ...icd },
+    },
+  );
   if (r.status !== 0) throw new Error(`gufo perplexity failed: ${r.stderr.trim()}`);
   return JSON.parse(r.stdout) as { ppl: number; tokens: number };
 }
@@ -52,8 +59,14 @@ async function llamaPerplexity(text: string, ctx: number, flashAttention: boolea
     let nll = 0;
     let scored = 0;
     for (const w of windows) {
-      const context = await model.createContext({ contextSize: Math.max(256, w.ids.length), threads: 1, flashAttention });
-      const outputs = await context.getSequence().controlledEvaluate(w.ids.map((t) => [t as Token, { generateNext: { probabilities: true } }] as const));
+      const context = await model.createContext({
+        contextSize: Math.max(256, w.ids.length),
+        threads: 1,
+        flashAttention,
+      });
+      const outputs = await context
+        .getSequence()
+        .controlledEvaluate(w.ids.map((t) => [t as Token, { generateNext: { probabilities: true } }] as const));
       for (let j = w.first; j < w.ids.length - 1; j++) {
         const probabilities = outputs[j]?.next.probabilities;
         if (!probabilities) throw new Error(`llama.cpp gave no probabilities at position ${j}`);
@@ -75,13 +88,24 @@ export async function benchPerplexity({ json }: { json: boolean }): Promise<void
   try {
     const long = Array.from({ length: 8 }, () => BUILTIN_TEXT).join('\n\n');
     const cases: Case[] = [];
-    for (const [label, text, ctx] of [['built-in text', BUILTIN_TEXT, CTX], ['built-in text ×8', long, CTX]] as const) {
+    for (const [label, text, ctx] of [
+      ['built-in text', BUILTIN_TEXT, CTX],
+      ['built-in text ×8', long, CTX],
+    ] as const) {
       process.stderr.write(`perplexity of ${label}\n`);
       const file = join(dir, 'text.txt');
       writeFileSync(file, text);
       const gufo = gufoPerplexity(file, ctx);
-      if (label !== 'built-in text' && gufo.tokens < LONG_TOKENS) throw new Error(`${label}: ${gufo.tokens} tokens, fewer than ${LONG_TOKENS}`);
-      cases.push({ text: label, tokens: gufo.tokens, ctx, gufo: gufo.ppl, llamaNoFlash: await llamaPerplexity(text, ctx, false), llamaFlash: await llamaPerplexity(text, ctx, true) });
+      if (label !== 'built-in text' && gufo.tokens < LONG_TOKENS)
+        throw new Error(`${label}: ${gufo.tokens} tokens, fewer than ${LONG_TOKENS}`);
+      cases.push({
+        text: label,
+        tokens: gufo.tokens,
+        ctx,
+        gufo: gufo.ppl,
+        llamaNoFlash: await llamaPerplexity(text, ctx, false),
+        llamaFlash: await llamaPerplexity(text, ctx, true),
+      });
     }
     if (json) {
       console.log(JSON.stringify({ suite: 'perplexity', model: 'stories260K.gguf', cases }, null, 2));
@@ -90,7 +114,9 @@ export async function benchPerplexity({ json }: { json: boolean }): Promise<void
     console.log('text                tokens  ctx   gufo      llama.cpp (no flash)  llama.cpp (flash)');
     for (const c of cases) {
       const cells = [c.gufo, c.llamaNoFlash, c.llamaFlash].map((p) => p.toFixed(4));
-      console.log(`${c.text.padEnd(18)} ${String(c.tokens).padStart(7)} ${String(c.ctx).padStart(4)}   ${cells[0]!.padEnd(9)} ${cells[1]!.padEnd(21)} ${cells[2]}`);
+      console.log(
+        `${c.text.padEnd(18)} ${String(c.tokens).padStart(7)} ${String(c.ctx).padStart(4)}   ${cells[0]!.padEnd(9)} ${cells[1]!.padEnd(21)} ${cells[2]}`,
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -16,11 +16,16 @@ export interface ChildResult {
 }
 
 const [input, output, type, threads] = process.argv.slice(2);
-if (!input || !output || !type || !threads || !isQuantFileType(type)) throw new Error('usage: quant-model-child.ts IN OUT TYPE THREADS');
+if (!input || !output || !type || !threads || !isQuantFileType(type))
+  throw new Error('usage: quant-model-child.ts IN OUT TYPE THREADS');
 const started = performance.now();
 const cpuBefore = process.cpuUsage();
 const r = llamaModelQuantize(input, output, llamaFileTypeId(type)!, { nthread: Number(threads) });
 if (!r.ok) throw new Error(`llama_model_quantize failed:\n${r.log}`);
 const cpu = process.cpuUsage(cpuBefore);
-const result: ChildResult = { seconds: (performance.now() - started) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssBytes: process.resourceUsage().maxRSS * 1024 };
+const result: ChildResult = {
+  seconds: (performance.now() - started) / 1000,
+  cpuSeconds: (cpu.user + cpu.system) / 1e6,
+  peakRssBytes: process.resourceUsage().maxRSS * 1024,
+};
 console.log(JSON.stringify(result));

@@ -5,6 +5,10 @@
 process.on('exit', (code) => {
   if (code !== 0) return;
   const cpu = process.cpuUsage();
-  const result = { seconds: performance.now() / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssBytes: process.resourceUsage().maxRSS * 1024 };
+  const result = {
+    seconds: performance.now() / 1000,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+  };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 });

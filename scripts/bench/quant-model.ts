@@ -48,9 +48,10 @@ async function sourceModel(): Promise<string> {
 }
 
 function runChild(side: 'ours' | 'llama', input: string, output: string, type: string, threads: number): ChildResult {
-  const args = side === 'llama'
-    ? ['--import', 'tsx', CHILD, input, output, type, String(threads)]
-    : ['--import', MEASURE, GUFO, 'quantize', input, output, '--type', type, '--threads', String(threads)];
+  const args =
+    side === 'llama'
+      ? ['--import', 'tsx', CHILD, input, output, type, String(threads)]
+      : ['--import', MEASURE, GUFO, 'quantize', input, output, '--type', type, '--threads', String(threads)];
   // The built CLI, as users run it, not the sources.
   const { GUFO_DEV: _dev, ...env } = process.env;
   const stdout = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env });
@@ -77,9 +78,11 @@ export async function benchQuantModel({ json, args }: { json: boolean; args: rea
   const type = flag(args, '--type', 'Q4_K_M').toUpperCase();
   if (!isQuantFileType(type)) throw new Error(`--type: unknown file type "${type}"`);
   const threads = Number(flag(args, '--threads', '2'));
-  if (!Number.isInteger(threads) || threads < 1) throw new Error(`--threads must be a whole number of at least 1, not "${flag(args, '--threads', '2')}"`);
+  if (!Number.isInteger(threads) || threads < 1)
+    throw new Error(`--threads must be a whole number of at least 1, not "${flag(args, '--threads', '2')}"`);
   const rounds = Number(flag(args, '--rounds', '1'));
-  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a whole number of at least 1, not "${flag(args, '--rounds', '1')}"`);
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`--rounds must be a whole number of at least 1, not "${flag(args, '--rounds', '1')}"`);
   if (!existsSync(BUILT_CLI)) throw new Error(`${BUILT_CLI} is missing: run npm run build:cli`);
   const input = await sourceModel();
   const dir = mkdtempSync(join(tmpdir(), 'gufo-bench-quant-'));
@@ -112,11 +115,23 @@ export async function benchQuantModel({ json, args }: { json: boolean; args: rea
     };
     if (json) return console.log(JSON.stringify(result, null, 2));
     const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
-    console.log(`${type}, ${threads} threads, ${mb(result.model.bytes)} F32 source (${input})${rounds > 1 ? `, medians of ${rounds} rounds` : ''}`);
-    const row = (name: string, wall: string, cpu: string, rss: string) => console.log(`${name.padEnd(10)} ${wall.padStart(8)}  ${cpu.padStart(8)}  ${rss.padStart(9)}`);
+    console.log(
+      `${type}, ${threads} threads, ${mb(result.model.bytes)} F32 source (${input})${rounds > 1 ? `, medians of ${rounds} rounds` : ''}`,
+    );
+    const row = (name: string, wall: string, cpu: string, rss: string) =>
+      console.log(`${name.padEnd(10)} ${wall.padStart(8)}  ${cpu.padStart(8)}  ${rss.padStart(9)}`);
     row('', 'wall', 'CPU', 'peak RSS');
-    for (const [name, r] of [['ours', ours], ['llama.cpp', llama]] as const) row(name, `${r.seconds.toFixed(2)} s`, `${r.cpuSeconds.toFixed(2)} s`, mb(r.peakRssBytes));
-    row('ours/llama', `${result.wallRatio.toFixed(2)}×`, `${result.cpuRatio.toFixed(2)}×`, `${result.rssRatio.toFixed(2)}×`);
+    for (const [name, r] of [
+      ['ours', ours],
+      ['llama.cpp', llama],
+    ] as const)
+      row(name, `${r.seconds.toFixed(2)} s`, `${r.cpuSeconds.toFixed(2)} s`, mb(r.peakRssBytes));
+    row(
+      'ours/llama',
+      `${result.wallRatio.toFixed(2)}×`,
+      `${result.cpuRatio.toFixed(2)}×`,
+      `${result.rssRatio.toFixed(2)}×`,
+    );
     console.log(`goals: wall ≤ ${GOALS.wall}×, peak RSS ≤ ${GOALS.rss}×`);
     console.log(`output ${same ? 'byte-identical to' : 'DIFFERS from'} llama.cpp's`);
   } finally {

@@ -85,7 +85,14 @@ export async function benchQuant({ json, args }: { json: boolean; args: readonly
     if (K_QUANTS.has(type.name)) attempt('encode', type, true, () => benchEncode(type, data, imatrix));
   }
 
-  if (json) console.log(JSON.stringify({ suite: 'quant', runs: RUNS, values: VALUES, rowLength: ROW_LENGTH, goals: GOALS, results, failures }, null, 2));
+  if (json)
+    console.log(
+      JSON.stringify(
+        { suite: 'quant', runs: RUNS, values: VALUES, rowLength: ROW_LENGTH, goals: GOALS, results, failures },
+        null,
+        2,
+      ),
+    );
   else printTable(results, failures);
 }
 
@@ -105,23 +112,28 @@ function selectTypes(args: readonly string[]): GgmlType[] {
 // ---------------------------------------------------------------- llama.cpp (preallocated outputs)
 
 const quantizeChunk = (): ((...args: unknown[]) => unknown) =>
-  ggml.fn('size_t ggml_quantize_chunk(int type, const void *src, void *dst, int64_t start, int64_t nrows, int64_t n_per_row, const void *imatrix)');
+  ggml.fn(
+    'size_t ggml_quantize_chunk(int type, const void *src, void *dst, int64_t start, int64_t nrows, int64_t n_per_row, const void *imatrix)',
+  );
 
 function llamaEncoder(type: GgmlType): (src: Float32Array, dst: Uint8Array, imatrix: Float32Array | null) => void {
   ggml.fn('void ggml_quantize_init(int type)')(type.id);
   const quantize = quantizeChunk();
   return (src, dst, imatrix) => {
     const written = Number(quantize(type.id, src, dst, 0, ROWS, ROW_LENGTH, imatrix));
-    if (written !== dst.byteLength) throw new Error(`ggml_quantize_chunk wrote ${written} bytes, expected ${dst.byteLength}`);
+    if (written !== dst.byteLength)
+      throw new Error(`ggml_quantize_chunk wrote ${written} bytes, expected ${dst.byteLength}`);
   };
 }
 
 function llamaDecoder(type: GgmlType): (src: Uint8Array, dst: Float32Array) => void {
   const name = ggml.typeName(type.id);
   const f = ggml.fn(
-    name === 'f16' ? 'void ggml_fp16_to_fp32_row(const void *x, void *y, int64_t k)'
-    : name === 'bf16' ? 'void ggml_bf16_to_fp32_row(const void *x, void *y, int64_t k)'
-    : `void dequantize_row_${name}(const void *x, void *y, int64_t k)`,
+    name === 'f16'
+      ? 'void ggml_fp16_to_fp32_row(const void *x, void *y, int64_t k)'
+      : name === 'bf16'
+        ? 'void ggml_bf16_to_fp32_row(const void *x, void *y, int64_t k)'
+        : `void dequantize_row_${name}(const void *x, void *y, int64_t k)`,
   );
   return (src, dst) => void f(src, dst, dst.length);
 }
@@ -130,7 +142,8 @@ function llamaDecoder(type: GgmlType): (src: Uint8Array, dst: Float32Array) => v
 function llamaBytes(type: GgmlType, data: Float32Array, imatrix: Float32Array): Uint8Array {
   const dst = new Uint8Array(ggmlRowBytes(type, VALUES));
   // ggml_quantize_chunk cannot write Q8_K (an intermediate type for dot products).
-  if (type.name === 'Q8_K') ggml.fn('void quantize_row_q8_K_ref(const float *x, void *y, int64_t k)')(data, dst, VALUES);
+  if (type.name === 'Q8_K')
+    ggml.fn('void quantize_row_q8_K_ref(const float *x, void *y, int64_t k)')(data, dst, VALUES);
   else llamaEncoder(type)(data, dst, NEEDS_IMATRIX.has(type.name) ? imatrix : null);
   return dst;
 }
@@ -157,7 +170,11 @@ function benchDecode(type: GgmlType, data: Float32Array, imatrix: Float32Array):
     for (let i = 0; i < VALUES; i++) if (a[i] !== b[i]) mismatches++;
   }
   if (mismatches) log(`  warning: ${mismatches} of ${2 * VALUES} values decode differently from llama.cpp`);
-  return { ...result('decode', type, false, oursMs, llamaMs), plainRatio: llamaMs / plainMs, ...(mismatches ? { mismatches } : {}) };
+  return {
+    ...result('decode', type, false, oursMs, llamaMs),
+    plainRatio: llamaMs / plainMs,
+    ...(mismatches ? { mismatches } : {}),
+  };
 }
 
 function benchEncode(type: GgmlType, data: Float32Array, imatrix: Float32Array | null): Result {
@@ -206,7 +223,16 @@ function result(op: Op, type: GgmlType, imatrix: boolean, oursMs: number, llamaM
   const mbps = (ms: number) => (VALUES * 4) / 1e6 / (ms / 1000);
   const ratio = llamaMs / oursMs;
   const goal = GOALS[op];
-  return { op, type: type.name, imatrix, oursMBps: mbps(oursMs), llamaMBps: mbps(llamaMs), ratio, goal, meetsGoal: ratio >= goal };
+  return {
+    op,
+    type: type.name,
+    imatrix,
+    oursMBps: mbps(oursMs),
+    llamaMBps: mbps(llamaMs),
+    ratio,
+    goal,
+    meetsGoal: ratio >= goal,
+  };
 }
 
 // ---------------------------------------------------------------- output
@@ -226,19 +252,37 @@ function printTable(results: Result[], failures: Failure[]): void {
     ]),
   ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  for (const row of table) console.log(row.map((v, i) => (i < 2 || i === 6 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ').trimEnd());
-  console.log(`\n${VALUES} gaussian f32 values in rows of ${ROW_LENGTH}; MB/s of f32 (decode: output, encode: input), single thread;`);
-  console.log(`median of ${RUNS} runs after a warm-up, ours and llama.cpp alternating. Decode: decoderFor(type) into a reused`);
-  console.log('decodedValues() buffer, as the tensor-error comparison decodes; copy-out: into a plain Float32Array (values copied');
+  for (const row of table)
+    console.log(
+      row
+        .map((v, i) => (i < 2 || i === 6 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    );
+  console.log(
+    `\n${VALUES} gaussian f32 values in rows of ${ROW_LENGTH}; MB/s of f32 (decode: output, encode: input), single thread;`,
+  );
+  console.log(
+    `median of ${RUNS} runs after a warm-up, ours and llama.cpp alternating. Decode: decoderFor(type) into a reused`,
+  );
+  console.log(
+    'decodedValues() buffer, as the tensor-error comparison decodes; copy-out: into a plain Float32Array (values copied',
+  );
   console.log('out of WebAssembly memory).');
   const missed = results.filter((r) => !r.meetsGoal);
-  console.log(`${results.length - missed.length} of ${results.length} meet their goal${missed.length ? `; missed: ${missed.map(label).join(', ')}` : ''}`);
+  console.log(
+    `${results.length - missed.length} of ${results.length} meet their goal${missed.length ? `; missed: ${missed.map(label).join(', ')}` : ''}`,
+  );
   const differing = results.filter((r) => r.mismatches);
-  if (differing.length) console.log(`decoded differently from llama.cpp: ${differing.map((r) => `${r.type} (${r.mismatches} values)`).join(', ')}`);
+  if (differing.length)
+    console.log(
+      `decoded differently from llama.cpp: ${differing.map((r) => `${r.type} (${r.mismatches} values)`).join(', ')}`,
+    );
   for (const f of failures) console.log(`FAILED ${label(f)}: ${f.error}`);
 }
 
-const label = (r: { op: Op; type: string; imatrix: boolean }): string => `${r.op} ${r.type}${r.imatrix ? '+imatrix' : ''}`;
+const label = (r: { op: Op; type: string; imatrix: boolean }): string =>
+  `${r.op} ${r.type}${r.imatrix ? '+imatrix' : ''}`;
 
 function log(message: string): void {
   process.stderr.write(`${message}\n`);

@@ -51,7 +51,10 @@ function vocabFilter(args: readonly string[]): (path: string) => boolean {
   const i = args.findIndex((a) => a === '--vocabs' || a.startsWith('--vocabs='));
   if (i < 0) return () => true;
   const list = args[i]!.includes('=') ? args[i]!.slice('--vocabs='.length) : args[i + 1];
-  if (!list) throw new Error('--vocabs needs a comma-separated list of vocabulary names, e.g. --vocabs llama3,qwen3,ggml-vocab-gpt-2');
+  if (!list)
+    throw new Error(
+      '--vocabs needs a comma-separated list of vocabulary names, e.g. --vocabs llama3,qwen3,ggml-vocab-gpt-2',
+    );
   const names = new Set(list.split(',').map((n) => n.trim()));
   return (path) => names.has(basename(path, '.gguf'));
 }
@@ -59,8 +62,17 @@ function vocabFilter(args: readonly string[]): (path: string) => boolean {
 export async function benchTokenize({ json, args }: { json: boolean; args: readonly string[] }): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gufo-bench-tok-'));
   try {
-    const built = [await writeHfVocabGguf(LLAMA3_SPEC, join(dir, 'llama3.gguf')), await writeHfVocabGguf(QWEN3_SPEC, join(dir, 'qwen3.gguf'))];
-    const files = [...readdirSync(VOCABS).filter((f) => f.endsWith('.gguf')).sort().map((f) => join(VOCABS, f)), ...built].filter(vocabFilter(args));
+    const built = [
+      await writeHfVocabGguf(LLAMA3_SPEC, join(dir, 'llama3.gguf')),
+      await writeHfVocabGguf(QWEN3_SPEC, join(dir, 'qwen3.gguf')),
+    ];
+    const files = [
+      ...readdirSync(VOCABS)
+        .filter((f) => f.endsWith('.gguf'))
+        .sort()
+        .map((f) => join(VOCABS, f)),
+      ...built,
+    ].filter(vocabFilter(args));
     const chunks = mixedText();
     const llama = await llamaCpp();
     const rows = [];
@@ -94,7 +106,9 @@ export async function benchTokenize({ json, args }: { json: boolean; args: reado
         coldRatio: llamaMedian / median(coldMs),
       });
       const r = rows.at(-1)!;
-      process.stderr.write(`  warm ${r.oursMs.toFixed(0)} ms, cold ${r.oursColdMs.toFixed(0)} ms, llama.cpp ${r.llamaMs.toFixed(0)} ms\n`);
+      process.stderr.write(
+        `  warm ${r.oursMs.toFixed(0)} ms, cold ${r.oursColdMs.toFixed(0)} ms, llama.cpp ${r.llamaMs.toFixed(0)} ms\n`,
+      );
     }
     const qwen = built[1]!;
     const buildMs = median(
@@ -116,8 +130,12 @@ export async function benchTokenize({ json, args }: { json: boolean; args: reado
       const ratios = [r.ratio, r.coldRatio].map((x) => (x.toFixed(2) + '×').padStart(13));
       console.log(`${r.vocab.padEnd(34)} ${[...cells, ...ratios].join(' ')}  ${r.coldRatio >= 0.5 ? 'ok' : 'MISS'}`);
     }
-    console.log('\nwarm: one tokenizer that has seen the text before; cold: a fresh tokenizer per run (empty word cache)');
-    console.log(`build a tokenizer from the Qwen 3 vocabulary (151,669 tokens): ${buildMs.toFixed(0)} ms (goal < 200 ms) ${buildMs < 200 ? 'ok' : 'MISS'}`);
+    console.log(
+      '\nwarm: one tokenizer that has seen the text before; cold: a fresh tokenizer per run (empty word cache)',
+    );
+    console.log(
+      `build a tokenizer from the Qwen 3 vocabulary (151,669 tokens): ${buildMs.toFixed(0)} ms (goal < 200 ms) ${buildMs < 200 ? 'ok' : 'MISS'}`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -57,9 +57,17 @@ export function vsLlamaRows(model: string, gufo: readonly Measured[], llama: Mea
     const prefillTokS = median(m.runs.map((r) => r.prefillTokS));
     const decodeTokS = median(m.runs.map((r) => r.decodeTokS));
     return {
-      engine, adapter: m.adapter, device: m.device, model, runs: m.runs.length, prefillTokS, decodeTokS,
-      prefillVsLlama: prefillTokS / llamaPrefill, decodeVsLlama: decodeTokS / llamaDecode,
-      rooflineFraction: medianOf(m.runs, 'rooflineFraction'), dispatchesPerToken: medianOf(m.runs, 'dispatchesPerToken'),
+      engine,
+      adapter: m.adapter,
+      device: m.device,
+      model,
+      runs: m.runs.length,
+      prefillTokS,
+      decodeTokS,
+      prefillVsLlama: prefillTokS / llamaPrefill,
+      decodeVsLlama: decodeTokS / llamaDecode,
+      rooflineFraction: medianOf(m.runs, 'rooflineFraction'),
+      dispatchesPerToken: medianOf(m.runs, 'dispatchesPerToken'),
     };
   };
   return [...gufo.map((m) => row('gufo', m)), row('llama.cpp', llama)];
@@ -71,13 +79,34 @@ function tokS(x: number): string {
 }
 
 export function vsLlamaTable(rows: readonly VsLlamaRow[]): string {
-  const head = ['engine', 'adapter', 'model', 'prefill tok/s', 'decode tok/s', 'prefill ×llama', 'decode ×llama', 'roofline', 'dispatches/token'];
+  const head = [
+    'engine',
+    'adapter',
+    'model',
+    'prefill tok/s',
+    'decode tok/s',
+    'prefill ×llama',
+    'decode ×llama',
+    'roofline',
+    'dispatches/token',
+  ];
   const lines = rows.map((r) => [
-    r.engine, r.adapter, r.model, tokS(r.prefillTokS), tokS(r.decodeTokS), `${r.prefillVsLlama.toFixed(2)}×`, `${r.decodeVsLlama.toFixed(2)}×`,
-    r.rooflineFraction === null ? '' : `${(r.rooflineFraction * 100).toFixed(1)}%`, r.dispatchesPerToken === null ? '' : r.dispatchesPerToken.toFixed(0),
+    r.engine,
+    r.adapter,
+    r.model,
+    tokS(r.prefillTokS),
+    tokS(r.decodeTokS),
+    `${r.prefillVsLlama.toFixed(2)}×`,
+    `${r.decodeVsLlama.toFixed(2)}×`,
+    r.rooflineFraction === null ? '' : `${(r.rooflineFraction * 100).toFixed(1)}%`,
+    r.dispatchesPerToken === null ? '' : r.dispatchesPerToken.toFixed(0),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const fmt = (cells: string[]) =>
+    cells
+      .map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   const devices = rows.map((r) => `${r.adapter}: ${r.device}, median of ${r.runs} run${r.runs === 1 ? '' : 's'}`);
   return [fmt(head), ...lines.map(fmt), '', ...devices].join('\n') + '\n';
 }

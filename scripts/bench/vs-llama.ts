@@ -47,15 +47,25 @@ const { values } = parseArgs({
 
 function positive(name: string, min: number): number {
   const x = Number(values[name as keyof typeof values]);
-  if (!Number.isInteger(x) || x < min) throw new Error(`--${name} ${values[name as keyof typeof values]}: expected a whole number ≥ ${min}`);
+  if (!Number.isInteger(x) || x < min)
+    throw new Error(`--${name} ${values[name as keyof typeof values]}: expected a whole number ≥ ${min}`);
   return x;
 }
 
 /** Runs node with `args`; its stdout, or an Error naming `what` with the end of its stderr. */
 function node(args: string[], what: string, env: NodeJS.ProcessEnv = process.env): string {
   process.stderr.write(`${what}...\n`);
-  const r = spawnSync(process.execPath, args, { cwd: REPO_ROOT, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 2 ** 20 });
-  if (r.status !== 0) throw new Error(`${what} failed (exit ${r.status ?? r.signal}): ${(r.stderr ?? '').trim().split('\n').slice(-5).join(' | ')}`);
+  const r = spawnSync(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 64 * 2 ** 20,
+  });
+  if (r.status !== 0)
+    throw new Error(
+      `${what} failed (exit ${r.status ?? r.signal}): ${(r.stderr ?? '').trim().split('\n').slice(-5).join(' | ')}`,
+    );
   return r.stdout;
 }
 
@@ -73,7 +83,8 @@ function nodeJson(args: string[], what: string, env?: NodeJS.ProcessEnv): Record
 function generatedModel(): string {
   const shape = SHAPES[values.shape];
   if (!shape) throw new Error(`--shape ${values.shape}: expected one of ${Object.keys(SHAPES).join(', ')}`);
-  if (!isQuantFileType(values.type)) throw new Error(`--type ${values.type}: not a llama.cpp file type (e.g. Q4_K_M, Q8_0)`);
+  if (!isQuantFileType(values.type))
+    throw new Error(`--type ${values.type}: not a llama.cpp file type (e.g. Q4_K_M, Q8_0)`);
   const version = createHash('sha256').update(readFileSync(MAKE_MODEL)).digest('hex').slice(0, 8);
   const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'gufo-bench');
   const file = join(cache, `${values.shape}-${values.type}-${version}.gguf`);
@@ -82,7 +93,10 @@ function generatedModel(): string {
   // Written aside and renamed: an interrupted write never leaves a cached half model.
   const partial = `${file}.partial`;
   try {
-    node(['--import', 'tsx', MAKE_MODEL, values.type, partial, shape], `writing a random ${values.shape} ${values.type} to ${file}`);
+    node(
+      ['--import', 'tsx', MAKE_MODEL, values.type, partial, shape],
+      `writing a random ${values.shape} ${values.type} to ${file}`,
+    );
     renameSync(partial, file);
   } finally {
     rmSync(partial, { force: true });
@@ -106,19 +120,36 @@ function adapters(): string[] {
 }
 
 const file = modelFile();
-const [p, n, depth, threads, runs] = [positive('p', 1), positive('n', 2), positive('depth', 0), positive('threads', 1), positive('runs', 1)];
+const [p, n, depth, threads, runs] = [
+  positive('p', 1),
+  positive('n', 2),
+  positive('depth', 0),
+  positive('threads', 1),
+  positive('runs', 1),
+];
 const gufo: Measured[] = adapters().map((adapter) => ({ adapter, device: '', runs: [] }));
 const llama: Measured = { adapter: 'cpu', device: '', runs: [] };
 for (let run = 1; run <= runs; run++) {
   for (const m of gufo) {
     const env = { ...process.env, GUFO_DEV: '1', VK_ICD_FILENAMES: ADAPTERS[m.adapter] };
-    const out = nodeJson(['bin/gufo.mjs', 'bench', file, '-p', String(p), '-n', String(n), '-d', String(depth), '--json'], `run ${run}/${runs}: gufo bench on ${m.adapter}`, env);
+    const out = nodeJson(
+      ['bin/gufo.mjs', 'bench', file, '-p', String(p), '-n', String(n), '-d', String(depth), '--json'],
+      `run ${run}/${runs}: gufo bench on ${m.adapter}`,
+      env,
+    );
     m.device = (out.adapter as { name: string }).name;
     m.runs.push(out as unknown as EngineRun);
   }
-  const out = nodeJson([LLAMA_DECODE, file, String(p), String(n), String(threads), `--depth=${depth}`], `run ${run}/${runs}: llama.cpp, CPU, ${threads} threads`);
+  const out = nodeJson(
+    [LLAMA_DECODE, file, String(p), String(n), String(threads), `--depth=${depth}`],
+    `run ${run}/${runs}: llama.cpp, CPU, ${threads} threads`,
+  );
   llama.device = out.adapter as string;
   llama.runs.push(out as unknown as EngineRun);
 }
 const rows = vsLlamaRows(basename(file), gufo, llama);
-process.stdout.write(values.json ? JSON.stringify(rows, null, 2) + '\n' : `-p ${p} -n ${n}${depth ? ` -d ${depth}` : ''}\n${vsLlamaTable(rows)}`);
+process.stdout.write(
+  values.json
+    ? JSON.stringify(rows, null, 2) + '\n'
+    : `-p ${p} -n ${n}${depth ? ` -d ${depth}` : ''}\n${vsLlamaTable(rows)}`,
+);

@@ -10,7 +10,12 @@ import { writeGguf } from '../../src-main/node/gguf-io';
 import { ggmlType, type GgmlType } from '../../src-main/core/ggml-types';
 import { GgufType, StringArray, type GgufKv } from '../../src-main/core/gguf/values';
 import { encoderFor } from '../../src-main/core/quants/encoders';
-import { isQuantFileType, planQuantization, type RecipeModel, type RecipeTensor } from '../../src-main/core/quant-recipes';
+import {
+  isQuantFileType,
+  planQuantization,
+  type RecipeModel,
+  type RecipeTensor,
+} from '../../src-main/core/quant-recipes';
 
 interface Shape {
   nEmbd: number;
@@ -65,8 +70,16 @@ function kvs(shape: Shape, fileTypeId: number, quantizationVersion: number): Ggu
     f32('llama.attention.layer_norm_rms_epsilon', 1e-5),
     f32('llama.rope.freq_base', 500_000),
     str('tokenizer.ggml.model', 'llama'),
-    { key: 'tokenizer.ggml.tokens', type: GgufType.ARRAY, value: { itemType: GgufType.STRING, items: StringArray.fromStrings(tokens) } },
-    { key: 'tokenizer.ggml.scores', type: GgufType.ARRAY, value: { itemType: GgufType.FLOAT32, items: Float32Array.from({ length: shape.vocab }, (_, i) => -i) } },
+    {
+      key: 'tokenizer.ggml.tokens',
+      type: GgufType.ARRAY,
+      value: { itemType: GgufType.STRING, items: StringArray.fromStrings(tokens) },
+    },
+    {
+      key: 'tokenizer.ggml.scores',
+      type: GgufType.ARRAY,
+      value: { itemType: GgufType.FLOAT32, items: Float32Array.from({ length: shape.vocab }, (_, i) => -i) },
+    },
     { key: 'tokenizer.ggml.token_type', type: GgufType.ARRAY, value: { itemType: GgufType.INT32, items: types } },
     u32('tokenizer.ggml.unknown_token_id', 0),
     u32('tokenizer.ggml.bos_token_id', 1),
@@ -106,7 +119,10 @@ function gaussians(n: number, seed: number, scale: number): Float32Array {
     s ^= s << 5;
     return ((s >>> 0) + 0.5) / 2 ** 32;
   };
-  return Float32Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(next())) * Math.cos(2 * Math.PI * next()) * scale);
+  return Float32Array.from(
+    { length: n },
+    () => Math.sqrt(-2 * Math.log(next())) * Math.cos(2 * Math.PI * next()) * scale,
+  );
 }
 
 /** A matrix's bytes: ENCODED_ROWS rows encoded as `type`, repeated; vectors are ones. */
@@ -129,7 +145,9 @@ export async function makeModel(fileType: string, path: string, shapeName: strin
   if (!isQuantFileType(fileType)) throw new Error(`unknown file type "${fileType}"`);
   const f32 = tensors(shape);
   const numbers: Record<string, number> = {
-    'llama.block_count': shape.nLayer, 'llama.attention.head_count': shape.nHead, 'llama.attention.head_count_kv': shape.nHeadKv,
+    'llama.block_count': shape.nLayer,
+    'llama.attention.head_count': shape.nHead,
+    'llama.attention.head_count_kv': shape.nHeadKv,
   };
   const model: RecipeModel = {
     tensors: f32,
@@ -139,7 +157,10 @@ export async function makeModel(fileType: string, path: string, shapeName: strin
   const plan = planQuantization(model, fileType);
   await writeGguf(
     path,
-    { kvs: kvs(shape, plan.fileTypeId, plan.quantizationVersion), tensors: plan.tensors.map((t) => ({ name: t.name, ne: [...t.ne], type: t.to })) },
+    {
+      kvs: kvs(shape, plan.fileTypeId, plan.quantizationVersion),
+      tensors: plan.tensors.map((t) => ({ name: t.name, ne: [...t.ne], type: t.to })),
+    },
     (i) => tensorBytes(plan.tensors[i]!, 1 + i),
   );
 }

@@ -24,8 +24,16 @@ const depths = [0, Number(process.env.KIT_DEPTH ?? (tiny ? 64 : 4096))];
 /** Runs the kit's node on `args`; stdout when it succeeds, else an Error with stderr's tail. */
 function node(args, what) {
   process.stderr.write(`${what}...\n`);
-  const r = spawnSync(process.execPath, args, { cwd: kit, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 2 ** 20 });
-  if (r.status !== 0) throw new Error(`${what} failed (exit ${r.status ?? r.signal}): ${(r.stderr ?? '').trim().split('\n').slice(-5).join(' | ')}`);
+  const r = spawnSync(process.execPath, args, {
+    cwd: kit,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 256 * 2 ** 20,
+  });
+  if (r.status !== 0)
+    throw new Error(
+      `${what} failed (exit ${r.status ?? r.signal}): ${(r.stderr ?? '').trim().split('\n').slice(-5).join(' | ')}`,
+    );
   return r.stdout;
 }
 
@@ -40,20 +48,47 @@ try {
       const base = { fileType, shape, depth, promptTokens: p, genTokens: n };
       let gufo;
       try {
-        const bench = [join(kit, 'app/bin/gufo.mjs'), 'bench', file, '-p', String(p), '-n', String(n), '-d', String(depth), '--profile', '--json'];
+        const bench = [
+          join(kit, 'app/bin/gufo.mjs'),
+          'bench',
+          file,
+          '-p',
+          String(p),
+          '-n',
+          String(n),
+          '-d',
+          String(depth),
+          '--profile',
+          '--json',
+        ];
         gufo = JSON.parse(node(bench, `gufo bench ${fileType} at depth ${depth}`));
         print({
-          engine: 'gufo', ...base, adapter: gufo.adapter.name, prefillTokS: gufo.prefillTokS, decodeTokS: gufo.decodeTokS,
-          rooflineFraction: gufo.rooflineFraction, bytesPerToken: gufo.bytesPerToken, copyBytesPerSecond: gufo.copyBytesPerSecond,
-          dispatchesPerToken: gufo.dispatchesPerToken, hostMsPerToken: gufo.hostMsPerToken, gpuMsPerToken: gufo.profile?.gpuMsPerToken,
-          kernels: gufo.profile?.kernels.slice(0, 8).map((k) => ({ kernel: k.kernel, gpuMsPerToken: k.gpuMsPerToken, rooflineFraction: k.rooflineFraction })),
+          engine: 'gufo',
+          ...base,
+          adapter: gufo.adapter.name,
+          prefillTokS: gufo.prefillTokS,
+          decodeTokS: gufo.decodeTokS,
+          rooflineFraction: gufo.rooflineFraction,
+          bytesPerToken: gufo.bytesPerToken,
+          copyBytesPerSecond: gufo.copyBytesPerSecond,
+          dispatchesPerToken: gufo.dispatchesPerToken,
+          hostMsPerToken: gufo.hostMsPerToken,
+          gpuMsPerToken: gufo.profile?.gpuMsPerToken,
+          kernels: gufo.profile?.kernels
+            .slice(0, 8)
+            .map((k) => ({ kernel: k.kernel, gpuMsPerToken: k.gpuMsPerToken, rooflineFraction: k.rooflineFraction })),
         });
       } catch (err) {
         failed = true;
         print({ engine: 'gufo', ...base, error: err.message });
       }
       try {
-        const llama = JSON.parse(node([join(kit, 'llama/llama-decode.mjs'), file, String(p), String(n), `--depth=${depth}`], `llama.cpp (Vulkan) ${fileType} at depth ${depth}`));
+        const llama = JSON.parse(
+          node(
+            [join(kit, 'llama/llama-decode.mjs'), file, String(p), String(n), `--depth=${depth}`],
+            `llama.cpp (Vulkan) ${fileType} at depth ${depth}`,
+          ),
+        );
         const rooflineFraction = gufo ? (gufo.bytesPerToken * llama.decodeTokS) / gufo.copyBytesPerSecond : null;
         print({ engine: 'llama.cpp-vulkan', ...base, ...llama, rooflineFraction });
       } catch (err) {

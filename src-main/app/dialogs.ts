@@ -5,7 +5,11 @@ export async function pickPaths(parent: BrowserWindow | undefined, kind: 'files'
   const options: OpenDialogOptions =
     kind === 'folder'
       ? { title: 'Add a folder of models', properties: ['openDirectory'] }
-      : { title: 'Add models', properties: ['openFile', 'multiSelections'], filters: [{ name: 'GGUF models', extensions: ['gguf'] }] };
+      : {
+          title: 'Add models',
+          properties: ['openFile', 'multiSelections'],
+          filters: [{ name: 'GGUF models', extensions: ['gguf'] }],
+        };
   const result = parent ? await dialog.showOpenDialog(parent, options) : await dialog.showOpenDialog(options);
   return result.canceled ? [] : result.filePaths;
 }
@@ -16,7 +20,10 @@ export async function showMessage(parent: BrowserWindow | undefined, options: Me
   else await dialog.showMessageBox(options);
 }
 
-export function showAbout(parent: BrowserWindow | undefined, about: { version: string; dataDir: string }): Promise<void> {
+export function showAbout(
+  parent: BrowserWindow | undefined,
+  about: { version: string; dataDir: string },
+): Promise<void> {
   return showMessage(parent, {
     type: 'info',
     title: 'About Gufo',

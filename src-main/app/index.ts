@@ -16,7 +16,8 @@ import { keepOnAppPage, refusePermissions, samePage } from './security';
 import { placeWindow, readWindowState, WindowStateKeeper } from './window-state';
 
 /** The renderer: `electron-vite dev`'s server when it set ELECTRON_RENDERER_URL, else the built page. */
-const appPage = process.env.ELECTRON_RENDERER_URL ?? pathToFileURL(join(import.meta.dirname, '../renderer/index.html')).href;
+const appPage =
+  process.env.ELECTRON_RENDERER_URL ?? pathToFileURL(join(import.meta.dirname, '../renderer/index.html')).href;
 const isAppPage = samePage(appPage);
 
 /**
@@ -101,7 +102,9 @@ function start(): void {
   forwardEvents(backend.events, () => mainWindow);
   followTheme(backend);
   const actions = menuActions(backend, () => mainWindow);
-  Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate({ platform: process.platform, packaged: app.isPackaged, actions })));
+  Menu.setApplicationMenu(
+    Menu.buildFromTemplate(menuTemplate({ platform: process.platform, packaged: app.isPackaged, actions })),
+  );
   openMainWindow();
   // macOS keeps the app alive without windows; clicking the dock icon opens one again.
   app.on('activate', () => {

@@ -22,12 +22,25 @@ export interface MenuOptions {
 export function menuTemplate({ platform, packaged, actions }: MenuOptions): MenuItemConstructorOptions[] {
   const mac = platform === 'darwin';
   const about: MenuItemConstructorOptions = { label: 'About Gufo', click: () => actions.about() };
-  const openDataFolder: MenuItemConstructorOptions = { label: 'Open Data Folder', click: () => actions.openDataFolder() };
+  const openDataFolder: MenuItemConstructorOptions = {
+    label: 'Open Data Folder',
+    click: () => actions.openDataFolder(),
+  };
   const sep: MenuItemConstructorOptions = { type: 'separator' };
 
   const appMenu: MenuItemConstructorOptions = {
     label: 'Gufo',
-    submenu: [about, sep, { role: 'services' }, sep, { role: 'hide' }, { role: 'hideOthers' }, { role: 'unhide' }, sep, { role: 'quit' }],
+    submenu: [
+      about,
+      sep,
+      { role: 'services' },
+      sep,
+      { role: 'hide' },
+      { role: 'hideOthers' },
+      { role: 'unhide' },
+      sep,
+      { role: 'quit' },
+    ],
   };
   const file: MenuItemConstructorOptions = {
     label: 'File',
@@ -59,7 +72,9 @@ export function menuTemplate({ platform, packaged, actions }: MenuOptions): Menu
   const view: MenuItemConstructorOptions = {
     label: 'View',
     submenu: [
-      ...(packaged ? [] : [{ role: 'reload' } as const, { role: 'forceReload' } as const, { role: 'toggleDevTools' } as const, sep]),
+      ...(packaged
+        ? []
+        : [{ role: 'reload' } as const, { role: 'forceReload' } as const, { role: 'toggleDevTools' } as const, sep]),
       { role: 'resetZoom' },
       { role: 'zoomIn' },
       { role: 'zoomOut' },
@@ -69,7 +84,9 @@ export function menuTemplate({ platform, packaged, actions }: MenuOptions): Menu
   };
   const window: MenuItemConstructorOptions = {
     role: 'windowMenu',
-    submenu: mac ? [{ role: 'minimize' }, { role: 'zoom' }, sep, { role: 'front' }] : [{ role: 'minimize' }, { role: 'close' }],
+    submenu: mac
+      ? [{ role: 'minimize' }, { role: 'zoom' }, sep, { role: 'front' }]
+      : [{ role: 'minimize' }, { role: 'close' }],
   };
   const help: MenuItemConstructorOptions = {
     role: 'help',

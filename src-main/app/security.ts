@@ -10,8 +10,12 @@ const CLIPBOARD_WRITE = 'clipboard-sanitized-write';
 
 /** Refuses every permission request and check, but the clipboard write, and that only for the app page. */
 export function refusePermissions(session: Session, isAppPage: (url: string) => boolean): void {
-  session.setPermissionRequestHandler((contents, permission, callback) => callback(permission === CLIPBOARD_WRITE && isAppPage(contents.getURL())));
-  session.setPermissionCheckHandler((contents, permission) => permission === CLIPBOARD_WRITE && contents !== null && isAppPage(contents.getURL()));
+  session.setPermissionRequestHandler((contents, permission, callback) =>
+    callback(permission === CLIPBOARD_WRITE && isAppPage(contents.getURL())),
+  );
+  session.setPermissionCheckHandler(
+    (contents, permission) => permission === CLIPBOARD_WRITE && contents !== null && isAppPage(contents.getURL()),
+  );
 }
 
 /** Keeps `contents` on the app page; a web link it tries to open goes to the system browser instead. */

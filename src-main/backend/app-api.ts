@@ -46,7 +46,8 @@ export function createAppApi(ctx: BackendContext): AppApi {
         try {
           const stat = statSync(full);
           if (stat.isDirectory()) entries.push({ name, path: full, kind: 'dir', bytes: null });
-          else if (stat.isFile() && name.toLowerCase().endsWith('.gguf')) entries.push({ name, path: full, kind: 'file', bytes: stat.size });
+          else if (stat.isFile() && name.toLowerCase().endsWith('.gguf'))
+            entries.push({ name, path: full, kind: 'file', bytes: stat.size });
         } catch {
           // A dangling link or a file we may not read: not something the user can pick.
         }
@@ -76,7 +77,11 @@ function withCheckedFolders(patch: Partial<Settings>, current: Settings): Partia
     checked.modelDirs = [...new Set(patch.modelDirs.map((dir) => checkFolder('modelDirs', dir, saved)))];
   }
   if (typeof patch.exportDir === 'string') {
-    checked.exportDir = checkFolder('exportDir', patch.exportDir, new Set(current.exportDir === null ? [] : [current.exportDir]));
+    checked.exportDir = checkFolder(
+      'exportDir',
+      patch.exportDir,
+      new Set(current.exportDir === null ? [] : [current.exportDir]),
+    );
   }
   return checked;
 }

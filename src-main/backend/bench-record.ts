@@ -11,7 +11,12 @@ export interface BenchMeasurement {
   loadMs: number;
 }
 
-export function benchRunRecord(model: ModelEntry, fileSha256: string, measured: BenchMeasurement, appVersion: string): NewBenchRun {
+export function benchRunRecord(
+  model: ModelEntry,
+  fileSha256: string,
+  measured: BenchMeasurement,
+  appVersion: string,
+): NewBenchRun {
   const { result, info } = measured;
   return {
     modelId: model.id,

@@ -25,13 +25,19 @@ export function createBenchApi(ctx: BackendContext): BenchApi {
   async function fileSha256(model: ModelEntry, job: JobContext): Promise<string> {
     const { sha256, computed } = await modelSha256(ctx.models, model, {
       signal: job.signal,
-      onProgress: (bytes) => job.progress(2, STEPS, `Hashing the model file: ${Math.floor((bytes / model.bytes) * 100)}%`),
+      onProgress: (bytes) =>
+        job.progress(2, STEPS, `Hashing the model file: ${Math.floor((bytes / model.bytes) * 100)}%`),
     });
     if (computed) ctx.events.emit({ type: 'library-changed' });
     return sha256;
   }
 
-  async function runBenchmark(job: JobContext, model: ModelEntry, promptTokens: number, genTokens: number): Promise<BenchRun> {
+  async function runBenchmark(
+    job: JobContext,
+    model: ModelEntry,
+    promptTokens: number,
+    genTokens: number,
+  ): Promise<BenchRun> {
     const loading = `Loading ${model.name}`;
     job.progress(0, STEPS, loading);
     const measured = await untilAborted(
@@ -44,7 +50,9 @@ export function createBenchApi(ctx: BackendContext): BenchApi {
         async ({ host, info }) => {
           // Cancelled while waiting for the engine or loading: start no benchmark nobody waits for.
           job.signal.throwIfAborted();
-          const bench = await whileTicking(job, `Prefill ${promptTokens} tokens, then decode ${genTokens} tokens`, () => host.bench(promptTokens, genTokens));
+          const bench = await whileTicking(job, `Prefill ${promptTokens} tokens, then decode ${genTokens} tokens`, () =>
+            host.bench(promptTokens, genTokens),
+          );
           // The engine's own load time of this model: of this call's load, or of the earlier one
           // that left the model loaded (the pool keeps it), which loaded the same file.
           return { ...bench, loadMs: info.loadMs };
@@ -66,7 +74,12 @@ export function createBenchApi(ctx: BackendContext): BenchApi {
       const genTokens = tokenCount(request.genTokens, DEFAULT_GEN_TOKENS, 'genTokens');
       const model = requireReadableModel(ctx, request.modelId);
       return ctx.jobs.start(
-        { kind: 'bench', title: `Benchmark ${model.name} (pp${promptTokens}, tg${genTokens})`, unit: 'steps', modelId: model.id },
+        {
+          kind: 'bench',
+          title: `Benchmark ${model.name} (pp${promptTokens}, tg${genTokens})`,
+          unit: 'steps',
+          modelId: model.id,
+        },
         (job) => runBenchmark(job, model, promptTokens, genTokens),
       );
     },
@@ -83,7 +96,8 @@ export function createBenchApi(ctx: BackendContext): BenchApi {
 
 function tokenCount(value: number | undefined, fallback: number, field: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1 || value > MAX_TOKENS) throw new Error(`${field} must be a whole number from 1 to ${MAX_TOKENS}, got ${value}`);
+  if (!Number.isInteger(value) || value < 1 || value > MAX_TOKENS)
+    throw new Error(`${field} must be a whole number from 1 to ${MAX_TOKENS}, got ${value}`);
   return value;
 }
 

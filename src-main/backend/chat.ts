@@ -21,7 +21,15 @@ import { ChatStore, type ChatRecord, type StoredChatSettings } from '../node/sto
 import { Answers } from './chat/answers';
 import { exportChat } from './chat/export';
 import { contextUsage, openModelText, type ModelText } from './chat/prompt';
-import { applySettings, DEFAULT_PRESET, effectiveSettings, isRecord, SAMPLING_PRESETS, samplingPreset, type ModelFacts } from './chat/settings';
+import {
+  applySettings,
+  DEFAULT_PRESET,
+  effectiveSettings,
+  isRecord,
+  SAMPLING_PRESETS,
+  samplingPreset,
+  type ModelFacts,
+} from './chat/settings';
 import { branchPath, newestLeaf } from './chat/tree';
 import { withToolCalls } from './chat/tool-calls';
 import { requireReadableModel, type BackendContext } from './context';
@@ -34,7 +42,16 @@ const TITLE_MAX = 200;
 const AUTO_TITLE_CHARS = 60;
 const SEARCH_LIMIT = 50;
 const SEARCH_LIMIT_MAX = 500;
-const NEW_CHAT_FIELDS: readonly (keyof NewChat)[] = ['modelId', 'title', 'systemPrompt', 'preset', 'sampling', 'contextSize', 'promptFormat', 'contextOverflow'];
+const NEW_CHAT_FIELDS: readonly (keyof NewChat)[] = [
+  'modelId',
+  'title',
+  'systemPrompt',
+  'preset',
+  'sampling',
+  'contextSize',
+  'promptFormat',
+  'contextOverflow',
+];
 
 export function createChatApi(ctx: BackendContext): ChatApi {
   const store = new ChatStore(ctx.db);
@@ -61,8 +78,10 @@ export function createChatApi(ctx: BackendContext): ChatApi {
   /** The message, which must have one of `roles` when they are given. */
   const requireMessage = (chatId: number, messageId: unknown, ...roles: MessageRole[]): MessageView => {
     const message = Number.isInteger(messageId) ? store.message(messageId as number) : undefined;
-    if (!message || message.chatId !== chatId) throw new Error(`chat ${chatId} has no message with id ${JSON.stringify(messageId)}`);
-    if (roles.length > 0 && !roles.includes(message.role)) throw new Error(`message ${message.id} is a ${message.role} message, not a ${roles.join(' or ')} message`);
+    if (!message || message.chatId !== chatId)
+      throw new Error(`chat ${chatId} has no message with id ${JSON.stringify(messageId)}`);
+    if (roles.length > 0 && !roles.includes(message.role))
+      throw new Error(`message ${message.id} is a ${message.role} message, not a ${roles.join(' or ')} message`);
     return message;
   };
 
@@ -76,11 +95,29 @@ export function createChatApi(ctx: BackendContext): ChatApi {
   };
 
   /** The usage bar's numbers; null when the conversation does not render. */
-  const usageOf = async (record: ChatRecord, text: ModelText, messages: readonly MessageView[]): Promise<ContextUsage | null> => {
+  const usageOf = async (
+    record: ChatRecord,
+    text: ModelText,
+    messages: readonly MessageView[],
+  ): Promise<ContextUsage | null> => {
     try {
-      const { systemPrompt, contextSize, sampling, promptFormat: format, tools, contextOverflow: overflow } = effectiveSettings(record.settings, text.hasChatTemplate);
+      const {
+        systemPrompt,
+        contextSize,
+        sampling,
+        promptFormat: format,
+        tools,
+        contextOverflow: overflow,
+      } = effectiveSettings(record.settings, text.hasChatTemplate);
       const limits = { contextSize, maxTokens: sampling.maxTokens, overflow };
-      const job = { kind: 'plan', systemPrompt, branch: branchPath(messages, record.activeLeafId), limits, format, tools } as const;
+      const job = {
+        kind: 'plan',
+        systemPrompt,
+        branch: branchPath(messages, record.activeLeafId),
+        limits,
+        format,
+        tools,
+      } as const;
       return contextUsage(await promptWorkers.run(text, record.modelPath, job), limits);
     } catch {
       // A template that rejects this conversation: the answer reports it when one is asked for.
@@ -96,10 +133,19 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     if (!text) return { ...base, settings: record.settings, contextUsage: null, promptFormats: null };
     try {
       const settings = effectiveSettings(record.settings, text.hasChatTemplate);
-      const promptFormatsView = { modelHasTemplate: text.hasChatTemplate, choices: promptFormats(text.hasChatTemplate) };
+      const promptFormatsView = {
+        modelHasTemplate: text.hasChatTemplate,
+        choices: promptFormats(text.hasChatTemplate),
+      };
       // Plain completion has no turns, so no calls: its text is shown as written.
       const shown = settings.promptFormat === 'completion' ? messages : withToolCalls(messages, text.toolCalls.syntax);
-      return { ...base, messages: shown, settings, contextUsage: await usageOf(record, text, messages), promptFormats: promptFormatsView };
+      return {
+        ...base,
+        messages: shown,
+        settings,
+        contextUsage: await usageOf(record, text, messages),
+        promptFormats: promptFormatsView,
+      };
     } finally {
       text.close();
     }
@@ -118,13 +164,21 @@ export function createChatApi(ctx: BackendContext): ChatApi {
   const checkCanAnswer = (record: ChatRecord): void => {
     answers.assertCanStart(record.summary.id);
     if (!existsSync(record.modelPath)) {
-      throw new Error(`the model file of this chat is missing: ${record.modelPath} (${record.summary.modelName}); put it back, or start a new chat with another model`);
+      throw new Error(
+        `the model file of this chat is missing: ${record.modelPath} (${record.summary.modelName}); put it back, or start a new chat with another model`,
+      );
     }
   };
 
   /** Adds the empty answer row under `userId` and shows its branch; call inside a transaction. */
   const insertAnswer = (chatId: number, userId: number): MessageView => {
-    const assistant = store.addMessage({ chatId, parentId: userId, role: 'assistant', content: '', status: 'streaming' });
+    const assistant = store.addMessage({
+      chatId,
+      parentId: userId,
+      role: 'assistant',
+      content: '',
+      status: 'streaming',
+    });
     store.setActiveLeaf(chatId, assistant.id);
     store.touch(chatId);
     return assistant;
@@ -133,12 +187,19 @@ export function createChatApi(ctx: BackendContext): ChatApi {
   const startAnswer = (record: ChatRecord, user: MessageView, assistant: MessageView): void => {
     ctx.events.emit({ type: 'chat-message', message: assistant });
     const chatId = record.summary.id;
-    answers.start({ chatId, messageId: assistant.id, modelPath: record.modelPath, settings: record.settings, branch: branchPath(store.messages(chatId), user.id) });
+    answers.start({
+      chatId,
+      messageId: assistant.id,
+      modelPath: record.modelPath,
+      settings: record.settings,
+      branch: branchPath(store.messages(chatId), user.id),
+    });
   };
 
   /** Adds a user message (or a tool's result) under `parentId` (the chat's first one names it) and starts its answer. */
   const ask = (record: ChatRecord, parentId: number | null, content: unknown, role: 'user' | 'tool' = 'user') => {
-    if (typeof content !== 'string' || content.trim() === '') throw new Error(role === 'tool' ? 'a tool result needs some text' : 'a message needs some text');
+    if (typeof content !== 'string' || content.trim() === '')
+      throw new Error(role === 'tool' ? 'a tool result needs some text' : 'a message needs some text');
     checkCanAnswer(record);
     const chatId = record.summary.id;
     const retitle = record.summary.title === DEFAULT_TITLE && record.summary.messageCount === 0;
@@ -167,7 +228,8 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     async searchMessages(query, limit) {
       limit ??= SEARCH_LIMIT;
       if (typeof query !== 'string') throw new Error('the message search must be text');
-      if (!Number.isInteger(limit) || limit < 1 || limit > SEARCH_LIMIT_MAX) throw new Error(`the search limit must be a whole number from 1 to ${SEARCH_LIMIT_MAX}`);
+      if (!Number.isInteger(limit) || limit < 1 || limit > SEARCH_LIMIT_MAX)
+        throw new Error(`the search limit must be a whole number from 1 to ${SEARCH_LIMIT_MAX}`);
       return store.search(query, limit);
     },
 
@@ -175,7 +237,8 @@ export function createChatApi(ctx: BackendContext): ChatApi {
       if (!isRecord(input)) throw new Error('createChat needs { modelId, ... }');
       const unknown = Object.keys(input).find((k) => !NEW_CHAT_FIELDS.includes(k as keyof NewChat));
       if (unknown) throw new Error(`"${unknown}" is not something a new chat takes (${NEW_CHAT_FIELDS.join(', ')})`);
-      if (!Number.isInteger(input.modelId)) throw new Error(`a new chat needs the id of a model in the library (got ${JSON.stringify(input.modelId)})`);
+      if (!Number.isInteger(input.modelId))
+        throw new Error(`a new chat needs the id of a model in the library (got ${JSON.stringify(input.modelId)})`);
       const model = requireReadableModel(ctx, input.modelId);
       const facts = modelFactsOf(model.id, model.path);
       const base: StoredChatSettings = {
@@ -186,7 +249,11 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         contextOverflow: DEFAULT_CONTEXT_OVERFLOW,
       };
       const { systemPrompt, sampling, contextSize, promptFormat, contextOverflow } = input;
-      const settings = applySettings(base, { systemPrompt, sampling, contextSize, promptFormat, contextOverflow }, facts);
+      const settings = applySettings(
+        base,
+        { systemPrompt, sampling, contextSize, promptFormat, contextOverflow },
+        facts,
+      );
       const title = input.title === undefined ? DEFAULT_TITLE : checkTitle(input.title);
       const id = store.create({ title, modelId: model.id, modelName: model.name, modelPath: model.path, settings });
       ctx.events.emit({ type: 'chats-changed' });
@@ -212,7 +279,10 @@ export function createChatApi(ctx: BackendContext): ChatApi {
 
     async updateChatSettings(chatId, patch) {
       const record = requireChat(chatId);
-      store.updateSettings(record.summary.id, applySettings(record.settings, patch, modelFactsOf(record.summary.modelId, record.modelPath)));
+      store.updateSettings(
+        record.summary.id,
+        applySettings(record.settings, patch, modelFactsOf(record.summary.modelId, record.modelPath)),
+      );
       return view(record.summary.id);
     },
 
@@ -232,7 +302,12 @@ export function createChatApi(ctx: BackendContext): ChatApi {
 
     async regenerate(chatId, assistantMessageId) {
       const record = requireChat(chatId);
-      const user = requireMessage(record.summary.id, requireMessage(record.summary.id, assistantMessageId, 'assistant').parentId, 'user', 'tool');
+      const user = requireMessage(
+        record.summary.id,
+        requireMessage(record.summary.id, assistantMessageId, 'assistant').parentId,
+        'user',
+        'tool',
+      );
       checkCanAnswer(record);
       const assistant = store.transaction(() => insertAnswer(record.summary.id, user.id));
       startAnswer(record, user, assistant);
@@ -268,7 +343,8 @@ function noChat(chatId: unknown): Error {
 
 function checkTitle(title: unknown): string {
   const trimmed = typeof title === 'string' ? title.trim() : '';
-  if (trimmed === '' || trimmed.length > TITLE_MAX) throw new Error(`a chat title must be text of 1 to ${TITLE_MAX} characters`);
+  if (trimmed === '' || trimmed.length > TITLE_MAX)
+    throw new Error(`a chat title must be text of 1 to ${TITLE_MAX} characters`);
   return trimmed;
 }
 

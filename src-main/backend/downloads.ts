@@ -95,7 +95,12 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
   }
 
   function run(record: DownloadRecord): void {
-    const entry: Active = { controller: new AbortController(), stopping: null, rate: new RateMeter(), done: Promise.resolve() };
+    const entry: Active = {
+      controller: new AbortController(),
+      stopping: null,
+      rate: new RateMeter(),
+      done: Promise.resolve(),
+    };
     active.set(record.id, entry);
     update(record.id, { status: 'running', error: null, ownerPid: process.pid });
     entry.done = download(record, entry)
@@ -151,7 +156,10 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
     }).finally(() => clearTimeout(pending));
     current = update(record.id, { status: 'verifying', bytes: result.bytes, total: result.bytes });
     if (current.sha256 !== null && current.sha256 !== result.sha256) {
-      await discard(record, `${record.url}: the file's SHA-256 is ${result.sha256}, not the ${current.sha256Source} ${current.sha256}; the download was deleted`);
+      await discard(
+        record,
+        `${record.url}: the file's SHA-256 is ${result.sha256}, not the ${current.sha256Source} ${current.sha256}; the download was deleted`,
+      );
       return;
     }
     const problem = ggufProblem(record.partPath);
@@ -181,7 +189,12 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
     } else if (entry.stopping !== null || isAbort(err, entry.controller.signal)) {
       update(record.id, { status: 'paused', bytes, ownerPid: null });
     } else {
-      update(record.id, { status: 'failed', bytes, error: err instanceof Error ? err.message : String(err), ownerPid: null });
+      update(record.id, {
+        status: 'failed',
+        bytes,
+        error: err instanceof Error ? err.message : String(err),
+        ownerPid: null,
+      });
     }
   }
 
@@ -211,10 +224,12 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
   async function resumeDownload(id: number): Promise<DownloadView> {
     const record = downloadOf(id);
     if (record.status === 'running' || record.status === 'verifying' || record.status === 'queued') {
-      if (record.ownerPid !== process.pid) throw new Error(`${record.fileName} is being downloaded by another Gufo (process ${record.ownerPid})`);
+      if (record.ownerPid !== process.pid)
+        throw new Error(`${record.fileName} is being downloaded by another Gufo (process ${record.ownerPid})`);
       return view(record);
     }
-    if (record.status !== 'paused' && record.status !== 'failed') throw new Error(`${record.fileName} is ${record.status}: nothing to resume`);
+    if (record.status !== 'paused' && record.status !== 'failed')
+      throw new Error(`${record.fileName} is ${record.status}: nothing to resume`);
     update(id, { status: 'queued', error: null, ownerPid: process.pid });
     pump();
     return view(downloadOf(id));
@@ -232,7 +247,8 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
     async startDownload(request: DownloadRequest) {
       if (typeof request?.url !== 'string' || request.url.trim() === '') throw new Error('startDownload needs a URL');
       const sha256 = request.sha256?.trim().toLowerCase() || null;
-      if (sha256 !== null && !/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`"${request.sha256}" is not a SHA-256 (64 hexadecimal digits)`);
+      if (sha256 !== null && !/^[0-9a-f]{64}$/.test(sha256))
+        throw new Error(`"${request.sha256}" is not a SHA-256 (64 hexadecimal digits)`);
       const url = request.url.trim();
       const { fileName } = resolveDownloadUrl(url, ctx.env);
       const earlier = store.unfinished(url);

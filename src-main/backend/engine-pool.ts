@@ -79,7 +79,9 @@ export class EnginePool {
 
   /** The models loaded now, in the order of their engines. */
   loaded(): PooledModel[] {
-    return this.#slots.flatMap(({ loaded }) => (loaded?.info.memory ? [{ path: loaded.path, ctx: loaded.ctx, memory: loaded.info.memory }] : []));
+    return this.#slots.flatMap(({ loaded }) =>
+      loaded?.info.memory ? [{ path: loaded.path, ctx: loaded.ctx, memory: loaded.info.memory }] : [],
+    );
   }
 
   /** Calls `listener` whenever the loaded models change (a load, an unload, a crash); answers a function that stops it. */

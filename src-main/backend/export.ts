@@ -9,7 +9,14 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { ExportApi, ExportPlanView, ExportRecord, ExportRequest, ExportTypeOption, QualityTextSource } from '../../src-preload/api';
+import type {
+  ExportApi,
+  ExportPlanView,
+  ExportRecord,
+  ExportRequest,
+  ExportTypeOption,
+  QualityTextSource,
+} from '../../src-preload/api';
 import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/export-size';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import { isQuantFileType, planQuantization, QUANT_FILE_TYPES, type QuantFileType } from '../core/quant-recipes';
@@ -68,8 +75,17 @@ export function createExportApi(ctx: BackendContext): ExportApi {
               requantizes: p.requantized.length,
               unavailable,
               defaultOutputPath,
-              needsImatrix: imatrix === null && p.unsupported !== null && predictExport(gguf, fileType, { ...recipe, imatrixEntries: 1 }).unsupported === null,
-              predicted: unavailable === null && measured ? pooledPrediction(planQuantization(gguf, fileType, { ...recipe, hasImatrix: imatrix !== null }).tensors, measured) : null,
+              needsImatrix:
+                imatrix === null &&
+                p.unsupported !== null &&
+                predictExport(gguf, fileType, { ...recipe, imatrixEntries: 1 }).unsupported === null,
+              predicted:
+                unavailable === null && measured
+                  ? pooledPrediction(
+                      planQuantization(gguf, fileType, { ...recipe, hasImatrix: imatrix !== null }).tensors,
+                      measured,
+                    )
+                  : null,
             };
           } catch (err) {
             return {
@@ -92,7 +108,8 @@ export function createExportApi(ctx: BackendContext): ExportApi {
     async startExport(request: ExportRequest): Promise<string> {
       const model = requireReadableModel(ctx, request.modelId);
       const { fileType } = request;
-      if (!isQuantFileType(fileType)) throw new Error(`unknown file type "${fileType}"; Gufo writes ${QUANT_FILE_TYPES.join(', ')}`);
+      if (!isQuantFileType(fileType))
+        throw new Error(`unknown file type "${fileType}"; Gufo writes ${QUANT_FILE_TYPES.join(', ')}`);
       const recipe = checkedRecipe(request.recipe);
       const imatrix = await chosenImatrix(request.imatrix);
       const prediction = withGguf(model.path, (gguf) => {
@@ -105,27 +122,36 @@ export function createExportApi(ctx: BackendContext): ExportApi {
       const problem = blocker(prediction, request.allowRequantize === true);
       if (problem) throw new Error(`${model.path}: cannot export to ${fileType}: ${problem}`);
       const qualityText = request.qualityReport;
-      if (qualityText !== undefined && !isQualityTextSource(qualityText)) throw new Error(`unknown quality report text "${String(qualityText)}": use builtin or chats`);
+      if (qualityText !== undefined && !isQualityTextSource(qualityText))
+        throw new Error(`unknown quality report text "${String(qualityText)}": use builtin or chats`);
       const output = chooseOutput(request.outputPath, () => {
         mkdirSync(outputDir(), { recursive: true });
         return freeOutputPath(model.path, fileType);
       });
       if (writing.has(output)) throw new Error(`${output} is being written by another export`);
 
-      const record = store.start({ sourceModelId: model.id, sourceName: model.name, sourcePath: model.path, outputPath: output, fileType });
+      const record = store.start({
+        sourceModelId: model.id,
+        sourceName: model.name,
+        sourcePath: model.path,
+        outputPath: output,
+        fileType,
+      });
       writing.add(output);
-      const jobId = ctx.jobs.start({ kind: 'export', title: `Export ${model.name} to ${fileType}`, unit: 'bytes', modelId: model.id }, (job) =>
-        runExport(job, {
-          recordId: record.id,
-          source: model.path,
-          output,
-          fileType,
-          prediction,
-          recipe,
-          imatrix,
-          allowRequantize: request.allowRequantize === true,
-          qualityText,
-        }).finally(() => writing.delete(output)),
+      const jobId = ctx.jobs.start(
+        { kind: 'export', title: `Export ${model.name} to ${fileType}`, unit: 'bytes', modelId: model.id },
+        (job) =>
+          runExport(job, {
+            recordId: record.id,
+            source: model.path,
+            output,
+            fileType,
+            prediction,
+            recipe,
+            imatrix,
+            allowRequantize: request.allowRequantize === true,
+            qualityText,
+          }).finally(() => writing.delete(output)),
       );
       store.setJob(record.id, jobId);
       return jobId;
@@ -151,14 +177,20 @@ export function createExportApi(ctx: BackendContext): ExportApi {
         allowRequantize: e.allowRequantize,
         threads: appQuantizeThreads(),
         signal: job.signal,
-        onProgress: (p) => job.progress(bytesWrittenAt(e.prediction, p.index, p.elementsDone), e.prediction.fileBytes, p.tensor),
+        onProgress: (p) =>
+          job.progress(bytesWrittenAt(e.prediction, p.index, p.elementsDone), e.prediction.fileBytes, p.tensor),
       });
       // The file is complete: it joins the library (again, if the user had removed that path).
       ctx.models.unexclude(e.output);
       const entry = ctx.models.upsert(readModelFile(e.output, 'exported'));
       ctx.events.emit({ type: 'library-changed' });
       job.progress(report.bytesOut, e.prediction.fileBytes, null);
-      const done = store.finish(e.recordId, { status: 'done', bytesOut: report.bytesOut, seconds: report.seconds, outputModelId: entry.id });
+      const done = store.finish(e.recordId, {
+        status: 'done',
+        bytesOut: report.bytesOut,
+        seconds: report.seconds,
+        outputModelId: entry.id,
+      });
       if (e.qualityText) quality.startForExport(done.id, e.qualityText);
       return done;
     } catch (err) {
@@ -186,7 +218,8 @@ interface ExportJob {
 /** The request's recipe with its patterns and types checked; an error names the bad one. */
 function checkedRecipe(recipe: ExportRequest['recipe']): ResolvedOverrides {
   if (recipe === undefined || recipe === null) return {};
-  if (typeof recipe !== 'object') throw new Error('recipe must be an object { tensorTypes, outputTensorType, tokenEmbeddingType, pure }');
+  if (typeof recipe !== 'object')
+    throw new Error('recipe must be an object { tensorTypes, outputTensorType, tokenEmbeddingType, pure }');
   try {
     return resolveOverrides(recipe);
   } catch (err) {
@@ -224,7 +257,8 @@ function chooseOutput(asked: string | undefined, byDefault: () => string): strin
   const path = resolve(asked.trim());
   if (!/\.gguf$/i.test(path)) throw new Error(`${path}: the output must be a .gguf file`);
   // Never overwrite: not the source, not another model, not anything else.
-  if (existsSync(path)) throw new Error(`${path} already exists; choose a new file name (an export never overwrites a file)`);
+  if (existsSync(path))
+    throw new Error(`${path} already exists; choose a new file name (an export never overwrites a file)`);
   if (!existsSync(dirname(path))) throw new Error(`${dirname(path)}: no such folder`);
   return path;
 }

@@ -31,7 +31,8 @@ export interface ChosenImatrix {
 
 /** The matrix at `path`, or an error naming the file and what is wrong with it. */
 export async function loadChosenImatrix(path: unknown): Promise<ChosenImatrix> {
-  if (typeof path !== 'string' || path.trim() === '') throw new Error('imatrix must be the path of an importance matrix file');
+  if (typeof path !== 'string' || path.trim() === '')
+    throw new Error('imatrix must be the path of an importance matrix file');
   const file = resolve(path);
   if (!existsSync(file)) throw new Error(`${file}: no such importance matrix file`);
   let matrix: ImportanceMatrix;
@@ -50,11 +51,16 @@ export function createImatrixApi(ctx: BackendContext): Pick<ExportApi, 'startIma
 
   /** The text to compute from, or null for a file that is an importance matrix already. */
   function textOf(source: ImatrixSource): QualityText | null {
-    if (typeof source !== 'object' || source === null) throw new Error('imatrix source must be { kind: "builtin" | "chats" | "file" }');
+    if (typeof source !== 'object' || source === null)
+      throw new Error('imatrix source must be { kind: "builtin" | "chats" | "file" }');
     if (source.kind === 'builtin') return { text: BUILTIN_TEXT, label: BUILTIN_TEXT_LABEL };
     if (source.kind === 'chats') return chatsText(ctx);
-    if (source.kind !== 'file') throw new Error(`unknown imatrix source "${String((source as { kind: unknown }).kind)}": use builtin, chats or file`);
-    if (typeof source.path !== 'string' || source.path.trim() === '') throw new Error('an imatrix source file needs a path');
+    if (source.kind !== 'file')
+      throw new Error(
+        `unknown imatrix source "${String((source as { kind: unknown }).kind)}": use builtin, chats or file`,
+      );
+    if (typeof source.path !== 'string' || source.path.trim() === '')
+      throw new Error('an imatrix source file needs a path');
     const path = resolve(source.path);
     let bytes: Buffer;
     try {
@@ -71,13 +77,22 @@ export function createImatrixApi(ctx: BackendContext): Pick<ExportApi, 'startIma
 
   async function given(modelId: number, path: string): Promise<ImatrixView> {
     const { matrix } = await loadChosenImatrix(path);
-    return { modelId, path: resolve(path), label: resolve(path), entries: matrix.size, chunks: null, chunkSize: null, cached: false };
+    return {
+      modelId,
+      path: resolve(path),
+      label: resolve(path),
+      entries: matrix.size,
+      chunks: null,
+      chunkSize: null,
+      cached: false,
+    };
   }
 
   async function compute(job: JobContext, model: ModelEntry, text: QualityText): Promise<ImatrixView> {
     const { sha256, computed } = await modelSha256(ctx.models, model, {
       signal: job.signal,
-      onProgress: (bytes) => job.progress(0, null, `Hashing the model file: ${Math.floor((bytes / model.bytes) * 100)}%`),
+      onProgress: (bytes) =>
+        job.progress(0, null, `Hashing the model file: ${Math.floor((bytes / model.bytes) * 100)}%`),
     });
     if (computed) ctx.events.emit({ type: 'library-changed' });
     const textSha = createHash('sha256').update(text.text).digest('hex');
@@ -87,12 +102,24 @@ export function createImatrixApi(ctx: BackendContext): Pick<ExportApi, 'startIma
     const chunks = chunksOf(model, text);
     const ctxTokens = chunks[0]!.length;
     const weights = await ctx.engines.withModel(
-      { path: model.path, ctx: ctxTokens, onProgress: (done, bytes) => job.progress(0, chunks.length, `Loading ${model.name}: ${Math.floor((done / bytes) * 100)}%`) },
-      ({ host }) => host.collectChunks(chunks, job.signal, (i) => job.progress(i, chunks.length, `Chunk ${i + 1} of ${chunks.length} (${ctxTokens} tokens)`)),
+      {
+        path: model.path,
+        ctx: ctxTokens,
+        onProgress: (done, bytes) =>
+          job.progress(0, chunks.length, `Loading ${model.name}: ${Math.floor((done / bytes) * 100)}%`),
+      },
+      ({ host }) =>
+        host.collectChunks(chunks, job.signal, (i) =>
+          job.progress(i, chunks.length, `Chunk ${i + 1} of ${chunks.length} (${ctxTokens} tokens)`),
+        ),
     );
     job.signal.throwIfAborted();
     mkdirSync(folder, { recursive: true });
-    await writeImatrixFile(path, { datasets: [text.label], chunkCount: chunks.length, chunkSize: ctxTokens, weights }, job.signal);
+    await writeImatrixFile(
+      path,
+      { datasets: [text.label], chunkCount: chunks.length, chunkSize: ctxTokens, weights },
+      job.signal,
+    );
     job.progress(chunks.length, chunks.length, null);
     return viewOf(model.id, path, false);
   }
@@ -108,7 +135,9 @@ export function createImatrixApi(ctx: BackendContext): Pick<ExportApi, 'startIma
       }
       // Checked now, so a text too short fails before the job starts.
       chunksOf(model, text);
-      return ctx.jobs.start({ kind: 'imatrix', title: `${title} from ${text.label}`, unit: 'steps', modelId }, (job) => compute(job, model, text));
+      return ctx.jobs.start({ kind: 'imatrix', title: `${title} from ${text.label}`, unit: 'steps', modelId }, (job) =>
+        compute(job, model, text),
+      );
     },
   };
 }
@@ -124,7 +153,9 @@ function chunksOf(model: ModelEntry, text: QualityText): number[][] {
     const tokens = createTokenizer(vocab).tokenize(text.text, { addBos: true });
     const ctx = Math.min(defaultWindow(model.contextLength), Math.floor(tokens.length / 2));
     if (ctx < MIN_IMATRIX_CHUNK) {
-      throw new Error(`${text.label}: tokenizes to ${tokens.length} tokens; an importance matrix needs at least ${2 * MIN_IMATRIX_CHUNK}`);
+      throw new Error(
+        `${text.label}: tokenizes to ${tokens.length} tokens; an importance matrix needs at least ${2 * MIN_IMATRIX_CHUNK}`,
+      );
     }
     return imatrixChunks(tokens, ctx, Number.MAX_SAFE_INTEGER, vocab.addBos ? vocab.bos : null, text.label);
   } finally {
@@ -139,7 +170,15 @@ function viewOf(modelId: number, path: string, cached: boolean): ImatrixView {
     const entries = gguf.tensors.filter((t) => t.name.endsWith('.in_sum2')).length;
     const datasets = gguf.getArray('imatrix.datasets');
     const label = (datasets?.itemType === GgufType.STRING && datasets.items.at(0)) || path;
-    return { modelId, path, label, entries, chunks: gguf.getNumber('imatrix.chunk_count') ?? null, chunkSize: gguf.getNumber('imatrix.chunk_size') ?? null, cached };
+    return {
+      modelId,
+      path,
+      label,
+      entries,
+      chunks: gguf.getNumber('imatrix.chunk_count') ?? null,
+      chunkSize: gguf.getNumber('imatrix.chunk_size') ?? null,
+      cached,
+    };
   } finally {
     file.close();
   }

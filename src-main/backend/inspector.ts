@@ -33,8 +33,10 @@ export function createInspectorApi(ctx: BackendContext): InspectorApi {
     listTensors: (modelId, query) => inspect(modelId, (gguf) => listTensors(gguf, query)),
     layerMap: (modelId) => inspect(modelId, layerMap),
     memoryEstimate: (modelId, context) => inspect(modelId, (gguf) => memoryEstimate(gguf, context)),
-    tensorHistogram: (modelId, tensor, bins) => inspect(modelId, (gguf) => tensorHistogram(gguf, requireTensor(gguf, tensor), bins)),
-    tensorBlock: (modelId, tensor, block) => inspect(modelId, (gguf) => tensorBlock(gguf, requireTensor(gguf, tensor), block)),
+    tensorHistogram: (modelId, tensor, bins) =>
+      inspect(modelId, (gguf) => tensorHistogram(gguf, requireTensor(gguf, tensor), bins)),
+    tensorBlock: (modelId, tensor, block) =>
+      inspect(modelId, (gguf) => tensorBlock(gguf, requireTensor(gguf, tensor), block)),
 
     async startRequantError(modelId, tensorName) {
       const model = requireReadableModel(ctx, modelId);
@@ -43,7 +45,12 @@ export function createInspectorApi(ctx: BackendContext): InspectorApi {
       try {
         const tensor = requireTensor(lease.gguf, tensorName);
         return ctx.jobs.start(
-          { kind: 'requant-error', title: `Re-quantization error of ${tensor.name} (${model.name})`, unit: 'steps', modelId },
+          {
+            kind: 'requant-error',
+            title: `Re-quantization error of ${tensor.name} (${model.name})`,
+            unit: 'steps',
+            modelId,
+          },
           (job) =>
             requantError(lease.gguf, tensor, {
               signal: job.signal,

@@ -101,7 +101,11 @@ export class JobManager {
       .then(
         (result) => finish(controller.signal.aborted ? { status: 'cancelled' } : { status: 'done', result }),
         (err: unknown) =>
-          finish(isAbort(err, controller.signal) ? { status: 'cancelled' } : { status: 'failed', error: err instanceof Error ? err.message : String(err) }),
+          finish(
+            isAbort(err, controller.signal)
+              ? { status: 'cancelled' }
+              : { status: 'failed', error: err instanceof Error ? err.message : String(err) },
+          ),
       );
     this.#jobs.set(state.id, { state: view, controller, done });
     this.#emit(view);

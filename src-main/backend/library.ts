@@ -68,12 +68,22 @@ function createLibrary(ctx: BackendContext): Library {
 
   /** Gufo's folders (its own, GUFO_MODELS_DIRS, the settings'), then the other apps' stores; each once. */
   function sources(): Source[] {
-    const folder = (path: string, origin: Source['origin']): Source => ({ path, origin, source: 'folder', layout: 'folder', optional: false });
+    const folder = (path: string, origin: Source['origin']): Source => ({
+      path,
+      origin,
+      source: 'folder',
+      layout: 'folder',
+      optional: false,
+    });
     const all: Source[] = [
       folder(ctx.modelsDir, 'data'),
       ...ctx.envModelDirs.map((path) => folder(path, 'env')),
       ...ctx.settings.get().modelDirs.map((path) => folder(resolve(path), 'settings')),
-      ...appStoreRoots({ env: ctx.env, platform: process.platform }).map((root): Source => ({ ...root, origin: root.source, optional: true })),
+      ...appStoreRoots({ env: ctx.env, platform: process.platform }).map((root): Source => ({
+        ...root,
+        origin: root.source,
+        optional: true,
+      })),
     ];
     return all.filter((source, i) => all.findIndex((s) => s.path === source.path) === i);
   }
@@ -110,7 +120,12 @@ function createLibrary(ctx: BackendContext): Library {
     };
     hashJob = ctx.jobs.start({ kind: 'hash', title: 'Computing SHA-256 of models', unit: 'bytes' }, async (job) => {
       try {
-        return await hashModels(ctx.models, { signal: job.signal, progress: job.progress, onHashed: hashed, onIdle: idle });
+        return await hashModels(ctx.models, {
+          signal: job.signal,
+          progress: job.progress,
+          onHashed: hashed,
+          onIdle: idle,
+        });
       } finally {
         idle();
       }
@@ -160,8 +175,13 @@ function createLibrary(ctx: BackendContext): Library {
         const model = requireModel(ctx, id);
         if (options?.deleteFile === true) {
           const theirs = model.locations.find((l) => l.source !== 'folder' && isScannedSource(l.source));
-          if (theirs) throw new Error(`not deleting ${theirs.path}: it belongs to ${APP_NAMES[theirs.source]}; delete the model there`);
-          for (const location of model.locations) for (const part of partsOf(location.path, basename(location.path), model.parts)) await deleteModelFile(part);
+          if (theirs)
+            throw new Error(
+              `not deleting ${theirs.path}: it belongs to ${APP_NAMES[theirs.source]}; delete the model there`,
+            );
+          for (const location of model.locations)
+            for (const part of partsOf(location.path, basename(location.path), model.parts))
+              await deleteModelFile(part);
         }
         ctx.models.remove(model.id);
         announce();

@@ -33,10 +33,13 @@ export function createOllamaApi(ctx: BackendContext): OllamaApi {
       const model = requireReadableModel(ctx, request.modelId);
       const name = checkOllamaName(request.name);
       const fileType = request.fileType || undefined;
-      if (fileType !== undefined && !isQuantFileType(fileType)) throw new Error(`unknown file type "${fileType}"; Gufo writes ${QUANT_FILE_TYPES.join(', ')}`);
+      if (fileType !== undefined && !isQuantFileType(fileType))
+        throw new Error(`unknown file type "${fileType}"; Gufo writes ${QUANT_FILE_TYPES.join(', ')}`);
       // Gufo's own folder for the name is Gufo's to replace (a second send of the same name); a folder the user chose is not.
       const ownFolder = !request.outputDir;
-      const outDir = resolve(request.outputDir || join(ctx.settings.get().exportDir ?? ctx.modelsDir, 'ollama', ollamaFileStem(name)));
+      const outDir = resolve(
+        request.outputDir || join(ctx.settings.get().exportDir ?? ctx.modelsDir, 'ollama', ollamaFileStem(name)),
+      );
       return ctx.jobs.start(
         { kind: 'ollama-export', title: `Send ${model.name} to Ollama as ${name}`, unit: 'bytes', modelId: model.id },
         async (job): Promise<OllamaExportResult> => {

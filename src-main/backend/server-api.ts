@@ -38,7 +38,9 @@ export function createServerApi(ctx: BackendContext, library: ModelLibrary): Ser
       const group = ctx.settings.openAiServer;
       group.check(changes);
       const next = { ...group.get(), ...changes };
-      const problem = next.enabled ? keyProblem(next.host, service.apiKeyOverridden ? service.limits().apiKey : next.apiKey) : null;
+      const problem = next.enabled
+        ? keyProblem(next.host, service.apiKeyOverridden ? service.limits().apiKey : next.apiKey)
+        : null;
       if (problem) throw new Error(`${problem}: set one first`);
       group.update(changes);
       await listener.apply();

@@ -5,7 +5,12 @@ export { formatBytes, formatInteger } from '../../src-preload/api/format';
 
 /** 1234567 → "1.23M", the way parameter counts are quoted. */
 export function formatCount(n: number): string {
-  const steps: [number, string][] = [[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'K']];
+  const steps: [number, string][] = [
+    [1e12, 'T'],
+    [1e9, 'B'],
+    [1e6, 'M'],
+    [1e3, 'K'],
+  ];
   for (const [size, suffix] of steps) if (n >= size) return `${(n / size).toFixed(2)}${suffix}`;
   return String(n);
 }

@@ -11,7 +11,11 @@ export function progressBar(label: string): { update(fraction: number, detail: s
       const width = 30;
       const filled = Math.round(Math.min(1, Math.max(0, fraction)) * width);
       const columns = process.stderr.columns || 80;
-      const line = `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% ${detail}`.slice(0, columns - 1);
+      const line =
+        `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% ${detail}`.slice(
+          0,
+          columns - 1,
+        );
       if (line !== last) process.stderr.write(`\r${line.padEnd(last.length)}`);
       last = line;
     },

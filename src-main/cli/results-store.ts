@@ -57,6 +57,7 @@ async function measuredModel(models: ModelStore, path: string): Promise<Measured
 async function libraryEntry(models: ModelStore, path: string): Promise<ModelEntry> {
   const { added, skipped } = await addModelFiles(models, [path]);
   const entry = added[0] ?? models.byPath(await realpath(path));
-  if (!entry) throw new CliError(`cannot store the result: ${skipped[0]?.reason ?? `${path} did not join the library`}`);
+  if (!entry)
+    throw new CliError(`cannot store the result: ${skipped[0]?.reason ?? `${path} did not join the library`}`);
   return entry;
 }

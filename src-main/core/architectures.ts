@@ -126,7 +126,13 @@ const DENSE = {
   chatTemplate: 'chatml',
 } as const satisfies ArchitectureTraits;
 
-const QWEN_MOE = { always: true, expertWidth: 'ffn-per-used', biases: false, gating: 'softmax', activation: 'silu' } as const;
+const QWEN_MOE = {
+  always: true,
+  expertWidth: 'ffn-per-used',
+  biases: false,
+  gating: 'softmax',
+  activation: 'silu',
+} as const;
 
 const GEMMA = {
   ...DENSE,
@@ -142,7 +148,15 @@ export const ARCHITECTURES = {
     ...DENSE,
     rope: 'normal',
     attnOutputBias: 'when-present',
-    moe: { always: false, expertWidth: 'ffn', sharedExpert: false, normWeights: true, gating: 'softmax', biases: false, activation: 'silu' },
+    moe: {
+      always: false,
+      expertWidth: 'ffn',
+      sharedExpert: false,
+      normWeights: true,
+      gating: 'softmax',
+      biases: false,
+      activation: 'silu',
+    },
     chatTemplate: 'llama2',
   },
   qwen2: DENSE,
@@ -164,7 +178,12 @@ export const ARCHITECTURES = {
     slidingWindow: { defaultPeriod: 6, size: 'optional', rope: { base: 10000, scaled: false } },
   },
   // llama.cpp disables phi3's sliding window.
-  phi3: { ...DENSE, ropeScalingTypes: ['none', 'linear', 'yarn', 'longrope'], ffnGateUpFused: true, chatTemplate: 'phi3' },
+  phi3: {
+    ...DENSE,
+    ropeScalingTypes: ['none', 'linear', 'yarn', 'longrope'],
+    ffnGateUpFused: true,
+    chatTemplate: 'phi3',
+  },
   'gpt-oss': {
     ...DENSE,
     attnScaleDims: 'rope',
@@ -172,7 +191,15 @@ export const ARCHITECTURES = {
     attnOutputBias: 'always',
     attnSinks: true,
     slidingWindow: { defaultPeriod: 2, size: 'required', rope: 'global' },
-    moe: { always: true, expertWidth: 'required', sharedExpert: false, normWeights: false, gating: 'softmax_weight', biases: true, activation: 'swiglu_oai' },
+    moe: {
+      always: true,
+      expertWidth: 'required',
+      sharedExpert: false,
+      normWeights: false,
+      gating: 'softmax_weight',
+      biases: true,
+      activation: 'swiglu_oai',
+    },
   },
   // all-MiniLM, bge, e5: token + position + token-type embeddings; only embeds.
   bert: {

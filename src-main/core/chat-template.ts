@@ -125,7 +125,11 @@ export function chatTemplateFor(
  * concatenate them get JSON text, templates that take both get what the caller gave. An
  * assistant turn with null content gets "" when the template cannot take null.
  */
-export function renderChat(vocab: ChatVocab, messages: readonly ChatMessage[], options: ChatTemplateOptions = {}): RenderedChat {
+export function renderChat(
+  vocab: ChatVocab,
+  messages: readonly ChatMessage[],
+  options: ChatTemplateOptions = {},
+): RenderedChat {
   const chosen = chatTemplateFor(vocab, options);
   const where = chosen.source === 'builtin' ? `the built-in "${chosen.name}" chat template` : 'the chat template';
   const compiled = compile(chosen.text, where);
@@ -304,7 +308,8 @@ function run(compiled: Compiled, context: Record<string, unknown>, now: Date, wh
     // eslint-disable-next-line @typescript-eslint/no-base-to-string
     return String(result.value ?? '');
   } catch (err) {
-    if (err instanceof TemplateRaised) throw new ChatTemplateError(`${where} rejected the conversation: ${err.message}`);
+    if (err instanceof TemplateRaised)
+      throw new ChatTemplateError(`${where} rejected the conversation: ${err.message}`);
     throw new ChatTemplateError(`${where} failed to render: ${describe(err)}`);
   }
 }
@@ -312,7 +317,8 @@ function run(compiled: Compiled, context: Record<string, unknown>, now: Date, wh
 function describe(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
   // @huggingface/jinja reports an unclosed block as a property read of undefined.
-  if (/Cannot read properties of undefined/.test(message)) return `unexpected end of template (an unclosed block?): ${message}`;
+  if (/Cannot read properties of undefined/.test(message))
+    return `unexpected end of template (an unclosed block?): ${message}`;
   return message;
 }
 
@@ -402,33 +408,66 @@ function rewritePythonStrip(node: unknown): void {
   for (const value of Object.values(n)) rewritePythonStrip(value);
 }
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
 /** Python's strftime in the C locale (the fields chat templates use), local time. */
 export function strftime(date: Date, format: string): string {
   const pad = (n: number, width = 2) => String(n).padStart(width, '0');
   const startOfYear = new Date(date.getFullYear(), 0, 1);
-  const dayOfYear = Math.round((new Date(date.getFullYear(), date.getMonth(), date.getDate()).getTime() - startOfYear.getTime()) / 86_400_000) + 1;
+  const dayOfYear =
+    Math.round(
+      (new Date(date.getFullYear(), date.getMonth(), date.getDate()).getTime() - startOfYear.getTime()) / 86_400_000,
+    ) + 1;
   return format.replace(/%([a-zA-Z%])/g, (whole, field: string) => {
     switch (field) {
-      case 'Y': return String(date.getFullYear());
-      case 'y': return pad(date.getFullYear() % 100);
-      case 'm': return pad(date.getMonth() + 1);
-      case 'd': return pad(date.getDate());
-      case 'e': return String(date.getDate()).padStart(2, ' ');
-      case 'b': return MONTHS[date.getMonth()]!.slice(0, 3);
-      case 'B': return MONTHS[date.getMonth()]!;
-      case 'a': return DAYS[date.getDay()]!.slice(0, 3);
-      case 'A': return DAYS[date.getDay()]!;
-      case 'H': return pad(date.getHours());
-      case 'I': return pad(date.getHours() % 12 || 12);
-      case 'p': return date.getHours() < 12 ? 'AM' : 'PM';
-      case 'M': return pad(date.getMinutes());
-      case 'S': return pad(date.getSeconds());
-      case 'j': return pad(dayOfYear, 3);
-      case '%': return '%';
-      default: return whole;
+      case 'Y':
+        return String(date.getFullYear());
+      case 'y':
+        return pad(date.getFullYear() % 100);
+      case 'm':
+        return pad(date.getMonth() + 1);
+      case 'd':
+        return pad(date.getDate());
+      case 'e':
+        return String(date.getDate()).padStart(2, ' ');
+      case 'b':
+        return MONTHS[date.getMonth()]!.slice(0, 3);
+      case 'B':
+        return MONTHS[date.getMonth()]!;
+      case 'a':
+        return DAYS[date.getDay()]!.slice(0, 3);
+      case 'A':
+        return DAYS[date.getDay()]!;
+      case 'H':
+        return pad(date.getHours());
+      case 'I':
+        return pad(date.getHours() % 12 || 12);
+      case 'p':
+        return date.getHours() < 12 ? 'AM' : 'PM';
+      case 'M':
+        return pad(date.getMinutes());
+      case 'S':
+        return pad(date.getSeconds());
+      case 'j':
+        return pad(dayOfYear, 3);
+      case '%':
+        return '%';
+      default:
+        return whole;
     }
   });
 }
@@ -457,7 +496,11 @@ function capabilities(compiled: Compiled, base: Record<string, unknown>, now: Da
   const attempt = (content: string | null, argumentsForm: unknown): 'ok' | 'ignored' | 'failed' => {
     const messages = [
       { role: 'user', content: 'Call the probe.' },
-      { role: 'assistant', content, tool_calls: [{ id: 'call00001', type: 'function', function: { name: 'probe', arguments: argumentsForm } }] },
+      {
+        role: 'assistant',
+        content,
+        tool_calls: [{ id: 'call00001', type: 'function', function: { name: 'probe', arguments: argumentsForm } }],
+      },
     ];
     try {
       const out = run(compiled, { ...base, messages, add_generation_prompt: false }, now, 'probe');

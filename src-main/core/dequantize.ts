@@ -12,7 +12,13 @@ export class TensorRangeError extends Error {
  * the view of them is returned: a caller that decodes chunk after chunk reuses one buffer, from
  * decodedValues() so that the WebAssembly decoders write straight into it.
  */
-export function dequantizeRange(gguf: GgufFile, tensor: GgufTensorInfo, start: number, end: number, into?: Float32Array): Float32Array {
+export function dequantizeRange(
+  gguf: GgufFile,
+  tensor: GgufTensorInfo,
+  start: number,
+  end: number,
+  into?: Float32Array,
+): Float32Array {
   const { blockSize, typeSize } = tensor.type;
   const fail = (problem: string): never => {
     throw new TensorRangeError(`${gguf.file}: tensor "${tensor.name}": ${problem}`);
@@ -21,19 +27,28 @@ export function dequantizeRange(gguf: GgufFile, tensor: GgufTensorInfo, start: n
     fail(`range [${start}, ${end}) is outside its ${tensor.elements} elements`);
   }
   if (start % blockSize !== 0 || end % blockSize !== 0) {
-    fail(`range [${start}, ${end}) does not start and end on ${tensor.type.name} block boundaries (every ${blockSize} elements)`);
+    fail(
+      `range [${start}, ${end}) does not start and end on ${tensor.type.name} block boundaries (every ${blockSize} elements)`,
+    );
   }
   const decode = decoderFor(tensor.type);
   const blocks = (end - start) / blockSize;
   const bytes = gguf.source.bytes(gguf.dataOffset + tensor.offset + (start / blockSize) * typeSize, blocks * typeSize);
-  if (into && into.length < end - start) fail(`range [${start}, ${end}) needs ${end - start} values, the buffer holds ${into.length}`);
+  if (into && into.length < end - start)
+    fail(`range [${start}, ${end}) needs ${end - start} values, the buffer holds ${into.length}`);
   const out = into ? into.subarray(0, end - start) : new Float32Array(end - start);
   decode(bytes, out, blocks);
   return out;
 }
 
 /** Rows [first, end) of a tensor (a row is ne[0] elements), as f32 (into `into`, if given: see dequantizeRange). */
-export function dequantizeRows(gguf: GgufFile, tensor: GgufTensorInfo, first: number, end: number, into?: Float32Array): Float32Array {
+export function dequantizeRows(
+  gguf: GgufFile,
+  tensor: GgufTensorInfo,
+  first: number,
+  end: number,
+  into?: Float32Array,
+): Float32Array {
   const rowLength = tensor.ne[0] ?? 1;
   return dequantizeRange(gguf, tensor, first * rowLength, end * rowLength, into);
 }
@@ -49,7 +64,9 @@ export function dequantizeTensor(gguf: GgufFile, tensor: GgufTensorInfo): Float3
  */
 export function expertRange(gguf: GgufFile, tensor: GgufTensorInfo, expert: number): [number, number] {
   if (tensor.ne.length !== 3) {
-    throw new TensorRangeError(`${gguf.file}: tensor "${tensor.name}" is not a stacked expert tensor (shape [${tensor.ne.join(', ')}])`);
+    throw new TensorRangeError(
+      `${gguf.file}: tensor "${tensor.name}" is not a stacked expert tensor (shape [${tensor.ne.join(', ')}])`,
+    );
   }
   const [cols, rows, experts] = tensor.ne as [number, number, number];
   if (!Number.isSafeInteger(expert) || expert < 0 || expert >= experts) {

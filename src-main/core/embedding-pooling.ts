@@ -28,7 +28,10 @@ export function readPoolingType(gguf: GgufFile, arch: string): PoolingType | nul
   if (gguf.get(key) === undefined) return null;
   const value = readCount(gguf, key);
   const type = value === undefined ? undefined : POOLING_TYPES[value];
-  if (!type) throw new Error(`${gguf.file}: ${key} is ${JSON.stringify(gguf.get(key))}, not one of llama.cpp's pooling types 0..${POOLING_TYPES.length - 1} (${POOLING_TYPES.join(', ')})`);
+  if (!type)
+    throw new Error(
+      `${gguf.file}: ${key} is ${JSON.stringify(gguf.get(key))}, not one of llama.cpp's pooling types 0..${POOLING_TYPES.length - 1} (${POOLING_TYPES.join(', ')})`,
+    );
   return type;
 }
 
@@ -36,7 +39,8 @@ export function readPoolingType(gguf: GgufFile, arch: string): PoolingType | nul
 export function embeddingPooling(type: PoolingType | null): Pooling {
   if (type === null) return DEFAULT_POOLING;
   if (type === 'none') return 'last'; // as node-llama-cpp: the last token's hidden state
-  if (type === 'rank') throw new Error('pooling_type rank (a reranker) makes scores, not embeddings; reranking is not supported');
+  if (type === 'rank')
+    throw new Error('pooling_type rank (a reranker) makes scores, not embeddings; reranking is not supported');
   return type;
 }
 
@@ -46,7 +50,8 @@ export function embeddingPooling(type: PoolingType | null): Pooling {
  */
 export function poolEmbedding(hidden: Float32Array, width: number, pooling: Pooling, normalize = true): Float32Array {
   const tokens = hidden.length / width;
-  if (!Number.isInteger(tokens) || tokens < 1) throw new Error(`hidden states of ${hidden.length} values are not whole rows of ${width}`);
+  if (!Number.isInteger(tokens) || tokens < 1)
+    throw new Error(`hidden states of ${hidden.length} values are not whole rows of ${width}`);
   let out: Float32Array;
   if (pooling === 'cls') out = hidden.slice(0, width);
   else if (pooling === 'last') out = hidden.slice((tokens - 1) * width);

@@ -17,12 +17,19 @@ import { encoderFor } from './quants/encoders';
  * general.quantization_version set as llama.cpp sets them (and the imatrix entry count when one
  * was used, and a custom recipe's JSON from recipeJson). node/quantize.ts writes exactly these.
  */
-export function quantizedFileKvs(kvs: readonly GgufKv[], fileTypeId: number, quantizationVersion: number, imatrixEntries?: number, recipe?: string | null): GgufKv[] {
+export function quantizedFileKvs(
+  kvs: readonly GgufKv[],
+  fileTypeId: number,
+  quantizationVersion: number,
+  imatrixEntries?: number,
+  recipe?: string | null,
+): GgufKv[] {
   const set: GgufKv[] = [
     { key: 'general.quantization_version', type: GgufType.UINT32, value: quantizationVersion },
     { key: 'general.file_type', type: GgufType.UINT32, value: fileTypeId },
   ];
-  if (imatrixEntries !== undefined) set.push({ key: 'quantize.imatrix.entries_count', type: GgufType.INT32, value: imatrixEntries });
+  if (imatrixEntries !== undefined)
+    set.push({ key: 'quantize.imatrix.entries_count', type: GgufType.INT32, value: imatrixEntries });
   if (recipe) set.push({ key: RECIPE_KEY, type: GgufType.STRING, value: recipe });
   // A source written with a recipe of its own does not pass it on.
   const replaced = new Set([...set.map((kv) => kv.key), RECIPE_KEY]);
@@ -101,9 +108,18 @@ export function predictExport(
   fileType: QuantFileType,
   options: RecipeOptions & { imatrixEntries?: number; imatrix?: ImportanceMatrix } = {},
 ): ExportPrediction {
-  const plan = planQuantization(model, fileType, { ...options, hasImatrix: options.imatrix !== undefined || options.imatrixEntries !== undefined });
+  const plan = planQuantization(model, fileType, {
+    ...options,
+    hasImatrix: options.imatrix !== undefined || options.imatrixEntries !== undefined,
+  });
   const layout = layoutGguf({
-    kvs: quantizedFileKvs(model.kvs, plan.fileTypeId, plan.quantizationVersion, options.imatrixEntries, recipeJson(fileType, options)),
+    kvs: quantizedFileKvs(
+      model.kvs,
+      plan.fileTypeId,
+      plan.quantizationVersion,
+      options.imatrixEntries,
+      recipeJson(fileType, options),
+    ),
     tensors: plan.tensors.map((t) => ({ name: t.name, type: t.to, ne: t.ne })),
   });
   const requantized: ExportPrediction['requantized'] = [];
@@ -113,7 +129,13 @@ export function predictExport(
   const tensors = plan.tensors.map((t, i): PredictedTensor => {
     const count = t.ne.reduce((a, b) => a * b, 1);
     const { offset, bytes } = layout.tensors[i]!;
-    const tensor = { name: t.name, elements: count, elementsBefore: elements, start: layout.dataOffset + offset, bytes };
+    const tensor = {
+      name: t.name,
+      elements: count,
+      elementsBefore: elements,
+      start: layout.dataOffset + offset,
+      bytes,
+    };
     elements += count;
     tensorBytes += bytes;
     if (t.from === t.to) return tensor;
@@ -122,8 +144,15 @@ export function predictExport(
       // The codecs quantizeFile will need: decode the source, encode the target.
       decoderFor(t.from);
       encoderFor(t.to);
-      if (tensorNeedsImatrix(fileType, t.name, t.to) && !(options.imatrix ? options.imatrix.has(t.name) : options.imatrixEntries !== undefined)) {
-        throw new Error(options.imatrix ? `${t.to.name} needs importance weights, and the importance matrix has none for it` : `${t.to.name} needs an importance matrix (--imatrix FILE)`);
+      if (
+        tensorNeedsImatrix(fileType, t.name, t.to) &&
+        !(options.imatrix ? options.imatrix.has(t.name) : options.imatrixEntries !== undefined)
+      ) {
+        throw new Error(
+          options.imatrix
+            ? `${t.to.name} needs importance weights, and the importance matrix has none for it`
+            : `${t.to.name} needs an importance matrix (--imatrix FILE)`,
+        );
       }
     } catch (err) {
       unsupported ??= `tensor "${t.name}": ${(err as Error).message}`;

@@ -159,5 +159,8 @@ export function splitThinking(content: string): { thinking: string | null; answe
   if (!trimmed.startsWith(THINK_OPEN)) return { thinking: null, answer: content };
   const close = trimmed.indexOf(THINK_CLOSE);
   if (close === -1) return { thinking: trimmed.slice(THINK_OPEN.length).trim(), answer: '' };
-  return { thinking: trimmed.slice(THINK_OPEN.length, close).trim(), answer: trimmed.slice(close + THINK_CLOSE.length).trimStart() };
+  return {
+    thinking: trimmed.slice(THINK_OPEN.length, close).trim(),
+    answer: trimmed.slice(close + THINK_CLOSE.length).trimStart(),
+  };
 }

@@ -36,7 +36,8 @@ export function parseLegacyImatrix(bytes: Uint8Array, file: string): ImportanceM
     pos += nameLength;
     const calls = i32(`"${name}" call count`);
     const values = i32(`"${name}" value count`);
-    if (pos + values * 4 > bytes.byteLength) throw new GgufError(file, `"${name}" values`, `needs ${values * 4} bytes, only ${bytes.byteLength - pos} left`);
+    if (pos + values * 4 > bytes.byteLength)
+      throw new GgufError(file, `"${name}" values`, `needs ${values * 4} bytes, only ${bytes.byteLength - pos} left`);
     const weights = new Float32Array(values);
     new Uint8Array(weights.buffer).set(bytes.subarray(pos, pos + values * 4));
     pos += values * 4;
@@ -61,16 +62,27 @@ export function imatrixFromGguf(gguf: GgufFile): ImportanceMatrix {
     if (t.name.endsWith('.in_sum')) {
       const sums2 = gguf.tensor(`${t.name}2`);
       if (!sums2) throw new GgufError(gguf.file, `tensor "${t.name}"`, 'has no .in_sum2 beside it');
-      if (sums2.ne.join() !== t.ne.join()) throw new GgufError(gguf.file, `tensor "${t.name}"`, `shape [${t.ne.join(', ')}] differs from its .in_sum2's [${sums2.ne.join(', ')}]`);
+      if (sums2.ne.join() !== t.ne.join())
+        throw new GgufError(
+          gguf.file,
+          `tensor "${t.name}"`,
+          `shape [${t.ne.join(', ')}] differs from its .in_sum2's [${sums2.ne.join(', ')}]`,
+        );
       continue;
     }
     if (!t.name.endsWith('.in_sum2')) continue;
     const name = t.name.slice(0, -'.in_sum2'.length);
-    if (!gguf.tensor(`${name}.counts`)) throw new GgufError(gguf.file, `tensor "${name}.counts"`, 'missing for its .in_sum2');
+    if (!gguf.tensor(`${name}.counts`))
+      throw new GgufError(gguf.file, `tensor "${name}.counts"`, 'missing for its .in_sum2');
     const sums = read(t.name);
     const counts = read(`${name}.counts`);
     const columns = t.ne[0] ?? 1;
-    if (counts.length * columns !== sums.length) throw new GgufError(gguf.file, `tensor "${name}.counts"`, `${counts.length} counts for ${sums.length / columns} matrices`);
+    if (counts.length * columns !== sums.length)
+      throw new GgufError(
+        gguf.file,
+        `tensor "${name}.counts"`,
+        `${counts.length} counts for ${sums.length / columns} matrices`,
+      );
     const weights = new Float32Array(sums.length);
     for (let m = 0; m < counts.length; m++) {
       const n = counts[m]!;
@@ -125,7 +137,11 @@ export function imatrixGguf(run: ImatrixRun): { spec: GgufHeaderSpec; data: Floa
   }
   const kvs = [
     { key: 'general.type', type: GgufType.STRING, value: 'imatrix' },
-    { key: 'imatrix.datasets', type: GgufType.ARRAY, value: { itemType: GgufType.STRING, items: StringArray.fromStrings(run.datasets) } },
+    {
+      key: 'imatrix.datasets',
+      type: GgufType.ARRAY,
+      value: { itemType: GgufType.STRING, items: StringArray.fromStrings(run.datasets) },
+    },
     { key: 'imatrix.chunk_count', type: GgufType.UINT32, value: run.chunkCount },
     { key: 'imatrix.chunk_size', type: GgufType.UINT32, value: run.chunkSize },
   ] as const;
@@ -143,12 +159,22 @@ export const MIN_IMATRIX_CHUNK = 16;
  * chunks of `ctx` tokens, at most `maxChunks`, each evaluated from an empty context with its
  * first token replaced by `bos` (null: kept). It refuses a text shorter than two chunks.
  */
-export function imatrixChunks(tokens: readonly number[], ctx: number, maxChunks: number, bos: number | null, label: string): number[][] {
+export function imatrixChunks(
+  tokens: readonly number[],
+  ctx: number,
+  maxChunks: number,
+  bos: number | null,
+  label: string,
+): number[][] {
   if (ctx < MIN_IMATRIX_CHUNK) {
-    throw new Error(`--ctx ${ctx}: an importance matrix needs chunks of at least ${MIN_IMATRIX_CHUNK} tokens (llama-imatrix collects nothing from smaller batches)`);
+    throw new Error(
+      `--ctx ${ctx}: an importance matrix needs chunks of at least ${MIN_IMATRIX_CHUNK} tokens (llama-imatrix collects nothing from smaller batches)`,
+    );
   }
   if (tokens.length < 2 * ctx) {
-    throw new Error(`${label}: tokenizes to ${tokens.length} tokens; an importance matrix with --ctx ${ctx} needs at least ${2 * ctx}`);
+    throw new Error(
+      `${label}: tokenizes to ${tokens.length} tokens; an importance matrix with --ctx ${ctx} needs at least ${2 * ctx}`,
+    );
   }
   const count = Math.min(maxChunks, Math.floor(tokens.length / ctx));
   return Array.from({ length: count }, (_, i) => {

@@ -133,13 +133,13 @@ function windowOf(gguf: GgufFile, arch: string | null, layers: number | null): S
 export function summarizeModel(gguf: GgufFile, context?: number): ModelSummary {
   const arch = gguf.getString('general.architecture') ?? null;
   const key = (k: string) => `${arch}.${k}`;
-  const num = (k: string) => (arch ? readCount(gguf, key(k)) ?? null : null);
-  const layers = arch ? readLayerCount(gguf, arch) ?? null : null;
-  const perLayer = (k: string) => (arch ? readPerLayerCount(gguf, key(k), layers) ?? null : null);
+  const num = (k: string) => (arch ? (readCount(gguf, key(k)) ?? null) : null);
+  const layers = arch ? (readLayerCount(gguf, arch) ?? null) : null;
+  const perLayer = (k: string) => (arch ? (readPerLayerCount(gguf, key(k), layers) ?? null) : null);
   const heads = perLayer('attention.head_count');
   const kvHeads = perLayer('attention.head_count_kv') ?? heads;
   const embeddingSize = num('embedding_length');
-  const firstHeads = typeof heads === 'number' ? heads : heads?.find((h) => h > 0) ?? null;
+  const firstHeads = typeof heads === 'number' ? heads : (heads?.find((h) => h > 0) ?? null);
   const headSize = num('attention.key_length') ?? (embeddingSize && firstHeads ? embeddingSize / firstHeads : null);
   const valueHeadSize = num('attention.value_length') ?? headSize;
   const contextLength = num('context_length');

@@ -3,7 +3,12 @@
  * plain completion (for base models, trained on plain text and never on turns), or one of the
  * built-in template families (chat-templates/builtin.ts).
  */
-import { BUILTIN_TEMPLATE_LABELS, BUILTIN_TEMPLATES, isBuiltinTemplateName, type BuiltinTemplateName } from './chat-templates/builtin';
+import {
+  BUILTIN_TEMPLATE_LABELS,
+  BUILTIN_TEMPLATES,
+  isBuiltinTemplateName,
+  type BuiltinTemplateName,
+} from './chat-templates/builtin';
 
 export type PromptFormat = 'model' | 'completion' | BuiltinTemplateName;
 
@@ -12,8 +17,15 @@ const MODEL_LABEL = "The model's own template";
 
 /** The formats a model may use, in the order to offer them: its own template only when it has one. */
 export function promptFormats(hasChatTemplate: boolean): { value: PromptFormat; label: string }[] {
-  const builtin = (Object.keys(BUILTIN_TEMPLATES) as BuiltinTemplateName[]).map((name) => ({ value: name, label: `${BUILTIN_TEMPLATE_LABELS[name]} template` }));
-  return [...(hasChatTemplate ? [{ value: 'model' as const, label: MODEL_LABEL }] : []), { value: 'completion', label: COMPLETION_LABEL }, ...builtin];
+  const builtin = (Object.keys(BUILTIN_TEMPLATES) as BuiltinTemplateName[]).map((name) => ({
+    value: name,
+    label: `${BUILTIN_TEMPLATE_LABELS[name]} template`,
+  }));
+  return [
+    ...(hasChatTemplate ? [{ value: 'model' as const, label: MODEL_LABEL }] : []),
+    { value: 'completion', label: COMPLETION_LABEL },
+    ...builtin,
+  ];
 }
 
 /**
@@ -27,7 +39,8 @@ export function defaultPromptFormat(hasChatTemplate: boolean): PromptFormat {
 
 /** What is wrong with `value` as the format of a chat whose model has (or lacks) a template; null when nothing. */
 export function promptFormatProblem(value: unknown, hasChatTemplate: boolean): string | null {
-  if (value === 'model') return hasChatTemplate ? null : 'cannot be "model": the model file has no chat template (tokenizer.chat_template)';
+  if (value === 'model')
+    return hasChatTemplate ? null : 'cannot be "model": the model file has no chat template (tokenizer.chat_template)';
   if (value === 'completion' || (typeof value === 'string' && isBuiltinTemplateName(value))) return null;
   return `must be one of ${promptFormats(hasChatTemplate)
     .map((f) => JSON.stringify(f.value))

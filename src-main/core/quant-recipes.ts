@@ -19,9 +19,35 @@ import { needsImportance } from './quants/encoders';
 import { blockTensorSuffix, tensorLayer, tensorName } from './tensor-names';
 
 export const QUANT_FILE_TYPES = [
-  'F16', 'BF16', 'Q8_0', 'Q6_K', 'Q5_K_M', 'Q5_K_S', 'Q5_1', 'Q5_0', 'Q4_K_M', 'Q4_K_S',
-  'Q4_1', 'Q4_0', 'Q3_K_L', 'Q3_K_M', 'Q3_K_S', 'Q2_K', 'Q2_K_S', 'IQ4_NL', 'IQ4_XS',
-  'IQ3_M', 'IQ3_S', 'IQ3_XS', 'IQ3_XXS', 'IQ2_M', 'IQ2_S', 'IQ2_XS', 'IQ2_XXS', 'IQ1_S', 'IQ1_M',
+  'F16',
+  'BF16',
+  'Q8_0',
+  'Q6_K',
+  'Q5_K_M',
+  'Q5_K_S',
+  'Q5_1',
+  'Q5_0',
+  'Q4_K_M',
+  'Q4_K_S',
+  'Q4_1',
+  'Q4_0',
+  'Q3_K_L',
+  'Q3_K_M',
+  'Q3_K_S',
+  'Q2_K',
+  'Q2_K_S',
+  'IQ4_NL',
+  'IQ4_XS',
+  'IQ3_M',
+  'IQ3_S',
+  'IQ3_XS',
+  'IQ3_XXS',
+  'IQ2_M',
+  'IQ2_S',
+  'IQ2_XS',
+  'IQ2_XXS',
+  'IQ1_S',
+  'IQ1_M',
 ] as const;
 
 export type QuantFileType = (typeof QUANT_FILE_TYPES)[number];
@@ -31,11 +57,35 @@ export const GGML_QUANTIZATION_VERSION = 2;
 
 /** The type most tensors of each file type get (llama_ftype_get_default_type). */
 const DEFAULT_TYPE: Record<QuantFileType, GgmlTypeName> = {
-  F16: 'F16', BF16: 'BF16', Q8_0: 'Q8_0', Q6_K: 'Q6_K', Q5_K_M: 'Q5_K', Q5_K_S: 'Q5_K',
-  Q5_1: 'Q5_1', Q5_0: 'Q5_0', Q4_K_M: 'Q4_K', Q4_K_S: 'Q4_K', Q4_1: 'Q4_1', Q4_0: 'Q4_0',
-  Q3_K_L: 'Q3_K', Q3_K_M: 'Q3_K', Q3_K_S: 'Q3_K', Q2_K: 'Q2_K', Q2_K_S: 'Q2_K', IQ4_NL: 'IQ4_NL', IQ4_XS: 'IQ4_XS',
-  IQ3_M: 'IQ3_S', IQ3_S: 'IQ3_S', IQ3_XS: 'IQ3_S', IQ3_XXS: 'IQ3_XXS',
-  IQ2_M: 'IQ2_S', IQ2_S: 'IQ2_XS', IQ2_XS: 'IQ2_XS', IQ2_XXS: 'IQ2_XXS', IQ1_S: 'IQ1_S', IQ1_M: 'IQ1_M',
+  F16: 'F16',
+  BF16: 'BF16',
+  Q8_0: 'Q8_0',
+  Q6_K: 'Q6_K',
+  Q5_K_M: 'Q5_K',
+  Q5_K_S: 'Q5_K',
+  Q5_1: 'Q5_1',
+  Q5_0: 'Q5_0',
+  Q4_K_M: 'Q4_K',
+  Q4_K_S: 'Q4_K',
+  Q4_1: 'Q4_1',
+  Q4_0: 'Q4_0',
+  Q3_K_L: 'Q3_K',
+  Q3_K_M: 'Q3_K',
+  Q3_K_S: 'Q3_K',
+  Q2_K: 'Q2_K',
+  Q2_K_S: 'Q2_K',
+  IQ4_NL: 'IQ4_NL',
+  IQ4_XS: 'IQ4_XS',
+  IQ3_M: 'IQ3_S',
+  IQ3_S: 'IQ3_S',
+  IQ3_XS: 'IQ3_S',
+  IQ3_XXS: 'IQ3_XXS',
+  IQ2_M: 'IQ2_S',
+  IQ2_S: 'IQ2_XS',
+  IQ2_XS: 'IQ2_XS',
+  IQ2_XXS: 'IQ2_XXS',
+  IQ1_S: 'IQ1_S',
+  IQ1_M: 'IQ1_M',
 };
 
 /** The 1- and 2-bit lattice mixtures (they need an importance matrix): their own rules for every role. */
@@ -52,7 +102,8 @@ export function isQuantFileType(name: string): name is QuantFileType {
  */
 export function tensorNeedsImatrix(fileType: QuantFileType, name: string, type: GgmlType): boolean {
   if (needsImportance(type)) return true;
-  if (name === tensorName('token_embd') || name === tensorName('per_layer_token_embd') || name === tensorName('output')) return false;
+  if (name === tensorName('token_embd') || name === tensorName('per_layer_token_embd') || name === tensorName('output'))
+    return false;
   return IMATRIX_TYPES.has(type.name) || (type === Q2_K && fileType === 'Q2_K_S');
 }
 
@@ -119,8 +170,18 @@ export interface RecipeModel {
 }
 
 type Role =
-  | 'output' | 'token_embd' | 'attn_qkv' | 'attn_kv_b' | 'attn_v' | 'attn_k' | 'attn_q'
-  | 'attn_output' | 'ffn_up' | 'ffn_gate' | 'ffn_down' | 'other';
+  | 'output'
+  | 'token_embd'
+  | 'attn_qkv'
+  | 'attn_kv_b'
+  | 'attn_v'
+  | 'attn_k'
+  | 'attn_q'
+  | 'attn_output'
+  | 'ffn_up'
+  | 'ffn_gate'
+  | 'ffn_down'
+  | 'other';
 
 /** The model facts the mixtures depend on (llama.cpp's hparams). */
 interface ModelFacts {
@@ -231,10 +292,16 @@ function modelFacts(model: RecipeModel): ModelFacts {
 /** The architectures whose loaders call a model "70B" (the size classes llama.cpp knows). */
 function is70B(arch: string, nLayer: number, nHead: number, nHeadKv: number, nExpert: number): boolean {
   switch (arch) {
-    case 'llama': return nExpert !== 8 && nLayer === 80 && nHead !== nHeadKv; // 65B has no GQA
-    case 'qwen2': case 'deci': case 'olmo': return nLayer === 80;
-    case 'jais2': return nLayer === 68;
-    default: return false;
+    case 'llama':
+      return nExpert !== 8 && nLayer === 80 && nHead !== nHeadKv; // 65B has no GQA
+    case 'qwen2':
+    case 'deci':
+    case 'olmo':
+      return nLayer === 80;
+    case 'jais2':
+      return nLayer === 68;
+    default:
+      return false;
   }
 }
 
@@ -251,20 +318,41 @@ function llamaTensorOrder(a: RecipeTensor, b: RecipeTensor): number {
 
 /** Substrings of tensors that stay as they are: small, or too sensitive to lose bits. */
 const NEVER_QUANTIZED = [
-  '_norm.weight',            // norms
+  '_norm.weight', // norms
   blockTensorSuffix('ffn_gate_inp'), // MoE router
   'ffn_gate_tid2eid.weight', // DeepSeek-V4 token→expert table (i32)
-  'altup', 'laurel',         // Gemma 3n: tiny (e.g. 4x4)
-  'per_layer_model_proj',    // Gemma 3n: small enough to keep
-  'ssm_conv1d', 'shortconv.conv.weight', // Mamba/LFM conv1d weights are small
-  'indexer.k_proj.weight', 'indexer.q_proj.weight', // tiny indexer projections
-  'time_mix_first.weight', 'time_mix_w0.weight', 'time_mix_w1.weight', 'time_mix_w2.weight',
-  'time_mix_v0.weight', 'time_mix_v1.weight', 'time_mix_v2.weight', 'time_mix_a0.weight',
-  'time_mix_a1.weight', 'time_mix_a2.weight', 'time_mix_g1.weight', 'time_mix_g2.weight',
-  'time_mix_decay_w1.weight', 'time_mix_decay_w2.weight', 'time_mix_lerp_fused.weight', // RWKV
-  'attn_rel_b.weight',       // T5 relative position bias
-  '.position_embd', 'sam.pos_embd', 'sam.neck.', 'sam.net_', '.rel_pos', '.patch_embd', '.patch_merger', // vision
-  'a.rvq.codebook', 'mm.a.code_embd', // audio codebooks
+  'altup',
+  'laurel', // Gemma 3n: tiny (e.g. 4x4)
+  'per_layer_model_proj', // Gemma 3n: small enough to keep
+  'ssm_conv1d',
+  'shortconv.conv.weight', // Mamba/LFM conv1d weights are small
+  'indexer.k_proj.weight',
+  'indexer.q_proj.weight', // tiny indexer projections
+  'time_mix_first.weight',
+  'time_mix_w0.weight',
+  'time_mix_w1.weight',
+  'time_mix_w2.weight',
+  'time_mix_v0.weight',
+  'time_mix_v1.weight',
+  'time_mix_v2.weight',
+  'time_mix_a0.weight',
+  'time_mix_a1.weight',
+  'time_mix_a2.weight',
+  'time_mix_g1.weight',
+  'time_mix_g2.weight',
+  'time_mix_decay_w1.weight',
+  'time_mix_decay_w2.weight',
+  'time_mix_lerp_fused.weight', // RWKV
+  'attn_rel_b.weight', // T5 relative position bias
+  '.position_embd',
+  'sam.pos_embd',
+  'sam.neck.',
+  'sam.net_',
+  '.rel_pos',
+  '.patch_embd',
+  '.patch_merger', // vision
+  'a.rvq.codebook',
+  'mm.a.code_embd', // audio codebooks
 ];
 
 /** Exact names that stay as they are: learned position embeddings and BERT token types. */
@@ -312,7 +400,11 @@ function isAttnVLike(role: Role): boolean {
 // Choosing a type
 
 /** One quantizable tensor's type: user overrides first, then the mixture, then a fallback that fits. */
-function chooseType(state: RecipeState, tensor: RecipeTensor, defaultType: GgmlType): { type: GgmlType; fallbackFrom: GgmlType | null } {
+function chooseType(
+  state: RecipeState,
+  tensor: RecipeTensor,
+  defaultType: GgmlType,
+): { type: GgmlType; fallbackFrom: GgmlType | null } {
   const { options } = state;
   const role = roleOf(tensor.name);
   // Explicit types for the embeddings and the output matrix are taken as given.
@@ -321,7 +413,9 @@ function chooseType(state: RecipeState, tensor: RecipeTensor, defaultType: GgmlT
   // F16/BF16 files are plain conversions: no mixture.
   if (!defaultType.quantized) return { type: defaultType, fallbackFrom: null };
   // A --tensor-type match skips the mixture, whose layer counters then do not count this tensor (as in llama.cpp).
-  const wanted = matchTensorType(state.tensorTypes, tensor.name) ?? (options.pure ? defaultType : mixtureType(state, tensor, role, defaultType));
+  const wanted =
+    matchTensorType(state.tensorTypes, tensor.name) ??
+    (options.pure ? defaultType : mixtureType(state, tensor, role, defaultType));
   const type = fallbackType(tensor, wanted);
   return { type, fallbackFrom: type === wanted ? null : wanted };
 }
@@ -332,25 +426,34 @@ function chooseType(state: RecipeState, tensor: RecipeTensor, defaultType: GgmlT
  */
 function exactly(tensor: RecipeTensor, type: GgmlType): { type: GgmlType; fallbackFrom: null } {
   if (tensor.ne[0]! % type.blockSize !== 0) {
-    throw new Error(`${tensor.name}: rows of ${tensor.ne[0]} cannot be stored as ${type.name} (blocks of ${type.blockSize})`);
+    throw new Error(
+      `${tensor.name}: rows of ${tensor.ne[0]} cannot be stored as ${type.name} (blocks of ${type.blockSize})`,
+    );
   }
   return { type, fallbackFrom: null };
 }
 
 /** The file type's mixture: which roles and layers get more (or fewer) bits than the default. */
 function mixtureType(state: RecipeState, tensor: RecipeTensor, role: Role, defaultType: GgmlType): GgmlType {
-  if (role === 'output' || (role === 'token_embd' && state.tiedEmbeddings)) return outputType(state, tensor, defaultType);
+  if (role === 'output' || (role === 'token_embd' && state.tiedEmbeddings))
+    return outputType(state, tensor, defaultType);
   if (LOW_BIT.has(state.fileType)) return lowBitType(state, role, defaultType);
   // Untied token embeddings keep the default (only the IQ1/IQ2 mixtures and IQ3_XXS change them).
   if (role === 'token_embd') return state.fileType === 'IQ3_XXS' ? IQ3_S : defaultType;
   if (isAttnVLike(role)) return attnVType(state, defaultType);
   switch (role) {
-    case 'attn_k': return attnKType(state, defaultType);
-    case 'attn_q': return attnQType(state, defaultType);
-    case 'ffn_down': return ffnDownType(state, tensor, defaultType);
-    case 'attn_output': return attnOutputType(state, defaultType);
-    case 'ffn_gate': return ffnGateUpType(state, tensor, state.iFfnGate++, defaultType);
-    case 'ffn_up': return ffnGateUpType(state, tensor, state.iFfnUp++, defaultType);
+    case 'attn_k':
+      return attnKType(state, defaultType);
+    case 'attn_q':
+      return attnQType(state, defaultType);
+    case 'ffn_down':
+      return ffnDownType(state, tensor, defaultType);
+    case 'attn_output':
+      return attnOutputType(state, defaultType);
+    case 'ffn_gate':
+      return ffnGateUpType(state, tensor, state.iFfnGate++, defaultType);
+    case 'ffn_up':
+      return ffnGateUpType(state, tensor, state.iFfnUp++, defaultType);
     default:
       return defaultType;
   }
@@ -394,7 +497,14 @@ function lowBitType(state: RecipeState, role: Role, defaultType: GgmlType): Ggml
   if (role === 'attn_k' && model.nExpert === 8) return Q4_K;
   // Counted in file order over every ffn_down tensor (experts included) against the layer count.
   if (role === 'ffn_down') return state.iFfnDown++ < Math.trunc(model.nLayer / 8) ? protect : defaultType;
-  if (role === 'attn_output') return model.nExpert === 8 ? Q5_K : state.fileType === 'IQ1_S' || state.fileType === 'IQ1_M' ? IQ2_XXS : iq2sm ? IQ3_S : defaultType;
+  if (role === 'attn_output')
+    return model.nExpert === 8
+      ? Q5_K
+      : state.fileType === 'IQ1_S' || state.fileType === 'IQ1_M'
+        ? IQ2_XXS
+        : iq2sm
+          ? IQ3_S
+          : defaultType;
   return defaultType;
 }
 
@@ -450,24 +560,37 @@ function ffnDownType(state: RecipeState, tensor: RecipeTensor, defaultType: Ggml
   const falcon = model.arch === 'falcon';
   const hasImatrix = state.options.hasImatrix === true;
   switch (fileType) {
-    case 'Q2_K': return Q3_K;
-    case 'Q2_K_S': return i < Math.trunc(n / 8) ? Q4_K : defaultType;
-    case 'IQ3_XXS': return hasImatrix ? defaultType : i < Math.trunc(n / 8) ? Q4_K : Q3_K;
-    case 'IQ3_M': return i < Math.trunc(n / 8) || (model.nExpert === 8 && useMoreBits(i, n)) ? Q4_K : defaultType;
-    case 'Q3_K_M': return i < Math.trunc(n / 16) ? Q5_K : !falcon || useMoreBits(i, n) ? Q4_K : Q3_K;
-    case 'Q3_K_L': return falcon ? Q4_K : Q5_K;
+    case 'Q2_K':
+      return Q3_K;
+    case 'Q2_K_S':
+      return i < Math.trunc(n / 8) ? Q4_K : defaultType;
+    case 'IQ3_XXS':
+      return hasImatrix ? defaultType : i < Math.trunc(n / 8) ? Q4_K : Q3_K;
+    case 'IQ3_M':
+      return i < Math.trunc(n / 8) || (model.nExpert === 8 && useMoreBits(i, n)) ? Q4_K : defaultType;
+    case 'Q3_K_M':
+      return i < Math.trunc(n / 16) ? Q5_K : !falcon || useMoreBits(i, n) ? Q4_K : Q3_K;
+    case 'Q3_K_L':
+      return falcon ? Q4_K : Q5_K;
     case 'Q4_K_M':
       if (falcon) return i < Math.trunc(n / 16) ? Q6_K : useMoreBits(i, n) ? Q5_K : Q4_K;
       return useMoreBits(i, n) ? Q6_K : defaultType;
     // With an importance matrix the 4-bit non-linear types hold the first layers well enough.
-    case 'IQ4_NL': case 'IQ4_XS': return !hasImatrix && i < Math.trunc(n / 8) ? Q5_K : defaultType;
-    case 'Q5_K_M': return useMoreBits(i, n) ? Q6_K : defaultType;
-    case 'Q4_K_S': return !falcon && i < Math.trunc(n / 8) ? Q5_K : defaultType;
+    case 'IQ4_NL':
+    case 'IQ4_XS':
+      return !hasImatrix && i < Math.trunc(n / 8) ? Q5_K : defaultType;
+    case 'Q5_K_M':
+      return useMoreBits(i, n) ? Q6_K : defaultType;
+    case 'Q4_K_S':
+      return !falcon && i < Math.trunc(n / 8) ? Q5_K : defaultType;
     // Q4_0/Q5_0 can still go wrong in the first layers with an importance matrix; without one,
     // llama.cpp keeps the mixture it always had.
-    case 'Q4_0': return hasImatrix && i < Math.trunc(n / 8) ? Q4_1 : defaultType;
-    case 'Q5_0': return hasImatrix && i < Math.trunc(n / 8) ? Q5_1 : defaultType;
-    default: return defaultType;
+    case 'Q4_0':
+      return hasImatrix && i < Math.trunc(n / 8) ? Q4_1 : defaultType;
+    case 'Q5_0':
+      return hasImatrix && i < Math.trunc(n / 8) ? Q5_1 : defaultType;
+    default:
+      return defaultType;
   }
 }
 
@@ -488,16 +611,34 @@ function attnOutputType(state: RecipeState, defaultType: GgmlType): GgmlType {
   const { fileType, model } = state;
   if (model.arch === 'falcon') return fileType === 'Q3_K_L' ? Q4_K : defaultType;
   if (model.nExpert === 8) {
-    const bumped: readonly QuantFileType[] = ['Q2_K', 'IQ3_XS', 'IQ3_XXS', 'Q3_K_S', 'Q3_K_M', 'IQ4_NL', 'Q4_K_S', 'Q4_K_M', 'IQ3_S', 'IQ3_M', 'IQ4_XS'];
+    const bumped: readonly QuantFileType[] = [
+      'Q2_K',
+      'IQ3_XS',
+      'IQ3_XXS',
+      'Q3_K_S',
+      'Q3_K_M',
+      'IQ4_NL',
+      'Q4_K_S',
+      'Q4_K_M',
+      'IQ3_S',
+      'IQ3_M',
+      'IQ4_XS',
+    ];
     return bumped.includes(fileType) ? Q5_K : defaultType;
   }
   switch (fileType) {
-    case 'Q2_K': return Q3_K;
-    case 'IQ3_XXS': return IQ3_S;
-    case 'Q3_K_M': return Q4_K;
-    case 'Q3_K_L': return Q5_K;
-    case 'IQ3_M': return Q4_K;
-    default: return defaultType;
+    case 'Q2_K':
+      return Q3_K;
+    case 'IQ3_XXS':
+      return IQ3_S;
+    case 'Q3_K_M':
+      return Q4_K;
+    case 'Q3_K_L':
+      return Q5_K;
+    case 'IQ3_M':
+      return Q4_K;
+    default:
+      return defaultType;
   }
 }
 
@@ -506,10 +647,22 @@ function attnOutputType(state: RecipeState, defaultType: GgmlType): GgmlType {
 
 /** The nearest type with 32-element blocks for each type with larger blocks. */
 const SMALLER_BLOCK: Readonly<Partial<Record<GgmlTypeName, GgmlTypeName>>> = {
-  IQ1_S: 'IQ4_NL', IQ1_M: 'IQ4_NL', IQ2_XXS: 'IQ4_NL', IQ2_XS: 'IQ4_NL', IQ2_S: 'IQ4_NL',
-  IQ3_XXS: 'IQ4_NL', IQ3_S: 'IQ4_NL', IQ4_XS: 'IQ4_NL',
-  Q2_0: 'Q4_0', Q2_K: 'Q4_0', Q3_K: 'Q4_0', TQ1_0: 'Q4_0', TQ2_0: 'Q4_0',
-  Q4_K: 'Q5_0', Q5_K: 'Q5_1', Q6_K: 'Q8_0',
+  IQ1_S: 'IQ4_NL',
+  IQ1_M: 'IQ4_NL',
+  IQ2_XXS: 'IQ4_NL',
+  IQ2_XS: 'IQ4_NL',
+  IQ2_S: 'IQ4_NL',
+  IQ3_XXS: 'IQ4_NL',
+  IQ3_S: 'IQ4_NL',
+  IQ4_XS: 'IQ4_NL',
+  Q2_0: 'Q4_0',
+  Q2_K: 'Q4_0',
+  Q3_K: 'Q4_0',
+  TQ1_0: 'Q4_0',
+  TQ2_0: 'Q4_0',
+  Q4_K: 'Q5_0',
+  Q5_K: 'Q5_1',
+  Q6_K: 'Q8_0',
 };
 
 /**
@@ -522,6 +675,7 @@ function fallbackType(tensor: RecipeTensor, wanted: GgmlType): GgmlType {
   let type = wanted;
   const smaller = SMALLER_BLOCK[wanted.name];
   if (smaller) type = t(smaller);
-  else if (wanted.blockSize > 32) throw new Error(`no fallback type is defined for ${wanted.name} (tensor ${tensor.name})`);
+  else if (wanted.blockSize > 32)
+    throw new Error(`no fallback type is defined for ${wanted.name} (tensor ${tensor.name})`);
   return cols % type.blockSize === 0 ? type : F16;
 }

@@ -60,12 +60,17 @@ export function parseTensorTypeArg(text: string): TensorTypeOverride {
 }
 
 /** The type the first matching pattern gives `name`, or undefined when none matches. */
-export function matchTensorType(overrides: readonly { regex: RegExp; type: GgmlType }[], name: string): GgmlType | undefined {
+export function matchTensorType(
+  overrides: readonly { regex: RegExp; type: GgmlType }[],
+  name: string,
+): GgmlType | undefined {
   return overrides.find((o) => o.regex.test(name))?.type;
 }
 
 /** Compiled once per plan (no global flag: test() keeps no state). */
-export function compileTensorTypes(overrides: readonly TensorTypeOverride[] | undefined): { regex: RegExp; type: GgmlType }[] {
+export function compileTensorTypes(
+  overrides: readonly TensorTypeOverride[] | undefined,
+): { regex: RegExp; type: GgmlType }[] {
   return (overrides ?? []).map((o) => ({ regex: new RegExp(o.pattern), type: o.type }));
 }
 
@@ -79,14 +84,18 @@ export interface ResolvedOverrides {
 
 /** Checks overrides from outside (the export API): clear errors naming the pattern or option and what is wrong. */
 export function resolveOverrides(o: RecipeOverrides): ResolvedOverrides {
-  if (o.tensorTypes !== undefined && !Array.isArray(o.tensorTypes)) throw new Error('tensorTypes must be a list of { pattern, type }');
+  if (o.tensorTypes !== undefined && !Array.isArray(o.tensorTypes))
+    throw new Error('tensorTypes must be a list of { pattern, type }');
   return {
     tensorTypes: o.tensorTypes?.map((t) => {
-      if (typeof t?.pattern !== 'string' || typeof t.type !== 'string') throw new Error(`tensor type ${JSON.stringify(t)}: expected { pattern, type } strings`);
+      if (typeof t?.pattern !== 'string' || typeof t.type !== 'string')
+        throw new Error(`tensor type ${JSON.stringify(t)}: expected { pattern, type } strings`);
       return tensorTypeOverride(t.pattern, t.type);
     }),
-    outputTensorType: o.outputTensorType === undefined ? undefined : overrideType(o.outputTensorType, 'output tensor type'),
-    tokenEmbeddingType: o.tokenEmbeddingType === undefined ? undefined : overrideType(o.tokenEmbeddingType, 'token embedding type'),
+    outputTensorType:
+      o.outputTensorType === undefined ? undefined : overrideType(o.outputTensorType, 'output tensor type'),
+    tokenEmbeddingType:
+      o.tokenEmbeddingType === undefined ? undefined : overrideType(o.tokenEmbeddingType, 'token embedding type'),
     pure: o.pure === true ? true : undefined,
   };
 }

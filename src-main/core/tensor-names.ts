@@ -50,7 +50,9 @@ export const TENSOR_NAMES = {
 
 export type TensorRole = keyof typeof TENSOR_NAMES;
 /** Roles with one tensor per layer. */
-export type BlockRole = { [R in TensorRole]: (typeof TENSOR_NAMES)[R] extends `blk.{layer}.${string}` ? R : never }[TensorRole];
+export type BlockRole = {
+  [R in TensorRole]: (typeof TENSOR_NAMES)[R] extends `blk.{layer}.${string}` ? R : never;
+}[TensorRole];
 /** Roles with one tensor in the whole model. */
 export type GlobalRole = Exclude<TensorRole, BlockRole>;
 export type TensorKind = 'weight' | 'bias';
@@ -66,7 +68,8 @@ export function tensorName(role: GlobalRole, layer?: undefined, kind?: TensorKin
 export function tensorName(role: BlockRole, layer: number, kind?: TensorKind): string;
 export function tensorName(role: TensorRole, layer?: number, kind: TensorKind = 'weight'): string {
   const template: string = TENSOR_NAMES[role];
-  if (template.includes(LAYER) !== (layer !== undefined)) throw new Error(`tensor role ${role}: ${layer === undefined ? 'needs' : 'takes no'} layer`);
+  if (template.includes(LAYER) !== (layer !== undefined))
+    throw new Error(`tensor role ${role}: ${layer === undefined ? 'needs' : 'takes no'} layer`);
   return `${template.replace(LAYER, String(layer))}.${kind}`;
 }
 

@@ -28,7 +28,16 @@ import { BertModel } from './model/bert';
 import { readHParams, type HParams } from './model/hparams';
 import { LlamaModel, type TokenSource } from './model/llama';
 import { prefillLayerGroups, SUBMIT_FLOPS } from './prefill-split';
-import type { BenchResult, EngineInfo, GenerateResult, ModelInfo, SamplingParams, StepProfile, StopReason, Timings } from './protocol';
+import type {
+  BenchResult,
+  EngineInfo,
+  GenerateResult,
+  ModelInfo,
+  SamplingParams,
+  StepProfile,
+  StopReason,
+  Timings,
+} from './protocol';
 import { GpuSampler, type SampledToken } from './sampler';
 
 export interface LoadOptions {
@@ -48,8 +57,6 @@ export interface LoadOptions {
   onProgress?(done: number, total: number): void;
 }
 
-
-
 export interface GenerateOptions {
   /** Tokens to generate at most. */
   maxTokens: number;
@@ -63,9 +70,6 @@ export interface GenerateOptions {
   signal?: AbortSignal;
   onToken?(token: SampledToken, index: number): void;
 }
-
-
-
 
 export interface BenchOptions {
   /** Also time every kernel of a few decode steps on the GPU (needs timestamp-query). */
@@ -122,7 +126,12 @@ export class Engine {
 
   get info(): EngineInfo {
     const l = this.loaded ?? this.encoder;
-    return { adapter: this.gpu.info, model: l?.info ?? null, memory: l?.model.memory ?? null, loadMs: l?.loadMs ?? null };
+    return {
+      adapter: this.gpu.info,
+      model: l?.info ?? null,
+      memory: l?.model.memory ?? null,
+      loadMs: l?.loadMs ?? null,
+    };
   }
 
   get model(): ModelInfo | null {
@@ -143,7 +152,10 @@ export class Engine {
         model = await LlamaModel.load(this.gpu, gguf, hp, sampler.out, {
           ctx,
           maxBatch: Math.max(1, Math.min(options.maxBatch ?? 64, ctx)),
-          kvTypes: { k: options.kvTypes?.k ?? DEFAULT_KV_CACHE_TYPES.k, v: options.kvTypes?.v ?? DEFAULT_KV_CACHE_TYPES.v },
+          kvTypes: {
+            k: options.kvTypes?.k ?? DEFAULT_KV_CACHE_TYPES.k,
+            v: options.kvTypes?.v ?? DEFAULT_KV_CACHE_TYPES.v,
+          },
           kvBindingLimit: options.kvBindingLimit,
           onProgress: options.onProgress,
         });
@@ -154,7 +166,16 @@ export class Engine {
       sampler.bind(model.ops, model.act.logits, model.step);
       await this.gpu.device.queue.onSubmittedWorkDone();
       const submitFlops = options.submitFlops ?? (this.gpu.info.isFallbackAdapter ? Infinity : SUBMIT_FLOPS);
-      this.loaded = { path, hp, model, sampler, info: modelInfo(path, gguf, hp, ctx), loadMs: performance.now() - started, cached: [], submitFlops };
+      this.loaded = {
+        path,
+        hp,
+        model,
+        sampler,
+        info: modelInfo(path, gguf, hp, ctx),
+        loadMs: performance.now() - started,
+        cached: [],
+        submitFlops,
+      };
       return this.info;
     } finally {
       file.close();
@@ -162,7 +183,13 @@ export class Engine {
   }
 
   /** An encoder's context is one input: at most its trained length (its position table). */
-  private async loadEncoder(path: string, gguf: GgufFile, hp: HParams, options: LoadOptions, started: number): Promise<EngineInfo> {
+  private async loadEncoder(
+    path: string,
+    gguf: GgufFile,
+    hp: HParams,
+    options: LoadOptions,
+    started: number,
+  ): Promise<EngineInfo> {
     const ctx = Math.max(1, Math.min(Math.floor(options.ctx ?? 4096), hp.nCtxTrain));
     const model = await BertModel.load(this.gpu, gguf, hp, { ctx, onProgress: options.onProgress });
     await this.gpu.device.queue.onSubmittedWorkDone();
@@ -192,11 +219,18 @@ export class Engine {
       throw new EngineError(`the prompt (${prompt.length} tokens) does not fit the context of ${l.model.options.ctx}`);
     }
     const stop = options.stop ?? l.info.eog;
-    const constraint = options.constraint ? new ConstrainedTokens(constraintLeads(options.constraint), this.tokenTrie(l), stop) : undefined;
+    const constraint = options.constraint
+      ? new ConstrainedTokens(constraintLeads(options.constraint), this.tokenTrie(l), stop)
+      : undefined;
     this.enter();
     try {
       const started = performance.now();
-      l.sampler.configure({ ...GREEDY, ...options.sampling }, options.topLogprobs ?? 0, prompt, constraint !== undefined);
+      l.sampler.configure(
+        { ...GREEDY, ...options.sampling },
+        options.topLogprobs ?? 0,
+        prompt,
+        constraint !== undefined,
+      );
       if (constraint) l.sampler.setMask(allowedNext(constraint));
       const { first, evaluated } = await this.prefill(l, prompt, options.signal);
       const firstAt = performance.now();
@@ -230,7 +264,11 @@ export class Engine {
    * give the first generated token), in chunks of up to maxBatch tokens. No first token when
    * cancelled between chunks.
    */
-  private async prefill(l: Loaded, prompt: readonly number[], signal?: AbortSignal): Promise<{ first?: SampledToken; evaluated: number }> {
+  private async prefill(
+    l: Loaded,
+    prompt: readonly number[],
+    signal?: AbortSignal,
+  ): Promise<{ first?: SampledToken; evaluated: number }> {
     const { model, sampler } = l;
     let pos = Math.min(commonPrefix(l.cached, prompt), prompt.length - 1);
     l.cached.length = pos;
@@ -273,7 +311,11 @@ export class Engine {
     while (ids.length < options.maxTokens) {
       // Start the next step before handing this token out, so the GPU works meanwhile: it embeds
       // this token straight from the sampler's buffer (constrained: once its mask is written).
-      let more = ids.length + 1 < options.maxTokens && !stop.has(token.id) && !options.signal?.aborted && pos < model.options.ctx;
+      let more =
+        ids.length + 1 < options.maxTokens &&
+        !stop.has(token.id) &&
+        !options.signal?.aborted &&
+        pos < model.options.ctx;
       // Constrained: nothing may follow a whole document when no stop id is allowed to end it.
       let ended = false;
       if (more && constraint) {
@@ -320,14 +362,15 @@ export class Engine {
    */
   async collectActivations(ids: readonly number[]): Promise<void> {
     const l = this.require();
-    if (ids.length > l.model.options.ctx) throw new EngineError(`${ids.length} tokens do not fit the context of ${l.model.options.ctx}`);
+    if (ids.length > l.model.options.ctx)
+      throw new EngineError(`${ids.length} tokens do not fit the context of ${l.model.options.ctx}`);
     this.enter();
     const { model } = l;
     const device = this.gpu.device;
     l.cached.length = 0;
     model.collecting = true;
     try {
-      for (let pos = 0; pos < ids.length; ) {
+      for (let pos = 0; pos < ids.length;) {
         const { n, encoder, pass } = this.prefillBatch(model, ids, pos);
         pass.end();
         device.queue.submit([encoder.finish()]);
@@ -352,9 +395,14 @@ export class Engine {
   async logits(ids: readonly number[], onLogits: (logits: Float32Array, index: number) => void): Promise<void> {
     const l = this.require();
     const vocab = l.hp.nVocab;
-    await this.forward(ids, vocab, (pass) => l.model.encodeAllLogits(pass), (rows, pos, n) => {
-      for (let t = 0; t < n; t++) onLogits(rows.subarray(t * vocab, (t + 1) * vocab), pos + t);
-    });
+    await this.forward(
+      ids,
+      vocab,
+      (pass) => l.model.encodeAllLogits(pass),
+      (rows, pos, n) => {
+        for (let t = 0; t < n; t++) onLogits(rows.subarray(t * vocab, (t + 1) * vocab), pos + t);
+      },
+    );
   }
 
   /** Embeddings: the final hidden state (after output_norm, no head) of each token of `ids`, tokens × embedding, from position 0. */
@@ -364,7 +412,12 @@ export class Engine {
     const l = this.require();
     const width = l.hp.nEmbd;
     const out = new Float32Array(ids.length * width);
-    await this.forward(ids, width, (pass) => l.model.encodeHiddenStates(pass), (rows, pos) => out.set(rows, pos * width));
+    await this.forward(
+      ids,
+      width,
+      (pass) => l.model.encodeHiddenStates(pass),
+      (rows, pos) => out.set(rows, pos * width),
+    );
     return out;
   }
 
@@ -390,9 +443,10 @@ export class Engine {
     this.enter();
     try {
       const out: Float32Array[] = [];
-      for (let i = 0; i < inputs.length; ) {
+      for (let i = 0; i < inputs.length;) {
         let end = i + 1;
-        for (let tokens = inputs[i]!.length; end < inputs.length && tokens + inputs[end]!.length <= ctx; end++) tokens += inputs[end]!.length;
+        for (let tokens = inputs[i]!.length; end < inputs.length && tokens + inputs[end]!.length <= ctx; end++)
+          tokens += inputs[end]!.length;
         out.push(...(await model.hiddenStates(inputs.slice(i, end))));
         i = end;
       }
@@ -413,14 +467,18 @@ export class Engine {
     onBatch: (rows: Float32Array, pos: number, n: number) => void,
   ): Promise<void> {
     const l = this.require();
-    if (ids.length > l.model.options.ctx) throw new EngineError(`${ids.length} tokens do not fit the context of ${l.model.options.ctx}`);
+    if (ids.length > l.model.options.ctx)
+      throw new EngineError(`${ids.length} tokens do not fit the context of ${l.model.options.ctx}`);
     this.enter();
     const { model } = l;
     const device = this.gpu.device;
-    const staging = device.createBuffer({ size: model.options.maxBatch * width * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const staging = device.createBuffer({
+      size: model.options.maxBatch * width * 4,
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    });
     l.cached.length = 0;
     try {
-      for (let pos = 0; pos < ids.length; ) {
+      for (let pos = 0; pos < ids.length;) {
         const { n, encoder, pass } = this.prefillBatch(model, ids, pos);
         const out = head(pass);
         pass.end();
@@ -444,7 +502,11 @@ export class Engine {
   }
 
   /** The batch of `ids` from `pos` (up to maxBatch tokens) written and encoded through the prefill body; the caller adds to the pass and ends it. */
-  private prefillBatch(model: LlamaModel, ids: readonly number[], pos: number): { n: number; encoder: GPUCommandEncoder; pass: GPUComputePassEncoder } {
+  private prefillBatch(
+    model: LlamaModel,
+    ids: readonly number[],
+    pos: number,
+  ): { n: number; encoder: GPUCommandEncoder; pass: GPUComputePassEncoder } {
     const device = this.gpu.device;
     const n = Math.min(model.options.maxBatch, ids.length - pos);
     device.queue.writeBuffer(model.ids, 0, Uint32Array.from(ids.slice(pos, pos + n)));
@@ -457,10 +519,16 @@ export class Engine {
    * each submitted here but the last, which the returned pass holds for the caller to add to, end
    * and submit. A decode step (one token) stays one submission.
    */
-  private encodeBody(model: LlamaModel, pos0: number, tokens: number, source: TokenSource): { encoder: GPUCommandEncoder; pass: GPUComputePassEncoder } {
+  private encodeBody(
+    model: LlamaModel,
+    pos0: number,
+    tokens: number,
+    source: TokenSource,
+  ): { encoder: GPUCommandEncoder; pass: GPUComputePassEncoder } {
     const device = this.gpu.device;
     model.setBatch(pos0, tokens);
-    const groups = tokens > 1 ? prefillLayerGroups(model.layerWork, pos0, tokens, this.loaded!.submitFlops) : [undefined];
+    const groups =
+      tokens > 1 ? prefillLayerGroups(model.layerWork, pos0, tokens, this.loaded!.submitFlops) : [undefined];
     for (let i = 0; ; i++) {
       const encoder = device.createCommandEncoder();
       const pass = this.meter ? this.meter.wrap(encoder.beginComputePass()) : encoder.beginComputePass();
@@ -484,9 +552,14 @@ export class Engine {
     const n = Math.max(1, Math.floor(genTokens));
     const depth = Math.max(0, Math.floor(options.depth ?? 0));
     const needed = depth + p + n;
-    if (needed > l.model.options.ctx) throw new EngineError(`bench needs a context of ${needed} tokens; the model was loaded with ${l.model.options.ctx}`);
+    if (needed > l.model.options.ctx)
+      throw new EngineError(
+        `bench needs a context of ${needed} tokens; the model was loaded with ${l.model.options.ctx}`,
+      );
     // Any ids will do; avoid the first few (control tokens in most vocabularies).
-    const tokens = Array.from({ length: depth + p }, (_, i) => (i === 0 && bos !== null ? bos : 3 + ((i * 7919) % (vocab - 3))));
+    const tokens = Array.from({ length: depth + p }, (_, i) =>
+      i === 0 && bos !== null ? bos : 3 + ((i * 7919) % (vocab - 3)),
+    );
     if (options.profile && !this.gpu.hasTimestamps) {
       throw new EngineError(`profiling needs the timestamp-query feature, which ${this.gpu.info.name} lacks`);
     }
@@ -494,20 +567,31 @@ export class Engine {
     // compilation (lavapipe compiles a pipeline at its first dispatch, seconds each).
     // Its one decode step is also counted: it sizes the profile when the timed run decodes none (-n 1).
     this.resetCache();
-    const warmUp = await this.metered(() => this.generate(tokens.slice(0, WARM_UP_TOKENS), { maxTokens: WARM_UP_TOKENS, stop: [] }));
+    const warmUp = await this.metered(() =>
+      this.generate(tokens.slice(0, WARM_UP_TOKENS), { maxTokens: WARM_UP_TOKENS, stop: [] }),
+    );
     this.resetCache();
     // The depth's tokens fill the cache untimed; the timed run then evaluates only the prompt after them.
     if (depth > 0) await this.generate(tokens.slice(0, depth), { maxTokens: 1, stop: [] });
     const timed = await this.metered(() => this.generate(tokens, { maxTokens: n, stop: [] }));
     const r = timed.result;
     const steps = timed.meter.perToken(r.ids.length - 1);
-    const profiledDispatches = Math.max(steps.dispatchesPerToken, warmUp.meter.perToken(warmUp.result.ids.length - 1).dispatchesPerToken);
+    const profiledDispatches = Math.max(
+      steps.dispatchesPerToken,
+      warmUp.meter.perToken(warmUp.result.ids.length - 1).dispatchesPerToken,
+    );
     const avgPositions = depth + p + (r.ids.length - 1) / 2;
     const bytesPerToken = l.model.weightBytesPerToken + avgPositions * l.model.kvBytesPerPosition;
     const achieved = bytesPerToken * r.timings.decodeTokS;
     const copy = await measureCopyBandwidth(this.gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
     const profile = options.profile
-      ? await this.profileDecode(l, depth + p, Math.min(PROFILED_STEPS, n), Math.ceil(profiledDispatches), copy.bytesPerSecond)
+      ? await this.profileDecode(
+          l,
+          depth + p,
+          Math.min(PROFILED_STEPS, n),
+          Math.ceil(profiledDispatches),
+          copy.bytesPerSecond,
+        )
       : undefined;
     return {
       depth,
@@ -525,7 +609,9 @@ export class Engine {
   }
 
   /** Runs `generate` with its decode steps' dispatches and submissions counted. */
-  private async metered(generate: () => Promise<GenerateResult>): Promise<{ result: GenerateResult; meter: StepMeter }> {
+  private async metered(
+    generate: () => Promise<GenerateResult>,
+  ): Promise<{ result: GenerateResult; meter: StepMeter }> {
     const meter = new StepMeter();
     this.meter = meter;
     try {
@@ -539,7 +625,13 @@ export class Engine {
    * Times each kernel of `steps` decode steps from position `pos` (one submission each, every
    * dispatch in its own timed pass), after a measured run: the cache it overwrites is forgotten.
    */
-  private async profileDecode(l: Loaded, pos: number, steps: number, maxDispatches: number, copyBytesPerSecond: number): Promise<StepProfile> {
+  private async profileDecode(
+    l: Loaded,
+    pos: number,
+    steps: number,
+    maxDispatches: number,
+    copyBytesPerSecond: number,
+  ): Promise<StepProfile> {
     const { model, sampler } = l;
     const device = this.gpu.device;
     const profiler = new StepProfiler(device, Math.max(1, maxDispatches));
@@ -600,7 +692,10 @@ export class Engine {
   }
 
   private require(): Loaded {
-    if (this.encoder) throw new EngineError(`${this.encoder.path} is an embedding model (${this.encoder.info.architecture}): it only embeds`);
+    if (this.encoder)
+      throw new EngineError(
+        `${this.encoder.path} is an embedding model (${this.encoder.info.architecture}): it only embeds`,
+      );
     if (!this.loaded) throw new EngineError('no model loaded');
     return this.loaded;
   }

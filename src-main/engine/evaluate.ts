@@ -12,7 +12,6 @@ import { comparePosition, logSoftmax, type WindowComparison, type WindowScores }
 import { EngineError, type Engine } from './engine';
 import type { LogProbsFile } from './protocol';
 
-
 export interface EvaluateOptions {
   /** Token ids, evaluated from position 0 with an empty KV cache. */
   ids: readonly number[];
@@ -42,7 +41,9 @@ export async function evaluateWindow(engine: Engine, options: EvaluateOptions): 
       const needed = (options.baseLogProbs.position + count) * bytesPerPosition;
       const size = fstatSync(base).size;
       if (size < needed) {
-        throw new EngineError(`${options.baseLogProbs.path}: holds ${size} bytes of log-probabilities, this window needs ${needed} (a base model with another vocabulary than ${vocab} tokens?)`);
+        throw new EngineError(
+          `${options.baseLogProbs.path}: holds ${size} bytes of log-probabilities, this window needs ${needed} (a base model with another vocabulary than ${vocab} tokens?)`,
+        );
       }
     }
     const nll: number[] = [];
@@ -77,11 +78,11 @@ export async function evaluateWindow(engine: Engine, options: EvaluateOptions): 
 }
 
 function writeFully(fd: number, bytes: Uint8Array, position: number): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
+  for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }
 
 function readFully(fd: number, bytes: Uint8Array, position: number): void {
-  for (let done = 0; done < bytes.length; ) {
+  for (let done = 0; done < bytes.length;) {
     const n = readSync(fd, bytes, done, bytes.length - done, position + done);
     if (n === 0) throw new EngineError(`log-probabilities end early at byte ${position + done}`);
     done += n;

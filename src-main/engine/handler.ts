@@ -78,7 +78,10 @@ export class EngineHandler {
     });
   }
 
-  private async run(request: Exclude<EngineRequest, { type: 'info' | 'adapter' | 'cancel' }>, signal: AbortSignal): Promise<void> {
+  private async run(
+    request: Exclude<EngineRequest, { type: 'info' | 'adapter' | 'cancel' }>,
+    signal: AbortSignal,
+  ): Promise<void> {
     const { id } = request;
     switch (request.type) {
       case 'load': {
@@ -105,14 +108,18 @@ export class EngineHandler {
           stop: request.stop,
           constraint: request.constraint,
           signal,
-          onToken: (token, index) => this.send({ id, type: 'token', index, token: token.id, ...(token.top ? { top: token.top } : {}) }),
+          onToken: (token, index) =>
+            this.send({ id, type: 'token', index, token: token.id, ...(token.top ? { top: token.top } : {}) }),
         });
         this.send({ id, type: 'generated', result });
         return;
       }
       case 'bench': {
         const engine = await this.gpu();
-        const result = await engine.bench(request.promptTokens, request.genTokens, { profile: request.profile === true, depth: request.depth ?? 0 });
+        const result = await engine.bench(request.promptTokens, request.genTokens, {
+          profile: request.profile === true,
+          depth: request.depth ?? 0,
+        });
         this.send({ id, type: 'bench', result, info: engine.info });
         return;
       }
@@ -132,7 +139,12 @@ export class EngineHandler {
         const engine = await this.gpu();
         await engine.collectActivations(request.ids);
         if (!request.take) return this.send({ id, type: 'collected' });
-        const activations = (await engine.takeActivations()).map((a) => ({ ...a, sums: Array.from(a.sums), inSums: Array.from(a.inSums), counts: [...a.counts] }));
+        const activations = (await engine.takeActivations()).map((a) => ({
+          ...a,
+          sums: Array.from(a.sums),
+          inSums: Array.from(a.inSums),
+          counts: [...a.counts],
+        }));
         this.send({ id, type: 'collected', activations });
         return;
       }
@@ -177,9 +189,16 @@ const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isS
 const isOptionalCount = (v: unknown) => v === undefined || isCount(v);
 const isIds = (v: unknown): v is number[] => Array.isArray(v) && v.every(isCount);
 const isOptionalConstraint = (v: unknown) =>
-  v === undefined || (typeof v === 'object' && v !== null && ((v as { kind?: unknown }).kind === 'json' || ((v as { kind?: unknown }).kind === 'json-schema' && 'schema' in v)));
+  v === undefined ||
+  (typeof v === 'object' &&
+    v !== null &&
+    ((v as { kind?: unknown }).kind === 'json' || ((v as { kind?: unknown }).kind === 'json-schema' && 'schema' in v)));
 const isLogProbsFile = (v: unknown) =>
-  v === undefined || (typeof v === 'object' && v !== null && typeof (v as { path?: unknown }).path === 'string' && isCount((v as { position?: unknown }).position));
+  v === undefined ||
+  (typeof v === 'object' &&
+    v !== null &&
+    typeof (v as { path?: unknown }).path === 'string' &&
+    isCount((v as { position?: unknown }).position));
 
 /** What is wrong with a request's shape, or null. */
 function checkRequest(r: EngineRequest): string | null {
@@ -192,23 +211,28 @@ function checkRequest(r: EngineRequest): string | null {
       return typeof r.target === 'number' ? null : 'cancel: target must be the id of a generate request';
     case 'load':
       if (typeof r.path !== 'string' || !r.path) return 'load: path must be a file path';
-      if (!isOptionalCount(r.ctx) || !isOptionalCount(r.maxBatch)) return 'load: ctx and maxBatch must be non-negative integers';
+      if (!isOptionalCount(r.ctx) || !isOptionalCount(r.maxBatch))
+        return 'load: ctx and maxBatch must be non-negative integers';
       return null;
     case 'generate':
       if (!isIds(r.prompt) || r.prompt.length === 0) return 'generate: prompt must be a non-empty array of token ids';
       if (!isCount(r.maxTokens)) return 'generate: maxTokens must be a non-negative integer';
       if (r.stop !== undefined && !isIds(r.stop)) return 'generate: stop must be an array of token ids';
       if (!isOptionalCount(r.topLogprobs)) return 'generate: topLogprobs must be a non-negative integer';
-      if (r.sampling !== undefined && (typeof r.sampling !== 'object' || r.sampling === null)) return 'generate: sampling must be an object';
-      if (!isOptionalConstraint(r.constraint)) return 'generate: constraint must be { kind: "json" } or { kind: "json-schema", schema }';
+      if (r.sampling !== undefined && (typeof r.sampling !== 'object' || r.sampling === null))
+        return 'generate: sampling must be an object';
+      if (!isOptionalConstraint(r.constraint))
+        return 'generate: constraint must be { kind: "json" } or { kind: "json-schema", schema }';
       return null;
     case 'bench':
-      if (!isCount(r.promptTokens) || !isCount(r.genTokens) || !isOptionalCount(r.depth)) return 'bench: promptTokens, genTokens and depth must be non-negative integers';
+      if (!isCount(r.promptTokens) || !isCount(r.genTokens) || !isOptionalCount(r.depth))
+        return 'bench: promptTokens, genTokens and depth must be non-negative integers';
       return r.profile === undefined || typeof r.profile === 'boolean' ? null : 'bench: profile must be a boolean';
     case 'evaluate':
       if (!isIds(r.ids) || r.ids.length < 2) return 'evaluate: ids must be an array of at least 2 token ids';
       if (!isCount(r.first)) return 'evaluate: first must be a non-negative integer';
-      if (!isLogProbsFile(r.saveLogProbs) || !isLogProbsFile(r.baseLogProbs)) return 'evaluate: saveLogProbs and baseLogProbs must be { path, position }';
+      if (!isLogProbsFile(r.saveLogProbs) || !isLogProbsFile(r.baseLogProbs))
+        return 'evaluate: saveLogProbs and baseLogProbs must be { path, position }';
       return null;
     case 'embed':
       if (!Array.isArray(r.inputs) || r.inputs.length === 0 || !r.inputs.every((ids) => isIds(ids) && ids.length > 0)) {

@@ -178,7 +178,11 @@ export class EngineHost {
     return r.adapter;
   }
 
-  async load(path: string, options: Omit<LoadRequest, 'id' | 'type' | 'path'> = {}, onProgress?: (e: ProgressEvent) => void): Promise<EngineInfo> {
+  async load(
+    path: string,
+    options: Omit<LoadRequest, 'id' | 'type' | 'path'> = {},
+    onProgress?: (e: ProgressEvent) => void,
+  ): Promise<EngineInfo> {
     const r = await this.ask({ type: 'load', path, ...options }, 'loaded', (e) => {
       if (e.type === 'progress') onProgress?.(e);
     });
@@ -189,23 +193,44 @@ export class EngineHost {
     await this.ask({ type: 'unload' }, 'unloaded');
   }
 
-  async generate(request: Omit<GenerateRequest, 'id' | 'type'>, callbacks: GenerateCallbacks = {}): Promise<GenerateResult> {
+  async generate(
+    request: Omit<GenerateRequest, 'id' | 'type'>,
+    callbacks: GenerateCallbacks = {},
+  ): Promise<GenerateResult> {
     const { signal, onToken } = callbacks;
     const id = this.nextId++;
     const cancel = () => void this.ask({ type: 'cancel', target: id }, 'cancel').catch(() => {});
     signal?.addEventListener('abort', cancel, { once: true });
     try {
-      const r = await this.ask({ type: 'generate', ...request }, 'generated', (e) => {
-        if (e.type === 'token') onToken?.(e);
-      }, id);
+      const r = await this.ask(
+        { type: 'generate', ...request },
+        'generated',
+        (e) => {
+          if (e.type === 'token') onToken?.(e);
+        },
+        id,
+      );
       return r.result;
     } finally {
       signal?.removeEventListener('abort', cancel);
     }
   }
 
-  bench(promptTokens: number, genTokens: number, options: { profile?: boolean; depth?: number } = {}): Promise<BenchResponse> {
-    return this.ask({ type: 'bench', promptTokens, genTokens, ...(options.depth ? { depth: options.depth } : {}), ...(options.profile ? { profile: true } : {}) }, 'bench');
+  bench(
+    promptTokens: number,
+    genTokens: number,
+    options: { profile?: boolean; depth?: number } = {},
+  ): Promise<BenchResponse> {
+    return this.ask(
+      {
+        type: 'bench',
+        promptTokens,
+        genTokens,
+        ...(options.depth ? { depth: options.depth } : {}),
+        ...(options.profile ? { profile: true } : {}),
+      },
+      'bench',
+    );
   }
 
   /** Scores one window of a text, teacher-forced (perplexity, KL divergence against saved log-probabilities). */
@@ -230,7 +255,11 @@ export class EngineHost {
    * llama-imatrix's run: evaluates the chunks one by one and takes the sums over all of them.
    * `onChunk(i)` is called before chunk i. On abort the sums so far are taken, so no later run counts them.
    */
-  async collectChunks(chunks: number[][], signal: AbortSignal, onChunk: (index: number) => void): Promise<CollectedWeight[]> {
+  async collectChunks(
+    chunks: number[][],
+    signal: AbortSignal,
+    onChunk: (index: number) => void,
+  ): Promise<CollectedWeight[]> {
     for (const [i, ids] of chunks.entries()) {
       const last = i === chunks.length - 1;
       if (signal.aborted) {
@@ -239,7 +268,8 @@ export class EngineHost {
       }
       onChunk(i);
       const taken = await this.collect(ids, last);
-      if (last) return taken!.map((w) => ({ ...w, sums: Float32Array.from(w.sums), inSums: Float32Array.from(w.inSums) }));
+      if (last)
+        return taken!.map((w) => ({ ...w, sums: Float32Array.from(w.sums), inSums: Float32Array.from(w.inSums) }));
     }
     throw new Error('no chunk was evaluated');
   }
@@ -299,7 +329,9 @@ export class EngineHost {
           this.settle(id, (p) => p.reject(new EngineCrashedError(`could not reach the engine: ${err.message}`)));
         });
       } catch (err) {
-        this.settle(id, (p) => p.reject(new EngineCrashedError(`could not reach the engine: ${(err as Error).message}`)));
+        this.settle(id, (p) =>
+          p.reject(new EngineCrashedError(`could not reach the engine: ${(err as Error).message}`)),
+        );
       }
     });
   }

@@ -46,6 +46,7 @@ export function layerFlops(work: LayerWork, tokens: number, end: number): number
 export function prefillLayerGroups(work: LayerWork, pos: number, tokens: number, budget = SUBMIT_FLOPS): LayerGroup[] {
   const perGroup = Math.max(1, Math.floor(budget / layerFlops(work, tokens, pos + tokens)));
   const groups: LayerGroup[] = [];
-  for (let from = 0; from < work.nLayer; from += perGroup) groups.push({ from, to: Math.min(work.nLayer, from + perGroup) });
+  for (let from = 0; from < work.nLayer; from += perGroup)
+    groups.push({ from, to: Math.min(work.nLayer, from + perGroup) });
   return groups;
 }

@@ -114,7 +114,17 @@ export interface LogProbsFile {
   position: number;
 }
 
-export type EngineRequest = InfoRequest | AdapterRequest | LoadRequest | UnloadRequest | GenerateRequest | CancelRequest | BenchRequest | EvaluateRequest | EmbedRequest | CollectRequest;
+export type EngineRequest =
+  | InfoRequest
+  | AdapterRequest
+  | LoadRequest
+  | UnloadRequest
+  | GenerateRequest
+  | CancelRequest
+  | BenchRequest
+  | EvaluateRequest
+  | EmbedRequest
+  | CollectRequest;
 
 /** What the engine sends: events while a request runs, then its final response. */
 export type EngineMessage = EngineEvent | EngineResponse;

@@ -58,20 +58,42 @@ export class GpuSampler {
     this.out = device.createBuffer({ label: 'sampler out', size: SAMPLER_OUT_WORDS * 4, usage: storage });
     this.work = device.createBuffer({ label: 'sampler work', size: Math.max(16, vocab * 4), usage: storage });
     this.state = device.createBuffer({ label: 'sampler state', size: SAMPLER_STATE_WORDS * 4, usage: storage });
-    this.params = device.createBuffer({ label: 'sampler params', size: SampleUniform.byteSize, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    this.mask = device.createBuffer({ label: 'sampler mask', size: Math.max(16, maskWords(vocab) * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    this.params = device.createBuffer({
+      label: 'sampler params',
+      size: SampleUniform.byteSize,
+      usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+    });
+    this.mask = device.createBuffer({
+      label: 'sampler mask',
+      size: Math.max(16, maskWords(vocab) * 4),
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+    });
     this.staging = [0, 1].map((i) =>
-      device.createBuffer({ label: `sampler readback ${i}`, size: SAMPLER_OUT_WORDS * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
+      device.createBuffer({
+        label: `sampler readback ${i}`,
+        size: SAMPLER_OUT_WORDS * 4,
+        usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+      }),
     );
   }
 
   get bytes(): number {
-    return this.out.size + this.work.size + this.state.size + this.params.size + this.mask.size + 2 * this.staging[0]!.size;
+    return (
+      this.out.size + this.work.size + this.state.size + this.params.size + this.mask.size + 2 * this.staging[0]!.size
+    );
   }
 
   /** Builds the dispatches over the model's logits (once, at load). */
   bind(ops: OpKernels, logits: GPUBuffer, step: Step): void {
-    const args = { params: this.params, logits, work: this.work, state: this.state, out: this.out, step, mask: this.mask };
+    const args = {
+      params: this.params,
+      logits,
+      work: this.work,
+      state: this.state,
+      out: this.out,
+      step,
+      mask: this.mask,
+    };
     this.bound = { ops, args };
     this.sampleDispatches = dispatches(ops, args, false);
     this.logprobsDispatch = ops.topLogprobs(args);
@@ -152,5 +174,9 @@ export class GpuSampler {
 }
 
 function dispatches(ops: OpKernels, args: SampleArgs, masked: boolean): Record<SamplerPath, Dispatch> {
-  return { greedy: ops.sample(args, 'greedy', masked), top_k: ops.sample(args, 'top_k', masked), vocab: ops.sample(args, 'vocab', masked) };
+  return {
+    greedy: ops.sample(args, 'greedy', masked),
+    top_k: ops.sample(args, 'top_k', masked),
+    vocab: ops.sample(args, 'vocab', masked),
+  };
 }

@@ -27,13 +27,17 @@ export class FileExistsError extends Error {
  * put in place only when `write` succeeds. On any error (a full disk, a cancel, a crash of the
  * producer) the temporary file is removed and an existing `path` is left as it was.
  */
-export async function writeAtomically(path: string, write: (put: Put) => Promise<void>, options: WriteAtomicallyOptions = {}): Promise<void> {
+export async function writeAtomically(
+  path: string,
+  write: (put: Put) => Promise<void>,
+  options: WriteAtomicallyOptions = {},
+): Promise<void> {
   const temp = tempPathFor(path);
   const handle = await open(temp, 'wx');
   try {
     let position = 0;
     await write(async (bytes) => {
-      for (let done = 0; done < bytes.byteLength; ) {
+      for (let done = 0; done < bytes.byteLength;) {
         const { bytesWritten } = await handle.write(bytes, done, bytes.byteLength - done, position);
         done += bytesWritten;
         position += bytesWritten;

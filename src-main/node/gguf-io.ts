@@ -52,31 +52,40 @@ export async function writeGguf(
   options: WriteOptions = {},
 ): Promise<void> {
   const layout = layoutGguf(spec);
-  await writeAtomically(path, async (put) => {
-    await put(layout.header);
-    let position = layout.header.byteLength;
-    for (const [i, t] of layout.tensors.entries()) {
-      options.signal?.throwIfAborted();
-      const name = spec.tensors[i]!.name;
-      let written = 0;
-      for await (const chunk of data(i)) {
-        written += chunk.byteLength;
-        if (written > t.bytes) throw new Error(`${path}: tensor "${name}" got more than its ${t.bytes} bytes`);
-        await put(chunk);
+  await writeAtomically(
+    path,
+    async (put) => {
+      await put(layout.header);
+      let position = layout.header.byteLength;
+      for (const [i, t] of layout.tensors.entries()) {
+        options.signal?.throwIfAborted();
+        const name = spec.tensors[i]!.name;
+        let written = 0;
+        for await (const chunk of data(i)) {
+          written += chunk.byteLength;
+          if (written > t.bytes) throw new Error(`${path}: tensor "${name}" got more than its ${t.bytes} bytes`);
+          await put(chunk);
+        }
+        if (written !== t.bytes) throw new Error(`${path}: tensor "${name}" got ${written} of its ${t.bytes} bytes`);
+        const next = layout.tensors[i + 1];
+        const end = next ? layout.dataOffset + next.offset : layout.fileBytes;
+        await put(new Uint8Array(end - position - written));
+        position = end;
+        options.onProgress?.(position, layout.fileBytes);
       }
-      if (written !== t.bytes) throw new Error(`${path}: tensor "${name}" got ${written} of its ${t.bytes} bytes`);
-      const next = layout.tensors[i + 1];
-      const end = next ? layout.dataOffset + next.offset : layout.fileBytes;
-      await put(new Uint8Array(end - position - written));
-      position = end;
-      options.onProgress?.(position, layout.fileBytes);
-    }
-  }, { overwrite: options.overwrite });
+    },
+    { overwrite: options.overwrite },
+  );
 }
 
 /** Rewrites `source` to `path` with the same metadata, tensor infos and data. */
 export async function copyGguf(source: GgufFile, path: string, options: WriteOptions = {}): Promise<void> {
   const version = source.version === 2 ? 2 : 3;
   const tensors = source.tensors.map(({ name, type, ne }) => ({ name, type, ne }));
-  await writeGguf(path, { version, kvs: source.kvs, tensors }, (i) => tensorChunks(source, source.tensors[i]!), options);
+  await writeGguf(
+    path,
+    { version, kvs: source.kvs, tensors },
+    (i) => tensorChunks(source, source.tensors[i]!),
+    options,
+  );
 }

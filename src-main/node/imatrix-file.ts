@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { imatrixFromGguf, imatrixGguf, parseLegacyImatrix, type ImatrixRun, type ImportanceMatrix } from '../core/imatrix';
+import {
+  imatrixFromGguf,
+  imatrixGguf,
+  parseLegacyImatrix,
+  type ImatrixRun,
+  type ImportanceMatrix,
+} from '../core/imatrix';
 import { openGguf, writeGguf } from './gguf-io';
 
 /** Loads an importance matrix in either of llama-imatrix's formats (GGUF, or the legacy .dat). */

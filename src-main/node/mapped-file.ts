@@ -34,7 +34,9 @@ function posixMapper(): Mapper {
   const PROT_READ = 1;
   const MAP_SHARED = 1;
   const MAP_FAILED = 2n ** 64n - 1n;
-  const unmapper = new FinalizationRegistry<{ ptr: unknown; length: number }>(({ ptr, length }) => void munmap(ptr, length));
+  const unmapper = new FinalizationRegistry<{ ptr: unknown; length: number }>(
+    ({ ptr, length }) => void munmap(ptr, length),
+  );
   return {
     map(fd, path, offset, length) {
       const ptr: unknown = mmap(null, length, PROT_READ, MAP_SHARED, fd, offset);
@@ -145,7 +147,8 @@ function mappedFile(fd: number, path: string, size: number): OpenedFile {
         const k = Math.floor(offset / WINDOW);
         return new Uint8Array(windowAt(k), offset - k * WINDOW, length);
       }
-      if (length > MAX_VIEW) throw new RangeError(`${path}: ${length} bytes is more than one view can hold; read it in parts`);
+      if (length > MAX_VIEW)
+        throw new RangeError(`${path}: ${length} bytes is more than one view can hold; read it in parts`);
       if (!open) throw new Error(`${path}: file is closed`);
       const start = Math.floor(offset / MAP_GRANULE) * MAP_GRANULE;
       return new Uint8Array(map(start, offset + length - start), offset - start, length);
@@ -171,7 +174,7 @@ function readFile(fd: number, path: string, size: number): OpenedFile {
         throw new RangeError(`${path}: bytes [${offset}, ${offset + length}) outside the file (${size} bytes)`);
       }
       const out = new Uint8Array(length);
-      for (let done = 0; done < length; ) {
+      for (let done = 0; done < length;) {
         const n = readSync(fd, out, done, length - done, offset + done);
         if (n === 0) throw new Error(`${path}: file shrank while reading`);
         done += n;

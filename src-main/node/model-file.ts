@@ -64,7 +64,11 @@ function summarizeParts(parts: readonly string[]): StoredSummary {
     try {
       const s = summarizeModel(gguf);
       summary = summary
-        ? { ...summary, parameters: summary.parameters + s.parameters, typeMix: mergeTypeMix(summary.typeMix, s.typeMix) }
+        ? {
+            ...summary,
+            parameters: summary.parameters + s.parameters,
+            typeMix: mergeTypeMix(summary.typeMix, s.typeMix),
+          }
         : {
             name: s.name,
             architecture: s.architecture,
@@ -89,7 +93,12 @@ function mergeTypeMix(a: readonly TypeShareView[], b: readonly TypeShareView[]):
     byType.set(
       share.type,
       known
-        ? { type: share.type, tensors: known.tensors + share.tensors, parameters: known.parameters + share.parameters, bytes: known.bytes + share.bytes }
+        ? {
+            type: share.type,
+            tensors: known.tensors + share.tensors,
+            parameters: known.parameters + share.parameters,
+            bytes: known.bytes + share.bytes,
+          }
         : { ...share },
     );
   }

@@ -13,7 +13,13 @@ import { planEntry, predictExport, type QuantizePlanEntry } from '../core/export
 import type { GgufFile, GgufTensorInfo } from '../core/gguf/gguf-file';
 import type { ImportanceMatrix } from '../core/imatrix';
 import { addDifferences, addSums, emptySums, figures, type ErrorSums } from '../core/quality/tensor-error';
-import { planQuantization, QUANT_FILE_TYPES, type PlannedTensor, type QuantFileType, type RecipeOptions } from '../core/quant-recipes';
+import {
+  planQuantization,
+  QUANT_FILE_TYPES,
+  type PlannedTensor,
+  type QuantFileType,
+  type RecipeOptions,
+} from '../core/quant-recipes';
 import { REQUANT_SAMPLE, roundTrip } from './inspect/requant-error';
 import { sampleTensor, type TensorSample } from './inspect/tensor-sample';
 import { importanceFor } from './quantize';
@@ -47,22 +53,39 @@ export async function quantizePlan(gguf: GgufFile, options: QuantPlanOptions = {
  * The plan and the per-tensor measurements its predictions pool: kept (plain JSON), they predict
  * any recipe over the same tensors and types (pooledPrediction) without reading the model again.
  */
-export async function measuredPlan(gguf: GgufFile, options: QuantPlanOptions = {}): Promise<{ rows: QuantizePlanRow[]; measurements: PlanMeasurements }> {
+export async function measuredPlan(
+  gguf: GgufFile,
+  options: QuantPlanOptions = {},
+): Promise<{ rows: QuantizePlanRow[]; measurements: PlanMeasurements }> {
   const types = options.types ?? QUANT_FILE_TYPES;
   const planned = types.map((fileType) => {
     try {
       const prediction = predictExport(gguf, fileType, { ...options, imatrixEntries: options.imatrix?.size });
-      const tensors = planQuantization(gguf, fileType, { ...options, hasImatrix: options.imatrix !== undefined }).tensors;
+      const tensors = planQuantization(gguf, fileType, {
+        ...options,
+        hasImatrix: options.imatrix !== undefined,
+      }).tensors;
       return { fileType, entry: planEntry(prediction), tensors, unavailable: prediction.unsupported };
     } catch (err) {
       return { fileType, entry: null, tensors: [], unavailable: err instanceof Error ? err.message : String(err) };
     }
   });
   const measured = planned.filter((p) => p.unavailable === null);
-  const measurements = await measureTensors(gguf, measured.flatMap((p) => p.tensors), options);
+  const measurements = await measureTensors(
+    gguf,
+    measured.flatMap((p) => p.tensors),
+    options,
+  );
   const rows = planned.map(({ fileType, entry, tensors, unavailable }): QuantizePlanRow => {
     if (entry === null || unavailable !== null) {
-      return { type: fileType, bytes: entry?.bytes ?? null, bitsPerWeight: entry?.bitsPerWeight ?? null, fallbacks: entry?.fallbacks ?? [], predicted: null, unavailable };
+      return {
+        type: fileType,
+        bytes: entry?.bytes ?? null,
+        bitsPerWeight: entry?.bitsPerWeight ?? null,
+        fallbacks: entry?.fallbacks ?? [],
+        predicted: null,
+        unavailable,
+      };
     }
     return { ...entry, predicted: pooledPrediction(tensors, measurements), unavailable: null };
   });
@@ -70,7 +93,10 @@ export async function measuredPlan(gguf: GgufFile, options: QuantPlanOptions = {
 }
 
 /** The predicted quality of an export whose tensors are `tensors`; null when one of them was converted to a type not measured. */
-export function pooledPrediction(tensors: readonly PlannedTensor[], measurements: PlanMeasurements): PredictedQuality | null {
+export function pooledPrediction(
+  tensors: readonly PlannedTensor[],
+  measurements: PlanMeasurements,
+): PredictedQuality | null {
   const total = emptySums();
   let sampledElements = 0;
   for (const t of tensors) {
@@ -94,7 +120,11 @@ export interface TensorMeasurement {
 export type PlanMeasurements = Record<string, TensorMeasurement>;
 
 /** Round-trips each tensor's sample through every type the plans give it; one sample read per tensor. */
-async function measureTensors(gguf: GgufFile, planned: readonly PlannedTensor[], options: QuantPlanOptions): Promise<PlanMeasurements> {
+async function measureTensors(
+  gguf: GgufFile,
+  planned: readonly PlannedTensor[],
+  options: QuantPlanOptions,
+): Promise<PlanMeasurements> {
   const targets = new Map<string, { tensor: PlannedTensor; types: Map<string, GgmlType> }>();
   for (const t of planned) {
     if (!targets.has(t.name)) targets.set(t.name, { tensor: t, types: new Map() });
@@ -146,12 +176,15 @@ function roundTripSample(
   if (!imatrix?.has(tensor.name)) return roundTrip(type, values, rows.length, rowLength);
   const rowsPerMatrix = info.ne[1] ?? 1;
   const back = new Float32Array(values.length);
-  for (let i = 0; i < rows.length; ) {
+  for (let i = 0; i < rows.length;) {
     const matrix = Math.floor(rows[i]! / rowsPerMatrix);
     let end = i + 1;
     while (end < rows.length && Math.floor(rows[end]! / rowsPerMatrix) === matrix) end++;
     const part = values.subarray(i * rowLength, end * rowLength);
-    back.set(roundTrip(type, part, end - i, rowLength, importanceFor(imatrix, tensor, matrix, gguf.file)), i * rowLength);
+    back.set(
+      roundTrip(type, part, end - i, rowLength, importanceFor(imatrix, tensor, matrix, gguf.file)),
+      i * rowLength,
+    );
     i = end;
   }
   return back;

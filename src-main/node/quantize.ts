@@ -5,7 +5,13 @@ import { encoderFor } from '../core/quants/encoders';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import type { ImportanceMatrix } from '../core/imatrix';
 import { quantizedFileKvs } from '../core/export-size';
-import { planQuantization, tensorNeedsImatrix, type PlannedTensor, type QuantFileType, type RecipeOptions } from '../core/quant-recipes';
+import {
+  planQuantization,
+  tensorNeedsImatrix,
+  type PlannedTensor,
+  type QuantFileType,
+  type RecipeOptions,
+} from '../core/quant-recipes';
 import { recipeJson } from '../core/recipe-overrides';
 import { FileExistsError, removeStaleTemps } from './atomic-write';
 import { openGguf, tensorChunks, writeGguf } from './gguf-io';
@@ -79,13 +85,20 @@ const CHUNK_ELEMENTS = 1 << 18;
 export const AHEAD_PER_THREAD = 8;
 
 /** The importance weights for matrix `matrix` of a tensor, checked against its row length. */
-export function importanceFor(imatrix: ImportanceMatrix | undefined, t: PlannedTensor, matrix: number, file: string): Float32Array | null {
+export function importanceFor(
+  imatrix: ImportanceMatrix | undefined,
+  t: PlannedTensor,
+  matrix: number,
+  file: string,
+): Float32Array | null {
   const weights = imatrix?.get(t.name);
   if (!weights) return null;
   const columns = t.ne[0]!;
   const matrices = t.ne.slice(2).reduce((a, b) => a * b, 1);
   if (weights.length !== columns * matrices) {
-    throw new Error(`${file}: importance matrix for "${t.name}" has ${weights.length} weights, the tensor needs ${columns * matrices}`);
+    throw new Error(
+      `${file}: importance matrix for "${t.name}" has ${weights.length} weights, the tensor needs ${columns * matrices}`,
+    );
   }
   // A copy: a view would send the whole matrix's buffer to a worker.
   return weights.slice(matrix * columns, (matrix + 1) * columns);
@@ -106,7 +119,7 @@ function chunksOf(t: PlannedTensor, tensor: number, elements: number): Chunk[] {
   const rows = elements / columns;
   const step = Math.max(1, Math.min(rowsPerMatrix, Math.floor(CHUNK_ELEMENTS / columns)));
   const chunks: Chunk[] = [];
-  for (let row = 0; row < rows; ) {
+  for (let row = 0; row < rows;) {
     const matrix = Math.floor(row / rowsPerMatrix);
     const end = Math.min(row + step, (matrix + 1) * rowsPerMatrix, rows);
     chunks.push({ tensor, row, end, matrix });
@@ -148,7 +161,11 @@ class Conversion {
   /** Tensor `index`'s converted bytes, chunk by chunk; `progress` gets the source elements of each. */
   async *output(index: number, progress: (elements: number) => void): AsyncIterable<Uint8Array> {
     const t = this.tensors[index]!;
-    for (let k = this.#chunks.findIndex((c) => c.tensor === index); k >= 0 && k < this.#chunks.length && this.#chunks[k]!.tensor === index; k++) {
+    for (
+      let k = this.#chunks.findIndex((c) => c.tensor === index);
+      k >= 0 && k < this.#chunks.length && this.#chunks[k]!.tensor === index;
+      k++
+    ) {
       this.options.signal?.throwIfAborted();
       while (this.#next < this.#chunks.length && this.#next < k + this.#ahead) this.#start(this.#next++);
       const promise = this.#started.get(k)!;
@@ -177,7 +194,8 @@ class Conversion {
       // Read by the thread that converts it: the reads overlap the encoding, off this thread.
       source: {
         path: this.gguf.file,
-        offset: this.gguf.dataOffset + source.offset + ((c.row * columns) / source.type.blockSize) * source.type.typeSize,
+        offset:
+          this.gguf.dataOffset + source.offset + ((c.row * columns) / source.type.blockSize) * source.type.typeSize,
         length: blocks * source.type.typeSize,
       },
       to: t.to.name,
@@ -197,14 +215,20 @@ class Conversion {
 function refuseInputAsOutput(input: string, output: string): void {
   const from = statSync(input);
   const to = statSync(output, { throwIfNoEntry: false });
-  if (to && to.dev === from.dev && to.ino === from.ino) throw new Error(`${output} is the input file ${input}; write the output to another file`);
+  if (to && to.dev === from.dev && to.ino === from.ino)
+    throw new Error(`${output} is the input file ${input}; write the output to another file`);
 }
 
 /**
  * Re-quantizes `input` to `fileType` the way llama-quantize does, tensor by tensor with bounded
  * memory, writing `output` all or nothing, and never over an existing file unless `overwrite`.
  */
-export async function quantizeFile(input: string, output: string, fileType: QuantFileType, options: QuantizeOptions = {}): Promise<QuantizeReport> {
+export async function quantizeFile(
+  input: string,
+  output: string,
+  fileType: QuantFileType,
+  options: QuantizeOptions = {},
+): Promise<QuantizeReport> {
   const started = performance.now();
   const threads = threadCount(options.threads);
   // Started first: the workers start up while this thread opens and plans.
@@ -221,14 +245,18 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
     const plan = planQuantization(gguf, fileType, { ...options, hasImatrix: options.imatrix !== undefined });
     for (const t of plan.tensors) {
       if (t.from !== t.to && t.from.quantized && !options.allowRequantize) {
-        throw new Error(`${input}: tensor "${t.name}" is already quantized (${t.from.name}); re-quantizing loses quality, pass --allow-requantize to do it anyway`);
+        throw new Error(
+          `${input}: tensor "${t.name}" is already quantized (${t.from.name}); re-quantizing loses quality, pass --allow-requantize to do it anyway`,
+        );
       }
       if (t.from !== t.to) encoderFor(t.to);
       if (t.from !== t.to && tensorNeedsImatrix(fileType, t.name, t.to) && !options.imatrix?.has(t.name)) {
         // As llama-quantize refuses: without importance weights these types are garbage.
-        throw new Error(options.imatrix
-          ? `${input}: tensor "${t.name}" becomes ${t.to.name}, which needs importance weights, and the importance matrix has none for it`
-          : `${input}: ${fileType} needs an importance matrix (--imatrix FILE): tensor "${t.name}" becomes ${t.to.name}, which is garbage without one (llama-quantize refuses it too)`);
+        throw new Error(
+          options.imatrix
+            ? `${input}: tensor "${t.name}" becomes ${t.to.name}, which needs importance weights, and the importance matrix has none for it`
+            : `${input}: ${fileType} needs an importance matrix (--imatrix FILE): tensor "${t.name}" becomes ${t.to.name}, which is garbage without one (llama-quantize refuses it too)`,
+        );
       }
     }
     const elementsTotal = plan.tensors.reduce((n, t) => n + gguf.tensor(t.name)!.elements, 0);
@@ -236,11 +264,26 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
     const converted = new Conversion(gguf, plan.tensors, options, pool, threads);
     const report = (index: number) => (elements: number) => {
       elementsDone += elements;
-      options.onProgress?.({ tensor: plan.tensors[index]!.name, index, count: plan.tensors.length, elementsDone, elementsTotal });
+      options.onProgress?.({
+        tensor: plan.tensors[index]!.name,
+        index,
+        count: plan.tensors.length,
+        elementsDone,
+        elementsTotal,
+      });
     };
     await writeGguf(
       output,
-      { kvs: quantizedFileKvs(gguf.kvs, plan.fileTypeId, plan.quantizationVersion, options.imatrix?.size, recipeJson(fileType, options)), tensors: plan.tensors.map((t) => ({ name: t.name, type: t.to, ne: t.ne })) },
+      {
+        kvs: quantizedFileKvs(
+          gguf.kvs,
+          plan.fileTypeId,
+          plan.quantizationVersion,
+          options.imatrix?.size,
+          recipeJson(fileType, options),
+        ),
+        tensors: plan.tensors.map((t) => ({ name: t.name, type: t.to, ne: t.ne })),
+      },
       (i) => {
         const t = plan.tensors[i]!;
         if (t.from === t.to) {
@@ -259,7 +302,10 @@ export async function quantizeFile(input: string, output: string, fileType: Quan
         name: t.name,
         from: t.from.name,
         to: t.to.name,
-        rmse: options.measureError === false ? null : Math.sqrt(converted.squaredErrors[i]! / gguf.tensor(t.name)!.elements),
+        rmse:
+          options.measureError === false
+            ? null
+            : Math.sqrt(converted.squaredErrors[i]! / gguf.tensor(t.name)!.elements),
       })),
       bytesIn: gguf.fileBytes,
       bytesOut: statSync(output).size,
@@ -278,6 +324,7 @@ export function appQuantizeThreads(): number {
 
 function threadCount(threads: number | undefined): number {
   if (threads === undefined) return 1;
-  if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be a whole number of at least 1, not ${threads}`);
+  if (!Number.isInteger(threads) || threads < 1)
+    throw new Error(`threads must be a whole number of at least 1, not ${threads}`);
   return threads;
 }

@@ -80,4 +80,10 @@ export interface AppApi {
   pickPaths(kind: 'files' | 'folder'): Promise<string[] | null>;
 }
 
-export const APP_METHODS = ['appInfo', 'getSettings', 'updateSettings', 'listDir', 'pickPaths'] as const satisfies readonly (keyof AppApi)[];
+export const APP_METHODS = [
+  'appInfo',
+  'getSettings',
+  'updateSettings',
+  'listDir',
+  'pickPaths',
+] as const satisfies readonly (keyof AppApi)[];

@@ -37,4 +37,8 @@ export interface BenchApi {
   deleteBenchmark(id: number): Promise<void>;
 }
 
-export const BENCH_METHODS = ['startBenchmark', 'listBenchmarks', 'deleteBenchmark'] as const satisfies readonly (keyof BenchApi)[];
+export const BENCH_METHODS = [
+  'startBenchmark',
+  'listBenchmarks',
+  'deleteBenchmark',
+] as const satisfies readonly (keyof BenchApi)[];

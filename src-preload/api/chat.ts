@@ -226,16 +226,28 @@ export interface ChatApi {
    * Answers the ids of both messages at once. Like regenerate and editMessage, it fails while an
    * answer is being written in the chat (one at a time per chat).
    */
-  sendMessage(chatId: number, content: string, parentId?: number | null): Promise<{ userMessageId: number; assistantMessageId: number }>;
+  sendMessage(
+    chatId: number,
+    content: string,
+    parentId?: number | null,
+  ): Promise<{ userMessageId: number; assistantMessageId: number }>;
   /**
    * Adds a tool's result (`content`, often JSON) under `parentId` (an assistant message that called
    * the tool; absent or null: the active leaf) and starts the answer to it, as sendMessage does.
    */
-  sendToolResult(chatId: number, content: string, parentId?: number | null): Promise<{ toolMessageId: number; assistantMessageId: number }>;
+  sendToolResult(
+    chatId: number,
+    content: string,
+    parentId?: number | null,
+  ): Promise<{ toolMessageId: number; assistantMessageId: number }>;
   /** A new answer to the same user message (or tool result), as a sibling branch of `assistantMessageId`. */
   regenerate(chatId: number, assistantMessageId: number): Promise<{ assistantMessageId: number }>;
   /** A new user message beside `messageId` (a sibling branch) with `content`, then its answer. */
-  editMessage(chatId: number, messageId: number, content: string): Promise<{ userMessageId: number; assistantMessageId: number }>;
+  editMessage(
+    chatId: number,
+    messageId: number,
+    content: string,
+  ): Promise<{ userMessageId: number; assistantMessageId: number }>;
   /**
    * Stops the answer being written in this chat (the engine stops within one token); resolves once
    * it is saved as 'stopped'. No-op when none is being written.

@@ -13,7 +13,11 @@ import { formatInteger } from './format';
  */
 export type ContextOverflow = 'stop' | 'truncate-middle' | 'rolling-window';
 
-export const CONTEXT_OVERFLOWS = ['truncate-middle', 'rolling-window', 'stop'] as const satisfies readonly ContextOverflow[];
+export const CONTEXT_OVERFLOWS = [
+  'truncate-middle',
+  'rolling-window',
+  'stop',
+] as const satisfies readonly ContextOverflow[];
 
 /** As LM Studio's default. */
 export const DEFAULT_CONTEXT_OVERFLOW: ContextOverflow = 'truncate-middle';
@@ -33,7 +37,8 @@ export const CONTEXT_OVERFLOW_TEXT: Readonly<Record<ContextOverflow, { label: st
   },
   stop: {
     label: 'Stop at the limit',
-    description: 'leave nothing out: an answer that fills the context ends there, and a conversation that no longer fits is refused',
+    description:
+      'leave nothing out: an answer that fills the context ends there, and a conversation that no longer fits is refused',
   },
 };
 

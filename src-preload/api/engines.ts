@@ -62,4 +62,8 @@ export interface EnginesApi {
   unloadModel(path: string): Promise<void>;
 }
 
-export const ENGINES_METHODS = ['gpuAdapter', 'loadedModels', 'unloadModel'] as const satisfies readonly (keyof EnginesApi)[];
+export const ENGINES_METHODS = [
+  'gpuAdapter',
+  'loadedModels',
+  'unloadModel',
+] as const satisfies readonly (keyof EnginesApi)[];

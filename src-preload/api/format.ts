@@ -18,7 +18,9 @@ export function formatBytes(bytes: number): string {
     value /= 1024;
     unit++;
   }
-  return unit === 0 ? `${value} B` : `${value.toFixed(Math.abs(value) < 10 ? 2 : Math.abs(value) < 100 ? 1 : 0)} ${units[unit]}`;
+  return unit === 0
+    ? `${value} B`
+    : `${value.toFixed(Math.abs(value) < 10 ? 2 : Math.abs(value) < 100 ? 1 : 0)} ${units[unit]}`;
 }
 
 /**

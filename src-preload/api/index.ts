@@ -40,9 +40,30 @@ export type * from './server';
 export { API_KEY_CHARS } from './server';
 export { fileTypeLabel, formatBytes } from './format';
 export type * from './context-overflow';
-export { CONTEXT_OVERFLOWS, CONTEXT_OVERFLOW_SETTING, CONTEXT_OVERFLOW_TEXT, DEFAULT_CONTEXT_OVERFLOW, contextFullNotice, contextOverflowSummary, leftOutNotice } from './context-overflow';
+export {
+  CONTEXT_OVERFLOWS,
+  CONTEXT_OVERFLOW_SETTING,
+  CONTEXT_OVERFLOW_TEXT,
+  DEFAULT_CONTEXT_OVERFLOW,
+  contextFullNotice,
+  contextOverflowSummary,
+  leftOutNotice,
+} from './context-overflow';
 
-export interface GufoApi extends AppApi, LibraryApi, InspectorApi, ChatApi, BenchApi, ExportApi, QualityLevelsApi, JobsApi, ServerApi, DownloadsApi, OllamaApi, EnginesApi {}
+export interface GufoApi
+  extends
+    AppApi,
+    LibraryApi,
+    InspectorApi,
+    ChatApi,
+    BenchApi,
+    ExportApi,
+    QualityLevelsApi,
+    JobsApi,
+    ServerApi,
+    DownloadsApi,
+    OllamaApi,
+    EnginesApi {}
 
 /** Every method name of GufoApi, for the bindings that forward calls by name. */
 export const API_METHODS = [

@@ -4,7 +4,8 @@
  * Where a library entry came from: another app's model store (read in place, never copied), a
  * scanned folder, or Gufo itself (added by hand, exported, downloaded).
  */
-export type ModelSource = 'ollama' | 'lmstudio' | 'huggingface' | 'jan' | 'gpt4all' | 'folder' | 'added' | 'exported' | 'downloaded';
+export type ModelSource =
+  'ollama' | 'lmstudio' | 'huggingface' | 'jan' | 'gpt4all' | 'folder' | 'added' | 'exported' | 'downloaded';
 
 /** One place the model's file is found (the same bytes, by SHA-256, may be in several). */
 export interface ModelLocation {
@@ -121,4 +122,11 @@ export interface LibraryApi {
   libraryFolders(): Promise<LibraryFolder[]>;
 }
 
-export const LIBRARY_METHODS = ['listModels', 'getModel', 'addModels', 'removeModel', 'rescanLibrary', 'libraryFolders'] as const satisfies readonly (keyof LibraryApi)[];
+export const LIBRARY_METHODS = [
+  'listModels',
+  'getModel',
+  'addModels',
+  'removeModel',
+  'rescanLibrary',
+  'libraryFolders',
+] as const satisfies readonly (keyof LibraryApi)[];

@@ -49,4 +49,7 @@ export interface ServerApi {
   updateOpenAiServerSettings(patch: Partial<OpenAiServerSettings>): Promise<OpenAiServerStatus>;
 }
 
-export const SERVER_METHODS = ['openAiServerStatus', 'updateOpenAiServerSettings'] as const satisfies readonly (keyof ServerApi)[];
+export const SERVER_METHODS = [
+  'openAiServerStatus',
+  'updateOpenAiServerSettings',
+] as const satisfies readonly (keyof ServerApi)[];

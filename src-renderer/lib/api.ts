@@ -1,4 +1,10 @@
-import { API_METHODS, type GufoApi, type GufoBridge, type GufoEvent, type GufoEventListener } from '../../src-preload/api';
+import {
+  API_METHODS,
+  type GufoApi,
+  type GufoBridge,
+  type GufoEvent,
+  type GufoEventListener,
+} from '../../src-preload/api';
 import { UI_API_PREFIX, UI_EVENTS_PATH } from '../../src-preload/api/http-paths';
 
 declare global {
@@ -13,7 +19,8 @@ export function resolveApi(): GufoBridge {
   return window.gufo ?? httpBridge(new URLSearchParams(location.search).get('token') ?? '');
 }
 
-export const ACCESS_DENIED = 'Access denied: open Gufo with the full address `gufo serve` printed (it carries the token).';
+export const ACCESS_DENIED =
+  'Access denied: open Gufo with the full address `gufo serve` printed (it carries the token).';
 
 /** GufoApi over `POST /gufo/api/<method>`, events over `GET /gufo/api/events`, on the server that served this page. */
 function httpBridge(token: string): GufoBridge {
@@ -43,7 +50,9 @@ function httpBridge(token: string): GufoBridge {
     };
   }
 
-  const methods = Object.fromEntries(API_METHODS.map((name) => [name, (...args: unknown[]) => call(name, args)])) as unknown as GufoApi;
+  const methods = Object.fromEntries(
+    API_METHODS.map((name) => [name, (...args: unknown[]) => call(name, args)]),
+  ) as unknown as GufoApi;
   return {
     ...methods,
     onEvent(listener) {

@@ -3,9 +3,7 @@ import type { AppInfo, GufoApi } from '../../src-preload/api';
 import { messageOf } from './format';
 
 export type AppInfoState =
-  | { status: 'loading' }
-  | { status: 'ready'; info: AppInfo }
-  | { status: 'error'; message: string };
+  { status: 'loading' } | { status: 'ready'; info: AppInfo } | { status: 'error'; message: string };
 
 /** What the back end says about itself, loaded once at startup, with its startup notices. */
 export class AppInfoStore {
@@ -15,7 +13,9 @@ export class AppInfoStore {
   readonly #api: GufoApi;
 
   /** Startup notices still on show. */
-  readonly notices: string[] = $derived(this.state.status === 'ready' ? this.state.info.notices.filter((n) => !this.#dismissed.includes(n)) : []);
+  readonly notices: string[] = $derived(
+    this.state.status === 'ready' ? this.state.info.notices.filter((n) => !this.#dismissed.includes(n)) : [],
+  );
 
   constructor(api: GufoApi) {
     this.#api = api;

@@ -47,7 +47,11 @@ export class BenchState extends ModelJobScreen {
       return;
     }
     await this.attempt(async () => {
-      this.jobId = await this.gufo.startBenchmark({ modelId, promptTokens: this.promptTokens, genTokens: this.genTokens });
+      this.jobId = await this.gufo.startBenchmark({
+        modelId,
+        promptTokens: this.promptTokens,
+        genTokens: this.genTokens,
+      });
     });
   }
 
@@ -61,7 +65,8 @@ export class BenchState extends ModelJobScreen {
 
   protected override async loadModels(): Promise<void> {
     await super.loadModels();
-    if (this.modelId === null || !this.runnable.some((m) => m.id === this.modelId)) this.modelId = this.runnable[0]?.id ?? null;
+    if (this.modelId === null || !this.runnable.some((m) => m.id === this.modelId))
+      this.modelId = this.runnable[0]?.id ?? null;
   }
 
   async #loadRuns(): Promise<void> {

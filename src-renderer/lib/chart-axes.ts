@@ -56,7 +56,12 @@ export function yAxisTo(box: ChartBox, max: number, title: string): YAxis {
 }
 
 /** An x axis of about four round values from 0 up past `max`, across the plot; `scale` places the marks. */
-export function xAxisTo(box: ChartBox, max: number, title: string, label: (value: number) => string): XAxis & { scale: (value: number) => number } {
+export function xAxisTo(
+  box: ChartBox,
+  max: number,
+  title: string,
+  label: (value: number) => string,
+): XAxis & { scale: (value: number) => number } {
   const values = valueTicks(max, 4);
   const scale = linearScale([0, values.at(-1)!], plotXRange(box));
   return { ticks: values.map((v) => ({ key: v, x: scale(v), label: label(v) })), gap: 16, title, scale };

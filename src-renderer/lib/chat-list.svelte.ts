@@ -25,7 +25,8 @@ export class ChatListStore {
     this.#gufo = gufo;
     this.#stopListening = gufo.onEvent((event) => {
       // A finished message reorders the list (newest first) and changes its counts.
-      if (event.type === 'chats-changed' || (event.type === 'chat-message' && event.message.status !== 'streaming')) void this.refresh();
+      if (event.type === 'chats-changed' || (event.type === 'chat-message' && event.message.status !== 'streaming'))
+        void this.refresh();
     });
     void this.refresh();
   }

@@ -30,7 +30,11 @@ export class NewChatForm {
     this.error = null;
     this.title = '';
     try {
-      const [models, presets, settings] = await Promise.all([this.#gufo.listModels(), this.#gufo.samplingPresets(), this.#gufo.getSettings()]);
+      const [models, presets, settings] = await Promise.all([
+        this.#gufo.listModels(),
+        this.#gufo.samplingPresets(),
+        this.#gufo.getSettings(),
+      ]);
       this.models = generativeModels(models);
       this.defaultContext = settings.defaultContext;
       this.draft = SettingsDraft.fresh(presets, null);
@@ -48,7 +52,11 @@ export class NewChatForm {
     this.busy = true;
     try {
       const title = this.title.trim();
-      const view = await this.#gufo.createChat({ modelId: this.modelId, ...(title && { title }), ...this.draft.asNewChat });
+      const view = await this.#gufo.createChat({
+        modelId: this.modelId,
+        ...(title && { title }),
+        ...this.draft.asNewChat,
+      });
       this.error = null;
       return view;
     } catch (err) {

@@ -18,6 +18,7 @@ export function matchingPreset(presets: SamplingPresets, sampling: SamplingSetti
 /** The fields of `edited` that differ from `base`; null when none do. */
 export function samplingChanges(base: SamplingSettings, edited: SamplingSettings): Partial<SamplingSettings> | null {
   const changes: Partial<SamplingSettings> = {};
-  for (const key of Object.keys(base) as (keyof SamplingSettings)[]) if (edited[key] !== base[key]) Object.assign(changes, { [key]: edited[key] });
+  for (const key of Object.keys(base) as (keyof SamplingSettings)[])
+    if (edited[key] !== base[key]) Object.assign(changes, { [key]: edited[key] });
   return Object.keys(changes).length === 0 ? null : changes;
 }

@@ -1,5 +1,11 @@
 /** A chat's settings while the user edits them: in the new-chat dialog and in a chat's settings. */
-import type { ChatSettingsPatch, ContextOverflow, PromptFormat, SamplingPresetName, SamplingSettings } from '../../src-preload/api';
+import type {
+  ChatSettingsPatch,
+  ContextOverflow,
+  PromptFormat,
+  SamplingPresetName,
+  SamplingSettings,
+} from '../../src-preload/api';
 import { matchingPreset, samplingChanges, type SamplingPresets } from './chat-presets';
 
 export class SettingsDraft {
@@ -16,7 +22,13 @@ export class SettingsDraft {
 
   constructor(
     readonly presets: SamplingPresets,
-    initial: { systemPrompt: string; sampling: SamplingSettings; contextSize: number | null; promptFormat?: PromptFormat | null; contextOverflow?: ContextOverflow | null },
+    initial: {
+      systemPrompt: string;
+      sampling: SamplingSettings;
+      contextSize: number | null;
+      promptFormat?: PromptFormat | null;
+      contextOverflow?: ContextOverflow | null;
+    },
   ) {
     this.systemPrompt = $state(initial.systemPrompt);
     this.sampling = $state({ ...initial.sampling });
@@ -42,7 +54,13 @@ export class SettingsDraft {
   }
 
   /** For createChat: the preset picked and the values changed from it. */
-  get asNewChat(): { systemPrompt: string; preset: SamplingPresetName; sampling?: Partial<SamplingSettings>; contextSize?: number; contextOverflow?: ContextOverflow } {
+  get asNewChat(): {
+    systemPrompt: string;
+    preset: SamplingPresetName;
+    sampling?: Partial<SamplingSettings>;
+    contextSize?: number;
+    contextOverflow?: ContextOverflow;
+  } {
     const preset = this.base ?? 'balanced';
     const changes = samplingChanges(this.presets[preset], this.sampling);
     return {

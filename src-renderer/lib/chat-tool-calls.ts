@@ -18,7 +18,8 @@ export interface MessageParts {
 }
 
 export function messageParts(message: MessageView): MessageParts {
-  if (message.role === 'tool') return { text: '', cards: [{ title: 'Tool result', body: prettyJson(message.content) }] };
+  if (message.role === 'tool')
+    return { text: '', cards: [{ title: 'Tool result', body: prettyJson(message.content) }] };
   if (!message.toolCalls) return { text: message.content, cards: [] };
   return {
     text: message.toolCalls.content,
@@ -55,6 +56,10 @@ export function readToolsField(text: string): { tools: unknown[] } | { error: st
   } catch (err) {
     return { error: `Tools (JSON) is not valid JSON: ${err instanceof Error ? err.message : String(err)}` };
   }
-  if (!Array.isArray(value)) return { error: 'Tools (JSON) must be a list: [{ "type": "function", "function": { "name", "description", "parameters" } }, …]' };
+  if (!Array.isArray(value))
+    return {
+      error:
+        'Tools (JSON) must be a list: [{ "type": "function", "function": { "name", "description", "parameters" } }, …]',
+    };
   return { tools: value };
 }

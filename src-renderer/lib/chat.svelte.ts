@@ -68,7 +68,8 @@ export class ChatStore {
       return;
     }
     try {
-      const view = atMessageId === null ? await this.#gufo.getChat(chatId) : await this.#gufo.selectBranch(chatId, atMessageId);
+      const view =
+        atMessageId === null ? await this.#gufo.getChat(chatId) : await this.#gufo.selectBranch(chatId, atMessageId);
       if (count !== this.#openCount) return;
       this.view = mergeFetchedView(this.view, view);
       this.focusId = atMessageId;

@@ -35,7 +35,10 @@ export class DownloadsStore {
   async start(): Promise<void> {
     this.starting = true;
     const ok = await this.#attempt(async () => {
-      const started = await this.#gufo.startDownload({ url: this.url, ...(this.sha256.trim() ? { sha256: this.sha256 } : {}) });
+      const started = await this.#gufo.startDownload({
+        url: this.url,
+        ...(this.sha256.trim() ? { sha256: this.sha256 } : {}),
+      });
       this.downloads = withDownload(this.downloads, started);
     });
     this.starting = false;
@@ -52,7 +55,11 @@ export class DownloadsStore {
         this.downloads = this.downloads.filter((d) => d.id !== download.id);
         return;
       }
-      const method = { pause: this.#gufo.pauseDownload, resume: this.#gufo.resumeDownload, cancel: this.#gufo.cancelDownload }[action];
+      const method = {
+        pause: this.#gufo.pauseDownload,
+        resume: this.#gufo.resumeDownload,
+        cancel: this.#gufo.cancelDownload,
+      }[action];
       this.downloads = withDownload(this.downloads, await method.call(this.#gufo, download.id));
     });
   }

@@ -32,7 +32,10 @@ export function fileUriToPath(uri: string): string | null {
 }
 
 /** What was dropped, as paths; [] when the browser did not reveal where the files are. */
-export function droppedPaths(data: Pick<DataTransfer, 'getData' | 'files'>, pathForFile?: (file: File) => string): string[] {
+export function droppedPaths(
+  data: Pick<DataTransfer, 'getData' | 'files'>,
+  pathForFile?: (file: File) => string,
+): string[] {
   const fromUris = pathsFromUriList(data.getData('text/uri-list'));
   if (fromUris.length > 0) return fromUris;
   if (!pathForFile) return [];

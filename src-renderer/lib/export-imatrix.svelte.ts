@@ -17,7 +17,8 @@ export const IMATRIX_CHOICES: readonly { kind: ImatrixChoiceKind; label: string 
 
 /** "built-in text v1: 35 matrices from 2 chunks of 283 tokens (stored, reused)". */
 export function describeImatrix(view: ImatrixView): string {
-  const from = view.chunks === null ? '' : ` from ${view.chunks} chunk${view.chunks === 1 ? '' : 's'} of ${view.chunkSize} tokens`;
+  const from =
+    view.chunks === null ? '' : ` from ${view.chunks} chunk${view.chunks === 1 ? '' : 's'} of ${view.chunkSize} tokens`;
   return `${view.label}: ${view.entries} matrices${from}${view.cached ? ' (computed before, reused)' : ''}`;
 }
 
@@ -39,7 +40,13 @@ export class ImatrixChoice {
     this.#gufo = gufo;
     this.#changed = changed;
     this.#stop = gufo.onEvent((event) => {
-      if (event.type !== 'job' || event.job.kind !== 'imatrix' || event.job.id !== this.jobId || event.job.status === 'running') return;
+      if (
+        event.type !== 'job' ||
+        event.job.kind !== 'imatrix' ||
+        event.job.id !== this.jobId ||
+        event.job.status === 'running'
+      )
+        return;
       this.jobId = null;
       if (event.job.status === 'failed') this.error = event.job.error;
       if (event.job.result) this.#use(event.job.result);

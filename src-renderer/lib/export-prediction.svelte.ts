@@ -19,7 +19,13 @@ export class PredictionStore {
     this.#gufo = gufo;
     this.#stop = gufo.onEvent((event) => {
       // Any prediction job of this model (it may end before startQualityPrediction answers).
-      if (event.type !== 'job' || event.job.kind !== 'quality-prediction' || event.job.modelId !== this.#modelId || event.job.status === 'running') return;
+      if (
+        event.type !== 'job' ||
+        event.job.kind !== 'quality-prediction' ||
+        event.job.modelId !== this.#modelId ||
+        event.job.status === 'running'
+      )
+        return;
       if (event.job.result && event.job.result.imatrix !== (this.#imatrix ?? null)) return; // one for another matrix
       if (event.job.result) this.prediction = event.job.result;
       if (event.job.status === 'failed') this.error = event.job.error;

@@ -29,9 +29,15 @@ export interface QualityRow {
  * One row per finished export whose files are both in the library, newest first; `reports` and
  * `benches` newest first, as the back end lists them.
  */
-export function qualityRows(exports: readonly ExportRecord[], reports: readonly QualityReport[], benches: readonly BenchRun[], models: readonly ModelEntry[]): QualityRow[] {
+export function qualityRows(
+  exports: readonly ExportRecord[],
+  reports: readonly QualityReport[],
+  benches: readonly BenchRun[],
+  models: readonly ModelEntry[],
+): QualityRow[] {
   const latestBench = new Map<number, BenchRun>();
-  for (const run of benches) if (run.modelId !== null && !latestBench.has(run.modelId)) latestBench.set(run.modelId, run);
+  for (const run of benches)
+    if (run.modelId !== null && !latestBench.has(run.modelId)) latestBench.set(run.modelId, run);
   const figures = (modelId: number, bytes: number | null, fallback: { name: string; path: string }): FileFigures => {
     const model = models.find((m) => m.id === modelId);
     return {
@@ -52,7 +58,8 @@ export function qualityRows(exports: readonly ExportRecord[], reports: readonly 
       fileType: e.fileType,
       source: figures(sourceId, null, { name: e.sourceName, path: e.sourcePath }),
       output: figures(outputId, e.bytesOut, { name: e.outputPath, path: e.outputPath }),
-      report: reports.find((r) => r.exportId === e.id || (r.baseModelId === sourceId && r.quantModelId === outputId)) ?? null,
+      report:
+        reports.find((r) => r.exportId === e.id || (r.baseModelId === sourceId && r.quantModelId === outputId)) ?? null,
     });
   }
   return rows;

@@ -6,12 +6,39 @@
 import type { ExportRecipe, ExportTypeOption, PredictedQuality } from '../../src-preload/api';
 
 /** The roles the editor offers: the layers' weight matrices, then the two outside the layers. */
-export const RECIPE_ROLES = ['attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_gate', 'ffn_up', 'ffn_down', 'output', 'token_embd'] as const;
+export const RECIPE_ROLES = [
+  'attn_q',
+  'attn_k',
+  'attn_v',
+  'attn_output',
+  'ffn_gate',
+  'ffn_up',
+  'ffn_down',
+  'output',
+  'token_embd',
+] as const;
 export type RecipeRole = (typeof RECIPE_ROLES)[number];
 
 // The renderer cannot import core: test/renderer/export-recipe.test.ts checks these lists against its encoders and rules.
 /** Types a layer role can take without an importance matrix (every type Gufo writes but those below), most bits first. */
-export const RECIPE_TYPES = ['F32', 'F16', 'BF16', 'Q8_0', 'Q6_K', 'Q5_K', 'Q5_1', 'Q5_0', 'Q4_K', 'Q4_1', 'Q4_0', 'IQ4_NL', 'IQ4_XS', 'Q3_K', 'IQ3_S', 'Q2_K'] as const;
+export const RECIPE_TYPES = [
+  'F32',
+  'F16',
+  'BF16',
+  'Q8_0',
+  'Q6_K',
+  'Q5_K',
+  'Q5_1',
+  'Q5_0',
+  'Q4_K',
+  'Q4_1',
+  'Q4_0',
+  'IQ4_NL',
+  'IQ4_XS',
+  'Q3_K',
+  'IQ3_S',
+  'Q2_K',
+] as const;
 
 /** Types llama-quantize writes into the layers only with an importance matrix, most bits first. */
 export const IMATRIX_RECIPE_TYPES = ['IQ3_XXS', 'IQ2_S', 'IQ2_XS', 'IQ2_XXS', 'IQ1_M', 'IQ1_S'] as const;
@@ -24,7 +51,9 @@ const OUTSIDE_LAYERS: readonly RecipeRole[] = ['output', 'token_embd'];
 
 /** The types `role` takes without an importance matrix. */
 export function typesWithoutImatrix(role: RecipeRole): readonly string[] {
-  return OUTSIDE_LAYERS.includes(role) ? [...RECIPE_TYPES, ...IMATRIX_RECIPE_TYPES.filter((t) => !GGML_IMATRIX_TYPES.includes(t))] : RECIPE_TYPES;
+  return OUTSIDE_LAYERS.includes(role)
+    ? [...RECIPE_TYPES, ...IMATRIX_RECIPE_TYPES.filter((t) => !GGML_IMATRIX_TYPES.includes(t))]
+    : RECIPE_TYPES;
 }
 
 /** The types `role` takes only with an importance matrix. */
@@ -45,7 +74,8 @@ export interface TypeGroup {
 export function roleTypeGroups(role: RecipeRole, hasImatrix: boolean, current: string | undefined): TypeGroup[] {
   const needing = typesNeedingImatrix(role);
   const groups: TypeGroup[] = [{ label: null, types: typesWithoutImatrix(role) }];
-  if (hasImatrix || (current !== undefined && needing.includes(current))) groups.push({ label: 'needs the importance matrix', types: needing });
+  if (hasImatrix || (current !== undefined && needing.includes(current)))
+    groups.push({ label: 'needs the importance matrix', types: needing });
   return groups;
 }
 
@@ -54,9 +84,15 @@ export function roleTypeGroups(role: RecipeRole, hasImatrix: boolean, current: s
  * importance matrix when that is what stops it (the back end says so with needsImatrix), else the
  * back end's reason.
  */
-export function recipeRefusal(option: ExportTypeOption, choices: Partial<Record<RecipeRole, string>>, hasImatrix: boolean): string | null {
+export function recipeRefusal(
+  option: ExportTypeOption,
+  choices: Partial<Record<RecipeRole, string>>,
+  hasImatrix: boolean,
+): string | null {
   if (option.unavailable === null) return null;
-  const roles = hasImatrix ? [] : RECIPE_ROLES.filter((role) => typesNeedingImatrix(role).includes(choices[role] ?? ''));
+  const roles = hasImatrix
+    ? []
+    : RECIPE_ROLES.filter((role) => typesNeedingImatrix(role).includes(choices[role] ?? ''));
   if (!option.needsImatrix || roles.length === 0) return `${option.fileType} cannot be exported: ${option.unavailable}`;
   const held = roles.map((role) => `${role} is ${choices[role]}`).join(', ');
   return (
@@ -73,12 +109,17 @@ export interface LayerRange {
 /** The pattern of one role: its tensors in every layer (or in `layers`), MoE experts included. */
 export function rolePattern(role: RecipeRole, layers: LayerRange | null): string {
   if (OUTSIDE_LAYERS.includes(role)) return `^${role}\\.weight$`;
-  const ids = layers ? Array.from({ length: layers.last - layers.first + 1 }, (_, i) => layers.first + i).join('|') : '\\d+';
+  const ids = layers
+    ? Array.from({ length: layers.last - layers.first + 1 }, (_, i) => layers.first + i).join('|')
+    : '\\d+';
   return `^blk\\.(?:${ids})\\.${role}(?:_exps|_shexp)?\\.weight$`;
 }
 
 /** The request's recipe for the chosen types (roles left to the mixture are absent), or undefined when none is chosen. */
-export function recipeFromChoices(choices: Partial<Record<RecipeRole, string>>, layers: LayerRange | null): ExportRecipe | undefined {
+export function recipeFromChoices(
+  choices: Partial<Record<RecipeRole, string>>,
+  layers: LayerRange | null,
+): ExportRecipe | undefined {
   const tensorTypes = RECIPE_ROLES.flatMap((role) => {
     const type = choices[role];
     return type ? [{ pattern: rolePattern(role, layers), type }] : [];
@@ -91,7 +132,8 @@ export function parseLayerRange(first: string, last: string, layerCount: number 
   if (first.trim() === '' && last.trim() === '') return null;
   const a = first.trim() === '' ? 0 : Number(first);
   const b = last.trim() === '' ? (layerCount ?? 1) - 1 : Number(last);
-  if (!Number.isInteger(a) || !Number.isInteger(b) || a < 0 || b < a) return 'Layers: give a first and a last layer, first ≤ last.';
+  if (!Number.isInteger(a) || !Number.isInteger(b) || a < 0 || b < a)
+    return 'Layers: give a first and a last layer, first ≤ last.';
   if (layerCount !== null && b >= layerCount) return `Layers: this model has layers 0 to ${layerCount - 1}.`;
   return { first: a, last: b };
 }

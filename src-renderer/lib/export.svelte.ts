@@ -3,9 +3,24 @@
  * the chosen type and output path, the importance matrix, the running export, and the exports
  * made so far.
  */
-import type { ExportPlanView, ExportRecipe, ExportRecord, ExportTypeOption, GufoBridge, ModelEntry, QualityTextSource } from '../../src-preload/api';
+import type {
+  ExportPlanView,
+  ExportRecipe,
+  ExportRecord,
+  ExportTypeOption,
+  GufoBridge,
+  ModelEntry,
+  QualityTextSource,
+} from '../../src-preload/api';
 import { ImatrixChoice } from './export-imatrix.svelte';
-import { parseLayerRange, recipeFromChoices, recipeRefusal, roleTypeGroups, type RecipeRole, type TypeGroup } from './export-recipe';
+import {
+  parseLayerRange,
+  recipeFromChoices,
+  recipeRefusal,
+  roleTypeGroups,
+  type RecipeRole,
+  type TypeGroup,
+} from './export-recipe';
 import { ModelJobScreen } from './model-job-screen.svelte';
 import { exportChoices } from './screen-choices.svelte';
 
@@ -34,7 +49,12 @@ export class ExportState extends ModelJobScreen {
     this.imatrix = new ImatrixChoice(gufo, () => void this.attempt(() => this.#loadPlan()));
     // A finished prediction of this model brings the recipe's predicted quality.
     this.#stopPredictions = gufo.onEvent((event) => {
-      if (event.type === 'job' && event.job.kind === 'quality-prediction' && event.job.status === 'done' && event.job.modelId === this.modelId) {
+      if (
+        event.type === 'job' &&
+        event.job.kind === 'quality-prediction' &&
+        event.job.status === 'done' &&
+        event.job.modelId === this.modelId
+      ) {
         void this.attempt(() => this.#loadPlan());
       }
     });
@@ -139,7 +159,11 @@ export class ExportState extends ModelJobScreen {
   async #loadPlan(): Promise<void> {
     const modelId = this.modelId;
     if (modelId === null) return;
-    const plan = await this.gufo.exportPlan(modelId, { allowRequantize: this.allowRequantize, recipe: this.recipe, imatrix: this.imatrix.path });
+    const plan = await this.gufo.exportPlan(modelId, {
+      allowRequantize: this.allowRequantize,
+      recipe: this.recipe,
+      imatrix: this.imatrix.path,
+    });
     if (modelId !== this.modelId) return; // another model was chosen meanwhile
     this.plan = plan;
     // Keep the chosen type while it stays available, or while only an importance matrix is missing (the recipe

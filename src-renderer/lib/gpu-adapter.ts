@@ -18,7 +18,9 @@ export function backendLabel(backend: string): string {
 /** "yes (size 4)", "yes (sizes 8–64)", or "no". */
 export function subgroupsLabel(subgroups: GpuAdapter['subgroups']): string {
   if (!subgroups) return 'no';
-  return subgroups.min === subgroups.max ? `yes (size ${subgroups.min})` : `yes (sizes ${subgroups.min}–${subgroups.max})`;
+  return subgroups.min === subgroups.max
+    ? `yes (size ${subgroups.min})`
+    : `yes (sizes ${subgroups.min}–${subgroups.max})`;
 }
 
 /** What a software adapter is called everywhere in the UI (and by the CLI). */

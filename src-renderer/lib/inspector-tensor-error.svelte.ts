@@ -40,7 +40,9 @@ export class TensorErrorStore {
     try {
       const [models, exports] = await Promise.all([this.gufo.listModels(), this.gufo.listExports()]);
       this.candidates = runnableModels(models).filter((m) => m.id !== this.modelId);
-      const made = exports.find((e) => e.status === 'done' && e.outputModelId === this.modelId && e.sourceModelId !== null);
+      const made = exports.find(
+        (e) => e.status === 'done' && e.outputModelId === this.modelId && e.sourceModelId !== null,
+      );
       this.isExport = made !== undefined;
       this.sourceId ??= made?.sourceModelId ?? null;
       this.loaded = true;

@@ -32,7 +32,10 @@ export class TensorDetailStore {
   }
 
   async load(): Promise<void> {
-    await Promise.all([this.histogram.load(() => this.gufo.tensorHistogram(this.modelId, this.tensor, HISTOGRAM_BINS)), this.goToBlock(0)]);
+    await Promise.all([
+      this.histogram.load(() => this.gufo.tensorHistogram(this.modelId, this.tensor, HISTOGRAM_BINS)),
+      this.goToBlock(0),
+    ]);
   }
 
   /** Shows block `index`, kept inside the tensor once its block count is known. */

@@ -33,7 +33,9 @@ const css = ({ l, c, h }: Oklch) => `oklch(${l} ${c} ${h})`;
  * bits per weight. The CSS follows the theme by itself (light-dark()).
  */
 export function typeColors(shares: readonly TypeShareView[]): Map<string, string> {
-  const ranked = [...shares].sort((a, b) => shareBitsPerWeight(a) - shareBitsPerWeight(b) || a.type.localeCompare(b.type));
+  const ranked = [...shares].sort(
+    (a, b) => shareBitsPerWeight(a) - shareBitsPerWeight(b) || a.type.localeCompare(b.type),
+  );
   const slots = TYPE_PALETTE.length;
   const step = ranked.length > 1 ? (slots - 1) / (ranked.length - 1) : 0;
   return new Map(
@@ -115,7 +117,15 @@ export function histogramGeometry(h: Histogram, width: number, height: number): 
   const step = (h.max - h.min) / Math.max(1, bins);
   const bars = h.counts.map((count, i) => {
     const barHeight = peak ? (count / peak) * height : 0;
-    return { x: i * binWidth, y: height - barHeight, width: binWidth, height: barHeight, count, from: h.min + i * step, to: h.min + (i + 1) * step };
+    return {
+      x: i * binWidth,
+      y: height - barHeight,
+      width: binWidth,
+      height: barHeight,
+      count,
+      from: h.min + i * step,
+      to: h.min + (i + 1) * step,
+    };
   });
   const zeroX = h.max > h.min && h.min <= 0 && h.max >= 0 ? ((0 - h.min) / (h.max - h.min)) * width : null;
   return { bars, peak, zeroX };
@@ -123,7 +133,10 @@ export function histogramGeometry(h: Histogram, width: number, height: number): 
 
 /** The histogram in words, for screen readers. */
 export function describeHistogram(h: Histogram): string {
-  const sample = h.sampled === h.elements ? `all ${h.elements.toLocaleString()} values` : `${h.sampled.toLocaleString()} of ${h.elements.toLocaleString()} values (${h.rowsSampled} of ${h.rows} rows)`;
+  const sample =
+    h.sampled === h.elements
+      ? `all ${h.elements.toLocaleString()} values`
+      : `${h.sampled.toLocaleString()} of ${h.elements.toLocaleString()} values (${h.rowsSampled} of ${h.rows} rows)`;
   return `Histogram of ${sample}: from ${formatStat(h.min)} to ${formatStat(h.max)}, mean ${formatStat(h.mean)}, standard deviation ${formatStat(h.std)}, ${h.counts.length} bins`;
 }
 
@@ -142,7 +155,9 @@ export interface CodeRow {
 export function codeRows(codes: readonly number[] | null, values: readonly JsonNumber[], perRow: number): CodeRow[] {
   const rows: CodeRow[] = [];
   for (let first = 0; first < values.length; first += perRow) {
-    const cells = values.slice(first, first + perRow).map((value, k) => ({ index: first + k, code: codes?.[first + k] ?? null, value }));
+    const cells = values
+      .slice(first, first + perRow)
+      .map((value, k) => ({ index: first + k, code: codes?.[first + k] ?? null, value }));
     rows.push({ first, cells });
   }
   return rows;

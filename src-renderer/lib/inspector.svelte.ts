@@ -25,7 +25,8 @@ export class MemoryStore {
 
   setContext(context: number): void {
     this.context = context;
-    if (Number.isSafeInteger(context) && context > 0) void this.estimate.load(() => this.gufo.memoryEstimate(this.modelId, context));
+    if (Number.isSafeInteger(context) && context > 0)
+      void this.estimate.load(() => this.gufo.memoryEstimate(this.modelId, context));
   }
 }
 

@@ -33,7 +33,8 @@ const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'bas
 /** Sorted copy; unknown values (null) go last whatever the direction, ties by name. */
 export function sortModels(models: readonly ModelEntry[], order: SortOrder): ModelEntry[] {
   const sign = order.direction === 'ascending' ? 1 : -1;
-  const value = (m: ModelEntry): string | number | null => (order.key === 'source' ? SOURCE_LABELS[m.source] : m[order.key]);
+  const value = (m: ModelEntry): string | number | null =>
+    order.key === 'source' ? SOURCE_LABELS[m.source] : m[order.key];
   return [...models].sort((a, b) => {
     const x = value(a);
     const y = value(b);
@@ -55,7 +56,9 @@ export function filterModels(models: readonly ModelEntry[], query: string, archi
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
   return models.filter((m) => {
     if (architecture !== '' && m.architecture !== architecture) return false;
-    const text = [m.name, m.path, m.architecture ?? '', m.fileType ?? '', ...m.locations.map((l) => l.label ?? '')].join('\n').toLowerCase();
+    const text = [m.name, m.path, m.architecture ?? '', m.fileType ?? '', ...m.locations.map((l) => l.label ?? '')]
+      .join('\n')
+      .toLowerCase();
     return words.every((word) => text.includes(word));
   });
 }
@@ -86,7 +89,8 @@ export function describeMix(segments: readonly MixSegment[]): string {
 export function describeLocations(model: Pick<ModelEntry, 'locations'>): string {
   const [first] = model.locations;
   if (!first) return '';
-  if (model.locations.length === 1) return first.label ? `${SOURCE_LABELS[first.source]}: ${first.label}` : SOURCE_LABELS[first.source];
+  if (model.locations.length === 1)
+    return first.label ? `${SOURCE_LABELS[first.source]}: ${first.label}` : SOURCE_LABELS[first.source];
   const sources = [...new Set(model.locations.map((l) => SOURCE_LABELS[l.source]))];
   return `In ${model.locations.length} places: ${sources.join(', ')}`;
 }
@@ -97,8 +101,10 @@ const APP_SOURCES: readonly ModelSource[] = ['ollama', 'lmstudio', 'huggingface'
 /** Why the model's files cannot be deleted from here, or null when they can. */
 export function deletionBlocker(model: Pick<ModelEntry, 'locations'>): string | null {
   const app = model.locations.find((l) => APP_SOURCES.includes(l.source));
-  if (app) return `It is ${SOURCE_LABELS[app.source]}’s: delete it there${app.source === 'ollama' ? ' (ollama rm)' : ''}. Here it can only be removed from the library.`;
-  if (model.locations.some((l) => !l.path.toLowerCase().endsWith('.gguf'))) return 'Gufo deletes only .gguf files; this one can only be removed from the library.';
+  if (app)
+    return `It is ${SOURCE_LABELS[app.source]}’s: delete it there${app.source === 'ollama' ? ' (ollama rm)' : ''}. Here it can only be removed from the library.`;
+  if (model.locations.some((l) => !l.path.toLowerCase().endsWith('.gguf')))
+    return 'Gufo deletes only .gguf files; this one can only be removed from the library.';
   return null;
 }
 

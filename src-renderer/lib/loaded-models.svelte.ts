@@ -25,7 +25,10 @@ export class LoadedModelsStore {
       this.models = event.models;
     });
     // An event that arrived meanwhile is newer than this answer.
-    void gufo.loadedModels().then((models) => announced || (this.models = models), (err: unknown) => (this.error = messageOf(err)));
+    void gufo.loadedModels().then(
+      (models) => announced || (this.models = models),
+      (err: unknown) => (this.error = messageOf(err)),
+    );
   }
 
   dispose(): void {

@@ -27,7 +27,8 @@ export abstract class ModelJobScreen {
     if (modelId !== null) choice.modelId = modelId;
     this.#stop = gufo.onEvent((event) => {
       if (event.type === 'library-changed') void this.attempt(() => this.loadModels());
-      if (event.type === 'job' && event.job.kind === jobKind && event.job.status !== 'running') void this.attempt(() => this.afterJob());
+      if (event.type === 'job' && event.job.kind === jobKind && event.job.status !== 'running')
+        void this.attempt(() => this.afterJob());
     });
   }
 

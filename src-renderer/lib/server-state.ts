@@ -11,6 +11,7 @@ export interface ServedAt {
 export function servedAt(status: Pick<OpenAiServerStatus, 'url' | 'servedUrl'>): ServedAt[] {
   const places: ServedAt[] = [];
   if (status.servedUrl !== null) places.push({ url: status.servedUrl, by: 'gufo serve' });
-  if (status.url !== null && status.url !== status.servedUrl) places.push({ url: status.url, by: 'the listener below' });
+  if (status.url !== null && status.url !== status.servedUrl)
+    places.push({ url: status.url, by: 'the listener below' });
   return places;
 }

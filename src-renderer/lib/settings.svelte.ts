@@ -55,7 +55,10 @@ export class SettingsStore {
   }
 
   removeModelDir(dir: string): Promise<boolean> {
-    return this.save('modelDirs', (this.settings?.modelDirs ?? []).filter((d) => d !== dir));
+    return this.save(
+      'modelDirs',
+      (this.settings?.modelDirs ?? []).filter((d) => d !== dir),
+    );
   }
 
   /** Asks for a folder with the native dialog; where there is none, opens the in-app browser (which calls `chose`). */

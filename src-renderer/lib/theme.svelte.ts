@@ -8,7 +8,10 @@ export function applyTheme(theme: Theme): void {
 
 /** Applies the saved theme now and whenever the settings change. */
 export function followThemeSetting(gufo: GufoBridge): void {
-  void gufo.getSettings().then((settings) => applyTheme(settings.theme), () => {});
+  void gufo.getSettings().then(
+    (settings) => applyTheme(settings.theme),
+    () => {},
+  );
   gufo.onEvent((event) => {
     if (event.type === 'settings-changed') applyTheme(event.settings.theme);
   });

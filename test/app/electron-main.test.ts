@@ -39,7 +39,8 @@ const fromWindow = () => ({ sender: win.webContents });
 
 function menuItem(menu: string, label: string): MenuItemConstructorOptions {
   const template = electron.Menu.setApplicationMenu.mock.calls.at(-1)![0].template as MenuItemConstructorOptions[];
-  const submenu = template.find((m) => m.label === menu || m.role === menu.toLowerCase())?.submenu as MenuItemConstructorOptions[];
+  const submenu = template.find((m) => m.label === menu || m.role === menu.toLowerCase())
+    ?.submenu as MenuItemConstructorOptions[];
   const item = submenu?.find((i) => i.label === label);
   if (!item) throw new Error(`no ${menu} › ${label} in the menu`);
   return item;
@@ -62,7 +63,12 @@ describe('Electron main process', () => {
 
   it('creates the window with isolated, sandboxed, Node-free web preferences', () => {
     const { webPreferences } = win.options;
-    expect(webPreferences).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false, webviewTag: false });
+    expect(webPreferences).toMatchObject({
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webviewTag: false,
+    });
     expect(webPreferences.preload).toMatch(/preload[/\\]index\.cjs$/);
   });
 
@@ -83,15 +89,35 @@ describe('Electron main process', () => {
     win.moveTo({ x: 300, y: 200 });
     // Debounced: nothing yet.
     expect(JSON.parse(readFileSync(stateFile, 'utf8'))).toMatchObject({ x: 100 });
-    await vi.waitFor(() => expect(JSON.parse(readFileSync(stateFile, 'utf8'))).toEqual({ x: 300, y: 200, width: 1000, height: 700, maximized: false }), {
-      timeout: 3000,
-    });
+    await vi.waitFor(
+      () =>
+        expect(JSON.parse(readFileSync(stateFile, 'utf8'))).toEqual({
+          x: 300,
+          y: 200,
+          width: 1000,
+          height: 700,
+          maximized: false,
+        }),
+      {
+        timeout: 3000,
+      },
+    );
     win.bounds = { x: 10, y: 20, width: 900, height: 600 };
     win.maximized = true;
     win.emit('close');
-    await vi.waitFor(() => expect(JSON.parse(readFileSync(stateFile, 'utf8'))).toEqual({ x: 10, y: 20, width: 900, height: 600, maximized: true }), {
-      timeout: 500,
-    });
+    await vi.waitFor(
+      () =>
+        expect(JSON.parse(readFileSync(stateFile, 'utf8'))).toEqual({
+          x: 10,
+          y: 20,
+          width: 900,
+          height: 600,
+          maximized: true,
+        }),
+      {
+        timeout: 500,
+      },
+    );
   });
 
   describe('every web contents', () => {
@@ -102,7 +128,12 @@ describe('Electron main process', () => {
       electron.shell.openExternal.mockClear();
       const page = win.loadURL.mock.calls[0]![0];
       expect(contents.attempt('will-navigate', { url: `${page}#/settings` })).toBe(false);
-      for (const url of ['https://example.com/', 'file:///etc/passwd', 'javascript:alert(1)', `${page.replace('index.html', 'other.html')}`]) {
+      for (const url of [
+        'https://example.com/',
+        'file:///etc/passwd',
+        'javascript:alert(1)',
+        `${page.replace('index.html', 'other.html')}`,
+      ]) {
         expect(contents.attempt('will-navigate', { url }), url).toBe(true);
       }
       expect(electron.shell.openExternal.mock.calls).toEqual([['https://example.com/']]);
@@ -129,7 +160,14 @@ describe('Electron main process', () => {
     };
     const page = win.webContents;
     const stranger = Object.assign(new FakeWebContents(), { url: 'https://example.com/' });
-    for (const permission of ['media', 'geolocation', 'notifications', 'clipboard-read', 'openExternal', 'fullscreen']) {
+    for (const permission of [
+      'media',
+      'geolocation',
+      'notifications',
+      'clipboard-read',
+      'openExternal',
+      'fullscreen',
+    ]) {
       expect(asked(page, permission), permission).toBe(false);
       expect(check!(page, permission, 'file://'), permission).toBe(false);
     }
@@ -142,7 +180,13 @@ describe('Electron main process', () => {
 
   it('answers GufoApi calls from the main window only', async () => {
     const handler = ipcHandler('appInfo');
-    expect(await handler(fromWindow())).toMatchObject({ name: 'Gufo', version, mode: 'electron', platform: process.platform, dataDir: home });
+    expect(await handler(fromWindow())).toMatchObject({
+      name: 'Gufo',
+      version,
+      mode: 'electron',
+      platform: process.platform,
+      dataDir: home,
+    });
     expect(() => handler({ sender: new FakeWebContents() })).toThrow(/gufo:appInfo called from an unknown page/);
   });
 
@@ -163,19 +207,31 @@ describe('Electron main process', () => {
   it('answers pickPaths with the native open dialog, over the window', async () => {
     electron.dialog.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: ['/models'] });
     expect(await ipcHandler('pickPaths')(fromWindow(), 'folder')).toEqual(['/models']);
-    expect(electron.dialog.showOpenDialog).toHaveBeenLastCalledWith(win, expect.objectContaining({ properties: ['openDirectory'] }));
+    expect(electron.dialog.showOpenDialog).toHaveBeenLastCalledWith(
+      win,
+      expect.objectContaining({ properties: ['openDirectory'] }),
+    );
     expect(await ipcHandler('pickPaths')(fromWindow(), 'files')).toEqual([]);
     expect(electron.dialog.showOpenDialog).toHaveBeenLastCalledWith(
       win,
-      expect.objectContaining({ properties: ['openFile', 'multiSelections'], filters: [{ name: 'GGUF models', extensions: ['gguf'] }] }),
+      expect.objectContaining({
+        properties: ['openFile', 'multiSelections'],
+        filters: [{ name: 'GGUF models', extensions: ['gguf'] }],
+      }),
     );
   });
 
   describe('the app menu', () => {
     it('has File, Edit, View (with developer tools, unpackaged), Window and Help', () => {
       const template = electron.Menu.setApplicationMenu.mock.calls.at(-1)![0].template as MenuItemConstructorOptions[];
-      expect(template.map((m) => m.label ?? m.role)).toEqual(process.platform === 'darwin' ? ['Gufo', 'File', 'Edit', 'View', 'windowMenu', 'help'] : ['File', 'Edit', 'View', 'windowMenu', 'help']);
-      expect((template.find((m) => m.label === 'View')!.submenu as MenuItemConstructorOptions[]).map((i) => i.role)).toContain('toggleDevTools');
+      expect(template.map((m) => m.label ?? m.role)).toEqual(
+        process.platform === 'darwin'
+          ? ['Gufo', 'File', 'Edit', 'View', 'windowMenu', 'help']
+          : ['File', 'Edit', 'View', 'windowMenu', 'help'],
+      );
+      expect(
+        (template.find((m) => m.label === 'View')!.submenu as MenuItemConstructorOptions[]).map((i) => i.role),
+      ).toContain('toggleDevTools');
     });
 
     it('File › Add Models… adds the files picked to the library, and says which were not added', async () => {
@@ -186,7 +242,10 @@ describe('Electron main process', () => {
       electron.dialog.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: [model, notGguf] });
       click(menuItem('File', 'Add Models…'));
       await vi.waitFor(() => expect(electron.dialog.showMessageBox).toHaveBeenCalled());
-      const [parent, box] = electron.dialog.showMessageBox.mock.calls[0] as unknown as [unknown, { message: string; detail: string }];
+      const [parent, box] = electron.dialog.showMessageBox.mock.calls[0] as unknown as [
+        unknown,
+        { message: string; detail: string },
+      ];
       expect(parent).toBe(win);
       expect(box.message).toBe('One file was not added.');
       expect(box.detail).toContain(`${notGguf}: `);
@@ -199,14 +258,22 @@ describe('Electron main process', () => {
       expect(electron.shell.openPath).toHaveBeenCalledWith(home);
       electron.shell.openPath.mockResolvedValueOnce('no file manager');
       click(menuItem('Help', 'Open Data Folder'));
-      await vi.waitFor(() => expect(electron.dialog.showErrorBox).toHaveBeenCalledWith('Could not open the data folder', `${home}: no file manager`));
+      await vi.waitFor(() =>
+        expect(electron.dialog.showErrorBox).toHaveBeenCalledWith(
+          'Could not open the data folder',
+          `${home}: no file manager`,
+        ),
+      );
     });
 
     it('About Gufo shows the version and the data folder', async () => {
       electron.dialog.showMessageBox.mockClear();
       click(menuItem(process.platform === 'darwin' ? 'Gufo' : 'Help', 'About Gufo'));
       await vi.waitFor(() => expect(electron.dialog.showMessageBox).toHaveBeenCalled());
-      const [, box] = electron.dialog.showMessageBox.mock.calls[0] as unknown as [unknown, { message: string; detail: string }];
+      const [, box] = electron.dialog.showMessageBox.mock.calls[0] as unknown as [
+        unknown,
+        { message: string; detail: string },
+      ];
       expect(box.message).toBe(`Gufo ${version}`);
       expect(box.detail).toContain(`Data folder: ${home}`);
     });

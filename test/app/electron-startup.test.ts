@@ -53,7 +53,10 @@ describe('Electron main process at startup', () => {
     const before = readFileSync(path);
     const electron = await launch(home);
     await vi.waitFor(() => expect(electron.app.exit).toHaveBeenCalledWith(1));
-    expect(electron.dialog.showErrorBox).toHaveBeenCalledWith('Gufo cannot start', expect.stringContaining(`${path} was written by a newer Gufo (database version 99`));
+    expect(electron.dialog.showErrorBox).toHaveBeenCalledWith(
+      'Gufo cannot start',
+      expect.stringContaining(`${path} was written by a newer Gufo (database version 99`),
+    );
     expect(readFileSync(path)).toEqual(before);
     expect(electron.windows).toEqual([]);
     expect(electron.ipcMain.handle).not.toHaveBeenCalled();
@@ -67,7 +70,10 @@ describe('Electron main process at startup', () => {
     try {
       const electron = await launch(home);
       await vi.waitFor(() => expect(electron.app.exit).toHaveBeenCalledWith(1), { timeout: 15_000 });
-      expect(electron.dialog.showErrorBox).toHaveBeenCalledWith('Gufo cannot start', expect.stringContaining(`${path} is locked by another process`));
+      expect(electron.dialog.showErrorBox).toHaveBeenCalledWith(
+        'Gufo cannot start',
+        expect.stringContaining(`${path} is locked by another process`),
+      );
       expect(electron.windows).toEqual([]);
     } finally {
       holder.exec('ROLLBACK');

@@ -64,7 +64,15 @@ describe('EngineHost over utilityProcess', () => {
     expect(electron.utilityProcess.fork).toHaveBeenCalledWith(ENTRY, [], { serviceName: 'Gufo engine', stdio: 'pipe' });
     const child = electron.children[0]!;
     expect(host.pid).toBe(child.pid);
-    child.emit('message', { id: child.sent[0].id, type: 'info', pid: child.pid, node: '', versions: {}, adapter: null, model: null });
+    child.emit('message', {
+      id: child.sent[0].id,
+      type: 'info',
+      pid: child.pid,
+      node: '',
+      versions: {},
+      adapter: null,
+      model: null,
+    });
     await info;
   });
 
@@ -99,7 +107,15 @@ describe('EngineHost over utilityProcess', () => {
     expect(electron.children).toHaveLength(2);
     const second = electron.children[1]!;
     expect(second.sent).toHaveLength(1);
-    second.emit('message', { id: second.sent[0].id, type: 'info', pid: second.pid, node: '', versions: {}, adapter: null, model: null });
+    second.emit('message', {
+      id: second.sent[0].id,
+      type: 'info',
+      pid: second.pid,
+      node: '',
+      versions: {},
+      adapter: null,
+      model: null,
+    });
     await expect(next).resolves.toMatchObject({ type: 'info', pid: second.pid });
   });
 
@@ -159,8 +175,12 @@ describe('EngineHost over utilityProcess', () => {
 describe('unpackedPath', () => {
   it('points into app.asar.unpacked in a package, and leaves other paths alone', () => {
     const resources = join('/opt', 'Gufo', 'resources');
-    expect(unpackedPath(join(resources, 'app.asar', 'out', 'main', 'engine.js'))).toBe(join(resources, 'app.asar.unpacked', 'out', 'main', 'engine.js'));
-    expect(unpackedPath(join('/work', 'gufo', 'out', 'main', 'engine.js'))).toBe(join('/work', 'gufo', 'out', 'main', 'engine.js'));
+    expect(unpackedPath(join(resources, 'app.asar', 'out', 'main', 'engine.js'))).toBe(
+      join(resources, 'app.asar.unpacked', 'out', 'main', 'engine.js'),
+    );
+    expect(unpackedPath(join('/work', 'gufo', 'out', 'main', 'engine.js'))).toBe(
+      join('/work', 'gufo', 'out', 'main', 'engine.js'),
+    );
     expect(unpackedPath(join('/work', 'my.app.asar.d', 'engine.js'))).toBe(join('/work', 'my.app.asar.d', 'engine.js'));
   });
 });

@@ -106,7 +106,13 @@ export function fakeElectron() {
     },
     nativeTheme: { themeSource: 'system' as 'system' | 'light' | 'dark' },
     screen: {
-      getAllDisplays: vi.fn(() => [{ id: 1, bounds: { x: 0, y: 0, width: 1920, height: 1080 }, workArea: { x: 0, y: 0, width: 1920, height: 1040 } }]),
+      getAllDisplays: vi.fn(() => [
+        {
+          id: 1,
+          bounds: { x: 0, y: 0, width: 1920, height: 1080 },
+          workArea: { x: 0, y: 0, width: 1920, height: 1040 },
+        },
+      ]),
     },
     session: {
       defaultSession: {

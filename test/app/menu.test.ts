@@ -9,7 +9,9 @@ function actions() {
 /** Each menu as "Label: item, item, …" (roles for standard items, --- for separators). */
 function outline(template: MenuItemConstructorOptions[]): string[] {
   return template.map((menu) => {
-    const items = (menu.submenu as MenuItemConstructorOptions[]).map((i) => (i.type === 'separator' ? '---' : (i.label ?? i.role)));
+    const items = (menu.submenu as MenuItemConstructorOptions[]).map((i) =>
+      i.type === 'separator' ? '---' : (i.label ?? i.role),
+    );
     return `${menu.label ?? menu.role}: ${items.join(', ')}`;
   });
 }
@@ -42,7 +44,9 @@ describe('menuTemplate', () => {
   });
 
   it('leaves reload and the developer tools out of a packaged app', () => {
-    const view = menuTemplate({ platform: 'linux', packaged: true, actions: actions() }).find((m) => m.label === 'View')!;
+    const view = menuTemplate({ platform: 'linux', packaged: true, actions: actions() }).find(
+      (m) => m.label === 'View',
+    )!;
     expect((view.submenu as MenuItemConstructorOptions[]).map((i) => i.role)).not.toContain('toggleDevTools');
     expect((view.submenu as MenuItemConstructorOptions[]).map((i) => i.role)).not.toContain('reload');
   });
@@ -53,7 +57,8 @@ describe('menuTemplate', () => {
     const [addModels] = find(template, 'Add Models…');
     const [addFolder] = find(template, 'Add Folder…');
     expect([addModels!.accelerator, addFolder!.accelerator]).toEqual(['CmdOrCtrl+O', 'CmdOrCtrl+Shift+O']);
-    for (const item of [addModels, addFolder, ...find(template, 'Open Data Folder'), ...find(template, 'About Gufo')]) (item!.click as () => void)();
+    for (const item of [addModels, addFolder, ...find(template, 'Open Data Folder'), ...find(template, 'About Gufo')])
+      (item!.click as () => void)();
     expect(a.addModels).toHaveBeenCalledTimes(1);
     expect(a.addFolder).toHaveBeenCalledTimes(1);
     expect(a.openDataFolder).toHaveBeenCalledTimes(2);

@@ -13,7 +13,10 @@ import { APP_ID } from '../../src-main/app/app-id';
 import { REPO_ROOT } from '../support/paths';
 
 const config = JSON.parse(readFileSync(join(REPO_ROOT, 'electron-builder.json'), 'utf8'));
-const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { main: string; dependencies: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  main: string;
+  dependencies: Record<string, string>;
+};
 
 // app-builder-lib is electron-builder's engine: load the very modules it packages with.
 const builder = createRequire(createRequire(import.meta.url).resolve('electron-builder/package.json'));
@@ -77,13 +80,19 @@ function packagesImportedBy(entry: string): Set<string> {
       .replace(/\/\*[\s\S]*?\*\//g, '')
       .replace(/^\s*\/\/.*$/gm, '')
       .replace(/^\s*(import|export) type [^;]*;/gm, '');
-    const statements = /^\s*(?:import|export)\b[^;]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+    const statements =
+      /^\s*(?:import|export)\b[^;]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
     for (const match of code.matchAll(statements)) {
       const specifier = (match[1] ?? match[2] ?? match[3])!;
       if (specifier.startsWith('.')) {
         if (!specifier.endsWith('.json')) visit(sourceFile(dirname(file), specifier));
       } else if (!specifier.startsWith('node:')) {
-        packages.add(specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/'));
+        packages.add(
+          specifier
+            .split('/')
+            .slice(0, specifier.startsWith('@') ? 2 : 1)
+            .join('/'),
+        );
       }
     }
   };
@@ -93,7 +102,9 @@ function packagesImportedBy(entry: string): Set<string> {
 
 function sourceFile(dir: string, specifier: string): string {
   const base = join(dir, specifier);
-  const found = [`${base}.ts`, join(base, 'index.ts'), base.replace(/\.js$/, '.ts'), base].find((f) => existsSync(f) && statSync(f).isFile());
+  const found = [`${base}.ts`, join(base, 'index.ts'), base.replace(/\.js$/, '.ts'), base].find(
+    (f) => existsSync(f) && statSync(f).isFile(),
+  );
   if (!found) throw new Error(`cannot resolve ${specifier} from ${dir}`);
   return found;
 }
@@ -102,7 +113,9 @@ const fromRoot = (path: string) => relative(REPO_ROOT, path).split('\\').join('/
 
 describe('electron-builder.json', () => {
   it("is valid by electron-builder's schema", async () => {
-    await expect(validateConfiguration(structuredClone(config), { isEnabled: false, add() {} })).resolves.toBeUndefined();
+    await expect(
+      validateConfiguration(structuredClone(config), { isEnabled: false, add() {} }),
+    ).resolves.toBeUndefined();
   });
 
   it('names the app as the main process does (the Windows AppUserModelID is the appId)', () => {
@@ -111,7 +124,11 @@ describe('electron-builder.json', () => {
   });
 
   it('builds AppImage and deb on Linux, dmg on macOS, NSIS on Windows', () => {
-    expect([config.linux.target, config.mac.target, config.win.target]).toEqual([['AppImage', 'deb'], ['dmg'], ['nsis']]);
+    expect([config.linux.target, config.mac.target, config.win.target]).toEqual([
+      ['AppImage', 'deb'],
+      ['dmg'],
+      ['nsis'],
+    ]);
   });
 
   it('rebuilds native modules for Electron', () => {
@@ -125,7 +142,9 @@ describe('electron-builder.json', () => {
   });
 
   it('unpacks every native addon of the runtime dependencies', () => {
-    const addons = [...runtimeClosure(Object.keys(pkg.dependencies)).keys()].flatMap((dir) => filesEndingWith(dir, '.node')).map(fromRoot);
+    const addons = [...runtimeClosure(Object.keys(pkg.dependencies)).keys()]
+      .flatMap((dir) => filesEndingWith(dir, '.node'))
+      .map(fromRoot);
     // Those Gufo loads itself must be among them, or this test looks in the wrong place.
     expect(addons).toEqual(
       expect.arrayContaining([
@@ -138,17 +157,29 @@ describe('electron-builder.json', () => {
   });
 
   it('unpacks what the engine process loads: its entry, the chunks it shares, the shaders', () => {
-    for (const path of ['out/main/engine.js', 'out/main/chunks/dequantize-CRv-XBeT.js', 'out/shaders/matmul.wgsl', 'out/shaders/quant/q4_k.wgsl']) {
+    for (const path of [
+      'out/main/engine.js',
+      'out/main/chunks/dequantize-CRv-XBeT.js',
+      'out/shaders/matmul.wgsl',
+      'out/shaders/quant/q4_k.wgsl',
+    ]) {
       expect(isUnpacked(path), path).toBe(true);
     }
     // The rest stays in the archive.
-    for (const path of ['out/main/index.js', 'out/preload/index.cjs', 'out/renderer/index.html', 'node_modules/@huggingface/jinja/package.json']) {
+    for (const path of [
+      'out/main/index.js',
+      'out/preload/index.cjs',
+      'out/renderer/index.html',
+      'node_modules/@huggingface/jinja/package.json',
+    ]) {
       expect(isUnpacked(path), path).toBe(false);
     }
     // With a build at hand: every file the built engine imports itself.
     const built = join(REPO_ROOT, 'out/main/engine.js');
     if (existsSync(built)) {
-      const local = [...readFileSync(built, 'utf8').matchAll(/^import\s[^'"]*['"](\.[^'"]+)['"]/gm)].map(([, path]) => fromRoot(join(dirname(built), path!)));
+      const local = [...readFileSync(built, 'utf8').matchAll(/^import\s[^'"]*['"](\.[^'"]+)['"]/gm)].map(([, path]) =>
+        fromRoot(join(dirname(built), path!)),
+      );
       expect(local.filter((path) => !isUnpacked(path))).toEqual([]);
     }
   });
@@ -163,16 +194,23 @@ describe('electron-builder.json', () => {
       const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
       return [dir, ...Object.keys(manifest.optionalDependencies ?? {}).flatMap((dep) => findPackage(dep, dir) ?? [])];
     });
-    const files = needed.flatMap((dir) => [...filesEndingWith(dir, '.js'), ...filesEndingWith(dir, '.cjs'), join(dir, 'package.json')]).map(fromRoot);
+    const files = needed
+      .flatMap((dir) => [...filesEndingWith(dir, '.js'), ...filesEndingWith(dir, '.cjs'), join(dir, 'package.json')])
+      .map(fromRoot);
     expect(files.filter((path) => !isUnpacked(path))).toEqual([]);
   });
 
   it('keeps every package the main and engine processes import at run time, and lists it as a dependency', () => {
-    const imported = new Set([...packagesImportedBy('src-main/app/index.ts'), ...packagesImportedBy('src-main/engine/index.ts')]);
+    const imported = new Set([
+      ...packagesImportedBy('src-main/app/index.ts'),
+      ...packagesImportedBy('src-main/engine/index.ts'),
+    ]);
     imported.delete('electron'); // provided by the app itself
     expect([...imported].filter((name) => !(name in pkg.dependencies))).toEqual([]);
     for (const platform of ['linux', 'mac', 'win'] as const) {
-      const dropped = [...runtimeClosure([...imported]).keys()].map((dir) => fromRoot(join(dir, 'package.json'))).filter((path) => isExcluded(path, platform));
+      const dropped = [...runtimeClosure([...imported]).keys()]
+        .map((dir) => fromRoot(join(dir, 'package.json')))
+        .filter((path) => isExcluded(path, platform));
       expect(dropped, platform).toEqual([]);
     }
   });
@@ -192,10 +230,15 @@ describe('electron-builder.json', () => {
 
 describe('npm run dist', () => {
   // Where Electron is installed it builds the installer (minutes): not a unit test.
-  it.skipIf(electronBinaryPath() !== undefined)('says why it cannot build an installer without Electron, and fails', () => {
-    const result = spawnSync(process.execPath, ['scripts/dist.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' });
-    expect(result.status).toBe(1);
-    expect(result.stderr).toContain(`npm run dist: ${ELECTRON_MISSING}, so no installer can be built on this machine.`);
-    expect(result.stdout).toBe('');
-  });
+  it.skipIf(electronBinaryPath() !== undefined)(
+    'says why it cannot build an installer without Electron, and fails',
+    () => {
+      const result = spawnSync(process.execPath, ['scripts/dist.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(
+        `npm run dist: ${ELECTRON_MISSING}, so no installer can be built on this machine.`,
+      );
+      expect(result.stdout).toBe('');
+    },
+  );
 });

@@ -36,10 +36,16 @@ describe('preload', () => {
 
   it("rejects with the back end's own message, without Electron's wrapping", async () => {
     electron.ipcRenderer.invoke.mockRejectedValueOnce(
-      new Error(`Error invoking remote method 'gufo:updateSettings': Error: setting "theme" must be one of system, light, dark`),
+      new Error(
+        `Error invoking remote method 'gufo:updateSettings': Error: setting "theme" must be one of system, light, dark`,
+      ),
     );
-    await expect(gufo.updateSettings({ theme: 'blue' as never })).rejects.toThrow(/^setting "theme" must be one of system, light, dark$/);
-    electron.ipcRenderer.invoke.mockRejectedValueOnce(new Error(`Error invoking remote method 'gufo:getModel': StoreError: /d/gufo.db is locked`));
+    await expect(gufo.updateSettings({ theme: 'blue' as never })).rejects.toThrow(
+      /^setting "theme" must be one of system, light, dark$/,
+    );
+    electron.ipcRenderer.invoke.mockRejectedValueOnce(
+      new Error(`Error invoking remote method 'gufo:getModel': StoreError: /d/gufo.db is locked`),
+    );
     await expect(gufo.getModel(1)).rejects.toThrow(/^\/d\/gufo\.db is locked$/);
   });
 

@@ -2,7 +2,13 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { DEFAULT_WINDOW_STATE, parseWindowState, placeWindow, readWindowState, WindowStateKeeper } from '../../src-main/app/window-state';
+import {
+  DEFAULT_WINDOW_STATE,
+  parseWindowState,
+  placeWindow,
+  readWindowState,
+  WindowStateKeeper,
+} from '../../src-main/app/window-state';
 import { tempDir } from '../support/temp';
 
 const laptop = { x: 0, y: 0, width: 1440, height: 875 };
@@ -22,7 +28,10 @@ describe('placeWindow', () => {
     expect(placeWindow({ ...saved, x: -1500, y: -100 }, [laptop])).toEqual(DEFAULT_WINDOW_STATE);
     expect(placeWindow({ ...saved, x: 5000, y: 100 }, [laptop])).toEqual(DEFAULT_WINDOW_STATE);
     expect(placeWindow({ ...saved, x: 100, y: 2000 }, [laptop])).toEqual(DEFAULT_WINDOW_STATE);
-    expect(placeWindow({ ...saved, x: 0, y: 0, maximized: true }, [])).toEqual({ ...DEFAULT_WINDOW_STATE, maximized: true });
+    expect(placeWindow({ ...saved, x: 0, y: 0, maximized: true }, [])).toEqual({
+      ...DEFAULT_WINDOW_STATE,
+      maximized: true,
+    });
   });
 
   it('needs the title bar reachable, not just a corner of the window', () => {
@@ -49,10 +58,15 @@ describe('parseWindowState / readWindowState', () => {
     expect(readWindowState(file)).toEqual({ x: -8, y: -8, width: 1936, height: 1056, maximized: true });
   });
 
-  it.each([null, 3, [], {}, { x: 1, y: 2, width: 800, height: 600 }, { x: '1', y: 2, width: 800, height: 600, maximized: false }, { x: 1.5, y: 2, width: 800, height: 600, maximized: false }])(
-    'refuses %j',
-    (json) => expect(parseWindowState(json)).toBeNull(),
-  );
+  it.each([
+    null,
+    3,
+    [],
+    {},
+    { x: 1, y: 2, width: 800, height: 600 },
+    { x: '1', y: 2, width: 800, height: 600, maximized: false },
+    { x: 1.5, y: 2, width: 800, height: 600, maximized: false },
+  ])('refuses %j', (json) => expect(parseWindowState(json)).toBeNull());
 
   it('answers null for a missing or garbled file, saying so for the latter', () => {
     const dir = tempDir();

@@ -29,7 +29,12 @@ async function keptCount(messages: { role: string; content: string }[], options:
   let count = 0;
   for (let n = 1; n < messages.length - 1; n++) {
     const tried = [messages[0]!, ...messages.slice(messages.length - 1 - n)];
-    const ok = await ollama.chat({ model: 'stories260k', messages: tried, stream: false, options, truncate: false } as never).then(() => true, () => false);
+    const ok = await ollama
+      .chat({ model: 'stories260k', messages: tried, stream: false, options, truncate: false } as never)
+      .then(
+        () => true,
+        () => false,
+      );
     if (!ok) break;
     count = n;
   }
@@ -38,11 +43,20 @@ async function keptCount(messages: { role: string; content: string }[], options:
 
 describe('a full context through the APIs', { timeout: 240_000 }, () => {
   it('OpenAI: an answer the context ends has finish_reason "length", streamed or not', async () => {
-    const whole = await t.client().completions.create({ model: 'stories260k', prompt: 'Once upon a time', max_tokens: 1000, temperature: 0 });
+    const whole = await t
+      .client()
+      .completions.create({ model: 'stories260k', prompt: 'Once upon a time', max_tokens: 1000, temperature: 0 });
     expect(whole.choices[0]!.finish_reason).toBe('length');
     expect(whole.usage!.prompt_tokens + whole.usage!.completion_tokens).toBe(CONTEXT);
 
-    const stream = await t.client().completions.create({ model: 'stories260k', prompt: 'Once upon a time', max_tokens: 1000, temperature: 0, stream: true, stream_options: { include_usage: true } });
+    const stream = await t.client().completions.create({
+      model: 'stories260k',
+      prompt: 'Once upon a time',
+      max_tokens: 1000,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let finish: string | null = null;
     let used = 0;
     for await (const chunk of stream) {
@@ -53,41 +67,74 @@ describe('a full context through the APIs', { timeout: 240_000 }, () => {
     expect(used).toBe(CONTEXT);
 
     // A chat answer without max_tokens runs to the end of the context.
-    const chat = await t.client().chat.completions.create({ model: 'stories260k', messages: [{ role: 'user', content: 'Once upon a time' }], temperature: 0 });
+    const chat = await t.client().chat.completions.create({
+      model: 'stories260k',
+      messages: [{ role: 'user', content: 'Once upon a time' }],
+      temperature: 0,
+    });
     expect(chat.choices[0]!.finish_reason).toBe('length');
     expect(chat.usage!.prompt_tokens + chat.usage!.completion_tokens).toBe(CONTEXT);
   });
 
   it('OpenAI: a prompt that cannot fit is a 400 naming its tokens and the context', async () => {
-    await expect(t.client().chat.completions.create({ model: 'stories260k', messages: [{ role: 'user', content: long }] })).rejects.toMatchObject({
+    await expect(
+      t.client().chat.completions.create({ model: 'stories260k', messages: [{ role: 'user', content: long }] }),
+    ).rejects.toMatchObject({
       status: 400,
       code: 'context_length_exceeded',
       param: 'messages',
-      message: expect.stringMatching(new RegExp(`the prompt has (at least )?\\d+ tokens, and the context of "stories260k" holds ${CONTEXT} with the answer; shorten the messages$`)),
+      message: expect.stringMatching(
+        new RegExp(
+          `the prompt has (at least )?\\d+ tokens, and the context of "stories260k" holds ${CONTEXT} with the answer; shorten the messages$`,
+        ),
+      ),
     });
   });
 
   it('Ollama: an answer the context (num_ctx) ends has done_reason "length"', async () => {
-    const generated = await ollama.generate({ model: 'stories260k', prompt: 'Once upon a time', raw: true, stream: false, options: { temperature: 0, num_predict: -1, num_ctx: 32 } });
+    const generated = await ollama.generate({
+      model: 'stories260k',
+      prompt: 'Once upon a time',
+      raw: true,
+      stream: false,
+      options: { temperature: 0, num_predict: -1, num_ctx: 32 },
+    });
     expect(generated.done_reason).toBe('length');
     expect(generated.prompt_eval_count + generated.eval_count).toBe(32);
     // The same answer ended by num_predict first is "length" too, and shorter.
-    const short = await ollama.generate({ model: 'stories260k', prompt: 'Once upon a time', raw: true, stream: false, options: { temperature: 0, num_predict: 5, num_ctx: 32 } });
+    const short = await ollama.generate({
+      model: 'stories260k',
+      prompt: 'Once upon a time',
+      raw: true,
+      stream: false,
+      options: { temperature: 0, num_predict: 5, num_ctx: 32 },
+    });
     expect(short).toMatchObject({ done_reason: 'length', eval_count: 5 });
     expect(generated.response!.startsWith(short.response!)).toBe(true);
   });
 
   it("Ollama: a conversation too long for num_ctx loses its oldest messages but the system's (truncate, default true); truncate false is a 400", async () => {
-    const history = Array.from({ length: 8 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: i % 2 === 0 ? `Tell me about cat number ${i}.` : `Cat number ${i - 1} sat on a mat.` }));
-    const messages = [{ role: 'system', content: 'You tell stories.' }, ...history, { role: 'user', content: 'Once upon a time' }];
+    const history = Array.from({ length: 8 }, (_, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: i % 2 === 0 ? `Tell me about cat number ${i}.` : `Cat number ${i - 1} sat on a mat.`,
+    }));
+    const messages = [
+      { role: 'system', content: 'You tell stories.' },
+      ...history,
+      { role: 'user', content: 'Once upon a time' },
+    ];
     const options = { temperature: 0, num_predict: 4, num_ctx: 96 };
     // num_ctx only lowers the server's context.
     await t.backend.api.updateOpenAiServerSettings({ contextSize: 256 });
     try {
       // Without truncation it does not fit.
-      await expect(ollama.chat({ model: 'stories260k', messages, stream: false, options, truncate: false } as never)).rejects.toMatchObject({
+      await expect(
+        ollama.chat({ model: 'stories260k', messages, stream: false, options, truncate: false } as never),
+      ).rejects.toMatchObject({
         status_code: 400,
-        error: expect.stringMatching(/^the prompt has (at least )?\d+ tokens, and the context of "stories260k" holds 96 with the answer/),
+        error: expect.stringMatching(
+          /^the prompt has (at least )?\d+ tokens, and the context of "stories260k" holds 96 with the answer/,
+        ),
       });
       const answered = await ollama.chat({ model: 'stories260k', messages, stream: false, options });
       expect(answered).toMatchObject({ done: true, done_reason: 'length', eval_count: 4 });
@@ -98,7 +145,12 @@ describe('a full context through the APIs', { timeout: 240_000 }, () => {
       const count = await keptCount(messages, { ...options, num_ctx: 96 - 4 + 1 });
       expect(count).toBeGreaterThan(0);
       expect(count).toBeLessThan(history.length);
-      const direct = await ollama.chat({ model: 'stories260k', messages: [messages[0]!, ...messages.slice(messages.length - 1 - count)], stream: false, options });
+      const direct = await ollama.chat({
+        model: 'stories260k',
+        messages: [messages[0]!, ...messages.slice(messages.length - 1 - count)],
+        stream: false,
+        options,
+      });
       expect(answered.message.content).toBe(direct.message.content);
       expect(answered.prompt_eval_count).toBe(direct.prompt_eval_count);
     } finally {
@@ -107,7 +159,17 @@ describe('a full context through the APIs', { timeout: 240_000 }, () => {
   });
 
   it('Ollama: a conversation that cannot fit is a 400 naming its tokens and the context', async () => {
-    const refused = ollama.chat({ model: 'stories260k', messages: [{ role: 'user', content: long }], stream: false, options: { num_ctx: 32 } });
-    await expect(refused).rejects.toMatchObject({ status_code: 400, error: expect.stringMatching(/^the prompt has (at least )?\d+ tokens, and the context of "stories260k" holds 32 with the answer/) });
+    const refused = ollama.chat({
+      model: 'stories260k',
+      messages: [{ role: 'user', content: long }],
+      stream: false,
+      options: { num_ctx: 32 },
+    });
+    await expect(refused).rejects.toMatchObject({
+      status_code: 400,
+      error: expect.stringMatching(
+        /^the prompt has (at least )?\d+ tokens, and the context of "stories260k" holds 32 with the answer/,
+      ),
+    });
   });
 });

@@ -41,7 +41,13 @@ describe('settings', () => {
   it('saves a change, announces it, and keeps it across restarts', async () => {
     const dataDir = join(tempDir(), 'home');
     const first = testBackend({ dataDir });
-    expect(await first.api.getSettings()).toEqual({ theme: 'system', modelDirs: [], defaultContext: 2048, exportDir: null, gpuMemoryBudgetGiB: null });
+    expect(await first.api.getSettings()).toEqual({
+      theme: 'system',
+      modelDirs: [],
+      defaultContext: 2048,
+      exportDir: null,
+      gpuMemoryBudgetGiB: null,
+    });
     const saved = await first.api.updateSettings({ theme: 'dark', defaultContext: 8192 });
     expect(saved).toMatchObject({ theme: 'dark', defaultContext: 8192 });
     expect(first.seen).toContainEqual({ type: 'settings-changed', settings: saved });
@@ -53,7 +59,9 @@ describe('settings', () => {
     const backend = testBackend();
     await expect(backend.api.updateSettings({ theme: 'blue' as never })).rejects.toThrow(/setting "theme"/);
     await expect(backend.api.updateSettings({ defaultContext: 3.5 })).rejects.toThrow(/setting "defaultContext"/);
-    await expect(backend.api.updateSettings({ gpuMemoryBudgetGiB: 0 })).rejects.toThrow(/setting "gpuMemoryBudgetGiB" must be a number of GiB above 0/);
+    await expect(backend.api.updateSettings({ gpuMemoryBudgetGiB: 0 })).rejects.toThrow(
+      /setting "gpuMemoryBudgetGiB" must be a number of GiB above 0/,
+    );
     expect(backend.seen.filter((e) => e.type === 'settings-changed')).toEqual([]);
     expect((await backend.api.getSettings()).theme).toBe('system');
   });
@@ -64,9 +72,15 @@ describe('settings', () => {
     const file = join(dir, 'model.gguf');
     writeFileSync(file, 'x');
     expect((await api.updateSettings({ modelDirs: [dir, `${dir}/./`, dir] })).modelDirs).toEqual([dir]);
-    await expect(api.updateSettings({ modelDirs: [dir, 'relative/models'] })).rejects.toThrow('setting "modelDirs": relative/models is not an absolute path');
-    await expect(api.updateSettings({ modelDirs: [join(dir, 'gone')] })).rejects.toThrow(`setting "modelDirs": ${join(dir, 'gone')} does not exist`);
-    await expect(api.updateSettings({ modelDirs: [file] })).rejects.toThrow(`setting "modelDirs": ${file} is not a folder`);
+    await expect(api.updateSettings({ modelDirs: [dir, 'relative/models'] })).rejects.toThrow(
+      'setting "modelDirs": relative/models is not an absolute path',
+    );
+    await expect(api.updateSettings({ modelDirs: [join(dir, 'gone')] })).rejects.toThrow(
+      `setting "modelDirs": ${join(dir, 'gone')} does not exist`,
+    );
+    await expect(api.updateSettings({ modelDirs: [file] })).rejects.toThrow(
+      `setting "modelDirs": ${file} is not a folder`,
+    );
     expect((await api.getSettings()).modelDirs).toEqual([dir]);
   });
 
@@ -84,7 +98,9 @@ describe('settings', () => {
     const { api } = testBackend();
     const dir = tempDir();
     expect((await api.updateSettings({ exportDir: dir })).exportDir).toBe(dir);
-    await expect(api.updateSettings({ exportDir: join(dir, 'missing') })).rejects.toThrow(/setting "exportDir": .*missing does not exist/);
+    await expect(api.updateSettings({ exportDir: join(dir, 'missing') })).rejects.toThrow(
+      /setting "exportDir": .*missing does not exist/,
+    );
     expect((await api.updateSettings({ exportDir: null })).exportDir).toBeNull();
   });
 

@@ -14,11 +14,25 @@ import { addModel, answered } from './fixtures/chat-backend';
 const EARLIER = ['Tom had a red ball.', 'He liked it.', 'Sue had a big dog.', 'The dog was happy.'];
 
 /** A chat in plain completion with EARLIER as its first messages (user, assistant, ...), then `question` asked. */
-async function ask(contextSize: number, maxTokens: number, overflow: 'stop' | 'truncate-middle' | 'rolling-window', earlier: string[], question: string) {
+async function ask(
+  contextSize: number,
+  maxTokens: number,
+  overflow: 'stop' | 'truncate-middle' | 'rolling-window',
+  earlier: string[],
+  question: string,
+) {
   const backend = testBackend();
   const model = addModel(backend);
   const store = new ChatStore(backend.context.db);
-  const id = (await backend.api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens }, contextSize, contextOverflow: overflow })).chat.id;
+  const id = (
+    await backend.api.createChat({
+      modelId: model.id,
+      preset: 'precise',
+      sampling: { maxTokens },
+      contextSize,
+      contextOverflow: overflow,
+    })
+  ).chat.id;
   let parentId: number | null = null;
   earlier.forEach((content, i) => {
     const role: MessageRole = i % 2 === 0 ? 'user' : 'assistant';
@@ -30,11 +44,18 @@ async function ask(contextSize: number, maxTokens: number, overflow: 'stop' | 't
 }
 
 /** The greedy text of stories260K after `prompt` (plain completion), `n` tokens at most. */
-async function greedy(backend: ReturnType<typeof testBackend>, prompt: string, n: number, ctx: number): Promise<string> {
+async function greedy(
+  backend: ReturnType<typeof testBackend>,
+  prompt: string,
+  n: number,
+  ctx: number,
+): Promise<string> {
   const text = openModelText(STORIES_260K);
   try {
     const ids = text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: false });
-    const result = await backend.context.engines.withModel({ path: STORIES_260K, ctx }, ({ host }) => host.generate({ prompt: ids, maxTokens: n, stop: [...text.vocab.eog] }));
+    const result = await backend.context.engines.withModel({ path: STORIES_260K, ctx }, ({ host }) =>
+      host.generate({ prompt: ids, maxTokens: n, stop: [...text.vocab.eog] }),
+    );
     const decoder = text.answerDecoder(false);
     return result.ids.map((id) => decoder.push(id)).join('') + decoder.flush();
   } finally {
@@ -54,23 +75,26 @@ describe('answers at the end of the context', { timeout: 240_000 }, () => {
     expect(answer.content).toBe(await greedy(backend, 'Once upon a time', answer.stats!.generatedTokens, 48));
   });
 
-  it.each(['truncate-middle', 'rolling-window'] as const)('with %s, an answer that fills the context goes on without the oldest messages, and says how many', async (overflow) => {
-    const { backend, id, answer } = await ask(96, 80, overflow, EARLIER, 'Once upon a time');
-    expect(answer.status).toBe('done');
-    const { generatedTokens, stopReason, leftOutMessages, contextSize } = answer.stats!;
-    // More tokens than the first prompt left room for: the answer went on.
-    expect(generatedTokens).toBe(80);
-    expect(stopReason).toBe('length');
-    // The answer so far outgrows all but the question: both exchanges before it are left out.
-    expect({ leftOutMessages, contextSize }).toEqual({ leftOutMessages: 4, contextSize: 96 });
-    // Its first part is the model's greedy text for the whole conversation up to the end of the context.
-    const whole = `${EARLIER.join('\n')}\nOnce upon a time`;
-    const firstPart = await greedy(backend, whole, 200, 96);
-    expect(firstPart.length).toBeGreaterThan(40);
-    expect(answer.content.length).toBeGreaterThan(firstPart.length);
-    expect(answer.content.startsWith(firstPart)).toBe(true);
-    // The stats are stored with the answer: a reload shows them.
-    const reloaded = (await backend.api.getChat(id)).messages.find((m) => m.id === answer.id)!;
-    expect(reloaded.stats).toMatchObject({ leftOutMessages: 4, contextSize: 96 });
-  });
+  it.each(['truncate-middle', 'rolling-window'] as const)(
+    'with %s, an answer that fills the context goes on without the oldest messages, and says how many',
+    async (overflow) => {
+      const { backend, id, answer } = await ask(96, 80, overflow, EARLIER, 'Once upon a time');
+      expect(answer.status).toBe('done');
+      const { generatedTokens, stopReason, leftOutMessages, contextSize } = answer.stats!;
+      // More tokens than the first prompt left room for: the answer went on.
+      expect(generatedTokens).toBe(80);
+      expect(stopReason).toBe('length');
+      // The answer so far outgrows all but the question: both exchanges before it are left out.
+      expect({ leftOutMessages, contextSize }).toEqual({ leftOutMessages: 4, contextSize: 96 });
+      // Its first part is the model's greedy text for the whole conversation up to the end of the context.
+      const whole = `${EARLIER.join('\n')}\nOnce upon a time`;
+      const firstPart = await greedy(backend, whole, 200, 96);
+      expect(firstPart.length).toBeGreaterThan(40);
+      expect(answer.content.length).toBeGreaterThan(firstPart.length);
+      expect(answer.content.startsWith(firstPart)).toBe(true);
+      // The stats are stored with the answer: a reload shows them.
+      const reloaded = (await backend.api.getChat(id)).messages.find((m) => m.id === answer.id)!;
+      expect(reloaded.stats).toMatchObject({ leftOutMessages: 4, contextSize: 96 });
+    },
+  );
 });

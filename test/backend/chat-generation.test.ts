@@ -20,7 +20,16 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
     const { api } = backend;
     const model = addModel(backend);
     const system = 'You tell stories.';
-    const id = (await api.createChat({ modelId: model.id, systemPrompt: system, preset: 'precise', sampling: { maxTokens: 20 }, contextSize: 256, promptFormat: 'llama2' })).chat.id;
+    const id = (
+      await api.createChat({
+        modelId: model.id,
+        systemPrompt: system,
+        preset: 'precise',
+        sampling: { maxTokens: 20 },
+        contextSize: 256,
+        promptFormat: 'llama2',
+      })
+    ).chat.id;
 
     const { userMessageId, assistantMessageId } = await api.sendMessage(id, 'Once upon a time');
     const created = backend.seen.flatMap((e) => (e.type === 'chat-message' ? [e.message] : []));
@@ -48,11 +57,21 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
         { role: 'system', content: system },
         { role: 'user', content: 'Once upon a time' },
       ];
-      const prompt = tokenizer.tokenize(renderChat(vocab, messages, { architecture: 'llama', addBos: vocab.addBos }).prompt, { addBos: true, parseSpecial: true });
+      const prompt = tokenizer.tokenize(
+        renderChat(vocab, messages, { architecture: 'llama', addBos: vocab.addBos }).prompt,
+        { addBos: true, parseSpecial: true },
+      );
       const stop = [...new Set([...stopTokenIds(vocab), ...vocab.eog])];
-      const direct = await backend.context.engines.withModel({ path: STORIES_260K, ctx: 256 }, ({ host }) => host.generate({ prompt, maxTokens: 20, stop }));
+      const direct = await backend.context.engines.withModel({ path: STORIES_260K, ctx: 256 }, ({ host }) =>
+        host.generate({ prompt, maxTokens: 20, stop }),
+      );
       expect(answer.content).toBe(tokenizer.detokenize(direct.ids.filter((t) => !stop.includes(t))));
-      expect(answer.stats).toMatchObject({ promptTokens: prompt.length, reusedTokens: 0, generatedTokens: direct.ids.length, stopReason: direct.stopReason });
+      expect(answer.stats).toMatchObject({
+        promptTokens: prompt.length,
+        reusedTokens: 0,
+        generatedTokens: direct.ids.length,
+        stopReason: direct.stopReason,
+      });
       expect(answer.stats!.ttftMs).toBeGreaterThan(0);
       expect(answer.stats!.decodeTokS).toBeGreaterThan(0);
       expect(answer.stats!.prefillTokS).toBeGreaterThan(0);
@@ -66,11 +85,19 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
   it('a base model continues the text as written (plain completion) and stops at the answer length limit', async () => {
     const backend = testBackend();
     const model = addModel(backend);
-    const id = (await backend.api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens: 16 }, contextSize: 256 })).chat.id;
+    const id = (
+      await backend.api.createChat({
+        modelId: model.id,
+        preset: 'precise',
+        sampling: { maxTokens: 16 },
+        contextSize: 256,
+      })
+    ).chat.id;
     const { assistantMessageId } = await backend.api.sendMessage(id, 'Once upon a time');
     const answer = await answered(backend, assistantMessageId);
     // llama.cpp's greedy continuation of "Once upon a time" with stories260K.
-    const llamaCpp = ', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.';
+    const llamaCpp =
+      ', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.';
     expect(answer.content.length).toBeGreaterThan(20);
     expect(llamaCpp.startsWith(answer.content)).toBe(true);
     expect(answer.stats).toMatchObject({ generatedTokens: 16, stopReason: 'length' });
@@ -82,14 +109,18 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
     const backend = testBackend({ dataDir, engineLauncher: engineGate().launcher });
     const { api } = backend;
     const model = addModel(backend);
-    const id = (await api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens: 16 }, contextSize: 256 })).chat.id;
+    const id = (
+      await api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens: 16 }, contextSize: 256 })
+    ).chat.id;
 
     const first = await api.sendMessage(id, 'Once upon a time');
     const a1 = await answered(backend, first.assistantMessageId);
 
     // Regenerate: a sibling answer to the same message; greedy, so the same text, with the prompt reused from the KV cache.
     const regen = await api.regenerate(id, first.assistantMessageId);
-    await expect(api.sendMessage(id, 'Meanwhile')).rejects.toThrow(`an answer is still being written in chat ${id}; stop it or wait for it to finish first`);
+    await expect(api.sendMessage(id, 'Meanwhile')).rejects.toThrow(
+      `an answer is still being written in chat ${id}; stop it or wait for it to finish first`,
+    );
     const a1b = await answered(backend, regen.assistantMessageId);
     expect(a1b).toMatchObject({ parentId: first.userMessageId, status: 'done', content: a1.content });
     expect(a1b.stats!.reusedTokens).toBeGreaterThan(0);
@@ -97,7 +128,9 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
     // A follow-up goes under the newest answer (the active leaf).
     const second = await api.sendMessage(id, 'The cat sat on the mat');
     const a2 = await answered(backend, second.assistantMessageId);
-    expect((await api.getChat(id)).messages.find((m) => m.id === second.userMessageId)!.parentId).toBe(regen.assistantMessageId);
+    expect((await api.getChat(id)).messages.find((m) => m.id === second.userMessageId)!.parentId).toBe(
+      regen.assistantMessageId,
+    );
     expect(a2.status).toBe('done');
 
     // Edit the first message: a sibling user message with its own answer, stopped mid-stream.
@@ -110,7 +143,9 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
     expect(stopped.stats?.stopReason).toBe('cancelled');
     expect(stopped.content).toBe(deltas(backend, edit.assistantMessageId).join(''));
     expect(stopped.stats!.generatedTokens).toBeLessThan(20);
-    expect(backend.seen.filter((e) => e.type === 'chat-message' && e.message.id === edit.assistantMessageId).at(-1)).toMatchObject({ message: stopped });
+    expect(
+      backend.seen.filter((e) => e.type === 'chat-message' && e.message.id === edit.assistantMessageId).at(-1),
+    ).toMatchObject({ message: stopped });
     await api.stopGeneration(id); // nothing to stop: no-op
 
     const tree = await api.getChat(id);
@@ -143,7 +178,9 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
     const backend = testBackend({ dataDir, engineLauncher: gate.launcher });
     const { api } = backend;
     const model = addModel(backend);
-    const chat = async (maxTokens: number) => (await api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens }, contextSize: 256 })).chat.id;
+    const chat = async (maxTokens: number) =>
+      (await api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens }, contextSize: 256 })).chat
+        .id;
     const [a, b, c] = [await chat(40), await chat(16), await chat(16)];
 
     // A is held at its third token while B and C are asked and B is stopped: still being written, however fast the engine.
@@ -155,11 +192,19 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
     const next = await api.sendMessage(c, 'The cat');
     // B waits behind A on the one engine: stopping it ends it at once, with nothing written.
     await api.stopGeneration(b);
-    expect((await api.getChat(b)).messages[1]).toMatchObject({ id: queued.assistantMessageId, status: 'stopped', content: '', stats: null });
+    expect((await api.getChat(b)).messages[1]).toMatchObject({
+      id: queued.assistantMessageId,
+      status: 'stopped',
+      content: '',
+      stats: null,
+    });
     expect((await api.getChat(a)).messages[1]!.status).toBe('streaming');
     gate.release();
     // C runs once A is done.
-    const [doneA, doneC] = await Promise.all([answered(backend, first.assistantMessageId), answered(backend, next.assistantMessageId)]);
+    const [doneA, doneC] = await Promise.all([
+      answered(backend, first.assistantMessageId),
+      answered(backend, next.assistantMessageId),
+    ]);
     expect([doneA.status, doneC.status]).toEqual(['done', 'done']);
     expect(doneC.content).toBe(deltas(backend, next.assistantMessageId).join(''));
     expect(doneC.content.length).toBeGreaterThan(0);
@@ -176,7 +221,10 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
 
     const reopened = testBackend({ dataDir });
     const interrupted = (await reopened.api.getChat(a)).messages.find((m) => m.id === long.assistantMessageId)!;
-    expect(interrupted).toMatchObject({ status: 'interrupted', content: deltas(backend, long.assistantMessageId).join('') });
+    expect(interrupted).toMatchObject({
+      status: 'interrupted',
+      content: deltas(backend, long.assistantMessageId).join(''),
+    });
     expect(interrupted.stats?.stopReason).toBe('cancelled');
   });
 });

@@ -15,7 +15,10 @@ const CHILD = join(REPO_ROOT, 'test/backend/fixtures/chat-kill-child.ts');
 
 it('keeps every streamed token of an answer when the app is killed mid-answer', { timeout: 180_000 }, async () => {
   const dataDir = join(tempDir(), 'home');
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dataDir], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dataDir], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
@@ -41,6 +44,9 @@ it('keeps every streamed token of an answer when the app is killed mid-answer', 
   expect(answer.status).toBe('interrupted');
   // Every printed delta was committed before it was printed; a token or two more may have been.
   expect(answer.content.startsWith(printed.join(''))).toBe(true);
-  expect(chat.messages.find((m) => m.id === started!.userMessageId)).toMatchObject({ content: 'Once upon a time', status: 'done' });
+  expect(chat.messages.find((m) => m.id === started!.userMessageId)).toMatchObject({
+    content: 'Once upon a time',
+    status: 'done',
+  });
   expect(chat.activeLeafId).toBe(answer.id);
 });

@@ -21,13 +21,15 @@ interface Seen {
 function recordProgress(backend: TestBackend, messageId: () => number | null): Seen[] {
   const seen: Seen[] = [];
   backend.events.subscribe((e: GufoEvent) => {
-    if (e.type === 'chat-progress' && e.messageId === messageId()) seen.push({ at: performance.now(), progress: e.progress });
+    if (e.type === 'chat-progress' && e.messageId === messageId())
+      seen.push({ at: performance.now(), progress: e.progress });
   });
   return seen;
 }
 
 const loadingOf = (seen: Seen[]) => seen.flatMap(({ progress: p }) => (p.phase === 'loading' ? [p] : []));
-const generatingOf = (seen: Seen[]) => seen.flatMap(({ at, progress: p }) => (p.phase === 'generating' ? [{ at, ...p }] : []));
+const generatingOf = (seen: Seen[]) =>
+  seen.flatMap(({ at, progress: p }) => (p.phase === 'generating' ? [{ at, ...p }] : []));
 
 // SwiftShader is slow, and slower still on a busy machine.
 describe('live answer progress', { timeout: 400_000 }, () => {
@@ -35,7 +37,9 @@ describe('live answer progress', { timeout: 400_000 }, () => {
     const backend = testBackend();
     const { api } = backend;
     const model = addModel(backend);
-    const id = (await api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens: 120 }, contextSize: 256 })).chat.id;
+    const id = (
+      await api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens: 120 }, contextSize: 256 })
+    ).chat.id;
     let messageId: number | null = null;
     const seen = recordProgress(backend, () => messageId);
 
@@ -49,7 +53,9 @@ describe('live answer progress', { timeout: 400_000 }, () => {
     const loading = loadingOf(seen);
     expect(loading.length).toBeGreaterThan(0);
     expect(seen[0]!.progress.phase).toBe('loading');
-    expect(seen.findLastIndex((s) => s.progress.phase === 'loading')).toBeLessThan(seen.findIndex((s) => s.progress.phase === 'generating'));
+    expect(seen.findLastIndex((s) => s.progress.phase === 'loading')).toBeLessThan(
+      seen.findIndex((s) => s.progress.phase === 'generating'),
+    );
     for (const p of loading) expect(p.doneBytes).toBeLessThanOrEqual(p.totalBytes);
 
     // Then the tokens so far, several times before the answer ends, never more often than the throttle allows.
@@ -87,7 +93,9 @@ describe('live answer progress', { timeout: 400_000 }, () => {
     const { api } = backend;
     const model = addModel(backend);
     expect(await api.loadedModels()).toEqual([]);
-    const id = (await api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens: 8 }, contextSize: 128 })).chat.id;
+    const id = (
+      await api.createChat({ modelId: model.id, preset: 'precise', sampling: { maxTokens: 8 }, contextSize: 128 })
+    ).chat.id;
     await answered(backend, (await api.sendMessage(id, 'Once upon a time')).assistantMessageId);
 
     const loaded = await api.loadedModels();
@@ -95,7 +103,8 @@ describe('live answer progress', { timeout: 400_000 }, () => {
     const { memory } = loaded[0]!;
     expect(memory.residentWeightBytes).toBeGreaterThan(0);
     expect(memory.kvBytes).toBeGreaterThan(0);
-    const announced = () => backend.seen.flatMap((e) => (e.type === 'loaded-models' ? [e.models.map((m) => m.name)] : []));
+    const announced = () =>
+      backend.seen.flatMap((e) => (e.type === 'loaded-models' ? [e.models.map((m) => m.name)] : []));
     expect(announced()).toEqual([['stories260K']]);
 
     await api.unloadModel(STORIES_260K);

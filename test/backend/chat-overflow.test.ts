@@ -53,7 +53,8 @@ describe('context overflow policies', () => {
       for (let n = 1; n <= 12; n++) {
         const kept = keptMessages(line(n), overflow);
         const outs = kept.map(({ head, start }) => new Set(Array.from({ length: start - head }, (_, i) => head + i)));
-        for (let i = 1; i < outs.length; i++) for (const out of outs[i - 1]!) expect(outs[i]!.has(out), `${overflow} n=${n} choice ${i}`).toBe(true);
+        for (let i = 1; i < outs.length; i++)
+          for (const out of outs[i - 1]!) expect(outs[i]!.has(out), `${overflow} n=${n} choice ${i}`).toBe(true);
         // The newest message is always kept.
         for (const { start } of kept) expect(start).toBeLessThan(n);
       }

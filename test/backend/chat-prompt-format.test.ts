@@ -57,9 +57,14 @@ describe('prompt rendering by format', () => {
       const chatml =
         '<|im_start|>system\nYou tell stories.<|im_end|>\n<|im_start|>user\nOnce upon a time<|im_end|>\n' +
         '<|im_start|>assistant\n, there was a girl.<|im_end|>\n<|im_start|>user\nShe found <s> a ball<|im_end|>\n<|im_start|>assistant\n';
-      expect(planPrompt(text, SYSTEM, BRANCH, LIMITS, 'chatml').ids).toEqual(text.tokenizer.tokenize(chatml, { addBos: true, parseSpecial: true }));
-      const llama2 = '[INST] <<SYS>>\nYou tell stories.\n<</SYS>>\n\nOnce upon a time [/INST] , there was a girl. </s><s>[INST] She found <s> a ball [/INST]';
-      expect(planPrompt(text, SYSTEM, BRANCH, LIMITS, 'llama2').ids).toEqual(text.tokenizer.tokenize(llama2, { addBos: true, parseSpecial: true }));
+      expect(planPrompt(text, SYSTEM, BRANCH, LIMITS, 'chatml').ids).toEqual(
+        text.tokenizer.tokenize(chatml, { addBos: true, parseSpecial: true }),
+      );
+      const llama2 =
+        '[INST] <<SYS>>\nYou tell stories.\n<</SYS>>\n\nOnce upon a time [/INST] , there was a girl. </s><s>[INST] She found <s> a ball [/INST]';
+      expect(planPrompt(text, SYSTEM, BRANCH, LIMITS, 'llama2').ids).toEqual(
+        text.tokenizer.tokenize(llama2, { addBos: true, parseSpecial: true }),
+      );
     } finally {
       text.close();
     }
@@ -84,7 +89,9 @@ describe('the chat setting', () => {
     await expect(backend.api.updateChatSettings(id, { promptFormat: 'alpaca' })).rejects.toThrow(
       'chat setting "promptFormat" must be one of "completion", "chatml", "llama2", "llama3", "mistral", "gemma", "phi3", "deepseek" (got "alpaca")',
     );
-    await expect(backend.api.createChat({ modelId: model.id, promptFormat: 'model' })).rejects.toThrow('chat setting "promptFormat" cannot be "model"');
+    await expect(backend.api.createChat({ modelId: model.id, promptFormat: 'model' })).rejects.toThrow(
+      'chat setting "promptFormat" cannot be "model"',
+    );
     expect((await backend.api.getChat(id)).settings.promptFormat).toBe('completion');
   });
 
@@ -97,7 +104,10 @@ describe('the chat setting', () => {
     first.context.db.close();
 
     const second = testBackend({ dataDir });
-    expect((await second.api.getChat(id)).settings).toMatchObject({ promptFormat: 'llama2', sampling: { maxTokens: 16 } });
+    expect((await second.api.getChat(id)).settings).toMatchObject({
+      promptFormat: 'llama2',
+      sampling: { maxTokens: 16 },
+    });
   });
 
   it("a chat made before formats existed takes its model's default", async () => {
@@ -109,7 +119,10 @@ describe('the chat setting', () => {
 
   it('a model with its own template uses it by default, and lists it first', async () => {
     const backend = testBackend();
-    const model = addModel(backend, await withTemplate('{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}'));
+    const model = addModel(
+      backend,
+      await withTemplate('{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}'),
+    );
     const chat = await backend.api.createChat({ modelId: model.id });
     expect(chat.settings.promptFormat).toBe('model');
     expect(chat.promptFormats!.modelHasTemplate).toBe(true);

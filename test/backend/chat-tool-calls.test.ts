@@ -32,8 +32,18 @@ beforeAll(async () => {
   const shape = { nLayer: 1, nEmbd: 32, nFf: 64, nHead: 2, tiedEmbeddings: true, contextLength: 1024 };
   files.qwen = join(dir, 'qwen3-tools.gguf');
   files.llama = join(dir, 'llama3-tools.gguf');
-  await writeRandomModel(files.qwen, { ...shape, arch: 'qwen3', tokenizer: hfTokenizerKvs(QWEN3_SPEC), name: 'random qwen3' });
-  await writeRandomModel(files.llama, { ...shape, arch: 'llama', tokenizer: hfTokenizerKvs(LLAMA3_SPEC), name: 'random llama3' });
+  await writeRandomModel(files.qwen, {
+    ...shape,
+    arch: 'qwen3',
+    tokenizer: hfTokenizerKvs(QWEN3_SPEC),
+    name: 'random qwen3',
+  });
+  await writeRandomModel(files.llama, {
+    ...shape,
+    arch: 'llama',
+    tokenizer: hfTokenizerKvs(LLAMA3_SPEC),
+    name: 'random llama3',
+  });
 }, 120_000);
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -42,7 +52,14 @@ afterAll(() => {
 const TOOLS = [
   {
     type: 'function',
-    function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { enum: ['celsius', 'fahrenheit'] } } } },
+    function: {
+      name: 'get_weather',
+      description: 'The weather in a city',
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' }, unit: { enum: ['celsius', 'fahrenheit'] } },
+      },
+    },
   },
 ];
 
@@ -61,10 +78,21 @@ function promptOf(path: string, format: PromptFormat): string {
 function chatAndServerPrompts(path: string): { chat: number[]; server: number[]; text: string } {
   const text = openModelText(path);
   try {
-    const chat = planPrompt(text, '', BRANCH, { contextSize: 1024, maxTokens: 64, overflow: 'rolling-window' }, 'model', TOOLS).ids;
+    const chat = planPrompt(
+      text,
+      '',
+      BRANCH,
+      { contextSize: 1024, maxTokens: 64, overflow: 'rolling-window' },
+      'model',
+      TOOLS,
+    ).ids;
     const messages: ChatMessage[] = BRANCH.map((turn) => ({ role: turn.role, content: turn.content }));
     const server = promptTokens(text, { kind: 'chat', messages, addGenerationPrompt: true, tools: TOOLS }, Infinity);
-    return { chat, server: 'ids' in server ? server.ids : [], text: text.tokenizer.detokenize(chat, { renderSpecial: true }) };
+    return {
+      chat,
+      server: 'ids' in server ? server.ids : [],
+      text: text.tokenizer.detokenize(chat, { renderSpecial: true }),
+    };
   } finally {
     text.close();
   }
@@ -77,15 +105,36 @@ describe('tool calls in the app chat', () => {
     const chat = await backend.api.createChat({ modelId: model.id });
     const chatId = chat.chat.id;
     const store = new ChatStore(backend.context.db);
-    const user = store.addMessage({ chatId, parentId: null, role: 'user', content: BRANCH[0]!.content, status: 'done' });
-    const answer = store.addMessage({ chatId, parentId: user.id, role: 'assistant', content: BRANCH[1]!.content, status: 'done' });
+    const user = store.addMessage({
+      chatId,
+      parentId: null,
+      role: 'user',
+      content: BRANCH[0]!.content,
+      status: 'done',
+    });
+    const answer = store.addMessage({
+      chatId,
+      parentId: user.id,
+      role: 'assistant',
+      content: BRANCH[1]!.content,
+      status: 'done',
+    });
     const result = store.addMessage({ chatId, parentId: answer.id, role: 'tool', content: RESULT, status: 'done' });
-    const plain = store.addMessage({ chatId, parentId: result.id, role: 'assistant', content: 'It is sunny, 18 °C.', status: 'done' });
+    const plain = store.addMessage({
+      chatId,
+      parentId: result.id,
+      role: 'assistant',
+      content: 'It is sunny, 18 °C.',
+      status: 'done',
+    });
     store.setActiveLeaf(chatId, plain.id);
 
     const view = await backend.api.getChat(chatId);
     const byId = new Map(view.messages.map((m) => [m.id, m]));
-    expect(byId.get(answer.id)!.toolCalls).toEqual({ content: 'Let me look.\n', calls: [{ name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' }] });
+    expect(byId.get(answer.id)!.toolCalls).toEqual({
+      content: 'Let me look.\n',
+      calls: [{ name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' }],
+    });
     expect(byId.get(answer.id)!.content).toBe(BRANCH[1]!.content);
     expect(byId.get(result.id)).toMatchObject({ role: 'tool', content: RESULT });
     expect(byId.get(result.id)!.toolCalls).toBeUndefined();
@@ -101,11 +150,15 @@ describe('tool calls in the app chat', () => {
   it("gives a tool's result to the model as its template does, and asks for the answer after it", () => {
     const qwen = promptOf(files.qwen, 'model');
     expect(qwen).toContain(CALL);
-    expect(qwen).toContain(`<|im_start|>user\n<tool_response>\n${RESULT}\n</tool_response><|im_end|>\n<|im_start|>assistant\n`);
+    expect(qwen).toContain(
+      `<|im_start|>user\n<tool_response>\n${RESULT}\n</tool_response><|im_end|>\n<|im_start|>assistant\n`,
+    );
     expect(qwen.endsWith('<|im_start|>assistant\n')).toBe(true);
     // Llama 3's template knows no tool role: the result is a user turn in <tool_response> tags.
     const llama = promptOf(files.llama, 'model');
-    expect(llama).toContain(`<|start_header_id|>user<|end_header_id|>\n\n<tool_response>\n${RESULT}\n</tool_response><|eot_id|>`);
+    expect(llama).toContain(
+      `<|start_header_id|>user<|end_header_id|>\n\n<tool_response>\n${RESULT}\n</tool_response><|eot_id|>`,
+    );
     expect(llama.endsWith('<|start_header_id|>assistant<|end_header_id|>\n\n')).toBe(true);
   });
 
@@ -115,29 +168,55 @@ describe('tool calls in the app chat', () => {
     const chat = await backend.api.createChat({ modelId: model.id, sampling: { maxTokens: 4, temperature: 0 } });
     const chatId = chat.chat.id;
     const store = new ChatStore(backend.context.db);
-    const user = store.addMessage({ chatId, parentId: null, role: 'user', content: BRANCH[0]!.content, status: 'done' });
-    const call = store.addMessage({ chatId, parentId: user.id, role: 'assistant', content: BRANCH[1]!.content, status: 'done' });
+    const user = store.addMessage({
+      chatId,
+      parentId: null,
+      role: 'user',
+      content: BRANCH[0]!.content,
+      status: 'done',
+    });
+    const call = store.addMessage({
+      chatId,
+      parentId: user.id,
+      role: 'assistant',
+      content: BRANCH[1]!.content,
+      status: 'done',
+    });
     store.setActiveLeaf(chatId, call.id);
 
     await expect(backend.api.sendToolResult(chatId, ' ')).rejects.toThrow('a tool result needs some text');
-    await expect(backend.api.sendToolResult(chatId, RESULT, user.id)).rejects.toThrow(`message ${user.id} is a user message, not a assistant message`);
+    await expect(backend.api.sendToolResult(chatId, RESULT, user.id)).rejects.toThrow(
+      `message ${user.id} is a user message, not a assistant message`,
+    );
     const sent = await backend.api.sendToolResult(chatId, RESULT);
     expect(store.message(sent.toolMessageId)).toMatchObject({ role: 'tool', parentId: call.id, content: RESULT });
-    expect(await answered(backend, sent.assistantMessageId)).toMatchObject({ parentId: sent.toolMessageId, status: 'done' });
+    expect(await answered(backend, sent.assistantMessageId)).toMatchObject({
+      parentId: sent.toolMessageId,
+      status: 'done',
+    });
 
     const again = await backend.api.regenerate(chatId, sent.assistantMessageId);
-    expect(await answered(backend, again.assistantMessageId)).toMatchObject({ parentId: sent.toolMessageId, status: 'done' });
+    expect(await answered(backend, again.assistantMessageId)).toMatchObject({
+      parentId: sent.toolMessageId,
+      status: 'done',
+    });
   });
 
   it("keeps a chat's tools (an OpenAI tools list, checked as the server checks them) and gives them to the template as the server does", async () => {
     const backend = testBackend();
     const model = addModel(backend, files.qwen);
     const chatId = (await backend.api.createChat({ modelId: model.id })).chat.id;
-    await expect(backend.api.updateChatSettings(chatId, { tools: [{ type: 'function', function: { name: 'bad name!' } }] })).rejects.toThrow(
+    await expect(
+      backend.api.updateChatSettings(chatId, { tools: [{ type: 'function', function: { name: 'bad name!' } }] }),
+    ).rejects.toThrow(
       'chat setting "tools[0].function.name": tools[0].function.name must be 1 to 64 letters, digits, "_", "." or "-"',
     );
-    await expect(backend.api.updateChatSettings(chatId, { tools: [TOOLS[0], TOOLS[0]] })).rejects.toThrow('chat setting "tools[1].function.name": tools[1].function.name: "get_weather" is offered twice');
-    await expect(backend.api.updateChatSettings(chatId, { tools: 'get_weather' as never })).rejects.toThrow('chat setting "tools": "tools" must be a list of at most 128 functions');
+    await expect(backend.api.updateChatSettings(chatId, { tools: [TOOLS[0], TOOLS[0]] })).rejects.toThrow(
+      'chat setting "tools[1].function.name": tools[1].function.name: "get_weather" is offered twice',
+    );
+    await expect(backend.api.updateChatSettings(chatId, { tools: 'get_weather' as never })).rejects.toThrow(
+      'chat setting "tools": "tools" must be a list of at most 128 functions',
+    );
     const before = (await backend.api.getChat(chatId)).contextUsage!.usedTokens;
     const view = await backend.api.updateChatSettings(chatId, { tools: TOOLS });
     expect(view.settings.tools).toEqual(TOOLS);

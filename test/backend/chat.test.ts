@@ -24,7 +24,13 @@ function setup(dataDir?: string) {
 }
 
 /** Adds messages (user, assistant, user, ...) in a line under `parentId`; answers their ids. */
-function addLine(store: ChatStore, chatId: number, contents: string[], parentId: number | null = null, firstRole: MessageRole = 'user'): number[] {
+function addLine(
+  store: ChatStore,
+  chatId: number,
+  contents: string[],
+  parentId: number | null = null,
+  firstRole: MessageRole = 'user',
+): number[] {
   const ids: number[] = [];
   let role = firstRole;
   for (const content of contents) {
@@ -44,9 +50,20 @@ describe('chat settings', () => {
     expect(presets.creative.temperature).toBeGreaterThan(presets.balanced.temperature);
 
     await api.updateSettings({ defaultContext: 8192 });
-    const chat = await api.createChat({ modelId: model.id, systemPrompt: 'You tell stories.', preset: 'precise', sampling: { maxTokens: 64, seed: 5 } });
+    const chat = await api.createChat({
+      modelId: model.id,
+      systemPrompt: 'You tell stories.',
+      preset: 'precise',
+      sampling: { maxTokens: 64, seed: 5 },
+    });
     expect(model.contextLength).toBe(2048);
-    expect(chat.settings).toEqual({ systemPrompt: 'You tell stories.', sampling: { ...presets.precise, maxTokens: 64, seed: 5 }, contextSize: 2048, promptFormat: 'completion', contextOverflow: 'truncate-middle' });
+    expect(chat.settings).toEqual({
+      systemPrompt: 'You tell stories.',
+      sampling: { ...presets.precise, maxTokens: 64, seed: 5 },
+      contextSize: 2048,
+      promptFormat: 'completion',
+      contextOverflow: 'truncate-middle',
+    });
     expect(chat.chat).toMatchObject({ title: 'New chat', modelId: model.id, modelName: model.name, messageCount: 0 });
     expect(chat.messages).toEqual([]);
     expect(chat.activeLeafId).toBeNull();
@@ -54,7 +71,13 @@ describe('chat settings', () => {
 
     await api.updateSettings({ defaultContext: 512 });
     const other = await api.createChat({ modelId: model.id, title: '  Second  ' });
-    expect(other.settings).toEqual({ systemPrompt: '', sampling: presets.balanced, contextSize: 512, promptFormat: 'completion', contextOverflow: 'truncate-middle' });
+    expect(other.settings).toEqual({
+      systemPrompt: '',
+      sampling: presets.balanced,
+      contextSize: 512,
+      promptFormat: 'completion',
+      contextOverflow: 'truncate-middle',
+    });
     expect(other.chat.title).toBe('Second');
     expect((await api.listChats()).map((c) => c.id)).toEqual([other.chat.id, chat.chat.id]);
   });
@@ -64,24 +87,54 @@ describe('chat settings', () => {
     await expect(api.createChat({ modelId: model.id, contextSize: 4096 })).rejects.toThrow(
       'chat setting "contextSize" must be a whole number of tokens from 16 to 2048 (the model\'s trained context) (got 4096)',
     );
-    await expect(api.createChat({ modelId: model.id, preset: 'wild' as never })).rejects.toThrow('unknown sampling preset "wild"; use one of precise, balanced, creative');
+    await expect(api.createChat({ modelId: model.id, preset: 'wild' as never })).rejects.toThrow(
+      'unknown sampling preset "wild"; use one of precise, balanced, creative',
+    );
     await expect(api.createChat({ modelId: 999 })).rejects.toThrow('no model with id 999 in the library');
-    await expect(api.createChat({ modelId: model.id, temperature: 1 } as never)).rejects.toThrow('"temperature" is not something a new chat takes');
-    await expect(api.createChat({ modelId: model.id, title: ' ' })).rejects.toThrow('a chat title must be text of 1 to 200 characters');
+    await expect(api.createChat({ modelId: model.id, temperature: 1 } as never)).rejects.toThrow(
+      '"temperature" is not something a new chat takes',
+    );
+    await expect(api.createChat({ modelId: model.id, title: ' ' })).rejects.toThrow(
+      'a chat title must be text of 1 to 200 characters',
+    );
 
     const chat = await api.createChat({ modelId: model.id });
     const id = chat.chat.id;
-    await expect(api.updateChatSettings(id, { sampling: { topP: 0 } })).rejects.toThrow('chat setting "sampling.topP" must be a number from 0 (exclusive) to 1 (got 0)');
-    await expect(api.updateChatSettings(id, { sampling: { temperature: Number.NaN } })).rejects.toThrow('chat setting "sampling.temperature" must be a number from 0 to 5');
-    await expect(api.updateChatSettings(id, { sampling: { seed: -1 } })).rejects.toThrow('chat setting "sampling.seed" must be null');
-    await expect(api.updateChatSettings(id, { sampling: { maxTokens: 1.5 } })).rejects.toThrow('chat setting "sampling.maxTokens" must be a whole number of tokens');
-    await expect(api.updateChatSettings(id, { sampling: { beamWidth: 4 } as never })).rejects.toThrow('chat setting "sampling.beamWidth" is not a sampling setting');
-    await expect(api.updateChatSettings(id, { systemPrompt: 7 as never })).rejects.toThrow('chat setting "systemPrompt" must be text (got 7)');
-    await expect(api.updateChatSettings(id, { model: 'x' } as never)).rejects.toThrow('chat setting "model" is not a chat setting');
+    await expect(api.updateChatSettings(id, { sampling: { topP: 0 } })).rejects.toThrow(
+      'chat setting "sampling.topP" must be a number from 0 (exclusive) to 1 (got 0)',
+    );
+    await expect(api.updateChatSettings(id, { sampling: { temperature: Number.NaN } })).rejects.toThrow(
+      'chat setting "sampling.temperature" must be a number from 0 to 5',
+    );
+    await expect(api.updateChatSettings(id, { sampling: { seed: -1 } })).rejects.toThrow(
+      'chat setting "sampling.seed" must be null',
+    );
+    await expect(api.updateChatSettings(id, { sampling: { maxTokens: 1.5 } })).rejects.toThrow(
+      'chat setting "sampling.maxTokens" must be a whole number of tokens',
+    );
+    await expect(api.updateChatSettings(id, { sampling: { beamWidth: 4 } as never })).rejects.toThrow(
+      'chat setting "sampling.beamWidth" is not a sampling setting',
+    );
+    await expect(api.updateChatSettings(id, { systemPrompt: 7 as never })).rejects.toThrow(
+      'chat setting "systemPrompt" must be text (got 7)',
+    );
+    await expect(api.updateChatSettings(id, { model: 'x' } as never)).rejects.toThrow(
+      'chat setting "model" is not a chat setting',
+    );
     expect((await api.getChat(id)).settings).toEqual(chat.settings);
 
-    const changed = await api.updateChatSettings(id, { systemPrompt: 'Short answers.', sampling: { temperature: 0, seed: 3 }, contextSize: 1024 });
-    expect(changed.settings).toEqual({ systemPrompt: 'Short answers.', sampling: { ...chat.settings.sampling, temperature: 0, seed: 3 }, contextSize: 1024, promptFormat: 'completion', contextOverflow: 'truncate-middle' });
+    const changed = await api.updateChatSettings(id, {
+      systemPrompt: 'Short answers.',
+      sampling: { temperature: 0, seed: 3 },
+      contextSize: 1024,
+    });
+    expect(changed.settings).toEqual({
+      systemPrompt: 'Short answers.',
+      sampling: { ...chat.settings.sampling, temperature: 0, seed: 3 },
+      contextSize: 1024,
+      promptFormat: 'completion',
+      contextOverflow: 'truncate-middle',
+    });
     expect((await api.getChat(id)).settings).toEqual(changed.settings);
   });
 
@@ -109,7 +162,12 @@ describe('chat tree, search and export', () => {
     const [u2, a2] = addLine(store, id, ['Tell me a story', 'Once upon a time'], a1);
     // A second answer to u2, and an edit of u2 with its own answer and a follow-up.
     const [a2b] = addLine(store, id, ['Long ago'], u2, 'assistant');
-    const [u2b, a2c, u3, a3] = addLine(store, id, ['Tell me a poem', 'Roses are red', 'Another', 'Violets are blue'], a1);
+    const [u2b, a2c, u3, a3] = addLine(
+      store,
+      id,
+      ['Tell me a poem', 'Roses are red', 'Another', 'Violets are blue'],
+      a1,
+    );
 
     const all = await api.selectBranch(id, u1!);
     expect(all.messages.map((m) => m.id)).toEqual([u1, a1, u2, a2, a2b, u2b, a2c, u3, a3]);
@@ -127,10 +185,14 @@ describe('chat tree, search and export', () => {
     const [, answer] = addLine(store, pets, ['What do cats eat?', 'Cats eat fish and mice.']);
     addLine(store, food, ['Is fish healthy?']);
     const hits = await api.searchMessages('mice');
-    expect(hits).toEqual([{ chatId: pets, chatTitle: 'Pets', messageId: answer, role: 'assistant', snippet: 'Cats eat fish and «mice».' }]);
+    expect(hits).toEqual([
+      { chatId: pets, chatTitle: 'Pets', messageId: answer, role: 'assistant', snippet: 'Cats eat fish and «mice».' },
+    ]);
     expect((await api.searchMessages('fish')).map((h) => h.chatId).sort()).toEqual([pets, food].sort());
     expect(await api.searchMessages('fish', 1)).toHaveLength(1);
-    await expect(api.searchMessages('fish', 0)).rejects.toThrow('the search limit must be a whole number from 1 to 500');
+    await expect(api.searchMessages('fish', 0)).rejects.toThrow(
+      'the search limit must be a whole number from 1 to 500',
+    );
     expect((await api.listChats('mice')).map((c) => c.id)).toEqual([pets]);
     expect((await api.listChats('foo')).map((c) => c.id)).toEqual([food]);
   });
@@ -141,8 +203,17 @@ describe('chat tree, search and export', () => {
     const id = chat.chat.id;
     const [u1, a1] = addLine(store, id, ['Tell a story', 'Once upon a time there was a cat.']);
     const [a1b] = addLine(store, id, ['A dog lived in a house.'], u1, 'assistant');
-    store.finishMessage(store.addMessage({ chatId: id, parentId: a1b!, role: 'user', content: 'More', status: 'done' }).id, { status: 'done' });
-    const partial = store.addMessage({ chatId: id, parentId: a1b!, role: 'assistant', content: 'The dog', status: 'streaming' });
+    store.finishMessage(
+      store.addMessage({ chatId: id, parentId: a1b!, role: 'user', content: 'More', status: 'done' }).id,
+      { status: 'done' },
+    );
+    const partial = store.addMessage({
+      chatId: id,
+      parentId: a1b!,
+      role: 'assistant',
+      content: 'The dog',
+      status: 'streaming',
+    });
     store.finishMessage(partial.id, { status: 'stopped' });
     await api.selectBranch(id, a1!);
 
@@ -150,7 +221,9 @@ describe('chat tree, search and export', () => {
     expect(md.fileName).toBe(`chat-${id}-uber-stories.md`);
     expect(md.mimeType).toBe('text/markdown');
     expect(model.name).toBe('stories260K'); // the file's name (general.name says "llama")
-    expect(md.content).toMatch(/^# Über Stories!\n\n- Model: stories260K\n- Created: .+\n- Exported: .+\n\n## System prompt\n\nBe kind\.\n\n## User\n\nTell a story\n\n## Assistant\n\nOnce upon a time there was a cat\.\n$/);
+    expect(md.content).toMatch(
+      /^# Über Stories!\n\n- Model: stories260K\n- Created: .+\n- Exported: .+\n\n## System prompt\n\nBe kind\.\n\n## User\n\nTell a story\n\n## Assistant\n\nOnce upon a time there was a cat\.\n$/,
+    );
 
     await api.selectBranch(id, a1b!);
     const other = await api.exportChat(id, 'markdown');
@@ -168,14 +241,18 @@ describe('chat tree, search and export', () => {
     expect(parsed.activeLeafId).toBe(view.activeLeafId);
     expect(parsed.messages).toEqual(view.messages);
     expect(parsed.messages).toHaveLength(5);
-    await expect(api.exportChat(id, 'pdf' as never)).rejects.toThrow('unknown export format "pdf"; use markdown or json');
+    await expect(api.exportChat(id, 'pdf' as never)).rejects.toThrow(
+      'unknown export format "pdf"; use markdown or json',
+    );
   });
 });
 
 describe('context overflow policy', () => {
   const system = 'You are a storyteller.';
   // The first question is the longest, so that keeping it changes the prompt's length.
-  const contents = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? `Tell me about cat number ${i / 2}.` : `Cat number ${(i - 1) / 2} sat on a mat and was happy.`));
+  const contents = Array.from({ length: 12 }, (_, i) =>
+    i % 2 === 0 ? `Tell me about cat number ${i / 2}.` : `Cat number ${(i - 1) / 2} sat on a mat and was happy.`,
+  );
   contents[0] = 'Tell me about cat number 0, the oldest and the wisest cat of the whole little town.';
   const context = 256;
   const reserve = 16; // min(maxTokens 16, 256 / 4)
@@ -185,9 +262,19 @@ describe('context overflow policy', () => {
     const { gguf, file } = openGguf(STORIES_260K);
     try {
       const vocab = readVocab(gguf);
-      const kept = [...contents.slice(0, head).map((content, i) => ({ i, content })), ...contents.slice(start).map((content, i) => ({ i: start + i, content }))];
-      const messages = [{ role: 'system', content: system }, ...kept.map(({ i, content }) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content }))];
-      const { prompt } = renderChat(vocab, messages, { architecture: 'llama', addBos: vocab.addBos, addGenerationPrompt: false });
+      const kept = [
+        ...contents.slice(0, head).map((content, i) => ({ i, content })),
+        ...contents.slice(start).map((content, i) => ({ i: start + i, content })),
+      ];
+      const messages = [
+        { role: 'system', content: system },
+        ...kept.map(({ i, content }) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content })),
+      ];
+      const { prompt } = renderChat(vocab, messages, {
+        architecture: 'llama',
+        addBos: vocab.addBos,
+        addGenerationPrompt: false,
+      });
       return createTokenizer(vocab).tokenize(prompt, { addBos: true, parseSpecial: true }).length;
     } finally {
       file.close();
@@ -196,7 +283,14 @@ describe('context overflow policy', () => {
 
   async function chatWithLine(overflow?: ContextOverflow) {
     const t = setup();
-    const chat = await t.api.createChat({ modelId: t.model.id, systemPrompt: system, sampling: { maxTokens: 16 }, contextSize: context, promptFormat: 'llama2', ...(overflow && { contextOverflow: overflow }) });
+    const chat = await t.api.createChat({
+      modelId: t.model.id,
+      systemPrompt: system,
+      sampling: { maxTokens: 16 },
+      contextSize: context,
+      promptFormat: 'llama2',
+      ...(overflow && { contextOverflow: overflow }),
+    });
     const id = chat.chat.id;
     t.store.setActiveLeaf(id, addLine(t.store, id, contents).at(-1)!);
     return { ...t, id, chat };
@@ -209,8 +303,15 @@ describe('context overflow policy', () => {
     expect(firstFit).toBeGreaterThan(2);
     expect(promptLength(2, firstFit - 2) + reserve).toBeGreaterThan(context);
     const usage = (await api.getChat(id)).contextUsage!;
-    expect(usage).toMatchObject({ usedTokens: promptLength(2, firstFit), contextSize: context, droppedMessages: firstFit - 2, overflow: 'truncate-middle' });
-    expect(usage.policy).toMatch(/^When the context is full: truncate the middle \(keep the system prompt and the first exchange/);
+    expect(usage).toMatchObject({
+      usedTokens: promptLength(2, firstFit),
+      contextSize: context,
+      droppedMessages: firstFit - 2,
+      overflow: 'truncate-middle',
+    });
+    expect(usage.policy).toMatch(
+      /^When the context is full: truncate the middle \(keep the system prompt and the first exchange/,
+    );
     // Nothing is deleted, and with room enough nothing is left out.
     expect((await api.getChat(id)).messages).toHaveLength(12);
     const roomy = (await api.updateChatSettings(id, { contextSize: 2048 })).contextUsage!;
@@ -223,7 +324,11 @@ describe('context overflow policy', () => {
     expect(firstFit).toBeGreaterThan(0);
     expect(promptLength(0, firstFit - 2) + reserve).toBeGreaterThan(context);
     const usage = (await api.getChat(id)).contextUsage!;
-    expect(usage).toMatchObject({ usedTokens: promptLength(0, firstFit), droppedMessages: firstFit, overflow: 'rolling-window' });
+    expect(usage).toMatchObject({
+      usedTokens: promptLength(0, firstFit),
+      droppedMessages: firstFit,
+      overflow: 'rolling-window',
+    });
     expect(usage.policy).toMatch(/^When the context is full: rolling window/);
     // The policies keep different messages for the same conversation.
     const middle = (await api.updateChatSettings(id, { contextOverflow: 'truncate-middle' })).contextUsage!;
@@ -238,12 +343,16 @@ describe('context overflow policy', () => {
     const { assistantMessageId } = await api.sendMessage(id, 'And then?');
     const answer = await answered(backend, assistantMessageId);
     expect(answer.status).toBe('error');
-    expect(answer.error).toMatch(/^the conversation no longer fits this chat's context: \d+ tokens with the system prompt, in a context of 256, and "Stop at the limit" leaves nothing out; raise the context size/);
+    expect(answer.error).toMatch(
+      /^the conversation no longer fits this chat's context: \d+ tokens with the system prompt, in a context of 256, and "Stop at the limit" leaves nothing out; raise the context size/,
+    );
   });
 
   it('checks the policy it is given', async () => {
     const { api, id } = await chatWithLine();
-    await expect(api.updateChatSettings(id, { contextOverflow: 'middle' as never })).rejects.toThrow('chat setting "contextOverflow" must be one of truncate-middle, rolling-window, stop (got "middle")');
+    await expect(api.updateChatSettings(id, { contextOverflow: 'middle' as never })).rejects.toThrow(
+      'chat setting "contextOverflow" must be one of truncate-middle, rolling-window, stop (got "middle")',
+    );
     expect((await api.updateChatSettings(id, { contextOverflow: 'stop' })).settings.contextOverflow).toBe('stop');
     expect((await api.getChat(id)).settings.contextOverflow).toBe('stop');
   });
@@ -251,10 +360,15 @@ describe('context overflow policy', () => {
   it('ends the answer with a clear error when the newest message alone does not fit', async () => {
     const { backend, api, model } = setup();
     const id = (await api.createChat({ modelId: model.id, sampling: { maxTokens: 16 }, contextSize: 32 })).chat.id;
-    const { userMessageId, assistantMessageId } = await api.sendMessage(id, 'Once upon a time there was a very long story about many little cats and dogs in the park.');
+    const { userMessageId, assistantMessageId } = await api.sendMessage(
+      id,
+      'Once upon a time there was a very long story about many little cats and dogs in the park.',
+    );
     const answer = await answered(backend, assistantMessageId);
     expect(answer).toMatchObject({ status: 'error', content: '', parentId: userMessageId });
-    expect(answer.error).toMatch(/^the message is too long for this chat's context: \d+ tokens with the system prompt, and 8 must stay free for the answer, in a context of 32; shorten it or raise the context size$/);
+    expect(answer.error).toMatch(
+      /^the message is too long for this chat's context: \d+ tokens with the system prompt, and 8 must stay free for the answer, in a context of 32; shorten it or raise the context size$/,
+    );
     // Another answer may start once this one has ended.
     expect((await api.getChat(id)).messages.map((m) => m.status)).toEqual(['done', 'error']);
   });
@@ -266,7 +380,9 @@ describe('messages and what can go wrong', () => {
     const id = (await api.createChat({ modelId: model.id })).chat.id;
     const [u1] = addLine(store, id, ['Hi', 'Hello']);
     await expect(api.sendMessage(id, '   ')).rejects.toThrow('a message needs some text');
-    await expect(api.sendMessage(id, 'Hi', u1)).rejects.toThrow(`message ${u1} is a user message, not a assistant message`);
+    await expect(api.sendMessage(id, 'Hi', u1)).rejects.toThrow(
+      `message ${u1} is a user message, not a assistant message`,
+    );
     await expect(api.sendMessage(999, 'Hi')).rejects.toThrow('no chat with id 999');
     await expect(api.editMessage(id, 999, 'Hi')).rejects.toThrow(`chat ${id} has no message with id 999`);
     await expect(api.regenerate(id, u1!)).rejects.toThrow(`message ${u1} is a user message`);
@@ -291,7 +407,9 @@ describe('messages and what can go wrong', () => {
     expect(view.chat).toMatchObject({ modelId: null, modelName: model.name });
     expect(view.messages.map((m) => m.content)).toEqual(['Hi', 'Hello']);
     expect(view.contextUsage).toBeNull();
-    await expect(backend.api.sendMessage(id, 'Still there?')).rejects.toThrow(`the model file of this chat is missing: ${copy} (${model.name})`);
+    await expect(backend.api.sendMessage(id, 'Still there?')).rejects.toThrow(
+      `the model file of this chat is missing: ${copy} (${model.name})`,
+    );
     expect((await backend.api.getChat(id)).messages).toHaveLength(2);
   });
 
@@ -303,7 +421,9 @@ describe('messages and what can go wrong', () => {
 
     const error = await api.getChat(bad).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(CorruptRowError);
-    expect((error as Error).message).toBe(`the database row chats ${bad} has unreadable sampling_json (not JSON); delete or fix that row`);
+    expect((error as Error).message).toBe(
+      `the database row chats ${bad} has unreadable sampling_json (not JSON); delete or fix that row`,
+    );
     await expect(api.sendMessage(bad, 'Hi')).rejects.toThrow(`chats ${bad}`);
     expect((await api.listChats()).map((c) => c.title).sort()).toEqual(['Bad', 'Good']);
     expect((await api.getChat(good)).chat.title).toBe('Good');
@@ -316,7 +436,13 @@ describe('messages and what can go wrong', () => {
     const first = setup(dataDir);
     const id = (await first.api.createChat({ modelId: first.model.id })).chat.id;
     const [u1] = addLine(first.store, id, ['Tell a story']);
-    const answer = first.store.addMessage({ chatId: id, parentId: u1!, role: 'assistant', content: '', status: 'streaming' });
+    const answer = first.store.addMessage({
+      chatId: id,
+      parentId: u1!,
+      role: 'assistant',
+      content: '',
+      status: 'streaming',
+    });
     first.store.appendContent(answer.id, 'Once upon');
     // As a kill leaves it: the row still says streaming.
     first.backend.context.db.close();

@@ -41,19 +41,46 @@ const modelsIn = (b: TestBackend) => readdirSync(b.context.modelsDir).sort();
 
 describe('downloads', () => {
   it('pulls hf:// from HF_ENDPOINT, checks the published SHA-256 and the header, and adds the model to the library', async () => {
-    const server = await startFileServer({ files: { 'org/tiny-GGUF/stories.gguf': MODEL }, huggingFace: true, dropAfter: { bytes: 400_000, times: 1 } });
+    const server = await startFileServer({
+      files: { 'org/tiny-GGUF/stories.gguf': MODEL },
+      huggingFace: true,
+      dropAfter: { bytes: 400_000, times: 1 },
+    });
     const b = testBackend({ env: { HF_ENDPOINT: server.url } });
     const started = await b.api.startDownload({ url: 'hf://org/tiny-GGUF/stories.gguf' });
-    expect(started).toMatchObject({ url: 'hf://org/tiny-GGUF/stories.gguf', fileName: 'stories.gguf', path: join(b.context.modelsDir, 'stories.gguf') });
+    expect(started).toMatchObject({
+      url: 'hf://org/tiny-GGUF/stories.gguf',
+      fileName: 'stories.gguf',
+      path: join(b.context.modelsDir, 'stories.gguf'),
+    });
     const done = await until(b, started.id);
-    expect(done).toMatchObject({ status: 'done', bytes: MODEL.length, total: MODEL.length, sha256: sha256Of(MODEL), sha256Source: 'published', error: null });
+    expect(done).toMatchObject({
+      status: 'done',
+      bytes: MODEL.length,
+      total: MODEL.length,
+      sha256: sha256Of(MODEL),
+      sha256Source: 'published',
+      error: null,
+    });
     expect(readFileSync(done.path).equals(MODEL)).toBe(true);
     expect(modelsIn(b)).toEqual(['stories.gguf']);
     const model = await b.api.getModel(done.modelId!);
-    expect(model).toMatchObject({ path: done.path, source: 'downloaded', sha256: sha256Of(MODEL), architecture: 'llama', error: null });
+    expect(model).toMatchObject({
+      path: done.path,
+      source: 'downloaded',
+      sha256: sha256Of(MODEL),
+      architecture: 'llama',
+      error: null,
+    });
     // It resumed after the dropped connection, and said how it went.
-    expect(server.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/cdn/')).map((r) => r.range?.startsWith('bytes=') ?? false)).toEqual([false, true]);
-    expect(downloads(b, started.id).map((d) => d.status)).toEqual(expect.arrayContaining(['queued', 'running', 'verifying', 'done']));
+    expect(
+      server.requests
+        .filter((r) => r.method === 'GET' && r.path.startsWith('/cdn/'))
+        .map((r) => r.range?.startsWith('bytes=') ?? false),
+    ).toEqual([false, true]);
+    expect(downloads(b, started.id).map((d) => d.status)).toEqual(
+      expect.arrayContaining(['queued', 'running', 'verifying', 'done']),
+    );
     // Each view is later than the last, so a UI that gets the answer after the end's event keeps the event's.
     const revisions = [...downloads(b, started.id), ...(await b.api.listDownloads())].map((d) => d.revision);
     expect(revisions).toEqual([...revisions].sort((x, y) => x - y));
@@ -68,19 +95,30 @@ describe('downloads', () => {
   });
 
   it('deletes a file whose SHA-256 is not the one given, or that is not a GGUF file, and says why', async () => {
-    const server = await startFileServer({ files: { 'model.gguf': MODEL, 'page.gguf': Buffer.from('<html>sign in</html>'.repeat(100)) } });
+    const server = await startFileServer({
+      files: { 'model.gguf': MODEL, 'page.gguf': Buffer.from('<html>sign in</html>'.repeat(100)) },
+    });
     const b = testBackend();
     const wrong = 'ab'.repeat(32);
-    const mismatch = await until(b, (await b.api.startDownload({ url: `${server.url}/model.gguf`, sha256: wrong.toUpperCase() })).id);
+    const mismatch = await until(
+      b,
+      (await b.api.startDownload({ url: `${server.url}/model.gguf`, sha256: wrong.toUpperCase() })).id,
+    );
     expect(mismatch.status).toBe('failed');
-    expect(mismatch.error).toBe(`${server.url}/model.gguf: the file's SHA-256 is ${sha256Of(MODEL)}, not the given ${wrong}; the download was deleted`);
+    expect(mismatch.error).toBe(
+      `${server.url}/model.gguf: the file's SHA-256 is ${sha256Of(MODEL)}, not the given ${wrong}; the download was deleted`,
+    );
     const notGguf = await until(b, (await b.api.startDownload({ url: `${server.url}/page.gguf` })).id);
     expect(notGguf.status).toBe('failed');
-    expect(notGguf.error).toMatch(new RegExp(`^${server.url}/page.gguf is not a GGUF file \\(.*magic: not a GGUF file`));
+    expect(notGguf.error).toMatch(
+      new RegExp(`^${server.url}/page.gguf is not a GGUF file \\(.*magic: not a GGUF file`),
+    );
     expect(modelsIn(b)).toEqual([]);
     expect(await b.api.listModels()).toEqual([]);
 
-    await expect(b.api.startDownload({ url: `${server.url}/model.gguf`, sha256: 'abc' })).rejects.toThrow('"abc" is not a SHA-256 (64 hexadecimal digits)');
+    await expect(b.api.startDownload({ url: `${server.url}/model.gguf`, sha256: 'abc' })).rejects.toThrow(
+      '"abc" is not a SHA-256 (64 hexadecimal digits)',
+    );
     await expect(b.api.startDownload({ url: 'ftp://x/y.gguf' })).rejects.toThrow('only http(s):// and hf:// URLs');
   });
 
@@ -89,7 +127,11 @@ describe('downloads', () => {
     const b = testBackend();
     const failed = await until(b, (await b.api.startDownload({ url: `${server.url}/huge.gguf` })).id);
     expect(failed.status).toBe('failed');
-    expect(failed.error).toMatch(new RegExp(`^not enough free space in ${b.context.modelsDir} for huge.gguf: 1000000.0 GB more needed, [\\d.]+ GB free$`));
+    expect(failed.error).toMatch(
+      new RegExp(
+        `^not enough free space in ${b.context.modelsDir} for huge.gguf: 1000000.0 GB more needed, [\\d.]+ GB free$`,
+      ),
+    );
     expect(server.requests.map((r) => r.method)).toEqual(['HEAD']);
     expect(modelsIn(b)).toEqual([]);
   });
@@ -160,7 +202,9 @@ describe('downloads', () => {
     const files = Object.fromEntries(['a', 'b', 'c'].map((n) => [`${n}.gguf`, Buffer.concat([MODEL, Buffer.from(n)])]));
     const server = await startFileServer({ files, holdAfter: { bytes: 100_000 } });
     const b = testBackend();
-    const [a, bb, c] = await Promise.all(['a', 'b', 'c'].map((n) => b.api.startDownload({ url: `${server.url}/${n}.gguf` })));
+    const [a, bb, c] = await Promise.all(
+      ['a', 'b', 'c'].map((n) => b.api.startDownload({ url: `${server.url}/${n}.gguf` })),
+    );
     await until(b, a!.id, ['running']);
     await until(b, bb!.id, ['running']);
     expect((await b.api.listDownloads()).find((d) => d.id === c!.id)?.status).toBe('queued');

@@ -18,13 +18,16 @@ describe('EnginePool (real engine processes on the GPU)', () => {
       const spans: [number, number][] = [];
       let loads = 0;
       const call = (i: number) =>
-        pool.withModel({ path: STORIES_260K, ctx: 64, onProgress: (done, total) => done === total && loads++ }, async ({ host, info }) => {
-          const start = performance.now();
-          expect(info.model?.path).toBe(STORIES_260K);
-          await host.generate({ prompt: [1, 400 + i], maxTokens: 2 });
-          spans.push([start, performance.now()]);
-          return i;
-        });
+        pool.withModel(
+          { path: STORIES_260K, ctx: 64, onProgress: (done, total) => done === total && loads++ },
+          async ({ host, info }) => {
+            const start = performance.now();
+            expect(info.model?.path).toBe(STORIES_260K);
+            await host.generate({ prompt: [1, 400 + i], maxTokens: 2 });
+            spans.push([start, performance.now()]);
+            return i;
+          },
+        );
       expect(await Promise.all([call(0), call(1), call(2)])).toEqual([0, 1, 2]);
       for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
       expect(loads).toBe(1);
@@ -37,8 +40,14 @@ describe('EnginePool (real engine processes on the GPU)', () => {
     const other = await randomModel();
     const pool = new EnginePool({ cap: 1 });
     try {
-      const first = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host, info }) => ({ pid: host.pid, ctx: info.model!.ctx }));
-      const second = await pool.withModel({ path: other, ctx: 32 }, async ({ host, info }) => ({ pid: host.pid, path: info.model!.path }));
+      const first = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host, info }) => ({
+        pid: host.pid,
+        ctx: info.model!.ctx,
+      }));
+      const second = await pool.withModel({ path: other, ctx: 32 }, async ({ host, info }) => ({
+        pid: host.pid,
+        path: info.model!.path,
+      }));
       expect(second).toEqual({ pid: first.pid, path: other });
       const bigger = await pool.withModel({ path: other, ctx: 96 }, async ({ info }) => info.model!.ctx);
       expect(bigger).toBe(96);
@@ -65,7 +74,9 @@ describe('EnginePool (real engine processes on the GPU)', () => {
   it('sends calls made while a model is still loading to the engine loading it', async () => {
     const pool = new EnginePool({ cap: 2 });
     try {
-      const pids = await Promise.all([0, 1, 2].map(() => pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host.pid)));
+      const pids = await Promise.all(
+        [0, 1, 2].map(() => pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host.pid)),
+      );
       expect(new Set(pids).size).toBe(1);
     } finally {
       await pool.close();
@@ -76,10 +87,16 @@ describe('EnginePool (real engine processes on the GPU)', () => {
     const pool = new EnginePool();
     try {
       const pid = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host.pid!);
-      const exited = pool.withModel({ path: STORIES_260K, ctx: 32 }, ({ host }) => new Promise<void>((resolve) => host.onCrash(() => resolve())));
+      const exited = pool.withModel(
+        { path: STORIES_260K, ctx: 32 },
+        ({ host }) => new Promise<void>((resolve) => host.onCrash(() => resolve())),
+      );
       process.kill(pid, 'SIGKILL');
       await exited;
-      const result = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host, info }) => ({ pid: host.pid, path: info.model?.path }));
+      const result = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host, info }) => ({
+        pid: host.pid,
+        path: info.model?.path,
+      }));
       expect(result.pid).not.toBe(pid);
       expect(result.path).toBe(STORIES_260K);
     } finally {
@@ -113,7 +130,12 @@ describe('EnginePool (real engine processes on the GPU)', () => {
 
       let started = 0;
       let uploaded = 0;
-      const spec = { path: STORIES_260K, ctx: 32, onLoadStart: () => started++, onProgress: (done: number, total: number) => (uploaded = done / total) };
+      const spec = {
+        path: STORIES_260K,
+        ctx: 32,
+        onLoadStart: () => started++,
+        onProgress: (done: number, total: number) => (uploaded = done / total),
+      };
       expect(await pool.withModel(spec, async ({ info }) => info.model?.path)).toBe(STORIES_260K);
       expect([started, uploaded]).toEqual([1, 1]);
       expect(changes).toEqual([[STORIES_260K], [], [STORIES_260K]]);

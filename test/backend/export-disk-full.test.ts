@@ -25,7 +25,12 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     return Object.assign(Object.create(handle) as FileHandle, {
       write: async (buffer: Uint8Array, offset: number, length: number, position: number) => {
         const room = LIMIT - full.bytesWritten;
-        if (room <= 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+        if (room <= 0)
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+            code: 'ENOSPC',
+            errno: -28,
+            syscall: 'write',
+          });
         const r = await write(buffer, offset, Math.min(length, room), position);
         full.bytesWritten += r.bytesWritten;
         return r;
@@ -50,9 +55,16 @@ describe('export to a full disk', () => {
     const message = `Not enough disk space to write ${out} (the export needs `;
     expect(job.status).toBe('failed');
     expect(job.error).toContain(message);
-    expect(job.error).toMatch(/Nothing was written and .*stories260K\.gguf is untouched: free some space or export to another folder\.$/);
+    expect(job.error).toMatch(
+      /Nothing was written and .*stories260K\.gguf is untouched: free some space or export to another folder\.$/,
+    );
     const [record] = await b.api.listExports();
-    expect(record).toMatchObject<Partial<ExportRecord>>({ status: 'failed', error: job.error, outputModelId: null, bytesOut: null });
+    expect(record).toMatchObject<Partial<ExportRecord>>({
+      status: 'failed',
+      error: job.error,
+      outputModelId: null,
+      bytesOut: null,
+    });
     expect(readdirSync(b.context.modelsDir)).toEqual([]);
     expect(sha256(STORIES_260K)).toBe(before);
     expect(b.context.models.byPath(out)).toBeUndefined();

@@ -62,7 +62,8 @@ describe('a custom recipe’s predicted quality', () => {
     const cli = await cliPlan(resolveOverrides(recipe));
     expect(custom.options.map((o) => [o.fileType, o.predicted])).toEqual(cli.map((r) => [r.type, r.predicted]));
     // The overrides changed the figures of the types they touch.
-    const q4 = (rows: { predicted: unknown }[]) => rows[plain.options.findIndex((o) => o.fileType === 'Q4_K_M')]!.predicted;
+    const q4 = (rows: { predicted: unknown }[]) =>
+      rows[plain.options.findIndex((o) => o.fileType === 'Q4_K_M')]!.predicted;
     expect(q4(custom.options)).not.toEqual(q4(plain.options));
   }, 120_000);
 });
@@ -76,7 +77,12 @@ describe('importance matrix on the Export screen', () => {
     const { gguf, file } = openGguf(model);
     const weights = gguf.tensors
       .filter((t) => t.name.startsWith('blk.') && t.ne.length >= 2)
-      .map((t) => ({ weight: t.name, sums: new Float32Array(Number(t.ne[0])).fill(4), inSums: new Float32Array(Number(t.ne[0])), counts: [4] }));
+      .map((t) => ({
+        weight: t.name,
+        sums: new Float32Array(Number(t.ne[0])).fill(4),
+        inSums: new Float32Array(Number(t.ne[0])),
+        counts: [4],
+      }));
     file.close();
     const imatrix = join(dir, 'wide.imatrix.gguf');
     const { spec, data } = imatrixGguf({ datasets: ['test'], chunkCount: 1, chunkSize: 4, weights });
@@ -84,14 +90,14 @@ describe('importance matrix on the Export screen', () => {
 
     const b = testBackend();
     const modelId = addModel(b, model);
-    const option = async (fileType: string, options = {}) => (await b.api.exportPlan(modelId, options)).options.find((o) => o.fileType === fileType)!;
+    const option = async (fileType: string, options = {}) =>
+      (await b.api.exportPlan(modelId, options)).options.find((o) => o.fileType === fileType)!;
     const without = await option('IQ2_XXS');
     expect(without.needsImatrix).toBe(true);
     expect(without.unavailable).toContain('needs an importance matrix');
     expect((await option('Q4_K_M')).needsImatrix).toBe(false);
     expect(await option('IQ2_XXS', { imatrix })).toMatchObject({ needsImatrix: false, unavailable: null });
   });
-
 
   it(
     'computes one from the built-in text, reuses it, and the prediction and the export use it as gufo quantize --imatrix does',
@@ -117,7 +123,9 @@ describe('importance matrix on the Export screen', () => {
       expect(withIt.imatrix).toBe(imatrix);
       expect(withIt.types.map((t) => t.predicted)).toEqual(cli.map((r) => r.predicted));
       expect(await b.api.qualityPrediction(modelId)).toBeNull();
-      expect((await b.api.exportPlan(modelId, { imatrix })).options.map((o) => o.predicted)).toEqual(cli.map((r) => r.predicted));
+      expect((await b.api.exportPlan(modelId, { imatrix })).options.map((o) => o.predicted)).toEqual(
+        cli.map((r) => r.predicted),
+      );
 
       // The export: the bytes `gufo quantize --imatrix` writes.
       const record = await finished<ExportRecord>(b, b.api.startExport({ modelId, fileType: 'Q4_K_M', imatrix }));
@@ -138,33 +146,62 @@ describe('importance matrix on the Export screen', () => {
       const modelId = addModel(b, STORIES_260K);
       const dir = tempDir();
       const text = join(dir, 'calibration.txt');
-      writeFileSync(text, 'Once upon a time, there was a little girl named Lily. She loved to play outside in the park. '.repeat(8));
+      writeFileSync(
+        text,
+        'Once upon a time, there was a little girl named Lily. She loved to play outside in the park. '.repeat(8),
+      );
       const fromText = await finished<ImatrixView>(b, b.api.startImatrix(modelId, { kind: 'file', path: text }));
       expect(fromText).toMatchObject({ label: text, entries: 35, cached: false });
 
       const copy = join(dir, 'mine.imatrix.gguf');
       copyFileSync(fromText.path, copy);
       expect(await finished<ImatrixView>(b, b.api.startImatrix(modelId, { kind: 'file', path: copy }))).toEqual({
-        modelId, path: copy, label: copy, entries: 35, chunks: null, chunkSize: null, cached: false,
+        modelId,
+        path: copy,
+        label: copy,
+        entries: 35,
+        chunks: null,
+        chunkSize: null,
+        cached: false,
       });
 
       const short = join(dir, 'short.txt');
       writeFileSync(short, 'Lily.');
-      await expect(b.api.startImatrix(modelId, { kind: 'file', path: short })).rejects.toThrow(`${short}: tokenizes to`);
-      await expect(b.api.startImatrix(modelId, { kind: 'file', path: join(dir, 'none.txt') })).rejects.toThrow(`${join(dir, 'none.txt')}: cannot read the file (no such file)`);
+      await expect(b.api.startImatrix(modelId, { kind: 'file', path: short })).rejects.toThrow(
+        `${short}: tokenizes to`,
+      );
+      await expect(b.api.startImatrix(modelId, { kind: 'file', path: join(dir, 'none.txt') })).rejects.toThrow(
+        `${join(dir, 'none.txt')}: cannot read the file (no such file)`,
+      );
       await expect(b.api.startImatrix(modelId, { kind: 'chats' })).rejects.toThrow('there are no chats to replay yet');
       // A chat's active branch, as the quality reports replay it.
       const { chat } = await b.api.createChat({ modelId });
       const chats = new ChatStore(b.context.db);
-      const ask = chats.addMessage({ chatId: chat.id, parentId: null, role: 'user', content: 'Tell me a story about Lily and her ball.', status: 'done' });
-      const story = 'Lily found a red ball in the park. She played with her friend Tom all day, and they laughed. '.repeat(6);
-      chats.setActiveLeaf(chat.id, chats.addMessage({ chatId: chat.id, parentId: ask.id, role: 'assistant', content: story, status: 'done' }).id);
-      expect(await finished<ImatrixView>(b, b.api.startImatrix(modelId, { kind: 'chats' }))).toMatchObject({ label: '1 recent chat', entries: 35, cached: false });
+      const ask = chats.addMessage({
+        chatId: chat.id,
+        parentId: null,
+        role: 'user',
+        content: 'Tell me a story about Lily and her ball.',
+        status: 'done',
+      });
+      const story =
+        'Lily found a red ball in the park. She played with her friend Tom all day, and they laughed. '.repeat(6);
+      chats.setActiveLeaf(
+        chat.id,
+        chats.addMessage({ chatId: chat.id, parentId: ask.id, role: 'assistant', content: story, status: 'done' }).id,
+      );
+      expect(await finished<ImatrixView>(b, b.api.startImatrix(modelId, { kind: 'chats' }))).toMatchObject({
+        label: '1 recent chat',
+        entries: 35,
+        cached: false,
+      });
       // A model file is no importance matrix: the job fails naming it.
       const wrong = await b.context.jobs.wait(await b.api.startImatrix(modelId, { kind: 'file', path: STORIES_260K }));
       expect(wrong.status).toBe('failed');
       expect(wrong.error).toContain(STORIES_260K);
-      await expect(b.api.exportPlan(modelId, { imatrix: join(dir, 'gone.gguf') })).rejects.toThrow(`imatrix: ${join(dir, 'gone.gguf')}: no such importance matrix file`);
+      await expect(b.api.exportPlan(modelId, { imatrix: join(dir, 'gone.gguf') })).rejects.toThrow(
+        `imatrix: ${join(dir, 'gone.gguf')}: no such importance matrix file`,
+      );
     },
     GPU_TIMEOUT,
   );

@@ -12,7 +12,12 @@ import { readModelFile } from '../../src-main/node/model-file';
 import { testBackend } from '../support/backend';
 import { STORIES_260K } from '../support/paths';
 
-const recipe = { tensorTypes: [{ pattern: 'blk\\.[0-2]\\.attn_v', type: 'f16' }, { pattern: 'ffn_up', type: 'Q4_0' }] };
+const recipe = {
+  tensorTypes: [
+    { pattern: 'blk\\.[0-2]\\.attn_v', type: 'f16' },
+    { pattern: 'ffn_up', type: 'Q4_0' },
+  ],
+};
 
 describe('export with a custom recipe', () => {
   it('predicts the size with the overrides, writes them, and the inspector shows the recipe', async () => {
@@ -34,7 +39,10 @@ describe('export with a custom recipe', () => {
       expect(gguf.tensor('blk.0.ffn_up.weight')!.type.name).toBe('Q4_0');
       expect(JSON.parse(gguf.getString(RECIPE_KEY)!)).toEqual({
         fileType: 'Q8_0',
-        tensorTypes: [{ pattern: 'blk\\.[0-2]\\.attn_v', type: 'F16' }, { pattern: 'ffn_up', type: 'Q4_0' }],
+        tensorTypes: [
+          { pattern: 'blk\\.[0-2]\\.attn_v', type: 'F16' },
+          { pattern: 'ffn_up', type: 'Q4_0' },
+        ],
       });
     } finally {
       file.close();
@@ -47,13 +55,15 @@ describe('export with a custom recipe', () => {
   it('refuses bad patterns and types, naming them', async () => {
     const b = testBackend();
     const modelId = b.context.models.upsert(readModelFile(STORIES_260K, 'added')).id;
-    await expect(b.api.exportPlan(modelId, { recipe: { tensorTypes: [{ pattern: 'blk.(', type: 'q8_0' }] } })).rejects.toThrow(
-      /^recipe: tensor type pattern "blk\.\(" is not a valid regular expression/,
-    );
-    await expect(b.api.startExport({ modelId, fileType: 'Q8_0', recipe: { tensorTypes: [{ pattern: 'attn_v', type: 'Q7_X' }] } })).rejects.toThrow(
-      'recipe: tensor type pattern "attn_v": unknown ggml type "Q7_X"',
-    );
-    await expect(b.api.startExport({ modelId, fileType: 'Q8_0', recipe: { outputTensorType: 'nope' } })).rejects.toThrow('recipe: output tensor type: unknown ggml type "nope"');
+    await expect(
+      b.api.exportPlan(modelId, { recipe: { tensorTypes: [{ pattern: 'blk.(', type: 'q8_0' }] } }),
+    ).rejects.toThrow(/^recipe: tensor type pattern "blk\.\(" is not a valid regular expression/);
+    await expect(
+      b.api.startExport({ modelId, fileType: 'Q8_0', recipe: { tensorTypes: [{ pattern: 'attn_v', type: 'Q7_X' }] } }),
+    ).rejects.toThrow('recipe: tensor type pattern "attn_v": unknown ggml type "Q7_X"');
+    await expect(
+      b.api.startExport({ modelId, fileType: 'Q8_0', recipe: { outputTensorType: 'nope' } }),
+    ).rejects.toThrow('recipe: output tensor type: unknown ggml type "nope"');
     expect(await b.api.listExports()).toEqual([]);
   });
 });

@@ -28,7 +28,11 @@ const sha256 = (path: string) => createHash('sha256').update(readFileSync(path))
 function tensorsOf(path: string): [string, string, string][] {
   const { gguf, file } = openGguf(path);
   try {
-    return gguf.tensors.map((t) => [t.name, t.type.name, createHash('sha256').update(gguf.tensorData(t)).digest('hex')]);
+    return gguf.tensors.map((t) => [
+      t.name,
+      t.type.name,
+      createHash('sha256').update(gguf.tensorData(t)).digest('hex'),
+    ]);
   } finally {
     file.close();
   }
@@ -43,7 +47,11 @@ describe('export', () => {
     const b = testBackend();
     const modelId = addModel(b, STORIES_260K);
     const plan = await b.api.exportPlan(modelId);
-    expect(plan).toMatchObject({ modelId, sourceBytes: statSync(STORIES_260K).size, defaultOutputDir: b.context.modelsDir });
+    expect(plan).toMatchObject({
+      modelId,
+      sourceBytes: statSync(STORIES_260K).size,
+      defaultOutputDir: b.context.modelsDir,
+    });
     expect(plan.options.map((o) => o.fileType)).toEqual([...QUANT_FILE_TYPES]);
     for (const o of plan.options) {
       expect(o.unavailable, o.fileType).toBeNull(); // an F32 source can take every type
@@ -60,7 +68,15 @@ describe('export', () => {
     expect(job, job.error ?? '').toMatchObject({ kind: 'export', status: 'done', unit: 'bytes', modelId });
     const record = job.result as ExportRecord;
     const out = join(b.context.modelsDir, 'stories260K-Q8_0.gguf');
-    expect(record).toMatchObject({ status: 'done', outputPath: out, fileType: 'Q8_0', sourceModelId: modelId, sourcePath: STORIES_260K, jobId, error: null });
+    expect(record).toMatchObject({
+      status: 'done',
+      outputPath: out,
+      fileType: 'Q8_0',
+      sourceModelId: modelId,
+      sourcePath: STORIES_260K,
+      jobId,
+      error: null,
+    });
     expect(readdirSync(b.context.modelsDir)).toEqual(['stories260K-Q8_0.gguf']);
     expect(statSync(out).size).toBe(q8.predictedBytes);
     expect(record.bytesOut).toBe(q8.predictedBytes);
@@ -79,7 +95,13 @@ describe('export', () => {
 
     // In the library, as an export, and the UI was told.
     const entry = b.context.models.get(record.outputModelId!)!;
-    expect(entry).toMatchObject({ path: out, source: 'exported', fileType: 'Q8_0', bytes: q8.predictedBytes, error: null });
+    expect(entry).toMatchObject({
+      path: out,
+      source: 'exported',
+      fileType: 'Q8_0',
+      bytes: q8.predictedBytes,
+      error: null,
+    });
     expect(b.seen.some((e) => e.type === 'library-changed')).toBe(true);
     expect(await b.api.listExports()).toEqual([record]);
 
@@ -125,14 +147,20 @@ describe('export', () => {
     const strict = await b.api.exportPlan(modelId);
     const q4 = strict.options.find((o) => o.fileType === 'Q4_0')!;
     expect(q4.requantizes).toBeGreaterThan(0);
-    expect(q4.unavailable).toBe(`re-quantizes ${q4.requantizes} already-quantized tensors (e.g. "token_embd.weight" Q8_0 → Q4_0), losing some quality; allow re-quantizing to choose it`);
+    expect(q4.unavailable).toBe(
+      `re-quantizes ${q4.requantizes} already-quantized tensors (e.g. "token_embd.weight" Q8_0 → Q4_0), losing some quality; allow re-quantizing to choose it`,
+    );
     expect(strict.options.find((o) => o.fileType === 'Q8_0')!.unavailable).toBeNull();
-    await expect(b.api.startExport({ modelId, fileType: 'Q4_0' })).rejects.toThrow(`${q8}: cannot export to Q4_0: re-quantizes`);
+    await expect(b.api.startExport({ modelId, fileType: 'Q4_0' })).rejects.toThrow(
+      `${q8}: cannot export to Q4_0: re-quantizes`,
+    );
     expect(await b.api.listExports()).toEqual([]);
 
     const allowed = await b.api.exportPlan(modelId, { allowRequantize: true });
     expect(allowed.options.find((o) => o.fileType === 'Q4_0')!.unavailable).toBeNull();
-    const job = await b.context.jobs.wait(await b.api.startExport({ modelId, fileType: 'Q4_0', allowRequantize: true }));
+    const job = await b.context.jobs.wait(
+      await b.api.startExport({ modelId, fileType: 'Q4_0', allowRequantize: true }),
+    );
     expect(job.status, job.error ?? '').toBe('done');
     expect(statSync((job.result as ExportRecord).outputPath).size).toBe(q4.predictedBytes);
   });
@@ -143,13 +171,23 @@ describe('export', () => {
     const source = join(dir, 'stories.gguf');
     copyFileSync(STORIES_260K, source);
     const modelId = addModel(b, source);
-    await expect(b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: source })).rejects.toThrow(`${source} already exists`);
+    await expect(b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: source })).rejects.toThrow(
+      `${source} already exists`,
+    );
     writeFileSync(join(dir, 'taken.gguf'), 'mine');
-    await expect(b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: join(dir, 'taken.gguf') })).rejects.toThrow(/taken\.gguf already exists/);
+    await expect(b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: join(dir, 'taken.gguf') })).rejects.toThrow(
+      /taken\.gguf already exists/,
+    );
     expect(readFileSync(join(dir, 'taken.gguf'), 'utf8')).toBe('mine');
-    await expect(b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: join(dir, 'out.bin') })).rejects.toThrow(/out\.bin: the output must be a \.gguf file/);
-    await expect(b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: join(dir, 'nope', 'x.gguf') })).rejects.toThrow(/nope: no such folder/);
-    await expect(b.api.startExport({ modelId, fileType: 'Q9_9' })).rejects.toThrow(/unknown file type "Q9_9"; Gufo writes F16, BF16, Q8_0/);
+    await expect(b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: join(dir, 'out.bin') })).rejects.toThrow(
+      /out\.bin: the output must be a \.gguf file/,
+    );
+    await expect(
+      b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: join(dir, 'nope', 'x.gguf') }),
+    ).rejects.toThrow(/nope: no such folder/);
+    await expect(b.api.startExport({ modelId, fileType: 'Q9_9' })).rejects.toThrow(
+      /unknown file type "Q9_9"; Gufo writes F16, BF16, Q8_0/,
+    );
     await expect(b.api.startExport({ modelId: 999, fileType: 'Q8_0' })).rejects.toThrow(/no model with id 999/);
 
     const chosen = join(dir, 'chosen.gguf');
@@ -174,7 +212,12 @@ describe('export', () => {
     const modelId = addModel(b, source);
     const out = join(dir, 'out.gguf');
     // The user saves a file of their own there once the first tensor's bytes are written.
-    const held = atProgress(b, 'export', (job) => job.done > 0, () => writeFileSync(out, 'mine'));
+    const held = atProgress(
+      b,
+      'export',
+      (job) => job.done > 0,
+      () => writeFileSync(out, 'mine'),
+    );
     const jobId = await b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: out });
     expect((await held).id).toBe(jobId);
     const job = await b.context.jobs.wait(jobId);
@@ -191,17 +234,31 @@ describe('export', () => {
     const first = testBackend({ dataDir });
     const modelId = addModel(first, STORIES_260K);
     const outputPath = join(dataDir, 'x', 'stories-Q8_0.gguf');
-    const row = new ExportStore(first.context.db).start({ sourceModelId: modelId, sourceName: 'stories', sourcePath: STORIES_260K, outputPath, fileType: 'Q8_0' });
+    const row = new ExportStore(first.context.db).start({
+      sourceModelId: modelId,
+      sourceName: 'stories',
+      sourcePath: STORIES_260K,
+      outputPath,
+      fileType: 'Q8_0',
+    });
     await first.close();
     // What the killed writer left: its temporary file (named with its pid, gone now), beside an unrelated one that must stay.
     mkdirSync(join(dataDir, 'x'));
-    const leftover = join(dataDir, 'x', `.stories-Q8_0.gguf.${spawnSync(process.execPath, ['-e', '']).pid}.0123456789ab.tmp`);
+    const leftover = join(
+      dataDir,
+      'x',
+      `.stories-Q8_0.gguf.${spawnSync(process.execPath, ['-e', '']).pid}.0123456789ab.tmp`,
+    );
     const unrelated = join(dataDir, 'x', '.other.gguf.0123456789ab.tmp');
     writeFileSync(leftover, 'partial');
     writeFileSync(unrelated, 'partial');
     const second = testBackend({ dataDir });
     const [record] = await second.api.listExports();
-    expect(record).toMatchObject({ id: row.id, status: 'failed', error: expect.stringMatching(/^interrupted: .*\/x\/stories-Q8_0\.gguf was not written$/) });
+    expect(record).toMatchObject({
+      id: row.id,
+      status: 'failed',
+      error: expect.stringMatching(/^interrupted: .*\/x\/stories-Q8_0\.gguf was not written$/),
+    });
     await vi.waitFor(() => expect(existsSync(leftover)).toBe(false));
     expect(existsSync(unrelated)).toBe(true);
   });

@@ -50,10 +50,16 @@ describe('gpuAdapter (real engine)', { timeout: 300_000 }, () => {
   });
 
   it("without an adapter, answers 'none' with the engine's reason, and asks again next time", async () => {
-    const { launcher, launches } = countingLauncher({ ...process.env, VK_ICD_FILENAMES: join(tempDir(), 'missing_icd.json') });
+    const { launcher, launches } = countingLauncher({
+      ...process.env,
+      VK_ICD_FILENAMES: join(tempDir(), 'missing_icd.json'),
+    });
     const backend = testBackend({ engineLauncher: launcher });
     const none = await backend.api.gpuAdapter();
-    expect(none).toEqual({ status: 'none', reason: expect.stringMatching(/^no WebGPU adapter found: install your GPU's Vulkan/) });
+    expect(none).toEqual({
+      status: 'none',
+      reason: expect.stringMatching(/^no WebGPU adapter found: install your GPU's Vulkan/),
+    });
     expect(await backend.api.gpuAdapter()).toEqual(none);
     // The same engine process tries again (a driver may have been installed meanwhile).
     expect(launches()).toBe(1);

@@ -16,7 +16,8 @@ function copies(n: number): string[] {
 }
 
 /** Reads a tensor's first bytes: with positional reads (GUFO_NO_MMAP, Electron) this needs the file open. */
-const firstTensorBytes = (gguf: ReturnType<GgufCache['acquire']>['gguf']) => gguf.tensorData(gguf.tensors[0]!).slice(0, 4);
+const firstTensorBytes = (gguf: ReturnType<GgufCache['acquire']>['gguf']) =>
+  gguf.tensorData(gguf.tensors[0]!).slice(0, 4);
 
 describe('GgufCache', () => {
   it('reuses an open file while it is unchanged, and opens it again once it changes on disk', () => {

@@ -26,8 +26,24 @@ export interface ZooTensor {
 
 /** Types quantized by llama.cpp (F32 is written as is). */
 export const ZOO_TYPES = [
-  'F32', 'F16', 'BF16', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q8_0', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K',
-  'IQ4_NL', 'IQ4_XS', 'MXFP4', 'IQ2_XXS', 'TQ2_0',
+  'F32',
+  'F16',
+  'BF16',
+  'Q4_0',
+  'Q4_1',
+  'Q5_0',
+  'Q5_1',
+  'Q8_0',
+  'Q2_K',
+  'Q3_K',
+  'Q4_K',
+  'Q5_K',
+  'Q6_K',
+  'IQ4_NL',
+  'IQ4_XS',
+  'MXFP4',
+  'IQ2_XXS',
+  'TQ2_0',
 ] as const;
 
 function tensor(name: string, typeName: string, ne: number[], draw: () => number): ZooTensor {
@@ -35,8 +51,9 @@ function tensor(name: string, typeName: string, ne: number[], draw: () => number
   const source = Float32Array.from({ length: ne.reduce((a, b) => a * b, 1) }, draw);
   const rowLength = ne[0]!;
   const bytes =
-    typeName === 'F32' ? new Uint8Array(source.slice().buffer)
-    : llamaQuantize(type.id, source, source.length / rowLength, rowLength, new Float32Array(rowLength).fill(1));
+    typeName === 'F32'
+      ? new Uint8Array(source.slice().buffer)
+      : llamaQuantize(type.id, source, source.length / rowLength, rowLength, new Float32Array(rowLength).fill(1));
   return { name, type, ne, bytes, source };
 }
 
@@ -60,7 +77,9 @@ export async function writeTensorZoo(dir: string): Promise<{ path: string; tenso
   tensors.push(tensor('zoo.big', 'F16', [1024, 1100], () => rng.gaussian() * 0.02));
   const path = join(dir, 'zoo.gguf');
   const kvs = [{ key: 'general.name', type: GgufType.STRING, value: 'tensor zoo' }];
-  await writeGguf(path, { kvs, tensors: tensors.map(({ name, type, ne }) => ({ name, type, ne })) }, (i) => [tensors[i]!.bytes]);
+  await writeGguf(path, { kvs, tensors: tensors.map(({ name, type, ne }) => ({ name, type, ne })) }, (i) => [
+    tensors[i]!.bytes,
+  ]);
   return { path, tensors };
 }
 

@@ -40,11 +40,22 @@ describe('tensorBlock', () => {
       const blockCount = 2048 / unit;
       for (const block of [0, 1, blockCount - 1]) {
         const view = await b.api.tensorBlock(id, t.name, block);
-        const start = (block * unit / t.type.blockSize) * t.type.typeSize;
+        const start = ((block * unit) / t.type.blockSize) * t.type.typeSize;
         const bytes = t.bytes.subarray(start, start + (unit / t.type.blockSize) * t.type.typeSize);
         // Values come as the shortest decimals that read back as the same f32: compare as f32.
-        expect(view.values.map((v) => Math.fround(v as number)), `${t.name} block ${block}`).toEqual(Array.from(llamaValues(t, bytes)));
-        expect(view).toMatchObject({ type: typeName, block, blockCount, blockSize: unit, firstElement: block * unit, row: Math.floor((block * unit) / 512), bytes: bytes.length });
+        expect(
+          view.values.map((v) => Math.fround(v as number)),
+          `${t.name} block ${block}`,
+        ).toEqual(Array.from(llamaValues(t, bytes)));
+        expect(view).toMatchObject({
+          type: typeName,
+          block,
+          blockCount,
+          blockSize: unit,
+          firstElement: block * unit,
+          row: Math.floor((block * unit) / 512),
+          bytes: bytes.length,
+        });
         expect(view.hex).toBe(hex(bytes));
         expect(view.complete, typeName).toBe(typeName !== 'IQ2_XXS');
         if (typeName !== 'IQ2_XXS') expect(view.codes, typeName).toHaveLength(unit);
@@ -58,7 +69,12 @@ describe('tensorBlock', () => {
     const bytes = tensor('zoo.q4_k').bytes.subarray(144, 288);
     const view = await b.api.tensorBlock(id, 'zoo.q4_k', 1);
     const f16 = (o: number) => llamaDequantize(1, bytes.slice(o, o + 2), 1)[0];
-    expect(view.fields.map((f) => [f.name, f.span])).toEqual([['d', 256], ['dmin', 256], ['scales', 32], ['mins', 32]]);
+    expect(view.fields.map((f) => [f.name, f.span])).toEqual([
+      ['d', 256],
+      ['dmin', 256],
+      ['scales', 32],
+      ['mins', 32],
+    ]);
     expect(view.fields[0]!.values.map((v) => Math.fround(v as number))).toEqual([f16(0)]);
     expect(view.fields[1]!.values.map((v) => Math.fround(v as number))).toEqual([f16(2)]);
     // Sub-blocks 0..3 keep their 6-bit scale and min in the low bits of bytes 4..7 and 8..11.
@@ -68,7 +84,9 @@ describe('tensorBlock', () => {
 
   it('refuses a block outside the tensor, naming the file, tensor and range', async () => {
     const { b, id } = await zooBackend();
-    await expect(b.api.tensorBlock(id, 'zoo.q4_k', 8)).rejects.toThrow(/zoo\.gguf: tensor "zoo\.q4_k" has blocks 0 to 7, not 8/);
+    await expect(b.api.tensorBlock(id, 'zoo.q4_k', 8)).rejects.toThrow(
+      /zoo\.gguf: tensor "zoo\.q4_k" has blocks 0 to 7, not 8/,
+    );
     await expect(b.api.tensorBlock(id, 'zoo.q4_k', -1)).rejects.toThrow(/has blocks 0 to 7, not -1/);
     await expect(b.api.tensorBlock(id, 'zoo.q4_k', 0.5)).rejects.toThrow(/has blocks 0 to 7, not 0.5/);
   });
@@ -94,7 +112,16 @@ describe('tensorHistogram', () => {
     const min = Math.min(...values);
     const max = Math.max(...values);
     const mean = values.reduce((a, v) => a + v, 0) / values.length;
-    expect(h).toMatchObject({ tensor: 'zoo.q4_k', sampled: 2048, elements: 2048, rowsSampled: 4, rows: 4, nonFinite: 0, min, max });
+    expect(h).toMatchObject({
+      tensor: 'zoo.q4_k',
+      sampled: 2048,
+      elements: 2048,
+      rowsSampled: 4,
+      rows: 4,
+      nonFinite: 0,
+      min,
+      max,
+    });
     expect(h.mean).toBeCloseTo(mean, 12);
     expect(h.std).toBeCloseTo(Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / values.length), 12);
     const width = (max - min) / 20;
@@ -123,14 +150,20 @@ describe('tensorHistogram', () => {
     expect(h.nonFinite).toBe(3);
     expect(h.counts.reduce((a, c) => a + c, 0)).toBe(h.sampled - 3);
     expect(Number.isFinite(h.min) && Number.isFinite(h.max) && Number.isFinite(h.std)).toBe(true);
-    await expect(b.api.tensorHistogram(id, 'zoo.special', 0)).rejects.toThrow(/bins must be a whole number from 1 to 1000/);
+    await expect(b.api.tensorHistogram(id, 'zoo.special', 0)).rejects.toThrow(
+      /bins must be a whole number from 1 to 1000/,
+    );
   });
 });
 
 /** RMSE and max |error| of llama.cpp's own round trip through `typeName`, as the test computes them. */
 function llamaRoundTrip(typeName: string, source: Float32Array, rowLength: number): { rmse: number; maxError: number } {
   const type = ggmlTypeByName(typeName)!;
-  const back = llamaDequantize(type.id, llamaQuantize(type.id, source, source.length / rowLength, rowLength), source.length);
+  const back = llamaDequantize(
+    type.id,
+    llamaQuantize(type.id, source, source.length / rowLength, rowLength),
+    source.length,
+  );
   let squares = 0;
   let maxError = 0;
   for (let i = 0; i < source.length; i++) {
@@ -141,7 +174,11 @@ function llamaRoundTrip(typeName: string, source: Float32Array, rowLength: numbe
   return { rmse: Math.sqrt(squares / source.length), maxError };
 }
 
-async function runRequant(b: ReturnType<typeof testBackend>, id: number, tensor: string): Promise<{ job: JobState; result: RequantError }> {
+async function runRequant(
+  b: ReturnType<typeof testBackend>,
+  id: number,
+  tensor: string,
+): Promise<{ job: JobState; result: RequantError }> {
   const jobId = await b.api.startRequantError(id, tensor);
   const job = await b.context.jobs.wait(jobId);
   expect(job.status, job.error ?? '').toBe('done');
@@ -155,12 +192,28 @@ describe('re-quantization error (a job)', () => {
       const t = tensor(name);
       const source = llamaValues(t, t.bytes);
       const { job, result } = await runRequant(b, id, name);
-      expect(result).toMatchObject({ tensor: name, sourceType: t.type.name, elements: 2048, rowsSampled: 4, rowCount: 4 });
-      expect(job).toMatchObject({ kind: 'requant-error', modelId: id, unit: 'steps', done: result.rows.length, total: result.rows.length });
+      expect(result).toMatchObject({
+        tensor: name,
+        sourceType: t.type.name,
+        elements: 2048,
+        rowsSampled: 4,
+        rowCount: 4,
+      });
+      expect(job).toMatchObject({
+        kind: 'requant-error',
+        modelId: id,
+        unit: 'steps',
+        done: result.rows.length,
+        total: result.rows.length,
+      });
       const byType = new Map(result.rows.map((r) => [r.type, r]));
       for (const typeName of ['Q8_0', 'Q5_1', 'Q4_0', 'Q6_K', 'Q4_K', 'Q2_K', 'IQ4_NL', 'IQ4_XS']) {
         const expected = llamaRoundTrip(typeName, source, 512);
-        expect(byType.get(typeName), `${name} → ${typeName}`).toMatchObject({ ...expected, note: null, bitsPerWeight: expect.any(Number) });
+        expect(byType.get(typeName), `${name} → ${typeName}`).toMatchObject({
+          ...expected,
+          note: null,
+          bitsPerWeight: expect.any(Number),
+        });
       }
       expect(byType.get('Q8_0')!.rmse!).toBeLessThan(byType.get('Q4_0')!.rmse!);
       const bpw = result.rows.map((r) => r.bitsPerWeight);
@@ -176,7 +229,11 @@ describe('re-quantization error (a job)', () => {
     const { b, id } = await zooBackend();
     const { result } = await runRequant(b, id, 'zoo.odd');
     const byType = new Map(result.rows.map((r) => [r.type, r]));
-    expect(byType.get('Q4_K')).toMatchObject({ rmse: null, maxError: null, note: 'rows of 96 values are not whole Q4_K blocks of 256' });
+    expect(byType.get('Q4_K')).toMatchObject({
+      rmse: null,
+      maxError: null,
+      note: 'rows of 96 values are not whole Q4_K blocks of 256',
+    });
     expect(byType.get('Q8_0')!.rmse).toBeGreaterThan(0);
   });
 

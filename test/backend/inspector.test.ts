@@ -53,16 +53,30 @@ describe('inspector: summary, metadata and memory of stories260K', () => {
 
   it('pages through tokenizer.ggml.tokens exactly as llama.cpp reads them', async () => {
     const { b, model } = await storiesBackend();
-    const tokens = readWithLlamaGguf(STORIES_260K)!.kvs.find((kv) => kv.key === 'tokenizer.ggml.tokens')!.value as { items: string[] };
+    const tokens = readWithLlamaGguf(STORIES_260K)!.kvs.find((kv) => kv.key === 'tokenizer.ggml.tokens')!.value as {
+      items: string[];
+    };
     const page = await b.api.metadataArray(model.id, 'tokenizer.ggml.tokens', 100, 50);
-    expect(page).toEqual({ key: 'tokenizer.ggml.tokens', itemType: 'string', offset: 100, items: tokens.items.slice(100, 150), total: 512 });
+    expect(page).toEqual({
+      key: 'tokenizer.ggml.tokens',
+      itemType: 'string',
+      offset: 100,
+      items: tokens.items.slice(100, 150),
+      total: 512,
+    });
     const last = await b.api.metadataArray(model.id, 'tokenizer.ggml.tokens', 500, 50);
     expect(last.items).toEqual(tokens.items.slice(500));
     const scores = await b.api.metadataArray(model.id, 'tokenizer.ggml.token_type', 0, 4);
     expect(scores).toMatchObject({ itemType: 'int32', items: [2, 3, 3, 6], total: 512 });
-    await expect(b.api.metadataArray(model.id, 'general.name', 0, 10)).rejects.toThrow(/stories\.gguf: metadata "general\.name" is a string, not an array/);
-    await expect(b.api.metadataArray(model.id, 'no.such.key', 0, 10)).rejects.toThrow(/no metadata key "no\.such\.key"/);
-    await expect(b.api.metadataArray(model.id, 'tokenizer.ggml.tokens', 0, 5000)).rejects.toThrow(/limit must be a whole number from 1 to 500/);
+    await expect(b.api.metadataArray(model.id, 'general.name', 0, 10)).rejects.toThrow(
+      /stories\.gguf: metadata "general\.name" is a string, not an array/,
+    );
+    await expect(b.api.metadataArray(model.id, 'no.such.key', 0, 10)).rejects.toThrow(
+      /no metadata key "no\.such\.key"/,
+    );
+    await expect(b.api.metadataArray(model.id, 'tokenizer.ggml.tokens', 0, 5000)).rejects.toThrow(
+      /limit must be a whole number from 1 to 500/,
+    );
   });
 
   it('searches keys and string values, pages the result, shows arrays by their first items', async () => {
@@ -73,11 +87,20 @@ describe('inspector: summary, metadata and memory of stories260K', () => {
     expect(tokenizer.entries.every((e) => e.key.startsWith('tokenizer.ggml.'))).toBe(true);
     expect(tokenizer.total).toBe(all.entries.filter((e) => e.key.startsWith('tokenizer.ggml.')).length);
     const tokens = tokenizer.entries.find((e) => e.key === 'tokenizer.ggml.tokens')!;
-    expect(tokens).toEqual({ key: 'tokenizer.ggml.tokens', type: 'array[string]', value: ['<unk>', '<s>', '</s>', '<0x00>', '<0x01>', '<0x02>', '<0x03>', '<0x04>'], arrayLength: 512 });
+    expect(tokens).toEqual({
+      key: 'tokenizer.ggml.tokens',
+      type: 'array[string]',
+      value: ['<unk>', '<s>', '</s>', '<0x00>', '<0x01>', '<0x02>', '<0x03>', '<0x04>'],
+      arrayLength: 512,
+    });
     // "llama" is the value of tokenizer.ggml.model and general.architecture, and in every llama.* key.
     const llama = await b.api.modelMetadata(model.id, { search: 'llama' });
     expect(llama.entries.map((e) => e.key)).toContain('tokenizer.ggml.model');
-    expect(llama.entries.find((e) => e.key === 'general.name')).toMatchObject({ type: 'string', value: 'llama', arrayLength: null });
+    expect(llama.entries.find((e) => e.key === 'general.name')).toMatchObject({
+      type: 'string',
+      value: 'llama',
+      arrayLength: null,
+    });
     const page2 = await b.api.modelMetadata(model.id, { offset: 5, limit: 5 });
     expect(page2.entries.map((e) => e.key)).toEqual(all.entries.slice(5, 10).map((e) => e.key));
     expect(page2.total).toBe(19);
@@ -109,7 +132,9 @@ describe('inspector: summary, metadata and memory of stories260K', () => {
   it('names what is wrong: unknown model, unknown tensor', async () => {
     const { b, model } = await storiesBackend();
     await expect(b.api.modelOverview(9999)).rejects.toThrow(/no model with id 9999/);
-    await expect(b.api.tensorBlock(model.id, 'blk.9.nothing.weight', 0)).rejects.toThrow(/stories\.gguf: no tensor named "blk\.9\.nothing\.weight"/);
+    await expect(b.api.tensorBlock(model.id, 'blk.9.nothing.weight', 0)).rejects.toThrow(
+      /stories\.gguf: no tensor named "blk\.9\.nothing\.weight"/,
+    );
     await expect(b.api.startRequantError(model.id, 'nope')).rejects.toThrow(/no tensor named "nope"/);
   });
 });
@@ -136,14 +161,32 @@ describe('inspector: tensors and the layer map of a Q4_K_M model made by llama.c
       expect(t.bytes, t.name).toBe(ref.bytes);
     }
     const q = all.tensors.find((t) => t.name === 'blk.1.attn_q.weight')!;
-    expect(q).toMatchObject({ layer: 1, role: 'attn_q', shape: [256, 256], elements: 65536, type: 'Q4_K', bitsPerWeight: 4.5 });
-    expect(all.tensors.find((t) => t.name === 'output_norm.weight')).toMatchObject({ layer: null, role: 'output_norm', type: 'F32', bitsPerWeight: 32 });
+    expect(q).toMatchObject({
+      layer: 1,
+      role: 'attn_q',
+      shape: [256, 256],
+      elements: 65536,
+      type: 'Q4_K',
+      bitsPerWeight: 4.5,
+    });
+    expect(all.tensors.find((t) => t.name === 'output_norm.weight')).toMatchObject({
+      layer: null,
+      role: 'output_norm',
+      type: 'F32',
+      bitsPerWeight: 32,
+    });
 
     const layer2 = await b.api.listTensors(model.id, { layer: 2 });
-    expect(layer2.tensors.map((t) => t.name)).toEqual(all.tensors.filter((t) => t.name.startsWith('blk.2.')).map((t) => t.name));
+    expect(layer2.tensors.map((t) => t.name)).toEqual(
+      all.tensors.filter((t) => t.name.startsWith('blk.2.')).map((t) => t.name),
+    );
     expect(layer2.total).toBe(9);
     const outside = await b.api.listTensors(model.id, { layer: 'none' });
-    expect(outside.tensors.map((t) => t.name).sort()).toEqual(['output.weight', 'output_norm.weight', 'token_embd.weight']);
+    expect(outside.tensors.map((t) => t.name).sort()).toEqual([
+      'output.weight',
+      'output_norm.weight',
+      'token_embd.weight',
+    ]);
     const q6 = await b.api.listTensors(model.id, { type: 'q6_k' });
     expect(q6.total).toBeGreaterThan(0);
     expect(q6.tensors.every((t) => t.type === 'Q6_K')).toBe(true);
@@ -160,7 +203,17 @@ describe('inspector: tensors and the layer map of a Q4_K_M model made by llama.c
   it('maps each layer × role to its type, roles in data-flow order, the rest apart', async () => {
     const { b, model, path } = await mixedBackend();
     const map = await b.api.layerMap(model.id);
-    expect(map.roles).toEqual(['attn_norm', 'attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_norm', 'ffn_gate', 'ffn_up', 'ffn_down']);
+    expect(map.roles).toEqual([
+      'attn_norm',
+      'attn_q',
+      'attn_k',
+      'attn_v',
+      'attn_output',
+      'ffn_norm',
+      'ffn_gate',
+      'ffn_up',
+      'ffn_down',
+    ]);
     expect(map.layers.map((l) => l.layer)).toEqual([0, 1, 2]);
     const types = new Map(readWithLlamaGguf(path)!.tensors.map((t) => [t.name, t.type]));
     const nameOf = (id: number) => ggmlTypeById(id)!.name;
@@ -178,11 +231,33 @@ describe('inspector: tensors and the layer map of a Q4_K_M model made by llama.c
   it('puts each bias right after its weight', async () => {
     const dir = join(tempDir(), 'models');
     mkdirSync(dir);
-    await writeRandomModel(join(dir, 'qwen2.gguf'), { arch: 'qwen2', nLayer: 2, nEmbd: 64, nFf: 128, nHead: 4, nHeadKv: 2 });
+    await writeRandomModel(join(dir, 'qwen2.gguf'), {
+      arch: 'qwen2',
+      nLayer: 2,
+      nEmbd: 64,
+      nFf: 128,
+      nHead: 4,
+      nHeadKv: 2,
+    });
     const b = testBackend({ modelDirs: [dir] });
     const map = await b.api.layerMap((await modelNamed(b, 'qwen2.gguf')).id);
-    expect(map.roles).toEqual(['attn_norm', 'attn_q', 'attn_q.bias', 'attn_k', 'attn_k.bias', 'attn_v', 'attn_v.bias', 'attn_output', 'ffn_norm', 'ffn_gate', 'ffn_up', 'ffn_down']);
+    expect(map.roles).toEqual([
+      'attn_norm',
+      'attn_q',
+      'attn_q.bias',
+      'attn_k',
+      'attn_k.bias',
+      'attn_v',
+      'attn_v.bias',
+      'attn_output',
+      'ffn_norm',
+      'ffn_gate',
+      'ffn_up',
+      'ffn_down',
+    ]);
     expect(map.layers[1]!.cells[2]).toEqual({ tensor: 'blk.1.attn_q.bias', type: 'F32' });
-    expect((await b.api.listTensors((await modelNamed(b, 'qwen2.gguf')).id, { search: 'blk.0.attn_k.bias' })).tensors[0]).toMatchObject({ layer: 0, role: 'attn_k.bias' });
+    expect(
+      (await b.api.listTensors((await modelNamed(b, 'qwen2.gguf')).id, { search: 'blk.0.attn_k.bias' })).tensors[0],
+    ).toMatchObject({ layer: 0, role: 'attn_k.bias' });
   });
 });

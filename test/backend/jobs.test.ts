@@ -53,7 +53,10 @@ describe('JobManager', () => {
 
   it('cancels through the signal; the job ends as cancelled, not failed', async () => {
     const { jobs } = manager();
-    const id = jobs.start(spec, (job) => new Promise((_, reject) => job.signal.addEventListener('abort', () => reject(new Error('stopped')))));
+    const id = jobs.start(
+      spec,
+      (job) => new Promise((_, reject) => job.signal.addEventListener('abort', () => reject(new Error('stopped')))),
+    );
     jobs.cancel(id); // before the work even began
     expect(await jobs.wait(id)).toMatchObject({ status: 'cancelled', error: null });
     expect(() => jobs.cancel('nope')).toThrow(/no job nope/);
@@ -89,13 +92,15 @@ describe('JobManager', () => {
   it('close() cancels running jobs and waits for them', async () => {
     const { jobs } = manager();
     let ended = false;
-    const id = jobs.start(spec, (job) =>
-      new Promise<typeof HASHED>((resolve) =>
-        job.signal.addEventListener('abort', () => {
-          ended = true;
-          resolve(HASHED);
-        }),
-      ),
+    const id = jobs.start(
+      spec,
+      (job) =>
+        new Promise<typeof HASHED>((resolve) =>
+          job.signal.addEventListener('abort', () => {
+            ended = true;
+            resolve(HASHED);
+          }),
+        ),
     );
     await new Promise((resolve) => setTimeout(resolve, 0)); // the work has begun
     await jobs.close();

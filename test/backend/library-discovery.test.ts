@@ -51,9 +51,15 @@ describe('models of other apps', () => {
       { name: ['registry.ollama.ai', 'library', 'other', 'q8'], gguf: variant('ollama only') },
     ]);
     const lmstudio = writeFileAt(join(home, '.lmstudio', 'models'), 'Publisher/Tiny-GGUF/tiny.gguf', shared);
-    const [hfBlob] = writeHuggingFaceRepo(join(home, '.cache', 'huggingface', 'hub'), 'org/Tiny-GGUF', 'abc123', { 'tiny-Q8_0.gguf': shared });
+    const [hfBlob] = writeHuggingFaceRepo(join(home, '.cache', 'huggingface', 'hub'), 'org/Tiny-GGUF', 'abc123', {
+      'tiny-Q8_0.gguf': shared,
+    });
     const jan = writeFileAt(join(home, 'jan', 'models'), 'tiny-jan/model.gguf', variant('jan'));
-    const gpt4all = writeFileAt(join(home, '.local', 'share', 'nomic.ai', 'GPT4All'), 'gpt4all-tiny.gguf', variant('gpt4all'));
+    const gpt4all = writeFileAt(
+      join(home, '.local', 'share', 'nomic.ai', 'GPT4All'),
+      'gpt4all-tiny.gguf',
+      variant('gpt4all'),
+    );
 
     const b = backendAt(home);
     await b.api.listModels();
@@ -67,15 +73,27 @@ describe('models of other apps', () => {
       ['tiny:latest', 'ollama'],
     ]);
     const tiny = byName(models, 'tiny:latest')!;
-    expect(tiny).toMatchObject({ path: realpathSync(ollamaBlob!), fileName: ollamaBlob!.split('/').at(-1), parts: 1, bytes: shared.length, architecture: 'llama', error: null });
+    expect(tiny).toMatchObject({
+      path: realpathSync(ollamaBlob!),
+      fileName: ollamaBlob!.split('/').at(-1),
+      parts: 1,
+      bytes: shared.length,
+      architecture: 'llama',
+      error: null,
+    });
     expect(tiny.sha256).toBe(ollamaBlob!.split('sha256-')[1]);
     // The model reads from its first copy (Ollama's, found first); the others follow by path.
     const copies = [
       { path: realpathSync(lmstudio), source: 'lmstudio', label: 'Publisher/Tiny-GGUF/tiny.gguf' },
       { path: realpathSync(hfBlob!), source: 'huggingface', label: 'org/Tiny-GGUF/tiny-Q8_0.gguf' },
     ].sort((x, y) => (x.path < y.path ? -1 : 1));
-    expect(tiny.locations).toEqual([{ path: realpathSync(ollamaBlob!), source: 'ollama', label: 'tiny:latest' }, ...copies]);
-    expect(models.find((m) => m.source === 'jan')!.locations).toEqual([{ path: jan, source: 'jan', label: 'tiny-jan/model.gguf' }]);
+    expect(tiny.locations).toEqual([
+      { path: realpathSync(ollamaBlob!), source: 'ollama', label: 'tiny:latest' },
+      ...copies,
+    ]);
+    expect(models.find((m) => m.source === 'jan')!.locations).toEqual([
+      { path: jan, source: 'jan', label: 'tiny-jan/model.gguf' },
+    ]);
     expect(models.find((m) => m.source === 'gpt4all')!.path).toBe(gpt4all);
 
     // Other apps' files are never deleted from here; forgetting the model forgets every copy.
@@ -84,7 +102,11 @@ describe('models of other apps', () => {
     );
     await b.api.removeModel(tiny.id, { deleteFile: false });
     expect(statSync(lmstudio).size).toBe(shared.length);
-    expect((await b.api.rescanLibrary()).map((m) => m.name).sort()).toEqual(['gpt4all-tiny', 'other:q8', 'tiny-jan/model']);
+    expect((await b.api.rescanLibrary()).map((m) => m.name).sort()).toEqual([
+      'gpt4all-tiny',
+      'other:q8',
+      'tiny-jan/model',
+    ]);
   });
 
   it('a copy that is deleted leaves its model, which reads from another copy', async () => {
@@ -129,10 +151,14 @@ describe('split GGUF sets', () => {
     expect(broken!.error).toBe(`${parts[2]}: part 3 of 3 of a split GGUF set is missing`);
     // Adding a part by hand adds its set, once it is whole.
     const other = testBackend();
-    expect((await other.api.addModels([parts[1]!])).skipped).toEqual([{ path: parts[0], reason: `${parts[2]}: part 3 of 3 of a split GGUF set is missing` }]);
+    expect((await other.api.addModels([parts[1]!])).skipped).toEqual([
+      { path: parts[0], reason: `${parts[2]}: part 3 of 3 of a split GGUF set is missing` },
+    ]);
     await writeStoriesSplit(dir, 'stories', 3);
     const { added } = await other.api.addModels([parts[1]!]);
-    expect(added.map((m) => [m.path, m.parts, m.source, m.parameters])).toEqual([[parts[0], 3, 'added', whole.parameters]]);
+    expect(added.map((m) => [m.path, m.parts, m.source, m.parameters])).toEqual([
+      [parts[0], 3, 'added', whole.parameters],
+    ]);
   });
 });
 
@@ -149,7 +175,9 @@ describe('watching the folders', () => {
     const path = writeFileAt(folder, 'dropped.gguf', variant('dropped'));
     await until(b, () => paths().includes(path));
 
-    writeOllamaStore(ollama, [{ name: ['registry.ollama.ai', 'library', 'second', 'latest'], gguf: variant('second') }]);
+    writeOllamaStore(ollama, [
+      { name: ['registry.ollama.ai', 'library', 'second', 'latest'], gguf: variant('second') },
+    ]);
     await until(b, () => b.context.models.list().some((m) => m.name === 'second:latest'));
 
     unlinkSync(path);

@@ -24,7 +24,11 @@ const HOSTILE: Record<string, GgufKv> = {
   'layers-1e8.gguf': { key: 'llama.block_count', type: GgufType.UINT32, value: 1e8 },
   'layers-minus-one.gguf': { key: 'llama.block_count', type: GgufType.INT32, value: -1 },
   'heads-2p63.gguf': { key: 'llama.attention.head_count', type: GgufType.UINT64, value: 2n ** 63n },
-  'kv-heads-per-layer.gguf': { key: 'llama.attention.head_count_kv', type: GgufType.ARRAY, value: { itemType: GgufType.UINT32, items: new Uint32Array(3) } },
+  'kv-heads-per-layer.gguf': {
+    key: 'llama.attention.head_count_kv',
+    type: GgufType.ARRAY,
+    value: { itemType: GgufType.UINT32, items: new Uint32Array(3) },
+  },
   'context-nan.gguf': { key: 'llama.context_length', type: GgufType.FLOAT32, value: Number.NaN },
   'file-type-string.gguf': { key: 'general.file_type', type: GgufType.STRING, value: 'Q4_K_M' },
 };
@@ -57,7 +61,13 @@ async function serve() {
   return {
     /** The UI's listing, over HTTP as the browser asks for it. */
     async listing(): Promise<ModelEntry[]> {
-      const reply = await send(server.port, 'POST', '/gufo/api/listModels', { 'x-gufo-token': server.token, 'content-type': 'application/json' }, '[]');
+      const reply = await send(
+        server.port,
+        'POST',
+        '/gufo/api/listModels',
+        { 'x-gufo-token': server.token, 'content-type': 'application/json' },
+        '[]',
+      );
       expect(reply.status).toBe(200);
       const body = JSON.parse(reply.body) as { result?: ModelEntry[]; error?: string };
       expect(body.error).toBeUndefined();

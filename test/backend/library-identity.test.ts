@@ -41,9 +41,17 @@ describe('model identity in the library', () => {
 
     const stories = byFile(models, 'stories260K.gguf');
     expect(stories).toMatchObject({ name: 'stories260K', generalName: 'llama', notRunnable: null });
-    expect(byFile(models, 'stories260K-Q8_0.gguf')).toMatchObject({ name: 'stories260K-Q8_0', generalName: 'llama', notRunnable: null });
+    expect(byFile(models, 'stories260K-Q8_0.gguf')).toMatchObject({
+      name: 'stories260K-Q8_0',
+      generalName: 'llama',
+      notRunnable: null,
+    });
 
-    expect(byFile(models, 'ggml-vocab-baichuan.gguf')).toMatchObject({ name: 'ggml-vocab-baichuan', error: null, notRunnable: expect.stringMatching(/^vocabulary only/) });
+    expect(byFile(models, 'ggml-vocab-baichuan.gguf')).toMatchObject({
+      name: 'ggml-vocab-baichuan',
+      error: null,
+      notRunnable: expect.stringMatching(/^vocabulary only/),
+    });
     // Vocabulary-only comes first even for an architecture the engine runs.
     expect(byFile(models, 'ggml-vocab-llama-spm.gguf').notRunnable).toMatch(/^vocabulary only/);
     expect(byFile(models, 'falcon-tiny.gguf')).toMatchObject({
@@ -61,8 +69,14 @@ describe('model identity in the library', () => {
     const old = new Database(path);
     migrate(old, MIGRATIONS, 3);
     const insert = (id: number, file: string, name: string, source: string, label: string | null) => {
-      old.prepare("INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (?, ?, ?, ?, 1, 1)").run(id, `/m/${file}`, name, source);
-      old.prepare('INSERT INTO model_locations (path, model_id, source, label, file_name, bytes, mtime_ms) VALUES (?, ?, ?, ?, ?, 1, 1)').run(`/m/${file}`, id, source, label, file);
+      old
+        .prepare('INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (?, ?, ?, ?, 1, 1)')
+        .run(id, `/m/${file}`, name, source);
+      old
+        .prepare(
+          'INSERT INTO model_locations (path, model_id, source, label, file_name, bytes, mtime_ms) VALUES (?, ?, ?, ?, ?, 1, 1)',
+        )
+        .run(`/m/${file}`, id, source, label, file);
     };
     insert(1, 'stories260K.gguf', 'llama', 'folder', null);
     insert(2, 'sha256-abc', 'tiny:latest', 'ollama', 'tiny:latest');

@@ -1,5 +1,17 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { gguf } from '@huggingface/gguf';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +22,16 @@ import { tempDir } from '../support/temp';
 import { writeRandomModel } from '../support/test-models';
 
 /** A small random llama with F16 weights (general.file_type 1, llama.cpp's "F16"). */
-const RANDOM_SHAPE = { nLayer: 2, nEmbd: 64, nFf: 128, nHead: 4, nHeadKv: 2, weightType: 'F16', contextLength: 512, name: 'tiny random' } as const;
+const RANDOM_SHAPE = {
+  nLayer: 2,
+  nEmbd: 64,
+  nFf: 128,
+  nHead: 4,
+  nHeadKv: 2,
+  weightType: 'F16',
+  contextLength: 512,
+  name: 'tiny random',
+} as const;
 
 /**
  * A copy of stories260K with its own bytes (its name appended after the tensor data, which GGUF
@@ -101,7 +122,9 @@ describe('library scan', () => {
       { path: envDir, origin: 'env', problem: null },
     ]);
     // Then the other apps' stores, which do not exist in the test's empty home.
-    expect(new Set(folders.slice(2).map((f) => f.origin))).toEqual(new Set(['ollama', 'lmstudio', 'huggingface', 'jan', 'gpt4all']));
+    expect(new Set(folders.slice(2).map((f) => f.origin))).toEqual(
+      new Set(['ollama', 'lmstudio', 'huggingface', 'jan', 'gpt4all']),
+    );
     expect(folders.slice(2).every((f) => f.problem === 'not found')).toBe(true);
   });
 
@@ -121,7 +144,9 @@ describe('library scan', () => {
 
     // Unchanged files are not read again: a list changes nothing and announces nothing.
     const changes = libraryChanges(b);
-    expect(await b.api.listModels()).toEqual(first.map((m) => (m.path === path ? { ...m, sha256: sha256Of(path) } : m)));
+    expect(await b.api.listModels()).toEqual(
+      first.map((m) => (m.path === path ? { ...m, sha256: sha256Of(path) } : m)),
+    );
     expect(libraryChanges(b)).toBe(changes);
 
     // Same size and time, other bytes: a list trusts the size and time, a rescan reads the header.
@@ -129,7 +154,9 @@ describe('library scan', () => {
     writeFileSync(path, Buffer.concat([Buffer.from('XXXX'), original.subarray(4)]));
     utimesSync(path, 1_700_000_000, 1_700_000_000);
     expect(byFile(await b.api.listModels(), 'stories.gguf').error).toBeNull();
-    expect(byFile(await b.api.rescanLibrary(), 'stories.gguf').error).toBe(`${path}: magic: not a GGUF file (starts with 0x58585858, expected "GGUF")`);
+    expect(byFile(await b.api.rescanLibrary(), 'stories.gguf').error).toBe(
+      `${path}: magic: not a GGUF file (starts with 0x58585858, expected "GGUF")`,
+    );
     writeFileSync(path, original);
 
     // The file is replaced by another model: its summary follows and the old hash is gone.
@@ -263,7 +290,9 @@ describe('adding models', () => {
     expect(b.context.models.byPath(truncated)).toBeUndefined();
 
     // Calls come as JSON from outside (HTTP, IPC): nonsense is a clear error.
-    await expect(b.api.addModels('/models' as unknown as string[])).rejects.toThrow('addModels needs a list of file or folder paths');
+    await expect(b.api.addModels('/models' as unknown as string[])).rejects.toThrow(
+      'addModels needs a list of file or folder paths',
+    );
     await expect(b.api.addModels([''])).rejects.toThrow('addModels needs a list of file or folder paths');
   });
 
@@ -315,7 +344,9 @@ describe('removing models', () => {
     expect(await b.api.listModels()).toEqual([]);
     expect(await b.api.rescanLibrary()).toEqual([]);
     await expect(b.api.getModel(model!.id)).rejects.toThrow(`no model with id ${model!.id}`);
-    expect(b.context.db.prepare('SELECT model_id, model_path FROM bench_runs').all()).toEqual([{ model_id: null, model_path: path }]);
+    expect(b.context.db.prepare('SELECT model_id, model_path FROM bench_runs').all()).toEqual([
+      { model_id: null, model_path: path },
+    ]);
 
     const { added } = await b.api.addModels([dir]);
     expect(added.map((m) => [m.path, m.source])).toEqual([[path, 'added']]);
@@ -337,7 +368,9 @@ describe('removing models', () => {
     const renamed = join(tempDir(), 'model.bin');
     copyFileSync(STORIES_260K, renamed);
     const [odd] = (await b.api.addModels([renamed])).added;
-    await expect(b.api.removeModel(odd!.id, { deleteFile: true })).rejects.toThrow(`not deleting ${renamed}: Gufo only deletes .gguf files from disk`);
+    await expect(b.api.removeModel(odd!.id, { deleteFile: true })).rejects.toThrow(
+      `not deleting ${renamed}: Gufo only deletes .gguf files from disk`,
+    );
     expect(existsSync(renamed)).toBe(true);
     await expect(b.api.getModel(odd!.id)).resolves.toMatchObject({ path: renamed });
 

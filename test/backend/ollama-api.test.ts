@@ -37,7 +37,16 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
   it('lists, shows and reports loaded models with Ollama names', async () => {
     const { models } = await ollama.list();
     expect(models).toEqual([
-      expect.objectContaining({ name: model, model, size: expect.any(Number), details: expect.objectContaining({ format: 'gguf', family: 'llama', parameter_size: expect.stringMatching(/K$/) }) }),
+      expect.objectContaining({
+        name: model,
+        model,
+        size: expect.any(Number),
+        details: expect.objectContaining({
+          format: 'gguf',
+          family: 'llama',
+          parameter_size: expect.stringMatching(/K$/),
+        }),
+      }),
     ]);
     const shown = await ollama.show({ model: 'stories260k' });
     expect(shown.details.family).toBe('llama');
@@ -53,12 +62,23 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
   });
 
   it("chats, streamed and not, with /v1's greedy answer for the same prompt", async () => {
-    const v1 = await t.client().chat.completions.create({ model: 'stories260k', messages: messages as never, temperature: 0, max_tokens: 20, seed: 42 });
+    const v1 = await t.client().chat.completions.create({
+      model: 'stories260k',
+      messages: messages as never,
+      temperature: 0,
+      max_tokens: 20,
+      seed: 42,
+    });
     const expected = v1.choices[0]!.message.content!;
     expect(expected.length).toBeGreaterThan(0);
 
     const whole = await ollama.chat({ model, messages, stream: false, options: { ...greedy, num_predict: 20 } });
-    expect(whole).toMatchObject({ model, done: true, message: { role: 'assistant', content: expected }, done_reason: v1.choices[0]!.finish_reason });
+    expect(whole).toMatchObject({
+      model,
+      done: true,
+      message: { role: 'assistant', content: expected },
+      done_reason: v1.choices[0]!.finish_reason,
+    });
     expect(whole.prompt_eval_count).toBe(v1.usage!.prompt_tokens);
     expect(whole.eval_count).toBe(v1.usage!.completion_tokens);
     expect(whole.eval_duration).toBeGreaterThan(0);
@@ -66,7 +86,12 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
     let streamed = '';
     let parts = 0;
     let last: { done: boolean; eval_count?: number } | undefined;
-    for await (const part of await ollama.chat({ model, messages, stream: true, options: { ...greedy, num_predict: 20 } })) {
+    for await (const part of await ollama.chat({
+      model,
+      messages,
+      stream: true,
+      options: { ...greedy, num_predict: 20 },
+    })) {
       streamed += part.message.content;
       parts += 1;
       last = part;
@@ -77,33 +102,82 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
   });
 
   it('generates raw text as /v1/completions does, and stops at num_predict and at stop strings', async () => {
-    const v1 = await t.client().completions.create({ model: 'stories260k', prompt: 'Once upon a time', max_tokens: 24, temperature: 0 });
-    const raw = await ollama.generate({ model, prompt: 'Once upon a time', raw: true, stream: false, options: { ...greedy, num_predict: 24 } });
+    const v1 = await t
+      .client()
+      .completions.create({ model: 'stories260k', prompt: 'Once upon a time', max_tokens: 24, temperature: 0 });
+    const raw = await ollama.generate({
+      model,
+      prompt: 'Once upon a time',
+      raw: true,
+      stream: false,
+      options: { ...greedy, num_predict: 24 },
+    });
     expect(raw.response).toBe(v1.choices[0]!.text);
     expect(raw.response!.startsWith(', there was a little girl named Lily.')).toBe(true);
     expect(raw).toMatchObject({ done_reason: 'length', eval_count: 24 });
 
-    const short = await ollama.generate({ model, prompt: 'Once upon a time', raw: true, stream: false, options: { ...greedy, num_predict: 3 } });
+    const short = await ollama.generate({
+      model,
+      prompt: 'Once upon a time',
+      raw: true,
+      stream: false,
+      options: { ...greedy, num_predict: 3 },
+    });
     expect(short).toMatchObject({ eval_count: 3, done_reason: 'length' });
     expect(raw.response!.startsWith(short.response!)).toBe(true);
 
-    const stopped = await ollama.generate({ model, prompt: 'Once upon a time', raw: true, stream: false, options: { ...greedy, num_predict: 24, stop: ['Lily'] } });
+    const stopped = await ollama.generate({
+      model,
+      prompt: 'Once upon a time',
+      raw: true,
+      stream: false,
+      options: { ...greedy, num_predict: 24, stop: ['Lily'] },
+    });
     expect(stopped).toMatchObject({ response: ', there was a little girl named ', done_reason: 'stop' });
 
     // Not raw: the prompt is a user message in the model's template, with the system prompt.
-    const templated = await ollama.generate({ model, prompt: 'Once upon a time', system: 'You tell stories.', stream: false, options: { ...greedy, num_predict: 20 } });
+    const templated = await ollama.generate({
+      model,
+      prompt: 'Once upon a time',
+      system: 'You tell stories.',
+      stream: false,
+      options: { ...greedy, num_predict: 20 },
+    });
     const chat = await ollama.chat({ model, messages, stream: false, options: { ...greedy, num_predict: 20 } });
     expect(templated.response).toBe(chat.message.content);
   });
 
   it('holds the answer to JSON with format "json" (as /v1\'s json_object) and to a JSON Schema (valid JSON that follows it)', async () => {
     const question = [{ role: 'user', content: 'Give me JSON' }];
-    const v1 = await t.client().chat.completions.create({ model: 'stories260k', messages: question as never, temperature: 0, max_tokens: 12, response_format: { type: 'json_object' } });
-    const json = await ollama.chat({ model, messages: question, format: 'json', stream: false, options: { ...greedy, num_predict: 12 } });
+    const v1 = await t.client().chat.completions.create({
+      model: 'stories260k',
+      messages: question as never,
+      temperature: 0,
+      max_tokens: 12,
+      response_format: { type: 'json_object' },
+    });
+    const json = await ollama.chat({
+      model,
+      messages: question,
+      format: 'json',
+      stream: false,
+      options: { ...greedy, num_predict: 12 },
+    });
     expect(json.message.content).toBe(v1.choices[0]!.message.content);
     expect(json.message.content.trimStart().startsWith('{')).toBe(true);
-    const schema = { type: 'object', properties: { answer: { enum: ['yes', 'no'] }, n: { type: 'integer' } }, required: ['answer', 'n'], additionalProperties: false };
-    const held = await ollama.generate({ model, prompt: 'A name', format: schema, stream: false, options: { ...greedy, num_predict: 120 } });
+    const schema = {
+      type: 'object',
+      properties: { answer: { enum: ['yes', 'no'] }, n: { type: 'integer' } },
+      required: ['answer', 'n'],
+      additionalProperties: false,
+    };
+    const held = await ollama.generate({
+      model,
+      prompt: 'A name',
+      format: schema,
+      stream: false,
+      options: { ...greedy, num_predict: 120 },
+    });
     expect(held.done_reason).toBe('stop');
     const value = JSON.parse(held.response!) as { answer: string; n: number };
     expect(Object.keys(value).sort()).toEqual(['answer', 'n']);
@@ -112,13 +186,32 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
   });
 
   it("answers errors in Ollama's shape and status", async () => {
-    await expect(ollama.chat({ model: 'nope', messages, stream: false })).rejects.toMatchObject({ status_code: 404, error: expect.stringContaining('model "nope" not found') });
-    await expect(ollama.generate({ model, prompt: 'x', images: ['aGk='], stream: false })).rejects.toMatchObject({ status_code: 400, error: expect.stringContaining('images are not supported') });
-    const tools = [{ type: 'function', function: { name: 'f g', description: 'f', parameters: { type: 'object', properties: {} } } }];
-    await expect(ollama.chat({ model, messages, tools, stream: false })).rejects.toMatchObject({ status_code: 400, error: expect.stringContaining('tools[0].function.name') });
-    await expect(ollama.embed({ model, input: [] })).rejects.toMatchObject({ status_code: 400, error: '"input" must be a string or an array of strings' });
-    await expect(ollama.chat({ model, messages, stream: false, options: { temperature: 9 } })).rejects.toMatchObject({ status_code: 400, error: expect.stringContaining('"options.temperature" must be a number from 0 to 2') });
-    await expect(ollama.chat({ model, messages, stream: false, options: { bogus: 1 } as never })).rejects.toMatchObject({ status_code: 400, error: 'unknown option "options.bogus"' });
+    await expect(ollama.chat({ model: 'nope', messages, stream: false })).rejects.toMatchObject({
+      status_code: 404,
+      error: expect.stringContaining('model "nope" not found'),
+    });
+    await expect(ollama.generate({ model, prompt: 'x', images: ['aGk='], stream: false })).rejects.toMatchObject({
+      status_code: 400,
+      error: expect.stringContaining('images are not supported'),
+    });
+    const tools = [
+      { type: 'function', function: { name: 'f g', description: 'f', parameters: { type: 'object', properties: {} } } },
+    ];
+    await expect(ollama.chat({ model, messages, tools, stream: false })).rejects.toMatchObject({
+      status_code: 400,
+      error: expect.stringContaining('tools[0].function.name'),
+    });
+    await expect(ollama.embed({ model, input: [] })).rejects.toMatchObject({
+      status_code: 400,
+      error: '"input" must be a string or an array of strings',
+    });
+    await expect(ollama.chat({ model, messages, stream: false, options: { temperature: 9 } })).rejects.toMatchObject({
+      status_code: 400,
+      error: expect.stringContaining('"options.temperature" must be a number from 0 to 2'),
+    });
+    await expect(ollama.chat({ model, messages, stream: false, options: { bogus: 1 } as never })).rejects.toMatchObject(
+      { status_code: 400, error: 'unknown option "options.bogus"' },
+    );
     const missing = await send(t.server.port, 'GET', '/api/pull');
     expect(missing.status).toBe(404);
     expect(JSON.parse(missing.body)).toEqual({ error: 'no such route: GET /api/pull' });
@@ -129,16 +222,27 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
     expect(fromPage.status).toBe(403);
     expect(JSON.parse(fromPage.body).error).toContain('requests from web pages are refused');
     // The app's methods moved under /gufo/api/: the old path is Ollama's, with or without the token.
-    const old = await send(t.server.port, 'POST', '/api/appInfo', { 'x-gufo-token': t.server.token, 'content-type': 'application/json' }, '[]');
+    const old = await send(
+      t.server.port,
+      'POST',
+      '/api/appInfo',
+      { 'x-gufo-token': t.server.token, 'content-type': 'application/json' },
+      '[]',
+    );
     expect(old.status).toBe(404);
     expect(JSON.parse(old.body)).toEqual({ error: 'no such route: POST /api/appInfo' });
     expect((await send(t.server.port, 'POST', '/gufo/api/appInfo', {}, '[]')).status).toBe(401);
-    expect((await send(t.server.port, 'POST', '/gufo/api/appInfo', { 'x-gufo-token': t.server.token }, '[]')).status).toBe(200);
+    expect(
+      (await send(t.server.port, 'POST', '/gufo/api/appInfo', { 'x-gufo-token': t.server.token }, '[]')).status,
+    ).toBe(200);
 
     await t.backend.api.updateOpenAiServerSettings({ apiKey: 'sk-ollama-test-key' });
     try {
       await expect(ollama.list()).rejects.toMatchObject({ status_code: 401 });
-      const keyed = new Ollama({ host: `http://127.0.0.1:${t.server.port}`, headers: { Authorization: 'Bearer sk-ollama-test-key' } });
+      const keyed = new Ollama({
+        host: `http://127.0.0.1:${t.server.port}`,
+        headers: { Authorization: 'Bearer sk-ollama-test-key' },
+      });
       expect((await keyed.list()).models).toHaveLength(1);
     } finally {
       await t.backend.api.updateOpenAiServerSettings({ apiKey: null });
@@ -157,7 +261,13 @@ describe("Ollama's API on the settings' own listener", { timeout: 240_000 }, () 
     const client = new Ollama({ host: `http://127.0.0.1:${listener.port}` });
     expect((await send(listener.port, 'GET', '/')).body).toBe('Ollama is running');
     expect((await client.list()).models.map((m) => m.name)).toEqual([model]);
-    const answer = await client.generate({ model, prompt: 'Once upon a time', raw: true, stream: false, options: { ...greedy, num_predict: 8 } });
+    const answer = await client.generate({
+      model,
+      prompt: 'Once upon a time',
+      raw: true,
+      stream: false,
+      options: { ...greedy, num_predict: 8 },
+    });
     expect(answer.response!.startsWith(', there was')).toBe(true);
     expect((await send(listener.port, 'GET', '/api/tags', { host: 'evil.example' })).status).toBe(403);
   });

@@ -14,18 +14,53 @@ describe('Send to Ollama', () => {
     expect(await b.api.ollamaServer()).toEqual({ host: ollama.url, version: '0.6.2', problem: null });
     const source = b.context.models.upsert(readModelFile(STORIES_260K, 'added'));
 
-    const jobId = await b.api.startOllamaExport({ modelId: source.id, name: 'stories:q8', fileType: 'Q8_0', system: 'Be brief.' });
+    const jobId = await b.api.startOllamaExport({
+      modelId: source.id,
+      name: 'stories:q8',
+      fileType: 'Q8_0',
+      system: 'Be brief.',
+    });
     const job = await b.context.jobs.wait(jobId);
-    expect(job).toMatchObject({ kind: 'ollama-export', status: 'done', title: 'Send stories260K to Ollama as stories:q8', modelId: source.id });
+    expect(job).toMatchObject({
+      kind: 'ollama-export',
+      status: 'done',
+      title: 'Send stories260K to Ollama as stories:q8',
+      modelId: source.id,
+    });
     const result = job.result as OllamaExportResult;
     const folder = join(b.context.modelsDir, 'ollama', 'stories-q8');
-    expect(result).toMatchObject({ name: 'stories:q8', outputPath: join(folder, 'stories-q8.gguf'), modelfilePath: join(folder, 'Modelfile'), created: true, ollamaVersion: '0.6.2' });
-    expect(await b.api.getModel(result.outputModelId!)).toMatchObject({ path: result.outputPath, source: 'exported', fileType: 'Q8_0', sha256: result.sha256 });
-    expect(ollama.created[0]).toMatchObject({ model: 'stories:q8', system: 'Be brief.', files: { 'stories-q8.gguf': `sha256:${result.sha256}` } });
-    expect(b.seen.some((e) => e.type === 'job' && e.job.id === jobId && e.job.status === 'running' && e.job.detail?.startsWith('Quantizing to Q8_0'))).toBe(true);
+    expect(result).toMatchObject({
+      name: 'stories:q8',
+      outputPath: join(folder, 'stories-q8.gguf'),
+      modelfilePath: join(folder, 'Modelfile'),
+      created: true,
+      ollamaVersion: '0.6.2',
+    });
+    expect(await b.api.getModel(result.outputModelId!)).toMatchObject({
+      path: result.outputPath,
+      source: 'exported',
+      fileType: 'Q8_0',
+      sha256: result.sha256,
+    });
+    expect(ollama.created[0]).toMatchObject({
+      model: 'stories:q8',
+      system: 'Be brief.',
+      files: { 'stories-q8.gguf': `sha256:${result.sha256}` },
+    });
+    expect(
+      b.seen.some(
+        (e) =>
+          e.type === 'job' &&
+          e.job.id === jobId &&
+          e.job.status === 'running' &&
+          e.job.detail?.startsWith('Quantizing to Q8_0'),
+      ),
+    ).toBe(true);
 
     // Sent again under the same name (its own folder is Gufo's to replace), as the file it is.
-    const again = await b.context.jobs.wait(await b.api.startOllamaExport({ modelId: source.id, name: 'stories:q8', upload: false }));
+    const again = await b.context.jobs.wait(
+      await b.api.startOllamaExport({ modelId: source.id, name: 'stories:q8', upload: false }),
+    );
     expect(again.status).toBe('done');
     expect(readFileSync(result.outputPath).equals(readFileSync(STORIES_260K))).toBe(true);
     expect((again.result as OllamaExportResult).created).toBe(false);
@@ -33,10 +68,18 @@ describe('Send to Ollama', () => {
 
   it('says what is wrong before starting, and a cancelled job leaves no file', async () => {
     const b = testBackend({ env: { OLLAMA_HOST: 'http://127.0.0.1:9' } });
-    expect(await b.api.ollamaServer()).toEqual({ host: 'http://127.0.0.1:9', version: null, problem: 'no Ollama server answers at http://127.0.0.1:9' });
+    expect(await b.api.ollamaServer()).toEqual({
+      host: 'http://127.0.0.1:9',
+      version: null,
+      problem: 'no Ollama server answers at http://127.0.0.1:9',
+    });
     const source = b.context.models.upsert(readModelFile(STORIES_260K, 'added'));
-    await expect(b.api.startOllamaExport({ modelId: source.id, name: 'bad name' })).rejects.toThrow('"bad name" is not an Ollama model name');
-    await expect(b.api.startOllamaExport({ modelId: source.id, name: 'ok', fileType: 'Q9' })).rejects.toThrow('unknown file type "Q9"');
+    await expect(b.api.startOllamaExport({ modelId: source.id, name: 'bad name' })).rejects.toThrow(
+      '"bad name" is not an Ollama model name',
+    );
+    await expect(b.api.startOllamaExport({ modelId: source.id, name: 'ok', fileType: 'Q9' })).rejects.toThrow(
+      'unknown file type "Q9"',
+    );
     await expect(b.api.startOllamaExport({ modelId: 999, name: 'ok' })).rejects.toThrow('no model with id 999');
 
     const jobId = await b.api.startOllamaExport({ modelId: source.id, name: 'gone', fileType: 'Q4_0' });

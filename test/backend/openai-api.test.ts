@@ -24,9 +24,27 @@ import { metric, send, startOpenAiTestServer, type OpenAiTestServer } from './fi
 function entry(path: string, extra: Partial<ModelEntry> = {}): ModelEntry {
   const fileName = path.slice(path.lastIndexOf('/') + 1);
   return {
-    id: 1, name: fileName.replace(/(-\d{5}-of-\d{5})?\.gguf$/i, ''), generalName: 'llama', path, fileName, source: 'folder', locations: [{ path, source: 'folder', label: null }],
-    parts: 1, bytes: 1, mtimeMs: 0, sha256: null, architecture: 'llama', parameters: 1, fileType: null, typeMix: [], contextLength: 2048, error: null,
-    notRunnable: extra.error ?? null, noGeneration: null, addedAt: '', ...extra,
+    id: 1,
+    name: fileName.replace(/(-\d{5}-of-\d{5})?\.gguf$/i, ''),
+    generalName: 'llama',
+    path,
+    fileName,
+    source: 'folder',
+    locations: [{ path, source: 'folder', label: null }],
+    parts: 1,
+    bytes: 1,
+    mtimeMs: 0,
+    sha256: null,
+    architecture: 'llama',
+    parameters: 1,
+    fileType: null,
+    typeMix: [],
+    contextLength: 2048,
+    error: null,
+    notRunnable: extra.error ?? null,
+    noGeneration: null,
+    addedAt: '',
+    ...extra,
   };
 }
 
@@ -64,14 +82,21 @@ describe('server settings', () => {
     const store = new SettingsStore(db);
     expect(store.openAiServer.get()).toEqual(DEFAULT_OPENAI_SERVER_SETTINGS);
     store.openAiServer.update({ enabled: true, port: 8081, apiKey: 'sk-local-key-0001' });
-    expect(() => store.openAiServer.update({ host: 'my laptop' })).toThrow('setting "openAiServer.host" must be an IP address (such as 127.0.0.1) or "localhost"');
+    expect(() => store.openAiServer.update({ host: 'my laptop' })).toThrow(
+      'setting "openAiServer.host" must be an IP address (such as 127.0.0.1) or "localhost"',
+    );
     expect(() => store.openAiServer.update({ apiKey: 'two words' })).toThrow(/"openAiServer.apiKey" must be null/);
     expect(() => store.openAiServer.update({ theme: 'dark' } as never)).toThrow('unknown setting "openAiServer.theme"');
     expect(() => store.update({ 'openAiServer.port': 1 } as never)).toThrow('unknown setting "openAiServer.port"');
     expect(store.get()).toEqual(DEFAULT_SETTINGS);
     db.close();
     const reopened = openStore(path).db;
-    expect(new SettingsStore(reopened).openAiServer.get()).toEqual({ ...DEFAULT_OPENAI_SERVER_SETTINGS, enabled: true, port: 8081, apiKey: 'sk-local-key-0001' });
+    expect(new SettingsStore(reopened).openAiServer.get()).toEqual({
+      ...DEFAULT_OPENAI_SERVER_SETTINGS,
+      enabled: true,
+      port: 8081,
+      apiKey: 'sk-local-key-0001',
+    });
     reopened.close();
   });
 });
@@ -170,7 +195,11 @@ describe('model queues', () => {
     const first = queues.run('m', () => new Promise<void>((r) => (release = r)).then(() => void order.push('first')));
     const second = queues.run('m', async () => void order.push('second'));
     const other = queues.run('n', async () => void order.push('other'));
-    await expect(queues.run('m', async () => order.push('third'))).rejects.toMatchObject({ status: 503, code: 'overloaded', type: 'server_error' });
+    await expect(queues.run('m', async () => order.push('third'))).rejects.toMatchObject({
+      status: 503,
+      code: 'overloaded',
+      type: 'server_error',
+    });
     await other;
     expect(order).toEqual(['other']);
     release();
@@ -210,7 +239,8 @@ describe('the HTTP API, up to the engine', () => {
   let t: OpenAiTestServer;
   let port: number;
   const json = { 'content-type': 'application/json' };
-  const chat = (body: object) => JSON.stringify({ model: 'stories260k', messages: [{ role: 'user', content: 'Hi' }], ...body });
+  const chat = (body: object) =>
+    JSON.stringify({ model: 'stories260k', messages: [{ role: 'user', content: 'Hi' }], ...body });
 
   beforeAll(async () => {
     t = await startOpenAiTestServer();
@@ -231,9 +261,20 @@ describe('the HTTP API, up to the engine', () => {
     try {
       expect((await t.client().models.list()).data.map((m) => m.id)).toEqual(['stories260k']);
       const why = /The model "ggml-vocab-baichuan" cannot be run: vocabulary only/;
-      await expect(t.client().models.retrieve('ggml-vocab-baichuan')).rejects.toMatchObject({ status: 400, code: 'model_not_supported', message: expect.stringMatching(why) });
-      const chatting = t.client().chat.completions.create({ model: 'ggml-vocab-baichuan', messages: [{ role: 'user', content: 'Hi' }] });
-      await expect(chatting).rejects.toMatchObject({ status: 400, code: 'model_not_supported', param: 'model', message: expect.stringMatching(why) });
+      await expect(t.client().models.retrieve('ggml-vocab-baichuan')).rejects.toMatchObject({
+        status: 400,
+        code: 'model_not_supported',
+        message: expect.stringMatching(why),
+      });
+      const chatting = t
+        .client()
+        .chat.completions.create({ model: 'ggml-vocab-baichuan', messages: [{ role: 'user', content: 'Hi' }] });
+      await expect(chatting).rejects.toMatchObject({
+        status: 400,
+        code: 'model_not_supported',
+        param: 'model',
+        message: expect.stringMatching(why),
+      });
       expect((await t.backend.api.openAiServerStatus()).modelIds).toEqual(['stories260k']);
     } finally {
       unlinkSync(vocab);
@@ -243,31 +284,78 @@ describe('the HTTP API, up to the engine', () => {
   it('answers malformed JSON, bad parameters and unknown models with OpenAI-shaped errors', async () => {
     const bad = await send(port, 'POST', '/v1/chat/completions', json, '{"model": "stories260k", ');
     expect(bad.status).toBe(400);
-    expect(JSON.parse(bad.body)).toEqual({ error: { message: 'the request body is not valid JSON', type: 'invalid_request_error', param: 'body', code: 'invalid_json' } });
+    expect(JSON.parse(bad.body)).toEqual({
+      error: {
+        message: 'the request body is not valid JSON',
+        type: 'invalid_request_error',
+        param: 'body',
+        code: 'invalid_json',
+      },
+    });
 
     const client = t.client();
-    const refused = (body: object) => client.chat.completions.create({ model: 'stories260k', messages: [{ role: 'user', content: 'Hi' }], ...body });
-    await expect(refused({ temperature: 3 })).rejects.toMatchObject({ status: 400, param: 'temperature', code: 'invalid_value' });
+    const refused = (body: object) =>
+      client.chat.completions.create({ model: 'stories260k', messages: [{ role: 'user', content: 'Hi' }], ...body });
+    await expect(refused({ temperature: 3 })).rejects.toMatchObject({
+      status: 400,
+      param: 'temperature',
+      code: 'invalid_value',
+    });
     await expect(refused({ n: 2 })).rejects.toMatchObject({ status: 400, param: 'n', code: 'unsupported_parameter' });
     await expect(refused({ top_logprobs: 2 })).rejects.toMatchObject({ status: 400, param: 'top_logprobs' });
     await expect(refused({ stop: ['a', ''] })).rejects.toMatchObject({ status: 400, param: 'stop' });
-    await expect(refused({ messages: [{ role: 'wizard', content: 'x' }] })).rejects.toMatchObject({ status: 400, param: 'messages[0].role' });
-    await expect(refused({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] })).rejects.toMatchObject({ status: 400, param: 'messages[0].content[0]' });
-    await expect(refused({ functions: [{ name: 'f' }] })).rejects.toMatchObject({ status: 400, param: 'functions', code: 'unsupported_parameter' });
-    await expect(refused({ tools: [{ type: 'function', function: {} }] })).rejects.toMatchObject({ status: 400, param: 'tools[0].function.name' });
+    await expect(refused({ messages: [{ role: 'wizard', content: 'x' }] })).rejects.toMatchObject({
+      status: 400,
+      param: 'messages[0].role',
+    });
+    await expect(
+      refused({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }),
+    ).rejects.toMatchObject({ status: 400, param: 'messages[0].content[0]' });
+    await expect(refused({ functions: [{ name: 'f' }] })).rejects.toMatchObject({
+      status: 400,
+      param: 'functions',
+      code: 'unsupported_parameter',
+    });
+    await expect(refused({ tools: [{ type: 'function', function: {} }] })).rejects.toMatchObject({
+      status: 400,
+      param: 'tools[0].function.name',
+    });
     // JSON mode: a schema outside the supported subset, or malformed, is refused before any engine work.
-    const schema = (s: unknown) => ({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: s } } });
-    await expect(refused(schema({ type: 'object', properties: { n: { type: 'integer', minimum: 0 } } }))).rejects.toMatchObject({
+    const schema = (s: unknown) => ({
+      response_format: { type: 'json_schema', json_schema: { name: 'x', schema: s } },
+    });
+    await expect(
+      refused(schema({ type: 'object', properties: { n: { type: 'integer', minimum: 0 } } })),
+    ).rejects.toMatchObject({
       status: 400,
       param: 'response_format',
       code: 'invalid_json_schema',
-      error: { message: 'response_format.json_schema.schema: unsupported JSON Schema keyword "minimum" at #/properties/n' },
+      error: {
+        message: 'response_format.json_schema.schema: unsupported JSON Schema keyword "minimum" at #/properties/n',
+      },
     });
-    await expect(refused(schema({ type: 'object', required: ['a'] }))).rejects.toMatchObject({ status: 400, param: 'response_format', message: expect.stringContaining('names "a", which is not in "properties"') });
-    await expect(refused({ response_format: { type: 'json_schema', json_schema: { name: 'x' } } })).rejects.toMatchObject({ status: 400, param: 'response_format', code: 'missing_required_parameter' });
-    await expect(refused({ response_format: { type: 'xml' } })).rejects.toMatchObject({ status: 400, param: 'response_format', message: expect.stringContaining('"xml"') });
-    await expect(refused({ model: 'gpt-4o' })).rejects.toMatchObject({ status: 404, code: 'model_not_found', type: 'invalid_request_error' });
-    await expect(client.completions.create({ model: 'stories260k', prompt: [[1, 99999]] })).rejects.toMatchObject({ status: 400, param: 'prompt' });
+    await expect(refused(schema({ type: 'object', required: ['a'] }))).rejects.toMatchObject({
+      status: 400,
+      param: 'response_format',
+      message: expect.stringContaining('names "a", which is not in "properties"'),
+    });
+    await expect(
+      refused({ response_format: { type: 'json_schema', json_schema: { name: 'x' } } }),
+    ).rejects.toMatchObject({ status: 400, param: 'response_format', code: 'missing_required_parameter' });
+    await expect(refused({ response_format: { type: 'xml' } })).rejects.toMatchObject({
+      status: 400,
+      param: 'response_format',
+      message: expect.stringContaining('"xml"'),
+    });
+    await expect(refused({ model: 'gpt-4o' })).rejects.toMatchObject({
+      status: 404,
+      code: 'model_not_found',
+      type: 'invalid_request_error',
+    });
+    await expect(client.completions.create({ model: 'stories260k', prompt: [[1, 99999]] })).rejects.toMatchObject({
+      status: 400,
+      param: 'prompt',
+    });
 
     const route = await send(port, 'POST', '/v1/audio/speech', json, '{}');
     expect(route.status).toBe(404);
@@ -276,7 +364,13 @@ describe('the HTTP API, up to the engine', () => {
   });
 
   it('refuses web pages of other origins (403) but not its own page or programs', async () => {
-    const foreign = await send(port, 'POST', '/v1/chat/completions', { ...json, origin: 'https://evil.example' }, chat({}));
+    const foreign = await send(
+      port,
+      'POST',
+      '/v1/chat/completions',
+      { ...json, origin: 'https://evil.example' },
+      chat({}),
+    );
     expect(foreign.status).toBe(403);
     expect(JSON.parse(foreign.body).error).toMatchObject({ type: 'permission_error', code: 'forbidden_origin' });
     for (const origin of ['null', `http://127.0.0.1:${port + 1}`, `http://localhost:${port}`]) {
@@ -309,9 +403,13 @@ describe('the HTTP API, up to the engine', () => {
         status: 400,
         code: 'context_length_exceeded',
         param: 'prompt',
-        message: expect.stringMatching(/the prompt has (at least )?\d+ tokens, and the context of "stories260k" holds 32/),
+        message: expect.stringMatching(
+          /the prompt has (at least )?\d+ tokens, and the context of "stories260k" holds 32/,
+        ),
       });
-      await expect(t.client().chat.completions.create({ model: 'stories260k', messages: [{ role: 'user', content: long }] })).rejects.toMatchObject({
+      await expect(
+        t.client().chat.completions.create({ model: 'stories260k', messages: [{ role: 'user', content: long }] }),
+      ).rejects.toMatchObject({
         status: 400,
         code: 'context_length_exceeded',
         param: 'messages',
@@ -321,7 +419,13 @@ describe('the HTTP API, up to the engine', () => {
     }
     t.service.override({ maxBodyBytes: 2000 });
     try {
-      const big = await send(port, 'POST', '/v1/completions', json, JSON.stringify({ model: 'stories260k', prompt: 'x'.repeat(3000) }));
+      const big = await send(
+        port,
+        'POST',
+        '/v1/completions',
+        json,
+        JSON.stringify({ model: 'stories260k', prompt: 'x'.repeat(3000) }),
+      );
       expect(big.status).toBe(413);
       expect(JSON.parse(big.body).error.code).toBe('request_too_large');
     } finally {
@@ -336,8 +440,12 @@ describe('the HTTP API, up to the engine', () => {
 
   it('runs a listener of its own as the settings say, with its own Host check', async () => {
     const api = t.backend.api;
-    await expect(api.updateOpenAiServerSettings({ port: 70000 })).rejects.toThrow(/setting "openAiServer.port" must be a whole number from 0/);
-    await expect(api.updateOpenAiServerSettings({ enabled: true, host: '0.0.0.0' })).rejects.toThrow(/serving the API on 0.0.0.0, beyond this machine, needs an API key/);
+    await expect(api.updateOpenAiServerSettings({ port: 70000 })).rejects.toThrow(
+      /setting "openAiServer.port" must be a whole number from 0/,
+    );
+    await expect(api.updateOpenAiServerSettings({ enabled: true, host: '0.0.0.0' })).rejects.toThrow(
+      /serving the API on 0.0.0.0, beyond this machine, needs an API key/,
+    );
     expect((await api.openAiServerStatus()).settings.enabled).toBe(false);
 
     const busy = await api.updateOpenAiServerSettings({ enabled: true, port });

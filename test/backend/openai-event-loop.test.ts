@@ -37,7 +37,9 @@ describe('large prompts and the event loop', () => {
     const models = join(home, 'models');
     mkdirSync(models, { recursive: true });
     copyFileSync(STORIES_260K, join(models, 'stories260K.gguf'));
-    await writeStoriesWith(join(models, 'stories-long.gguf'), [{ key: 'llama.context_length', type: GgufType.UINT32, value: LONG_CONTEXT }]);
+    await writeStoriesWith(join(models, 'stories-long.gguf'), [
+      { key: 'llama.context_length', type: GgufType.UINT32, value: LONG_CONTEXT },
+    ]);
     const renderer = join(dir, 'renderer');
     mkdirSync(renderer);
     writeFileSync(join(renderer, 'index.html'), '<!doctype html><title>Gufo</title>');
@@ -56,7 +58,14 @@ describe('large prompts and the event loop', () => {
         return routes.handle(req, res);
       },
     };
-    server = await startServer({ port: 0, host: '127.0.0.1', rendererDir: renderer, api: backend.api, events: backend.events, mounted });
+    server = await startServer({
+      port: 0,
+      host: '127.0.0.1',
+      rendererDir: renderer,
+      api: backend.api,
+      events: backend.events,
+      mounted,
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -71,7 +80,9 @@ describe('large prompts and the event loop', () => {
     const { error } = JSON.parse(reply.body);
     expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'messages', type: 'invalid_request_error' });
     // "at least": counted from its bytes, never tokenized (that took seconds and froze the server).
-    expect(error.message).toMatch(/^the prompt has at least \d+ tokens, and the context of "stories260k" holds 2048 with the answer; shorten the messages$/);
+    expect(error.message).toMatch(
+      /^the prompt has at least \d+ tokens, and the context of "stories260k" holds 2048 with the answer; shorten the messages$/,
+    );
   });
 
   it('keeps answering /metrics while a large prompt the bound cannot refuse is tokenized', async () => {
@@ -91,6 +102,8 @@ describe('large prompts and the event loop', () => {
     expect(order).toEqual(['metrics', 'big']);
     // Counted exactly (the bound let it through), it turned out too long.
     expect(reply.status).toBe(400);
-    expect(JSON.parse(reply.body).error.message).toMatch(/^the prompt has \d+ tokens, and the context of "stories-long" holds 400000/);
+    expect(JSON.parse(reply.body).error.message).toMatch(
+      /^the prompt has \d+ tokens, and the context of "stories-long" holds 400000/,
+    );
   });
 });

@@ -30,12 +30,23 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
       { role: 'user' as const, content: prompt },
     ];
     const whole = await client.chat.completions.create({ model, messages, temperature: 0, max_tokens: 20 });
-    expect(whole).toMatchObject({ object: 'chat.completion', model, choices: [{ index: 0, message: { role: 'assistant' }, logprobs: null }] });
+    expect(whole).toMatchObject({
+      object: 'chat.completion',
+      model,
+      choices: [{ index: 0, message: { role: 'assistant' }, logprobs: null }],
+    });
     expect(whole.id).toMatch(/^chatcmpl-/);
     const answer = whole.choices[0]!.message.content!;
     expect(answer.length).toBeGreaterThan(0);
 
-    const stream = await client.chat.completions.create({ model, messages, temperature: 0, max_tokens: 20, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model,
+      messages,
+      temperature: 0,
+      max_tokens: 20,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let streamed = '';
     let finish: string | null = null;
     let usage: unknown = null;
@@ -58,9 +69,15 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
     const text = openModelText(STORIES_260K);
     try {
       const ids = chatPromptIds(text, messages, true);
-      const direct = await t.backend.context.engines.withModel({ path: STORIES_260K, ctx: 2048 }, ({ host }) => host.generate({ prompt: ids, maxTokens: 20, stop: text.stop }));
+      const direct = await t.backend.context.engines.withModel({ path: STORIES_260K, ctx: 2048 }, ({ host }) =>
+        host.generate({ prompt: ids, maxTokens: 20, stop: text.stop }),
+      );
       expect(answer).toBe(text.tokenizer.detokenize(direct.ids.filter((id) => !text.stop.includes(id))));
-      expect(whole.usage).toEqual({ prompt_tokens: ids.length, completion_tokens: direct.ids.length, total_tokens: ids.length + direct.ids.length });
+      expect(whole.usage).toEqual({
+        prompt_tokens: ids.length,
+        completion_tokens: direct.ids.length,
+        total_tokens: ids.length + direct.ids.length,
+      });
       expect(whole.choices[0]!.finish_reason).toBe(direct.stopReason === 'stop' ? 'stop' : 'length');
     } finally {
       text.close();
@@ -72,7 +89,11 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
     const reference = await greedyCompletion(STORIES_260K, prompt, 24);
     expect(reference.startsWith(', there was a little girl named Lily.')).toBe(true);
     const whole = await client.completions.create({ model, prompt, max_tokens: 24, temperature: 0 });
-    expect(whole).toMatchObject({ object: 'text_completion', model, choices: [{ index: 0, text: reference, finish_reason: 'length', logprobs: null }] });
+    expect(whole).toMatchObject({
+      object: 'text_completion',
+      model,
+      choices: [{ index: 0, text: reference, finish_reason: 'length', logprobs: null }],
+    });
     expect(whole.usage).toMatchObject({ completion_tokens: 24 });
 
     const stream = await client.completions.create({ model, prompt, max_tokens: 24, temperature: 0, stream: true });
@@ -88,7 +109,14 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
     expect(whole.choices[0]).toMatchObject({ text: ', there was a little girl', finish_reason: 'stop' });
     expect(whole.usage!.completion_tokens).toBeLessThan(12);
 
-    const stream = await client.completions.create({ model, prompt, max_tokens: 24, temperature: 0, stop, stream: true });
+    const stream = await client.completions.create({
+      model,
+      prompt,
+      max_tokens: 24,
+      temperature: 0,
+      stop,
+      stream: true,
+    });
     const pieces: string[] = [];
     let finish: string | null = null;
     for await (const chunk of stream) {
@@ -108,13 +136,18 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
     const engine = { path: STORIES_260K, ctx: 2048 };
     const vocab = openModelText(STORIES_260K);
     const tokens = (text: string) => vocab.tokenizer.tokenize(text, { addBos: true, parseSpecial: true });
-    const elsewhere = () => t.backend.context.engines.withModel(engine, ({ host }) => host.generate({ prompt: tokens('Zebras'), maxTokens: 1 }));
+    const elsewhere = () =>
+      t.backend.context.engines.withModel(engine, ({ host }) =>
+        host.generate({ prompt: tokens('Zebras'), maxTokens: 1 }),
+      );
     await elsewhere();
     const r = await client.completions.create({ model, prompt, max_tokens: 8, temperature: 0, logprobs: 3 });
     const { text, logprobs } = r.choices[0]!;
     const lp = logprobs!;
     expect(lp.tokens!.join('')).toBe(text);
-    expect(lp.tokens!.map((tok, i) => text.slice(lp.text_offset![i], lp.text_offset![i]! + tok.length))).toEqual(lp.tokens);
+    expect(lp.tokens!.map((tok, i) => text.slice(lp.text_offset![i], lp.text_offset![i]! + tok.length))).toEqual(
+      lp.tokens,
+    );
     await elsewhere();
     const ids = await t.backend.context.engines.withModel(engine, async ({ host }) => {
       try {
@@ -129,7 +162,14 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
       expect(top[lp.tokens![i]!]).toBe(lp.token_logprobs![i]);
     });
 
-    const chat = await client.chat.completions.create({ model, messages: [{ role: 'user', content: prompt }], max_tokens: 6, temperature: 0, logprobs: true, top_logprobs: 2 });
+    const chat = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: prompt }],
+      max_tokens: 6,
+      temperature: 0,
+      logprobs: true,
+      top_logprobs: 2,
+    });
     const content = chat.choices[0]!.logprobs!.content!;
     expect(content.length).toBeGreaterThan(0);
     for (const token of content) {
@@ -138,7 +178,12 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
       expect(token.top_logprobs[0]).toMatchObject({ token: token.token, logprob: token.logprob });
       expect(token.top_logprobs[1]!.logprob).toBeLessThanOrEqual(token.logprob);
     }
-    expect(content.map((c) => c.token).join('').trimStart()).toBe(chat.choices[0]!.message.content);
+    expect(
+      content
+        .map((c) => c.token)
+        .join('')
+        .trimStart(),
+    ).toBe(chat.choices[0]!.message.content);
   });
 
   it('answers 8 concurrent requests, one model queue in order, and counts them', async () => {
@@ -146,7 +191,14 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
     const before = await metrics();
     const stories = ['Lily', 'Tom', 'a cat', 'a dog', 'the sun', 'a boat', 'a tree', 'the moon'];
     const answers = await Promise.all(
-      stories.map((about) => client.chat.completions.create({ model, messages: [{ role: 'user', content: `Tell me about ${about}.` }], max_tokens: 6, temperature: 0 })),
+      stories.map((about) =>
+        client.chat.completions.create({
+          model,
+          messages: [{ role: 'user', content: `Tell me about ${about}.` }],
+          max_tokens: 6,
+          temperature: 0,
+        }),
+      ),
     );
     for (const a of answers) {
       expect(a.choices[0]!.message.content!.length).toBeGreaterThan(0);
@@ -191,14 +243,22 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
     let started = () => {};
     const leased = new Promise<void>((resolve) => (started = resolve));
     const served = await t.service.resolve(model);
-    const lease = t.backend.context.engines.withModel({ path: served.entry.path, ctx: t.service.contextFor(served) }, () => (started(), busy));
+    const lease = t.backend.context.engines.withModel(
+      { path: served.entry.path, ctx: t.service.contextFor(served) },
+      () => (started(), busy),
+    );
     try {
       await Promise.race([leased, lease]);
       const client = t.client();
       const first = client.completions.create({ model, prompt, max_tokens: 12, temperature: 0, stream: true });
       const depth = `gufo_openai_queue_depth{model="${model}"}`;
-      for (let text = await metrics(); metric(text, depth) !== 1; text = await metrics()) await new Promise((r) => setTimeout(r, 20));
-      await expect(client.completions.create({ model, prompt, max_tokens: 2 })).rejects.toMatchObject({ status: 503, code: 'overloaded', type: 'server_error' });
+      for (let text = await metrics(); metric(text, depth) !== 1; text = await metrics())
+        await new Promise((r) => setTimeout(r, 20));
+      await expect(client.completions.create({ model, prompt, max_tokens: 2 })).rejects.toMatchObject({
+        status: 503,
+        code: 'overloaded',
+        type: 'server_error',
+      });
       free();
       let streamed = '';
       for await (const chunk of await first) streamed += chunk.choices[0]?.text ?? '';

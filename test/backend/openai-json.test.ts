@@ -31,7 +31,9 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 /** The streamed answer to the same request, assembled. */
-async function streamed(body: Pick<OpenAI.Chat.ChatCompletionCreateParamsStreaming, 'max_tokens' | 'response_format'>): Promise<{ content: string; finish: string | null }> {
+async function streamed(
+  body: Pick<OpenAI.Chat.ChatCompletionCreateParamsStreaming, 'max_tokens' | 'response_format'>,
+): Promise<{ content: string; finish: string | null }> {
   const stream = await t.client().chat.completions.create({ model, messages, temperature: 0, ...body, stream: true });
   let content = '';
   let finish: string | null = null;
@@ -44,17 +46,28 @@ async function streamed(body: Pick<OpenAI.Chat.ChatCompletionCreateParamsStreami
 
 describe('JSON mode through the OpenAI-compatible API', { timeout: 300_000 }, () => {
   it('answers a json_schema request with a document valid for the schema, streamed or not', async () => {
-    const whole = await t.client().chat.completions.create({ model, messages, temperature: 0, max_tokens: 120, response_format: jsonSchema });
+    const whole = await t
+      .client()
+      .chat.completions.create({ model, messages, temperature: 0, max_tokens: 120, response_format: jsonSchema });
     const choice = whole.choices[0]!;
     expect(choice.finish_reason).toBe('stop');
     const value = JSON.parse(choice.message.content!);
     expect(validates(value, schema), choice.message.content!).toBe(true);
-    expect(await streamed({ max_tokens: 120, response_format: jsonSchema })).toEqual({ content: choice.message.content, finish: 'stop' });
+    expect(await streamed({ max_tokens: 120, response_format: jsonSchema })).toEqual({
+      content: choice.message.content,
+      finish: 'stop',
+    });
   });
 
   it('holds json_object output to a JSON object; cut by max_tokens, it is the start of one and finishes with "length"', async () => {
     const client = t.client();
-    const whole = await client.chat.completions.create({ model, messages, temperature: 0, max_tokens: 12, response_format: { type: 'json_object' } });
+    const whole = await client.chat.completions.create({
+      model,
+      messages,
+      temperature: 0,
+      max_tokens: 12,
+      response_format: { type: 'json_object' },
+    });
     const { message, finish_reason } = whole.choices[0]!;
     const text = message.content!;
     expect(text.trimStart().startsWith('{'), text).toBe(true);
@@ -63,10 +76,20 @@ describe('JSON mode through the OpenAI-compatible API', { timeout: 300_000 }, ()
     if (finish_reason === 'stop') expect(typeof JSON.parse(text)).toBe('object');
     else expect(isComplete(state!)).toBe(false);
     expect(whole.usage!.completion_tokens).toBeLessThanOrEqual(12);
-    expect(await streamed({ max_tokens: 12, response_format: { type: 'json_object' } })).toEqual({ content: text, finish: finish_reason });
+    expect(await streamed({ max_tokens: 12, response_format: { type: 'json_object' } })).toEqual({
+      content: text,
+      finish: finish_reason,
+    });
 
     // Sampled rather than greedy, the answer is held all the same.
-    const sampled = await client.chat.completions.create({ model, messages, temperature: 1, seed: 5, max_tokens: 12, response_format: { type: 'json_object' } });
+    const sampled = await client.chat.completions.create({
+      model,
+      messages,
+      temperature: 1,
+      seed: 5,
+      max_tokens: 12,
+      response_format: { type: 'json_object' },
+    });
     expect(matchBytes(start(ANY_OBJECT), utf8(sampled.choices[0]!.message.content!))).not.toBeNull();
   });
 
@@ -76,7 +99,13 @@ describe('JSON mode through the OpenAI-compatible API', { timeout: 300_000 }, ()
       'POST',
       '/v1/completions',
       { 'content-type': 'application/json' },
-      JSON.stringify({ model, prompt: 'Once upon a time', max_tokens: 120, temperature: 0, response_format: jsonSchema }),
+      JSON.stringify({
+        model,
+        prompt: 'Once upon a time',
+        max_tokens: 120,
+        temperature: 0,
+        response_format: jsonSchema,
+      }),
     );
     expect(reply.status).toBe(200);
     const choice = JSON.parse(reply.body).choices[0];

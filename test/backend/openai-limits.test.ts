@@ -44,20 +44,39 @@ describe('request bounds', () => {
     const body = `{"model":"stories260k","messages":[{"role":"user","content":"Hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":${nestedSchemaText(levels)}}}}`;
     const { status, error } = await chatError(body);
     expect(status).toBe(400);
-    expect(error).toMatchObject({ type: 'invalid_request_error', param: 'response_format', code: 'invalid_json_schema' });
+    expect(error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'response_format',
+      code: 'invalid_json_schema',
+    });
     expect(error.message).toContain(`more than ${MAX_SCHEMA_DEPTH} deep`);
   });
 
   it('answers deep enum values, message contents and extra fields with a 400 naming the field', async () => {
     const deep = '['.repeat(20_000) + ']'.repeat(20_000);
     const enumBody = `{"model":"stories260k","messages":[{"role":"user","content":"Hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"enum":[${deep}]}}}}`;
-    expect(await chatError(enumBody)).toMatchObject({ status: 400, error: { param: 'response_format', code: 'nested_too_deep' } });
+    expect(await chatError(enumBody)).toMatchObject({
+      status: 400,
+      error: { param: 'response_format', code: 'nested_too_deep' },
+    });
     const contentBody = `{"model":"stories260k","messages":[{"role":"user","content":[${deep}]}]}`;
-    expect(await chatError(contentBody)).toMatchObject({ status: 400, error: { param: 'messages', code: 'nested_too_deep' } });
+    expect(await chatError(contentBody)).toMatchObject({
+      status: 400,
+      error: { param: 'messages', code: 'nested_too_deep' },
+    });
     // A field Gufo ignores is refused too: it would still be walked by whatever logs or copies the request.
     const extraBody = `{"model":"nope","messages":[{"role":"user","content":"Hi"}],"metadata":${deep}}`;
-    expect(await chatError(extraBody)).toMatchObject({ status: 400, error: { param: 'metadata', code: 'nested_too_deep' } });
-    const completion = await send(t.server.port, 'POST', '/v1/completions', json, `{"model":"stories260k","prompt":${deep}}`);
+    expect(await chatError(extraBody)).toMatchObject({
+      status: 400,
+      error: { param: 'metadata', code: 'nested_too_deep' },
+    });
+    const completion = await send(
+      t.server.port,
+      'POST',
+      '/v1/completions',
+      json,
+      `{"model":"stories260k","prompt":${deep}}`,
+    );
     expect(completion.status).toBe(400);
     expect(JSON.parse(completion.body).error).toMatchObject({ param: 'prompt', code: 'nested_too_deep' });
   });
@@ -65,11 +84,18 @@ describe('request bounds', () => {
   it('refuses a Content-Length over the body limit at once (413), without waiting for the body', async () => {
     const started = Date.now();
     // Headers only, and the first byte of a body announced as 100 MB.
-    const answer = await rawExchange(t.server.port, `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${t.server.port}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{`, 10_000);
+    const answer = await rawExchange(
+      t.server.port,
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${t.server.port}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{`,
+      10_000,
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer.toLowerCase()).toContain('connection: close');
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error).toMatchObject({ type: 'invalid_request_error', code: 'request_too_large' });
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'request_too_large',
+    });
   });
 });
 
@@ -77,7 +103,9 @@ describe('API key length', () => {
   it(`refuses a key shorter than ${API_KEY_CHARS.min} characters in the settings, naming the minimum`, async () => {
     const api = t.backend.api;
     const short = 'k'.repeat(API_KEY_CHARS.min - 1);
-    await expect(api.updateOpenAiServerSettings({ apiKey: short })).rejects.toThrow(`setting "openAiServer.apiKey" must be null (no key) or ${API_KEY_CHARS.min} to ${API_KEY_CHARS.max}`);
+    await expect(api.updateOpenAiServerSettings({ apiKey: short })).rejects.toThrow(
+      `setting "openAiServer.apiKey" must be null (no key) or ${API_KEY_CHARS.min} to ${API_KEY_CHARS.max}`,
+    );
     expect((await api.openAiServerStatus()).settings.apiKey).toBeNull();
     const enough = 'k'.repeat(API_KEY_CHARS.min);
     try {

@@ -27,8 +27,23 @@ const weatherSchema = {
   additionalProperties: false,
 };
 const tools: OpenAI.Chat.ChatCompletionFunctionTool[] = [
-  { type: 'function', function: { name: 'get_weather', description: 'The weather in a city now.', parameters: weatherSchema } },
-  { type: 'function', function: { name: 'get_time', description: 'The time in a city.', parameters: { type: 'object', properties: { city: { enum: ['Paris'] } }, required: ['city'], additionalProperties: false } } },
+  {
+    type: 'function',
+    function: { name: 'get_weather', description: 'The weather in a city now.', parameters: weatherSchema },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'get_time',
+      description: 'The time in a city.',
+      parameters: {
+        type: 'object',
+        properties: { city: { enum: ['Paris'] } },
+        required: ['city'],
+        additionalProperties: false,
+      },
+    },
+  },
 ];
 const question: OpenAI.Chat.ChatCompletionMessageParam[] = [
   { role: 'system', content: 'You help with the weather.' },
@@ -44,8 +59,18 @@ beforeAll(async () => {
   const shape = { nLayer: 1, nEmbd: 32, nFf: 64, nHead: 2, tiedEmbeddings: true, contextLength: 1024 };
   files.qwen = join(dir, 'qwen3-tools.gguf');
   files.llama = join(dir, 'llama3-tools.gguf');
-  await writeRandomModel(files.qwen, { ...shape, arch: 'qwen3', tokenizer: hfTokenizerKvs(QWEN3_SPEC), name: 'random qwen3' });
-  await writeRandomModel(files.llama, { ...shape, arch: 'llama', tokenizer: hfTokenizerKvs(LLAMA3_SPEC), name: 'random llama3' });
+  await writeRandomModel(files.qwen, {
+    ...shape,
+    arch: 'qwen3',
+    tokenizer: hfTokenizerKvs(QWEN3_SPEC),
+    name: 'random qwen3',
+  });
+  await writeRandomModel(files.llama, {
+    ...shape,
+    arch: 'llama',
+    tokenizer: hfTokenizerKvs(LLAMA3_SPEC),
+    name: 'random llama3',
+  });
   t = await startOpenAiTestServer([files.qwen, files.llama]);
 }, 120_000);
 afterAll(async () => {
@@ -94,13 +119,25 @@ function rendered(file: string, source: PromptSource): { ids: number[]; text: st
 /** Qwen 3's prompt as its template renders the tools, the question, then `turns`. */
 function qwenWithTools(turns: ChatMessage[]): { ids: number[]; text: string } {
   const messages = [...(question as ChatMessage[]), ...turns];
-  return rendered(files.qwen, { kind: 'chat', addGenerationPrompt: true, tools: tools as unknown as Record<string, unknown>[], messages });
+  return rendered(files.qwen, {
+    kind: 'chat',
+    addGenerationPrompt: true,
+    tools: tools as unknown as Record<string, unknown>[],
+    messages,
+  });
 }
 
 describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 }, () => {
   it('Qwen 3 (its own template renders the tools): a named call, and a required one streamed, parsed and valid for the schema', async () => {
     const model = await idOf('qwen');
-    const whole = await t.client().chat.completions.create({ model, messages: question, tools, tool_choice: { type: 'function', function: { name: 'get_weather' } }, temperature: 0, max_tokens: 80 });
+    const whole = await t.client().chat.completions.create({
+      model,
+      messages: question,
+      tools,
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      temperature: 0,
+      max_tokens: 80,
+    });
     const choice = whole.choices[0]!;
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.content).toBeNull();
@@ -111,7 +148,14 @@ describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 },
     expect(call.function.name).toBe('get_weather');
     expect(validates(JSON.parse(call.function.arguments), weatherSchema), call.function.arguments).toBe(true);
 
-    const s = await streamed({ model, messages: question, tools, tool_choice: 'required', temperature: 0, max_tokens: 80 });
+    const s = await streamed({
+      model,
+      messages: question,
+      tools,
+      tool_choice: 'required',
+      temperature: 0,
+      max_tokens: 80,
+    });
     expect(s.finish).toBe('tool_calls');
     expect(s.calls.length).toBeGreaterThanOrEqual(1);
     for (const c of s.calls) {
@@ -125,39 +169,86 @@ describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 },
     const model = await idOf('qwen');
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
       ...question,
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_abc',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' },
+          },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_abc', content: 'Sunny, 22 degrees' },
     ];
     const answer = await t.client().chat.completions.create({ model, messages, tools, temperature: 0, max_tokens: 4 });
     const prompt = qwenWithTools([
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_abc',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' },
+          },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_abc', name: 'get_weather', content: 'Sunny, 22 degrees' },
     ]);
     expect(answer.usage!.prompt_tokens).toBe(prompt.ids.length);
     expect(prompt.text).toContain('<tool_response>\nSunny, 22 degrees\n</tool_response>');
-    expect(prompt.text).toContain('<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris","unit":"celsius"}}\n</tool_call>');
+    expect(prompt.text).toContain(
+      '<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris","unit":"celsius"}}\n</tool_call>',
+    );
     expect(prompt.text).toContain('"name": "get_time"');
     expect(['stop', 'length', 'tool_calls']).toContain(answer.choices[0]!.finish_reason);
   });
 
   it('Llama 3 (no tools in its template): the fallback describes them in the system prompt, and a required call is parsed', async () => {
     const model = await idOf('llama');
-    const whole = await t.client().chat.completions.create({ model, messages: question, tools, tool_choice: 'required', temperature: 0, max_tokens: 80 });
+    const whole = await t.client().chat.completions.create({
+      model,
+      messages: question,
+      tools,
+      tool_choice: 'required',
+      temperature: 0,
+      max_tokens: 80,
+    });
     const choice = whole.choices[0]!;
     expect(choice.finish_reason).toBe('tool_calls');
     const call = choice.message.tool_calls![0]!;
     if (call.type !== 'function') throw new Error('not a function call');
-    expect(validates(JSON.parse(call.function.arguments), schemaOf(call.function.name)), call.function.arguments).toBe(true);
+    expect(validates(JSON.parse(call.function.arguments), schemaOf(call.function.name)), call.function.arguments).toBe(
+      true,
+    );
 
     const functions = tools.map((tool) => ({ type: 'function', function: tool.function }));
-    const prompt = rendered(files.llama, { kind: 'chat', addGenerationPrompt: true, messages: withToolsInText(question as { role: string; content: string }[], functions), prefill: '<tool_call>\n' });
+    const prompt = rendered(files.llama, {
+      kind: 'chat',
+      addGenerationPrompt: true,
+      messages: withToolsInText(question as { role: string; content: string }[], functions),
+      prefill: '<tool_call>\n',
+    });
     expect(whole.usage!.prompt_tokens).toBe(prompt.ids.length);
     expect(prompt.text).toContain('You help with the weather.\n\n# Tools');
     expect(prompt.text).toContain('"name":"get_weather"');
 
     // The same request streamed: its argument fragments join into the same arguments.
-    const s = await streamed({ model, messages: question, tools, tool_choice: 'required', temperature: 0, max_tokens: 80 });
-    expect(s).toMatchObject({ content: '', finish: 'tool_calls', calls: [{ name: call.function.name, arguments: call.function.arguments }] });
+    const s = await streamed({
+      model,
+      messages: question,
+      tools,
+      tool_choice: 'required',
+      temperature: 0,
+      max_tokens: 80,
+    });
+    expect(s).toMatchObject({
+      content: '',
+      finish: 'tool_calls',
+      calls: [{ name: call.function.name, arguments: call.function.arguments }],
+    });
   });
 
   it("Ollama's /api/chat takes tools and tool messages, rendered into the prompt", async () => {
@@ -169,14 +260,30 @@ describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 },
       tools,
       messages: [
         ...question,
-        { role: 'assistant', content: '', tool_calls: [{ function: { name: 'get_weather', arguments: { city: 'Paris', unit: 'celsius' } } }] },
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [{ function: { name: 'get_weather', arguments: { city: 'Paris', unit: 'celsius' } } }],
+        },
         { role: 'tool', tool_name: 'get_weather', content: 'Sunny, 22 degrees' },
       ],
     };
-    const reply = await send(t.server.port, 'POST', '/api/chat', { 'content-type': 'application/json' }, JSON.stringify(body));
+    const reply = await send(
+      t.server.port,
+      'POST',
+      '/api/chat',
+      { 'content-type': 'application/json' },
+      JSON.stringify(body),
+    );
     expect(reply.status, reply.body).toBe(200);
     const prompt = qwenWithTools([
-      { role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris', unit: 'celsius' } } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          { type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris', unit: 'celsius' } } },
+        ],
+      },
       { role: 'tool', name: 'get_weather', content: 'Sunny, 22 degrees' },
     ]);
     expect(JSON.parse(reply.body).prompt_eval_count).toBe(prompt.ids.length);
@@ -185,15 +292,53 @@ describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 },
   it('refuses bad tools with a 400 naming the field', async () => {
     const model = await idOf('qwen');
     const post = async (extra: object) => {
-      const reply = await send(t.server.port, 'POST', '/v1/chat/completions', { 'content-type': 'application/json' }, JSON.stringify({ model, messages: question, ...extra }));
+      const reply = await send(
+        t.server.port,
+        'POST',
+        '/v1/chat/completions',
+        { 'content-type': 'application/json' },
+        JSON.stringify({ model, messages: question, ...extra }),
+      );
       expect(reply.status, reply.body).toBe(400);
       return JSON.parse(reply.body).error as { param: string; message: string };
     };
-    expect((await post({ tools: [{ type: 'function', function: { name: 'bad name!' } }] })).param).toBe('tools[0].function.name');
+    expect((await post({ tools: [{ type: 'function', function: { name: 'bad name!' } }] })).param).toBe(
+      'tools[0].function.name',
+    );
     expect((await post({ tools: [{ type: 'retrieval' }] })).param).toBe('tools[0]');
-    expect((await post({ tools, tool_choice: { type: 'function', function: { name: 'nope' } } })).message).toContain('"nope"');
+    expect((await post({ tools, tool_choice: { type: 'function', function: { name: 'nope' } } })).message).toContain(
+      '"nope"',
+    );
     expect((await post({ tool_choice: 'required' })).param).toBe('tool_choice');
-    expect((await post({ tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { a: { type: 'string', pattern: 'x' } } } } }], tool_choice: 'required' })).param).toBe('tools[0].function.parameters');
-    expect((await post({ messages: [...question, { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: 'not json' } }] }] })).param).toBe('messages[2].tool_calls[0].function.arguments');
+    expect(
+      (
+        await post({
+          tools: [
+            {
+              type: 'function',
+              function: {
+                name: 'f',
+                parameters: { type: 'object', properties: { a: { type: 'string', pattern: 'x' } } },
+              },
+            },
+          ],
+          tool_choice: 'required',
+        })
+      ).param,
+    ).toBe('tools[0].function.parameters');
+    expect(
+      (
+        await post({
+          messages: [
+            ...question,
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: 'not json' } }],
+            },
+          ],
+        })
+      ).param,
+    ).toBe('messages[2].tool_calls[0].function.arguments');
   });
 });

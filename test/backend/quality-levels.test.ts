@@ -20,9 +20,20 @@ function addModel(b: TestBackend, path: string): number {
 }
 
 /** A finished export of `sourceId` to `outputPath` (a real file), as the export job records it. */
-function exported(b: TestBackend, sourceId: number, outputPath: string, fileType: string): { exportId: number; modelId: number } {
+function exported(
+  b: TestBackend,
+  sourceId: number,
+  outputPath: string,
+  fileType: string,
+): { exportId: number; modelId: number } {
   const store = new ExportStore(b.context.db);
-  const e = store.start({ sourceModelId: sourceId, sourceName: 'stories260K', sourcePath: STORIES_260K, outputPath, fileType });
+  const e = store.start({
+    sourceModelId: sourceId,
+    sourceName: 'stories260K',
+    sourcePath: STORIES_260K,
+    outputPath,
+    fileType,
+  });
   const modelId = addModel(b, outputPath);
   store.finish(e.id, { status: 'done', bytesOut: statSync(outputPath).size, seconds: 1, outputModelId: modelId });
   return { exportId: e.id, modelId };
@@ -48,7 +59,13 @@ function bench(b: TestBackend, modelId: number, decodeTokS: number): void {
   new BenchRunStore(b.context.db).add(run);
 }
 
-function report(b: TestBackend, baseModelId: number, quantModelId: number, exportId: number | null, meanKl: number): QualityReport {
+function report(
+  b: TestBackend,
+  baseModelId: number,
+  quantModelId: number,
+  exportId: number | null,
+  meanKl: number,
+): QualityReport {
   return new QualityReportStore(b.context.db).add({
     exportId,
     baseModelId,
@@ -83,13 +100,24 @@ describe('qualityAcrossLevels', () => {
     const dir = tempDir();
     const sourceId = addModel(b, STORIES_260K);
     const otherId = addModel(b, TINY_RANDOM_LLAMA);
-    const paths = { Q8_0: join(dir, 's-Q8_0.gguf'), Q4_K_M: join(dir, 's-Q4_K_M.gguf'), Q2_K: join(dir, 's-Q2_K.gguf') };
-    for (const [type, path] of Object.entries(paths)) await quantizeFile(STORIES_260K, path, type as keyof typeof paths);
+    const paths = {
+      Q8_0: join(dir, 's-Q8_0.gguf'),
+      Q4_K_M: join(dir, 's-Q4_K_M.gguf'),
+      Q2_K: join(dir, 's-Q2_K.gguf'),
+    };
+    for (const [type, path] of Object.entries(paths))
+      await quantizeFile(STORIES_260K, path, type as keyof typeof paths);
     const q8 = exported(b, sourceId, paths.Q8_0, 'Q8_0');
     const q4 = exported(b, sourceId, paths.Q4_K_M, 'Q4_K_M');
     // Left out: a failed export, an export of another model, and one whose file left the library.
     const exports = new ExportStore(b.context.db);
-    const failed = exports.start({ sourceModelId: sourceId, sourceName: 's', sourcePath: STORIES_260K, outputPath: join(dir, 'x.gguf'), fileType: 'Q6_K' });
+    const failed = exports.start({
+      sourceModelId: sourceId,
+      sourceName: 's',
+      sourcePath: STORIES_260K,
+      outputPath: join(dir, 'x.gguf'),
+      fileType: 'Q6_K',
+    });
     exports.finish(failed.id, { status: 'failed', seconds: 1, error: 'disk full' });
     exported(b, otherId, paths.Q2_K, 'Q2_K');
     const gone = exported(b, sourceId, paths.Q2_K, 'Q2_K');
@@ -104,7 +132,12 @@ describe('qualityAcrossLevels', () => {
     report(b, otherId, q4.modelId, null, 3); // against another base: not this source's figure
 
     const view = await b.api.qualityAcrossLevels(sourceId);
-    expect(view).toMatchObject({ sourceModelId: sourceId, sourceName: 'stories260K', sourceBytes: statSync(STORIES_260K).size, sourceDecodeTokS: 400 });
+    expect(view).toMatchObject({
+      sourceModelId: sourceId,
+      sourceName: 'stories260K',
+      sourceBytes: statSync(STORIES_260K).size,
+      sourceDecodeTokS: 400,
+    });
     expect(view.levels.map((l) => l.fileType)).toEqual(['Q4_K_M', 'Q8_0']);
     const [small, large] = view.levels;
     expect(small).toEqual({
@@ -114,9 +147,22 @@ describe('qualityAcrossLevels', () => {
       path: paths.Q4_K_M,
       bytes: statSync(paths.Q4_K_M).size,
       decodeTokS: null,
-      report: { id: kld.id, meanKl: 1.2e-2, top1: 0.97, pplQuant: 11.7, textLabel: '/tmp/story.txt', createdAt: kld.createdAt },
+      report: {
+        id: kld.id,
+        meanKl: 1.2e-2,
+        top1: 0.97,
+        pplQuant: 11.7,
+        textLabel: '/tmp/story.txt',
+        createdAt: kld.createdAt,
+      },
     });
-    expect(large).toMatchObject({ exportId: q8.exportId, modelId: q8.modelId, bytes: statSync(paths.Q8_0).size, decodeTokS: 120, report: { id: latestQ8.id, meanKl: 5e-4 } });
+    expect(large).toMatchObject({
+      exportId: q8.exportId,
+      modelId: q8.modelId,
+      bytes: statSync(paths.Q8_0).size,
+      decodeTokS: 120,
+      report: { id: latestQ8.id, meanKl: 5e-4 },
+    });
     expect(small!.bytes).toBeLessThan(large!.bytes);
 
     await expect(b.api.qualityAcrossLevels(9999)).rejects.toThrow('no model with id 9999 in the library');

@@ -41,7 +41,13 @@ describe('predicted quality per file type', () => {
     copyFileSync(STORIES_260K, copy);
     const copyId = addModel(b, copy);
     const second = await predict(b, copyId);
-    expect(second).toMatchObject({ modelId: copyId, cached: true, sha256: first.sha256, computedAt: first.computedAt, types: first.types });
+    expect(second).toMatchObject({
+      modelId: copyId,
+      cached: true,
+      sha256: first.sha256,
+      computedAt: first.computedAt,
+      types: first.types,
+    });
     expect(b.context.db.prepare('SELECT count(*) AS n FROM quality_predictions').get()).toEqual({ n: 1 });
     expect(await b.api.qualityPrediction(modelId)).toEqual({ ...first, cached: true });
   }, 120_000);
@@ -50,21 +56,46 @@ describe('predicted quality per file type', () => {
     const b = testBackend();
     const modelId = addModel(b, STORIES_260K);
     await predict(b, modelId);
-    const made = (await b.context.jobs.wait(await b.api.startExport({ modelId, fileType: 'Q8_0' }))).result as ExportRecord;
+    const made = (await b.context.jobs.wait(await b.api.startExport({ modelId, fileType: 'Q8_0' })))
+      .result as ExportRecord;
     const source = b.context.models.get(modelId)!;
     const quant = b.context.models.get(made.outputModelId!)!;
     const reports = new QualityReportStore(b.context.db);
     const report = (meanKl: number) =>
       reports.add({
-        exportId: made.id, baseModelId: modelId, baseName: source.name, basePath: source.path, baseSha256: source.sha256,
-        quantModelId: quant.id, quantName: quant.name, quantPath: quant.path, quantSha256: null, textSource: 'builtin', textLabel: 'built-in text',
-        ctx: 128, tokens: 300, positions: 200, meanKl, p99Kl: 0.1, maxKl: 0.2, top1: 0.99, meanDeltaP: 0, meanDeltaPNext: 0,
-        pplBase: 10, pplQuant: 10.1, adapter: 'test', appVersion: '0',
+        exportId: made.id,
+        baseModelId: modelId,
+        baseName: source.name,
+        basePath: source.path,
+        baseSha256: source.sha256,
+        quantModelId: quant.id,
+        quantName: quant.name,
+        quantPath: quant.path,
+        quantSha256: null,
+        textSource: 'builtin',
+        textLabel: 'built-in text',
+        ctx: 128,
+        tokens: 300,
+        positions: 200,
+        meanKl,
+        p99Kl: 0.1,
+        maxKl: 0.2,
+        top1: 0.99,
+        meanDeltaP: 0,
+        meanDeltaPNext: 0,
+        pplBase: 10,
+        pplQuant: 10.1,
+        adapter: 'test',
+        appVersion: '0',
       });
     report(0.002);
     const newest = report(0.001);
     const prediction = (await b.api.qualityPrediction(modelId))!;
-    expect(prediction.types.find((t) => t.fileType === 'Q8_0')!.measured).toEqual({ meanKl: 0.001, reportId: newest.id, exportId: made.id });
+    expect(prediction.types.find((t) => t.fileType === 'Q8_0')!.measured).toEqual({
+      meanKl: 0.001,
+      reportId: newest.id,
+      exportId: made.id,
+    });
     expect(prediction.types.filter((t) => t.measured !== null).map((t) => t.fileType)).toEqual(['Q8_0']);
   }, 120_000);
 });

@@ -25,15 +25,27 @@ describe('tensor error of an export', () => {
   it("compares an export with its source by default: per tensor the quantizer's RMSE, pooled by layer and role", async () => {
     const b = testBackend();
     const sourceId = addModel(b, STORIES_260K);
-    const exported = (await b.context.jobs.wait(await b.api.startExport({ modelId: sourceId, fileType: 'Q4_0' }))).result as ExportRecord;
+    const exported = (await b.context.jobs.wait(await b.api.startExport({ modelId: sourceId, fileType: 'Q4_0' })))
+      .result as ExportRecord;
     // The quantizer's own measurement of the same file, written again.
     const quantized = await quantizeFile(STORIES_260K, join(tempDir(), 'again.gguf'), 'Q4_0');
 
     const jobId = await b.api.startTensorError(exported.outputModelId!);
     const job = await b.context.jobs.wait(jobId);
-    expect(job, job.error ?? '').toMatchObject({ kind: 'tensor-error', status: 'done', unit: 'tensors', modelId: exported.outputModelId, done: 48, total: 48 });
+    expect(job, job.error ?? '').toMatchObject({
+      kind: 'tensor-error',
+      status: 'done',
+      unit: 'tensors',
+      modelId: exported.outputModelId,
+      done: 48,
+      total: 48,
+    });
     const r = job.result as TensorErrorComparison;
-    expect(r).toMatchObject({ modelId: exported.outputModelId, sourceModelId: sourceId, sourceName: b.context.models.get(sourceId)!.name });
+    expect(r).toMatchObject({
+      modelId: exported.outputModelId,
+      sourceModelId: sourceId,
+      sourceName: b.context.models.get(sourceId)!.name,
+    });
     expect(r.tensors.map((t) => t.name).sort()).toEqual(quantized.tensors.map((t) => t.name).sort());
     for (const t of r.tensors) {
       const q = quantized.tensors.find((x) => x.name === t.name)!;
@@ -44,7 +56,9 @@ describe('tensor error of an export', () => {
     }
     expect(r.tensors.find((t) => t.name === 'blk.3.ffn_up.weight')).toMatchObject({ layer: 3, role: 'ffn_up' });
     expect(r.byLayer.map((g) => g.layer)).toEqual([0, 1, 2, 3, 4, null]);
-    expect(r.byRole.map((g) => g.role)).toEqual(expect.arrayContaining(['attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_gate', 'ffn_up', 'ffn_down']));
+    expect(r.byRole.map((g) => g.role)).toEqual(
+      expect.arrayContaining(['attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_gate', 'ffn_up', 'ffn_down']),
+    );
     // Pooled figures weigh each tensor by its elements.
     const layer0 = r.tensors.filter((t) => t.layer === 0);
     const noise = layer0.reduce((sum, t) => sum + t.rmse ** 2 * t.elements, 0);
@@ -53,10 +67,16 @@ describe('tensor error of an export', () => {
     expect(r.byLayer[0]!.rmse).toBeCloseTo(Math.sqrt(noise / elements), 12);
     expect(r.total.elements).toBe(292_800);
     // Progress goes tensor by tensor, naming each (the first at once; later ones throttled).
-    expect(jobEvents(b, jobId).find((j) => j.detail !== null)).toMatchObject({ status: 'running', done: 0, total: 48, detail: r.tensors[0]!.name });
+    expect(jobEvents(b, jobId).find((j) => j.detail !== null)).toMatchObject({
+      status: 'running',
+      done: 0,
+      total: 48,
+      detail: r.tensors[0]!.name,
+    });
 
     // Against a model named explicitly: the export itself, as source of the source.
-    const back = (await b.context.jobs.wait(await b.api.startTensorError(sourceId, exported.outputModelId!))).result as TensorErrorComparison;
+    const back = (await b.context.jobs.wait(await b.api.startTensorError(sourceId, exported.outputModelId!)))
+      .result as TensorErrorComparison;
     expect(back.sourceModelId).toBe(exported.outputModelId);
     expect(back.total.rmse).toBeCloseTo(r.total.rmse, 12);
   });
@@ -79,11 +99,17 @@ describe('tensor error of an export', () => {
     expect(cancelled.total).toBeGreaterThan(1);
     expect(jobEvents(b, jobId).some((j) => j.result !== null)).toBe(false);
 
-    await expect(b.api.startTensorError(stories!)).rejects.toThrow(/is not an export Gufo made \(or its source left the library\): choose the model to compare it with$/);
+    await expect(b.api.startTensorError(stories!)).rejects.toThrow(
+      /is not an export Gufo made \(or its source left the library\): choose the model to compare it with$/,
+    );
     await expect(b.api.startTensorError(stories!, stories)).rejects.toThrow('not with itself');
     await expect(b.api.startTensorError(stories!, 999)).rejects.toThrow('no model with id 999 in the library');
     const mismatch = await b.context.jobs.wait(await b.api.startTensorError(tiny!, stories));
     expect(mismatch).toMatchObject({ status: 'failed' });
-    expect(mismatch.error).toMatch(new RegExp(`^${TINY_RANDOM_LLAMA}: tensor "token_embd.weight" has shape \\[\\d+, 32000\\], in ${STORIES_260K} it has \\[64, 512\\]$`));
+    expect(mismatch.error).toMatch(
+      new RegExp(
+        `^${TINY_RANDOM_LLAMA}: tensor "token_embd.weight" has shape \\[\\d+, 32000\\], in ${STORIES_260K} it has \\[64, 512\\]$`,
+      ),
+    );
   });
 });

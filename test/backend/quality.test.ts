@@ -44,58 +44,75 @@ async function chat(b: TestBackend, modelId: number, contents: string[]): Promis
   const store = new ChatStore(b.context.db);
   let parentId: number | null = null;
   for (const [i, content] of contents.entries()) {
-    parentId = store.addMessage({ chatId: summary.id, parentId, role: i % 2 === 0 ? 'user' : 'assistant', content, status: 'done' }).id;
+    parentId = store.addMessage({
+      chatId: summary.id,
+      parentId,
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content,
+      status: 'done',
+    }).id;
   }
   store.setActiveLeaf(summary.id, parentId);
   store.touch(summary.id);
 }
 
 describe('quality reports', () => {
-  it('follow an export on the built-in text: KL of the Q8_0 export < 1e-3, stored with both files\' hashes', { timeout: GPU_TIMEOUT }, async () => {
-    const b = testBackend();
-    const sourceId = addModel(b, STORIES_260K);
-    const exportJob = await b.context.jobs.wait(await b.api.startExport({ modelId: sourceId, fileType: 'Q8_0', qualityReport: 'builtin' }));
-    const exported = exportJob.result as ExportRecord;
-    const [quality] = b.context.jobs.list().filter((j) => j.kind === 'quality');
-    const name = (id: number) => b.context.models.get(id)!.name;
-    expect(quality).toMatchObject({ status: 'running', unit: 'steps', modelId: exported.outputModelId, title: `Quality report: ${name(exported.outputModelId!)} against ${name(sourceId)}` });
-    const job = await b.context.jobs.wait(quality!.id);
-    expect(job, job.error ?? '').toMatchObject({ status: 'done', done: 3, total: 3 });
-    const report = job.result as QualityReport;
-    console.log(`stories260K vs its Q8_0 export on the built-in text: ${JSON.stringify(report)}`);
+  it(
+    "follow an export on the built-in text: KL of the Q8_0 export < 1e-3, stored with both files' hashes",
+    { timeout: GPU_TIMEOUT },
+    async () => {
+      const b = testBackend();
+      const sourceId = addModel(b, STORIES_260K);
+      const exportJob = await b.context.jobs.wait(
+        await b.api.startExport({ modelId: sourceId, fileType: 'Q8_0', qualityReport: 'builtin' }),
+      );
+      const exported = exportJob.result as ExportRecord;
+      const [quality] = b.context.jobs.list().filter((j) => j.kind === 'quality');
+      const name = (id: number) => b.context.models.get(id)!.name;
+      expect(quality).toMatchObject({
+        status: 'running',
+        unit: 'steps',
+        modelId: exported.outputModelId,
+        title: `Quality report: ${name(exported.outputModelId!)} against ${name(sourceId)}`,
+      });
+      const job = await b.context.jobs.wait(quality!.id);
+      expect(job, job.error ?? '').toMatchObject({ status: 'done', done: 3, total: 3 });
+      const report = job.result as QualityReport;
+      console.log(`stories260K vs its Q8_0 export on the built-in text: ${JSON.stringify(report)}`);
 
-    const plan = storiesPlan(BUILTIN_TEXT);
-    expect(report).toMatchObject({
-      exportId: exported.id,
-      baseModelId: sourceId,
-      basePath: STORIES_260K,
-      baseSha256: sha256(STORIES_260K),
-      quantModelId: exported.outputModelId,
-      quantPath: exported.outputPath,
-      quantSha256: sha256(exported.outputPath),
-      textSource: 'builtin',
-      textLabel: 'built-in text v1',
-      ctx: 512,
-      tokens: plan.tokens,
-      positions: plan.scored,
-      appVersion: version,
-    });
-    expect(plan.tokens).toBeGreaterThan(512); // one window of 512, its second half scored
-    expect(report.meanKl).toBeGreaterThan(0);
-    expect(report.meanKl).toBeLessThan(1e-3);
-    expect(report.p99Kl).toBeGreaterThanOrEqual(report.meanKl);
-    expect(report.maxKl).toBeGreaterThanOrEqual(report.p99Kl);
-    expect(report.top1).toBeGreaterThanOrEqual(0.9);
-    expect(Math.abs(report.pplQuant / report.pplBase - 1)).toBeLessThan(0.01);
-    if (process.env.VK_ICD_FILENAMES?.includes('swiftshader')) expect(report.adapter).toMatch(/SwiftShader/);
+      const plan = storiesPlan(BUILTIN_TEXT);
+      expect(report).toMatchObject({
+        exportId: exported.id,
+        baseModelId: sourceId,
+        basePath: STORIES_260K,
+        baseSha256: sha256(STORIES_260K),
+        quantModelId: exported.outputModelId,
+        quantPath: exported.outputPath,
+        quantSha256: sha256(exported.outputPath),
+        textSource: 'builtin',
+        textLabel: 'built-in text v1',
+        ctx: 512,
+        tokens: plan.tokens,
+        positions: plan.scored,
+        appVersion: version,
+      });
+      expect(plan.tokens).toBeGreaterThan(512); // one window of 512, its second half scored
+      expect(report.meanKl).toBeGreaterThan(0);
+      expect(report.meanKl).toBeLessThan(1e-3);
+      expect(report.p99Kl).toBeGreaterThanOrEqual(report.meanKl);
+      expect(report.maxKl).toBeGreaterThanOrEqual(report.p99Kl);
+      expect(report.top1).toBeGreaterThanOrEqual(0.9);
+      expect(Math.abs(report.pplQuant / report.pplBase - 1)).toBeLessThan(0.01);
+      if (process.env.VK_ICD_FILENAMES?.includes('swiftshader')) expect(report.adapter).toMatch(/SwiftShader/);
 
-    // Stored: listed for the export and for either model, and the hashes went to the library.
-    expect(await b.api.listQualityReports()).toEqual([report]);
-    expect(await b.api.listQualityReports({ exportId: exported.id })).toEqual([report]);
-    expect(await b.api.listQualityReports({ modelId: sourceId })).toEqual([report]);
-    expect(await b.api.listQualityReports({ modelId: sourceId + 100 })).toEqual([]);
-    expect(b.context.models.get(sourceId)!.sha256).toBe(report.baseSha256);
-  });
+      // Stored: listed for the export and for either model, and the hashes went to the library.
+      expect(await b.api.listQualityReports()).toEqual([report]);
+      expect(await b.api.listQualityReports({ exportId: exported.id })).toEqual([report]);
+      expect(await b.api.listQualityReports({ modelId: sourceId })).toEqual([report]);
+      expect(await b.api.listQualityReports({ modelId: sourceId + 100 })).toEqual([]);
+      expect(b.context.models.get(sourceId)!.sha256).toBe(report.baseSha256);
+    },
+  );
 
   it('replay the recent chats as text, and cancel at once', { timeout: GPU_TIMEOUT }, async () => {
     // Every progress report as it is made: the cancel below lands on the base model's first window.
@@ -116,22 +133,42 @@ describe('quality reports', () => {
     expect(job, job.error ?? '').toMatchObject({ kind: 'quality', status: 'done' });
     const report = job.result as QualityReport;
     // The newest chat first, each chat's messages in order.
-    const replayed = ['What happened next?', 'Max found a big red ball in the park and played all day.', 'Tell me a story.', 'Once upon a time, there was a little dog named Max.'].join('\n\n');
+    const replayed = [
+      'What happened next?',
+      'Max found a big red ball in the park and played all day.',
+      'Tell me a story.',
+      'Once upon a time, there was a little dog named Max.',
+    ].join('\n\n');
     const plan = storiesPlan(replayed);
-    expect(report).toMatchObject({ exportId: null, textSource: 'chats', textLabel: '2 recent chats', tokens: plan.tokens, positions: plan.scored, ctx: plan.ctx });
+    expect(report).toMatchObject({
+      exportId: null,
+      textSource: 'chats',
+      textLabel: '2 recent chats',
+      tokens: plan.tokens,
+      positions: plan.scored,
+      ctx: plan.ctx,
+    });
     expect(plan.windows).toHaveLength(1); // short enough to be scored whole
     // Q4_0 costs more than Q8_0 does.
     expect(report.meanKl).toBeGreaterThan(1e-3);
     expect(report.top1).toBeGreaterThan(0.5);
 
     // Cancelled while the base model is evaluated: the job ends at once and nothing is stored.
-    const held = atProgress(b, 'quality', (j) => (j.detail ?? '').includes('window'), (j) => void b.api.cancelJob(j.id));
+    const held = atProgress(
+      b,
+      'quality',
+      (j) => (j.detail ?? '').includes('window'),
+      (j) => void b.api.cancelJob(j.id),
+    );
     const cancelId = await b.api.startQualityReport({ baseModelId, quantModelId });
     expect(await held).toMatchObject({ id: cancelId, detail: expect.stringContaining('(base): window 1 of') });
     // At once: before the engine has finished the window it was sent (a call queued behind it waits for that).
     const order: string[] = [];
     const ended = b.context.jobs.wait(cancelId).then((job) => (order.push('job ended'), job));
-    const engineFree = b.context.engines.withModel({ path: STORIES_260K, ctx: 1 }, async () => void order.push('engine free'));
+    const engineFree = b.context.engines.withModel(
+      { path: STORIES_260K, ctx: 1 },
+      async () => void order.push('engine free'),
+    );
     expect(await ended).toMatchObject({ status: 'cancelled', error: null, result: null });
     await engineFree;
     expect(order).toEqual(['job ended', 'engine free']);
@@ -143,21 +180,33 @@ describe('quality reports', () => {
     const stories = addModel(b, STORIES_260K);
     const tiny = addModel(b, TINY_RANDOM_LLAMA);
     await expect(b.api.startQualityReport({ exportId: 7 })).rejects.toThrow('no export with id 7');
-    await expect(b.api.startQualityReport({ baseModelId: stories, quantModelId: stories })).rejects.toThrow(`a quality report compares two models; both ids are ${stories}`);
-    await expect(b.api.startQualityReport({ baseModelId: stories, quantModelId: 999 })).rejects.toThrow('no model with id 999 in the library');
+    await expect(b.api.startQualityReport({ baseModelId: stories, quantModelId: stories })).rejects.toThrow(
+      `a quality report compares two models; both ids are ${stories}`,
+    );
+    await expect(b.api.startQualityReport({ baseModelId: stories, quantModelId: 999 })).rejects.toThrow(
+      'no model with id 999 in the library',
+    );
     await expect(b.api.startQualityReport({ baseModelId: stories, quantModelId: tiny })).rejects.toThrow(
       `${TINY_RANDOM_LLAMA}: its vocabulary has 32000 tokens, not 512 (the base ${STORIES_260K} differs); KL divergence needs the same vocabulary`,
     );
-    await expect(b.api.startQualityReport({ baseModelId: stories, quantModelId: tiny, text: 'web' as never })).rejects.toThrow('unknown text "web": a quality report scores builtin or chats');
-    await expect(b.api.startExport({ modelId: stories, fileType: 'Q8_0', qualityReport: 'web' as never })).rejects.toThrow('unknown quality report text "web"');
+    await expect(
+      b.api.startQualityReport({ baseModelId: stories, quantModelId: tiny, text: 'web' as never }),
+    ).rejects.toThrow('unknown text "web": a quality report scores builtin or chats');
+    await expect(
+      b.api.startExport({ modelId: stories, fileType: 'Q8_0', qualityReport: 'web' as never }),
+    ).rejects.toThrow('unknown quality report text "web"');
     // Nothing was started.
     expect(b.context.jobs.list()).toEqual([]);
 
     // An export that failed has no file to compare.
     const failed = b.context.db
-      .prepare("INSERT INTO exports (source_model_id, source_name, source_path, output_path, file_type, status) VALUES (?, 's', ?, '/gone.gguf', 'Q8_0', 'failed') RETURNING id")
+      .prepare(
+        "INSERT INTO exports (source_model_id, source_name, source_path, output_path, file_type, status) VALUES (?, 's', ?, '/gone.gguf', 'Q8_0', 'failed') RETURNING id",
+      )
       .pluck()
       .get(stories, STORIES_260K) as number;
-    await expect(b.api.startQualityReport({ exportId: failed })).rejects.toThrow(`export ${failed} (/gone.gguf) is failed: only a finished export has a file to compare`);
+    await expect(b.api.startQualityReport({ exportId: failed })).rejects.toThrow(
+      `export ${failed} (/gone.gguf) is failed: only a finished export has a file to compare`,
+    );
   });
 });

@@ -21,7 +21,10 @@ export async function resolve(specifier, context, next) {
 }
 `,
 );
-writeFileSync(join(hooks, 'register.mjs'), `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`);
+writeFileSync(
+  join(hooks, 'register.mjs'),
+  `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`,
+);
 afterAll(() => rmSync(hooks, { recursive: true, force: true }));
 
 /** Runs gufo with the hook in every process it starts; returns its result and the repository files loaded. */
@@ -38,14 +41,20 @@ describe('gufo --help', () => {
   it('loads no command module: each is imported when its command runs', () => {
     const { result, files } = gufoLoading(['--help'], { GUFO_DEV: '1' });
     expect(result.status, result.stderr).toBe(0);
-    expect(files.filter((f) => f.startsWith('src-main/')).sort()).toEqual(['src-main/cli/command-list.ts', 'src-main/cli/command.ts', 'src-main/cli/main.ts']);
+    expect(files.filter((f) => f.startsWith('src-main/')).sort()).toEqual([
+      'src-main/cli/command-list.ts',
+      'src-main/cli/command.ts',
+      'src-main/cli/main.ts',
+    ]);
   });
 
   it('lists every command with its summary, and each loads', async () => {
     const help = gufo(['--help']).stdout;
     for (const entry of COMMANDS) {
       expect((await entry.load()).help).toMatch(new RegExp(`^Usage: gufo ${entry.name}\\b`));
-      expect(help).toContain(`${entry.name.padEnd(Math.max(...COMMANDS.map((c) => c.name.length)))}  ${entry.summary}\n`);
+      expect(help).toContain(
+        `${entry.name.padEnd(Math.max(...COMMANDS.map((c) => c.name.length)))}  ${entry.summary}\n`,
+      );
     }
   });
 });
@@ -54,7 +63,8 @@ describe('the built CLI (out/cli, built by npm install; by test/support/build-cl
   const built = { GUFO_DEV: undefined };
 
   it('holds every entry the sources start from beside their bundle: the engine and the prompt worker', () => {
-    for (const entry of ['gufo.js', 'engine.js', 'prompt-worker.js']) expect(existsSync(join(REPO_ROOT, 'out/cli', entry)), entry).toBe(true);
+    for (const entry of ['gufo.js', 'engine.js', 'prompt-worker.js'])
+      expect(existsSync(join(REPO_ROOT, 'out/cli', entry)), entry).toBe(true);
   });
 
   it('answers --help from out/cli alone: no package, no TypeScript', () => {
@@ -78,7 +88,10 @@ describe('the built CLI (out/cli, built by npm install; by test/support/build-cl
     try {
       mkdirSync(join(copy, 'bin'));
       cpSync(join(REPO_ROOT, 'bin/gufo.mjs'), join(copy, 'bin/gufo.mjs'));
-      const r = spawnSync(process.execPath, [join(copy, 'bin/gufo.mjs'), '--help'], { encoding: 'utf8', env: { ...process.env, GUFO_DEV: '' } });
+      const r = spawnSync(process.execPath, [join(copy, 'bin/gufo.mjs'), '--help'], {
+        encoding: 'utf8',
+        env: { ...process.env, GUFO_DEV: '' },
+      });
       expect(r.status).toBe(1);
       expect(r.stderr).toMatch(/out\/cli\/gufo\.js is missing.*npm install.*npm run build:cli/);
     } finally {

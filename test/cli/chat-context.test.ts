@@ -10,7 +10,11 @@ import { REPO_ROOT, STORIES_260K } from '../support/paths';
 
 /** Runs `gufo chat` with these lines typed in, one answer each. */
 function chat(args: string[], lines: string[]) {
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), 'chat', STORIES_260K, '--temp', '0', ...args], { input: lines.join('\n') + '\n', encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(
+    process.execPath,
+    [join(REPO_ROOT, 'bin/gufo.mjs'), 'chat', STORIES_260K, '--temp', '0', ...args],
+    { input: lines.join('\n') + '\n', encoding: 'utf8', timeout: 120_000 },
+  );
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -18,8 +22,12 @@ describe('gufo chat --context-overflow', { timeout: 180_000 }, () => {
   it('stop: an answer that fills the context ends there and says so; a conversation that no longer fits is refused', () => {
     const r = chat(['--ctx', '48', '-n', '100', '--context-overflow', 'stop'], ['Once upon a time', 'And then?']);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stderr).toContain('[The context is full (48 tokens): the answer stops here. Raise the context size, start a new chat, or choose a policy that leaves out earlier messages (--context-overflow).]');
-    expect(r.stderr).toMatch(/the conversation no longer fits this chat's context: \d+ tokens with the system prompt, in a context of 48, and "Stop at the limit" leaves nothing out/);
+    expect(r.stderr).toContain(
+      '[The context is full (48 tokens): the answer stops here. Raise the context size, start a new chat, or choose a policy that leaves out earlier messages (--context-overflow).]',
+    );
+    expect(r.stderr).toMatch(
+      /the conversation no longer fits this chat's context: \d+ tokens with the system prompt, in a context of 48, and "Stop at the limit" leaves nothing out/,
+    );
     expect(r.stderr).not.toContain('left out');
   });
 
@@ -32,7 +40,22 @@ describe('gufo chat --context-overflow', { timeout: 180_000 }, () => {
 
   it('gufo run: output the context ends says so (stopReason "context" in --json)', () => {
     const run = (json: boolean) =>
-      spawnSync(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), 'run', STORIES_260K, '--prompt', 'Once upon a time', '-n', '100', '--ctx', '32', ...(json ? ['--json'] : [])], { encoding: 'utf8', timeout: 120_000 });
+      spawnSync(
+        process.execPath,
+        [
+          join(REPO_ROOT, 'bin/gufo.mjs'),
+          'run',
+          STORIES_260K,
+          '--prompt',
+          'Once upon a time',
+          '-n',
+          '100',
+          '--ctx',
+          '32',
+          ...(json ? ['--json'] : []),
+        ],
+        { encoding: 'utf8', timeout: 120_000 },
+      );
     const doc = JSON.parse(run(true).stdout);
     expect(doc.stopReason).toBe('context');
     // Every position of the context holds a token, and the last one read gives one more: sampled, never stored.
@@ -43,6 +66,8 @@ describe('gufo chat --context-overflow', { timeout: 180_000 }, () => {
   it('names the policies when given another', () => {
     const r = chat(['--context-overflow', 'middle'], []);
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain('--context-overflow must be one of truncate-middle, rolling-window, stop (got "middle")');
+    expect(r.stderr).toContain(
+      '--context-overflow must be one of truncate-middle, rolling-window, stop (got "middle")',
+    );
   });
 });

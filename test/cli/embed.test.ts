@@ -12,7 +12,19 @@ import { writeRandomModel } from '../support/test-models';
 
 const dir = mkdtempSync(join(tmpdir(), 'gufo-embed-cli-'));
 const path = join(dir, 'embed.gguf');
-beforeAll(() => writeRandomModel(path, { arch: 'qwen3', nLayer: 2, nEmbd: 64, nFf: 128, nHead: 4, nHeadKv: 2, scale: 0.1, randomNorms: true, poolingType: 3 }));
+beforeAll(() =>
+  writeRandomModel(path, {
+    arch: 'qwen3',
+    nLayer: 2,
+    nEmbd: 64,
+    nFf: 128,
+    nHead: 4,
+    nHeadKv: 2,
+    scale: 0.1,
+    randomNorms: true,
+    poolingType: 3,
+  }),
+);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('gufo embed', { timeout: 120_000 }, () => {
@@ -38,6 +50,8 @@ describe('gufo embed', { timeout: 120_000 }, () => {
     expect(r.stdout.trim().split(' ')).toHaveLength(64);
     expect(r.stderr).toMatch(/1 embedding of 64 dimensions \(last pooling/);
     expect((await gufoAsync(['embed', path])).stderr).toMatch(/--text "<text>" is required/);
-    expect((await gufoAsync(['embed', path, '--text', 'word '.repeat(40), '--ctx', '8'])).stderr).toMatch(/more than the context of 8/);
+    expect((await gufoAsync(['embed', path, '--text', 'word '.repeat(40), '--ctx', '8'])).stderr).toMatch(
+      /more than the context of 8/,
+    );
   });
 });

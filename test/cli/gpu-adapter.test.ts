@@ -10,7 +10,11 @@ import { tempDir } from '../support/temp';
 function gufoWith(args: string[], set: NodeJS.ProcessEnv, unset: string[] = []) {
   const env = { ...process.env, ...set };
   for (const name of unset) delete env[name];
-  return spawnSync(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), ...args], { encoding: 'utf8', env, timeout: 280_000 });
+  return spawnSync(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), ...args], {
+    encoding: 'utf8',
+    env,
+    timeout: 280_000,
+  });
 }
 
 /** The shortest GPU command: load, then one token. */
@@ -26,9 +30,17 @@ describe('GPU adapter choice and driver output', () => {
 
   it('keeps real driver warnings', () => {
     expect(isDriverNoise('XDG_RUNTIME_DIR is invalid or not set in the environment.')).toBe(true);
-    expect(isDriverNoise('Warning: maxDynamicStorageBuffersPerPipelineLayout artificially reduced from 1000000 to 16 to fit dynamic offset allocation limit.')).toBe(true);
+    expect(
+      isDriverNoise(
+        'Warning: maxDynamicStorageBuffersPerPipelineLayout artificially reduced from 1000000 to 16 to fit dynamic offset allocation limit.',
+      ),
+    ).toBe(true);
     expect(isDriverNoise('Warning: vkCreateInstance: Found no drivers!')).toBe(false);
-    expect(isDriverNoise('Error: Loader Message: setup_loader_term_phys_devs:  Failed to detect any valid GPUs in the current config')).toBe(false);
+    expect(
+      isDriverNoise(
+        'Error: Loader Message: setup_loader_term_phys_devs:  Failed to detect any valid GPUs in the current config',
+      ),
+    ).toBe(false);
   });
 
   it('without a driver the Vulkan loader finds, picks lavapipe by itself and says "software GPU: slow"', () => {

@@ -57,11 +57,16 @@ it(
       await quantizeFile(model, weighted, type, { imatrix });
       exports.push(plain, weighted);
     }
-    const results = JSON.parse(ok(['kld', model, ...exports, '--text', heldOut, '--ctx', '64', '--json'])) as { file: string; meanKl: number }[];
+    const results = JSON.parse(ok(['kld', model, ...exports, '--text', heldOut, '--ctx', '64', '--json'])) as {
+      file: string;
+      meanKl: number;
+    }[];
     expect(results.map((r) => r.file)).toEqual(exports);
     for (const [i, type] of TYPES.entries()) {
       const [without, withImatrix] = [results[2 * i]!.meanKl, results[2 * i + 1]!.meanKl];
-      console.log(`random llama ${type}: mean KL ${without.toFixed(4)} without an imatrix, ${withImatrix.toFixed(4)} with`);
+      console.log(
+        `random llama ${type}: mean KL ${without.toFixed(4)} without an imatrix, ${withImatrix.toFixed(4)} with`,
+      );
       expect(withImatrix, type).toBeLessThan(without);
     }
   },
@@ -84,7 +89,9 @@ function randomImatrix(path: string): ImportanceMatrix {
   const { gguf, file } = openGguf(path);
   try {
     const matrices = gguf.tensors.filter((t) => t.name.startsWith('blk.') && t.ne.length === 2);
-    return new Map(matrices.map((t) => [t.name, Float32Array.from({ length: t.ne[0]! }, () => Math.exp(rng.gaussian()))]));
+    return new Map(
+      matrices.map((t) => [t.name, Float32Array.from({ length: t.ne[0]! }, () => Math.exp(rng.gaussian()))]),
+    );
   } finally {
     file.close();
   }
@@ -94,7 +101,10 @@ it('stories260K (64-wide rows): Q2_K and Q3_K_S write the tensors of its Q4_0 an
   const dir = tempDir();
   const imatrix = randomImatrix(STORIES_260K);
   const q4_0: Map<string, unknown>[] = [];
-  for (const [suffix, options] of [['', {}], ['-imatrix', { imatrix }]] as const) {
+  for (const [suffix, options] of [
+    ['', {}],
+    ['-imatrix', { imatrix }],
+  ] as const) {
     const written = async (type: QuantFileType) => {
       const out = join(dir, `${type}${suffix}.gguf`);
       await quantizeFile(STORIES_260K, out, type, options);

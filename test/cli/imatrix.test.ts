@@ -33,12 +33,16 @@ describe('imatrixChunks (llama-imatrix rules)', () => {
     expect(imatrixChunks(tokens, 16, 99, null, 't.txt')[1]).toEqual(Array.from({ length: 16 }, (_, i) => 115 + i));
     expect(imatrixChunks(tokens, 16, 1, 1, 't.txt')).toHaveLength(1);
     expect(imatrixChunks(tokens, 21, 99, 1, 't.txt')).toHaveLength(2);
-    expect(() => imatrixChunks(tokens, 22, 99, 1, 't.txt')).toThrow('t.txt: tokenizes to 42 tokens; an importance matrix with --ctx 22 needs at least 44');
+    expect(() => imatrixChunks(tokens, 22, 99, 1, 't.txt')).toThrow(
+      't.txt: tokenizes to 42 tokens; an importance matrix with --ctx 22 needs at least 44',
+    );
   });
 
   it('refuses chunks under 16 tokens, from which llama-imatrix collects no dense matrix', () => {
     const tokens = Array.from({ length: 100 }, (_, i) => i);
-    expect(() => imatrixChunks(tokens, 15, 99, 1, 't.txt')).toThrow('--ctx 15: an importance matrix needs chunks of at least 16 tokens');
+    expect(() => imatrixChunks(tokens, 15, 99, 1, 't.txt')).toThrow(
+      '--ctx 15: an importance matrix needs chunks of at least 16 tokens',
+    );
   });
 });
 
@@ -50,7 +54,11 @@ describe('gufo imatrix', () => {
       const text = join(dir, 'calibration.txt');
       writeFileSync(text, STORY.repeat(6));
       const out = join(dir, 'stories.imatrix.gguf');
-      const r = gufo(['imatrix', STORIES_260K, '--text', text, '--ctx', '32', '--chunks', '3', '-o', out], {}, GPU_TIMEOUT);
+      const r = gufo(
+        ['imatrix', STORIES_260K, '--text', text, '--ctx', '32', '--chunks', '3', '-o', out],
+        {},
+        GPU_TIMEOUT,
+      );
       expect(r.status, r.stderr).toBe(0);
       expect(r.stderr).toContain('from 3 chunks of 32 tokens');
 
@@ -65,7 +73,11 @@ describe('gufo imatrix', () => {
         const names = gguf.tensors.map((t) => t.name);
         // stories260K: 5 layers × 7 matrices, sorted by name, each in_sum2, counts, in_sum; no output.weight.
         expect(names.length).toBe(3 * 5 * 7);
-        expect(names.slice(0, 3)).toEqual(['blk.0.attn_k.weight.in_sum2', 'blk.0.attn_k.weight.counts', 'blk.0.attn_k.weight.in_sum']);
+        expect(names.slice(0, 3)).toEqual([
+          'blk.0.attn_k.weight.in_sum2',
+          'blk.0.attn_k.weight.counts',
+          'blk.0.attn_k.weight.in_sum',
+        ]);
         const weights = names.filter((n) => n.endsWith('.in_sum2'));
         expect(weights).toEqual([...weights].sort());
         expect(names).not.toContain('output.weight.in_sum2');
@@ -102,7 +114,9 @@ describe('gufo imatrix', () => {
     writeFileSync(text, STORY);
     const r = gufo(['imatrix', STORIES_260K, '--text', text, '--ctx', '64', '-o', join(dir, 'x.gguf')]);
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(/short\.txt: tokenizes to \d+ tokens; an importance matrix with --ctx 64 needs at least 128/);
+    expect(r.stderr).toMatch(
+      /short\.txt: tokenizes to \d+ tokens; an importance matrix with --ctx 64 needs at least 128/,
+    );
   });
 
   it('reads in_sum beside in_sum2 (quantizing ignores it) and refuses one of another shape, naming it', async () => {
@@ -110,19 +124,37 @@ describe('gufo imatrix', () => {
     const f32 = ggmlTypeByName('F32')!;
     const name = 'blk.0.ffn_up_exps.weight';
     const write = (path: string, inSumNe: number[]) =>
-      writeGguf(path, {
-        kvs: [{ key: 'general.type', type: GgufType.STRING, value: 'imatrix' }],
-        tensors: [
-          { name: `${name}.in_sum2`, type: f32, ne: [32, 2] },
-          { name: `${name}.counts`, type: f32, ne: [1, 2] },
-          { name: `${name}.in_sum`, type: f32, ne: inSumNe },
+      writeGguf(
+        path,
+        {
+          kvs: [{ key: 'general.type', type: GgufType.STRING, value: 'imatrix' }],
+          tensors: [
+            { name: `${name}.in_sum2`, type: f32, ne: [32, 2] },
+            { name: `${name}.counts`, type: f32, ne: [1, 2] },
+            { name: `${name}.in_sum`, type: f32, ne: inSumNe },
+          ],
+        },
+        (i) => [
+          new Uint8Array(
+            (i === 0
+              ? Float32Array.from({ length: 64 }, (_, j) => j)
+              : i === 1
+                ? Float32Array.of(4, 0)
+                : new Float32Array(inSumNe[0]! * inSumNe[1]!).fill(-3)
+            ).buffer,
+          ),
         ],
-      }, (i) => [new Uint8Array((i === 0 ? Float32Array.from({ length: 64 }, (_, j) => j) : i === 1 ? Float32Array.of(4, 0) : new Float32Array(inSumNe[0]! * inSumNe[1]!).fill(-3)).buffer)]);
+      );
     await write(join(dir, 'good.gguf'), [32, 2]);
     // Expert 0: Σ x² / 4; expert 1 saw no token: 1, as llama-quantize reads it.
-    expect(Array.from(loadImatrix(join(dir, 'good.gguf')).get(name)!)).toEqual([...Array.from({ length: 32 }, (_, j) => j / 4), ...new Array(32).fill(1)]);
+    expect(Array.from(loadImatrix(join(dir, 'good.gguf')).get(name)!)).toEqual([
+      ...Array.from({ length: 32 }, (_, j) => j / 4),
+      ...new Array(32).fill(1),
+    ]);
     await write(join(dir, 'bad.gguf'), [32, 1]);
-    expect(() => loadImatrix(join(dir, 'bad.gguf'))).toThrow(`tensor "${name}.in_sum": shape [32, 1] differs from its .in_sum2's [32, 2]`);
+    expect(() => loadImatrix(join(dir, 'bad.gguf'))).toThrow(
+      `tensor "${name}.in_sum": shape [32, 1] differs from its .in_sum2's [32, 2]`,
+    );
   });
 
   it('needs -o', () => {

@@ -34,7 +34,15 @@ describe('gufo inspect', () => {
     const r = gufo(['inspect', STORIES_260K, '--json']);
     expect(r.status).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(Object.keys(doc)).toEqual(['version', 'alignment', 'dataOffset', 'fileBytes', 'metadata', 'tensors', 'summary']);
+    expect(Object.keys(doc)).toEqual([
+      'version',
+      'alignment',
+      'dataOffset',
+      'fileBytes',
+      'metadata',
+      'tensors',
+      'summary',
+    ]);
     expect(doc).toMatchObject({ version: 3, alignment: 32, dataOffset: 14176, fileBytes: 1185376 });
     expect(doc.metadata['llama.block_count']).toBe(5);
     expect(doc.metadata['llama.attention.layer_norm_rms_epsilon']).toBe(1e-5);
@@ -58,14 +66,21 @@ describe('gufo inspect', () => {
 
   it('lists arrays of up to 64 items in full and elides longer ones', async () => {
     const path = join(tempDir(), 'arrays.gguf');
-    const array = (n: number) => ({ itemType: GgufType.INT32 as const, items: Int32Array.from({ length: n }, (_, i) => i) });
-    await writeGguf(path, {
-      kvs: [
-        { key: 'short', type: GgufType.ARRAY, value: array(64) },
-        { key: 'long', type: GgufType.ARRAY, value: array(65) },
-      ],
-      tensors: [],
-    }, () => []);
+    const array = (n: number) => ({
+      itemType: GgufType.INT32 as const,
+      items: Int32Array.from({ length: n }, (_, i) => i),
+    });
+    await writeGguf(
+      path,
+      {
+        kvs: [
+          { key: 'short', type: GgufType.ARRAY, value: array(64) },
+          { key: 'long', type: GgufType.ARRAY, value: array(65) },
+        ],
+        tensors: [],
+      },
+      () => [],
+    );
     const doc = JSON.parse(gufo(['inspect', path, '--json']).stdout);
     expect(doc.metadata.short).toEqual(Array.from({ length: 64 }, (_, i) => i));
     expect(doc.metadata.long).toEqual({ arrayOf: 'int32', length: 65, head: [0, 1, 2, 3, 4, 5, 6, 7] });
@@ -74,7 +89,8 @@ describe('gufo inspect', () => {
   it('prints summary, metadata, tensors and totals for people', () => {
     const r = gufo(['inspect', STORIES_260K]);
     expect(r.status).toBe(0);
-    for (const heading of ['Summary', 'Metadata', 'Tensors', 'Totals by type']) expect(r.stdout).toContain(`\n${heading}\n`);
+    for (const heading of ['Summary', 'Metadata', 'Tensors', 'Totals by type'])
+      expect(r.stdout).toContain(`\n${heading}\n`);
     expect(r.stdout).toMatch(/tokenizer\.ggml\.tokens\s+\[string\]\s+512 items: "<unk>", "<s>"/);
     expect(r.stdout).toMatch(/blk\.0\.ffn_gate\.weight\s+F32\s+\[64, 172\]\s+44,032\s+32\.00/);
     expect(r.stdout).toMatch(/KV cache memory\s+1\.25 MiB at context 2,048/);
@@ -92,7 +108,9 @@ describe('gufo inspect', () => {
   });
 
   it('rejects a bad --ctx value and a missing file argument', () => {
-    expect(gufo(['inspect', STORIES_260K, '--ctx', 'lots']).stderr).toBe('gufo: --ctx must be a non-negative integer, got "lots"\n');
+    expect(gufo(['inspect', STORIES_260K, '--ctx', 'lots']).stderr).toBe(
+      'gufo: --ctx must be a non-negative integer, got "lots"\n',
+    );
     const r = gufo(['inspect']);
     expect(r.status).toBe(1);
     expect(r.stderr).toBe('gufo: expected exactly one file (see gufo inspect --help)\n');

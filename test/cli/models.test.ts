@@ -22,7 +22,9 @@ describe('gufo models', () => {
     const home = tempDir();
     const folder = tempDir();
     const shared = variant('shared');
-    const [blob] = writeOllamaStore(join(home, '.ollama', 'models'), [{ name: ['registry.ollama.ai', 'library', 'tiny', 'latest'], gguf: shared }]);
+    const [blob] = writeOllamaStore(join(home, '.ollama', 'models'), [
+      { name: ['registry.ollama.ai', 'library', 'tiny', 'latest'], gguf: shared },
+    ]);
     const copy = writeFileAt(folder, 'copy-of-tiny.gguf', shared);
     const own = writeFileAt(folder, 'sub/own.gguf', variant('own'));
 
@@ -53,13 +55,19 @@ describe('gufo models', () => {
     const table = gufo(['models'], cliEnv(home, [folder]));
     expect(table.status).toBe(0);
     expect(table.stdout).toMatch(/^name +general\.name +source +arch +type +size +path$/m);
-    expect(table.stdout).toContain(`tiny:latest  llama         ollama  llama  F32 (guessed)  1.13 MiB  ${blob} (+1 copies)`);
+    expect(table.stdout).toContain(
+      `tiny:latest  llama         ollama  llama  F32 (guessed)  1.13 MiB  ${blob} (+1 copies)`,
+    );
   });
 
   it('says which models Gufo cannot run and why, in --json and in the table', () => {
     const home = tempDir();
     const folder = tempDir();
-    writeFileAt(folder, 'ggml-vocab-baichuan.gguf', readFileSync(join(STORIES_260K, '..', 'vocab', 'ggml-vocab-baichuan.gguf')));
+    writeFileAt(
+      folder,
+      'ggml-vocab-baichuan.gguf',
+      readFileSync(join(STORIES_260K, '..', 'vocab', 'ggml-vocab-baichuan.gguf')),
+    );
     writeFileAt(folder, 'stories260K.gguf', STORIES);
 
     const r = gufo(['models', '--json'], cliEnv(home, [folder]));
@@ -85,14 +93,23 @@ describe('gufo pull', () => {
     const r = await gufoAsync(['pull', 'hf://org/repo/tiny.gguf', '--json'], env);
     expect(r.status, r.stderr).toBe(0);
     const path = join(home, 'gufo-data', 'models', 'tiny.gguf');
-    expect(JSON.parse(r.stdout)).toEqual({ url: 'hf://org/repo/tiny.gguf', path, bytes: model.length, sha256: sha256Of(model), sha256Source: 'published', modelId: 1 });
+    expect(JSON.parse(r.stdout)).toEqual({
+      url: 'hf://org/repo/tiny.gguf',
+      path,
+      bytes: model.length,
+      sha256: sha256Of(model),
+      sha256Source: 'published',
+      modelId: 1,
+    });
     expect(readFileSync(path).equals(model)).toBe(true);
     const listed = JSON.parse(gufo(['models', '--json'], env).stdout) as { path: string; source: string }[];
     expect(listed.map((m) => [m.path, m.source])).toEqual([[path, 'downloaded']]);
 
     const bad = await gufoAsync(['pull', 'hf://org/repo/tiny.gguf', '--sha256', '0'.repeat(64)], env);
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toContain(`gufo: hf://org/repo/tiny.gguf: the file's SHA-256 is ${sha256Of(model)}, not the given ${'0'.repeat(64)}; the download was deleted`);
+    expect(bad.stderr).toContain(
+      `gufo: hf://org/repo/tiny.gguf: the file's SHA-256 is ${sha256Of(model)}, not the given ${'0'.repeat(64)}; the download was deleted`,
+    );
     expect(existsSync(join(home, 'gufo-data', 'models', 'tiny-2.gguf'))).toBe(false);
 
     const usage = gufo(['pull'], env);
@@ -116,21 +133,48 @@ describe('gufo ollama export', () => {
   it('writes <name>.gguf and a Modelfile, and creates the model in the Ollama on OLLAMA_HOST', async () => {
     const ollama = await startOllamaStandIn();
     const out = tempDir();
-    const r = await gufoAsync(['ollama', 'export', STORIES_260K, '--name', 'stories:f16', '--type', 'f16', '--out', out, '--ctx', '512', '--json'], {
-      ...isolatedEnv(tempDir()),
-      OLLAMA_HOST: ollama.url,
-    });
+    const r = await gufoAsync(
+      [
+        'ollama',
+        'export',
+        STORIES_260K,
+        '--name',
+        'stories:f16',
+        '--type',
+        'f16',
+        '--out',
+        out,
+        '--ctx',
+        '512',
+        '--json',
+      ],
+      {
+        ...isolatedEnv(tempDir()),
+        OLLAMA_HOST: ollama.url,
+      },
+    );
     expect(r.status, r.stderr).toBe(0);
-    const result = JSON.parse(r.stdout) as { outputPath: string; sha256: string; created: boolean; ollamaVersion: string; modelfile: string };
+    const result = JSON.parse(r.stdout) as {
+      outputPath: string;
+      sha256: string;
+      created: boolean;
+      ollamaVersion: string;
+      modelfile: string;
+    };
     expect(result).toMatchObject({ outputPath: join(out, 'stories-f16.gguf'), created: true, ollamaVersion: '0.6.2' });
     expect(result.modelfile).toContain('PARAMETER num_ctx 512\n');
     expect(readFileSync(join(out, 'Modelfile'), 'utf8')).toBe(result.modelfile);
-    expect(ollama.created.map((c) => [c.model, c.files])).toEqual([['stories:f16', { 'stories-f16.gguf': `sha256:${result.sha256}` }]]);
+    expect(ollama.created.map((c) => [c.model, c.files])).toEqual([
+      ['stories:f16', { 'stories-f16.gguf': `sha256:${result.sha256}` }],
+    ]);
     expect(ollama.blobs.get(`sha256:${result.sha256}`)?.equals(readFileSync(result.outputPath))).toBe(true);
 
     // No server: the files, and the command to run on stdout.
     const quiet = tempDir();
-    const offline = await gufoAsync(['ollama', 'export', STORIES_260K, '--name', 'tiny', '--out', quiet], { ...isolatedEnv(tempDir()), OLLAMA_HOST: '127.0.0.1:9' });
+    const offline = await gufoAsync(['ollama', 'export', STORIES_260K, '--name', 'tiny', '--out', quiet], {
+      ...isolatedEnv(tempDir()),
+      OLLAMA_HOST: '127.0.0.1:9',
+    });
     expect(offline.status, offline.stderr).toBe(0);
     expect(offline.stdout).toBe(`ollama create tiny -f ${join(quiet, 'Modelfile')}\n`);
     expect(offline.stderr).toContain('No Ollama server answers at http://127.0.0.1:9');

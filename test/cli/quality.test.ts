@@ -47,7 +47,10 @@ async function llamaPerplexity(text: string, ctx: number): Promise<{ ppl: number
   const windows: { ids: number[]; first: number }[] =
     tokens.length <= ctx
       ? [{ ids: tokens, first: 0 }]
-      : Array.from({ length: Math.floor(tokens.length / ctx) }, (_, c) => ({ ids: [bos, ...tokens.slice(c * ctx + 1, (c + 1) * ctx)], first: Math.floor(ctx / 2) }));
+      : Array.from({ length: Math.floor(tokens.length / ctx) }, (_, c) => ({
+          ids: [bos, ...tokens.slice(c * ctx + 1, (c + 1) * ctx)],
+          first: Math.floor(ctx / 2),
+        }));
   let nll = 0;
   let scored = 0;
   for (const w of windows) {
@@ -69,18 +72,26 @@ interface PerplexityJson {
 }
 
 describe('gufo perplexity', () => {
-  it('equals the perplexity of llama.cpp\'s next-token probabilities over the same scored tokens, in one window and in windows of 40', async () => {
-    const text = textFile(tempDir(), TEXT);
-    for (const ctx of [512, 40]) {
-      const ours = json<PerplexityJson>(gufo(['perplexity', STORIES_260K, '--text', text, '--ctx', String(ctx), '--json'], {}, GPU_TIMEOUT));
-      const ref = await llamaPerplexity(TEXT, ctx);
-      console.log(`stories260K, --ctx ${ctx}: PPL ${ours.ppl.toFixed(4)} over ${ours.scored} of ${ours.tokens} tokens in ${ours.windows} windows; llama.cpp ${ref.ppl.toFixed(4)}`);
-      expect(ours).toMatchObject({ tokens: ref.tokens, scored: ref.scored });
-      expect(Math.abs(ours.ppl / ref.ppl - 1)).toBeLessThan(0.005);
-      if (ctx === 512) expect(ours).toMatchObject({ windows: 1, scored: ref.tokens - 1, ctx: ref.tokens });
-      else expect(ours).toMatchObject({ windows: 3, scored: 3 * 19, ctx: 40 }); // 123 tokens: 3 left over
-    }
-  }, 2 * GPU_TIMEOUT);
+  it(
+    "equals the perplexity of llama.cpp's next-token probabilities over the same scored tokens, in one window and in windows of 40",
+    async () => {
+      const text = textFile(tempDir(), TEXT);
+      for (const ctx of [512, 40]) {
+        const ours = json<PerplexityJson>(
+          gufo(['perplexity', STORIES_260K, '--text', text, '--ctx', String(ctx), '--json'], {}, GPU_TIMEOUT),
+        );
+        const ref = await llamaPerplexity(TEXT, ctx);
+        console.log(
+          `stories260K, --ctx ${ctx}: PPL ${ours.ppl.toFixed(4)} over ${ours.scored} of ${ours.tokens} tokens in ${ours.windows} windows; llama.cpp ${ref.ppl.toFixed(4)}`,
+        );
+        expect(ours).toMatchObject({ tokens: ref.tokens, scored: ref.scored });
+        expect(Math.abs(ours.ppl / ref.ppl - 1)).toBeLessThan(0.005);
+        if (ctx === 512) expect(ours).toMatchObject({ windows: 1, scored: ref.tokens - 1, ctx: ref.tokens });
+        else expect(ours).toMatchObject({ windows: 3, scored: 3 * 19, ctx: 40 }); // 123 tokens: 3 left over
+      }
+    },
+    2 * GPU_TIMEOUT,
+  );
 
   it('explains bad input in one line naming the file', async () => {
     const dir = tempDir();
@@ -91,17 +102,25 @@ describe('gufo perplexity', () => {
       expect(r.stderr).toBe(`gufo: ${message}\n`);
     };
     fail([STORIES_260K], '--text <file.txt> is required (see gufo perplexity --help)');
-    fail([STORIES_260K, '--text', join(dir, 'missing.txt')], `${join(dir, 'missing.txt')}: cannot read the text file (no such file)`);
+    fail(
+      [STORIES_260K, '--text', join(dir, 'missing.txt')],
+      `${join(dir, 'missing.txt')}: cannot read the text file (no such file)`,
+    );
     fail([STORIES_260K, '--text', textFile(dir, '', 'empty.txt')], `${join(dir, 'empty.txt')}: the text file is empty`);
     fail([STORIES_260K, '--text', long, '--ctx', '1'], '--ctx must be at least 2, not 1');
-    fail([STORIES_260K, '--text', long, '--ctx', '2'], `${long}: a context of 2 tokens scores no token of a text longer than it (123 tokens); use a context of at least 3`);
+    fail(
+      [STORIES_260K, '--text', long, '--ctx', '2'],
+      `${long}: a context of 2 tokens scores no token of a text longer than it (123 tokens); use a context of at least 3`,
+    );
 
     // A vocabulary without BOS and a one-token text: nothing to predict.
     const noBos = join(dir, 'no-bos.gguf');
     const { gguf, file } = openGguf(STORIES_260K);
     try {
       const kvs = [...gguf.kvs, { key: 'tokenizer.ggml.add_bos_token', type: GgufType.BOOL, value: false }];
-      await writeGguf(noBos, { kvs, tensors: gguf.tensors.map(({ name, type, ne }) => ({ name, type, ne })) }, (i) => tensorChunks(gguf, gguf.tensors[i]!));
+      await writeGguf(noBos, { kvs, tensors: gguf.tensors.map(({ name, type, ne }) => ({ name, type, ne })) }, (i) =>
+        tensorChunks(gguf, gguf.tensors[i]!),
+      );
     } finally {
       file.close();
     }
@@ -122,33 +141,55 @@ describe('gufo kld and gufo tensor-error on stories260K and its Q8_0 export', ()
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('KL < 1e-3, and the base perplexity is gufo perplexity\'s over the same positions', () => {
-    const text = textFile(dir, TEXT);
-    const kld = json<Record<string, number>>(gufo(['kld', STORIES_260K, q8, '--text', text, '--ctx', '40', '--json'], {}, GPU_TIMEOUT));
-    const ppl = json<PerplexityJson>(gufo(['perplexity', STORIES_260K, '--text', text, '--ctx', '40', '--json'], {}, GPU_TIMEOUT));
-    console.log(`stories260K vs its Q8_0 export, --ctx 40: ${JSON.stringify(kld)}`);
-    expect(Object.keys(kld).sort()).toEqual(['maxKl', 'meanDeltaP', 'meanDeltaPNext', 'meanKl', 'p99Kl', 'positions', 'pplBase', 'pplQuant', 'top1']);
-    expect(kld.positions).toBe(ppl.scored);
-    expect(kld.meanKl).toBeGreaterThan(0);
-    expect(kld.meanKl).toBeLessThan(1e-3);
-    expect(kld.p99Kl).toBeGreaterThanOrEqual(kld.meanKl!);
-    expect(kld.maxKl).toBeGreaterThanOrEqual(kld.p99Kl!);
-    expect(kld.top1).toBeGreaterThanOrEqual(0.9);
-    expect(Math.abs(kld.meanDeltaP!)).toBeLessThan(0.01);
-    expect(kld.pplBase).toBeCloseTo(ppl.ppl, 10);
-    expect(Math.abs(kld.pplQuant! / kld.pplBase! - 1)).toBeLessThan(0.01);
+  it(
+    "KL < 1e-3, and the base perplexity is gufo perplexity's over the same positions",
+    () => {
+      const text = textFile(dir, TEXT);
+      const kld = json<Record<string, number>>(
+        gufo(['kld', STORIES_260K, q8, '--text', text, '--ctx', '40', '--json'], {}, GPU_TIMEOUT),
+      );
+      const ppl = json<PerplexityJson>(
+        gufo(['perplexity', STORIES_260K, '--text', text, '--ctx', '40', '--json'], {}, GPU_TIMEOUT),
+      );
+      console.log(`stories260K vs its Q8_0 export, --ctx 40: ${JSON.stringify(kld)}`);
+      expect(Object.keys(kld).sort()).toEqual([
+        'maxKl',
+        'meanDeltaP',
+        'meanDeltaPNext',
+        'meanKl',
+        'p99Kl',
+        'positions',
+        'pplBase',
+        'pplQuant',
+        'top1',
+      ]);
+      expect(kld.positions).toBe(ppl.scored);
+      expect(kld.meanKl).toBeGreaterThan(0);
+      expect(kld.meanKl).toBeLessThan(1e-3);
+      expect(kld.p99Kl).toBeGreaterThanOrEqual(kld.meanKl!);
+      expect(kld.maxKl).toBeGreaterThanOrEqual(kld.p99Kl!);
+      expect(kld.top1).toBeGreaterThanOrEqual(0.9);
+      expect(Math.abs(kld.meanDeltaP!)).toBeLessThan(0.01);
+      expect(kld.pplBase).toBeCloseTo(ppl.ppl, 10);
+      expect(Math.abs(kld.pplQuant! / kld.pplBase! - 1)).toBeLessThan(0.01);
 
-    const plain = gufo(['kld', STORIES_260K, q8, '--text', text, '--ctx', '40'], {}, GPU_TIMEOUT);
-    expect(plain.status, plain.stderr).toBe(0);
-    expect(plain.stdout).toMatch(/^positions +57\nmean KL +[\d.]+e-\d+\np99 KL .*\nmax KL .*\nsame top token +[\d.]+%\n/);
-    expect(plain.stderr).toContain('57 of 123 tokens scored in 3 windows of 40');
-  }, 4 * GPU_TIMEOUT);
+      const plain = gufo(['kld', STORIES_260K, q8, '--text', text, '--ctx', '40'], {}, GPU_TIMEOUT);
+      expect(plain.status, plain.stderr).toBe(0);
+      expect(plain.stdout).toMatch(
+        /^positions +57\nmean KL +[\d.]+e-\d+\np99 KL .*\nmax KL .*\nsame top token +[\d.]+%\n/,
+      );
+      expect(plain.stderr).toContain('57 of 123 tokens scored in 3 windows of 40');
+    },
+    4 * GPU_TIMEOUT,
+  );
 
   it('kld refuses models with different vocabularies', () => {
     const text = textFile(dir, TEXT);
     const r = gufo(['kld', STORIES_260K, TINY_RANDOM_LLAMA, '--text', text]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toBe(`gufo: ${TINY_RANDOM_LLAMA}: its vocabulary has 32000 tokens, not 512 (the base ${STORIES_260K} differs); KL divergence needs the same vocabulary\n`);
+    expect(r.stderr).toBe(
+      `gufo: ${TINY_RANDOM_LLAMA}: its vocabulary has 32000 tokens, not 512 (the base ${STORIES_260K} differs); KL divergence needs the same vocabulary\n`,
+    );
   });
 
   it('tensor-error: per tensor the RMSE gufo quantize measured, pooled by role and layer', () => {
@@ -158,9 +199,14 @@ describe('gufo kld and gufo tensor-error on stories260K and its Q8_0 export', ()
       relativeError: number | null;
       snrDb: number | null;
     }
-    const r = json<{ source: string; export: string; tensors: (Figures & { name: string; sourceType: string; exportType: string })[]; byLayer: (Figures & { layer: number | null })[]; byRole: (Figures & { role: string })[]; total: Figures }>(
-      gufo(['tensor-error', STORIES_260K, q8, '--json']),
-    );
+    const r = json<{
+      source: string;
+      export: string;
+      tensors: (Figures & { name: string; sourceType: string; exportType: string })[];
+      byLayer: (Figures & { layer: number | null })[];
+      byRole: (Figures & { role: string })[];
+      total: Figures;
+    }>(gufo(['tensor-error', STORIES_260K, q8, '--json']));
     expect(r.tensors).toHaveLength(report.tensors.length);
     for (const t of r.tensors) {
       const q = report.tensors.find((x) => x.name === t.name)!;
@@ -183,6 +229,10 @@ describe('gufo kld and gufo tensor-error on stories260K and its Q8_0 export', ()
 
     const bad = gufo(['tensor-error', STORIES_260K, TINY_RANDOM_LLAMA]);
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toMatch(new RegExp(`^gufo: ${TINY_RANDOM_LLAMA}: tensor "token_embd.weight" has shape \\[\\d+, 32000\\], in ${STORIES_260K} it has \\[64, 512\\]\\n$`));
+    expect(bad.stderr).toMatch(
+      new RegExp(
+        `^gufo: ${TINY_RANDOM_LLAMA}: tensor "token_embd.weight" has shape \\[\\d+, 32000\\], in ${STORIES_260K} it has \\[64, 512\\]\\n$`,
+      ),
+    );
   });
 });

@@ -48,7 +48,11 @@ describe('gufo quantize --plan', () => {
       expect(gufo(['quantize', STORIES_260K, out, '--type', type], {}, 120_000).status).toBe(0);
       const measured = gufo(['tensor-error', STORIES_260K, out, '--json'], {}, 120_000);
       expect(measured.status, measured.stderr).toBe(0);
-      const total = (JSON.parse(measured.stdout) as { total: { relativeError: number; snrDb: number; rmse: number; elements: number } }).total;
+      const total = (
+        JSON.parse(measured.stdout) as {
+          total: { relativeError: number; snrDb: number; rmse: number; elements: number };
+        }
+      ).total;
       const predicted = row(rows, type).predicted!;
       expect(predicted.sampledElements).toBe(predicted.elements);
       expect(predicted.elements).toBe(total.elements);

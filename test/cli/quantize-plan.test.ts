@@ -44,14 +44,20 @@ describe('quantization plan: bytes, bits per weight, fallbacks', () => {
     });
   });
 
-  it.each(['Q4_K_M', 'Q6_K', 'Q8_0'] as const)('%s: planned bytes and output types are those of the file gufo quantize writes, and it prints them', (type) => {
-    const out = join(tempDir(), `out-${type}.gguf`);
-    const r = gufo(['quantize', STORIES_260K, out, '--type', type], {}, 120_000);
-    expect(r.status, r.stderr).toBe(0);
-    const { entry, outputTypes } = plan(type);
-    expect(statSync(out).size).toBe(entry.bytes);
-    expect(typeCounts(out)).toEqual(Object.fromEntries(outputTypes.map((t) => [t.type, t.tensors])));
-    expect(r.stderr).toContain(`${entry.bitsPerWeight.toFixed(2)} bits per weight; tensors: ${outputTypes.map((t) => `${t.tensors} ${t.type}`).join(', ')}`);
-    for (const f of entry.fallbacks) expect(r.stderr).toContain(`${f.tensors} ${f.from} → ${f.to}`);
-  }, 150_000);
+  it.each(['Q4_K_M', 'Q6_K', 'Q8_0'] as const)(
+    '%s: planned bytes and output types are those of the file gufo quantize writes, and it prints them',
+    (type) => {
+      const out = join(tempDir(), `out-${type}.gguf`);
+      const r = gufo(['quantize', STORIES_260K, out, '--type', type], {}, 120_000);
+      expect(r.status, r.stderr).toBe(0);
+      const { entry, outputTypes } = plan(type);
+      expect(statSync(out).size).toBe(entry.bytes);
+      expect(typeCounts(out)).toEqual(Object.fromEntries(outputTypes.map((t) => [t.type, t.tensors])));
+      expect(r.stderr).toContain(
+        `${entry.bitsPerWeight.toFixed(2)} bits per weight; tensors: ${outputTypes.map((t) => `${t.tensors} ${t.type}`).join(', ')}`,
+      );
+      for (const f of entry.fallbacks) expect(r.stderr).toContain(`${f.tensors} ${f.from} → ${f.to}`);
+    },
+    150_000,
+  );
 });

@@ -10,9 +10,15 @@ describe('gufo serve --api-key', () => {
   it(`refuses a key shorter than ${API_KEY_CHARS.min} characters before serving anything`, () => {
     const home = tempDir();
     // Were the key taken, the server would run until the timeout: status null.
-    const r = gufo(['serve', '--port', '0', '--api-key', 'k'.repeat(API_KEY_CHARS.min - 1)], { ...isolatedEnv(home), GUFO_HOME: join(home, 'gufo-data') }, 30_000);
+    const r = gufo(
+      ['serve', '--port', '0', '--api-key', 'k'.repeat(API_KEY_CHARS.min - 1)],
+      { ...isolatedEnv(home), GUFO_HOME: join(home, 'gufo-data') },
+      30_000,
+    );
     expect(r.status, r.stderr).toBe(1);
-    expect(r.stderr).toContain(`--api-key must be null (no key) or ${API_KEY_CHARS.min} to ${API_KEY_CHARS.max} printable characters`);
+    expect(r.stderr).toContain(
+      `--api-key must be null (no key) or ${API_KEY_CHARS.min} to ${API_KEY_CHARS.max} printable characters`,
+    );
     expect(r.stdout).not.toContain('Gufo is running at');
   });
 });

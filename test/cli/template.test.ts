@@ -88,7 +88,9 @@ describe('gufo template', () => {
     const human = gufo(['template', STORIES_260K, '--messages', messagesFile(dir)]);
     expect(human.status).toBe(0);
     expect(human.stderr).toBe('template: built-in "llama2" (the file has no tokenizer.chat_template)\n');
-    expect(human.stdout).toBe('<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST] Hello. </s><s>[INST] Tell a story [/INST]');
+    expect(human.stdout).toBe(
+      '<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST] Hello. </s><s>[INST] Tell a story [/INST]',
+    );
   });
 
   it('takes { messages, tools } and --no-thinking', async () => {
@@ -97,13 +99,21 @@ describe('gufo template', () => {
       "{% if tools %}[{{ tools | map(attribute='name') | join(',') }}]{% endif %}{% for m in messages %}{{ m.role }}:{{ m.content }};{% endfor %}" +
       '{% if enable_thinking is defined and enable_thinking is false %}(no thinking){% endif %}';
     const path = await vocabFile(dir, 'custom.gguf', template);
-    const msgs = messagesFile(dir, { messages: [{ role: 'user', content: 'Hi' }], tools: [{ name: 'a' }, { name: 'b' }] });
+    const msgs = messagesFile(dir, {
+      messages: [{ role: 'user', content: 'Hi' }],
+      tools: [{ name: 'a' }, { name: 'b' }],
+    });
     const r = gufo(['template', path, '--messages', msgs, '--no-thinking', '--json']);
     expect(r.status).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ prompt: '[a,b]user:Hi;(no thinking)', template: { source: 'file', name: 'custom' } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      prompt: '[a,b]user:Hi;(no thinking)',
+      template: { source: 'file', name: 'custom' },
+    });
     const toolsPath = join(dir, 'tools.json');
     writeFileSync(toolsPath, JSON.stringify([{ name: 'c' }]));
-    expect(JSON.parse(gufo(['template', path, '--messages', msgs, '--tools', toolsPath, '--json']).stdout).prompt).toBe('[c]user:Hi;');
+    expect(JSON.parse(gufo(['template', path, '--messages', msgs, '--tools', toolsPath, '--json']).stdout).prompt).toBe(
+      '[c]user:Hi;',
+    );
   });
 
   it('fails in one line naming the file and the problem', async () => {
@@ -113,7 +123,9 @@ describe('gufo template', () => {
     const refused = gufo(['template', path, '--messages', messagesFile(dir)]);
     expect(refused.status).toBe(1);
     expect(refused.stdout).toBe('');
-    expect(refused.stderr).toBe(`gufo: ${path}: the chat template rejected the conversation: System role not supported\n`);
+    expect(refused.stderr).toBe(
+      `gufo: ${path}: the chat template rejected the conversation: System role not supported\n`,
+    );
 
     const broken = await vocabFile(dir, 'broken.gguf', '{% for m in messages %}');
     expect(gufo(['template', broken, '--messages', messagesFile(dir)]).stderr).toMatch(
@@ -122,10 +134,16 @@ describe('gufo template', () => {
 
     const badJson = join(dir, 'bad.json');
     writeFileSync(badJson, '[{"role": "user", "content": ');
-    expect(gufo(['template', path, '--messages', badJson]).stderr).toMatch(new RegExp(`^gufo: ${badJson}: not valid JSON: `));
+    expect(gufo(['template', path, '--messages', badJson]).stderr).toMatch(
+      new RegExp(`^gufo: ${badJson}: not valid JSON: `),
+    );
     writeFileSync(badJson, '[{"content": "no role"}]');
-    expect(gufo(['template', path, '--messages', badJson]).stderr).toBe(`gufo: ${badJson}: message 0 has no "role" string\n`);
+    expect(gufo(['template', path, '--messages', badJson]).stderr).toBe(
+      `gufo: ${badJson}: message 0 has no "role" string\n`,
+    );
     expect(gufo(['template', path]).stderr).toBe('gufo: --messages msgs.json is required (see gufo template --help)\n');
-    expect(gufo(['template', '--messages', badJson]).stderr).toBe('gufo: expected exactly one file (see gufo template --help)\n');
+    expect(gufo(['template', '--messages', badJson]).stderr).toBe(
+      'gufo: expected exactly one file (see gufo template --help)\n',
+    );
   });
 });

@@ -5,7 +5,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { blockFields, type BlockField } from '../../src-main/core/quants/block-fields';
-import { IQ1_DELTA, IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, IQ4NL_VALUES } from '../../src-main/core/quants/iq-tables';
+import {
+  IQ1_DELTA,
+  IQ1S_GRID,
+  IQ2S_GRID,
+  IQ2XS_GRID,
+  IQ2XXS_GRID,
+  IQ3S_GRID,
+  IQ3XXS_GRID,
+  IQ4NL_VALUES,
+} from '../../src-main/core/quants/iq-tables';
 import { f16ToF32 } from '../../src-main/core/quants/half';
 import { firstMismatch, randomBlocks, typeOf, type ScaleField } from '../support/decoder-check';
 import { ggml, llamaDequantize, llamaQuantize } from '../support/ggml-oracle';
@@ -33,10 +42,22 @@ const COMPLETE: { name: string; scales: ScaleField[]; value: Recompute }[] = [
   { name: 'Q5_0', scales: [f16At(0)], value: (f, q, v) => (q - 16) * f('d', v) },
   { name: 'Q5_1', scales: [f16At(0), f16At(2)], value: (f, q, v) => q * f('d', v) + f('m', v) },
   { name: 'Q8_0', scales: [f16At(0)], value: (f, q, v) => q * f('d', v) },
-  { name: 'Q2_K', scales: [f16At(80), f16At(82)], value: (f, q, v) => f('d', v) * f('scales', v) * q - f('dmin', v) * f('mins', v) },
+  {
+    name: 'Q2_K',
+    scales: [f16At(80), f16At(82)],
+    value: (f, q, v) => f('d', v) * f('scales', v) * q - f('dmin', v) * f('mins', v),
+  },
   { name: 'Q3_K', scales: [f16At(108)], value: (f, q, v) => f('d', v) * f('scales', v) * (q - 4) },
-  { name: 'Q4_K', scales: [f16At(0), f16At(2)], value: (f, q, v) => f('d', v) * f('scales', v) * q - f('dmin', v) * f('mins', v) },
-  { name: 'Q5_K', scales: [f16At(0), f16At(2)], value: (f, q, v) => f('d', v) * f('scales', v) * q - f('dmin', v) * f('mins', v) },
+  {
+    name: 'Q4_K',
+    scales: [f16At(0), f16At(2)],
+    value: (f, q, v) => f('d', v) * f('scales', v) * q - f('dmin', v) * f('mins', v),
+  },
+  {
+    name: 'Q5_K',
+    scales: [f16At(0), f16At(2)],
+    value: (f, q, v) => f('d', v) * f('scales', v) * q - f('dmin', v) * f('mins', v),
+  },
   { name: 'Q6_K', scales: [f16At(208)], value: (f, q, v) => f('d', v) * f('scales', v) * (q - 32) },
   { name: 'Q8_K', scales: [{ at: 0, kind: 'f32' }], value: (f, q, v) => f('d', v) * q },
   { name: 'IQ4_NL', scales: [f16At(0)], value: (f, q, v) => f('d', v) * IQ4NL_VALUES[q]! },
@@ -100,14 +121,21 @@ describe('block fields rebuild llama.cpp’s values', () => {
       const t = typeOf(name);
       const d = blockFields(t, rng.bytes(t.typeSize));
       const bits = d.fields.find((f) => f.name === plane)!.values;
-      expect(bits.map((_, v) => d.codes![v]! >> shift), name).toEqual(bits);
+      expect(
+        bits.map((_, v) => d.codes![v]! >> shift),
+        name,
+      ).toEqual(bits);
       expect(new Set(bits).size, `${name}: random bytes give every bit pattern`).toBe(name === 'Q6_K' ? 4 : 2);
     }
   });
 });
 
 describe('plain floats: sign, exponent and mantissa rebuild the value', () => {
-  for (const [name, e, m] of [['F32', 8, 23], ['F16', 5, 10], ['BF16', 8, 7]] as const) {
+  for (const [name, e, m] of [
+    ['F32', 8, 23],
+    ['F16', 5, 10],
+    ['BF16', 8, 7],
+  ] as const) {
     it(name, () => {
       const t = typeOf(name);
       const bytes = mulberry32(11).bytes(4096 * t.typeSize);
@@ -121,10 +149,17 @@ describe('plain floats: sign, exponent and mantissa rebuild the value', () => {
         expect(codes![i]).toBe(s * 2 ** (e + m) + x * 2 ** m + frac);
         const sign = s ? -1 : 1;
         const value =
-          x === 2 ** e - 1 ? (frac ? NaN : sign * Infinity)
-          : x === 0 ? sign * 2 ** (1 - bias) * (frac / 2 ** m)
-          : sign * 2 ** (x - bias) * (1 + frac / 2 ** m);
-        expect(Object.is(Math.fround(value), theirs[i]!) || (Number.isNaN(value) && Number.isNaN(theirs[i]!)), `${name} element ${i}`).toBe(true);
+          x === 2 ** e - 1
+            ? frac
+              ? NaN
+              : sign * Infinity
+            : x === 0
+              ? sign * 2 ** (1 - bias) * (frac / 2 ** m)
+              : sign * 2 ** (x - bias) * (1 + frac / 2 ** m);
+        expect(
+          Object.is(Math.fround(value), theirs[i]!) || (Number.isNaN(value) && Number.isNaN(theirs[i]!)),
+          `${name} element ${i}`,
+        ).toBe(true);
       }
     });
   }

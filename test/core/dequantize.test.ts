@@ -19,7 +19,11 @@ async function expertFile(dir: string): Promise<{ path: string; blocks: Uint8Arr
   const values = Float32Array.from({ length: COLS * ROWS * EXPERTS }, () => rng.gaussian());
   const blocks = llamaQuantize(Q4_K.id, values, ROWS * EXPERTS, COLS);
   const path = join(dir, 'experts.gguf');
-  await writeGguf(path, { kvs: [], tensors: [{ name: 'blk.0.ffn_up_exps.weight', type: Q4_K, ne: [COLS, ROWS, EXPERTS] }] }, () => [blocks]);
+  await writeGguf(
+    path,
+    { kvs: [], tensors: [{ name: 'blk.0.ffn_up_exps.weight', type: Q4_K, ne: [COLS, ROWS, EXPERTS] }] },
+    () => [blocks],
+  );
   return { path, blocks };
 }
 
@@ -29,12 +33,15 @@ describe('range decoding', () => {
     const { gguf, file } = openGguf(path);
     try {
       const tensor = gguf.tensors[0]!;
-      const expertBytes = (COLS * ROWS / Q4_K.blockSize) * Q4_K.typeSize;
+      const expertBytes = ((COLS * ROWS) / Q4_K.blockSize) * Q4_K.typeSize;
       for (let e = 0; e < EXPERTS; e++) {
         const ours = dequantizeExpert(gguf, tensor, e);
         const theirs = llamaDequantize(Q4_K.id, blocks.subarray(e * expertBytes, (e + 1) * expertBytes), COLS * ROWS);
         expect(ours.length).toBe(COLS * ROWS);
-        expect(ours.every((v, i) => Object.is(v, theirs[i])), `expert ${e}`).toBe(true);
+        expect(
+          ours.every((v, i) => Object.is(v, theirs[i])),
+          `expert ${e}`,
+        ).toBe(true);
       }
       const rows = dequantizeRows(gguf, tensor, 7, 9);
       const all = llamaDequantize(Q4_K.id, blocks, COLS * ROWS * EXPERTS);
@@ -70,10 +77,12 @@ describe('range decoding', () => {
     try {
       const requests: [number, number][] = [];
       const counting = Object.create(gguf, {
-        source: { value: { ...gguf.source, bytes: (o: number, n: number) => (requests.push([o, n]), gguf.source.bytes(o, n)) } },
+        source: {
+          value: { ...gguf.source, bytes: (o: number, n: number) => (requests.push([o, n]), gguf.source.bytes(o, n)) },
+        },
       });
       dequantizeExpert(counting, gguf.tensors[0]!, 2);
-      const expertBytes = (COLS * ROWS / Q4_K.blockSize) * Q4_K.typeSize;
+      const expertBytes = ((COLS * ROWS) / Q4_K.blockSize) * Q4_K.typeSize;
       expect(requests).toEqual([[gguf.dataOffset + 2 * expertBytes, expertBytes]]);
     } finally {
       file.close();
@@ -86,7 +95,9 @@ describe('range decoding', () => {
     try {
       const t = gguf.tensors[0]!;
       expect(() => dequantizeRange(gguf, t, 100, 356)).toThrow(TensorRangeError);
-      expect(() => dequantizeRange(gguf, t, 100, 356)).toThrow(/tensor "blk.0.ffn_up_exps.weight": range \[100, 356\) does not start and end on Q4_K block boundaries/);
+      expect(() => dequantizeRange(gguf, t, 100, 356)).toThrow(
+        /tensor "blk.0.ffn_up_exps.weight": range \[100, 356\) does not start and end on Q4_K block boundaries/,
+      );
       expect(() => dequantizeRange(gguf, t, 0, t.elements + 256)).toThrow(/outside its 12288 elements/);
       expect(() => dequantizeExpert(gguf, t, 4)).toThrow(/has experts 0 to 3, not 4/);
     } finally {
@@ -111,7 +122,12 @@ describe('range decoding', () => {
     const dir = tempDir();
     const [cols, rows] = [4096, 300]; // 1.17 chunks of whole rows
     const rng = mulberry32(8);
-    const blocks = llamaQuantize(Q4_K.id, Float32Array.from({ length: cols * rows }, () => rng.gaussian()), rows, cols);
+    const blocks = llamaQuantize(
+      Q4_K.id,
+      Float32Array.from({ length: cols * rows }, () => rng.gaussian()),
+      rows,
+      cols,
+    );
     const path = join(dir, 'wide.gguf');
     await writeGguf(path, { kvs: [], tensors: [{ name: 'w', type: Q4_K, ne: [cols, rows] }] }, () => [blocks]);
     const out = join(dir, 'w.f32');

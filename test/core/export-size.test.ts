@@ -28,11 +28,21 @@ function typesOf(path: string): Map<string, string> {
 }
 
 /** Weights of 1 for every matrix, when `fileType` gives some tensor of `path` a type that needs an importance matrix. */
-function imatrixIfNeeded(path: string, fileType: (typeof QUANT_FILE_TYPES)[number]): Map<string, Float32Array> | undefined {
+function imatrixIfNeeded(
+  path: string,
+  fileType: (typeof QUANT_FILE_TYPES)[number],
+): Map<string, Float32Array> | undefined {
   const { gguf, file } = openGguf(path);
   try {
-    if (!planQuantization(gguf, fileType).tensors.some((t) => t.from !== t.to && tensorNeedsImatrix(fileType, t.name, t.to))) return undefined;
-    return new Map(gguf.tensors.filter((t) => t.ne.length >= 2).map((t) => [t.name, new Float32Array(Number(t.ne[0])).fill(1)]));
+    if (
+      !planQuantization(gguf, fileType).tensors.some(
+        (t) => t.from !== t.to && tensorNeedsImatrix(fileType, t.name, t.to),
+      )
+    )
+      return undefined;
+    return new Map(
+      gguf.tensors.filter((t) => t.ne.length >= 2).map((t) => [t.name, new Float32Array(Number(t.ne[0])).fill(1)]),
+    );
   } finally {
     file.close();
   }
@@ -88,7 +98,9 @@ describe('predictExport', () => {
     await quantizeFile(q8, join(dir, 'q4.gguf'), 'Q4_0', { allowRequantize: true });
     const before = typesOf(q8);
     const after = typesOf(join(dir, 'q4.gguf'));
-    const changed = [...before].filter(([name, type]) => type !== 'F32' && after.get(name) !== type).map(([name]) => name);
+    const changed = [...before]
+      .filter(([name, type]) => type !== 'F32' && after.get(name) !== type)
+      .map(([name]) => name);
     expect(q4.requantized.map((t) => t.name).sort()).toEqual(changed.sort());
     expect(q4.requantized.map((t) => t.name)).not.toContain('output.weight'); // kept as Q8_0 (rows of 64)
   });
@@ -98,7 +110,9 @@ describe('predictExport', () => {
     const [first, second] = p.tensors;
     expect(bytesWrittenAt(p, 0, 0)).toBe(first!.start);
     expect(bytesWrittenAt(p, 0, first!.elements)).toBe(first!.start + first!.bytes);
-    expect(bytesWrittenAt(p, 1, second!.elementsBefore + second!.elements / 2)).toBe(second!.start + Math.round(second!.bytes / 2));
+    expect(bytesWrittenAt(p, 1, second!.elementsBefore + second!.elements / 2)).toBe(
+      second!.start + Math.round(second!.bytes / 2),
+    );
     const last = p.tensors.at(-1)!;
     expect(bytesWrittenAt(p, p.tensors.length - 1, p.elements)).toBe(last.start + last.bytes);
     expect(last.start + last.bytes).toBeLessThanOrEqual(p.fileBytes);

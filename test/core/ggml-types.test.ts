@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { GGML_TYPE_COUNT, GGML_TYPES, ggmlTypeById, ggmlTypeByName, REMOVED_GGML_TYPES } from '../../src-main/core/ggml-types';
+import {
+  GGML_TYPE_COUNT,
+  GGML_TYPES,
+  ggmlTypeById,
+  ggmlTypeByName,
+  REMOVED_GGML_TYPES,
+} from '../../src-main/core/ggml-types';
 import { ggml } from '../support/ggml-oracle';
 
 describe('ggml type table', () => {
@@ -22,8 +28,35 @@ describe('ggml type table', () => {
   it('lists every type the issue names, each once', () => {
     const names = GGML_TYPES.map((t) => t.name);
     expect(new Set(names).size).toBe(names.length);
-    for (const name of ['F32', 'F16', 'BF16', 'F64', 'I8', 'I16', 'I32', 'I64', 'Q4_0', 'Q8_1', 'Q2_K', 'Q8_K', 'IQ1_S', 'IQ1_M',
-      'IQ2_XXS', 'IQ2_XS', 'IQ2_S', 'IQ3_XXS', 'IQ3_S', 'IQ4_NL', 'IQ4_XS', 'TQ1_0', 'TQ2_0', 'MXFP4', 'NVFP4', 'Q1_0', 'Q2_0']) {
+    for (const name of [
+      'F32',
+      'F16',
+      'BF16',
+      'F64',
+      'I8',
+      'I16',
+      'I32',
+      'I64',
+      'Q4_0',
+      'Q8_1',
+      'Q2_K',
+      'Q8_K',
+      'IQ1_S',
+      'IQ1_M',
+      'IQ2_XXS',
+      'IQ2_XS',
+      'IQ2_S',
+      'IQ3_XXS',
+      'IQ3_S',
+      'IQ4_NL',
+      'IQ4_XS',
+      'TQ1_0',
+      'TQ2_0',
+      'MXFP4',
+      'NVFP4',
+      'Q1_0',
+      'Q2_0',
+    ]) {
       expect(names).toContain(name);
     }
   });

@@ -27,7 +27,8 @@ describe('GGUF reader against llama.cpp', () => {
         gguf.kvs.forEach((kv, i) => {
           const theirs = llama!.kvs[i]!;
           expect(kv.type, kv.key).toBe(theirs.type);
-          if (typeof kv.value === 'bigint') return expect(kv.value, kv.key).toBe(BigInt(theirs.value as number | bigint));
+          if (typeof kv.value === 'bigint')
+            return expect(kv.value, kv.key).toBe(BigInt(theirs.value as number | bigint));
           if (kv.type !== GgufType.ARRAY) return expect(kv.value, kv.key).toEqual(theirs.value);
           const array = kv.value as Exclude<typeof kv.value, string | number | bigint | boolean>;
           const their = theirs.value as { itemType: number; items: string[] | Uint8Array };

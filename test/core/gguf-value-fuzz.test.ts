@@ -45,13 +45,18 @@ interface ChildReport {
 
 function runChild(): ChildReport {
   // A small heap: a metadata-sized allocation fails in seconds rather than after a minute of swapping.
-  const r = spawnSync(process.execPath, ['--max-old-space-size=160', '--import', 'tsx', CHILD, tempDir(), ...FILES.map((f) => join(MODELS, f))], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-    maxBuffer: 64 * 2 ** 20,
-    timeout: 150_000,
-  });
-  if (r.status !== 0) throw new Error(`the fuzz child failed (status ${r.status}, signal ${r.signal}):\n${r.stderr.slice(-3000)}`);
+  const r = spawnSync(
+    process.execPath,
+    ['--max-old-space-size=160', '--import', 'tsx', CHILD, tempDir(), ...FILES.map((f) => join(MODELS, f))],
+    {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      maxBuffer: 64 * 2 ** 20,
+      timeout: 150_000,
+    },
+  );
+  if (r.status !== 0)
+    throw new Error(`the fuzz child failed (status ${r.status}, signal ${r.signal}):\n${r.stderr.slice(-3000)}`);
   return JSON.parse(r.stdout) as ChildReport;
 }
 
@@ -80,30 +85,36 @@ function checkSummary(where: string, result: VariantResult, base: Record<string,
     expect(summary[direct], `${where}: ${direct}`).toBe(value);
   }
   const kv = summary.kvCache as { bytes: number; bytesPerToken: number } | null;
-  if (kv) for (const n of [kv.bytes, kv.bytesPerToken]) expect(Number.isFinite(n) && n >= 0, `${where}: kvCache ${n}`).toBe(true);
+  if (kv)
+    for (const n of [kv.bytes, kv.bytesPerToken])
+      expect(Number.isFinite(n) && n >= 0, `${where}: kvCache ${n}`).toBe(true);
 }
 
 describe('GGUF metadata values under fuzzing', () => {
-  it('every numeric key of the real models set to 0, -1, 2^31, 2^32-1, 2^63, NaN, ±Inf or a wrong type: a correct summary or one line naming the key, fast and small', { timeout: 180_000 }, () => {
-    const report = runChild();
-    expect(report.results.length).toBeGreaterThan(300);
-    let refused = 0;
-    for (const result of report.results) {
-      const where = `${result.model}, ${result.label}`;
-      const base = report.bases[result.model]!;
-      for (const step of STEPS) {
-        const outcome = result[step];
-        if (outcome) checkOutcome(`${where}, ${step}`, result.key, outcome, base[step]!);
+  it(
+    'every numeric key of the real models set to 0, -1, 2^31, 2^32-1, 2^63, NaN, ±Inf or a wrong type: a correct summary or one line naming the key, fast and small',
+    { timeout: 180_000 },
+    () => {
+      const report = runChild();
+      expect(report.results.length).toBeGreaterThan(300);
+      let refused = 0;
+      for (const result of report.results) {
+        const where = `${result.model}, ${result.label}`;
+        const base = report.bases[result.model]!;
+        for (const step of STEPS) {
+          const outcome = result[step];
+          if (outcome) checkOutcome(`${where}, ${step}`, result.key, outcome, base[step]!);
+        }
+        // Text and JSON, library and inspect agree on whether the file is usable.
+        expect(result.inspectText.ok, where).toBe(result.inspectJson.ok);
+        expect(result.library.ok, where).toBe(result.inspectJson.ok);
+        if (result.inspectJson.ok) checkSummary(where, result, base.inspectJson.value as Record<string, unknown>);
+        else refused++;
       }
-      // Text and JSON, library and inspect agree on whether the file is usable.
-      expect(result.inspectText.ok, where).toBe(result.inspectJson.ok);
-      expect(result.library.ok, where).toBe(result.inspectJson.ok);
-      if (result.inspectJson.ok) checkSummary(where, result, base.inspectJson.value as Record<string, unknown>);
-      else refused++;
-    }
-    // Both outcomes occur: hostile counts are refused, harmless values still summarize.
-    expect(refused).toBeGreaterThan(0);
-    expect(refused).toBeLessThan(report.results.length);
-    expect(report.maxRssBytes).toBeLessThan(MAX_RSS_BYTES);
-  });
+      // Both outcomes occur: hostile counts are refused, harmless values still summarize.
+      expect(refused).toBeGreaterThan(0);
+      expect(refused).toBeLessThan(report.results.length);
+      expect(report.maxRssBytes).toBeLessThan(MAX_RSS_BYTES);
+    },
+  );
 });

@@ -40,8 +40,11 @@ describe('HarmonyRewriter', () => {
   });
 
   it('joins consecutive reasoning messages, and keeps reasoning cut off open', () => {
-    const two = '<|channel|>analysis<|message|>First.<|end|><|start|>assistant<|channel|>analysis<|message|>Second.<|end|>';
-    expect(rewrite([two + '<|start|>assistant<|channel|>final<|message|>Done.'])).toBe('<think>First.\n\nSecond.</think>Done.');
+    const two =
+      '<|channel|>analysis<|message|>First.<|end|><|start|>assistant<|channel|>analysis<|message|>Second.<|end|>';
+    expect(rewrite([two + '<|start|>assistant<|channel|>final<|message|>Done.'])).toBe(
+      '<think>First.\n\nSecond.</think>Done.',
+    );
     expect(rewrite(['<|channel|>analysis<|message|>Still think'])).toBe('<think>Still think');
   });
 
@@ -81,12 +84,21 @@ async function harmonyVocab() {
     return kv;
   });
   const path = join(tempDir(), 'harmony-vocab.gguf');
-  await writeGguf(path, { kvs: [{ key: 'general.architecture', type: GgufType.STRING, value: 'gpt-oss' }, ...kvs], tensors: [] }, () => {
-    throw new Error('no tensors');
-  });
+  await writeGguf(
+    path,
+    { kvs: [{ key: 'general.architecture', type: GgufType.STRING, value: 'gpt-oss' }, ...kvs], tensors: [] },
+    () => {
+      throw new Error('no tensors');
+    },
+  );
   const { gguf, file } = openGguf(path);
   const vocab = readVocab(gguf);
-  return { vocab, tokenizer: createTokenizer(vocab), marker: (m: string) => 400 + markers.indexOf(m), close: () => file.close() };
+  return {
+    vocab,
+    tokenizer: createTokenizer(vocab),
+    marker: (m: string) => 400 + markers.indexOf(m),
+    close: () => file.close(),
+  };
 }
 
 describe('answerDecoder', () => {
@@ -95,8 +107,17 @@ describe('answerDecoder', () => {
     try {
       const words = (text: string) => tokenizer.tokenize(text, { addBos: false });
       const ids = [
-        marker('<|channel|>'), ...words('analysis'), marker('<|message|>'), ...words('The cat sat'), marker('<|end|>'),
-        marker('<|start|>'), ...words('assistant'), marker('<|channel|>'), ...words('final'), marker('<|message|>'), ...words('Once upon a time'),
+        marker('<|channel|>'),
+        ...words('analysis'),
+        marker('<|message|>'),
+        ...words('The cat sat'),
+        marker('<|end|>'),
+        marker('<|start|>'),
+        ...words('assistant'),
+        marker('<|channel|>'),
+        ...words('final'),
+        marker('<|message|>'),
+        ...words('Once upon a time'),
       ];
       const decode = (template: string) => {
         const d = answerDecoder(tokenizer, template, true);
@@ -106,7 +127,9 @@ describe('answerDecoder', () => {
       // Without the rewrite the channels show as llama.cpp renders them: <|channel|>, <|message|> and
       // <|start|> always (its vocabulary marks them user-defined for gpt-oss), <|end|> never.
       const plain = decode('chatml');
-      expect(plain).toContain('<|channel|> analysis<|message|> The cat sat<|start|> assistant<|channel|> final<|message|> Once upon a time');
+      expect(plain).toContain(
+        '<|channel|> analysis<|message|> The cat sat<|start|> assistant<|channel|> final<|message|> Once upon a time',
+      );
       expect(plain).not.toContain('<|end|>');
     } finally {
       close();
@@ -117,7 +140,13 @@ describe('answerDecoder', () => {
 describe("gpt-oss's template", () => {
   it('gets an earlier answer without its think block, which it drops as OpenAI specifies', () => {
     const template = readFileSync(join(REPO_ROOT, 'test/fixtures/chat-templates/gpt-oss.jinja'), 'utf8');
-    const vocab: ChatVocab = { model: 'gpt2', tokens: StringArray.fromStrings(['<|startoftext|>', '<|return|>']), bos: 0, eos: 1, chatTemplate: template };
+    const vocab: ChatVocab = {
+      model: 'gpt2',
+      tokens: StringArray.fromStrings(['<|startoftext|>', '<|return|>']),
+      bos: 0,
+      eos: 1,
+      chatTemplate: template,
+    };
     const messages = [
       { role: 'user', content: 'Hi' },
       { role: 'assistant', content: '<think>Greeting.</think>Hello!' },

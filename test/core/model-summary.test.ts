@@ -59,11 +59,17 @@ describe('model summary', () => {
   it('names the file type and mixes F16 with F32 for llama-2-tiny-random', () => {
     const s = summaryOf(TINY_RANDOM_LLAMA);
     expect(s.fileType).toBe('F16');
-    expect(s.typeMix.map((t) => [t.type, t.tensors])).toEqual([['F16', 9], ['F32', 3]]);
+    expect(s.typeMix.map((t) => [t.type, t.tensors])).toEqual([
+      ['F16', 9],
+      ['F32', 3],
+    ]);
     expect(s.vocabSize).toBe(32000);
   });
 
-  for (const [path, contexts] of [[STORIES_260K, [256, 1024, 4096]], [TINY_RANDOM_LLAMA, [512, 2048]]] as const) {
+  for (const [path, contexts] of [
+    [STORIES_260K, [256, 1024, 4096]],
+    [TINY_RANDOM_LLAMA, [512, 2048]],
+  ] as const) {
     it(`matches llama.cpp's parameter count and KV cache size for ${path.split('/').pop()}`, async () => {
       for (const context of contexts) {
         const llama = await llamaReport(path, context);
@@ -71,7 +77,9 @@ describe('model summary', () => {
         expect(llama.cells).toHaveLength(1);
         expect(s.kvCache!.context).toBe(llama.cells[0]);
         // llama.cpp prints MiB with two decimals (ties to even, unlike toFixed): compare within half a unit.
-        expect(Math.abs(s.kvCache!.bytes / 2 ** 20 - llama.kvMiB[0]!), `context ${context}`).toBeLessThanOrEqual(0.005 + 1e-9);
+        expect(Math.abs(s.kvCache!.bytes / 2 ** 20 - llama.kvMiB[0]!), `context ${context}`).toBeLessThanOrEqual(
+          0.005 + 1e-9,
+        );
         const [value, unit] = llama.params.split(' ');
         const scale = { K: 1e3, M: 1e6, B: 1e9 }[unit as 'K' | 'M' | 'B'];
         expect((s.parameters / scale).toFixed(2)).toBe(value);
@@ -82,7 +90,10 @@ describe('model summary', () => {
   // Sliding-window layers get a smaller cache of their own: window + one micro-batch, padded.
   const windowed: [string, ModelShape][] = [
     ['gemma2', { arch: 'gemma2', nLayer: 4, nEmbd: 64, nFf: 128, nHead: 4, nHeadKv: 2, slidingWindow: 64 }],
-    ['gemma3', { arch: 'gemma3', nLayer: 7, nEmbd: 64, nFf: 128, nHead: 4, nHeadKv: 1, headDim: 32, slidingWindow: 300 }],
+    [
+      'gemma3',
+      { arch: 'gemma3', nLayer: 7, nEmbd: 64, nFf: 128, nHead: 4, nHeadKv: 1, headDim: 32, slidingWindow: 300 },
+    ],
   ];
   for (const [arch, shape] of windowed) {
     it(`matches llama.cpp's two KV caches for a ${arch} with sliding-window layers`, async () => {

@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dequantizeTensor } from '../../src-main/core/dequantize';
 import type { GgufFile } from '../../src-main/core/gguf/gguf-file';
-import { comparePosition, DivergenceStats, logSoftmax, percentile, vocabularyMismatch } from '../../src-main/core/quality/divergence';
+import {
+  comparePosition,
+  DivergenceStats,
+  logSoftmax,
+  percentile,
+  vocabularyMismatch,
+} from '../../src-main/core/quality/divergence';
 import { perplexityOf, perplexityWindows, QualityError } from '../../src-main/core/quality/perplexity';
 import { tensorErrorSteps, type TensorErrorReport } from '../../src-main/core/quality/tensor-error';
 import { tensorLocation } from '../../src-main/core/tensor-names';
@@ -48,10 +54,14 @@ describe('perplexity windows (llama-perplexity)', () => {
   });
 
   it('refuses texts of fewer than 2 tokens and contexts that score nothing', () => {
-    expect(() => perplexityWindows([1], 8, 1)).toThrow(new QualityError('the text gives 1 token (BOS included); at least 2 are needed to score one'));
+    expect(() => perplexityWindows([1], 8, 1)).toThrow(
+      new QualityError('the text gives 1 token (BOS included); at least 2 are needed to score one'),
+    );
     expect(() => perplexityWindows([], 8, null)).toThrow(/gives 0 tokens; at least 2/);
     expect(() => perplexityWindows(ids(5), 1, null)).toThrow(/context must be at least 2 tokens, not 1/);
-    expect(() => perplexityWindows(ids(5), 2, null)).toThrow(/context of 2 tokens scores no token of a text longer than it \(5 tokens\)/);
+    expect(() => perplexityWindows(ids(5), 2, null)).toThrow(
+      /context of 2 tokens scores no token of a text longer than it \(5 tokens\)/,
+    );
     expect(perplexityWindows(ids(2), 2, null).scored).toBe(1);
   });
 
@@ -97,7 +107,10 @@ describe('KL statistics', () => {
     const stats = new DivergenceStats();
     stats.addBase({ nll: [1, 2] });
     stats.addBase({ nll: [3] });
-    stats.addCompared({ nll: [2, 2], comparison: { kl: [0.3, 0.1], sameTop: [true, false], deltaP: [-0.1, 0], deltaPNext: [0.2, 0] } });
+    stats.addCompared({
+      nll: [2, 2],
+      comparison: { kl: [0.3, 0.1], sameTop: [true, false], deltaP: [-0.1, 0], deltaPNext: [0.2, 0] },
+    });
     stats.addCompared({ nll: [5], comparison: { kl: [0.2], sameTop: [true], deltaP: [-0.2], deltaPNext: [0.1] } });
     const s = stats.summary();
     expect(s.positions).toBe(3);
@@ -127,7 +140,15 @@ describe('KL statistics', () => {
         `${TINY_RANDOM_LLAMA}: its vocabulary has 32000 tokens, not 512 (the base ${STORIES_260K} differs); KL divergence needs the same vocabulary`,
       );
       const tokens = a.tokens;
-      const changed = { ...a, file: 'other.gguf', tokens: { length: tokens.length, bytesAt: (i: number) => (i === 300 ? new Uint8Array([120]) : tokens.bytesAt(i)), at: (i: number) => (i === 300 ? 'x' : tokens.at(i)) } };
+      const changed = {
+        ...a,
+        file: 'other.gguf',
+        tokens: {
+          length: tokens.length,
+          bytesAt: (i: number) => (i === 300 ? new Uint8Array([120]) : tokens.bytesAt(i)),
+          at: (i: number) => (i === 300 ? 'x' : tokens.at(i)),
+        },
+      };
       expect(vocabularyMismatch(a, changed as unknown as typeof a)).toBe(
         `other.gguf: token 300 is "x", not ${JSON.stringify(tokens.at(300))} (the base ${STORIES_260K} differs); KL divergence needs the same vocabulary`,
       );
@@ -172,7 +193,11 @@ describe('per-tensor error of an export', () => {
       }
       const changed = report.tensors.filter((t) => t.sourceType !== t.exportType);
       expect(changed.length).toBeGreaterThan(0);
-      expect(report.tensors.filter((t) => t.sourceType === t.exportType).every((t) => t.rmse === 0 && t.snrDb === null && t.relativeError === 0)).toBe(true);
+      expect(
+        report.tensors
+          .filter((t) => t.sourceType === t.exportType)
+          .every((t) => t.rmse === 0 && t.snrDb === null && t.relativeError === 0),
+      ).toBe(true);
 
       // One tensor computed directly over its whole f32 values.
       const name = 'blk.2.attn_q.weight';
@@ -191,9 +216,11 @@ describe('per-tensor error of an export', () => {
       expect(t.snrDb!).toBeGreaterThan(10); // 4.5 bits a weight keep the signal well above the noise
 
       // Pooled figures: sums of squares over the group's tensors.
-      const pooled = (ts: typeof report.tensors) => Math.sqrt(ts.reduce((s, x) => s + x.rmse ** 2 * x.elements, 0) / ts.reduce((s, x) => s + x.elements, 0));
+      const pooled = (ts: typeof report.tensors) =>
+        Math.sqrt(ts.reduce((s, x) => s + x.rmse ** 2 * x.elements, 0) / ts.reduce((s, x) => s + x.elements, 0));
       expect(report.byLayer.map((g) => g.layer)).toEqual([0, 1, 2, 3, 4, null]);
-      for (const g of report.byLayer) expect(g.rmse).toBeCloseTo(pooled(report.tensors.filter((x) => x.layer === g.layer)), 12);
+      for (const g of report.byLayer)
+        expect(g.rmse).toBeCloseTo(pooled(report.tensors.filter((x) => x.layer === g.layer)), 12);
       const attnQ = report.byRole.find((g) => g.role === 'attn_q')!;
       expect(attnQ.elements).toBe(5 * 64 * 64);
       expect(attnQ.rmse).toBeCloseTo(pooled(report.tensors.filter((x) => x.role === 'attn_q')), 12);
@@ -213,9 +240,15 @@ describe('per-tensor error of an export', () => {
     await writeRandomModel(tied, { ...shape, tiedEmbeddings: true });
     const [f, t, s] = [openGguf(full), openGguf(tied), openGguf(STORIES_260K)];
     try {
-      expect(() => drain(f.gguf, t.gguf)).toThrow(new QualityError(`${tied}: no tensor "output.weight", which ${full} has`));
-      expect(() => drain(t.gguf, f.gguf)).toThrow(new QualityError(`${full}: tensor "output.weight" is not in ${tied}`));
-      expect(() => drain(s.gguf, f.gguf)).toThrow(`${full}: tensor "token_embd.weight" has shape [32, 512], in ${STORIES_260K} it has [64, 512]`);
+      expect(() => drain(f.gguf, t.gguf)).toThrow(
+        new QualityError(`${tied}: no tensor "output.weight", which ${full} has`),
+      );
+      expect(() => drain(t.gguf, f.gguf)).toThrow(
+        new QualityError(`${full}: tensor "output.weight" is not in ${tied}`),
+      );
+      expect(() => drain(s.gguf, f.gguf)).toThrow(
+        `${full}: tensor "token_embd.weight" has shape [32, 512], in ${STORIES_260K} it has [64, 512]`,
+      );
     } finally {
       for (const x of [f, t, s]) x.file.close();
     }

@@ -5,7 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { predictExport } from '../../src-main/core/export-size';
 import { ggmlTypeByName } from '../../src-main/core/ggml-types';
 import { llamaFileTypeId, llamaFileTypeName } from '../../src-main/core/llama-file-types';
-import { fileTypeNeedsImatrix, planQuantization, QUANT_FILE_TYPES, type QuantFileType, type RecipeOptions } from '../../src-main/core/quant-recipes';
+import {
+  fileTypeNeedsImatrix,
+  planQuantization,
+  QUANT_FILE_TYPES,
+  type QuantFileType,
+  type RecipeOptions,
+} from '../../src-main/core/quant-recipes';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { defaultQuantizeParams, llamaModelQuantize } from '../support/llama-quantize';
@@ -58,12 +64,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function unitImatrix(path: string): Map<string, Float32Array> {
   const { gguf, file } = openGguf(path);
   try {
-    return new Map(gguf.tensors.filter((t) => t.ne.length >= 2).map((t) => [t.name, new Float32Array(Number(t.ne[0]) * Number(t.ne[2] ?? 1)).fill(1)]));
+    return new Map(
+      gguf.tensors
+        .filter((t) => t.ne.length >= 2)
+        .map((t) => [t.name, new Float32Array(Number(t.ne[0]) * Number(t.ne[2] ?? 1)).fill(1)]),
+    );
   } finally {
     file.close();
   }
 }
-
 
 /**
  * File types llama.cpp takes seconds per test model to quantize (IQ1_M's exhaustive split search;
@@ -83,7 +92,9 @@ const WRITTEN_MODEL = 'odd-rows';
 
 /** Each tensor's type, in file order, from a dry run's log: "[ 3/ 20] blk.0.attn_k.weight - [...], type = f16, size = ... MiB -> ... MiB (iq1_m)". */
 function dryRunTypes(log: string): string[] {
-  const lines = log.matchAll(/\[\s*\d+\/\s*\d+\]\s+(\S+)\s+- \[[^\]]*\], type =\s*(\w+), [^\n]*?size = [^\n]*?(?:\((\w+)\))?$/gm);
+  const lines = log.matchAll(
+    /\[\s*\d+\/\s*\d+\]\s+(\S+)\s+- \[[^\]]*\], type =\s*(\w+), [^\n]*?size = [^\n]*?(?:\((\w+)\))?$/gm,
+  );
   return [...lines].map(([, name, from, to]) => `${name}: ${type((to ?? from)!.toUpperCase()).name}`);
 }
 
@@ -134,7 +145,13 @@ describe('llama_model_quantize_params', () => {
   it('has the layout llama.cpp uses (checked against its defaults)', () => {
     const { size, params } = defaultQuantizeParams();
     expect(size).toBe(64);
-    expect(params).toMatchObject({ nthread: 0, ftype: 7, output_tensor_type: 43, token_embedding_type: 43, quantize_output_tensor: true });
+    expect(params).toMatchObject({
+      nthread: 0,
+      ftype: 7,
+      output_tensor_type: 43,
+      token_embedding_type: 43,
+      quantize_output_tensor: true,
+    });
   });
 });
 
@@ -166,11 +183,14 @@ describe.each(['dense-gqa', 'deep'])('recipes with an importance matrix match ll
 
 // IQ3_XXS has rules for a run without an importance matrix (attn_v IQ3_S, ffn_down Q4_K/Q3_K):
 // llama-quantize refuses such a run, but its dry run plans it, as the export's size estimate does.
-describe.each(['dense-gqa', 'deep'])('the IQ3_XXS recipe without an importance matrix matches llama-quantize\'s dry run on %s', (model) => {
-  it('IQ3_XXS', () => {
-    compare(model, 'IQ3_XXS', { hasImatrix: false });
-  });
-});
+describe.each(['dense-gqa', 'deep'])(
+  "the IQ3_XXS recipe without an importance matrix matches llama-quantize's dry run on %s",
+  (model) => {
+    it('IQ3_XXS', () => {
+      compare(model, 'IQ3_XXS', { hasImatrix: false });
+    });
+  },
+);
 
 describe('gufo quantize --imatrix', () => {
   it('writes the mixture llama.cpp gives with an importance matrix, in the bytes the export predicts', async () => {
@@ -240,7 +260,10 @@ describe('requantizing', () => {
     expect(llamaModelQuantize(paths.get('dense-gqa')!, q8, llamaFileTypeId('Q8_0')!).ok).toBe(true);
     paths.set('dense-gqa-q8_0', q8);
     const plan = compare('dense-gqa-q8_0', 'Q4_K_M', {}, true);
-    expect(plan.tensors.find((t) => t.name === 'blk.0.attn_q.weight')).toMatchObject({ from: type('Q8_0'), to: type('Q4_K') });
+    expect(plan.tensors.find((t) => t.name === 'blk.0.attn_q.weight')).toMatchObject({
+      from: type('Q8_0'),
+      to: type('Q4_K'),
+    });
     // Without --allow-requantize llama.cpp refuses, as a caller of the plan should.
     expect(llamaModelQuantize(q8, join(dir, 'refused.gguf'), llamaFileTypeId('Q4_K_M')!).ok).toBe(false);
   });

@@ -56,7 +56,9 @@ function compare(model: string, fileType: QuantFileType, options: RecipeOptions)
   if (!result.ok) throw new Error(`llama.cpp refused ${model} → ${fileType}:\n${result.log.slice(-4000)}`);
   const { gguf, file } = openGguf(theirs);
   try {
-    expect(plan.tensors.map((t) => `${t.name}: ${t.to.name}`)).toEqual(gguf.tensors.map((t) => `${t.name}: ${t.type.name}`));
+    expect(plan.tensors.map((t) => `${t.name}: ${t.to.name}`)).toEqual(
+      gguf.tensors.map((t) => `${t.name}: ${t.type.name}`),
+    );
     const fallbacks = /(\d+) of \d+ tensor\(s\) required fallback/.exec(result.log)?.[1] ?? '0';
     expect(plan.tensors.filter((t) => t.fallbackFrom !== null).length).toBe(Number(fallbacks));
   } finally {
@@ -65,7 +67,8 @@ function compare(model: string, fileType: QuantFileType, options: RecipeOptions)
   return { plan, theirs };
 }
 
-const planned = (plan: ReturnType<typeof planQuantization>, name: string) => plan.tensors.find((t) => t.name === name)!.to.name;
+const planned = (plan: ReturnType<typeof planQuantization>, name: string) =>
+  plan.tensors.find((t) => t.name === name)!.to.name;
 
 describe('--tensor-type matches llama-quantize', () => {
   it('overrides a role in every layer', () => {
@@ -78,7 +81,9 @@ describe('--tensor-type matches llama-quantize', () => {
 
   it('takes regular expressions, first match wins, and the mixture counts only the tensors it chose', () => {
     // Layers 0-3's attn_v overridden: the mixture's attn_v counter starts at layer 4's.
-    const { plan } = compare('dense', 'Q4_K_M', { tensorTypes: tt('blk\\.[0-3]\\.attn_v=q4_0', 'blk\\.[0-9]+\\.attn_(v|k)=Q8_0', 'attn_v=q2_k') });
+    const { plan } = compare('dense', 'Q4_K_M', {
+      tensorTypes: tt('blk\\.[0-3]\\.attn_v=q4_0', 'blk\\.[0-9]+\\.attn_(v|k)=Q8_0', 'attn_v=q2_k'),
+    });
     expect(planned(plan, 'blk.0.attn_v.weight')).toBe('Q4_0');
     expect(planned(plan, 'blk.5.attn_v.weight')).toBe('Q8_0');
     expect(planned(plan, 'blk.5.attn_k.weight')).toBe('Q8_0');
@@ -88,13 +93,20 @@ describe('--tensor-type matches llama-quantize', () => {
 
   it('keeps the fallback for rows too short for the type', () => {
     const { plan } = compare('odd', 'Q4_K_M', { tensorTypes: tt('ffn_down=q3_k', 'ffn_up=iq4_xs') });
-    expect(plan.tensors.find((t) => t.name === 'blk.0.ffn_down.weight')).toMatchObject({ to: type('Q4_0'), fallbackFrom: type('Q3_K') });
+    expect(plan.tensors.find((t) => t.name === 'blk.0.ffn_down.weight')).toMatchObject({
+      to: type('Q4_0'),
+      fallbackFrom: type('Q3_K'),
+    });
     compare('stories260K', 'Q4_0', { tensorTypes: tt('ffn=q6_k', 'attn=q4_k') });
   });
 
   it('with --pure, --output-tensor-type and --token-embedding-type', () => {
     compare('dense', 'Q5_K_M', { pure: true, tensorTypes: tt('attn_q=q8_0') });
-    compare('dense', 'Q4_K_S', { outputTensorType: type('Q8_0'), tokenEmbeddingType: type('Q4_0'), tensorTypes: tt('output=q4_k', 'token_embd=q2_k', 'attn=q6_k') });
+    compare('dense', 'Q4_K_S', {
+      outputTensorType: type('Q8_0'),
+      tokenEmbeddingType: type('Q4_0'),
+      tensorTypes: tt('output=q4_k', 'token_embd=q2_k', 'attn=q6_k'),
+    });
   });
 
   it('is ignored by F16 files, as in llama.cpp', () => {
@@ -103,7 +115,10 @@ describe('--tensor-type matches llama-quantize', () => {
   });
 
   it('writes the same tensor bytes as llama.cpp', async () => {
-    const options = { tensorTypes: tt('blk\\.[0-3]\\.attn_v=q4_0', 'ffn_down=q3_k', 'attn_output=q8_0'), outputTensorType: type('Q5_K') };
+    const options = {
+      tensorTypes: tt('blk\\.[0-3]\\.attn_v=q4_0', 'ffn_down=q3_k', 'attn_output=q8_0'),
+      outputTensorType: type('Q5_K'),
+    };
     const { theirs } = compare('odd', 'Q4_K_M', options);
     const ours = join(dir, 'ours.gguf');
     await quantizeFile(models.odd!, ours, 'Q4_K_M', options);
@@ -124,13 +139,19 @@ describe('--tensor-type matches llama-quantize', () => {
 
 describe('bad overrides', () => {
   it('names the argument and what is wrong', () => {
-    expect(() => parseTensorTypeArg('attn_v')).toThrow('--tensor-type "attn_v": expected PATTERN=TYPE, e.g. attn_v=q8_0');
+    expect(() => parseTensorTypeArg('attn_v')).toThrow(
+      '--tensor-type "attn_v": expected PATTERN=TYPE, e.g. attn_v=q8_0',
+    );
     expect(() => parseTensorTypeArg('attn_v=')).toThrow('--tensor-type "attn_v=": the type after "=" is missing');
     expect(() => parseTensorTypeArg('=q8_0')).toThrow('tensor type "=q8_0": the pattern is empty');
     expect(() => parseTensorTypeArg('attn_v=q9_9')).toThrow('tensor type pattern "attn_v": unknown ggml type "q9_9"');
-    expect(() => parseTensorTypeArg('blk.(0=q8_0')).toThrow(/^tensor type pattern "blk\.\(0" is not a valid regular expression/);
+    expect(() => parseTensorTypeArg('blk.(0=q8_0')).toThrow(
+      /^tensor type pattern "blk\.\(0" is not a valid regular expression/,
+    );
     expect(() => resolveOverrides({ outputTensorType: 'Q7' })).toThrow('output tensor type: unknown ggml type "Q7"');
-    expect(() => resolveOverrides({ tensorTypes: [{ pattern: '[', type: 'q8_0' }] })).toThrow(/tensor type pattern "\[" is not a valid/);
+    expect(() => resolveOverrides({ tensorTypes: [{ pattern: '[', type: 'q8_0' }] })).toThrow(
+      /tensor type pattern "\[" is not a valid/,
+    );
   });
 
   it('lower-cases the pattern as llama-quantize does, and reads the type in any case', () => {

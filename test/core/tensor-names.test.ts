@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { architectureTraits, unsupportedArchitectureMessage } from '../../src-main/core/architectures';
-import { blockName, blockTensorSuffix, tensorLayer, tensorLocation, tensorName } from '../../src-main/core/tensor-names';
+import {
+  blockName,
+  blockTensorSuffix,
+  tensorLayer,
+  tensorLocation,
+  tensorName,
+} from '../../src-main/core/tensor-names';
 
 describe('tensor names', () => {
   it('spells a role as llama.cpp does, with its layer and kind', () => {
@@ -12,8 +18,12 @@ describe('tensor names', () => {
   });
 
   it('refuses a block role without a layer and a model role with one', () => {
-    expect(() => (tensorName as (role: string, layer?: number) => string)('attn_q')).toThrow('tensor role attn_q: needs layer');
-    expect(() => (tensorName as (role: string, layer?: number) => string)('output', 1)).toThrow('tensor role output: takes no layer');
+    expect(() => (tensorName as (role: string, layer?: number) => string)('attn_q')).toThrow(
+      'tensor role attn_q: needs layer',
+    );
+    expect(() => (tensorName as (role: string, layer?: number) => string)('output', 1)).toThrow(
+      'tensor role output: takes no layer',
+    );
   });
 
   it('reads the layer and role back from a name', () => {

@@ -62,13 +62,18 @@ describe('Engine.bench', () => {
     // Two independent counts of the same step: the meter's and the profiler's.
     expect(profile.kernels.reduce((s, k) => s + k.dispatchesPerToken, 0)).toBe(r.dispatchesPerToken);
     for (const k of profile.kernels) expect(k.gpuMsPerToken, k.kernel).toBeGreaterThan(0);
-    expect(profile.gpuMsPerToken).toBeCloseTo(profile.kernels.reduce((s, k) => s + k.gpuMsPerToken, 0), 9);
+    expect(profile.gpuMsPerToken).toBeCloseTo(
+      profile.kernels.reduce((s, k) => s + k.gpuMsPerToken, 0),
+      9,
+    );
 
     const weightKernels = profile.kernels.filter((k) => k.bytesPerToken !== null && k.kernel.startsWith('matvec'));
     expect(weightKernels.reduce((s, k) => s + k.bytesPerToken!, 0)).toBe(matrixBytes(STORIES_260K));
     // Decode attention reads the K and V rows of every position the token sees: steps at
     // positions 8 to 11 see 9 to 12 keys, 10.5 on average (the cache holds 64 positions).
-    const [attention, ...others] = profile.kernels.filter((k) => k.bytesPerToken !== null && !k.kernel.startsWith('matvec'));
+    const [attention, ...others] = profile.kernels.filter(
+      (k) => k.bytesPerToken !== null && !k.kernel.startsWith('matvec'),
+    );
     expect(others).toEqual([]);
     expect(attention!.kernel).toMatch(/^attention-decode\.wgsl:attend_split/);
     expect(attention!.bytesPerToken).toBeCloseTo((engine.info.memory!.kvBytes / 64) * 10.5, 6);
@@ -93,7 +98,11 @@ describe('Engine.bench', () => {
       const r = await engine.bench(8, 8, { depth: 40, profile: true });
       expect(r).toMatchObject({ depth: 40, promptTokens: 8, genTokens: 8 });
       // The warm-up, the depth's 40 tokens, then the timed run over all 48, of which only the last 8 are evaluated.
-      expect(generate.mock.calls.map(([ids, o]) => [ids.length, o.maxTokens])).toEqual([[2, 2], [40, 1], [48, 8]]);
+      expect(generate.mock.calls.map(([ids, o]) => [ids.length, o.maxTokens])).toEqual([
+        [2, 2],
+        [40, 1],
+        [48, 8],
+      ]);
       expect((await generate.mock.results[2]!.value).timings.promptTokens).toBe(8);
       const bytesPerPosition = engine.info.memory!.kvBytes / 64;
       expect(r.bytesPerToken - shallow.bytesPerToken).toBeCloseTo(40 * bytesPerPosition, 6);
@@ -103,7 +112,9 @@ describe('Engine.bench', () => {
     } finally {
       generate.mockRestore();
     }
-    await expect(engine.bench(8, 8, { depth: 49 })).rejects.toThrow('bench needs a context of 65 tokens; the model was loaded with 64');
+    await expect(engine.bench(8, 8, { depth: 49 })).rejects.toThrow(
+      'bench needs a context of 65 tokens; the model was loaded with 64',
+    );
   });
 
   it('profile after a run that decodes nothing (-n 1): one profiled decode step, every dispatch timed', async () => {
@@ -122,11 +133,13 @@ describe('gufo bench --profile --json', () => {
     expect(r.status, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ depth: 16, promptTokens: 8, genTokens: 4 });
-    for (const key of ['dispatchesPerToken', 'submitsPerToken', 'hostMsPerToken']) expect(doc[key], key).toBeGreaterThan(0);
+    for (const key of ['dispatchesPerToken', 'submitsPerToken', 'hostMsPerToken'])
+      expect(doc[key], key).toBeGreaterThan(0);
     expect(doc.profile.kernels.length).toBeGreaterThan(3);
     expect(doc.profile.kernels[0]).toHaveProperty('rooflineFraction');
 
     const help = gufo(['bench', '--help']);
-    for (const key of ['--profile', '-d N', 'dispatchesPerToken', 'submitsPerToken', 'hostMsPerToken', 'gpuMsPerToken']) expect(help.stdout, key).toContain(key);
+    for (const key of ['--profile', '-d N', 'dispatchesPerToken', 'submitsPerToken', 'hostMsPerToken', 'gpuMsPerToken'])
+      expect(help.stdout, key).toContain(key);
   }, 180_000);
 });

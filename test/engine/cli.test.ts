@@ -9,7 +9,7 @@ import { writeRandomModel } from '../support/test-models';
 import { STORIES_GREEDY, STORIES_PROMPT } from './stories-fixture';
 
 describe('gufo run', () => {
-  it('--json: prompt ids, llama.cpp\'s greedy tokens, text, why it stopped, timings, adapter and memory', () => {
+  it("--json: prompt ids, llama.cpp's greedy tokens, text, why it stopped, timings, adapter and memory", () => {
     const r = gufo(['run', STORIES_260K, '--prompt', 'Once upon a time', '-n', '16', '--json', '--top-logprobs', '2']);
     expect(r.status, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
@@ -20,9 +20,23 @@ describe('gufo run', () => {
     expect(doc.logprobs[0][0][0]).toBe(STORIES_GREEDY[0]);
     expect(Object.keys(doc.timings).sort()).toEqual(['decodeTokS', 'loadMs', 'prefillTokS', 'ttftMs']);
     expect(doc.adapter.name).toBeTruthy();
-    expect(doc.memory).toEqual({ fileTensorBytes: 1171200, residentWeightBytes: 1171200, kvBytes: expect.any(Number), kvTypes: { k: 'f16', v: 'f16' } });
+    expect(doc.memory).toEqual({
+      fileTensorBytes: 1171200,
+      residentWeightBytes: 1171200,
+      kvBytes: expect.any(Number),
+      kvTypes: { k: 'f16', v: 'f16' },
+    });
     expect(doc.stopReason).toBe('length');
-    expect(Object.keys(doc).sort()).toEqual(['adapter', 'ids', 'logprobs', 'memory', 'promptIds', 'stopReason', 'text', 'timings']);
+    expect(Object.keys(doc).sort()).toEqual([
+      'adapter',
+      'ids',
+      'logprobs',
+      'memory',
+      'promptIds',
+      'stopReason',
+      'text',
+      'timings',
+    ]);
   });
 
   it('streams text to stdout and timings to stderr; a seed makes sampling reproducible', () => {
@@ -30,7 +44,19 @@ describe('gufo run', () => {
     expect(plain.status, plain.stderr).toBe(0);
     expect(plain.stdout).toBe(', there was a little girl\n');
     expect(plain.stderr).toMatch(/tok\/s/);
-    const args = ['run', STORIES_260K, '--prompt', 'Once upon a time', '-n', '12', '--temp', '1', '--seed', '3', '--json'];
+    const args = [
+      'run',
+      STORIES_260K,
+      '--prompt',
+      'Once upon a time',
+      '-n',
+      '12',
+      '--temp',
+      '1',
+      '--seed',
+      '3',
+      '--json',
+    ];
     const a = JSON.parse(gufo(args).stdout);
     const b = JSON.parse(gufo(args).stdout);
     expect(a.ids).toEqual(b.ids);
@@ -40,12 +66,16 @@ describe('gufo run', () => {
     expect(gufo(['run', STORIES_260K]).stderr).toMatch(/--prompt "<text>" is required/);
     expect(gufo(['run', STORIES_260K, '--prompt', 'x', '--temp', 'hot']).stderr).toMatch(/--temp must be a number/);
     expect(gufo(['run', '/nonexistent.gguf', '--prompt', 'x']).status).toBe(1);
-    expect(gufo(['run', STORIES_260K, '--prompt', 'x', '--cache-type-k', 'q5_1']).stderr).toMatch(/--cache-type-k must be one of f16, q8_0, q4_0, f32/);
+    expect(gufo(['run', STORIES_260K, '--prompt', 'x', '--cache-type-k', 'q5_1']).stderr).toMatch(
+      /--cache-type-k must be one of f16, q8_0, q4_0, f32/,
+    );
     // stories260K's heads of 8 hold no block of 32, as llama.cpp says too.
-    expect(gufo(['run', STORIES_260K, '--prompt', 'x', '--cache-type-v', 'q8_0']).stderr).toMatch(/a q8_0 KV cache needs a head size that is a multiple of 32/);
+    expect(gufo(['run', STORIES_260K, '--prompt', 'x', '--cache-type-v', 'q8_0']).stderr).toMatch(
+      /a q8_0 KV cache needs a head size that is a multiple of 32/,
+    );
   });
 
-  it('--cache-type-k/-v: q8_0 and q4_0 caches take llama.cpp\'s bytes', async () => {
+  it("--cache-type-k/-v: q8_0 and q4_0 caches take llama.cpp's bytes", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gufo-cli-kv-'));
     try {
       const path = join(dir, 'heads-64.gguf');
@@ -57,7 +87,10 @@ describe('gufo run', () => {
       };
       // 2 layers × 256 positions × 128 elements: f16 2 bytes each, q8_0 34 and q4_0 18 a block of 32.
       expect(kvBytes()).toMatchObject({ kvBytes: 2 * 2 * 256 * 128 * 2, kvTypes: { k: 'f16', v: 'f16' } });
-      expect(kvBytes('--cache-type-k', 'q8_0', '--cache-type-v', 'q4_0')).toMatchObject({ kvBytes: 2 * 256 * 4 * (34 + 18), kvTypes: { k: 'q8_0', v: 'q4_0' } });
+      expect(kvBytes('--cache-type-k', 'q8_0', '--cache-type-v', 'q4_0')).toMatchObject({
+        kvBytes: 2 * 256 * 4 * (34 + 18),
+        kvTypes: { k: 'q8_0', v: 'q4_0' },
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -94,7 +127,9 @@ describe('gufo chat', () => {
   });
 
   it('Ctrl-C stops the answer; a second Ctrl-C exits', async () => {
-    const child = spawn(process.execPath, [bin, 'chat', STORIES_260K, '--temp', '0', '-n', '1000'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, 'chat', STORIES_260K, '--temp', '0', '-n', '1000'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += String(d)));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));

@@ -4,13 +4,24 @@
  * validate, each greedy token being the most likely allowed one under the model's own logits.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConstrainedTokens, constraintGrammar, type JsonConstraint } from '../../src-main/core/constrained/token-constraint';
+import {
+  ConstrainedTokens,
+  constraintGrammar,
+  type JsonConstraint,
+} from '../../src-main/core/constrained/token-constraint';
 import { TokenTrie } from '../../src-main/core/constrained/token-trie';
 import { HarmonyRewriter } from '../../src-main/core/harmony';
 import { forcedToolCall, ToolCallStream, TOOL_CALL_SYNTAX } from '../../src-main/core/tool-calls/index';
 import { createTokenizer, readVocab, type Tokenizer } from '../../src-main/core/tokenizer/index';
 import { Engine } from '../../src-main/engine/engine';
-import { GREEDY, OpKernels, SAMPLER_OUT_WORDS, SAMPLER_STATE_WORDS, samplerPath, samplingParamsBytes } from '../../src-main/engine/gpu/ops';
+import {
+  GREEDY,
+  OpKernels,
+  SAMPLER_OUT_WORDS,
+  SAMPLER_STATE_WORDS,
+  samplerPath,
+  samplingParamsBytes,
+} from '../../src-main/engine/gpu/ops';
 import type { SamplingParams } from '../../src-main/engine/protocol';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { validates } from '../core/constrained/json-check';
@@ -28,7 +39,12 @@ describe('masked sampling kernels', () => {
   afterAll(() => ops.destroy());
 
   /** `draws` tokens sampled from `logits` with only `allowed` unmasked, one step position apart. */
-  async function draw(logits: Float32Array, allowed: readonly number[], s: SamplingParams, draws: number): Promise<number[]> {
+  async function draw(
+    logits: Float32Array,
+    allowed: readonly number[],
+    s: SamplingParams,
+    draws: number,
+  ): Promise<number[]> {
     const vocab = logits.length;
     const mask = new Uint32Array(Math.ceil(vocab / 32));
     for (const id of allowed) mask[id >>> 5]! |= 1 << (id & 31);
@@ -138,7 +154,10 @@ describe('JSON mode on stories260K', { timeout: 300_000 }, () => {
   it('samples valid JSON objects, and a cut-off output is a valid prefix', async () => {
     const eog = tokenizer.vocab.eog;
     const constraint: JsonConstraint = { kind: 'json' };
-    for (const sampling of [{ temperature: 0.8, topK: 40, seed: 1 }, { temperature: 1, seed: 2 }]) {
+    for (const sampling of [
+      { temperature: 0.8, topK: 40, seed: 1 },
+      { temperature: 1, seed: 2 },
+    ]) {
       const r = await engine.generate(STORIES_PROMPT, { maxTokens: 40, constraint, stop: eog, sampling });
       const text = tokenizer.detokenize(r.ids.filter((id) => !eog.includes(id)));
       if (r.stopReason === 'stop') expect(typeof JSON.parse(text), text).toBe('object');
@@ -156,13 +175,26 @@ describe('JSON mode on stories260K', { timeout: 300_000 }, () => {
   it('holds "required" among several functions to a name, its separator and that function\'s schema (gpt-oss, Mistral v11)', async () => {
     const functions = [
       { name: 'get_weather', parameters: schema },
-      { name: 'get', parameters: { type: 'object', properties: { hours: { type: 'integer' } }, required: ['hours'], additionalProperties: false } },
+      {
+        name: 'get',
+        parameters: {
+          type: 'object',
+          properties: { hours: { type: 'integer' } },
+          required: ['hours'],
+          additionalProperties: false,
+        },
+      },
     ];
     const eog = tokenizer.vocab.eog;
     for (const family of ['harmony', 'mistral-v11'] as const) {
       const forced = forcedToolCall(family, functions, true);
       for (const seed of [1, 2, 3]) {
-        const r = await engine.generate(STORIES_PROMPT, { maxTokens: 120, constraint: forced.constraint, stop: eog, sampling: { temperature: 1, seed } });
+        const r = await engine.generate(STORIES_PROMPT, {
+          maxTokens: 120,
+          constraint: forced.constraint,
+          stop: eog,
+          sampling: { temperature: 1, seed },
+        });
         const text = tokenizer.detokenize(r.ids.filter((id) => !eog.includes(id)));
         expect(r.stopReason, text).toBe('stop');
         // gpt-oss's output is read after the harmony rewriter, as the server decodes it.
@@ -181,7 +213,12 @@ describe('JSON mode on stories260K', { timeout: 300_000 }, () => {
 
   it('refuses a schema it cannot hold to, and generates unconstrained as before afterwards', async () => {
     const plain = await engine.generate(STORIES_PROMPT, { maxTokens: 8, stop: [] });
-    await expect(engine.generate(STORIES_PROMPT, { maxTokens: 8, constraint: { kind: 'json-schema', schema: { type: 'string', pattern: 'x' } } })).rejects.toThrow(/"pattern" at #/);
+    await expect(
+      engine.generate(STORIES_PROMPT, {
+        maxTokens: 8,
+        constraint: { kind: 'json-schema', schema: { type: 'string', pattern: 'x' } },
+      }),
+    ).rejects.toThrow(/"pattern" at #/);
     await engine.generate(STORIES_PROMPT, { maxTokens: 3, constraint: { kind: 'json' } });
     expect((await engine.generate(STORIES_PROMPT, { maxTokens: 8, stop: [] })).ids).toEqual(plain.ids);
   });

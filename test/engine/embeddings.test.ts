@@ -30,7 +30,16 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const BASE: ModelShape = { arch: 'qwen3', nLayer: 2, nEmbd: 64, nFf: 128, nHead: 4, nHeadKv: 2, scale: 0.1, randomNorms: true };
+const BASE: ModelShape = {
+  arch: 'qwen3',
+  nLayer: 2,
+  nEmbd: 64,
+  nFf: 128,
+  nHead: 4,
+  nHeadKv: 2,
+  scale: 0.1,
+  randomNorms: true,
+};
 
 /** BOS (1 in stories260K's vocabulary) then random ids. */
 function inputIds(seed: number, length: number): number[] {
@@ -102,7 +111,11 @@ function tensorType(path: string, name: string): string | undefined {
 /** [CLS] random word pieces [SEP], as the WordPiece tokenizer frames an input. */
 function bertIds(seed: number, length: number): number[] {
   const rng = mulberry32(seed);
-  return [BERT_CLS, ...Array.from({ length: length - 2 }, () => 1000 + Math.floor(rng.next() * (BERT_VOCAB - 1000))), BERT_SEP];
+  return [
+    BERT_CLS,
+    ...Array.from({ length: length - 2 }, () => 1000 + Math.floor(rng.next() * (BERT_VOCAB - 1000))),
+    BERT_SEP,
+  ];
 }
 
 const BERT_INPUTS = [bertIds(21, 9), bertIds(22, 70), bertIds(23, 2)];
@@ -113,7 +126,11 @@ describe('embeddings of bert encoders equal llama.cpp', () => {
     ['bert, pooling_type 1 (mean: all-MiniLM, e5)', BERT, 'mean'],
     ['bert, pooling_type 2 (cls: bge)', { ...BERT, poolingType: 2, seed: 4 }, 'cls'],
     ['bert with a fused attn_qkv', { ...BERT, fusedQkv: true, seed: 7 }, 'mean'],
-    ['nomic-bert, pooling_type 1 (mean: nomic-embed-text; RoPE, SwiGLU)', { ...BERT, arch: 'nomic-bert', seed: 8 }, 'mean'],
+    [
+      'nomic-bert, pooling_type 1 (mean: nomic-embed-text; RoPE, SwiGLU)',
+      { ...BERT, arch: 'nomic-bert', seed: 8 },
+      'mean',
+    ],
   ];
   for (const [name, shape, pooling] of BERT_CASES) {
     it(name, async () => {
@@ -126,7 +143,9 @@ describe('embeddings of bert encoders equal llama.cpp', () => {
       for (const [i, v] of ours.embeddings.entries()) {
         expect(v).toHaveLength(shape.nEmbd);
         const distance = cosineDistance(v, ref[i]!);
-        console.log(`${name}, input ${i} (${BERT_INPUTS[i]!.length} tokens): cosine distance ${distance.toExponential(2)}`);
+        console.log(
+          `${name}, input ${i} (${BERT_INPUTS[i]!.length} tokens): cosine distance ${distance.toExponential(2)}`,
+        );
         expect(distance).toBeLessThan(1e-4);
         expect(Math.hypot(...v)).toBeCloseTo(1, 5);
       }
@@ -148,12 +167,16 @@ describe('embeddings of bert encoders equal llama.cpp', () => {
     const submit = vi.spyOn(engine.gpu.device.queue, 'submit');
     try {
       // 9 + 70 + 2 tokens: one pass in a context of 128; two (9 + 70, then 2) in one of 80.
-      for (const [ctx, passes] of [[128, 1], [80, 2]] as const) {
+      for (const [ctx, passes] of [
+        [128, 1],
+        [80, 2],
+      ] as const) {
         await engine.load(path, { ctx });
         submit.mockClear();
         const ours = await embedInputs(engine, BERT_INPUTS);
         expect(submit, `context ${ctx}`).toHaveBeenCalledTimes(passes);
-        for (const [i, v] of ours.embeddings.entries()) expect(cosineDistance(v, ref[i]!), `context ${ctx}, input ${i}`).toBeLessThan(1e-4);
+        for (const [i, v] of ours.embeddings.entries())
+          expect(cosineDistance(v, ref[i]!), `context ${ctx}, input ${i}`).toBeLessThan(1e-4);
       }
       // In a batch or alone, an input's hidden states are the same (up to the matmul kernels' summation order).
       const batched = await engine.hiddenStatesOfEach(BERT_INPUTS);
@@ -188,7 +211,9 @@ describe('embeddings of bert encoders equal llama.cpp', () => {
       for (const [i, v] of ours.embeddings.entries()) {
         const distance = cosineDistance(v, ref[i]!);
         const fromQuantized = cosineDistance(v, onQuantized[i]!);
-        console.log(`bert ${type}, input ${i}: cosine distance ${distance.toExponential(2)} (llama.cpp on the ${type} file: ${fromQuantized.toExponential(2)})`);
+        console.log(
+          `bert ${type}, input ${i}: cosine distance ${distance.toExponential(2)} (llama.cpp on the ${type} file: ${fromQuantized.toExponential(2)})`,
+        );
         expect(distance).toBeLessThan(1e-4);
         expect(fromQuantized).toBeLessThan(1e-2);
       }

@@ -31,14 +31,24 @@ function ask(message: unknown): Promise<EngineMessage> {
 describe('engine process over child_process.fork', () => {
   it('answers an info request with its pid and runtime versions', async () => {
     const reply = await ask({ id: 7, type: 'info' });
-    expect(reply).toMatchObject({ id: 7, type: 'info', pid: child!.pid, node: process.versions.node, adapter: null, model: null });
+    expect(reply).toMatchObject({
+      id: 7,
+      type: 'info',
+      pid: child!.pid,
+      node: process.versions.node,
+      adapter: null,
+      model: null,
+    });
     expect(reply.type === 'info' && reply.versions.v8).toBe(process.versions.v8);
   });
 
   it('answers a malformed request with an error instead of dying', async () => {
     expect(await ask({ type: 'info' })).toMatchObject({ id: null, type: 'error' });
     expect(await ask({ id: 8, type: 'explode' })).toMatchObject({ id: 8, type: 'error' });
-    expect(await ask({ id: 9, type: 'generate', prompt: 'hello', maxTokens: 3 })).toMatchObject({ id: 9, type: 'error' });
+    expect(await ask({ id: 9, type: 'generate', prompt: 'hello', maxTokens: 3 })).toMatchObject({
+      id: 9,
+      type: 'error',
+    });
     expect(await ask({ id: 10, type: 'info' })).toMatchObject({ id: 10, type: 'info' });
   });
 });
@@ -57,7 +67,10 @@ describe('EngineHost', () => {
     expect(info.adapter.name).toBeTruthy();
 
     const tokens: TokenEvent[] = [];
-    const result = await host.generate({ prompt: STORIES_PROMPT, maxTokens: 16, stop: [] }, { onToken: (e) => tokens.push(e) });
+    const result = await host.generate(
+      { prompt: STORIES_PROMPT, maxTokens: 16, stop: [] },
+      { onToken: (e) => tokens.push(e) },
+    );
     expect(result.ids).toEqual(STORIES_GREEDY.slice(0, 16));
     expect(tokens.map((t) => t.token)).toEqual(result.ids);
     expect(tokens.map((t) => t.index)).toEqual(result.ids.map((_, i) => i));
@@ -104,7 +117,10 @@ describe('EngineHost', () => {
     const pid = host.pid!;
     const crashes: Error[] = [];
     host.onCrash((e) => crashes.push(e));
-    const pending = host.generate({ prompt: STORIES_PROMPT, maxTokens: 50, stop: [] }, { onToken: () => process.kill(pid, 'SIGKILL') });
+    const pending = host.generate(
+      { prompt: STORIES_PROMPT, maxTokens: 50, stop: [] },
+      { onToken: () => process.kill(pid, 'SIGKILL') },
+    );
     await expect(pending).rejects.toBeInstanceOf(EngineCrashedError);
     expect(crashes).toHaveLength(1);
     const info = await host.info();

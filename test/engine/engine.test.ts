@@ -22,17 +22,29 @@ describe('Engine', () => {
     // stories260K: KV heads of 8, F16: 16 bytes of K per position, KV head and layer.
     const fits = Math.floor(Math.min(maxStorageBufferBindingSize, maxBufferSize) / 16);
     await expect(engine.load(STORIES_260K, { ctx: fits + 1 })).rejects.toThrow(
-      new RegExp(`^a context of ${fits + 1} tokens needs \\d+ MiB of KV cache per KV head and layer, more than the \\d+ MiB .+ binds at once: the largest context that fits is ${fits} tokens$`),
+      new RegExp(
+        `^a context of ${fits + 1} tokens needs \\d+ MiB of KV cache per KV head and layer, more than the \\d+ MiB .+ binds at once: the largest context that fits is ${fits} tokens$`,
+      ),
     );
     // The same under a lower limit (WebGPU grants none below its defaults: the option stands in).
-    await expect(engine.load(STORIES_260K, { ctx: 64, kvBindingLimit: 64 * 16 - 1 })).rejects.toThrow(/the largest context that fits is 63 tokens$/);
+    await expect(engine.load(STORIES_260K, { ctx: 64, kvBindingLimit: 64 * 16 - 1 })).rejects.toThrow(
+      /the largest context that fits is 63 tokens$/,
+    );
     await engine.load(STORIES_260K, { ctx: 64 });
   });
 
   it("splits a KV cache that outgrows a binding by KV heads, and still gives llama.cpp's tokens", async () => {
     // stories260K's 4 KV heads at 64 positions: 1 KiB of F16 K per head and layer.
-    const parts = (kvBindingLimit: number) => kvCacheParts(engine.gpu, { headDim: 8, nHeadKv: 4 }, { ctx: 64, kvTypes: { k: 'f16', v: 'f16' }, kvBindingLimit });
-    expect(parts(3000)).toEqual([{ first: 0, count: 2 }, { first: 2, count: 2 }]);
+    const parts = (kvBindingLimit: number) =>
+      kvCacheParts(
+        engine.gpu,
+        { headDim: 8, nHeadKv: 4 },
+        { ctx: 64, kvTypes: { k: 'f16', v: 'f16' }, kvBindingLimit },
+      );
+    expect(parts(3000)).toEqual([
+      { first: 0, count: 2 },
+      { first: 2, count: 2 },
+    ]);
     expect(parts(1024).map((p) => p.count)).toEqual([1, 1, 1, 1]);
     // Prefill in chunks of 7 (store_kv, then tiled attention per part), then decode (flash decoding with STORE per part).
     const prompt = [...STORIES_PROMPT, ...STORIES_GREEDY.slice(0, 15)];
@@ -84,7 +96,11 @@ describe('Engine', () => {
   it('the repetition penalty changes a greedy continuation that repeats', async () => {
     await engine.load(STORIES_260K, { ctx: 128 });
     const plain = await engine.generate(STORIES_PROMPT, { maxTokens: 40, stop: [] });
-    const penalized = await engine.generate(STORIES_PROMPT, { maxTokens: 40, stop: [], sampling: { repeatPenalty: 1.5 } });
+    const penalized = await engine.generate(STORIES_PROMPT, {
+      maxTokens: 40,
+      stop: [],
+      sampling: { repeatPenalty: 1.5 },
+    });
     expect(penalized.ids).not.toEqual(plain.ids);
     const repeats = (ids: number[]) => ids.length - new Set(ids).size;
     expect(repeats(penalized.ids)).toBeLessThan(repeats(plain.ids));

@@ -26,7 +26,14 @@ import { llamaPromptIds } from '../support/llama';
 import { STORIES_260K, TINY_RANDOM_LLAMA } from '../support/paths';
 import { mulberry32 } from '../support/random';
 import { TEST_VOCAB, writeRandomModel, type ModelShape } from '../support/test-models';
-import { compareDistributions, llamaGreedy, llamaReferences, llamaTeacherForced, logSoftmax, type Agreement } from './llama-reference';
+import {
+  compareDistributions,
+  llamaGreedy,
+  llamaReferences,
+  llamaTeacherForced,
+  logSoftmax,
+  type Agreement,
+} from './llama-reference';
 import { writeDecodedCopy, writeQuantizedCopies } from './quantized-models';
 
 const engine = await Engine.open();
@@ -52,7 +59,8 @@ async function ourTeacherForced(path: string, ids: readonly number[]): Promise<F
   return out;
 }
 
-const fmt = (a: Agreement) => `top-1 ${(a.top1 * 100).toFixed(1)}%, mean KL ${a.meanKl.toExponential(2)}, max KL ${a.maxKl.toExponential(2)}`;
+const fmt = (a: Agreement) =>
+  `top-1 ${(a.top1 * 100).toFixed(1)}%, mean KL ${a.meanKl.toExponential(2)}, max KL ${a.maxKl.toExponential(2)}`;
 
 describe('stories260K.gguf', () => {
   it('continues "Once upon a time" greedily for 64 tokens exactly as llama.cpp', async () => {
@@ -70,7 +78,10 @@ describe('stories260K.gguf', () => {
   });
 
   it('teacher-forced over the continuation: the same distributions as llama.cpp', async () => {
-    const ids = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337, 410, 408, 419];
+    const ids = [
+      1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337, 410, 408,
+      419,
+    ];
     const ref = await llamaTeacherForced(STORIES_260K, ids, 512);
     const ours = await ourTeacherForced(STORIES_260K, ids);
     const a = compareDistributions(ref, ours);
@@ -86,7 +97,11 @@ describe('llama-2-tiny-random.gguf (Llama 2 vocabulary of 32000, F16, output tie
     await writeDecodedCopy(TINY_RANDOM_LLAMA, exact);
     const rng = mulberry32(21);
     const ids = [1, ...Array.from({ length: 47 }, () => 3 + rng.int(31997))];
-    const { forced: ref, greedy: greedyRef } = await llamaReferences(exact, { ids, vocab: 32000 }, { prompt: ids.slice(0, 4), n: 16 });
+    const { forced: ref, greedy: greedyRef } = await llamaReferences(
+      exact,
+      { ids, vocab: 32000 },
+      { prompt: ids.slice(0, 4), n: 16 },
+    );
     const ours = await ourTeacherForced(TINY_RANDOM_LLAMA, ids);
     const a = compareDistributions(ref, ours);
     const onFile = compareDistributions(await llamaTeacherForced(TINY_RANDOM_LLAMA, ids, 32000), ours);
@@ -94,7 +109,9 @@ describe('llama-2-tiny-random.gguf (Llama 2 vocabulary of 32000, F16, output tie
     const parted = greedy.ids.findIndex((id, i) => id !== greedyRef.ids[i]);
     report(
       `llama-2-tiny-random vs exact reference: ${fmt(a)} | vs llama.cpp on the F16 file: ${fmt(onFile)} | greedy ` +
-        (parted === -1 ? 'equal for 16 tokens' : `parts at ${parted} (reference gap ${greedyRef.gaps[parted]!.toFixed(3)})`),
+        (parted === -1
+          ? 'equal for 16 tokens'
+          : `parts at ${parted} (reference gap ${greedyRef.gaps[parted]!.toFixed(3)})`),
     );
     expect(a.top1).toBeGreaterThanOrEqual(0.99);
     expect(a.meanKl).toBeLessThanOrEqual(1e-3);
@@ -103,47 +120,193 @@ describe('llama-2-tiny-random.gguf (Llama 2 vocabulary of 32000, F16, output tie
 });
 
 const SHAPES: Record<string, ModelShape> = {
-  llama: { arch: 'llama', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, seed: 11 },
-  qwen2: { arch: 'qwen2', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, randomBiases: true, seed: 12, ropeFreqBase: 1e6 },
-  qwen3: { arch: 'qwen3', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, headDim: 128, scale: 0.06, randomNorms: true, seed: 13, ropeFreqBase: 1e6 },
-  mixtral: { arch: 'llama', nLayer: 2, nEmbd: 256, nFf: 256, nHead: 4, nHeadKv: 2, nExpert: 8, nExpertUsed: 2, scale: 0.06, randomNorms: true, seed: 14 },
+  llama: {
+    arch: 'llama',
+    nLayer: 2,
+    nEmbd: 256,
+    nFf: 512,
+    nHead: 4,
+    nHeadKv: 2,
+    scale: 0.06,
+    randomNorms: true,
+    seed: 11,
+  },
+  qwen2: {
+    arch: 'qwen2',
+    nLayer: 2,
+    nEmbd: 256,
+    nFf: 512,
+    nHead: 4,
+    nHeadKv: 2,
+    scale: 0.06,
+    randomNorms: true,
+    randomBiases: true,
+    seed: 12,
+    ropeFreqBase: 1e6,
+  },
+  qwen3: {
+    arch: 'qwen3',
+    nLayer: 2,
+    nEmbd: 256,
+    nFf: 512,
+    nHead: 4,
+    nHeadKv: 2,
+    headDim: 128,
+    scale: 0.06,
+    randomNorms: true,
+    seed: 13,
+    ropeFreqBase: 1e6,
+  },
+  mixtral: {
+    arch: 'llama',
+    nLayer: 2,
+    nEmbd: 256,
+    nFf: 256,
+    nHead: 4,
+    nHeadKv: 2,
+    nExpert: 8,
+    nExpertUsed: 2,
+    scale: 0.06,
+    randomNorms: true,
+    seed: 14,
+  },
   qwen2moe: {
-    arch: 'qwen2moe', nLayer: 2, nEmbd: 256, nFf: 512, nFfExp: 256, nFfShexp: 512, nHead: 4, nHeadKv: 2, nExpert: 12, nExpertUsed: 4,
-    scale: 0.06, randomNorms: true, randomBiases: true, seed: 15, ropeFreqBase: 1e6,
+    arch: 'qwen2moe',
+    nLayer: 2,
+    nEmbd: 256,
+    nFf: 512,
+    nFfExp: 256,
+    nFfShexp: 512,
+    nHead: 4,
+    nHeadKv: 2,
+    nExpert: 12,
+    nExpertUsed: 4,
+    scale: 0.06,
+    randomNorms: true,
+    randomBiases: true,
+    seed: 15,
+    ropeFreqBase: 1e6,
   },
   qwen3moe: {
-    arch: 'qwen3moe', nLayer: 2, nEmbd: 256, nFf: 768, nFfExp: 256, nHead: 4, nHeadKv: 2, headDim: 128, nExpert: 16, nExpertUsed: 4,
-    scale: 0.06, randomNorms: true, seed: 16, ropeFreqBase: 1e6,
+    arch: 'qwen3moe',
+    nLayer: 2,
+    nEmbd: 256,
+    nFf: 768,
+    nFfExp: 256,
+    nHead: 4,
+    nHeadKv: 2,
+    headDim: 128,
+    nExpert: 16,
+    nExpertUsed: 4,
+    scale: 0.06,
+    randomNorms: true,
+    seed: 16,
+    ropeFreqBase: 1e6,
   },
   // Windows of 8 positions (layers 0 and 2), soft-caps small enough to bite on random weights.
   gemma2: {
-    arch: 'gemma2', nLayer: 3, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, seed: 17,
-    slidingWindow: 8, attnSoftcap: 1.5, finalSoftcap: 4,
+    arch: 'gemma2',
+    nLayer: 3,
+    nEmbd: 256,
+    nFf: 512,
+    nHead: 4,
+    nHeadKv: 2,
+    scale: 0.06,
+    randomNorms: true,
+    seed: 17,
+    slidingWindow: 8,
+    attnSoftcap: 1.5,
+    finalSoftcap: 4,
   },
   // Layers 0 and 1 windowed (RoPE base 10000, unscaled), layer 2 global (base 1e6, linear scaling 8).
   gemma3: {
-    arch: 'gemma3', nLayer: 3, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, headDim: 128, scale: 0.06, randomNorms: true, seed: 18,
-    slidingWindow: 8, slidingWindowPattern: 3, ropeFreqBase: 1e6, ropeScaling: { type: 'linear', factor: 8 },
+    arch: 'gemma3',
+    nLayer: 3,
+    nEmbd: 256,
+    nFf: 512,
+    nHead: 4,
+    nHeadKv: 2,
+    headDim: 128,
+    scale: 0.06,
+    randomNorms: true,
+    seed: 18,
+    slidingWindow: 8,
+    slidingWindowPattern: 3,
+    ropeFreqBase: 1e6,
+    ropeScaling: { type: 'linear', factor: 8 },
   },
   // Fused attn_qkv, LongRoPE past an original context of 128 (llama.cpp's 256 picks the long factors, as ours).
   phi3: {
-    arch: 'phi3', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, seed: 19,
-    fusedQkv: true, longRope: { originalContext: 128, attnFactor: 1.19 }, contextLength: 4096,
+    arch: 'phi3',
+    nLayer: 2,
+    nEmbd: 256,
+    nFf: 512,
+    nHead: 4,
+    nHeadKv: 2,
+    scale: 0.06,
+    randomNorms: true,
+    seed: 19,
+    fusedQkv: true,
+    longRope: { originalContext: 128, attnFactor: 1.19 },
+    contextLength: 4096,
   },
   // Separate Q/K/V, RoPE over 48 of 64 dimensions (as Phi-4-mini's partial rotary), tied output.
   'phi3 split': {
-    arch: 'phi3', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, nRot: 48, scale: 0.06, randomNorms: true, seed: 22, tiedEmbeddings: true,
+    arch: 'phi3',
+    nLayer: 2,
+    nEmbd: 256,
+    nFf: 512,
+    nHead: 4,
+    nHeadKv: 2,
+    nRot: 48,
+    scale: 0.06,
+    randomNorms: true,
+    seed: 22,
+    tiedEmbeddings: true,
   },
   // Layer 0 windowed (8 positions), layer 1 global; heads of 64 wider than nEmbd / nHead and YaRN ×32,
   // as gpt-oss's; the experts' gate and up biases of 3σ so that SwiGLU-OAI's clamps at ±7 bite.
   'gpt-oss': {
-    arch: 'gpt-oss', nLayer: 2, nEmbd: 256, nFf: 256, nFfExp: 256, nHead: 8, nHeadKv: 2, headDim: 64, nExpert: 8, nExpertUsed: 2,
-    slidingWindow: 8, scale: 0.06, randomNorms: true, randomBiases: true, expertBiasScale: 3, seed: 23, ropeFreqBase: 150000, ropeScaling: { type: 'yarn', factor: 32 },
+    arch: 'gpt-oss',
+    nLayer: 2,
+    nEmbd: 256,
+    nFf: 256,
+    nFfExp: 256,
+    nHead: 8,
+    nHeadKv: 2,
+    headDim: 64,
+    nExpert: 8,
+    nExpertUsed: 2,
+    slidingWindow: 8,
+    scale: 0.06,
+    randomNorms: true,
+    randomBiases: true,
+    expertBiasScale: 3,
+    seed: 23,
+    ropeFreqBase: 150000,
+    ropeScaling: { type: 'yarn', factor: 32 },
   },
 };
 
 /** Weight types per architecture: every GPU type for llama; a spread for the others (SwiftShader is slow). */
-const ALL_TYPES = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K', 'IQ4_NL', 'IQ4_XS', 'MXFP4'];
+const ALL_TYPES = [
+  'F32',
+  'F16',
+  'BF16',
+  'Q8_0',
+  'Q4_0',
+  'Q4_1',
+  'Q5_0',
+  'Q5_1',
+  'Q2_K',
+  'Q3_K',
+  'Q4_K',
+  'Q5_K',
+  'Q6_K',
+  'IQ4_NL',
+  'IQ4_XS',
+  'MXFP4',
+];
 const TYPES: Record<string, string[]> = {
   llama: ALL_TYPES,
   qwen2: ['F32', 'Q8_0', 'Q4_K', 'Q6_K'],
@@ -176,31 +339,39 @@ for (const arch of Object.keys(SHAPES)) {
     const f32 = join(dir, `${arch}-f32.gguf`);
     beforeAll(() => writeRandomModel(f32, SHAPES[arch]!));
 
-    it.each(TYPES[arch]!)('%s: teacher-forced and greedy agreement with llama.cpp on the exact F32 copy', async (type) => {
-      const typeDir = mkdtempSync(join(dir, `${arch}-${type}-`));
-      const copies = await writeQuantizedCopies(f32, type, typeDir);
-      const ids = forcedIds(SHAPES[arch]!.seed!);
-      // Greedy from the first 8 forced tokens: may only part where the reference has a near-tie.
-      const prompt = ids.slice(0, 8);
-      const { forced: ref, greedy: greedyRef } = await llamaReferences(copies.exact, { ids, vocab: TEST_VOCAB }, { prompt, n: 32 });
-      const ours = await ourTeacherForced(copies.quantized, ids);
-      const a = compareDistributions(ref, ours);
-      let line = `${arch} ${type.padEnd(6)} vs exact reference: ${fmt(a)}`;
-      if (copies.quantized !== copies.exact && ON_FILE_FIGURES.has(arch)) {
-        const onQuant = compareDistributions(await llamaTeacherForced(copies.quantized, ids, TEST_VOCAB), ours);
-        line += ` | vs llama.cpp on the ${type} file: ${fmt(onQuant)}`;
-      }
+    it.each(TYPES[arch]!)(
+      '%s: teacher-forced and greedy agreement with llama.cpp on the exact F32 copy',
+      async (type) => {
+        const typeDir = mkdtempSync(join(dir, `${arch}-${type}-`));
+        const copies = await writeQuantizedCopies(f32, type, typeDir);
+        const ids = forcedIds(SHAPES[arch]!.seed!);
+        // Greedy from the first 8 forced tokens: may only part where the reference has a near-tie.
+        const prompt = ids.slice(0, 8);
+        const { forced: ref, greedy: greedyRef } = await llamaReferences(
+          copies.exact,
+          { ids, vocab: TEST_VOCAB },
+          { prompt, n: 32 },
+        );
+        const ours = await ourTeacherForced(copies.quantized, ids);
+        const a = compareDistributions(ref, ours);
+        let line = `${arch} ${type.padEnd(6)} vs exact reference: ${fmt(a)}`;
+        if (copies.quantized !== copies.exact && ON_FILE_FIGURES.has(arch)) {
+          const onQuant = compareDistributions(await llamaTeacherForced(copies.quantized, ids, TEST_VOCAB), ours);
+          line += ` | vs llama.cpp on the ${type} file: ${fmt(onQuant)}`;
+        }
 
-      const greedy = await engine.generate(prompt, { maxTokens: 32, stop: [] });
-      // llama.cpp's continuation ends early where it draws an end-of-generation token; ours goes on.
-      const parted = greedy.ids.slice(0, greedyRef.ids.length).findIndex((id, i) => id !== greedyRef.ids[i]);
-      line += ` | greedy ${parted === -1 ? `equal for ${greedyRef.ids.length} tokens` : `parts at ${parted} (reference gap ${greedyRef.gaps[parted]!.toFixed(3)})`}`;
-      report(line);
-      rmSync(typeDir, { recursive: true, force: true });
+        const greedy = await engine.generate(prompt, { maxTokens: 32, stop: [] });
+        // llama.cpp's continuation ends early where it draws an end-of-generation token; ours goes on.
+        const parted = greedy.ids.slice(0, greedyRef.ids.length).findIndex((id, i) => id !== greedyRef.ids[i]);
+        line += ` | greedy ${parted === -1 ? `equal for ${greedyRef.ids.length} tokens` : `parts at ${parted} (reference gap ${greedyRef.gaps[parted]!.toFixed(3)})`}`;
+        report(line);
+        rmSync(typeDir, { recursive: true, force: true });
 
-      expect(a.top1).toBeGreaterThanOrEqual(0.99);
-      expect(a.meanKl).toBeLessThanOrEqual(1e-3);
-      if (parted !== -1) expect(greedyRef.gaps[parted]!).toBeLessThan(0.1);
-    }, 180_000);
+        expect(a.top1).toBeGreaterThanOrEqual(0.99);
+        expect(a.meanKl).toBeLessThanOrEqual(1e-3);
+        if (parted !== -1) expect(greedyRef.gaps[parted]!).toBeLessThan(0.1);
+      },
+      180_000,
+    );
   });
 }

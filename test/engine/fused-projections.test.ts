@@ -37,19 +37,32 @@ async function mixedCopies(f32Path: string): Promise<{ fused: string; apart: str
   const { gguf, file } = openGguf(f32Path);
   try {
     const halves = new Map<string, Uint8Array>();
-    for (const t of gguf.tensors.filter((t) => t.name.endsWith('.attn_v.weight') || t.name.endsWith('.ffn_up.weight'))) {
+    for (const t of gguf.tensors.filter(
+      (t) => t.name.endsWith('.attn_v.weight') || t.name.endsWith('.ffn_up.weight'),
+    )) {
       const values = new Float32Array(gguf.tensorData(t).slice().buffer);
       halves.set(t.name, llamaQuantize(f16.id, values, values.length / t.ne[0]!, t.ne[0]!));
     }
     const out = { fused: join(dir, 'fused.gguf'), apart: join(dir, 'apart.gguf'), some: join(dir, 'some.gguf') };
     // Writes the copy whose attn_v and ffn_up tensors named by `asHalves` are stored as F16, the rest as F32 with the same values.
     const write = (path: string, asHalves: (name: string) => boolean) =>
-      writeGguf(path, { kvs: gguf.kvs, tensors: gguf.tensors.map((t) => ({ name: t.name, ne: t.ne, type: halves.has(t.name) && asHalves(t.name) ? f16 : t.type })) }, (i) => {
-        const t = gguf.tensors[i]!;
-        const h = halves.get(t.name);
-        if (!h) return [gguf.tensorData(t)];
-        return [asHalves(t.name) ? h : new Uint8Array(llamaDequantize(f16.id, h, t.elements).buffer)];
-      });
+      writeGguf(
+        path,
+        {
+          kvs: gguf.kvs,
+          tensors: gguf.tensors.map((t) => ({
+            name: t.name,
+            ne: t.ne,
+            type: halves.has(t.name) && asHalves(t.name) ? f16 : t.type,
+          })),
+        },
+        (i) => {
+          const t = gguf.tensors[i]!;
+          const h = halves.get(t.name);
+          if (!h) return [gguf.tensorData(t)];
+          return [asHalves(t.name) ? h : new Uint8Array(llamaDequantize(f16.id, h, t.elements).buffer)];
+        },
+      );
     await write(out.fused, () => false);
     await write(out.apart, () => true);
     await write(out.some, (name) => name.startsWith('blk.0.'));
@@ -97,12 +110,37 @@ describe('fused projections', () => {
 
   const shapes: Record<string, ModelShape> = {
     // Q/K/V biases: one bias add over q|k|v rows, split or not.
-    qwen2: { arch: 'qwen2', nLayer: 2, nEmbd: 128, nFf: 256, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, randomBiases: true, seed: 31 },
+    qwen2: {
+      arch: 'qwen2',
+      nLayer: 2,
+      nEmbd: 128,
+      nFf: 256,
+      nHead: 4,
+      nHeadKv: 2,
+      scale: 0.06,
+      randomNorms: true,
+      randomBiases: true,
+      seed: 31,
+    },
     // Per-head Q/K norms: one norm over the Q and K heads of q|k|v rows, split or not.
-    qwen3: { arch: 'qwen3', nLayer: 2, nEmbd: 128, nFf: 256, nHead: 4, nHeadKv: 2, headDim: 64, scale: 0.06, randomNorms: true, seed: 32 },
+    qwen3: {
+      arch: 'qwen3',
+      nLayer: 2,
+      nEmbd: 128,
+      nFf: 256,
+      nHead: 4,
+      nHeadKv: 2,
+      headDim: 64,
+      scale: 0.06,
+      randomNorms: true,
+      seed: 32,
+    },
   };
   // Split: Q|K and V, gate and up, two matmuls each (biases and norms stay one dispatch).
-  const dispatches = { qwen2: { fused: 7 + normDispatches, apart: 9 + normDispatches }, qwen3: { fused: 7 + normDispatches, apart: 9 + normDispatches } };
+  const dispatches = {
+    qwen2: { fused: 7 + normDispatches, apart: 9 + normDispatches },
+    qwen3: { fused: 7 + normDispatches, apart: 9 + normDispatches },
+  };
   for (const [arch, shape] of Object.entries(shapes)) {
     it(`${arch}: Q|K|V in one matmul gives the logits of Q|K and V apart, in fewer dispatches`, async () => {
       const f32 = join(dir, `${arch}.gguf`);

@@ -23,7 +23,10 @@ export function buffer(ctx: GpuContext, data: Float32Array | Uint32Array | numbe
 
 export function uniformBuffer(ctx: GpuContext, data: ArrayBuffer | Uint32Array<ArrayBuffer>): GPUBuffer {
   const bytes = data.byteLength;
-  const b = ctx.device.createBuffer({ size: Math.ceil(bytes / 16) * 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+  const b = ctx.device.createBuffer({
+    size: Math.ceil(bytes / 16) * 16,
+    usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+  });
   ctx.device.queue.writeBuffer(b, 0, data);
   return b;
 }

@@ -59,7 +59,11 @@ async function engineSums(path: string, chunks: number[][], kvTypes: KvCacheType
  * those inputs are only that exact relative to the row. Σ x (newer llama-imatrix files' in_sum) is
  * held to `bound` relative to √(count · that Σ x²), which bounds Σ |x|.
  */
-function compare(ours: readonly CollectedWeight[], theirs: readonly CollectedWeight[], bound: number): { perColumn: number; normwise: number } {
+function compare(
+  ours: readonly CollectedWeight[],
+  theirs: readonly CollectedWeight[],
+  bound: number,
+): { perColumn: number; normwise: number } {
   expect(ours.map((w) => w.weight).sort()).toEqual(theirs.map((w) => w.weight));
   let perColumn = 0;
   let normwise = 0;
@@ -83,7 +87,9 @@ function compare(ours: readonly CollectedWeight[], theirs: readonly CollectedWei
         perColumn = Math.max(perColumn, d / scale);
         diff2 += d * d;
         norm2 += t.sums[j]! ** 2;
-        expect(Math.abs(o.inSums[j]! - t.inSums[j]!), `${t.weight} in_sum[${j}]`).toBeLessThanOrEqual(bound * Math.sqrt(count * scale));
+        expect(Math.abs(o.inSums[j]! - t.inSums[j]!), `${t.weight} in_sum[${j}]`).toBeLessThanOrEqual(
+          bound * Math.sqrt(count * scale),
+        );
       }
       normwise = Math.max(normwise, Math.sqrt(diff2 / norm2));
     });
@@ -93,7 +99,18 @@ function compare(ours: readonly CollectedWeight[], theirs: readonly CollectedWei
 
 const SHAPES = {
   dense: { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, scale: 0.05, randomNorms: true, seed: 11 },
-  moe: { nLayer: 2, nEmbd: 128, nFf: 128, nHead: 4, nHeadKv: 2, nExpert: 8, nExpertUsed: 2, scale: 0.05, randomNorms: true, seed: 12 },
+  moe: {
+    nLayer: 2,
+    nEmbd: 128,
+    nFf: 128,
+    nHead: 4,
+    nHeadKv: 2,
+    nExpert: 8,
+    nExpertUsed: 2,
+    scale: 0.05,
+    randomNorms: true,
+    seed: 12,
+  },
 } satisfies Record<string, ModelShape>;
 const written = new Map<keyof typeof SHAPES, Promise<string>>();
 
@@ -107,44 +124,64 @@ function modelFile(name: keyof typeof SHAPES): Promise<string> {
   return path;
 }
 
-describe('gufo imatrix against llama.cpp (llama-imatrix\'s collector on libllama)', () => {
+describe("gufo imatrix against llama.cpp (llama-imatrix's collector on libllama)", () => {
   it.each([
     ['a dense llama', 'dense'],
     ['a Mixtral-style MoE (8 experts, top 2), per expert', 'moe'],
-  ] as const)('%s: the same chunks, tensors and counts, Σ x² within 1e-4 per column with f32 KV caches', async (_label, name) => {
-    const path = await modelFile(name);
-    const shape: ModelShape = SHAPES[name];
-    const chunks = gufoChunks(path, CALIBRATION);
-    // Flash attention off: with it, this llama.cpp gives the same sums for an F32 cache as for F16.
-    const llama = llamaImatrix(path, CALIBRATION, { ctx: CTX, chunks: CHUNKS, kvF32: true, flashAttention: 'off' });
-    expect(chunks).toEqual(llama.chunks);
-    const ours = await engineSums(path, chunks, { k: 'f32', v: 'f32' });
-    const stacked = llama.weights.filter((w) => w.counts.length > 1);
-    expect(stacked.length).toBe(shape.nExpert ? 3 * shape.nLayer : 0);
-    // Each token counted once per matrix, once per chosen expert in a stacked one.
-    for (const w of llama.weights) expect(w.counts.reduce((a, b) => a + b, 0)).toBe(CHUNKS * CTX * (w.counts.length > 1 ? shape.nExpertUsed! : 1));
-    const { perColumn, normwise } = compare(ours, llama.weights, 1e-4);
-    console.log(`${name}: Σ x² vs llama-imatrix (f32 KV): worst per column ${perColumn.toExponential(2)}, norm-wise ${normwise.toExponential(2)}`);
-    expect(perColumn).toBeLessThan(1e-4);
-  });
+  ] as const)(
+    '%s: the same chunks, tensors and counts, Σ x² within 1e-4 per column with f32 KV caches',
+    async (_label, name) => {
+      const path = await modelFile(name);
+      const shape: ModelShape = SHAPES[name];
+      const chunks = gufoChunks(path, CALIBRATION);
+      // Flash attention off: with it, this llama.cpp gives the same sums for an F32 cache as for F16.
+      const llama = llamaImatrix(path, CALIBRATION, { ctx: CTX, chunks: CHUNKS, kvF32: true, flashAttention: 'off' });
+      expect(chunks).toEqual(llama.chunks);
+      const ours = await engineSums(path, chunks, { k: 'f32', v: 'f32' });
+      const stacked = llama.weights.filter((w) => w.counts.length > 1);
+      expect(stacked.length).toBe(shape.nExpert ? 3 * shape.nLayer : 0);
+      // Each token counted once per matrix, once per chosen expert in a stacked one.
+      for (const w of llama.weights)
+        expect(w.counts.reduce((a, b) => a + b, 0)).toBe(CHUNKS * CTX * (w.counts.length > 1 ? shape.nExpertUsed! : 1));
+      const { perColumn, normwise } = compare(ours, llama.weights, 1e-4);
+      console.log(
+        `${name}: Σ x² vs llama-imatrix (f32 KV): worst per column ${perColumn.toExponential(2)}, norm-wise ${normwise.toExponential(2)}`,
+      );
+      expect(perColumn).toBeLessThan(1e-4);
+    },
+  );
 
   it('`gufo imatrix` writes what llama-imatrix collects with its defaults (F16 KV cache): within 1e-4 norm-wise per matrix', async () => {
     const path = await modelFile('dense');
     const text = join(dir, 'calibration.txt');
     writeFileSync(text, CALIBRATION);
     const out = join(dir, 'dense.imatrix.gguf');
-    const r = gufo(['imatrix', path, '--text', text, '--ctx', String(CTX), '--chunks', String(CHUNKS), '-o', out], {}, 120_000);
+    const r = gufo(
+      ['imatrix', path, '--text', text, '--ctx', String(CTX), '--chunks', String(CHUNKS), '-o', out],
+      {},
+      120_000,
+    );
     expect(r.status, r.stderr).toBe(0);
     const llama = llamaImatrix(path, CALIBRATION, { ctx: CTX, chunks: CHUNKS });
     const { gguf, file } = openGguf(out);
     let ours: CollectedWeight[];
     try {
-      expect([gguf.getNumber('imatrix.chunk_count'), gguf.getNumber('imatrix.chunk_size')]).toEqual([llama.chunks.length, CTX]);
+      expect([gguf.getNumber('imatrix.chunk_count'), gguf.getNumber('imatrix.chunk_size')]).toEqual([
+        llama.chunks.length,
+        CTX,
+      ]);
       const read = (name: string) => dequantizeTensor(gguf, gguf.tensor(name)!);
-      ours = gguf.tensors.filter((t) => t.name.endsWith('.in_sum2')).map((t) => {
-        const weight = t.name.slice(0, -'.in_sum2'.length);
-        return { weight, sums: read(t.name), inSums: read(`${weight}.in_sum`), counts: [...read(`${weight}.counts`)] };
-      });
+      ours = gguf.tensors
+        .filter((t) => t.name.endsWith('.in_sum2'))
+        .map((t) => {
+          const weight = t.name.slice(0, -'.in_sum2'.length);
+          return {
+            weight,
+            sums: read(t.name),
+            inSums: read(`${weight}.in_sum`),
+            counts: [...read(`${weight}.counts`)],
+          };
+        });
     } finally {
       file.close();
     }
@@ -152,7 +189,9 @@ describe('gufo imatrix against llama.cpp (llama-imatrix\'s collector on libllama
     // default), yet a column here and there differs by ~1e-4 (not traced further; with f32
     // caches it is ~1e-6, above), the matrices as a whole by ~1e-5.
     const { perColumn, normwise } = compare(ours, llama.weights, 1e-3);
-    console.log(`gufo imatrix vs llama-imatrix (F16 KV): worst per column ${perColumn.toExponential(2)}, norm-wise ${normwise.toExponential(2)}`);
+    console.log(
+      `gufo imatrix vs llama-imatrix (F16 KV): worst per column ${perColumn.toExponential(2)}, norm-wise ${normwise.toExponential(2)}`,
+    );
     expect(normwise).toBeLessThan(1e-4);
   });
 });

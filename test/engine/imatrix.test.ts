@@ -56,7 +56,15 @@ interface Stats {
 
 function statsOf(all: Map<string, Stats>, weight: string, n: number, matrices = 1): Stats {
   let s = all.get(weight);
-  if (!s) all.set(weight, (s = { sum2: new Float64Array(n * matrices), sum: new Float64Array(n * matrices), counts: new Array<number>(matrices).fill(0) }));
+  if (!s)
+    all.set(
+      weight,
+      (s = {
+        sum2: new Float64Array(n * matrices),
+        sum: new Float64Array(n * matrices),
+        counts: new Array<number>(matrices).fill(0),
+      }),
+    );
   return s;
 }
 
@@ -73,7 +81,14 @@ function addRows(all: Map<string, Stats>, weights: string[], x: Float64Array, n:
 }
 
 /** One row (n values) added to expert e's statistics of the stacked weights named. */
-function addExpertRow(all: Map<string, Stats>, weights: string[], row: Float64Array, n: number, experts: number, e: number): void {
+function addExpertRow(
+  all: Map<string, Stats>,
+  weights: string[],
+  row: Float64Array,
+  n: number,
+  experts: number,
+  e: number,
+): void {
   for (const w of weights) {
     const s = statsOf(all, w, n, experts);
     for (let i = 0; i < n; i++) {
@@ -101,11 +116,25 @@ function referenceStats(path: string, ids: readonly number[], all: Map<string, S
       const xb = rmsNorm(Float32Array.from(x), w(blk('attn_norm')), nEmbd, hp.eps);
       addRows(all, [blk('attn_q'), blk('attn_k'), blk('attn_v')], xb, nEmbd);
       const ropeOf = (v: Float64Array, heads: number) =>
-        rope(Float32Array.from(v), table, { pos0: 0, nTokens: n, nHeads: heads, headDim, nRot: hp.rope.nRot, neox: hp.rope.neox });
+        rope(Float32Array.from(v), table, {
+          pos0: 0,
+          nTokens: n,
+          nHeads: heads,
+          headDim,
+          nRot: hp.rope.nRot,
+          neox: hp.rope.neox,
+        });
       const q = ropeOf(matmul(w(blk('attn_q')), xb, nEmbd, nHead * headDim), nHead);
       const k = ropeOf(matmul(w(blk('attn_k')), xb, nEmbd, nHeadKv * headDim), nHeadKv);
       const v = matmul(w(blk('attn_v')), xb, nEmbd, nHeadKv * headDim);
-      const att = attention(Float32Array.from(q), k, v, { pos0: 0, nTokens: n, nHead, nKvHead: nHeadKv, headDim, scale: hp.attnScale });
+      const att = attention(Float32Array.from(q), k, v, {
+        pos0: 0,
+        nTokens: n,
+        nHead,
+        nKvHead: nHeadKv,
+        headDim,
+        scale: hp.attnScale,
+      });
       addRows(all, [blk('attn_output')], att, nHead * headDim);
       const o = matmul(w(blk('attn_output')), att, nHead * headDim, nEmbd);
       x = x.map((value, i) => value + o[i]!);
@@ -118,7 +147,14 @@ function referenceStats(path: string, ids: readonly number[], all: Map<string, S
   }
 }
 
-function denseFfnReference(w: (name: string) => Float32Array, l: number, fb: Float64Array, all: Map<string, Stats>, nEmbd: number, nFf: number): Float64Array {
+function denseFfnReference(
+  w: (name: string) => Float32Array,
+  l: number,
+  fb: Float64Array,
+  all: Map<string, Stats>,
+  nEmbd: number,
+  nFf: number,
+): Float64Array {
   const blk = (role: BlockRole) => tensorName(role, l);
   addRows(all, [blk('ffn_gate'), blk('ffn_up')], fb, nEmbd);
   const gate = matmul(w(blk('ffn_gate')), fb, nEmbd, nFf);
@@ -180,14 +216,18 @@ function expectStats(ours: readonly CollectedWeight[], ref: Map<string, Stats>):
     r.counts.forEach((count, m) => {
       const at = m * columns;
       if (count === 0) {
-        expect([...a.sums.subarray(at, at + columns), ...a.inSums.subarray(at, at + columns)]).toEqual(new Array(2 * columns).fill(0));
+        expect([...a.sums.subarray(at, at + columns), ...a.inSums.subarray(at, at + columns)]).toEqual(
+          new Array(2 * columns).fill(0),
+        );
         return;
       }
       const mean = r.sum2.subarray(at, at + columns).reduce((x, y) => x + y, 0) / columns;
       for (let i = at; i < at + columns; i++) {
         const scale = Math.max(r.sum2[i]!, mean);
         worst = Math.max(worst, Math.abs(a.sums[i]! - r.sum2[i]!) / scale);
-        expect(Math.abs(a.inSums[i]! - r.sum[i]!), `${a.weight} in_sum[${i}]`).toBeLessThan(1e-4 * Math.sqrt(count * scale));
+        expect(Math.abs(a.inSums[i]! - r.sum[i]!), `${a.weight} in_sum[${i}]`).toBeLessThan(
+          1e-4 * Math.sqrt(count * scale),
+        );
       }
     });
   }
@@ -222,7 +262,16 @@ function tieRouterRows(path: string, from: number, to: number[]): void {
 describe('collecting activations (importance matrix)', () => {
   it('sums the squares and values of every weight matrix input column as a double-precision CPU forward, within 1e-4', async () => {
     const path = join(dir, 'random.gguf');
-    await writeRandomModel(path, { nLayer: 2, nEmbd: 64, nFf: 96, nHead: 4, nHeadKv: 2, scale: 0.1, randomNorms: true, seed: 7 });
+    await writeRandomModel(path, {
+      nLayer: 2,
+      nEmbd: 64,
+      nFf: 96,
+      nHead: 4,
+      nHeadKv: 2,
+      scale: 0.1,
+      randomNorms: true,
+      seed: 7,
+    });
     const chunks = randomChunks(3, 40);
 
     // Batches of 16 tokens: a chunk spans several submissions.
@@ -245,7 +294,18 @@ describe('collecting activations (importance matrix)', () => {
 
   it('sums a MoE model per expert over the tokens routed to it (an expert no token chose stays empty), into a file quantize weighs each expert by', async () => {
     const path = join(dir, 'moe.gguf');
-    const shape = { nLayer: 2, nEmbd: 64, nFf: 96, nHead: 4, nHeadKv: 2, nExpert: 8, nExpertUsed: 2, scale: 0.1, randomNorms: true, seed: 11 };
+    const shape = {
+      nLayer: 2,
+      nEmbd: 64,
+      nFf: 96,
+      nHead: 4,
+      nHeadKv: 2,
+      nExpert: 8,
+      nExpertUsed: 2,
+      scale: 0.1,
+      randomNorms: true,
+      seed: 11,
+    };
     await writeRandomModel(path, shape);
     // Experts 5, 6 and 7 score alike for every token; 5 and 6 win the tie, so no token chooses 7.
     tieRouterRows(path, 5, [6, 7]);
@@ -270,8 +330,16 @@ describe('collecting activations (importance matrix)', () => {
     const written = openGguf(file);
     try {
       const at = (suffix: string) => written.gguf.tensor(`blk.1.ffn_down_exps.weight.${suffix}`)!.ne;
-      expect([at('in_sum2'), at('counts'), at('in_sum')]).toEqual([[96, 8], [1, 8], [96, 8]]);
-      expect(written.gguf.tensors.slice(0, 3).map((t) => t.name)).toEqual(['blk.0.attn_k.weight.in_sum2', 'blk.0.attn_k.weight.counts', 'blk.0.attn_k.weight.in_sum']);
+      expect([at('in_sum2'), at('counts'), at('in_sum')]).toEqual([
+        [96, 8],
+        [1, 8],
+        [96, 8],
+      ]);
+      expect(written.gguf.tensors.slice(0, 3).map((t) => t.name)).toEqual([
+        'blk.0.attn_k.weight.in_sum2',
+        'blk.0.attn_k.weight.counts',
+        'blk.0.attn_k.weight.in_sum',
+      ]);
     } finally {
       written.file.close();
     }
@@ -295,7 +363,13 @@ describe('collecting activations (importance matrix)', () => {
       const per = bytes.byteLength / 8;
       for (let e = 0; e < 8; e++) {
         const expected = new Uint8Array(per);
-        encoderFor(q4)(values.subarray(e * 64 * 96, (e + 1) * 64 * 96), expected, 64, 96, weights.slice(e * 96, (e + 1) * 96));
+        encoderFor(q4)(
+          values.subarray(e * 64 * 96, (e + 1) * 64 * 96),
+          expected,
+          64,
+          96,
+          weights.slice(e * 96, (e + 1) * 96),
+        );
         expect(bytes.subarray(e * per, (e + 1) * per), `expert ${e}`).toEqual(expected);
       }
     } finally {
@@ -307,21 +381,47 @@ describe('collecting activations (importance matrix)', () => {
   it('collects a shared expert, a merged gate|up expert tensor and the router of a qwen2moe: per expert where stacked, per token otherwise', async () => {
     const path = join(dir, 'qwen2moe.gguf');
     await writeRandomModel(path, {
-      arch: 'qwen2moe', nLayer: 1, nEmbd: 64, nFf: 96, nFfExp: 32, nFfShexp: 48, nHead: 4, nHeadKv: 2, nExpert: 4, nExpertUsed: 2,
-      mergedGateUp: true, scale: 0.1, randomNorms: true, seed: 21,
+      arch: 'qwen2moe',
+      nLayer: 1,
+      nEmbd: 64,
+      nFf: 96,
+      nFfExp: 32,
+      nFfShexp: 48,
+      nHead: 4,
+      nHeadKv: 2,
+      nExpert: 4,
+      nExpertUsed: 2,
+      mergedGateUp: true,
+      scale: 0.1,
+      randomNorms: true,
+      seed: 21,
     });
     await engine.load(path, { ctx: 64, maxBatch: 16, kvTypes: { k: 'f32', v: 'f32' } });
     for (const ids of randomChunks(22, 20)) await engine.collectActivations(ids);
     const ours = new Map((await engine.takeActivations()).map((a) => [a.weight.replace('blk.0.', ''), a]));
-    const shape = (name: string) => [ours.get(`${name}.weight`)!.sums.length, ours.get(`${name}.weight`)!.counts.length];
-    expect(Object.fromEntries([...ours.keys()].sort().map((name) => [name, shape(name.replace('.weight', ''))]))).toEqual({
-      'attn_k.weight': [64, 1], 'attn_output.weight': [64, 1], 'attn_q.weight': [64, 1], 'attn_v.weight': [64, 1],
-      'ffn_down_exps.weight': [32 * 4, 4], 'ffn_down_shexp.weight': [48, 1], 'ffn_gate_inp.weight': [64, 1],
-      'ffn_gate_inp_shexp.weight': [64, 1], 'ffn_gate_shexp.weight': [64, 1], 'ffn_gate_up_exps.weight': [64 * 4, 4], 'ffn_up_shexp.weight': [64, 1],
+    const shape = (name: string) => [
+      ours.get(`${name}.weight`)!.sums.length,
+      ours.get(`${name}.weight`)!.counts.length,
+    ];
+    expect(
+      Object.fromEntries([...ours.keys()].sort().map((name) => [name, shape(name.replace('.weight', ''))])),
+    ).toEqual({
+      'attn_k.weight': [64, 1],
+      'attn_output.weight': [64, 1],
+      'attn_q.weight': [64, 1],
+      'attn_v.weight': [64, 1],
+      'ffn_down_exps.weight': [32 * 4, 4],
+      'ffn_down_shexp.weight': [48, 1],
+      'ffn_gate_inp.weight': [64, 1],
+      'ffn_gate_inp_shexp.weight': [64, 1],
+      'ffn_gate_shexp.weight': [64, 1],
+      'ffn_gate_up_exps.weight': [64 * 4, 4],
+      'ffn_up_shexp.weight': [64, 1],
     });
     const router = ours.get('ffn_gate_inp.weight')!;
     expect(router.counts).toEqual([40]);
-    for (const name of ['ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp']) expect(ours.get(`${name}.weight`)).toEqual({ ...router, weight: `blk.0.${name}.weight` });
+    for (const name of ['ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp'])
+      expect(ours.get(`${name}.weight`)).toEqual({ ...router, weight: `blk.0.${name}.weight` });
     // Each token's input goes to the experts it chose: over the experts, `used` times the router's sums.
     const experts = ours.get('ffn_gate_up_exps.weight')!;
     expect(experts.counts.reduce((a, b) => a + b, 0)).toBe(40 * 2);

@@ -30,7 +30,18 @@ const FORCED = 64;
 const GENERATED = 12;
 const CTX = PROMPT + GENERATED + 8;
 const path = join(dir, 'llama-heads-64.gguf');
-await writeRandomModel(path, { arch: 'llama', nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, seed: 51, contextLength: 4096 });
+await writeRandomModel(path, {
+  arch: 'llama',
+  nLayer: 2,
+  nEmbd: 256,
+  nFf: 512,
+  nHead: 4,
+  nHeadKv: 2,
+  scale: 0.06,
+  randomNorms: true,
+  seed: 51,
+  contextLength: 4096,
+});
 const rng = mulberry32(51);
 const prompt = [1, ...Array.from({ length: PROMPT - 1 }, () => 3 + rng.int(TEST_VOCAB - 3))];
 const from = PROMPT - FORCED;
@@ -49,7 +60,7 @@ async function ours(kvTypes: KvCacheTypes): Promise<Float64Array[]> {
 const fmt = (a: Agreement) => `mean KL ${a.meanKl.toExponential(2)} (top-1 ${(a.top1 * 100).toFixed(1)}%)`;
 
 describe(`KV cache types after ${PROMPT} tokens, teacher-forced over the last ${FORCED} positions, against llama.cpp`, () => {
-  it('f16: llama.cpp\'s distributions', async () => {
+  it("f16: llama.cpp's distributions", async () => {
     const exact = compareDistributions(await llamaF16, await ours({ k: 'f16', v: 'f16' }));
     console.log(`f16: engine against llama.cpp ${fmt(exact)}`);
     expect(exact.meanKl).toBeLessThan(1e-6);
@@ -72,7 +83,9 @@ describe(`KV cache types after ${PROMPT} tokens, teacher-forced over the last ${
       const own = compareDistributions(reference, same);
       const fromF16 = compareDistributions(reference, mine);
       const fromSame = compareDistributions(same, mine);
-      console.log(`${name}: against llama.cpp f16, llama.cpp ${name} ${fmt(own)}, engine ${name} ${fmt(fromF16)}; engine against llama.cpp ${name} ${fmt(fromSame)}`);
+      console.log(
+        `${name}: against llama.cpp f16, llama.cpp ${name} ${fmt(own)}, engine ${name} ${fmt(fromF16)}; engine against llama.cpp ${name} ${fmt(fromSame)}`,
+      );
       expect(fromF16.meanKl).toBeLessThanOrEqual(own.meanKl * slack);
       expect(fromSame.meanKl).toBeLessThan(own.meanKl * apart);
     }, 600_000);
@@ -84,7 +97,9 @@ describe(`KV cache types after ${PROMPT} tokens, teacher-forced over the last ${
     await engine.load(path, { ctx: CTX, kvTypes: kv });
     const mine = await engine.generate(prompt, { maxTokens: GENERATED, stop: [] });
     const parted = mine.ids.findIndex((id, i) => id !== ref.ids[i]);
-    console.log(`q8_0 greedy: ${parted === -1 ? `equal for ${GENERATED} tokens` : `parts at ${parted} (reference gap ${ref.gaps[parted]!.toFixed(3)})`}`);
+    console.log(
+      `q8_0 greedy: ${parted === -1 ? `equal for ${GENERATED} tokens` : `parts at ${parted} (reference gap ${ref.gaps[parted]!.toFixed(3)})`}`,
+    );
     expect(mine.ids.length).toBe(GENERATED);
     if (parted !== -1) expect(ref.gaps[parted]!).toBeLessThan(0.1);
   }, 600_000);

@@ -36,7 +36,9 @@ describe('Mesa lavapipe', () => {
 
     await engine.load(STORIES_260K, { ctx: 64 });
     const ours = await engine.generate(prompt, { maxTokens: 24, stop: [] });
-    console.log(`lavapipe (${adapter.name}): stories260K greedy, ttft ${ours.timings.ttftMs.toFixed(0)} ms, decode ${ours.timings.decodeTokS.toFixed(1)} tok/s`);
+    console.log(
+      `lavapipe (${adapter.name}): stories260K greedy, ttft ${ours.timings.ttftMs.toFixed(0)} ms, decode ${ours.timings.decodeTokS.toFixed(1)} tok/s`,
+    );
     expect(ours.ids).toEqual(ref.ids);
   }, 240_000);
 });

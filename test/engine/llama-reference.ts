@@ -42,7 +42,13 @@ export interface GreedyReference {
 export type ReferenceKv = KvCacheTypes | undefined;
 
 /** llama.cpp's greedy continuation of `prompt` (token ids), `n` tokens, end of generation ignored. */
-export function llamaGreedy(path: string, prompt: readonly number[], n: number, ctx = 256, kv?: ReferenceKv): Promise<GreedyReference> {
+export function llamaGreedy(
+  path: string,
+  prompt: readonly number[],
+  n: number,
+  ctx = 256,
+  kv?: ReferenceKv,
+): Promise<GreedyReference> {
   return withModel(path, (model) => greedyOn(model, prompt, n, ctx, kv));
 }
 
@@ -50,7 +56,13 @@ export function llamaGreedy(path: string, prompt: readonly number[], n: number, 
  * After each token of `ids` from index `from` on: llama.cpp's next-token log-probabilities (raw
  * softmax, no sampling).
  */
-export function llamaTeacherForced(path: string, ids: readonly number[], vocab: number, ctx = 256, o: { from?: number; kv?: ReferenceKv } = {}): Promise<Float64Array[]> {
+export function llamaTeacherForced(
+  path: string,
+  ids: readonly number[],
+  vocab: number,
+  ctx = 256,
+  o: { from?: number; kv?: ReferenceKv } = {},
+): Promise<Float64Array[]> {
   return withModel(path, (model) => teacherForcedOn(model, ids, vocab, ctx, o));
 }
 
@@ -67,7 +79,12 @@ export function llamaReferences(
 }
 
 /** Each run gets a context of its own, freed before the next. */
-async function withContext<T>(model: LlamaModel, ctx: number, run: (context: LlamaContext) => Promise<T>, kv?: ReferenceKv): Promise<T> {
+async function withContext<T>(
+  model: LlamaModel,
+  ctx: number,
+  run: (context: LlamaContext) => Promise<T>,
+  kv?: ReferenceKv,
+): Promise<T> {
   const cache = kv && {
     flashAttention: true,
     experimentalKvCacheKeyType: kvCacheGgmlType(kv.k).name as 'F16',
@@ -81,31 +98,59 @@ async function withContext<T>(model: LlamaModel, ctx: number, run: (context: Lla
   }
 }
 
-function greedyOn(model: LlamaModel, prompt: readonly number[], n: number, ctx: number, kv?: ReferenceKv): Promise<GreedyReference> {
-  return withContext(model, ctx, async (context) => {
-    const sequence = context.getSequence();
-    const ids: number[] = [];
-    const gaps: number[] = [];
-    for await (const out of sequence.evaluateWithMetadata([...prompt] as never[], { probabilities: true }, { temperature: 0 })) {
-      ids.push(out.token);
-      const [first, second] = [...out.probabilities.values()];
-      gaps.push(Math.log(first!) - Math.log(second ?? 0));
-      if (ids.length >= n) break;
-    }
-    return { ids, gaps };
-  }, kv);
+function greedyOn(
+  model: LlamaModel,
+  prompt: readonly number[],
+  n: number,
+  ctx: number,
+  kv?: ReferenceKv,
+): Promise<GreedyReference> {
+  return withContext(
+    model,
+    ctx,
+    async (context) => {
+      const sequence = context.getSequence();
+      const ids: number[] = [];
+      const gaps: number[] = [];
+      for await (const out of sequence.evaluateWithMetadata(
+        [...prompt] as never[],
+        { probabilities: true },
+        { temperature: 0 },
+      )) {
+        ids.push(out.token);
+        const [first, second] = [...out.probabilities.values()];
+        gaps.push(Math.log(first!) - Math.log(second ?? 0));
+        if (ids.length >= n) break;
+      }
+      return { ids, gaps };
+    },
+    kv,
+  );
 }
 
-function teacherForcedOn(model: LlamaModel, ids: readonly number[], vocab: number, ctx: number, o: { from?: number; kv?: ReferenceKv } = {}): Promise<Float64Array[]> {
+function teacherForcedOn(
+  model: LlamaModel,
+  ids: readonly number[],
+  vocab: number,
+  ctx: number,
+  o: { from?: number; kv?: ReferenceKv } = {},
+): Promise<Float64Array[]> {
   const from = o.from ?? 0;
-  return withContext(model, ctx, async (context) => {
-    const sequence = context.getSequence();
-    const outputs = await sequence.controlledEvaluate(ids.map((t, i) => (i < from ? t : [t, { generateNext: { probabilities: true } }]) as never));
-    return outputs.slice(from).map((out, i) => {
-      if (!out?.next.probabilities) throw new Error(`llama.cpp gave no probabilities at position ${from + i}`);
-      return logProbs(out.next.probabilities, vocab);
-    });
-  }, o.kv);
+  return withContext(
+    model,
+    ctx,
+    async (context) => {
+      const sequence = context.getSequence();
+      const outputs = await sequence.controlledEvaluate(
+        ids.map((t, i) => (i < from ? t : [t, { generateNext: { probabilities: true } }]) as never),
+      );
+      return outputs.slice(from).map((out, i) => {
+        if (!out?.next.probabilities) throw new Error(`llama.cpp gave no probabilities at position ${from + i}`);
+        return logProbs(out.next.probabilities, vocab);
+      });
+    },
+    o.kv,
+  );
 }
 
 /** log-softmax of f32 logits, in double precision. */

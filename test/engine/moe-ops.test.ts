@@ -18,11 +18,32 @@ const gauss = () => rng.gaussian();
 
 afterAll(() => ops.destroy());
 
-async function route(logits: Float32Array, experts: number, used: number, norm: boolean, tokens = logits.length / experts, gating: 'softmax' | 'softmax_weight' = 'softmax') {
+async function route(
+  logits: Float32Array,
+  experts: number,
+  used: number,
+  norm: boolean,
+  tokens = logits.length / experts,
+  gating: 'softmax' | 'softmax_weight' = 'softmax',
+) {
   const ids = buffer(ctx, tokens * used * 4);
   const weights = buffer(ctx, tokens * used * 4);
-  await run(ctx, [ops.moeRoute({ logits: buffer(ctx, logits), ids, weights, step: makeStep(ctx, 0, tokens), experts, used, norm, gating })]);
-  return { ids: Array.from(await readU32(ctx, ids, tokens * used)), weights: await readF32(ctx, weights, tokens * used) };
+  await run(ctx, [
+    ops.moeRoute({
+      logits: buffer(ctx, logits),
+      ids,
+      weights,
+      step: makeStep(ctx, 0, tokens),
+      experts,
+      used,
+      norm,
+      gating,
+    }),
+  ]);
+  return {
+    ids: Array.from(await readU32(ctx, ids, tokens * used)),
+    weights: await readF32(ctx, weights, tokens * used),
+  };
 }
 
 describe('moe_route', () => {
@@ -31,19 +52,23 @@ describe('moe_route', () => {
     { experts: 60, used: 4, norm: false }, // qwen2moe-like
     { experts: 128, used: 8, norm: true }, // Qwen3-30B-A3B-like: more experts than threads
     { experts: 300, used: 1, norm: true },
-  ])('$experts experts, top $used, norm $norm: the reference ids in order, and their weights', async ({ experts, used, norm }) => {
-    const tokens = 7;
-    const logits = randomF32(tokens * experts, gauss, 2);
-    const got = await route(logits, experts, used, norm);
-    const want = ref.moeRoute(logits, experts, used, norm);
-    expect(got.ids).toEqual(want.ids);
-    expect(maxRelError(got.weights, want.weights, 1e-6)).toBeLessThan(1e-6);
-    if (norm) {
-      for (let t = 0; t < tokens; t++) expect(got.weights.subarray(t * used, (t + 1) * used).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 6);
-    }
-  });
+  ])(
+    '$experts experts, top $used, norm $norm: the reference ids in order, and their weights',
+    async ({ experts, used, norm }) => {
+      const tokens = 7;
+      const logits = randomF32(tokens * experts, gauss, 2);
+      const got = await route(logits, experts, used, norm);
+      const want = ref.moeRoute(logits, experts, used, norm);
+      expect(got.ids).toEqual(want.ids);
+      expect(maxRelError(got.weights, want.weights, 1e-6)).toBeLessThan(1e-6);
+      if (norm) {
+        for (let t = 0; t < tokens; t++)
+          expect(got.weights.subarray(t * used, (t + 1) * used).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 6);
+      }
+    },
+  );
 
-  it('equal probabilities go to the lower expert id; only the step\'s tokens are routed', async () => {
+  it("equal probabilities go to the lower expert id; only the step's tokens are routed", async () => {
     const logits = new Float32Array([0, 3, 1, 3, 3, /* second token */ 5, 5, 5, 5, 5]);
     const got = await route(logits, 5, 3, true);
     expect(got.ids).toEqual([1, 3, 4, 0, 1, 2]);
@@ -58,22 +83,25 @@ describe('moe_route with softmax_weight gating (gpt-oss)', () => {
     { experts: 8, used: 2 },
     { experts: 32, used: 4 }, // gpt-oss-20b
     { experts: 128, used: 4 }, // gpt-oss-120b: more experts than threads
-  ])('$experts experts, top $used: the largest logits in order, weighted by their own softmax', async ({ experts, used }) => {
-    const tokens = 7;
-    // Negative logits too: the chosen-expert marker must stay below every logit.
-    const logits = randomF32(tokens * experts, () => gauss() - 5, 2);
-    const got = await route(logits, experts, used, false, tokens, 'softmax_weight');
-    const want = ref.moeRouteSoftmaxWeight(logits, experts, used);
-    expect(got.ids).toEqual(want.ids);
-    expect(maxRelError(got.weights, want.weights, 1e-6)).toBeLessThan(1e-6);
-    // Not the softmax over all experts: those weights are far smaller.
-    const softmax = ref.moeRoute(logits, experts, used, false);
-    expect(maxRelError(got.weights, softmax.weights, 1e-6)).toBeGreaterThan(1e-2);
-  });
+  ])(
+    '$experts experts, top $used: the largest logits in order, weighted by their own softmax',
+    async ({ experts, used }) => {
+      const tokens = 7;
+      // Negative logits too: the chosen-expert marker must stay below every logit.
+      const logits = randomF32(tokens * experts, () => gauss() - 5, 2);
+      const got = await route(logits, experts, used, false, tokens, 'softmax_weight');
+      const want = ref.moeRouteSoftmaxWeight(logits, experts, used);
+      expect(got.ids).toEqual(want.ids);
+      expect(maxRelError(got.weights, want.weights, 1e-6)).toBeLessThan(1e-6);
+      // Not the softmax over all experts: those weights are far smaller.
+      const softmax = ref.moeRoute(logits, experts, used, false);
+      expect(maxRelError(got.weights, softmax.weights, 1e-6)).toBeGreaterThan(1e-2);
+    },
+  );
 });
 
 describe('moe_add_bias', () => {
-  it('adds each pair\'s expert bias row to the pair\'s row, for the step\'s tokens only', async () => {
+  it("adds each pair's expert bias row to the pair's row, for the step's tokens only", async () => {
     const tokens = 4;
     const used = 2;
     const experts = 6;
@@ -82,7 +110,16 @@ describe('moe_add_bias', () => {
     const rows = randomF32((tokens + 1) * used * width, gauss);
     const bias = randomF32(experts * width, gauss);
     const rb = buffer(ctx, rows);
-    await run(ctx, [ops.moeAddBias({ rows: rb, bias: buffer(ctx, bias), ids: buffer(ctx, ids), step: makeStep(ctx, 0, tokens), width, used })]);
+    await run(ctx, [
+      ops.moeAddBias({
+        rows: rb,
+        bias: buffer(ctx, bias),
+        ids: buffer(ctx, ids),
+        step: makeStep(ctx, 0, tokens),
+        width,
+        used,
+      }),
+    ]);
     const want = Float64Array.from(rows, (v, i) => {
       const pair = Math.floor(i / width);
       return pair < tokens * used ? v + bias[ids[pair]! * width + (i % width)]! : v;
@@ -104,7 +141,17 @@ describe('moe_combine', () => {
     const xb = buffer(ctx, x);
     const sharedBuffers = shared ? { out: buffer(ctx, out), gate: buffer(ctx, gate) } : undefined;
     const step = makeStep(ctx, 0, tokens);
-    await run(ctx, [ops.moeCombine({ x: xb, down: buffer(ctx, down), weights: buffer(ctx, weights), step, width, used, shared: sharedBuffers })]);
+    await run(ctx, [
+      ops.moeCombine({
+        x: xb,
+        down: buffer(ctx, down),
+        weights: buffer(ctx, weights),
+        step,
+        width,
+        used,
+        shared: sharedBuffers,
+      }),
+    ]);
     // Each sum against the sum of its terms' magnitudes (terms may cancel).
     const want = new Float64Array(x.length);
     const scale = new Float64Array(x.length);

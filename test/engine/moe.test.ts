@@ -20,8 +20,18 @@ const engine = await Engine.open();
 afterAll(() => engine.destroy());
 
 const QWEN3MOE: ModelShape = {
-  arch: 'qwen3moe', nLayer: 2, nEmbd: 256, nFf: 768, nFfExp: 256, nHead: 4, nHeadKv: 2, nExpert: 8, nExpertUsed: 2,
-  scale: 0.06, randomNorms: true, seed: 51,
+  arch: 'qwen3moe',
+  nLayer: 2,
+  nEmbd: 256,
+  nFf: 768,
+  nFfExp: 256,
+  nHead: 4,
+  nHeadKv: 2,
+  nExpert: 8,
+  nExpertUsed: 2,
+  scale: 0.06,
+  randomNorms: true,
+  seed: 51,
 };
 
 /** `path` with each layer's ffn_gate_exps and ffn_up_exps stacked into one ffn_gate_up_exps (per expert: gate rows, then up rows). */
@@ -31,7 +41,11 @@ async function writeMergedCopy(path: string, out: string): Promise<void> {
     const merged = (name: string) => name.replace('ffn_gate_exps', 'ffn_gate_up_exps');
     const tensors = gguf.tensors
       .filter((t) => !t.name.includes('ffn_up_exps'))
-      .map((t) => (t.name.includes('ffn_gate_exps') ? { name: merged(t.name), type: t.type, ne: [t.ne[0]!, 2 * t.ne[1]!, t.ne[2]!] } : t));
+      .map((t) =>
+        t.name.includes('ffn_gate_exps')
+          ? { name: merged(t.name), type: t.type, ne: [t.ne[0]!, 2 * t.ne[1]!, t.ne[2]!] }
+          : t,
+      );
     await writeGguf(out, { kvs: gguf.kvs, tensors: tensors.map(({ name, type, ne }) => ({ name, type, ne })) }, (i) => {
       const t = tensors[i]!;
       if (!t.name.includes('ffn_gate_up_exps')) return [gguf.tensorData(gguf.tensor(t.name)!)];
@@ -39,7 +53,10 @@ async function writeMergedCopy(path: string, out: string): Promise<void> {
       const up = gguf.tensorData(gguf.tensor(t.name.replace('ffn_gate_up_exps', 'ffn_up_exps'))!);
       const experts = t.ne[2]!;
       const per = gate.byteLength / experts;
-      return Array.from({ length: experts }, (_, e) => [gate.subarray(e * per, (e + 1) * per), up.subarray(e * per, (e + 1) * per)]).flat();
+      return Array.from({ length: experts }, (_, e) => [
+        gate.subarray(e * per, (e + 1) * per),
+        up.subarray(e * per, (e + 1) * per),
+      ]).flat();
     });
   } finally {
     file.close();
@@ -74,7 +91,9 @@ describe('MoE models', () => {
     expect(new Uint32Array(fused.buffer)).toEqual(new Uint32Array(split.buffer));
     // Decode (one token per step) follows the same experts: greedy agrees with the prefill logits' argmax.
     const greedy = await engine.generate(ids.slice(0, 8), { maxTokens: 4, stop: [] });
-    const prefillTop = (await allLogits(merged, [...ids.slice(0, 8), ...greedy.ids.slice(0, 3)])).subarray(7 * TEST_VOCAB);
+    const prefillTop = (await allLogits(merged, [...ids.slice(0, 8), ...greedy.ids.slice(0, 3)])).subarray(
+      7 * TEST_VOCAB,
+    );
     for (let i = 0; i < 4; i++) {
       const row = prefillTop.subarray(i * TEST_VOCAB, (i + 1) * TEST_VOCAB);
       expect(greedy.ids[i]).toBe(row.indexOf(Math.max(...row)));
@@ -86,12 +105,16 @@ describe('MoE models', () => {
     const { gguf, file } = openGguf(f32);
     try {
       const kvs = gguf.kvs.map((kv) => (kv.key === 'qwen3moe.expert_feed_forward_length' ? { ...kv, value: 128 } : kv));
-      await writeGguf(path, { kvs, tensors: gguf.tensors.map(({ name, type, ne }) => ({ name, type, ne })) }, (i) => [gguf.tensorData(gguf.tensors[i]!)]);
+      await writeGguf(path, { kvs, tensors: gguf.tensors.map(({ name, type, ne }) => ({ name, type, ne })) }, (i) => [
+        gguf.tensorData(gguf.tensors[i]!),
+      ]);
     } finally {
       file.close();
     }
     await expect(engine.load(path)).rejects.toThrow(UnsupportedModelError);
-    await expect(engine.load(path)).rejects.toThrow(/wrong\.gguf: tensor blk\.0\.ffn_gate_exps\.weight has shape \[256, 256, 8\], expected \[256, 128, 8\]/);
+    await expect(engine.load(path)).rejects.toThrow(
+      /wrong\.gguf: tensor blk\.0\.ffn_gate_exps\.weight has shape \[256, 256, 8\], expected \[256, 128, 8\]/,
+    );
   });
 });
 
@@ -99,7 +122,17 @@ describe('gufo bench --json on a model with many experts', () => {
   it('bytesPerToken counts the chosen experts only: used/experts of the expert tensors plus the rest', async () => {
     const dir = tempDir();
     const f32 = join(dir, 'mixtral.gguf');
-    await writeRandomModel(f32, { arch: 'llama', nLayer: 2, nEmbd: 256, nFf: 256, nHead: 4, nHeadKv: 2, nExpert: 32, nExpertUsed: 2, seed: 53 });
+    await writeRandomModel(f32, {
+      arch: 'llama',
+      nLayer: 2,
+      nEmbd: 256,
+      nFf: 256,
+      nHead: 4,
+      nHeadKv: 2,
+      nExpert: 32,
+      nExpertUsed: 2,
+      seed: 53,
+    });
     const { quantized } = await writeQuantizedCopies(f32, 'Q8_0', dir);
     const r = gufo(['bench', quantized, '-p', '8', '-n', '4', '--json'], {}, 120_000);
     expect(r.status, r.stderr).toBe(0);

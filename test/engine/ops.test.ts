@@ -19,7 +19,17 @@ import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
 import { ropeTable } from '../../src-main/engine/model/rope-table';
 import type { RopeParams } from '../../src-main/engine/model/hparams';
 import { mulberry32, randomF32 } from '../support/random';
-import { buffer, maxRelError, readF32, readU32, run, makeStep, scaledError, testGpu, uniformBuffer } from './gpu-harness';
+import {
+  buffer,
+  maxRelError,
+  readF32,
+  readU32,
+  run,
+  makeStep,
+  scaledError,
+  testGpu,
+  uniformBuffer,
+} from './gpu-harness';
 import * as ref from './reference';
 
 const ctx = await testGpu();
@@ -36,7 +46,9 @@ describe('rms_norm (tolerance 1e-5 relative)', () => {
     const x = randomF32(n * rows, gauss, 3);
     const w = randomF32(n, gauss);
     const y = buffer(ctx, x.byteLength);
-    await run(ctx, [ops.rmsNorm({ x: buffer(ctx, x), w: buffer(ctx, w), y, n, step: makeStep(ctx, 0, rows), eps: 1e-5 })]);
+    await run(ctx, [
+      ops.rmsNorm({ x: buffer(ctx, x), w: buffer(ctx, w), y, n, step: makeStep(ctx, 0, rows), eps: 1e-5 }),
+    ]);
     expect(maxRelError(await readF32(ctx, y, n * rows), ref.rmsNorm(x, w, n, 1e-5))).toBeLessThan(1e-5);
   });
 
@@ -45,26 +57,54 @@ describe('rms_norm (tolerance 1e-5 relative)', () => {
     const x = randomF32(n * 4, gauss);
     const w = randomF32(n * 2, gauss);
     const y = buffer(ctx, n * 4);
-    await run(ctx, [ops.rmsNorm({ x: buffer(ctx, x), w: buffer(ctx, w), y, n, step: makeStep(ctx, 0, 4), eps: 1e-6, lastOnly: true, wOffset: n })]);
+    await run(ctx, [
+      ops.rmsNorm({
+        x: buffer(ctx, x),
+        w: buffer(ctx, w),
+        y,
+        n,
+        step: makeStep(ctx, 0, 4),
+        eps: 1e-6,
+        lastOnly: true,
+        wOffset: n,
+      }),
+    ]);
     const expected = ref.rmsNorm(x.slice(3 * n), w.slice(n), n, 1e-6);
     expect(maxRelError(await readF32(ctx, y, n), expected)).toBeLessThan(1e-5);
 
     // Per-head norm (qwen3's Q/K norm): 2 tokens of 2 heads of 64, in place.
     const xb = buffer(ctx, x);
-    await run(ctx, [ops.rmsNorm({ x: xb, w: buffer(ctx, w), n, rowsPerToken: 2, step: makeStep(ctx, 0, 2), eps: 1e-6 })]);
+    await run(ctx, [
+      ops.rmsNorm({ x: xb, w: buffer(ctx, w), n, rowsPerToken: 2, step: makeStep(ctx, 0, 2), eps: 1e-6 }),
+    ]);
     expect(maxRelError(await readF32(ctx, xb, n * 4), ref.rmsNorm(x, w, n, 1e-6))).toBeLessThan(1e-5);
   });
 
-  it('adds the normed rows to the output with accumulate (gemma\'s post-norms)', async () => {
+  it("adds the normed rows to the output with accumulate (gemma's post-norms)", async () => {
     const n = 256;
     const x = randomF32(n * 3, gauss, 2);
     const w = randomF32(n, gauss);
     const r = randomF32(n * 3, gauss);
     const y = buffer(ctx, r);
-    await run(ctx, [ops.rmsNorm({ x: buffer(ctx, x), w: buffer(ctx, w), y, n, step: makeStep(ctx, 0, 3), eps: 1e-6, accumulate: true })]);
+    await run(ctx, [
+      ops.rmsNorm({
+        x: buffer(ctx, x),
+        w: buffer(ctx, w),
+        y,
+        n,
+        step: makeStep(ctx, 0, 3),
+        eps: 1e-6,
+        accumulate: true,
+      }),
+    ]);
     const normed = ref.rmsNorm(x, w, n, 1e-6);
     // Sums may cancel to near zero: errors are measured against the largest magnitude.
-    expect(scaledError(await readF32(ctx, y, n * 3), Float64Array.from(r, (v, i) => v + normed[i]!))).toBeLessThan(1e-6);
+    expect(
+      scaledError(
+        await readF32(ctx, y, n * 3),
+        Float64Array.from(r, (v, i) => v + normed[i]!),
+      ),
+    ).toBeLessThan(1e-6);
   });
 });
 
@@ -87,7 +127,11 @@ describe('rope table', () => {
     for (const p of [0, 1, 7, 100, 500]) {
       for (let i = 0; i < 32; i++) {
         const a = ref.ropeAngle(p, i, 64, 10000);
-        worst = Math.max(worst, Math.abs(table[(p * 32 + i) * 2]! - Math.cos(a)), Math.abs(table[(p * 32 + i) * 2 + 1]! - Math.sin(a)));
+        worst = Math.max(
+          worst,
+          Math.abs(table[(p * 32 + i) * 2]! - Math.cos(a)),
+          Math.abs(table[(p * 32 + i) * 2 + 1]! - Math.sin(a)),
+        );
       }
     }
     expect(worst).toBeLessThan(2e-3);
@@ -105,15 +149,45 @@ describe('rope table', () => {
     const mscale = 1 + 0.1 * Math.log(4);
     expect(Math.hypot(t2[(39 * 8 + 3) * 2]!, t2[(39 * 8 + 3) * 2 + 1]!)).toBeCloseTo(mscale, 5);
     expect(Math.atan2(t2[(1 * 8 + 0) * 2 + 1]!, t2[(1 * 8 + 0) * 2]!)).toBeCloseTo(ref.ropeAngle(1, 0, 16, 10000), 5);
-    expect(Math.atan2(t2[(1 * 8 + 7) * 2 + 1]!, t2[(1 * 8 + 7) * 2]!)).toBeCloseTo(0.25 * ref.ropeAngle(1, 7, 16, 10000), 5);
+    expect(Math.atan2(t2[(1 * 8 + 7) * 2 + 1]!, t2[(1 * 8 + 7) * 2]!)).toBeCloseTo(
+      0.25 * ref.ropeAngle(1, 7, 16, 10000),
+      5,
+    );
   });
 });
 
 describe('store_kv + attention (with RoPE)', () => {
   const cases = [
-    { name: 'stories260K heads (8 over 4, head 8)', nHead: 8, nKvHead: 4, headDim: 8, nRot: 8, neox: false, past: 11, nTokens: 1 },
-    { name: 'GQA 4, head 128, NeoX, 150 past positions (three key tiles), 3-token batch', nHead: 8, nKvHead: 2, headDim: 128, nRot: 128, neox: true, past: 150, nTokens: 3 },
-    { name: 'no GQA, head 64, RoPE over 48 dimensions, prefill from position 0', nHead: 4, nKvHead: 4, headDim: 64, nRot: 48, neox: false, past: 0, nTokens: 70 },
+    {
+      name: 'stories260K heads (8 over 4, head 8)',
+      nHead: 8,
+      nKvHead: 4,
+      headDim: 8,
+      nRot: 8,
+      neox: false,
+      past: 11,
+      nTokens: 1,
+    },
+    {
+      name: 'GQA 4, head 128, NeoX, 150 past positions (three key tiles), 3-token batch',
+      nHead: 8,
+      nKvHead: 2,
+      headDim: 128,
+      nRot: 128,
+      neox: true,
+      past: 150,
+      nTokens: 3,
+    },
+    {
+      name: 'no GQA, head 64, RoPE over 48 dimensions, prefill from position 0',
+      nHead: 4,
+      nKvHead: 4,
+      headDim: 64,
+      nRot: 48,
+      neox: false,
+      past: 0,
+      nTokens: 70,
+    },
   ];
   for (const kvF16 of [true, false]) {
     const kv: KvCacheTypes = kvF16 ? { k: 'f16', v: 'f16' } : { k: 'f32', v: 'f32' };
@@ -151,21 +225,37 @@ describe('store_kv + attention (with RoPE)', () => {
         if (c.past > 0) dispatches.push(store(0, c.past, step0));
         dispatches.push(
           store(c.past, total, step1),
-          kernels.attention({ q: buffer(ctx, q), kCache, vCache, out, step: step1, nHead: c.nHead, nKvHead: c.nKvHead, headDim: c.headDim, scale, rope }),
+          kernels.attention({
+            q: buffer(ctx, q),
+            kCache,
+            vCache,
+            out,
+            step: step1,
+            nHead: c.nHead,
+            nKvHead: c.nKvHead,
+            headDim: c.headDim,
+            scale,
+            rope,
+          }),
         );
         await run(ctx, dispatches);
         const round = kvF16 ? ref.roundF16 : (x: number) => x;
         const ropeOf = (x: Float32Array, pos0: number, nTokens: number, nHeads: number) =>
           ref.rope(x, table, { pos0, nTokens, nHeads, headDim: c.headDim, nRot: c.nRot, neox: c.neox });
         const kRot = ropeOf(kAll, 0, total, c.nKvHead).map(round);
-        const expected = ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, c.nHead)), kRot, Float64Array.from(vAll, round), {
-          pos0: c.past,
-          nTokens: c.nTokens,
-          nHead: c.nHead,
-          nKvHead: c.nKvHead,
-          headDim: c.headDim,
-          scale,
-        });
+        const expected = ref.attention(
+          Float32Array.from(ropeOf(q, c.past, c.nTokens, c.nHead)),
+          kRot,
+          Float64Array.from(vAll, round),
+          {
+            pos0: c.past,
+            nTokens: c.nTokens,
+            nHead: c.nHead,
+            nKvHead: c.nKvHead,
+            headDim: c.headDim,
+            scale,
+          },
+        );
         expect(scaledError(await readF32(ctx, out, q.length), expected)).toBeLessThan(2e-5);
         kernels.destroy();
       });
@@ -177,7 +267,12 @@ describe('store_kv fused into decode attention (STORE)', () => {
   // 8 heads over 2 KV heads of 64 (NeoX, RoPE over 48), 200 positions cached (two splits), the new
   // token's q|k|v in one fused row: the same output and cache, bit for bit, as store_kv then
   // attention, with the cache whole and split into a part per KV head.
-  const kinds: KvCacheTypes[] = [{ k: 'f16', v: 'f16' }, { k: 'f32', v: 'f32' }, { k: 'q8_0', v: 'q4_0' }, { k: 'q4_0', v: 'f16' }];
+  const kinds: KvCacheTypes[] = [
+    { k: 'f16', v: 'f16' },
+    { k: 'f32', v: 'f32' },
+    { k: 'q8_0', v: 'q4_0' },
+    { k: 'q4_0', v: 'f16' },
+  ];
   for (const kv of kinds) {
     for (const cpu of [false, true]) {
       it(`${kv.k}/${kv.v} cache, ${cpu ? 'CPU' : 'GPU'} shape`, async () => {
@@ -191,14 +286,21 @@ describe('store_kv fused into decode attention (STORE)', () => {
         const positions = past + 4;
         // A position's row of the cache in words: whole groups of a quantized cache, as heads of 64 are.
         const rowWords = { k: kvCacheBytes(kv.k, kvStride) / 4, v: kvCacheBytes(kv.v, kvStride) / 4 };
-        const history = { k: buffer(ctx, randomF32(past * kvStride, gauss)), v: buffer(ctx, randomF32(past * kvStride, gauss)) };
+        const history = {
+          k: buffer(ctx, randomF32(past * kvStride, gauss)),
+          v: buffer(ctx, randomF32(past * kvStride, gauss)),
+        };
         const qkv = buffer(ctx, randomF32(rowWidth, gauss));
         const rows = { stride: rowWidth, kOffset: qDim, vOffset: qDim + kvStride };
         const step0 = makeStep(ctx, 0, past);
         const step1 = makeStep(ctx, past, 1);
         const words = (b: GPUBuffer) => readU32(ctx, b, b.size / 4);
         const results = [];
-        const variants = [{ fused: false, parts: [undefined] }, { fused: true, parts: [undefined] }, { fused: true, parts: [0, 1].map((first) => ({ first, count: 1 })) }];
+        const variants = [
+          { fused: false, parts: [undefined] },
+          { fused: true, parts: [undefined] },
+          { fused: true, parts: [0, 1].map((first) => ({ first, count: 1 })) },
+        ];
         for (const { fused, parts } of variants) {
           const out = buffer(ctx, qDim * 4);
           const k: Uint32Array[] = [];
@@ -208,13 +310,35 @@ describe('store_kv fused into decode attention (STORE)', () => {
             const kCache = buffer(ctx, kernels.kvCacheBytes('k', positions, width));
             const vCache = buffer(ctx, kernels.kvCacheBytes('v', positions, width));
             const store = { k: qkv, v: qkv, kCache, vCache, kvHeads, step: step1, kvStride, headDim, rope, rows };
-            const attend = { q: qkv, kCache, vCache, kvHeads, out, step: step1, nHead, nKvHead, headDim, scale: 0.125, rope, qRows: { stride: rowWidth, offset: 0 } };
-            await run(ctx, [kernels.storeKv({ ...history, kCache, vCache, kvHeads, step: step0, kvStride, headDim, rope })]);
-            await run(ctx, fused ? [kernels.storeKvAndAttend(store, attend)] : [kernels.storeKv(store), kernels.attention(attend)]);
+            const attend = {
+              q: qkv,
+              kCache,
+              vCache,
+              kvHeads,
+              out,
+              step: step1,
+              nHead,
+              nKvHead,
+              headDim,
+              scale: 0.125,
+              rope,
+              qRows: { stride: rowWidth, offset: 0 },
+            };
+            await run(ctx, [
+              kernels.storeKv({ ...history, kCache, vCache, kvHeads, step: step0, kvStride, headDim, rope }),
+            ]);
+            await run(
+              ctx,
+              fused ? [kernels.storeKvAndAttend(store, attend)] : [kernels.storeKv(store), kernels.attention(attend)],
+            );
             k.push(await words(kCache));
             v.push(await words(vCache));
           }
-          results.push({ out: await words(out), k: joinParts(k, rowWords.k, positions), v: joinParts(v, rowWords.v, positions) });
+          results.push({
+            out: await words(out),
+            k: joinParts(k, rowWords.k, positions),
+            v: joinParts(v, rowWords.v, positions),
+          });
         }
         for (const other of results.slice(1)) {
           expect(other.out).toEqual(results[0]!.out);
@@ -233,7 +357,8 @@ function joinParts(parts: Uint32Array[], rowWords: number, positions: number): U
   const partWords = rowWords / parts.length;
   const whole = new Uint32Array(positions * rowWords);
   parts.forEach((part, h) => {
-    for (let row = 0; row < positions; row++) whole.set(part.subarray(row * partWords, (row + 1) * partWords), row * rowWords + h * partWords);
+    for (let row = 0; row < positions; row++)
+      whole.set(part.subarray(row * partWords, (row + 1) * partWords), row * rowWords + h * partWords);
   });
   return whole;
 }
@@ -242,12 +367,38 @@ describe('sliding window, soft-capped scores, sinks and a fused q|k|v input (tol
   // Past positions are stored from separate K and V buffers, the batch from fused q|k|v rows, which
   // attention also reads its queries from.
   const cases = [
-    { name: 'window 8 and soft-cap 1.5 over 20 past positions, 5-token batch', past: 20, nTokens: 5, window: 8, softcap: 1.5 },
-    { name: 'window 20 over a 70-token prefill (windows across key tiles), no soft-cap', past: 0, nTokens: 70, window: 20, softcap: 0 },
+    {
+      name: 'window 8 and soft-cap 1.5 over 20 past positions, 5-token batch',
+      past: 20,
+      nTokens: 5,
+      window: 8,
+      softcap: 1.5,
+    },
+    {
+      name: 'window 20 over a 70-token prefill (windows across key tiles), no soft-cap',
+      past: 0,
+      nTokens: 70,
+      window: 20,
+      softcap: 0,
+    },
     { name: 'soft-cap 2, no window, 100 past positions, 1 token', past: 100, nTokens: 1, window: 0, softcap: 2 },
     // gpt-oss: a logit per head in each softmax's denominator; some above every score, some below.
-    { name: 'sinks with window 8 over 20 past positions, 5-token batch', past: 20, nTokens: 5, window: 8, softcap: 0, sinks: [4, -3, 0.5, 12] },
-    { name: 'sinks over a 70-token prefill, no window', past: 0, nTokens: 70, window: 0, softcap: 0, sinks: [-1, 2, 6, 0] },
+    {
+      name: 'sinks with window 8 over 20 past positions, 5-token batch',
+      past: 20,
+      nTokens: 5,
+      window: 8,
+      softcap: 0,
+      sinks: [4, -3, 0.5, 12],
+    },
+    {
+      name: 'sinks over a 70-token prefill, no window',
+      past: 0,
+      nTokens: 70,
+      window: 0,
+      softcap: 0,
+      sinks: [-1, 2, 6, 0],
+    },
   ];
   const nHead = 4;
   const nKvHead = 2;
@@ -285,28 +436,89 @@ describe('sliding window, soft-capped scores, sinks and a fused q|k|v input (tol
       const scale = 1 / Math.sqrt(headDim);
       const sinks = 'sinks' in c && c.sinks ? Float32Array.from(c.sinks) : undefined;
       dispatches.push(
-        ops.storeKv({ ...common, k: qkv, v: qkv, step: batch, rows: { stride: rowWidth, kOffset: qDim, vOffset: qDim + kvStride } }),
+        ops.storeKv({
+          ...common,
+          k: qkv,
+          v: qkv,
+          step: batch,
+          rows: { stride: rowWidth, kOffset: qDim, vOffset: qDim + kvStride },
+        }),
         ops.attention({
-          ...common, q: qkv, out, step: batch, nHead, nKvHead, scale, qRows: { stride: rowWidth, offset: 0 }, window: c.window, softcap: c.softcap,
+          ...common,
+          q: qkv,
+          out,
+          step: batch,
+          nHead,
+          nKvHead,
+          scale,
+          qRows: { stride: rowWidth, offset: 0 },
+          window: c.window,
+          softcap: c.softcap,
           sinks: sinks && buffer(ctx, sinks),
         }),
       );
       await run(ctx, dispatches);
-      const ropeOf = (x: Float32Array, pos0: number, nTokens: number, nHeads: number) => ref.rope(x, table, { pos0, nTokens, nHeads, headDim, nRot: headDim, neox: true });
+      const ropeOf = (x: Float32Array, pos0: number, nTokens: number, nHeads: number) =>
+        ref.rope(x, table, { pos0, nTokens, nHeads, headDim, nRot: headDim, neox: true });
       const kRot = ropeOf(kAll, 0, total, nKvHead).map(ref.roundF16);
-      const o = { pos0: c.past, nTokens: c.nTokens, nHead, nKvHead, headDim, scale, window: c.window, softcap: c.softcap, sinks };
-      const expected = ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)), kRot, Float64Array.from(vAll, ref.roundF16), o);
+      const o = {
+        pos0: c.past,
+        nTokens: c.nTokens,
+        nHead,
+        nKvHead,
+        headDim,
+        scale,
+        window: c.window,
+        softcap: c.softcap,
+        sinks,
+      };
+      const expected = ref.attention(
+        Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)),
+        kRot,
+        Float64Array.from(vAll, ref.roundF16),
+        o,
+      );
       const got = await readF32(ctx, out, q.length);
       expect(scaledError(got, expected)).toBeLessThan(2e-5);
       // The window and the cap change the result: the reference without them is far off.
       if (c.window && total > c.window) {
-        expect(scaledError(got, ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)), kRot, Float64Array.from(vAll, ref.roundF16), { ...o, window: 0 }))).toBeGreaterThan(1e-2);
+        expect(
+          scaledError(
+            got,
+            ref.attention(
+              Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)),
+              kRot,
+              Float64Array.from(vAll, ref.roundF16),
+              { ...o, window: 0 },
+            ),
+          ),
+        ).toBeGreaterThan(1e-2);
       }
       if (c.softcap) {
-        expect(scaledError(got, ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)), kRot, Float64Array.from(vAll, ref.roundF16), { ...o, softcap: 0 }))).toBeGreaterThan(1e-2);
+        expect(
+          scaledError(
+            got,
+            ref.attention(
+              Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)),
+              kRot,
+              Float64Array.from(vAll, ref.roundF16),
+              { ...o, softcap: 0 },
+            ),
+          ),
+        ).toBeGreaterThan(1e-2);
       }
       if (sinks) {
-        expect(scaledError(got, ref.attention(Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)), kRot, Float64Array.from(vAll, ref.roundF16), { ...o, sinks: undefined }))).toBeGreaterThan(1e-2);
+        expect(
+          scaledError(
+            got,
+            ref.attention(
+              Float32Array.from(ropeOf(q, c.past, c.nTokens, nHead)),
+              kRot,
+              Float64Array.from(vAll, ref.roundF16),
+              { ...o, sinks: undefined },
+            ),
+          ),
+        ).toBeGreaterThan(1e-2);
       }
     });
   }
@@ -323,13 +535,32 @@ describe('elementwise (tolerance 1e-6 relative)', () => {
     const b = randomF32(100, gauss);
     const xb2 = buffer(ctx, x);
     const step = makeStep(ctx, 0, 10);
-    await run(ctx, [ops.swiglu(gb, buffer(ctx, u), 100, step), ops.add(xb, buffer(ctx, u), 100, step), ops.addBias(xb2, buffer(ctx, b), 100, step)]);
-    expect(maxRelError(await readF32(ctx, gb, n), Float64Array.from(g, (v, i) => ref.silu(v) * u[i]!))).toBeLessThan(1e-6);
-    expect(maxRelError(await readF32(ctx, xb, n), Float64Array.from(x, (v, i) => v + u[i]!))).toBeLessThan(1e-6);
-    expect(maxRelError(await readF32(ctx, xb2, n), Float64Array.from(x, (v, i) => v + b[i % 100]!))).toBeLessThan(1e-6);
+    await run(ctx, [
+      ops.swiglu(gb, buffer(ctx, u), 100, step),
+      ops.add(xb, buffer(ctx, u), 100, step),
+      ops.addBias(xb2, buffer(ctx, b), 100, step),
+    ]);
+    expect(
+      maxRelError(
+        await readF32(ctx, gb, n),
+        Float64Array.from(g, (v, i) => ref.silu(v) * u[i]!),
+      ),
+    ).toBeLessThan(1e-6);
+    expect(
+      maxRelError(
+        await readF32(ctx, xb, n),
+        Float64Array.from(x, (v, i) => v + u[i]!),
+      ),
+    ).toBeLessThan(1e-6);
+    expect(
+      maxRelError(
+        await readF32(ctx, xb2, n),
+        Float64Array.from(x, (v, i) => v + b[i % 100]!),
+      ),
+    ).toBeLessThan(1e-6);
   });
 
-  it('GeGLU through llama.cpp\'s half-precision GELU table: >= 99% bit-exact, the rest within one half step (2^-10)', async () => {
+  it("GeGLU through llama.cpp's half-precision GELU table: >= 99% bit-exact, the rest within one half step (2^-10)", async () => {
     const width = 500;
     const tokens = 8;
     const g = randomF32(width * tokens, gauss, 5); // past ±10 too, where the table is bypassed
@@ -343,7 +574,10 @@ describe('elementwise (tolerance 1e-6 relative)', () => {
     const gb = buffer(ctx, g);
     const pb = buffer(ctx, packed);
     const step = makeStep(ctx, 0, tokens);
-    await run(ctx, [ops.glu({ gate: gb, up: buffer(ctx, u), width, step, act: 'gelu' }), ops.glu({ gate: pb, width, step, act: 'gelu' })]);
+    await run(ctx, [
+      ops.glu({ gate: gb, up: buffer(ctx, u), width, step, act: 'gelu' }),
+      ops.glu({ gate: pb, width, step, act: 'gelu' }),
+    ]);
     const expected = Float32Array.from(g, (v, i) => ref.geluHalfTable(v) * u[i]!);
     const separate = await readF32(ctx, gb, g.length);
     const fromPacked = (await readF32(ctx, pb, packed.length)).filter((_, i) => Math.floor(i / width) % 2 === 0);
@@ -353,7 +587,10 @@ describe('elementwise (tolerance 1e-6 relative)', () => {
       expect(maxRelError(got, expected, 1e-6)).toBeLessThanOrEqual(2 ** -10);
     }
     // The plain (unrounded) GELU is measurably different: the table matters.
-    const plain = Float32Array.from(g, (v, i) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * v * (1 + 0.044715 * v * v))) * u[i]!);
+    const plain = Float32Array.from(
+      g,
+      (v, i) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * v * (1 + 0.044715 * v * v))) * u[i]!,
+    );
     expect(separate.filter((v, i) => v === plain[i]).length / g.length).toBeLessThan(0.5);
   });
 
@@ -364,19 +601,31 @@ describe('elementwise (tolerance 1e-6 relative)', () => {
     const gb = buffer(ctx, g);
     await run(ctx, [ops.swigluOai(gb, buffer(ctx, u), 100, makeStep(ctx, 0, 10), 1.702, 7)]);
     const got = await readF32(ctx, gb, n);
-    expect(maxRelError(got, Float64Array.from(g, (v, i) => ref.swigluOai(v, u[i]!, 1.702, 7)))).toBeLessThan(1e-6);
+    expect(
+      maxRelError(
+        got,
+        Float64Array.from(g, (v, i) => ref.swigluOai(v, u[i]!, 1.702, 7)),
+      ),
+    ).toBeLessThan(1e-6);
     // The clamps bite: unclamped, the result differs.
-    expect(maxRelError(got, Float64Array.from(g, (v, i) => ref.swigluOai(v, u[i]!, 1.702, Infinity)))).toBeGreaterThan(1e-2);
+    expect(
+      maxRelError(
+        got,
+        Float64Array.from(g, (v, i) => ref.swigluOai(v, u[i]!, 1.702, Infinity)),
+      ),
+    ).toBeGreaterThan(1e-2);
   });
 
-  it('SwiGLU on packed gate|up rows (phi3\'s fused ffn_up)', async () => {
+  it("SwiGLU on packed gate|up rows (phi3's fused ffn_up)", async () => {
     const width = 300;
     const tokens = 3;
     const packed = randomF32(2 * width * tokens, gauss, 4);
     const pb = buffer(ctx, packed);
     await run(ctx, [ops.glu({ gate: pb, width, step: makeStep(ctx, 0, tokens), act: 'silu' })]);
     const got = await readF32(ctx, pb, packed.length);
-    const expected = Float64Array.from(packed, (v, i) => (Math.floor(i / width) % 2 === 0 ? ref.silu(v) * packed[i + width]! : v));
+    const expected = Float64Array.from(packed, (v, i) =>
+      Math.floor(i / width) % 2 === 0 ? ref.silu(v) * packed[i + width]! : v,
+    );
     expect(maxRelError(got, expected)).toBeLessThan(1e-6);
   });
 
@@ -389,9 +638,19 @@ describe('elementwise (tolerance 1e-6 relative)', () => {
     const cap = 30;
     // Soft-cap of the last token's logits only (1 row), as the output head does; the rest stays.
     await run(ctx, [ops.scale(xs, 16, width, step), ops.softcap(xc, cap, width, step, 1)]);
-    expect(maxRelError(await readF32(ctx, xs, x.length), Float64Array.from(x, (v) => v * 16))).toBeLessThan(1e-6);
+    expect(
+      maxRelError(
+        await readF32(ctx, xs, x.length),
+        Float64Array.from(x, (v) => v * 16),
+      ),
+    ).toBeLessThan(1e-6);
     const capped = await readF32(ctx, xc, x.length);
-    expect(maxRelError(capped.subarray(0, width), Float64Array.from(x.subarray(0, width), (v) => cap * Math.tanh(v / cap)))).toBeLessThan(1e-6);
+    expect(
+      maxRelError(
+        capped.subarray(0, width),
+        Float64Array.from(x.subarray(0, width), (v) => cap * Math.tanh(v / cap)),
+      ),
+    ).toBeLessThan(1e-6);
     expect(Array.from(capped.subarray(width))).toEqual(Array.from(x.subarray(width)));
   });
 });
@@ -439,7 +698,13 @@ describe('sampling on the GPU', () => {
       const ranked = Array.from(logits.keys()).sort((a, b) => logits[b]! - logits[a]!);
       recent.push(ranked[0]!, ranked[0]!, ranked[1]!);
       const o = { repeat: 1.3, frequency: 0.2, presence: 0.4 };
-      const s = { ...GREEDY, repeatPenalty: o.repeat, frequencyPenalty: o.frequency, presencePenalty: o.presence, penaltyLastN: 32 };
+      const s = {
+        ...GREEDY,
+        repeatPenalty: o.repeat,
+        frequencyPenalty: o.frequency,
+        presencePenalty: o.presence,
+        penaltyLastN: 32,
+      };
       const window = recent.slice(-32);
       const expected = ref.penalize(logits, window, o);
       const best = Array.from(expected.keys()).reduce((a, b) => (expected[b]! > expected[a]! ? b : a));
@@ -514,7 +779,9 @@ describe('sampling on the GPU', () => {
     const f = new Float32Array(out.buffer);
     const m = Math.max(...logits);
     const logZ = m + Math.log(logits.reduce((s, z) => s + Math.exp(z - m), 0));
-    const ranked = Array.from(logits.keys()).sort((a, b) => logits[b]! - logits[a]!).slice(0, 5);
+    const ranked = Array.from(logits.keys())
+      .sort((a, b) => logits[b]! - logits[a]!)
+      .slice(0, 5);
     expect(Array.from({ length: 5 }, (_, r) => out[1 + 2 * r])).toEqual(ranked);
     for (let r = 0; r < 5; r++) expect(Math.abs(f[2 + 2 * r]! - (logits[ranked[r]!]! - logZ))).toBeLessThan(1e-5);
   });

@@ -10,10 +10,14 @@ import { STORIES_260K } from '../support/paths';
 import { STORIES_GREEDY, STORIES_PROMPT } from './stories-fixture';
 
 /** Llama-3-8B: 32 layers; Q, K, V, O (4096 × 4096, 1024 × 4096 twice) and gate, up, down (14336 × 4096). */
-const LLAMA_8B: LayerWork = { nLayer: 32, layerWeights: 4096 * (4096 + 1024 + 1024 + 4096) + 3 * 4096 * 14336, attentionWidth: 4096 };
+const LLAMA_8B: LayerWork = {
+  nLayer: 32,
+  layerWeights: 4096 * (4096 + 1024 + 1024 + 4096) + 3 * 4096 * 14336,
+  attentionWidth: 4096,
+};
 
 describe('prefillLayerGroups', () => {
-  it('cuts an 8B model\'s 64-token chunk into groups of whole layers, each within a second of a slow GPU', () => {
+  it("cuts an 8B model's 64-token chunk into groups of whole layers, each within a second of a slow GPU", () => {
     const groups = prefillLayerGroups(LLAMA_8B, 0, 64);
     // 64 tokens × (2 × 218M + attention) ≈ 2.8e10 FLOP a layer: 3 layers a submission, 11 submissions.
     expect(groups).toHaveLength(11);
@@ -39,7 +43,7 @@ describe('a prefill in several submissions', () => {
   const engine = Engine.open();
   afterAll(async () => (await engine).destroy());
 
-  it('submits each layer group apart and gives llama.cpp\'s greedy tokens', async () => {
+  it("submits each layer group apart and gives llama.cpp's greedy tokens", async () => {
     const e = await engine;
     // stories260K: 5 layers of about 45K weights; 20 tokens ≈ 1.9e6 FLOP a layer, so 2 layers fit 4e6.
     await e.load(STORIES_260K, { ctx: 64, maxBatch: 20, submitFlops: 4e6 });

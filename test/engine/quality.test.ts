@@ -35,7 +35,9 @@ function storyIds(text: string): number[] {
   }
 }
 
-const IDS = storyIds('Once upon a time, there was a little dog named Max. Max liked to run in the park with his friend, a big cat. One day, the cat was sad.');
+const IDS = storyIds(
+  'Once upon a time, there was a little dog named Max. Max liked to run in the park with his friend, a big cat. One day, the cat was sad.',
+);
 
 describe('evaluateWindow', () => {
   it('scores positions first … n−2, writes their log-probabilities where asked, and finds no divergence from itself', async () => {
@@ -51,7 +53,9 @@ describe('evaluateWindow', () => {
     const saved = await evaluateWindow(engine, { ids: IDS, first, saveLogProbs: { path: file, position } });
     expect(saved.comparison).toBeUndefined();
     expect(saved.nll).toHaveLength(count);
-    saved.nll.forEach((v, k) => expect(v, `position ${first + k}`).toBeCloseTo(-all[first + k]![IDS[first + k + 1]!]!, 9));
+    saved.nll.forEach((v, k) =>
+      expect(v, `position ${first + k}`).toBeCloseTo(-all[first + k]![IDS[first + k + 1]!]!, 9),
+    );
 
     const bytes = readFileSync(file);
     expect(bytes.length).toBe((position + count) * VOCAB * 4);
@@ -59,7 +63,10 @@ describe('evaluateWindow', () => {
     expect(stored.subarray(0, position * VOCAB).every((v) => v === 0)).toBe(true);
     for (let k = 0; k < count; k++) {
       const row = stored.subarray((position + k) * VOCAB, (position + k + 1) * VOCAB);
-      expect(row.every((v, t) => Math.abs(v - all[first + k]![t]!) <= 1e-6 * Math.max(1, Math.abs(v))), `position ${first + k}`).toBe(true);
+      expect(
+        row.every((v, t) => Math.abs(v - all[first + k]![t]!) <= 1e-6 * Math.max(1, Math.abs(v))),
+        `position ${first + k}`,
+      ).toBe(true);
     }
 
     const same = await evaluateWindow(engine, { ids: IDS, first, baseLogProbs: { path: file, position } });
@@ -70,10 +77,14 @@ describe('evaluateWindow', () => {
     expect(Math.max(...c.kl.map(Math.abs))).toBeLessThan(1e-6); // f32 storage of the base's log-probabilities
     expect(Math.max(...c.deltaP.map(Math.abs), ...c.deltaPNext.map(Math.abs))).toBeLessThan(1e-6);
 
-    await expect(evaluateWindow(engine, { ids: IDS, first, baseLogProbs: { path: file, position: position + 1 } })).rejects.toThrow(
+    await expect(
+      evaluateWindow(engine, { ids: IDS, first, baseLogProbs: { path: file, position: position + 1 } }),
+    ).rejects.toThrow(
       `${file}: holds ${bytes.length} bytes of log-probabilities, this window needs ${bytes.length + VOCAB * 4}`,
     );
-    await expect(evaluateWindow(engine, { ids: IDS, first: IDS.length - 1 })).rejects.toThrow(`first must be a position from 0 to ${IDS.length - 2}`);
+    await expect(evaluateWindow(engine, { ids: IDS, first: IDS.length - 1 })).rejects.toThrow(
+      `first must be a position from 0 to ${IDS.length - 2}`,
+    );
   });
 
   it('answers evaluate requests through the handler, and refuses malformed ones before touching the GPU', async () => {
@@ -104,7 +115,8 @@ describe('evaluateWindow', () => {
     const evaluated = await evaluatedAnswer;
     expect(evaluated.type).toBe('evaluated');
     const direct = await evaluateWindow(engine, { ids: IDS, first: 0 });
-    if (evaluated.type === 'evaluated') evaluated.result.nll.forEach((v, k) => expect(v).toBeCloseTo(direct.nll[k]!, 9));
+    if (evaluated.type === 'evaluated')
+      evaluated.result.nll.forEach((v, k) => expect(v).toBeCloseTo(direct.nll[k]!, 9));
   });
 });
 
@@ -151,7 +163,16 @@ describe('KL divergence of exports', () => {
   it('a random-weight model: Q8_0 < Q6_K < Q4_K_M < Q2_K', async () => {
     const dir = tempDir();
     const source = join(dir, 'random-f32.gguf');
-    await writeRandomModel(source, { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, scale: 0.06, randomNorms: true, seed: 31 });
+    await writeRandomModel(source, {
+      nLayer: 2,
+      nEmbd: 256,
+      nFf: 512,
+      nHead: 4,
+      nHeadKv: 2,
+      scale: 0.06,
+      randomNorms: true,
+      seed: 31,
+    });
     const file = join(dir, 'base.logprobs');
     writeFileSync(file, '');
     await engine.load(source, { ctx: 64 });
@@ -164,10 +185,14 @@ describe('KL divergence of exports', () => {
       await engine.load(quant, { ctx: 64 });
       const stats = new DivergenceStats();
       stats.addBase(base);
-      stats.addCompared(await evaluateWindow(engine, { ids: IDS, first: 0, baseLogProbs: { path: file, position: 0 } }));
+      stats.addCompared(
+        await evaluateWindow(engine, { ids: IDS, first: 0, baseLogProbs: { path: file, position: 0 } }),
+      );
       const s = stats.summary();
       meanKl.push(s.meanKl);
-      figures.push(`${type} mean KL ${s.meanKl.toExponential(2)}, p99 ${s.p99Kl.toExponential(2)}, top-1 ${(s.top1 * 100).toFixed(1)}%`);
+      figures.push(
+        `${type} mean KL ${s.meanKl.toExponential(2)}, p99 ${s.p99Kl.toExponential(2)}, top-1 ${(s.top1 * 100).toFixed(1)}%`,
+      );
     }
     console.log(`random llama against its exports over ${IDS.length - 1} positions: ${figures.join('; ')}`);
     for (let i = 1; i < meanKl.length; i++) expect(meanKl[i]!, figures[i]).toBeGreaterThan(meanKl[i - 1]!);

@@ -47,13 +47,18 @@ export async function writeQuantizedCopies(f32Path: string, typeName: string, di
       const cols = t.ne[0]!;
       quantizedData.set(t.name, llamaQuantize(type.id, values, values.length / cols, cols));
     }
-    const specs = (as: (t: { name: string }) => GgmlType) => gguf.tensors.map((t) => ({ name: t.name, ne: t.ne, type: as(t) }));
+    const specs = (as: (t: { name: string }) => GgmlType) =>
+      gguf.tensors.map((t) => ({ name: t.name, ne: t.ne, type: as(t) }));
     const quantized = join(dir, `${typeName}.gguf`);
     const exact = join(dir, `${typeName}-exact-f32.gguf`);
-    await writeGguf(quantized, { kvs: gguf.kvs, tensors: specs((t) => (quantizedData.has(t.name) ? type : f32)) }, (i) => {
-      const t = gguf.tensors[i]!;
-      return [quantizedData.get(t.name) ?? gguf.tensorData(t)];
-    });
+    await writeGguf(
+      quantized,
+      { kvs: gguf.kvs, tensors: specs((t) => (quantizedData.has(t.name) ? type : f32)) },
+      (i) => {
+        const t = gguf.tensors[i]!;
+        return [quantizedData.get(t.name) ?? gguf.tensorData(t)];
+      },
+    );
     await writeGguf(exact, { kvs: gguf.kvs, tensors: specs(() => f32) }, (i) => {
       const t = gguf.tensors[i]!;
       const q = quantizedData.get(t.name);

@@ -84,7 +84,8 @@ export function attention(
       const scores = new Float64Array(last + 1 - first);
       for (let j = first; j <= last; j++) {
         let dot = 0;
-        for (let d = 0; d < headDim; d++) dot += q[(t * nHead + h) * headDim + d]! * kCache[(j * nKvHead + kvh) * headDim + d]!;
+        for (let d = 0; d < headDim; d++)
+          dot += q[(t * nHead + h) * headDim + d]! * kCache[(j * nKvHead + kvh) * headDim + d]!;
         const s = dot * o.scale;
         scores[j - first] = o.softcap ? o.softcap * Math.tanh(s / o.softcap) : s;
       }
@@ -179,7 +180,12 @@ export function keptDistribution(
  * softmax over the experts, the `used` most probable (descending; equal probabilities to the
  * lower id), their probabilities divided by their sum (at least 2^-14) when `norm` is set.
  */
-export function moeRoute(logits: Float32Array, experts: number, used: number, norm: boolean): { ids: number[]; weights: number[] } {
+export function moeRoute(
+  logits: Float32Array,
+  experts: number,
+  used: number,
+  norm: boolean,
+): { ids: number[]; weights: number[] } {
   const ids: number[] = [];
   const weights: number[] = [];
   for (let t = 0; t < logits.length / experts; t++) {
@@ -187,9 +193,15 @@ export function moeRoute(logits: Float32Array, experts: number, used: number, no
     const m = Math.max(...row);
     const e = row.map((z) => Math.exp(z - m));
     const z = e.reduce((a, b) => a + b, 0);
-    const order = e.map((_, i) => i).sort((a, b) => e[b]! - e[a]! || a - b).slice(0, used);
+    const order = e
+      .map((_, i) => i)
+      .sort((a, b) => e[b]! - e[a]! || a - b)
+      .slice(0, used);
     const w = order.map((i) => e[i]! / z);
-    const sum = Math.max(w.reduce((a, b) => a + b, 0), 6.103515625e-5);
+    const sum = Math.max(
+      w.reduce((a, b) => a + b, 0),
+      6.103515625e-5,
+    );
     ids.push(...order);
     weights.push(...(norm ? w.map((v) => v / sum) : w));
   }
@@ -201,12 +213,19 @@ export function moeRoute(logits: Float32Array, experts: number, used: number, no
  * precision: per token, the `used` largest logits (descending; equal ones to the lower id),
  * weighted by the softmax of those logits alone.
  */
-export function moeRouteSoftmaxWeight(logits: Float32Array, experts: number, used: number): { ids: number[]; weights: number[] } {
+export function moeRouteSoftmaxWeight(
+  logits: Float32Array,
+  experts: number,
+  used: number,
+): { ids: number[]; weights: number[] } {
   const ids: number[] = [];
   const weights: number[] = [];
   for (let t = 0; t < logits.length / experts; t++) {
     const row = Array.from(logits.subarray(t * experts, (t + 1) * experts));
-    const order = row.map((_, i) => i).sort((a, b) => row[b]! - row[a]! || a - b).slice(0, used);
+    const order = row
+      .map((_, i) => i)
+      .sort((a, b) => row[b]! - row[a]! || a - b)
+      .slice(0, used);
     const m = row[order[0]!]!;
     const e = order.map((i) => Math.exp(row[i]! - m));
     const z = e.reduce((a, b) => a + b, 0);

@@ -17,7 +17,10 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   const link = async (...args: Parameters<typeof fs.link>): Promise<void> => {
     if (!noLinks.enabled) return fs.link(...args);
     noLinks.calls++;
-    throw Object.assign(new Error(`EPERM: operation not permitted, link '${String(args[0])}' -> '${String(args[1])}'`), { code: 'EPERM', syscall: 'link' });
+    throw Object.assign(
+      new Error(`EPERM: operation not permitted, link '${String(args[0])}' -> '${String(args[1])}'`),
+      { code: 'EPERM', syscall: 'link' },
+    );
   };
   return { ...fs, link, default: { ...fs, link } };
 });

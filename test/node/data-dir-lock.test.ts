@@ -10,7 +10,10 @@ import { tempDir } from '../support/temp';
 /** A live process other than this one, ended when the test is done with it. */
 function otherProcess() {
   const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
-  return { pid: child.pid!, stop: () => new Promise<void>((resolve) => child.once('exit', () => resolve()).kill('SIGKILL')) };
+  return {
+    pid: child.pid!,
+    stop: () => new Promise<void>((resolve) => child.once('exit', () => resolve()).kill('SIGKILL')),
+  };
 }
 
 /** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot. */
@@ -84,9 +87,15 @@ describe('data folder lock', () => {
     const dataDir = join(tempDir(), 'home');
     const first = testBackend({ dataDir });
     first.context.db
-      .prepare("INSERT INTO chats (id, title, model_name, model_path, sampling_json, context_size) VALUES (1, 't', 'm', '/m', '{}', 512)")
+      .prepare(
+        "INSERT INTO chats (id, title, model_name, model_path, sampling_json, context_size) VALUES (1, 't', 'm', '/m', '{}', 512)",
+      )
       .run();
-    first.context.db.prepare("INSERT INTO messages (id, chat_id, role, content, status) VALUES (1, 1, 'assistant', 'Once', 'streaming')").run();
+    first.context.db
+      .prepare(
+        "INSERT INTO messages (id, chat_id, role, content, status) VALUES (1, 1, 'assistant', 'Once', 'streaming')",
+      )
+      .run();
     await first.close();
 
     // The owner is another, running process (the app, mid-answer): the CLI's back end must not interfere.
@@ -102,6 +111,9 @@ describe('data folder lock', () => {
     // Once the owner is gone, the next back end owns the folder and finds the answer interrupted.
     const third = testBackend({ dataDir });
     expect(third.context.owner).toBe(true);
-    expect(third.context.db.prepare('SELECT status, content FROM messages WHERE id = 1').get()).toEqual({ status: 'interrupted', content: 'Once' });
+    expect(third.context.db.prepare('SELECT status, content FROM messages WHERE id = 1').get()).toEqual({
+      status: 'interrupted',
+      content: 'Once',
+    });
   });
 });

@@ -8,7 +8,7 @@ describe('data dir', () => {
     expect(dataDir({ GUFO_HOME: 'rel/home' }, 'linux')).toBe(resolve('rel/home'));
   });
 
-  it("is the OS user-data folder Electron uses for an app named Gufo", () => {
+  it('is the OS user-data folder Electron uses for an app named Gufo', () => {
     expect(dataDir({}, 'linux')).toBe(join(homedir(), '.config', 'Gufo'));
     expect(dataDir({ XDG_CONFIG_HOME: '/xdg' }, 'linux')).toBe(join('/xdg', 'Gufo'));
     expect(dataDir({}, 'darwin')).toBe(join(homedir(), 'Library', 'Application Support', 'Gufo'));

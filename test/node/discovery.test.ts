@@ -29,7 +29,13 @@ describe('default model stores per OS', () => {
     ]);
     const moved = appStoreRoots({
       platform: 'linux',
-      env: { HOME: '/home/ana', OLLAMA_MODELS: '/data/ollama', HF_HOME: '/data/hf', XDG_DATA_HOME: '/data/share', XDG_CACHE_HOME: '/data/cache' },
+      env: {
+        HOME: '/home/ana',
+        OLLAMA_MODELS: '/data/ollama',
+        HF_HOME: '/data/hf',
+        XDG_DATA_HOME: '/data/share',
+        XDG_CACHE_HOME: '/data/cache',
+      },
     });
     expect(moved.filter((r) => r.source !== 'lmstudio').map((r) => r.path)).toEqual([
       '/data/ollama',
@@ -39,7 +45,11 @@ describe('default model stores per OS', () => {
       '/home/ana/jan/models',
       '/data/share/nomic.ai/GPT4All',
     ]);
-    expect(appStoreRoots({ platform: 'linux', env: { HOME: '/h', HF_HOME: '/x', HF_HUB_CACHE: '/y/hub' } }).find((r) => r.source === 'huggingface')?.path).toBe('/y/hub');
+    expect(
+      appStoreRoots({ platform: 'linux', env: { HOME: '/h', HF_HOME: '/x', HF_HUB_CACHE: '/y/hub' } }).find(
+        (r) => r.source === 'huggingface',
+      )?.path,
+    ).toBe('/y/hub');
   });
 
   it('macOS: Application Support', () => {
@@ -103,14 +113,22 @@ describe('Ollama store', () => {
     ]);
     expect(found.folders).toContain(join(root, 'manifests', 'registry.ollama.ai', 'library'));
     expect(ollamaModelName(['registry.ollama.ai', 'library', 'llama3.2', 'latest'])).toBe('llama3.2:latest');
-    expect(await discoverOllama(join(root, 'nowhere'))).toEqual({ models: [], problems: [], folders: [join(root, 'nowhere')] });
+    expect(await discoverOllama(join(root, 'nowhere'))).toEqual({
+      models: [],
+      problems: [],
+      folders: [join(root, 'nowhere')],
+    });
   });
 });
 
 describe('Hugging Face cache', () => {
   it('follows the snapshot links to the blobs, names files org/repo/path, and finds a file of several revisions once', async () => {
     const hub = tempDir();
-    const [q8] = writeHuggingFaceRepo(hub, 'org/Tiny-GGUF', 'c0ffee', { 'tiny-Q8_0.gguf': variant('q8'), 'sub/tiny-F16.gguf': variant('f16'), 'README.md': Buffer.from('# hi') });
+    const [q8] = writeHuggingFaceRepo(hub, 'org/Tiny-GGUF', 'c0ffee', {
+      'tiny-Q8_0.gguf': variant('q8'),
+      'sub/tiny-F16.gguf': variant('f16'),
+      'README.md': Buffer.from('# hi'),
+    });
     writeHuggingFaceRepo(hub, 'org/Tiny-GGUF', 'old', { 'tiny-Q8_0.gguf': variant('q8') }, false);
     writeHuggingFaceRepo(hub, 'solo', 'r1', { 'm.gguf': variant('solo') });
     mkdirSync(join(hub, '.locks'));
@@ -132,7 +150,10 @@ describe('Hugging Face cache', () => {
     });
     const found = await discoverHuggingFace(hub);
     expect(found.models).toHaveLength(1);
-    expect(found.models[0]).toMatchObject({ label: 'org/Big/big-00001-of-00002.gguf', parts: parts.map((p) => realpathSync(p)) });
+    expect(found.models[0]).toMatchObject({
+      label: 'org/Big/big-00001-of-00002.gguf',
+      parts: parts.map((p) => realpathSync(p)),
+    });
   });
 });
 
@@ -148,10 +169,21 @@ describe('split sets and folders', () => {
     ]);
     expect(grouped.map((g) => [g.file.foundAt, g.parts])).toEqual([
       ['/a/single.gguf', ['/real/a/single.gguf']],
-      ['/a/m-00001-of-00003.gguf', ['/real/a/m-00001-of-00003.gguf', '/real/a/m-00002-of-00003.gguf', '/a/m-00003-of-00003.gguf']],
-      ['/b/m-00001-of-00003.gguf', ['/real/b/m-00001-of-00003.gguf', '/b/m-00002-of-00003.gguf', '/b/m-00003-of-00003.gguf']],
+      [
+        '/a/m-00001-of-00003.gguf',
+        ['/real/a/m-00001-of-00003.gguf', '/real/a/m-00002-of-00003.gguf', '/a/m-00003-of-00003.gguf'],
+      ],
+      [
+        '/b/m-00001-of-00003.gguf',
+        ['/real/b/m-00001-of-00003.gguf', '/b/m-00002-of-00003.gguf', '/b/m-00003-of-00003.gguf'],
+      ],
     ]);
-    expect(problems).toEqual([{ path: '/c/x-00001-of-00002.gguf', reason: '/c/x-00001-of-00002.gguf: the first part of a split GGUF set is missing (1 of 2 parts found)' }]);
+    expect(problems).toEqual([
+      {
+        path: '/c/x-00001-of-00002.gguf',
+        reason: '/c/x-00001-of-00002.gguf: the first part of a split GGUF set is missing (1 of 2 parts found)',
+      },
+    ]);
   });
 
   it('finds a file reachable from two sources once, from the first, and skips app stores that do not exist', async () => {
@@ -165,8 +197,19 @@ describe('split sets and folders', () => {
       { path: join(root, 'gone'), source: 'folder', layout: 'folder', optional: false },
     ];
     const found = await discoverModels(sources);
-    expect(found.models).toEqual([{ path, parts: [path], source: 'lmstudio', label: 'publisher/repo/model.gguf', fileName: 'model.gguf', sha256: null }]);
-    expect(found.problems).toEqual([{ path: join(root, 'gone'), reason: `cannot read folder ${join(root, 'gone')}: not found` }]);
+    expect(found.models).toEqual([
+      {
+        path,
+        parts: [path],
+        source: 'lmstudio',
+        label: 'publisher/repo/model.gguf',
+        fileName: 'model.gguf',
+        sha256: null,
+      },
+    ]);
+    expect(found.problems).toEqual([
+      { path: join(root, 'gone'), reason: `cannot read folder ${join(root, 'gone')}: not found` },
+    ]);
     unlinkSync(path);
     expect((await discoverModels(sources)).models).toEqual([]);
   });

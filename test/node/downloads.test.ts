@@ -35,7 +35,9 @@ describe('transfer', () => {
     expect(result.bytes).toBe(FILE.length);
     expect(result.sha256).toBe(sha256Of(FILE));
     expect(readFileSync(part).equals(FILE)).toBe(true);
-    expect(starts).toEqual([{ start: { total: FILE.length, etag: sha256Of(FILE).slice(0, 16), publishedSha256: null }, have: 0 }]);
+    expect(starts).toEqual([
+      { start: { total: FILE.length, etag: sha256Of(FILE).slice(0, 16), publishedSha256: null }, have: 0 },
+    ]);
     // Each retry asks for the rest, from the bytes it has (fetch may lose the last unread chunks of a dropped stream).
     expect(server.requests.map((r) => r.method)).toEqual(['HEAD', 'GET', 'GET', 'GET']);
     const starts2 = server.requests.slice(2).map((r) => Number(/^bytes=(\d+)-$/.exec(r.range ?? '')?.[1]));
@@ -121,7 +123,9 @@ describe('transfer', () => {
   it('names the URL and the cause when every try of a request drops', async () => {
     const server = await startFileServer({ files: { 'm.gguf': FILE }, dropHeads: 100 });
     const { opts } = options(`${server.url}/m.gguf`, join(tempDir(), 'm.part'), { attempts: 3 });
-    await expect(transfer(opts)).rejects.toThrow(`${server.url}/m.gguf: fetch failed: other side closed (UND_ERR_SOCKET) (gave up after 3 tries without progress)`);
+    await expect(transfer(opts)).rejects.toThrow(
+      `${server.url}/m.gguf: fetch failed: other side closed (UND_ERR_SOCKET) (gave up after 3 tries without progress)`,
+    );
     expect(server.requests.map((r) => r.method)).toEqual(['HEAD', 'HEAD', 'HEAD']);
   });
 
@@ -149,25 +153,38 @@ describe('download URLs', () => {
       url: 'https://huggingface.co/Qwen/Qwen3-0.6B-GGUF/resolve/main/Qwen3-0.6B-Q8_0.gguf',
       fileName: 'Qwen3-0.6B-Q8_0.gguf',
     });
-    expect(resolveDownloadUrl('hf://org/repo@v1.0/sub dir/m.gguf', { HF_ENDPOINT: 'http://127.0.0.1:9/mirror/' })).toEqual({
+    expect(
+      resolveDownloadUrl('hf://org/repo@v1.0/sub dir/m.gguf', { HF_ENDPOINT: 'http://127.0.0.1:9/mirror/' }),
+    ).toEqual({
       url: 'http://127.0.0.1:9/mirror/org/repo/resolve/v1.0/sub%20dir/m.gguf',
       fileName: 'm.gguf',
     });
-    expect(resolveDownloadUrl('https://huggingface.co/org/repo/blob/main/m.gguf', {}).url).toBe('https://huggingface.co/org/repo/resolve/main/m.gguf');
-    expect(resolveDownloadUrl('http://host/files/weights.bin?x=1', {})).toEqual({ url: 'http://host/files/weights.bin?x=1', fileName: 'weights.bin.gguf' });
+    expect(resolveDownloadUrl('https://huggingface.co/org/repo/blob/main/m.gguf', {}).url).toBe(
+      'https://huggingface.co/org/repo/resolve/main/m.gguf',
+    );
+    expect(resolveDownloadUrl('http://host/files/weights.bin?x=1', {})).toEqual({
+      url: 'http://host/files/weights.bin?x=1',
+      fileName: 'weights.bin.gguf',
+    });
   });
 
   it('saves under a name without bidi controls or other format characters', () => {
     // U+202E shows what follows mirrored: "evil\u202Efug.gguf" reads as "evilfugg.guf".
     expect(resolveDownloadUrl('https://host/files/evil%E2%80%AEfug.gguf', {}).fileName).toBe('evilfug.gguf');
-    expect(resolveDownloadUrl('hf://org/repo/a\u2066b\u2069c\u202Ad\u200Be\uFEFF.gguf', {}).fileName).toBe('abcde.gguf');
+    expect(resolveDownloadUrl('hf://org/repo/a\u2066b\u2069c\u202Ad\u200Be\uFEFF.gguf', {}).fileName).toBe(
+      'abcde.gguf',
+    );
     expect(() => resolveDownloadUrl('https://host/%E2%80%AE%E2%81%A6', {})).toThrow('the URL does not name a file');
   });
 
   it('refuses what it cannot download, saying why', () => {
-    expect(() => resolveDownloadUrl('hf://org/m.gguf', {})).toThrow('hf://org/m.gguf: an hf:// URL names a file in a repository');
+    expect(() => resolveDownloadUrl('hf://org/m.gguf', {})).toThrow(
+      'hf://org/m.gguf: an hf:// URL names a file in a repository',
+    );
     expect(() => resolveDownloadUrl('hf://org/repo/../m.gguf', {})).toThrow('an hf:// URL names a file');
-    expect(() => resolveDownloadUrl('ftp://host/m.gguf', {})).toThrow('ftp://host/m.gguf: only http(s):// and hf:// URLs can be downloaded');
+    expect(() => resolveDownloadUrl('ftp://host/m.gguf', {})).toThrow(
+      'ftp://host/m.gguf: only http(s):// and hf:// URLs can be downloaded',
+    );
     expect(() => resolveDownloadUrl('model.gguf', {})).toThrow('"model.gguf" is not a URL');
     expect(() => resolveDownloadUrl('https://host/', {})).toThrow('https://host/: the URL does not name a file');
   });

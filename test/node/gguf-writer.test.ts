@@ -35,7 +35,9 @@ describe('GGUF writer', () => {
       const tokens = (f: typeof v1) => (f.gguf.getArray('tokenizer.ggml.tokens')!.items as StringArray).toArray();
       expect(tokens(v3)).toEqual(tokens(v1));
       for (const t of v1.gguf.tensors) {
-        expect(Buffer.from(v3.gguf.tensorData(v3.gguf.tensor(t.name)!)).equals(Buffer.from(v1.gguf.tensorData(t)))).toBe(true);
+        expect(
+          Buffer.from(v3.gguf.tensorData(v3.gguf.tensor(t.name)!)).equals(Buffer.from(v1.gguf.tensorData(t))),
+        ).toBe(true);
       }
       const llama = readWithLlamaGguf(out);
       expect(llama?.tensors.map((t) => t.name)).toEqual(v1.gguf.tensors.map((t) => t.name));
@@ -61,10 +63,22 @@ describe('GGUF writer', () => {
       { key: 'i64', type: GgufType.INT64, value: -(2n ** 63n) },
       { key: 'f64', type: GgufType.FLOAT64, value: Math.PI },
       { key: 'general.alignment', type: GgufType.UINT32, value: 64 },
-      { key: 'floats', type: GgufType.ARRAY, value: { itemType: GgufType.FLOAT32, items: new Float32Array([1.5, -2, 3e-8]) } },
+      {
+        key: 'floats',
+        type: GgufType.ARRAY,
+        value: { itemType: GgufType.FLOAT32, items: new Float32Array([1.5, -2, 3e-8]) },
+      },
       { key: 'bools', type: GgufType.ARRAY, value: { itemType: GgufType.BOOL, items: new Uint8Array([1, 0, 1]) } },
-      { key: 'u64s', type: GgufType.ARRAY, value: { itemType: GgufType.UINT64, items: new BigUint64Array([0n, 2n ** 64n - 1n]) } },
-      { key: 'strings', type: GgufType.ARRAY, value: { itemType: GgufType.STRING, items: StringArray.fromStrings(['', 'a', '\uFEFFb', 'ünï']) } },
+      {
+        key: 'u64s',
+        type: GgufType.ARRAY,
+        value: { itemType: GgufType.UINT64, items: new BigUint64Array([0n, 2n ** 64n - 1n]) },
+      },
+      {
+        key: 'strings',
+        type: GgufType.ARRAY,
+        value: { itemType: GgufType.STRING, items: StringArray.fromStrings(['', 'a', '\uFEFFb', 'ünï']) },
+      },
       {
         key: 'nested',
         type: GgufType.ARRAY,
@@ -91,14 +105,18 @@ describe('GGUF writer', () => {
       for (const kv of kvs) {
         const back = gguf.metadata.get(kv.key)!;
         expect(back.type, kv.key).toBe(kv.type);
-        if (kv.key === 'strings') expect((back.value as { items: StringArray }).items.toArray()).toEqual(['', 'a', '\uFEFFb', 'ünï']);
+        if (kv.key === 'strings')
+          expect((back.value as { items: StringArray }).items.toArray()).toEqual(['', 'a', '\uFEFFb', 'ünï']);
         else if (kv.key === 'nested') {
           const nested = back.value as { items: readonly { items: unknown }[] };
           expect(Array.from(nested.items[0]!.items as Int32Array)).toEqual([1, 2]);
           expect((nested.items[1]!.items as StringArray).toArray()).toEqual(['x']);
         } else expect(back.value, kv.key).toEqual(kv.value);
       }
-      expect(gguf.tensors.map((t) => [t.name, t.offset % 64])).toEqual([['a', 0], ['b', 0]]);
+      expect(gguf.tensors.map((t) => [t.name, t.offset % 64])).toEqual([
+        ['a', 0],
+        ['b', 0],
+      ]);
       gguf.tensors.forEach((t, i) => expect(Buffer.from(gguf.tensorData(t)).equals(Buffer.from(data[i]!))).toBe(true));
       expect(gguf.fileBytes % 64).toBe(0);
     } finally {
@@ -111,7 +129,10 @@ describe('GGUF writer', () => {
     const { gguf, file } = openGguf(STORIES_260K);
     try {
       // A real rewrite, not a copy: new metadata, and tensors in a different order.
-      const kvs: GgufKv[] = [...gguf.kvs.filter((kv) => kv.key !== 'general.name'), { key: 'general.name', type: GgufType.STRING, value: 'rewritten by gufo' }];
+      const kvs: GgufKv[] = [
+        ...gguf.kvs.filter((kv) => kv.key !== 'general.name'),
+        { key: 'general.name', type: GgufType.STRING, value: 'rewritten by gufo' },
+      ];
       const tensors = [...gguf.tensors].reverse();
       await writeGguf(out, { kvs, tensors }, (i) => tensorChunks(gguf, tensors[i]!, 1000));
     } finally {
@@ -119,7 +140,9 @@ describe('GGUF writer', () => {
     }
     expect(readFileSync(out).equals(readFileSync(STORIES_260K))).toBe(false);
     const text = await greedyCompletion(out, 'Once upon a time', 40);
-    expect(text).toBe(', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.');
+    expect(text).toBe(
+      ', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.',
+    );
   });
 
   it('leaves nothing behind, and keeps an existing file, when a write fails midway', async () => {
@@ -127,12 +150,20 @@ describe('GGUF writer', () => {
     const out = join(dir, 'model.gguf');
     writeFileSync(out, 'previous contents');
     const f32 = ggmlTypeByName('F32')!;
-    const spec = { kvs: [], tensors: [{ name: 'a', type: f32, ne: [1024] }, { name: 'b', type: f32, ne: [1024] }] };
+    const spec = {
+      kvs: [],
+      tensors: [
+        { name: 'a', type: f32, ne: [1024] },
+        { name: 'b', type: f32, ne: [1024] },
+      ],
+    };
     async function* failing(): AsyncIterable<Uint8Array> {
       yield new Uint8Array(1024);
       throw new Error('disk full (simulated)');
     }
-    await expect(writeGguf(out, spec, (i) => (i === 0 ? [new Uint8Array(4096)] : failing()))).rejects.toThrow('disk full');
+    await expect(writeGguf(out, spec, (i) => (i === 0 ? [new Uint8Array(4096)] : failing()))).rejects.toThrow(
+      'disk full',
+    );
     expect(readFileSync(out, 'utf8')).toBe('previous contents');
     expect(readdirSync(dir)).toEqual(['model.gguf']);
   });
@@ -142,7 +173,9 @@ describe('GGUF writer', () => {
     const out = join(dir, 'short.gguf');
     const spec = { kvs: [], tensors: [{ name: 'w', type: ggmlTypeByName('F32')!, ne: [8] }] };
     await expect(writeGguf(out, spec, () => [new Uint8Array(31)])).rejects.toThrow(/tensor "w" got 31 of its 32 bytes/);
-    await expect(writeGguf(out, spec, () => [new Uint8Array(33)])).rejects.toThrow(/tensor "w" got more than its 32 bytes/);
+    await expect(writeGguf(out, spec, () => [new Uint8Array(33)])).rejects.toThrow(
+      /tensor "w" got more than its 32 bytes/,
+    );
     expect(existsSync(out)).toBe(false);
     expect(readdirSync(dir)).toEqual([]);
   });
@@ -152,7 +185,9 @@ describe('GGUF writer', () => {
     const controller = new AbortController();
     controller.abort();
     const spec = { kvs: [], tensors: [{ name: 'w', type: ggmlTypeByName('F32')!, ne: [8] }] };
-    await expect(writeGguf(join(dir, 'x.gguf'), spec, () => [new Uint8Array(32)], { signal: controller.signal })).rejects.toThrow();
+    await expect(
+      writeGguf(join(dir, 'x.gguf'), spec, () => [new Uint8Array(32)], { signal: controller.signal }),
+    ).rejects.toThrow();
     expect(readdirSync(dir)).toEqual([]);
   });
 });

@@ -24,11 +24,35 @@ async function inspect(shape: Parameters<typeof writeRandomModel>[1]) {
 describe('inspector: MoE layers', () => {
   it('qwen2moe: router, stacked experts and the shared expert per layer, with types and shapes', async () => {
     const { map, tensors } = await inspect({
-      arch: 'qwen2moe', nLayer: 2, nEmbd: 64, nFf: 128, nFfExp: 32, nFfShexp: 96, nHead: 2, nExpert: 4, nExpertUsed: 2, weightType: 'F16',
+      arch: 'qwen2moe',
+      nLayer: 2,
+      nEmbd: 64,
+      nFf: 128,
+      nFfExp: 32,
+      nFfShexp: 96,
+      nHead: 2,
+      nExpert: 4,
+      nExpertUsed: 2,
+      weightType: 'F16',
     });
     expect(map.roles).toEqual([
-      'attn_norm', 'attn_q', 'attn_q.bias', 'attn_k', 'attn_k.bias', 'attn_v', 'attn_v.bias', 'attn_output', 'ffn_norm',
-      'ffn_gate_inp', 'ffn_gate_exps', 'ffn_up_exps', 'ffn_down_exps', 'ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp',
+      'attn_norm',
+      'attn_q',
+      'attn_q.bias',
+      'attn_k',
+      'attn_k.bias',
+      'attn_v',
+      'attn_v.bias',
+      'attn_output',
+      'ffn_norm',
+      'ffn_gate_inp',
+      'ffn_gate_exps',
+      'ffn_up_exps',
+      'ffn_down_exps',
+      'ffn_gate_inp_shexp',
+      'ffn_gate_shexp',
+      'ffn_up_shexp',
+      'ffn_down_shexp',
     ]);
     const cell = (layer: number, role: string) => map.layers[layer]!.cells[map.roles.indexOf(role)];
     expect(cell(1, 'ffn_down_exps')).toEqual({ tensor: 'blk.1.ffn_down_exps.weight', type: 'F16' });
@@ -41,7 +65,21 @@ describe('inspector: MoE layers', () => {
   });
 
   it('a merged gate_up expert tensor sits between the up and down experts', async () => {
-    const { map } = await inspect({ arch: 'qwen3moe', nLayer: 1, nEmbd: 64, nFf: 128, nHead: 2, nExpert: 4, nExpertUsed: 2, mergedGateUp: true });
-    expect(map.roles.slice(map.roles.indexOf('ffn_norm'))).toEqual(['ffn_norm', 'ffn_gate_inp', 'ffn_gate_up_exps', 'ffn_down_exps']);
+    const { map } = await inspect({
+      arch: 'qwen3moe',
+      nLayer: 1,
+      nEmbd: 64,
+      nFf: 128,
+      nHead: 2,
+      nExpert: 4,
+      nExpertUsed: 2,
+      mergedGateUp: true,
+    });
+    expect(map.roles.slice(map.roles.indexOf('ffn_norm'))).toEqual([
+      'ffn_norm',
+      'ffn_gate_inp',
+      'ffn_gate_up_exps',
+      'ffn_down_exps',
+    ]);
   });
 });

@@ -106,11 +106,19 @@ describe('memory-mapped files', () => {
     const path = join(tempDir(), 'huge.gguf');
     const q4k = ggmlTypeByName('Q4_K')!;
     const vocab = Array.from({ length: 150_000 }, (_, i) => `tok${i}`);
-    const tensors = Array.from({ length: 160 }, (_, i) => ({ name: `blk.${i}.ffn_up.weight`, type: q4k, ne: [8192, 28672] }));
+    const tensors = Array.from({ length: 160 }, (_, i) => ({
+      name: `blk.${i}.ffn_up.weight`,
+      type: q4k,
+      ne: [8192, 28672],
+    }));
     const layout = layoutGguf({
       kvs: [
         { key: 'general.architecture', type: GgufType.STRING, value: 'llama' },
-        { key: 'tokenizer.ggml.tokens', type: GgufType.ARRAY, value: { itemType: GgufType.STRING, items: StringArray.fromStrings(vocab) } },
+        {
+          key: 'tokenizer.ggml.tokens',
+          type: GgufType.ARRAY,
+          value: { itemType: GgufType.STRING, items: StringArray.fromStrings(vocab) },
+        },
       ],
       tensors,
     });

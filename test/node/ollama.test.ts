@@ -56,7 +56,13 @@ describe('ollama export', () => {
       onProgress: (p) => progress.push(p),
     });
     const gguf = join(out, 'stories-q8.gguf');
-    expect(result).toMatchObject({ name: 'stories:q8', outputPath: gguf, modelfilePath: join(out, 'Modelfile'), created: true, ollamaVersion: '0.6.2' });
+    expect(result).toMatchObject({
+      name: 'stories:q8',
+      outputPath: gguf,
+      modelfilePath: join(out, 'Modelfile'),
+      created: true,
+      ollamaVersion: '0.6.2',
+    });
     expect(result.sha256).toBe(sha256(gguf));
     const { gguf: written, file } = openGguf(gguf);
     expect(written.getNumber('general.file_type')).toBe(7);
@@ -75,7 +81,9 @@ describe('ollama export', () => {
     );
     expect(result.modelfile).toBe(readFileSync(result.modelfilePath, 'utf8'));
     expect(result.command).toBe(`ollama create stories:q8 -f ${join(out, 'Modelfile')}`);
-    expect(result.notes).toEqual(["The file has no chat template: the Modelfile gives Ollama the llama2 template, as Gufo's chat uses for it."]);
+    expect(result.notes).toEqual([
+      "The file has no chat template: the Modelfile gives Ollama the llama2 template, as Gufo's chat uses for it.",
+    ]);
 
     // What Ollama got: the exact bytes, under their digest, and a create request with the same settings.
     expect(ollama.blobs.get(`sha256:${result.sha256}`)?.equals(readFileSync(gguf))).toBe(true);
@@ -89,15 +97,32 @@ describe('ollama export', () => {
         stream: true,
       },
     ]);
-    expect(ollama.requests).toEqual(['GET /api/version', `HEAD /api/blobs/sha256:${result.sha256}`, `POST /api/blobs/sha256:${result.sha256}`, 'POST /api/create']);
+    expect(ollama.requests).toEqual([
+      'GET /api/version',
+      `HEAD /api/blobs/sha256:${result.sha256}`,
+      `POST /api/blobs/sha256:${result.sha256}`,
+      'POST /api/create',
+    ]);
     expect(new Set(progress.map((p) => p.phase))).toEqual(new Set(['write', 'hash', 'upload', 'create']));
-    expect(progress.filter((p) => p.phase === 'upload').at(-1)).toMatchObject({ done: statSync(gguf).size, total: statSync(gguf).size });
+    expect(progress.filter((p) => p.phase === 'upload').at(-1)).toMatchObject({
+      done: statSync(gguf).size,
+      total: statSync(gguf).size,
+    });
     expect(progress.filter((p) => p.phase === 'create').map((p) => p.detail)).toContain('Ollama: writing manifest');
 
     // Again under another name: Ollama has the blob, so it is not sent twice.
     ollama.requests.length = 0;
-    await exportForOllama({ source: gguf, name: 'user/stories:again', outDir: join(tempDir(), 'again'), host: ollama.url });
-    expect(ollama.requests).toEqual(['GET /api/version', `HEAD /api/blobs/sha256:${result.sha256}`, 'POST /api/create']);
+    await exportForOllama({
+      source: gguf,
+      name: 'user/stories:again',
+      outDir: join(tempDir(), 'again'),
+      host: ollama.url,
+    });
+    expect(ollama.requests).toEqual([
+      'GET /api/version',
+      `HEAD /api/blobs/sha256:${result.sha256}`,
+      'POST /api/create',
+    ]);
     expect(ollama.created[1]!.files).toEqual({ 'user-stories-again.gguf': `sha256:${result.sha256}` });
   });
 
@@ -110,9 +135,13 @@ describe('ollama export', () => {
     const result = await exportForOllama({ source: llama3, name: 'chat', outDir: out, contextSize: 1024, host: null });
     expect(readFileSync(result.outputPath).equals(readFileSync(llama3))).toBe(true);
     expect(result.modelfile).toBe(
-      ['# chat: written by Gufo from llama3-chat.gguf. Create it with: ollama create chat -f Modelfile', 'FROM ./chat.gguf', 'PARAMETER num_ctx 1024', 'PARAMETER stop "</s>"', ''].join(
-        '\n',
-      ),
+      [
+        '# chat: written by Gufo from llama3-chat.gguf. Create it with: ollama create chat -f Modelfile',
+        'FROM ./chat.gguf',
+        'PARAMETER num_ctx 1024',
+        'PARAMETER stop "</s>"',
+        '',
+      ].join('\n'),
     );
     expect(result).toMatchObject({ created: false, ollamaVersion: null, notes: [] });
 
@@ -131,7 +160,9 @@ describe('ollama export', () => {
     const result = await exportForOllama({ source: STORIES_260K, name: 'tiny', outDir: out, host: closed.url });
     expect(result.created).toBe(false);
     expect(result.command).toBe(`ollama create tiny -f '${join(out, 'Modelfile')}'`);
-    expect(result.notes.at(-1)).toBe(`No Ollama server answers at ${closed.url}: create the model with \`${result.command}\`.`);
+    expect(result.notes.at(-1)).toBe(
+      `No Ollama server answers at ${closed.url}: create the model with \`${result.command}\`.`,
+    );
     expect(existsSync(join(out, 'tiny.gguf'))).toBe(true);
 
     const old = await startOllamaStandIn('0.5.4');
@@ -147,12 +178,18 @@ describe('ollama export', () => {
       '"no spaces" is not an Ollama model name',
     );
     await exportForOllama({ source: STORIES_260K, name: 'taken', outDir: out, host: null });
-    await expect(exportForOllama({ source: STORIES_260K, name: 'taken', outDir: out, host: null })).rejects.toThrow(`${join(out, 'taken.gguf')} already exists`);
-    await expect(exportForOllama({ source: STORIES_260K, name: 'sys', outDir: tempDir(), system: 'say """', host: null })).rejects.toThrow('cannot contain """');
+    await expect(exportForOllama({ source: STORIES_260K, name: 'taken', outDir: out, host: null })).rejects.toThrow(
+      `${join(out, 'taken.gguf')} already exists`,
+    );
+    await expect(
+      exportForOllama({ source: STORIES_260K, name: 'sys', outDir: tempDir(), system: 'say """', host: null }),
+    ).rejects.toThrow('cannot contain """');
 
     const ollama = await startOllamaStandIn();
     const client = new OllamaClient(ollama.url);
-    await expect(client.pushBlob(STORIES_260K, `sha256:${'0'.repeat(64)}`, statSync(STORIES_260K).size)).rejects.toThrow(
+    await expect(
+      client.pushBlob(STORIES_260K, `sha256:${'0'.repeat(64)}`, statSync(STORIES_260K).size),
+    ).rejects.toThrow(
       `Ollama refused the upload of ${STORIES_260K}: digest mismatch, expected "sha256:${'0'.repeat(64)}", got "sha256:${sha256(STORIES_260K)}"`,
     );
     await expect(client.create({ model: 'x', files: { 'x.gguf': `sha256:${'1'.repeat(64)}` } })).rejects.toThrow(
@@ -161,6 +198,8 @@ describe('ollama export', () => {
     const notGguf = Buffer.from('not a model');
     const digest = `sha256:${createHash('sha256').update(notGguf).digest('hex')}`;
     ollama.blobs.set(digest, notGguf);
-    await expect(client.create({ model: 'x', files: { 'x.gguf': digest } })).rejects.toThrow('Ollama could not create x: supplied file was not in GGUF format');
+    await expect(client.create({ model: 'x', files: { 'x.gguf': digest } })).rejects.toThrow(
+      'Ollama could not create x: supplied file was not in GGUF format',
+    );
   });
 });

@@ -44,14 +44,19 @@ beforeAll(async () => {
   let entries: [string, Float32Array][];
   try {
     // Squared activations with a few loud columns, as llama-imatrix collects them.
-    entries = gguf.tensors.filter((t) => t.ne.length >= 2).map((t) => [t.name, Float32Array.from({ length: Number(t.ne[0]) }, () => Math.exp(2 * rng.gaussian()))]);
+    entries = gguf.tensors
+      .filter((t) => t.ne.length >= 2)
+      .map((t) => [t.name, Float32Array.from({ length: Number(t.ne[0]) }, () => Math.exp(2 * rng.gaussian()))]);
   } finally {
     file.close();
   }
   imatrixFile = join(dir, 'imatrix.gguf');
   await writeImatrix(imatrixFile, entries);
   partialImatrixFile = join(dir, 'partial.imatrix.gguf');
-  await writeImatrix(partialImatrixFile, entries.filter(([name]) => name !== 'blk.1.ffn_down.weight'));
+  await writeImatrix(
+    partialImatrixFile,
+    entries.filter(([name]) => name !== 'blk.1.ffn_down.weight'),
+  );
 }, 60_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -93,7 +98,10 @@ function quantizeLikeLlama(fileType: QuantFileType): string[] {
   expectSameTensors(ours, theirs, fileType);
   const { gguf, file } = openGguf(model);
   try {
-    expect(predictExport(gguf, fileType, { imatrix, imatrixEntries: imatrix.size }).fileBytes, `${fileType}: predicted size`).toBe(statSync(ours).size);
+    expect(
+      predictExport(gguf, fileType, { imatrix, imatrixEntries: imatrix.size }).fileBytes,
+      `${fileType}: predicted size`,
+    ).toBe(statSync(ours).size);
   } finally {
     file.close();
   }
@@ -106,10 +114,13 @@ function quantizeLikeLlama(fileType: QuantFileType): string[] {
 }
 
 describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
-  it.each(['IQ2_XXS', 'IQ2_XS', 'IQ1_S', 'IQ1_M'] as const)('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte', (fileType) => {
-    const types = quantizeLikeLlama(fileType);
-    expect(types.includes(fileType)).toBe(true);
-  });
+  it.each(['IQ2_XXS', 'IQ2_XS', 'IQ1_S', 'IQ1_M'] as const)(
+    '--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte',
+    (fileType) => {
+      const types = quantizeLikeLlama(fileType);
+      expect(types.includes(fileType)).toBe(true);
+    },
+  );
 
   it('refuses without an importance matrix, as llama-quantize does, and says how to give one', () => {
     const r = gufo(['quantize', model, join(dir, 'none.gguf'), '--type', 'IQ2_XXS']);
@@ -121,7 +132,9 @@ describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
   it('refuses IQ1_M without an importance matrix, as llama-quantize does (ggml itself would write it)', () => {
     const r = gufo(['quantize', model, join(dir, 'none-iq1_m.gguf'), '--type', 'IQ1_M']);
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(/IQ1_M needs an importance matrix \(--imatrix FILE\): tensor "blk\.0\.[a-z_.]+" becomes IQ1_M/);
+    expect(r.stderr).toMatch(
+      /IQ1_M needs an importance matrix \(--imatrix FILE\): tensor "blk\.0\.[a-z_.]+" becomes IQ1_M/,
+    );
     expect(llamaModelQuantize(model, join(dir, 'llama-none-iq1_m.gguf'), llamaFileTypeId('IQ1_M')!).ok).toBe(false);
   });
 
@@ -134,18 +147,30 @@ describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
   it('--plan lists IQ2_XXS, IQ2_XS, IQ1_S, IQ1_M, IQ3_XXS and IQ3_XS as needing an importance matrix, and measures them with one', () => {
     const without = plan([]);
     const withImatrix = plan(['--imatrix', imatrixFile]);
-    for (const [type, tensorType] of [['IQ2_XXS', 'IQ2_XXS'], ['IQ2_XS', 'IQ2_XS'], ['IQ1_S', 'IQ1_S'], ['IQ1_M', 'IQ1_M'], ['IQ3_XXS', 'IQ2_S'], ['IQ3_XS', 'IQ3_XXS']]) {
-      expect(without.find((row) => row.type === type)!.unavailable).toMatch(new RegExp(`${tensorType} needs an importance matrix`));
+    for (const [type, tensorType] of [
+      ['IQ2_XXS', 'IQ2_XXS'],
+      ['IQ2_XS', 'IQ2_XS'],
+      ['IQ1_S', 'IQ1_S'],
+      ['IQ1_M', 'IQ1_M'],
+      ['IQ3_XXS', 'IQ2_S'],
+      ['IQ3_XS', 'IQ3_XXS'],
+    ]) {
+      expect(without.find((row) => row.type === type)!.unavailable).toMatch(
+        new RegExp(`${tensorType} needs an importance matrix`),
+      );
       const row = withImatrix.find((x) => x.type === type)!;
       expect(row.unavailable).toBeNull();
       expect(row.bytes).toBeGreaterThan(0);
       expect(row.predicted).not.toBeNull();
     }
     // Types that need no importance matrix stay available without one.
-    for (const type of ['Q4_K_M', 'IQ3_S', 'IQ3_M']) expect(without.find((row) => row.type === type)!.unavailable).toBeNull();
+    for (const type of ['Q4_K_M', 'IQ3_S', 'IQ3_M'])
+      expect(without.find((row) => row.type === type)!.unavailable).toBeNull();
     // An importance matrix without weights for a tensor such a type would take: that type is unavailable, the others are measured.
     const partial = plan(['--imatrix', partialImatrixFile]);
-    expect(partial.find((row) => row.type === 'IQ2_XS')!.unavailable).toMatch(/blk\.1\.ffn_down\.weight.*IQ2_XS needs importance weights/);
+    expect(partial.find((row) => row.type === 'IQ2_XS')!.unavailable).toMatch(
+      /blk\.1\.ffn_down\.weight.*IQ2_XS needs importance weights/,
+    );
     expect(partial.find((row) => row.type === 'Q4_K_M')!.predicted).not.toBeNull();
   }, 180_000); // three plans, each measuring every type
 });
@@ -164,7 +189,9 @@ describe('gufo quantize to Q2_K_S', () => {
   it('refuses without an importance matrix, as llama-quantize does (its Q2_K tensors need one; plain Q2_K does not)', () => {
     const r = gufo(['quantize', model, join(dir, 'none-q2_k_s.gguf'), '--type', 'Q2_K_S']);
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(/Q2_K_S needs an importance matrix \(--imatrix FILE\): tensor "blk\.0\.[a-z_.]+" becomes Q2_K/);
+    expect(r.stderr).toMatch(
+      /Q2_K_S needs an importance matrix \(--imatrix FILE\): tensor "blk\.0\.[a-z_.]+" becomes Q2_K/,
+    );
     expect(llamaModelQuantize(model, join(dir, 'llama-none-q2_k_s.gguf'), llamaFileTypeId('Q2_K_S')!).ok).toBe(false);
     const rows = plan([]);
     expect(rows.find((row) => row.type === 'Q2_K_S')!.unavailable).toMatch(/Q2_K needs an importance matrix/);
@@ -175,17 +202,29 @@ describe('gufo quantize to Q2_K_S', () => {
 describe('gufo quantize to IQ2_S and IQ2_M', () => {
   // IQ2_S files are mostly IQ2_XS, IQ2_M files mostly IQ2_S; both protect attn_v, attn_output,
   // the first ffn_down layers and the token embeddings with IQ3_S.
-  it.each([['IQ2_S', 'IQ2_XS'], ['IQ2_M', 'IQ2_S']] as const)('--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte (%s and IQ3_S tensors)', (fileType, main) => {
-    const types = quantizeLikeLlama(fileType);
-    expect(types.includes(main) && types.includes('IQ3_S'), types.join(', ')).toBe(true);
-  });
+  it.each([
+    ['IQ2_S', 'IQ2_XS'],
+    ['IQ2_M', 'IQ2_S'],
+  ] as const)(
+    '--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte (%s and IQ3_S tensors)',
+    (fileType, main) => {
+      const types = quantizeLikeLlama(fileType);
+      expect(types.includes(main) && types.includes('IQ3_S'), types.join(', ')).toBe(true);
+    },
+  );
 
   it('refuses IQ2_S and IQ2_M without an importance matrix, as llama-quantize does', () => {
     for (const fileType of ['IQ2_S', 'IQ2_M']) {
       const r = gufo(['quantize', model, join(dir, `none-${fileType}.gguf`), '--type', fileType]);
       expect(r.status).not.toBe(0);
-      expect(r.stderr).toMatch(new RegExp(`${fileType} needs an importance matrix \\(--imatrix FILE\\): tensor "blk\\.0\\.[a-z_.]+" becomes IQ2_X?S`));
-      expect(llamaModelQuantize(model, join(dir, `llama-none-${fileType}.gguf`), llamaFileTypeId(fileType)!).ok).toBe(false);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `${fileType} needs an importance matrix \\(--imatrix FILE\\): tensor "blk\\.0\\.[a-z_.]+" becomes IQ2_X?S`,
+        ),
+      );
+      expect(llamaModelQuantize(model, join(dir, `llama-none-${fileType}.gguf`), llamaFileTypeId(fileType)!).ok).toBe(
+        false,
+      );
     }
   });
 });
@@ -193,7 +232,12 @@ describe('gufo quantize to IQ2_S and IQ2_M', () => {
 describe('gufo quantize to IQ3_XXS, IQ3_XS, IQ3_S and IQ3_M', () => {
   // IQ3_XS files are mostly IQ3_S with IQ3_XXS attn_q, attn_k and middle ffn_gate/ffn_up; IQ3_XXS
   // files keep attn_output and the token embeddings at IQ3_S and take attn_q and attn_k down to IQ2_S.
-  it.each([['IQ3_XXS', ['IQ3_XXS', 'IQ3_S', 'IQ2_S']], ['IQ3_XS', ['IQ3_S', 'IQ3_XXS']], ['IQ3_S', ['IQ3_S']], ['IQ3_M', ['IQ3_S', 'Q4_K']]] as const)(
+  it.each([
+    ['IQ3_XXS', ['IQ3_XXS', 'IQ3_S', 'IQ2_S']],
+    ['IQ3_XS', ['IQ3_S', 'IQ3_XXS']],
+    ['IQ3_S', ['IQ3_S']],
+    ['IQ3_M', ['IQ3_S', 'Q4_K']],
+  ] as const)(
     '--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte, in the size the plan predicts',
     (fileType, expected) => {
       const types = quantizeLikeLlama(fileType);
@@ -202,11 +246,20 @@ describe('gufo quantize to IQ3_XXS, IQ3_XS, IQ3_S and IQ3_M', () => {
   );
 
   it('refuses IQ3_XXS and IQ3_XS without an importance matrix, as llama-quantize does (their attn_k is IQ2_S and IQ3_XXS)', () => {
-    for (const [fileType, attnK] of [['IQ3_XXS', 'IQ2_S'], ['IQ3_XS', 'IQ3_XXS']] as const) {
+    for (const [fileType, attnK] of [
+      ['IQ3_XXS', 'IQ2_S'],
+      ['IQ3_XS', 'IQ3_XXS'],
+    ] as const) {
       const r = gufo(['quantize', model, join(dir, `none-${fileType}.gguf`), '--type', fileType]);
       expect(r.status).not.toBe(0);
-      expect(r.stderr).toMatch(new RegExp(`${fileType} needs an importance matrix \\(--imatrix FILE\\): tensor "blk\\.0\\.attn_k\\.weight" becomes ${attnK}`));
-      expect(llamaModelQuantize(model, join(dir, `llama-none-${fileType}.gguf`), llamaFileTypeId(fileType)!).ok).toBe(false);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `${fileType} needs an importance matrix \\(--imatrix FILE\\): tensor "blk\\.0\\.attn_k\\.weight" becomes ${attnK}`,
+        ),
+      );
+      expect(llamaModelQuantize(model, join(dir, `llama-none-${fileType}.gguf`), llamaFileTypeId(fileType)!).ok).toBe(
+        false,
+      );
     }
   });
 });

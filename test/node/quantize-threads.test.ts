@@ -16,12 +16,17 @@ import { writeRandomModel } from '../support/test-models';
 const same = (a: string, b: string) => Buffer.compare(readFileSync(a), readFileSync(b)) === 0;
 
 describe('quantizing on several threads', () => {
-  it('writes the same bytes and reports the same error on 1 and 3 threads, and llama.cpp\'s bytes', async () => {
+  it("writes the same bytes and reports the same error on 1 and 3 threads, and llama.cpp's bytes", async () => {
     const dir = tempDir();
     const random = join(dir, 'random.gguf');
     // Several ggml types per file (Q4_K_M mixes Q4_K, Q6_K...), tensors larger than one chunk.
     await writeRandomModel(random, { nLayer: 1, nEmbd: 512, nFf: 1024, nHead: 8, nHeadKv: 2 });
-    const cases: [string, QuantFileType][] = [[STORIES_260K, 'Q4_K_M'], [random, 'Q4_K_M'], [random, 'IQ4_XS'], [random, 'Q8_0']];
+    const cases: [string, QuantFileType][] = [
+      [STORIES_260K, 'Q4_K_M'],
+      [random, 'Q4_K_M'],
+      [random, 'IQ4_XS'],
+      [random, 'Q8_0'],
+    ];
     for (const [input, type] of cases) {
       const one = join(dir, `one-${type}.gguf`);
       const three = join(dir, `three-${type}.gguf`);
@@ -67,16 +72,25 @@ describe('quantizing on several threads', () => {
     process.on('worker', counted);
     const started: number[] = [];
     try {
-      for (const [threads, thisThreadEncodes] of [[1, false], [2, true], [3, true], [2, false]] as const) {
+      for (const [threads, thisThreadEncodes] of [
+        [1, false],
+        [2, true],
+        [3, true],
+        [2, false],
+      ] as const) {
         workers = 0;
-        await quantizeFile(input, join(dir, `${threads}-${thisThreadEncodes}.gguf`), 'Q4_K_M', { threads, thisThreadEncodes });
+        await quantizeFile(input, join(dir, `${threads}-${thisThreadEncodes}.gguf`), 'Q4_K_M', {
+          threads,
+          thisThreadEncodes,
+        });
         started.push(workers);
       }
     } finally {
       process.off('worker', counted);
     }
     expect(started).toEqual([0, 1, 2, 2]);
-    for (const name of ['2-true', '3-true', '2-false']) expect(same(join(dir, '1-false.gguf'), join(dir, `${name}.gguf`)), name).toBe(true);
+    for (const name of ['2-true', '3-true', '2-false'])
+      expect(same(join(dir, '1-false.gguf'), join(dir, `${name}.gguf`)), name).toBe(true);
   }, 60_000);
 
   it('this thread and a worker both take a share, fed as quantizeFile feeds them', async () => {
@@ -85,7 +99,15 @@ describe('quantizing on several threads', () => {
     // take the whole window (this thread idles), nor this thread every new chunk (the worker does).
     const rng = mulberry32(5);
     const values = Float32Array.from({ length: 1 << 17 }, () => rng.gaussian());
-    const job = () => ({ from: 'F32' as const, source: new Uint8Array(values.buffer.slice(0)), to: 'Q4_K' as const, rows: 128, columns: 1024, importance: null, measureError: false });
+    const job = () => ({
+      from: 'F32' as const,
+      source: new Uint8Array(values.buffer.slice(0)),
+      to: 'Q4_K' as const,
+      rows: 128,
+      columns: 1024,
+      importance: null,
+      measureError: false,
+    });
     const pool = new ChunkPool(1, { here: true });
     try {
       // Once the worker is up (a batch given at once reaches it), counted from there.
@@ -110,7 +132,15 @@ describe('quantizing on several threads', () => {
   it('a chunk that fails on this thread rejects with its error', async () => {
     const pool = new ChunkPool(0, { here: true });
     try {
-      const job = { from: 'F32' as const, source: new Uint8Array(8 * 4), to: 'Q4_K' as const, rows: 1, columns: 8, importance: null, measureError: true };
+      const job = {
+        from: 'F32' as const,
+        source: new Uint8Array(8 * 4),
+        to: 'Q4_K' as const,
+        rows: 1,
+        columns: 8,
+        importance: null,
+        measureError: true,
+      };
       await expect(pool.run(job)).rejects.toThrow(/Q4_K: rows of 8 values are not whole blocks of 256/);
     } finally {
       pool.close();
@@ -124,23 +154,40 @@ describe('quantizing on several threads', () => {
     const path = join(dir, 'values.bin');
     // 100 bytes before the chunk: a span need not start at the file's start or be aligned.
     writeFileSync(path, Buffer.concat([Buffer.alloc(100, 7), Buffer.from(values.buffer)]));
-    const job = { from: 'F32' as const, to: 'Q4_K' as const, rows: 3, columns: 512, importance: null, measureError: true };
+    const job = {
+      from: 'F32' as const,
+      to: 'Q4_K' as const,
+      rows: 3,
+      columns: 512,
+      importance: null,
+      measureError: true,
+    };
     const pool = new ChunkPool(2);
     try {
       const fromFile = await pool.run({ ...job, source: { path, offset: 100, length: values.byteLength } });
       const fromBytes = quantizeChunk({ ...job, source: new Uint8Array(values.buffer.slice(0)) });
       expect(Buffer.compare(Buffer.from(fromFile.bytes), Buffer.from(fromBytes.bytes))).toBe(0);
       expect(fromFile.squaredError).toBe(fromBytes.squaredError);
-      await expect(pool.run({ ...job, source: { path, offset: 200, length: values.byteLength } })).rejects.toThrow(/values\.bin: file shrank while reading/);
+      await expect(pool.run({ ...job, source: { path, offset: 200, length: values.byteLength } })).rejects.toThrow(
+        /values\.bin: file shrank while reading/,
+      );
     } finally {
       pool.close();
     }
   });
 
-  it('a failing chunk rejects with the worker\'s error', async () => {
+  it("a failing chunk rejects with the worker's error", async () => {
     const pool = new ChunkPool(1);
     try {
-      const job = { from: 'F32' as const, source: new Uint8Array(8 * 4), to: 'Q4_K' as const, rows: 1, columns: 8, importance: null, measureError: true };
+      const job = {
+        from: 'F32' as const,
+        source: new Uint8Array(8 * 4),
+        to: 'Q4_K' as const,
+        rows: 1,
+        columns: 8,
+        importance: null,
+        measureError: true,
+      };
       await expect(pool.run(job)).rejects.toThrow(/Q4_K: rows of 8 values are not whole blocks of 256/);
     } finally {
       pool.close();
@@ -149,7 +196,9 @@ describe('quantizing on several threads', () => {
 
   it('gufo quantize --threads: same file from the sources and from the built CLI; a bad count is refused', () => {
     const dir = tempDir();
-    const r = gufo(['quantize', STORIES_260K, join(dir, 'dev.gguf'), '--type', 'Q4_K_M', '--threads', '2'], { GUFO_DEV: '1' });
+    const r = gufo(['quantize', STORIES_260K, join(dir, 'dev.gguf'), '--type', 'Q4_K_M', '--threads', '2'], {
+      GUFO_DEV: '1',
+    });
     expect(r.status, r.stderr).toBe(0);
     const built = gufo(['quantize', STORIES_260K, join(dir, 'built.gguf'), '--type', 'Q4_K_M', '--threads', '3']);
     expect(built.status, built.stderr).toBe(0);

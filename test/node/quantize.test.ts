@@ -43,24 +43,49 @@ describe('gufo quantize', () => {
   it('without measureError writes the same bytes and reports no errors; gufo quantize --json measures them', async () => {
     const dir = tempDir();
     const measured = await quantizeFile(STORIES_260K, join(dir, 'measured.gguf'), 'Q4_K_M', { threads: 2 });
-    const unmeasured = await quantizeFile(STORIES_260K, join(dir, 'unmeasured.gguf'), 'Q4_K_M', { threads: 2, measureError: false });
+    const unmeasured = await quantizeFile(STORIES_260K, join(dir, 'unmeasured.gguf'), 'Q4_K_M', {
+      threads: 2,
+      measureError: false,
+    });
     expect(readFileSync(join(dir, 'unmeasured.gguf')).equals(readFileSync(join(dir, 'measured.gguf')))).toBe(true);
     expect(measured.tensors.every((t) => typeof t.rmse === 'number')).toBe(true);
     expect(unmeasured.tensors.map((t) => t.rmse)).toEqual(measured.tensors.map(() => null));
     const r = gufo(['quantize', STORIES_260K, join(dir, 'cli.gguf'), '--type', 'Q4_K_M', '--json']);
     expect(r.status, r.stderr).toBe(0);
-    expect((JSON.parse(r.stdout) as { tensors: { rmse: number }[] }).tensors.map((t) => t.rmse)).toEqual(measured.tensors.map((t) => t.rmse));
+    expect((JSON.parse(r.stdout) as { tensors: { rmse: number }[] }).tensors.map((t) => t.rmse)).toEqual(
+      measured.tensors.map((t) => t.rmse),
+    );
   }, 60_000);
 
-  it.runIf(process.platform === 'linux')('gufo quantize reads without memory maps, so it never loads koffi (a native addon, slow to load)', () => {
-    const dir = tempDir();
-    // Run first in the process: at its exit it says whether a koffi library is mapped into it.
-    const probe = join(dir, 'probe.mjs');
-    writeFileSync(probe, "import { readFileSync } from 'node:fs';\nprocess.on('exit', () => process.stderr.write(readFileSync('/proc/self/maps', 'utf8').includes('koffi') ? 'koffi loaded' : 'no koffi'));\n");
-    const r = spawnSync(process.execPath, ['--import', probe, join(REPO_ROOT, 'bin/gufo.mjs'), 'quantize', STORIES_260K, join(dir, 'q8.gguf'), '--type', 'Q8_0'], { encoding: 'utf8', env: { ...process.env, GUFO_DEV: '1' } });
-    expect(r.status, r.stderr).toBe(0);
-    expect(r.stderr.endsWith('no koffi'), r.stderr).toBe(true);
-  }, 60_000);
+  it.runIf(process.platform === 'linux')(
+    'gufo quantize reads without memory maps, so it never loads koffi (a native addon, slow to load)',
+    () => {
+      const dir = tempDir();
+      // Run first in the process: at its exit it says whether a koffi library is mapped into it.
+      const probe = join(dir, 'probe.mjs');
+      writeFileSync(
+        probe,
+        "import { readFileSync } from 'node:fs';\nprocess.on('exit', () => process.stderr.write(readFileSync('/proc/self/maps', 'utf8').includes('koffi') ? 'koffi loaded' : 'no koffi'));\n",
+      );
+      const r = spawnSync(
+        process.execPath,
+        [
+          '--import',
+          probe,
+          join(REPO_ROOT, 'bin/gufo.mjs'),
+          'quantize',
+          STORIES_260K,
+          join(dir, 'q8.gguf'),
+          '--type',
+          'Q8_0',
+        ],
+        { encoding: 'utf8', env: { ...process.env, GUFO_DEV: '1' } },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr.endsWith('no koffi'), r.stderr).toBe(true);
+    },
+    60_000,
+  );
 
   it('stories260K in Q8_0 continues "Once upon a time" as the F32 file does in llama.cpp', async () => {
     const out = join(tempDir(), 'stories-q8_0.gguf');
@@ -68,7 +93,10 @@ describe('gufo quantize', () => {
     expect(r.status, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(Object.keys(report)).toEqual(['input', 'output', 'type', 'tensors', 'bytesIn', 'bytesOut', 'seconds']);
-    expect(report.tensors.find((t: { name: string }) => t.name === 'blk.0.attn_q.weight')).toMatchObject({ from: 'F32', to: 'Q8_0' });
+    expect(report.tensors.find((t: { name: string }) => t.name === 'blk.0.attn_q.weight')).toMatchObject({
+      from: 'F32',
+      to: 'Q8_0',
+    });
     expect(report.bytesOut).toBeLessThan(report.bytesIn / 3);
     const { gguf, file } = openGguf(out);
     expect(gguf.getNumber('general.file_type')).toBe(7);
@@ -97,7 +125,11 @@ describe('gufo quantize', () => {
     mkdirSync(disk);
     // A 256 KiB tmpfs in a private mount namespace (works as root and, through a user namespace, without).
     const script = `mount -t tmpfs -o size=256k tmpfs "$1" && "$2" "$3" quantize "$4" "$1/out.gguf" --type F16; code=$?; ls -A "$1"; exit $code`;
-    const r = spawnSync('unshare', ['-rm', 'sh', '-c', script, 'sh', disk, process.execPath, join(REPO_ROOT, 'bin/gufo.mjs'), STORIES_260K], { encoding: 'utf8' });
+    const r = spawnSync(
+      'unshare',
+      ['-rm', 'sh', '-c', script, 'sh', disk, process.execPath, join(REPO_ROOT, 'bin/gufo.mjs'), STORIES_260K],
+      { encoding: 'utf8' },
+    );
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^gufo: ENOSPC: no space left on device/);
@@ -116,12 +148,19 @@ describe('gufo quantize', () => {
         if (String(name).endsWith('.tmp')) resolve();
       }),
     );
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), 'quantize', input, join(dir, 'out.gguf'), '--type', 'Q4_K_M'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [join(REPO_ROOT, 'bin/gufo.mjs'), 'quantize', input, join(dir, 'out.gguf'), '--type', 'Q4_K_M'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((done) => child.on('exit', done));
     try {
-      await Promise.race([writing, exited.then((code) => Promise.reject(new Error(`gufo quantize exited (${code}) before writing: ${stderr}`)))]);
+      await Promise.race([
+        writing,
+        exited.then((code) => Promise.reject(new Error(`gufo quantize exited (${code}) before writing: ${stderr}`))),
+      ]);
     } finally {
       watcher.close();
     }
@@ -152,10 +191,17 @@ describe('gufo quantize', () => {
     expect(() => parseLegacyImatrix(new Uint8Array(dat.buffer).subarray(0, 30), 'cut.dat')).toThrow(/^cut\.dat: /);
     // GGUF format: <name>.in_sum2 [columns, matrices] and <name>.counts [1, matrices].
     const f32 = ggmlTypeByName('F32')!;
-    await writeGguf(join(dir, 'imatrix.gguf'), {
-      kvs: [{ key: 'general.type', type: GgufType.STRING, value: 'imatrix' }],
-      tensors: [{ name: `${name}.in_sum2`, type: f32, ne: [256, 1] }, { name: `${name}.counts`, type: f32, ne: [1, 1] }],
-    }, (i) => [new Uint8Array((i === 0 ? weights.map((w) => w * 8) : Float32Array.of(8)).buffer)]);
+    await writeGguf(
+      join(dir, 'imatrix.gguf'),
+      {
+        kvs: [{ key: 'general.type', type: GgufType.STRING, value: 'imatrix' }],
+        tensors: [
+          { name: `${name}.in_sum2`, type: f32, ne: [256, 1] },
+          { name: `${name}.counts`, type: f32, ne: [1, 1] },
+        ],
+      },
+      (i) => [new Uint8Array((i === 0 ? weights.map((w) => w * 8) : Float32Array.of(8)).buffer)],
+    );
     expect(Array.from(loadImatrix(join(dir, 'imatrix.gguf')).get(name)!)).toEqual(Array.from(weights));
     const plain = await quantizeFile(model, join(dir, 'plain.gguf'), 'Q4_0', { pure: true });
     const weighted = await quantizeFile(model, join(dir, 'weighted.gguf'), 'Q4_0', { pure: true, imatrix: legacy });

@@ -20,7 +20,13 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'renderer', 'assets', 'app.js'), 'export {};');
   writeFileSync(join(dir, 'secret.txt'), 'secret');
   backend = createBackend({ mode: 'browser', dataDir: join(dir, 'home'), env: {} });
-  server = await startServer({ port: 0, host: '127.0.0.1', rendererDir: join(dir, 'renderer'), api: backend.api, events: backend.events });
+  server = await startServer({
+    port: 0,
+    host: '127.0.0.1',
+    rendererDir: join(dir, 'renderer'),
+    api: backend.api,
+    events: backend.events,
+  });
 });
 
 afterAll(async () => {
@@ -95,7 +101,12 @@ describe('browser-mode server', () => {
   });
 
   it("refuses other sites' pages even with the token, and serves GufoApi only under /gufo/api/", async () => {
-    const own = await send('POST', '/gufo/api/appInfo', { ...withToken(), origin: `http://127.0.0.1:${server.port}` }, '[]');
+    const own = await send(
+      'POST',
+      '/gufo/api/appInfo',
+      { ...withToken(), origin: `http://127.0.0.1:${server.port}` },
+      '[]',
+    );
     expect(own.status).toBe(200);
     for (const origin of ['http://evil.example', `http://localhost:${server.port + 1}`, 'null']) {
       expect((await send('POST', '/gufo/api/appInfo', { ...withToken(), origin }, '[]')).status).toBe(403);
@@ -139,13 +150,20 @@ describe('browser-mode server', () => {
 
   it('refuses a body announced over the limit at once (413), without waiting for it', async () => {
     // Headers only, and the first byte of a body announced as 100 MB.
-    const answer = await rawExchange(server.port, `POST /gufo/api/appInfo HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nx-gufo-token: ${server.token}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n[`, 5_000);
+    const answer = await rawExchange(
+      server.port,
+      `POST /gufo/api/appInfo HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nx-gufo-token: ${server.token}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n[`,
+      5_000,
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer.toLowerCase()).toContain('connection: close');
   });
 
   it.each([
-    ['the token query parameter (EventSource)', (token: string) => ({ path: `/gufo/api/events?token=${token}`, headers: {} })],
+    [
+      'the token query parameter (EventSource)',
+      (token: string) => ({ path: `/gufo/api/events?token=${token}`, headers: {} }),
+    ],
     ['the x-gufo-token header', (token: string) => ({ path: '/gufo/api/events', headers: { 'x-gufo-token': token } })],
   ])('streams back-end events to a client that presents the token in %s', async (_, presenting) => {
     expect((await send('GET', '/gufo/api/events')).status).toBe(401);
@@ -154,7 +172,13 @@ describe('browser-mode server', () => {
     const received = await new Promise<string>((resolve, reject) => {
       const req = request(
         // A connection of its own: the stream holds it open.
-        { agent: false, host: '127.0.0.1', port: server.port, path, headers: { host: `127.0.0.1:${server.port}`, ...headers } },
+        {
+          agent: false,
+          host: '127.0.0.1',
+          port: server.port,
+          path,
+          headers: { host: `127.0.0.1:${server.port}`, ...headers },
+        },
         (res) => {
           if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
           expect(res.headers['content-type']).toMatch(/^text\/event-stream/);

@@ -5,8 +5,22 @@ import { linearScale, valueTicks } from '../../src-renderer/lib/chart-axes';
 
 function run(id: number, modelPath: string, adapter: string, createdAt: string, decodeTokS: number): BenchRun {
   return {
-    id, modelId: 1, modelName: modelPath.replace('.gguf', ''), modelPath, fileSha256: null, adapter, backend: 'vulkan', promptTokens: 32,
-    genTokens: 16, prefillTokS: 50, decodeTokS, ttftMs: 600, loadMs: 100, rooflineFraction: null, appVersion: '0.1.0', createdAt,
+    id,
+    modelId: 1,
+    modelName: modelPath.replace('.gguf', ''),
+    modelPath,
+    fileSha256: null,
+    adapter,
+    backend: 'vulkan',
+    promptTokens: 32,
+    genTokens: 16,
+    prefillTokS: 50,
+    decodeTokS,
+    ttftMs: 600,
+    loadMs: 100,
+    rooflineFraction: null,
+    appVersion: '0.1.0',
+    createdAt,
   };
 }
 
@@ -40,7 +54,12 @@ describe('benchmark chart', () => {
     expect(linearScale([5, 5], [0, 100])(5)).toBe(50);
     expect(timeTicks(0, 300, 4)).toEqual([0, 100, 200, 300]);
     expect(timeTicks(7, 7)).toEqual([7]);
-    expect(linePath([{ x: 1, y: 2 }, { x: 3.25, y: 4 }])).toBe('M1.0,2.0 L3.3,4.0');
+    expect(
+      linePath([
+        { x: 1, y: 2 },
+        { x: 3.25, y: 4 },
+      ]),
+    ).toBe('M1.0,2.0 L3.3,4.0');
   });
 });
 
@@ -48,7 +67,10 @@ describe('benchmark chart time axis', () => {
   it('spans the first run to the last, and has no axis for runs of one moment (their value is shown instead)', () => {
     const one = benchSeries([run(1, 'a.gguf', 'GPU', '2026-01-01T00:00:00.000Z', 1)]);
     expect(timeDomain(one)).toBeNull();
-    const two = benchSeries([run(1, 'a.gguf', 'GPU', '2026-01-01T00:00:00.000Z', 1), run(2, 'b.gguf', 'GPU', '2026-01-01T00:05:00.000Z', 2)]);
+    const two = benchSeries([
+      run(1, 'a.gguf', 'GPU', '2026-01-01T00:00:00.000Z', 1),
+      run(2, 'b.gguf', 'GPU', '2026-01-01T00:05:00.000Z', 2),
+    ]);
     expect(timeDomain(two)).toEqual([Date.parse('2026-01-01T00:00:00.000Z'), Date.parse('2026-01-01T00:05:00.000Z')]);
   });
 });

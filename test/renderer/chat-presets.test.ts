@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { SamplingSettings } from '../../src-preload/api';
 import { matchingPreset, samplingChanges, type SamplingPresets } from '../../src-renderer/lib/chat-presets';
 
-const precise: SamplingSettings = { temperature: 0.2, topK: 40, topP: 0.9, minP: 0.05, repeatPenalty: 1.1, seed: null, maxTokens: 1024 };
+const precise: SamplingSettings = {
+  temperature: 0.2,
+  topK: 40,
+  topP: 0.9,
+  minP: 0.05,
+  repeatPenalty: 1.1,
+  seed: null,
+  maxTokens: 1024,
+};
 const PRESETS: SamplingPresets = {
   precise,
   balanced: { ...precise, temperature: 0.7, topP: 0.95 },

@@ -10,7 +10,9 @@ describe('splitThink', () => {
   });
 
   it('shows an unclosed block, while the model is still thinking, as open', () => {
-    expect(splitThink('<think>Let me count: one, two')).toEqual([{ kind: 'think', text: 'Let me count: one, two', closed: false }]);
+    expect(splitThink('<think>Let me count: one, two')).toEqual([
+      { kind: 'think', text: 'Let me count: one, two', closed: false },
+    ]);
   });
 
   it('takes text before a lone </think> as thinking (templates that open the block in the prompt)', () => {

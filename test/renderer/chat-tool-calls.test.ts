@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { MessageView } from '../../src-preload/api';
-import { awaitsToolResult, messageParts, prettyJson, readToolsField, toolsFieldText } from '../../src-renderer/lib/chat-tool-calls';
+import {
+  awaitsToolResult,
+  messageParts,
+  prettyJson,
+  readToolsField,
+  toolsFieldText,
+} from '../../src-renderer/lib/chat-tool-calls';
 
 const message = (fields: Partial<MessageView>): MessageView => ({
   id: 1,
@@ -19,7 +25,13 @@ describe('messageParts', () => {
   it('shows an answer with calls as its text before them and a "Called NAME" card per call, arguments indented', () => {
     const answer = message({
       content: 'Let me check.<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>',
-      toolCalls: { content: 'Let me check.', calls: [{ name: 'get_weather', arguments: '{"city":"Paris"}' }, { name: 'now', arguments: '{}' }] },
+      toolCalls: {
+        content: 'Let me check.',
+        calls: [
+          { name: 'get_weather', arguments: '{"city":"Paris"}' },
+          { name: 'now', arguments: '{}' },
+        ],
+      },
     });
     expect(messageParts(answer)).toEqual({
       text: 'Let me check.',
@@ -31,8 +43,13 @@ describe('messageParts', () => {
   });
 
   it('shows a tool message as a "Tool result" card, and any other message as its text', () => {
-    expect(messageParts(message({ role: 'tool', content: '{"temperature":18}' }))).toEqual({ text: '', cards: [{ title: 'Tool result', body: '{\n  "temperature": 18\n}' }] });
-    expect(messageParts(message({ role: 'tool', content: 'sunny, 18 °C' })).cards).toEqual([{ title: 'Tool result', body: 'sunny, 18 °C' }]);
+    expect(messageParts(message({ role: 'tool', content: '{"temperature":18}' }))).toEqual({
+      text: '',
+      cards: [{ title: 'Tool result', body: '{\n  "temperature": 18\n}' }],
+    });
+    expect(messageParts(message({ role: 'tool', content: 'sunny, 18 °C' })).cards).toEqual([
+      { title: 'Tool result', body: 'sunny, 18 °C' },
+    ]);
     expect(messageParts(message({ content: 'Hello **there**.' }))).toEqual({ text: 'Hello **there**.', cards: [] });
   });
 
@@ -59,7 +76,11 @@ describe('the "Tools (JSON)" field', () => {
     expect(readToolsField(toolsFieldText(tools))).toEqual({ tools });
     expect(toolsFieldText(undefined)).toBe('');
     expect(readToolsField('  ')).toEqual({ tools: [] });
-    expect(readToolsField('[{"type": "function",')).toEqual({ error: expect.stringMatching(/^Tools \(JSON\) is not valid JSON: /) });
-    expect(readToolsField('{"type": "function"}')).toEqual({ error: expect.stringMatching(/^Tools \(JSON\) must be a list/) });
+    expect(readToolsField('[{"type": "function",')).toEqual({
+      error: expect.stringMatching(/^Tools \(JSON\) is not valid JSON: /),
+    });
+    expect(readToolsField('{"type": "function"}')).toEqual({
+      error: expect.stringMatching(/^Tools \(JSON\) must be a list/),
+    });
   });
 });

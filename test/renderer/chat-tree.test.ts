@@ -3,7 +3,17 @@ import type { MessageView } from '../../src-preload/api';
 import { activePath, branchPosition, buildTree } from '../../src-renderer/lib/chat-tree';
 
 function message(id: number, parentId: number | null, role: MessageView['role'] = 'user'): MessageView {
-  return { id, chatId: 1, parentId, role, content: `m${id}`, status: 'done', stats: null, error: null, createdAt: '2025-01-01T00:00:00Z' };
+  return {
+    id,
+    chatId: 1,
+    parentId,
+    role,
+    content: `m${id}`,
+    status: 'done',
+    stats: null,
+    error: null,
+    createdAt: '2025-01-01T00:00:00Z',
+  };
 }
 
 /**

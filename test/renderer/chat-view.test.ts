@@ -19,7 +19,15 @@ function message(id: number, parentId: number | null, fields: Partial<MessageVie
 
 function view(messages: MessageView[], activeLeafId: number | null, chatId = 1): ChatView {
   return {
-    chat: { id: chatId, title: 'T', modelId: 3, modelName: 'stories', createdAt: '', updatedAt: '', messageCount: messages.length },
+    chat: {
+      id: chatId,
+      title: 'T',
+      modelId: 3,
+      modelName: 'stories',
+      createdAt: '',
+      updatedAt: '',
+      messageCount: messages.length,
+    },
     settings: {
       systemPrompt: '',
       sampling: { temperature: 0, topK: 40, topP: 1, minP: 0, repeatPenalty: 1, seed: null, maxTokens: 64 },
@@ -37,8 +45,12 @@ function view(messages: MessageView[], activeLeafId: number | null, chatId = 1):
 describe('applyChatEvent', () => {
   it('continues the branch on show with messages written under its leaf, and streams deltas into them', () => {
     const v = view([message(1, null, { role: 'user', content: 'Hi' })], 1);
-    expect(applyChatEvent(v, { type: 'chat-message', message: message(2, 1, { role: 'user', content: 'Once' }) })).toBe('finished');
-    expect(applyChatEvent(v, { type: 'chat-message', message: message(3, 2, { status: 'streaming' }) })).toBe('changed');
+    expect(applyChatEvent(v, { type: 'chat-message', message: message(2, 1, { role: 'user', content: 'Once' }) })).toBe(
+      'finished',
+    );
+    expect(applyChatEvent(v, { type: 'chat-message', message: message(3, 2, { status: 'streaming' }) })).toBe(
+      'changed',
+    );
     expect(v.activeLeafId).toBe(3);
     applyChatEvent(v, { type: 'chat-delta', chatId: 1, messageId: 3, text: ' upon' });
     applyChatEvent(v, { type: 'chat-delta', chatId: 1, messageId: 3, text: ' a time' });
@@ -50,8 +62,22 @@ describe('applyChatEvent', () => {
     const v = view([message(3, null, { status: 'streaming', content: 'abc' })], 3);
     applyChatEvent(v, { type: 'chat-message', message: message(3, null, { status: 'streaming', content: '' }) });
     expect(v.messages[0]!.content).toBe('abc');
-    const stats = { promptTokens: 5, reusedTokens: 0, generatedTokens: 3, ttftMs: 12, decodeTokS: 50, prefillTokS: 400, stopReason: 'stop' as const, seed: 7 };
-    expect(applyChatEvent(v, { type: 'chat-message', message: message(3, null, { status: 'done', content: 'abcd', stats }) })).toBe('finished');
+    const stats = {
+      promptTokens: 5,
+      reusedTokens: 0,
+      generatedTokens: 3,
+      ttftMs: 12,
+      decodeTokS: 50,
+      prefillTokS: 400,
+      stopReason: 'stop' as const,
+      seed: 7,
+    };
+    expect(
+      applyChatEvent(v, {
+        type: 'chat-message',
+        message: message(3, null, { status: 'done', content: 'abcd', stats }),
+      }),
+    ).toBe('finished');
     expect(v.messages[0]).toMatchObject({ status: 'done', content: 'abcd', stats });
     expect(isStreaming(v)).toBe(false);
   });
@@ -81,9 +107,21 @@ describe('mergeFetchedView', () => {
   });
 
   it('keeps the text the deltas built for a message still streaming', () => {
-    const local = view([message(1, null, { role: 'user' }), message(2, 1, { status: 'streaming', content: 'Once upon a' })], 2);
-    const fetched = view([message(1, null, { role: 'user' }), message(2, 1, { status: 'streaming', content: 'Once upon' })], 2);
-    fetched.contextUsage = { usedTokens: 40, contextSize: 256, droppedMessages: 0, overflow: 'rolling-window', policy: 'p' };
+    const local = view(
+      [message(1, null, { role: 'user' }), message(2, 1, { status: 'streaming', content: 'Once upon a' })],
+      2,
+    );
+    const fetched = view(
+      [message(1, null, { role: 'user' }), message(2, 1, { status: 'streaming', content: 'Once upon' })],
+      2,
+    );
+    fetched.contextUsage = {
+      usedTokens: 40,
+      contextSize: 256,
+      droppedMessages: 0,
+      overflow: 'rolling-window',
+      policy: 'p',
+    };
     const merged = mergeFetchedView(local, fetched);
     expect(merged.messages[1]!.content).toBe('Once upon a');
     expect(merged.contextUsage).toEqual(fetched.contextUsage);
@@ -97,7 +135,15 @@ describe('mergeFetchedView', () => {
   });
 
   it('keeps messages, and a leaf, created after the view was read', () => {
-    const local = view([message(1, null, { role: 'user' }), message(2, 1), message(3, 2, { role: 'user' }), message(4, 3, { status: 'streaming' })], 4);
+    const local = view(
+      [
+        message(1, null, { role: 'user' }),
+        message(2, 1),
+        message(3, 2, { role: 'user' }),
+        message(4, 3, { status: 'streaming' }),
+      ],
+      4,
+    );
     const fetched = view([message(1, null, { role: 'user' }), message(2, 1)], 2);
     const merged = mergeFetchedView(local, fetched);
     expect(merged.messages.map((m) => m.id)).toEqual([1, 2, 3, 4]);

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { DownloadView } from '../../src-preload/api';
-import { actionsFor, describeProgress, fractionOf, withDownload, withListing } from '../../src-renderer/lib/downloads-view';
+import {
+  actionsFor,
+  describeProgress,
+  fractionOf,
+  withDownload,
+  withListing,
+} from '../../src-renderer/lib/downloads-view';
 import { suggestOllamaName } from '../../src-renderer/lib/ollama-name';
 
 function download(id: number, patch: Partial<DownloadView> = {}): DownloadView {
@@ -27,9 +33,13 @@ function download(id: number, patch: Partial<DownloadView> = {}): DownloadView {
 
 describe('downloads view', () => {
   it('says how far a download is, how fast, and how long is left', () => {
-    expect(describeProgress(download(1, { bytes: 120e6, total: 1.2e9, bytesPerSecond: 12.3e6, etaSeconds: 87 }))).toBe('114 MiB of 1.12 GiB · 11.7 MiB/s · 1 min left');
+    expect(describeProgress(download(1, { bytes: 120e6, total: 1.2e9, bytesPerSecond: 12.3e6, etaSeconds: 87 }))).toBe(
+      '114 MiB of 1.12 GiB · 11.7 MiB/s · 1 min left',
+    );
     expect(describeProgress(download(1, { bytes: 5000 }))).toBe('4.88 KiB');
-    expect(describeProgress(download(1, { bytes: 10, total: 20, etaSeconds: 7200 }))).toBe('10 B of 20 B · 2 h 0 min left');
+    expect(describeProgress(download(1, { bytes: 10, total: 20, etaSeconds: 7200 }))).toBe(
+      '10 B of 20 B · 2 h 0 min left',
+    );
     expect(fractionOf(download(1, { bytes: 50, total: 200 }))).toBe(0.25);
     expect(fractionOf(download(1, { bytes: 50 }))).toBeNull();
   });
@@ -57,11 +67,9 @@ describe('downloads view', () => {
     const started = download(1, { status: 'running', revision: 2 });
     expect(withDownload([done], started)).toEqual([done]);
     expect(withDownload([started], done)).toEqual([done]);
-    expect(withListing([done, download(2, { revision: 9 })], [started, download(2, { revision: 3 }), download(3)])).toEqual([
-      done,
-      download(2, { revision: 9 }),
-      download(3),
-    ]);
+    expect(
+      withListing([done, download(2, { revision: 9 })], [started, download(2, { revision: 3 }), download(3)]),
+    ).toEqual([done, download(2, { revision: 9 }), download(3)]);
   });
 });
 

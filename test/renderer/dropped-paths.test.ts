@@ -3,7 +3,8 @@ import { droppedPaths, fileUriToPath, pathsFromUriList } from '../../src-rendere
 
 describe('pathsFromUriList', () => {
   it('reads file URIs, one a line, skipping comments and other schemes', () => {
-    const list = '# dragged from Files\r\nfile:///home/me/models/a%20b.gguf\r\nhttps://example.com/x.gguf\r\nfile:///home/me/%C3%A9t%C3%A9\r\n';
+    const list =
+      '# dragged from Files\r\nfile:///home/me/models/a%20b.gguf\r\nhttps://example.com/x.gguf\r\nfile:///home/me/%C3%A9t%C3%A9\r\n';
     expect(pathsFromUriList(list)).toEqual(['/home/me/models/a b.gguf', '/home/me/été']);
     expect(pathsFromUriList('')).toEqual([]);
   });
@@ -20,7 +21,10 @@ describe('fileUriToPath', () => {
 
 describe('droppedPaths', () => {
   const file = new File(['x'], 'x.gguf');
-  const transfer = (uriList: string) => ({ getData: (type: string) => (type === 'text/uri-list' ? uriList : ''), files: [file] as unknown as FileList });
+  const transfer = (uriList: string) => ({
+    getData: (type: string) => (type === 'text/uri-list' ? uriList : ''),
+    files: [file] as unknown as FileList,
+  });
 
   it('prefers the URI list, else asks Electron for each file’s path, else has none', () => {
     expect(droppedPaths(transfer('file:///a.gguf'), () => '/ignored')).toEqual(['/a.gguf']);

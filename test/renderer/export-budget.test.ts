@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { GpuAdapter } from '../../src-preload/api';
-import { budgetBits, budgetCaption, budgetFit, budgetLabel, budgetPlacement, memoryBudget, overBudget } from '../../src-renderer/lib/export-budget';
+import {
+  budgetBits,
+  budgetCaption,
+  budgetFit,
+  budgetLabel,
+  budgetPlacement,
+  memoryBudget,
+  overBudget,
+} from '../../src-renderer/lib/export-budget';
 
 const GIB = 2 ** 30;
 const MIB = 2 ** 20;
@@ -20,11 +28,17 @@ const option = (predictedBytes: number | null) => ({ predictedBytes });
 
 describe('the GPU memory budget', () => {
   it('is the setting first, in GiB, whatever the adapter says', () => {
-    expect(memoryBudget(7.5, { status: 'ready', adapter: adapter(true, 64 * GIB) })).toEqual({ bytes: 7.5 * GIB, source: 'Settings' });
+    expect(memoryBudget(7.5, { status: 'ready', adapter: adapter(true, 64 * GIB) })).toEqual({
+      bytes: 7.5 * GIB,
+      source: 'Settings',
+    });
   });
 
   it("is a software adapter's RAM when the setting is automatic", () => {
-    expect(memoryBudget(null, { status: 'ready', adapter: adapter(true, 64 * GIB) })).toEqual({ bytes: 64 * GIB, source: 'RAM of the software GPU llvmpipe (LLVM 19)' });
+    expect(memoryBudget(null, { status: 'ready', adapter: adapter(true, 64 * GIB) })).toEqual({
+      bytes: 64 * GIB,
+      source: 'RAM of the software GPU llvmpipe (LLVM 19)',
+    });
   });
 
   it('is none for a real GPU (WebGPU reports no size), without an adapter, or before it is known', () => {
@@ -35,7 +49,7 @@ describe('the GPU memory budget', () => {
 });
 
 describe('types against the budget', () => {
-  it("leaves the budget less the KV cache for the file, and marks the types whose file needs more", () => {
+  it('leaves the budget less the KV cache for the file, and marks the types whose file needs more', () => {
     const fit = budgetFit({ bytes: 10 * MIB, source: 'Settings' }, { bytes: 4 * MIB, context: 2048 });
     expect(fit.fileBytes).toBe(6 * MIB);
     expect(overBudget(option(6 * MIB + 1), fit)).toBe(true);
@@ -49,7 +63,9 @@ describe('types against the budget', () => {
     expect(budgetLabel(budgetFit(budget, { bytes: 512 * MIB, context: 32768 }))).toBe(
       'GPU memory budget 8.00 GiB (Settings), less the KV cache at 32,768 tokens (512 MiB): 7.50 GiB for the file',
     );
-    expect(budgetLabel(budgetFit(budget, null))).toBe('GPU memory budget 8.00 GiB (Settings): file size only (no KV cache estimate for this model)');
+    expect(budgetLabel(budgetFit(budget, null))).toBe(
+      'GPU memory budget 8.00 GiB (Settings): file size only (no KV cache estimate for this model)',
+    );
   });
 });
 

@@ -2,16 +2,34 @@ import { describe, expect, it } from 'vitest';
 import type { BenchRun, ExportRecord, ModelEntry, QualityReport } from '../../src-preload/api';
 import { COMPARED_EXPORTS, fileNameOf, qualityRows } from '../../src-renderer/lib/export-quality';
 
-function exported(id: number, sourceModelId: number | null, outputModelId: number | null, status: ExportRecord['status'] = 'done'): ExportRecord {
+function exported(
+  id: number,
+  sourceModelId: number | null,
+  outputModelId: number | null,
+  status: ExportRecord['status'] = 'done',
+): ExportRecord {
   return {
-    id, sourceModelId, sourceName: 'stories', sourcePath: '/m/stories.gguf', outputPath: `/m/stories-${id}.gguf`, fileType: 'Q8_0', status,
-    bytesOut: 300_000 + id, seconds: 1, error: null, outputModelId, jobId: null, startedAt: '2026-01-01T00:00:00.000Z', endedAt: null,
+    id,
+    sourceModelId,
+    sourceName: 'stories',
+    sourcePath: '/m/stories.gguf',
+    outputPath: `/m/stories-${id}.gguf`,
+    fileType: 'Q8_0',
+    status,
+    bytesOut: 300_000 + id,
+    seconds: 1,
+    error: null,
+    outputModelId,
+    jobId: null,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    endedAt: null,
   };
 }
 
 const model = (id: number, bytes: number) => ({ id, name: `model ${id}`, path: `/m/${id}.gguf`, bytes }) as ModelEntry;
 const bench = (id: number, modelId: number, decodeTokS: number) => ({ id, modelId, decodeTokS }) as BenchRun;
-const report = (id: number, exportId: number | null, baseModelId: number, quantModelId: number) => ({ id, exportId, baseModelId, quantModelId, meanKl: id }) as QualityReport;
+const report = (id: number, exportId: number | null, baseModelId: number, quantModelId: number) =>
+  ({ id, exportId, baseModelId, quantModelId, meanKl: id }) as QualityReport;
 
 describe('the Export screen comparison', () => {
   it("pairs each finished export with both files' latest benchmark and its latest report", () => {
@@ -46,7 +64,9 @@ describe('the Export screen comparison', () => {
 
   it('keeps the most recent exports only', () => {
     const many = Array.from({ length: COMPARED_EXPORTS + 5 }, (_, i) => exported(100 - i, 1, 200 + i));
-    expect(qualityRows(many, [], [], []).map((r) => r.exportId)).toEqual(many.slice(0, COMPARED_EXPORTS).map((e) => e.id));
+    expect(qualityRows(many, [], [], []).map((r) => r.exportId)).toEqual(
+      many.slice(0, COMPARED_EXPORTS).map((e) => e.id),
+    );
   });
 
   it('names files by the last part of their path', () => {

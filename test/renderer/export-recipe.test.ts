@@ -61,20 +61,38 @@ describe('recipe prediction and importance matrix lines', () => {
   });
 
   it('says what an importance matrix was computed from', () => {
-    const view = { modelId: 1, path: '/d/m.imatrix.gguf', label: 'built-in text v1', entries: 35, chunks: 2, chunkSize: 283, cached: false };
+    const view = {
+      modelId: 1,
+      path: '/d/m.imatrix.gguf',
+      label: 'built-in text v1',
+      entries: 35,
+      chunks: 2,
+      chunkSize: 283,
+      cached: false,
+    };
     expect(describeImatrix(view)).toBe('built-in text v1: 35 matrices from 2 chunks of 283 tokens');
-    expect(describeImatrix({ ...view, cached: true })).toBe('built-in text v1: 35 matrices from 2 chunks of 283 tokens (computed before, reused)');
+    expect(describeImatrix({ ...view, cached: true })).toBe(
+      'built-in text v1: 35 matrices from 2 chunks of 283 tokens (computed before, reused)',
+    );
     expect(describeImatrix({ ...view, label: '/m.dat', chunks: null, chunkSize: null })).toBe('/m.dat: 35 matrices');
   });
 });
 
 /** A tensor each role sets, as a Q4_K_M file names it. */
-const ROLE_TENSOR: Record<'layer' | 'output' | 'token_embd', string> = { layer: 'blk.0.ffn_down.weight', output: 'output.weight', token_embd: 'token_embd.weight' };
+const ROLE_TENSOR: Record<'layer' | 'output' | 'token_embd', string> = {
+  layer: 'blk.0.ffn_down.weight',
+  output: 'output.weight',
+  token_embd: 'token_embd.weight',
+};
 
 /** What core says a tensor can be written as (types with an encoder), split by whether it needs an importance matrix. */
 function coreTypes(tensor: string): { without: string[]; needing: string[] } {
   const writable = GGML_TYPES.filter(hasEncoder);
-  const names = (needs: boolean) => writable.filter((t) => tensorNeedsImatrix('Q4_K_M', tensor, t) === needs).map((t) => t.name).sort();
+  const names = (needs: boolean) =>
+    writable
+      .filter((t) => tensorNeedsImatrix('Q4_K_M', tensor, t) === needs)
+      .map((t) => t.name)
+      .sort();
   return { without: names(false), needing: names(true) };
 }
 
@@ -95,7 +113,9 @@ describe('the types the recipe editor offers', () => {
     for (const role of RECIPE_ROLES) {
       const tensor = ROLE_TENSOR[role === 'output' || role === 'token_embd' ? role : 'layer'];
       const core = coreTypes(tensor);
-      expect(sorted(typesWithoutImatrix(role)), `${role} (${tensor}) without an importance matrix`).toEqual(core.without);
+      expect(sorted(typesWithoutImatrix(role)), `${role} (${tensor}) without an importance matrix`).toEqual(
+        core.without,
+      );
       expect(sorted(typesNeedingImatrix(role)), `${role} (${tensor}) with one`).toEqual(core.needing);
     }
     // The editor's list, the way core's checks see it: BF16, F32 and IQ3_S are among them.
@@ -103,7 +123,9 @@ describe('the types the recipe editor offers', () => {
   });
 
   it('offers the types that need an importance matrix as a labelled group once one is chosen, or while a role holds one', () => {
-    expect(roleTypeGroups('ffn_down', false, undefined)).toEqual([{ label: null, types: typesWithoutImatrix('ffn_down') }]);
+    expect(roleTypeGroups('ffn_down', false, undefined)).toEqual([
+      { label: null, types: typesWithoutImatrix('ffn_down') },
+    ]);
     const withMatrix = [
       { label: null, types: typesWithoutImatrix('ffn_down') },
       { label: 'needs the importance matrix', types: typesNeedingImatrix('ffn_down') },
@@ -111,21 +133,31 @@ describe('the types the recipe editor offers', () => {
     expect(roleTypeGroups('ffn_down', true, undefined)).toEqual(withMatrix);
     // The matrix cleared: the role's choice stays visible (the refusal below says why it cannot go ahead).
     expect(roleTypeGroups('ffn_down', false, 'IQ2_XS')).toEqual(withMatrix);
-    expect(roleTypeGroups('ffn_down', false, 'Q8_0')).toEqual([{ label: null, types: typesWithoutImatrix('ffn_down') }]);
+    expect(roleTypeGroups('ffn_down', false, 'Q8_0')).toEqual([
+      { label: null, types: typesWithoutImatrix('ffn_down') },
+    ]);
   });
 
   it('each round-trips through the parsing of the export request and plans a Q4_K_M export', async () => {
     const { gguf, file } = openGguf(await wideModel());
     try {
       for (const role of RECIPE_ROLES) {
-        for (const [types, imatrixEntries] of [[typesWithoutImatrix(role), undefined], [typesNeedingImatrix(role), 1]] as const) {
+        for (const [types, imatrixEntries] of [
+          [typesWithoutImatrix(role), undefined],
+          [typesNeedingImatrix(role), 1],
+        ] as const) {
           for (const type of types) {
             const recipe = recipeFromChoices({ [role]: type }, null)!;
             const resolved = resolveOverrides(recipe);
-            expect(JSON.parse(recipeJson('Q4_K_M', resolved)!).tensorTypes, `${role}=${type}`).toEqual(recipe.tensorTypes);
+            expect(JSON.parse(recipeJson('Q4_K_M', resolved)!).tensorTypes, `${role}=${type}`).toEqual(
+              recipe.tensorTypes,
+            );
             const plan = predictExport(gguf, 'Q4_K_M', { ...resolved, imatrixEntries });
             expect(plan.unsupported, `${role}=${type}`).toBeNull();
-            expect(plan.outputTypes.map((t) => t.type), `${role}=${type}`).toContain(type);
+            expect(
+              plan.outputTypes.map((t) => t.type),
+              `${role}=${type}`,
+            ).toContain(type);
           }
         }
       }
@@ -147,9 +179,17 @@ describe('a recipe that needs the importance matrix once it is cleared', () => {
         'Choose one under “Importance matrix”, or another type for attn_v.',
     );
     // Without the recipe's help: the back end's own words.
-    const other: ExportTypeOption = { ...q4, needsImatrix: false, unavailable: 're-quantizes 3 already-quantized tensors' };
-    expect(recipeRefusal(other, choices, false)).toBe('Q4_K_M cannot be exported: re-quantizes 3 already-quantized tensors');
-    const fine = (await b.api.exportPlan(modelId, { recipe: recipeFromChoices({ ffn_up: 'Q8_0' }, null) })).options.find((o) => o.fileType === 'Q4_K_M')!;
+    const other: ExportTypeOption = {
+      ...q4,
+      needsImatrix: false,
+      unavailable: 're-quantizes 3 already-quantized tensors',
+    };
+    expect(recipeRefusal(other, choices, false)).toBe(
+      'Q4_K_M cannot be exported: re-quantizes 3 already-quantized tensors',
+    );
+    const fine = (
+      await b.api.exportPlan(modelId, { recipe: recipeFromChoices({ ffn_up: 'Q8_0' }, null) })
+    ).options.find((o) => o.fileType === 'Q4_K_M')!;
     expect(recipeRefusal(fine, choices, true)).toBeNull();
   });
 });

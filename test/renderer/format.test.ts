@@ -50,7 +50,9 @@ describe('chartTimeFormat', () => {
   });
 
   it('adds seconds for a chart of minutes, and the year for one across years', () => {
-    expect(chartTimeFormat(at('2026-03-04T10:00:00Z'), at('2026-03-04T10:05:00Z'))(at('2026-03-04T10:02:07Z'))).toMatch(/\d{1,2}:\d{2}:07/);
+    expect(chartTimeFormat(at('2026-03-04T10:00:00Z'), at('2026-03-04T10:05:00Z'))(at('2026-03-04T10:02:07Z'))).toMatch(
+      /\d{1,2}:\d{2}:07/,
+    );
     const label = chartTimeFormat(at('2025-12-20T10:00:00Z'), at('2026-01-05T10:00:00Z'));
     expect(label(at('2025-12-20T10:00:00Z'))).toContain('2025');
     expect(label(at('2026-01-05T10:00:00Z'))).toContain('2026');

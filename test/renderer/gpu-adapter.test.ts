@@ -3,7 +3,12 @@ import { backendLabel, subgroupsLabel } from '../../src-renderer/lib/gpu-adapter
 
 describe('GPU adapter labels', () => {
   it('names backends as their APIs are written', () => {
-    expect(['vulkan', 'metal', 'd3d12', 'opengles'].map(backendLabel)).toEqual(['Vulkan', 'Metal', 'D3D12', 'OpenGL ES']);
+    expect(['vulkan', 'metal', 'd3d12', 'opengles'].map(backendLabel)).toEqual([
+      'Vulkan',
+      'Metal',
+      'D3D12',
+      'OpenGL ES',
+    ]);
     expect(backendLabel('webgpu-next')).toBe('webgpu-next');
   });
 

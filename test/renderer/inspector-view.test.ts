@@ -1,8 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import type { Histogram, TypeShareView } from '../../src-preload/api';
-import { codeRows, fieldSpan, formatCode, formatStat, formatValue, histogramGeometry, TYPE_PALETTE, typeBars, typeColors, type Oklch } from '../../src-renderer/lib/inspector-view';
+import {
+  codeRows,
+  fieldSpan,
+  formatCode,
+  formatStat,
+  formatValue,
+  histogramGeometry,
+  TYPE_PALETTE,
+  typeBars,
+  typeColors,
+  type Oklch,
+} from '../../src-renderer/lib/inspector-view';
 
-const share = (type: string, parameters: number, bytes: number): TypeShareView => ({ type, tensors: 1, parameters, bytes });
+const share = (type: string, parameters: number, bytes: number): TypeShareView => ({
+  type,
+  tensors: 1,
+  parameters,
+  bytes,
+});
 /** Q4_K_M-like: Q4_0 and Q4_K both at 4.5 bits per weight. */
 const MIX = [share('Q4_K', 1024, 576), share('Q6_K', 256, 210), share('F32', 64, 256), share('Q4_0', 32, 18)];
 
@@ -15,7 +31,10 @@ function distance(x: Oklch, y: Oklch): number {
 
 /** The palette slot of a colour typeColors gave, and its two themes' shades. */
 function slotOf(css: string): number {
-  const slot = TYPE_PALETTE.findIndex(({ light, dark }) => css === `light-dark(oklch(${light.l} ${light.c} ${light.h}), oklch(${dark.l} ${dark.c} ${dark.h}))`);
+  const slot = TYPE_PALETTE.findIndex(
+    ({ light, dark }) =>
+      css === `light-dark(oklch(${light.l} ${light.c} ${light.h}), oklch(${dark.l} ${dark.c} ${dark.h}))`,
+  );
   expect(slot, css).toBeGreaterThanOrEqual(0);
   return slot;
 }
@@ -35,7 +54,9 @@ describe('typeColors', () => {
     for (const theme of ['light', 'dark'] as const) {
       for (let i = 0; i < TYPE_PALETTE.length; i++) {
         for (let j = i + 1; j < TYPE_PALETTE.length; j++) {
-          expect(distance(TYPE_PALETTE[i]![theme], TYPE_PALETTE[j]![theme]), `${theme} ${i}/${j}`).toBeGreaterThan(0.05);
+          expect(distance(TYPE_PALETTE[i]![theme], TYPE_PALETTE[j]![theme]), `${theme} ${i}/${j}`).toBeGreaterThan(
+            0.05,
+          );
         }
       }
     }
@@ -62,12 +83,29 @@ describe('typeBars', () => {
 });
 
 describe('histogramGeometry', () => {
-  const h: Histogram = { tensor: 't', sampled: 10, rowsSampled: 1, rows: 1, elements: 10, nonFinite: 0, min: -1, max: 3, mean: 0, std: 1, counts: [2, 0, 8, 0] };
+  const h: Histogram = {
+    tensor: 't',
+    sampled: 10,
+    rowsSampled: 1,
+    rows: 1,
+    elements: 10,
+    nonFinite: 0,
+    min: -1,
+    max: 3,
+    mean: 0,
+    std: 1,
+    counts: [2, 0, 8, 0],
+  };
 
   it('scales bars to the tallest bin and places value 0 on the x axis', () => {
     const g = histogramGeometry(h, 400, 100);
     expect(g.peak).toBe(8);
-    expect(g.bars.map((b) => [b.x, b.height, b.y])).toEqual([[0, 25, 75], [100, 0, 100], [200, 100, 0], [300, 0, 100]]);
+    expect(g.bars.map((b) => [b.x, b.height, b.y])).toEqual([
+      [0, 25, 75],
+      [100, 0, 100],
+      [200, 100, 0],
+      [300, 0, 100],
+    ]);
     expect(g.bars[1]).toMatchObject({ from: 0, to: 1 });
     expect(g.zeroX).toBe(100);
   });
@@ -81,7 +119,13 @@ describe('block view text', () => {
   it('lays out codes and values in rows, and names what a field applies to', () => {
     const rows = codeRows([1, 2, 3], [0.5, 'NaN', -0], 2);
     expect(rows).toEqual([
-      { first: 0, cells: [{ index: 0, code: 1, value: 0.5 }, { index: 1, code: 2, value: 'NaN' }] },
+      {
+        first: 0,
+        cells: [
+          { index: 0, code: 1, value: 0.5 },
+          { index: 1, code: 2, value: 'NaN' },
+        ],
+      },
       { first: 2, cells: [{ index: 2, code: 3, value: -0 }] },
     ]);
     expect(codeRows(null, [1], 8)[0]!.cells[0]!.code).toBeNull();

@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../src-preload/api';
-import { architecturesOf, deletionBlocker, describeLocations, describeMix, filterModels, generativeModels, mixSegments, nextSort, runnableModels, sortModels } from '../../src-renderer/lib/library-view';
+import {
+  architecturesOf,
+  deletionBlocker,
+  describeLocations,
+  describeMix,
+  filterModels,
+  generativeModels,
+  mixSegments,
+  nextSort,
+  runnableModels,
+  sortModels,
+} from '../../src-renderer/lib/library-view';
 
 function model(id: number, patch: Partial<ModelEntry>): ModelEntry {
   return {
@@ -31,7 +42,15 @@ function model(id: number, patch: Partial<ModelEntry>): ModelEntry {
 const MODELS = [
   model(1, { name: 'Qwen3 8B', architecture: 'qwen3', parameters: 8e9, bytes: 5e9, fileType: 'Q4_K_M' }),
   model(2, { name: 'llama 3.2 1B', parameters: 1.2e9, bytes: 8e8, fileType: 'Q8_0', source: 'added' }),
-  model(3, { name: 'broken', architecture: null, parameters: null, fileType: null, contextLength: null, bytes: 10, error: 'bad' }),
+  model(3, {
+    name: 'broken',
+    architecture: null,
+    parameters: null,
+    fileType: null,
+    contextLength: null,
+    bytes: 10,
+    error: 'bad',
+  }),
   model(4, { name: 'Llama 3.1 70B', parameters: 7e10, bytes: 4e10, path: '/big/disk/l70.gguf' }),
 ];
 
@@ -39,21 +58,46 @@ const names = (models: ModelEntry[]) => models.map((m) => m.name);
 
 describe('sortModels', () => {
   it('sorts names naturally and ignoring case, either way', () => {
-    expect(names(sortModels(MODELS, { key: 'name', direction: 'ascending' }))).toEqual(['broken', 'Llama 3.1 70B', 'llama 3.2 1B', 'Qwen3 8B']);
-    expect(names(sortModels(MODELS, { key: 'name', direction: 'descending' }))).toEqual(['Qwen3 8B', 'llama 3.2 1B', 'Llama 3.1 70B', 'broken']);
+    expect(names(sortModels(MODELS, { key: 'name', direction: 'ascending' }))).toEqual([
+      'broken',
+      'Llama 3.1 70B',
+      'llama 3.2 1B',
+      'Qwen3 8B',
+    ]);
+    expect(names(sortModels(MODELS, { key: 'name', direction: 'descending' }))).toEqual([
+      'Qwen3 8B',
+      'llama 3.2 1B',
+      'Llama 3.1 70B',
+      'broken',
+    ]);
     const numbered = [model(5, { name: 'part 10' }), model(6, { name: 'part 9' })];
     expect(names(sortModels(numbered, { key: 'name', direction: 'ascending' }))).toEqual(['part 9', 'part 10']);
   });
 
   it('sorts numbers by value and keeps unknown values last in both directions', () => {
-    expect(names(sortModels(MODELS, { key: 'parameters', direction: 'descending' }))).toEqual(['Llama 3.1 70B', 'Qwen3 8B', 'llama 3.2 1B', 'broken']);
-    expect(names(sortModels(MODELS, { key: 'parameters', direction: 'ascending' }))).toEqual(['llama 3.2 1B', 'Qwen3 8B', 'Llama 3.1 70B', 'broken']);
+    expect(names(sortModels(MODELS, { key: 'parameters', direction: 'descending' }))).toEqual([
+      'Llama 3.1 70B',
+      'Qwen3 8B',
+      'llama 3.2 1B',
+      'broken',
+    ]);
+    expect(names(sortModels(MODELS, { key: 'parameters', direction: 'ascending' }))).toEqual([
+      'llama 3.2 1B',
+      'Qwen3 8B',
+      'Llama 3.1 70B',
+      'broken',
+    ]);
     expect(names(sortModels(MODELS, { key: 'bytes', direction: 'ascending' }))[0]).toBe('broken');
   });
 
   it('breaks ties by name and does not change its input', () => {
     const copy = [...MODELS];
-    expect(names(sortModels(MODELS, { key: 'contextLength', direction: 'ascending' }))).toEqual(['Llama 3.1 70B', 'llama 3.2 1B', 'Qwen3 8B', 'broken']);
+    expect(names(sortModels(MODELS, { key: 'contextLength', direction: 'ascending' }))).toEqual([
+      'Llama 3.1 70B',
+      'llama 3.2 1B',
+      'Qwen3 8B',
+      'broken',
+    ]);
     expect(MODELS).toEqual(copy);
   });
 });
@@ -62,8 +106,14 @@ describe('nextSort', () => {
   it('flips the sorted column and starts numbers largest first', () => {
     expect(nextSort({ key: 'name', direction: 'ascending' }, 'name')).toEqual({ key: 'name', direction: 'descending' });
     expect(nextSort({ key: 'name', direction: 'descending' }, 'name')).toEqual({ key: 'name', direction: 'ascending' });
-    expect(nextSort({ key: 'name', direction: 'ascending' }, 'bytes')).toEqual({ key: 'bytes', direction: 'descending' });
-    expect(nextSort({ key: 'bytes', direction: 'ascending' }, 'architecture')).toEqual({ key: 'architecture', direction: 'ascending' });
+    expect(nextSort({ key: 'name', direction: 'ascending' }, 'bytes')).toEqual({
+      key: 'bytes',
+      direction: 'descending',
+    });
+    expect(nextSort({ key: 'bytes', direction: 'ascending' }, 'architecture')).toEqual({
+      key: 'architecture',
+      direction: 'ascending',
+    });
   });
 });
 
@@ -121,7 +171,9 @@ describe('locations', () => {
     expect(describeLocations(ollama)).toBe('In 3 places: Ollama, Hugging Face, LM Studio');
     expect(describeLocations({ locations: [ollama.locations[0]!] })).toBe('Ollama: tiny:latest');
     expect(describeLocations(MODELS[0]!)).toBe('Folder');
-    expect(deletionBlocker(ollama)).toBe('It is Ollama’s: delete it there (ollama rm). Here it can only be removed from the library.');
+    expect(deletionBlocker(ollama)).toBe(
+      'It is Ollama’s: delete it there (ollama rm). Here it can only be removed from the library.',
+    );
     expect(deletionBlocker(MODELS[0]!)).toBeNull();
     expect(deletionBlocker({ locations: [{ path: '/m/model.bin', source: 'added', label: null }] })).toBe(
       'Gufo deletes only .gguf files; this one can only be removed from the library.',

@@ -14,9 +14,16 @@ beforeAll(async () => {
   const bundle = (await build({
     configFile: false,
     logLevel: 'silent',
-    build: { write: false, minify: false, lib: { entry: 'src-renderer/lib/markdown.ts', formats: ['iife'], name: 'GufoMarkdown' } },
+    build: {
+      write: false,
+      minify: false,
+      lib: { entry: 'src-renderer/lib/markdown.ts', formats: ['iife'], name: 'GufoMarkdown' },
+    },
   })) as Rollup.RollupOutput[];
-  browser = await chromium.launch({ executablePath: process.env.GUFO_CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+  browser = await chromium.launch({
+    executablePath: process.env.GUFO_CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox'],
+  });
   page = await browser.newPage();
   await page.setContent('<!doctype html><div id="out"></div>');
   await page.addScriptTag({ content: bundle[0]!.output[0].code });
@@ -40,7 +47,9 @@ interface Rendered {
 /** Renders `markdown` into the page, as MessageContent does, and describes the result. */
 function render(markdown: string): Promise<Rendered> {
   return page.evaluate((source) => {
-    const blocks = (window as unknown as { GufoMarkdown: { renderMarkdown(md: string): string[] } }).GufoMarkdown.renderMarkdown(source);
+    const blocks = (
+      window as unknown as { GufoMarkdown: { renderMarkdown(md: string): string[] } }
+    ).GufoMarkdown.renderMarkdown(source);
     const out = document.getElementById('out')!;
     out.innerHTML = blocks.join('');
     return {
@@ -48,7 +57,12 @@ function render(markdown: string): Promise<Rendered> {
       html: out.innerHTML,
       tags: [...out.querySelectorAll('*')].map((e) => e.tagName.toLowerCase()),
       attributes: [...out.querySelectorAll('*')].flatMap((e) => e.getAttributeNames()),
-      links: [...out.querySelectorAll('a')].map((a) => ({ href: a.getAttribute('href'), target: a.getAttribute('target'), rel: a.getAttribute('rel'), text: a.textContent ?? '' })),
+      links: [...out.querySelectorAll('a')].map((a) => ({
+        href: a.getAttribute('href'),
+        target: a.getAttribute('target'),
+        rel: a.getAttribute('rel'),
+        text: a.textContent ?? '',
+      })),
       text: out.textContent ?? '',
     };
   }, markdown);
@@ -56,9 +70,12 @@ function render(markdown: string): Promise<Rendered> {
 
 describe('renderMarkdown', () => {
   it('renders markdown, one HTML string per top-level block', async () => {
-    const r = await render('# Title\n\nSome **bold** and *em* and `code`.\n\n- one\n- two\n\n> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |');
+    const r = await render(
+      '# Title\n\nSome **bold** and *em* and `code`.\n\n- one\n- two\n\n> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |',
+    );
     expect(r.blocks).toBe(5);
-    for (const tag of ['h1', 'strong', 'em', 'code', 'ul', 'li', 'blockquote', 'table', 'th', 'td']) expect(r.tags).toContain(tag);
+    for (const tag of ['h1', 'strong', 'em', 'code', 'ul', 'li', 'blockquote', 'table', 'th', 'td'])
+      expect(r.tags).toContain(tag);
   });
 
   it('keeps single line breaks, as chat text means them', async () => {
@@ -67,13 +84,17 @@ describe('renderMarkdown', () => {
 
   it('puts code blocks in <pre><code> under a header naming the language, escaped', async () => {
     const r = await render('```js\nif (a < b) alert("<b>hi</b>");\n```');
-    expect(r.html).toContain('<div class="code-block"><div class="code-head"><span class="code-lang">js</span></div><pre><code class="language-js">');
+    expect(r.html).toContain(
+      '<div class="code-block"><div class="code-head"><span class="code-lang">js</span></div><pre><code class="language-js">',
+    );
     expect(r.text).toContain('if (a < b) alert("<b>hi</b>");');
     expect(r.tags).not.toContain('b');
   });
 
   it('shows raw HTML as text and never makes its elements', async () => {
-    const r = await render('<script>alert(1)</script>\n\n<iframe src="https://example.com"></iframe>\n\nHi <img src=x onerror=alert(1)> <form action="https://x"><input></form> <style>body{}</style>');
+    const r = await render(
+      '<script>alert(1)</script>\n\n<iframe src="https://example.com"></iframe>\n\nHi <img src=x onerror=alert(1)> <form action="https://x"><input></form> <style>body{}</style>',
+    );
     for (const tag of ['script', 'iframe', 'img', 'form', 'input', 'style']) expect(r.tags).not.toContain(tag);
     expect(r.text).toContain('<img src=x onerror=alert(1)>');
     expect(r.text).toContain('<script>alert(1)</script>');
@@ -89,11 +110,15 @@ describe('renderMarkdown', () => {
   it('makes markdown images into links, so nothing is fetched', async () => {
     const r = await render('![a cat](https://example.com/cat.png)');
     expect(r.tags).not.toContain('img');
-    expect(r.links).toEqual([{ href: 'https://example.com/cat.png', target: '_blank', rel: 'noopener noreferrer', text: 'a cat' }]);
+    expect(r.links).toEqual([
+      { href: 'https://example.com/cat.png', target: '_blank', rel: 'noopener noreferrer', text: 'a cat' },
+    ]);
   });
 
   it('opens web links outside, and drops links that are not web or mail links', async () => {
-    const r = await render('[web](https://example.com/a?b=1) [mail](mailto:a@b.c) [js](javascript:alert(1)) [data](data:text/html,x) [app](#/settings) <https://auto.example>');
+    const r = await render(
+      '[web](https://example.com/a?b=1) [mail](mailto:a@b.c) [js](javascript:alert(1)) [data](data:text/html,x) [app](#/settings) <https://auto.example>',
+    );
     expect(r.links).toEqual([
       { href: 'https://example.com/a?b=1', target: '_blank', rel: 'noopener noreferrer', text: 'web' },
       { href: 'mailto:a@b.c', target: '_blank', rel: 'noopener noreferrer', text: 'mail' },

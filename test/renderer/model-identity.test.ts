@@ -5,7 +5,8 @@ import { fileTypeLabel, formatBytes } from '../../src-renderer/lib/format';
 import { pickerLabel, runnableModels, secondaryName } from '../../src-renderer/lib/library-view';
 import { servedAt } from '../../src-renderer/lib/server-state';
 
-const entry = (id: number, patch: Partial<ModelEntry>) => ({ id, name: `m${id}`, generalName: null, notRunnable: null, ...patch }) as ModelEntry;
+const entry = (id: number, patch: Partial<ModelEntry>) =>
+  ({ id, name: `m${id}`, generalName: null, notRunnable: null, ...patch }) as ModelEntry;
 
 describe('model identity in the UI', () => {
   it('shows general.name under the name only when it says something else', () => {
@@ -17,7 +18,11 @@ describe('model identity in the UI', () => {
   });
 
   it('offers only models Gufo can run to the screens that run them', () => {
-    const models = [entry(1, {}), entry(2, { notRunnable: 'vocabulary only' }), entry(3, { notRunnable: 'file not found: /x.gguf' })];
+    const models = [
+      entry(1, {}),
+      entry(2, { notRunnable: 'vocabulary only' }),
+      entry(3, { notRunnable: 'file not found: /x.gguf' }),
+    ];
     expect(runnableModels(models).map((m) => m.id)).toEqual([1]);
   });
 
@@ -32,11 +37,12 @@ describe('model identity in the UI', () => {
 
 describe('server status in Settings', () => {
   it("says gufo serve serves the API on the UI's port while the listener is off", () => {
-    expect(servedAt({ url: null, servedUrl: 'http://127.0.0.1:7823/v1' })).toEqual([{ url: 'http://127.0.0.1:7823/v1', by: 'gufo serve' }]);
-    expect(servedAt({ url: 'http://127.0.0.1:7824/v1', servedUrl: 'http://127.0.0.1:7823/v1' }).map((p) => p.url)).toEqual([
-      'http://127.0.0.1:7823/v1',
-      'http://127.0.0.1:7824/v1',
+    expect(servedAt({ url: null, servedUrl: 'http://127.0.0.1:7823/v1' })).toEqual([
+      { url: 'http://127.0.0.1:7823/v1', by: 'gufo serve' },
     ]);
+    expect(
+      servedAt({ url: 'http://127.0.0.1:7824/v1', servedUrl: 'http://127.0.0.1:7823/v1' }).map((p) => p.url),
+    ).toEqual(['http://127.0.0.1:7823/v1', 'http://127.0.0.1:7824/v1']);
     expect(servedAt({ url: null, servedUrl: null })).toEqual([]);
   });
 });

@@ -16,7 +16,10 @@ const kit = join(dir, 'device-kit');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 beforeAll(() => {
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts/device-kit.mjs'), '--out', kit], { encoding: 'utf8', timeout: 150_000 });
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts/device-kit.mjs'), '--out', kit], {
+    encoding: 'utf8',
+    timeout: 150_000,
+  });
   expect(r.status, r.stderr).toBe(0);
 }, 160_000);
 
@@ -25,26 +28,52 @@ describe('npm run device:kit', () => {
     const node = spawnSync(join(kit, 'bin/node'), ['--version'], { encoding: 'utf8' });
     expect(node.stdout.trim()).toBe(process.version);
     for (const file of [
-      'lib/libvulkan.so.1', 'app/out/cli/gufo.js', 'app/out/cli/engine.js', 'app/out/shaders/matmul.wgsl', 'app/bin/gufo.mjs',
-      'app/node_modules/webgpu/dist/linux-x64/dawn.node', 'app/tools/make-model.mjs', 'run.mjs',
-      'llama/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan/libggml-vulkan.so', 'llama/llama-decode.mjs',
+      'lib/libvulkan.so.1',
+      'app/out/cli/gufo.js',
+      'app/out/cli/engine.js',
+      'app/out/shaders/matmul.wgsl',
+      'app/bin/gufo.mjs',
+      'app/node_modules/webgpu/dist/linux-x64/dawn.node',
+      'app/tools/make-model.mjs',
+      'run.mjs',
+      'llama/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan/libggml-vulkan.so',
+      'llama/llama-decode.mjs',
     ]) {
       expect(existsSync(join(kit, file)), file).toBe(true);
     }
     accessSync(join(kit, 'run.sh'), constants.X_OK);
-    const pinned = JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/node-llama-cpp/package.json'), 'utf8')).version;
-    expect(JSON.parse(readFileSync(join(kit, 'llama/node_modules/@node-llama-cpp/linux-x64-vulkan/package.json'), 'utf8')).version).toBe(pinned);
+    const pinned = JSON.parse(
+      readFileSync(join(REPO_ROOT, 'node_modules/node-llama-cpp/package.json'), 'utf8'),
+    ).version;
+    expect(
+      JSON.parse(readFileSync(join(kit, 'llama/node_modules/@node-llama-cpp/linux-x64-vulkan/package.json'), 'utf8'))
+        .version,
+    ).toBe(pinned);
   });
 
   it('run.sh on lavapipe: one JSON line each for Gufo and llama.cpp, from an empty context and at depth, with tok/s, rooflineFraction and the adapter', () => {
     expect(existsSync(LAVAPIPE_ICD), `${LAVAPIPE_ICD} is missing: ${LAVAPIPE_INSTALL}`).toBe(true);
     // A bare environment: nothing from this checkout (no NODE_PATH, no GUFO_DEV); the kit runs its own node.
-    const env = { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? dir, KIT_SHAPE: 'tiny', KIT_TYPES: 'Q4_K_M', VK_ICD_FILENAMES: LAVAPIPE_ICD };
+    const env = {
+      PATH: '/usr/bin:/bin',
+      HOME: process.env.HOME ?? dir,
+      KIT_SHAPE: 'tiny',
+      KIT_TYPES: 'Q4_K_M',
+      VK_ICD_FILENAMES: LAVAPIPE_ICD,
+    };
     const r = spawnSync(join(kit, 'run.sh'), [], { env, encoding: 'utf8', timeout: 400_000 });
     console.log(r.stdout);
     expect(r.status, r.stderr.slice(-2000)).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
-    expect(lines.map((l) => [l.engine, l.depth])).toEqual([['gufo', 0], ['llama.cpp-vulkan', 0], ['gufo', 64], ['llama.cpp-vulkan', 64]]);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.engine, l.depth])).toEqual([
+      ['gufo', 0],
+      ['llama.cpp-vulkan', 0],
+      ['gufo', 64],
+      ['llama.cpp-vulkan', 64],
+    ]);
     for (const line of lines) {
       expect(line, line.engine).toMatchObject({ fileType: 'Q4_K_M', shape: 'tiny' });
       expect(line.adapter, line.engine).toMatch(/llvmpipe/);

@@ -28,18 +28,36 @@ export function writeOllamaStore(root: string, models: OllamaModel[]): string[] 
     return { mediaType, digest: `sha256:${hex}`, size: bytes.length };
   };
   return models.map(({ name, gguf, blobMissing }) => {
-    const config = blob(Buffer.from(JSON.stringify({ model_format: 'gguf', model_family: 'llama' })), 'application/vnd.docker.container.image.v1+json');
-    const layers = [blob(Buffer.from('{{ .Prompt }}'), 'application/vnd.ollama.image.template'), blob(Buffer.from('{"stop":["</s>"]}'), 'application/vnd.ollama.image.params')];
+    const config = blob(
+      Buffer.from(JSON.stringify({ model_format: 'gguf', model_family: 'llama' })),
+      'application/vnd.docker.container.image.v1+json',
+    );
+    const layers = [
+      blob(Buffer.from('{{ .Prompt }}'), 'application/vnd.ollama.image.template'),
+      blob(Buffer.from('{"stop":["</s>"]}'), 'application/vnd.ollama.image.params'),
+    ];
     let path = '';
     if (gguf) {
-      const model = { mediaType: 'application/vnd.ollama.image.model', digest: `sha256:${sha256(gguf)}`, size: gguf.length };
+      const model = {
+        mediaType: 'application/vnd.ollama.image.model',
+        digest: `sha256:${sha256(gguf)}`,
+        size: gguf.length,
+      };
       path = join(root, 'blobs', `sha256-${sha256(gguf)}`);
       if (!blobMissing) writeFileSync(path, gguf);
       layers.unshift(model);
     }
     const manifest = join(root, 'manifests', ...name);
     mkdirSync(dirname(manifest), { recursive: true });
-    writeFileSync(manifest, JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.docker.distribution.manifest.v2+json', config, layers }));
+    writeFileSync(
+      manifest,
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: 'application/vnd.docker.distribution.manifest.v2+json',
+        config,
+        layers,
+      }),
+    );
     return path;
   });
 }
@@ -49,7 +67,13 @@ export function writeOllamaStore(root: string, models: OllamaModel[]): string[] 
  * file once in blobs/ under its SHA-256, linked from snapshots/<revision>/<path> (relative links),
  * refs/main naming the revision when `main`. Answers the blob paths, in the order of `files`.
  */
-export function writeHuggingFaceRepo(hub: string, repo: string, revision: string, files: Record<string, Buffer>, main = true): string[] {
+export function writeHuggingFaceRepo(
+  hub: string,
+  repo: string,
+  revision: string,
+  files: Record<string, Buffer>,
+  main = true,
+): string[] {
   const repoDir = join(hub, `models--${repo.replace('/', '--')}`);
   mkdirSync(join(repoDir, 'blobs'), { recursive: true });
   if (main) {

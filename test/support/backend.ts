@@ -11,7 +11,18 @@ export interface TestBackend extends Backend {
 }
 
 /** Variables that point Gufo at this machine's other apps (their model stores, Ollama, Hugging Face). */
-const MACHINE_VARIABLES = ['GUFO_HOME', 'OLLAMA_MODELS', 'OLLAMA_HOST', 'HF_HOME', 'HF_HUB_CACHE', 'HF_ENDPOINT', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'APPDATA', 'LOCALAPPDATA'];
+const MACHINE_VARIABLES = [
+  'GUFO_HOME',
+  'OLLAMA_MODELS',
+  'OLLAMA_HOST',
+  'HF_HOME',
+  'HF_HUB_CACHE',
+  'HF_ENDPOINT',
+  'XDG_CACHE_HOME',
+  'XDG_DATA_HOME',
+  'APPDATA',
+  'LOCALAPPDATA',
+];
 
 /**
  * An environment in which `home` is the user's home and nothing points at the machine's own
@@ -36,7 +47,9 @@ export function testBackend(options: Partial<BackendOptions> & { modelDirs?: str
   const dataDir = options.dataDir ?? join(tempDir(), 'home');
   mkdirSync(dataDir, { recursive: true });
   const env: NodeJS.ProcessEnv = { ...process.env, ...isolatedEnv(tempDir()) };
-  Object.assign(env, options.env, { GUFO_MODELS_DIRS: (options.modelDirs ?? []).join(process.platform === 'win32' ? ';' : ':') });
+  Object.assign(env, options.env, {
+    GUFO_MODELS_DIRS: (options.modelDirs ?? []).join(process.platform === 'win32' ? ';' : ':'),
+  });
   const backend = createBackend({ mode: 'browser', ...options, dataDir, env });
   const events: GufoEvent[] = [];
   backend.events.subscribe((event) => events.push(event));

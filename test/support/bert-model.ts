@@ -64,7 +64,10 @@ function bertTensors(s: BertShape): { name: string; ne: number[] }[] {
   for (let l = 0; l < s.nLayer; l++) {
     const blk = (name: string, ...ne: number[]) => out.push({ name: `blk.${l}.${name}`, ne });
     // A projection: its weight, and its bias except in nomic-bert.
-    const linear = (m: string, rows: number, cols: number) => (blk(`${m}.weight`, rows, cols), nomic || blk(`${m}.bias`, cols));
+    const linear = (m: string, rows: number, cols: number) => (
+      blk(`${m}.weight`, rows, cols),
+      nomic || blk(`${m}.bias`, cols)
+    );
     if (nomic || s.fusedQkv) linear('attn_qkv', nEmbd, 3 * nEmbd);
     else for (const m of ['attn_q', 'attn_k', 'attn_v']) linear(m, nEmbd, nEmbd);
     linear('attn_output', nEmbd, nEmbd);

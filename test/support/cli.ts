@@ -24,7 +24,10 @@ export function gufo(args: string[], env: NodeJS.ProcessEnv = {}, timeout = 60_0
  */
 export function gufoAsync(args: string[], env: NodeJS.ProcessEnv = {}, timeout = 60_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), ...args], { env: { ...process.env, ...env }, timeout });
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), ...args], {
+      env: { ...process.env, ...env },
+      timeout,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

@@ -52,7 +52,14 @@ export function firstMismatch(ours: Float32Array, theirs: Float32Array, anyNaN =
     }
   }
   if (first < 0) return null;
-  return { index: first, ours: ours[first]!, theirs: theirs[first]!, oursBits: a[first]!, theirsBits: b[first]!, count };
+  return {
+    index: first,
+    ours: ours[first]!,
+    theirs: theirs[first]!,
+    oursBits: a[first]!,
+    theirsBits: b[first]!,
+    count,
+  };
 }
 
 export interface BitExactOptions {
@@ -85,7 +92,9 @@ export function expectBitExact(
   const n = blocks * type.blockSize;
   expect(bytes.length, `${typeName}: byte count`).toBe(blocks * type.typeSize);
   // llama.cpp has no dequantize_row_f32: F32 "decodes" as the identity on its bytes.
-  const theirs = options.reference ?? (type.name === 'F32' ? new Float32Array(bytes.slice().buffer) : llamaDequantize(type.id, bytes.slice(), n));
+  const theirs =
+    options.reference ??
+    (type.name === 'F32' ? new Float32Array(bytes.slice().buffer) : llamaDequantize(type.id, bytes.slice(), n));
   const src = atOffset(bytes, options.offset ?? 3);
   // The output is a view at a non-zero offset too (decoders that write through integer views must honour it).
   const ours = new Float32Array(n + 8).subarray(4, 4 + n).fill(Number.NaN);
@@ -93,11 +102,13 @@ export function expectBitExact(
   const m = firstMismatch(ours, theirs, options.anyNaN ?? false);
   if (m) {
     const block = Math.floor(m.index / type.blockSize);
-    const blockBytes = Array.from(bytes.subarray(block * type.typeSize, (block + 1) * type.typeSize), (x) => x.toString(16).padStart(2, '0')).join(' ');
+    const blockBytes = Array.from(bytes.subarray(block * type.typeSize, (block + 1) * type.typeSize), (x) =>
+      x.toString(16).padStart(2, '0'),
+    ).join(' ');
     expect.fail(
       `${typeName}${options.label ? ` (${options.label})` : ''}: ${m.count} of ${n} values differ; first at value ${m.index} ` +
-      `(block ${block}, element ${m.index % type.blockSize}): ours ${m.ours} (${hex(m.oursBits)}) vs llama.cpp ${m.theirs} (${hex(m.theirsBits)}); ` +
-      `block bytes: ${blockBytes}`,
+        `(block ${block}, element ${m.index % type.blockSize}): ours ${m.ours} (${hex(m.oursBits)}) vs llama.cpp ${m.theirs} (${hex(m.theirsBits)}); ` +
+        `block bytes: ${blockBytes}`,
     );
   }
   return ours;
@@ -163,7 +174,11 @@ export interface QuantizerCheckOptions {
  * Quantizes several rows of each data set (gaussian, small gaussian, heavy-tailed, skewed) with
  * llama.cpp, then expects `decoder` to decode the blocks bit-exactly, at byte offsets 1 and 3.
  */
-export function expectBitExactOnQuantized(typeName: string, decoder: BlockDecoder, options: QuantizerCheckOptions = {}): void {
+export function expectBitExactOnQuantized(
+  typeName: string,
+  decoder: BlockDecoder,
+  options: QuantizerCheckOptions = {},
+): void {
   const type = typeOf(typeName);
   const rows = options.rows ?? 4;
   const rowLength = options.rowLength ?? 1024;
@@ -184,13 +199,23 @@ export function expectBitExactOnQuantized(typeName: string, decoder: BlockDecode
  * blocks (NaN, infinite and subnormal scales included), where NaN payloads must match only on
  * x86-64 (elsewhere ggml's own NaN results depend on the CPU's default NaN).
  */
-export function expectBitExactOnRandom(typeName: string, decoder: BlockDecoder, fields: readonly ScaleField[], blocks = 2048, seed = 99): void {
+export function expectBitExactOnRandom(
+  typeName: string,
+  decoder: BlockDecoder,
+  fields: readonly ScaleField[],
+  blocks = 2048,
+  seed = 99,
+): void {
   const rng = mulberry32(seed);
   const bytes = randomBlocks(rng, typeName, blocks, fields);
   expectBitExact(typeName, decoder, bytes, blocks, { offset: 1, label: 'random blocks' });
   expectBitExact(typeName, decoder, bytes, blocks, { offset: 3, label: 'random blocks' });
   const wild = rng.bytes(bytes.length);
-  expectBitExact(typeName, decoder, wild, blocks, { offset: 3, label: 'wholly random blocks', anyNaN: process.arch !== 'x64' });
+  expectBitExact(typeName, decoder, wild, blocks, {
+    offset: 3,
+    label: 'wholly random blocks',
+    anyNaN: process.arch !== 'x64',
+  });
 }
 
 /**
@@ -202,8 +227,16 @@ export function expectDecoderContract(typeName: string, decoder: BlockDecoder): 
   const type = typeOf(typeName);
   const untouched = new Float32Array(type.blockSize).fill(7);
   decoder(new Uint8Array(0), untouched, 0);
-  expect(untouched.every((v) => v === 7), `${typeName}: 0 blocks writes nothing`).toBe(true);
+  expect(
+    untouched.every((v) => v === 7),
+    `${typeName}: 0 blocks writes nothing`,
+  ).toBe(true);
   const bytes = new Uint8Array(2 * type.typeSize);
-  expect(() => decoder(bytes.subarray(0, 2 * type.typeSize - 1), new Float32Array(2 * type.blockSize), 2), `${typeName}: short source`).toThrow(RangeError);
-  expect(() => decoder(bytes, new Float32Array(2 * type.blockSize - 1), 2), `${typeName}: short destination`).toThrow(RangeError);
+  expect(
+    () => decoder(bytes.subarray(0, 2 * type.typeSize - 1), new Float32Array(2 * type.blockSize), 2),
+    `${typeName}: short source`,
+  ).toThrow(RangeError);
+  expect(() => decoder(bytes, new Float32Array(2 * type.blockSize - 1), 2), `${typeName}: short destination`).toThrow(
+    RangeError,
+  );
 }

@@ -56,7 +56,14 @@ export function storiesMatrices(blockSize: number, names: readonly string[], fal
 }
 
 /** The stories260K tensors the quality tests use (embeddings, attention, both FFN shapes). */
-export const STORIES_TENSORS = ['token_embd.weight', 'output.weight', 'blk.0.attn_q.weight', 'blk.2.attn_v.weight', 'blk.1.ffn_gate.weight', 'blk.3.ffn_down.weight'] as const;
+export const STORIES_TENSORS = [
+  'token_embd.weight',
+  'output.weight',
+  'blk.0.attn_q.weight',
+  'blk.2.attn_v.weight',
+  'blk.1.ffn_gate.weight',
+  'blk.3.ffn_down.weight',
+] as const;
 
 /** An importance matrix for `rowLength` columns. */
 export interface TestImatrix {
@@ -113,7 +120,12 @@ export interface EncodeComparison {
 }
 
 /** Encodes `m` with `encoder` and with llama.cpp's ggml_quantize_chunk, and compares. */
-export function compareWithLlama(type: GgmlType, encoder: RowEncoder, m: TestMatrix, imatrix: Float32Array | null): EncodeComparison {
+export function compareWithLlama(
+  type: GgmlType,
+  encoder: RowEncoder,
+  m: TestMatrix,
+  imatrix: Float32Array | null,
+): EncodeComparison {
   const theirs = llamaQuantize(type.id, m.data, m.rows, m.rowLength, imatrix ?? undefined);
   // Our output goes to an odd offset inside a larger buffer, as a slice of an output file would.
   const big = new Uint8Array(theirs.length + 7).fill(0xa5);
@@ -145,7 +157,9 @@ export function expectSameDecode(type: GgmlType, decoder: BlockDecoder, bytes: U
   decoder(bytes, ours, blocks);
   for (let i = 0; i < ours.length; i++) {
     if (!Object.is(ours[i], theirs[i])) {
-      expect.fail(`${label}: value ${i} (block ${Math.floor(i / type.blockSize)}) decodes to ${ours[i]} here, ${theirs[i]} in llama.cpp`);
+      expect.fail(
+        `${label}: value ${i} (block ${Math.floor(i / type.blockSize)}) decodes to ${ours[i]} here, ${theirs[i]} in llama.cpp`,
+      );
     }
   }
 }
@@ -197,7 +211,10 @@ export function edgeImatrix(n: number): Float32Array {
 export function tieProneMatrices(rows: number, rowLength: number, seed = 3): TestMatrix[] {
   const rng = mulberry32(seed);
   const make = (label: string, draw: () => number): TestMatrix => ({
-    label, data: Float32Array.from({ length: rows * rowLength }, draw), rows, rowLength,
+    label,
+    data: Float32Array.from({ length: rows * rowLength }, draw),
+    rows,
+    rowLength,
   });
   return [
     make('multiples of 0.1', () => Math.round(rng.gaussian() * 20) * 0.1),
@@ -255,14 +272,19 @@ export interface EncoderUnderTest {
  * ggml_quantize_chunk does it, round-trip RMSE no worse by more than 1 %, the same bytes (when
  * `sameBytes`), and our decoder reading them as llama.cpp's does.
  */
-export function itMatchesLlama({ type, encode, decode, sameBytes }: EncoderUnderTest, matrices: readonly TestMatrix[]): void {
+export function itMatchesLlama(
+  { type, encode, decode, sameBytes }: EncoderUnderTest,
+  matrices: readonly TestMatrix[],
+): void {
   for (const im of IMATRICES) {
     it(`matches llama.cpp's ggml_quantize_chunk with ${im.label}`, () => {
       for (const m of matrices) {
         const label = `${type.name}, ${m.label}, ${im.label}`;
         const r = compareWithLlama(type, encode, m, im.make(m.rowLength));
         // The acceptance bound: no worse than llama.cpp by more than 1 % ...
-        expect(r.rmseOurs, `${label}: RMSE ${r.rmseOurs} vs llama.cpp ${r.rmseTheirs}`).toBeLessThanOrEqual(1.01 * r.rmseTheirs);
+        expect(r.rmseOurs, `${label}: RMSE ${r.rmseOurs} vs llama.cpp ${r.rmseTheirs}`).toBeLessThanOrEqual(
+          1.01 * r.rmseTheirs,
+        );
         // ... and in fact the same bytes, since the same scales are chosen.
         if (sameBytes) expect(r.differingBytes, `${label}: bytes differing from llama.cpp`).toBe(0);
         expectSameDecode(type, decode, r.ours, label);
@@ -310,7 +332,15 @@ export function itMatchesLlamaOnNonFinite({ type, encode, sameBytes }: EncoderUn
 }
 
 /** Gufo's encoder for `typeName` writes llama.cpp's bytes for these rows (and importance matrix). */
-export function expectLlamaBytes(typeName: string, data: Float32Array, rows: number, rowLength: number, imatrix: Float32Array | null): void {
+export function expectLlamaBytes(
+  typeName: string,
+  data: Float32Array,
+  rows: number,
+  rowLength: number,
+  imatrix: Float32Array | null,
+): void {
   const type = typeOf(typeName);
-  expect(compareWithLlama(type, encoderFor(type), { label: typeName, data, rows, rowLength }, imatrix).differingBytes).toBe(0);
+  expect(
+    compareWithLlama(type, encoderFor(type), { label: typeName, data, rows, rowLength }, imatrix).differingBytes,
+  ).toBe(0);
 }

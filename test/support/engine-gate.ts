@@ -52,7 +52,11 @@ export function engineGate(): EngineGate {
   };
 
   const launcher: EngineLauncher = (events) => {
-    const child: ChildProcess = fork(ENTRY, { execArgv: ['--import', 'tsx'], env: process.env, stdio: ['pipe', 'inherit', 'pipe', 'ipc'] });
+    const child: ChildProcess = fork(ENTRY, {
+      execArgv: ['--import', 'tsx'],
+      env: process.env,
+      stdio: ['pipe', 'inherit', 'pipe', 'ipc'],
+    });
     forwardWithoutDriverNoise(child.stderr!, process.stderr);
     // An engine that has gone reads no more bytes.
     child.stdin!.on('error', () => {});

@@ -12,10 +12,14 @@ const require = createRequire(import.meta.url);
 function binaryPackage(): string {
   const arch = process.arch;
   switch (process.platform) {
-    case 'linux': return `@node-llama-cpp/linux-${arch}`;
-    case 'darwin': return arch === 'arm64' ? '@node-llama-cpp/mac-arm64-metal' : '@node-llama-cpp/mac-x64';
-    case 'win32': return `@node-llama-cpp/win-${arch}`;
-    default: throw new Error(`no node-llama-cpp binaries for ${process.platform}`);
+    case 'linux':
+      return `@node-llama-cpp/linux-${arch}`;
+    case 'darwin':
+      return arch === 'arm64' ? '@node-llama-cpp/mac-arm64-metal' : '@node-llama-cpp/mac-x64';
+    case 'win32':
+      return `@node-llama-cpp/win-${arch}`;
+    default:
+      throw new Error(`no node-llama-cpp binaries for ${process.platform}`);
   }
 }
 
@@ -24,7 +28,12 @@ export function ggmlBasePath(): string {
   const pkg = binaryPackage();
   // The package exports only its entry (dist/index.js); the binaries sit beside dist/.
   const root = dirname(dirname(require.resolve(pkg)));
-  const file = process.platform === 'win32' ? 'ggml-base.dll' : process.platform === 'darwin' ? 'libggml-base.dylib' : 'libggml-base.so';
+  const file =
+    process.platform === 'win32'
+      ? 'ggml-base.dll'
+      : process.platform === 'darwin'
+        ? 'libggml-base.dylib'
+        : 'libggml-base.so';
   return join(root, 'bins', pkg.slice('@node-llama-cpp/'.length), file);
 }
 
@@ -104,7 +113,10 @@ export function readWithLlamaGguf(path: string): LlamaGgufView | null {
         } else {
           const data = ggml.fn('const void *gguf_get_arr_data(void *ctx, int64_t id)')(ctx, id);
           const bytes = count * ITEM_BYTES[itemType]!;
-          value = { itemType, items: bytes === 0 ? new Uint8Array(0) : new Uint8Array(koffi.view(data, bytes).slice(0)) };
+          value = {
+            itemType,
+            items: bytes === 0 ? new Uint8Array(0) : new Uint8Array(koffi.view(data, bytes).slice(0)),
+          };
         }
       } else value = ggml.fn(SCALAR_GETTERS[type]!)(ctx, id);
       kvs.push({ key, type, value });
@@ -138,9 +150,11 @@ export function llamaDequantize(type: number, src: Uint8Array, count: number): F
   const dst = new Float32Array(count);
   const name = rowName(type);
   const sig =
-    name === 'f16' ? 'void ggml_fp16_to_fp32_row(const void *x, void *y, int64_t k)'
-    : name === 'bf16' ? 'void ggml_bf16_to_fp32_row(const void *x, void *y, int64_t k)'
-    : `void dequantize_row_${name}(const void *x, void *y, int64_t k)`;
+    name === 'f16'
+      ? 'void ggml_fp16_to_fp32_row(const void *x, void *y, int64_t k)'
+      : name === 'bf16'
+        ? 'void ggml_bf16_to_fp32_row(const void *x, void *y, int64_t k)'
+        : `void dequantize_row_${name}(const void *x, void *y, int64_t k)`;
   ggml.fn(sig)(src, dst, count);
   return dst;
 }
@@ -149,11 +163,20 @@ export function llamaDequantize(type: number, src: Uint8Array, count: number): F
  * llama.cpp's quantizer (ggml_quantize_chunk): `rows` rows of `rowLength` f32 values into blocks
  * of `type`, optionally weighted by an importance matrix (one weight per column).
  */
-export function llamaQuantize(type: number, src: Float32Array, rows: number, rowLength: number, imatrix?: Float32Array): Uint8Array {
+export function llamaQuantize(
+  type: number,
+  src: Float32Array,
+  rows: number,
+  rowLength: number,
+  imatrix?: Float32Array,
+): Uint8Array {
   ggml.fn('void ggml_quantize_init(int type)')(type);
-  const dst = new Uint8Array((rows * rowLength / ggml.blockSize(type)) * ggml.typeSize(type));
-  const quantize = ggml.fn('size_t ggml_quantize_chunk(int type, const void *src, void *dst, int64_t start, int64_t nrows, int64_t n_per_row, const void *imatrix)');
+  const dst = new Uint8Array(((rows * rowLength) / ggml.blockSize(type)) * ggml.typeSize(type));
+  const quantize = ggml.fn(
+    'size_t ggml_quantize_chunk(int type, const void *src, void *dst, int64_t start, int64_t nrows, int64_t n_per_row, const void *imatrix)',
+  );
   const written = Number(quantize(type, src, dst, 0, rows, rowLength, imatrix ?? null));
-  if (written !== dst.byteLength) throw new Error(`ggml_quantize_chunk wrote ${written} bytes, expected ${dst.byteLength}`);
+  if (written !== dst.byteLength)
+    throw new Error(`ggml_quantize_chunk wrote ${written} bytes, expected ${dst.byteLength}`);
   return dst;
 }

@@ -16,7 +16,11 @@ export async function writeStoriesWith(path: string, kvs: GgufKv[]): Promise<voi
   const { gguf, file } = openGguf(STORIES_260K);
   try {
     const replaced = new Set(kvs.map((kv) => kv.key));
-    await writeGguf(path, { kvs: [...gguf.kvs.filter((kv) => !replaced.has(kv.key)), ...kvs], tensors: gguf.tensors }, (i) => tensorChunks(gguf, gguf.tensors[i]!));
+    await writeGguf(
+      path,
+      { kvs: [...gguf.kvs.filter((kv) => !replaced.has(kv.key)), ...kvs], tensors: gguf.tensors },
+      (i) => tensorChunks(gguf, gguf.tensors[i]!),
+    );
   } finally {
     file.close();
   }
@@ -36,7 +40,9 @@ export async function writeStoriesSplit(dir: string, prefix: string, count: numb
         { key: 'split.tensors.count', type: GgufType.INT32, value: gguf.tensors.length },
       ];
       const path = join(dir, `${prefix}-${String(i + 1).padStart(5, '0')}-of-${String(count).padStart(5, '0')}.gguf`);
-      await writeGguf(path, { kvs: i === 0 ? [...gguf.kvs, ...split] : split, tensors }, (t) => tensorChunks(gguf, tensors[t]!));
+      await writeGguf(path, { kvs: i === 0 ? [...gguf.kvs, ...split] : split, tensors }, (t) =>
+        tensorChunks(gguf, tensors[t]!),
+      );
       paths.push(path);
     }
     return paths;

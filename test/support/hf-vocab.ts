@@ -121,9 +121,17 @@ export function hfTokenizerKvs(spec: HfVocabSpec): { kvs: GgufKv[]; size: number
   const kvs: GgufKv[] = [
     str('tokenizer.ggml.model', 'gpt2'),
     str('tokenizer.ggml.pre', spec.pre),
-    { key: 'tokenizer.ggml.tokens', type: GgufType.ARRAY, value: { itemType: GgufType.STRING, items: StringArray.fromStrings(tokens) } },
+    {
+      key: 'tokenizer.ggml.tokens',
+      type: GgufType.ARRAY,
+      value: { itemType: GgufType.STRING, items: StringArray.fromStrings(tokens) },
+    },
     { key: 'tokenizer.ggml.token_type', type: GgufType.ARRAY, value: { itemType: GgufType.INT32, items: types } },
-    { key: 'tokenizer.ggml.merges', type: GgufType.ARRAY, value: { itemType: GgufType.STRING, items: StringArray.fromStrings(merges) } },
+    {
+      key: 'tokenizer.ggml.merges',
+      type: GgufType.ARRAY,
+      value: { itemType: GgufType.STRING, items: StringArray.fromStrings(merges) },
+    },
   ];
   const idOf = new Map<string, number>();
   tokens.forEach((t, i) => idOf.set(t, i));
@@ -133,7 +141,8 @@ export function hfTokenizerKvs(spec: HfVocabSpec): { kvs: GgufKv[]; size: number
     const key = kind === 'unk' ? 'unknown' : kind === 'pad' ? 'padding' : kind;
     kvs.push(u32(`tokenizer.ggml.${key}_token_id`, id));
   }
-  if (spec.addBos !== undefined) kvs.push({ key: 'tokenizer.ggml.add_bos_token', type: GgufType.BOOL, value: spec.addBos });
+  if (spec.addBos !== undefined)
+    kvs.push({ key: 'tokenizer.ggml.add_bos_token', type: GgufType.BOOL, value: spec.addBos });
   if (chatTemplate !== null) kvs.push(str('tokenizer.chat_template', chatTemplate));
   return { kvs, size: tokens.length };
 }

@@ -13,7 +13,16 @@ export interface HostileValue {
   kv: GgufKv;
 }
 
-const INTEGER_TYPES = new Set([GgufType.UINT8, GgufType.INT8, GgufType.UINT16, GgufType.INT16, GgufType.UINT32, GgufType.INT32, GgufType.UINT64, GgufType.INT64]);
+const INTEGER_TYPES = new Set([
+  GgufType.UINT8,
+  GgufType.INT8,
+  GgufType.UINT16,
+  GgufType.INT16,
+  GgufType.UINT32,
+  GgufType.INT32,
+  GgufType.UINT64,
+  GgufType.INT64,
+]);
 const FLOAT_TYPES = new Set([GgufType.FLOAT32, GgufType.FLOAT64]);
 
 /** The scalar numeric keys of `gguf`, in file order. */
@@ -25,7 +34,11 @@ export function numericKvs(gguf: GgufFile): GgufKv[] {
 export function hostileValues(kv: GgufKv): HostileValue[] {
   const { key } = kv;
   const float = FLOAT_TYPES.has(kv.type);
-  const same = (value: number): GgufKv => ({ key, type: kv.type, value: kv.type === GgufType.UINT64 || kv.type === GgufType.INT64 ? BigInt(value) : value });
+  const same = (value: number): GgufKv => ({
+    key,
+    type: kv.type,
+    value: kv.type === GgufType.UINT64 || kv.type === GgufType.INT64 ? BigInt(value) : value,
+  });
   const typed = (type: GgufType, value: number | bigint): GgufKv => ({ key, type, value });
   const f32 = (value: number) => typed(GgufType.FLOAT32, value);
   const values: [string, GgufKv][] = [
@@ -38,7 +51,10 @@ export function hostileValues(kv: GgufKv): HostileValue[] {
     ['Inf', float ? same(Infinity) : f32(Infinity)],
     ['-Inf', float ? same(-Infinity) : f32(-Infinity)],
     ['a string', { key, type: GgufType.STRING, value: '12' }],
-    ['an array', { key, type: GgufType.ARRAY, value: { itemType: GgufType.UINT32, items: new Uint32Array([3, 3, 3]) } }],
+    [
+      'an array',
+      { key, type: GgufType.ARRAY, value: { itemType: GgufType.UINT32, items: new Uint32Array([3, 3, 3]) } },
+    ],
   ];
   return values.map(([name, hostile]) => ({ label: `${key} = ${name}`, kv: hostile }));
 }

@@ -79,7 +79,11 @@ export async function startFileServer(options: FileServerOptions): Promise<FileS
     if (!bytes) return notFound(res);
     const etag = etagOf(path, bytes);
     const size = options.claimSize ?? bytes.length;
-    const common = { ETag: etag, 'Accept-Ranges': options.noRanges ? 'none' : 'bytes', 'Content-Type': 'application/octet-stream' };
+    const common = {
+      ETag: etag,
+      'Accept-Ranges': options.noRanges ? 'none' : 'bytes',
+      'Content-Type': 'application/octet-stream',
+    };
     if (req.method === 'HEAD') {
       res.writeHead(200, { ...common, 'Content-Length': String(size) });
       return res.end();
@@ -93,7 +97,11 @@ export async function startFileServer(options: FileServerOptions): Promise<FileS
         res.writeHead(416, { 'Content-Range': `bytes */${bytes.length}` });
         return res.end();
       }
-      res.writeHead(206, { ...common, 'Content-Length': String(size - start), 'Content-Range': `bytes ${start}-${size - 1}/${size}` });
+      res.writeHead(206, {
+        ...common,
+        'Content-Length': String(size - start),
+        'Content-Range': `bytes ${start}-${size - 1}/${size}`,
+      });
     } else {
       res.writeHead(200, { ...common, 'Content-Length': String(size) });
     }

@@ -13,7 +13,12 @@ import type { Backend } from '../../src-main/backend/index';
  * first report can come before the call that started it has answered. Rejects if the job ends
  * first (then `when` never held while it ran).
  */
-export function atProgress(b: Backend, kind: JobKind, when: (job: JobState) => boolean, action: (job: JobState) => void): Promise<JobState> {
+export function atProgress(
+  b: Backend,
+  kind: JobKind,
+  when: (job: JobState) => boolean,
+  action: (job: JobState) => void,
+): Promise<JobState> {
   if (b.context.jobs.progressEveryMs !== 0) throw new Error('atProgress needs a back end made with progressEveryMs: 0');
   return new Promise<JobState>((resolve, reject) => {
     let id: string | null = null;
@@ -22,7 +27,11 @@ export function atProgress(b: Backend, kind: JobKind, when: (job: JobState) => b
       id = e.job.id;
       if (e.job.status !== 'running') {
         stop();
-        reject(new Error(`the ${kind} job ended (${e.job.status}, ${e.job.done}/${e.job.total}) before its progress matched`));
+        reject(
+          new Error(
+            `the ${kind} job ended (${e.job.status}, ${e.job.done}/${e.job.total}) before its progress matched`,
+          ),
+        );
       } else if (when(e.job)) {
         stop();
         action(e.job);
@@ -34,5 +43,10 @@ export function atProgress(b: Backend, kind: JobKind, when: (job: JobState) => b
 
 /** Cancels the next `kind` job inside its first report with `done > 0`: mid-work, never before it began or after it ended. */
 export function cancelMidJob(b: Backend, kind: JobKind): Promise<JobState> {
-  return atProgress(b, kind, (job) => job.done > 0, (job) => void b.api.cancelJob(job.id));
+  return atProgress(
+    b,
+    kind,
+    (job) => job.done > 0,
+    (job) => void b.api.cancelJob(job.id),
+  );
 }

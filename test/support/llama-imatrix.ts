@@ -143,7 +143,15 @@ interface Lib {
   batchFree: (batch: Record<string, unknown>) => void;
   decode: (ctx: unknown, batch: Record<string, unknown>) => number;
   vocab: (model: unknown) => unknown;
-  tokenize: (vocab: unknown, text: string, textBytes: number, out: Int32Array, max: number, addSpecial: boolean, parseSpecial: boolean) => number;
+  tokenize: (
+    vocab: unknown,
+    text: string,
+    textBytes: number,
+    out: Int32Array,
+    max: number,
+    addSpecial: boolean,
+    parseSpecial: boolean,
+  ) => number;
   addBos: (vocab: unknown) => boolean;
   bos: (vocab: unknown) => number;
 }
@@ -166,17 +174,25 @@ function load(): Lib {
   lib = {
     modelDefaults: so.func('llama_model_default_params', RawParams, []) as Lib['modelDefaults'],
     contextDefaults: so.func('llama_context_default_params', RawParams, []) as Lib['contextDefaults'],
-    loadModel: so.func('void *llama_model_load_from_file(const char *path, gufo_imatrix_llama_model_params params)') as Lib['loadModel'],
+    loadModel: so.func(
+      'void *llama_model_load_from_file(const char *path, gufo_imatrix_llama_model_params params)',
+    ) as Lib['loadModel'],
     freeModel: so.func('void llama_model_free(void *model)') as Lib['freeModel'],
-    initContext: so.func('void *llama_init_from_model(void *model, gufo_imatrix_llama_context_params params)') as Lib['initContext'],
+    initContext: so.func(
+      'void *llama_init_from_model(void *model, gufo_imatrix_llama_context_params params)',
+    ) as Lib['initContext'],
     freeContext: so.func('void llama_free(void *ctx)') as Lib['freeContext'],
     memory: so.func('void *llama_get_memory(void *ctx)') as Lib['memory'],
     clearMemory: so.func('void llama_memory_clear(void *mem, bool data)') as Lib['clearMemory'],
-    batchInit: so.func('gufo_imatrix_llama_batch llama_batch_init(int32_t n_tokens, int32_t embd, int32_t n_seq_max)') as Lib['batchInit'],
+    batchInit: so.func(
+      'gufo_imatrix_llama_batch llama_batch_init(int32_t n_tokens, int32_t embd, int32_t n_seq_max)',
+    ) as Lib['batchInit'],
     batchFree: so.func('void llama_batch_free(gufo_imatrix_llama_batch batch)') as Lib['batchFree'],
     decode: so.func('int32_t llama_decode(void *ctx, gufo_imatrix_llama_batch batch)') as Lib['decode'],
     vocab: so.func('void *llama_model_get_vocab(void *model)') as Lib['vocab'],
-    tokenize: so.func('int32_t llama_tokenize(void *vocab, const char *text, int32_t text_len, _Out_ int32_t *tokens, int32_t n_tokens_max, bool add_special, bool parse_special)') as Lib['tokenize'],
+    tokenize: so.func(
+      'int32_t llama_tokenize(void *vocab, const char *text, int32_t text_len, _Out_ int32_t *tokens, int32_t n_tokens_max, bool add_special, bool parse_special)',
+    ) as Lib['tokenize'],
     addBos: so.func('bool llama_vocab_get_add_bos(void *vocab)') as Lib['addBos'],
     bos: so.func('int32_t llama_vocab_bos(void *vocab)') as Lib['bos'],
   };
@@ -188,7 +204,8 @@ function expectFields(struct: string, values: Record<string, unknown>, expected:
   for (const [k, v] of Object.entries(expected)) {
     const got = typeof values[k] === 'bigint' ? Number(values[k]) : values[k];
     const want = v === null ? [null, 0] : [v];
-    if (!want.includes(got as never)) throw new Error(`${struct} layout mismatch: ${k} = ${String(got)}, expected ${String(v)}`);
+    if (!want.includes(got as never))
+      throw new Error(`${struct} layout mismatch: ${k} = ${String(got)}, expected ${String(v)}`);
   }
 }
 
@@ -196,9 +213,23 @@ function expectFields(struct: string, values: Record<string, unknown>, expected:
 function modelParams(): Record<string, unknown> {
   const params = koffi.decode(load().modelDefaults().raw, ModelParams) as Record<string, unknown>;
   expectFields('llama_model_params', params, {
-    devices: null, tensor_buft_overrides: null, n_gpu_layers: -1, split_mode: 1, load_mode: -1, lazy_mode: 1, main_gpu: 0,
-    tensor_split: null, progress_callback: null, progress_callback_user_data: null, kv_overrides: null,
-    vocab_only: false, check_tensors: false, use_extra_bufts: true, no_host: false, no_alloc: false, load_mtp: false,
+    devices: null,
+    tensor_buft_overrides: null,
+    n_gpu_layers: -1,
+    split_mode: 1,
+    load_mode: -1,
+    lazy_mode: 1,
+    main_gpu: 0,
+    tensor_split: null,
+    progress_callback: null,
+    progress_callback_user_data: null,
+    kv_overrides: null,
+    vocab_only: false,
+    check_tensors: false,
+    use_extra_bufts: true,
+    no_host: false,
+    no_alloc: false,
+    load_mtp: false,
   });
   return params;
 }
@@ -207,13 +238,43 @@ function modelParams(): Record<string, unknown> {
 function contextParams(): Record<string, unknown> {
   const params = koffi.decode(load().contextDefaults().raw, ContextParams) as Record<string, unknown>;
   expectFields('llama_context_params', params, {
-    n_ctx: 512, n_batch: 2048, n_ubatch: 512, n_seq_max: 1, n_rs_seq: 0, n_outputs_max: 0, n_outputs_max_per_seq: 1,
-    n_threads: 4, n_threads_batch: 4, ctx_type: 0, rope_scaling_type: -1, pooling_type: -1, attention_type: -1, flash_attn_type: -1,
-    rope_freq_base: 0, rope_freq_scale: 0, yarn_ext_factor: -1, yarn_attn_factor: -1, yarn_beta_fast: -1, yarn_beta_slow: -1,
-    yarn_orig_ctx: 0, defrag_thold: -1, cb_eval: null, cb_eval_user_data: null, type_k: GGML_TYPE_F16, type_v: GGML_TYPE_F16,
-    abort_callback: null, abort_callback_data: null,
-    embeddings: false, offload_kqv: true, no_perf: true, op_offload: true, swa_full: true, kv_unified: false,
-    samplers: null, n_samplers: 0, ctx_other: null,
+    n_ctx: 512,
+    n_batch: 2048,
+    n_ubatch: 512,
+    n_seq_max: 1,
+    n_rs_seq: 0,
+    n_outputs_max: 0,
+    n_outputs_max_per_seq: 1,
+    n_threads: 4,
+    n_threads_batch: 4,
+    ctx_type: 0,
+    rope_scaling_type: -1,
+    pooling_type: -1,
+    attention_type: -1,
+    flash_attn_type: -1,
+    rope_freq_base: 0,
+    rope_freq_scale: 0,
+    yarn_ext_factor: -1,
+    yarn_attn_factor: -1,
+    yarn_beta_fast: -1,
+    yarn_beta_slow: -1,
+    yarn_orig_ctx: 0,
+    defrag_thold: -1,
+    cb_eval: null,
+    cb_eval_user_data: null,
+    type_k: GGML_TYPE_F16,
+    type_v: GGML_TYPE_F16,
+    abort_callback: null,
+    abort_callback_data: null,
+    embeddings: false,
+    offload_kqv: true,
+    no_perf: true,
+    op_offload: true,
+    swa_full: true,
+    kv_unified: false,
+    samplers: null,
+    n_samplers: 0,
+    ctx_other: null,
   });
   return params;
 }
@@ -235,17 +296,37 @@ function tensorAt(ptr: unknown): TensorView {
   if (!tensorSizeChecked) {
     // ggml_tensor_overhead() = sizeof(struct ggml_object) (32) + sizeof(struct ggml_tensor).
     const overhead = Number(ggml.fn('size_t ggml_tensor_overhead(void)')());
-    if (overhead !== 32 + koffi.sizeof(Tensor)) throw new Error(`ggml_tensor layout mismatch: ggml_tensor_overhead() = ${overhead}, ours ${32 + koffi.sizeof(Tensor)}`);
+    if (overhead !== 32 + koffi.sizeof(Tensor))
+      throw new Error(
+        `ggml_tensor layout mismatch: ggml_tensor_overhead() = ${overhead}, ours ${32 + koffi.sizeof(Tensor)}`,
+      );
     tensorSizeChecked = true;
   }
-  const t = koffi.decode(ptr, Tensor) as { type: number; ne: (number | bigint)[]; nb: (number | bigint)[]; op: number; name: string; src: unknown[] };
-  const view: TensorView = { ptr, type: t.type, ne: Array.from(t.ne, Number), nb: Array.from(t.nb, Number), op: getters.opName()(t.op) as string, name: t.name, src: t.src };
+  const t = koffi.decode(ptr, Tensor) as {
+    type: number;
+    ne: (number | bigint)[];
+    nb: (number | bigint)[];
+    op: number;
+    name: string;
+    src: unknown[];
+  };
+  const view: TensorView = {
+    ptr,
+    type: t.type,
+    ne: Array.from(t.ne, Number),
+    nb: Array.from(t.nb, Number),
+    op: getters.opName()(t.op) as string,
+    name: t.name,
+    src: t.src,
+  };
   const nelements = Number(getters.nelements()(ptr));
   const name = getters.name()(ptr) as string;
   // ggml_op_desc names the unary or GLU function instead of the op for those two.
   const opMatches = view.op === 'UNARY' || view.op === 'GLU' || getters.opDesc()(ptr) === view.op;
   if (nelements !== view.ne.reduce((a, b) => a * b, 1) || name !== view.name || !opMatches) {
-    throw new Error(`ggml_tensor layout mismatch at "${name}": ne [${view.ne.join(', ')}] for ${nelements} elements, name "${view.name}", op ${view.op}`);
+    throw new Error(
+      `ggml_tensor layout mismatch at "${name}": ne [${view.ne.join(', ')}] for ${nelements} elements, name "${view.name}", op ${view.op}`,
+    );
   }
   return view;
 }
@@ -273,10 +354,24 @@ interface Accumulator {
   counts: number[];
 }
 
-function accumulatorOf(stats: Map<string, Accumulator>, weight: string, columns: number, matrices: number): Accumulator {
+function accumulatorOf(
+  stats: Map<string, Accumulator>,
+  weight: string,
+  columns: number,
+  matrices: number,
+): Accumulator {
   let a = stats.get(weight);
-  if (!a) stats.set(weight, (a = { sums: new Float32Array(columns * matrices), inSums: new Float32Array(columns * matrices), counts: new Array<number>(matrices).fill(0) }));
-  if (a.sums.length !== columns * matrices) throw new Error(`${weight}: inconsistent size (${a.sums.length} vs ${columns * matrices})`);
+  if (!a)
+    stats.set(
+      weight,
+      (a = {
+        sums: new Float32Array(columns * matrices),
+        inSums: new Float32Array(columns * matrices),
+        counts: new Array<number>(matrices).fill(0),
+      }),
+    );
+  if (a.sums.length !== columns * matrices)
+    throw new Error(`${weight}: inconsistent size (${a.sums.length} vs ${columns * matrices})`);
   return a;
 }
 
@@ -293,7 +388,8 @@ function collect(stats: Map<string, Accumulator>, t: TensorView): void {
   const src0 = tensorAt(t.src[0]);
   const src1 = tensorAt(t.src[1]);
   const weight = weightName(src0.name);
-  if (src1.type !== GGML_TYPE_F32 || src1.nb[0] !== 4) throw new Error(`${weight}: input ${src1.name} is not contiguous f32 rows`);
+  if (src1.type !== GGML_TYPE_F32 || src1.nb[0] !== 4)
+    throw new Error(`${weight}: input ${src1.name} is not contiguous f32 rows`);
   const x = new Float32Array(bytesOf(src1));
   const [ne0, ne1, ne2, ne3] = src1.ne as [number, number, number, number];
   const nb = src1.nb.map((b) => b / 4);
@@ -388,8 +484,15 @@ export function llamaImatrix(modelPath: string, text: string, options: LlamaImat
   const kvType = options.kvF32 ? GGML_TYPE_F32 : GGML_TYPE_F16;
   const context = l.initContext(model, {
     ...contextParams(),
-    n_ctx: size, n_batch: size, n_ubatch: size, n_threads: threads, n_threads_batch: threads,
-    cb_eval: callback, cb_eval_user_data: null, type_k: kvType, type_v: kvType,
+    n_ctx: size,
+    n_batch: size,
+    n_ubatch: size,
+    n_threads: threads,
+    n_threads_batch: threads,
+    cb_eval: callback,
+    cb_eval_user_data: null,
+    type_k: kvType,
+    type_v: kvType,
     flash_attn_type: { on: 1, off: 0, auto: -1 }[options.flashAttention ?? 'auto'],
   });
   const batch = l.batchInit(size, 0, 1);
@@ -401,7 +504,11 @@ export function llamaImatrix(modelPath: string, text: string, options: LlamaImat
     for (const ids of chunks) {
       l.clearMemory(l.memory(context), true);
       koffi.encode(batch.token, koffi.array('int32_t', size), ids);
-      koffi.encode(batch.pos, koffi.array('int32_t', size), ids.map((_, i) => i));
+      koffi.encode(
+        batch.pos,
+        koffi.array('int32_t', size),
+        ids.map((_, i) => i),
+      );
       koffi.encode(batch.n_seq_id, koffi.array('int32_t', size), new Array(size).fill(1));
       // Every position an output, as llama-imatrix asks, so the last layer runs on every token.
       koffi.encode(batch.logits, koffi.array('int8_t', size), new Array(size).fill(1));
@@ -409,7 +516,9 @@ export function llamaImatrix(modelPath: string, text: string, options: LlamaImat
       if (failure) throw failure;
       if (rc !== 0) throw new Error(`llama_decode failed (${rc}):\n${llamaLog()}`);
     }
-    const weights = [...stats].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([weight, a]) => ({ weight, ...a }));
+    const weights = [...stats]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([weight, a]) => ({ weight, ...a }));
     return { chunks, weights };
   } finally {
     l.batchFree(batch);
@@ -427,7 +536,10 @@ function chunksOf(l: Lib, model: unknown, text: string, size: number, maxChunks:
   const tokens = new Int32Array(bytes + 2);
   const n = l.tokenize(vocab, text, bytes, tokens, tokens.length, true, false);
   if (n < 0) throw new Error(`llama_tokenize needs room for ${-n} tokens`);
-  if (n < 2 * size) throw new Error(`the text tokenizes to only ${n} tokens; llama-imatrix needs at least ${2 * size} for a context of ${size}`);
+  if (n < 2 * size)
+    throw new Error(
+      `the text tokenizes to only ${n} tokens; llama-imatrix needs at least ${2 * size} for a context of ${size}`,
+    );
   const bos = l.addBos(vocab) ? l.bos(vocab) : null;
   return Array.from({ length: Math.min(maxChunks, Math.floor(n / size)) }, (_, i) => {
     const chunk = Array.from(tokens.subarray(i * size, (i + 1) * size));

@@ -18,19 +18,19 @@ import { ggmlBasePath } from './ggml-oracle';
  */
 const QuantizeParams = koffi.struct('gufo_llama_model_quantize_params', {
   nthread: 'int32_t',
-  ftype: 'int',                 // enum llama_ftype
-  output_tensor_type: 'int',    // enum ggml_type; GGML_TYPE_COUNT = unset
-  token_embedding_type: 'int',  // enum ggml_type; GGML_TYPE_COUNT = unset
+  ftype: 'int', // enum llama_ftype
+  output_tensor_type: 'int', // enum ggml_type; GGML_TYPE_COUNT = unset
+  token_embedding_type: 'int', // enum ggml_type; GGML_TYPE_COUNT = unset
   allow_requantize: 'bool',
   quantize_output_tensor: 'bool',
   only_copy: 'bool',
   pure: 'bool',
   keep_split: 'bool',
   dry_run: 'bool',
-  imatrix: 'void *',            // const llama_model_imatrix_data *
-  kv_overrides: 'void *',       // const llama_model_kv_override *
-  tt_overrides: 'void *',       // const llama_model_tensor_override *
-  prune_layers: 'void *',       // const int32_t *
+  imatrix: 'void *', // const llama_model_imatrix_data *
+  kv_overrides: 'void *', // const llama_model_kv_override *
+  tt_overrides: 'void *', // const llama_model_tensor_override *
+  prune_layers: 'void *', // const int32_t *
   max_buf_size: 'size_t',
 });
 
@@ -81,7 +81,9 @@ function load(): Lib {
   const callback = koffi.register((_level: number, text: string) => void log.push(text), koffi.pointer(LogCallback));
   so.func('void llama_log_set(gufo_llama_log_callback *cb, void *user_data)')(callback, null);
   lib = {
-    quantize: so.func('uint32_t llama_model_quantize(const char *fname_inp, const char *fname_out, const gufo_llama_model_quantize_params *params)') as Lib['quantize'],
+    quantize: so.func(
+      'uint32_t llama_model_quantize(const char *fname_inp, const char *fname_out, const gufo_llama_model_quantize_params *params)',
+    ) as Lib['quantize'],
     defaults: so.func('llama_model_quantize_default_params', RawParams, []) as Lib['defaults'],
   };
   return lib;
@@ -109,11 +111,14 @@ export function defaultQuantizeParams(): { params: QuantizeParamsValues; size: n
   };
   for (const [k, v] of Object.entries(expected)) {
     if (params[k as keyof QuantizeParamsValues] !== v) {
-      throw new Error(`llama_model_quantize_params layout mismatch: ${k} = ${String(params[k as keyof QuantizeParamsValues])}, expected ${String(v)}`);
+      throw new Error(
+        `llama_model_quantize_params layout mismatch: ${k} = ${String(params[k as keyof QuantizeParamsValues])}, expected ${String(v)}`,
+      );
     }
   }
   // The last field: LLAMA_QUANT_MAX_BUF_SIZE (8 GiB). Right here means every field before it lines up.
-  if (BigInt(params.max_buf_size) !== 8n * 2n ** 30n) throw new Error(`llama_model_quantize_params layout mismatch: max_buf_size = ${params.max_buf_size}`);
+  if (BigInt(params.max_buf_size) !== 8n * 2n ** 30n)
+    throw new Error(`llama_model_quantize_params layout mismatch: max_buf_size = ${params.max_buf_size}`);
   for (const p of [params.imatrix, params.kv_overrides, params.tt_overrides, params.prune_layers]) {
     if (p !== null && p !== 0n) throw new Error('llama_model_quantize_params layout mismatch: a pointer field is set');
   }
@@ -174,7 +179,10 @@ function tensorOverrides(list: { pattern: string; type: number }[]): { array: un
   });
   const type = koffi.array(TensorOverride, list.length + 1);
   const array = koffi.alloc(TensorOverride, list.length + 1);
-  koffi.encode(array, type, [...list.map((o, i) => ({ pattern: strings[i], type: o.type })), { pattern: null, type: 0 }]);
+  koffi.encode(array, type, [
+    ...list.map((o, i) => ({ pattern: strings[i], type: o.type })),
+    { pattern: null, type: 0 },
+  ]);
   return { array, free: () => [array, ...strings].forEach((p) => koffi.free(p)) };
 }
 
@@ -185,7 +193,12 @@ export interface QuantizeResult {
 }
 
 /** Quantizes `inPath` to `outPath` as file type `fileTypeId` (enum llama_ftype), like llama-quantize. */
-export function llamaModelQuantize(inPath: string, outPath: string, fileTypeId: number, options: QuantizeOptions = {}): QuantizeResult {
+export function llamaModelQuantize(
+  inPath: string,
+  outPath: string,
+  fileTypeId: number,
+  options: QuantizeOptions = {},
+): QuantizeResult {
   const { quantize } = load();
   const { params } = defaultQuantizeParams();
   params.nthread = options.nthread ?? 1;

@@ -42,7 +42,10 @@ export async function llamaPromptIds(path: string, text: string): Promise<number
 }
 
 /** llama.cpp's embedding of each input (a text, tokenized as the vocabulary wants, or token ids) with the model at `path`. */
-export async function llamaEmbeddings(path: string, inputs: readonly (string | readonly number[])[]): Promise<number[][]> {
+export async function llamaEmbeddings(
+  path: string,
+  inputs: readonly (string | readonly number[])[],
+): Promise<number[][]> {
   const model = await (await llamaCpp()).loadModel({ modelPath: path });
   try {
     const context = await model.createEmbeddingContext({ contextSize: 128, threads: 1 });

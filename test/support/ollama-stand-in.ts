@@ -55,21 +55,26 @@ export async function startOllamaStandIn(version = '0.6.2'): Promise<OllamaStand
       if (req.method === 'POST') {
         if (blobs.has(digest)) return json(res, 200, {});
         const actual = `sha256:${createHash('sha256').update(body).digest('hex')}`;
-        if (actual !== digest) return json(res, 400, { error: `digest mismatch, expected "${digest}", got "${actual}"` });
+        if (actual !== digest)
+          return json(res, 400, { error: `digest mismatch, expected "${digest}", got "${actual}"` });
         blobs.set(digest, body);
         return json(res, 201, {});
       }
     }
-    if (req.method === 'POST' && path === '/api/create') return create(JSON.parse(body.toString('utf8')) as CreatedModel, res);
+    if (req.method === 'POST' && path === '/api/create')
+      return create(JSON.parse(body.toString('utf8')) as CreatedModel, res);
     json(res, 404, { error: `${req.method} ${path} not found` });
   }
 
   function create(request: CreatedModel, res: ServerResponse): void {
-    if (typeof request.model !== 'string' || !NAME.test(request.model)) return json(res, 400, { error: 'invalid model name' });
-    if (!request.files || Object.keys(request.files).length === 0) return json(res, 400, { error: "neither 'from' or 'files' was specified" });
+    if (typeof request.model !== 'string' || !NAME.test(request.model))
+      return json(res, 400, { error: 'invalid model name' });
+    if (!request.files || Object.keys(request.files).length === 0)
+      return json(res, 400, { error: "neither 'from' or 'files' was specified" });
     for (const [file, digest] of Object.entries(request.files)) {
       if (file.includes('..') || file.startsWith('/')) return json(res, 400, { error: 'file path must be relative' });
-      if (!blobs.has(digest)) return json(res, 400, { error: `open blobs/${digest.replace(':', '-')}: no such file or directory` });
+      if (!blobs.has(digest))
+        return json(res, 400, { error: `open blobs/${digest.replace(':', '-')}: no such file or directory` });
     }
     res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
     const line = (value: unknown) => res.write(`${JSON.stringify(value)}\n`);
@@ -82,7 +87,10 @@ export async function startOllamaStandIn(version = '0.6.2'): Promise<OllamaStand
       line({ status: `using existing layer ${digest}` });
     }
     for (const field of ['template', 'system', 'parameters'] as const) {
-      if (request[field] !== undefined) line({ status: `creating new layer sha256:${createHash('sha256').update(JSON.stringify(request[field])).digest('hex')}` });
+      if (request[field] !== undefined)
+        line({
+          status: `creating new layer sha256:${createHash('sha256').update(JSON.stringify(request[field])).digest('hex')}`,
+        });
     }
     line({ status: 'writing manifest' });
     created.push(request);

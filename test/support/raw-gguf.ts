@@ -6,7 +6,10 @@
 export class RawGguf {
   private parts: number[] = [];
 
-  u8(v: number): this { this.parts.push(v & 0xff); return this; }
+  u8(v: number): this {
+    this.parts.push(v & 0xff);
+    return this;
+  }
   u32(v: number): this {
     for (let i = 0; i < 4; i++) this.parts.push(Math.floor(v / 2 ** (8 * i)) & 0xff);
     return this;
@@ -21,7 +24,10 @@ export class RawGguf {
     this.parts.push(...b);
     return this;
   }
-  bytes(b: ArrayLike<number>): this { for (let i = 0; i < b.length; i++) this.parts.push(b[i]!); return this; }
+  bytes(b: ArrayLike<number>): this {
+    for (let i = 0; i < b.length; i++) this.parts.push(b[i]!);
+    return this;
+  }
   str(s: string, lengthBytes: 4 | 8 = 8): this {
     const b = new TextEncoder().encode(s);
     (lengthBytes === 4 ? this.u32(b.length) : this.u64(b.length)).bytes(b);
@@ -32,8 +38,12 @@ export class RawGguf {
     this.bytes([0x47, 0x47, 0x55, 0x46]).u32(version);
     return version === 1 ? this.u32(Number(tensors)).u32(Number(kvs)) : this.u64(tensors).u64(kvs);
   }
-  kvU32(key: string, v: number): this { return this.str(key).u32(4).u32(v); }
-  kvString(key: string, v: string): this { return this.str(key).u32(8).str(v); }
+  kvU32(key: string, v: number): this {
+    return this.str(key).u32(4).u32(v);
+  }
+  kvString(key: string, v: string): this {
+    return this.str(key).u32(8).str(v);
+  }
   tensor(name: string, ne: number[], type: number, offset: number | bigint): this {
     this.str(name).u32(ne.length);
     for (const n of ne) this.u64(n);
@@ -43,7 +53,14 @@ export class RawGguf {
     while (this.parts.length % alignment !== 0) this.parts.push(0);
     return this;
   }
-  zeros(n: number): this { for (let i = 0; i < n; i++) this.parts.push(0); return this; }
-  get length(): number { return this.parts.length; }
-  build(): Uint8Array { return Uint8Array.from(this.parts); }
+  zeros(n: number): this {
+    for (let i = 0; i < n; i++) this.parts.push(0);
+    return this;
+  }
+  get length(): number {
+    return this.parts.length;
+  }
+  build(): Uint8Array {
+    return Uint8Array.from(this.parts);
+  }
 }

@@ -6,7 +6,10 @@ export function expectSameTensors(ours: string, theirs: string, label: string): 
   const a = openGguf(ours);
   const b = openGguf(theirs);
   try {
-    expect(a.gguf.tensors.map((t) => [t.name, t.type.name]), label).toEqual(b.gguf.tensors.map((t) => [t.name, t.type.name]));
+    expect(
+      a.gguf.tensors.map((t) => [t.name, t.type.name]),
+      label,
+    ).toEqual(b.gguf.tensors.map((t) => [t.name, t.type.name]));
     for (const t of a.gguf.tensors) {
       const same = Buffer.from(a.gguf.tensorData(t)).equals(Buffer.from(b.gguf.tensorData(b.gguf.tensor(t.name)!)));
       expect(same, `${label} ${t.name}`).toBe(true);

@@ -136,9 +136,14 @@ export function modelKvs(shape: ModelShape): GgufKv[] {
   if (arch === 'falcon') kvs.push(f32(`${arch}.attention.layer_norm_epsilon`, 1e-5));
   else kvs.push(f32(`${arch}.attention.layer_norm_rms_epsilon`, 1e-5));
   if (shape.ropeFreqBase !== undefined) kvs.push(f32(`${arch}.rope.freq_base`, shape.ropeFreqBase));
-  if (shape.ropeScaling) kvs.push(str(`${arch}.rope.scaling.type`, shape.ropeScaling.type), f32(`${arch}.rope.scaling.factor`, shape.ropeScaling.factor));
+  if (shape.ropeScaling)
+    kvs.push(
+      str(`${arch}.rope.scaling.type`, shape.ropeScaling.type),
+      f32(`${arch}.rope.scaling.factor`, shape.ropeScaling.factor),
+    );
   if (shape.slidingWindow !== undefined) kvs.push(u32(`${arch}.attention.sliding_window`, shape.slidingWindow));
-  if (shape.slidingWindowPattern !== undefined) kvs.push(u32(`${arch}.attention.sliding_window_pattern`, shape.slidingWindowPattern));
+  if (shape.slidingWindowPattern !== undefined)
+    kvs.push(u32(`${arch}.attention.sliding_window_pattern`, shape.slidingWindowPattern));
   if (shape.attnSoftcap !== undefined) kvs.push(f32(`${arch}.attn_logit_softcapping`, shape.attnSoftcap));
   if (shape.finalSoftcap !== undefined) kvs.push(f32(`${arch}.final_logit_softcapping`, shape.finalSoftcap));
   if (shape.longRope) {
@@ -151,7 +156,8 @@ export function modelKvs(shape: ModelShape): GgufKv[] {
   if (shape.nExpert) {
     kvs.push(u32(`${arch}.expert_count`, shape.nExpert), u32(`${arch}.expert_used_count`, shape.nExpertUsed ?? 2));
   }
-  if (isQwenMoe(shape) || arch === 'gpt-oss') kvs.push(u32(`${arch}.expert_feed_forward_length`, shape.nFfExp ?? shape.nFf));
+  if (isQwenMoe(shape) || arch === 'gpt-oss')
+    kvs.push(u32(`${arch}.expert_feed_forward_length`, shape.nFfExp ?? shape.nFf));
   if (arch === 'qwen2moe') kvs.push(u32(`${arch}.expert_shared_feed_forward_length`, shape.nFfShexp ?? shape.nFf));
   return [...kvs, ...(shape.tokenizer?.kvs ?? tokenizerKvs())];
 }
@@ -198,7 +204,11 @@ export function modelTensors(shape: ModelShape): { name: string; ne: number[] }[
     if (shape.arch === 'gpt-oss') {
       const nExpert = shape.nExpert!;
       const ff = shape.nFfExp ?? nFf;
-      for (const [name, rows] of [['attn_q', q], ['attn_k', kv], ['attn_v', kv]] as const) {
+      for (const [name, rows] of [
+        ['attn_q', q],
+        ['attn_k', kv],
+        ['attn_v', kv],
+      ] as const) {
         blk(`${name}.weight`, nEmbd, rows);
         blk(`${name}.bias`, rows);
       }
@@ -274,7 +284,8 @@ export async function writeRandomModel(path: string, shape: ModelShape): Promise
     ne,
     type: ne.length >= 2 && !name.endsWith('.bias') ? weightType : f32Type,
   }));
-  if (shape.randomNorms && shape.normSpread !== undefined) throw new Error('writeRandomModel: randomNorms and normSpread both draw the norms; give one');
+  if (shape.randomNorms && shape.normSpread !== undefined)
+    throw new Error('writeRandomModel: randomNorms and normSpread both draw the norms; give one');
   const rng = mulberry32(shape.seed ?? 1);
   const scale = shape.scale ?? 0.02;
   const spread = shape.normSpread;
@@ -325,4 +336,3 @@ function* values(n: number, type: GgmlType, fill: () => number): Iterable<Uint8A
     }
   }
 }
-

@@ -70,7 +70,8 @@ export function tokenizeMismatches(pair: TokenizerPair, corpus: readonly string[
   for (const text of corpus) {
     const ours = pair.ours.tokenize(text, { parseSpecial });
     const theirs = llamaTokenize(pair.model, text, parseSpecial);
-    if (ours.length !== theirs.length || ours.some((id, i) => id !== theirs[i])) bad.push(firstDifference(text, ours, theirs));
+    if (ours.length !== theirs.length || ours.some((id, i) => id !== theirs[i]))
+      bad.push(firstDifference(text, ours, theirs));
   }
   return bad;
 }
@@ -115,13 +116,19 @@ export function describeTokenizerParity(label: string, path: string, options: Pa
       const eog: number[] = [];
       for (let id = 0; id < v.tokens.length; id++) {
         const theirs = addon.getTokenAttributes(id);
-        if (theirs !== v.attrs[id]) attrBad.push(`${id} ${JSON.stringify(v.tokens.at(id))}: ours ${v.attrs[id]} llama.cpp ${theirs}`);
+        if (theirs !== v.attrs[id])
+          attrBad.push(`${id} ${JSON.stringify(v.tokens.at(id))}: ours ${v.attrs[id]} llama.cpp ${theirs}`);
         if (addon.isEogToken(id)) eog.push(id);
       }
       expect(attrBad.slice(0, 20)).toEqual([]);
       expect(v.eog).toEqual(eog);
       const t = pair.model.tokens;
-      expect({ bos: v.bos, eos: v.eos, eot: v.eot, sep: v.sep }).toEqual({ bos: t.bos, eos: t.eos, eot: t.eot, sep: t.sep });
+      expect({ bos: v.bos, eos: v.eos, eot: v.eot, sep: v.sep }).toEqual({
+        bos: t.bos,
+        eos: t.eos,
+        eot: t.eot,
+        sep: t.sep,
+      });
       expect(v.addBos).toBe(addon.shouldPrependBosToken());
       expect(v.addEos).toBe(addon.shouldAppendEosToken());
     });
@@ -141,7 +148,10 @@ export function describeTokenizerParity(label: string, path: string, options: Pa
           for (const renderSpecial of [false, true]) {
             const ours = pair.ours.detokenize(ids, { renderSpecial });
             const theirs = llamaDetokenize(pair.model, ids, renderSpecial);
-            if (ours !== theirs) bad.push(`${JSON.stringify(text)} ${parseSpecial}/${renderSpecial}: ${JSON.stringify(ours)} vs ${JSON.stringify(theirs)}`);
+            if (ours !== theirs)
+              bad.push(
+                `${JSON.stringify(text)} ${parseSpecial}/${renderSpecial}: ${JSON.stringify(ours)} vs ${JSON.stringify(theirs)}`,
+              );
             if (!parseSpecial && !renderSpecial && theirs === text) roundTrips++;
           }
         }
@@ -160,7 +170,11 @@ export function describeTokenizerParity(label: string, path: string, options: Pa
           v.model === 'bert'
             ? // llama.cpp's WordPiece add_special: [CLS] ... [SEP] regardless of the flags.
               [v.bos!, ...plain, v.sep!]
-            : [...(addon.shouldPrependBosToken() ? [pair.model.tokens.bos!] : []), ...plain, ...(addon.shouldAppendEosToken() ? [pair.model.tokens.eos!] : [])];
+            : [
+                ...(addon.shouldPrependBosToken() ? [pair.model.tokens.bos!] : []),
+                ...plain,
+                ...(addon.shouldAppendEosToken() ? [pair.model.tokens.eos!] : []),
+              ];
         expect(pair.ours.tokenize(text, { addSpecial: true })).toEqual(expected);
         expect(pair.ours.tokenize(text, { addBos: true })).toEqual(expected);
         expect(pair.ours.tokenize(text)).toEqual(plain);

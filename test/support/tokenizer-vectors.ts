@@ -21,7 +21,10 @@ export function vocabPath(name: string): string {
 }
 
 export function hasTokenizerVectors(name: string): boolean {
-  return existsSync(join(TOKENIZER_TESTS_DIR, `${name}.gguf.inp`)) && existsSync(join(TOKENIZER_TESTS_DIR, `${name}.gguf.out`));
+  return (
+    existsSync(join(TOKENIZER_TESTS_DIR, `${name}.gguf.inp`)) &&
+    existsSync(join(TOKENIZER_TESTS_DIR, `${name}.gguf.out`))
+  );
 }
 
 /**
@@ -41,8 +44,7 @@ export function loadTokenizerVectors(name: string): TokenizerVector[] {
   }
   return texts.map((text, i) => ({
     text,
-    ids: lines[i]!
-      .trim()
+    ids: lines[i]!.trim()
       .split(/\s+/)
       .filter((s) => s !== '')
       .map(Number),

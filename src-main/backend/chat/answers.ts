@@ -97,7 +97,9 @@ class Answer {
   ) {
     this.finished = new Promise<void>((resolve) => (this.#resolveFinished = resolve));
     const { chatId, messageId } = spec;
-    this.#progress = new Throttle(PROGRESS_EVERY_MS, (progress) => ctx.events.emit({ type: 'chat-progress', chatId, messageId, progress }));
+    this.#progress = new Throttle(PROGRESS_EVERY_MS, (progress) =>
+      ctx.events.emit({ type: 'chat-progress', chatId, messageId, progress }),
+    );
     // Stopped while still waiting for the engine (a queue, a model load): end now, not after the wait.
     this.#controller.signal.addEventListener('abort', () => {
       if (!this.#generating) this.end(this.#abortedStatus(), null, null);
@@ -161,7 +163,12 @@ class Answer {
       const limits = { contextSize, maxTokens: sampling.maxTokens, overflow: settings.contextOverflow };
       /** The prompt for the branch, ending with the answer so far. */
       const planWith = (answer: readonly number[]) =>
-        promptWorkersOf(this.ctx).run(text, modelPath, { kind: 'plan', systemPrompt: settings.systemPrompt, branch, limits, format, tools: settings.tools, answer }, signal);
+        promptWorkersOf(this.ctx).run(
+          text,
+          modelPath,
+          { kind: 'plan', systemPrompt: settings.systemPrompt, branch, limits, format, tools: settings.tools, answer },
+          signal,
+        );
       const plan = await planWith([]);
       if (!plan.fits) throw new Error(unfitMessage(plan, limits));
       const seed = answerSeed(sampling);
@@ -173,7 +180,8 @@ class Answer {
         path: modelPath,
         ctx: contextSize,
         onLoadStart: () => this.#report({ phase: 'loading', doneBytes: 0, totalBytes: 0 }),
-        onProgress: (doneBytes: number, totalBytes: number) => this.#report({ phase: 'loading', doneBytes, totalBytes }),
+        onProgress: (doneBytes: number, totalBytes: number) =>
+          this.#report({ phase: 'loading', doneBytes, totalBytes }),
       };
       /** When the first token arrived: the decode speed is over the tokens after it, as the engine's own. */
       let firstTokenAt = 0;

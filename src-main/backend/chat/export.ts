@@ -4,7 +4,12 @@ import { branchPath } from './tree';
 
 export type ChatExportFormat = 'markdown' | 'json';
 
-const ROLE_HEADINGS: Record<MessageView['role'], string> = { system: 'System', user: 'User', assistant: 'Assistant', tool: 'Tool result' };
+const ROLE_HEADINGS: Record<MessageView['role'], string> = {
+  system: 'System',
+  user: 'User',
+  assistant: 'Assistant',
+  tool: 'Tool result',
+};
 
 /** What an unfinished answer's export says about it. */
 const STATUS_NOTES: Partial<Record<MessageStatus, string>> = {
@@ -15,14 +20,19 @@ const STATUS_NOTES: Partial<Record<MessageStatus, string>> = {
 
 export function exportChat(view: ChatView, format: ChatExportFormat, exportedAt = new Date()): ChatExport {
   const base = `chat-${view.chat.id}-${slug(view.chat.title)}`;
-  if (format === 'markdown') return { fileName: `${base}.md`, mimeType: 'text/markdown', content: markdown(view, exportedAt) };
-  if (format === 'json') return { fileName: `${base}.json`, mimeType: 'application/json', content: json(view, exportedAt) };
+  if (format === 'markdown')
+    return { fileName: `${base}.md`, mimeType: 'text/markdown', content: markdown(view, exportedAt) };
+  if (format === 'json')
+    return { fileName: `${base}.json`, mimeType: 'application/json', content: json(view, exportedAt) };
   throw new Error(`unknown export format ${JSON.stringify(format)}; use markdown or json`);
 }
 
 function markdown(view: ChatView, exportedAt: Date): string {
   const { chat, settings } = view;
-  const parts = [`# ${chat.title}`, `- Model: ${chat.modelName}\n- Created: ${chat.createdAt}\n- Exported: ${exportedAt.toISOString()}`];
+  const parts = [
+    `# ${chat.title}`,
+    `- Model: ${chat.modelName}\n- Created: ${chat.createdAt}\n- Exported: ${exportedAt.toISOString()}`,
+  ];
   if (settings.systemPrompt !== '') parts.push(`## System prompt\n\n${settings.systemPrompt}`);
   for (const m of branchPath(view.messages, view.activeLeafId)) {
     const notes = [STATUS_NOTES[m.status], m.error && `error: ${m.error}`].filter(Boolean);
@@ -33,7 +43,13 @@ function markdown(view: ChatView, exportedAt: Date): string {
 
 function json(view: ChatView, exportedAt: Date): string {
   const { chat, settings, messages, activeLeafId } = view;
-  return JSON.stringify({ format: 'gufo-chat', version: 1, exportedAt: exportedAt.toISOString(), chat, settings, activeLeafId, messages }, null, 2) + '\n';
+  return (
+    JSON.stringify(
+      { format: 'gufo-chat', version: 1, exportedAt: exportedAt.toISOString(), chat, settings, activeLeafId, messages },
+      null,
+      2,
+    ) + '\n'
+  );
 }
 
 /** A file-name-safe form of a title ("Once upon a time!" → "once-upon-a-time"). */

@@ -58,7 +58,9 @@ export async function fillContext(host: EngineHost, first: PromptPlan, o: FillOp
     );
     if (before === 0) ttftMs = result.timings.ttftMs;
     // The engine is asked for no more than the context holds: stopping there is the context's end.
-    const filled = result.stopReason === 'context' || (result.stopReason === 'length' && room < budget && answer.length - before >= room);
+    const filled =
+      result.stopReason === 'context' ||
+      (result.stopReason === 'length' && room < budget && answer.length - before >= room);
     if (!filled) return { result, stopReason: result.stopReason, plan, answer, ttftMs };
     if (!o.replan || o.signal?.aborted) return { result, stopReason: 'context', plan, answer, ttftMs };
     const next = await o.replan(answer);

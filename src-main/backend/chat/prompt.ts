@@ -3,12 +3,24 @@
  * template, plain completion, or a built-in family) and tokenized, and what is left out when it
  * outgrows the context (the chat's context overflow policy, overflow.ts).
  */
-import { CONTEXT_OVERFLOW_SETTING, contextOverflowSummary, type ContextOverflow, type ContextUsage, type MessageRole } from '../../../src-preload/api';
+import {
+  CONTEXT_OVERFLOW_SETTING,
+  contextOverflowSummary,
+  type ContextOverflow,
+  type ContextUsage,
+  type MessageRole,
+} from '../../../src-preload/api';
 import { chatTemplateFor, renderChat, stopTokenIds, type ChatMessage, type ChatTool } from '../../core/chat-template';
 import { BUILTIN_TEMPLATES } from '../../core/chat-templates/builtin';
 import { answerDecoder } from '../../core/harmony';
 import { completionText, type PromptFormat } from '../../core/prompt-format';
-import { modelToolCalls, showingMarkers, toolTurnsAsText, withToolsInText, type ModelToolCalls } from '../../core/tool-calls/index';
+import {
+  modelToolCalls,
+  showingMarkers,
+  toolTurnsAsText,
+  withToolsInText,
+  type ModelToolCalls,
+} from '../../core/tool-calls/index';
 import { createTokenizer, readVocab, type StreamDecoder, type Tokenizer, type Vocab } from '../../core/tokenizer/index';
 import { fewestTokens } from '../../core/tokenizer/token-bound';
 import { openGguf } from '../../node/gguf-io';
@@ -62,7 +74,11 @@ export function openModelText(path: string): ModelText {
  * wants one; special-token texts read as those tokens). `addGenerationPrompt`: end with the header
  * of an assistant turn, for the model to write it.
  */
-export function chatPromptIds(text: ModelText, messages: readonly ChatMessage[], addGenerationPrompt: boolean): number[] {
+export function chatPromptIds(
+  text: ModelText,
+  messages: readonly ChatMessage[],
+  addGenerationPrompt: boolean,
+): number[] {
   const ids = promptTokens(text, { kind: 'chat', messages, addGenerationPrompt }, Infinity);
   return 'ids' in ids ? ids.ids : [];
 }
@@ -104,9 +120,18 @@ function promptText(text: ModelText, source: PromptSource): { prompt: string; pa
   if (source.kind === 'text') return { prompt: source.text, parseSpecial: true };
   const format = source.format ?? 'model';
   if (format === 'completion') {
-    return { prompt: completionText(source.messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : '' }))), parseSpecial: false };
+    return {
+      prompt: completionText(
+        source.messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : '' })),
+      ),
+      parseSpecial: false,
+    };
   }
-  const options = { architecture: text.architecture, addBos: text.vocab.addBos, addGenerationPrompt: source.addGenerationPrompt };
+  const options = {
+    architecture: text.architecture,
+    addBos: text.vocab.addBos,
+    addGenerationPrompt: source.addGenerationPrompt,
+  };
   const template = format === 'model' ? {} : { template: BUILTIN_TEMPLATES[format] };
   const { tools } = source;
   // A built-in template family renders no tools: they are described in the system prompt then.
@@ -121,7 +146,9 @@ function promptText(text: ModelText, source: PromptSource): { prompt: string; pa
  * /v1/completions does) and keeps a leading space, since the answer continues the text before it.
  */
 export function answerShape(text: ModelText, format: PromptFormat): { stop: number[]; stripLeadingSpace: boolean } {
-  return format === 'completion' ? { stop: [...text.vocab.eog], stripLeadingSpace: false } : { stop: text.stop, stripLeadingSpace: true };
+  return format === 'completion'
+    ? { stop: [...text.vocab.eog], stripLeadingSpace: false }
+    : { stop: text.stop, stripLeadingSpace: true };
 }
 
 export interface PromptTurn {
@@ -178,18 +205,28 @@ export function planPrompt(
 ): PromptPlan {
   const reserve = answerReserve(limits);
   const room = limits.contextSize - reserve - answer.length;
-  const candidates = keptMessages(branch.map((m) => m.role), limits.overflow);
+  const candidates = keptMessages(
+    branch.map((m) => m.role),
+    limits.overflow,
+  );
   const render = (index: number): PromptTokens => {
     const { head, start } = candidates[index]!;
     const messages: ChatMessage[] = systemPrompt === '' ? [] : [{ role: 'system', content: systemPrompt }];
-    for (const turn of [...branch.slice(0, head), ...branch.slice(start)]) messages.push({ role: turn.role, content: turn.content });
+    for (const turn of [...branch.slice(0, head), ...branch.slice(start)])
+      messages.push({ role: turn.role, content: turn.content });
     // A tool result is the model's to answer, as a question is; a template that knows no tool role gets it as a user turn.
     const turns = format === 'model' && text.toolCalls.rendersTools ? messages : toolTurnsAsText(messages);
-    const source = { kind: 'chat', messages: turns, addGenerationPrompt: ANSWERED_ROLES.has(branch.at(-1)?.role), format } as const;
+    const source = {
+      kind: 'chat',
+      messages: turns,
+      addGenerationPrompt: ANSWERED_ROLES.has(branch.at(-1)?.role),
+      format,
+    } as const;
     // Plain completion has no turns to call tools in.
     return promptTokens(text, tools?.length && format !== 'completion' ? { ...source, tools } : source, room);
   };
-  const fitting = (tokens: PromptTokens): number[] | null => ('ids' in tokens && tokens.ids.length <= room ? tokens.ids : null);
+  const fitting = (tokens: PromptTokens): number[] | null =>
+    'ids' in tokens && tokens.ids.length <= room ? tokens.ids : null;
 
   // Leaving more out never lengthens the prompt: binary search for the first candidate that fits,
   // keeping `ids` = render(hi).
@@ -234,5 +271,11 @@ export function unfitMessage(plan: PromptPlan, limits: PromptLimits, setting = C
 /** What the context-usage bar shows for a plan. */
 export function contextUsage(plan: PromptPlan, limits: PromptLimits): ContextUsage {
   const { contextSize, overflow } = limits;
-  return { usedTokens: plan.tokens, contextSize, droppedMessages: plan.dropped, overflow, policy: contextOverflowSummary(overflow) };
+  return {
+    usedTokens: plan.tokens,
+    contextSize,
+    droppedMessages: plan.dropped,
+    overflow,
+    policy: contextOverflowSummary(overflow),
+  };
 }

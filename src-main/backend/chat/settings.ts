@@ -3,7 +3,16 @@
  * naming its field), and the mapping onto the engine's sampler.
  */
 import { randomInt } from 'node:crypto';
-import { CONTEXT_OVERFLOWS, CONTEXT_TOKENS, type ChatFunctionTool, type ContextOverflow, type ChatSettings, type ChatSettingsPatch, type SamplingPresetName, type SamplingSettings } from '../../../src-preload/api';
+import {
+  CONTEXT_OVERFLOWS,
+  CONTEXT_TOKENS,
+  type ChatFunctionTool,
+  type ContextOverflow,
+  type ChatSettings,
+  type ChatSettingsPatch,
+  type SamplingPresetName,
+  type SamplingSettings,
+} from '../../../src-preload/api';
 import { defaultPromptFormat, promptFormatProblem, type PromptFormat } from '../../core/prompt-format';
 import { templateTools, toolFunctions, ToolsProblem } from '../../core/tool-calls/index';
 import type { SamplingParams } from '../../engine/protocol';
@@ -20,7 +29,9 @@ export const DEFAULT_PRESET: SamplingPresetName = 'balanced';
 
 export function samplingPreset(name: unknown): SamplingSettings {
   if (typeof name !== 'string' || !Object.hasOwn(SAMPLING_PRESETS, name)) {
-    throw new Error(`unknown sampling preset ${JSON.stringify(name)}; use one of ${Object.keys(SAMPLING_PRESETS).join(', ')}`);
+    throw new Error(
+      `unknown sampling preset ${JSON.stringify(name)}; use one of ${Object.keys(SAMPLING_PRESETS).join(', ')}`,
+    );
   }
   return { ...SAMPLING_PRESETS[name as SamplingPresetName] };
 }
@@ -38,7 +49,9 @@ const number =
 const whole =
   (min: number, max: number, unit = ''): Check =>
   (v) =>
-    Number.isInteger(v) && (v as number) >= min && (v as number) <= max ? null : `must be a whole number${unit} from ${min} to ${max}`;
+    Number.isInteger(v) && (v as number) >= min && (v as number) <= max
+      ? null
+      : `must be a whole number${unit} from ${min} to ${max}`;
 
 const SAMPLING_CHECKS: { [K in keyof SamplingSettings]-?: Check } = {
   temperature: number(0, 5),
@@ -46,7 +59,10 @@ const SAMPLING_CHECKS: { [K in keyof SamplingSettings]-?: Check } = {
   topP: number(0, 1, true),
   minP: number(0, 1),
   repeatPenalty: number(0, 10, true),
-  seed: (v) => (v === null || whole(0, 2 ** 32 - 1)(v) === null ? null : 'must be null (a new random seed for each answer) or a whole number from 0 to 4294967295'),
+  seed: (v) =>
+    v === null || whole(0, 2 ** 32 - 1)(v) === null
+      ? null
+      : 'must be null (a new random seed for each answer) or a whole number from 0 to 4294967295',
   maxTokens: whole(1, CONTEXT_TOKENS.max, ' of tokens'),
 };
 
@@ -93,7 +109,8 @@ export function applySettings(base: StoredChatSettings, patch: unknown, model: M
       next.sampling = applySampling(next.sampling, value);
     } else if (key === 'contextSize') {
       const problem = whole(CONTEXT_TOKENS.min, maxContext, ' of tokens')(value);
-      if (problem) fail(key, maxContext < CONTEXT_TOKENS.max ? `${problem} (the model's trained context)` : problem, value);
+      if (problem)
+        fail(key, maxContext < CONTEXT_TOKENS.max ? `${problem} (the model's trained context)` : problem, value);
       next.contextSize = value as number;
     } else if (key === 'tools') {
       next.tools = checkedTools(value);
@@ -103,7 +120,8 @@ export function applySettings(base: StoredChatSettings, patch: unknown, model: M
       if (problem) fail(key, problem, value);
       next.promptFormat = value as PromptFormat;
     } else if (key === 'contextOverflow') {
-      if (!(CONTEXT_OVERFLOWS as readonly unknown[]).includes(value)) fail(key, `must be one of ${CONTEXT_OVERFLOWS.join(', ')}`, value);
+      if (!(CONTEXT_OVERFLOWS as readonly unknown[]).includes(value))
+        fail(key, `must be one of ${CONTEXT_OVERFLOWS.join(', ')}`, value);
       next.contextOverflow = value as ContextOverflow;
     } else {
       fail(key, 'is not a chat setting', value);
@@ -124,7 +142,10 @@ function checkedTools(value: unknown): ChatFunctionTool[] | undefined {
 }
 
 /** The settings as the chat uses them: a format never chosen is the model's default. */
-export function effectiveSettings(stored: StoredChatSettings, hasChatTemplate: boolean): ChatSettings & { promptFormat: PromptFormat } {
+export function effectiveSettings(
+  stored: StoredChatSettings,
+  hasChatTemplate: boolean,
+): ChatSettings & { promptFormat: PromptFormat } {
   return { ...stored, promptFormat: stored.promptFormat ?? defaultPromptFormat(hasChatTemplate) };
 }
 

@@ -5,7 +5,11 @@ import type { MessageView } from '../../../src-preload/api';
 export function branchPath(messages: readonly MessageView[], leafId: number | null): MessageView[] {
   const byId = new Map(messages.map((m) => [m.id, m]));
   const path: MessageView[] = [];
-  for (let m = leafId === null ? undefined : byId.get(leafId); m; m = m.parentId === null ? undefined : byId.get(m.parentId)) {
+  for (
+    let m = leafId === null ? undefined : byId.get(leafId);
+    m;
+    m = m.parentId === null ? undefined : byId.get(m.parentId)
+  ) {
     path.push(m);
   }
   return path.reverse();

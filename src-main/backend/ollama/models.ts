@@ -29,12 +29,23 @@ export async function resolveOllamaModel(service: OpenAiService, name: string): 
       if (!(err instanceof OpenAiError && err.code === 'model_not_found')) throw err;
     }
   }
-  throw new OpenAiError(404, 'not_found_error', 'model_not_found', `model "${name}" not found: GET /api/tags lists the models Gufo serves`, 'model');
+  throw new OpenAiError(
+    404,
+    'not_found_error',
+    'model_not_found',
+    `model "${name}" not found: GET /api/tags lists the models Gufo serves`,
+    'model',
+  );
 }
 
 /** `GET /api/tags`: every model Gufo can run. */
 export async function tags(service: OpenAiService): Promise<object> {
-  return { models: (await service.models()).map(({ id, entry }) => ({ ...summary(id, entry), modified_at: new Date(entry.mtimeMs).toISOString() })) };
+  return {
+    models: (await service.models()).map(({ id, entry }) => ({
+      ...summary(id, entry),
+      modified_at: new Date(entry.mtimeMs).toISOString(),
+    })),
+  };
 }
 
 /** `GET /api/ps`: the models loaded in an engine now, with the memory they hold (all of it on the GPU). */
@@ -45,7 +56,15 @@ export async function running(service: OpenAiService): Promise<object> {
       const model = models.find((m) => m.entry.path === path);
       if (!model) return [];
       const bytes = memory.residentWeightBytes + memory.kvBytes + memory.scratchBytes;
-      return [{ ...summary(model.id, model.entry), size: bytes, size_vram: bytes, context_length: ctx, expires_at: NEVER_EXPIRES }];
+      return [
+        {
+          ...summary(model.id, model.entry),
+          size: bytes,
+          size_vram: bytes,
+          context_length: ctx,
+          expires_at: NEVER_EXPIRES,
+        },
+      ];
     }),
   };
 }
@@ -53,9 +72,17 @@ export async function running(service: OpenAiService): Promise<object> {
 /** `POST /api/show`: the model's details, its chat template (Jinja, as in the file) and a few facts from its metadata. */
 export async function show(service: OpenAiService, model: ServedModel): Promise<object> {
   const { entry } = model;
-  const template = await service.texts.use(entry.path, entry.mtimeMs, async (text) => chatTemplateFor(text.vocab, { architecture: text.architecture }).text);
-  const info: Record<string, unknown> = { 'general.architecture': entry.architecture, 'general.parameter_count': entry.parameters };
-  if (entry.architecture && entry.contextLength !== null) info[`${entry.architecture}.context_length`] = entry.contextLength;
+  const template = await service.texts.use(
+    entry.path,
+    entry.mtimeMs,
+    async (text) => chatTemplateFor(text.vocab, { architecture: text.architecture }).text,
+  );
+  const info: Record<string, unknown> = {
+    'general.architecture': entry.architecture,
+    'general.parameter_count': entry.parameters,
+  };
+  if (entry.architecture && entry.contextLength !== null)
+    info[`${entry.architecture}.context_length`] = entry.contextLength;
   return {
     license: '',
     modelfile: `# Served by Gufo from its library\nFROM ${entry.path}\n`,
@@ -87,6 +114,11 @@ function details(entry: ModelEntry) {
 
 /** As Ollama writes it: "8.0B", "494.0M", "260.1K". */
 function parameterSize(n: number): string {
-  for (const [unit, scale] of [['B', 1e9], ['M', 1e6], ['K', 1e3]] as const) if (n >= scale) return `${(n / scale).toFixed(1)}${unit}`;
+  for (const [unit, scale] of [
+    ['B', 1e9],
+    ['M', 1e6],
+    ['K', 1e3],
+  ] as const)
+    if (n >= scale) return `${(n / scale).toFixed(1)}${unit}`;
   return String(n);
 }

@@ -34,16 +34,50 @@ export interface OllamaGenerateRequest extends OllamaRequest {
 }
 
 /** Ollama's defaults (its docs' "Valid Parameters and Values"), for options a request leaves out. */
-export const OLLAMA_DEFAULTS = { temperature: 0.8, top_k: 40, top_p: 0.9, min_p: 0, repeat_penalty: 1.1, repeat_last_n: 64 } as const;
+export const OLLAMA_DEFAULTS = {
+  temperature: 0.8,
+  top_k: 40,
+  top_p: 0.9,
+  min_p: 0,
+  repeat_penalty: 1.1,
+  repeat_last_n: 64,
+} as const;
 
 /** Options of Ollama's that tune its runner (threads, GPU layers, memory mapping…): nothing to change in Gufo's engine. */
 const IGNORED_OPTIONS = new Set([
-  'numa', 'num_batch', 'num_gpu', 'main_gpu', 'low_vram', 'f16_kv', 'logits_all', 'vocab_only', 'use_mmap', 'use_mlock',
-  'embedding_only', 'num_thread', 'num_keep', 'penalize_newline',
+  'numa',
+  'num_batch',
+  'num_gpu',
+  'main_gpu',
+  'low_vram',
+  'f16_kv',
+  'logits_all',
+  'vocab_only',
+  'use_mmap',
+  'use_mlock',
+  'embedding_only',
+  'num_thread',
+  'num_keep',
+  'penalize_newline',
 ]);
 const SAMPLING_OPTIONS = new Set([
-  'temperature', 'top_k', 'top_p', 'min_p', 'repeat_penalty', 'repeat_last_n', 'presence_penalty', 'frequency_penalty', 'seed', 'stop', 'num_predict', 'num_ctx',
-  'typical_p', 'tfs_z', 'mirostat', 'mirostat_tau', 'mirostat_eta',
+  'temperature',
+  'top_k',
+  'top_p',
+  'min_p',
+  'repeat_penalty',
+  'repeat_last_n',
+  'presence_penalty',
+  'frequency_penalty',
+  'seed',
+  'stop',
+  'num_predict',
+  'num_ctx',
+  'typical_p',
+  'tfs_z',
+  'mirostat',
+  'mirostat_tau',
+  'mirostat_eta',
 ]);
 
 export function parseOllamaChat(body: unknown): OllamaChatRequest {
@@ -51,19 +85,33 @@ export function parseOllamaChat(body: unknown): OllamaChatRequest {
   if (Array.isArray(f.body.messages)) {
     f.body.messages.forEach((m: unknown, i) => {
       if (!isRecord(m)) return;
-      if (m.images !== undefined && m.images !== null && !(Array.isArray(m.images) && m.images.length === 0)) throw invalidParam(`messages[${i}].images`, 'images are not supported: Gufo\'s models read text only');
+      if (m.images !== undefined && m.images !== null && !(Array.isArray(m.images) && m.images.length === 0))
+        throw invalidParam(`messages[${i}].images`, "images are not supported: Gufo's models read text only");
     });
   }
   // Ollama's /api/chat without messages loads the model; so does an empty list.
-  const messages = f.body.messages === undefined || f.body.messages === null || (Array.isArray(f.body.messages) && f.body.messages.length === 0) ? [] : chatMessages(f.body.messages);
+  const messages =
+    f.body.messages === undefined ||
+    f.body.messages === null ||
+    (Array.isArray(f.body.messages) && f.body.messages.length === 0)
+      ? []
+      : chatMessages(f.body.messages);
   return { ...common(f), messages, tools: parseTools(f), truncate: f.boolean('truncate', true) };
 }
 
 export function parseOllamaGenerate(body: unknown): OllamaGenerateRequest {
   const f = RequestFields.of(body);
-  f.unsupported('images', (v) => Array.isArray(v) && v.length === 0, 'images are not supported: Gufo\'s models read text only');
+  f.unsupported(
+    'images',
+    (v) => Array.isArray(v) && v.length === 0,
+    "images are not supported: Gufo's models read text only",
+  );
   f.unsupported('suffix', (v) => v === '', '"suffix" (fill-in-the-middle) is not supported by Gufo yet');
-  f.unsupported('context', (v) => Array.isArray(v) && v.length === 0, '"context" (an earlier answer\'s tokens) is not supported by Gufo: send the conversation to /api/chat');
+  f.unsupported(
+    'context',
+    (v) => Array.isArray(v) && v.length === 0,
+    '"context" (an earlier answer\'s tokens) is not supported by Gufo: send the conversation to /api/chat',
+  );
   const prompt = f.has('prompt') ? f.body.prompt : '';
   if (typeof prompt !== 'string') throw invalidParam('prompt', '"prompt" must be text');
   const system = f.has('system') ? f.body.system : null;
@@ -75,23 +123,38 @@ export function parseOllamaGenerate(body: unknown): OllamaGenerateRequest {
 /** What both share: model, stream (on unless false, as in Ollama), format, options. */
 function common(f: RequestFields): OllamaRequest {
   f.unsupported('think', (v) => v === false, '"think" is not supported by Gufo yet: leave it out, or false');
-  f.unsupported('logprobs', (v) => v === false, '"logprobs" is not supported on Ollama\'s API by Gufo yet: use /v1/chat/completions');
+  f.unsupported(
+    'logprobs',
+    (v) => v === false,
+    '"logprobs" is not supported on Ollama\'s API by Gufo yet: use /v1/chat/completions',
+  );
   if (f.has('keep_alive') && typeof f.body.keep_alive !== 'string' && typeof f.body.keep_alive !== 'number') {
     throw invalidParam('keep_alive', '"keep_alive" must be a duration ("5m") or a number of seconds');
   }
   const options = f.has('options') ? f.body.options : {};
   if (!isRecord(options)) throw invalidParam('options', '"options" must be an object');
   // Named as in the request, so that an error says "options.temperature".
-  const o = new RequestFields(Object.fromEntries(Object.entries(options).map(([name, value]) => [`options.${name}`, value])));
+  const o = new RequestFields(
+    Object.fromEntries(Object.entries(options).map(([name, value]) => [`options.${name}`, value])),
+  );
   for (const name of Object.keys(options)) {
-    if (!SAMPLING_OPTIONS.has(name) && !IGNORED_OPTIONS.has(name)) throw invalidParam(`options.${name}`, `unknown option "options.${name}"`);
+    if (!SAMPLING_OPTIONS.has(name) && !IGNORED_OPTIONS.has(name))
+      throw invalidParam(`options.${name}`, `unknown option "options.${name}"`);
   }
-  o.unsupported('options.repeat_last_n', (v) => v === OLLAMA_DEFAULTS.repeat_last_n, `"options.repeat_last_n" must be ${OLLAMA_DEFAULTS.repeat_last_n}: Gufo's repeat penalty looks back that far`);
+  o.unsupported(
+    'options.repeat_last_n',
+    (v) => v === OLLAMA_DEFAULTS.repeat_last_n,
+    `"options.repeat_last_n" must be ${OLLAMA_DEFAULTS.repeat_last_n}: Gufo's repeat penalty looks back that far`,
+  );
   o.unsupported('options.typical_p', (v) => v === 1, '"options.typical_p" must be 1: Gufo has no typical sampling');
   o.unsupported('options.tfs_z', (v) => v === 1, '"options.tfs_z" must be 1: Gufo has no tail-free sampling');
   o.unsupported('options.mirostat', (v) => v === 0, '"options.mirostat" must be 0: Gufo has no Mirostat sampling');
   const numPredict = o.integer('options.num_predict', -2, 2 ** 31 - 1, -1);
-  if (numPredict === 0) throw invalidParam('options.num_predict', '"options.num_predict" must be -1 (no limit), -2 (fill the context) or at least 1');
+  if (numPredict === 0)
+    throw invalidParam(
+      'options.num_predict',
+      '"options.num_predict" must be -1 (no limit), -2 (fill the context) or at least 1',
+    );
   return {
     model: f.string('model'),
     stream: f.boolean('stream', true),
@@ -117,7 +180,10 @@ function common(f: RequestFields): OllamaRequest {
 function stopList(stop: unknown): string[] {
   if (stop === undefined || stop === null) return [];
   if (!Array.isArray(stop) || stop.length > MAX_STOP_STRINGS || !stop.every((s) => typeof s === 'string' && s !== '')) {
-    throw invalidParam('options.stop', `"options.stop" must be a list of at most ${MAX_STOP_STRINGS} non-empty strings`);
+    throw invalidParam(
+      'options.stop',
+      `"options.stop" must be a list of at most ${MAX_STOP_STRINGS} non-empty strings`,
+    );
   }
   return stop as string[];
 }

@@ -24,7 +24,17 @@ import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './requ
 /** The Ollama API version these routes follow (clients check it to know which fields they may send). */
 export const OLLAMA_API_VERSION = '0.12.0';
 
-const ROUTES = new Set(['/', '/api/version', '/api/tags', '/api/ps', '/api/show', '/api/chat', '/api/generate', '/api/embed', '/api/embeddings']);
+const ROUTES = new Set([
+  '/',
+  '/api/version',
+  '/api/tags',
+  '/api/ps',
+  '/api/show',
+  '/api/chat',
+  '/api/generate',
+  '/api/embed',
+  '/api/embeddings',
+]);
 
 /** Whether a path is Ollama's (every `/api/...`, so that a route Gufo lacks gets Ollama's 404). */
 export function isOllamaPath(pathname: string): boolean {
@@ -42,7 +52,14 @@ export function ollamaErrorBody(err: OpenAiError): { error: string } {
 }
 
 /** Serves one request to an Ollama path; answers its HTTP status. Errors before any reply are thrown. */
-export async function ollamaRoute(service: OpenAiService, req: IncomingMessage, res: ServerResponse, pathname: string, body: () => Promise<unknown>, signal: AbortSignal): Promise<number> {
+export async function ollamaRoute(
+  service: OpenAiService,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+  body: () => Promise<unknown>,
+  signal: AbortSignal,
+): Promise<number> {
   switch (pathname) {
     case '/': {
       expectMethod(req, 'GET', 'HEAD');
@@ -71,14 +88,21 @@ export async function ollamaRoute(service: OpenAiService, req: IncomingMessage, 
       expectMethod(req, 'POST');
       const request = parseOllamaChat(await body());
       const prompt = (text: ModelText): PromptInput => ({ ...chatPrompt(text, request), truncate: request.truncate });
-      return serveOllama(service, request, request.messages.length === 0, prompt, 'message', res, signal, () => chatAnswer(request));
+      return serveOllama(service, request, request.messages.length === 0, prompt, 'message', res, signal, () =>
+        chatAnswer(request),
+      );
     }
     case '/api/generate': {
       expectMethod(req, 'POST');
       const request = parseOllamaGenerate(await body());
-      const messages = [...(request.system === null ? [] : [{ role: 'system', content: request.system }]), { role: 'user', content: request.prompt }];
+      const messages = [
+        ...(request.system === null ? [] : [{ role: 'system', content: request.system }]),
+        { role: 'user', content: request.prompt },
+      ];
       const prompt = (text: ModelText): PromptInput =>
-        request.raw ? COMPLETIONS.prompt(text, { ...request, prompt: request.prompt }) : chatPrompt(text, { ...request, messages, tools: null });
+        request.raw
+          ? COMPLETIONS.prompt(text, { ...request, prompt: request.prompt })
+          : chatPrompt(text, { ...request, messages, tools: null });
       return serveOllama(service, request, request.prompt === '', prompt, 'response', res, signal);
     }
     case '/api/embed': {
@@ -87,7 +111,11 @@ export async function ollamaRoute(service: OpenAiService, req: IncomingMessage, 
       const f = RequestFields.of(await body());
       const name = f.string('model');
       const model = await resolveOllamaModel(service, name);
-      const options = { truncate: f.boolean('truncate', true), dimensions: f.integer('dimensions', 1, Number.MAX_SAFE_INTEGER, null), contextSize: numCtx(f) };
+      const options = {
+        truncate: f.boolean('truncate', true),
+        dimensions: f.integer('dimensions', 1, Number.MAX_SAFE_INTEGER, null),
+        contextSize: numCtx(f),
+      };
       const embedded = await embed(service, model, embeddingInputs(f, 'input', false), 'input', options);
       return reply(res, {
         model: name,
@@ -102,7 +130,11 @@ export async function ollamaRoute(service: OpenAiService, req: IncomingMessage, 
       expectMethod(req, 'POST');
       const f = RequestFields.of(await body());
       const model = await resolveOllamaModel(service, f.string('model'));
-      const embedded = await embed(service, model, [f.string('prompt')], 'prompt', { truncate: true, dimensions: null, contextSize: numCtx(f) });
+      const embedded = await embed(service, model, [f.string('prompt')], 'prompt', {
+        truncate: true,
+        dimensions: null,
+        contextSize: numCtx(f),
+      });
       return reply(res, { embedding: embedded.embeddings[0] });
     }
     default:
@@ -113,7 +145,8 @@ export async function ollamaRoute(service: OpenAiService, req: IncomingMessage, 
 /** options.num_ctx, a context smaller than the server's; null when not given. */
 function numCtx(f: RequestFields): number | null {
   const options = f.body.options;
-  const value = typeof options === 'object' && options !== null ? (options as Record<string, unknown>).num_ctx : undefined;
+  const value =
+    typeof options === 'object' && options !== null ? (options as Record<string, unknown>).num_ctx : undefined;
   return new RequestFields({ 'options.num_ctx': value }).integer('options.num_ctx', 1, 2 ** 31 - 1, null);
 }
 
@@ -123,7 +156,13 @@ function reply(res: ServerResponse, body: object): number {
 }
 
 function expectMethod(req: IncomingMessage, ...methods: string[]): void {
-  if (!methods.includes(req.method ?? '')) throw new OpenAiError(405, 'invalid_request_error', 'method_not_allowed', `use ${methods.join(' or ')} for this route`);
+  if (!methods.includes(req.method ?? ''))
+    throw new OpenAiError(
+      405,
+      'invalid_request_error',
+      'method_not_allowed',
+      `use ${methods.join(' or ')} for this route`,
+    );
 }
 
 /**
@@ -147,58 +186,72 @@ async function serveOllama(
   const contextSize = Math.min(request.numCtx ?? Infinity, service.contextFor(model));
   const head = () => ({ model: request.model, created_at: new Date().toISOString() });
   const answer = (content: string, calls: AnsweredToolCall[] | null = null) =>
-    field === 'message' ? { message: { role: 'assistant', content, ...(calls ? { tool_calls: calls.map(ollamaToolCall) } : {}) } } : { response: content };
+    field === 'message'
+      ? { message: { role: 'assistant', content, ...(calls ? { tool_calls: calls.map(ollamaToolCall) } : {}) } }
+      : { response: content };
 
   if (loadOnly) {
     await load(service, model, contextSize);
     return reply(res, { ...head(), ...answer(''), done: true, done_reason: 'load' });
   }
 
-  return withGenerationPlan(service, model, request, prompt, signal, async (text, plan) => {
-    const last = (generated: Generated, content: string) => ({
-      ...head(),
-      ...answer(content),
-      done: true,
-      done_reason: generated.finishReason,
-      total_duration: Number(process.hrtime.bigint() - started),
-      load_duration: nanoseconds(generated.durations.loadMs ?? 0),
-      prompt_eval_count: generated.promptTokens,
-      prompt_eval_duration: nanoseconds(generated.durations.ttftMs),
-      eval_count: generated.completionTokens,
-      eval_duration: nanoseconds(generated.durations.decodeMs),
-    });
-
-    const tools = toolAnswer();
-    if (!request.stream) {
-      const generated = await generate(service, text, plan, signal);
-      if (!generated) return CLIENT_LEFT;
-      if (!tools) return reply(res, last(generated, generated.text));
-      const shown = tools.push(generated.text);
-      const { content, calls, complete } = tools.end();
-      return reply(res, { ...last(generated, shown + content), ...answer(shown + content, wholeCalls(calls, complete)) });
-    }
-    // Opened with the first text, so that a request refused before it (a full queue) keeps its status.
-    let stream: NdjsonWriter | null = null;
-    const open = () => (stream ??= new NdjsonWriter(res));
-    try {
-      const generated = await generate(service, text, plan, signal, (piece) => {
-        const shown = tools ? tools.push(piece.text) : piece.text;
-        if (shown !== '') open().send({ ...head(), ...answer(shown), done: false });
+  return withGenerationPlan(
+    service,
+    model,
+    request,
+    prompt,
+    signal,
+    async (text, plan) => {
+      const last = (generated: Generated, content: string) => ({
+        ...head(),
+        ...answer(content),
+        done: true,
+        done_reason: generated.finishReason,
+        total_duration: Number(process.hrtime.bigint() - started),
+        load_duration: nanoseconds(generated.durations.loadMs ?? 0),
+        prompt_eval_count: generated.promptTokens,
+        prompt_eval_duration: nanoseconds(generated.durations.ttftMs),
+        eval_count: generated.completionTokens,
+        eval_duration: nanoseconds(generated.durations.decodeMs),
       });
-      if (!generated) return CLIENT_LEFT;
-      const rest = tools?.end();
-      // As Ollama streams them: the calls in a line of their own, before the last.
-      const calls = rest ? wholeCalls(rest.calls, rest.complete) : null;
-      if (rest && (rest.content !== '' || calls)) open().send({ ...head(), ...answer(rest.content, calls), done: false });
-      open().end(last(generated, ''));
-      return 200;
-    } catch (err) {
-      if (!stream) throw err;
-      const error = toOpenAiError(err);
-      (stream as NdjsonWriter).end(ollamaErrorBody(error));
-      return error.status;
-    }
-  }, contextSize);
+
+      const tools = toolAnswer();
+      if (!request.stream) {
+        const generated = await generate(service, text, plan, signal);
+        if (!generated) return CLIENT_LEFT;
+        if (!tools) return reply(res, last(generated, generated.text));
+        const shown = tools.push(generated.text);
+        const { content, calls, complete } = tools.end();
+        return reply(res, {
+          ...last(generated, shown + content),
+          ...answer(shown + content, wholeCalls(calls, complete)),
+        });
+      }
+      // Opened with the first text, so that a request refused before it (a full queue) keeps its status.
+      let stream: NdjsonWriter | null = null;
+      const open = () => (stream ??= new NdjsonWriter(res));
+      try {
+        const generated = await generate(service, text, plan, signal, (piece) => {
+          const shown = tools ? tools.push(piece.text) : piece.text;
+          if (shown !== '') open().send({ ...head(), ...answer(shown), done: false });
+        });
+        if (!generated) return CLIENT_LEFT;
+        const rest = tools?.end();
+        // As Ollama streams them: the calls in a line of their own, before the last.
+        const calls = rest ? wholeCalls(rest.calls, rest.complete) : null;
+        if (rest && (rest.content !== '' || calls))
+          open().send({ ...head(), ...answer(rest.content, calls), done: false });
+        open().end(last(generated, ''));
+        return 200;
+      } catch (err) {
+        if (!stream) throw err;
+        const error = toOpenAiError(err);
+        (stream as NdjsonWriter).end(ollamaErrorBody(error));
+        return error.status;
+      }
+    },
+    contextSize,
+  );
 }
 
 /** Loads the model into an engine, after the requests queued for it. */

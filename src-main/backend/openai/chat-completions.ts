@@ -24,15 +24,24 @@ export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
     if (content === '' && calls.length === 0 && request.logprobs === null) return null;
     return {
       index: 0,
-      delta: calls.length === 0 ? { content } : { ...(content === '' ? {} : { content }), tool_calls: calls.map(openAiToolCallDelta) },
-      logprobs: request.logprobs === null ? null : { content: chatLogprobContent(text.tokenizer, piece.tokens), refusal: null },
+      delta:
+        calls.length === 0
+          ? { content }
+          : { ...(content === '' ? {} : { content }), tool_calls: calls.map(openAiToolCallDelta) },
+      logprobs:
+        request.logprobs === null ? null : { content: chatLogprobContent(text.tokenizer, piece.tokens), refusal: null },
       finish_reason: null,
     };
   },
 
   closingChoices(_text, request, generated) {
     const answer = answers.get(request)?.end();
-    const choice = (delta: object, finish: string | null = null) => ({ index: 0, delta, logprobs: null, finish_reason: finish });
+    const choice = (delta: object, finish: string | null = null) => ({
+      index: 0,
+      delta,
+      logprobs: null,
+      finish_reason: finish,
+    });
     if (!answer) return [choice({}, generated.finishReason)];
     const out = answer.content === '' ? [] : [choice({ content: answer.content })];
     if (answer.deltas.length > 0) out.push(choice({ tool_calls: answer.deltas.map(openAiToolCallDelta) }));
@@ -53,7 +62,10 @@ export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
         ...(split?.calls ? { tool_calls: split.calls.map(openAiToolCall) } : {}),
         refusal: null,
       },
-      logprobs: request.logprobs === null ? null : { content: chatLogprobContent(text.tokenizer, generated.tokens), refusal: null },
+      logprobs:
+        request.logprobs === null
+          ? null
+          : { content: chatLogprobContent(text.tokenizer, generated.tokens), refusal: null },
       finish_reason: split ? finishReason(split, generated.finishReason) : generated.finishReason,
     };
   },
@@ -67,12 +79,23 @@ export function chatPrompt(text: ModelText, request: ChatCompletionRequest): Pro
   const answering = request.messages.at(-1)?.role !== 'assistant';
   const stopIds = text.stop;
   if (!request.tools) {
-    return { source: { kind: 'chat', messages: request.messages, addGenerationPrompt: answering }, stopIds, stripLeadingSpace: answering, param: 'messages' };
+    return {
+      source: { kind: 'chat', messages: request.messages, addGenerationPrompt: answering },
+      stopIds,
+      stripLeadingSpace: answering,
+      param: 'messages',
+    };
   }
   const tools = toolPrompt(text, request.tools);
   answers.set(request, tools.answer());
   return {
-    source: { kind: 'chat', messages: request.messages, addGenerationPrompt: answering, tools: tools.tools, prefill: tools.prefill },
+    source: {
+      kind: 'chat',
+      messages: request.messages,
+      addGenerationPrompt: answering,
+      tools: tools.tools,
+      prefill: tools.prefill,
+    },
     stopIds,
     stripLeadingSpace: answering && tools.prefill === '',
     param: 'messages',
@@ -94,7 +117,11 @@ function finishReason(answer: { calls: unknown[] | null; complete: boolean }, ge
 /** A piece of a call as OpenAI streams it: the id, type and name with the first, then argument fragments. */
 function openAiToolCallDelta(delta: AnsweredToolCallDelta): object {
   const { index, id, name, arguments: args } = delta;
-  return { index, ...(id === undefined ? {} : { id, type: 'function' }), function: { ...(name === undefined ? {} : { name }), arguments: args } };
+  return {
+    index,
+    ...(id === undefined ? {} : { id, type: 'function' }),
+    function: { ...(name === undefined ? {} : { name }), arguments: args },
+  };
 }
 
 function openAiToolCall(call: AnsweredToolCall): object {

@@ -11,7 +11,12 @@ export const COMPLETIONS: EndpointShape<CompletionRequest> = {
   chunkObject: 'text_completion',
   parse: parseCompletion,
 
-  prompt: (text, request) => ({ source: promptSource(text, request.prompt), stopIds: text.vocab.eog, stripLeadingSpace: false, param: 'prompt' }),
+  prompt: (text, request) => ({
+    source: promptSource(text, request.prompt),
+    stopIds: text.vocab.eog,
+    stripLeadingSpace: false,
+    param: 'prompt',
+  }),
 
   pieceChoice: (text, request, piece) => ({
     index: 0,
@@ -20,12 +25,15 @@ export const COMPLETIONS: EndpointShape<CompletionRequest> = {
     finish_reason: null,
   }),
 
-  closingChoices: (_text, _request, generated) => [{ index: 0, text: '', logprobs: null, finish_reason: generated.finishReason }],
+  closingChoices: (_text, _request, generated) => [
+    { index: 0, text: '', logprobs: null, finish_reason: generated.finishReason },
+  ],
 
   responseChoice: (text, request, generated) => ({
     index: 0,
     text: generated.text,
-    logprobs: request.logprobs === null ? null : completionLogprobs(text.tokenizer, generated.tokens, generated.offsets),
+    logprobs:
+      request.logprobs === null ? null : completionLogprobs(text.tokenizer, generated.tokens, generated.offsets),
     finish_reason: generated.finishReason,
   }),
 };

@@ -6,7 +6,8 @@ import { ChatTemplateError } from '../../core/chat-template';
 import { VocabError } from '../../core/tokenizer/index';
 import { EngineCrashedError, EngineRequestError } from '../../engine/host';
 
-export type OpenAiErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'server_error';
+export type OpenAiErrorType =
+  'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'server_error';
 
 export class OpenAiError extends Error {
   override readonly name = 'OpenAiError';
@@ -33,12 +34,24 @@ export function invalidParam(param: string, message: string, code = 'invalid_val
 }
 
 export function modelNotFound(model: string): OpenAiError {
-  return new OpenAiError(404, 'invalid_request_error', 'model_not_found', `The model "${model}" does not exist; GET /v1/models lists the models Gufo serves.`, 'model');
+  return new OpenAiError(
+    404,
+    'invalid_request_error',
+    'model_not_found',
+    `The model "${model}" does not exist; GET /v1/models lists the models Gufo serves.`,
+    'model',
+  );
 }
 
 /** A model the library has but Gufo cannot run (vocabulary only, unsupported architecture, a part missing). */
 export function modelNotRunnable(model: string, reason: string): OpenAiError {
-  return new OpenAiError(400, 'invalid_request_error', 'model_not_supported', `The model "${model}" cannot be run: ${reason}.`, 'model');
+  return new OpenAiError(
+    400,
+    'invalid_request_error',
+    'model_not_supported',
+    `The model "${model}" cannot be run: ${reason}.`,
+    'model',
+  );
 }
 
 /**
@@ -50,8 +63,10 @@ export function toOpenAiError(err: unknown): OpenAiError {
   if (err instanceof OpenAiError) return err;
   const message = err instanceof Error ? err.message : String(err);
   if (err instanceof ChatTemplateError) return invalidParam('messages', message, 'invalid_messages');
-  if (err instanceof VocabError) return new OpenAiError(400, 'invalid_request_error', 'model_not_supported', message, 'model');
-  if (err instanceof EngineCrashedError) return new OpenAiError(500, 'server_error', 'engine_crashed', `the engine stopped: ${message}`);
+  if (err instanceof VocabError)
+    return new OpenAiError(400, 'invalid_request_error', 'model_not_supported', message, 'model');
+  if (err instanceof EngineCrashedError)
+    return new OpenAiError(500, 'server_error', 'engine_crashed', `the engine stopped: ${message}`);
   if (err instanceof EngineRequestError) return new OpenAiError(500, 'server_error', 'engine_error', message);
   return new OpenAiError(500, 'server_error', 'internal_error', message);
 }

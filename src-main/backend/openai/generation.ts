@@ -59,14 +59,24 @@ export interface Generated {
  * Generates `plan` with the model's tokenizer `text`; `onPiece` gets the output as it may be
  * shown. Resolves with null when the client left.
  */
-export function generate(deps: GenerationDeps, text: ModelText, plan: GenerationPlan, signal: AbortSignal, onPiece?: (piece: Piece) => void): Promise<Generated | null> {
+export function generate(
+  deps: GenerationDeps,
+  text: ModelText,
+  plan: GenerationPlan,
+  signal: AbortSignal,
+  onPiece?: (piece: Piece) => void,
+): Promise<Generated | null> {
   const { model } = plan;
   return deps.queues.run(model.id, async () => {
     if (signal.aborted) return null;
     return deps.engines.withModel({ path: model.entry.path, ctx: plan.contextSize }, async ({ host, info }) => {
       if (info.loadMs !== null) deps.metrics.loaded(model.id, info.loadMs);
       if (signal.aborted) return null;
-      const output = new OutputText(text.answerDecoder(plan.stripLeadingSpace, plan.showToolMarkers), plan.stopStrings, plan.logprobs ?? 0);
+      const output = new OutputText(
+        text.answerDecoder(plan.stripLeadingSpace, plan.showToolMarkers),
+        plan.stopStrings,
+        plan.logprobs ?? 0,
+      );
       const emit = (piece: Piece) => {
         if (piece.text !== '' || piece.tokens.length > 0) onPiece?.(piece);
       };
@@ -80,7 +90,12 @@ export function generate(deps: GenerationDeps, text: ModelText, plan: Generation
           stop: [...plan.stopIds],
           ...(plan.constraint ? { constraint: plan.constraint } : {}),
           // The chosen token's own log-probability is read from the list: when sampling it may be any of the likely ones.
-          topLogprobs: plan.logprobs === null ? 0 : plan.sampling.temperature > 0 ? MAX_CHAT_TOP_LOGPROBS : Math.max(1, plan.logprobs),
+          topLogprobs:
+            plan.logprobs === null
+              ? 0
+              : plan.sampling.temperature > 0
+                ? MAX_CHAT_TOP_LOGPROBS
+                : Math.max(1, plan.logprobs),
         },
         {
           signal: AbortSignal.any([signal, cut.signal]),
@@ -93,7 +108,14 @@ export function generate(deps: GenerationDeps, text: ModelText, plan: Generation
       );
       const t = result.timings;
       // Counted even for a client that left: the engine did the work.
-      deps.metrics.generated({ model: model.id, promptTokens: plan.prompt.length, completionTokens: t.generated, ttftMs: t.ttftMs, prefillTokS: t.prefillTokS, decodeTokS: t.decodeTokS });
+      deps.metrics.generated({
+        model: model.id,
+        promptTokens: plan.prompt.length,
+        completionTokens: t.generated,
+        ttftMs: t.ttftMs,
+        prefillTokS: t.prefillTokS,
+        decodeTokS: t.decodeTokS,
+      });
       if (signal.aborted) return null;
       emit(output.end());
       return {

@@ -21,11 +21,16 @@ function isLoopback(host: string): boolean {
 
 /** Why the API may not be served on `host` with `apiKey`, or null: beyond this machine it needs a key. */
 export function keyProblem(host: string, apiKey: string | null): string | null {
-  return isLoopback(host) || apiKey !== null ? null : `serving the API on ${host}, beyond this machine, needs an API key`;
+  return isLoopback(host) || apiKey !== null
+    ? null
+    : `serving the API on ${host}, beyond this machine, needs an API key`;
 }
 
 /** Serves the API alone on `host`:`port` (0: any free port); rejects with the listen error (EADDRINUSE…). */
-export async function startOpenAiServer(service: OpenAiService, options: { host: string; port: number }): Promise<OpenAiListener> {
+export async function startOpenAiServer(
+  service: OpenAiService,
+  options: { host: string; port: number },
+): Promise<OpenAiListener> {
   const { host } = options;
   const problem = keyProblem(host, service.limits().apiKey);
   if (problem) throw new Error(problem);

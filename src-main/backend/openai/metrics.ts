@@ -47,7 +47,9 @@ class Family {
 }
 
 function labelText(labels: Labels): string {
-  const pairs = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  const pairs = Object.entries(labels).map(
+    ([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
+  );
   return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
 }
 
@@ -62,14 +64,38 @@ export interface GenerationMetrics {
 }
 
 export class ServerMetrics {
-  readonly #requests = new Family('gufo_openai_requests_total', 'Requests answered, by endpoint and HTTP status (499: the client left first).', 'counter');
-  readonly #promptTokens = new Family('gufo_openai_prompt_tokens_total', 'Prompt tokens of the requests served.', 'counter');
+  readonly #requests = new Family(
+    'gufo_openai_requests_total',
+    'Requests answered, by endpoint and HTTP status (499: the client left first).',
+    'counter',
+  );
+  readonly #promptTokens = new Family(
+    'gufo_openai_prompt_tokens_total',
+    'Prompt tokens of the requests served.',
+    'counter',
+  );
   readonly #completionTokens = new Family('gufo_openai_completion_tokens_total', 'Tokens generated.', 'counter');
-  readonly #decode = new Family('gufo_openai_decode_tokens_per_second', 'Decode speed of the last generation.', 'gauge');
-  readonly #prefill = new Family('gufo_openai_prefill_tokens_per_second', 'Prompt evaluation speed of the last generation.', 'gauge');
-  readonly #ttft = new Family('gufo_openai_time_to_first_token_seconds', 'Time from the engine starting on a request to its first token.', 'summary');
+  readonly #decode = new Family(
+    'gufo_openai_decode_tokens_per_second',
+    'Decode speed of the last generation.',
+    'gauge',
+  );
+  readonly #prefill = new Family(
+    'gufo_openai_prefill_tokens_per_second',
+    'Prompt evaluation speed of the last generation.',
+    'gauge',
+  );
+  readonly #ttft = new Family(
+    'gufo_openai_time_to_first_token_seconds',
+    'Time from the engine starting on a request to its first token.',
+    'summary',
+  );
   readonly #queue = new Family('gufo_openai_queue_depth', 'Requests waiting or running.', 'gauge');
-  readonly #load = new Family('gufo_openai_model_load_seconds', 'How long loading the model into its engine took, the last time.', 'gauge');
+  readonly #load = new Family(
+    'gufo_openai_model_load_seconds',
+    'How long loading the model into its engine took, the last time.',
+    'gauge',
+  );
 
   request(endpoint: string, status: number): void {
     this.#requests.add({ endpoint, status: String(status) }, 1);
@@ -94,7 +120,16 @@ export class ServerMetrics {
 
   /** The text for `GET /metrics`. */
   render(): string {
-    const families = [this.#requests, this.#promptTokens, this.#completionTokens, this.#decode, this.#prefill, this.#ttft, this.#queue, this.#load];
+    const families = [
+      this.#requests,
+      this.#promptTokens,
+      this.#completionTokens,
+      this.#decode,
+      this.#prefill,
+      this.#ttft,
+      this.#queue,
+      this.#load,
+    ];
     return families.map((f) => f.render()).join('\n') + '\n';
   }
 }

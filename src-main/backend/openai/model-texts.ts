@@ -53,7 +53,9 @@ export class ModelTexts {
 
   /** Closes the least recently used idle texts beyond `keepIdle`. */
   #trim(): void {
-    const idle = [...this.#held.entries()].filter(([, h]) => h.users === 0).sort((a, b) => a[1].lastUsed - b[1].lastUsed);
+    const idle = [...this.#held.entries()]
+      .filter(([, h]) => h.users === 0)
+      .sort((a, b) => a[1].lastUsed - b[1].lastUsed);
     for (const [path, held] of idle.slice(0, Math.max(0, this.#held.size - this.keepIdle))) {
       held.text.close();
       this.#held.delete(path);

@@ -38,7 +38,13 @@ export interface PromptSpec extends Omit<PromptInput, 'source'> {
  * (context_length_exceeded); the answer's length is lowered to what the context and the server's
  * cap allow.
  */
-export function planGeneration(request: GenerationRequest, model: ServedModel, prompt: PromptSpec, contextSize: number, maxTokensCap: number): GenerationPlan {
+export function planGeneration(
+  request: GenerationRequest,
+  model: ServedModel,
+  prompt: PromptSpec,
+  contextSize: number,
+  maxTokensCap: number,
+): GenerationPlan {
   const { tokens } = prompt;
   const length = 'ids' in tokens ? `${tokens.ids.length}` : `at least ${tokens.atLeast}`;
   if (!('ids' in tokens) || tokens.ids.length >= contextSize) {
@@ -51,7 +57,8 @@ export function planGeneration(request: GenerationRequest, model: ServedModel, p
     );
   }
   const ids = tokens.ids;
-  if (ids.length === 0) throw invalidParam(prompt.param, 'the prompt gives no tokens (and the model adds no BOS): give some text');
+  if (ids.length === 0)
+    throw invalidParam(prompt.param, 'the prompt gives no tokens (and the model adds no BOS): give some text');
   const s = request.sampling;
   const settings: SamplingSettings = {
     temperature: s.temperature,
@@ -68,7 +75,11 @@ export function planGeneration(request: GenerationRequest, model: ServedModel, p
     contextSize,
     prompt: ids,
     maxTokens: settings.maxTokens,
-    sampling: { ...engineSampling(settings, answerSeed(settings)), presencePenalty: s.presencePenalty, frequencyPenalty: s.frequencyPenalty },
+    sampling: {
+      ...engineSampling(settings, answerSeed(settings)),
+      presencePenalty: s.presencePenalty,
+      frequencyPenalty: s.frequencyPenalty,
+    },
     stopIds: prompt.stopIds,
     stopStrings: request.stop,
     logprobs: request.logprobs,

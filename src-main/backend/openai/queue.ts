@@ -24,7 +24,12 @@ export class ModelQueues {
     const depth = this.#depth.get(model) ?? 0;
     if (depth >= this.maxDepth()) {
       return Promise.reject(
-        new OpenAiError(503, 'server_error', 'overloaded', `the model "${model}" has ${depth} requests waiting or running, as many as Gufo queues; try again later`),
+        new OpenAiError(
+          503,
+          'server_error',
+          'overloaded',
+          `the model "${model}" has ${depth} requests waiting or running, as many as Gufo queues; try again later`,
+        ),
       );
     }
     this.#setDepth(model, depth + 1);

@@ -18,7 +18,11 @@ export class RequestFields {
     if (!isRecord(body)) throw invalidParam('body', 'the request body must be a JSON object', 'invalid_body');
     for (const [name, value] of Object.entries(body)) {
       if (jsonOverBounds(value, { depth: MAX_FIELD_DEPTH, values: Infinity }) === 'depth') {
-        throw invalidParam(name, `"${name}" nests objects and arrays more than ${MAX_FIELD_DEPTH} deep, the most Gufo accepts`, 'nested_too_deep');
+        throw invalidParam(
+          name,
+          `"${name}" nests objects and arrays more than ${MAX_FIELD_DEPTH} deep, the most Gufo accepts`,
+          'nested_too_deep',
+        );
       }
     }
     return new RequestFields(body);
@@ -39,14 +43,16 @@ export class RequestFields {
   number(name: string, min: number, max: number, fallback: number): number {
     if (!this.has(name)) return fallback;
     const v = this.body[name];
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw invalidParam(name, `"${name}" must be a number from ${min} to ${max}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max)
+      throw invalidParam(name, `"${name}" must be a number from ${min} to ${max}`);
     return v;
   }
 
   integer<T extends number | null>(name: string, min: number, max: number, fallback: T): number | T {
     if (!this.has(name)) return fallback;
     const v = this.body[name];
-    if (!Number.isSafeInteger(v) || (v as number) < min || (v as number) > max) throw invalidParam(name, `"${name}" must be a whole number from ${min} to ${max}`);
+    if (!Number.isSafeInteger(v) || (v as number) < min || (v as number) > max)
+      throw invalidParam(name, `"${name}" must be a whole number from ${min} to ${max}`);
     return v as number;
   }
 

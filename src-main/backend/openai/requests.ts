@@ -57,7 +57,11 @@ export const MAX_STOP_STRINGS = 16;
 
 export function parseChatCompletion(body: unknown): ChatCompletionRequest {
   const f = RequestFields.of(body);
-  f.unsupported('functions', (v) => Array.isArray(v) && v.length === 0, '"functions" (the old form of function calling) is not supported: send "tools"');
+  f.unsupported(
+    'functions',
+    (v) => Array.isArray(v) && v.length === 0,
+    '"functions" (the old form of function calling) is not supported: send "tools"',
+  );
   const wantLogprobs = f.boolean('logprobs', false);
   const top = f.integer('top_logprobs', 0, MAX_CHAT_TOP_LOGPROBS, null);
   if (top !== null && !wantLogprobs) throw invalidParam('top_logprobs', '"top_logprobs" needs "logprobs": true');
@@ -87,13 +91,20 @@ export function parseCompletion(body: unknown): CompletionRequest {
 /** What both endpoints share: model, streaming, sampling, stop strings. */
 function common(f: RequestFields): Omit<GenerationRequest, 'maxTokens' | 'logprobs'> {
   f.unsupported('n', (v) => v === 1, '"n" must be 1: Gufo writes one choice per request');
-  f.unsupported('logit_bias', (v) => isRecord(v) && Object.keys(v).length === 0, '"logit_bias" is not supported by Gufo yet');
+  f.unsupported(
+    'logit_bias',
+    (v) => isRecord(v) && Object.keys(v).length === 0,
+    '"logit_bias" is not supported by Gufo yet',
+  );
   const stream = f.boolean('stream', false);
   const options = f.body.stream_options;
   if (options !== undefined && options !== null && (!isRecord(options) || !stream)) {
     throw invalidParam('stream_options', '"stream_options" must be an object, and only goes with "stream": true');
   }
-  const includeUsage = isRecord(options) && options.include_usage !== undefined ? new RequestFields(options).boolean('include_usage', false) : false;
+  const includeUsage =
+    isRecord(options) && options.include_usage !== undefined
+      ? new RequestFields(options).boolean('include_usage', false)
+      : false;
   return {
     model: f.string('model'),
     stream,
@@ -131,7 +142,8 @@ function stopStrings(stop: unknown): string[] {
 function responseFormat(value: unknown): JsonConstraint | null {
   if (value === undefined || value === null) return null;
   const types = '"text", "json_object" or "json_schema"';
-  if (!isRecord(value)) throw invalidParam('response_format', `"response_format" must be an object { "type": ${types} }`);
+  if (!isRecord(value))
+    throw invalidParam('response_format', `"response_format" must be an object { "type": ${types} }`);
   switch (value.type) {
     case 'text':
       return null;
@@ -139,19 +151,37 @@ function responseFormat(value: unknown): JsonConstraint | null {
       return { kind: 'json' };
     case 'json_schema': {
       const spec = value.json_schema;
-      if (!isRecord(spec)) throw invalidParam('response_format', '"response_format.json_schema" must be an object { "name", "schema", "strict" }');
+      if (!isRecord(spec))
+        throw invalidParam(
+          'response_format',
+          '"response_format.json_schema" must be an object { "name", "schema", "strict" }',
+        );
       if (spec.strict !== undefined && spec.strict !== null && typeof spec.strict !== 'boolean') {
         throw invalidParam('response_format', '"response_format.json_schema.strict" must be true or false');
       }
-      if (spec.schema === undefined || spec.schema === null) throw invalidParam('response_format', '"response_format.json_schema.schema" is required: the JSON Schema the answer must follow', 'missing_required_parameter');
+      if (spec.schema === undefined || spec.schema === null)
+        throw invalidParam(
+          'response_format',
+          '"response_format.json_schema.schema" is required: the JSON Schema the answer must follow',
+          'missing_required_parameter',
+        );
       return schemaConstraint(spec.schema, 'response_format', 'response_format.json_schema.schema');
     }
     default:
-      throw invalidParam('response_format', `"response_format.type" must be ${types} (got ${JSON.stringify(value.type) ?? 'nothing'})`);
+      throw invalidParam(
+        'response_format',
+        `"response_format.type" must be ${types} (got ${JSON.stringify(value.type) ?? 'nothing'})`,
+      );
   }
 }
 
-const ROLES: Record<string, string> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant', tool: 'tool' };
+const ROLES: Record<string, string> = {
+  system: 'system',
+  developer: 'system',
+  user: 'user',
+  assistant: 'assistant',
+  tool: 'tool',
+};
 
 /**
  * A chat's `messages`: { role, content } each, roles as OpenAI names them (Ollama's are a subset);
@@ -159,18 +189,24 @@ const ROLES: Record<string, string> = { system: 'system', developer: 'system', u
  * `tool_call_id` (OpenAI) or `tool_name` (Ollama), and gets the function's name for templates that print it.
  */
 export function chatMessages(value: unknown): ChatMessage[] {
-  if (value === undefined || value === null) throw invalidParam('messages', '"messages" is required', 'missing_required_parameter');
-  if (!Array.isArray(value) || value.length === 0) throw invalidParam('messages', '"messages" must be a non-empty list of { role, content }');
+  if (value === undefined || value === null)
+    throw invalidParam('messages', '"messages" is required', 'missing_required_parameter');
+  if (!Array.isArray(value) || value.length === 0)
+    throw invalidParam('messages', '"messages" must be a non-empty list of { role, content }');
   const callNames = new Map<string, string>();
   return value.map((m: unknown, i) => {
     const at = `messages[${i}]`;
     if (!isRecord(m)) throw invalidParam(at, `${at} must be an object { role, content }`);
     const role = typeof m.role === 'string' ? ROLES[m.role] : undefined;
     if (!role) {
-      throw invalidParam(`${at}.role`, `${at}.role must be one of ${Object.keys(ROLES).join(', ')} (got ${JSON.stringify(m.role) ?? 'nothing'})`);
+      throw invalidParam(
+        `${at}.role`,
+        `${at}.role must be one of ${Object.keys(ROLES).join(', ')} (got ${JSON.stringify(m.role) ?? 'nothing'})`,
+      );
     }
     const hasCalls = m.tool_calls !== undefined && m.tool_calls !== null;
-    if (hasCalls && role !== 'assistant') throw invalidParam(`${at}.tool_calls`, `${at}.tool_calls: only assistant messages make tool calls`);
+    if (hasCalls && role !== 'assistant')
+      throw invalidParam(`${at}.tool_calls`, `${at}.tool_calls: only assistant messages make tool calls`);
     if (hasCalls) {
       const calls = toolCalls(m.tool_calls, `${at}.tool_calls`);
       for (const call of calls) if (call.id) callNames.set(call.id, call.function.name);
@@ -180,15 +216,29 @@ export function chatMessages(value: unknown): ChatMessage[] {
     const content = messageText(m.content, `${at}.content`);
     if (role !== 'tool') return { role, content };
     const id = m.tool_call_id;
-    if (id !== undefined && id !== null && typeof id !== 'string') throw invalidParam(`${at}.tool_call_id`, `${at}.tool_call_id must be text: the id of the call this answers`);
-    const name = typeof m.tool_name === 'string' ? m.tool_name : typeof m.name === 'string' ? m.name : typeof id === 'string' ? callNames.get(id) : undefined;
-    return { role, content, ...(typeof id === 'string' ? { tool_call_id: id } : {}), ...(name !== undefined ? { name } : {}) };
+    if (id !== undefined && id !== null && typeof id !== 'string')
+      throw invalidParam(`${at}.tool_call_id`, `${at}.tool_call_id must be text: the id of the call this answers`);
+    const name =
+      typeof m.tool_name === 'string'
+        ? m.tool_name
+        : typeof m.name === 'string'
+          ? m.name
+          : typeof id === 'string'
+            ? callNames.get(id)
+            : undefined;
+    return {
+      role,
+      content,
+      ...(typeof id === 'string' ? { tool_call_id: id } : {}),
+      ...(name !== undefined ? { name } : {}),
+    };
   });
 }
 
 /** An assistant turn's calls: { id, type: "function", function: { name, arguments } }, arguments JSON text (OpenAI) or an object (Ollama). */
 function toolCalls(value: unknown, at: string): ChatToolCall[] {
-  if (!Array.isArray(value)) throw invalidParam(at, `${at} must be a list of { "id", "type": "function", "function": { "name", "arguments" } }`);
+  if (!Array.isArray(value))
+    throw invalidParam(at, `${at} must be a list of { "id", "type": "function", "function": { "name", "arguments" } }`);
   return value.map((call: unknown, i) => {
     const here = `${at}[${i}]`;
     const fn = isRecord(call) ? call.function : undefined;
@@ -203,12 +253,17 @@ function toolCalls(value: unknown, at: string): ChatToolCall[] {
       } catch {
         parsed = undefined;
       }
-      if (!isRecord(parsed)) throw invalidParam(`${here}.function.arguments`, `${here}.function.arguments must be a JSON object's text`);
+      if (!isRecord(parsed))
+        throw invalidParam(`${here}.function.arguments`, `${here}.function.arguments must be a JSON object's text`);
     } else if (!isRecord(args)) {
       throw invalidParam(`${here}.function.arguments`, `${here}.function.arguments must be a JSON object or its text`);
     }
     const id = typeof call.id === 'string' ? call.id : undefined;
-    return { ...(id ? { id } : {}), type: 'function', function: { name: fn.name, arguments: args as Record<string, unknown> | string } };
+    return {
+      ...(id ? { id } : {}),
+      type: 'function',
+      function: { name: fn.name, arguments: args as Record<string, unknown> | string },
+    };
   });
 }
 
@@ -219,7 +274,10 @@ function messageText(content: unknown, at: string): string {
     return content
       .map((part: unknown, i) => {
         if (!isRecord(part) || part.type !== 'text' || typeof part.text !== 'string') {
-          throw invalidParam(`${at}[${i}]`, `${at}[${i}] must be a text part { "type": "text", "text": "..." }: Gufo's models read text only`);
+          throw invalidParam(
+            `${at}[${i}]`,
+            `${at}[${i}] must be a text part { "type": "text", "text": "..." }: Gufo's models read text only`,
+          );
         }
         return part.text;
       })
@@ -230,9 +288,14 @@ function messageText(content: unknown, at: string): string {
 
 /** A prompt: text or token ids, alone or as the only element of a list. */
 function prompt(value: unknown): string | number[] {
-  if (value === undefined || value === null) throw invalidParam('prompt', '"prompt" is required', 'missing_required_parameter');
-  const one = Array.isArray(value) && value.length === 1 && (typeof value[0] === 'string' || Array.isArray(value[0])) ? value[0] : value;
+  if (value === undefined || value === null)
+    throw invalidParam('prompt', '"prompt" is required', 'missing_required_parameter');
+  const one =
+    Array.isArray(value) && value.length === 1 && (typeof value[0] === 'string' || Array.isArray(value[0]))
+      ? value[0]
+      : value;
   if (typeof one === 'string') return one;
-  if (Array.isArray(one) && one.length > 0 && one.every((id) => Number.isSafeInteger(id) && (id as number) >= 0)) return one as number[];
+  if (Array.isArray(one) && one.length > 0 && one.every((id) => Number.isSafeInteger(id) && (id as number) >= 0))
+    return one as number[];
   throw invalidParam('prompt', '"prompt" must be text or a list of token ids (one prompt per request)');
 }

@@ -36,14 +36,23 @@ const EMBEDDINGS = '/v1/embeddings';
 function endpointOf(pathname: string): string {
   if (isOllamaPath(pathname)) return ollamaEndpoint(pathname);
   if (pathname.startsWith('/v1/models/')) return '/v1/models/{id}';
-  return Object.hasOwn(GENERATING, pathname) || pathname === EMBEDDINGS || pathname === '/v1/models' || pathname === '/metrics' ? pathname : 'other';
+  return Object.hasOwn(GENERATING, pathname) ||
+    pathname === EMBEDDINGS ||
+    pathname === '/v1/models' ||
+    pathname === '/metrics'
+    ? pathname
+    : 'other';
 }
 
 /** The routes, for a server to mount (the UI's, in `gufo serve`) or to serve alone. */
 export function openAiRoutes(service: OpenAiService, options: RouteOptions): MountedRoutes {
   return {
     // `/` on a server that also serves the app's page: the page for a browser, Ollama's "is running" for API clients.
-    matches: (pathname, req) => pathname === '/metrics' || pathname === '/v1' || pathname.startsWith('/v1/') || (pathname === '/' ? !wantsPage(req) : isOllamaPath(pathname)),
+    matches: (pathname, req) =>
+      pathname === '/metrics' ||
+      pathname === '/v1' ||
+      pathname.startsWith('/v1/') ||
+      (pathname === '/' ? !wantsPage(req) : isOllamaPath(pathname)),
     handle: async (req, res) => {
       const { pathname } = new URL(req.url ?? '/', 'http://127.0.0.1');
       const endpoint = endpointOf(pathname);
@@ -55,7 +64,8 @@ export function openAiRoutes(service: OpenAiService, options: RouteOptions): Mou
         status = await route(service, req, res, pathname);
       } catch (err) {
         const error = toOpenAiError(err);
-        if (error.status >= 500 && error.code === 'internal_error') console.error(`gufo: ${req.method} ${pathname} failed:`, err);
+        if (error.status >= 500 && error.code === 'internal_error')
+          console.error(`gufo: ${req.method} ${pathname} failed:`, err);
         if (res.headersSent) res.destroy();
         else sendJson(res, error.status, isOllamaPath(pathname) ? ollamaErrorBody(error) : error.body);
         status = error.status;
@@ -65,8 +75,14 @@ export function openAiRoutes(service: OpenAiService, options: RouteOptions): Mou
   };
 }
 
-async function route(service: OpenAiService, req: IncomingMessage, res: ServerResponse, pathname: string): Promise<number> {
-  if (isOllamaPath(pathname)) return ollamaRoute(service, req, res, pathname, () => readBody(service, req, res), clientGone(res));
+async function route(
+  service: OpenAiService,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+): Promise<number> {
+  if (isOllamaPath(pathname))
+    return ollamaRoute(service, req, res, pathname, () => readBody(service, req, res), clientGone(res));
   if (Object.hasOwn(GENERATING, pathname)) {
     expectMethod(req, 'POST');
     return GENERATING[pathname]!(service, await readBody(service, req, res), res, clientGone(res));
@@ -90,7 +106,10 @@ async function route(service: OpenAiService, req: IncomingMessage, res: ServerRe
   if (pathname === '/metrics') {
     expectMethod(req, 'GET');
     const text = service.metrics.render();
-    res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+    res.writeHead(200, {
+      'Content-Type': 'text/plain; version=0.0.4; charset=utf-8',
+      'Content-Length': Buffer.byteLength(text),
+    });
     res.end(text);
     return 200;
   }
@@ -103,7 +122,12 @@ async function readBody(service: OpenAiService, req: IncomingMessage, res: Serve
   if (body === undefined) {
     // The rest of the body was never read: the connection cannot carry another request.
     res.setHeader('Connection', 'close');
-    throw new OpenAiError(413, 'invalid_request_error', 'request_too_large', `the request body is over ${service.limits().maxBodyBytes} bytes`);
+    throw new OpenAiError(
+      413,
+      'invalid_request_error',
+      'request_too_large',
+      `the request body is over ${service.limits().maxBodyBytes} bytes`,
+    );
   }
   if (body === null) throw invalidParam('body', 'the request body is not valid JSON', 'invalid_json');
   return body;
@@ -115,7 +139,8 @@ function wantsPage(req: IncomingMessage): boolean {
 }
 
 function expectMethod(req: IncomingMessage, method: 'GET' | 'POST'): void {
-  if (req.method !== method) throw new OpenAiError(405, 'invalid_request_error', 'method_not_allowed', `use ${method} for this route`);
+  if (req.method !== method)
+    throw new OpenAiError(405, 'invalid_request_error', 'method_not_allowed', `use ${method} for this route`);
 }
 
 /** Aborts when the client goes away before its answer is complete. */

@@ -16,7 +16,12 @@ export interface AccessRules {
 /** Throws the OpenAI error (403, 401) for a request that may not use the API. */
 export function checkAccess(req: IncomingMessage, rules: AccessRules): void {
   if (rules.hostPort !== null && !hostAllowed(req, rules.hostPort)) {
-    throw new OpenAiError(403, 'permission_error', 'forbidden_host', `unexpected Host header ${JSON.stringify(req.headers.host ?? '')}: use 127.0.0.1 or localhost`);
+    throw new OpenAiError(
+      403,
+      'permission_error',
+      'forbidden_host',
+      `unexpected Host header ${JSON.stringify(req.headers.host ?? '')}: use 127.0.0.1 or localhost`,
+    );
   }
   if (!originAllowed(req)) {
     throw new OpenAiError(
@@ -27,7 +32,12 @@ export function checkAccess(req: IncomingMessage, rules: AccessRules): void {
     );
   }
   if (rules.apiKey !== null && !tokenPresented(req, rules.apiKey, bearerToken(req))) {
-    throw new OpenAiError(401, 'invalid_request_error', 'invalid_api_key', 'missing or wrong API key: send it as "Authorization: Bearer <key>"');
+    throw new OpenAiError(
+      401,
+      'invalid_request_error',
+      'invalid_api_key',
+      'missing or wrong API key: send it as "Authorization: Bearer <key>"',
+    );
   }
 }
 

@@ -47,46 +47,67 @@ export async function serveGeneration<R extends GenerationRequest>(
 ): Promise<number> {
   const request = shape.parse(body);
   const model = await service.resolve(request.model);
-  return withGenerationPlan(service, model, request, (text) => shape.prompt(text, request), signal, async (text, plan) => {
-    const head = { id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), model: model.id, system_fingerprint: `gufo-${service.ctx.version}` };
-    const usage = (g: Generated) => ({ prompt_tokens: g.promptTokens, completion_tokens: g.completionTokens, total_tokens: g.promptTokens + g.completionTokens });
-
-    if (!request.stream) {
-      const generated = await generate(service, text, plan, signal);
-      if (!generated) return CLIENT_LEFT;
-      sendJson(res, 200, { ...head, object: shape.object, choices: [shape.responseChoice(text, request, generated)], usage: usage(generated) });
-      return 200;
-    }
-
-    // The stream opens with the first text, so that a request refused before that (a full queue,
-    // a model that fails to load) still gets its HTTP status.
-    let stream = null as SseWriter | null;
-    const chunk = (choices: object[]) => ({ ...head, object: shape.chunkObject, choices });
-    const open = (): SseWriter => {
-      if (stream) return stream;
-      stream = new SseWriter(res);
-      const opening = shape.openingChoice?.();
-      if (opening) stream.send(chunk([opening]));
-      return stream;
-    };
-    try {
-      const generated = await generate(service, text, plan, signal, (piece) => {
-        const choice = shape.pieceChoice(text, request, piece);
-        if (choice) open().send(chunk([choice]));
+  return withGenerationPlan(
+    service,
+    model,
+    request,
+    (text) => shape.prompt(text, request),
+    signal,
+    async (text, plan) => {
+      const head = {
+        id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`,
+        created: Math.floor(Date.now() / 1000),
+        model: model.id,
+        system_fingerprint: `gufo-${service.ctx.version}`,
+      };
+      const usage = (g: Generated) => ({
+        prompt_tokens: g.promptTokens,
+        completion_tokens: g.completionTokens,
+        total_tokens: g.promptTokens + g.completionTokens,
       });
-      if (!generated) return CLIENT_LEFT;
-      const out = open();
-      for (const choice of shape.closingChoices(text, request, generated)) out.send(chunk([choice]));
-      if (request.includeUsage) out.send({ ...chunk([]), usage: usage(generated) });
-      out.done();
-      return 200;
-    } catch (err) {
-      if (!stream) throw err;
-      const error = toOpenAiError(err);
-      stream.fail(error);
-      return error.status;
-    }
-  });
+
+      if (!request.stream) {
+        const generated = await generate(service, text, plan, signal);
+        if (!generated) return CLIENT_LEFT;
+        sendJson(res, 200, {
+          ...head,
+          object: shape.object,
+          choices: [shape.responseChoice(text, request, generated)],
+          usage: usage(generated),
+        });
+        return 200;
+      }
+
+      // The stream opens with the first text, so that a request refused before that (a full queue,
+      // a model that fails to load) still gets its HTTP status.
+      let stream = null as SseWriter | null;
+      const chunk = (choices: object[]) => ({ ...head, object: shape.chunkObject, choices });
+      const open = (): SseWriter => {
+        if (stream) return stream;
+        stream = new SseWriter(res);
+        const opening = shape.openingChoice?.();
+        if (opening) stream.send(chunk([opening]));
+        return stream;
+      };
+      try {
+        const generated = await generate(service, text, plan, signal, (piece) => {
+          const choice = shape.pieceChoice(text, request, piece);
+          if (choice) open().send(chunk([choice]));
+        });
+        if (!generated) return CLIENT_LEFT;
+        const out = open();
+        for (const choice of shape.closingChoices(text, request, generated)) out.send(chunk([choice]));
+        if (request.includeUsage) out.send({ ...chunk([]), usage: usage(generated) });
+        out.done();
+        return 200;
+      } catch (err) {
+        if (!stream) throw err;
+        const error = toOpenAiError(err);
+        stream.fail(error);
+        return error.status;
+      }
+    },
+  );
 }
 
 /**
@@ -111,7 +132,8 @@ export async function withGenerationPlan<R extends GenerationRequest>(
     try {
       // Large prompts are tokenized off the event loop; one that cannot fit is refused untokenized.
       const room = contextSize - 1;
-      const tokenize = (source: PromptSource) => promptWorkersOf(service.ctx).run(text, model.entry.path, { kind: 'tokens', source, room }, signal);
+      const tokenize = (source: PromptSource) =>
+        promptWorkersOf(service.ctx).run(text, model.entry.path, { kind: 'tokens', source, room }, signal);
       tokens = Array.isArray(source) ? { ids: source } : await tokenize(source);
       if (truncate && !Array.isArray(source) && source.kind === 'chat') {
         // Room for the answer as a chat keeps it: the smaller of its length limit and a quarter of the context.

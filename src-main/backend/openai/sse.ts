@@ -4,7 +4,11 @@ import type { OpenAiError } from './errors';
 
 export class SseWriter {
   constructor(private readonly res: ServerResponse) {
-    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      Connection: 'keep-alive',
+    });
     // Each token goes out as it comes, not batched with the next.
     res.socket?.setNoDelay(true);
   }

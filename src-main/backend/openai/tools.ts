@@ -7,7 +7,16 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatTool } from '../../core/chat-template';
 import type { JsonConstraint } from '../../core/constrained/token-constraint';
-import { forcedToolCall, templateTools, ToolCallStream, toolFunctions, ToolsProblem, type ParsedToolCall, type ToolCallDelta, type ToolFunction } from '../../core/tool-calls/index';
+import {
+  forcedToolCall,
+  templateTools,
+  ToolCallStream,
+  toolFunctions,
+  ToolsProblem,
+  type ParsedToolCall,
+  type ToolCallDelta,
+  type ToolFunction,
+} from '../../core/tool-calls/index';
 import type { ModelText } from '../chat/prompt';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
@@ -38,9 +47,15 @@ export function parseTools(f: RequestFields): ToolRequest | null {
   const choice = toolChoice(f.body.tool_choice, new Set(functions.map((fn) => fn.name)));
   if (choice === 'none') return null;
   if (choice !== 'auto') {
-    if (f.has('response_format')) throw invalidParam('response_format', '"response_format" cannot go with a required tool call ("tool_choice"): the answer is the call');
+    if (f.has('response_format'))
+      throw invalidParam(
+        'response_format',
+        '"response_format" cannot go with a required tool call ("tool_choice"): the answer is the call',
+      );
     // A forced call's arguments are held to the schema: one Gufo cannot hold to is a 400 now.
-    functions.forEach((fn, i) => schemaConstraint(fn.parameters, `tools[${i}].function.parameters`, `tools[${i}].function.parameters`));
+    functions.forEach((fn, i) =>
+      schemaConstraint(fn.parameters, `tools[${i}].function.parameters`, `tools[${i}].function.parameters`),
+    );
   }
   return { tools: templateTools(functions), functions, choice, parallel };
 }
@@ -58,9 +73,13 @@ function checkedFunctions(list: unknown): ToolFunction[] {
 function toolChoice(value: unknown, names: ReadonlySet<string>): ToolRequest['choice'] | 'none' {
   if (value === undefined || value === null || value === 'auto') return 'auto';
   if (value === 'none' || value === 'required') return value;
-  const name = isRecord(value) && value.type === 'function' && isRecord(value.function) ? value.function.name : undefined;
+  const name =
+    isRecord(value) && value.type === 'function' && isRecord(value.function) ? value.function.name : undefined;
   if (typeof name !== 'string') {
-    throw invalidParam('tool_choice', '"tool_choice" must be "auto", "none", "required" or { "type": "function", "function": { "name" } }');
+    throw invalidParam(
+      'tool_choice',
+      '"tool_choice" must be "auto", "none", "required" or { "type": "function", "function": { "name" } }',
+    );
   }
   if (!names.has(name)) throw invalidParam('tool_choice', `"tool_choice" names "${name}", which is not in "tools"`);
   return { name };
@@ -77,7 +96,8 @@ export interface ToolPrompt {
 export function toolPrompt(text: ModelText, request: ToolRequest): ToolPrompt {
   const { syntax } = text.toolCalls;
   const { choice } = request;
-  const allowed = typeof choice === 'object' ? request.functions.filter((fn) => fn.name === choice.name) : request.functions;
+  const allowed =
+    typeof choice === 'object' ? request.functions.filter((fn) => fn.name === choice.name) : request.functions;
   const forced = choice === 'auto' ? null : forcedToolCall(syntax.family, allowed, request.parallel);
   return {
     tools: request.tools,
@@ -124,11 +144,18 @@ export class ToolAnswer {
     const deltas = this.#answered(split.deltas);
     if (!split.calls) return { content: split.content, calls: null, complete: split.complete, deltas };
     const calls = this.parallel ? split.calls : split.calls.slice(0, 1);
-    return { content: split.content, calls: calls.map((c, index) => ({ id: this.#id(index), ...c })), complete: split.complete, deltas };
+    return {
+      content: split.content,
+      calls: calls.map((c, index) => ({ id: this.#id(index), ...c })),
+      complete: split.complete,
+      deltas,
+    };
   }
 
   #answered(deltas: readonly ToolCallDelta[]): AnsweredToolCallDelta[] {
-    return deltas.filter((d) => this.parallel || d.index === 0).map((d) => (d.name === undefined ? d : { ...d, id: this.#id(d.index) }));
+    return deltas
+      .filter((d) => this.parallel || d.index === 0)
+      .map((d) => (d.name === undefined ? d : { ...d, id: this.#id(d.index) }));
   }
 
   #id(index: number): string {

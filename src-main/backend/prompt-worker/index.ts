@@ -13,7 +13,15 @@ import { ChatTemplateError } from '../../core/chat-template';
 import { VocabError } from '../../core/tokenizer/index';
 import type { ModelText } from '../chat/prompt';
 import type { BackendContext } from '../context';
-import { jobChars, runPromptJob, type PromptJob, type PromptJobReply, type PromptJobRequest, type PromptJobResult, type SentError } from './jobs';
+import {
+  jobChars,
+  runPromptJob,
+  type PromptJob,
+  type PromptJobReply,
+  type PromptJobRequest,
+  type PromptJobResult,
+  type SentError,
+} from './jobs';
 
 /** Inputs up to this many UTF-16 units are rendered and tokenized inline (a few milliseconds). */
 export const INLINE_CHARS = 8 * 1024;
@@ -68,13 +76,15 @@ export class PromptWorkers {
   /** Ends every worker; queued and running jobs are rejected. */
   close(): void {
     this.#closed = true;
-    for (const pending of this.#queue.splice(0)) this.#settle(pending, new Error('Gufo is shutting down; the prompt was not read'));
+    for (const pending of this.#queue.splice(0))
+      this.#settle(pending, new Error('Gufo is shutting down; the prompt was not read'));
     for (const slot of [...this.#slots]) this.#end(slot, new Error('Gufo is shutting down; the prompt was not read'));
   }
 
   #dispatch(): void {
     while (this.#queue.length > 0) {
-      const slot = [...this.#slots].find((s) => s.job === null) ?? (this.#slots.size < this.size ? this.#start() : null);
+      const slot =
+        [...this.#slots].find((s) => s.job === null) ?? (this.#slots.size < this.size ? this.#start() : null);
       if (!slot) return;
       const pending = this.#queue.shift()!;
       if (slot.idle) clearTimeout(slot.idle);

@@ -4,7 +4,16 @@
  */
 import type { ChatTool } from '../../core/chat-template';
 import type { PromptFormat } from '../../core/prompt-format';
-import { planPrompt, promptTokens, type ModelText, type PromptLimits, type PromptPlan, type PromptSource, type PromptTokens, type PromptTurn } from '../chat/prompt';
+import {
+  planPrompt,
+  promptTokens,
+  type ModelText,
+  type PromptLimits,
+  type PromptPlan,
+  type PromptSource,
+  type PromptTokens,
+  type PromptTurn,
+} from '../chat/prompt';
 
 export type PromptJob =
   | { kind: 'tokens'; source: PromptSource; room: number }
@@ -38,12 +47,19 @@ export type PromptJobReply = { id: number; result: PromptTokens | PromptPlan } |
 
 export function runPromptJob<J extends PromptJob>(text: ModelText, job: J): PromptJobResult<J>;
 export function runPromptJob(text: ModelText, job: PromptJob): PromptTokens | PromptPlan {
-  return job.kind === 'tokens' ? promptTokens(text, job.source, job.room) : planPrompt(text, job.systemPrompt, job.branch, job.limits, job.format, job.tools, job.answer);
+  return job.kind === 'tokens'
+    ? promptTokens(text, job.source, job.room)
+    : planPrompt(text, job.systemPrompt, job.branch, job.limits, job.format, job.tools, job.answer);
 }
 
 /** How much text the job reads (UTF-16 units): what decides whether it leaves the event loop. */
 export function jobChars(job: PromptJob): number {
   if (job.kind === 'plan') return job.branch.reduce((n, turn) => n + turn.content.length, job.systemPrompt.length);
   const { source } = job;
-  return source.kind === 'text' ? source.text.length : source.messages.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : JSON.stringify(m).length), 0);
+  return source.kind === 'text'
+    ? source.text.length
+    : source.messages.reduce(
+        (n, m) => n + (typeof m.content === 'string' ? m.content.length : JSON.stringify(m).length),
+        0,
+      );
 }

@@ -48,7 +48,12 @@ export function planTextWindows(gguf: GgufFile, text: QualityText, ctx: number):
  * The base's windows over the text (of the size `ctx` picks for the base's file), once every
  * compared file is known to share the base's vocabulary (the first that does not is named).
  */
-export function planComparison(basePath: string, quantPaths: readonly string[], text: QualityText, ctx: (base: GgufFile) => number): WindowPlan {
+export function planComparison(
+  basePath: string,
+  quantPaths: readonly string[],
+  text: QualityText,
+  ctx: (base: GgufFile) => number,
+): WindowPlan {
   const base = openGguf(basePath);
   try {
     const baseVocab = readVocab(base.gguf);
@@ -68,7 +73,11 @@ export function planComparison(basePath: string, quantPaths: readonly string[], 
 }
 
 /** Runs `work` with the model at `path` loaded with a context of at least `ctx` tokens. */
-export type EngineRunner = <T>(path: string, ctx: number, work: (host: EngineHost, info: EngineInfo) => Promise<T>) => Promise<T>;
+export type EngineRunner = <T>(
+  path: string,
+  ctx: number,
+  work: (host: EngineHost, info: EngineInfo) => Promise<T>,
+) => Promise<T>;
 
 /**
  * Evaluates every window in order, stopping between windows when `signal` fires; `extra` adds
@@ -121,7 +130,11 @@ export interface DivergenceResult {
 
 export async function measureDivergence(run: DivergenceRun): Promise<DivergenceResult> {
   const { quantPath, onProgress, ...rest } = run;
-  const [result] = await measureDivergences({ ...rest, quantPaths: [quantPath], onProgress: (index, done, total) => onProgress?.(index === null ? 'base' : 'quantized', done, total) });
+  const [result] = await measureDivergences({
+    ...rest,
+    quantPaths: [quantPath],
+    onProgress: (index, done, total) => onProgress?.(index === null ? 'base' : 'quantized', done, total),
+  });
   return result!;
 }
 
@@ -155,7 +168,9 @@ export async function measureDivergences(run: DivergencesRun): Promise<Divergenc
       for (const s of baseScores) stats.addBase(s);
       const adapter = await run.runEngine(quantPath, plan.ctx, async (host, info) => {
         if (info.model!.vocab !== vocab) {
-          throw new QualityError(`${quantPath}: its output has ${info.model!.vocab} logits per token, ${basePath}'s has ${vocab}; KL divergence needs the same vocabulary`);
+          throw new QualityError(
+            `${quantPath}: its output has ${info.model!.vocab} logits per token, ${basePath}'s has ${vocab}; KL divergence needs the same vocabulary`,
+          );
         }
         await scoreWindows(
           host,
@@ -181,6 +196,8 @@ function checkSpace(dir: string, bytes: number): void {
   const free = bavail * bsize;
   if (free < bytes) {
     const n = (v: number) => v.toLocaleString('en-US');
-    throw new QualityError(`${dir}: the base's log-probabilities need ${n(bytes)} bytes of temporary space, only ${n(free)} are free (set TMPDIR, or use a shorter text)`);
+    throw new QualityError(
+      `${dir}: the base's log-probabilities need ${n(bytes)} bytes of temporary space, only ${n(free)} are free (set TMPDIR, or use a shorter text)`,
+    );
   }
 }

@@ -38,11 +38,24 @@ export function createQualityLevelsApi(ctx: BackendContext): QualityLevelsApi {
         });
       }
       levels.sort((a, b) => a.bytes - b.bytes || a.exportId - b.exportId);
-      return { sourceModelId: source.id, sourceName: source.name, sourceBytes: source.bytes, sourceDecodeTokS: latestDecode(source.id), levels } satisfies QualityLevels;
+      return {
+        sourceModelId: source.id,
+        sourceName: source.name,
+        sourceBytes: source.bytes,
+        sourceDecodeTokS: latestDecode(source.id),
+        levels,
+      } satisfies QualityLevels;
     },
   };
 }
 
 function reportFigures(r: QualityReport): QualityLevel['report'] {
-  return { id: r.id, meanKl: r.meanKl, top1: r.top1, pplQuant: r.pplQuant, textLabel: r.textLabel, createdAt: r.createdAt };
+  return {
+    id: r.id,
+    meanKl: r.meanKl,
+    top1: r.top1,
+    pplQuant: r.pplQuant,
+    textLabel: r.textLabel,
+    createdAt: r.createdAt,
+  };
 }

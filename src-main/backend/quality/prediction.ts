@@ -11,7 +11,11 @@ import { openGguf } from '../../node/gguf-io';
 import { modelSha256 } from '../../node/library/model-sha256';
 import { measuredPlan } from '../../node/quant-plan';
 import { ExportStore } from '../../node/store/exports';
-import { QualityPredictionStore, type PredictionKey, type StoredPrediction } from '../../node/store/quality-predictions';
+import {
+  QualityPredictionStore,
+  type PredictionKey,
+  type StoredPrediction,
+} from '../../node/store/quality-predictions';
 import { QualityReportStore } from '../../node/store/quality-reports';
 import { requireReadableModel, type BackendContext } from '../context';
 import { loadChosenImatrix, type ChosenImatrix } from '../imatrix';
@@ -29,25 +33,46 @@ export function createQualityPredictions(ctx: BackendContext): QualityPrediction
   const reports = new QualityReportStore(ctx.db);
 
   /** The cached prediction with, per type, the newest KL report of a finished export of this model to it. */
-  function view(model: ModelEntry, sha256: string, imatrix: ChosenImatrix | null, stored: StoredPrediction, cached: boolean): QualityPrediction {
-    const exportsOf = new Map(exports.list().filter((e) => e.status === 'done' && e.sourceModelId === model.id).map((e) => [e.id, e]));
+  function view(
+    model: ModelEntry,
+    sha256: string,
+    imatrix: ChosenImatrix | null,
+    stored: StoredPrediction,
+    cached: boolean,
+  ): QualityPrediction {
+    const exportsOf = new Map(
+      exports
+        .list()
+        .filter((e) => e.status === 'done' && e.sourceModelId === model.id)
+        .map((e) => [e.id, e]),
+    );
     const measured = new Map<string, TypeQualityPrediction['measured']>();
     // Newest first: the first report of a type is the one shown.
     for (const report of reports.list()) {
       const made = report.exportId === null ? undefined : exportsOf.get(report.exportId);
-      if (made && !measured.has(made.fileType)) measured.set(made.fileType, { meanKl: report.meanKl, reportId: report.id, exportId: made.id });
+      if (made && !measured.has(made.fileType))
+        measured.set(made.fileType, { meanKl: report.meanKl, reportId: report.id, exportId: made.id });
     }
     const types = stored.types.map((t) => ({ ...t, measured: measured.get(t.fileType) ?? null }));
     return { modelId: model.id, sha256, imatrix: imatrix?.path ?? null, cached, computedAt: stored.createdAt, types };
   }
 
-  const keyOf = (sha256: string, imatrix: ChosenImatrix | null): PredictionKey => ({ sha256, imatrixSha256: imatrix?.sha256 ?? null });
-  const chosen = (options: { imatrix?: string } | undefined) => (options?.imatrix === undefined ? null : loadChosenImatrix(options.imatrix));
+  const keyOf = (sha256: string, imatrix: ChosenImatrix | null): PredictionKey => ({
+    sha256,
+    imatrixSha256: imatrix?.sha256 ?? null,
+  });
+  const chosen = (options: { imatrix?: string } | undefined) =>
+    options?.imatrix === undefined ? null : loadChosenImatrix(options.imatrix);
 
-  async function predict(job: JobContext, model: ModelEntry, imatrix: ChosenImatrix | null): Promise<QualityPrediction> {
+  async function predict(
+    job: JobContext,
+    model: ModelEntry,
+    imatrix: ChosenImatrix | null,
+  ): Promise<QualityPrediction> {
     const { sha256, computed } = await modelSha256(ctx.models, model, {
       signal: job.signal,
-      onProgress: (bytes) => job.progress(0, null, `Hashing the model file: ${Math.floor((bytes / model.bytes) * 100)}%`),
+      onProgress: (bytes) =>
+        job.progress(0, null, `Hashing the model file: ${Math.floor((bytes / model.bytes) * 100)}%`),
     });
     if (computed) ctx.events.emit({ type: 'library-changed' });
     const key = keyOf(sha256, imatrix);
@@ -67,7 +92,8 @@ export function createQualityPredictions(ctx: BackendContext): QualityPrediction
     }
   }
 
-  const cached = (model: ModelEntry, imatrix: ChosenImatrix | null) => (model.sha256 ? cache.get(keyOf(model.sha256, imatrix)) : null);
+  const cached = (model: ModelEntry, imatrix: ChosenImatrix | null) =>
+    model.sha256 ? cache.get(keyOf(model.sha256, imatrix)) : null;
 
   return {
     api: {
@@ -75,7 +101,9 @@ export function createQualityPredictions(ctx: BackendContext): QualityPrediction
         const model = requireReadableModel(ctx, modelId);
         const imatrix = await chosen(options);
         const title = `Predicted quality of ${model.name} per type${imatrix ? ' with its importance matrix' : ''}`;
-        return ctx.jobs.start({ kind: 'quality-prediction', title, unit: 'tensors', modelId }, (job) => predict(job, model, imatrix));
+        return ctx.jobs.start({ kind: 'quality-prediction', title, unit: 'tensors', modelId }, (job) =>
+          predict(job, model, imatrix),
+        );
       },
 
       async qualityPrediction(modelId, options) {

@@ -4,7 +4,14 @@
  * `gufo kld` measures them (divergence.ts), as a 'quality' job, and kept in
  * quality_reports. The text is Gufo's built-in one, or the user's recent chats replayed as text.
  */
-import type { ExportApi, ModelEntry, QualityPair, QualityReport, QualityReportRequest, QualityTextSource } from '../../../src-preload/api';
+import type {
+  ExportApi,
+  ModelEntry,
+  QualityPair,
+  QualityReport,
+  QualityReportRequest,
+  QualityTextSource,
+} from '../../../src-preload/api';
 import { BUILTIN_TEXT, BUILTIN_TEXT_LABEL } from '../../core/quality/builtin-text';
 import type { WindowPlan } from '../../core/quality/perplexity';
 import { modelSha256 } from '../../node/library/model-sha256';
@@ -14,7 +21,14 @@ import { QualityReportStore } from '../../node/store/quality-reports';
 import { branchPath } from '../chat/tree';
 import { requireReadableModel, type BackendContext } from '../context';
 import { untilAborted, type JobContext } from '../jobs';
-import { defaultWindow, measureDivergence, planComparison, type ComparedModel, type EngineRunner, type QualityText } from './divergence';
+import {
+  defaultWindow,
+  measureDivergence,
+  planComparison,
+  type ComparedModel,
+  type EngineRunner,
+  type QualityText,
+} from './divergence';
 import { qualityReportRecord, type MeasuredModel } from './record';
 
 export interface QualityReports {
@@ -51,23 +65,39 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
     if ('exportId' in pair) {
       const e = exports.get(pair.exportId);
       if (!e) throw new Error(`no export with id ${pair.exportId}`);
-      if (e.status !== 'done') throw new Error(`export ${e.id} (${e.outputPath}) is ${e.status}: only a finished export has a file to compare`);
-      if (e.sourceModelId === null) throw new Error(`the source of export ${e.id}, ${e.sourcePath}, is no longer in the library`);
-      if (e.outputModelId === null) throw new Error(`${e.outputPath}, written by export ${e.id}, is no longer in the library`);
-      return { base: requireReadableModel(ctx, e.sourceModelId), quant: requireReadableModel(ctx, e.outputModelId), exportId: e.id };
+      if (e.status !== 'done')
+        throw new Error(
+          `export ${e.id} (${e.outputPath}) is ${e.status}: only a finished export has a file to compare`,
+        );
+      if (e.sourceModelId === null)
+        throw new Error(`the source of export ${e.id}, ${e.sourcePath}, is no longer in the library`);
+      if (e.outputModelId === null)
+        throw new Error(`${e.outputPath}, written by export ${e.id}, is no longer in the library`);
+      return {
+        base: requireReadableModel(ctx, e.sourceModelId),
+        quant: requireReadableModel(ctx, e.outputModelId),
+        exportId: e.id,
+      };
     }
     const { baseModelId, quantModelId } = pair;
     if (!Number.isSafeInteger(baseModelId) || !Number.isSafeInteger(quantModelId)) {
       throw new Error('a quality report needs an exportId, or a baseModelId and a quantModelId');
     }
-    if (baseModelId === quantModelId) throw new Error(`a quality report compares two models; both ids are ${baseModelId}`);
-    return { base: requireReadableModel(ctx, baseModelId), quant: requireReadableModel(ctx, quantModelId), exportId: null };
+    if (baseModelId === quantModelId)
+      throw new Error(`a quality report compares two models; both ids are ${baseModelId}`);
+    return {
+      base: requireReadableModel(ctx, baseModelId),
+      quant: requireReadableModel(ctx, quantModelId),
+      exportId: null,
+    };
   }
 
   function prepare(request: QualityReportRequest): PreparedReport {
-    if (typeof request !== 'object' || request === null) throw new Error('a quality report needs an exportId, or a baseModelId and a quantModelId');
+    if (typeof request !== 'object' || request === null)
+      throw new Error('a quality report needs an exportId, or a baseModelId and a quantModelId');
     const textSource = request.text ?? 'builtin';
-    if (!isQualityTextSource(textSource)) throw new Error(`unknown text "${String(textSource)}": a quality report scores ${TEXT_SOURCES.join(' or ')}`);
+    if (!isQualityTextSource(textSource))
+      throw new Error(`unknown text "${String(textSource)}": a quality report scores ${TEXT_SOURCES.join(' or ')}`);
     const pair = models(request);
     const text = textSource === 'builtin' ? { text: BUILTIN_TEXT, label: BUILTIN_TEXT_LABEL } : chatsText(ctx);
     const plan = planComparison(pair.base.path, [pair.quant.path], text, () => defaultWindow(pair.base.contextLength));
@@ -76,7 +106,12 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
 
   function start(p: PreparedReport): string {
     return ctx.jobs.start(
-      { kind: 'quality', title: `Quality report: ${p.quant.name} against ${p.base.name}`, unit: 'steps', modelId: p.quant.id },
+      {
+        kind: 'quality',
+        title: `Quality report: ${p.quant.name} against ${p.base.name}`,
+        unit: 'steps',
+        modelId: p.quant.id,
+      },
       (job) => run(job, p),
     );
   }
@@ -85,13 +120,18 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
     // Steps: each window of the text, for the base then the quantized model; then hashing the files.
     const windows = p.plan.windows.length;
     const total = 2 * windows + 1;
-    const phase = (path: string) => (path === p.base.path ? { model: p.base, offset: 0 } : { model: p.quant, offset: windows });
+    const phase = (path: string) =>
+      path === p.base.path ? { model: p.base, offset: 0 } : { model: p.quant, offset: windows };
     const runEngine: EngineRunner = (path, tokens, work) => {
       const { model, offset } = phase(path);
       const loading = `Loading ${model.name}`;
       job.progress(offset, total, loading);
       return ctx.engines.withModel(
-        { path, ctx: tokens, onProgress: (done, bytes) => job.progress(offset, total, `${loading}: ${Math.floor((done / bytes) * 100)}%`) },
+        {
+          path,
+          ctx: tokens,
+          onProgress: (done, bytes) => job.progress(offset, total, `${loading}: ${Math.floor((done / bytes) * 100)}%`),
+        },
         ({ host, info }) => {
           // Cancelled while waiting for the engine or loading: evaluate nothing nobody waits for.
           job.signal.throwIfAborted();
@@ -107,7 +147,12 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
         plan: p.plan,
         signal: job.signal,
         runEngine,
-        onProgress: (model, done, of) => job.progress((model === 'base' ? 0 : windows) + done, total, `${label[model]}: window ${Math.min(done + 1, of)} of ${of}`),
+        onProgress: (model, done, of) =>
+          job.progress(
+            (model === 'base' ? 0 : windows) + done,
+            total,
+            `${label[model]}: window ${Math.min(done + 1, of)} of ${of}`,
+          ),
       }),
       job.signal,
     );
@@ -115,13 +160,19 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
     const quant = await hashed(p.quant, job, total);
     job.signal.throwIfAborted();
     job.progress(total, total, null);
-    return reports.add(qualityReportRecord({ base, quant, exportId: p.exportId, textSource: p.textSource, textLabel: p.text.label, plan: p.plan, result }, ctx.version));
+    return reports.add(
+      qualityReportRecord(
+        { base, quant, exportId: p.exportId, textSource: p.textSource, textLabel: p.text.label, plan: p.plan, result },
+        ctx.version,
+      ),
+    );
   }
 
   async function hashed(entry: ModelEntry, job: JobContext, total: number): Promise<MeasuredModel> {
     const { sha256, computed } = await modelSha256(ctx.models, entry, {
       signal: job.signal,
-      onProgress: (bytes) => job.progress(total - 1, total, `Hashing ${entry.name}: ${Math.floor((bytes / entry.bytes) * 100)}%`),
+      onProgress: (bytes) =>
+        job.progress(total - 1, total, `Hashing ${entry.name}: ${Math.floor((bytes / entry.bytes) * 100)}%`),
     });
     if (computed) ctx.events.emit({ type: 'library-changed' });
     return { entry, sha256 };
@@ -140,7 +191,9 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
       try {
         return start(prepare({ exportId, text }));
       } catch (err) {
-        return ctx.jobs.start({ kind: 'quality', title: `Quality report of export ${exportId}`, unit: 'steps' }, () => Promise.reject(err));
+        return ctx.jobs.start({ kind: 'quality', title: `Quality report of export ${exportId}`, unit: 'steps' }, () =>
+          Promise.reject(err),
+        );
       }
     },
   };
@@ -154,7 +207,9 @@ export function chatsText(ctx: BackendContext): QualityText {
   let used = 0;
   for (const { id } of chats.list().slice(0, CHATS_AT_MOST)) {
     if (chars >= CHAT_TEXT_CHARS) break;
-    const branch = branchPath(chats.messages(id), chats.get(id)?.activeLeafId ?? null).filter((m) => m.status !== 'error' && m.content.trim() !== '');
+    const branch = branchPath(chats.messages(id), chats.get(id)?.activeLeafId ?? null).filter(
+      (m) => m.status !== 'error' && m.content.trim() !== '',
+    );
     if (branch.length === 0) continue;
     used++;
     for (const m of branch) {
@@ -162,7 +217,8 @@ export function chatsText(ctx: BackendContext): QualityText {
       chars += m.content.length + 2;
     }
   }
-  if (used === 0) throw new Error('there are no chats to replay yet: chat with a model first, or use the built-in text');
+  if (used === 0)
+    throw new Error('there are no chats to replay yet: chat with a model first, or use the built-in text');
   return { text: cutAt(messages.join('\n\n'), CHAT_TEXT_CHARS), label: `${used} recent chat${used === 1 ? '' : 's'}` };
 }
 

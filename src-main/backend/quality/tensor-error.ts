@@ -11,7 +11,12 @@ import type { GgufCache, GgufLease } from '../../node/inspect/gguf-cache';
 import { ExportStore } from '../../node/store/exports';
 import { requireReadableModel, type BackendContext } from '../context';
 
-export function startTensorError(ctx: BackendContext, files: GgufCache, modelId: number, sourceModelId?: number): string {
+export function startTensorError(
+  ctx: BackendContext,
+  files: GgufCache,
+  modelId: number,
+  sourceModelId?: number,
+): string {
   const model = requireReadableModel(ctx, modelId);
   const source = requireReadableModel(ctx, sourceModelId ?? exportSourceOf(ctx, model));
   if (source.id === model.id) throw new Error(`compare ${model.name} with another model, not with itself`);
@@ -24,32 +29,46 @@ export function startTensorError(ctx: BackendContext, files: GgufCache, modelId:
     sourceFile.release();
     throw err;
   }
-  return ctx.jobs.start({ kind: 'tensor-error', title: `Tensor error of ${model.name} against ${source.name}`, unit: 'tensors', modelId }, async (job) => {
-    try {
-      const steps = tensorErrorSteps(sourceFile.gguf, modelFile.gguf);
-      let report: TensorErrorReport;
-      for (let step = steps.next(); ; step = steps.next()) {
-        if (step.done) {
-          report = step.value;
-          break;
+  return ctx.jobs.start(
+    { kind: 'tensor-error', title: `Tensor error of ${model.name} against ${source.name}`, unit: 'tensors', modelId },
+    async (job) => {
+      try {
+        const steps = tensorErrorSteps(sourceFile.gguf, modelFile.gguf);
+        let report: TensorErrorReport;
+        for (let step = steps.next(); ; step = steps.next()) {
+          if (step.done) {
+            report = step.value;
+            break;
+          }
+          job.progress(step.value.index, step.value.count, step.value.tensor);
+          await nextTurn();
+          job.signal.throwIfAborted();
         }
-        job.progress(step.value.index, step.value.count, step.value.tensor);
-        await nextTurn();
-        job.signal.throwIfAborted();
+        job.progress(report.tensors.length, report.tensors.length, null);
+        const comparison: TensorErrorComparison = {
+          modelId,
+          modelName: model.name,
+          sourceModelId: source.id,
+          sourceName: source.name,
+          ...report,
+        };
+        return comparison;
+      } finally {
+        sourceFile.release();
+        modelFile.release();
       }
-      job.progress(report.tensors.length, report.tensors.length, null);
-      const comparison: TensorErrorComparison = { modelId, modelName: model.name, sourceModelId: source.id, sourceName: source.name, ...report };
-      return comparison;
-    } finally {
-      sourceFile.release();
-      modelFile.release();
-    }
-  });
+    },
+  );
 }
 
 /** The source of the latest finished export that wrote this model's file. */
 function exportSourceOf(ctx: BackendContext, model: ModelEntry): number {
-  const made = new ExportStore(ctx.db).list().find((e) => e.status === 'done' && e.outputModelId === model.id && e.sourceModelId !== null);
-  if (!made) throw new Error(`${model.name} is not an export Gufo made (or its source left the library): choose the model to compare it with`);
+  const made = new ExportStore(ctx.db)
+    .list()
+    .find((e) => e.status === 'done' && e.outputModelId === model.id && e.sourceModelId !== null);
+  if (!made)
+    throw new Error(
+      `${model.name} is not an export Gufo made (or its source left the library): choose the model to compare it with`,
+    );
   return made.sourceModelId!;
 }

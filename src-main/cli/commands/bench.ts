@@ -71,7 +71,9 @@ export const benchCommand: Command = {
     } else {
       const model = info.model!;
       const experts = model.experts ? `, ${model.experts} experts per layer (${model.expertsUsed} per token)` : '';
-      log(`${model.path}: ${model.architecture}, ${model.layers} layers${experts}, ${formatBytes(info.memory!.residentWeightBytes)} of weights`);
+      log(
+        `${model.path}: ${model.architecture}, ${model.layers} layers${experts}, ${formatBytes(info.memory!.residentWeightBytes)} of weights`,
+      );
       const rows: [string, string][] = [
         ['adapter', `${info.adapter.name} (${info.adapter.backend})`],
         [`prefill (pp${p}${at(depth)})`, `${result.prefillTokS.toFixed(1)} tok/s`],
@@ -92,7 +94,9 @@ export const benchCommand: Command = {
     await storeResults(async (store) => {
       const { entry, sha256 } = await store.model(path);
       // A loaded model always has its load time.
-      new BenchRunStore(store.db).add(benchRunRecord(entry, sha256, { result, info, loadMs: info.loadMs! }, store.appVersion));
+      new BenchRunStore(store.db).add(
+        benchRunRecord(entry, sha256, { result, info, loadMs: info.loadMs! }, store.appVersion),
+      );
     });
   },
 };
@@ -107,7 +111,10 @@ function profileTable(profile: StepProfile): string {
   const head = `\nGPU time per token by kernel (${profile.tokens} decode steps, ${profile.gpuMsPerToken.toFixed(2)} ms per token in all)\n`;
   const lines = profile.kernels.map((k) => {
     const share = profile.gpuMsPerToken > 0 ? (k.gpuMsPerToken / profile.gpuMsPerToken) * 100 : 0;
-    const bandwidth = k.bytesPerSecond === null ? '' : `  ${formatBytes(k.bytesPerSecond)}/s, ${((k.rooflineFraction ?? 0) * 100).toFixed(1)}% of copy`;
+    const bandwidth =
+      k.bytesPerSecond === null
+        ? ''
+        : `  ${formatBytes(k.bytesPerSecond)}/s, ${((k.rooflineFraction ?? 0) * 100).toFixed(1)}% of copy`;
     return `${k.kernel.padEnd(32)}${k.gpuMsPerToken.toFixed(3).padStart(10)} ms ${share.toFixed(1).padStart(5)}%  ×${k.dispatchesPerToken}${bandwidth}\n`;
   });
   return head + lines.join('');

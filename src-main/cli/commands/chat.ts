@@ -1,10 +1,24 @@
 import { createInterface } from 'node:readline/promises';
-import { CONTEXT_OVERFLOWS, DEFAULT_CONTEXT_OVERFLOW, contextFullNotice, leftOutNotice, type ContextOverflow } from '../../../src-preload/api';
+import {
+  CONTEXT_OVERFLOWS,
+  DEFAULT_CONTEXT_OVERFLOW,
+  contextFullNotice,
+  leftOutNotice,
+  type ContextOverflow,
+} from '../../../src-preload/api';
 import { fillContext } from '../../backend/chat/fill-context';
 import { answerShape, openModelText, planPrompt, unfitMessage, type PromptTurn } from '../../backend/chat/prompt';
 import { CliError, integerOption, log, type Command, type CommandArgs } from '../command';
 import { openGguf } from '../../node/gguf-io';
-import { KV_CACHE_HELP, KV_CACHE_OPTIONS, kvCacheOptions, SAMPLING_OPTIONS, samplingOptions, startEngine, trainedContext } from './run';
+import {
+  KV_CACHE_HELP,
+  KV_CACHE_OPTIONS,
+  kvCacheOptions,
+  SAMPLING_OPTIONS,
+  samplingOptions,
+  startEngine,
+  trainedContext,
+} from './run';
 
 /** Where `gufo chat` sets the policy, for its messages. */
 const OVERFLOW_OPTION = '--context-overflow';
@@ -64,7 +78,8 @@ export const chatCommand: Command = {
       /** One exchange: the user's line in, the model's answer streamed out. */
       const turn = async (line: string): Promise<void> => {
         turns.push({ role: 'user', content: line });
-        const planWith = async (answer: readonly number[]) => planPrompt(text, system, turns, limits, 'model', undefined, answer);
+        const planWith = async (answer: readonly number[]) =>
+          planPrompt(text, system, turns, limits, 'model', undefined, answer);
         const plan = await planWith([]);
         if (!plan.fits) {
           log(unfitMessage(plan, limits, OVERFLOW_OPTION));
@@ -142,6 +157,9 @@ function trainedContextOf(path: string): number | undefined {
 
 function overflowOption(args: CommandArgs): ContextOverflow {
   const value = args.values['context-overflow'] ?? DEFAULT_CONTEXT_OVERFLOW;
-  if (!(CONTEXT_OVERFLOWS as readonly unknown[]).includes(value)) throw new CliError(`${OVERFLOW_OPTION} must be one of ${CONTEXT_OVERFLOWS.join(', ')} (got ${JSON.stringify(value)})`);
+  if (!(CONTEXT_OVERFLOWS as readonly unknown[]).includes(value))
+    throw new CliError(
+      `${OVERFLOW_OPTION} must be one of ${CONTEXT_OVERFLOWS.join(', ')} (got ${JSON.stringify(value)})`,
+    );
   return value as ContextOverflow;
 }

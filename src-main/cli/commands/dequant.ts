@@ -28,7 +28,8 @@ export const dequantCommand: Command = {
   async run(args) {
     const [path, name, ...extra] = args.positionals;
     const output = args.values.output;
-    if (!path || !name || extra.length > 0) throw new CliError('expected a file and a tensor name (see gufo dequant --help)');
+    if (!path || !name || extra.length > 0)
+      throw new CliError('expected a file and a tensor name (see gufo dequant --help)');
     if (typeof output !== 'string') throw new CliError('missing -o <out.f32> (see gufo dequant --help)');
     const { gguf, file } = openGguf(path);
     try {
@@ -48,7 +49,15 @@ export const dequantCommand: Command = {
         }
       });
       if (args.values.json) {
-        printJson({ file: path, tensor: name, type: tensor.type.name, ne: tensor.ne, elements: end - start, output, bytes: (end - start) * 4 });
+        printJson({
+          file: path,
+          tensor: name,
+          type: tensor.type.name,
+          ne: tensor.ne,
+          elements: end - start,
+          output,
+          bytes: (end - start) * 4,
+        });
       }
     } finally {
       file.close();

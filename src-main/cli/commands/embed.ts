@@ -44,16 +44,24 @@ export const embedCommand: Command = {
       const longest = Math.max(...inputs.map((ids) => ids.length));
       const ctx = integerOption(args, 'ctx', Math.min(trainedContext(gguf) ?? Infinity, Math.max(256, longest)));
       inputs.forEach((ids, i) => {
-        if (ids.length > ctx) throw new CliError(`--text ${i + 1} has ${ids.length} tokens, more than the context of ${ctx} (see --ctx)`);
+        if (ids.length > ctx)
+          throw new CliError(`--text ${i + 1} has ${ids.length} tokens, more than the context of ${ctx} (see --ctx)`);
       });
       const { host, info } = await startEngine(path, ctx, json);
       try {
         const result = await host.embed(inputs);
         if (json) {
-          printJson({ pooling: result.pooling, embeddings: result.embeddings, tokens: inputs.map((ids) => ids.length), adapter: adapterJson(info) });
+          printJson({
+            pooling: result.pooling,
+            embeddings: result.embeddings,
+            tokens: inputs.map((ids) => ids.length),
+            adapter: adapterJson(info),
+          });
         } else {
           process.stdout.write(result.embeddings.map((v) => v.join(' ') + '\n').join(''));
-          log(`${result.embeddings.length} embedding${result.embeddings.length === 1 ? '' : 's'} of ${info.model!.embedding} dimensions (${result.pooling} pooling, ${result.promptTokens} tokens)`);
+          log(
+            `${result.embeddings.length} embedding${result.embeddings.length === 1 ? '' : 's'} of ${info.model!.embedding} dimensions (${result.pooling} pooling, ${result.promptTokens} tokens)`,
+          );
         }
       } finally {
         await host.close();

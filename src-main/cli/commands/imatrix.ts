@@ -65,13 +65,17 @@ export const imatrixCommand: Command = {
     const bar = progressBar('imatrix');
     const weights = await withEngine(path, ctx, false, signal, async (host) => {
       try {
-        return await host.collectChunks(chunks, signal, (i) => bar.update(i / chunks.length, `${i + 1}/${chunks.length} chunks`));
+        return await host.collectChunks(chunks, signal, (i) =>
+          bar.update(i / chunks.length, `${i + 1}/${chunks.length} chunks`),
+        );
       } finally {
         bar.done();
       }
     });
     signal.throwIfAborted();
     await writeImatrixFile(out, { datasets: [text.label], chunkCount: chunks.length, chunkSize: ctx, weights }, signal);
-    log(`${out}: ${weights.length} matrices from ${chunks.length} chunks of ${ctx} tokens (${formatInteger(chunks.length * ctx)} tokens)`);
+    log(
+      `${out}: ${weights.length} matrices from ${chunks.length} chunks of ${ctx} tokens (${formatInteger(chunks.length * ctx)} tokens)`,
+    );
   },
 };

@@ -54,7 +54,14 @@ function summaryLines(s: ModelSummary): string {
     ['layers', s.layers?.toString() ?? '—'],
     ['heads', perLayerText(s.heads)],
     ['kv heads', perLayerText(s.kvHeads)],
-    ['head size', s.headSize === null ? '—' : s.valueHeadSize !== s.headSize ? `${s.headSize} (k), ${s.valueHeadSize} (v)` : String(s.headSize)],
+    [
+      'head size',
+      s.headSize === null
+        ? '—'
+        : s.valueHeadSize !== s.headSize
+          ? `${s.headSize} (k), ${s.valueHeadSize} (v)`
+          : String(s.headSize),
+    ],
     ['embedding size', s.embeddingSize?.toString() ?? '—'],
     ['feed-forward size', s.feedForwardSize?.toString() ?? '—'],
     ['vocab size', s.vocabSize?.toString() ?? '—'],
@@ -80,10 +87,19 @@ function render(path: string, gguf: GgufFile, summary: ModelSummary): string {
     `${path}\n  GGUF v${gguf.version}, ${formatBytes(gguf.fileBytes)}, ${gguf.tensors.length} tensors, ` +
       `${gguf.kvs.length} metadata keys, alignment ${gguf.alignment}, data at ${gguf.dataOffset} (read via ${gguf.source.access})`,
     `Summary\n${summaryLines(summary)}`,
-    `Metadata\n${table(['key', 'type', 'value'], gguf.kvs.map((kv) => [kv.key, kvType(kv), kvValue(kv)]))}`,
+    `Metadata\n${table(
+      ['key', 'type', 'value'],
+      gguf.kvs.map((kv) => [kv.key, kvType(kv), kvValue(kv)]),
+    )}`,
   ];
   if (gguf.tensors.length > 0) {
-    const rows = gguf.tensors.map((t) => [t.name, t.type.name, shape(t.ne), formatInteger(t.bytes), bitsPerWeight(t.type).toFixed(2)]);
+    const rows = gguf.tensors.map((t) => [
+      t.name,
+      t.type.name,
+      shape(t.ne),
+      formatInteger(t.bytes),
+      bitsPerWeight(t.type).toFixed(2),
+    ]);
     sections.push(`Tensors\n${table(['name', 'type', 'shape', 'bytes', 'bpw'], rows, [3, 4])}`);
     const totals = summary.typeMix.map((m) => [
       m.type,
@@ -93,7 +109,13 @@ function render(path: string, gguf: GgufFile, summary: ModelSummary): string {
       ((m.bytes * 8) / m.parameters || 0).toFixed(2),
     ]);
     const all = gguf.tensors.reduce((n, t) => n + t.bytes, 0);
-    totals.push(['total', String(gguf.tensors.length), formatInteger(summary.parameters), formatBytes(all), ((all * 8) / summary.parameters || 0).toFixed(2)]);
+    totals.push([
+      'total',
+      String(gguf.tensors.length),
+      formatInteger(summary.parameters),
+      formatBytes(all),
+      ((all * 8) / summary.parameters || 0).toFixed(2),
+    ]);
     sections.push(`Totals by type\n${table(['type', 'tensors', 'parameters', 'bytes', 'bpw'], totals, [1, 2, 3, 4])}`);
   }
   return sections.join('\n\n');

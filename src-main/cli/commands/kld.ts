@@ -9,7 +9,15 @@ import { CliError, log, printJson, type Command } from '../command';
 import { formatBytes, formatInteger, table } from '../format';
 import { interruptSignal } from '../progress';
 import { STORE_HELP, storeResults } from '../results-store';
-import { describePlan, readTextOption, TEXT_WINDOW_OPTIONS, windowBar, windowOption, withEngine, WINDOWS_HELP } from './perplexity';
+import {
+  describePlan,
+  readTextOption,
+  TEXT_WINDOW_OPTIONS,
+  windowBar,
+  windowOption,
+  withEngine,
+  WINDOWS_HELP,
+} from './perplexity';
 
 const HELP = `Usage: gufo kld <base.gguf> <quantized.gguf>... --text <file.txt> [--ctx N] [--json]
 
@@ -81,10 +89,21 @@ function fileFigures(path: string): { file: string; bytes: number; bitsPerWeight
 function printLevels(files: ReturnType<typeof fileFigures>[], results: DivergenceResult[]): void {
   const rows = files.map((f, i) => {
     const s = results[i]!.summary;
-    return [f.file, formatBytes(f.bytes), f.bitsPerWeight.toFixed(2), s.meanKl.toExponential(4), s.p99Kl.toExponential(4), percent(s.top1), s.pplQuant.toFixed(4)];
+    return [
+      f.file,
+      formatBytes(f.bytes),
+      f.bitsPerWeight.toFixed(2),
+      s.meanKl.toExponential(4),
+      s.p99Kl.toExponential(4),
+      percent(s.top1),
+      s.pplQuant.toFixed(4),
+    ];
   });
   process.stdout.write(`PPL base            ${results[0]!.summary.pplBase.toFixed(4)}\n`);
-  process.stdout.write(table(['file', 'size', 'bits/weight', 'mean KL', 'p99 KL', 'same top token', 'PPL'], rows, [1, 2, 3, 4, 5, 6]) + '\n');
+  process.stdout.write(
+    table(['file', 'size', 'bits/weight', 'mean KL', 'p99 KL', 'same top token', 'PPL'], rows, [1, 2, 3, 4, 5, 6]) +
+      '\n',
+  );
 }
 
 export const kldCommand: Command = {
@@ -92,7 +111,8 @@ export const kldCommand: Command = {
   options: TEXT_WINDOW_OPTIONS,
   async run(args) {
     const [basePath, ...quantPaths] = args.positionals;
-    if (!basePath || quantPaths.length === 0) throw new CliError('expected a base and a quantized GGUF file (see gufo kld --help)');
+    if (!basePath || quantPaths.length === 0)
+      throw new CliError('expected a base and a quantized GGUF file (see gufo kld --help)');
     const several = quantPaths.length > 1;
     const json = args.values.json === true;
     const text = readTextOption(args, 'kld');
@@ -130,7 +150,15 @@ export const kldCommand: Command = {
     await storeResults(async (store) => {
       const base = await store.model(basePath);
       for (const [i, quantPath] of quantPaths.entries()) {
-        const measurement = { base, quant: await store.model(quantPath), exportId: null, textSource: 'file' as const, textLabel: resolve(text.label), plan, result: results[i]! };
+        const measurement = {
+          base,
+          quant: await store.model(quantPath),
+          exportId: null,
+          textSource: 'file' as const,
+          textLabel: resolve(text.label),
+          plan,
+          result: results[i]!,
+        };
         new QualityReportStore(store.db).add(qualityReportRecord(measurement, store.appVersion));
       }
     });

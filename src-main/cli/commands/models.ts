@@ -40,7 +40,8 @@ export const modelsCommand: Command = {
     const models = await withLibrary(async ({ api, context }) => {
       const listed = args.values.rescan ? await api.rescanLibrary() : await api.listModels();
       if (!args.values.hash) return listed;
-      for (const job of context.jobs.list().filter((j) => j.kind === 'hash' && j.status === 'running')) await context.jobs.wait(job.id);
+      for (const job of context.jobs.list().filter((j) => j.kind === 'hash' && j.status === 'running'))
+        await context.jobs.wait(job.id);
       return api.listModels();
     });
     if (args.values.json) return printJson(models.map(jsonEntry));
@@ -52,7 +53,11 @@ export const modelsCommand: Command = {
       m.architecture ?? '—',
       fileTypeLabel(m.fileType, m.typeMix) ?? '—',
       formatBytes(m.bytes),
-      m.notRunnable ? `${m.path} (not runnable: ${m.notRunnable})` : m.locations.length > 1 ? `${m.path} (+${m.locations.length - 1} copies)` : m.path,
+      m.notRunnable
+        ? `${m.path} (not runnable: ${m.notRunnable})`
+        : m.locations.length > 1
+          ? `${m.path} (+${m.locations.length - 1} copies)`
+          : m.path,
     ]);
     process.stdout.write(table(['name', 'general.name', 'source', 'arch', 'type', 'size', 'path'], rows, [5]) + '\n');
   },

@@ -29,7 +29,12 @@ Options:
                        ollamaVersion, command, notes } on stdout
 `;
 
-const PHASES: Record<OllamaExportPhase, string> = { write: 'write', hash: 'sha256', upload: 'upload', create: 'create' };
+const PHASES: Record<OllamaExportPhase, string> = {
+  write: 'write',
+  hash: 'sha256',
+  upload: 'upload',
+  create: 'create',
+};
 
 export const ollamaCommand: Command = {
   help: HELP,
@@ -46,10 +51,13 @@ export const ollamaCommand: Command = {
   },
   async run(args) {
     const [action, source, ...extra] = args.positionals;
-    if (action !== 'export' || !source || extra.length > 0) throw new CliError('expected: gufo ollama export <model.gguf> --name <name> (see gufo ollama --help)');
-    if (typeof args.values.name !== 'string') throw new CliError('--name is required: the Ollama model name, e.g. --name mymodel:q4');
+    if (action !== 'export' || !source || extra.length > 0)
+      throw new CliError('expected: gufo ollama export <model.gguf> --name <name> (see gufo ollama --help)');
+    if (typeof args.values.name !== 'string')
+      throw new CliError('--name is required: the Ollama model name, e.g. --name mymodel:q4');
     const fileType = args.values.type === undefined ? undefined : String(args.values.type).toUpperCase();
-    if (fileType !== undefined && !isQuantFileType(fileType)) throw new CliError(`--type must be one of ${QUANT_FILE_TYPES.join(', ')}, not "${String(args.values.type)}"`);
+    if (fileType !== undefined && !isQuantFileType(fileType))
+      throw new CliError(`--type must be one of ${QUANT_FILE_TYPES.join(', ')}, not "${String(args.values.type)}"`);
     const contextSize = args.values.ctx === undefined ? undefined : integerOption(args, 'ctx', 0);
     const host = args.values['no-upload'] ? null : ollamaBaseUrl(process.env);
     const progress = phaseProgress();
@@ -75,7 +83,8 @@ export const ollamaCommand: Command = {
     if (args.values.json) return printJson(result);
     log(`Wrote ${result.outputPath} and ${result.modelfilePath}.`);
     for (const note of result.notes) log(note);
-    if (result.created) log(`Created ${result.name} in Ollama ${result.ollamaVersion} at ${host}: ollama run ${result.name}`);
+    if (result.created)
+      log(`Created ${result.name} in Ollama ${result.ollamaVersion} at ${host}: ollama run ${result.name}`);
     else process.stdout.write(`${result.command}\n`);
   },
 };

@@ -61,7 +61,8 @@ export function windowOption(gguf: GgufFile, args: CommandArgs): number {
   const trained = trainedContext(gguf);
   const ctx = integerOption(args, 'ctx', defaultWindow(trained));
   if (ctx < 2) throw new CliError(`--ctx must be at least 2, not ${ctx}`);
-  if (trained !== undefined && ctx > trained) log(`warning: ${gguf.file} was trained on a context of ${trained} tokens, less than --ctx ${ctx}`);
+  if (trained !== undefined && ctx > trained)
+    log(`warning: ${gguf.file} was trained on a context of ${trained} tokens, less than --ctx ${ctx}`);
   return ctx;
 }
 
@@ -72,7 +73,13 @@ export function describePlan(plan: WindowPlan): string {
 }
 
 /** Runs `work` with the model at `path` loaded in a fresh engine process, closed afterwards. */
-export async function withEngine<T>(path: string, ctx: number, quiet: boolean, signal: AbortSignal, work: (host: EngineHost, info: EngineInfo) => Promise<T>): Promise<T> {
+export async function withEngine<T>(
+  path: string,
+  ctx: number,
+  quiet: boolean,
+  signal: AbortSignal,
+  work: (host: EngineHost, info: EngineInfo) => Promise<T>,
+): Promise<T> {
   try {
     const { host, info } = await startEngine(path, ctx, quiet);
     try {
@@ -141,7 +148,8 @@ export const perplexityCommand: Command = {
       bar.finish();
     }
     const ppl = perplexityOf(nll, plan.scored);
-    if (json) return printJson({ ppl, tokens: plan.tokens, scored: plan.scored, ctx: plan.ctx, windows: plan.windows.length });
+    if (json)
+      return printJson({ ppl, tokens: plan.tokens, scored: plan.scored, ctx: plan.ctx, windows: plan.windows.length });
     process.stdout.write(`PPL = ${ppl.toFixed(4)}\n`);
     log(describePlan(plan));
   },

@@ -40,7 +40,8 @@ export const pullCommand: Command = {
         if (event.type !== 'download' || event.download.id !== id) return;
         const d = event.download;
         if (d.status === 'running' && d.total) bar.update(d.bytes / d.total, describe(d));
-        if (d.status === 'done' || d.status === 'failed' || d.status === 'cancelled' || d.status === 'paused') resolveEnd(d);
+        if (d.status === 'done' || d.status === 'failed' || d.status === 'cancelled' || d.status === 'paused')
+          resolveEnd(d);
       });
       const pause = () => {
         if (id !== null) void api.pauseDownload(id);
@@ -61,12 +62,22 @@ export const pullCommand: Command = {
         process.off('SIGTERM', pause);
       }
     });
-    if (result.status === 'paused') throw new CliError(`paused at ${formatBytes(result.bytes)}; run the same command again to resume`);
+    if (result.status === 'paused')
+      throw new CliError(`paused at ${formatBytes(result.bytes)}; run the same command again to resume`);
     if (result.status !== 'done') throw new CliError(result.error ?? `the download was ${result.status}`);
     if (args.values.json) {
-      return printJson({ url: result.url, path: result.path, bytes: result.bytes, sha256: result.sha256, sha256Source: result.sha256Source, modelId: result.modelId });
+      return printJson({
+        url: result.url,
+        path: result.path,
+        bytes: result.bytes,
+        sha256: result.sha256,
+        sha256Source: result.sha256Source,
+        modelId: result.modelId,
+      });
     }
-    log(`${result.path}: ${formatBytes(result.bytes)}, SHA-256 ${result.sha256}${result.sha256Source ? ` (matches the ${result.sha256Source} one)` : ''}`);
+    log(
+      `${result.path}: ${formatBytes(result.bytes)}, SHA-256 ${result.sha256}${result.sha256Source ? ` (matches the ${result.sha256Source} one)` : ''}`,
+    );
   },
 };
 

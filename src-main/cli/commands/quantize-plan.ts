@@ -6,7 +6,8 @@ import { formatBytes, table } from '../format';
 import { interruptSignal, progressBar } from '../progress';
 
 function planCells(row: QuantizePlanRow): string[] {
-  if (row.unavailable !== null || row.bytes === null || row.predicted === null) return [row.type, '—', '—', '—', '—', row.unavailable ?? ''];
+  if (row.unavailable !== null || row.bytes === null || row.predicted === null)
+    return [row.type, '—', '—', '—', '—', row.unavailable ?? ''];
   const { relativeError, snrDb } = row.predicted;
   const fallbacks = row.fallbacks.map((f) => `${f.tensors} ${f.from} → ${f.to}`).join(', ');
   return [
@@ -19,14 +20,23 @@ function planCells(row: QuantizePlanRow): string[] {
   ];
 }
 
-export async function printPlan(positionals: string[], options: Omit<QuantPlanOptions, 'signal' | 'onProgress'>, json: boolean): Promise<void> {
+export async function printPlan(
+  positionals: string[],
+  options: Omit<QuantPlanOptions, 'signal' | 'onProgress'>,
+  json: boolean,
+): Promise<void> {
   const [input, ...extra] = positionals;
-  if (!input || extra.length > 0) throw new CliError('--plan takes one input file and no output (see gufo quantize --help)');
+  if (!input || extra.length > 0)
+    throw new CliError('--plan takes one input file and no output (see gufo quantize --help)');
   const { gguf, file } = openGguf(input);
   const bar = progressBar('predicting');
   let rows: QuantizePlanRow[];
   try {
-    rows = await quantizePlan(gguf, { ...options, signal: interruptSignal(), onProgress: (done, total, next) => bar.update(done / total, next ?? '') });
+    rows = await quantizePlan(gguf, {
+      ...options,
+      signal: interruptSignal(),
+      onProgress: (done, total, next) => bar.update(done / total, next ?? ''),
+    });
   } finally {
     bar.done();
     file.close();

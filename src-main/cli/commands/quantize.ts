@@ -72,7 +72,12 @@ function threadsOption(value: string | boolean | undefined): number {
  * What the written file holds, from the plan the export screen shows: real bits per weight,
  * tensors per output type, and the tensors whose rows could not hold the mixture's type.
  */
-function planSummary(input: string, fileType: QuantFileType, recipe: RecipeOptions, imatrixEntries: number | undefined): string {
+function planSummary(
+  input: string,
+  fileType: QuantFileType,
+  recipe: RecipeOptions,
+  imatrixEntries: number | undefined,
+): string {
   // Positional reads: a map would load koffi (a native addon) for a few header reads.
   const { gguf, file } = openGguf(input, { mmap: false });
   try {
@@ -112,10 +117,13 @@ export const quantizeCommand: Command = {
     };
     if (args.values.plan) return printPlan(args.positionals, { ...recipe, imatrix }, Boolean(args.values.json));
     const [input, output, ...extra] = args.positionals;
-    if (!input || !output || extra.length > 0) throw new CliError('expected an input and an output file (see gufo quantize --help)');
+    if (!input || !output || extra.length > 0)
+      throw new CliError('expected an input and an output file (see gufo quantize --help)');
     const fileType = String(args.values.type ?? '').toUpperCase();
     if (!isQuantFileType(fileType)) {
-      throw new CliError(`--type must be one of ${QUANT_FILE_TYPES.join(', ')}${args.values.type ? `, not "${String(args.values.type)}"` : ''}`);
+      throw new CliError(
+        `--type must be one of ${QUANT_FILE_TYPES.join(', ')}${args.values.type ? `, not "${String(args.values.type)}"` : ''}`,
+      );
     }
     const threads = threadsOption(args.values.threads);
     const bar = progressBar(`${fileType}`);
@@ -140,7 +148,9 @@ export const quantizeCommand: Command = {
       bar.done();
     }
     if (args.values.json) return printJson(report);
-    log(`${output}: ${fileType}, ${formatBytes(report.bytesIn)} → ${formatBytes(report.bytesOut)} in ${report.seconds.toFixed(1)} s`);
+    log(
+      `${output}: ${fileType}, ${formatBytes(report.bytesIn)} → ${formatBytes(report.bytesOut)} in ${report.seconds.toFixed(1)} s`,
+    );
     log(planSummary(input, fileType, recipe, imatrix?.size));
   },
 };

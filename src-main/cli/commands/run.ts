@@ -6,7 +6,12 @@ import { openGguf } from '../../node/gguf-io';
 import { CliError, integerOption, log, printJson, type Command, type CommandArgs } from '../command';
 import { formatBytes } from '../format';
 import { interruptSignal, progressBar } from '../progress';
-import { DEFAULT_KV_CACHE_TYPES, isKvCacheType, KV_CACHE_TYPES, type KvCacheTypes } from '../../../src-preload/api/kv-cache';
+import {
+  DEFAULT_KV_CACHE_TYPES,
+  isKvCacheType,
+  KV_CACHE_TYPES,
+  type KvCacheTypes,
+} from '../../../src-preload/api/kv-cache';
 
 export const KV_CACHE_HELP = `  --cache-type-k TYPE   KV cache type for K: ${KV_CACHE_TYPES.join(', ')} (default f16; q8_0 takes about
                         half the memory, q4_0 a quarter), as llama.cpp's --cache-type-k
@@ -22,7 +27,8 @@ export function kvCacheOptions(args: CommandArgs): KvCacheTypes {
   const type = (flag: 'cache-type-k' | 'cache-type-v', fallback: KvCacheTypes['k']) => {
     const raw = args.values[flag];
     if (raw === undefined) return fallback;
-    if (!isKvCacheType(raw)) throw new CliError(`--${flag} must be one of ${KV_CACHE_TYPES.join(', ')}, got "${String(raw)}"`);
+    if (!isKvCacheType(raw))
+      throw new CliError(`--${flag} must be one of ${KV_CACHE_TYPES.join(', ')}, got "${String(raw)}"`);
     return raw;
   };
   return { k: type('cache-type-k', DEFAULT_KV_CACHE_TYPES.k), v: type('cache-type-v', DEFAULT_KV_CACHE_TYPES.v) };
@@ -60,7 +66,8 @@ export function numberOption(args: CommandArgs, name: string, fallback: number):
   const raw = args.values[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (typeof raw !== 'string' || raw.trim() === '' || !Number.isFinite(n)) throw new CliError(`--${name} must be a number, got "${String(raw)}"`);
+  if (typeof raw !== 'string' || raw.trim() === '' || !Number.isFinite(n))
+    throw new CliError(`--${name} must be a number, got "${String(raw)}"`);
   return n;
 }
 
@@ -68,7 +75,8 @@ export function numberOption(args: CommandArgs, name: string, fallback: number):
 export function samplingOptions(args: CommandArgs): SamplingParams {
   const temperature = numberOption(args, 'temp', 0);
   const sampling = temperature > 0;
-  const seed = args.values.seed === undefined ? Math.floor(Math.random() * 2 ** 32) : integerOption(args, 'seed', 0) >>> 0;
+  const seed =
+    args.values.seed === undefined ? Math.floor(Math.random() * 2 ** 32) : integerOption(args, 'seed', 0) >>> 0;
   return {
     temperature,
     topK: integerOption(args, 'top-k', sampling ? 40 : 0),
@@ -98,16 +106,25 @@ export function trainedContext(gguf: GgufFile): number | undefined {
 }
 
 /** Starts an engine process and loads the model with a progress bar on stderr. */
-export async function startEngine(path: string, ctx: number, quiet = false, kvTypes?: KvCacheTypes): Promise<{ host: EngineHost; info: EngineInfo }> {
+export async function startEngine(
+  path: string,
+  ctx: number,
+  quiet = false,
+  kvTypes?: KvCacheTypes,
+): Promise<{ host: EngineHost; info: EngineInfo }> {
   const host = new EngineHost();
   const bar = progressBar('loading');
   try {
     const info = await host.load(path, { ctx, kvTypes }, (e) => bar.update(e.done / e.total, formatBytes(e.done)));
     bar.done();
     const m = info.memory!;
-    if (!quiet) log(`${info.adapter.name} (${info.adapter.backend}): ${formatBytes(m.residentWeightBytes)} of weights, KV cache ${formatBytes(m.kvBytes)} for ${ctx} tokens (K ${m.kvTypes.k}, V ${m.kvTypes.v})`);
+    if (!quiet)
+      log(
+        `${info.adapter.name} (${info.adapter.backend}): ${formatBytes(m.residentWeightBytes)} of weights, KV cache ${formatBytes(m.kvBytes)} for ${ctx} tokens (K ${m.kvTypes.k}, V ${m.kvTypes.v})`,
+      );
     // Said even when quiet: a CPU standing in for the GPU explains every number that follows.
-    if (info.adapter.isFallbackAdapter) log(`software GPU: slow (${info.adapter.name}); install your GPU's driver to use the GPU`);
+    if (info.adapter.isFallbackAdapter)
+      log(`software GPU: slow (${info.adapter.name}); install your GPU's driver to use the GPU`);
     return { host, info };
   } catch (err) {
     bar.done();
@@ -124,7 +141,12 @@ export function adapterJson(info: EngineInfo) {
 
 export function memoryJson(info: EngineInfo) {
   const m = info.memory!;
-  return { fileTensorBytes: m.fileTensorBytes, residentWeightBytes: m.residentWeightBytes, kvBytes: m.kvBytes, kvTypes: m.kvTypes };
+  return {
+    fileTensorBytes: m.fileTensorBytes,
+    residentWeightBytes: m.residentWeightBytes,
+    kvBytes: m.kvBytes,
+    kvTypes: m.kvTypes,
+  };
 }
 
 function promptIds(tok: Tokenizer, text: string): number[] {
@@ -155,7 +177,8 @@ export const runCommand: Command = {
   async run(args) {
     const [path, ...extra] = args.positionals;
     if (!path) throw new CliError('expected a GGUF file (see gufo run --help)');
-    if (extra.length > 0) throw new CliError(`unexpected argument "${extra[0]}"; quote the prompt and pass it with --prompt`);
+    if (extra.length > 0)
+      throw new CliError(`unexpected argument "${extra[0]}"; quote the prompt and pass it with --prompt`);
     const text = args.values.prompt;
     if (typeof text !== 'string') throw new CliError('--prompt "<text>" is required (see gufo run --help)');
     const maxTokens = integerOption(args, 'n', 64);
@@ -169,8 +192,13 @@ export const runCommand: Command = {
       const tok = createTokenizer(readVocab(gguf));
       const prompt = promptIds(tok, text);
       const trained = trainedContext(gguf) ?? Infinity;
-      const ctx = integerOption(args, 'ctx', Math.min(trained, Math.max(256, Math.ceil((prompt.length + maxTokens) / 256) * 256)));
-      if (prompt.length > ctx) throw new CliError(`the prompt has ${prompt.length} tokens, more than the context of ${ctx} (see --ctx)`);
+      const ctx = integerOption(
+        args,
+        'ctx',
+        Math.min(trained, Math.max(256, Math.ceil((prompt.length + maxTokens) / 256) * 256)),
+      );
+      if (prompt.length > ctx)
+        throw new CliError(`the prompt has ${prompt.length} tokens, more than the context of ${ctx} (see --ctx)`);
 
       const { host, info } = await startEngine(path, ctx, json, kvTypes);
       const signal = interruptSignal();
@@ -193,14 +221,20 @@ export const runCommand: Command = {
             text: out,
             stopReason: result.stopReason,
             ...(topLogprobs > 0 ? { logprobs: result.logprobs ?? [] } : {}),
-            timings: { loadMs, ttftMs: result.timings.ttftMs, prefillTokS: result.timings.prefillTokS, decodeTokS: result.timings.decodeTokS },
+            timings: {
+              loadMs,
+              ttftMs: result.timings.ttftMs,
+              prefillTokS: result.timings.prefillTokS,
+              decodeTokS: result.timings.decodeTokS,
+            },
             adapter: adapterJson(info),
             memory: memoryJson(info),
           });
         } else {
           process.stdout.write(stream.flush() + '\n');
           log(timingLine(result, loadMs));
-          if (result.stopReason === 'context') log(`the context is full (${ctx} tokens): the output stops here; raise --ctx for more`);
+          if (result.stopReason === 'context')
+            log(`the context is full (${ctx} tokens): the output stops here; raise --ctx for more`);
         }
       } finally {
         await host.close();

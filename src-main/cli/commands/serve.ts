@@ -75,25 +75,42 @@ Options:
 
     if (!existsSync(join(RENDERER_DIR, 'index.html'))) await buildRenderer();
 
-    const backend = createBackend({ mode: 'browser', dataDir: dataDir(), engineCap: modelsCap, kvTypes: kvCacheOptions(args) });
+    const backend = createBackend({
+      mode: 'browser',
+      dataDir: dataDir(),
+      engineCap: modelsCap,
+      kvTypes: kvCacheOptions(args),
+    });
     for (const notice of backend.context.notices) log(notice);
     const service = openAiServiceOf(backend.context);
     service.override({ apiKey: api.apiKey, contextSize: api.contextSize });
     const servers: { close(): Promise<void> }[] = [];
     try {
-      const alone = api.port === undefined ? null : await startOpenAiServer(service, { host: api.host, port: api.port });
+      const alone =
+        api.port === undefined ? null : await startOpenAiServer(service, { host: api.host, port: api.port });
       if (alone) servers.push(alone);
       const mounted = alone ? undefined : openAiRoutes(service, { hostPort: () => null });
-      const server = await startServer({ port, host, rendererDir: RENDERER_DIR, api: backend.api, events: backend.events, mounted });
+      const server = await startServer({
+        port,
+        host,
+        rendererDir: RENDERER_DIR,
+        api: backend.api,
+        events: backend.events,
+        mounted,
+      });
       servers.push(server);
       process.stdout.write(`Gufo is running at ${server.url}\n`);
       service.servedUrl = alone?.url ?? `http://${host}:${server.port}/v1`;
-      log(`OpenAI-compatible API at ${service.servedUrl}${service.limits().apiKey === null ? '' : ' (API key required)'}.`);
+      log(
+        `OpenAI-compatible API at ${service.servedUrl}${service.limits().apiKey === null ? '' : ' (API key required)'}.`,
+      );
     } catch (err) {
       for (const server of servers) await server.close();
       await backend.close();
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-        throw new CliError(`port ${(err as { port?: number }).port ?? port} is already in use (try --port 0 or --api-port 0 for any free port)`);
+        throw new CliError(
+          `port ${(err as { port?: number }).port ?? port} is already in use (try --port 0 or --api-port 0 for any free port)`,
+        );
       }
       throw err;
     }

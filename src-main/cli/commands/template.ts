@@ -40,7 +40,8 @@ function readJson(path: string, what: string): unknown {
 function checkMessages(value: unknown, path: string): ChatMessage[] {
   if (!Array.isArray(value)) throw new CliError(`${path}: expected an array of messages (or { "messages": [...] })`);
   value.forEach((m, i) => {
-    if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new CliError(`${path}: message ${i} is not an object`);
+    if (m === null || typeof m !== 'object' || Array.isArray(m))
+      throw new CliError(`${path}: message ${i} is not an object`);
     const { role, content } = m as Record<string, unknown>;
     if (typeof role !== 'string') throw new CliError(`${path}: message ${i} has no "role" string`);
     if (content !== undefined && content !== null && typeof content !== 'string' && !Array.isArray(content)) {
@@ -70,7 +71,8 @@ export const templateCommand: Command = {
     const [path, ...extra] = args.positionals;
     if (!path || extra.length > 0) throw new CliError('expected exactly one file (see gufo template --help)');
     const messagesPath = args.values.messages;
-    if (typeof messagesPath !== 'string') throw new CliError('--messages msgs.json is required (see gufo template --help)');
+    if (typeof messagesPath !== 'string')
+      throw new CliError('--messages msgs.json is required (see gufo template --help)');
 
     const input = readJson(messagesPath, 'messages file');
     let messages: ChatMessage[];
@@ -82,7 +84,8 @@ export const templateCommand: Command = {
     } else {
       messages = checkMessages(input, messagesPath);
     }
-    if (typeof args.values.tools === 'string') tools = checkTools(readJson(args.values.tools, 'tools file'), args.values.tools);
+    if (typeof args.values.tools === 'string')
+      tools = checkTools(readJson(args.values.tools, 'tools file'), args.values.tools);
 
     const { gguf, file } = openGguf(path);
     try {

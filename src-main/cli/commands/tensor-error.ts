@@ -40,12 +40,26 @@ const FIGURE_HEADER = ['elements', 'RMSE', 'relative', 'SNR dB'];
 function printReport(r: TensorErrorReport, withTensors: boolean): void {
   const right = [1, 2, 3, 4];
   const sections = [
-    table(['role', ...FIGURE_HEADER], r.byRole.map((g) => [g.role, ...figureCells(g)]), right),
-    table(['layer', ...FIGURE_HEADER], r.byLayer.map((g) => [g.layer === null ? 'other' : String(g.layer), ...figureCells(g)]), right),
+    table(
+      ['role', ...FIGURE_HEADER],
+      r.byRole.map((g) => [g.role, ...figureCells(g)]),
+      right,
+    ),
+    table(
+      ['layer', ...FIGURE_HEADER],
+      r.byLayer.map((g) => [g.layer === null ? 'other' : String(g.layer), ...figureCells(g)]),
+      right,
+    ),
     table(['', ...FIGURE_HEADER], [['total', ...figureCells(r.total)]], right),
   ];
   if (withTensors) {
-    sections.push(table(['tensor', 'types', ...FIGURE_HEADER], r.tensors.map((t) => [t.name, `${t.sourceType} → ${t.exportType}`, ...figureCells(t)]), [2, 3, 4, 5]));
+    sections.push(
+      table(
+        ['tensor', 'types', ...FIGURE_HEADER],
+        r.tensors.map((t) => [t.name, `${t.sourceType} → ${t.exportType}`, ...figureCells(t)]),
+        [2, 3, 4, 5],
+      ),
+    );
   }
   process.stdout.write(sections.join('\n\n') + '\n');
 }
@@ -58,7 +72,8 @@ export const tensorErrorCommand: Command = {
   },
   async run(args) {
     const [sourcePath, exportPath, ...extra] = args.positionals;
-    if (!sourcePath || !exportPath) throw new CliError('expected a source and an export GGUF file (see gufo tensor-error --help)');
+    if (!sourcePath || !exportPath)
+      throw new CliError('expected a source and an export GGUF file (see gufo tensor-error --help)');
     if (extra.length > 0) throw new CliError(`unexpected argument "${extra[0]}"`);
     const signal = interruptSignal();
     const source = openGguf(sourcePath);

@@ -72,7 +72,8 @@ export const tokenizeCommand: Command = {
     if (!path) throw new CliError('expected a GGUF file (see gufo tokenize --help)');
     if (extra.length > 0) throw new CliError('expected one text; quote it (see gufo tokenize --help)');
     if (input !== undefined && text !== undefined) throw new CliError('give either a text or --in FILE, not both');
-    if (input === undefined && text === undefined) throw new CliError('expected a text or --in FILE (see gufo tokenize --help)');
+    if (input === undefined && text === undefined)
+      throw new CliError('expected a text or --in FILE (see gufo tokenize --help)');
     if (input !== undefined && typeof input !== 'string') throw new CliError('--in needs a file');
     const texts = input !== undefined ? readLines(input) : undefined;
     const options = { parseSpecial: args.values.special === true, addSpecial: args.values.bos === true };

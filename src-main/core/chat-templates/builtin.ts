@@ -186,7 +186,8 @@ export function chooseBuiltinTemplate(input: BuiltinChoiceInput): BuiltinTemplat
   if (has('<|user|>', '<|assistant|>', '<|end|>')) return 'phi3';
   if (has('[INST]', '[/INST]')) return 'mistral';
   const arch = input.architecture ?? '';
-  const family = architectureTraits(arch)?.chatTemplate ?? FAMILY_BY_PREFIX.find(([prefix]) => prefix.test(arch))?.[1] ?? 'chatml';
+  const family =
+    architectureTraits(arch)?.chatTemplate ?? FAMILY_BY_PREFIX.find(([prefix]) => prefix.test(arch))?.[1] ?? 'chatml';
   // The Llama 2 format only suits a SentencePiece Llama vocabulary.
   return family === 'llama2' && input.tokenizerModel !== 'llama' ? 'chatml' : family;
 }

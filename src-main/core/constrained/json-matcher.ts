@@ -144,7 +144,8 @@ function at(th: Thread, frame: Frame): Thread {
 function space(th: Thread, b: number, out: Thread[]): void {
   if (b === LF) {
     if (th.ws === 0) out.push({ frame: th.frame, up: th.up, ws: 1 });
-  } else if (b !== 0x0d && th.ws >> 1 <= WHITESPACE_PER_LEVEL * depth(th)) out.push({ frame: th.frame, up: th.up, ws: th.ws + 2 });
+  } else if (b !== 0x0d && th.ws >> 1 <= WHITESPACE_PER_LEVEL * depth(th))
+    out.push({ frame: th.frame, up: th.up, ws: th.ws + 2 });
 }
 
 /** Objects and arrays open at this point. */
@@ -160,7 +161,8 @@ function step(th: Thread, b: number, out: Thread[]): void {
     case 'root':
       if (f.done) return;
       if (isWs(b)) space(th, b, out);
-      else if (opens(f.node, b)) startValue(f.node, b, { frame: { k: 'root', node: f.node, done: true }, up: null, ws: 0 }, out);
+      else if (opens(f.node, b))
+        startValue(f.node, b, { frame: { k: 'root', node: f.node, done: true }, up: null, ws: 0 }, out);
       return;
     case 'object':
       stepObject(th, f, b, out);
@@ -218,7 +220,12 @@ function startValue(node: JsonNode, b: number, parent: Thread, out: Thread[]): v
       for (const option of n.options) startValue(option, b, parent, out);
       return;
     case 'object':
-      if (b === 0x7b) out.push({ frame: { k: 'object', node: n, phase: O_OPEN, seen: [], scan: 0, raw: '', value: null }, up: parent, ws: 0 });
+      if (b === 0x7b)
+        out.push({
+          frame: { k: 'object', node: n, phase: O_OPEN, seen: [], scan: 0, raw: '', value: null },
+          up: parent,
+          ws: 0,
+        });
       return;
     case 'array':
       if (b === 0x5b) out.push({ frame: { k: 'array', node: n, phase: A_OPEN, count: 0 }, up: parent, ws: 0 });
@@ -253,7 +260,8 @@ function stepObject(th: Thread, f: ObjectFrame, b: number, out: Thread[]): void 
     case O_NEXT:
       if (isWs(b)) space(th, b, out);
       else if (b === 0x7d && f.node.required.every((k) => f.seen.includes(k))) out.push(th.up!);
-      else if ((f.phase === O_OPEN ? b === 0x22 : b === 0x2c) && mayAddKey(f)) out.push(next(f.phase === O_OPEN ? O_KEY : O_COMMA));
+      else if ((f.phase === O_OPEN ? b === 0x22 : b === 0x2c) && mayAddKey(f))
+        out.push(next(f.phase === O_OPEN ? O_KEY : O_COMMA));
       return;
     case O_COMMA:
       if (isWs(b)) space(th, b, out);
@@ -306,7 +314,13 @@ function stepArray(th: Thread, f: ArrayFrame, b: number, out: Thread[]): void {
     return;
   }
   const item = () => {
-    if (opens(items, b)) startValue(items, b, { frame: { k: 'array', node: f.node, phase: A_NEXT, count: f.count + 1 }, up: th.up, ws: 0 }, out);
+    if (opens(items, b))
+      startValue(
+        items,
+        b,
+        { frame: { k: 'array', node: f.node, phase: A_NEXT, count: f.count + 1 }, up: th.up, ws: 0 },
+        out,
+      );
   };
   switch (f.phase) {
     case A_OPEN:
@@ -315,7 +329,8 @@ function stepArray(th: Thread, f: ArrayFrame, b: number, out: Thread[]): void {
       return;
     case A_NEXT:
       if (b === 0x5d && f.count >= minItems) out.push(th.up!);
-      else if (b === 0x2c && f.count < maxItems) out.push(at(th, { k: 'array', node: f.node, phase: A_COMMA, count: f.count }));
+      else if (b === 0x2c && f.count < maxItems)
+        out.push(at(th, { k: 'array', node: f.node, phase: A_COMMA, count: f.count }));
       return;
     case A_COMMA:
       item();

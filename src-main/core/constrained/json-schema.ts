@@ -73,7 +73,13 @@ const NULL = literal([null]);
 /** Any JSON value: its first byte picks the one option that fits. */
 export const ANY_VALUE: AnyOfNode = { kind: 'anyOf', options: [] };
 /** Any JSON object (json_object mode). */
-export const ANY_OBJECT: ObjectNode = { kind: 'object', properties: new Map(), keyTexts: new Map(), required: [], additional: ANY_VALUE };
+export const ANY_OBJECT: ObjectNode = {
+  kind: 'object',
+  properties: new Map(),
+  keyTexts: new Map(),
+  required: [],
+  additional: ANY_VALUE,
+};
 const ANY_ARRAY: ArrayNode = { kind: 'array', items: ANY_VALUE, minItems: 0, maxItems: Infinity };
 (ANY_VALUE.options as JsonNode[]).push(ANY_OBJECT, ANY_ARRAY, STRING, NUMBER, literal([true, false, null]));
 
@@ -84,8 +90,33 @@ export function deref(node: JsonNode): Exclude<JsonNode, RefNode> {
   return n;
 }
 
-const ANNOTATIONS = new Set(['title', 'description', '$schema', '$id', '$comment', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$defs', 'definitions']);
-const KEYWORDS = new Set(['type', 'properties', 'required', 'additionalProperties', 'items', 'minItems', 'maxItems', 'enum', 'const', 'anyOf', '$ref']);
+const ANNOTATIONS = new Set([
+  'title',
+  'description',
+  '$schema',
+  '$id',
+  '$comment',
+  'default',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  '$defs',
+  'definitions',
+]);
+const KEYWORDS = new Set([
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'minItems',
+  'maxItems',
+  'enum',
+  'const',
+  'anyOf',
+  '$ref',
+]);
 const TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'] as const;
 type TypeName = (typeof TYPES)[number];
 
@@ -103,8 +134,14 @@ export const MAX_SCHEMA_VALUES = 20_000;
 /** Compiles `schema` (a JSON Schema object or boolean); errors name the keyword and its JSON pointer ("#/properties/n/minimum"). */
 export function compileJsonSchema(schema: unknown): JsonNode {
   const over = jsonOverBounds(schema, { depth: MAX_SCHEMA_DEPTH, values: MAX_SCHEMA_VALUES });
-  if (over === 'depth') throw new SchemaError(`the schema nests objects and arrays more than ${MAX_SCHEMA_DEPTH} deep, the most Gufo compiles`);
-  if (over === 'values') throw new SchemaError(`the schema holds more than ${MAX_SCHEMA_VALUES} values (keywords, schemas, enum values), the most Gufo compiles`);
+  if (over === 'depth')
+    throw new SchemaError(
+      `the schema nests objects and arrays more than ${MAX_SCHEMA_DEPTH} deep, the most Gufo compiles`,
+    );
+  if (over === 'values')
+    throw new SchemaError(
+      `the schema holds more than ${MAX_SCHEMA_VALUES} values (keywords, schemas, enum values), the most Gufo compiles`,
+    );
   return new SchemaCompiler(schema).compile(schema, '#');
 }
 
@@ -124,12 +161,16 @@ class SchemaCompiler {
     if (schema === false) throw new SchemaError(`the schema at ${at} is false: no value is valid`);
     if (!isSchemaObject(schema)) throw new SchemaError(`the schema at ${at} must be an object or a boolean`);
     for (const key of Object.keys(schema)) {
-      if (!KEYWORDS.has(key) && !ANNOTATIONS.has(key)) throw new SchemaError(`unsupported JSON Schema keyword "${key}" at ${at}`);
+      if (!KEYWORDS.has(key) && !ANNOTATIONS.has(key))
+        throw new SchemaError(`unsupported JSON Schema keyword "${key}" at ${at}`);
     }
     const constraints = Object.keys(schema).filter((k) => KEYWORDS.has(k));
     const alone = (keyword: string) => {
       const other = constraints.find((k) => k !== keyword);
-      if (other) throw new SchemaError(`"${keyword}" together with "${other}" at ${at} is not supported: put the constraints inside the "${keyword}"`);
+      if (other)
+        throw new SchemaError(
+          `"${keyword}" together with "${other}" at ${at} is not supported: put the constraints inside the "${keyword}"`,
+        );
     };
     if ('$ref' in schema) {
       alone('$ref');
@@ -138,7 +179,8 @@ class SchemaCompiler {
     if ('anyOf' in schema) {
       alone('anyOf');
       const options = schema.anyOf;
-      if (!Array.isArray(options) || options.length === 0) throw new SchemaError(`"anyOf" at ${at} must be a non-empty list of schemas`);
+      if (!Array.isArray(options) || options.length === 0)
+        throw new SchemaError(`"anyOf" at ${at} must be a non-empty list of schemas`);
       return { kind: 'anyOf', options: options.map((o, i) => this.node(o, `${at}/anyOf/${i}`)) };
     }
     const types = this.types(schema, at);
@@ -159,7 +201,8 @@ class SchemaCompiler {
     const list = Array.isArray(t) ? t : [t];
     if (list.length === 0) throw new SchemaError(`"type" at ${at} is an empty list`);
     for (const name of list) {
-      if (!TYPES.includes(name as TypeName)) throw new SchemaError(`unsupported type ${JSON.stringify(name)} at ${at}/type (one of ${TYPES.join(', ')})`);
+      if (!TYPES.includes(name as TypeName))
+        throw new SchemaError(`unsupported type ${JSON.stringify(name)} at ${at}/type (one of ${TYPES.join(', ')})`);
     }
     return [...new Set(list as TypeName[])];
   }
@@ -193,11 +236,18 @@ class SchemaCompiler {
       keyTexts.set(name, byteString(utf8.encode(JSON.stringify(name).slice(1, -1))));
     }
     const required = schema.required ?? [];
-    if (!Array.isArray(required) || !required.every((r) => typeof r === 'string')) throw new SchemaError(`"required" at ${at} must be a list of property names`);
+    if (!Array.isArray(required) || !required.every((r) => typeof r === 'string'))
+      throw new SchemaError(`"required" at ${at} must be a list of property names`);
     const unknown = required.find((r) => !properties.has(r));
-    if (unknown !== undefined) throw new SchemaError(`"required" at ${at} names "${unknown}", which is not in "properties"`);
+    if (unknown !== undefined)
+      throw new SchemaError(`"required" at ${at} names "${unknown}", which is not in "properties"`);
     const extra = schema.additionalProperties;
-    const additional = extra === undefined || extra === true ? ANY_VALUE : extra === false ? null : this.node(extra, `${at}/additionalProperties`);
+    const additional =
+      extra === undefined || extra === true
+        ? ANY_VALUE
+        : extra === false
+          ? null
+          : this.node(extra, `${at}/additionalProperties`);
     return { kind: 'object', properties, keyTexts, required: [...new Set(required)], additional };
   }
 
@@ -205,7 +255,8 @@ class SchemaCompiler {
     const count = (key: 'minItems' | 'maxItems', fallback: number): number => {
       const v = schema[key];
       if (v === undefined) return fallback;
-      if (!Number.isSafeInteger(v) || (v as number) < 0) throw new SchemaError(`"${key}" at ${at} must be a whole number of at least 0`);
+      if (!Number.isSafeInteger(v) || (v as number) < 0)
+        throw new SchemaError(`"${key}" at ${at} must be a whole number of at least 0`);
       return v as number;
     };
     const minItems = count('minItems', 0);
@@ -213,23 +264,31 @@ class SchemaCompiler {
     let items: JsonNode = ANY_VALUE;
     if (schema.items === false) maxItems = 0;
     else if (schema.items !== undefined) items = this.node(schema.items, `${at}/items`);
-    if (minItems > maxItems) throw new SchemaError(`the array at ${at} needs at least ${minItems} items and allows at most ${maxItems}`);
+    if (minItems > maxItems)
+      throw new SchemaError(`the array at ${at} needs at least ${minItems} items and allows at most ${maxItems}`);
     return { kind: 'array', items, minItems, maxItems };
   }
 
   /** enum / const: exact texts (compact, as JSON.stringify writes them), those of the allowed types. */
   private literals(schema: Schema, types: readonly TypeName[] | null, at: string): LiteralNode {
-    if ('enum' in schema && 'const' in schema) throw new SchemaError(`"enum" together with "const" at ${at} is not supported`);
+    if ('enum' in schema && 'const' in schema)
+      throw new SchemaError(`"enum" together with "const" at ${at} is not supported`);
     const values = 'const' in schema ? [schema.const] : schema.enum;
-    if (!Array.isArray(values) || values.length === 0) throw new SchemaError(`"enum" at ${at} must be a non-empty list`);
-    const allowed = types ? values.filter((v) => types.includes(jsonType(v)) || (types.includes('number') && jsonType(v) === 'integer')) : values;
-    if (allowed.length === 0) throw new SchemaError(`no value of ${'const' in schema ? '"const"' : '"enum"'} at ${at} has the schema's type`);
+    if (!Array.isArray(values) || values.length === 0)
+      throw new SchemaError(`"enum" at ${at} must be a non-empty list`);
+    const allowed = types
+      ? values.filter((v) => types.includes(jsonType(v)) || (types.includes('number') && jsonType(v) === 'integer'))
+      : values;
+    if (allowed.length === 0)
+      throw new SchemaError(`no value of ${'const' in schema ? '"const"' : '"enum"'} at ${at} has the schema's type`);
     return literal(allowed);
   }
 
   private ref(ref: unknown, at: string): RefNode {
     if (typeof ref !== 'string' || !(ref === '#' || ref.startsWith('#/'))) {
-      throw new SchemaError(`"$ref" at ${at} must point inside the schema ("#", "#/$defs/name"): got ${JSON.stringify(ref)}`);
+      throw new SchemaError(
+        `"$ref" at ${at} must point inside the schema ("#", "#/$defs/name"): got ${JSON.stringify(ref)}`,
+      );
     }
     let node = this.refs.get(ref);
     if (!node) {
@@ -244,7 +303,8 @@ class SchemaCompiler {
     let target: unknown = this.root;
     for (const token of ref.split('/').slice(1)) {
       const key = decodeURIComponent(token).replaceAll('~1', '/').replaceAll('~0', '~');
-      if (!isSchemaObject(target) || !(key in target)) throw new SchemaError(`"$ref" at ${at} points to ${ref}, which is not in the schema`);
+      if (!isSchemaObject(target) || !(key in target))
+        throw new SchemaError(`"$ref" at ${at} points to ${ref}, which is not in the schema`);
       target = target[key];
     }
     return target;

@@ -5,7 +5,15 @@
  * (lead-matcher.ts) goes on with their rendered text.
  */
 import { ANY_OBJECT, compileJsonSchema, type JsonNode } from './json-schema';
-import { leadAdvance, leadComplete, leadControl, leadJsonThread, leadStart, type Lead, type LeadState } from './lead-matcher';
+import {
+  leadAdvance,
+  leadComplete,
+  leadControl,
+  leadJsonThread,
+  leadStart,
+  type Lead,
+  type LeadState,
+} from './lead-matcher';
 import { maskWords, type TokenTrie } from './token-trie';
 
 /**
@@ -19,7 +27,8 @@ export type JsonConstraint =
 
 /** The node graph for a JSON constraint; a schema outside the supported subset is a SchemaError. */
 export function constraintGrammar(c: JsonConstraint): JsonNode {
-  if (c.kind === 'lead-json-schema') throw new Error('a lead-json-schema constraint has one grammar per lead (constraintLeads)');
+  if (c.kind === 'lead-json-schema')
+    throw new Error('a lead-json-schema constraint has one grammar per lead (constraintLeads)');
   return c.kind === 'json' ? ANY_OBJECT : compileJsonSchema(c.schema);
 }
 
@@ -76,7 +85,13 @@ export class ConstrainedTokens {
   accept(id: number): void {
     const bytes = this.trie.bytes(id);
     const control = bytes.length === 0 ? this.trie.controls.find((c) => c.id === id) : undefined;
-    const next = this.endIds.includes(id) ? null : control ? leadControl(this.state, control.bytes) : bytes.length > 0 ? matchLead(this.state, bytes) : null;
+    const next = this.endIds.includes(id)
+      ? null
+      : control
+        ? leadControl(this.state, control.bytes)
+        : bytes.length > 0
+          ? matchLead(this.state, bytes)
+          : null;
     if (!next) throw new Error(`token ${id} does not continue the constrained output`);
     this.state = next;
   }

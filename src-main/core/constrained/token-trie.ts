@@ -34,7 +34,11 @@ export class TokenTrie {
    * The trie of ids 0 … size-1; `bytesOf` gives a token's bytes (empty: the token is never part of
    * constrained text), `controlBytesOf` the rendered text of one without bytes (empty: none).
    */
-  static build(size: number, bytesOf: (id: number) => Uint8Array, controlBytesOf?: (id: number) => Uint8Array): TokenTrie {
+  static build(
+    size: number,
+    bytesOf: (id: number) => Uint8Array,
+    controlBytesOf?: (id: number) => Uint8Array,
+  ): TokenTrie {
     const controls: ControlToken[] = [];
     const pieces: Uint8Array[] = [];
     const ids: number[] = [];
@@ -86,7 +90,17 @@ export class TokenTrie {
       tokenIds[at[ends[i]!]!++] = id;
       nodeOf[id] = ends[i]!;
     });
-    return new TokenTrie(size, Int32Array.from(parent), Uint8Array.from(byte), childStart, childIndex, tokenStart, tokenIds, nodeOf, controls);
+    return new TokenTrie(
+      size,
+      Int32Array.from(parent),
+      Uint8Array.from(byte),
+      childStart,
+      childIndex,
+      tokenStart,
+      tokenIds,
+      nodeOf,
+      controls,
+    );
   }
 
   /** The trie of a tokenizer's tokens as it writes them (control tokens have no bytes); ids past its vocabulary, up to `size`, have none. */
@@ -103,7 +117,8 @@ export class TokenTrie {
   /** A token's bytes (empty for one that has none). */
   bytes(id: number): Uint8Array {
     const path: number[] = [];
-    for (let n = id >= 0 && id < this.size ? this.nodeOf[id]! : -1; n > 0; n = this.parent[n]!) path.push(this.byte[n]!);
+    for (let n = id >= 0 && id < this.size ? this.nodeOf[id]! : -1; n > 0; n = this.parent[n]!)
+      path.push(this.byte[n]!);
     return Uint8Array.from(path.reverse());
   }
 

@@ -35,10 +35,14 @@ function scalarToJson(value: number | bigint | boolean | string, type: GgufType)
 /** Item `i` of an array as JSON (nested arrays elided as in ggufValueToJson). */
 export function arrayItem(array: GgufArray, i: number): unknown {
   switch (array.itemType) {
-    case GgufType.STRING: return array.items.at(i);
-    case GgufType.ARRAY: return arrayToJson(array.items[i]!);
-    case GgufType.BOOL: return array.items[i] !== 0;
-    default: return scalarToJson(array.items[i]!, array.itemType);
+    case GgufType.STRING:
+      return array.items.at(i);
+    case GgufType.ARRAY:
+      return arrayToJson(array.items[i]!);
+    case GgufType.BOOL:
+      return array.items[i] !== 0;
+    default:
+      return scalarToJson(array.items[i]!, array.itemType);
   }
 }
 

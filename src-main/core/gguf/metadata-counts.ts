@@ -17,7 +17,14 @@ export const MAX_COUNT = 0xffffffff;
 export const MAX_LAYERS = 512;
 
 const INTEGER_TYPES: ReadonlySet<GgufType> = new Set([
-  GgufType.UINT8, GgufType.INT8, GgufType.UINT16, GgufType.INT16, GgufType.UINT32, GgufType.INT32, GgufType.UINT64, GgufType.INT64,
+  GgufType.UINT8,
+  GgufType.INT8,
+  GgufType.UINT16,
+  GgufType.INT16,
+  GgufType.UINT32,
+  GgufType.INT32,
+  GgufType.UINT64,
+  GgufType.INT64,
 ]);
 
 function fail(gguf: GgufFile, key: string, problem: string): never {
@@ -31,12 +38,16 @@ const QUOTED = 40;
 function describe(kv: GgufKv): string {
   const { value } = kv;
   if (typeof value === 'object') return `an array of ${ggufTypeName(value.itemType)}`;
-  const shown = typeof value === 'string' ? JSON.stringify(value.length > QUOTED ? `${value.slice(0, QUOTED)}…` : value) : String(value);
+  const shown =
+    typeof value === 'string'
+      ? JSON.stringify(value.length > QUOTED ? `${value.slice(0, QUOTED)}…` : value)
+      : String(value);
   return `${ggufTypeName(kv.type)} ${shown}`;
 }
 
 function inRange(gguf: GgufFile, key: string, value: number | bigint, max: number, item = ''): number {
-  if (value < 0 || value > max) fail(gguf, key, `${item}${value} is out of range (expected a whole number from 0 to ${max})`);
+  if (value < 0 || value > max)
+    fail(gguf, key, `${item}${value} is out of range (expected a whole number from 0 to ${max})`);
   return Number(value);
 }
 
@@ -56,14 +67,21 @@ export function readCount(gguf: GgufFile, key: string, max = MAX_COUNT): number 
  * array of them with one entry per layer, as llama.cpp's get_key_or_arr requires. `layers`: the
  * checked layer count, or null when the file does not say.
  */
-export function readPerLayerCount(gguf: GgufFile, key: string, layers: number | null, max = MAX_COUNT): number | number[] | undefined {
+export function readPerLayerCount(
+  gguf: GgufFile,
+  key: string,
+  layers: number | null,
+  max = MAX_COUNT,
+): number | number[] | undefined {
   const kv = gguf.metadata.get(key);
   if (kv?.type !== GgufType.ARRAY || typeof kv.value !== 'object') return readCount(gguf, key, max);
   const array = kv.value;
-  if (!INTEGER_TYPES.has(array.itemType)) fail(gguf, key, `must be a whole number or one per layer, found ${describe(kv)}`);
+  if (!INTEGER_TYPES.has(array.itemType))
+    fail(gguf, key, `must be a whole number or one per layer, found ${describe(kv)}`);
   const items = array.items as ArrayLike<number | bigint>;
   if (layers !== null && items.length !== layers) fail(gguf, key, `has ${items.length} entries for ${layers} layers`);
-  if (items.length > MAX_LAYERS) fail(gguf, key, `has ${items.length} entries, more than the ${MAX_LAYERS} layers llama.cpp loads`);
+  if (items.length > MAX_LAYERS)
+    fail(gguf, key, `has ${items.length} entries, more than the ${MAX_LAYERS} layers llama.cpp loads`);
   return Array.from(items, (v, i) => inRange(gguf, key, v, max, `entry ${i}: `));
 }
 
@@ -72,7 +90,8 @@ export function readFiniteNumber(gguf: GgufFile, key: string): number | undefine
   const kv = gguf.metadata.get(key);
   if (!kv) return undefined;
   const value = kv.value;
-  if (typeof value !== 'number' && typeof value !== 'bigint') fail(gguf, key, `must be a number, found ${describe(kv)}`);
+  if (typeof value !== 'number' && typeof value !== 'bigint')
+    fail(gguf, key, `must be a number, found ${describe(kv)}`);
   const n = Number(value);
   if (!Number.isFinite(n)) fail(gguf, key, `${n} is not a finite number`);
   return n;
@@ -94,7 +113,12 @@ export function readLayerCount(gguf: GgufFile, arch: string): number | undefined
   const layers = readCount(gguf, key);
   if (layers === undefined) return undefined;
   const held = (readCount(gguf, 'split.count') ?? 1) > 1 ? 0 : tensorLayers(gguf);
-  if (held > 0 && layers !== held) fail(gguf, key, `${layers} layers, but the file's tensors hold ${held} (${blockName(0)} to ${blockName(held - 1)})`);
+  if (held > 0 && layers !== held)
+    fail(
+      gguf,
+      key,
+      `${layers} layers, but the file's tensors hold ${held} (${blockName(0)} to ${blockName(held - 1)})`,
+    );
   if (layers > MAX_LAYERS) fail(gguf, key, `${layers} layers, more than the ${MAX_LAYERS} llama.cpp loads`);
   return layers;
 }

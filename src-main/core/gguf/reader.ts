@@ -53,7 +53,8 @@ class HeaderReader {
 
   string(field: string): string {
     const n = this.length(field);
-    if (n > this.c.remaining) this.c.fail(field, `string length ${n} exceeds the ${this.c.remaining} bytes left in the file`);
+    if (n > this.c.remaining)
+      this.c.fail(field, `string length ${n} exceeds the ${this.c.remaining} bytes left in the file`);
     return utf8Decoder.decode(this.c.take(n, field));
   }
 
@@ -61,20 +62,34 @@ class HeaderReader {
     const c = this.c;
     // A number off the file, possibly no GgufType at all (the default case).
     switch (type as GgufType) {
-      case GgufType.UINT8: return c.u8(field);
-      case GgufType.INT8: return c.i8(field);
-      case GgufType.UINT16: return c.u16(field);
-      case GgufType.INT16: return c.i16(field);
-      case GgufType.UINT32: return c.u32(field);
-      case GgufType.INT32: return c.i32(field);
-      case GgufType.FLOAT32: return c.f32(field);
-      case GgufType.BOOL: return c.u8(field) !== 0;
-      case GgufType.STRING: return this.string(field);
-      case GgufType.ARRAY: return this.array(field, depth);
-      case GgufType.UINT64: return c.u64(field);
-      case GgufType.INT64: return c.i64(field);
-      case GgufType.FLOAT64: return c.f64(field);
-      default: return c.fail(field, `unknown metadata value type ${type}`);
+      case GgufType.UINT8:
+        return c.u8(field);
+      case GgufType.INT8:
+        return c.i8(field);
+      case GgufType.UINT16:
+        return c.u16(field);
+      case GgufType.INT16:
+        return c.i16(field);
+      case GgufType.UINT32:
+        return c.u32(field);
+      case GgufType.INT32:
+        return c.i32(field);
+      case GgufType.FLOAT32:
+        return c.f32(field);
+      case GgufType.BOOL:
+        return c.u8(field) !== 0;
+      case GgufType.STRING:
+        return this.string(field);
+      case GgufType.ARRAY:
+        return this.array(field, depth);
+      case GgufType.UINT64:
+        return c.u64(field);
+      case GgufType.INT64:
+        return c.i64(field);
+      case GgufType.FLOAT64:
+        return c.f64(field);
+      default:
+        return c.fail(field, `unknown metadata value type ${type}`);
     }
   }
 
@@ -96,7 +111,8 @@ class HeaderReader {
     if (itemType === GgufType.STRING) return { itemType, items: this.stringArray(count, field) };
     if (itemType === GgufType.ARRAY) {
       const minimum = count * (4 + this.lengthBytes);
-      if (minimum > c.remaining) c.fail(field, `array of ${count} arrays needs at least ${minimum} bytes, only ${c.remaining} left`);
+      if (minimum > c.remaining)
+        c.fail(field, `array of ${count} arrays needs at least ${minimum} bytes, only ${c.remaining} left`);
       const items: GgufArray[] = [];
       for (let i = 0; i < count; i++) items.push(this.array(`${field}[${i}]`, depth + 1));
       return { itemType, items };
@@ -108,7 +124,8 @@ class HeaderReader {
   stringArray(count: number, field: string): StringArray {
     const c = this.c;
     const minimum = count * this.lengthBytes;
-    if (minimum > c.remaining) c.fail(field, `array of ${count} strings needs at least ${minimum} bytes, only ${c.remaining} left`);
+    if (minimum > c.remaining)
+      c.fail(field, `array of ${count} strings needs at least ${minimum} bytes, only ${c.remaining} left`);
     const start = c.pos;
     const starts = new Uint32Array(count);
     const ends = new Uint32Array(count);
@@ -165,7 +182,8 @@ function readTensorInfos(h: HeaderReader, count: number): RawTensorInfo[] {
     const dims = c.u32(`${field} n_dims`);
     if (dims > GGUF_MAX_DIMS) c.fail(`${field} n_dims`, `${dims} dimensions (at most ${GGUF_MAX_DIMS})`);
     const ne: number[] = [];
-    for (let d = 0; d < dims; d++) ne.push(h.version === 1 ? c.u32(`${field} ne[${d}]`) : c.u64Number(`${field} ne[${d}]`));
+    for (let d = 0; d < dims; d++)
+      ne.push(h.version === 1 ? c.u32(`${field} ne[${d}]`) : c.u64Number(`${field} ne[${d}]`));
     const typeId = c.u32(`${field} type`);
     const offset = c.u64Number(`${field} offset`);
     infos.push({ name, ne, typeId, offset });
@@ -191,22 +209,29 @@ function checkTensor(c: Cursor, raw: RawTensorInfo, alignment: number, dataOffse
   const type = ggmlTypeById(raw.typeId);
   if (!type) {
     const removed = REMOVED_GGML_TYPES.get(raw.typeId);
-    if (removed) c.fail(`${field} type`, `type id ${raw.typeId} (${removed}) was removed from ggml; re-convert the model`);
+    if (removed)
+      c.fail(`${field} type`, `type id ${raw.typeId} (${removed}) was removed from ggml; re-convert the model`);
     c.fail(`${field} type`, `unknown ggml type id ${raw.typeId} (known ids are below ${GGML_TYPE_COUNT})`);
   }
   const rowLength = raw.ne[0] ?? 1;
   if (rowLength % type.blockSize !== 0) {
-    c.fail(`${field} ne[0]`, `row length ${rowLength} is not a multiple of the ${type.name} block size ${type.blockSize}`);
+    c.fail(
+      `${field} ne[0]`,
+      `row length ${rowLength} is not a multiple of the ${type.name} block size ${type.blockSize}`,
+    );
   }
   let elements = 1;
   for (const n of raw.ne) {
-    if (n !== 0 && elements > Number.MAX_SAFE_INTEGER / n) c.fail(`${field} ne`, `dimensions [${raw.ne.join(', ')}] overflow`);
+    if (n !== 0 && elements > Number.MAX_SAFE_INTEGER / n)
+      c.fail(`${field} ne`, `dimensions [${raw.ne.join(', ')}] overflow`);
     elements *= n;
   }
   const blocks = elements / type.blockSize;
-  if (blocks > Number.MAX_SAFE_INTEGER / type.typeSize) c.fail(`${field} ne`, `dimensions [${raw.ne.join(', ')}] overflow`);
+  if (blocks > Number.MAX_SAFE_INTEGER / type.typeSize)
+    c.fail(`${field} ne`, `dimensions [${raw.ne.join(', ')}] overflow`);
   const bytes = blocks * type.typeSize;
-  if (raw.offset % alignment !== 0) c.fail(`${field} offset`, `offset ${raw.offset} is not a multiple of the alignment ${alignment}`);
+  if (raw.offset % alignment !== 0)
+    c.fail(`${field} offset`, `offset ${raw.offset} is not a multiple of the alignment ${alignment}`);
   const end = dataOffset + raw.offset + bytes;
   if (end > c.size) {
     c.fail(`${field} data`, `bytes [${dataOffset + raw.offset}, ${end}) lie outside the file (${c.size} bytes)`);
@@ -239,7 +264,10 @@ export function parseGguf(source: ByteSource, file: string): GgufFile {
   const minimumKv = h.lengthBytes + 4 + 1;
   const minimumTensor = h.lengthBytes + 4 + 4 + 8;
   if (kvCount * minimumKv + tensorCount * minimumTensor > c.remaining) {
-    c.fail('header', `claims ${kvCount} metadata entries and ${tensorCount} tensors, more than the ${c.remaining} bytes left can hold`);
+    c.fail(
+      'header',
+      `claims ${kvCount} metadata entries and ${tensorCount} tensors, more than the ${c.remaining} bytes left can hold`,
+    );
   }
   const kvs = readKvs(h, kvCount);
   const raws = readTensorInfos(h, tensorCount);

@@ -111,11 +111,16 @@ function writeValue(w: ByteWriter, type: GgufType, value: GgufValue, key: string
     throw new TypeError(`metadata "${key}": value does not match type ${GgufType[type] ?? type}`);
   };
   switch (type) {
-    case GgufType.STRING: return typeof value === 'string' ? w.string(value) : wrong();
-    case GgufType.BOOL: return typeof value === 'boolean' ? w.u8(value ? 1 : 0) : wrong();
-    case GgufType.ARRAY: return typeof value === 'object' ? writeArray(w, value, key) : wrong();
-    case GgufType.UINT64: return typeof value === 'bigint' || typeof value === 'number' ? w.u64(value) : wrong();
-    case GgufType.INT64: return typeof value === 'bigint' || typeof value === 'number' ? w.i64(value) : wrong();
+    case GgufType.STRING:
+      return typeof value === 'string' ? w.string(value) : wrong();
+    case GgufType.BOOL:
+      return typeof value === 'boolean' ? w.u8(value ? 1 : 0) : wrong();
+    case GgufType.ARRAY:
+      return typeof value === 'object' ? writeArray(w, value, key) : wrong();
+    case GgufType.UINT64:
+      return typeof value === 'bigint' || typeof value === 'number' ? w.u64(value) : wrong();
+    case GgufType.INT64:
+      return typeof value === 'bigint' || typeof value === 'number' ? w.i64(value) : wrong();
     default: {
       if (typeof value !== 'number') return wrong();
       const put: Partial<Record<GgufType, (v: number) => void>> = {
@@ -153,7 +158,8 @@ function writeArray(w: ByteWriter, array: GgufArray, key: string): void {
     for (const item of array.items) writeArray(w, item, key);
     return;
   }
-  if (FIXED_TYPE_BYTES[array.itemType] === undefined) throw new TypeError(`metadata "${key}": unknown array item type ${array.itemType}`);
+  if (FIXED_TYPE_BYTES[array.itemType] === undefined)
+    throw new TypeError(`metadata "${key}": unknown array item type ${array.itemType}`);
   const items = array.items;
   w.bytes(new Uint8Array(items.buffer, items.byteOffset, items.byteLength));
 }
@@ -186,7 +192,9 @@ export function layoutGguf(spec: GgufHeaderSpec): GgufLayout {
   let offset = 0;
   for (const t of spec.tensors) {
     if ((t.ne[0] ?? 1) % t.type.blockSize !== 0) {
-      throw new TypeError(`tensor "${t.name}": row length ${t.ne[0]} is not a multiple of the ${t.type.name} block size`);
+      throw new TypeError(
+        `tensor "${t.name}": row length ${t.ne[0]} is not a multiple of the ${t.type.name} block size`,
+      );
     }
     const elements = t.ne.reduce((a, b) => a * b, 1);
     const bytes = ggmlRowBytes(t.type, elements);

@@ -120,7 +120,9 @@ export class DivergenceStats {
   summary(): DivergenceSummary {
     const n = this.kl.length;
     if (n === 0 || n !== this.basePositions) {
-      throw new QualityError(`the base scored ${this.basePositions} positions and the compared model ${n}; both must score the same ones`);
+      throw new QualityError(
+        `the base scored ${this.basePositions} positions and the compared model ${n}; both must score the same ones`,
+      );
     }
     const sorted = Float64Array.from(this.kl).sort();
     return {
@@ -145,8 +147,10 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /** Why `other` cannot be compared with `base` token by token (naming both files), or null when their vocabularies agree. */
 export function vocabularyMismatch(base: Vocab, other: Vocab): string | null {
-  const differ = (what: string) => `${other.file}: ${what} (the base ${base.file} differs); KL divergence needs the same vocabulary`;
-  if (base.tokens.length !== other.tokens.length) return differ(`its vocabulary has ${other.tokens.length} tokens, not ${base.tokens.length}`);
+  const differ = (what: string) =>
+    `${other.file}: ${what} (the base ${base.file} differs); KL divergence needs the same vocabulary`;
+  if (base.tokens.length !== other.tokens.length)
+    return differ(`its vocabulary has ${other.tokens.length} tokens, not ${base.tokens.length}`);
   for (let i = 0; i < base.tokens.length; i++) {
     if (!sameBytes(base.tokens.bytesAt(i), other.tokens.bytesAt(i))) {
       return differ(`token ${i} is ${JSON.stringify(other.tokens.at(i))}, not ${JSON.stringify(base.tokens.at(i))}`);

@@ -44,15 +44,25 @@ export function scoredIn(window: EvalWindow): number {
  */
 export function perplexityWindows(tokens: readonly number[], ctx: number, bos: number | null): WindowPlan {
   if (tokens.length < 2) {
-    throw new QualityError(`the text gives ${tokens.length} token${tokens.length === 1 ? '' : 's'}${bos !== null ? ' (BOS included)' : ''}; at least 2 are needed to score one`);
+    throw new QualityError(
+      `the text gives ${tokens.length} token${tokens.length === 1 ? '' : 's'}${bos !== null ? ' (BOS included)' : ''}; at least 2 are needed to score one`,
+    );
   }
-  if (!Number.isSafeInteger(ctx) || ctx < 2) throw new QualityError(`the context must be at least 2 tokens, not ${ctx}`);
+  if (!Number.isSafeInteger(ctx) || ctx < 2)
+    throw new QualityError(`the context must be at least 2 tokens, not ${ctx}`);
   if (tokens.length <= ctx) {
-    return { windows: [{ ids: tokens, first: 0 }], tokens: tokens.length, scored: tokens.length - 1, ctx: tokens.length };
+    return {
+      windows: [{ ids: tokens, first: 0 }],
+      tokens: tokens.length,
+      scored: tokens.length - 1,
+      ctx: tokens.length,
+    };
   }
   const first = Math.floor(ctx / 2);
   if (ctx - 1 - first < 1) {
-    throw new QualityError(`a context of ${ctx} tokens scores no token of a text longer than it (${tokens.length} tokens); use a context of at least 3`);
+    throw new QualityError(
+      `a context of ${ctx} tokens scores no token of a text longer than it (${tokens.length} tokens); use a context of at least 3`,
+    );
   }
   const windows: EvalWindow[] = [];
   for (let start = 0; start + ctx <= tokens.length; start += ctx) {

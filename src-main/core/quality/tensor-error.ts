@@ -98,7 +98,9 @@ function pairTensors(source: GgufFile, exported: GgufFile): [GgufTensorInfo, Ggu
     const e = exported.tensor(s.name);
     if (!e) throw new QualityError(`${exported.file}: no tensor "${s.name}", which ${source.file} has`);
     if (e.ne.length !== s.ne.length || e.ne.some((n, i) => n !== s.ne[i])) {
-      throw new QualityError(`${exported.file}: tensor "${s.name}" has shape [${e.ne.join(', ')}], in ${source.file} it has [${s.ne.join(', ')}]`);
+      throw new QualityError(
+        `${exported.file}: tensor "${s.name}" has shape [${e.ne.join(', ')}], in ${source.file} it has [${s.ne.join(', ')}]`,
+      );
     }
     return [s, e];
   });
@@ -108,7 +110,10 @@ function pairTensors(source: GgufFile, exported: GgufFile): [GgufTensorInfo, Ggu
 }
 
 /** Compares every tensor of `exported` with the same tensor of `source`; yields after each chunk. */
-export function* tensorErrorSteps(source: GgufFile, exported: GgufFile): Generator<TensorErrorProgress, TensorErrorReport> {
+export function* tensorErrorSteps(
+  source: GgufFile,
+  exported: GgufFile,
+): Generator<TensorErrorProgress, TensorErrorReport> {
   const pairs = pairTensors(source, exported);
   const elementsTotal = pairs.reduce((n, [s]) => n + s.elements, 0);
   let elementsDone = 0;

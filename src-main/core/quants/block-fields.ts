@@ -34,13 +34,17 @@ export interface BlockFields {
 type Describe = (b: Uint8Array, type: GgmlType) => BlockFields;
 
 const u16 = (b: Uint8Array, o: number): number => b[o]! | (b[o + 1]! << 8);
-const u32 = (b: Uint8Array, o: number): number => (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0;
+const u32 = (b: Uint8Array, o: number): number =>
+  (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0;
 const f16 = (b: Uint8Array, o: number): number => f16ToF32(u16(b, o));
 const i8 = (x: number): number => (x << 24) >> 24;
 const each = (n: number, f: (i: number) => number): number[] => Array.from({ length: n }, (_, i) => f(i));
 const field = (name: string, span: number, values: number[]): BlockField => ({ name, span, values });
 /** The f16 field `name` of a block of type t, where t's layout puts it. */
-const fieldF16 = (name: string) => (b: Uint8Array, t: GgmlType): number => f16(b, t.layout.find((f) => f.name === name)!.offset);
+const fieldF16 =
+  (name: string) =>
+  (b: Uint8Array, t: GgmlType): number =>
+    f16(b, t.layout.find((f) => f.name === name)!.offset);
 /** A block scale: one value for the whole block. */
 const scalar = (type: GgmlType, name: string, value: number): BlockField => field(name, type.blockSize, [value]);
 
@@ -58,14 +62,22 @@ function legacy(offsets: { d: number; m?: number; qh?: number; qs: number }, for
     const fields = [scalar(t, 'd', f16(b, offsets.d))];
     if (offsets.m !== undefined) fields.push(scalar(t, 'm', f16(b, offsets.m)));
     const qh = offsets.qh;
-    if (qh !== undefined) fields.push(field('qh (fifth bit)', 1, each(t.blockSize, (v) => bit32(b, qh, v))));
+    if (qh !== undefined)
+      fields.push(
+        field(
+          'qh (fifth bit)',
+          1,
+          each(t.blockSize, (v) => bit32(b, qh, v)),
+        ),
+      );
     const codes = each(t.blockSize, (v) => nibble32(b, offsets.qs, v) | (qh === undefined ? 0 : bit32(b, qh, v) << 4));
     return { fields, codes, formula, complete: true };
   };
 }
 
 /** Q2_K/Q3_K's 2-bit layout: element v is bits 2·((v ÷ 32) mod 4) of qs[32·(v ÷ 128) + v mod 32]. */
-const twoBits = (b: Uint8Array, qs: number, v: number): number => (b[qs + 32 * (v >> 7) + (v & 31)]! >> (2 * ((v >> 5) & 3))) & 3;
+const twoBits = (b: Uint8Array, qs: number, v: number): number =>
+  (b[qs + 32 * (v >> 7) + (v & 31)]! >> (2 * ((v >> 5) & 3))) & 3;
 /** Q4_K/Q5_K's nibble layout: per 64 elements 32 bytes, low nibbles first. */
 const kNibble = (b: Uint8Array, qs: number, v: number): number => {
   const x = b[qs + 32 * (v >> 6) + (v & 31)]!;
@@ -87,7 +99,8 @@ const q6kLow = (b: Uint8Array, v: number): number => {
   const x = b[Q6K.ql + 64 * (v >> 7) + (v & 31) + 32 * (quarter & 1)]!;
   return quarter >= 2 ? x >> 4 : x & 15;
 };
-const q6kHigh = (b: Uint8Array, v: number): number => (b[Q6K.qh + 32 * (v >> 7) + (v & 31)]! >> (2 * ((v >> 5) & 3))) & 3;
+const q6kHigh = (b: Uint8Array, v: number): number =>
+  (b[Q6K.qh + 32 * (v >> 7) + (v & 31)]! >> (2 * ((v >> 5) & 3))) & 3;
 
 /** Sub-block scale fields of the IQ types: `s` codes, each for `span` elements. */
 function iqScales(t: GgmlType, name: string, span: number, s: (i: number) => number): BlockField {
@@ -111,7 +124,11 @@ const TQ1 = blockOffsets('TQ1_0');
 const TQ2 = blockOffsets('TQ2_0');
 
 /** The IQ types whose values come from lattice codebooks: d and sub-block scales only. */
-function lattice(extra: (b: Uint8Array, t: GgmlType) => BlockField[], formula: string, d: (b: Uint8Array, t: GgmlType) => number = fieldF16('d')): Describe {
+function lattice(
+  extra: (b: Uint8Array, t: GgmlType) => BlockField[],
+  formula: string,
+  d: (b: Uint8Array, t: GgmlType) => number = fieldF16('d'),
+): Describe {
   return (b, t) => ({
     fields: [scalar(t, 'd', d(b, t)), ...extra(b, t)],
     codes: null,
@@ -130,13 +147,26 @@ const DESCRIBE: Readonly<Record<Exclude<GgmlTypeName, Undescribed>, Describe>> =
   Q4_1: legacy(blockOffsets('Q4_1'), 'value = q · d + m'),
   Q5_0: legacy(blockOffsets('Q5_0'), 'value = (q − 16) · d, q = nibble | fifth bit << 4'),
   Q5_1: legacy(blockOffsets('Q5_1'), 'value = q · d + m, q = nibble | fifth bit << 4'),
-  Q8_0: (b, t) => ({ fields: [scalar(t, 'd', f16(b, Q8_0.d))], codes: each(t.blockSize, (v) => i8(b[Q8_0.qs + v]!)), formula: 'value = q · d', complete: true }),
+  Q8_0: (b, t) => ({
+    fields: [scalar(t, 'd', f16(b, Q8_0.d))],
+    codes: each(t.blockSize, (v) => i8(b[Q8_0.qs + v]!)),
+    formula: 'value = q · d',
+    complete: true,
+  }),
   Q2_K: (b, t) => ({
     fields: [
       scalar(t, 'd', f16(b, Q2K.d)),
       scalar(t, 'dmin', f16(b, Q2K.dmin)),
-      field('scales', 16, each(16, (i) => b[Q2K.scales + i]! & 15)),
-      field('mins', 16, each(16, (i) => b[Q2K.scales + i]! >> 4)),
+      field(
+        'scales',
+        16,
+        each(16, (i) => b[Q2K.scales + i]! & 15),
+      ),
+      field(
+        'mins',
+        16,
+        each(16, (i) => b[Q2K.scales + i]! >> 4),
+      ),
     ],
     codes: each(t.blockSize, (v) => twoBits(b, Q2K.qs, v)),
     formula: 'value = d · scales[s] · q − dmin · mins[s], s = element ÷ 16',
@@ -145,8 +175,16 @@ const DESCRIBE: Readonly<Record<Exclude<GgmlTypeName, Undescribed>, Describe>> =
   Q3_K: (b, t) => ({
     fields: [
       scalar(t, 'd', f16(b, Q3K.d)),
-      field('scales', 16, each(16, (k) => q3kScale(b, Q3K.scales, k))),
-      field('hmask (third bit)', 1, each(t.blockSize, (v) => q3kHigh(b, v))),
+      field(
+        'scales',
+        16,
+        each(16, (k) => q3kScale(b, Q3K.scales, k)),
+      ),
+      field(
+        'hmask (third bit)',
+        1,
+        each(t.blockSize, (v) => q3kHigh(b, v)),
+      ),
     ],
     codes: each(t.blockSize, (v) => twoBits(b, Q3K.qs, v) | (q3kHigh(b, v) << 2)),
     formula: 'value = d · scales[s] · (q − 4), s = element ÷ 16, q = low 2 bits | hmask bit << 2',
@@ -156,8 +194,16 @@ const DESCRIBE: Readonly<Record<Exclude<GgmlTypeName, Undescribed>, Describe>> =
     fields: [
       scalar(t, 'd', f16(b, Q4K.d)),
       scalar(t, 'dmin', f16(b, Q4K.dmin)),
-      field('scales', 32, each(8, (i) => kScale(b, Q4K.scales, i))),
-      field('mins', 32, each(8, (i) => kMin(b, Q4K.scales, i))),
+      field(
+        'scales',
+        32,
+        each(8, (i) => kScale(b, Q4K.scales, i)),
+      ),
+      field(
+        'mins',
+        32,
+        each(8, (i) => kMin(b, Q4K.scales, i)),
+      ),
     ],
     codes: each(t.blockSize, (v) => kNibble(b, Q4K.qs, v)),
     formula: 'value = d · scales[s] · q − dmin · mins[s], s = element ÷ 32',
@@ -167,9 +213,21 @@ const DESCRIBE: Readonly<Record<Exclude<GgmlTypeName, Undescribed>, Describe>> =
     fields: [
       scalar(t, 'd', f16(b, Q5K.d)),
       scalar(t, 'dmin', f16(b, Q5K.dmin)),
-      field('scales', 32, each(8, (i) => kScale(b, Q5K.scales, i))),
-      field('mins', 32, each(8, (i) => kMin(b, Q5K.scales, i))),
-      field('qh (fifth bit)', 1, each(t.blockSize, (v) => q5kHigh(b, v))),
+      field(
+        'scales',
+        32,
+        each(8, (i) => kScale(b, Q5K.scales, i)),
+      ),
+      field(
+        'mins',
+        32,
+        each(8, (i) => kMin(b, Q5K.scales, i)),
+      ),
+      field(
+        'qh (fifth bit)',
+        1,
+        each(t.blockSize, (v) => q5kHigh(b, v)),
+      ),
     ],
     codes: each(t.blockSize, (v) => kNibble(b, Q5K.qs, v) | (q5kHigh(b, v) << 4)),
     formula: 'value = d · scales[s] · q − dmin · mins[s], s = element ÷ 32, q = nibble | fifth bit << 4',
@@ -178,8 +236,16 @@ const DESCRIBE: Readonly<Record<Exclude<GgmlTypeName, Undescribed>, Describe>> =
   Q6_K: (b, t) => ({
     fields: [
       scalar(t, 'd', f16(b, Q6K.d)),
-      field('scales', 16, each(16, (i) => i8(b[Q6K.scales + i]!))),
-      field('qh (high 2 bits)', 1, each(t.blockSize, (v) => q6kHigh(b, v))),
+      field(
+        'scales',
+        16,
+        each(16, (i) => i8(b[Q6K.scales + i]!)),
+      ),
+      field(
+        'qh (high 2 bits)',
+        1,
+        each(t.blockSize, (v) => q6kHigh(b, v)),
+      ),
     ],
     codes: each(t.blockSize, (v) => q6kLow(b, v) | (q6kHigh(b, v) << 4)),
     formula: 'value = d · scales[s] · (q − 32), s = element ÷ 16, q = low 4 bits | high 2 bits << 4',
@@ -188,7 +254,14 @@ const DESCRIBE: Readonly<Record<Exclude<GgmlTypeName, Undescribed>, Describe>> =
   Q8_K: (b, t) => {
     const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
     return {
-      fields: [scalar(t, 'd', view.getFloat32(Q8K.d, true)), field('bsums', 16, each(16, (i) => view.getInt16(Q8K.bsums + 2 * i, true)))],
+      fields: [
+        scalar(t, 'd', view.getFloat32(Q8K.d, true)),
+        field(
+          'bsums',
+          16,
+          each(16, (i) => view.getInt16(Q8K.bsums + 2 * i, true)),
+        ),
+      ],
       codes: each(t.blockSize, (v) => i8(b[Q8K.qs + v]!)),
       formula: 'value = d · q (d is an f32; bsums, the sums of each 16 codes, serve dot products, not decoding)',
       complete: true,
@@ -205,7 +278,14 @@ const DESCRIBE: Readonly<Record<Exclude<GgmlTypeName, Undescribed>, Describe>> =
     return {
       fields: [
         scalar(t, 'd', f16(b, IQ4XS.d)),
-        field('scales', 32, each(8, (i) => (((b[IQ4XS.scales_l + (i >> 1)]! >> (4 * (i & 1))) & 15) | (((high >> (2 * i)) & 3) << 4)) - 32)),
+        field(
+          'scales',
+          32,
+          each(
+            8,
+            (i) => (((b[IQ4XS.scales_l + (i >> 1)]! >> (4 * (i & 1))) & 15) | (((high >> (2 * i)) & 3) << 4)) - 32,
+          ),
+        ),
       ],
       codes: each(t.blockSize, (v) => nibble32(b, IQ4XS.qs + 16 * (v >> 5), v & 31)),
       formula: `value = d · scales[s] · T[q], s = element ÷ 32, ${IQ4_TABLE}`,
@@ -219,7 +299,13 @@ const DESCRIBE: Readonly<Record<Exclude<GgmlTypeName, Undescribed>, Describe>> =
     complete: true,
   }),
   NVFP4: (b, t) => ({
-    fields: [field('scales (UE4M3)', 16, each(4, (s) => ue4m3ToF32(b[NVFP4.d + s]!)))],
+    fields: [
+      field(
+        'scales (UE4M3)',
+        16,
+        each(4, (s) => ue4m3ToF32(b[NVFP4.d + s]!)),
+      ),
+    ],
     codes: each(t.blockSize, (v) => {
       const x = b[NVFP4.qs + 8 * (v >> 4) + (v & 7)]!;
       return v & 8 ? x >> 4 : x & 15;
@@ -251,11 +337,26 @@ const DESCRIBE: Readonly<Record<Exclude<GgmlTypeName, Undescribed>, Describe>> =
     formula: 'value = (trit − 1) · d; the trits, packed five to a byte in base 3, are not broken out here',
     complete: false,
   }),
-  IQ2_XXS: lattice((b, t) => [iqScales(t, 's', 32, (i) => u32(b, IQ2XXS.qs + 8 * i + 4) >>> 28)], 'value = d · (0.5 + s) / 4 · signed grid value'),
-  IQ2_XS: lattice((b, t) => [iqScales(t, 's', 16, (i) => (b[IQ2XS.scales + (i >> 1)]! >> (4 * (i & 1))) & 15)], 'value = d · (0.5 + s) / 4 · signed grid value'),
-  IQ2_S: lattice((b, t) => [iqScales(t, 's', 16, (i) => (b[IQ2S.scales + (i >> 1)]! >> (4 * (i & 1))) & 15)], 'value = d · (0.5 + s) / 4 · signed grid value'),
-  IQ3_XXS: lattice((b, t) => [iqScales(t, 's', 32, (i) => u32(b, IQ3XXS.signs_scales + 4 * i) >>> 28)], 'value = d · (0.5 + s) / 2 · signed grid value'),
-  IQ3_S: lattice((b, t) => [iqScales(t, 's', 32, (i) => (b[IQ3S.scales + (i >> 1)]! >> (4 * (i & 1))) & 15)], 'value = d · (1 + 2s) · signed grid value'),
+  IQ2_XXS: lattice(
+    (b, t) => [iqScales(t, 's', 32, (i) => u32(b, IQ2XXS.qs + 8 * i + 4) >>> 28)],
+    'value = d · (0.5 + s) / 4 · signed grid value',
+  ),
+  IQ2_XS: lattice(
+    (b, t) => [iqScales(t, 's', 16, (i) => (b[IQ2XS.scales + (i >> 1)]! >> (4 * (i & 1))) & 15)],
+    'value = d · (0.5 + s) / 4 · signed grid value',
+  ),
+  IQ2_S: lattice(
+    (b, t) => [iqScales(t, 's', 16, (i) => (b[IQ2S.scales + (i >> 1)]! >> (4 * (i & 1))) & 15)],
+    'value = d · (0.5 + s) / 4 · signed grid value',
+  ),
+  IQ3_XXS: lattice(
+    (b, t) => [iqScales(t, 's', 32, (i) => u32(b, IQ3XXS.signs_scales + 4 * i) >>> 28)],
+    'value = d · (0.5 + s) / 2 · signed grid value',
+  ),
+  IQ3_S: lattice(
+    (b, t) => [iqScales(t, 's', 32, (i) => (b[IQ3S.scales + (i >> 1)]! >> (4 * (i & 1))) & 15)],
+    'value = d · (1 + 2s) · signed grid value',
+  ),
   IQ1_S: lattice(
     (b, t) => [
       iqScales(t, 's', 32, (i) => (u16(b, IQ1S.qh + 2 * i) >> 12) & 7),
@@ -267,7 +368,8 @@ const DESCRIBE: Readonly<Record<Exclude<GgmlTypeName, Undescribed>, Describe>> =
     (b, t) => [iqScales(t, 's', 16, (i) => (u16(b, IQ1M.scales + 2 * (i >> 2)) >> (3 * (i & 3))) & 7)],
     'value = d · (2s + 1) · (grid value ± delta)',
     // d is split into the top nibbles of the four scale words.
-    (b) => f16ToF32(each(4, (k) => u16(b, IQ1M.scales + 2 * k) >> 12).reduce((d, nibble, k) => d | (nibble << (4 * k)), 0)),
+    (b) =>
+      f16ToF32(each(4, (k) => u16(b, IQ1M.scales + 2 * k) >> 12).reduce((d, nibble, k) => d | (nibble << (4 * k)), 0)),
   ),
 };
 
@@ -290,9 +392,21 @@ function floatFields(b: Uint8Array, type: GgmlType, widths: { exponent: number; 
   const bias = 2 ** (e - 1) - 1;
   return {
     fields: [
-      field('sign', 1, bits.map((x) => Math.floor(x / 2 ** (e + m)))),
-      field('exponent', 1, bits.map((x) => Math.floor(x / 2 ** m) % 2 ** e)),
-      field('mantissa', 1, bits.map((x) => x % 2 ** m)),
+      field(
+        'sign',
+        1,
+        bits.map((x) => Math.floor(x / 2 ** (e + m))),
+      ),
+      field(
+        'exponent',
+        1,
+        bits.map((x) => Math.floor(x / 2 ** m) % 2 ** e),
+      ),
+      field(
+        'mantissa',
+        1,
+        bits.map((x) => x % 2 ** m),
+      ),
     ],
     codes: bits,
     formula: `value = (−1)^sign · 2^(exponent − ${bias}) · (1 + mantissa / 2^${m}); exponent 0: subnormal, all ones: infinity or NaN`,
@@ -307,10 +421,12 @@ function floatFields(b: Uint8Array, type: GgmlType, widths: { exponent: number; 
 export function blockFields(type: GgmlType, bytes: Uint8Array): BlockFields {
   const float = FLOATS[type.name];
   if (float) {
-    if (bytes.length % type.typeSize !== 0) throw new RangeError(`${type.name}: ${bytes.length} bytes are not whole elements of ${type.typeSize}`);
+    if (bytes.length % type.typeSize !== 0)
+      throw new RangeError(`${type.name}: ${bytes.length} bytes are not whole elements of ${type.typeSize}`);
     return floatFields(bytes, type, float);
   }
-  if (bytes.length !== type.typeSize) throw new RangeError(`${type.name}: a block is ${type.typeSize} bytes, got ${bytes.length}`);
+  if (bytes.length !== type.typeSize)
+    throw new RangeError(`${type.name}: a block is ${type.typeSize} bytes, got ${bytes.length}`);
   const describe = (DESCRIBE as Readonly<Partial<Record<GgmlTypeName, Describe>>>)[type.name];
   if (describe) return describe(bytes, type);
   return { fields: [], codes: null, formula: `Gufo does not break ${type.name} blocks into fields`, complete: false };

@@ -30,8 +30,10 @@ export type RowEncoder = (
 
 /** Throws unless `src` and `dst` hold `blocks` whole blocks of `type`: a decoder's precondition. */
 export function checkSpan(type: GgmlType, src: Uint8Array, dst: Float32Array, blocks: number): void {
-  if (src.length < blocks * type.typeSize) throw new RangeError(`${type.name}: ${blocks} blocks need ${blocks * type.typeSize} bytes, got ${src.length}`);
-  if (dst.length < blocks * type.blockSize) throw new RangeError(`${type.name}: ${blocks} blocks need ${blocks * type.blockSize} values, got ${dst.length}`);
+  if (src.length < blocks * type.typeSize)
+    throw new RangeError(`${type.name}: ${blocks} blocks need ${blocks * type.typeSize} bytes, got ${src.length}`);
+  if (dst.length < blocks * type.blockSize)
+    throw new RangeError(`${type.name}: ${blocks} blocks need ${blocks * type.blockSize} values, got ${dst.length}`);
 }
 
 /** Throws unless `src`, `dst` and `importance` fit `rows` rows of `rowLength` values of `type`: an encoder's precondition. */
@@ -43,14 +45,21 @@ export function checkEncodeSpan(
   rowLength: number,
   importance: Float32Array | null,
 ): void {
-  if (!Number.isInteger(rows) || rows < 0 || !Number.isInteger(rowLength) || rowLength < 0 || rowLength % type.blockSize !== 0) {
+  if (
+    !Number.isInteger(rows) ||
+    rows < 0 ||
+    !Number.isInteger(rowLength) ||
+    rowLength < 0 ||
+    rowLength % type.blockSize !== 0
+  ) {
     throw new RangeError(`${type.name}: rows of ${rowLength} values are not whole blocks of ${type.blockSize}`);
   }
   const n = rows * rowLength;
   if (src.length < n) throw new RangeError(`${type.name}: source holds ${src.length} values, ${n} needed`);
   const bytes = (n / type.blockSize) * type.typeSize;
   if (dst.length < bytes) throw new RangeError(`${type.name}: destination holds ${dst.length} bytes, ${bytes} needed`);
-  if (importance && importance.length < rowLength) throw new RangeError(`${type.name}: importance holds ${importance.length} weights, ${rowLength} needed`);
+  if (importance && importance.length < rowLength)
+    throw new RangeError(`${type.name}: importance holds ${importance.length} weights, ${rowLength} needed`);
 }
 
 /**
@@ -58,5 +67,8 @@ export function checkEncodeSpan(
  * one (the result would be too poor to use), as it refuses them.
  */
 export function requireImportance(type: GgmlType, importance: Float32Array | null): asserts importance is Float32Array {
-  if (!importance) throw new Error(`${type.name} needs an importance matrix (--imatrix FILE): llama.cpp refuses it without one too, the result would be garbage`);
+  if (!importance)
+    throw new Error(
+      `${type.name} needs an importance matrix (--imatrix FILE): llama.cpp refuses it without one too, the result would be garbage`,
+    );
 }

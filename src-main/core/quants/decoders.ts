@@ -3,7 +3,15 @@ import type { BlockDecoder } from './codec';
 import { decodeBF16, decodeF16, decodeF32 } from './float-types';
 import { decodeMXFP4, decodeNVFP4 } from './fp4-quants';
 import {
-  decodeIQ1_M, decodeIQ1_S, decodeIQ2_S, decodeIQ2_XS, decodeIQ2_XXS, decodeIQ3_S, decodeIQ3_XXS, decodeIQ4_NL, decodeIQ4_XS,
+  decodeIQ1_M,
+  decodeIQ1_S,
+  decodeIQ2_S,
+  decodeIQ2_XS,
+  decodeIQ2_XXS,
+  decodeIQ3_S,
+  decodeIQ3_XXS,
+  decodeIQ4_NL,
+  decodeIQ4_XS,
 } from './iq-quants';
 import { decodeQ2_K, decodeQ3_K, decodeQ4_K, decodeQ5_K, decodeQ6_K, decodeQ8_K } from './k-quants';
 import { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0 } from './legacy-quants';
@@ -18,12 +26,35 @@ type Undecoded = 'Q8_1' | 'I8' | 'I16' | 'I32' | 'I64' | 'F64';
  * a type added to the table without a decoder here (or in Undecoded) is a type error.
  */
 const DECODERS: Readonly<Record<Exclude<GgmlTypeName, Undecoded>, BlockDecoder>> = {
-  F32: decodeF32, F16: decodeF16, BF16: decodeBF16,
-  Q4_0: decodeQ4_0, Q4_1: decodeQ4_1, Q5_0: decodeQ5_0, Q5_1: decodeQ5_1, Q8_0: decodeQ8_0,
-  Q2_K: decodeQ2_K, Q3_K: decodeQ3_K, Q4_K: decodeQ4_K, Q5_K: decodeQ5_K, Q6_K: decodeQ6_K, Q8_K: decodeQ8_K,
-  IQ1_S: decodeIQ1_S, IQ1_M: decodeIQ1_M, IQ2_XXS: decodeIQ2_XXS, IQ2_XS: decodeIQ2_XS, IQ2_S: decodeIQ2_S,
-  IQ3_XXS: decodeIQ3_XXS, IQ3_S: decodeIQ3_S, IQ4_NL: decodeIQ4_NL, IQ4_XS: decodeIQ4_XS,
-  TQ1_0: decodeTQ1_0, TQ2_0: decodeTQ2_0, MXFP4: decodeMXFP4, NVFP4: decodeNVFP4, Q1_0: decodeQ1_0, Q2_0: decodeQ2_0,
+  F32: decodeF32,
+  F16: decodeF16,
+  BF16: decodeBF16,
+  Q4_0: decodeQ4_0,
+  Q4_1: decodeQ4_1,
+  Q5_0: decodeQ5_0,
+  Q5_1: decodeQ5_1,
+  Q8_0: decodeQ8_0,
+  Q2_K: decodeQ2_K,
+  Q3_K: decodeQ3_K,
+  Q4_K: decodeQ4_K,
+  Q5_K: decodeQ5_K,
+  Q6_K: decodeQ6_K,
+  Q8_K: decodeQ8_K,
+  IQ1_S: decodeIQ1_S,
+  IQ1_M: decodeIQ1_M,
+  IQ2_XXS: decodeIQ2_XXS,
+  IQ2_XS: decodeIQ2_XS,
+  IQ2_S: decodeIQ2_S,
+  IQ3_XXS: decodeIQ3_XXS,
+  IQ3_S: decodeIQ3_S,
+  IQ4_NL: decodeIQ4_NL,
+  IQ4_XS: decodeIQ4_XS,
+  TQ1_0: decodeTQ1_0,
+  TQ2_0: decodeTQ2_0,
+  MXFP4: decodeMXFP4,
+  NVFP4: decodeNVFP4,
+  Q1_0: decodeQ1_0,
+  Q2_0: decodeQ2_0,
 };
 
 /**

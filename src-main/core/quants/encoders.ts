@@ -10,10 +10,28 @@ import { encodeQ4_0, encodeQ4_1, encodeQ5_0, encodeQ5_1, encodeQ8_0 } from './le
 
 /** The f32 → blocks encoder of each type Gufo can write, by type name (a name not in the type table is a type error). */
 const ENCODERS: Readonly<Partial<Record<GgmlTypeName, RowEncoder>>> = {
-  F32: encodeF32, F16: encodeF16, BF16: encodeBF16,
-  Q4_0: encodeQ4_0, Q4_1: encodeQ4_1, Q5_0: encodeQ5_0, Q5_1: encodeQ5_1, Q8_0: encodeQ8_0,
-  Q2_K: encodeQ2_K, Q3_K: encodeQ3_K, Q4_K: encodeQ4_K, Q5_K: encodeQ5_K, Q6_K: encodeQ6_K,
-  IQ1_S: encodeIQ1_S, IQ1_M: encodeIQ1_M, IQ2_XXS: encodeIQ2_XXS, IQ2_XS: encodeIQ2_XS, IQ2_S: encodeIQ2_S, IQ3_XXS: encodeIQ3_XXS, IQ3_S: encodeIQ3_S, IQ4_NL: encodeIQ4_NL, IQ4_XS: encodeIQ4_XS,
+  F32: encodeF32,
+  F16: encodeF16,
+  BF16: encodeBF16,
+  Q4_0: encodeQ4_0,
+  Q4_1: encodeQ4_1,
+  Q5_0: encodeQ5_0,
+  Q5_1: encodeQ5_1,
+  Q8_0: encodeQ8_0,
+  Q2_K: encodeQ2_K,
+  Q3_K: encodeQ3_K,
+  Q4_K: encodeQ4_K,
+  Q5_K: encodeQ5_K,
+  Q6_K: encodeQ6_K,
+  IQ1_S: encodeIQ1_S,
+  IQ1_M: encodeIQ1_M,
+  IQ2_XXS: encodeIQ2_XXS,
+  IQ2_XS: encodeIQ2_XS,
+  IQ2_S: encodeIQ2_S,
+  IQ3_XXS: encodeIQ3_XXS,
+  IQ3_S: encodeIQ3_S,
+  IQ4_NL: encodeIQ4_NL,
+  IQ4_XS: encodeIQ4_XS,
 };
 
 /** Types llama.cpp will not quantize without an importance matrix (ggml_quantize_requires_imatrix); their encoders refuse null. */

@@ -27,7 +27,8 @@ function halvesOf(dst: Uint8Array, count: number): Uint16Array | null {
 
 function checkSizes(name: string, src: Float32Array, dst: Uint8Array, count: number, typeSize: number): void {
   if (src.length < count) throw new RangeError(`${name}: source holds ${src.length} values, ${count} needed`);
-  if (dst.length < count * typeSize) throw new RangeError(`${name}: destination holds ${dst.length} bytes, ${count * typeSize} needed`);
+  if (dst.length < count * typeSize)
+    throw new RangeError(`${name}: destination holds ${dst.length} bytes, ${count * typeSize} needed`);
 }
 
 /** F32: a copy of the bytes (NaN payloads and signed zeros kept). */

@@ -25,7 +25,13 @@ export interface Lattice {
  * The lattice of `grid` (entries of `width` values, each one of `values`, in increasing order,
  * that stand for levels 0, 1, 2...), with neighbour lists spanning `nwant` distances.
  */
-export function buildLattice(grid: Float32Array, values: readonly number[], nwant: number, width = 8, bits = 2): Lattice {
+export function buildLattice(
+  grid: Float32Array,
+  values: readonly number[],
+  nwant: number,
+  width = 8,
+  bits = 2,
+): Lattice {
   const top = values.length - 1;
   // The largest key has every level at `top`.
   let keyCount = 1;

@@ -21,12 +21,27 @@ import { checkSpan, type BlockDecoder } from './codec';
 import { f16BitsTable, f16Table } from './half';
 import { wasmBlockDecoder } from '../wasm/decoders';
 import {
-  IQ1_DELTA, IQ1S_GRID, IQ2_SIGNS, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID,
+  IQ1_DELTA,
+  IQ1S_GRID,
+  IQ2_SIGNS,
+  IQ2S_GRID,
+  IQ2XS_GRID,
+  IQ2XXS_GRID,
+  IQ3S_GRID,
+  IQ3XXS_GRID,
 } from './iq-tables';
 
 const QK = 256;
 const [IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL, IQ4_XS] = ggmlTypes(
-  'IQ2_XXS', 'IQ2_XS', 'IQ2_S', 'IQ3_XXS', 'IQ3_S', 'IQ1_S', 'IQ1_M', 'IQ4_NL', 'IQ4_XS',
+  'IQ2_XXS',
+  'IQ2_XS',
+  'IQ2_S',
+  'IQ3_XXS',
+  'IQ3_S',
+  'IQ1_S',
+  'IQ1_M',
+  'IQ4_NL',
+  'IQ4_XS',
 );
 const IQ2_XS_AT = blockOffsets('IQ2_XS');
 const IQ2_S_AT = blockOffsets('IQ2_S');
@@ -112,7 +127,16 @@ const nanScratchValues = new Float32Array(QK);
  * negated is read off a second decode of the block with d = 1 (all grid values are positive).
  * Only runs for NaN scales, so its allocation (a view) never touches ordinary data.
  */
-function fixNanSigns(decode: BlockDecoder, src: Uint8Array, o: number, typeSize: number, dAt: number, dhalf: number, dst: Float32Array, y: number): void {
+function fixNanSigns(
+  decode: BlockDecoder,
+  src: Uint8Array,
+  o: number,
+  typeSize: number,
+  dAt: number,
+  dhalf: number,
+  dst: Float32Array,
+  y: number,
+): void {
   const block = nanScratchBytes.subarray(0, typeSize);
   block.set(src.subarray(o, o + typeSize));
   block[dAt] = 0x00;
@@ -130,7 +154,9 @@ function fixNanSigns(decode: BlockDecoder, src: Uint8Array, o: number, typeSize:
 export const decodeIQ2_XXS: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ2_XXS, src, dst, blocks);
   const ts = IQ2_XXS.typeSize;
-  const half = f16Table(), t = (iq2xxsSigned ??= signedGrid(IQ2XXS_GRID.values)), signs = IQ2_SIGNS;
+  const half = f16Table(),
+    t = (iq2xxsSigned ??= signedGrid(IQ2XXS_GRID.values)),
+    signs = IQ2_SIGNS;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
     const dh = src[o + IQ2_XXS_D]! | (src[o + IQ2_XXS_D + 1]! << 8);
     const d = half[dh]!;
@@ -154,7 +180,9 @@ export const decodeIQ2_XXS: BlockDecoder = (src, dst, blocks) => {
 export const decodeIQ2_XS: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ2_XS, src, dst, blocks);
   const ts = IQ2_XS.typeSize;
-  const half = f16Table(), t = (iq2xsSigned ??= signedGrid(IQ2XS_GRID.values)), signs = IQ2_SIGNS;
+  const half = f16Table(),
+    t = (iq2xsSigned ??= signedGrid(IQ2XS_GRID.values)),
+    signs = IQ2_SIGNS;
   const { d: D, qs: QS, scales: SC } = IQ2_XS_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
     const dh = src[o + D]! | (src[o + D + 1]! << 8);
@@ -181,7 +209,8 @@ export const decodeIQ2_XS: BlockDecoder = (src, dst, blocks) => {
 export const decodeIQ2_S: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ2_S, src, dst, blocks);
   const ts = IQ2_S.typeSize;
-  const half = f16Table(), t = (iq2sSigned ??= signedGrid(IQ2S_GRID.values));
+  const half = f16Table(),
+    t = (iq2sSigned ??= signedGrid(IQ2S_GRID.values));
   const { d: D, qs: QS, signs: SG, qh: QH, scales: SC } = IQ2_S_AT;
   const signsAfter = SG - QS; // sign byte of grid index byte q: q + signsAfter
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
@@ -209,7 +238,9 @@ export const decodeIQ2_S: BlockDecoder = (src, dst, blocks) => {
 export const decodeIQ3_XXS: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ3_XXS, src, dst, blocks);
   const ts = IQ3_XXS.typeSize;
-  const half = f16Table(), t = (iq3xxsSigned ??= signedGrid(IQ3XXS_GRID.values)), signs = IQ2_SIGNS;
+  const half = f16Table(),
+    t = (iq3xxsSigned ??= signedGrid(IQ3XXS_GRID.values)),
+    signs = IQ2_SIGNS;
   const { d: D, qs: QS, signs_scales: SS } = IQ3_XXS_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
     const dh = src[o + D]! | (src[o + D + 1]! << 8);
@@ -234,7 +265,8 @@ export const decodeIQ3_XXS: BlockDecoder = (src, dst, blocks) => {
 export const decodeIQ3_S: BlockDecoder = (src, dst, blocks) => {
   checkSpan(IQ3_S, src, dst, blocks);
   const ts = IQ3_S.typeSize;
-  const half = f16Table(), t = (iq3sSigned ??= signedGrid(IQ3S_GRID.values));
+  const half = f16Table(),
+    t = (iq3sSigned ??= signedGrid(IQ3S_GRID.values));
   const { d: D, qs: QS, qh: QH, signs: SG, scales: SC } = IQ3_S_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
     const dh = src[o + D]! | (src[o + D + 1]! << 8);
@@ -291,13 +323,15 @@ export const decodeIQ1_M: BlockDecoder = (src, dst, blocks) => {
   const { qs: QS, qh: QH, scales: SC } = IQ1_M_AT;
   for (let i = 0, o = 0, y = 0; i < blocks; i++, o += ts) {
     const s = o + SC;
-    const d = half[(src[s + 1]! >> 4) | ((src[s + 3]! >> 4) << 4) | ((src[s + 5]! >> 4) << 8) | ((src[s + 7]! >> 4) << 12)]!;
+    const d =
+      half[(src[s + 1]! >> 4) | ((src[s + 3]! >> 4) << 4) | ((src[s + 5]! >> 4) << 8) | ((src[s + 7]! >> 4) << 12)]!;
     for (let ib = 0, q = o + QS, h = o + QH; ib < 8; ib++, q += 4, h += 2, y += 32) {
       const sc = (src[s + 2 * (ib >> 1)]! | (src[s + 1 + 2 * (ib >> 1)]! << 8)) >> (6 * (ib & 1));
       const dl1 = d * (2 * (sc & 7) + 1);
       const dl2 = d * (2 * ((sc >> 3) & 7) + 1);
       // Per 8 values a nibble: bits 0..2 the high index bits, bit 3 picks grid − delta.
-      const h0 = src[h]!, h1 = src[h + 1]!;
+      const h0 = src[h]!,
+        h1 = src[h + 1]!;
       put8iq1(dst, y, dl1, t, (src[q]! | ((h0 & 15) << 8)) << 3);
       put8iq1(dst, y + 8, dl1, t, (src[q + 1]! | ((h0 & 0xf0) << 4)) << 3);
       put8iq1(dst, y + 16, dl2, t, (src[q + 2]! | ((h1 & 15) << 8)) << 3);

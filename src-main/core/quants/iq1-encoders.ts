@@ -33,7 +33,8 @@ const AT_M = blockOffsets('IQ1_M');
 const QK = 256;
 /** Values per scale. */
 const GROUP = 32;
-if (IQ1_S.blockSize !== QK || IQ1_M.blockSize !== QK) throw new Error('iq1-encoders: unexpected IQ1_S/IQ1_M block size');
+if (IQ1_S.blockSize !== QK || IQ1_M.blockSize !== QK)
+  throw new Error('iq1-encoders: unexpected IQ1_S/IQ1_M block size');
 
 const fr = Math.fround;
 const FLT_MAX = fr(3.4028234663852886e38);
@@ -68,8 +69,13 @@ let scale = 0;
 
 /** Tries the split with prefix sums at i1, i2 under level values v0..v2; true when it is the best so far. */
 function trySplit(i1: number, i2: number, v0: number, v1: number, v2: number): boolean {
-  const sx = fr(fr(fr(fr(sumx[i1]! - sumx[0]!) * v0) + fr(fr(sumx[i2]! - sumx[i1]!) * v1)) + fr(fr(sumx[GROUP]! - sumx[i2]!) * v2));
-  const sq = fr(fr(fr(fr(fr(sumw[i1]! - sumw[0]!) * v0) * v0) + fr(fr(fr(sumw[i2]! - sumw[i1]!) * v1) * v1)) + fr(fr(fr(sumw[GROUP]! - sumw[i2]!) * v2) * v2));
+  const sx = fr(
+    fr(fr(fr(sumx[i1]! - sumx[0]!) * v0) + fr(fr(sumx[i2]! - sumx[i1]!) * v1)) + fr(fr(sumx[GROUP]! - sumx[i2]!) * v2),
+  );
+  const sq = fr(
+    fr(fr(fr(fr(sumw[i1]! - sumw[0]!) * v0) * v0) + fr(fr(fr(sumw[i2]! - sumw[i1]!) * v1) * v1)) +
+      fr(fr(fr(sumw[GROUP]! - sumw[i2]!) * v2) * v2),
+  );
   if (sq > 0 && fr(sx * sx) > fr(bestScore * sq)) {
     scale = fr(sx / sq);
     bestScore = fr(scale * sx);
@@ -82,7 +88,15 @@ function trySplit(i1: number, i2: number, v0: number, v1: number, v2: number): b
  * The neighbour of an off-grid key with the least weighted squared error at `s`, level values
  * `xx`, for the 8 values at x[xo..] (weights at weight[wo..]); writes its levels to L[wo..].
  */
-function bestNeighbour(lat: Lattice, key: number, x: Float32Array, xo: number, wo: number, s: number, xx: Float32Array): number {
+function bestNeighbour(
+  lat: Lattice,
+  key: number,
+  x: Float32Array,
+  xo: number,
+  wo: number,
+  s: number,
+  xx: Float32Array,
+): number {
   const levels = lat.levels;
   const list = lat.neighbours(key);
   let best = FLT_MAX;
@@ -273,7 +287,10 @@ const shiftsM = new Uint8Array(QK / GROUP_M);
 /** Adds the products of sorted position j at level l to the four shift pairs' sums in `acc`. */
 function addTerms(acc: Float32Array, j: number, l: number): void {
   const at = 3 * j + l;
-  const px = plusX[at]!, mx = minusX[at]!, pq = plusQ[at]!, mq = minusQ[at]!;
+  const px = plusX[at]!,
+    mx = minusX[at]!,
+    pq = plusQ[at]!,
+    mq = minusQ[at]!;
   const first = firstHalf[j] === 1;
   acc[0]! += px;
   acc[1]! += first ? px : mx;
@@ -301,7 +318,15 @@ function weightsM(x: Float32Array, xo: number, importance: Float32Array | null, 
  * Encodes the 16 values at x[xo..] (weights prepared): writes their grid indices into dst[qs..]
  * and dst[qs + 1], the high bits into dst[qh]; returns the group scale (shift pair in shiftsM[ib]).
  */
-function encodeGroupM(lat: Lattice, x: Float32Array, xo: number, ib: number, dst: Uint8Array, qs: number, qh: number): number {
+function encodeGroupM(
+  lat: Lattice,
+  x: Float32Array,
+  xo: number,
+  ib: number,
+  dst: Uint8Array,
+  qs: number,
+  qh: number,
+): number {
   shiftsM[ib] = 0;
   let max = Math.abs(x[xo]!);
   for (let i = 1; i < GROUP_M; i++) {
@@ -335,7 +360,8 @@ function encodeGroupM(lat: Lattice, x: Float32Array, xo: number, ib: number, dst
       sums.set(belowSecond);
       for (let j = i2; j < GROUP_M; j++) addTerms(sums, j, 2);
       for (let k = 0; k < 4; k++) {
-        const sx = sums[k]!, sq = sums[4 + k]!;
+        const sx = sums[k]!,
+          sq = sums[4 + k]!;
         if (sq > 0 && fr(sx * sx) > fr(bestScore * sq)) {
           scale = fr(sx / sq);
           bestScore = fr(scale * sx);
@@ -389,7 +415,17 @@ function encodeGroupM(lat: Lattice, x: Float32Array, xo: number, ib: number, dst
 }
 
 /** Sets each group's 3-bit scale and shift bits against d = max/15, then refits d to every value; returns the refitted d. */
-function packScalesM(lat: Lattice, src: Float32Array, xbl: number, importance: Float32Array | null, ibl: number, sigma2: number, maxScale: number, dst: Uint8Array, o: number): number {
+function packScalesM(
+  lat: Lattice,
+  src: Float32Array,
+  xbl: number,
+  importance: Float32Array | null,
+  ibl: number,
+  sigma2: number,
+  maxScale: number,
+  dst: Uint8Array,
+  o: number,
+): number {
   let d = fr(maxScale / 15);
   const id = fr(1 / d);
   let sx = 0;

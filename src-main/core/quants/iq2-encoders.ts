@@ -81,7 +81,14 @@ const scales = new Float32Array(QK / 16);
  * flips back the cheapest value (least weight[vo + i]·x²) when an odd number were negative; with
  * 255 (IQ2_S stores all 8) it does not.
  */
-export function foldSigns(x: Float32Array, xo: number, weight: Float32Array, xval: Float32Array, vo: number, signMask: number): number {
+export function foldSigns(
+  x: Float32Array,
+  xo: number,
+  weight: Float32Array,
+  xval: Float32Array,
+  vo: number,
+  signMask: number,
+): number {
   let nflip = 0;
   let s = 0;
   for (let i = 0; i < 8; i++) {
@@ -167,7 +174,8 @@ function gridIndexOf(lat: Lattice, levels: Uint8Array, o: number): number {
   let key = 0;
   for (let i = 0; i < 8; i++) key |= levels[o + i]! << (2 * i);
   const g = lat.index[key]!;
-  if (g < 0) throw new Error(`IQ2 encoder: levels ${Array.from(levels.subarray(o, o + 8)).join(' ')} are not on the grid`);
+  if (g < 0)
+    throw new Error(`IQ2 encoder: levels ${Array.from(levels.subarray(o, o + 8)).join(' ')} are not on the grid`);
   return g;
 }
 
@@ -175,7 +183,15 @@ function gridIndexOf(lat: Lattice, levels: Uint8Array, o: number): number {
  * Weights, folded signs (see foldSigns) and the largest folded value of the n values at x[xo..]
  * (importance at qw[qo..]; without it, ggml's σ²/4 + x²); fills weight, waux, xval and signs.
  */
-function prepareGroup(x: Float32Array, xo: number, qw: Float32Array | null, qo: number, n: number, sigma2: number, signMask = 127): number {
+function prepareGroup(
+  x: Float32Array,
+  xo: number,
+  qw: Float32Array | null,
+  qo: number,
+  n: number,
+  sigma2: number,
+  signMask = 127,
+): number {
   if (qw) importanceWeights(x, xo, qw, qo, n, sigma2, weight, 0);
   else {
     const quarter = fr(0.25 * sigma2);
@@ -341,7 +357,8 @@ export const encodeIQ2_XS: RowEncoder = (src, dst, rows, rowLength, importance) 
         const d = fr(maxScale / 31);
         writeF16(dst, o + XS_AT.d, d);
         const id = fr(1 / d);
-        for (let ib = 0; ib < QK / 16; ib++) dst[o + XS_AT.scales + (ib >> 1)]! |= scaleCode(id, scales[ib]!) << (4 * (ib & 1));
+        for (let ib = 0; ib < QK / 16; ib++)
+          dst[o + XS_AT.scales + (ib >> 1)]! |= scaleCode(id, scales[ib]!) << (4 * (ib & 1));
       } else xsHalves.fill(0);
       writeWords(dst, o + XS_AT.qs, xsHalves, 2);
     }
@@ -391,7 +408,8 @@ export const encodeIQ2_S: RowEncoder = (src, dst, rows, rowLength, importance) =
       const d = fr(maxScale / 31);
       writeF16(dst, o + S_AT.d, fr(d * IQ2_S_D_FACTOR));
       const id = fr(1 / d);
-      for (let ib = 0; ib < QK / 16; ib++) dst[o + S_AT.scales + (ib >> 1)]! |= scaleCode(id, scales[ib]!) << (4 * (ib & 1));
+      for (let ib = 0; ib < QK / 16; ib++)
+        dst[o + S_AT.scales + (ib >> 1)]! |= scaleCode(id, scales[ib]!) << (4 * (ib & 1));
     }
   }
 };

@@ -72,7 +72,8 @@ function gridIndexOf(lat: Lattice, levels: Uint8Array, o: number): number {
   let key = 0;
   for (let i = 0; i < 4; i++) key |= levels[o + i]! << (3 * i);
   const g = lat.index[key]!;
-  if (g < 0) throw new Error(`IQ3 encoder: levels ${Array.from(levels.subarray(o, o + 4)).join(' ')} are not on the grid`);
+  if (g < 0)
+    throw new Error(`IQ3 encoder: levels ${Array.from(levels.subarray(o, o + 4)).join(' ')} are not on the grid`);
   return g;
 }
 
@@ -90,7 +91,14 @@ const IQ3_S_SEARCH: GroupSearch = { steps: 9, resnapAll: true };
 const IQ3_XXS_SEARCH: GroupSearch = { steps: 15, resnapAll: false };
 
 /** Weights of the 32 values at src[xo..] (importance at qo; without it, x² as ggml does) and their square roots. */
-function prepareWeights(search: Iq3Search, src: Float32Array, xo: number, importance: Float32Array | null, qo: number, sigma2: number): void {
+function prepareWeights(
+  search: Iq3Search,
+  src: Float32Array,
+  xo: number,
+  importance: Float32Array | null,
+  qo: number,
+  sigma2: number,
+): void {
   const { w, waux } = search;
   if (importance) importanceWeights(src, xo, importance, qo, GROUP, sigma2, w, 0);
   else for (let i = 0; i < GROUP; i++) w[i] = fr(src[xo + i]! * src[xo + i]!);
@@ -156,7 +164,8 @@ export const encodeIQ3_S: RowEncoder = (src, dst, rows, rowLength, importance) =
       const d = fr(maxScale / 31);
       writeF16(dst, o + AT.d, fr(d * D_FACTOR));
       const id = fr(1 / d);
-      for (let ib = 0; ib < QK / GROUP; ib += 2) dst[o + AT.scales + ib / 2] = scaleCode(id, scales[ib]!) | (scaleCode(id, scales[ib + 1]!) << 4);
+      for (let ib = 0; ib < QK / GROUP; ib += 2)
+        dst[o + AT.scales + ib / 2] = scaleCode(id, scales[ib]!) | (scaleCode(id, scales[ib + 1]!) << 4);
     }
   }
 };

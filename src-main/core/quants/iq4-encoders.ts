@@ -68,7 +68,15 @@ function superSigma2(x: Float32Array, o: number, n: number): number {
 }
 
 /** Writes the weights of the 32 values at x[o..] to w[at..]; qw (at q) is the importance matrix or null. */
-function subWeights(x: Float32Array, o: number, qw: Float32Array | null, q: number, sigma2: number, w: Float32Array, at: number): void {
+function subWeights(
+  x: Float32Array,
+  o: number,
+  qw: Float32Array | null,
+  q: number,
+  sigma2: number,
+  w: Float32Array,
+  at: number,
+): void {
   if (qw) {
     importanceWeights(x, o, qw, q, SUB, sigma2, w, at);
   } else {
@@ -89,7 +97,14 @@ function search(): Iq4Search {
  * Fills search().scales[0..count) with the scales of the `count` sub-blocks of 32 values at
  * src[from..] (importance at qw[q..] or null; `superSize` values share one σ²).
  */
-function searchScales(src: Float32Array, from: number, count: number, qw: Float32Array | null, q: number, superSize: number): Float32Array {
+function searchScales(
+  src: Float32Array,
+  from: number,
+  count: number,
+  qw: Float32Array | null,
+  q: number,
+  superSize: number,
+): Float32Array {
   const s = search();
   s.x.set(src.subarray(from, from + count * SUB));
   let sigma2 = 0;

@@ -65,7 +65,6 @@ const NEG_0_9 = fr(-0.9);
 const F0_1 = fr(0.1);
 const F0_05 = fr(0.05);
 
-
 /** Runs `block(xAt, importanceAt, dstAt)` over every block of every row. */
 function forEachBlock(
   type: GgmlType,
@@ -145,7 +144,8 @@ function q2Plain(x: Float32Array, xAt: number, y: Uint8Array, o: number): void {
 function q2Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, y: Uint8Array, o: number): void {
   const sigma2 = fr(sumOfSquares(x, xAt, QK) / QK);
   const search = blockToSearch(x, xAt);
-  for (let j = 0; j < QK / 16; j++) SW[j] = importanceWeights(x, xAt + 16 * j, qw, qwAt + 16 * j, 16, sigma2, search.w, 16 * j);
+  for (let j = 0; j < QK / 16; j++)
+    SW[j] = importanceWeights(x, xAt + 16 * j, qw, qwAt + 16 * j, 16, sigma2, search.w, 16 * j);
   search.fitScaleAndMinGroups(QK / 16, 16, 3, NEG_0_9, F0_05, 36, 0);
   takeGroups(search, QK / 16);
   const dm = fitUnsignedScale(QK / 16, 15, SCALES, 0, LS, 0, SW, 0);
@@ -217,7 +217,8 @@ function q3Weighted(x: Float32Array, xAt: number, qw: Float32Array, qwAt: number
   const sigma2 = fr(fr(2 * sumOfSquares(x, xAt, QK)) / QK);
   // The sub-blocks' weights go to the search's memory, which searches them four at a time.
   const search = blockToSearch(x, xAt);
-  for (let j = 0; j < QK / 16; j++) SW[j] = importanceWeights(x, xAt + 16 * j, qw, qwAt + 16 * j, 16, sigma2, search.w, 16 * j);
+  for (let j = 0; j < QK / 16; j++)
+    SW[j] = importanceWeights(x, xAt + 16 * j, qw, qwAt + 16 * j, 16, sigma2, search.w, 16 * j);
   search.fitSymmetricSubBlocks(QK / 16, 16, 4, 1);
   takeGroups(search, QK / 16);
   const s = o + Q3_SCALES;
@@ -242,7 +243,8 @@ const { d: K_D, dmin: K_DMIN, scales: K_SCALES, qs: Q4_QS } = blockOffsets('Q4_K
 const { qh: Q5_QH, qs: Q5_QS } = blockOffsets('Q5_K');
 // The scale/min code below serves both types: their d, dmin and scales must sit alike.
 const Q5_AT = blockOffsets('Q5_K');
-if (Q5_AT.d !== K_D || Q5_AT.dmin !== K_DMIN || Q5_AT.scales !== K_SCALES) throw new Error('Q4_K and Q5_K blocks must share d, dmin and scales offsets');
+if (Q5_AT.d !== K_D || Q5_AT.dmin !== K_DMIN || Q5_AT.scales !== K_SCALES)
+  throw new Error('Q4_K and Q5_K blocks must share d, dmin and scales offsets');
 
 /** Stores 6-bit scale `ls` and min `lm` of sub-block j (get_scale_min_k4's layout). */
 function putScaleMin(y: Uint8Array, s: number, j: number, ls: number, lm: number): void {
@@ -277,7 +279,14 @@ function takeGroups(search: ReturnType<typeof scaleSearch>, count: number): void
  * Requantizes each 32-value sub-block to 0..nmax against its stored scale and min, in
  * WebAssembly: the block's values must be in `search.x` (blockToSearch), its levels in L.
  */
-function requantScaleMin(search: ReturnType<typeof scaleSearch>, y: Uint8Array, o: number, dAll: number, mAll: number, nmax: number): void {
+function requantScaleMin(
+  search: ReturnType<typeof scaleSearch>,
+  y: Uint8Array,
+  o: number,
+  dAll: number,
+  mAll: number,
+  nmax: number,
+): void {
   const s = o + K_SCALES;
   const scaleLevels = search.scaleLevels;
   const minLevels = search.minLevels;
@@ -315,8 +324,13 @@ function packFifthBits(y: Uint8Array, at: number): void {
 
 /** quantize_row_q4_K_ref / q5_K_ref: sub-scales and mins quantized against the largest. */
 function scaleMinPlain(
-  x: Float32Array, xAt: number, y: Uint8Array, o: number,
-  nmax: number, rmin: number, nstep: number,
+  x: Float32Array,
+  xAt: number,
+  y: Uint8Array,
+  o: number,
+  nmax: number,
+  rmin: number,
+  nstep: number,
 ): void {
   // The sub-blocks' weights and searches run in WebAssembly, the block's 256 values at once.
   const search = blockToSearch(x, xAt);
@@ -343,13 +357,20 @@ function scaleMinPlain(
 
 /** quantize_row_q4_K_impl / q5_K_impl: sub-scales and mins quantized by a weighted search. */
 function scaleMinWeighted(
-  x: Float32Array, xAt: number, qw: Float32Array, qwAt: number, y: Uint8Array, o: number,
-  nmax: number, clampLevels: boolean,
+  x: Float32Array,
+  xAt: number,
+  qw: Float32Array,
+  qwAt: number,
+  y: Uint8Array,
+  o: number,
+  nmax: number,
+  clampLevels: boolean,
 ): void {
   const sigma2 = fr(fr(2 * sumOfSquares(x, xAt, QK)) / QK);
   // The sub-blocks' weights go to the search's memory, which searches them four at a time.
   const search = blockToSearch(x, xAt);
-  for (let j = 0; j < QK / 32; j++) SW[j] = importanceWeights(x, xAt + 32 * j, qw, qwAt + 32 * j, 32, sigma2, search.w, 32 * j);
+  for (let j = 0; j < QK / 32; j++)
+    SW[j] = importanceWeights(x, xAt + 32 * j, qw, qwAt + 32 * j, 32, sigma2, search.w, 32 * j);
   search.fitScaleAndMinGroups(QK / 32, 32, nmax, NEG_0_9, F0_05, 36, 0);
   takeGroups(search, QK / 32);
   const dBlock = fitUnsignedScale(QK / 32, 63, SCALES, 0, LS, 0, SW, 0);

@@ -149,7 +149,16 @@ function asymmetricRef(type: GgmlType, five: boolean, src: Float32Array, dst: Ui
  * from the row's σ², ggml's search for the scale (and offset), the codes packed. `five` selects the
  * 5-bit types (fifth bits in qh, after d, and m where there is one).
  */
-function encodeWeighted(type: GgmlType, five: boolean, asymmetric: boolean, src: Float32Array, dst: Uint8Array, rows: number, rowLength: number, qw: Float32Array): void {
+function encodeWeighted(
+  type: GgmlType,
+  five: boolean,
+  asymmetric: boolean,
+  src: Float32Array,
+  dst: Uint8Array,
+  rows: number,
+  rowLength: number,
+  qw: Float32Array,
+): void {
   const ts = type.typeSize;
   const nmax = asymmetric ? (five ? 31 : 15) : five ? 16 : 8;
   const { d: D, m: M, qh: QH, qs: q } = offsets(type);

@@ -378,7 +378,9 @@ class BpeModel {
 
   constructor(vocab: Vocab) {
     if (vocab.model !== 'gpt2') {
-      throw new VocabError(`${vocab.file}: unsupported tokenizer "${vocab.model}" for byte-level BPE (expected "gpt2")`);
+      throw new VocabError(
+        `${vocab.file}: unsupported tokenizer "${vocab.model}" for byte-level BPE (expected "gpt2")`,
+      );
     }
     this.pre = resolvePreTokenizer(vocab.pre, vocab.file);
     if (!vocab.merges) throw new VocabError(`${vocab.file}: BPE vocabulary without tokenizer.ggml.merges`);

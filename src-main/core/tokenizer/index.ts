@@ -4,7 +4,14 @@ import { GgufTokenizer, type FragmentEncoder, type Tokenizer } from './tokenizer
 import { VocabError, type Vocab } from './vocab';
 import { createWpmEncoder } from './wpm';
 
-export type { DetokenizeOptions, PieceOptions, StreamDecoder, StreamDecoderOptions, TokenizeOptions, Tokenizer } from './tokenizer';
+export type {
+  DetokenizeOptions,
+  PieceOptions,
+  StreamDecoder,
+  StreamDecoderOptions,
+  TokenizeOptions,
+  Tokenizer,
+} from './tokenizer';
 export { readVocab, TokenAttr, TokenType, VocabError, type Vocab } from './vocab';
 
 /** Tokenizer models (tokenizer.ggml.model) createTokenizer supports. */

@@ -1,4 +1,13 @@
-import { ACCENT_MARK, CATEGORY_MASK, codepointFlags, LETTER, NUMBER, PUNCTUATION, SYMBOL, WHITESPACE } from './unicode-flags';
+import {
+  ACCENT_MARK,
+  CATEGORY_MASK,
+  codepointFlags,
+  LETTER,
+  NUMBER,
+  PUNCTUATION,
+  SYMBOL,
+  WHITESPACE,
+} from './unicode-flags';
 import { VocabError } from './vocab-error';
 
 /*
@@ -44,7 +53,8 @@ export interface PreTokenizer {
 const CONTRACTIONS = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
 const RE_GPT2 = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
 const RE_LLAMA3 = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
-const RE_LLAMA3_ORIGINAL = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const RE_LLAMA3_ORIGINAL =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const RE_QWEN2 = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
 const RE_QWEN35 = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
 const RE_NEWLINES = '[^\\n]+|[\\n]+';
@@ -73,7 +83,7 @@ const TYPE_REGEXES: Record<string, readonly string[]> = {
   'deepseek3-llm': [
     '\\p{N}{1,3}',
     '[一-龥぀-ゟ゠-ヿ]+',
-    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+    '[!"#$%&\'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+',
   ],
   youtu: [
     '[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+',
@@ -88,7 +98,9 @@ const TYPE_REGEXES: Record<string, readonly string[]> = {
   poro: [RE_PORO],
   chatglm4: [RE_LLAMA3],
   viking: [RE_PORO, '\\p{N}'],
-  tekken: [`${RE_GPT4O_LETTERS('\\p{L}').replaceAll(`${CONTRACTIONS}?`, '')}|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`],
+  tekken: [
+    `${RE_GPT4O_LETTERS('\\p{L}').replaceAll(`${CONTRACTIONS}?`, '')}|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`,
+  ],
   chameleon: [
     '<sentinel:[0-9]+>',
     '(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z',
@@ -97,7 +109,9 @@ const TYPE_REGEXES: Record<string, readonly string[]> = {
     '[\\p{P}!-/:-@\\[-`{-~]',
     RE_GPT2,
   ],
-  'gpt-4o': [`${RE_GPT4O_LETTERS('\\p{L}')}|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`],
+  'gpt-4o': [
+    `${RE_GPT4O_LETTERS('\\p{L}')}|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`,
+  ],
   'granite-emb-multi': [
     `${RE_GPT4O_LETTERS('\\p{L}\\p{M}')}|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`,
   ],
@@ -179,9 +193,23 @@ const PRE_SETTINGS: Record<string, PreSettings> = (() => {
   add(['falcon'], { type: 'falcon' });
   add(['mpt'], { type: 'gpt2' });
   add(['starcoder'], { type: 'starcoder' });
-  add(['gpt-2', 'phi-2', 'jina-es', 'jina-de', 'gigachat', 'jina-v2-es', 'jina-v2-de', 'a.x-4.0', 'mellum', 'modern-bert'], {
-    type: 'gpt2',
-  });
+  add(
+    [
+      'gpt-2',
+      'phi-2',
+      'jina-es',
+      'jina-de',
+      'gigachat',
+      'jina-v2-es',
+      'jina-v2-de',
+      'a.x-4.0',
+      'mellum',
+      'modern-bert',
+    ],
+    {
+      type: 'gpt2',
+    },
+  );
   add(['jais-2'], { type: 'jais-2' });
   add(['jina-v1-en', 'jina-v2-code', 'roberta-bpe'], { type: 'gpt2', addSep: true });
   add(['refact'], { type: 'starcoder' });
@@ -251,7 +279,9 @@ export const KNOWN_UNSUPPORTED_PRE_TOKENIZERS: ReadonlySet<string> = new Set(
 );
 
 /** Every tokenizer.ggml.pre value this module tokenizes. */
-export const SUPPORTED_PRE_TOKENIZERS: readonly string[] = Object.keys(PRE_SETTINGS).filter((n) => PRE_SETTINGS[n]!.type !== undefined);
+export const SUPPORTED_PRE_TOKENIZERS: readonly string[] = Object.keys(PRE_SETTINGS).filter(
+  (n) => PRE_SETTINGS[n]!.type !== undefined,
+);
 
 /** The pre-tokenizer for a tokenizer.ggml.pre value (null: the file has none, llama.cpp's default). */
 export function resolvePreTokenizer(pre: string | null, file = ''): PreTokenizer {
@@ -432,7 +462,8 @@ function rewritePattern(source: string, replace: (token: string, inside: boolean
 }
 
 function collapsePattern(source: string): string {
-  for (const ch of source) if (ch.charCodeAt(0) >= 128) throw new Error(`regex mixes categories and non-ASCII: ${source}`);
+  for (const ch of source)
+    if (ch.charCodeAt(0) >= 128) throw new Error(`regex mixes categories and non-ASCII: ${source}`);
   return rewritePattern(source, (token, inside) => {
     const cls = CATEGORY_CLASSES[token];
     if (cls === undefined) return null;

@@ -8,7 +8,8 @@ const LSTRIP = 1 << 7;
 const RSTRIP = 1 << 8;
 
 /** A piece of the input: raw text [start, end) of the input string, or a special token. */
-export type Fragment = { readonly token: number } | { readonly token?: undefined; readonly start: number; readonly end: number };
+export type Fragment =
+  { readonly token: number } | { readonly token?: undefined; readonly start: number; readonly end: number };
 
 interface Entry {
   readonly id: number;

@@ -73,7 +73,8 @@ export function createSpmEncoder(vocab: Vocab): SpmEncoder {
     heapCap = next;
   };
   // a before b: higher score, then smaller left index.
-  const before = (a: number, b: number) => bgScore[a]! > bgScore[b]! || (bgScore[a] === bgScore[b] && bgLeft[a]! < bgLeft[b]!);
+  const before = (a: number, b: number) =>
+    bgScore[a]! > bgScore[b]! || (bgScore[a] === bgScore[b] && bgLeft[a]! < bgLeft[b]!);
   const heapPush = (bg: number) => {
     let i = heapLen++;
     while (i > 0) {
@@ -118,7 +119,9 @@ export function createSpmEncoder(vocab: Vocab): SpmEncoder {
     const id = byteTokens[b]!;
     if (id < 0) {
       const hex = b.toString(16).toUpperCase().padStart(2, '0');
-      throw new VocabError(`${vocab.file}: SentencePiece vocabulary has no byte token <0x${hex}> for a byte not covered by its pieces`);
+      throw new VocabError(
+        `${vocab.file}: SentencePiece vocabulary has no byte token <0x${hex}> for a byte not covered by its pieces`,
+      );
     }
     return id;
   };
@@ -135,7 +138,7 @@ export function createSpmEncoder(vocab: Vocab): SpmEncoder {
     // One symbol per UTF-8 character.
     growSymbols(total);
     let count = 0;
-    for (let offs = 0; offs < total; ) {
+    for (let offs = 0; offs < total;) {
       const len = Math.min(utf8SequenceLength(bytes[offs]!), total - offs);
       symStart[count] = offs;
       symLen[count] = len;

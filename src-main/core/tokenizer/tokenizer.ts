@@ -212,7 +212,7 @@ function unescapeSpaces(text: Uint8Array): Uint8Array {
   if (count === 0) return text;
   const out = new Uint8Array(text.length - 2 * count);
   let n = 0;
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     if (i + 2 < text.length && text[i] === 0xe2 && text[i + 1] === 0x96 && text[i + 2] === 0x81) {
       out[n++] = 0x20;
       i += 3;

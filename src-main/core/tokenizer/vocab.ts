@@ -120,24 +120,94 @@ function typeToAttr(type: number): number {
 }
 
 // Texts llama.cpp recognizes special tokens by when the file does not name them.
-const EOT_TEXTS = ['<|eot_id|>', '<|im_end|>', '<|end|>', '<end_of_turn>', '<|endoftext|>', '<|end_of_text|>', '<EOT>', '_<EOT>', '[EOT]', '<｜end▁of▁sentence｜>', '<end_of_utterance>'];
+const EOT_TEXTS = [
+  '<|eot_id|>',
+  '<|im_end|>',
+  '<|end|>',
+  '<end_of_turn>',
+  '<|endoftext|>',
+  '<|end_of_text|>',
+  '<EOT>',
+  '_<EOT>',
+  '[EOT]',
+  '<｜end▁of▁sentence｜>',
+  '<end_of_utterance>',
+];
 const EOM_TEXTS = ['<|eom_id|>'];
-const FIM_PRE_TEXTS = ['<|fim_prefix|>', '<fim-prefix>', '<fim_prefix>', '<｜fim▁begin｜>', '<PRE>', '▁<PRE>', '<|code_prefix|>', '<|prefix|>'];
-const FIM_SUF_TEXTS = ['<|fim_suffix|>', '<fim-suffix>', '<fim_suffix>', '<｜fim▁hole｜>', '<SUF>', '▁<SUF>', '<|code_suffix|>', '<|suffix|>'];
-const FIM_MID_TEXTS = ['<|fim_middle|>', '<fim-middle>', '<fim_middle>', '<｜fim▁end｜>', '<MID>', '▁<MID>', '<|code_middle|>', '<|middle|>'];
+const FIM_PRE_TEXTS = [
+  '<|fim_prefix|>',
+  '<fim-prefix>',
+  '<fim_prefix>',
+  '<｜fim▁begin｜>',
+  '<PRE>',
+  '▁<PRE>',
+  '<|code_prefix|>',
+  '<|prefix|>',
+];
+const FIM_SUF_TEXTS = [
+  '<|fim_suffix|>',
+  '<fim-suffix>',
+  '<fim_suffix>',
+  '<｜fim▁hole｜>',
+  '<SUF>',
+  '▁<SUF>',
+  '<|code_suffix|>',
+  '<|suffix|>',
+];
+const FIM_MID_TEXTS = [
+  '<|fim_middle|>',
+  '<fim-middle>',
+  '<fim_middle>',
+  '<｜fim▁end｜>',
+  '<MID>',
+  '▁<MID>',
+  '<|code_middle|>',
+  '<|middle|>',
+];
 const FIM_PAD_TEXTS = ['<|fim_pad|>', '<fim-pad>', '<fim_pad>', '<PAD>', '[PAD]'];
 const FIM_REP_TEXTS = ['<|fim_repo|>', '<|repo_name|>', '<fim-repo>', '<REPO>', '<reponame>'];
 const FIM_SEP_TEXTS = ['<|file_sep|>'];
 const EOG_TEXTS = [
-  '<|eot_id|>', '<|im_end|>', '<|end|>', '<|return|>', '<|call|>', '<|flush|>', '<|calls|>', '<end_of_turn>', '<|endoftext|>', '</s>',
-  '<|eom_id|>', '<EOT>', '_<EOT>', '[EOT]', '[EOS]', '<|end_of_text|>', '<end_of_utterance>', '<eos>', '<turn|>', '<|tool_response>',
-  '<｜end▁of▁sentence｜>', '[e~[',
+  '<|eot_id|>',
+  '<|im_end|>',
+  '<|end|>',
+  '<|return|>',
+  '<|call|>',
+  '<|flush|>',
+  '<|calls|>',
+  '<end_of_turn>',
+  '<|endoftext|>',
+  '</s>',
+  '<|eom_id|>',
+  '<EOT>',
+  '_<EOT>',
+  '[EOT]',
+  '[EOS]',
+  '<|end_of_text|>',
+  '<end_of_utterance>',
+  '<eos>',
+  '<turn|>',
+  '<|tool_response>',
+  '<｜end▁of▁sentence｜>',
+  '[e~[',
 ];
 const ALWAYS_RENDERED_TEXTS = ['<|channel|>', '<|message|>', '<|start|>', '<|constrain|>'];
 
 const ALL_NAMED_TEXTS = [
-  ...EOT_TEXTS, ...EOM_TEXTS, ...FIM_PRE_TEXTS, ...FIM_SUF_TEXTS, ...FIM_MID_TEXTS, ...FIM_PAD_TEXTS, ...FIM_REP_TEXTS,
-  ...FIM_SEP_TEXTS, ...EOG_TEXTS, ...ALWAYS_RENDERED_TEXTS, '<unk>', '<s>', '<mask>', '[MASK]',
+  ...EOT_TEXTS,
+  ...EOM_TEXTS,
+  ...FIM_PRE_TEXTS,
+  ...FIM_SUF_TEXTS,
+  ...FIM_MID_TEXTS,
+  ...FIM_PAD_TEXTS,
+  ...FIM_REP_TEXTS,
+  ...FIM_SEP_TEXTS,
+  ...EOG_TEXTS,
+  ...ALWAYS_RENDERED_TEXTS,
+  '<unk>',
+  '<s>',
+  '<mask>',
+  '[MASK]',
 ];
 
 /**
@@ -497,7 +567,10 @@ export function readVocab(gguf: GgufFile): Vocab {
   const preKey = gguf.getString('tokenizer.ggml.pre') ?? '';
   const arch = gguf.getString('general.architecture') ?? '';
   const containsAny = (s: string, subs: string[]) => subs.some((x) => s.includes(x));
-  if (containsAny(preKey, ['jina-v2-de', 'jina-v2-es', 'jina-v2-code']) || containsAny(arch, ['nomic-bert-moe', 'jina-bert-v3'])) {
+  if (
+    containsAny(preKey, ['jina-v2-de', 'jina-v2-es', 'jina-v2-code']) ||
+    containsAny(arch, ['nomic-bert-moe', 'jina-bert-v3'])
+  ) {
     const tid = idOf('<mask>');
     if (tid !== undefined) attrs[tid]! |= A.LSTRIP;
   } else if (containsAny(lowerName, ['phi-3', 'phi3'])) {

@@ -128,7 +128,8 @@ export function createWpmEncoder(vocab: Vocab): WpmEncoder {
         }
       }
       if (out.length === before) {
-        if (vocab.unk === null) throw new VocabError(`${vocab.file}: a word has no WordPiece tokens and the vocabulary has no unknown token`);
+        if (vocab.unk === null)
+          throw new VocabError(`${vocab.file}: a word has no WordPiece tokens and the vocabulary has no unknown token`);
         out.push(vocab.unk);
       }
     }

@@ -19,7 +19,8 @@ export function withToolsInText(messages: readonly ChatMessage[], tools: readonl
   const description = INSTRUCTIONS + tools.map((t) => '\n' + JSON.stringify(t)).join('') + CALL_FORMAT;
   const out = toolTurnsAsText(messages);
   const first = out[0];
-  if (first?.role === 'system' && typeof first.content === 'string') out[0] = { ...first, content: `${first.content}\n\n${description}` };
+  if (first?.role === 'system' && typeof first.content === 'string')
+    out[0] = { ...first, content: `${first.content}\n\n${description}` };
   else out.unshift({ role: 'system', content: description });
   return out;
 }
@@ -31,11 +32,15 @@ export function toolTurnsAsText(messages: readonly ChatMessage[]): ChatMessage[]
 
 function asText(message: ChatMessage): ChatMessage {
   if (message.role === 'tool') {
-    return { role: 'user', content: `<tool_response>\n${typeof message.content === 'string' ? message.content : JSON.stringify(message.content)}\n</tool_response>` };
+    return {
+      role: 'user',
+      content: `<tool_response>\n${typeof message.content === 'string' ? message.content : JSON.stringify(message.content)}\n</tool_response>`,
+    };
   }
   if (message.role !== 'assistant' || !message.tool_calls?.length) return message;
   const calls = message.tool_calls.map((call) => {
-    const args = typeof call.function.arguments === 'string' ? call.function.arguments : JSON.stringify(call.function.arguments);
+    const args =
+      typeof call.function.arguments === 'string' ? call.function.arguments : JSON.stringify(call.function.arguments);
     return `<tool_call>\n{"name": ${JSON.stringify(call.function.name)}, "arguments": ${args}}\n</tool_call>`;
   });
   const text = typeof message.content === 'string' && message.content !== '' ? [message.content, ...calls] : calls;

@@ -31,7 +31,11 @@ export interface ForcedToolCall {
 export const MAX_FORCED_CALLS = 8;
 
 /** The forced call of `family` among `functions` (one or more). */
-export function forcedToolCall(family: ToolCallFamily, functions: readonly ToolFunction[], parallel: boolean): ForcedToolCall {
+export function forcedToolCall(
+  family: ToolCallFamily,
+  functions: readonly ToolFunction[],
+  parallel: boolean,
+): ForcedToolCall {
   const argumentsKey = family === 'llama3' ? 'parameters' : 'arguments';
   const oneCall = {
     anyOf: functions.map((f) => ({
@@ -60,14 +64,19 @@ export function forcedToolCall(family: ToolCallFamily, functions: readonly ToolF
       };
     case 'mistral-v11': {
       // The name stands before [ARGS], outside the JSON; one call (the output ends after its arguments).
-      if (functions.length > 1) return { prefill: '[TOOL_CALLS]', constraint: named((name) => `${name}[ARGS]`), opening: '[TOOL_CALLS]' };
+      if (functions.length > 1)
+        return { prefill: '[TOOL_CALLS]', constraint: named((name) => `${name}[ARGS]`), opening: '[TOOL_CALLS]' };
       const opening = `[TOOL_CALLS]${functions[0]!.name}[ARGS]`;
       return { prefill: opening, constraint: schema(functions[0]!.parameters), opening };
     }
     case 'harmony': {
       if (functions.length > 1) {
         // The recipient is generated, so the harmony rewriter reads it from the header as in any call.
-        return { prefill: '<|channel|>commentary ', constraint: named((name) => `${HARMONY_CALL_MARKER}${name} <|constrain|>json<|message|>`), opening: null };
+        return {
+          prefill: '<|channel|>commentary ',
+          constraint: named((name) => `${HARMONY_CALL_MARKER}${name} <|constrain|>json<|message|>`),
+          opening: null,
+        };
       }
       const f = functions[0]!;
       return {

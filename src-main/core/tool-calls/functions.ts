@@ -23,11 +23,13 @@ export class ToolsProblem extends Error {
 
 /** The functions of `list` (an OpenAI `tools` list); a ToolsProblem names the first mistake. */
 export function toolFunctions(list: unknown): ToolFunction[] {
-  if (!Array.isArray(list) || list.length > MAX_TOOLS) throw new ToolsProblem('tools', `"tools" must be a list of at most ${MAX_TOOLS} functions`);
+  if (!Array.isArray(list) || list.length > MAX_TOOLS)
+    throw new ToolsProblem('tools', `"tools" must be a list of at most ${MAX_TOOLS} functions`);
   const functions = list.map((tool: unknown, i) => toolFunction(tool, `tools[${i}]`));
   const names = new Set<string>();
   functions.forEach((fn, i) => {
-    if (names.has(fn.name)) throw new ToolsProblem(`tools[${i}].function.name`, `tools[${i}].function.name: "${fn.name}" is offered twice`);
+    if (names.has(fn.name))
+      throw new ToolsProblem(`tools[${i}].function.name`, `tools[${i}].function.name: "${fn.name}" is offered twice`);
     names.add(fn.name);
   });
   return functions;
@@ -35,17 +37,24 @@ export function toolFunctions(list: unknown): ToolFunction[] {
 
 function toolFunction(tool: unknown, at: string): ToolFunction {
   if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) {
-    throw new ToolsProblem(at, `${at} must be { "type": "function", "function": { "name", "description", "parameters" } }`);
+    throw new ToolsProblem(
+      at,
+      `${at} must be { "type": "function", "function": { "name", "description", "parameters" } }`,
+    );
   }
   const fn = tool.function;
   if (typeof fn.name !== 'string' || !NAME.test(fn.name)) {
-    throw new ToolsProblem(`${at}.function.name`, `${at}.function.name must be 1 to 64 letters, digits, "_", "." or "-"`);
+    throw new ToolsProblem(
+      `${at}.function.name`,
+      `${at}.function.name must be 1 to 64 letters, digits, "_", "." or "-"`,
+    );
   }
   if (fn.description !== undefined && fn.description !== null && typeof fn.description !== 'string') {
     throw new ToolsProblem(`${at}.function.description`, `${at}.function.description must be text`);
   }
   const parameters = fn.parameters ?? { type: 'object', properties: {} };
-  if (!isRecord(parameters)) throw new ToolsProblem(`${at}.function.parameters`, `${at}.function.parameters must be a JSON Schema object`);
+  if (!isRecord(parameters))
+    throw new ToolsProblem(`${at}.function.parameters`, `${at}.function.parameters must be a JSON Schema object`);
   return { name: fn.name, ...(typeof fn.description === 'string' ? { description: fn.description } : {}), parameters };
 }
 

@@ -13,7 +13,13 @@ export { forcedToolCall, type ForcedToolCall, type ToolFunction } from './forced
 export { toolTurnsAsText, withToolsInText } from './fallback';
 export { templateTools, toolFunctions, ToolsProblem } from './functions';
 export { splitToolCalls, ToolCallStream, type ToolCallDelta, type ToolCallPiece, type ToolCallSplit } from './stream';
-export { parseToolCalls, TOOL_CALL_SYNTAX, type ParsedToolCall, type ToolCallFamily, type ToolCallSyntax } from './syntax';
+export {
+  parseToolCalls,
+  TOOL_CALL_SYNTAX,
+  type ParsedToolCall,
+  type ToolCallFamily,
+  type ToolCallSyntax,
+} from './syntax';
 
 export interface ModelToolCalls {
   syntax: ToolCallSyntax;

@@ -77,9 +77,15 @@ export class ToolCallStream {
     const read = this.syntax.read(this.#calls);
     if (read.whole) {
       const deltas = this.#newDeltas(read.calls);
-      return { content: '', calls: read.calls.map((c) => ({ name: c.name!, arguments: c.arguments })), complete: true, deltas };
+      return {
+        content: '',
+        calls: read.calls.map((c) => ({ name: c.name!, arguments: c.arguments })),
+        complete: true,
+        deltas,
+      };
     }
-    if (this.#sent.length > 0) return { content: '', calls: this.#sent.map((c) => ({ ...c })), complete: false, deltas: [] };
+    if (this.#sent.length > 0)
+      return { content: '', calls: this.#sent.map((c) => ({ ...c })), complete: false, deltas: [] };
     return { content: this.#calls, calls: null, complete: true, deltas: [] };
   }
 

@@ -9,7 +9,15 @@
  * The family is read from the chat template's text, as chat-template.ts reads its prompt family.
  */
 import { HARMONY_CALL_MARKER, HARMONY_TEMPLATE } from '../harmony';
-import { readArguments, readArgumentsAt, readCallObject, readToken, skipSpace, type CallsRead, type PartialCall } from './call-scan';
+import {
+  readArguments,
+  readArgumentsAt,
+  readCallObject,
+  readToken,
+  skipSpace,
+  type CallsRead,
+  type PartialCall,
+} from './call-scan';
 
 /** One call as the model wrote it: the function's name and its arguments as JSON text. */
 export interface ParsedToolCall {
@@ -42,11 +50,15 @@ export function parseToolCalls(syntax: ToolCallSyntax, text: string): ParsedTool
 }
 
 /** The tool-call family of a chat template, and whether the template renders `tools` itself. */
-export function toolCallFamily(template: string, promptFamily: string): { family: ToolCallFamily; rendersTools: boolean } {
+export function toolCallFamily(
+  template: string,
+  promptFamily: string,
+): { family: ToolCallFamily; rendersTools: boolean } {
   const rendersTools = /\btools\b/.test(template);
   if (promptFamily === HARMONY_TEMPLATE) return { family: 'harmony', rendersTools };
   // Newer Mistral templates write each call as [TOOL_CALLS]NAME[ARGS]{…}.
-  if (template.includes('[TOOL_CALLS]')) return { family: template.includes(ARGS) ? 'mistral-v11' : 'mistral', rendersTools };
+  if (template.includes('[TOOL_CALLS]'))
+    return { family: template.includes(ARGS) ? 'mistral-v11' : 'mistral', rendersTools };
   if (template.includes('<tool_call>')) return { family: 'hermes', rendersTools };
   // Llama 3.1's template (and 3.2's) lists the functions and asks for a JSON object with "parameters".
   if (promptFamily === 'llama3' && rendersTools) return { family: 'llama3', rendersTools };
@@ -80,20 +92,27 @@ export const TOOL_CALL_SYNTAX: Record<ToolCallFamily, ToolCallSyntax> = {
       if (!m) return { calls: [], whole: false };
       const call: PartialCall = { name: m[1]!, arguments: '', done: false };
       const body = m[0].length;
-      if (readToken(text, body, MESSAGE) === 'whole') Object.assign(call, readArguments(text.slice(body + MESSAGE.length)));
+      if (readToken(text, body, MESSAGE) === 'whole')
+        Object.assign(call, readArguments(text.slice(body + MESSAGE.length)));
       return { calls: [call], whole: call.done };
     },
   },
 };
 
-
 /**
  * Call objects from `at` on: each inside `open` … `close` tags (the last close may be missing), or
  * separated by `separator` and ended by `close` (Mistral's list) or by the text's end.
  */
-function readCallList(text: string, at: number, form: { open?: string; close?: string; separator?: string }): CallsRead {
+function readCallList(
+  text: string,
+  at: number,
+  form: { open?: string; close?: string; separator?: string },
+): CallsRead {
   const calls: PartialCall[] = [];
-  const stop = (whole: boolean): CallsRead => ({ calls, whole: whole && calls.length > 0 && calls.every((c) => c.done) });
+  const stop = (whole: boolean): CallsRead => ({
+    calls,
+    whole: whole && calls.length > 0 && calls.every((c) => c.done),
+  });
   let i = at;
   for (;;) {
     i = skipSpace(text, i);
@@ -132,7 +151,10 @@ function readMistralCalls(text: string): CallsRead {
 /** [TOOL_CALLS]NAME([CALL_ID]ID)?[ARGS]{…}, one or more in a row; a name is whole once the marker after it is. */
 function readNamedCalls(text: string): CallsRead {
   const calls: PartialCall[] = [];
-  const stop = (whole: boolean): CallsRead => ({ calls, whole: whole && calls.length > 0 && calls.every((c) => c.done) });
+  const stop = (whole: boolean): CallsRead => ({
+    calls,
+    whole: whole && calls.length > 0 && calls.every((c) => c.done),
+  });
   let i = 0;
   for (;;) {
     i = skipSpace(text, i);

@@ -20,14 +20,27 @@ import { growTo, instantiateBase64 } from './instantiate';
 
 /** The decode functions the module exports: (blocks at, values at, block count). */
 export type WasmDecoderName =
-  | 'decodeF16' | 'decodeBF16'
-  | 'decodeQ4_0' | 'decodeQ4_1' | 'decodeQ5_0' | 'decodeQ5_1' | 'decodeQ8_0'
-  | 'decodeQ2_K' | 'decodeQ3_K' | 'decodeQ4_K' | 'decodeQ5_K' | 'decodeQ6_K' | 'decodeQ8_K'
-  | 'decodeIQ4_NL' | 'decodeIQ4_XS';
+  | 'decodeF16'
+  | 'decodeBF16'
+  | 'decodeQ4_0'
+  | 'decodeQ4_1'
+  | 'decodeQ5_0'
+  | 'decodeQ5_1'
+  | 'decodeQ8_0'
+  | 'decodeQ2_K'
+  | 'decodeQ3_K'
+  | 'decodeQ4_K'
+  | 'decodeQ5_K'
+  | 'decodeQ6_K'
+  | 'decodeQ8_K'
+  | 'decodeIQ4_NL'
+  | 'decodeIQ4_XS';
 
 type Layout = 'F16_AT' | 'IQ4NL_AT' | 'IN_AT' | 'IN_BYTES' | 'OUT_AT' | 'OUT_VALUES';
 type DecoderExports = Record<Layout, WebAssembly.Global> &
-  Record<WasmDecoderName, (blocksAt: number, valuesAt: number, blocks: number) => void> & { memory: WebAssembly.Memory };
+  Record<WasmDecoderName, (blocksAt: number, valuesAt: number, blocks: number) => void> & {
+    memory: WebAssembly.Memory;
+  };
 
 interface Decoders {
   exports: DecoderExports;
@@ -50,7 +63,8 @@ function instantiate(extraBytes: number): Decoders {
   const memory = exports.memory;
   const end = at('OUT_AT') + at('OUT_VALUES') * 4;
   const size = end + extraBytes;
-  if (size > MAX_MEMORY_BYTES) throw new RangeError(`decodedValues: ${extraBytes / 4} values do not fit a WebAssembly memory (4 GiB)`);
+  if (size > MAX_MEMORY_BYTES)
+    throw new RangeError(`decodedValues: ${extraBytes / 4} values do not fit a WebAssembly memory (4 GiB)`);
   growTo(memory, size);
   // Tables the decoders read, from their one definition on the JavaScript side.
   new Uint32Array(memory.buffer, at('F16_AT'), 65536).set(f16BitsTable());
@@ -76,7 +90,8 @@ const owners = new WeakMap<ArrayBufferLike, Decoders>();
  * costs an instance (about 0.6 MiB besides the values), so allocate it once and reuse it.
  */
 export function decodedValues(length: number): Float32Array {
-  if (!Number.isSafeInteger(length) || length < 0) throw new RangeError(`decodedValues: length ${length} is not a whole number of values`);
+  if (!Number.isSafeInteger(length) || length < 0)
+    throw new RangeError(`decodedValues: length ${length} is not a whole number of values`);
   const m = instantiate(length * 4);
   const buffer = m.exports.memory.buffer;
   owners.set(buffer, m);
@@ -92,7 +107,9 @@ export function wasmBlockDecoder(type: GgmlType, name: WasmDecoderName): BlockDe
     const own = owners.get(dst.buffer);
     const m = own ?? (shared ??= instantiate(0));
     const decode = m.exports[name];
-    const perChunk = own ? Math.floor(m.input.length / typeSize) : Math.min(Math.floor(m.output.length / blockSize), Math.floor(m.input.length / typeSize));
+    const perChunk = own
+      ? Math.floor(m.input.length / typeSize)
+      : Math.min(Math.floor(m.output.length / blockSize), Math.floor(m.input.length / typeSize));
     for (let b = 0; b < blocks; b += perChunk) {
       const n = Math.min(perChunk, blocks - b);
       m.input.set(src.subarray(b * typeSize, (b + n) * typeSize));

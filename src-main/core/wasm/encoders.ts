@@ -49,7 +49,13 @@ const instance = (): Encoders => (encoders ??= instantiate());
  * Encodes `blocks` blocks of `type` from the values of `src` into `dst` with the module's `name`
  * (the caller has checked the spans).
  */
-export function wasmEncodeBlocks(type: GgmlType, name: WasmEncoderName, src: Float32Array, dst: Uint8Array, blocks: number): void {
+export function wasmEncodeBlocks(
+  type: GgmlType,
+  name: WasmEncoderName,
+  src: Float32Array,
+  dst: Uint8Array,
+  blocks: number,
+): void {
   const { typeSize, blockSize } = type;
   const m = instance();
   const encode = m.exports[name];

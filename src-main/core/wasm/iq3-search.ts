@@ -9,7 +9,8 @@ import type { Lattice } from '../quants/iq-lattice';
 import { WASM_BASE64 } from './iq3-search.wasm';
 import { growTo, instantiateBase64 } from './instantiate';
 
-type Layout = 'X_AT' | 'W_AT' | 'WAUX_AT' | 'L_AT' | 'FAILED_AT' | 'KEYS' | 'INDEX_AT' | 'NB_START_AT' | 'NB_AT' | 'BLOCK_BYTES';
+type Layout =
+  'X_AT' | 'W_AT' | 'WAUX_AT' | 'L_AT' | 'FAILED_AT' | 'KEYS' | 'INDEX_AT' | 'NB_START_AT' | 'NB_AT' | 'BLOCK_BYTES';
 type SearchExports = Record<Layout, WebAssembly.Global> & {
   memory: WebAssembly.Memory;
   groupScale(max: number, steps: number, resnapAll: number): number;
@@ -34,7 +35,8 @@ export function iq3Search(lat: Lattice): Iq3Search {
   const exports = instantiateBase64(WASM_BASE64).exports as unknown as SearchExports;
   const at = (name: Layout): number => exports[name].value as number;
   const keys = at('KEYS');
-  if (lat.index.length > keys) throw new Error(`iq3-search: a lattice of ${lat.index.length} keys does not fit the module's ${keys}`);
+  if (lat.index.length > keys)
+    throw new Error(`iq3-search: a lattice of ${lat.index.length} keys does not fit the module's ${keys}`);
   const lists: Uint16Array[] = [];
   let blocks = 0;
   for (let key = 0; key < keys; key++) {
@@ -79,7 +81,8 @@ export function iq3Search(lat: Lattice): Iq3Search {
     levels: new Uint8Array(memory.buffer, at('L_AT'), 32),
     groupScale(max, steps, resnapAll) {
       const scale = exports.groupScale(max, steps, resnapAll ? 1 : 0);
-      if (failed[0]) throw new Error('IQ3 encoder: no grid neighbour has a finite error (non-finite values or weights)');
+      if (failed[0])
+        throw new Error('IQ3 encoder: no grid neighbour has a finite error (non-finite values or weights)');
       return scale;
     },
   };

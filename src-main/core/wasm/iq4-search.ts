@@ -38,7 +38,8 @@ export function iq4Search(): Iq4Search {
     w: new Float32Array(buffer, at('W_AT'), 32 * capacity),
     scales: new Float32Array(buffer, at('SCALE_AT'), capacity),
     searchScales(count) {
-      if (!(count >= 0 && count <= capacity)) throw new RangeError(`iq4-search: ${count} sub-blocks, the module holds 0..${capacity}`);
+      if (!(count >= 0 && count <= capacity))
+        throw new RangeError(`iq4-search: ${count} sub-blocks, the module holds 0..${capacity}`);
       exports.searchScales(count);
     },
   };

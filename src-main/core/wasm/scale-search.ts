@@ -7,13 +7,41 @@
 import { WASM_BASE64 } from './scale-search.wasm';
 import { growTo, instantiateBase64 } from './instantiate';
 
-type Layout = 'MAX_GROUP' | 'X_AT' | 'W_AT' | 'L_AT' | 'MIN_AT' | 'SCALES_AT' | 'MINS_AT' | 'SCQ_AT' | 'MQ_AT' | 'NIBBLES_AT' | 'Q3_BITS_AT' | 'END';
+type Layout =
+  | 'MAX_GROUP'
+  | 'X_AT'
+  | 'W_AT'
+  | 'L_AT'
+  | 'MIN_AT'
+  | 'SCALES_AT'
+  | 'MINS_AT'
+  | 'SCQ_AT'
+  | 'MQ_AT'
+  | 'NIBBLES_AT'
+  | 'Q3_BITS_AT'
+  | 'END';
 // Function properties: WebAssembly exports take no `this`, so they are handed on unbound.
 type SearchExports = Record<Layout, WebAssembly.Global> & {
   memory: WebAssembly.Memory;
-  fitScaleAndMin: (n: number, nmax: number, weighted: number, rmin: number, rdelta: number, nstep: number, useMad: number) => number;
+  fitScaleAndMin: (
+    n: number,
+    nmax: number,
+    weighted: number,
+    rmin: number,
+    rdelta: number,
+    nstep: number,
+    useMad: number,
+  ) => number;
   fitSubBlocksPlain: (nmax: number, rmin: number, rdelta: number, nstep: number) => void;
-  fitScaleAndMinGroups: (count: number, n: number, nmax: number, rmin: number, rdelta: number, nstep: number, useMad: number) => void;
+  fitScaleAndMinGroups: (
+    count: number,
+    n: number,
+    nmax: number,
+    rmin: number,
+    rdelta: number,
+    nstep: number,
+    useMad: number,
+  ) => void;
   fitSymmetricScale: (n: number, nmax: number, weighted: number) => number;
   fitSymmetricSubBlocks: (count: number, n: number, nmax: number, weighted: number) => void;
   fitSymmetricIterativeGroups: (count: number, n: number, nmax: number) => void;

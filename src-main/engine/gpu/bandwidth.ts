@@ -33,7 +33,11 @@ export async function measureCopyBandwidth(ctx: GpuContext, options: BandwidthOp
   const bytes = Math.max(16, Math.floor(Math.min(options.bytes ?? 256 * 2 ** 20, limit) / 16) * 16);
   const iterations = Math.max(1, options.iterations ?? 10);
   const module = device.createShaderModule({ label: 'copy', code: shaderSource('copy.wgsl', { WG }) });
-  const pipeline = device.createComputePipeline({ label: 'copy', layout: 'auto', compute: { module, entryPoint: 'main' } });
+  const pipeline = device.createComputePipeline({
+    label: 'copy',
+    layout: 'auto',
+    compute: { module, entryPoint: 'main' },
+  });
   const src = device.createBuffer({ label: 'copy src', size: bytes, usage: GPUBufferUsage.STORAGE });
   const dst = device.createBuffer({ label: 'copy dst', size: bytes, usage: GPUBufferUsage.STORAGE });
   const group = device.createBindGroup({
@@ -46,14 +50,20 @@ export async function measureCopyBandwidth(ctx: GpuContext, options: BandwidthOp
   const groups = Math.min(GROUPS, Math.ceil(bytes / 16 / WG));
   const timestamps = ctx.hasTimestamps;
   const querySet = timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 * iterations }) : undefined;
-  const resolve = timestamps ? device.createBuffer({ size: 16 * iterations, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC }) : undefined;
-  const readback = timestamps ? device.createBuffer({ size: 16 * iterations, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }) : undefined;
+  const resolve = timestamps
+    ? device.createBuffer({ size: 16 * iterations, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC })
+    : undefined;
+  const readback = timestamps
+    ? device.createBuffer({ size: 16 * iterations, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST })
+    : undefined;
   try {
     const copies = (count: number, timed: boolean): GPUCommandBuffer => {
       const encoder = device.createCommandEncoder();
       for (let i = 0; i < count; i++) {
         const pass = encoder.beginComputePass(
-          timed && querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } } : {},
+          timed && querySet
+            ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } }
+            : {},
         );
         pass.setPipeline(pipeline);
         pass.setBindGroup(0, group);

@@ -7,7 +7,6 @@ import { create, globals } from 'webgpu';
 import type { GpuInfo } from '../protocol';
 import { installedSoftwareIcd, vulkanDriversChosen } from './software-driver';
 
-
 export interface GpuContext {
   readonly device: GPUDevice;
   readonly info: GpuInfo;
@@ -50,7 +49,8 @@ function requestedBackend(): string | undefined {
 function requestedKernelShape(): 'gpu' | 'cpu' | undefined {
   const s = process.env.GUFO_KERNEL_SHAPE?.toLowerCase();
   if (!s) return undefined;
-  if (s !== 'gpu' && s !== 'cpu') throw new NoGpuError(`GUFO_KERNEL_SHAPE=${process.env.GUFO_KERNEL_SHAPE} is not gpu or cpu`);
+  if (s !== 'gpu' && s !== 'cpu')
+    throw new NoGpuError(`GUFO_KERNEL_SHAPE=${process.env.GUFO_KERNEL_SHAPE} is not gpu or cpu`);
   return s;
 }
 
@@ -69,7 +69,11 @@ function subgroupsAllowed(): boolean {
 const FULL_TIMESTAMPS = 'disable-dawn-features=timestamp_quantization';
 
 function dawnOptions(adapterName: string | undefined, backend: string | undefined): string[] {
-  return [...(adapterName ? [`adapter=${adapterName}`] : []), ...(backend ? [`backend=${backend}`] : []), FULL_TIMESTAMPS];
+  return [
+    ...(adapterName ? [`adapter=${adapterName}`] : []),
+    ...(backend ? [`backend=${backend}`] : []),
+    FULL_TIMESTAMPS,
+  ];
 }
 
 /**
@@ -87,7 +91,8 @@ export async function openGpu(adapterName = process.env.GUFO_ADAPTER): Promise<G
   const allowSubgroups = subgroupsAllowed();
   let gpu: GPU | undefined = create(dawnOptions(adapterName, backend));
   let adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-  const softwareIcd = adapter || vulkanDriversChosen() || (backend ?? defaultBackend()) !== 'vulkan' ? undefined : installedSoftwareIcd();
+  const softwareIcd =
+    adapter || vulkanDriversChosen() || (backend ?? defaultBackend()) !== 'vulkan' ? undefined : installedSoftwareIcd();
   if (softwareIcd) {
     // No hardware driver answered: the Vulkan loader reads VK_ICD_FILENAMES when Dawn makes its next instance.
     process.env.VK_ICD_FILENAMES = softwareIcd;

@@ -63,7 +63,11 @@ export class StepMeter {
   /** Averages over `tokens` decoded tokens (zeros when there were none). */
   perToken(tokens: number): { dispatchesPerToken: number; submitsPerToken: number; hostMsPerToken: number } {
     const per = (total: number) => (tokens > 0 ? total / tokens : 0);
-    return { dispatchesPerToken: per(this.counted), submitsPerToken: per(this.submits), hostMsPerToken: per(this.hostMs) };
+    return {
+      dispatchesPerToken: per(this.counted),
+      submitsPerToken: per(this.submits),
+      hostMsPerToken: per(this.hostMs),
+    };
   }
 }
 
@@ -94,8 +98,16 @@ export class StepProfiler {
       this.sets.push(device.createQuerySet({ label: `profile ${i}`, type: 'timestamp', count: QUERIES_PER_SET }));
     }
     const bytes = sets * QUERIES_PER_SET * 8;
-    this.resolve = device.createBuffer({ label: 'profile resolve', size: bytes, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-    this.readback = device.createBuffer({ label: 'profile readback', size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    this.resolve = device.createBuffer({
+      label: 'profile resolve',
+      size: bytes,
+      usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+    });
+    this.readback = device.createBuffer({
+      label: 'profile readback',
+      size: bytes,
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    });
   }
 
   /**
@@ -114,17 +126,23 @@ export class StepProfiler {
       }) as GPUComputePassEncoder['setBindGroup'],
       dispatchWorkgroups: (x, y, z) => {
         const i = this.step.length;
-        if (i >= this.maxDispatches) throw new Error(`profile: a step encodes more than the ${this.maxDispatches} dispatches counted`);
+        if (i >= this.maxDispatches)
+          throw new Error(`profile: a step encodes more than the ${this.maxDispatches} dispatches counted`);
         if (!pipeline) throw new Error('profile: a dispatch without a pipeline');
         const querySet = this.sets[Math.floor(i / DISPATCHES_PER_SET)]!;
         const slot = 2 * (i % DISPATCHES_PER_SET);
-        const timed = encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: slot, endOfPassWriteIndex: slot + 1 } });
+        const timed = encoder.beginComputePass({
+          timestampWrites: { querySet, beginningOfPassWriteIndex: slot, endOfPassWriteIndex: slot + 1 },
+        });
         timed.setPipeline(pipeline);
         for (const [index, group] of groups) timed.setBindGroup(index, group);
         timed.dispatchWorkgroups(x, y, z);
         timed.end();
         const noted = groups.has(0) ? readBytes.get(groups.get(0)!) : undefined;
-        this.step.push({ kernel: pipeline.label || 'unlabelled', bytes: typeof noted === 'function' ? noted() : (noted ?? null) });
+        this.step.push({
+          kernel: pipeline.label || 'unlabelled',
+          bytes: typeof noted === 'function' ? noted() : (noted ?? null),
+        });
       },
       end: () => {},
     };
@@ -164,7 +182,8 @@ export class StepProfiler {
     const kernels = [...this.totals].map(([kernel, t]): KernelTime => {
       const gpuMsPerToken = t.ns / 1e6 / per;
       const bytesPerToken = t.bytes === null ? null : t.bytes / per;
-      const bytesPerSecond = bytesPerToken !== null && gpuMsPerToken > 0 ? bytesPerToken / (gpuMsPerToken / 1000) : null;
+      const bytesPerSecond =
+        bytesPerToken !== null && gpuMsPerToken > 0 ? bytesPerToken / (gpuMsPerToken / 1000) : null;
       return {
         kernel,
         dispatchesPerToken: t.dispatches / per,

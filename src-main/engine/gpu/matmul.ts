@@ -177,7 +177,8 @@ export function routingTable(maxTokens: number, used: number, experts: number): 
  * "+": accumulate into y; "-experts": routed pairs of a stacked expert tensor; "-norm", "-silu",
  * "-gelu": the mat-vec's x prologue (XPrologue).
  */
-type Variant = `${'matvec' | 'matmat' | 'tiled' | 'wgtiled'}${'' | '4'}${'' | '+' | '-experts'}${'' | PrologueSuffix}` | 'embedding';
+type Variant =
+  `${'matvec' | 'matmat' | 'tiled' | 'wgtiled'}${'' | '4'}${'' | '+' | '-experts'}${'' | PrologueSuffix}` | 'embedding';
 type PrologueSuffix = '-norm' | '-silu' | '-gelu';
 
 function prologueSuffix(p: XPrologue | undefined): '' | PrologueSuffix {
@@ -243,7 +244,8 @@ export class MatmulKernels {
   constructor(ctx: GpuContext, options: KernelOptions = {}) {
     this.device = ctx.device;
     this.info = ctx.info;
-    this.subgroups = ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
+    this.subgroups =
+      ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
     const cpu = options.cpuShapes ?? ctx.info.cpuShapes;
     this.matvec = matvecShape(ctx.info, cpu);
     this.prefill = options.prefill ?? (cpu ? 'tiled' : 'wgtiled');
@@ -280,22 +282,53 @@ export class MatmulKernels {
     if (variant === 'embedding') return shaderSource('embedding.wgsl', { TYPE: type, WG: EMBED_WG, ...layout });
     if (variant.startsWith('wgtiled')) {
       return shaderSource('matmat-tiled.wgsl', {
-        ...layout, TYPE: type, BM: GPU_TILED.rows, BN: GPU_TILED.tokens, TM: GPU_TILED.tileRows, TN: GPU_TILED.tileTokens,
-        SHADER_F16: this.f16, MATVEC: false, W_VEC4: true, X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'),
+        ...layout,
+        TYPE: type,
+        BM: GPU_TILED.rows,
+        BN: GPU_TILED.tokens,
+        TM: GPU_TILED.tileRows,
+        TN: GPU_TILED.tileTokens,
+        SHADER_F16: this.f16,
+        MATVEC: false,
+        W_VEC4: true,
+        X_VEC4: variant.includes('4'),
+        ACCUMULATE: variant.endsWith('+'),
       });
     }
     if (variant.startsWith('tiled')) {
       return shaderSource('matmat.wgsl', {
-        ...layout, TYPE: type, WG: this.tiled.wg, RT: this.tiled.threadRows, TT: this.tiled.tokens, SMALL_TILE: this.tiled === SMALL_TILED,
-        SHADER_F16: this.f16, MATVEC: false, W_VEC4: true, X_VEC4: variant.includes('4'), ACCUMULATE: variant.endsWith('+'),
+        ...layout,
+        TYPE: type,
+        WG: this.tiled.wg,
+        RT: this.tiled.threadRows,
+        TT: this.tiled.tokens,
+        SMALL_TILE: this.tiled === SMALL_TILED,
+        SHADER_F16: this.f16,
+        MATVEC: false,
+        W_VEC4: true,
+        X_VEC4: variant.includes('4'),
+        ACCUMULATE: variant.endsWith('+'),
       });
     }
     const v = this.shape(variant.startsWith('matvec') ? 1 : 2);
     return shaderSource('matmul.wgsl', {
-      ...layout, TYPE: type, WG: v.wg, ROWS: v.threadRows || v.rows, TT: v.tokens, SUBGROUPS: this.subgroups && v.threadRows === 0,
-      SHADER_F16: this.f16, MATVEC: v === this.matvec, THREAD_ROWS: v.threadRows > 0, W_VEC4: true,
-      X_VEC4: variant.includes('4'), ACCUMULATE: variant.includes('+'), EXPERTS: variant.endsWith('-experts'),
-      X_NORM: variant.endsWith('-norm'), X_GLU: /-(silu|gelu)$/.test(variant), X_GELU: variant.endsWith('-gelu'), NORM_EPS_BITS: f32Bits(normEps),
+      ...layout,
+      TYPE: type,
+      WG: v.wg,
+      ROWS: v.threadRows || v.rows,
+      TT: v.tokens,
+      SUBGROUPS: this.subgroups && v.threadRows === 0,
+      SHADER_F16: this.f16,
+      MATVEC: v === this.matvec,
+      THREAD_ROWS: v.threadRows > 0,
+      W_VEC4: true,
+      X_VEC4: variant.includes('4'),
+      ACCUMULATE: variant.includes('+'),
+      EXPERTS: variant.endsWith('-experts'),
+      X_NORM: variant.endsWith('-norm'),
+      X_GLU: /-(silu|gelu)$/.test(variant),
+      X_GELU: variant.endsWith('-gelu'),
+      NORM_EPS_BITS: f32Bits(normEps),
     });
   }
 
@@ -333,7 +366,11 @@ export class MatmulKernels {
       for (const variant of ['matvec4', `${this.prefill}4`, 'embedding'] as const) {
         const key = `${variant}:${typeName}`;
         if (this.pipelines.has(key)) continue;
-        jobs.push(pipelineCache(this.device).getAsync(this.request(key, variant, typeName)).then((p) => void this.pipelines.set(key, p)));
+        jobs.push(
+          pipelineCache(this.device)
+            .getAsync(this.request(key, variant, typeName))
+            .then((p) => void this.pipelines.set(key, p)),
+        );
       }
     }
     await Promise.all(jobs);
@@ -389,12 +426,21 @@ export class MatmulKernels {
    * tensor; x holds vectors of cols f32 (vector i at element i · cols), y vectors of the rows
    * computed (pair p at p · rows). `n` is the token count; setTokens() changes it.
    */
-  matmulExperts(weight: GpuWeight, x: GPUBuffer, y: GPUBuffer, table: GPUBuffer, n: number, options: ExpertMatmulOptions): TokenDispatch {
+  matmulExperts(
+    weight: GpuWeight,
+    x: GPUBuffer,
+    y: GPUBuffer,
+    table: GPUBuffer,
+    n: number,
+    options: ExpertMatmulOptions,
+  ): TokenDispatch {
     const typeName = weight.type.name;
     const expertRows = weight.rows / weight.experts;
     const rows = options.rows ?? { first: 0, count: expertRows };
     if (rows.first < 0 || rows.count < 1 || rows.first + rows.count > expertRows) {
-      throw new Error(`${weight.name}: rows ${rows.first}..${rows.first + rows.count} are outside an expert's ${expertRows}`);
+      throw new Error(
+        `${weight.name}: rows ${rows.first}..${rows.first + rows.count} are outside an expert's ${expertRows}`,
+      );
     }
     const params = (part: GpuWeightPart): WeightParams => ({
       ...partParams(weight, part, n),
@@ -426,7 +472,13 @@ export class MatmulKernels {
   }
 
   /** out[t] = row ids[t] of W ([vocab rows × cols]) as f32, for n ids (u32 in `ids`). Ids past the table give zeros. */
-  embedding(weight: GpuWeight, ids: GPUBuffer, out: GPUBuffer, n: number, options: EmbeddingOptions = {}): TokenDispatch {
+  embedding(
+    weight: GpuWeight,
+    ids: GPUBuffer,
+    out: GPUBuffer,
+    n: number,
+    options: EmbeddingOptions = {},
+  ): TokenDispatch {
     const typeName = weight.type.name;
     const units = Math.ceil(weight.cols / 32);
     const params = (part: GpuWeightPart): WeightParams => ({

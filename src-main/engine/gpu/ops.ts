@@ -13,7 +13,16 @@ import { DEFAULT_KV_CACHE_TYPES, type KvCacheType, type KvCacheTypes } from '../
 import { noteReadBytes } from './dispatch-profile';
 import { shaderSource, type Defines } from './shader-source';
 import { pipelineCache } from './pipeline-cache';
-import { AttentionUniform, ElementwiseUniform, MoeUniform, NormUniform, SampleUniform, SquareSumMoeUniform, SquareSumUniform, StepUniform } from './kernel-uniforms';
+import {
+  AttentionUniform,
+  ElementwiseUniform,
+  MoeUniform,
+  NormUniform,
+  SampleUniform,
+  SquareSumMoeUniform,
+  SquareSumUniform,
+  StepUniform,
+} from './kernel-uniforms';
 import type { UniformFields, UniformStruct, UniformValues } from './uniforms';
 
 /** One recorded kernel launch, replayed into a compute pass at every step. */
@@ -32,7 +41,11 @@ export class Step {
   private readonly current = { pos0: 0, nTokens: 0 };
 
   constructor(private readonly device: GPUDevice) {
-    this.buffer = device.createBuffer({ label: 'step', size: StepUniform.byteSize, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.buffer = device.createBuffer({
+      label: 'step',
+      size: StepUniform.byteSize,
+      usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+    });
   }
 
   get pos0(): number {
@@ -62,7 +75,6 @@ export const SAMPLER_STATE_WORDS = 2 + PENALTY_RING;
 export const MAX_TOP_LOGPROBS = 32;
 /** u32 words the sampler writes: the token, then (id, log-probability) pairs. */
 export const SAMPLER_OUT_WORDS = 1 + 2 * MAX_TOP_LOGPROBS;
-
 
 export const GREEDY: SamplingParams = {
   temperature: 0,
@@ -331,7 +343,8 @@ export interface MoeCombineArgs {
 export function kvCacheBufferBytes(type: KvCacheType, positions: number, kvStride: number): number {
   const block = kvCacheGgmlType(type).blockSize;
   if (block === 1) return kvCacheBytes(type, positions * kvStride);
-  if (kvStride % block !== 0) throw new Error(`a ${type} KV cache needs rows of whole blocks of ${block}, not ${kvStride} elements`);
+  if (kvStride % block !== 0)
+    throw new Error(`a ${type} KV cache needs rows of whole blocks of ${block}, not ${kvStride} elements`);
   const group = KV_GROUP_BLOCKS * block;
   return Math.ceil(kvCacheBytes(type, Math.ceil((positions * kvStride) / group) * group) / 16) * 16;
 }
@@ -389,7 +402,8 @@ export class OpKernels {
    */
   private kvQuantGroup(headDim: number): number {
     const block = Math.max(kvCacheGgmlType(this.kv.k).blockSize, kvCacheGgmlType(this.kv.v).blockSize);
-    if (headDim % block !== 0) throw new Error(`a ${this.kv.k}/${this.kv.v} KV cache needs heads of whole blocks of ${block}, not ${headDim}`);
+    if (headDim % block !== 0)
+      throw new Error(`a ${this.kv.k}/${this.kv.v} KV cache needs heads of whole blocks of ${block}, not ${headDim}`);
     return KV_GROUP_BLOCKS * block;
   }
 
@@ -414,7 +428,15 @@ export class OpKernels {
 
   /** x = LayerNorm(x) · w + b in place, each token's row of n (ggml_norm then the weight and bias). */
   layerNorm(a: { x: GPUBuffer; w: GPUBuffer; b: GPUBuffer; n: number; eps: number; step: Step }): Dispatch {
-    const u = this.uniform(NormUniform, { n: a.n, rowsPerToken: 1, eps: a.eps, lastOnly: 0, wOffset: 0, tokenStride: 0, wSplit: 0 });
+    const u = this.uniform(NormUniform, {
+      n: a.n,
+      rowsPerToken: 1,
+      eps: a.eps,
+      lastOnly: 0,
+      wOffset: 0,
+      tokenStride: 0,
+      wSplit: 0,
+    });
     const grid = (n: number): Grid => [Math.min(n, 65535), Math.ceil(n / 65535)];
     return this.dispatch('norm.wgsl', 'layer_norm_inplace', [u, a.w, a.x, null, a.step.buffer, a.b], a.step, grid);
   }
@@ -425,16 +447,36 @@ export class OpKernels {
     const heads = a.kvHeads ?? { first: 0, count: a.kvStride / a.headDim };
     const skip = heads.first * a.headDim;
     const width = heads.count * a.headDim;
-    const u = this.attentionUniform(1, 1, a.headDim, 0, 0, width, a.rope, { inStride: rows.stride, qkOffset: rows.kOffset + skip, vOffset: rows.vOffset + skip });
+    const u = this.attentionUniform(1, 1, a.headDim, 0, 0, width, a.rope, {
+      inStride: rows.stride,
+      qkOffset: rows.kOffset + skip,
+      vOffset: rows.vOffset + skip,
+    });
     const buffers = [u, a.step.buffer, a.k, a.v, a.kCache, a.vCache, a.rope.table];
     const quantized = [this.quantizedKv('k'), this.quantizedKv('v')];
     const dispatches: Dispatch[] = [];
-    if (quantized.includes(false)) dispatches.push(this.dispatch('kv-store.wgsl', 'store_kv', buffers, a.step, (n) => threads((n * width) / 2, 64), this.kvConstants));
+    if (quantized.includes(false))
+      dispatches.push(
+        this.dispatch(
+          'kv-store.wgsl',
+          'store_kv',
+          buffers,
+          a.step,
+          (n) => threads((n * width) / 2, 64),
+          this.kvConstants,
+        ),
+      );
     if (quantized.includes(true)) {
       const group = this.kvQuantGroup(a.headDim);
       // A group an invocation, from the group holding the batch's first element.
-      const groups = (n: number, pos0: number) => Math.ceil(((pos0 + n) * width) / group) - Math.floor((pos0 * width) / group);
-      dispatches.push(this.dispatch('kv-store.wgsl', 'store_kv_quant', buffers, a.step, (n, pos0) => threads(groups(n, pos0), 64), { ...this.kvConstants, ...this.kvRotation(a.headDim) }));
+      const groups = (n: number, pos0: number) =>
+        Math.ceil(((pos0 + n) * width) / group) - Math.floor((pos0 * width) / group);
+      dispatches.push(
+        this.dispatch('kv-store.wgsl', 'store_kv_quant', buffers, a.step, (n, pos0) => threads(groups(n, pos0), 64), {
+          ...this.kvConstants,
+          ...this.kvRotation(a.headDim),
+        }),
+      );
     }
     return { encode: (pass) => dispatches.forEach((d) => d.encode(pass)) };
   }
@@ -445,7 +487,8 @@ export class OpKernels {
    */
   storeKvAndAttend(store: StoreKvArgs, a: AttentionArgs): Dispatch {
     const sameHeads = store.kvHeads?.first === a.kvHeads?.first && store.kvHeads?.count === a.kvHeads?.count;
-    if (store.kvStride !== a.nKvHead * a.headDim || store.headDim !== a.headDim || !sameHeads) throw new Error('storeKvAndAttend: the store and the attention disagree on the KV rows');
+    if (store.kvStride !== a.nKvHead * a.headDim || store.headDim !== a.headDim || !sameHeads)
+      throw new Error('storeKvAndAttend: the store and the attention disagree on the KV rows');
     return this.attention(a, store);
   }
 
@@ -456,15 +499,21 @@ export class OpKernels {
    * query head). `store`: also write the step's K and V rows.
    */
   attention(a: AttentionArgs, store?: StoreKvArgs): Dispatch {
-    if (a.headDim > 256 || a.headDim % 2 !== 0) throw new Error(`attention: head size ${a.headDim} is not supported (even, at most 256)`);
-    if (a.nHead % a.nKvHead !== 0) throw new Error(`attention: ${a.nHead} heads do not group over ${a.nKvHead} KV heads`);
+    if (a.headDim > 256 || a.headDim % 2 !== 0)
+      throw new Error(`attention: head size ${a.headDim} is not supported (even, at most 256)`);
+    if (a.nHead % a.nKvHead !== 0)
+      throw new Error(`attention: ${a.nHead} heads do not group over ${a.nKvHead} KV heads`);
     const qDim = a.nHead * a.headDim;
     const rows = a.qRows ?? { stride: qDim, offset: 0 };
     const group = a.nHead / a.nKvHead;
     // A CPU adapter's lanes keep their query in registers (a head size of whole vec4 pairs); a
     // GPU's workgroup shares queries through workgroup memory.
     const cpuShape = this.cpu && a.headDim % 8 === 0;
-    const headBlock = Math.min(group, DECODE_HEAD_BLOCK, cpuShape ? Infinity : Math.floor(DECODE_QUERY_FLOATS / a.headDim));
+    const headBlock = Math.min(
+      group,
+      DECODE_HEAD_BLOCK,
+      cpuShape ? Infinity : Math.floor(DECODE_QUERY_FLOATS / a.headDim),
+    );
     const kvRows = store?.rows ?? { stride: a.nKvHead * a.headDim, kOffset: 0, vOffset: 0 };
     const heads = a.kvHeads ?? { first: 0, count: a.nKvHead };
     const u = this.attentionUniform(a.nHead, a.nKvHead, a.headDim, a.scale, qDim, heads.count * a.headDim, a.rope, {
@@ -485,30 +534,80 @@ export class OpKernels {
     // A batch: a workgroup per (query head, tile of tokens). The shader reads sinks only under SINKS: without, q stands in.
     const batchBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? a.q];
     const rotation = this.kvRotation(a.headDim);
-    const constants = { ...this.kvConstants, K_ROT: rotation.K_ROT, CAUSAL: a.causal === false ? 0 : 1, SINKS: a.sinks ? 1 : 0 };
-    const batch = this.dispatch('attention-prefill.wgsl', cpuShape ? 'attend_tile_cpu' : 'attend_tile', batchBuffers, a.step, (n) => [partHeads, Math.ceil(n / PREFILL_ROWS)], constants, {
-      defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim } : {},
-    });
+    const constants = {
+      ...this.kvConstants,
+      K_ROT: rotation.K_ROT,
+      CAUSAL: a.causal === false ? 0 : 1,
+      SINKS: a.sinks ? 1 : 0,
+    };
+    const batch = this.dispatch(
+      'attention-prefill.wgsl',
+      cpuShape ? 'attend_tile_cpu' : 'attend_tile',
+      batchBuffers,
+      a.step,
+      (n) => [partHeads, Math.ceil(n / PREFILL_ROWS)],
+      constants,
+      {
+        defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim } : {},
+      },
+    );
     // One token: a workgroup per (block of query heads of one KV head, split of the keys), then a merge per head.
     const window = a.window ?? 0;
     const blocks = heads.count * Math.ceil(group / headBlock);
     const maxSplits = cpuShape ? DECODE_MAX_SPLITS / DECODE_CPU_LANES : DECODE_MAX_SPLITS;
-    const splits = (pos: number) => Math.max(1, Math.min(maxSplits, Math.ceil(keysSeen(pos, window) / DECODE_MIN_SPLIT_KEYS), Math.ceil(DECODE_WORKGROUPS[this.cpu ? 'cpu' : 'gpu'] / blocks)));
+    const splits = (pos: number) =>
+      Math.max(
+        1,
+        Math.min(
+          maxSplits,
+          Math.ceil(keysSeen(pos, window) / DECODE_MIN_SPLIT_KEYS),
+          Math.ceil(DECODE_WORKGROUPS[this.cpu ? 'cpu' : 'gpu'] / blocks),
+        ),
+      );
     const partStride = heads.count * a.headDim;
     const kvRowBytes = kvCacheBytes(this.kv.k, partStride) + kvCacheBytes(this.kv.v, partStride);
     const scratch = this.splitScratchOf(4 * (1 + a.nHead * DECODE_MAX_SPLITS * (a.headDim + 2)));
     // The shader reads kNew and vNew only under STORE, but uses them statically: without a store, q stands in.
-    const splitBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, scratch, a.rope.table, null, null, (storeInside && store.k) || a.q, (storeInside && store.v) || a.q];
-    const split = this.dispatch('attention-decode.wgsl', cpuShape ? 'attend_split_cpu' : 'attend_split', splitBuffers, a.step, (_, pos) => [blocks, splits(pos)], { ...this.kvConstants, ...rotation, STORE: storeInside ? 1 : 0 }, {
-      defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim, HEAD_BLOCK: headBlock } : {},
-      readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
-    });
+    const splitBuffers = [
+      u,
+      a.step.buffer,
+      a.q,
+      a.kCache,
+      a.vCache,
+      scratch,
+      a.rope.table,
+      null,
+      null,
+      (storeInside && store.k) || a.q,
+      (storeInside && store.v) || a.q,
+    ];
+    const split = this.dispatch(
+      'attention-decode.wgsl',
+      cpuShape ? 'attend_split_cpu' : 'attend_split',
+      splitBuffers,
+      a.step,
+      (_, pos) => [blocks, splits(pos)],
+      { ...this.kvConstants, ...rotation, STORE: storeInside ? 1 : 0 },
+      {
+        defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim, HEAD_BLOCK: headBlock } : {},
+        readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
+      },
+    );
     const mergeBuffers = [u, null, scratch, null, null, null, null, a.sinks ?? null, a.out];
-    const merge = this.dispatch('attention-decode.wgsl', a.sinks ? 'attend_merge_sinks' : 'attend_merge', mergeBuffers, a.step, () => [partHeads, 1]);
+    const merge = this.dispatch(
+      'attention-decode.wgsl',
+      a.sinks ? 'attend_merge_sinks' : 'attend_merge',
+      mergeBuffers,
+      a.step,
+      () => [partHeads, 1],
+    );
     // A rotated V cache gives the output rotated: H·H = I turns it back, once for every part's
     // heads, after the last part (parts are encoded in head order) has written its own.
     const lastPart = heads.first + heads.count === a.nKvHead;
-    const unrotate = rotation.V_ROT && lastPart ? this.elementwise('hadamard_v', a.out, null, qDim, a.step, {}, { V_ROT: rotation.V_ROT }) : null;
+    const unrotate =
+      rotation.V_ROT && lastPart
+        ? this.elementwise('hadamard_v', a.out, null, qDim, a.step, {}, { V_ROT: rotation.V_ROT })
+        : null;
     return {
       encode(pass) {
         if (a.step.tokens !== 1) {
@@ -527,7 +626,11 @@ export class OpKernels {
   /** The split scratch, at least `bytes` long: the current one, or a larger one for this and later bind groups. */
   private splitScratchOf(bytes: number): GPUBuffer {
     if (!this.splitScratch || this.splitScratch.size < bytes) {
-      this.splitScratch = this.device.createBuffer({ label: 'attention splits', size: bytes, usage: GPUBufferUsage.STORAGE });
+      this.splitScratch = this.device.createBuffer({
+        label: 'attention splits',
+        size: bytes,
+        usage: GPUBufferUsage.STORAGE,
+      });
       this.scratchBuffers.push(this.splitScratch);
     }
     return this.splitScratch;
@@ -596,15 +699,29 @@ export class OpKernels {
    * count in counts[e] (u32).
    */
   squareSumsMoe(a: SquareSumsMoeArgs): Dispatch {
-    const u = this.uniform(SquareSumMoeUniform, { width: a.width, stride: a.stride ?? a.width, experts: a.experts, used: a.used, per_pair: a.perPair ? 1 : 0 });
+    const u = this.uniform(SquareSumMoeUniform, {
+      width: a.width,
+      stride: a.stride ?? a.width,
+      experts: a.experts,
+      used: a.used,
+      per_pair: a.perPair ? 1 : 0,
+    });
     const buffers = [u, a.step.buffer, a.x, a.ids, a.sums, a.counts];
-    return this.dispatch('square_sums_moe.wgsl', 'square_sums_moe', buffers, a.step, () => threads(a.width * a.experts, 64));
+    return this.dispatch('square_sums_moe.wgsl', 'square_sums_moe', buffers, a.step, () =>
+      threads(a.width * a.experts, 64),
+    );
   }
 
   /** Softmax over each token's router logits, its top `used` experts and their weights (shaders/moe.wgsl). */
   moeRoute(a: MoeRouteArgs): Dispatch {
-    const u = this.moeUniform(a.experts, a.used, { norm: a.norm ? 1 : 0, gating: a.gating === 'softmax_weight' ? 1 : 0 });
-    return this.dispatch('moe.wgsl', 'moe_route', [u, a.step.buffer, a.logits, a.ids, a.weights], a.step, (n) => [n, 1]);
+    const u = this.moeUniform(a.experts, a.used, {
+      norm: a.norm ? 1 : 0,
+      gating: a.gating === 'softmax_weight' ? 1 : 0,
+    });
+    return this.dispatch('moe.wgsl', 'moe_route', [u, a.step.buffer, a.logits, a.ids, a.weights], a.step, (n) => [
+      n,
+      1,
+    ]);
   }
 
   /** The batch's (token, expert) pairs grouped by expert into the routing table, on one workgroup. */
@@ -616,7 +733,18 @@ export class OpKernels {
   /** x += Σ weight · expert output over each token's pairs (plus a gated shared expert). */
   moeCombine(a: MoeCombineArgs): Dispatch {
     const u = this.moeUniform(0, a.used, { width: a.width });
-    const buffers = [u, a.step.buffer, null, null, a.weights, null, a.x, a.down, a.shared?.out ?? null, a.shared?.gate ?? null];
+    const buffers = [
+      u,
+      a.step.buffer,
+      null,
+      null,
+      a.weights,
+      null,
+      a.x,
+      a.down,
+      a.shared?.out ?? null,
+      a.shared?.gate ?? null,
+    ];
     const entry = a.shared ? 'moe_combine_shared' : 'moe_combine';
     return this.dispatch('moe.wgsl', entry, buffers, a.step, (n) => threads(n * a.width, 64));
   }
@@ -636,13 +764,23 @@ export class OpKernels {
   sample(a: SampleArgs, path: SamplerPath, masked = false): Dispatch {
     if (masked && !a.mask) throw new Error('sample: a masked draw needs the mask buffer');
     // Greedy draws nothing at random: its entry point has no step binding.
-    const buffers = [a.params, path === 'greedy' ? null : a.step.buffer, a.logits, a.work, a.state, a.out, masked ? a.mask! : null];
+    const buffers = [
+      a.params,
+      path === 'greedy' ? null : a.step.buffer,
+      a.logits,
+      a.work,
+      a.state,
+      a.out,
+      masked ? a.mask! : null,
+    ];
     return this.dispatch('sample.wgsl', `sample_${path}${masked ? '_masked' : ''}`, buffers, a.step, () => [1, 1]);
   }
 
   /** Writes the params' nLogprobs best (id, log-probability) pairs of the raw logits into out[1..]. */
   topLogprobs(a: Pick<SampleArgs, 'logits' | 'out' | 'params' | 'step'>): Dispatch {
-    return this.dispatch('sample.wgsl', 'top_logprobs', [a.params, null, a.logits, null, null, a.out], a.step, () => [1, 1]);
+    return this.dispatch('sample.wgsl', 'top_logprobs', [a.params, null, a.logits, null, null, a.out], a.step, () => [
+      1, 1,
+    ]);
   }
 
   /** Frees the uniform buffers the factories made (pipelines are garbage-collected). */
@@ -661,7 +799,16 @@ export class OpKernels {
     qStride: number,
     kvStride: number,
     rope: RopeSpec,
-    o: { inStride: number; qkOffset: number; vOffset?: number; window?: number; softcap?: number; headBlock?: number; kOffset?: number; kvHead0?: number },
+    o: {
+      inStride: number;
+      qkOffset: number;
+      vOffset?: number;
+      window?: number;
+      softcap?: number;
+      headBlock?: number;
+      kOffset?: number;
+      kvHead0?: number;
+    },
   ): GPUBuffer {
     if (headDim % 2 !== 0) throw new Error(`head size ${headDim}: must be even`);
     if (rope.nRot % 2 !== 0 || rope.nRot > headDim) throw new Error(`RoPE over ${rope.nRot} of ${headDim} dimensions`);
@@ -709,18 +856,33 @@ export class OpKernels {
 
   private uniform<F extends UniformFields>(struct: UniformStruct<F>, values: UniformValues<F>): GPUBuffer {
     const data = struct.pack(values);
-    const buffer = this.device.createBuffer({ size: data.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    const buffer = this.device.createBuffer({
+      size: data.byteLength,
+      usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+    });
     this.device.queue.writeBuffer(buffer, 0, data);
     this.uniforms.push(buffer);
     return buffer;
   }
 
-  private pipeline(file: string, entry: string, constants: Record<string, number> = {}, defines: Defines = {}): GPUComputePipeline {
+  private pipeline(
+    file: string,
+    entry: string,
+    constants: Record<string, number> = {},
+    defines: Defines = {},
+  ): GPUComputePipeline {
     const key = `${file}:${entry}:${JSON.stringify(constants)}:${JSON.stringify(defines)}`;
     let pipeline = this.pipelines.get(key);
     if (!pipeline) {
       const code = shaderSource(file, defines);
-      pipeline = pipelineCache(this.device).get({ label: `${file}:${entry}`, code, entryPoint: entry, layout: 'auto', layoutKey: 'auto', constants });
+      pipeline = pipelineCache(this.device).get({
+        label: `${file}:${entry}`,
+        code,
+        entryPoint: entry,
+        layout: 'auto',
+        layoutKey: 'auto',
+        constants,
+      });
       this.pipelines.set(key, pipeline);
     }
     return pipeline;
@@ -746,7 +908,11 @@ export class OpKernels {
     buffers.forEach((buffer, binding) => {
       if (buffer) entries.push({ binding, resource: { buffer } });
     });
-    const bindGroup = this.device.createBindGroup({ label: `${file}:${entry}`, layout: pipeline.getBindGroupLayout(0), entries });
+    const bindGroup = this.device.createBindGroup({
+      label: `${file}:${entry}`,
+      layout: pipeline.getBindGroupLayout(0),
+      entries,
+    });
     if (readBytes) noteReadBytes(bindGroup, readBytes);
     return {
       encode(pass) {

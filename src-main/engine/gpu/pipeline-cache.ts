@@ -64,7 +64,11 @@ export class PipelineCache {
       module = this.device.createShaderModule({ label: r.label, code: r.code });
       this.modules.set(r.code, module);
     }
-    return { label: r.label, layout: r.layout, compute: { module, entryPoint: r.entryPoint, constants: r.constants ?? {} } };
+    return {
+      label: r.label,
+      layout: r.layout,
+      compute: { module, entryPoint: r.entryPoint, constants: r.constants ?? {} },
+    };
   }
 }
 

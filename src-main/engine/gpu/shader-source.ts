@@ -33,9 +33,13 @@ export function shadersDir(): string {
  * both builds copy it.
  */
 export function findShadersDir(moduleUrl: string, env: NodeJS.ProcessEnv = process.env): string {
-  const dir = env.GUFO_SHADERS || fileURLToPath(new URL(moduleUrl.endsWith('.ts') ? '../../../shaders/' : '../shaders/', moduleUrl));
+  const dir =
+    env.GUFO_SHADERS ||
+    fileURLToPath(new URL(moduleUrl.endsWith('.ts') ? '../../../shaders/' : '../shaders/', moduleUrl));
   if (!existsSync(join(dir, 'matmul.wgsl'))) {
-    throw new Error(`WGSL shaders not found: ${dir} holds no matmul.wgsl (${env.GUFO_SHADERS ? 'check GUFO_SHADERS' : 'rebuild with npm run build, or set GUFO_SHADERS'})`);
+    throw new Error(
+      `WGSL shaders not found: ${dir} holds no matmul.wgsl (${env.GUFO_SHADERS ? 'check GUFO_SHADERS' : 'rebuild with npm run build, or set GUFO_SHADERS'})`,
+    );
   }
   return dir;
 }
@@ -96,7 +100,10 @@ function expand(path: string, defines: Defines, seen: Set<string>, out: string[]
         if (active() && !seen.has(`#struct ${arg}`)) {
           seen.add(`#struct ${arg}`);
           const struct = kernelUniform(arg);
-          if (!struct) throw new Error(`shaders/${path}: #struct ${arg} is not a uniform struct of kernel-uniforms.ts (${kernelUniformNames().join(', ')})`);
+          if (!struct)
+            throw new Error(
+              `shaders/${path}: #struct ${arg} is not a uniform struct of kernel-uniforms.ts (${kernelUniformNames().join(', ')})`,
+            );
           out.push(struct.wgsl);
         }
         continue;

@@ -8,7 +8,8 @@ export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
  */
 export const LAVAPIPE_ICD = '/usr/share/vulkan/icd.d/lvp_icd.json';
 /** What to install when LAVAPIPE_ICD is missing. */
-export const LAVAPIPE_INSTALL = 'add bookworm-backports to apt sources, then apt-get install -t bookworm-backports mesa-vulkan-drivers (see .ci/run)';
+export const LAVAPIPE_INSTALL =
+  'add bookworm-backports to apt sources, then apt-get install -t bookworm-backports mesa-vulkan-drivers (see .ci/run)';
 
 /**
  * The software Vulkan driver to fall back on when no adapter answers: lavapipe first (faster,

@@ -42,9 +42,11 @@ const RANGES: Record<Exclude<UniformScalar, 'f32'>, [number, number]> = {
 
 export function uniformStruct<const F extends UniformFields>(name: string, fields: F): UniformStruct<F> {
   const names = Object.keys(fields) as (keyof F & string)[];
-  if (!/^[A-Za-z]\w*$/.test(name)) throw new Error(`uniform struct name ${JSON.stringify(name)} is not a WGSL identifier`);
+  if (!/^[A-Za-z]\w*$/.test(name))
+    throw new Error(`uniform struct name ${JSON.stringify(name)} is not a WGSL identifier`);
   for (const field of names) {
-    if (!/^[A-Za-z]\w*$/.test(field)) throw new Error(`uniform struct ${name}: field ${JSON.stringify(field)} is not a WGSL identifier`);
+    if (!/^[A-Za-z]\w*$/.test(field))
+      throw new Error(`uniform struct ${name}: field ${JSON.stringify(field)} is not a WGSL identifier`);
   }
   const offsets = new Map(names.map((field, i) => [field, i * SCALAR_BYTES]));
   const byteSize = Math.max(1, Math.ceil((names.length * SCALAR_BYTES) / UNIFORM_ALIGN)) * UNIFORM_ALIGN;

@@ -34,10 +34,22 @@ export const MAX_STAGING_BYTES = 64 * 2 ** 20;
  * are checked against the type table: a type or field that does not exist is a type error.
  */
 const GPU_BLOCKS = {
-  F32: 'as stored', F16: 'as stored', BF16: 'as stored',
-  Q4_1: 'as stored', Q5_1: 'as stored', Q2_K: 'as stored', Q4_K: 'as stored', Q5_K: 'as stored', IQ4_XS: 'as stored',
-  Q4_0: { scale: 'd' }, Q5_0: { scale: 'd' }, Q8_0: { scale: 'd' }, IQ4_NL: { scale: 'd' }, MXFP4: { scale: 'e' },
-  Q3_K: { scale: 'd' }, Q6_K: { scale: 'd' },
+  F32: 'as stored',
+  F16: 'as stored',
+  BF16: 'as stored',
+  Q4_1: 'as stored',
+  Q5_1: 'as stored',
+  Q2_K: 'as stored',
+  Q4_K: 'as stored',
+  Q5_K: 'as stored',
+  IQ4_XS: 'as stored',
+  Q4_0: { scale: 'd' },
+  Q5_0: { scale: 'd' },
+  Q8_0: { scale: 'd' },
+  IQ4_NL: { scale: 'd' },
+  MXFP4: { scale: 'e' },
+  Q3_K: { scale: 'd' },
+  Q6_K: { scale: 'd' },
 } as const satisfies { readonly [N in GgmlTypeName]?: 'as stored' | { readonly scale: BlockFieldName<N> } };
 
 /** The type names GPU kernels exist for. */
@@ -172,7 +184,14 @@ function partGeometry(type: GgmlType, rows: number, blocksPerRow: number): { byt
  * How a tensor of `rows` × `cols` is split into parts of at most `limit` bytes, each a whole
  * number of `rowGroup` rows (an expert's rows, for a stacked expert tensor).
  */
-export function planParts(name: string, type: GgmlType, rows: number, cols: number, limit: number, rowGroup = 1): PartPlan[] {
+export function planParts(
+  name: string,
+  type: GgmlType,
+  rows: number,
+  cols: number,
+  limit: number,
+  rowGroup = 1,
+): PartPlan[] {
   const blocksPerRow = cols / type.blockSize;
   const rowBytes = blocksPerRow * type.typeSize;
   // Padding of a part is at most 3 + 3 bytes (or the 4-byte minimum of an empty plane).
@@ -194,12 +213,23 @@ export function planParts(name: string, type: GgmlType, rows: number, cols: numb
  * Splits `count` blocks of the file (at `src`) into the two planes: main[] receives each block
  * without its scale field, scale[] the scale fields, both in block order.
  */
-export function repackBlocks(type: GgmlType, src: Uint8Array, count: number, main: Uint8Array, scale: Uint8Array): void {
+export function repackBlocks(
+  type: GgmlType,
+  src: Uint8Array,
+  count: number,
+  main: Uint8Array,
+  scale: Uint8Array,
+): void {
   const layout = REPACK[type.name];
   if (!layout) throw new Error(`${type.name} is not a repacked type`);
   const ts = type.typeSize;
   const { scaleAt, scaleBytes } = layout;
-  if (scaleBytes === 2 && ts % 2 === 0 && scaleAt % 2 === 0 && (src.byteOffset | main.byteOffset | scale.byteOffset) % 2 === 0) {
+  if (
+    scaleBytes === 2 &&
+    ts % 2 === 0 &&
+    scaleAt % 2 === 0 &&
+    (src.byteOffset | main.byteOffset | scale.byteOffset) % 2 === 0
+  ) {
     repackHalves(src, count, ts / 2, scaleAt / 2, main, scale);
     return;
   }
@@ -213,7 +243,14 @@ export function repackBlocks(type: GgmlType, src: Uint8Array, count: number, mai
 }
 
 /** repackBlocks for a 2-byte scale field in blocks of whole 16-bit words, moved a word at a time. */
-function repackHalves(src8: Uint8Array, count: number, words: number, at: number, main8: Uint8Array, scale8: Uint8Array): void {
+function repackHalves(
+  src8: Uint8Array,
+  count: number,
+  words: number,
+  at: number,
+  main8: Uint8Array,
+  scale8: Uint8Array,
+): void {
   const src = new Uint16Array(src8.buffer, src8.byteOffset, count * words);
   const main = new Uint16Array(main8.buffer, main8.byteOffset, count * (words - 1));
   const scale = new Uint16Array(scale8.buffer, scale8.byteOffset, count);
@@ -250,7 +287,9 @@ function checkedTensor(gguf: GgufFile, name: string): GgufTensorInfo {
   if (!info) throw new Error(`${gguf.file}: no tensor named "${name}"`);
   if (!supportsGpuType(info.type)) throw new UnsupportedGpuTypeError(name, info.type);
   if (info.ne[0]! % info.type.blockSize !== 0) {
-    throw new Error(`${name}: row length ${info.ne[0]} is not a multiple of ${info.type.name}'s block size ${info.type.blockSize}`);
+    throw new Error(
+      `${name}: row length ${info.ne[0]} is not a multiple of ${info.type.name}'s block size ${info.type.blockSize}`,
+    );
   }
   return info;
 }
@@ -264,14 +303,26 @@ function source(gguf: GgufFile, what: WeightSource): Source {
   const first = infos[0];
   if (!first) throw new Error(`${what.name}: a concatenated weight needs at least one tensor`);
   for (const info of infos) {
-    if (info.ne.length !== 2) throw new Error(`${what.name}: ${info.name} has ${info.ne.length} dimensions; only matrices are concatenated`);
+    if (info.ne.length !== 2)
+      throw new Error(`${what.name}: ${info.name} has ${info.ne.length} dimensions; only matrices are concatenated`);
     if (info.type !== first.type || info.ne[0] !== first.ne[0]) {
-      throw new Error(`${what.name}: ${info.name} is ${info.type.name} with rows of ${info.ne[0]}, unlike ${first.name} (${first.type.name}, ${first.ne[0]})`);
+      throw new Error(
+        `${what.name}: ${info.name} is ${info.type.name} with rows of ${info.ne[0]}, unlike ${first.name} (${first.type.name}, ${first.ne[0]})`,
+      );
     }
   }
   const rows = infos.reduce((sum, info) => sum + info.ne[1]!, 0);
   const fileBytes = infos.reduce((sum, info) => sum + info.bytes, 0);
-  return { name: what.name, type: first.type, tensors: infos, rows, cols: first.ne[0]!, experts: 1, rowGroup: 1, fileBytes };
+  return {
+    name: what.name,
+    type: first.type,
+    tensors: infos,
+    rows,
+    cols: first.ne[0]!,
+    experts: 1,
+    rowGroup: 1,
+    fileBytes,
+  };
 }
 
 /** A range of the file's bytes. */
@@ -289,7 +340,8 @@ function rowRanges(gguf: GgufFile, src: Source, first: number, count: number): F
     const rows = info.bytes / rowBytes;
     const from = Math.max(first, row0);
     const to = Math.min(first + count, row0 + rows);
-    if (to > from) ranges.push({ start: gguf.dataOffset + info.offset + (from - row0) * rowBytes, bytes: (to - from) * rowBytes });
+    if (to > from)
+      ranges.push({ start: gguf.dataOffset + info.offset + (from - row0) * rowBytes, bytes: (to - from) * rowBytes });
     row0 += rows;
   }
   return ranges;
@@ -309,7 +361,10 @@ export async function uploadWeights(
   const { device } = ctx;
   const unique = new Map(names.map((what) => [typeof what === 'string' ? what : what.name, what]));
   const sources = [...unique.values()].map((what) => source(gguf, what));
-  const limit = Math.min(options.maxBindingSize ?? device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+  const limit = Math.min(
+    options.maxBindingSize ?? device.limits.maxStorageBufferBindingSize,
+    device.limits.maxBufferSize,
+  );
   const staging = Math.max(4096, Math.min(options.stagingBytes ?? MAX_STAGING_BYTES, MAX_STAGING_BYTES));
   const total = sources.reduce((sum, t) => sum + t.fileBytes, 0);
   const plans = sources.map((src) => planParts(src.name, src.type, src.rows, src.cols, limit, src.rowGroup));
@@ -333,7 +388,9 @@ export async function uploadWeights(
         const oom = await device.popErrorScope();
         if (oom) {
           const resident = created.reduce((sum, b) => sum + b.size, 0);
-          throw new Error(`${src.name}: out of GPU memory allocating ${plan.bytes} bytes (${resident} bytes of weights allocated): ${oom.message}`);
+          throw new Error(
+            `${src.name}: out of GPU memory allocating ${plan.bytes} bytes (${resident} bytes of weights allocated): ${oom.message}`,
+          );
         }
         const ranges = rowRanges(gguf, src, plan.rowStart, plan.rows);
         const order = rowGroups && { groups: rowGroups, blocksPerRow, rows: plan.rows };
@@ -393,7 +450,13 @@ class Uploader {
    * the type needs it, its rows interleaved in row groups with `order`).
    */
   async part(
-    gguf: GgufFile, type: GgmlType, buffer: GPUBuffer, ranges: readonly FileRange[], blocks: number, scaleByte: number, order?: RowOrder,
+    gguf: GgufFile,
+    type: GgmlType,
+    buffer: GPUBuffer,
+    ranges: readonly FileRange[],
+    blocks: number,
+    scaleByte: number,
+    order?: RowOrder,
   ): Promise<void> {
     const repack = REPACK[type.name];
     const ts = type.typeSize;
@@ -443,7 +506,13 @@ class Uploader {
    * `main` (these blocks' main plane in row order).
    */
   private inRowGroups(
-    gguf: GgufFile, type: GgmlType, ranges: readonly FileRange[], main: Uint8Array, first: number, n: number, order: RowOrder,
+    gguf: GgufFile,
+    type: GgmlType,
+    ranges: readonly FileRange[],
+    main: Uint8Array,
+    first: number,
+    n: number,
+    order: RowOrder,
   ): Uint8Array<ArrayBuffer> {
     const quads = (type.typeSize - (REPACK[type.name]?.scaleBytes ?? 0)) / 16;
     const groupQuads = order.groups.lanes * order.groups.rows * order.blocksPerRow * quads;
@@ -456,7 +525,7 @@ class Uploader {
     // The rows after the groups first: reading a group may reuse the buffer `main` lies in.
     const rest = Math.max(0, end - start) * 16;
     this.arranged.set(main.subarray(rest, bytes), rest);
-    for (let j = start; j < end; ) {
+    for (let j = start; j < end;) {
       const index = Math.floor(j / groupQuads);
       const src = this.rowGroup(gguf, type, ranges, order, index);
       for (const stop = Math.min(end, (index + 1) * groupQuads); j < stop; j++) {
@@ -472,7 +541,13 @@ class Uploader {
   }
 
   /** The main plane of row group `index` of a part in row order, as words (kept while chunks fall in it). */
-  private rowGroup(gguf: GgufFile, type: GgmlType, ranges: readonly FileRange[], order: RowOrder, index: number): Uint32Array {
+  private rowGroup(
+    gguf: GgufFile,
+    type: GgmlType,
+    ranges: readonly FileRange[],
+    order: RowOrder,
+    index: number,
+  ): Uint32Array {
     const g = this.group;
     if (g?.part === order && g.index === index) return new Uint32Array(g.main.buffer, 0, g.main.byteLength / 4);
     const blocks = order.groups.lanes * order.groups.rows * order.blocksPerRow;

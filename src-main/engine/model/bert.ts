@@ -81,7 +81,10 @@ function projectionRoles(hp: HParams): { role: BlockRole; biased: boolean }[] {
   const qkv: BlockRole[] = hp.qkvFused ? ['attn_qkv'] : [...QKV_ROLES];
   return [
     ...[...qkv, 'attn_output' as const].map((role) => ({ role, biased: true })),
-    ...(swiglu ? (['ffn_gate', 'ffn_up', 'ffn_down'] as const) : (['ffn_up', 'ffn_down'] as const)).map((role) => ({ role, biased: !swiglu })),
+    ...(swiglu ? (['ffn_gate', 'ffn_up', 'ffn_down'] as const) : (['ffn_up', 'ffn_down'] as const)).map((role) => ({
+      role,
+      biased: !swiglu,
+    })),
   ];
 }
 
@@ -113,7 +116,9 @@ function checkShapes(gguf: GgufFile, hp: HParams, ctx: number): void {
     const tensor = gguf.tensor(name);
     if (!tensor) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
     if (ne.some((n, i) => tensor.ne[i] !== n)) {
-      throw new UnsupportedModelError(`${gguf.file}: tensor ${name} has shape [${tensor.ne.join(', ')}], expected [${ne.join(', ')}, ...]`);
+      throw new UnsupportedModelError(
+        `${gguf.file}: tensor ${name} has shape [${tensor.ne.join(', ')}], expected [${ne.join(', ')}, ...]`,
+      );
     }
   };
   const shapes: Partial<Record<BlockRole, number[]>> = {
@@ -133,7 +138,10 @@ function checkShapes(gguf: GgufFile, hp: HParams, ctx: number): void {
   if (hp.encoder?.positions === 'learned') {
     const positions = gguf.tensor(tensorName('position_embd'));
     expected(tensorName('position_embd'), [nEmbd]);
-    if ((positions?.ne[1] ?? 0) < ctx) throw new UnsupportedModelError(`${gguf.file}: ${tensorName('position_embd')} has ${positions?.ne[1]} positions, fewer than the context of ${ctx}`);
+    if ((positions?.ne[1] ?? 0) < ctx)
+      throw new UnsupportedModelError(
+        `${gguf.file}: ${tensorName('position_embd')} has ${positions?.ne[1]} positions, fewer than the context of ${ctx}`,
+      );
   }
 }
 
@@ -213,13 +221,21 @@ export class BertModel {
     this.ffnUp = this.owned.create('ffn up', hp.encoder?.ffn === 'swiglu' ? n * hp.nFf : 16);
     this.rope =
       hp.encoder?.positions === 'rope'
-        ? { table: this.owned.upload('rope table', ropeTable(hp.rope, options.ctx)), nRot: hp.rope.nRot, neox: hp.rope.neox }
+        ? {
+            table: this.owned.upload('rope table', ropeTable(hp.rope, options.ctx)),
+            nRot: hp.rope.nRot,
+            neox: hp.rope.neox,
+          }
         : { table: this.owned.create('rope table (none)', 16), nRot: 0, neox: false };
     this.kCache = this.owned.create('k cache', n * kvDim);
     this.vCache = this.owned.create('v cache', n * kvDim);
     const layers = Array.from({ length: hp.nLayer }, (_, l) => this.layer(l));
     this.head = this.embeddings();
-    this.layerPasses = layers.map((layer) => ({ before: this.qkvProjection(layer), attend: this.attention(layer), after: [...this.attentionOutput(layer), ...this.feedForward(layer)] }));
+    this.layerPasses = layers.map((layer) => ({
+      before: this.qkvProjection(layer),
+      attend: this.attention(layer),
+      after: [...this.attentionOutput(layer), ...this.feedForward(layer)],
+    }));
 
     let residentWeightBytes = 0;
     for (const w of weights.values()) residentWeightBytes += w.residentBytes;
@@ -227,7 +243,13 @@ export class BertModel {
     for (const data of vectorData.values()) vectorBytes += data.byteLength;
     const kvBytes = 2 * n * kvDim;
     const ownedBytes = this.owned.bytes();
-    this.memory = { fileTensorBytes, residentWeightBytes: residentWeightBytes + vectorBytes, kvBytes, kvTypes: this.ops.kv, scratchBytes: ownedBytes - kvBytes - vectorBytes };
+    this.memory = {
+      fileTensorBytes,
+      residentWeightBytes: residentWeightBytes + vectorBytes,
+      kvBytes,
+      kvTypes: this.ops.kv,
+      scratchBytes: ownedBytes - kvBytes - vectorBytes,
+    };
   }
 
   /** Uploads the encoder's tensors and builds its forward pass. */
@@ -262,7 +284,8 @@ export class BertModel {
       segments.push({ start: total, tokens: ids.length });
       total += ids.length;
     }
-    if (total < 1 || total > this.options.ctx) throw new Error(`inputs of ${total} tokens in all (1..${this.options.ctx})`);
+    if (total < 1 || total > this.options.ctx)
+      throw new Error(`inputs of ${total} tokens in all (1..${this.options.ctx})`);
     const { device } = this.ctx;
     device.queue.writeBuffer(this.ids, 0, Uint32Array.from(inputs.flat()));
     const steps = new ArrayBuffer(segments.length * StepUniform.byteSize);
@@ -271,7 +294,10 @@ export class BertModel {
     this.step.set(0, total);
     for (const d of this.batched) d.setTokens(total);
     const width = this.hp.nEmbd;
-    const staging = device.createBuffer({ size: total * width * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const staging = device.createBuffer({
+      size: total * width * 4,
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    });
     try {
       const encoder = device.createCommandEncoder();
       this.encodePositions(encoder, segments);
@@ -300,7 +326,8 @@ export class BertModel {
     if (this.hp.encoder?.positions !== 'learned') return;
     const rowBytes = this.hp.nEmbd * 4;
     const table = this.vector('position_embd');
-    for (const s of segments) encoder.copyBufferToBuffer(table, 0, this.positions, s.start * rowBytes, s.tokens * rowBytes);
+    for (const s of segments)
+      encoder.copyBufferToBuffer(table, 0, this.positions, s.start * rowBytes, s.tokens * rowBytes);
   }
 
   /**
@@ -310,10 +337,17 @@ export class BertModel {
   private encodeAttention(encoder: GPUCommandEncoder, attend: Dispatch, s: Segment, i: number): void {
     const { hp, seg } = this;
     const kvBytes = hp.nHeadKv * hp.headDim * 4;
-    const copyIn = (from: GPUBuffer, to: GPUBuffer, rowBytes: number) => encoder.copyBufferToBuffer(from, s.start * rowBytes, to, 0, s.tokens * rowBytes);
+    const copyIn = (from: GPUBuffer, to: GPUBuffer, rowBytes: number) =>
+      encoder.copyBufferToBuffer(from, s.start * rowBytes, to, 0, s.tokens * rowBytes);
     copyIn(this.q, seg.q, this.qStride * 4);
-    if (!hp.qkvFused) copyIn(this.k, seg.k, kvBytes), copyIn(this.v, seg.v, kvBytes);
-    encoder.copyBufferToBuffer(this.segmentSteps, i * StepUniform.byteSize, this.attnStep.buffer, 0, StepUniform.byteSize);
+    if (!hp.qkvFused) (copyIn(this.k, seg.k, kvBytes), copyIn(this.v, seg.v, kvBytes));
+    encoder.copyBufferToBuffer(
+      this.segmentSteps,
+      i * StepUniform.byteSize,
+      this.attnStep.buffer,
+      0,
+      StepUniform.byteSize,
+    );
     // The dispatch's size is read from attnStep on the CPU as it is encoded.
     this.attnStep.set(0, s.tokens);
     const pass = encoder.beginComputePass();
@@ -336,7 +370,9 @@ export class BertModel {
   /** x = LayerNorm(token + token type 0 (+ position) embeddings). */
   private embeddings(): Dispatch[] {
     const { hp, ops, step, x } = this;
-    const out: Dispatch[] = [this.track(this.matmul.embedding(this.weights.get(tensorName('token_embd'))!, this.ids, x, 1))];
+    const out: Dispatch[] = [
+      this.track(this.matmul.embedding(this.weights.get(tensorName('token_embd'))!, this.ids, x, 1)),
+    ];
     // Row 0 of token_types: every token is "sentence A", as llama.cpp.
     const types = this.vectors.get(tensorName('token_types'));
     if (types) out.push(ops.addBias(x, types, hp.nEmbd, step));
@@ -349,7 +385,11 @@ export class BertModel {
   /** Q, K and V of every token: three projections, or one into q|k|v rows of q. */
   private qkvProjection(l: Layer): Dispatch[] {
     if ('fused' in l.qkv) return this.linear(l.qkv.fused, this.x, this.q);
-    return [...this.linear(l.qkv.q, this.x, this.q), ...this.linear(l.qkv.k, this.x, this.k), ...this.linear(l.qkv.v, this.x, this.v)];
+    return [
+      ...this.linear(l.qkv.q, this.x, this.q),
+      ...this.linear(l.qkv.k, this.x, this.k),
+      ...this.linear(l.qkv.v, this.x, this.v),
+    ];
   }
 
   /** One input's attention over all its tokens, on its rows in seg; RoPE, if any, happens inside. */
@@ -361,8 +401,31 @@ export class BertModel {
     const kvRows = fused ? { stride: this.qStride, kOffset: qDim, vOffset: qDim + kvDim } : undefined;
     const qRows = fused ? { stride: this.qStride, offset: 0 } : undefined;
     return ops.storeKvAndAttend(
-      { k: fused ? seg.q : seg.k, v: fused ? seg.q : seg.v, kCache, vCache, step, kvStride: kvDim, headDim: hp.headDim, rope, rows: kvRows },
-      { q: seg.q, kCache, vCache, out: seg.att, step, nHead: hp.nHead, nKvHead: hp.nHeadKv, headDim: hp.headDim, scale: hp.attnScale, rope, qRows, causal: false },
+      {
+        k: fused ? seg.q : seg.k,
+        v: fused ? seg.q : seg.v,
+        kCache,
+        vCache,
+        step,
+        kvStride: kvDim,
+        headDim: hp.headDim,
+        rope,
+        rows: kvRows,
+      },
+      {
+        q: seg.q,
+        kCache,
+        vCache,
+        out: seg.att,
+        step,
+        nHead: hp.nHead,
+        nKvHead: hp.nHeadKv,
+        headDim: hp.headDim,
+        scale: hp.attnScale,
+        rope,
+        qRows,
+        causal: false,
+      },
     );
   }
 
@@ -375,19 +438,29 @@ export class BertModel {
   private feedForward(l: Layer): Dispatch[] {
     const { ffn, hp, ops, step } = this;
     const act = l.ffn.gate
-      ? [...this.linear(l.ffn.gate, this.x, ffn), ...this.linear(l.ffn.up, this.x, this.ffnUp), ops.swiglu(ffn, this.ffnUp, hp.nFf, step)]
+      ? [
+          ...this.linear(l.ffn.gate, this.x, ffn),
+          ...this.linear(l.ffn.up, this.x, this.ffnUp),
+          ops.swiglu(ffn, this.ffnUp, hp.nFf, step),
+        ]
       : [...this.linear(l.ffn.up, this.x, ffn), ops.gelu(ffn, hp.nFf, step)];
     return [...act, ...this.residual(l.ffn.down, ffn), this.layerNorm(l.outNorm)];
   }
 
   /** y = W·x (+ b) for every token. */
   private linear(p: Linear, x: GPUBuffer, y: GPUBuffer): Dispatch[] {
-    return [this.track(this.matmul.matmul(p.w, x, y, 1)), ...(p.b ? [this.ops.addBias(y, p.b, p.w.rows, this.step)] : [])];
+    return [
+      this.track(this.matmul.matmul(p.w, x, y, 1)),
+      ...(p.b ? [this.ops.addBias(y, p.b, p.w.rows, this.step)] : []),
+    ];
   }
 
   /** x += W·input (+ b): the block's output joins the residual stream. */
   private residual(p: Linear, input: GPUBuffer): Dispatch[] {
-    return [this.track(this.matmul.matmul(p.w, input, this.x, 1, { accumulate: true })), ...(p.b ? [this.ops.addBias(this.x, p.b, this.hp.nEmbd, this.step)] : [])];
+    return [
+      this.track(this.matmul.matmul(p.w, input, this.x, 1, { accumulate: true })),
+      ...(p.b ? [this.ops.addBias(this.x, p.b, this.hp.nEmbd, this.step)] : []),
+    ];
   }
 
   private layerNorm(norm: Norm): Dispatch {
@@ -405,13 +478,25 @@ export class BertModel {
   private layer(l: number): Layer {
     const blk = (role: BlockRole, kind?: TensorKind) => tensorName(role, l, kind);
     // Only the biases that were read are loaded (bertTensorNames).
-    const linear = (role: BlockRole): Linear => ({ w: this.weights.get(blk(role))!, b: this.vectors.get(blk(role, 'bias')) });
-    const norm = (role: (typeof NORM_ROLES)[number]): Norm => ({ w: this.vectors.get(blk(role))!, b: this.vectors.get(blk(role, 'bias'))! });
+    const linear = (role: BlockRole): Linear => ({
+      w: this.weights.get(blk(role))!,
+      b: this.vectors.get(blk(role, 'bias')),
+    });
+    const norm = (role: (typeof NORM_ROLES)[number]): Norm => ({
+      w: this.vectors.get(blk(role))!,
+      b: this.vectors.get(blk(role, 'bias'))!,
+    });
     return {
-      qkv: this.hp.qkvFused ? { fused: linear('attn_qkv') } : { q: linear('attn_q'), k: linear('attn_k'), v: linear('attn_v') },
+      qkv: this.hp.qkvFused
+        ? { fused: linear('attn_qkv') }
+        : { q: linear('attn_q'), k: linear('attn_k'), v: linear('attn_v') },
       out: linear('attn_output'),
       attnNorm: norm('attn_output_norm'),
-      ffn: { up: linear('ffn_up'), down: linear('ffn_down'), gate: this.hp.encoder?.ffn === 'swiglu' ? linear('ffn_gate') : undefined },
+      ffn: {
+        up: linear('ffn_up'),
+        down: linear('ffn_down'),
+        gate: this.hp.encoder?.ffn === 'swiglu' ? linear('ffn_gate') : undefined,
+      },
       outNorm: norm('layer_output_norm'),
     };
   }

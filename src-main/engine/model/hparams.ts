@@ -3,7 +3,14 @@
  * defaults (llama-model.cpp, llama-hparams). Anything the engine cannot run is a clear error here,
  * before any GPU memory is touched.
  */
-import { ARCHITECTURES, isArchitectureName, unsupportedArchitectureMessage, type ArchitectureName, type ArchitectureTraits, type EncoderTraits } from '../../core/architectures';
+import {
+  ARCHITECTURES,
+  isArchitectureName,
+  unsupportedArchitectureMessage,
+  type ArchitectureName,
+  type ArchitectureTraits,
+  type EncoderTraits,
+} from '../../core/architectures';
 import { GgufError } from '../../core/gguf/errors';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { readCount, readFiniteNumber, readLayerCount, readPerLayerCount } from '../../core/gguf/metadata-counts';
@@ -150,7 +157,9 @@ function uniformPerLayer(gguf: GgufFile, key: string, nLayer: number): number | 
   const value = readPerLayerCount(gguf, key, nLayer);
   if (typeof value !== 'object') return value;
   if (value.some((v) => v !== value[0])) {
-    throw new UnsupportedModelError(`${gguf.file}: ${key} differs between layers (${value.join(', ')}), which is not supported yet`);
+    throw new UnsupportedModelError(
+      `${gguf.file}: ${key} differs between layers (${value.join(', ')}), which is not supported yet`,
+    );
   }
   return value[0];
 }
@@ -191,12 +200,17 @@ export function readHParams(gguf: GgufFile): HParams {
   const nHeadKv = num('attention.head_count_kv', nHead);
   const headDim = num('attention.key_length', nEmbd / nHead);
   const headDimV = num('attention.value_length', headDim);
-  if (!Number.isInteger(headDim)) fail(`${arch}.embedding_length ${nEmbd} is not a multiple of ${arch}.attention.head_count ${nHead}`);
-  if (headDim !== headDimV) fail(`${arch}.attention.value_length: head sizes ${headDim} (keys) and ${headDimV} (values) are not supported`);
-  if (nHeadKv <= 0 || nHead % nHeadKv !== 0) fail(`${arch}.attention.head_count_kv: ${nHead} heads cannot share ${nHeadKv} KV heads`);
-  if (!traits.encoder && gguf.get(`${arch}.attention.causal`) === false) fail(`non-causal attention (an embedding model) is not supported for ${arch}, a decoder architecture`);
+  if (!Number.isInteger(headDim))
+    fail(`${arch}.embedding_length ${nEmbd} is not a multiple of ${arch}.attention.head_count ${nHead}`);
+  if (headDim !== headDimV)
+    fail(`${arch}.attention.value_length: head sizes ${headDim} (keys) and ${headDimV} (values) are not supported`);
+  if (nHeadKv <= 0 || nHead % nHeadKv !== 0)
+    fail(`${arch}.attention.head_count_kv: ${nHead} heads cannot share ${nHeadKv} KV heads`);
+  if (!traits.encoder && gguf.get(`${arch}.attention.causal`) === false)
+    fail(`non-causal attention (an embedding model) is not supported for ${arch}, a decoder architecture`);
   for (const name of [tensorName('dense_2'), tensorName('dense_3')]) {
-    if (has(name)) fail(`${name} is a sentence-embedding projection (EmbeddingGemma); embedding models are not supported`);
+    if (has(name))
+      fail(`${name} is a sentence-embedding projection (EmbeddingGemma); embedding models are not supported`);
   }
 
   const nVocab = embd.ne[1] ?? fail(`${embdName} is not a matrix`);
@@ -234,7 +248,9 @@ export function readHParams(gguf: GgufFile): HParams {
     embdScale: traits.embeddingScale === 'sqrt-n-embd' ? Math.fround(Math.sqrt(nEmbd)) : 1,
     postNorms: traits.postNorms,
     ffnNorm: traits.ffnNorm,
-    attnOutputBias: traits.attnOutputBias === 'always' || (traits.attnOutputBias === 'when-present' && has(tensorName('attn_output', 0, 'bias'))),
+    attnOutputBias:
+      traits.attnOutputBias === 'always' ||
+      (traits.attnOutputBias === 'when-present' && has(tensorName('attn_output', 0, 'bias'))),
     attnSinks: traits.attnSinks,
     ffnAct: traits.ffnActivation,
     ffnGateUpFused: traits.ffnGateUpFused,
@@ -252,7 +268,15 @@ export function readHParams(gguf: GgufFile): HParams {
  * rope.scale_linear); YaRN also bends them. phi3 may say "longrope", which scales the same way;
  * its LongRoPE is the factor tensors (readRopeFactors).
  */
-function readRope(gguf: GgufFile, arch: string, traits: ArchitectureTraits, { count, real }: Readers, fail: Fail, headDim: number, nCtxTrain: number): RopeParams {
+function readRope(
+  gguf: GgufFile,
+  arch: string,
+  traits: ArchitectureTraits,
+  { count, real }: Readers,
+  fail: Fail,
+  headDim: number,
+  nCtxTrain: number,
+): RopeParams {
   const scalingType = gguf.getString(`${arch}.rope.scaling.type`) ?? 'linear';
   if (!traits.ropeScalingTypes.includes(scalingType)) fail(`RoPE scaling "${scalingType}" is not supported`);
   const factor = real('rope.scaling.factor', real('rope.scale_linear', 0));
@@ -267,7 +291,8 @@ function readRope(gguf: GgufFile, arch: string, traits: ArchitectureTraits, { co
     betaSlow: real('rope.scaling.yarn_beta_slow', 1),
     nCtxOrig: readCount(gguf, `${arch}.rope.scaling.original_context_length`) ?? nCtxTrain,
   };
-  if (rope.nRot > headDim || rope.nRot % 2 !== 0) fail(`${arch}.rope.dimension_count: RoPE over ${rope.nRot} of ${headDim} dimensions is not supported`);
+  if (rope.nRot > headDim || rope.nRot % 2 !== 0)
+    fail(`${arch}.rope.dimension_count: RoPE over ${rope.nRot} of ${headDim} dimensions is not supported`);
   return rope;
 }
 
@@ -278,7 +303,8 @@ function readRopeFactors(gguf: GgufFile, fail: Fail): RopeFactors | null {
   const long = gguf.tensor(factors.long);
   const short = gguf.tensor(factors.short);
   if (!long && !short) return null;
-  if (!long || !short) fail(`LongRoPE needs both rope_factors_long and rope_factors_short; the file has only ${long ? 'long' : 'short'}`);
+  if (!long || !short)
+    fail(`LongRoPE needs both rope_factors_long and rope_factors_short; the file has only ${long ? 'long' : 'short'}`);
   return factors;
 }
 
@@ -297,13 +323,27 @@ export function ropeFactorsTensor(hp: HParams, ctx: number): string | null {
  * dimensions, except for gemma's 27B models (which llama.cpp recognizes by their layer count),
  * scaled by 1/sqrt(nEmbd / nHead) as Gemma's reference code does. Computed in float, as llama.cpp.
  */
-function attentionScale(traits: ArchitectureTraits, nLayer: number, nEmbd: number, nHead: number, dims: number): number {
+function attentionScale(
+  traits: ArchitectureTraits,
+  nLayer: number,
+  nEmbd: number,
+  nHead: number,
+  dims: number,
+): number {
   const d = nLayer === traits.attnScaleEmbdPerHeadAtLayers ? Math.floor(nEmbd / nHead) : dims;
   return Math.fround(1 / Math.fround(Math.sqrt(d)));
 }
 
 /** The windowed layers (core/sliding-window.ts) and their RoPE: their own base, and either unscaled (gemma3) or scaled as the others. */
-function readSlidingWindow(gguf: GgufFile, arch: string, traits: ArchitectureTraits, nLayer: number, rope: RopeParams, real: Num, fail: Fail): SlidingWindow | null {
+function readSlidingWindow(
+  gguf: GgufFile,
+  arch: string,
+  traits: ArchitectureTraits,
+  nLayer: number,
+  rope: RopeParams,
+  real: Num,
+  fail: Fail,
+): SlidingWindow | null {
   let layout: SlidingWindowLayout | null;
   try {
     layout = slidingWindowLayout(gguf, arch, nLayer);
@@ -314,7 +354,10 @@ function readSlidingWindow(gguf: GgufFile, arch: string, traits: ArchitectureTra
   }
   if (!layout) return null;
   const own = traits.slidingWindow?.rope;
-  const swaRope = own && own !== 'global' ? { ...rope, freqBase: real('rope.freq_base_swa', own.base), freqScale: 1 } : { ...rope, freqBase: real('rope.freq_base_swa', rope.freqBase) };
+  const swaRope =
+    own && own !== 'global'
+      ? { ...rope, freqBase: real('rope.freq_base_swa', own.base), freqScale: 1 }
+      : { ...rope, freqBase: real('rope.freq_base_swa', rope.freqBase) };
   return { ...layout, rope: swaRope };
 }
 
@@ -327,19 +370,25 @@ function readMoe(gguf: GgufFile, arch: string, traits: ArchitectureTraits, num: 
   const nExpert = num('expert_count', 0);
   const moe = traits.moe;
   if (!moe || (!moe.always && nExpert === 0)) {
-    if (gguf.tensor(tensorName('ffn_gate_inp', 0))) fail(`${arch}.expert_count is missing, but the layers have expert routers (ffn_gate_inp)`);
+    if (gguf.tensor(tensorName('ffn_gate_inp', 0)))
+      fail(`${arch}.expert_count is missing, but the layers have expert routers (ffn_gate_inp)`);
     return null;
   }
   if (nExpert <= 0) fail(`${arch}.expert_count is missing or 0`);
-  if (nExpert > MAX_EXPERTS) fail(`${arch}.expert_count: ${nExpert} experts per layer are not supported (at most ${MAX_EXPERTS})`);
+  if (nExpert > MAX_EXPERTS)
+    fail(`${arch}.expert_count: ${nExpert} experts per layer are not supported (at most ${MAX_EXPERTS})`);
   const nExpertUsed = num('expert_used_count', 0);
-  if (nExpertUsed <= 0 || nExpertUsed > nExpert) fail(`${arch}.expert_used_count ${nExpertUsed} is not between 1 and expert_count ${nExpert}`);
+  if (nExpertUsed <= 0 || nExpertUsed > nExpert)
+    fail(`${arch}.expert_used_count ${nExpertUsed} is not between 1 and expert_count ${nExpert}`);
   const nFf = num('feed_forward_length', 0);
   const nFfExp =
-    moe.expertWidth === 'ffn' ? nFf : num('expert_feed_forward_length', moe.expertWidth === 'required' ? undefined : Math.floor(nFf / nExpertUsed));
+    moe.expertWidth === 'ffn'
+      ? nFf
+      : num('expert_feed_forward_length', moe.expertWidth === 'required' ? undefined : Math.floor(nFf / nExpertUsed));
   if (nFfExp <= 0) fail(`${arch}: no expert width (expert_feed_forward_length or feed_forward_length)`);
   const nFfShexp = moe.sharedExpert ? num('expert_shared_feed_forward_length', nFf) : 0;
-  if (moe.sharedExpert && nFfShexp <= 0) fail(`${arch}: no shared expert width (expert_shared_feed_forward_length or feed_forward_length)`);
+  if (moe.sharedExpert && nFfShexp <= 0)
+    fail(`${arch}: no shared expert width (expert_shared_feed_forward_length or feed_forward_length)`);
   return {
     nExpert,
     nExpertUsed,

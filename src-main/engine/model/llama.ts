@@ -56,7 +56,17 @@ import { MatmulKernels, type MatmulOptions, type TokenDispatch, type XPrologue }
 import { kvCacheBufferBytes, OpKernels, Step, type Dispatch, type KvHeads, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
-import { checkMoeShapes, moeBiasNames, moeFfn, moeLayerWeights, moeScratch, moeTensorNames, type ExpertRoute, type MoeLayerWeights, type MoeScratch } from './moe-ffn';
+import {
+  checkMoeShapes,
+  moeBiasNames,
+  moeFfn,
+  moeLayerWeights,
+  moeScratch,
+  moeTensorNames,
+  type ExpertRoute,
+  type MoeLayerWeights,
+  type MoeScratch,
+} from './moe-ffn';
 import type { ModelMemory } from '../protocol';
 import type { LayerGroup, LayerWork } from '../prefill-split';
 import { OwnedBuffers } from './owned-buffers';
@@ -174,7 +184,11 @@ export function modelTensorNames(hp: HParams, ctx: number): { matrices: string[]
     if (hp.moe) {
       matrices.push(...moeTensorNames(hp.moe, l));
       vectors.push(...moeBiasNames(hp.moe, l));
-    } else for (const m of hp.ffnGateUpFused ? (['ffn_up', 'ffn_down'] as const) : (['ffn_gate', 'ffn_up', 'ffn_down'] as const)) matrices.push(blk(m));
+    } else
+      for (const m of hp.ffnGateUpFused
+        ? (['ffn_up', 'ffn_down'] as const)
+        : (['ffn_gate', 'ffn_up', 'ffn_down'] as const))
+        matrices.push(blk(m));
     vectors.push(blk('attn_norm'), blk(hp.ffnNorm));
     if (hp.attnOutputBias) vectors.push(blk('attn_output', 'bias'));
     if (hp.attnSinks) vectors.push(blk('attn_sinks'));
@@ -223,7 +237,10 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
 function checkKvTypes(hp: HParams, options: ModelOptions): void {
   for (const type of [options.kvTypes.k, options.kvTypes.v]) {
     const block = kvCacheGgmlType(type).blockSize;
-    if (hp.headDim % block !== 0) throw new Error(`a ${type} KV cache needs a head size that is a multiple of ${block}; this model's heads have ${hp.headDim}`);
+    if (hp.headDim % block !== 0)
+      throw new Error(
+        `a ${type} KV cache needs a head size that is a multiple of ${block}; this model's heads have ${hp.headDim}`,
+      );
   }
 }
 
@@ -233,11 +250,18 @@ function checkKvTypes(hp: HParams, options: ModelOptions): void {
  * outgrows a binding fails before anything is uploaded, with the largest context that fits, rather
  * than inside Dawn.
  */
-export function kvCacheParts(ctx: GpuContext, hp: Pick<HParams, 'headDim' | 'nHeadKv'>, options: Pick<ModelOptions, 'ctx' | 'kvTypes' | 'kvBindingLimit'>): KvHeads[] {
+export function kvCacheParts(
+  ctx: GpuContext,
+  hp: Pick<HParams, 'headDim' | 'nHeadKv'>,
+  options: Pick<ModelOptions, 'ctx' | 'kvTypes' | 'kvBindingLimit'>,
+): KvHeads[] {
   const { maxStorageBufferBindingSize, maxBufferSize } = ctx.device.limits;
   const limit = Math.min(maxStorageBufferBindingSize, maxBufferSize, options.kvBindingLimit ?? Infinity);
   const partBytes = (heads: number) =>
-    Math.max(kvCacheBufferBytes(options.kvTypes.k, options.ctx, heads * hp.headDim), kvCacheBufferBytes(options.kvTypes.v, options.ctx, heads * hp.headDim));
+    Math.max(
+      kvCacheBufferBytes(options.kvTypes.k, options.ctx, heads * hp.headDim),
+      kvCacheBufferBytes(options.kvTypes.v, options.ctx, heads * hp.headDim),
+    );
   let perPart = Math.min(hp.nHeadKv, Math.floor(limit / partBytes(1)));
   // A quantized buffer rounds up to whole groups: the estimate above may be one head over.
   while (perPart > 0 && partBytes(perPart) > limit) perPart--;
@@ -251,7 +275,10 @@ export function kvCacheParts(ctx: GpuContext, hp: Pick<HParams, 'headDim' | 'nHe
   }
   const parts = Math.ceil(hp.nHeadKv / perPart);
   const count = Math.ceil(hp.nHeadKv / parts);
-  return Array.from({ length: parts }, (_, i) => ({ first: i * count, count: Math.min(count, hp.nHeadKv - i * count) }));
+  return Array.from({ length: parts }, (_, i) => ({
+    first: i * count,
+    count: Math.min(count, hp.nHeadKv - i * count),
+  }));
 }
 
 /** Checks the dense layers' matrices against the metadata before anything is uploaded. */
@@ -275,11 +302,12 @@ function checkShapes(gguf: GgufFile, hp: HParams): void {
     const tensor = gguf.tensor(name);
     if (!tensor) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
     if (tensor.ne.join() !== want.join()) {
-      throw new UnsupportedModelError(`${gguf.file}: tensor ${name} has shape [${tensor.ne.join(', ')}], expected [${want.join(', ')}]`);
+      throw new UnsupportedModelError(
+        `${gguf.file}: tensor ${name} has shape [${tensor.ne.join(', ')}], expected [${want.join(', ')}]`,
+      );
     }
   }
 }
-
 
 export class LlamaModel {
   readonly step: Step;
@@ -351,7 +379,10 @@ export class LlamaModel {
       fileTensorBytes += w.fileBytes;
     }
     for (const data of vectorData.values()) residentWeightBytes += data.byteLength;
-    const kvBytes = this.layers.reduce((sum, layer) => sum + layer.kvCache.reduce((n, part) => n + part.k.size + part.v.size, 0), 0);
+    const kvBytes = this.layers.reduce(
+      (sum, layer) => sum + layer.kvCache.reduce((n, part) => n + part.k.size + part.v.size, 0),
+      0,
+    );
     const ownedBytes = this.owned.bytes();
     const embd = weights.get(tensorName('token_embd'))!;
     let unchosen = 0;
@@ -359,20 +390,40 @@ export class LlamaModel {
       if (w.experts > 1) unchosen += w.residentBytes * (1 - Math.min(hp.moe?.nExpertUsed ?? 1, w.experts) / w.experts);
     }
     this.weightBytesPerToken =
-      residentWeightBytes - unchosen - (hp.tiedEmbeddings ? 0 : embd.residentBytes - Math.ceil(embd.residentBytes / embd.rows));
+      residentWeightBytes -
+      unchosen -
+      (hp.tiedEmbeddings ? 0 : embd.residentBytes - Math.ceil(embd.residentBytes / embd.rows));
     const kvStride = hp.nHeadKv * hp.headDim;
-    this.kvBytesPerPosition = hp.nLayer * (kvCacheBytes(options.kvTypes.k, kvStride) + kvCacheBytes(options.kvTypes.v, kvStride));
+    this.kvBytesPerPosition =
+      hp.nLayer * (kvCacheBytes(options.kvTypes.k, kvStride) + kvCacheBytes(options.kvTypes.v, kvStride));
     let blockWeights = 0;
     for (const w of weights.values()) {
-      if (tensorLayer(w.name) !== undefined) blockWeights += (w.rows * w.cols * Math.min(hp.moe?.nExpertUsed ?? 1, w.experts)) / w.experts;
+      if (tensorLayer(w.name) !== undefined)
+        blockWeights += (w.rows * w.cols * Math.min(hp.moe?.nExpertUsed ?? 1, w.experts)) / w.experts;
     }
-    this.layerWork = { nLayer: hp.nLayer, layerWeights: blockWeights / hp.nLayer, attentionWidth: hp.nHead * hp.headDim };
-    this.memory = { fileTensorBytes, residentWeightBytes, kvBytes, kvTypes: options.kvTypes, scratchBytes: ownedBytes - kvBytes - vectorBytes(this.vectors) };
+    this.layerWork = {
+      nLayer: hp.nLayer,
+      layerWeights: blockWeights / hp.nLayer,
+      attentionWidth: hp.nHead * hp.headDim,
+    };
+    this.memory = {
+      fileTensorBytes,
+      residentWeightBytes,
+      kvBytes,
+      kvTypes: options.kvTypes,
+      scratchBytes: ownedBytes - kvBytes - vectorBytes(this.vectors),
+    };
     this.build();
   }
 
   /** Uploads the model's tensors and builds its forward pass. */
-  static async load(ctx: GpuContext, gguf: GgufFile, hp: HParams, sampledIds: GPUBuffer, options: ModelOptions): Promise<LlamaModel> {
+  static async load(
+    ctx: GpuContext,
+    gguf: GgufFile,
+    hp: HParams,
+    sampledIds: GPUBuffer,
+    options: ModelOptions,
+  ): Promise<LlamaModel> {
     if (hp.moe) checkMoeShapes(gguf, hp, hp.moe);
     checkShapes(gguf, hp);
     checkKvTypes(hp, options);
@@ -400,8 +451,10 @@ export class LlamaModel {
    * the ids into `ids` first (queue.writeBuffer).
    */
   setBatch(pos0: number, tokens: number): void {
-    if (tokens < 1 || tokens > this.options.maxBatch) throw new Error(`batch of ${tokens} tokens (1..${this.options.maxBatch})`);
-    if (pos0 + tokens > this.options.ctx) throw new Error(`context full: ${pos0 + tokens} tokens do not fit in ${this.options.ctx}`);
+    if (tokens < 1 || tokens > this.options.maxBatch)
+      throw new Error(`batch of ${tokens} tokens (1..${this.options.maxBatch})`);
+    if (pos0 + tokens > this.options.ctx)
+      throw new Error(`context full: ${pos0 + tokens} tokens do not fit in ${this.options.ctx}`);
     this.step.set(pos0, tokens);
     if (tokens !== this.batchTokens) {
       for (const d of this.batched) d.setTokens(tokens);
@@ -413,7 +466,11 @@ export class LlamaModel {
    * The layers: embedding of the batch's tokens through the last block (KV cache updated). With
    * `layers`, blocks [from, to) only (the embedding with block 0): a prefill in several submissions.
    */
-  encodeBody(pass: GPUComputePassEncoder, source: TokenSource, layers: LayerGroup = { from: 0, to: this.hp.nLayer }): void {
+  encodeBody(
+    pass: GPUComputePassEncoder,
+    source: TokenSource,
+    layers: LayerGroup = { from: 0, to: this.hp.nLayer },
+  ): void {
     if (layers.from === 0) {
       (source === 'ids' ? this.embedIds : this.embedSampled).encode(pass);
       if (this.collecting) this.startCollection().tokens += this.batchTokens;
@@ -430,7 +487,10 @@ export class LlamaModel {
     const c = this.startCollection();
     const { device } = this.ctx;
     const all = c.buffers.flatMap((b) => (b.counts ? [b.sums, b.counts] : [b.sums]));
-    const staging = device.createBuffer({ size: all.reduce((sum, b) => sum + b.size, 0), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const staging = device.createBuffer({
+      size: all.reduce((sum, b) => sum + b.size, 0),
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    });
     const encoder = device.createCommandEncoder();
     let at = 0;
     for (const b of all) {
@@ -451,7 +511,8 @@ export class LlamaModel {
         at += sums.size;
         const seen = counts ? Array.from(new Uint32Array(bytes, at, point.route!.experts)) : [c.tokens];
         at += counts?.size ?? 0;
-        for (const weight of point.weights) out.push({ weight, sums: both.slice(0, values), inSums: both.slice(values), counts: seen });
+        for (const weight of point.weights)
+          out.push({ weight, sums: both.slice(0, values), inSums: both.slice(values), counts: seen });
       });
       c.tokens = 0;
       return out;
@@ -470,7 +531,15 @@ export class LlamaModel {
       const dispatches = this.collectPoints.map((p, i) => {
         const { sums, counts } = buffers[i]!;
         if (!p.route || !counts) return this.ops.squareSums(p.x, sums, p.width, this.step, p.stride);
-        return this.ops.squareSumsMoe({ ...p.route, x: p.x, sums, counts, step: this.step, width: p.width, stride: p.stride });
+        return this.ops.squareSumsMoe({
+          ...p.route,
+          x: p.x,
+          sums,
+          counts,
+          step: this.step,
+          width: p.width,
+          stride: p.stride,
+        });
       });
       this.collection = { buffers, dispatches, tokens: 0 };
     }
@@ -501,7 +570,11 @@ export class LlamaModel {
       const logits = this.owned.create('all logits', this.options.maxBatch * this.hp.nVocab * 4);
       const project = this.linear(this.outputWeight(), act.xb, logits) as TokenDispatch;
       project.setTokens(this.batchTokens || 1);
-      const dispatches = [this.rmsnorm(act.x, this.vector(tensorName('output_norm')), act.xb), project, ...this.logitSoftcap(logits)];
+      const dispatches = [
+        this.rmsnorm(act.x, this.vector(tensorName('output_norm')), act.xb),
+        project,
+        ...this.logitSoftcap(logits),
+      ];
       this.allLogitsHead = { dispatches, logits };
     }
     for (const d of this.allLogitsHead.dispatches) d.encode(pass);
@@ -561,12 +634,20 @@ export class LlamaModel {
    * input): the norm then the projections, or, in a one-token step where the kernels fold the norm
    * (foldsNorm), the projections alone, each normalizing x as it loads it (the norm prologue).
    */
-  private projectNormedRows(projections: RowsProjection[], norm: GPUBuffer, collect: Dispatch, y: GPUBuffer, stride: number): Dispatch {
+  private projectNormedRows(
+    projections: RowsProjection[],
+    norm: GPUBuffer,
+    collect: Dispatch,
+    y: GPUBuffer,
+    stride: number,
+  ): Dispatch {
     const { act, hp } = this;
     const apart = [this.rmsnorm(act.x, norm, act.xb), collect, ...this.projectRows(projections, act.xb, y, stride)];
     if (!this.matmul.foldsNorm) return this.oneTokenOr(apart, apart);
     const prologue: XPrologue = { norm, eps: hp.eps };
-    const fused = projections.map((p) => this.matmul.matmul(p.weight, act.x, y, 1, { yOffset: p.offset, yStride: stride, prologue }));
+    const fused = projections.map((p) =>
+      this.matmul.matmul(p.weight, act.x, y, 1, { yOffset: p.offset, yStride: stride, prologue }),
+    );
     return this.oneTokenOr(fused, apart);
   }
 
@@ -587,7 +668,13 @@ export class LlamaModel {
    * into the projection, or, with a post-norm (gemma), x += rmsnorm(W·input) through xb. With a
    * prologue: the one-token mat-vec (not tracked: its count stays 1).
    */
-  private blockOutput(w: GpuWeight, input: GPUBuffer, postNorm?: GPUBuffer, xStride?: number, prologue?: XPrologue): Dispatch[] {
+  private blockOutput(
+    w: GpuWeight,
+    input: GPUBuffer,
+    postNorm?: GPUBuffer,
+    xStride?: number,
+    prologue?: XPrologue,
+  ): Dispatch[] {
     const { act, hp } = this;
     const project = (y: GPUBuffer, accumulate: boolean) => {
       const d = this.matmul.matmul(w, input, y, 1, { accumulate, xStride, prologue });
@@ -596,7 +683,15 @@ export class LlamaModel {
     if (!postNorm) return [project(act.x, true)];
     return [
       project(act.xb, false),
-      this.ops.rmsNorm({ x: act.xb, w: postNorm, y: act.x, n: hp.nEmbd, eps: hp.eps, step: this.step, accumulate: true }),
+      this.ops.rmsNorm({
+        x: act.xb,
+        w: postNorm,
+        y: act.x,
+        n: hp.nEmbd,
+        eps: hp.eps,
+        step: this.step,
+        accumulate: true,
+      }),
     ];
   }
 
@@ -635,7 +730,18 @@ export class LlamaModel {
   private qkNorm(l: Layer): Dispatch[] {
     const { hp, act, ops, step } = this;
     if (!l.qkNorm) return [];
-    return [ops.rmsNorm({ x: act.qkv, w: l.qkNorm, n: hp.headDim, rowsPerToken: hp.nHead + hp.nHeadKv, tokenStride: this.qkvWidth, wSplit: hp.nHead, eps: hp.eps, step })];
+    return [
+      ops.rmsNorm({
+        x: act.qkv,
+        w: l.qkNorm,
+        n: hp.headDim,
+        rowsPerToken: hp.nHead + hp.nHeadKv,
+        tokenStride: this.qkvWidth,
+        wSplit: hp.nHead,
+        eps: hp.eps,
+        step,
+      }),
+    ];
   }
 
   /** K and V into the cache, then attention of Q over it; RoPE happens inside both. */
@@ -646,23 +752,37 @@ export class LlamaModel {
     const kvRows = { stride: this.qkvWidth, kOffset: qDim, vOffset: qDim + kvDim };
     const qRows = { stride: this.qkvWidth, offset: 0 };
     return l.kvCache.map(({ k: kCache, v: vCache, heads: kvHeads }) =>
-      ops.storeKvAndAttend({ k: act.qkv, v: act.qkv, kCache, vCache, kvHeads, step, kvStride: kvDim, headDim: hp.headDim, rope: l.rope, rows: kvRows }, {
-        q: act.qkv,
-        kCache,
-        vCache,
-        kvHeads,
-        out: act.att,
-        step,
-        nHead: hp.nHead,
-        nKvHead: hp.nHeadKv,
-        headDim: hp.headDim,
-        scale: hp.attnScale,
-        rope: l.rope,
-        qRows,
-        window: l.window,
-        softcap: hp.attnSoftcap,
-        sinks: l.sinks,
-      }),
+      ops.storeKvAndAttend(
+        {
+          k: act.qkv,
+          v: act.qkv,
+          kCache,
+          vCache,
+          kvHeads,
+          step,
+          kvStride: kvDim,
+          headDim: hp.headDim,
+          rope: l.rope,
+          rows: kvRows,
+        },
+        {
+          q: act.qkv,
+          kCache,
+          vCache,
+          kvHeads,
+          out: act.att,
+          step,
+          nHead: hp.nHead,
+          nKvHead: hp.nHeadKv,
+          headDim: hp.headDim,
+          scale: hp.attnScale,
+          rope: l.rope,
+          qRows,
+          window: l.window,
+          softcap: hp.attnSoftcap,
+          sinks: l.sinks,
+        },
+      ),
     );
   }
 
@@ -672,9 +792,20 @@ export class LlamaModel {
       // The router and the experts all read xb: the norm stays a dispatch.
       const norm = this.rmsnorm(act.x, l.ffnNorm, act.xb);
       const build = {
-        hp, moe: hp.moe!, ops, matmul: this.matmul, step, maxBatch: this.options.maxBatch, track: (d: TokenDispatch) => this.track(d),
-        x: act.x, xb: act.xb, denseGate: act.gate, denseUp: act.up, scratch: act.moe!,
-        collect: (weights: string[], x: GPUBuffer, width: number, route?: ExpertRoute) => this.collectInput(weights, x, width, width, route),
+        hp,
+        moe: hp.moe!,
+        ops,
+        matmul: this.matmul,
+        step,
+        maxBatch: this.options.maxBatch,
+        track: (d: TokenDispatch) => this.track(d),
+        x: act.x,
+        xb: act.xb,
+        denseGate: act.gate,
+        denseUp: act.up,
+        scratch: act.moe!,
+        collect: (weights: string[], x: GPUBuffer, width: number, route?: ExpertRoute) =>
+          this.collectInput(weights, x, width, width, route),
       };
       return [norm, ...moeFfn(build, l.ffn.moe)];
     }
@@ -684,7 +815,13 @@ export class LlamaModel {
     // ffn_down computes it from the row as it loads its x).
     const rowWidth = 2 * hp.nFf;
     return [
-      this.projectNormedRows(l.ffn.gateUp, l.ffnNorm, this.collectInput(gateUpNames, act.xb, hp.nEmbd), act.gate, rowWidth),
+      this.projectNormedRows(
+        l.ffn.gateUp,
+        l.ffnNorm,
+        this.collectInput(gateUpNames, act.xb, hp.nEmbd),
+        act.gate,
+        rowWidth,
+      ),
       this.oneTokenOr(this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, rowWidth, { glu: hp.ffnAct }), [
         ops.glu({ gate: act.gate, width: hp.nFf, step, act: hp.ffnAct }),
         this.collectInput([blk('ffn_down')], act.gate, hp.nFf, rowWidth),
@@ -696,7 +833,15 @@ export class LlamaModel {
   private output(): Dispatch[] {
     const { hp, act } = this;
     return [
-      this.ops.rmsNorm({ x: act.x, w: this.vector(tensorName('output_norm')), y: act.xLast, n: hp.nEmbd, eps: hp.eps, step: this.step, lastOnly: true }),
+      this.ops.rmsNorm({
+        x: act.x,
+        w: this.vector(tensorName('output_norm')),
+        y: act.xLast,
+        n: hp.nEmbd,
+        eps: hp.eps,
+        step: this.step,
+        lastOnly: true,
+      }),
       this.matmul.matmul(this.outputWeight(), act.xLast, act.logits, 1),
       ...this.logitSoftcap(act.logits, 1),
     ];
@@ -718,17 +863,29 @@ export class LlamaModel {
     const { hp } = this;
     const blk = (role: BlockRole, kind?: TensorKind) => tensorName(role, l, kind);
     const w = (role: BlockRole) => this.weights.get(blk(role))!;
-    const optional = (role: BlockRole, kind?: TensorKind) => (this.vectors.has(blk(role, kind)) ? this.vector(blk(role, kind)) : undefined);
+    const optional = (role: BlockRole, kind?: TensorKind) =>
+      this.vectors.has(blk(role, kind)) ? this.vector(blk(role, kind)) : undefined;
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
     const ffn: Layer['ffn'] = hp.moe
-      ? { moe: moeLayerWeights(hp.moe, l, (name) => this.weights.get(name)!, (name) => this.vector(name)) }
+      ? {
+          moe: moeLayerWeights(
+            hp.moe,
+            l,
+            (name) => this.weights.get(name)!,
+            (name) => this.vector(name),
+          ),
+        }
       : { gateUp: this.rowsProjections(l, hp.ffnGateUpFused ? ['ffn_up'] : GATE_UP_ROLES), down: w('ffn_down') };
     let qkvBias: GPUBuffer | undefined;
     if (hp.qkvBias) {
       qkvBias = hp.qkvFused
         ? this.vector(blk('attn_qkv', 'bias'))
-        : this.concatVector([[blk('attn_q', 'bias'), qDim], [blk('attn_k', 'bias'), kvDim], [blk('attn_v', 'bias'), kvDim]]);
+        : this.concatVector([
+            [blk('attn_q', 'bias'), qDim],
+            [blk('attn_k', 'bias'), kvDim],
+            [blk('attn_v', 'bias'), kvDim],
+          ]);
     }
     const windowed = hp.swa?.layers[l] ?? false;
     return {
@@ -744,7 +901,12 @@ export class LlamaModel {
       sinks: optional('attn_sinks'),
       ffn,
       qkvBias,
-      qkNorm: hp.qkNorm ? this.concatVector([[blk('attn_q_norm'), hp.headDim], [blk('attn_k_norm'), hp.headDim]]) : undefined,
+      qkNorm: hp.qkNorm
+        ? this.concatVector([
+            [blk('attn_q_norm'), hp.headDim],
+            [blk('attn_k_norm'), hp.headDim],
+          ])
+        : undefined,
       window: windowed ? hp.swa!.window : 0,
       rope: { table: windowed ? this.ropeTables.swa : this.ropeTables.full, nRot: hp.rope.nRot, neox: hp.rope.neox },
       kvCache: kvParts.map((heads) => this.kvCachePart(l, heads, kvParts.length > 1)),
@@ -769,7 +931,7 @@ export class LlamaModel {
     const names = roles.map((role) => tensorName(role, l));
     const out: RowsProjection[] = [];
     let offset = 0;
-    for (let first = 0; first < names.length; ) {
+    for (let first = 0; first < names.length;) {
       // The longest run from `first` that was uploaded as one weight (a single tensor always was).
       let end = names.length;
       while (end > first + 1 && !this.weights.has(concatName(names.slice(first, end)))) end--;
@@ -784,7 +946,10 @@ export class LlamaModel {
   /** The vectors [name, length] laid end to end in one buffer, copied on the GPU (kept with the vectors). */
   private concatVector(parts: readonly (readonly [string, number])[]): GPUBuffer {
     const name = concatName(parts.map(([n]) => n));
-    const b = this.owned.create(name, parts.reduce((sum, [, length]) => sum + 4 * length, 0));
+    const b = this.owned.create(
+      name,
+      parts.reduce((sum, [, length]) => sum + 4 * length, 0),
+    );
     const encoder = this.ctx.device.createCommandEncoder();
     let at = 0;
     for (const [n, length] of parts) {
@@ -823,7 +988,9 @@ export class LlamaModel {
       up: this.owned.create('up', hp.moe ? b * ffWidth : 0),
       xLast: this.owned.create('x_last', hp.nEmbd * 4),
       logits: this.owned.create('logits', hp.nVocab * 4),
-      moe: hp.moe ? moeScratch(hp, hp.moe, this.options.maxBatch, (label, bytes) => this.owned.create(label, bytes)) : undefined,
+      moe: hp.moe
+        ? moeScratch(hp, hp.moe, this.options.maxBatch, (label, bytes) => this.owned.create(label, bytes))
+        : undefined,
     };
   }
 

@@ -92,8 +92,14 @@ const SWIGLU_OAI = { alpha: 1.702, limit: 7 };
 /** The matrices of layer l's MoE FFN (the shared expert's 1-row gate included). */
 export function moeTensorNames(moe: MoeParams, l: number): string[] {
   const names = [blk(l, 'ffn_gate_inp')];
-  names.push(...(moe.mergedGateUp ? [blk(l, 'ffn_gate_up_exps')] : [blk(l, 'ffn_gate_exps'), blk(l, 'ffn_up_exps')]), blk(l, 'ffn_down_exps'));
-  if (moe.nFfShexp > 0) names.push(...(['ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp'] as const).map((n) => blk(l, n)));
+  names.push(
+    ...(moe.mergedGateUp ? [blk(l, 'ffn_gate_up_exps')] : [blk(l, 'ffn_gate_exps'), blk(l, 'ffn_up_exps')]),
+    blk(l, 'ffn_down_exps'),
+  );
+  if (moe.nFfShexp > 0)
+    names.push(
+      ...(['ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp'] as const).map((n) => blk(l, n)),
+    );
   return names;
 }
 
@@ -130,14 +136,21 @@ export function checkMoeShapes(gguf: GgufFile, hp: HParams, moe: MoeParams): voi
       const [role, kind] = tensorLocation(name).role.split('.');
       const want = (kind === 'bias' ? expectedBias : expected)[role!]!;
       if (tensor.ne.join() !== want.join()) {
-        throw new UnsupportedModelError(`${gguf.file}: tensor ${name} has shape [${tensor.ne.join(', ')}], expected [${want.join(', ')}]`);
+        throw new UnsupportedModelError(
+          `${gguf.file}: tensor ${name} has shape [${tensor.ne.join(', ')}], expected [${want.join(', ')}]`,
+        );
       }
     }
   }
 }
 
 /** Layer l's MoE weights from the uploaded ones (`weight` and `vector` look a tensor up by name). */
-export function moeLayerWeights(moe: MoeParams, l: number, weight: (name: string) => GpuWeight, vector: (name: string) => GPUBuffer): MoeLayerWeights {
+export function moeLayerWeights(
+  moe: MoeParams,
+  l: number,
+  weight: (name: string) => GpuWeight,
+  vector: (name: string) => GPUBuffer,
+): MoeLayerWeights {
   const w = (role: BlockRole) => weight(blk(l, role));
   const b = (name: (typeof BIASED)[number]) => vector(biasName(l, name));
   const merged = moe.mergedGateUp ? w('ffn_gate_up_exps') : undefined;
@@ -148,14 +161,26 @@ export function moeLayerWeights(moe: MoeParams, l: number, weight: (name: string
     down: w('ffn_down_exps'),
     shared:
       moe.nFfShexp > 0
-        ? { gateInp: w('ffn_gate_inp_shexp'), gate: w('ffn_gate_shexp'), up: w('ffn_up_shexp'), down: w('ffn_down_shexp') }
+        ? {
+            gateInp: w('ffn_gate_inp_shexp'),
+            gate: w('ffn_gate_shexp'),
+            up: w('ffn_up_shexp'),
+            down: w('ffn_down_shexp'),
+          }
         : undefined,
-    biases: moe.biases ? { router: b('ffn_gate_inp'), gate: b('ffn_gate_exps'), up: b('ffn_up_exps'), down: b('ffn_down_exps') } : undefined,
+    biases: moe.biases
+      ? { router: b('ffn_gate_inp'), gate: b('ffn_gate_exps'), up: b('ffn_up_exps'), down: b('ffn_down_exps') }
+      : undefined,
   };
 }
 
 /** The scratch buffers for maxBatch tokens, made by `buffer`. */
-export function moeScratch(hp: HParams, moe: MoeParams, maxBatch: number, buffer: (label: string, bytes: number) => GPUBuffer): MoeScratch {
+export function moeScratch(
+  hp: HParams,
+  moe: MoeParams,
+  maxBatch: number,
+  buffer: (label: string, bytes: number) => GPUBuffer,
+): MoeScratch {
   const pairs = maxBatch * moe.nExpertUsed;
   const shared = moe.nFfShexp > 0;
   return {
@@ -177,7 +202,9 @@ export function moeFfn(b: MoeBuild, w: MoeLayerWeights): Dispatch[] {
   const used = moe.nExpertUsed;
   // Dispatches start at one token; setBatch() sets every tracked one's count.
   const n = 1;
-  const halves = moe.mergedGateUp ? { gate: { first: 0, count: moe.nFfExp }, up: { first: moe.nFfExp, count: moe.nFfExp } } : {};
+  const halves = moe.mergedGateUp
+    ? { gate: { first: 0, count: moe.nFfExp }, up: { first: moe.nFfExp, count: moe.nFfExp } }
+    : {};
   const bias = w.biases;
   // gpt-oss: each pair's rows get its expert's bias.
   const expertBias = (rows: GPUBuffer, buffer: GPUBuffer | undefined, width: number) =>
@@ -185,12 +212,33 @@ export function moeFfn(b: MoeBuild, w: MoeLayerWeights): Dispatch[] {
   const sh = w.shared;
   const route = (perPair: boolean): ExpertRoute => ({ ids: s.ids, experts: moe.nExpert, used, perPair });
   const out: Dispatch[] = [
-    b.collect([w.router, ...(sh ? [sh.gateInp, sh.gate, sh.up] : [])].map((m) => m.name), b.xb, b.hp.nEmbd),
+    b.collect(
+      [w.router, ...(sh ? [sh.gateInp, sh.gate, sh.up] : [])].map((m) => m.name),
+      b.xb,
+      b.hp.nEmbd,
+    ),
     b.track(matmul.matmul(w.router, b.xb, s.logits, n)),
     ...(bias ? [ops.addBias(s.logits, bias.router, moe.nExpert, step)] : []),
-    ops.moeRoute({ logits: s.logits, ids: s.ids, weights: s.weights, step, experts: moe.nExpert, used, norm: moe.normWeights, gating: moe.gating }),
+    ops.moeRoute({
+      logits: s.logits,
+      ids: s.ids,
+      weights: s.weights,
+      step,
+      experts: moe.nExpert,
+      used,
+      norm: moe.normWeights,
+      gating: moe.gating,
+    }),
     b.collect([...new Set([w.gate.name, w.up.name])], b.xb, b.hp.nEmbd, route(false)),
-    ops.moeGroup({ ids: s.ids, table: s.table, step, experts: moe.nExpert, used, tile: EXPERT_TILE, pairsAt: routingTable(b.maxBatch, used, moe.nExpert).pairsAt }),
+    ops.moeGroup({
+      ids: s.ids,
+      table: s.table,
+      step,
+      experts: moe.nExpert,
+      used,
+      tile: EXPERT_TILE,
+      pairsAt: routingTable(b.maxBatch, used, moe.nExpert).pairsAt,
+    }),
     b.track(matmul.matmulExperts(w.gate, b.xb, s.gate, s.table, n, { used, xGroup: used, rows: halves.gate })),
     ...expertBias(s.gate, bias?.gate, moe.nFfExp),
     b.track(matmul.matmulExperts(w.up, b.xb, s.up, s.table, n, { used, xGroup: used, rows: halves.up })),
@@ -213,7 +261,15 @@ export function moeFfn(b: MoeBuild, w: MoeLayerWeights): Dispatch[] {
     ops.swiglu(b.denseGate, b.denseUp, moe.nFfShexp, step),
     b.collect([sh.down.name], b.denseGate, moe.nFfShexp),
     b.track(matmul.matmul(sh.down, b.denseGate, s.sharedOut, n)),
-    ops.moeCombine({ x: b.x, down: s.down, weights: s.weights, step, width: b.hp.nEmbd, used, shared: { out: s.sharedOut, gate: s.sharedGate } }),
+    ops.moeCombine({
+      x: b.x,
+      down: s.down,
+      weights: s.weights,
+      step,
+      width: b.hp.nEmbd,
+      used,
+      shared: { out: s.sharedOut, gate: s.sharedGate },
+    }),
   );
   return out;
 }

@@ -11,7 +11,9 @@ const f = Math.fround;
 /** YaRN's correction range [start, end] of pair dimensions (ggml_rope_yarn_corr_dims). */
 export function yarnCorrDims(rope: RopeParams): [number, number] {
   const corrDim = (nRotations: number) =>
-    f(f(rope.nRot * f(Math.log(f(rope.nCtxOrig / f(nRotations * 2 * f(Math.PI)))))) / f(2 * f(Math.log(rope.freqBase))));
+    f(
+      f(rope.nRot * f(Math.log(f(rope.nCtxOrig / f(nRotations * 2 * f(Math.PI)))))) / f(2 * f(Math.log(rope.freqBase))),
+    );
   const start = Math.floor(corrDim(rope.betaFast));
   const end = Math.ceil(corrDim(rope.betaSlow));
   return [Math.max(0, start), Math.min(rope.nRot - 1, end)];
@@ -23,11 +25,13 @@ export function yarnCorrDims(rope: RopeParams): [number, number] {
  */
 export function ropeTable(rope: RopeParams, positions: number, freqFactors?: Float32Array): Float32Array {
   const half = rope.nRot / 2;
-  if (freqFactors && freqFactors.length < half) throw new Error(`rope_freqs has ${freqFactors.length} factors for ${half} pairs`);
+  if (freqFactors && freqFactors.length < half)
+    throw new Error(`rope_freqs has ${freqFactors.length} factors for ${half} pairs`);
   const table = new Float32Array(positions * half * 2);
   const thetaScale = f(Math.pow(rope.freqBase, f(-2 / rope.nRot)));
   const [low, high] = rope.extFactor !== 0 ? yarnCorrDims(rope) : [0, 0];
-  const yarnMscale = rope.extFactor !== 0 ? f(rope.attnFactor * f(1 + f(0.1 * f(Math.log(f(1 / rope.freqScale)))))) : f(rope.attnFactor);
+  const yarnMscale =
+    rope.extFactor !== 0 ? f(rope.attnFactor * f(1 + f(0.1 * f(Math.log(f(1 / rope.freqScale)))))) : f(rope.attnFactor);
   for (let p = 0; p < positions; p++) {
     let theta = f(p);
     for (let i = 0; i < half; i++) {

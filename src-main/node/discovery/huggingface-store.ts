@@ -20,7 +20,8 @@ export async function discoverHuggingFace(hub: string): Promise<Discovery> {
   try {
     repos = (await readdir(hub)).filter((name) => name.startsWith(REPO_PREFIX)).sort();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') problems.push({ path: hub, reason: `cannot read folder ${hub}: ${reasonOf(err)}` });
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      problems.push({ path: hub, reason: `cannot read folder ${hub}: ${reasonOf(err)}` });
     return { models, problems, folders };
   }
   for (const name of repos) {

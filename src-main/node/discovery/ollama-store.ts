@@ -41,7 +41,8 @@ export async function discoverOllama(root: string): Promise<Discovery> {
 export function ollamaModelName(segments: readonly string[]): string {
   const tag = segments.at(-1) ?? 'latest';
   let path = segments.slice(0, -1);
-  if (path.length === 3 && path[0] === DEFAULT_REGISTRY) path = path[1] === DEFAULT_NAMESPACE ? path.slice(2) : path.slice(1);
+  if (path.length === 3 && path[0] === DEFAULT_REGISTRY)
+    path = path[1] === DEFAULT_NAMESPACE ? path.slice(2) : path.slice(1);
   return `${path.join('/')}:${tag}`;
 }
 
@@ -51,7 +52,8 @@ async function listManifests(dir: string, problems: ScanProblem[], folders: stri
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') problems.push({ path: dir, reason: `cannot read folder ${dir}: ${reasonOf(err)}` });
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      problems.push({ path: dir, reason: `cannot read folder ${dir}: ${reasonOf(err)}` });
     return [];
   }
   folders.push(dir);
@@ -74,7 +76,9 @@ async function readManifest(root: string, path: string, problems: ScanProblem[])
     problems.push({ path, reason: `cannot read Ollama manifest ${path}: ${reasonOf(err)}` });
     return null;
   }
-  const layers = Array.isArray(manifest.layers) ? manifest.layers.filter((l) => l?.mediaType === OLLAMA_MODEL_MEDIA_TYPE) : [];
+  const layers = Array.isArray(manifest.layers)
+    ? manifest.layers.filter((l) => l?.mediaType === OLLAMA_MODEL_MEDIA_TYPE)
+    : [];
   // Models that live elsewhere (Ollama's cloud models) have no model layer: nothing to read.
   if (layers.length === 0) return null;
   const parts: string[] = [];
@@ -82,7 +86,10 @@ async function readManifest(root: string, path: string, problems: ScanProblem[])
   for (const layer of layers) {
     const hex = typeof layer.digest === 'string' ? /^sha256[:-]([0-9a-f]{64})$/.exec(layer.digest)?.[1] : undefined;
     if (!hex) {
-      problems.push({ path, reason: `${path}: the model layer's digest is not a SHA-256 (${JSON.stringify(layer.digest)})` });
+      problems.push({
+        path,
+        reason: `${path}: the model layer's digest is not a SHA-256 (${JSON.stringify(layer.digest)})`,
+      });
       return null;
     }
     const blob = await findBlob(join(root, 'blobs'), hex);

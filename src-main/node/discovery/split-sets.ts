@@ -58,10 +58,16 @@ export function groupSplitSets(files: readonly FoundFile[]): { grouped: GroupedF
     const first = parts.get(1);
     if (!first) {
       const path = join(folder, splitPartName(split.prefix, 1, split.count));
-      problems.push({ path, reason: `${path}: the first part of a split GGUF set is missing (${parts.size} of ${split.count} parts found)` });
+      problems.push({
+        path,
+        reason: `${path}: the first part of a split GGUF set is missing (${parts.size} of ${split.count} parts found)`,
+      });
       continue;
     }
-    const paths = Array.from({ length: split.count }, (_, i) => parts.get(i + 1)?.path ?? join(folder, splitPartName(split.prefix, i + 1, split.count)));
+    const paths = Array.from(
+      { length: split.count },
+      (_, i) => parts.get(i + 1)?.path ?? join(folder, splitPartName(split.prefix, i + 1, split.count)),
+    );
     grouped.push({ file: first, parts: paths });
   }
   return { grouped, problems };
@@ -71,5 +77,7 @@ export function groupSplitSets(files: readonly FoundFile[]): { grouped: GroupedF
 export function partsOf(path: string, fileName: string, count: number): string[] {
   const split = splitName(fileName);
   if (count <= 1 || !split || split.index !== 1) return [path];
-  return Array.from({ length: split.count }, (_, i) => join(dirname(path), splitPartName(split.prefix, i + 1, split.count)));
+  return Array.from({ length: split.count }, (_, i) =>
+    join(dirname(path), splitPartName(split.prefix, i + 1, split.count)),
+  );
 }

@@ -48,7 +48,13 @@ export function appStoreRoots(environment: StoreEnvironment): StoreRoot[] {
   // Ollama: OLLAMA_MODELS replaces the default; the Linux installer runs the service as the
   // `ollama` user, whose home is /usr/share/ollama.
   if (env.OLLAMA_MODELS) add('ollama', 'ollama', env.OLLAMA_MODELS);
-  else add('ollama', 'ollama', inHome('.ollama', 'models'), ...(platform === 'linux' ? ['/usr/share/ollama/.ollama/models'] : []));
+  else
+    add(
+      'ollama',
+      'ollama',
+      inHome('.ollama', 'models'),
+      ...(platform === 'linux' ? ['/usr/share/ollama/.ollama/models'] : []),
+    );
 
   // LM Studio: ~/.lmstudio/models since 0.3, ~/.cache/lm-studio/models before, on every OS.
   add('lmstudio', 'folder', inHome('.lmstudio', 'models'), inHome('.cache', 'lm-studio', 'models'));

@@ -46,7 +46,9 @@ export class FolderWatcher {
     for (const folder of wanted) {
       if (this.#watchers.has(folder)) continue;
       try {
-        const watcher = watch(folder, { recursive: this.recursive, persistent: false }, (_event, name) => this.#changed(name));
+        const watcher = watch(folder, { recursive: this.recursive, persistent: false }, (_event, name) =>
+          this.#changed(name),
+        );
         // A folder deleted or out of watches: it is looked at again after the next scan.
         watcher.on('error', () => {
           watcher.close();

@@ -10,7 +10,9 @@ export async function freeBytes(dir: string): Promise<number> {
 export async function ensureFreeSpace(dir: string, needed: number, what: string): Promise<void> {
   const free = await freeBytes(dir);
   if (needed > free) {
-    throw new Error(`not enough free space in ${dir} for ${what}: ${gigabytes(needed)} more needed, ${gigabytes(free)} free`);
+    throw new Error(
+      `not enough free space in ${dir} for ${what}: ${gigabytes(needed)} more needed, ${gigabytes(free)} free`,
+    );
   }
 }
 

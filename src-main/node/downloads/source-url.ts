@@ -39,7 +39,9 @@ export function resolveDownloadUrl(input: string, env: NodeJS.ProcessEnv): Downl
 function fromHuggingFace(text: string, endpoint: string): DownloadSource {
   const [org, repoAt, ...file] = text.slice('hf://'.length).split('/');
   if (!org || !repoAt || file.length === 0 || file.some((s) => s === '' || s === '.' || s === '..')) {
-    throw new Error(`${text}: an hf:// URL names a file in a repository: hf://<org>/<repo>/<file.gguf> (or <repo>@<revision>)`);
+    throw new Error(
+      `${text}: an hf:// URL names a file in a repository: hf://<org>/<repo>/<file.gguf> (or <repo>@<revision>)`,
+    );
   }
   const [repo, revision = 'main'] = repoAt.split('@') as [string, string?];
   const path = [org, repo, 'resolve', revision, ...file].map(encodeURIComponent).join('/');

@@ -77,7 +77,9 @@ export async function transfer(options: TransferOptions): Promise<TransferResult
     (s) => s.size,
     () => 0,
   );
-  const stale = (options.etag !== null && head.etag !== null && options.etag !== head.etag) || (head.total !== null && have > head.total);
+  const stale =
+    (options.etag !== null && head.etag !== null && options.etag !== head.etag) ||
+    (head.total !== null && have > head.total);
   if (stale) have = 0;
   await options.onStart({ total: head.total, etag: head.etag, publishedSha256: head.publishedSha256 }, have);
 
@@ -86,7 +88,8 @@ export async function transfer(options: TransferOptions): Promise<TransferResult
   try {
     if (stale) await handle.truncate(0);
     const state = { position: have, hash: createHash('sha256'), total: head.total };
-    if (have > 0) await hashFile(partPath, state.hash, have, { signal, onProgress: (n) => options.onProgress(n, head.total) });
+    if (have > 0)
+      await hashFile(partPath, state.hash, have, { signal, onProgress: (n) => options.onProgress(n, head.total) });
     let before = 0;
     await withRetries(
       options,
@@ -109,17 +112,24 @@ export async function transfer(options: TransferOptions): Promise<TransferResult
  * tried again after a back-off (retryDelayMs, doubled each time), up to `attempts` tries in a row
  * without progress; then the error names the URL and the cause chain.
  */
-async function withRetries<T>(options: TransferOptions, request: () => Promise<T>, progressed: () => boolean = () => false): Promise<T> {
+async function withRetries<T>(
+  options: TransferOptions,
+  request: () => Promise<T>,
+  progressed: () => boolean = () => false,
+): Promise<T> {
   const attempts = options.attempts ?? 5;
   const retryDelayMs = options.retryDelayMs ?? 1000;
-  for (let failures = 0; ; ) {
+  for (let failures = 0; ;) {
     options.signal.throwIfAborted();
     try {
       return await request();
     } catch (err) {
       if (options.signal.aborted || !worthRetrying(err)) throw err;
       failures = progressed() ? 1 : failures + 1;
-      if (failures >= attempts) throw new Error(`${options.url}: ${describe(err)} (gave up after ${attempts} tries without progress)`, { cause: err });
+      if (failures >= attempts)
+        throw new Error(`${options.url}: ${describe(err)} (gave up after ${attempts} tries without progress)`, {
+          cause: err,
+        });
       await sleep(retryDelayMs * 2 ** (failures - 1), undefined, { signal: options.signal });
     }
   }
@@ -151,7 +161,8 @@ async function probe(url: string, signal: AbortSignal): Promise<Probe> {
     }
     // A server without HEAD: the GET will say what it has to say.
     const answered = response.ok && response.status !== 405 && response.status !== 501;
-    if (!response.ok && response.status !== 405 && response.status !== 501) throw new HttpStatusError(url, response.status, response.statusText);
+    if (!response.ok && response.status !== 405 && response.status !== 501)
+      throw new HttpStatusError(url, response.status, response.statusText);
     const etag = answered ? response.headers.get('etag') : null;
     return {
       total: linkedSize ?? (answered ? sizeHeader(response.headers.get('content-length')) : null),
@@ -180,7 +191,10 @@ async function fetchRest(
   let stall: ReturnType<typeof setTimeout> | undefined;
   const watchStall = () => {
     clearTimeout(stall);
-    stall = setTimeout(() => attempt.abort(new Error(`no data for ${(options.stallMs ?? 30_000) / 1000} s`)), options.stallMs ?? 30_000);
+    stall = setTimeout(
+      () => attempt.abort(new Error(`no data for ${(options.stallMs ?? 30_000) / 1000} s`)),
+      options.stallMs ?? 30_000,
+    );
   };
   try {
     const headers: Record<string, string> = {};
@@ -205,7 +219,9 @@ async function fetchRest(
       const start = /^bytes (\d+)-/.exec(response.headers.get('content-range') ?? '')?.[1];
       if (Number(start) !== state.position) {
         await response.body?.cancel();
-        throw new Error(`asked for bytes from ${state.position}, the server sent ${response.headers.get('content-range') ?? 'no Content-Range'}`);
+        throw new Error(
+          `asked for bytes from ${state.position}, the server sent ${response.headers.get('content-range') ?? 'no Content-Range'}`,
+        );
       }
       state.total ??= rangeTotal(response.headers.get('content-range'));
     } else {
@@ -219,15 +235,21 @@ async function fetchRest(
       const { done, value: chunk } = await reader.read();
       if (done) break;
       watchStall();
-      for (let written = 0; written < chunk.byteLength; ) {
-        const { bytesWritten } = await handle.write(chunk, written, chunk.byteLength - written, state.position + written);
+      for (let written = 0; written < chunk.byteLength;) {
+        const { bytesWritten } = await handle.write(
+          chunk,
+          written,
+          chunk.byteLength - written,
+          state.position + written,
+        );
         written += bytesWritten;
       }
       state.hash.update(chunk);
       state.position += chunk.byteLength;
       options.onProgress(state.position, state.total);
     }
-    if (state.total !== null && state.position < state.total) throw new Error(`the connection closed at byte ${state.position} of ${state.total}`);
+    if (state.total !== null && state.position < state.total)
+      throw new Error(`the connection closed at byte ${state.position} of ${state.total}`);
     return true;
   } catch (err) {
     // The stall timer's reason, rather than fetch's generic "This operation was aborted".
@@ -274,9 +296,11 @@ function describe(err: unknown): string {
       break;
     }
     const code = (e as NodeJS.ErrnoException).code;
-    let text = e instanceof HttpStatusError ? e.answer : e.message === 'terminated' ? 'the connection dropped' : e.message;
+    let text =
+      e instanceof HttpStatusError ? e.answer : e.message === 'terminated' ? 'the connection dropped' : e.message;
     // Connecting to every address of a host fails as one AggregateError without a message.
-    if (text === '' && e instanceof AggregateError) text = e.errors.map((one) => (one instanceof Error ? one.message : String(one))).join('; ');
+    if (text === '' && e instanceof AggregateError)
+      text = e.errors.map((one) => (one instanceof Error ? one.message : String(one))).join('; ');
     if (typeof code === 'string' && !text.includes(code)) text += ` (${code})`;
     parts.push(text);
   }

@@ -26,7 +26,8 @@ export function viewBlockSize(tensor: GgufTensorInfo): number {
 
 export function tensorBlock(gguf: GgufFile, tensor: GgufTensorInfo, block: number): BlockView {
   const { type } = tensor;
-  if (!hasDecoder(type)) throw new Error(`${gguf.file}: tensor "${tensor.name}" is ${type.name}, which Gufo cannot decode`);
+  if (!hasDecoder(type))
+    throw new Error(`${gguf.file}: tensor "${tensor.name}" is ${type.name}, which Gufo cannot decode`);
   const unit = viewBlockSize(tensor);
   const blockCount = Math.ceil(tensor.elements / unit);
   if (!Number.isSafeInteger(block) || block < 0 || block >= blockCount) {
@@ -35,7 +36,10 @@ export function tensorBlock(gguf: GgufFile, tensor: GgufTensorInfo, block: numbe
   const first = block * unit;
   const count = Math.min(unit, tensor.elements - first);
   const byteCount = (count / type.blockSize) * type.typeSize;
-  const bytes = gguf.source.bytes(gguf.dataOffset + tensor.offset + (first / type.blockSize) * type.typeSize, byteCount);
+  const bytes = gguf.source.bytes(
+    gguf.dataOffset + tensor.offset + (first / type.blockSize) * type.typeSize,
+    byteCount,
+  );
   const described = blockFields(type, bytes);
   return {
     tensor: tensor.name,

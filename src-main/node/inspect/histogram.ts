@@ -8,7 +8,8 @@ export const HISTOGRAM_SAMPLE = 1 << 20;
 export const MAX_BINS = 1000;
 
 export function tensorHistogram(gguf: GgufFile, tensor: GgufTensorInfo, bins: number): Histogram {
-  if (!Number.isSafeInteger(bins) || bins < 1 || bins > MAX_BINS) throw new Error(`bins must be a whole number from 1 to ${MAX_BINS}, got ${bins}`);
+  if (!Number.isSafeInteger(bins) || bins < 1 || bins > MAX_BINS)
+    throw new Error(`bins must be a whole number from 1 to ${MAX_BINS}, got ${bins}`);
   const { values, rows, rowCount } = sampleTensor(gguf, tensor, HISTOGRAM_SAMPLE);
   let min = Infinity;
   let max = -Infinity;

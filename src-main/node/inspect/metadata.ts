@@ -8,11 +8,13 @@ import { pageBounds, slicePage } from './paging';
 /** Items of an array value shown in the metadata table; metadataArray pages through the rest. */
 export const ARRAY_PREVIEW = 8;
 
-const arrayOf = (kv: GgufKv): GgufArray | undefined => (kv.type === GgufType.ARRAY ? (kv.value as GgufArray) : undefined);
+const arrayOf = (kv: GgufKv): GgufArray | undefined =>
+  kv.type === GgufType.ARRAY ? (kv.value as GgufArray) : undefined;
 
 function entry(kv: GgufKv): MetadataEntry {
   const array = arrayOf(kv);
-  if (!array) return { key: kv.key, type: ggufTypeName(kv.type), value: ggufValueToJson(kv.value, kv.type), arrayLength: null };
+  if (!array)
+    return { key: kv.key, type: ggufTypeName(kv.type), value: ggufValueToJson(kv.value, kv.type), arrayLength: null };
   const length = array.items.length;
   return {
     key: kv.key,
@@ -23,7 +25,9 @@ function entry(kv: GgufKv): MetadataEntry {
 }
 
 function matches(kv: GgufKv, needle: string): boolean {
-  return kv.key.toLowerCase().includes(needle) || (typeof kv.value === 'string' && kv.value.toLowerCase().includes(needle));
+  return (
+    kv.key.toLowerCase().includes(needle) || (typeof kv.value === 'string' && kv.value.toLowerCase().includes(needle))
+  );
 }
 
 /** Entries whose key or string value contains `search` (case-insensitive), in file order, paged. */

@@ -12,7 +12,8 @@ export function pageBounds(query: { offset?: number; limit?: number }, defaultLi
   const offset = query.offset ?? 0;
   const limit = query.limit ?? defaultLimit;
   if (!Number.isSafeInteger(offset) || offset < 0) throw new Error(`offset must be a whole number ≥ 0, got ${offset}`);
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new Error(`limit must be a whole number from 1 to ${MAX_PAGE}, got ${limit}`);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE)
+    throw new Error(`limit must be a whole number from 1 to ${MAX_PAGE}, got ${limit}`);
   return { offset, limit };
 }
 

@@ -18,7 +18,9 @@ export const REQUANT_SAMPLE = 1 << 18;
  * importance matrix (there is none here), highest bits per weight first.
  */
 export function requantCandidates(): GgmlType[] {
-  return GGML_TYPES.filter((t) => hasEncoder(t) && !needsImportance(t) && t.name !== 'F32').sort((a, b) => bitsPerWeight(b) - bitsPerWeight(a));
+  return GGML_TYPES.filter((t) => hasEncoder(t) && !needsImportance(t) && t.name !== 'F32').sort(
+    (a, b) => bitsPerWeight(b) - bitsPerWeight(a),
+  );
 }
 
 export interface RequantProgress {
@@ -42,7 +44,13 @@ function compare(source: Float32Array, back: Float32Array, count: number): { rms
 }
 
 /** `values` (`rows` rows, finite) encoded to `type`, with importance weights per column if given, and decoded back. */
-export function roundTrip(type: GgmlType, values: Float32Array, rows: number, rowLength: number, importance: Float32Array | null = null): Float32Array {
+export function roundTrip(
+  type: GgmlType,
+  values: Float32Array,
+  rows: number,
+  rowLength: number,
+  importance: Float32Array | null = null,
+): Float32Array {
   const bytes = new Uint8Array(ggmlRowBytes(type, values.length));
   encoderFor(type)(values, bytes, rows, rowLength, importance);
   const back = new Float32Array(values.length);
@@ -52,7 +60,11 @@ export function roundTrip(type: GgmlType, values: Float32Array, rows: number, ro
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export async function requantError(gguf: GgufFile, tensor: GgufTensorInfo, options: RequantProgress = {}): Promise<RequantError> {
+export async function requantError(
+  gguf: GgufFile,
+  tensor: GgufTensorInfo,
+  options: RequantProgress = {},
+): Promise<RequantError> {
   const { values, rows, rowLength, rowCount } = sampleTensor(gguf, tensor, REQUANT_SAMPLE);
   // Encoders need finite input; NaN and infinities (corrupt weights) are encoded as 0 and left out of the error.
   const input = values.map((v) => (Number.isFinite(v) ? v : 0));
@@ -65,12 +77,24 @@ export async function requantError(gguf: GgufFile, tensor: GgufTensorInfo, optio
     options.signal?.throwIfAborted();
     const row = { type: type.name, bitsPerWeight: bitsPerWeight(type) };
     if (rowLength % type.blockSize !== 0) {
-      result.push({ ...row, rmse: null, maxError: null, note: `rows of ${rowLength} values are not whole ${type.name} blocks of ${type.blockSize}` });
+      result.push({
+        ...row,
+        rmse: null,
+        maxError: null,
+        note: `rows of ${rowLength} values are not whole ${type.name} blocks of ${type.blockSize}`,
+      });
       continue;
     }
     const { rmse, maxError } = compare(values, roundTrip(type, input, rows.length, rowLength), elements);
     result.push({ ...row, rmse, maxError, note: null });
   }
   options.onProgress?.(candidates.length, candidates.length, null);
-  return { tensor: tensor.name, sourceType: tensor.type.name, elements, rowsSampled: rows.length, rowCount, rows: result };
+  return {
+    tensor: tensor.name,
+    sourceType: tensor.type.name,
+    elements,
+    rowsSampled: rows.length,
+    rowCount,
+    rows: result,
+  };
 }

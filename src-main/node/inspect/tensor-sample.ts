@@ -24,12 +24,13 @@ export function sampleRows(rowCount: number, rowLength: number, cap: number): nu
 
 /** Reads and decodes the sampled rows of `tensor`; runs of consecutive rows are read at once. */
 export function sampleTensor(gguf: GgufFile, tensor: GgufTensorInfo, cap: number): TensorSample {
-  if (!hasDecoder(tensor.type)) throw new Error(`${gguf.file}: tensor "${tensor.name}" is ${tensor.type.name}, which Gufo cannot decode`);
+  if (!hasDecoder(tensor.type))
+    throw new Error(`${gguf.file}: tensor "${tensor.name}" is ${tensor.type.name}, which Gufo cannot decode`);
   const rowLength = tensor.ne[0] ?? 1;
   const rowCount = rowLength === 0 ? 0 : tensor.elements / rowLength;
   const rows = sampleRows(rowCount, rowLength, cap);
   const values = new Float32Array(rows.length * rowLength);
-  for (let i = 0; i < rows.length; ) {
+  for (let i = 0; i < rows.length;) {
     let end = i + 1;
     while (end < rows.length && rows[end] === rows[end - 1]! + 1) end++;
     values.set(dequantizeRows(gguf, tensor, rows[i]!, rows[end - 1]! + 1), i * rowLength);

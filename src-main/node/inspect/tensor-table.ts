@@ -51,9 +51,30 @@ export function listTensors(gguf: GgufFile, query: TensorQuery): TensorPage {
 
 /** Where each role goes in the map: attention, then feed-forward, in the order data flows; others after. */
 const ROLE_ORDER: readonly BlockRole[] = [
-  'attn_norm', 'attn_norm_2', 'attn_q', 'attn_k', 'attn_v', 'attn_qkv', 'attn_q_norm', 'attn_k_norm', 'attn_output',
-  'post_attention_norm', 'ffn_norm', 'ffn_gate_inp', 'ffn_gate', 'ffn_up', 'ffn_down', 'ffn_gate_exps', 'ffn_up_exps',
-  'ffn_gate_up_exps', 'ffn_down_exps', 'ffn_gate_inp_shexp', 'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp', 'post_ffw_norm',
+  'attn_norm',
+  'attn_norm_2',
+  'attn_q',
+  'attn_k',
+  'attn_v',
+  'attn_qkv',
+  'attn_q_norm',
+  'attn_k_norm',
+  'attn_output',
+  'post_attention_norm',
+  'ffn_norm',
+  'ffn_gate_inp',
+  'ffn_gate',
+  'ffn_up',
+  'ffn_down',
+  'ffn_gate_exps',
+  'ffn_up_exps',
+  'ffn_gate_up_exps',
+  'ffn_down_exps',
+  'ffn_gate_inp_shexp',
+  'ffn_gate_shexp',
+  'ffn_up_shexp',
+  'ffn_down_shexp',
+  'post_ffw_norm',
   'layer_output_norm',
 ];
 
@@ -62,7 +83,12 @@ function roleKey(role: string): [number, number, string, string] {
   const base = dot < 0 ? role : role.slice(0, dot);
   const suffix = dot < 0 ? '' : role.slice(dot);
   const known = (ROLE_ORDER as readonly string[]).indexOf(base);
-  const family = base.startsWith('attn') || base.startsWith('post_attention') ? 0 : base.startsWith('ffn') || base.startsWith('post_ffw') ? 1 : 2;
+  const family =
+    base.startsWith('attn') || base.startsWith('post_attention')
+      ? 0
+      : base.startsWith('ffn') || base.startsWith('post_ffw')
+        ? 1
+        : 2;
   return [family, known < 0 ? ROLE_ORDER.length : known, base, suffix];
 }
 
@@ -92,6 +118,8 @@ export function layerMap(gguf: GgufFile): LayerMap {
   }
   const roles = [...new Set([...byLayer.values()].flatMap((m) => [...m.keys()]))].sort(compareRoles);
   // Only layers that have tensors: a file naming "blk.99999" must not make a map of 100,000 rows.
-  const layers = [...byLayer.keys()].sort((x, y) => x - y).map((layer) => ({ layer, cells: roles.map((role) => byLayer.get(layer)!.get(role) ?? null) }));
+  const layers = [...byLayer.keys()]
+    .sort((x, y) => x - y)
+    .map((layer) => ({ layer, cells: roles.map((role) => byLayer.get(layer)!.get(role) ?? null) }));
   return { roles, layers, other };
 }

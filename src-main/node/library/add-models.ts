@@ -17,7 +17,12 @@ export interface KnownFile {
   sha256?: string;
 }
 
-export async function addModelFiles(store: ModelStore, paths: readonly string[], source: ModelSource = 'added', known: KnownFile = {}): Promise<AddModelsResult> {
+export async function addModelFiles(
+  store: ModelStore,
+  paths: readonly string[],
+  source: ModelSource = 'added',
+  known: KnownFile = {},
+): Promise<AddModelsResult> {
   const result: AddModelsResult = { added: [], skipped: [] };
   for (const input of paths) {
     const path = resolve(input);
@@ -30,7 +35,13 @@ export async function addModelFiles(store: ModelStore, paths: readonly string[],
         result.skipped.push({ path: file.path, reason: `cannot read ${file.path}: ${reasonOf(err)}` });
         continue;
       }
-      if (existing && existing.error === null && existing.bytes === record.bytes && existing.mtimeMs === record.mtimeMs && (existing.source === source || source === 'added')) {
+      if (
+        existing &&
+        existing.error === null &&
+        existing.bytes === record.bytes &&
+        existing.mtimeMs === record.mtimeMs &&
+        (existing.source === source || source === 'added')
+      ) {
         result.skipped.push({ path: file.path, reason: `already in the library: ${file.path}` });
       } else if (record.error !== null) {
         result.skipped.push({ path: file.path, reason: record.error });
@@ -67,7 +78,9 @@ async function filesToAdd(path: string, skipped: AddModelsResult['skipped']): Pr
 async function setOf(path: string): Promise<GroupedFile> {
   const split = splitName(basename(path));
   if (!split) return { file: { path: await realpath(path), foundAt: path }, parts: [await realpath(path)] };
-  const partPaths = Array.from({ length: split.count }, (_, i) => join(dirname(path), splitPartName(split.prefix, i + 1, split.count)));
+  const partPaths = Array.from({ length: split.count }, (_, i) =>
+    join(dirname(path), splitPartName(split.prefix, i + 1, split.count)),
+  );
   const parts = await Promise.all(partPaths.map((p) => realpath(p).catch(() => p)));
   return { file: { path: parts[0]!, foundAt: partPaths[0]! }, parts };
 }

@@ -39,7 +39,10 @@ export async function hashModels(store: ModelStore, run: HashRun): Promise<HashR
         result.skipped.push({ path: model.path, reason: `${model.path} changed since it was scanned` });
         continue;
       }
-      const sha256 = await sha256File(model.path, { signal: run.signal, onProgress: (bytes) => run.progress(done + bytes, total, model.fileName) });
+      const sha256 = await sha256File(model.path, {
+        signal: run.signal,
+        onProgress: (bytes) => run.progress(done + bytes, total, model.fileName),
+      });
       if (!(await unchanged(model))) {
         result.skipped.push({ path: model.path, reason: `${model.path} changed while it was hashed` });
         continue;

@@ -27,7 +27,11 @@ export interface ScanResult {
   folders: string[];
 }
 
-export async function scanLibrary(store: ModelStore, sources: readonly ScanSource[], options: ScanOptions = {}): Promise<ScanResult> {
+export async function scanLibrary(
+  store: ModelStore,
+  sources: readonly ScanSource[],
+  options: ScanOptions = {},
+): Promise<ScanResult> {
   const { models, problems, folders } = await discoverModels(sources);
   const found = new Set(models.map((m) => m.path));
   let changed = false;
@@ -41,7 +45,13 @@ export async function scanLibrary(store: ModelStore, sources: readonly ScanSourc
       // Deleted, or its folder or store left the library's sources.
       store.removeLocation(location.path);
       changed = true;
-    } else if (await refreshLocation(store, { ...location, parts: partsOf(location.path, location.fileName, store.get(location.modelId)?.parts ?? 1) }, options)) {
+    } else if (
+      await refreshLocation(
+        store,
+        { ...location, parts: partsOf(location.path, location.fileName, store.get(location.modelId)?.parts ?? 1) },
+        options,
+      )
+    ) {
       changed = true;
     }
   }
@@ -49,7 +59,8 @@ export async function scanLibrary(store: ModelStore, sources: readonly ScanSourc
   return { changed, problems, folders };
 }
 
-type Refreshed = Pick<FoundModel, 'path' | 'parts' | 'source' | 'label' | 'fileName'> & Partial<Pick<FoundModel, 'sha256'>>;
+type Refreshed = Pick<FoundModel, 'path' | 'parts' | 'source' | 'label' | 'fileName'> &
+  Partial<Pick<FoundModel, 'sha256'>>;
 
 /**
  * Re-reads the file's header when it changed since it was recorded (or always with `full`); a
@@ -68,7 +79,15 @@ async function refreshLocation(store: ModelStore, found: Refreshed, options: Sca
     return model ? lose(store, found.path, model.locations.length, model.error, model.id) : false;
   }
   const current = model !== undefined && (model.path !== found.path || model.error === null);
-  if (known && !options.full && current && known.bytes === size && known.mtimeMs === Math.floor(mtimeMs) && sameLocation(known, found)) return false;
+  if (
+    known &&
+    !options.full &&
+    current &&
+    known.bytes === size &&
+    known.mtimeMs === Math.floor(mtimeMs) &&
+    sameLocation(known, found)
+  )
+    return false;
   let record;
   try {
     record = readModelFile(found.path, found.source, found);
@@ -83,7 +102,11 @@ async function refreshLocation(store: ModelStore, found: Refreshed, options: Sca
 /** Sizes of every part; a missing part counts as a change (reading the set then says which). */
 async function totalSize(parts: readonly string[]): Promise<number> {
   let total = 0;
-  for (const part of parts) total += await stat(part).then((s) => s.size, () => Number.NaN);
+  for (const part of parts)
+    total += await stat(part).then(
+      (s) => s.size,
+      () => Number.NaN,
+    );
   return total;
 }
 

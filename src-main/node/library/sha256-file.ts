@@ -25,7 +25,7 @@ export async function hashFile(path: string, hash: Hash, length: number, options
   const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   const handle = await open(path, 'r');
   try {
-    for (let position = 0; position < length; ) {
+    for (let position = 0; position < length;) {
       options.signal?.throwIfAborted();
       const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK_BYTES, length - position), position);
       if (bytesRead === 0) break;

@@ -35,7 +35,9 @@ export class OllamaClient {
   async version(signal?: AbortSignal): Promise<string | null> {
     const timeout = AbortSignal.timeout(PROBE_MS);
     try {
-      const response = await fetch(`${this.baseUrl}/api/version`, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      const response = await fetch(`${this.baseUrl}/api/version`, {
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
       if (!response.ok) return null;
       const body = (await response.json()) as { version?: unknown };
       return typeof body.version === 'string' ? body.version : null;
@@ -48,12 +50,18 @@ export class OllamaClient {
   async hasBlob(digest: string, signal?: AbortSignal): Promise<boolean> {
     const response = await fetch(this.#blobUrl(digest), { method: 'HEAD', signal });
     if (response.status === 404) return false;
-    if (!response.ok) throw new Error(`Ollama at ${this.baseUrl} answered ${response.status} to HEAD ${this.#blobUrl(digest)}`);
+    if (!response.ok)
+      throw new Error(`Ollama at ${this.baseUrl} answered ${response.status} to HEAD ${this.#blobUrl(digest)}`);
     return true;
   }
 
   /** Uploads the file as the blob `digest`; `onProgress` gets the bytes sent so far. */
-  async pushBlob(path: string, digest: string, size: number, options: { signal?: AbortSignal; onProgress?(bytes: number): void } = {}): Promise<void> {
+  async pushBlob(
+    path: string,
+    digest: string,
+    size: number,
+    options: { signal?: AbortSignal; onProgress?(bytes: number): void } = {},
+  ): Promise<void> {
     let sent = 0;
     const counted = createReadStream(path).pipe(
       new Transform({
@@ -78,14 +86,18 @@ export class OllamaClient {
   }
 
   /** Creates the model, passing each status line to `onStatus`; throws with Ollama's error. */
-  async create(request: CreateRequest, options: { signal?: AbortSignal; onStatus?(status: CreateStatus): void } = {}): Promise<void> {
+  async create(
+    request: CreateRequest,
+    options: { signal?: AbortSignal; onStatus?(status: CreateStatus): void } = {},
+  ): Promise<void> {
     const response = await fetch(`${this.baseUrl}/api/create`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ ...request, stream: true }),
       signal: options.signal,
     });
-    if (!response.ok || !response.body) throw new Error(`Ollama could not create ${request.model}: ${await errorOf(response)}`);
+    if (!response.ok || !response.body)
+      throw new Error(`Ollama could not create ${request.model}: ${await errorOf(response)}`);
     let success = false;
     let rest = '';
     const decoder = new TextDecoder();

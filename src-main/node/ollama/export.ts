@@ -59,12 +59,14 @@ export interface OllamaExportOutcome {
 export async function exportForOllama(options: OllamaExportOptions): Promise<OllamaExportOutcome> {
   const { source, signal } = options;
   const name = checkOllamaName(options.name);
-  const progress = (phase: OllamaExportPhase, done: number, total: number, detail: string) => options.onProgress?.({ phase, done, total, detail });
+  const progress = (phase: OllamaExportPhase, done: number, total: number, detail: string) =>
+    options.onProgress?.({ phase, done, total, detail });
   const fileName = `${ollamaFileStem(name)}.gguf`;
   const outputPath = join(options.outDir, fileName);
   const modelfilePath = join(options.outDir, 'Modelfile');
   if (!options.overwrite) {
-    for (const path of [outputPath, modelfilePath]) if (existsSync(path)) throw new Error(`${path} already exists (choose another folder or name, or replace it)`);
+    for (const path of [outputPath, modelfilePath])
+      if (existsSync(path)) throw new Error(`${path} already exists (choose another folder or name, or replace it)`);
   }
   await mkdir(options.outDir, { recursive: true });
 
@@ -76,7 +78,13 @@ export async function exportForOllama(options: OllamaExportOptions): Promise<Oll
       threads: options.threads,
       overwrite: options.overwrite,
       signal,
-      onProgress: (p) => progress('write', Math.round((p.elementsDone / p.elementsTotal) * sourceBytes), sourceBytes, `Quantizing to ${fileType}: ${p.tensor}`),
+      onProgress: (p) =>
+        progress(
+          'write',
+          Math.round((p.elementsDone / p.elementsTotal) * sourceBytes),
+          sourceBytes,
+          `Quantizing to ${fileType}: ${p.tensor}`,
+        ),
     });
   } else {
     progress('write', 0, sourceBytes, `Writing ${fileName}`);
@@ -91,13 +99,30 @@ export async function exportForOllama(options: OllamaExportOptions): Promise<Oll
   } finally {
     file.close();
   }
-  const modelfile = renderModelfile(fileName, settings, `${name}: written by Gufo from ${basename(source)}. Create it with: ollama create ${name} -f Modelfile`);
+  const modelfile = renderModelfile(
+    fileName,
+    settings,
+    `${name}: written by Gufo from ${basename(source)}. Create it with: ollama create ${name} -f Modelfile`,
+  );
   await writeAtomically(modelfilePath, (put) => put(new TextEncoder().encode(modelfile)));
   const command = `ollama create ${name} -f ${quoteArg(modelfilePath)}`;
 
   const bytes = (await stat(outputPath)).size;
-  const sha256 = await sha256File(outputPath, { signal, onProgress: (done) => progress('hash', done, bytes, 'Computing SHA-256') });
-  const outcome: OllamaExportOutcome = { name, outputPath, modelfilePath, modelfile, sha256, created: false, ollamaVersion: null, command, notes: settings.notes };
+  const sha256 = await sha256File(outputPath, {
+    signal,
+    onProgress: (done) => progress('hash', done, bytes, 'Computing SHA-256'),
+  });
+  const outcome: OllamaExportOutcome = {
+    name,
+    outputPath,
+    modelfilePath,
+    modelfile,
+    sha256,
+    created: false,
+    ollamaVersion: null,
+    command,
+    notes: settings.notes,
+  };
   if (options.host === null) return outcome;
 
   const client = new OllamaClient(options.host);
@@ -108,12 +133,17 @@ export async function exportForOllama(options: OllamaExportOptions): Promise<Oll
   }
   outcome.ollamaVersion = version;
   if (!versionAtLeast(version, OLLAMA_MIN_VERSION)) {
-    outcome.notes.push(`Ollama ${version} at ${options.host} is older than ${OLLAMA_MIN_VERSION}, whose API Gufo uses: update it, or create the model with \`${command}\`.`);
+    outcome.notes.push(
+      `Ollama ${version} at ${options.host} is older than ${OLLAMA_MIN_VERSION}, whose API Gufo uses: update it, or create the model with \`${command}\`.`,
+    );
     return outcome;
   }
   const digest = `sha256:${sha256}`;
   if (!(await client.hasBlob(digest, signal))) {
-    await client.pushBlob(outputPath, digest, bytes, { signal, onProgress: (sent) => progress('upload', sent, bytes, `Uploading to Ollama at ${options.host}`) });
+    await client.pushBlob(outputPath, digest, bytes, {
+      signal,
+      onProgress: (sent) => progress('upload', sent, bytes, `Uploading to Ollama at ${options.host}`),
+    });
   }
   await client.create(
     { model: name, files: { [fileName]: digest }, ...createFields(settings) },

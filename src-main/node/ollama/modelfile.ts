@@ -9,14 +9,17 @@ import { readVocab } from '../../core/tokenizer/vocab';
 import { OLLAMA_DETECTS, ollamaTemplateFor } from './templates';
 
 /** `[host/][namespace/]model[:tag]`, as Ollama accepts model names. */
-const OLLAMA_NAME = /^(?:[A-Za-z0-9][A-Za-z0-9._-]*\/){0,2}[A-Za-z0-9][A-Za-z0-9._-]*(?::[A-Za-z0-9_][A-Za-z0-9._-]{0,79})?$/;
+const OLLAMA_NAME =
+  /^(?:[A-Za-z0-9][A-Za-z0-9._-]*\/){0,2}[A-Za-z0-9][A-Za-z0-9._-]*(?::[A-Za-z0-9_][A-Za-z0-9._-]{0,79})?$/;
 
 /** Context size when none is asked for and the model's is larger: what most machines can hold. */
 const DEFAULT_MAX_CONTEXT = 8192;
 
 export function checkOllamaName(name: string): string {
   if (typeof name !== 'string' || !OLLAMA_NAME.test(name)) {
-    throw new Error(`"${name}" is not an Ollama model name: use [namespace/]name[:tag] with letters, digits, ".", "_" and "-"`);
+    throw new Error(
+      `"${name}" is not an Ollama model name: use [namespace/]name[:tag] with letters, digits, ".", "_" and "-"`,
+    );
   }
   return name;
 }
@@ -47,9 +50,11 @@ export function ollamaSettings(gguf: GgufFile, options: SettingsOptions = {}): O
   const architecture = gguf.getString('general.architecture') ?? null;
   const trained = architecture === null ? undefined : gguf.getNumber(`${architecture}.context_length`);
   const numCtx = options.contextSize ?? Math.min(trained ?? DEFAULT_MAX_CONTEXT, DEFAULT_MAX_CONTEXT);
-  if (!Number.isSafeInteger(numCtx) || numCtx < 1) throw new Error(`the context size must be a positive whole number, not ${numCtx}`);
+  if (!Number.isSafeInteger(numCtx) || numCtx < 1)
+    throw new Error(`the context size must be a positive whole number, not ${numCtx}`);
   const system = options.system?.trim() ? options.system : null;
-  if (system?.includes('"""')) throw new Error('the system prompt cannot contain """ (the Modelfile quotes it with them)');
+  if (system?.includes('"""'))
+    throw new Error('the system prompt cannot contain """ (the Modelfile quotes it with them)');
   const notes: string[] = [];
   let vocab;
   try {
@@ -60,12 +65,17 @@ export function ollamaSettings(gguf: GgufFile, options: SettingsOptions = {}): O
   }
   const chosen = chatTemplateFor(vocab, { architecture });
   const stop = [...new Set(stopTokenIds(vocab).map((id) => vocab.tokens.at(id)))].filter((text) => text !== '');
-  if (chosen.source === 'file' && OLLAMA_DETECTS.has(chosen.name)) return { template: null, family: chosen.name, stop, numCtx, system, notes };
+  if (chosen.source === 'file' && OLLAMA_DETECTS.has(chosen.name))
+    return { template: null, family: chosen.name, stop, numCtx, system, notes };
   const template = ollamaTemplateFor(chosen.name);
   if (template === null) {
-    notes.push(`Ollama may not recognize this model's chat template (Gufo does not know its family either): add a TEMPLATE to the Modelfile by hand if its answers look wrong.`);
+    notes.push(
+      `Ollama may not recognize this model's chat template (Gufo does not know its family either): add a TEMPLATE to the Modelfile by hand if its answers look wrong.`,
+    );
   } else if (chosen.source === 'builtin') {
-    notes.push(`The file has no chat template: the Modelfile gives Ollama the ${chosen.name} template, as Gufo's chat uses for it.`);
+    notes.push(
+      `The file has no chat template: the Modelfile gives Ollama the ${chosen.name} template, as Gufo's chat uses for it.`,
+    );
   }
   return { template, family: chosen.name, stop, numCtx, system, notes };
 }
@@ -81,7 +91,11 @@ export function renderModelfile(fileName: string, settings: OllamaModelSettings,
 }
 
 /** The fields of POST /api/create that carry the same settings. */
-export function createFields(settings: OllamaModelSettings): { template?: string; system?: string; parameters: Record<string, unknown> } {
+export function createFields(settings: OllamaModelSettings): {
+  template?: string;
+  system?: string;
+  parameters: Record<string, unknown>;
+} {
   return {
     ...(settings.template === null ? {} : { template: settings.template }),
     ...(settings.system === null ? {} : { system: settings.system }),

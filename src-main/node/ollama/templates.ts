@@ -8,7 +8,16 @@
  */
 
 /** Families whose templates in a file Ollama detects by itself (chat-template.ts's family names). */
-export const OLLAMA_DETECTS: ReadonlySet<string> = new Set(['chatml', 'llama3', 'llama2', 'mistral-v1', 'gemma', 'phi3', 'command-r', 'zephyr']);
+export const OLLAMA_DETECTS: ReadonlySet<string> = new Set([
+  'chatml',
+  'llama3',
+  'llama2',
+  'mistral-v1',
+  'gemma',
+  'phi3',
+  'command-r',
+  'zephyr',
+]);
 
 const CHATML = `{{ if .System }}<|im_start|>system
 {{ .System }}<|im_end|>

@@ -47,7 +47,7 @@ function readSpan({ path, offset, length }: FileSpan): Uint8Array {
   if (readBuffer.length < length) readBuffer = new Uint8Array(length);
   const fd = openSync(path, 'r');
   try {
-    for (let done = 0; done < length; ) {
+    for (let done = 0; done < length;) {
       const n = readSync(fd, readBuffer, done, length - done, offset + done);
       if (n === 0) throw new Error(`${path}: file shrank while reading`);
       done += n;

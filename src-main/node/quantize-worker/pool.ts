@@ -63,7 +63,7 @@ export class ChunkPool {
   #dispatch(): void {
     // Workers first, this thread takes what is left: new jobs come when this thread is free (the
     // writer makes them between its chunks), so taking them first left the workers with none.
-    for (let sent = true; sent && this.#queue.length > 0; ) {
+    for (let sent = true; sent && this.#queue.length > 0;) {
       sent = false;
       for (const slot of this.#slots) {
         if (slot.jobs.length >= JOBS_PER_WORKER || this.#queue.length === 0) continue;
@@ -128,5 +128,7 @@ export class ChunkPool {
 function startWorker(): Worker {
   const here = fileURLToPath(import.meta.url);
   // No inherited flags: a parent run with `--import tsx` would load tsx in every worker (tens of MB each).
-  return new Worker(join(dirname(here), here.endsWith('.ts') ? 'tsx-bootstrap.mjs' : 'quantize-worker.js'), { execArgv: [] });
+  return new Worker(join(dirname(here), here.endsWith('.ts') ? 'tsx-bootstrap.mjs' : 'quantize-worker.js'), {
+    execArgv: [],
+  });
 }

@@ -24,7 +24,10 @@ export async function callApi(api: GufoApi, req: IncomingMessage, name: string):
   if (args === undefined) return { status: 413, body: { error: `body over ${MAX_BODY_BYTES} bytes` } };
   if (!Array.isArray(args)) return { status: 400, body: { error: 'body must be a JSON array of arguments' } };
   try {
-    return { status: 200, body: { result: (await (api[name] as (...a: unknown[]) => Promise<unknown>).apply(api, args)) ?? null } };
+    return {
+      status: 200,
+      body: { result: (await (api[name] as (...a: unknown[]) => Promise<unknown>).apply(api, args)) ?? null },
+    };
   } catch (err) {
     return { status: 200, body: { error: err instanceof Error ? err.message : String(err) } };
   }

@@ -20,7 +20,11 @@ export function hostAllowed(req: IncomingMessage, port: number): boolean {
  * Whether the request presents the launch token: in the `x-gufo-token` header, or as `given`
  * (the `token` query parameter of the event stream, since EventSource cannot set headers).
  */
-export function tokenPresented(req: IncomingMessage, token: string, given: unknown = req.headers['x-gufo-token']): boolean {
+export function tokenPresented(
+  req: IncomingMessage,
+  token: string,
+  given: unknown = req.headers['x-gufo-token'],
+): boolean {
   if (typeof given !== 'string') return false;
   const a = Buffer.from(given);
   const b = Buffer.from(token);

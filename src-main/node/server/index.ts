@@ -58,10 +58,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
     const { pathname, searchParams } = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (options.mounted?.matches(pathname, req)) return options.mounted.handle(req, res);
-    if (pathname.startsWith(UI_API_PREFIX) && !originAllowed(req)) return sendJson(res, 403, { error: 'requests from other sites\' pages are refused' });
+    if (pathname.startsWith(UI_API_PREFIX) && !originAllowed(req))
+      return sendJson(res, 403, { error: "requests from other sites' pages are refused" });
     if (pathname === UI_EVENTS_PATH && req.method === 'GET') {
       // The header as on every API call, or the query parameter, since EventSource cannot set headers.
-      if (!tokenPresented(req, token) && !tokenPresented(req, token, searchParams.get('token'))) return sendJson(res, 401, { error: 'missing or wrong token' });
+      if (!tokenPresented(req, token) && !tokenPresented(req, token, searchParams.get('token')))
+        return sendJson(res, 401, { error: 'missing or wrong token' });
       return streamEvents(req, res, events);
     }
     if (pathname.startsWith(UI_API_PREFIX)) {

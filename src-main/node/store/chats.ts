@@ -127,7 +127,18 @@ export class ChatStore {
         `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format, tools_json, context_overflow)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(chat.title, chat.modelId, chat.modelName, chat.modelPath, settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat, toolsJson(settings), settings.contextOverflow);
+      .run(
+        chat.title,
+        chat.modelId,
+        chat.modelName,
+        chat.modelPath,
+        settings.systemPrompt,
+        JSON.stringify(settings.sampling),
+        settings.contextSize,
+        settings.promptFormat,
+        toolsJson(settings),
+        settings.contextOverflow,
+      );
     return Number(result.lastInsertRowid);
   }
 
@@ -137,7 +148,10 @@ export class ChatStore {
    */
   list(search?: string): ChatSummary[] {
     const text = search?.trim() ?? '';
-    if (text === '') return (this.db.prepare(`${CHAT_SELECT} ORDER BY c.updated_at DESC, c.id DESC`).all() as ChatRow[]).map(toSummary);
+    if (text === '')
+      return (this.db.prepare(`${CHAT_SELECT} ORDER BY c.updated_at DESC, c.id DESC`).all() as ChatRow[]).map(
+        toSummary,
+      );
     const query = ftsQuery(text);
     const rows = this.db
       .prepare(
@@ -187,8 +201,18 @@ export class ChatStore {
 
   updateSettings(id: number, settings: StoredChatSettings): void {
     this.db
-      .prepare(`UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, tools_json = ?, context_overflow = ?, updated_at = ${NOW} WHERE id = ?`)
-      .run(settings.systemPrompt, JSON.stringify(settings.sampling), settings.contextSize, settings.promptFormat, toolsJson(settings), settings.contextOverflow, id);
+      .prepare(
+        `UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, tools_json = ?, context_overflow = ?, updated_at = ${NOW} WHERE id = ?`,
+      )
+      .run(
+        settings.systemPrompt,
+        JSON.stringify(settings.sampling),
+        settings.contextSize,
+        settings.promptFormat,
+        toolsJson(settings),
+        settings.contextOverflow,
+        id,
+      );
   }
 
   setActiveLeaf(chatId: number, leafId: number | null): void {
@@ -201,7 +225,9 @@ export class ChatStore {
 
   /** Every message of the chat, oldest first (ids grow with time). */
   messages(chatId: number): MessageView[] {
-    return (this.db.prepare('SELECT * FROM messages WHERE chat_id = ? ORDER BY id').all(chatId) as MessageRow[]).map(toMessage);
+    return (this.db.prepare('SELECT * FROM messages WHERE chat_id = ? ORDER BY id').all(chatId) as MessageRow[]).map(
+      toMessage,
+    );
   }
 
   message(id: number): MessageView | undefined {
@@ -265,15 +291,29 @@ function toSummary(row: ChatRow): ChatSummary {
   };
 }
 
-const SAMPLING_FIELDS: readonly (keyof SamplingSettings)[] = ['temperature', 'topK', 'topP', 'minP', 'repeatPenalty', 'seed', 'maxTokens'];
+const SAMPLING_FIELDS: readonly (keyof SamplingSettings)[] = [
+  'temperature',
+  'topK',
+  'topP',
+  'minP',
+  'repeatPenalty',
+  'seed',
+  'maxTokens',
+];
 
 /** The chat's sampling settings; JSON that does not parse, or lacks a field, is an error naming the row. */
 function readSampling(row: ChatRow): SamplingSettings {
   const value = parseJsonColumn<unknown>(row.sampling_json, { table: 'chats', id: row.id, column: 'sampling_json' });
-  const sampling = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  const missing = sampling && SAMPLING_FIELDS.find((f) => !(typeof sampling[f] === 'number' || (f === 'seed' && sampling[f] === null)));
+  const sampling =
+    typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  const missing =
+    sampling &&
+    SAMPLING_FIELDS.find((f) => !(typeof sampling[f] === 'number' || (f === 'seed' && sampling[f] === null)));
   const problem = sampling === null ? 'is not an object' : missing ? `lacks a number for ${missing}` : null;
-  if (problem) throw new CorruptRowError(`the database row chats ${row.id} has unusable sampling_json (it ${problem}); delete or fix that row`);
+  if (problem)
+    throw new CorruptRowError(
+      `the database row chats ${row.id} has unusable sampling_json (it ${problem}); delete or fix that row`,
+    );
   return sampling as unknown as SamplingSettings;
 }
 
@@ -282,14 +322,18 @@ function readPromptFormat(row: ChatRow): PromptFormat | null {
   const value = row.prompt_format;
   // Whether the model has a template is checked when the format is set; here only the name.
   if (value === null || promptFormatProblem(value, true) === null) return value as PromptFormat | null;
-  throw new CorruptRowError(`the database row chats ${row.id} has an unknown prompt_format ${JSON.stringify(value)}; delete or fix that row`);
+  throw new CorruptRowError(
+    `the database row chats ${row.id} has an unknown prompt_format ${JSON.stringify(value)}; delete or fix that row`,
+  );
 }
 
 /** The chat's context overflow policy; a value no Gufo writes is an error naming the row. */
 function readContextOverflow(row: ChatRow): ContextOverflow {
   const value = row.context_overflow;
   if ((CONTEXT_OVERFLOWS as readonly string[]).includes(value)) return value as ContextOverflow;
-  throw new CorruptRowError(`the database row chats ${row.id} has an unknown context_overflow ${JSON.stringify(value)}; delete or fix that row`);
+  throw new CorruptRowError(
+    `the database row chats ${row.id} has an unknown context_overflow ${JSON.stringify(value)}; delete or fix that row`,
+  );
 }
 
 /** The chat's tools as stored: none is NULL. */
@@ -301,7 +345,10 @@ function toolsJson(settings: StoredChatSettings): string | null {
 function readTools(row: ChatRow): { tools?: ChatFunctionTool[] } {
   const tools = parseJsonColumn<unknown>(row.tools_json, { table: 'chats', id: row.id, column: 'tools_json' });
   if (tools === null) return {};
-  if (!Array.isArray(tools)) throw new CorruptRowError(`the database row chats ${row.id} has unusable tools_json (it is not a list); delete or fix that row`);
+  if (!Array.isArray(tools))
+    throw new CorruptRowError(
+      `the database row chats ${row.id} has unusable tools_json (it is not a list); delete or fix that row`,
+    );
   return { tools: tools as ChatFunctionTool[] };
 }
 

@@ -81,7 +81,9 @@ export function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS, t
           const broken = db.pragma('foreign_key_check') as { table: string; rowid: number; parent: string }[];
           if (broken.length > 0) {
             const first = broken[0]!;
-            throw new StoreError(`migration ${migration.version} left ${broken.length} broken references (${first.table} row ${first.rowid} → ${first.parent})`);
+            throw new StoreError(
+              `migration ${migration.version} left ${broken.length} broken references (${first.table} row ${first.rowid} → ${first.parent})`,
+            );
           }
         }
         db.pragma(`user_version = ${migration.version}`);
@@ -133,7 +135,9 @@ function explain(path: string, err: unknown): Error {
   if (err instanceof StoreError) return err;
   const code = (err as { code?: string }).code;
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
-    return new StoreError(`${path} is locked by another process (is another Gufo running?); try again once it has closed`);
+    return new StoreError(
+      `${path} is locked by another process (is another Gufo running?); try again once it has closed`,
+    );
   }
   if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM') {
     return new StoreError(`${path} cannot be opened for writing (${(err as Error).message})`);

@@ -45,7 +45,12 @@ const UNFINISHED: readonly DownloadStatus[] = ['queued', 'running', 'paused', 'v
 export class DownloadStore {
   constructor(private readonly db: Db) {}
 
-  create(record: Pick<DownloadRecord, 'url' | 'fileName' | 'path' | 'partPath' | 'sha256' | 'sha256Source' | 'status' | 'ownerPid'>): DownloadRecord {
+  create(
+    record: Pick<
+      DownloadRecord,
+      'url' | 'fileName' | 'path' | 'partPath' | 'sha256' | 'sha256Source' | 'status' | 'ownerPid'
+    >,
+  ): DownloadRecord {
     const { id } = this.db
       .prepare(
         `INSERT INTO downloads (url, file_name, path, part_path, sha256, sha256_source, status, owner_pid)
@@ -79,7 +84,9 @@ export class DownloadStore {
     const keys = Object.keys(patch) as (keyof Patch)[];
     if (keys.length > 0) {
       const sets = keys.map((key) => `${COLUMNS[key]} = @${key}`).join(', ');
-      this.db.prepare(`UPDATE downloads SET ${sets}, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = @id`).run({ ...patch, id });
+      this.db
+        .prepare(`UPDATE downloads SET ${sets}, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = @id`)
+        .run({ ...patch, id });
     }
     return this.get(id)!;
   }
@@ -94,7 +101,10 @@ export class DownloadStore {
    */
   recover(isRunning: (pid: number) => boolean): void {
     for (const d of this.list()) {
-      if ((d.status === 'queued' || d.status === 'running' || d.status === 'verifying') && (d.ownerPid === null || !isRunning(d.ownerPid))) {
+      if (
+        (d.status === 'queued' || d.status === 'running' || d.status === 'verifying') &&
+        (d.ownerPid === null || !isRunning(d.ownerPid))
+      ) {
         this.update(d.id, { status: 'paused', ownerPid: null });
       }
     }

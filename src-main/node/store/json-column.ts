@@ -6,11 +6,16 @@ export class CorruptRowError extends Error {
   override readonly name = 'CorruptRowError';
 }
 
-export function parseJsonColumn<T>(text: string | null, where: { table: string; id: number | string; column: string }): T | null {
+export function parseJsonColumn<T>(
+  text: string | null,
+  where: { table: string; id: number | string; column: string },
+): T | null {
   if (text === null) return null;
   try {
     return JSON.parse(text) as T;
   } catch {
-    throw new CorruptRowError(`the database row ${where.table} ${where.id} has unreadable ${where.column} (not JSON); delete or fix that row`);
+    throw new CorruptRowError(
+      `the database row ${where.table} ${where.id} has unreadable ${where.column} (not JSON); delete or fix that row`,
+    );
   }
 }

@@ -143,10 +143,15 @@ export class ModelStore {
    */
   mergeCopies(): ModelEntry[] {
     const groups = this.db
-      .prepare('SELECT sha256, bytes, group_concat(id) AS ids FROM models WHERE sha256 IS NOT NULL GROUP BY sha256, bytes, parts HAVING count(*) > 1')
+      .prepare(
+        'SELECT sha256, bytes, group_concat(id) AS ids FROM models WHERE sha256 IS NOT NULL GROUP BY sha256, bytes, parts HAVING count(*) > 1',
+      )
       .all() as { ids: string }[];
     return groups.map(({ ids }) => {
-      const [keep, ...others] = ids.split(',').map(Number).sort((a, b) => a - b) as [number, ...number[]];
+      const [keep, ...others] = ids
+        .split(',')
+        .map(Number)
+        .sort((a, b) => a - b) as [number, ...number[]];
       this.db.transaction(() => {
         for (const other of others) this.#mergeInto(keep, other);
       })();
@@ -156,7 +161,9 @@ export class ModelStore {
 
   /** Readable files whose hash is not known yet, smallest first (so quick ones are done first). */
   needingHash(): ModelEntry[] {
-    const rows = this.db.prepare('SELECT * FROM models WHERE sha256 IS NULL AND error IS NULL ORDER BY bytes, id').all() as ModelRow[];
+    const rows = this.db
+      .prepare('SELECT * FROM models WHERE sha256 IS NULL AND error IS NULL ORDER BY bytes, id')
+      .all() as ModelRow[];
     return this.#entries(rows);
   }
 
@@ -206,7 +213,9 @@ export class ModelStore {
   }
 
   #locationsOf(modelId: number): LocationRow[] {
-    return this.db.prepare('SELECT * FROM model_locations WHERE model_id = ? ORDER BY path').all(modelId) as LocationRow[];
+    return this.db
+      .prepare('SELECT * FROM model_locations WHERE model_id = ? ORDER BY path')
+      .all(modelId) as LocationRow[];
   }
 
   #insert(record: ModelFileRecord): ModelEntry {
@@ -267,8 +276,12 @@ export class ModelStore {
     // Every column that refers to a model, whichever feature's table holds it.
     const tables = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
     for (const table of tables) {
-      const keys = this.db.prepare('SELECT "from" FROM pragma_foreign_key_list(?) WHERE "table" = ?').pluck().all(table, 'models') as string[];
-      for (const column of keys) this.db.prepare(`UPDATE "${table}" SET "${column}" = ? WHERE "${column}" = ?`).run(keep, other);
+      const keys = this.db
+        .prepare('SELECT "from" FROM pragma_foreign_key_list(?) WHERE "table" = ?')
+        .pluck()
+        .all(table, 'models') as string[];
+      for (const column of keys)
+        this.db.prepare(`UPDATE "${table}" SET "${column}" = ? WHERE "${column}" = ?`).run(keep, other);
     }
     this.delete(other);
   }
@@ -321,7 +334,13 @@ function toLocation(row: LocationRow): ModelLocation {
 }
 
 function toKnownLocation(row: LocationRow): KnownLocation {
-  return { ...toLocation(row), modelId: row.model_id, fileName: row.file_name, bytes: row.bytes, mtimeMs: row.mtime_ms };
+  return {
+    ...toLocation(row),
+    modelId: row.model_id,
+    fileName: row.file_name,
+    bytes: row.bytes,
+    mtimeMs: row.mtime_ms,
+  };
 }
 
 function toEntry(row: ModelRow, locations: LocationRow[]): ModelEntry {

@@ -25,18 +25,30 @@ export class QualityPredictionStore {
 
   get({ sha256, imatrixSha256 }: PredictionKey): StoredPrediction | null {
     const row = this.db
-      .prepare('SELECT types_json, tensors_json, created_at FROM quality_predictions WHERE sha256 = ? AND imatrix_sha256 = ?')
+      .prepare(
+        'SELECT types_json, tensors_json, created_at FROM quality_predictions WHERE sha256 = ? AND imatrix_sha256 = ?',
+      )
       .get(sha256, imatrixSha256 ?? '') as { types_json: string; tensors_json: string; created_at: string } | undefined;
     if (!row) return null;
     const id = `${sha256}${imatrixSha256 ? ` with imatrix ${imatrixSha256}` : ''}`;
-    const types = parseJsonColumn<StoredPrediction['types']>(row.types_json, { table: 'quality_predictions', id, column: 'types_json' })!;
-    const tensors = parseJsonColumn<PlanMeasurements>(row.tensors_json, { table: 'quality_predictions', id, column: 'tensors_json' })!;
+    const types = parseJsonColumn<StoredPrediction['types']>(row.types_json, {
+      table: 'quality_predictions',
+      id,
+      column: 'types_json',
+    })!;
+    const tensors = parseJsonColumn<PlanMeasurements>(row.tensors_json, {
+      table: 'quality_predictions',
+      id,
+      column: 'tensors_json',
+    })!;
     return { types, tensors, createdAt: row.created_at };
   }
 
   put(key: PredictionKey, types: StoredPrediction['types'], tensors: PlanMeasurements): StoredPrediction {
     this.db
-      .prepare('INSERT OR REPLACE INTO quality_predictions (sha256, imatrix_sha256, types_json, tensors_json) VALUES (?, ?, ?, ?)')
+      .prepare(
+        'INSERT OR REPLACE INTO quality_predictions (sha256, imatrix_sha256, types_json, tensors_json) VALUES (?, ?, ?, ?)',
+      )
       .run(key.sha256, key.imatrixSha256 ?? '', JSON.stringify(types), JSON.stringify(tensors));
     return this.get(key)!;
   }

@@ -64,7 +64,9 @@ export class QualityReportStore {
     if (query.modelId !== undefined) where.push('(base_model_id = @modelId OR quant_model_id = @modelId)');
     if (query.exportId !== undefined) where.push('export_id = @exportId');
     const rows = this.db
-      .prepare(`SELECT * FROM quality_reports ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC`)
+      .prepare(
+        `SELECT * FROM quality_reports ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC`,
+      )
       .all({ modelId: query.modelId, exportId: query.exportId }) as QualityReportRow[];
     return rows.map(toReport);
   }

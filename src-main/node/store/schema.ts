@@ -269,7 +269,8 @@ export const MIGRATIONS: readonly Migration[] = [
     up(db) {
       db.exec(V2);
       const rename = db.prepare('UPDATE model_locations SET file_name = ? WHERE path = ?');
-      for (const { path } of db.prepare('SELECT path FROM model_locations').all() as { path: string }[]) rename.run(basename(path), path);
+      for (const { path } of db.prepare('SELECT path FROM model_locations').all() as { path: string }[])
+        rename.run(basename(path), path);
     },
   },
   {
@@ -279,10 +280,13 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
-    summary: 'models are named from where they are (file name, Ollama name:tag, Hugging Face org/repo/file), not general.name',
+    summary:
+      'models are named from where they are (file name, Ollama name:tag, Hugging Face org/repo/file), not general.name',
     up(db) {
       const rename = db.prepare('UPDATE models SET name = ? WHERE id = ?');
-      const rows = db.prepare('SELECT m.id, l.label, l.file_name FROM models m JOIN model_locations l ON l.path = m.path').all() as { id: number; label: string | null; file_name: string }[];
+      const rows = db
+        .prepare('SELECT m.id, l.label, l.file_name FROM models m JOIN model_locations l ON l.path = m.path')
+        .all() as { id: number; label: string | null; file_name: string }[];
       for (const row of rows) rename.run(modelName(row), row.id);
     },
   },
@@ -305,7 +309,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 7,
-    summary: 'predicted quality also per importance matrix, with the per-tensor measurements a custom recipe is predicted from',
+    summary:
+      'predicted quality also per importance matrix, with the per-tensor measurements a custom recipe is predicted from',
     // A cache: the old rows lack the per-tensor figures, so they are dropped and measured again.
     up: (db) =>
       db.exec(`DROP TABLE quality_predictions;

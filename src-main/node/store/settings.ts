@@ -1,6 +1,13 @@
 /** App settings: one row per key, values as JSON, defaults for what was never set. */
 import { isIP } from 'node:net';
-import { API_KEY_CHARS, CONTEXT_TOKENS, GPU_MEMORY_BUDGET_MAX_GIB, type OpenAiServerSettings, type Settings, type Theme } from '../../../src-preload/api';
+import {
+  API_KEY_CHARS,
+  CONTEXT_TOKENS,
+  GPU_MEMORY_BUDGET_MAX_GIB,
+  type OpenAiServerSettings,
+  type Settings,
+  type Theme,
+} from '../../../src-preload/api';
 import type { Db } from './database';
 import { parseJsonColumn } from './json-column';
 
@@ -32,7 +39,8 @@ const contextTokens = (v: unknown) =>
 
 const VALIDATORS: Validators<Settings> = {
   theme: (v) => (THEMES.includes(v as Theme) ? null : `must be one of ${THEMES.join(', ')}`),
-  modelDirs: (v) => (Array.isArray(v) && v.every((d) => typeof d === 'string' && d !== '') ? null : 'must be a list of folder paths'),
+  modelDirs: (v) =>
+    Array.isArray(v) && v.every((d) => typeof d === 'string' && d !== '') ? null : 'must be a list of folder paths',
   defaultContext: contextTokens,
   exportDir: (v) => (v === null || (typeof v === 'string' && v !== '') ? null : 'must be a folder path or null'),
   gpuMemoryBudgetGiB: (v) =>
@@ -43,11 +51,21 @@ const VALIDATORS: Validators<Settings> = {
 
 const OPENAI_SERVER_VALIDATORS: Validators<OpenAiServerSettings> = {
   enabled: (v) => (typeof v === 'boolean' ? null : 'must be true or false'),
-  host: (v) => (v === 'localhost' || (typeof v === 'string' && isIP(v) !== 0) ? null : 'must be an IP address (such as 127.0.0.1) or "localhost"'),
-  port: (v) => (Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 ? null : 'must be a whole number from 0 (any free port) to 65535'),
+  host: (v) =>
+    v === 'localhost' || (typeof v === 'string' && isIP(v) !== 0)
+      ? null
+      : 'must be an IP address (such as 127.0.0.1) or "localhost"',
+  port: (v) =>
+    Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535
+      ? null
+      : 'must be a whole number from 0 (any free port) to 65535',
   // It travels in an HTTP header: printable ASCII without spaces.
   apiKey: (v) =>
-    v === null || (typeof v === 'string' && /^[\x21-\x7e]*$/.test(v) && v.length >= API_KEY_CHARS.min && v.length <= API_KEY_CHARS.max)
+    v === null ||
+    (typeof v === 'string' &&
+      /^[\x21-\x7e]*$/.test(v) &&
+      v.length >= API_KEY_CHARS.min &&
+      v.length <= API_KEY_CHARS.max)
       ? null
       : `must be null (no key) or ${API_KEY_CHARS.min} to ${API_KEY_CHARS.max} printable characters without spaces`,
   contextSize: contextTokens,
@@ -62,7 +80,10 @@ const OPENAI_SERVER_STORED: Partial<Validators<OpenAiServerSettings>> = {
 };
 
 /** What is wrong with `value` for an OpenAI-server setting, or null (for command-line options that set the same things). */
-export function openAiServerSettingProblem<K extends keyof OpenAiServerSettings>(field: K, value: unknown): string | null {
+export function openAiServerSettingProblem<K extends keyof OpenAiServerSettings>(
+  field: K,
+  value: unknown,
+): string | null {
   return OPENAI_SERVER_VALIDATORS[field](value);
 }
 
@@ -105,7 +126,9 @@ export class SettingsGroup<T extends object> {
   update(patch: Partial<T>): T {
     this.check(patch);
     const entries = Object.entries(patch);
-    const put = this.db.prepare('INSERT INTO settings (key, value_json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value_json = excluded.value_json');
+    const put = this.db.prepare(
+      'INSERT INTO settings (key, value_json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value_json = excluded.value_json',
+    );
     this.db.transaction(() => {
       for (const [field, value] of entries) put.run(this.prefix + field, JSON.stringify(value));
     })();
@@ -120,7 +143,13 @@ export class SettingsStore {
 
   constructor(db: Db) {
     this.#app = new SettingsGroup(db, '', DEFAULT_SETTINGS, VALIDATORS);
-    this.openAiServer = new SettingsGroup(db, 'openAiServer.', DEFAULT_OPENAI_SERVER_SETTINGS, OPENAI_SERVER_VALIDATORS, OPENAI_SERVER_STORED);
+    this.openAiServer = new SettingsGroup(
+      db,
+      'openAiServer.',
+      DEFAULT_OPENAI_SERVER_SETTINGS,
+      OPENAI_SERVER_VALIDATORS,
+      OPENAI_SERVER_STORED,
+    );
   }
 
   get(): Settings {

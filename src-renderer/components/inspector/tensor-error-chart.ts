@@ -51,7 +51,13 @@ export function layerRoleMatrix(c: TensorErrorComparison): LayerRoleMatrix {
   const inBlocks = c.tensors.filter((t) => t.layer !== null);
   const roles = c.byRole.map((r) => r.role).filter((role) => inBlocks.some((t) => t.role === role));
   const layers = c.byLayer.flatMap((g) => (g.layer === null ? [] : [g.layer]));
-  return { roles, rows: layers.map((layer) => ({ layer, cells: roles.map((role) => inBlocks.find((t) => t.layer === layer && t.role === role) ?? null) })) };
+  return {
+    roles,
+    rows: layers.map((layer) => ({
+      layer,
+      cells: roles.map((role) => inBlocks.find((t) => t.layer === layer && t.role === role) ?? null),
+    })),
+  };
 }
 
 /** "–" for a figure without a finite value: SNR of an unchanged tensor is unbounded. */

@@ -26,7 +26,8 @@ export function validates(value: unknown, schema: Schema, root: Schema = schema)
     for (const [k, v] of Object.entries(value)) {
       if (k in props) {
         if (!validates(v, props[k]!, root)) return false;
-      } else if (s.additionalProperties !== undefined && !validates(v, s.additionalProperties as Schema, root)) return false;
+      } else if (s.additionalProperties !== undefined && !validates(v, s.additionalProperties as Schema, root))
+        return false;
     }
   }
   if (Array.isArray(value)) {
@@ -76,7 +77,10 @@ export function randomJsonText(rng: Rng, depth = 3, level = 0): string {
       const n = depth > 0 ? rng.int(4) : 0;
       const keys = new Set<string>();
       while (keys.size < n) keys.add(randomStringValue(rng));
-      const members = [...keys].map((k) => `${ws(inner)}${randomStringText(rng, k)}${ws(inner)}:${ws(inner)}${randomJsonText(rng, depth - 1, inner)}${ws(inner)}`);
+      const members = [...keys].map(
+        (k) =>
+          `${ws(inner)}${randomStringText(rng, k)}${ws(inner)}:${ws(inner)}${randomJsonText(rng, depth - 1, inner)}${ws(inner)}`,
+      );
       return `${level === 0 ? ws(0) : ''}{${members.length ? members.join(',') : ws(inner)}}`;
     }
     case 1: {
@@ -145,7 +149,25 @@ export function duplicateKeys(text: string): boolean {
   return false;
 }
 
-const CHARS = ['a', 'b', 'z', ' ', '"', '\\', '/', '\n', '\t', '\u0001', 'é', 'ß', '€', '中', '😀', '\u2028', '\u{10FFFF}'];
+const CHARS = [
+  'a',
+  'b',
+  'z',
+  ' ',
+  '"',
+  '\\',
+  '/',
+  '\n',
+  '\t',
+  '\u0001',
+  'é',
+  'ß',
+  '€',
+  '中',
+  '😀',
+  '\u2028',
+  '\u{10FFFF}',
+];
 
 export function randomStringValue(rng: Rng): string {
   return Array.from({ length: rng.int(6) }, () => CHARS[rng.int(CHARS.length)]).join('');
@@ -158,7 +180,12 @@ export function randomStringText(rng: Rng, s: string): string {
     const plain = JSON.stringify(ch).slice(1, -1);
     const code = ch.codePointAt(0)!;
     const u = (c: number) => `\\u${c.toString(16).padStart(4, '0')}`;
-    const escaped = code > 0xffff ? u(0xd800 + ((code - 0x10000) >> 10)) + u(0xdc00 + ((code - 0x10000) & 0x3ff)) : ch === '/' ? '\\/' : u(code);
+    const escaped =
+      code > 0xffff
+        ? u(0xd800 + ((code - 0x10000) >> 10)) + u(0xdc00 + ((code - 0x10000) & 0x3ff))
+        : ch === '/'
+          ? '\\/'
+          : u(code);
     out += plain.startsWith('\\') || rng.next() < 0.7 ? plain : escaped;
   }
   return out + '"';
@@ -192,7 +219,9 @@ export function parseBytes(bytes: Uint8Array): { value: unknown } | undefined {
 
 /** Bytes tried first when finishing a document: closers, then what opens the shortest values; then every other byte but whitespace (never needed). */
 const FINISHERS = [...'"}]0:,nulrsa1-.eE+\\[{'].map((c) => c.charCodeAt(0)).concat([0x80, 0x90, 0xa0]);
-const BYTE_ORDER = [...new Set([...FINISHERS, ...Array(256).keys()])].filter((b) => ![0x20, 0x09, 0x0a, 0x0d].includes(b));
+const BYTE_ORDER = [...new Set([...FINISHERS, ...Array(256).keys()])].filter(
+  (b) => ![0x20, 0x09, 0x0a, 0x0d].includes(b),
+);
 
 /**
  * A beam search, shortest first, for bytes that finish a document from `state`, using the matcher's

@@ -6,7 +6,13 @@
  * something JSON.parse reads).
  */
 import { describe, expect, it } from 'vitest';
-import { advance, isComplete, matchBytes, start, type MatchState } from '../../../src-main/core/constrained/json-matcher';
+import {
+  advance,
+  isComplete,
+  matchBytes,
+  start,
+  type MatchState,
+} from '../../../src-main/core/constrained/json-matcher';
 import { ANY_OBJECT, ANY_VALUE } from '../../../src-main/core/constrained/json-schema';
 import { mulberry32, type Rng } from '../../support/random';
 import { duplicateKeys, excessiveWhitespace, findCompletion, parseBytes, randomJsonText, utf8 } from './json-check';
@@ -29,7 +35,9 @@ const accepts = (state: MatchState, bytes: Uint8Array) => {
 
 function mutate(rng: Rng, bytes: Uint8Array): Uint8Array {
   const out = [...bytes];
-  const alphabet = [...'{}[]",:0123456789-+.eEtrufalsn \n\r\t\\/bu'].map((c) => c.charCodeAt(0)).concat([0x01, 0x7f, 0x80, 0xbf, 0xc0, 0xc3, 0xe0, 0xed, 0xf0, 0xf4, 0xf5, 0xff]);
+  const alphabet = [...'{}[]",:0123456789-+.eEtrufalsn \n\r\t\\/bu']
+    .map((c) => c.charCodeAt(0))
+    .concat([0x01, 0x7f, 0x80, 0xbf, 0xc0, 0xc3, 0xe0, 0xed, 0xf0, 0xf4, 0xf5, 0xff]);
   for (let m = 1 + rng.int(3); m > 0; m--) {
     const i = rng.int(out.length + 1);
     const b = alphabet[rng.int(alphabet.length)]!;
@@ -56,7 +64,16 @@ describe('JSON matcher', () => {
   });
 
   it('accepts any JSON value inside, numbers and literals at the top level too', () => {
-    for (const text of ['0', '-0.5e+10', '12', '"a\\u00e9\\ud83d\\ude00"', 'true', 'null', ' [ {"a" : [1, 2.5, "x"]} ]', '{"":{}}']) {
+    for (const text of [
+      '0',
+      '-0.5e+10',
+      '12',
+      '"a\\u00e9\\ud83d\\ude00"',
+      'true',
+      'null',
+      ' [ {"a" : [1, 2.5, "x"]} ]',
+      '{"":{}}',
+    ]) {
       expect(accepts(start(ANY_VALUE), utf8(text)), text).toBe(true);
     }
     // "12" is whole, and may still go on.
@@ -75,7 +92,9 @@ describe('JSON matcher', () => {
       const text = new TextDecoder().decode(bytes);
       const { taken, state } = run(start(ANY_VALUE), bytes);
       const whole = taken === bytes.length && isComplete(state);
-      expect(whole, JSON.stringify(text)).toBe(json !== undefined && !excessiveWhitespace(text) && !duplicateKeys(text));
+      expect(whole, JSON.stringify(text)).toBe(
+        json !== undefined && !excessiveWhitespace(text) && !duplicateKeys(text),
+      );
       if (json) parsed++;
       else rejected++;
       // What was taken can always be finished into a document JSON.parse reads.
@@ -118,7 +137,9 @@ describe('JSON matcher', () => {
   it('bounds free whitespace by depth, and takes nothing after the value', () => {
     const spaces = (n: number) => ' '.repeat(n);
     // One space or a line feed at the top; at depth 2, a line feed and up to 9 spaces.
-    expect(accepts(start(ANY_VALUE), utf8(`\n {"a":\n${spaces(5)}[\n${spaces(9)}1\n${spaces(5)}],\n "b": 2}`))).toBe(true);
+    expect(accepts(start(ANY_VALUE), utf8(`\n {"a":\n${spaces(5)}[\n${spaces(9)}1\n${spaces(5)}],\n "b": 2}`))).toBe(
+      true,
+    );
     expect(matchBytes(start(ANY_VALUE), utf8(`\n  {`))).toBeNull();
     expect(matchBytes(start(ANY_VALUE), utf8(`{"a":[${spaces(10)}`))).toBeNull();
     expect(matchBytes(start(ANY_VALUE), utf8(`{"a":[${spaces(9)}`))).not.toBeNull();
@@ -127,7 +148,8 @@ describe('JSON matcher', () => {
     expect(matchBytes(start(ANY_VALUE), utf8('{\r\n'))).toBeNull();
     // Pretty-printed JSON fits.
     const nested = { a: [1, { b: [true, { c: null }] }], d: 'x' };
-    for (const indent of [2, 4, '\t']) expect(accepts(start(ANY_OBJECT), utf8(JSON.stringify(nested, null, indent)))).toBe(true);
+    for (const indent of [2, 4, '\t'])
+      expect(accepts(start(ANY_OBJECT), utf8(JSON.stringify(nested, null, indent)))).toBe(true);
     // Spaces inside strings are text, not free whitespace.
     expect(accepts(start(ANY_OBJECT), utf8(`{"a":"${spaces(100)}"}`))).toBe(true);
     const done = matchBytes(start(ANY_OBJECT), utf8('{}'))!;

@@ -3,7 +3,12 @@
  * refuses one past its bounds with a SchemaError naming the bound, before it recurses.
  */
 import { describe, expect, it } from 'vitest';
-import { compileJsonSchema, MAX_SCHEMA_DEPTH, MAX_SCHEMA_VALUES, SchemaError } from '../../../src-main/core/constrained/json-schema';
+import {
+  compileJsonSchema,
+  MAX_SCHEMA_DEPTH,
+  MAX_SCHEMA_VALUES,
+  SchemaError,
+} from '../../../src-main/core/constrained/json-schema';
 
 /** `levels` objects, each the only property of the one around it. */
 function nestedSchema(levels: number): unknown {
@@ -29,7 +34,9 @@ describe('schema bounds', () => {
   it('counts arrays and enum values as levels too', () => {
     const deep = new RegExp(`more than ${MAX_SCHEMA_DEPTH} deep`);
     expect(() => compileJsonSchema({ enum: [JSON.parse('['.repeat(20_000) + ']'.repeat(20_000))] })).toThrow(deep);
-    expect(() => compileJsonSchema(JSON.parse('{"anyOf":['.repeat(3000) + '{"type":"null"}' + ']}'.repeat(3000)))).toThrow(deep);
+    expect(() =>
+      compileJsonSchema(JSON.parse('{"anyOf":['.repeat(3000) + '{"type":"null"}' + ']}'.repeat(3000))),
+    ).toThrow(deep);
   });
 
   it('compiles a schema at the depth limit, and refuses one level more', () => {

@@ -5,10 +5,25 @@
  * the subset are refused with their name and place.
  */
 import { describe, expect, it } from 'vitest';
-import { advance, isComplete, matchBytes, start, type MatchState } from '../../../src-main/core/constrained/json-matcher';
+import {
+  advance,
+  isComplete,
+  matchBytes,
+  start,
+  type MatchState,
+} from '../../../src-main/core/constrained/json-matcher';
 import { compileJsonSchema, SchemaError } from '../../../src-main/core/constrained/json-schema';
 import { mulberry32, type Rng } from '../../support/random';
-import { findCompletion, parseBytes, randomStringValue, resolve, schemaWords, utf8, validates, type Schema } from './json-check';
+import {
+  findCompletion,
+  parseBytes,
+  randomStringValue,
+  resolve,
+  schemaWords,
+  utf8,
+  validates,
+  type Schema,
+} from './json-check';
 
 const SCHEMAS: Record<string, Schema> = {
   answer: {
@@ -31,7 +46,10 @@ const SCHEMAS: Record<string, Schema> = {
     $defs: {
       node: {
         type: 'object',
-        properties: { value: { type: 'number' }, children: { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 2 } },
+        properties: {
+          value: { type: 'number' },
+          children: { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 2 },
+        },
         required: ['value'],
         additionalProperties: false,
       },
@@ -48,7 +66,12 @@ const SCHEMAS: Record<string, Schema> = {
   },
   keys: {
     type: 'object',
-    properties: { 'a"b/é': { type: 'boolean' }, x: { type: 'null' }, xy: { type: 'integer' }, 'x\ny': { const: [1, { b: 'c' }] } },
+    properties: {
+      'a"b/é': { type: 'boolean' },
+      x: { type: 'null' },
+      xy: { type: 'integer' },
+      'x\ny': { const: [1, { b: 'c' }] },
+    },
     additionalProperties: false,
   },
 };
@@ -67,14 +90,18 @@ function sample(rng: Rng, schema: Schema, root: Schema, depth = 0): unknown {
       const props = (s.properties ?? {}) as Record<string, Schema>;
       const required = (s.required ?? []) as string[];
       const out: Record<string, unknown> = {};
-      for (const [k, sub] of Object.entries(props)) if (required.includes(k) || (depth < 3 && rng.int(2) === 0)) out[k] = sample(rng, sub, root, depth + 1);
-      if (s.additionalProperties !== false && rng.int(3) === 0) out[`extra${rng.int(9)}`] = sample(rng, (s.additionalProperties as Schema) ?? true, root, depth + 1);
+      for (const [k, sub] of Object.entries(props))
+        if (required.includes(k) || (depth < 3 && rng.int(2) === 0)) out[k] = sample(rng, sub, root, depth + 1);
+      if (s.additionalProperties !== false && rng.int(3) === 0)
+        out[`extra${rng.int(9)}`] = sample(rng, (s.additionalProperties as Schema) ?? true, root, depth + 1);
       return shuffled(rng, out);
     }
     case 'array': {
       const min = (s.minItems as number) ?? 0;
       const max = Math.min((s.maxItems as number) ?? Infinity, depth < 3 ? min + 3 : min);
-      return Array.from({ length: min + rng.int(max - min + 1) }, () => sample(rng, (s.items as Schema) ?? true, root, depth + 1));
+      return Array.from({ length: min + rng.int(max - min + 1) }, () =>
+        sample(rng, (s.items as Schema) ?? true, root, depth + 1),
+      );
     }
     case 'string':
       return randomStringValue(rng);

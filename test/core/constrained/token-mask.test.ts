@@ -5,7 +5,11 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isComplete, matchBytes, start, type MatchState } from '../../../src-main/core/constrained/json-matcher';
-import { ConstrainedTokens, constraintGrammar, type JsonConstraint } from '../../../src-main/core/constrained/token-constraint';
+import {
+  ConstrainedTokens,
+  constraintGrammar,
+  type JsonConstraint,
+} from '../../../src-main/core/constrained/token-constraint';
 import { TokenTrie } from '../../../src-main/core/constrained/token-trie';
 import { createTokenizer, readVocab, type Tokenizer } from '../../../src-main/core/tokenizer/index';
 import { openGguf } from '../../../src-main/node/gguf-io';
@@ -64,7 +68,8 @@ for (const [label, path] of [
     });
 
     it('gives back each token’s bytes', () => {
-      for (const id of [0, 1, 2, 100, tokenizer.vocab.tokens.length - 1]) expect(trie.bytes(id)).toEqual(tokenizer.tokenToPiece(id));
+      for (const id of [0, 1, 2, 100, tokenizer.vocab.tokens.length - 1])
+        expect(trie.bytes(id)).toEqual(tokenizer.tokenToPiece(id));
     });
 
     for (const [constraint, text] of CASES) {

@@ -3,7 +3,12 @@ import { ggmlTypeByName } from '../../../src-main/core/ggml-types';
 import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/codec';
 import { encodeBF16, encodeF16, encodeF32 } from '../../../src-main/core/quants/float-encoders';
 import { decodeBF16, decodeF16 } from '../../../src-main/core/quants/float-types';
-import { f32BitsToBF16Bits, f32BitsToF16Bits, f32ToBF16Bits, f32ToF16Bits } from '../../../src-main/core/quants/half-encode';
+import {
+  f32BitsToBF16Bits,
+  f32BitsToF16Bits,
+  f32ToBF16Bits,
+  f32ToF16Bits,
+} from '../../../src-main/core/quants/half-encode';
 import { llamaQuantize } from '../../support/ggml-oracle';
 import { expectSameDecode } from '../../support/encoder-check';
 import { mulberry32 } from '../../support/random';
@@ -40,13 +45,40 @@ function boundaryBits(shift: 13 | 16): Uint32Array {
   } else {
     for (let h = 0; h < 0x8000; h++) {
       const base = (h << 16) >>> 0;
-      for (const d of [0, 1, half, half - 1, half + 1, 0xffff]) out.push((base + d) >>> 0, ((base + d) | 0x80000000) >>> 0);
+      for (const d of [0, 1, half, half - 1, half + 1, 0xffff])
+        out.push((base + d) >>> 0, ((base + d) | 0x80000000) >>> 0);
     }
   }
   out.push(
-    0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7f800001, 0xff800001, 0x7fbfffff, 0x7fffffff,
-    0xffffffff, 0x7fa00000, 0x7fc12345, 0x7f80ffff, 0x00000001, 0x007fffff, 0x80000001, 0x807fffff, 0x7f7fffff, 0xff7fffff,
-    0x477fe000, 0x477fefff, 0x477ff000, 0x477fffff, 0x47800000, 0x33000000, 0x33000001, 0x387fe000, 0x38800000,
+    0,
+    0x80000000,
+    0x7f800000,
+    0xff800000,
+    0x7fc00000,
+    0xffc00000,
+    0x7f800001,
+    0xff800001,
+    0x7fbfffff,
+    0x7fffffff,
+    0xffffffff,
+    0x7fa00000,
+    0x7fc12345,
+    0x7f80ffff,
+    0x00000001,
+    0x007fffff,
+    0x80000001,
+    0x807fffff,
+    0x7f7fffff,
+    0xff7fffff,
+    0x477fe000,
+    0x477fefff,
+    0x477ff000,
+    0x477fffff,
+    0x47800000,
+    0x33000000,
+    0x33000001,
+    0x387fe000,
+    0x38800000,
   );
   return Uint32Array.from(out);
 }
@@ -84,7 +116,9 @@ describe.each(CASES)('%s encoder', (name, encode, decode, shift, fromBitsScalar,
         for (let i = 0; i < theirs.length; i += 2) {
           if (ours[i] !== theirs[i] || ours[i + 1] !== theirs[i + 1]) {
             const h = (a: Uint8Array) => hex(a[i]! | (a[i + 1]! << 8));
-            expect.fail(`${name} (dst offset ${offset}): f32 ${hex(bits[i >> 1]!)} gives ${h(ours)} here, ${h(theirs)} in llama.cpp`);
+            expect.fail(
+              `${name} (dst offset ${offset}): f32 ${hex(bits[i >> 1]!)} gives ${h(ours)} here, ${h(theirs)} in llama.cpp`,
+            );
           }
         }
         expect(big[offset + theirs.length], 'wrote past its destination').toBe(0xa5);

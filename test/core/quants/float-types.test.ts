@@ -17,7 +17,8 @@ function all16(): Uint8Array {
 
 describe('plain float types decode bit-exactly like llama.cpp', () => {
   it('F16: all 65536 bit patterns (subnormals, infinities, NaN payloads) match ggml_fp16_to_fp32_row, at every alignment', () => {
-    for (const offset of [0, 1, 2, 3]) expectBitExact('F16', decodeF16, all16(), 65536, { offset, label: `offset ${offset}` });
+    for (const offset of [0, 1, 2, 3])
+      expectBitExact('F16', decodeF16, all16(), 65536, { offset, label: `offset ${offset}` });
     const out = expectBitExact('F16', decodeF16, all16(), 65536);
     expect(Number.isNaN(out[0x7c01])).toBe(true);
     expect(out[0x7c00]).toBe(Infinity);
@@ -29,14 +30,18 @@ describe('plain float types decode bit-exactly like llama.cpp', () => {
     const one = ggml.fn('float ggml_fp16_to_fp32(uint16_t x)');
     for (let h = 0; h < 65536; h += 7) {
       const theirs = one(h) as number;
-      expect(Object.is(f16ToF32(h), theirs) || (Number.isNaN(theirs) && Number.isNaN(f16ToF32(h))), `f16 0x${h.toString(16)}`).toBe(true);
+      expect(
+        Object.is(f16ToF32(h), theirs) || (Number.isNaN(theirs) && Number.isNaN(f16ToF32(h))),
+        `f16 0x${h.toString(16)}`,
+      ).toBe(true);
     }
   });
 
   it('F16: values written by llama.cpp, unaligned', () => expectBitExactOnQuantized('F16', decodeF16));
 
   it('BF16: all 65536 bit patterns match ggml_bf16_to_fp32_row, at every alignment', () => {
-    for (const offset of [0, 1, 2, 3]) expectBitExact('BF16', decodeBF16, all16(), 65536, { offset, label: `offset ${offset}` });
+    for (const offset of [0, 1, 2, 3])
+      expectBitExact('BF16', decodeBF16, all16(), 65536, { offset, label: `offset ${offset}` });
     expect(bf16ToF32(0x3f80)).toBe(1);
     expect(Object.is(bf16ToF32(0x8000), -0)).toBe(true);
   });

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMXFP4, decodeNVFP4 } from '../../../src-main/core/quants/fp4-quants';
 import { e8m0ToF32Half, ue4m3ToF32 } from '../../../src-main/core/quants/half';
-import { expectBitExact, expectBitExactOnQuantized, expectBitExactOnRandom, expectDecoderContract, typeOf } from '../../support/decoder-check';
+import {
+  expectBitExact,
+  expectBitExactOnQuantized,
+  expectBitExactOnRandom,
+  expectDecoderContract,
+  typeOf,
+} from '../../support/decoder-check';
 
 /** One block per scale byte value, its codes covering all 16 FP4 values. */
 function everyScale(typeName: string, scaleBytes: number): Uint8Array {
@@ -10,7 +16,7 @@ function everyScale(typeName: string, scaleBytes: number): Uint8Array {
   for (let s = 0; s < 256; s++) {
     const o = s * t.typeSize;
     bytes.fill(s, o, o + scaleBytes);
-    for (let j = scaleBytes; j < t.typeSize; j++) bytes[o + j] = ((j * 7) & 15) | ((j * 3 + 5) & 15) << 4;
+    for (let j = scaleBytes; j < t.typeSize; j++) bytes[o + j] = ((j * 7) & 15) | (((j * 3 + 5) & 15) << 4);
   }
   return bytes;
 }

@@ -2,11 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { ggmlTypeByName, type GgmlTypeName } from '../../../src-main/core/ggml-types';
 import { decoderFor } from '../../../src-main/core/quants/decoders';
 import { encoderFor } from '../../../src-main/core/quants/encoders';
-import { IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID } from '../../../src-main/core/quants/iq-tables';
+import {
+  IQ1S_GRID,
+  IQ2S_GRID,
+  IQ2XS_GRID,
+  IQ2XXS_GRID,
+  IQ3S_GRID,
+  IQ3XXS_GRID,
+} from '../../../src-main/core/quants/iq-tables';
 
 // Each test file gets its own module instances: nothing else here has used a grid before.
 const GRIDS = { IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID };
-const built = () => Object.entries(GRIDS).filter(([, g]) => g.built).map(([name]) => name);
+const built = () =>
+  Object.entries(GRIDS)
+    .filter(([, g]) => g.built)
+    .map(([name]) => name);
 
 function roundTrip(name: GgmlTypeName): void {
   const type = ggmlTypeByName(name)!;

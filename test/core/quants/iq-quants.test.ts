@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { BlockDecoder } from '../../../src-main/core/quants/codec';
 import {
-  decodeIQ1_M, decodeIQ1_S, decodeIQ2_S, decodeIQ2_XS, decodeIQ2_XXS, decodeIQ3_S, decodeIQ3_XXS, decodeIQ4_NL, decodeIQ4_XS,
+  decodeIQ1_M,
+  decodeIQ1_S,
+  decodeIQ2_S,
+  decodeIQ2_XS,
+  decodeIQ2_XXS,
+  decodeIQ3_S,
+  decodeIQ3_XXS,
+  decodeIQ4_NL,
+  decodeIQ4_XS,
 } from '../../../src-main/core/quants/iq-quants';
 import { expectBitExact, expectBitExactOnQuantized, randomBlocks, saneF16, typeOf } from '../../support/decoder-check';
 import { llamaQuantize } from '../../support/ggml-oracle';
@@ -69,7 +77,8 @@ describe('IQ quants decode bit-exactly like llama.cpp', () => {
         seed: 4321,
         rows: 4,
         rowLength: 512,
-        quantize: (data, rows, rowLength) => llamaQuantize(type.id, data, rows, rowLength, imatrix(rowLength, rows * 7 + rowLength)),
+        quantize: (data, rows, rowLength) =>
+          llamaQuantize(type.id, data, rows, rowLength, imatrix(rowLength, rows * 7 + rowLength)),
       });
     });
 
@@ -83,7 +92,8 @@ describe('IQ quants decode bit-exactly like llama.cpp', () => {
           seed: 1234,
           rows: 3,
           rowLength: 768,
-          quantize: (data, rows, rowLength) => llamaQuantize(type.id, data, rows, rowLength, new Float32Array(rowLength).fill(1)),
+          quantize: (data, rows, rowLength) =>
+            llamaQuantize(type.id, data, rows, rowLength, new Float32Array(rowLength).fill(1)),
         });
       });
     }
@@ -96,7 +106,9 @@ describe('IQ quants decode bit-exactly like llama.cpp', () => {
     });
 
     it(`${c.name}: edge scales (±0, subnormals, largest finite, ±infinity, NaNs with payloads)`, () => {
-      const scales = [0x0000, 0x8000, 0x0001, 0x83ff, 0x0400, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe55, 0xffff];
+      const scales = [
+        0x0000, 0x8000, 0x0001, 0x83ff, 0x0400, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe55, 0xffff,
+      ];
       const per = 8;
       const blocks = scales.length * per;
       const bytes = randomCaseBlocks(c, blocks, 7 + type.id);
@@ -121,7 +133,10 @@ describe('IQ quants decode bit-exactly like llama.cpp', () => {
       const bytes = randomCaseBlocks(c, 3, 5);
       const dst = new Float32Array(3 * type.blockSize).fill(42);
       c.decode(bytes, dst, 2);
-      expect(dst.subarray(2 * type.blockSize).every((v) => v === 42), c.name).toBe(true);
+      expect(
+        dst.subarray(2 * type.blockSize).every((v) => v === 42),
+        c.name,
+      ).toBe(true);
       expect(() => c.decode(bytes.subarray(0, 3 * type.typeSize - 1), dst, 3), c.name).toThrow(RangeError);
       expect(() => c.decode(bytes, dst.subarray(1), 3), c.name).toThrow(RangeError);
     }

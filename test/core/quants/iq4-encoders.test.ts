@@ -4,7 +4,12 @@ import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/cod
 import { encodeIQ4_NL, encodeIQ4_XS } from '../../../src-main/core/quants/iq4-encoders';
 import { decodeIQ4_NL, decodeIQ4_XS } from '../../../src-main/core/quants/iq-quants';
 import {
-  itMatchesLlama, itMatchesLlamaOnEdgeCases, itMatchesLlamaOnNonFinite, itMatchesLlamaOnTies, storiesMatrices, STORIES_TENSORS,
+  itMatchesLlama,
+  itMatchesLlamaOnEdgeCases,
+  itMatchesLlamaOnNonFinite,
+  itMatchesLlamaOnTies,
+  storiesMatrices,
+  STORIES_TENSORS,
   syntheticMatrices,
 } from '../../support/encoder-check';
 

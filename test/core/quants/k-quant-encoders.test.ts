@@ -7,10 +7,21 @@
 import { describe, expect, it } from 'vitest';
 import { ggmlTypeByName } from '../../../src-main/core/ggml-types';
 import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/codec';
-import { encodeQ2_K, encodeQ3_K, encodeQ4_K, encodeQ5_K, encodeQ6_K } from '../../../src-main/core/quants/k-quant-encoders';
+import {
+  encodeQ2_K,
+  encodeQ3_K,
+  encodeQ4_K,
+  encodeQ5_K,
+  encodeQ6_K,
+} from '../../../src-main/core/quants/k-quant-encoders';
 import { decodeQ2_K, decodeQ3_K, decodeQ4_K, decodeQ5_K, decodeQ6_K } from '../../../src-main/core/quants/k-quants';
 import {
-  itMatchesLlama, itMatchesLlamaOnEdgeCases, itMatchesLlamaOnNonFinite, storiesMatrices, STORIES_TENSORS, syntheticMatrices,
+  itMatchesLlama,
+  itMatchesLlamaOnEdgeCases,
+  itMatchesLlamaOnNonFinite,
+  storiesMatrices,
+  STORIES_TENSORS,
+  syntheticMatrices,
   type TestMatrix,
 } from '../../support/encoder-check';
 import { mulberry32, randomF32 } from '../../support/random';
@@ -60,7 +71,9 @@ describe.each(TYPES)('%s encoder', (name, encode, decode) => {
       for (let r = 0; r < rows; r++) {
         const one = new Uint8Array(rowBytes);
         encode(src.subarray(r * rowLength, (r + 1) * rowLength), one, 1, rowLength, im);
-        expect(one, `row ${r}, ${im ? 'imatrix' : 'no imatrix'}`).toEqual(all.subarray(r * rowBytes, (r + 1) * rowBytes));
+        expect(one, `row ${r}, ${im ? 'imatrix' : 'no imatrix'}`).toEqual(
+          all.subarray(r * rowBytes, (r + 1) * rowBytes),
+        );
       }
     }
   });

@@ -1,7 +1,20 @@
 import { describe, it } from 'vitest';
-import { decodeQ2_K, decodeQ3_K, decodeQ4_K, decodeQ5_K, decodeQ6_K, decodeQ8_K } from '../../../src-main/core/quants/k-quants';
+import {
+  decodeQ2_K,
+  decodeQ3_K,
+  decodeQ4_K,
+  decodeQ5_K,
+  decodeQ6_K,
+  decodeQ8_K,
+} from '../../../src-main/core/quants/k-quants';
 import type { BlockDecoder } from '../../../src-main/core/quants/codec';
-import { expectBitExactOnQuantized, expectBitExactOnRandom, expectDecoderContract, typeOf, type ScaleField } from '../../support/decoder-check';
+import {
+  expectBitExactOnQuantized,
+  expectBitExactOnRandom,
+  expectDecoderContract,
+  typeOf,
+  type ScaleField,
+} from '../../support/decoder-check';
 import { ggml } from '../../support/ggml-oracle';
 
 const f16 = (at: number): ScaleField => ({ at, kind: 'f16' });
@@ -9,7 +22,7 @@ const f16 = (at: number): ScaleField => ({ at, kind: 'f16' });
 /** ggml_quantize_chunk refuses Q8_K (it is only an activation format): use the reference quantizer. */
 function quantizeQ8_K(data: Float32Array, rows: number, rowLength: number): Uint8Array {
   const t = typeOf('Q8_K');
-  const out = new Uint8Array((rows * rowLength / t.blockSize) * t.typeSize);
+  const out = new Uint8Array(((rows * rowLength) / t.blockSize) * t.typeSize);
   ggml.fn('void quantize_row_q8_K_ref(const float *x, void *y, int64_t k)')(data, out, rows * rowLength);
   return out;
 }

@@ -7,10 +7,27 @@ import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/cod
 import { encodeIQ2_S, encodeIQ2_XS, encodeIQ2_XXS } from '../../../src-main/core/quants/iq2-encoders';
 import { encodeIQ1_M, encodeIQ1_S } from '../../../src-main/core/quants/iq1-encoders';
 import { encodeIQ3_S, encodeIQ3_XXS } from '../../../src-main/core/quants/iq3-encoders';
-import { decodeIQ1_M, decodeIQ1_S, decodeIQ2_S, decodeIQ2_XS, decodeIQ2_XXS, decodeIQ3_S, decodeIQ3_XXS } from '../../../src-main/core/quants/iq-quants';
 import {
-  awkwardImatrices, compareWithLlama, edgeImatrix, edgeMatrix, expectSameDecode, IMATRICES, storiesMatrices, STORIES_TENSORS,
-  syntheticMatrices, tieProneMatrices, type TestMatrix,
+  decodeIQ1_M,
+  decodeIQ1_S,
+  decodeIQ2_S,
+  decodeIQ2_XS,
+  decodeIQ2_XXS,
+  decodeIQ3_S,
+  decodeIQ3_XXS,
+} from '../../../src-main/core/quants/iq-quants';
+import {
+  awkwardImatrices,
+  compareWithLlama,
+  edgeImatrix,
+  edgeMatrix,
+  expectSameDecode,
+  IMATRICES,
+  storiesMatrices,
+  STORIES_TENSORS,
+  syntheticMatrices,
+  tieProneMatrices,
+  type TestMatrix,
 } from '../../support/encoder-check';
 
 const TYPES: [string, RowEncoder, BlockDecoder][] = [
@@ -27,7 +44,13 @@ const TYPES: [string, RowEncoder, BlockDecoder][] = [
 function randomMatrices(): TestMatrix[] {
   const out: TestMatrix[] = [];
   for (const seed of [1, 2, 3]) {
-    for (const rowLength of [256, 512]) out.push(...syntheticMatrices(8, rowLength, seed).map((m) => ({ ...m, label: `${m.label} seed ${seed} rows of ${rowLength}` })));
+    for (const rowLength of [256, 512])
+      out.push(
+        ...syntheticMatrices(8, rowLength, seed).map((m) => ({
+          ...m,
+          label: `${m.label} seed ${seed} rows of ${rowLength}`,
+        })),
+      );
   }
   for (const m of syntheticMatrices(6, 512, 4)) {
     const data = m.data.slice();
@@ -53,11 +76,13 @@ describe.each(TYPES)('%s encoder', (name, encode, decode) => {
   });
 
   it('writes the same bytes as llama.cpp on real stories260K weights', () => {
-    for (const m of storiesMatrices(type.blockSize, STORIES_TENSORS)) for (const im of withImatrix) expectSameBytes(m, im.make(m.rowLength), im.label);
+    for (const m of storiesMatrices(type.blockSize, STORIES_TENSORS))
+      for (const im of withImatrix) expectSameBytes(m, im.make(m.rowLength), im.label);
   });
 
   it('makes the same choices as llama.cpp on tie-prone data and awkward importance', () => {
-    for (const m of tieProneMatrices(4, 512)) for (const { label, imatrix } of awkwardImatrices(m.rowLength)) expectSameBytes(m, imatrix, label);
+    for (const m of tieProneMatrices(4, 512))
+      for (const { label, imatrix } of awkwardImatrices(m.rowLength)) expectSameBytes(m, imatrix, label);
   });
 
   it('handles zero, constant, tiny, huge and one-sided blocks as llama.cpp does', () => {

@@ -1,10 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { ggmlTypeByName } from '../../../src-main/core/ggml-types';
 import type { BlockDecoder, RowEncoder } from '../../../src-main/core/quants/codec';
-import { encodeQ4_0, encodeQ4_1, encodeQ5_0, encodeQ5_1, encodeQ8_0 } from '../../../src-main/core/quants/legacy-encoders';
-import { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0 } from '../../../src-main/core/quants/legacy-quants';
 import {
-  itMatchesLlama, itMatchesLlamaOnEdgeCases, itMatchesLlamaOnNonFinite, itMatchesLlamaOnTies, storiesMatrices, STORIES_TENSORS,
+  encodeQ4_0,
+  encodeQ4_1,
+  encodeQ5_0,
+  encodeQ5_1,
+  encodeQ8_0,
+} from '../../../src-main/core/quants/legacy-encoders';
+import {
+  decodeQ4_0,
+  decodeQ4_1,
+  decodeQ5_0,
+  decodeQ5_1,
+  decodeQ8_0,
+} from '../../../src-main/core/quants/legacy-quants';
+import {
+  itMatchesLlama,
+  itMatchesLlamaOnEdgeCases,
+  itMatchesLlamaOnNonFinite,
+  itMatchesLlamaOnTies,
+  storiesMatrices,
+  STORIES_TENSORS,
   syntheticMatrices,
 } from '../../support/encoder-check';
 

@@ -1,7 +1,18 @@
 import { describe, it } from 'vitest';
-import { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0 } from '../../../src-main/core/quants/legacy-quants';
+import {
+  decodeQ4_0,
+  decodeQ4_1,
+  decodeQ5_0,
+  decodeQ5_1,
+  decodeQ8_0,
+} from '../../../src-main/core/quants/legacy-quants';
 import type { BlockDecoder } from '../../../src-main/core/quants/codec';
-import { expectBitExactOnQuantized, expectBitExactOnRandom, expectDecoderContract, type ScaleField } from '../../support/decoder-check';
+import {
+  expectBitExactOnQuantized,
+  expectBitExactOnRandom,
+  expectDecoderContract,
+  type ScaleField,
+} from '../../support/decoder-check';
 
 const f16 = (at: number): ScaleField => ({ at, kind: 'f16' });
 

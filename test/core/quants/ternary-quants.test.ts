@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { decodeTQ1_0, decodeTQ2_0 } from '../../../src-main/core/quants/ternary-quants';
-import { expectBitExact, expectBitExactOnQuantized, expectBitExactOnRandom, expectDecoderContract, typeOf } from '../../support/decoder-check';
+import {
+  expectBitExact,
+  expectBitExactOnQuantized,
+  expectBitExactOnRandom,
+  expectDecoderContract,
+  typeOf,
+} from '../../support/decoder-check';
 
 describe('ternary quants decode bit-exactly like llama.cpp', () => {
   it("TQ1_0: blocks made by llama.cpp's quantizer", () => expectBitExactOnQuantized('TQ1_0', decodeTQ1_0));
@@ -19,7 +25,8 @@ describe('ternary quants decode bit-exactly like llama.cpp', () => {
     expect(out.every((v) => v === -1 || v === 0 || v === 1)).toBe(true);
   });
   it("TQ2_0: blocks made by llama.cpp's quantizer", () => expectBitExactOnQuantized('TQ2_0', decodeTQ2_0));
-  it('TQ2_0: random blocks at unaligned offsets', () => expectBitExactOnRandom('TQ2_0', decodeTQ2_0, [{ at: 64, kind: 'f16' }]));
+  it('TQ2_0: random blocks at unaligned offsets', () =>
+    expectBitExactOnRandom('TQ2_0', decodeTQ2_0, [{ at: 64, kind: 'f16' }]));
   it('both refuse short buffers and do nothing for 0 blocks', () => {
     expectDecoderContract('TQ1_0', decodeTQ1_0);
     expectDecoderContract('TQ2_0', decodeTQ2_0);

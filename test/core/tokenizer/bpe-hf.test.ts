@@ -29,7 +29,12 @@ const corpus = tokenizerCorpus();
 describe('vocabularies built from tokenizer.json', () => {
   it('hold the tokens, types and merges convert_hf_to_gguf.py writes', () => {
     const llama = readVocab(openGguf(LLAMA3).gguf);
-    expect([llama.model, llama.pre, llama.tokens.length, llama.merges!.length]).toEqual(['gpt2', 'llama-bpe', 128256, 280147]);
+    expect([llama.model, llama.pre, llama.tokens.length, llama.merges!.length]).toEqual([
+      'gpt2',
+      'llama-bpe',
+      128256,
+      280147,
+    ]);
     expect(llama.tokens.at(128000)).toBe('<|begin_of_text|>');
     expect(Array.from(llama.types.subarray(128000)).every((t: TokenType) => t === TokenType.CONTROL)).toBe(true);
     expect(llama.bos).toBe(128000);
@@ -41,7 +46,14 @@ describe('vocabularies built from tokenizer.json', () => {
     const { tokens, types } = readHfVocab(QWEN3_SPEC);
     const byType = (t: TokenType) => tokens.filter((_, i) => types[i] === t);
     // Added tokens marked special, or looking special (<|...|>), are CONTROL; the rest USER_DEFINED.
-    expect(byType(TokenType.USER_DEFINED)).toEqual(['<tool_call>', '</tool_call>', '<tool_response>', '</tool_response>', '<think>', '</think>']);
+    expect(byType(TokenType.USER_DEFINED)).toEqual([
+      '<tool_call>',
+      '</tool_call>',
+      '<tool_response>',
+      '</tool_response>',
+      '<think>',
+      '</think>',
+    ]);
     expect(byType(TokenType.CONTROL)).toHaveLength(20);
     expect(qwen.addBos).toBe(false);
   });
@@ -77,5 +89,8 @@ describe('vocabularies built from tokenizer.json', () => {
   });
 });
 
-describeTokenizerParity('llama-bpe (Llama 3, built from tokenizer.json)', LLAMA3, { vectors: 'ggml-vocab-llama-bpe', corpus });
+describeTokenizerParity('llama-bpe (Llama 3, built from tokenizer.json)', LLAMA3, {
+  vectors: 'ggml-vocab-llama-bpe',
+  corpus,
+});
 describeTokenizerParity('qwen2 (Qwen 3, built from tokenizer.json)', QWEN3, { vectors: 'ggml-vocab-qwen2', corpus });

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import type { Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GgufType } from '../../../src-main/core/gguf/values';
-import { BYTE_TO_CHAR, BYTE_TO_CODEPOINT, byteLevelDecode, byteLevelEncode } from '../../../src-main/core/tokenizer/byte-unicode';
+import {
+  BYTE_TO_CHAR,
+  BYTE_TO_CODEPOINT,
+  byteLevelDecode,
+  byteLevelEncode,
+} from '../../../src-main/core/tokenizer/byte-unicode';
 import { createTokenizer } from '../../../src-main/core/tokenizer/index';
 import {
   KNOWN_UNSUPPORTED_PRE_TOKENIZERS,
@@ -48,10 +53,44 @@ function words(pre: string | null, text: string): string[] {
 
 describe('pre-tokenizers', () => {
   it('split as llama.cpp does', () => {
-    expect(words('gpt-2', "Hello world's  foo\n\n bar 1234")).toEqual(['Hello', ' world', "'s", ' ', ' foo', '\n\n', ' bar', ' 1234']);
+    expect(words('gpt-2', "Hello world's  foo\n\n bar 1234")).toEqual([
+      'Hello',
+      ' world',
+      "'s",
+      ' ',
+      ' foo',
+      '\n\n',
+      ' bar',
+      ' 1234',
+    ]);
     // default: punctuation runs first, then GPT-2's regex, then digit runs, then groups of 3 ASCII digits.
-    expect(words(null, "world's 1234 $x+=1;")).toEqual(['world', "'", 's', ' ', '123', '4', ' ', '$', 'x', '+=', '1', ';']);
-    expect(words('llama-bpe', "1234567 abc'LL\n\n  x ¿¡Qué?")).toEqual(['123', '456', '7', ' abc', "'LL", '\n\n', ' ', ' x', ' ¿¡', 'Qué', '?']);
+    expect(words(null, "world's 1234 $x+=1;")).toEqual([
+      'world',
+      "'",
+      's',
+      ' ',
+      '123',
+      '4',
+      ' ',
+      '$',
+      'x',
+      '+=',
+      '1',
+      ';',
+    ]);
+    expect(words('llama-bpe', "1234567 abc'LL\n\n  x ¿¡Qué?")).toEqual([
+      '123',
+      '456',
+      '7',
+      ' abc',
+      "'LL",
+      '\n\n',
+      ' ',
+      ' x',
+      ' ¿¡',
+      'Qué',
+      '?',
+    ]);
     expect(words('qwen2', "1234 abc'LL")).toEqual(['1', '2', '3', '4', ' abc', "'LL"]);
     expect(words('starcoder', 'x = 123')).toEqual(['x', ' =', ' ', '1', '2', '3']);
     expect(words('deepseek-coder', 'Hello, 世界 123!')).toEqual(['Hello', ',', ' ', '世界', ' ', '1', '2', '3', '!']);
@@ -68,7 +107,14 @@ describe('pre-tokenizers', () => {
   it("carry llama.cpp's per-value settings", () => {
     const p = (name: string | null) => {
       const t = resolvePreTokenizer(name);
-      return { type: t.type, ignoreMerges: t.ignoreMerges, addBos: t.addBosDefault, addSep: t.addSepDefault, cleanSpaces: t.cleanSpaces, noBos: t.noBos };
+      return {
+        type: t.type,
+        ignoreMerges: t.ignoreMerges,
+        addBos: t.addBosDefault,
+        addSep: t.addSepDefault,
+        cleanSpaces: t.cleanSpaces,
+        noBos: t.noBos,
+      };
     };
     const base = { ignoreMerges: false, addBos: false, addSep: false, cleanSpaces: true, noBos: false };
     expect(p(null)).toEqual({ ...base, type: 'default' });
@@ -84,12 +130,32 @@ describe('pre-tokenizers', () => {
 
   it('refuse what they do not tokenize, with a clear error', () => {
     expect(() => resolvePreTokenizer('no-such-pre', 'x.gguf')).toThrow(VocabError);
-    expect(() => resolvePreTokenizer('no-such-pre', 'x.gguf')).toThrow('x.gguf: unsupported pre-tokenizer "no-such-pre"');
+    expect(() => resolvePreTokenizer('no-such-pre', 'x.gguf')).toThrow(
+      'x.gguf: unsupported pre-tokenizer "no-such-pre"',
+    );
     for (const name of KNOWN_UNSUPPORTED_PRE_TOKENIZERS) {
       expect(() => resolvePreTokenizer(name)).toThrow(`unsupported pre-tokenizer "${name}"`);
     }
     expect(SUPPORTED_PRE_TOKENIZERS.filter((n) => KNOWN_UNSUPPORTED_PRE_TOKENIZERS.has(n))).toEqual([]);
-    for (const name of ['default', 'gpt-2', 'llama-bpe', 'qwen2', 'deepseek-llm', 'deepseek-coder', 'falcon', 'mpt', 'starcoder', 'refact', 'command-r', 'smollm', 'gpt-4o', 'tekken', 'phi-2', 'stablelm2', 'olmo']) {
+    for (const name of [
+      'default',
+      'gpt-2',
+      'llama-bpe',
+      'qwen2',
+      'deepseek-llm',
+      'deepseek-coder',
+      'falcon',
+      'mpt',
+      'starcoder',
+      'refact',
+      'command-r',
+      'smollm',
+      'gpt-4o',
+      'tekken',
+      'phi-2',
+      'stablelm2',
+      'olmo',
+    ]) {
       expect(SUPPORTED_PRE_TOKENIZERS).toContain(name);
     }
   });
@@ -122,13 +188,13 @@ describe("llama.cpp's Unicode table", () => {
     expect(newer).toBeLessThan(20_000);
   });
 
-  it('has llama.cpp\'s whitespace set', () => {
+  it("has llama.cpp's whitespace set", () => {
     const flags = codepointFlags();
     const spaces: number[] = [];
     for (let cp = 0; cp <= 0x10ffff; cp++) if (flags[cp]! & WHITESPACE) spaces.push(cp);
     expect(spaces).toEqual([
-      0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009,
-      0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+      0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006,
+      0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
     ]);
     expect(flags[0xfeff]! & CATEGORY_MASK).toBe(CONTROL);
   });
@@ -137,7 +203,12 @@ describe("llama.cpp's Unicode table", () => {
 describe("GPT-2's byte-level alphabet", () => {
   it('maps the 256 bytes to distinct printable characters and back', () => {
     expect(new Set(BYTE_TO_CODEPOINT).size).toBe(256);
-    expect([BYTE_TO_CHAR[0x20], BYTE_TO_CHAR[0x0a], BYTE_TO_CHAR[0x41], BYTE_TO_CHAR[0xff]]).toEqual(['Ġ', 'Ċ', 'A', 'ÿ']);
+    expect([BYTE_TO_CHAR[0x20], BYTE_TO_CHAR[0x0a], BYTE_TO_CHAR[0x41], BYTE_TO_CHAR[0xff]]).toEqual([
+      'Ġ',
+      'Ċ',
+      'A',
+      'ÿ',
+    ]);
     const all = Uint8Array.from({ length: 256 }, (_, i) => i);
     expect(byteLevelDecode(byteLevelEncode(all))).toEqual(all);
   });
@@ -153,18 +224,71 @@ describe("GPT-2's byte-level alphabet", () => {
 /** Strings that tell the pre-tokenizers apart: whitespace classes, newer Unicode, digits, contractions. */
 function edgeTexts(): string[] {
   const odd = [
-    ...['\u0085', '\u00a0', '\u1680', '\u2000', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff', '\u200b', '\u180e'],
+    ...[
+      '\u0085',
+      '\u00a0',
+      '\u1680',
+      '\u2000',
+      '\u2028',
+      '\u2029',
+      '\u202f',
+      '\u205f',
+      '\u3000',
+      '\ufeff',
+      '\u200b',
+      '\u180e',
+    ],
     ...['\x1c', '\x1f', '\x0b', '\x0c', '\x00', '\x7f'],
-    ...['\u0378', '\u1acf', '\u1c89', '\u088f', '\u{1e030}', '\u{10d40}', '\u20c1', '\ue000', '\u{f0000}', '\ufffe', '\u{10ffff}'],
+    ...[
+      '\u0378',
+      '\u1acf',
+      '\u1c89',
+      '\u088f',
+      '\u{1e030}',
+      '\u{10d40}',
+      '\u20c1',
+      '\ue000',
+      '\u{f0000}',
+      '\ufffe',
+      '\u{10ffff}',
+    ],
     ...['\u0345', '\u0301', '\u2160', '\u00b2', '\u0660', 'ǅ', 'ß', 'İ', '\u212a', '\u{1d400}', '가', 'ア', '中'],
   ];
   const out: string[] = [];
   for (const a of odd) {
-    out.push(a, `x${a}y`, ` ${a} `, `${a}${a}a`, `1${a}2`, `'${a}s`, `${a}\n`, `  ${a}`, `.${a}.`, `a ${a}b`, `${a}'S`, `A${a}B`);
+    out.push(
+      a,
+      `x${a}y`,
+      ` ${a} `,
+      `${a}${a}a`,
+      `1${a}2`,
+      `'${a}s`,
+      `${a}\n`,
+      `  ${a}`,
+      `.${a}.`,
+      `a ${a}b`,
+      `${a}'S`,
+      `A${a}B`,
+    );
   }
-  out.push("'S'LL'Re'vE", "x'S", '123456789', '１２３', '٣٤٥', 'a\r\n\r\nb', ' \r \n ', '\t\t\ta', '   \u00a0\u00a0x', 'HelloWorld ÀÉÎõü');
+  out.push(
+    "'S'LL'Re'vE",
+    "x'S",
+    '123456789',
+    '１２３',
+    '٣٤٥',
+    'a\r\n\r\nb',
+    ' \r \n ',
+    '\t\t\ta',
+    '   \u00a0\u00a0x',
+    'HelloWorld ÀÉÎõü',
+  );
   // Astral letters inside and outside deepseek-llm's letter ranges (Deseret, Adlam; Gothic, math).
-  out.push('x\u{10437}\u{10437} \u{1e900}y \u{10437}1', '\u{10348}\u{10437}\u{1d518}.\u{1e900}\u{1e900}', ' \u{10437}\n\u{1e943} ');
+  out.push(
+    'x\u{10437}\u{10437} \u{1e900}y \u{10437}1',
+    '\u{10348}\u{10437}\u{1d518}.\u{1e900}\u{1e900}',
+    ' \u{10437}\n\u{1e943} ',
+  );
   return out;
 }
 
@@ -187,7 +311,9 @@ describe('every pre-tokenizer name, against llama.cpp (GPT-2 vocabulary relabell
   async function relabelled(pre: string): Promise<string> {
     const { gguf, file } = openGguf(vocabPath('ggml-vocab-gpt-2'));
     try {
-      const kvs = gguf.kvs.map((kv) => (kv.key === 'tokenizer.ggml.pre' ? { key: kv.key, type: GgufType.STRING, value: pre } : kv));
+      const kvs = gguf.kvs.map((kv) =>
+        kv.key === 'tokenizer.ggml.pre' ? { key: kv.key, type: GgufType.STRING, value: pre } : kv,
+      );
       const path = join(dir, `${pre}.gguf`);
       await writeGguf(path, { version: 3, kvs, tensors: [] }, () => []);
       return path;
@@ -200,7 +326,11 @@ describe('every pre-tokenizer name, against llama.cpp (GPT-2 vocabulary relabell
   const typesSeen = new Set<string>();
   for (const pre of SUPPORTED_PRE_TOKENIZERS) {
     const type = resolvePreTokenizer(pre).type;
-    const texts = FULL_CORPUS.has(pre) ? [...edge, ...corpus] : typesSeen.has(type) ? edge : [...edge, ...corpus.slice(0, 300)];
+    const texts = FULL_CORPUS.has(pre)
+      ? [...edge, ...corpus]
+      : typesSeen.has(type)
+        ? edge
+        : [...edge, ...corpus.slice(0, 300)];
     typesSeen.add(type);
     it(`${pre}: ${texts.length} strings`, async () => {
       const path = await relabelled(pre);
@@ -218,7 +348,8 @@ describe('every pre-tokenizer name, against llama.cpp (GPT-2 vocabulary relabell
         for (const text of texts) {
           const ours = tok.tokenize(text);
           const theirs = Array.from(model.tokenize(text, false) as readonly number[]);
-          if (ours.length !== theirs.length || ours.some((id, i) => id !== theirs[i])) bad.push(firstDifference(text, ours, theirs));
+          if (ours.length !== theirs.length || ours.some((id, i) => id !== theirs[i]))
+            bad.push(firstDifference(text, ours, theirs));
         }
         expect(bad.slice(0, 5)).toEqual([]);
       } finally {

@@ -6,7 +6,13 @@ import { openGguf } from '../../../src-main/node/gguf-io';
 import { join } from 'node:path';
 import { MODELS } from '../../support/paths';
 import { tokenizerCorpus } from '../../support/tokenizer-corpus';
-import { describeTokenizerParity, firstDifference, llamaTokenize, openTokenizerPair, type TokenizerPair } from '../../support/tokenizer-parity';
+import {
+  describeTokenizerParity,
+  firstDifference,
+  llamaTokenize,
+  openTokenizerPair,
+  type TokenizerPair,
+} from '../../support/tokenizer-parity';
 import { hasTokenizerVectors, loadTokenizerVectors, vocabPath } from '../../support/tokenizer-vectors';
 
 // Byte-level BPE vocabularies (tokenizer.ggml.model "gpt2") of ../shared against llama.cpp: its
@@ -66,7 +72,12 @@ describe('byte-level BPE vocabularies in ../shared', () => {
       const texts = corpus.slice(0, 400);
       const once = texts.map((s) => warm(s));
       // Again in reverse order with a warm cache, and each text with a fresh encoder.
-      expect([...texts].reverse().map((s) => warm(s)).reverse()).toEqual(once);
+      expect(
+        [...texts]
+          .reverse()
+          .map((s) => warm(s))
+          .reverse(),
+      ).toEqual(once);
       const fresh = createBpeEncoder(vocab);
       expect(texts.map((s) => fresh(s))).toEqual(once);
     } finally {
@@ -118,7 +129,9 @@ describe('falcon, legacy GGUF v2, with the falcon test vectors', () => {
       const current = readVocab(gguf);
       expect(current.tokens.toArray()).toEqual(pair.vocab.tokens.toArray());
       const tok = createTokenizer(current);
-      expect(tok.tokenize('ied 4 ½ months')).toEqual(loadTokenizerVectors('ggml-vocab-falcon').find((c) => c.text === 'ied 4 ½ months')!.ids);
+      expect(tok.tokenize('ied 4 ½ months')).toEqual(
+        loadTokenizerVectors('ggml-vocab-falcon').find((c) => c.text === 'ied 4 ½ months')!.ids,
+      );
     } finally {
       file.close();
     }

@@ -64,7 +64,14 @@ describe('streaming detokenization (llama-spm)', () => {
 
 // Detokenization of arbitrary id sequences and streaming, per vocabulary; gpt-2 and bert-bge
 // clean up spaces (clean_up_tokenization_spaces), which the stream must reproduce exactly.
-const VOCABS = ['ggml-vocab-llama-spm', 'ggml-vocab-phi-3', 'ggml-vocab-baichuan', 'ggml-vocab-bert-bge', 'ggml-vocab-gpt-2', 'ggml-vocab-deepseek-coder'];
+const VOCABS = [
+  'ggml-vocab-llama-spm',
+  'ggml-vocab-phi-3',
+  'ggml-vocab-baichuan',
+  'ggml-vocab-bert-bge',
+  'ggml-vocab-gpt-2',
+  'ggml-vocab-deepseek-coder',
+];
 
 describe.each(VOCABS)('detokenization %s', (name) => {
   let pair: TokenizerPair;
@@ -82,9 +89,13 @@ describe.each(VOCABS)('detokenization %s', (name) => {
       for (const renderSpecial of [false, true]) {
         const ours = pair.ours.detokenize(ids, { renderSpecial });
         const theirs = llamaDetokenize(pair.model, ids, renderSpecial);
-        if (ours !== theirs) bad.push(`[${ids.join(' ')}] ${renderSpecial}: ${JSON.stringify(ours)} vs ${JSON.stringify(theirs)}`);
+        if (ours !== theirs)
+          bad.push(`[${ids.join(' ')}] ${renderSpecial}: ${JSON.stringify(ours)} vs ${JSON.stringify(theirs)}`);
         const streamed = stream(pair, ids, renderSpecial).join('');
-        if (streamed !== ours) bad.push(`[${ids.join(' ')}] ${renderSpecial}: streamed ${JSON.stringify(streamed)} vs ${JSON.stringify(ours)}`);
+        if (streamed !== ours)
+          bad.push(
+            `[${ids.join(' ')}] ${renderSpecial}: streamed ${JSON.stringify(streamed)} vs ${JSON.stringify(ours)}`,
+          );
       }
     };
     for (let id = 0; id < n; id += n > 40_000 ? 3 : 1) check([id]);
@@ -92,14 +103,18 @@ describe.each(VOCABS)('detokenization %s', (name) => {
     const special = [...pair.vocab.specialTokens];
     for (let k = 0; k < 1500; k++) {
       const len = 1 + rng.int(12);
-      check(Array.from({ length: len }, () => (rng.next() < 0.15 && special.length > 0 ? special[rng.int(special.length)]! : rng.int(n))));
+      check(
+        Array.from({ length: len }, () =>
+          rng.next() < 0.15 && special.length > 0 ? special[rng.int(special.length)]! : rng.int(n),
+        ),
+      );
     }
     expect(bad.slice(0, 10)).toEqual([]);
   });
 
   it('cleans spaces around punctuation and contractions exactly as llama.cpp (batch and stream)', () => {
     // Single-character tokens from the characters the clean-up rules look at.
-    const alphabet = [' ', "'", 's', 'm', 't', 'd', 'r', 'v', 'e', 'l', '?', '!', '.', ',', 'a', ' \'', ' .', "'s"];
+    const alphabet = [' ', "'", 's', 'm', 't', 'd', 'r', 'v', 'e', 'l', '?', '!', '.', ',', 'a', " '", ' .', "'s"];
     const ids = alphabet.flatMap((c) => {
       const t = pair.ours.tokenize(c);
       return t.length === 1 ? t : [];
@@ -112,7 +127,10 @@ describe.each(VOCABS)('detokenization %s', (name) => {
       const ours = pair.ours.detokenize(seq);
       const theirs = llamaDetokenize(pair.model, seq, false);
       const streamed = stream(pair, seq, false).join('');
-      if (ours !== theirs || streamed !== ours) bad.push(`[${seq.join(' ')}]: ${JSON.stringify(ours)} / ${JSON.stringify(streamed)} vs ${JSON.stringify(theirs)}`);
+      if (ours !== theirs || streamed !== ours)
+        bad.push(
+          `[${seq.join(' ')}]: ${JSON.stringify(ours)} / ${JSON.stringify(streamed)} vs ${JSON.stringify(theirs)}`,
+        );
     }
     expect(bad.slice(0, 10)).toEqual([]);
   });
@@ -125,7 +143,8 @@ describe.each(VOCABS)('detokenization %s', (name) => {
         const whole = pair.ours.detokenize(ids, { renderSpecial });
         const chunks = stream(pair, ids, renderSpecial);
         if (chunks.join('') !== whole) bad.push(JSON.stringify(text));
-        if (!whole.includes('\ufffd') && chunks.some((c) => c.includes('\ufffd'))) bad.push(`broken: ${JSON.stringify(text)}`);
+        if (!whole.includes('\ufffd') && chunks.some((c) => c.includes('\ufffd')))
+          bad.push(`broken: ${JSON.stringify(text)}`);
       }
     }
     expect(bad.slice(0, 10)).toEqual([]);

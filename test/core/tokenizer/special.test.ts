@@ -24,7 +24,8 @@ function matcher(tokens: [string, number][]): SpecialTokenMatcher {
 }
 
 /** Fragments as readable items: token ids as numbers, text as strings. */
-const show = (text: string, fragments: Fragment[]) => fragments.map((f) => (f.token !== undefined ? f.token : text.slice(f.start, f.end)));
+const show = (text: string, fragments: Fragment[]) =>
+  fragments.map((f) => (f.token !== undefined ? f.token : text.slice(f.start, f.end)));
 
 describe('special-token partition (tokenizer_st_partition)', () => {
   const m = matcher([
@@ -57,8 +58,17 @@ describe('special-token partition (tokenizer_st_partition)', () => {
   });
 
   it('never matches a token whose bytes are not valid UTF-8', () => {
-    const strings = new StringArray(Uint8Array.of(1, 0, 0, 0, 0, 0, 0, 0, 0xff), 8, Uint32Array.of(8), Uint32Array.of(9));
-    const bad = new SpecialTokenMatcher({ tokens: strings, attrs: Uint16Array.of(A.USER_DEFINED), specialTokens: Int32Array.of(0) });
+    const strings = new StringArray(
+      Uint8Array.of(1, 0, 0, 0, 0, 0, 0, 0, 0xff),
+      8,
+      Uint32Array.of(8),
+      Uint32Array.of(9),
+    );
+    const bad = new SpecialTokenMatcher({
+      tokens: strings,
+      attrs: Uint16Array.of(A.USER_DEFINED),
+      specialTokens: Int32Array.of(0),
+    });
     expect(show('x\ufffdy', bad.partition('x\ufffdy', true))).toEqual(['x\ufffdy']);
   });
 
@@ -89,7 +99,9 @@ describe('libstdcxxSort', () => {
 
   it("leaves ties in std::sort's order", () => {
     expect(sorted(20, 1, 3)).toBe('19 18 17 16 6 7 8 14 0 11 13 10 15 5 12 9 4 3 2 1');
-    expect(sorted(40, 9, 4)).toBe('1 25 29 17 16 15 12 37 2 38 3 35 24 23 31 4 5 32 13 33 7 28 27 26 34 20 19 14 11 10 9 8 6 22 21 0 30 18 36 39');
+    expect(sorted(40, 9, 4)).toBe(
+      '1 25 29 17 16 15 12 37 2 38 3 35 24 23 31 4 5 32 13 33 7 28 27 26 34 20 19 14 11 10 9 8 6 22 21 0 30 18 36 39',
+    );
   });
 
   it('sorts', () => {
@@ -137,7 +149,9 @@ describe.each(ALL_VOCABS.map((p) => [p.split('/').pop()!, p]))('vocabulary %s as
     const v = pair.vocab;
     const attrs = Uint16Array.from({ length: v.tokens.length }, (_, id) => addon.getTokenAttributes(id));
     const diffs = [...attrs.keys()].filter((id) => attrs[id] !== v.attrs[id]);
-    expect(diffs.slice(0, 10).map((id) => `${id} ${JSON.stringify(v.tokens.at(id))} ${v.attrs[id]} vs ${attrs[id]}`)).toEqual([]);
+    expect(
+      diffs.slice(0, 10).map((id) => `${id} ${JSON.stringify(v.tokens.at(id))} ${v.attrs[id]} vs ${attrs[id]}`),
+    ).toEqual([]);
     expect(v.eog).toEqual([...attrs.keys()].filter((id) => addon.isEogToken(id)));
     const t = pair.model.tokens;
     expect([v.bos, v.eos, v.eot, v.sep, t.nl !== null]).toEqual([t.bos, t.eos, t.eot, t.sep, true]);
@@ -148,10 +162,18 @@ describe.each(ALL_VOCABS.map((p) => [p.split('/').pop()!, p]))('vocabulary %s as
     const v = pair.vocab;
     // Texts made of this vocabulary's own special tokens, glued to words and whitespace.
     const specials = [...v.specialTokens].slice(0, 40).map((id) => v.tokens.at(id));
-    const texts = specials.flatMap((s, i) => [s, `x${s}y`, ` ${s}  ${specials[(i + 1) % specials.length]}\n`, `${s}${s}`, `  ${s}\t z`]);
+    const texts = specials.flatMap((s, i) => [
+      s,
+      `x${s}y`,
+      ` ${s}  ${specials[(i + 1) % specials.length]}\n`,
+      `${s}${s}`,
+      `  ${s}\t z`,
+    ]);
     for (const parseSpecial of [false, true]) {
       for (const text of texts) {
-        expect(pair.ours.tokenize(text, { parseSpecial }), JSON.stringify(text)).toEqual(llamaTokenize(pair.model, text, parseSpecial));
+        expect(pair.ours.tokenize(text, { parseSpecial }), JSON.stringify(text)).toEqual(
+          llamaTokenize(pair.model, text, parseSpecial),
+        );
       }
     }
   });

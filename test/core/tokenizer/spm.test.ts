@@ -48,7 +48,9 @@ describe('SentencePiece vocabularies', () => {
       const tok = createTokenizer(readVocab(gguf));
       expect(tok.tokenize('')).toEqual([]);
       expect(tok.tokenize('', { addSpecial: true })).toEqual([1]);
-      expect(tok.tokenize('Hello world')).toEqual(loadTokenizerVectors('ggml-vocab-llama-spm').find((c) => c.text === 'Hello world')!.ids);
+      expect(tok.tokenize('Hello world')).toEqual(
+        loadTokenizerVectors('ggml-vocab-llama-spm').find((c) => c.text === 'Hello world')!.ids,
+      );
       // "<s>" is a control token: text unless parse special is asked; after it, " Hello" again.
       expect(tok.tokenize('<s>Hello', { parseSpecial: true })).toEqual([1, ...tok.tokenize('Hello')]);
       expect(tok.tokenize('<s>Hello')).not.toContain(1);
@@ -58,7 +60,10 @@ describe('SentencePiece vocabularies', () => {
   });
 });
 
-describeTokenizerParity('llama-spm (Llama 2)', vocabPath('ggml-vocab-llama-spm'), { vectors: 'ggml-vocab-llama-spm', corpus });
+describeTokenizerParity('llama-spm (Llama 2)', vocabPath('ggml-vocab-llama-spm'), {
+  vectors: 'ggml-vocab-llama-spm',
+  corpus,
+});
 describeTokenizerParity('phi-3', vocabPath('ggml-vocab-phi-3'), { vectors: 'ggml-vocab-phi-3', corpus });
 // No baichuan vectors exist in ../shared/tokenizer-tests: llama.cpp itself is the reference.
 describeTokenizerParity('baichuan', vocabPath('ggml-vocab-baichuan'), { vectors: null, corpus });

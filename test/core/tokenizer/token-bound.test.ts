@@ -32,21 +32,31 @@ describe('the fewest tokens a text can become', () => {
       const longest = longestTokenBytes(tokenizer);
       if (longest === null) {
         // WordPiece drops whitespace, BPE without a token for some byte drops that byte: no bound.
-        expect(tokenizer.vocab.model === 'bert' || ['ggml-vocab-falcon', 'ggml-vocab-refact', 'ggml-vocab-starcoder'].includes(name)).toBe(true);
+        expect(
+          tokenizer.vocab.model === 'bert' ||
+            ['ggml-vocab-falcon', 'ggml-vocab-refact', 'ggml-vocab-starcoder'].includes(name),
+        ).toBe(true);
         expect(fewestTokens(tokenizer, ' '.repeat(1000))).toBe(0);
         return;
       }
       expect(longest).toBeGreaterThanOrEqual(4);
       if (hasTokenizerVectors(name)) {
-        for (const { text, ids } of loadTokenizerVectors(name)) expect(fewestTokens(tokenizer, text)).toBeLessThanOrEqual(ids.length);
+        for (const { text, ids } of loadTokenizerVectors(name))
+          expect(fewestTokens(tokenizer, text)).toBeLessThanOrEqual(ids.length);
       }
       // The longest tokens back to back, special ones among them, and plain text: each case as few tokens as it can be.
       const byLength = [...Array(tokenizer.vocab.tokens.length).keys()].sort(
-        (a, b) => tokenizer.tokenToPiece(b, { renderSpecial: true }).length - tokenizer.tokenToPiece(a, { renderSpecial: true }).length,
+        (a, b) =>
+          tokenizer.tokenToPiece(b, { renderSpecial: true }).length -
+          tokenizer.tokenToPiece(a, { renderSpecial: true }).length,
       );
-      const dense = byLength.slice(0, 50).map((id) => new TextDecoder().decode(tokenizer.tokenToPiece(id, { renderSpecial: true })));
+      const dense = byLength
+        .slice(0, 50)
+        .map((id) => new TextDecoder().decode(tokenizer.tokenToPiece(id, { renderSpecial: true })));
       for (const text of [...corpus, dense.join(''), dense.join(' '), '\ud800 lone surrogate']) {
-        expect(fewestTokens(tokenizer, text)).toBeLessThanOrEqual(tokenizer.tokenize(text, { parseSpecial: true }).length);
+        expect(fewestTokens(tokenizer, text)).toBeLessThanOrEqual(
+          tokenizer.tokenize(text, { parseSpecial: true }).length,
+        );
       }
     });
   });

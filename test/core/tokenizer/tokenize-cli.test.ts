@@ -28,7 +28,10 @@ describe('gufo tokenize', () => {
   });
 
   it('prints ids and pieces as JSON', () => {
-    expect(json(['tokenize', LLAMA_SPM, 'Hello world', '--json'])).toEqual({ ids: [15043, 3186], pieces: [' Hello', ' world'] });
+    expect(json(['tokenize', LLAMA_SPM, 'Hello world', '--json'])).toEqual({
+      ids: [15043, 3186],
+      pieces: [' Hello', ' world'],
+    });
     // Byte tokens of one emoji: each piece alone is not UTF-8.
     const emoji = json(['tokenize', LLAMA_SPM, '😀', '--json']) as { ids: number[]; pieces: string[] };
     expect(emoji.ids).toEqual([29871, 243, 162, 155, 131]);
@@ -53,11 +56,17 @@ describe('gufo tokenize', () => {
     const file = join(dir, 'texts.jsonl');
     writeFileSync(file, texts.map((t) => JSON.stringify(t)).join('\n') + '\n\n');
     for (const special of [false, true]) {
-      const out = json(['tokenize', PHI3, '--in', file, '--json', ...(special ? ['--special'] : [])]) as { ids: number[] }[];
+      const out = json(['tokenize', PHI3, '--in', file, '--json', ...(special ? ['--special'] : [])]) as {
+        ids: number[];
+      }[];
       expect(out).toEqual(texts.map((t) => ({ ids: llamaTokenize(pair.model, t, special) })));
     }
     const withBos = json(['tokenize', PHI3, '--in', file, '--bos', '--json']) as { ids: number[] }[];
-    expect(withBos.every((r, i) => r.ids[0] === 1 && r.ids.length === llamaTokenize(pair.model, texts[i]!, false).length + 1)).toBe(true);
+    expect(
+      withBos.every(
+        (r, i) => r.ids[0] === 1 && r.ids.length === llamaTokenize(pair.model, texts[i]!, false).length + 1,
+      ),
+    ).toBe(true);
   });
 
   it('prints ids and pieces readably without --json', () => {

@@ -38,4 +38,8 @@ describe('WordPiece normalization', () => {
   });
 });
 
-describeTokenizerParity('bert-bge', vocabPath('ggml-vocab-bert-bge'), { vectors: 'ggml-vocab-bert-bge', corpus: tokenizerCorpus(), minRoundTrips: 0 });
+describeTokenizerParity('bert-bge', vocabPath('ggml-vocab-bert-bge'), {
+  vectors: 'ggml-vocab-bert-bge',
+  corpus: tokenizerCorpus(),
+  minRoundTrips: 0,
+});

@@ -7,16 +7,34 @@ import { describe, expect, it } from 'vitest';
 import { ConstrainedTokens, constraintLeads } from '../../../src-main/core/constrained/token-constraint';
 import { TokenTrie } from '../../../src-main/core/constrained/token-trie';
 import { HarmonyRewriter } from '../../../src-main/core/harmony';
-import { forcedToolCall, ToolCallStream, TOOL_CALL_SYNTAX, type ToolFunction } from '../../../src-main/core/tool-calls/index';
+import {
+  forcedToolCall,
+  ToolCallStream,
+  TOOL_CALL_SYNTAX,
+  type ToolFunction,
+} from '../../../src-main/core/tool-calls/index';
 import { mulberry32 } from '../../support/random';
 import { validates } from '../constrained/json-check';
 
 const functions: ToolFunction[] = [
   {
     name: 'get_weather',
-    parameters: { type: 'object', properties: { city: { enum: ['Paris', 'Rome'] }, unit: { enum: ['celsius', 'fahrenheit'] } }, required: ['city', 'unit'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { city: { enum: ['Paris', 'Rome'] }, unit: { enum: ['celsius', 'fahrenheit'] } },
+      required: ['city', 'unit'],
+      additionalProperties: false,
+    },
   },
-  { name: 'get', parameters: { type: 'object', properties: { hours: { type: 'integer' }, on: { type: 'boolean' } }, required: ['hours'], additionalProperties: false } },
+  {
+    name: 'get',
+    parameters: {
+      type: 'object',
+      properties: { hours: { type: 'integer' }, on: { type: 'boolean' } },
+      required: ['hours'],
+      additionalProperties: false,
+    },
+  },
 ];
 
 /**
@@ -27,7 +45,21 @@ const functions: ToolFunction[] = [
 const enc = new TextEncoder();
 const pieces = [
   ...Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i)),
-  '<|message|>', '<|constrain|>', 'json', 'to', '=functions', '.get', '_weather', 'get_weather', '{"', '":', '", "', '"}', 'Paris', 'celsius', 'true',
+  '<|message|>',
+  '<|constrain|>',
+  'json',
+  'to',
+  '=functions',
+  '.get',
+  '_weather',
+  'get_weather',
+  '{"',
+  '":',
+  '", "',
+  '"}',
+  'Paris',
+  'celsius',
+  'true',
 ];
 const EOG = pieces.length;
 const ARGS = pieces.length + 1;

@@ -6,7 +6,10 @@ describe('the committed WebAssembly modules are built from their sources', () =>
   for (const name of MODULES) {
     it(`${generatedPath(name)} matches assembly/${name}.ts`, async () => {
       const committed = readFileSync(generatedPath(name), 'utf8');
-      expect(committed === (await generatedSource(name)), `${generatedPath(name)} is stale: run npm run build:wasm`).toBe(true);
+      expect(
+        committed === (await generatedSource(name)),
+        `${generatedPath(name)} is stale: run npm run build:wasm`,
+      ).toBe(true);
     });
   }
 });

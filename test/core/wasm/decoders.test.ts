@@ -10,7 +10,22 @@ import { atOffset, expectBitExact, firstMismatch, typeOf } from '../../support/d
 import { llamaDequantize, llamaQuantize } from '../../support/ggml-oracle';
 import { mulberry32 } from '../../support/random';
 
-const WASM_TYPES = ['F16', 'BF16', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q8_0', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K', 'IQ4_NL', 'IQ4_XS'];
+const WASM_TYPES = [
+  'F16',
+  'BF16',
+  'Q4_0',
+  'Q4_1',
+  'Q5_0',
+  'Q5_1',
+  'Q8_0',
+  'Q2_K',
+  'Q3_K',
+  'Q4_K',
+  'Q5_K',
+  'Q6_K',
+  'IQ4_NL',
+  'IQ4_XS',
+];
 
 describe('WebAssembly decoders over many chunks', () => {
   for (const name of WASM_TYPES) {
@@ -36,7 +51,12 @@ describe('decodedValues: buffers the decoders write into directly', () => {
       const rowLength = 4096;
       const rows = 41; // more than one input chunk for every type (64 KiB of blocks)
       const n = rows * rowLength;
-      const bytes = llamaQuantize(type.id, Float32Array.from({ length: n }, () => rng.gaussian()), rows, rowLength);
+      const bytes = llamaQuantize(
+        type.id,
+        Float32Array.from({ length: n }, () => rng.gaussian()),
+        rows,
+        rowLength,
+      );
       const theirs = llamaDequantize(type.id, bytes.slice(), n);
       const buffer = decodedValues(n + 64);
       buffer.fill(-7);
@@ -45,7 +65,10 @@ describe('decodedValues: buffers the decoders write into directly', () => {
       // Another buffer made meanwhile must not detach or move this one.
       decodedValues(1 << 20);
       expect(firstMismatch(ours, theirs), `${name}: first value that differs from llama.cpp`).toBeNull();
-      expect([...buffer.subarray(0, 32), ...buffer.subarray(32 + n)].every((v) => v === -7), 'values outside the view').toBe(true);
+      expect(
+        [...buffer.subarray(0, 32), ...buffer.subarray(32 + n)].every((v) => v === -7),
+        'values outside the view',
+      ).toBe(true);
     });
   }
 

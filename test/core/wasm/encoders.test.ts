@@ -29,7 +29,7 @@ function expectSameBytes(name: string, data: Float32Array, rows: number): void {
 }
 
 describe('WebAssembly encoders', () => {
-  it('Q4_1: a zero min or max keeps the sign of the block\'s first zero, as C\'s running min and max do', () => {
+  it("Q4_1: a zero min or max keeps the sign of the block's first zero, as C's running min and max do", () => {
     const data = blocks(
       (j) => (j === 3 ? 0 : j === 9 ? -0 : j + 1),
       (j) => (j === 3 ? -0 : j === 9 ? 0 : j + 1),
@@ -43,7 +43,7 @@ describe('WebAssembly encoders', () => {
     expectSameBytes('Q4_1', data, 1);
   });
 
-  it('Q8_0: a NaN anywhere in a block gives C\'s order-dependent running max', () => {
+  it("Q8_0: a NaN anywhere in a block gives C's order-dependent running max", () => {
     const data = blocks(
       (j) => (j === 0 ? Number.NaN : j),
       (j) => (j === 31 ? Number.NaN : j),
@@ -75,7 +75,10 @@ describe('WebAssembly encoders', () => {
 
   it('its f32 → f16 conversion agrees with half-encode.ts on edge and random bit patterns', () => {
     const rng = mulberry32(3);
-    const words = [0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0x477ff000, 0x477fefff, 0x38800000, 0x387fffff, 0x33000000, 0x33000001, 0x32ffffff, 0x00000001];
+    const words = [
+      0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0x477ff000, 0x477fefff, 0x38800000, 0x387fffff,
+      0x33000000, 0x33000001, 0x32ffffff, 0x00000001,
+    ];
     for (let i = 0; i < 200000; i++) words.push(rng.int(2 ** 16) * 2 ** 16 + rng.int(2 ** 16));
     const scratch = new Float32Array(1);
     const bits = new Uint32Array(scratch.buffer);
@@ -84,7 +87,10 @@ describe('WebAssembly encoders', () => {
       // NaNs are compared by what they convert to, not passed through a JS number (which may not keep their payload).
       if (Number.isNaN(scratch[0]!)) continue;
       const ours = wasmF32ToF16Bits(scratch[0]!);
-      if (ours !== f32BitsToF16Bits(w)) expect.fail(`f32 bits 0x${w.toString(16)}: wasm 0x${ours.toString(16)} vs 0x${f32BitsToF16Bits(w).toString(16)}`);
+      if (ours !== f32BitsToF16Bits(w))
+        expect.fail(
+          `f32 bits 0x${w.toString(16)}: wasm 0x${ours.toString(16)} vs 0x${f32BitsToF16Bits(w).toString(16)}`,
+        );
     }
   });
 });

@@ -20,7 +20,8 @@ const lattice = buildLattice(IQ3S_GRID.values, [1, 3, 5, 7, 9, 11, 13, 15], 3, 4
 /** The key of values x[o..o + 4] rounded to levels 0..7 at inverse scale id, as ggml rounds them. */
 function keyAt(x: Float32Array, o: number, id: number): number {
   let key = 0;
-  for (let i = 0; i < 4; i++) key |= Math.min(7, Math.max(0, ggmlNearestInt(fr(0.5 * fr(fr(id * x[o + i]!) - 1))))) << (3 * i);
+  for (let i = 0; i < 4; i++)
+    key |= Math.min(7, Math.max(0, ggmlNearestInt(fr(0.5 * fr(fr(id * x[o + i]!) - 1))))) << (3 * i);
   return key;
 }
 
@@ -100,16 +101,25 @@ describe('IQ3 encoders through the WebAssembly search: llama.cpp bytes on crowde
     for (let i = 0; i < 32; i++) {
       const g = rng.gaussian();
       data[at + i] =
-        kind === 0 ? g
-        : kind === 1 ? (rng.next() < 0.5 ? -1 : 2.5) + 0.1 * g
-        : kind === 2 ? (i === 7 ? 30 * g : 0.2 * g)
-        : kind === 3 ? 1e10 * g
-        : kind === 4 ? 1e-6 * g
-        : 0.75 + 1e-3 * g;
+        kind === 0
+          ? g
+          : kind === 1
+            ? (rng.next() < 0.5 ? -1 : 2.5) + 0.1 * g
+            : kind === 2
+              ? i === 7
+                ? 30 * g
+                : 0.2 * g
+              : kind === 3
+                ? 1e10 * g
+                : kind === 4
+                  ? 1e-6 * g
+                  : 0.75 + 1e-3 * g;
     }
   }
   // Importance with whole groups of 4 at zero (every neighbour ties) beside heavy-tailed columns.
-  const imatrix = Float32Array.from({ length: rowLength }, (_, i) => ((i >> 2) % 5 === 0 ? 0 : Math.exp(2 * rng.gaussian())));
+  const imatrix = Float32Array.from({ length: rowLength }, (_, i) =>
+    (i >> 2) % 5 === 0 ? 0 : Math.exp(2 * rng.gaussian()),
+  );
   for (const name of ['IQ3_S', 'IQ3_XXS']) {
     for (const weighted of [false, true]) {
       it(`${name}${weighted ? ' with an importance matrix' : ''}`, () => {

@@ -15,7 +15,10 @@ import { expectLlamaBytes } from '../../support/encoder-check';
 import { mulberry32, type Rng } from '../../support/random';
 
 /** Midpoints of neighbouring IQ4_NL levels, and their negatives: where ggml's nearest-level rule breaks ties. */
-const MIDPOINTS = Array.from({ length: 15 }, (_, i) => (IQ4NL_VALUES[i]! + IQ4NL_VALUES[i + 1]!) / 2).flatMap((m) => [m, -m]);
+const MIDPOINTS = Array.from({ length: 15 }, (_, i) => (IQ4NL_VALUES[i]! + IQ4NL_VALUES[i + 1]!) / 2).flatMap((m) => [
+  m,
+  -m,
+]);
 
 /** Sub-block kinds, chosen per slot so that every quad mixes them. */
 const KINDS = 8;
@@ -23,20 +26,33 @@ function fillSub(out: Float32Array, at: number, kind: number, rng: Rng): void {
   for (let i = 0; i < 32; i++) {
     const g = rng.gaussian();
     out[at + i] =
-      kind === 0 ? 0
-      : kind === 1 ? g
-      // Largest magnitude ±127, so the first inverse scale is ±1 and the values sit on midpoints.
-      : kind === 2 ? (i === 0 ? 127 : MIDPOINTS[(i * 7) % MIDPOINTS.length]!)
-      : kind === 3 ? (i === 5 ? -127 : MIDPOINTS[(i * 11) % MIDPOINTS.length]!)
-      : kind === 4 ? 1e30 * g
-      : kind === 5 ? 1e-16 * g // below ggml's GROUP_MAX_EPS: all zero
-      : kind === 6 ? 1e-13 * g
-      : i % 5 === 0 ? 0 : 3 * g;
+      kind === 0
+        ? 0
+        : kind === 1
+          ? g
+          : // Largest magnitude ±127, so the first inverse scale is ±1 and the values sit on midpoints.
+            kind === 2
+            ? i === 0
+              ? 127
+              : MIDPOINTS[(i * 7) % MIDPOINTS.length]!
+            : kind === 3
+              ? i === 5
+                ? -127
+                : MIDPOINTS[(i * 11) % MIDPOINTS.length]!
+              : kind === 4
+                ? 1e30 * g
+                : kind === 5
+                  ? 1e-16 * g // below ggml's GROUP_MAX_EPS: all zero
+                  : kind === 6
+                    ? 1e-13 * g
+                    : i % 5 === 0
+                      ? 0
+                      : 3 * g;
   }
 }
 
 describe('WebAssembly IQ4 scale search', () => {
-  it("gives each sub-block the same scale whatever sits in the lanes beside it", () => {
+  it('gives each sub-block the same scale whatever sits in the lanes beside it', () => {
     const search = iq4Search();
     const rng = mulberry32(41);
     const subs = Array.from({ length: 64 }, (_, k) => {

@@ -25,10 +25,15 @@ function groups(): Float32Array {
       const g = rng.gaussian();
       const kind = r % 4;
       data[r * rowLength + i] =
-        kind === 0 ? g * 0.02
-        : kind === 1 ? Math.abs(g) * 0.5 + 0.1 * rng.gaussian()
-        : kind === 2 ? (rng.next() < 0.03 ? g * 40 : g)
-        : (rng.next() < 0.5 ? -1 : 3) + 0.05 * g;
+        kind === 0
+          ? g * 0.02
+          : kind === 1
+            ? Math.abs(g) * 0.5 + 0.1 * rng.gaussian()
+            : kind === 2
+              ? rng.next() < 0.03
+                ? g * 40
+                : g
+              : (rng.next() < 0.5 ? -1 : 3) + 0.05 * g;
     }
   }
   return data;
@@ -55,7 +60,18 @@ describe('WebAssembly scale searches', () => {
     for (let at = 0; at < out.length; at += 16) {
       const kind = ((at / 16) * 7 + (at >> 10)) % 6;
       for (let i = 0; i < 16; i++) {
-        out[at + i] = kind === 0 ? 0 : kind === 1 ? 1e-17 * rng.gaussian() : kind === 2 ? 0.5 : kind === 3 ? -0.3 : kind === 4 ? rng.gaussian() : Math.abs(rng.gaussian());
+        out[at + i] =
+          kind === 0
+            ? 0
+            : kind === 1
+              ? 1e-17 * rng.gaussian()
+              : kind === 2
+                ? 0.5
+                : kind === 3
+                  ? -0.3
+                  : kind === 4
+                    ? rng.gaussian()
+                    : Math.abs(rng.gaussian());
       }
     }
     return out;

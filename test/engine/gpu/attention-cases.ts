@@ -35,11 +35,17 @@ export interface AttentionCase {
 /** nKvHead KV heads in `parts` parts, as even as can be. */
 function kvHeadParts(nKvHead: number, parts: number): KvHeads[] {
   const count = Math.ceil(nKvHead / parts);
-  return Array.from({ length: Math.ceil(nKvHead / count) }, (_, i) => ({ first: i * count, count: Math.min(count, nKvHead - i * count) }));
+  return Array.from({ length: Math.ceil(nKvHead / count) }, (_, i) => ({
+    first: i * count,
+    count: Math.min(count, nKvHead - i * count),
+  }));
 }
 
 /** Runs cases on `ctx`, each with OpKernels of its own, all destroyed after the test file. */
-export function attentionRunner(ctx: GpuContext, seed: number): (c: AttentionCase) => Promise<{ got: Float32Array; expected: Float64Array }> {
+export function attentionRunner(
+  ctx: GpuContext,
+  seed: number,
+): (c: AttentionCase) => Promise<{ got: Float32Array; expected: Float64Array }> {
   const kernels: OpKernels[] = [];
   afterAll(() => kernels.forEach((k) => k.destroy()));
   return async (c) => {
@@ -59,7 +65,15 @@ export function attentionRunner(ctx: GpuContext, seed: number): (c: AttentionCas
     const out = buffer(ctx, q.byteLength);
     const sinks = c.sinks ? Float32Array.from({ length: c.nHead }, (_, h) => (h % 3) * 2 - 1) : undefined;
     const scale = 1 / Math.sqrt(c.headDim);
-    const shape = { nHead: c.nHead, nKvHead: c.nKvHead, headDim: c.headDim, scale, window: c.window, softcap: c.softcap, causal: c.causal };
+    const shape = {
+      nHead: c.nHead,
+      nKvHead: c.nKvHead,
+      headDim: c.headDim,
+      scale,
+      window: c.window,
+      softcap: c.softcap,
+      causal: c.causal,
+    };
     const inputs = { k: buffer(ctx, k), v: buffer(ctx, v), q: buffer(ctx, q), sinks: sinks && buffer(ctx, sinks) };
     const fill = makeStep(ctx, 0, total);
     const step = makeStep(ctx, c.past, c.tokens);
@@ -70,14 +84,29 @@ export function attentionRunner(ctx: GpuContext, seed: number): (c: AttentionCas
         const kCache = buffer(ctx, ops.kvCacheBytes('k', total, width));
         const vCache = buffer(ctx, ops.kvCacheBytes('v', total, width));
         return [
-          ops.storeKv({ k: inputs.k, v: inputs.v, kCache, vCache, kvHeads, step: fill, kvStride, headDim: c.headDim, rope }),
+          ops.storeKv({
+            k: inputs.k,
+            v: inputs.v,
+            kCache,
+            vCache,
+            kvHeads,
+            step: fill,
+            kvStride,
+            headDim: c.headDim,
+            rope,
+          }),
           ops.attention({ ...shape, q: inputs.q, kCache, vCache, kvHeads, out, step, rope, sinks: inputs.sinks }),
         ];
       }),
     );
     // The reference reads the values the caches hold: halves, or llama.cpp's blocks decoded (and rotated back).
     const rot = ops.kvRotation(c.headDim);
-    const expected = ref.attention(q, cached(kv.k, k, kvStride, rot.K_ROT), cached(kv.v, v, kvStride, rot.V_ROT), { ...shape, pos0: c.past, nTokens: c.tokens, sinks });
+    const expected = ref.attention(q, cached(kv.k, k, kvStride, rot.K_ROT), cached(kv.v, v, kvStride, rot.V_ROT), {
+      ...shape,
+      pos0: c.past,
+      nTokens: c.tokens,
+      sinks,
+    });
     return { got: await readF32(ctx, out, q.length), expected };
   };
 }

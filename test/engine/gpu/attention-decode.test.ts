@@ -26,17 +26,41 @@ describe('decode attention, split across workgroups (tolerance 2e-5 of the outpu
     ['head 64, 4 per KV head, one tile and a key', { nHead: 16, nKvHead: 4, headDim: 64, past: 128 }],
     ['head 12 (not whole vec4 pairs), 2 per KV head', { nHead: 4, nKvHead: 2, headDim: 12, past: 40 }],
     ['head 128, 8 per KV head, 1000 keys over many splits', { nHead: 16, nKvHead: 2, headDim: 128, past: 999 }],
-    ['head 128, 16 per KV head (two blocks of 8), F32 cache', { nHead: 16, nKvHead: 1, headDim: 128, past: 300, kv: { k: 'f32', v: 'f32' } }],
+    [
+      'head 128, 16 per KV head (two blocks of 8), F32 cache',
+      { nHead: 16, nKvHead: 1, headDim: 128, past: 300, kv: { k: 'f32', v: 'f32' } },
+    ],
     ['head 256, 6 per KV head (blocks of 4), 2 pairs a lane', { nHead: 12, nKvHead: 2, headDim: 256, past: 260 }],
     ['head 32, no GQA, 2000 keys', { nHead: 4, nKvHead: 4, headDim: 32, past: 1999 }],
-    ['sliding window of 100 over 700 keys, soft-cap 1.5', { nHead: 8, nKvHead: 2, headDim: 64, past: 699, window: 100, softcap: 1.5 }],
+    [
+      'sliding window of 100 over 700 keys, soft-cap 1.5',
+      { nHead: 8, nKvHead: 2, headDim: 64, past: 699, window: 100, softcap: 1.5 },
+    ],
     ['sinks, 500 keys, 3 query heads per KV head', { nHead: 6, nKvHead: 2, headDim: 64, past: 499, sinks: true }],
-    ['head 64, 4 per KV head, 500 keys, q8_0 cache', { nHead: 8, nKvHead: 2, headDim: 64, past: 499, kv: { k: 'q8_0', v: 'q8_0' } }],
-    ['head 128, 8 per KV head, 300 keys, q4_0 K and q8_0 V', { nHead: 8, nKvHead: 1, headDim: 128, past: 299, kv: { k: 'q4_0', v: 'q8_0' } }],
-    ['head 96 (3 blocks), 2 per KV head, 130 keys, f16 K and q4_0 V', { nHead: 6, nKvHead: 3, headDim: 96, past: 129, kv: { k: 'f16', v: 'q4_0' } }],
-    ['a cache in 3 parts of KV heads (2, 2, 1), sinks, window of 200 over 301 keys', { nHead: 10, nKvHead: 5, headDim: 64, past: 300, sinks: true, window: 200, parts: 3 }],
-    ['a cache in 2 parts, 8 per KV head, 1000 keys over many splits', { nHead: 16, nKvHead: 2, headDim: 128, past: 999, parts: 2 }],
-    ['a q8_0 K and q4_0 V cache (rotated) in 2 parts, 2 per KV head, 300 keys', { nHead: 8, nKvHead: 4, headDim: 64, past: 299, parts: 2, kv: { k: 'q8_0', v: 'q4_0' } }],
+    [
+      'head 64, 4 per KV head, 500 keys, q8_0 cache',
+      { nHead: 8, nKvHead: 2, headDim: 64, past: 499, kv: { k: 'q8_0', v: 'q8_0' } },
+    ],
+    [
+      'head 128, 8 per KV head, 300 keys, q4_0 K and q8_0 V',
+      { nHead: 8, nKvHead: 1, headDim: 128, past: 299, kv: { k: 'q4_0', v: 'q8_0' } },
+    ],
+    [
+      'head 96 (3 blocks), 2 per KV head, 130 keys, f16 K and q4_0 V',
+      { nHead: 6, nKvHead: 3, headDim: 96, past: 129, kv: { k: 'f16', v: 'q4_0' } },
+    ],
+    [
+      'a cache in 3 parts of KV heads (2, 2, 1), sinks, window of 200 over 301 keys',
+      { nHead: 10, nKvHead: 5, headDim: 64, past: 300, sinks: true, window: 200, parts: 3 },
+    ],
+    [
+      'a cache in 2 parts, 8 per KV head, 1000 keys over many splits',
+      { nHead: 16, nKvHead: 2, headDim: 128, past: 999, parts: 2 },
+    ],
+    [
+      'a q8_0 K and q4_0 V cache (rotated) in 2 parts, 2 per KV head, 300 keys',
+      { nHead: 8, nKvHead: 4, headDim: 64, past: 299, parts: 2, kv: { k: 'q8_0', v: 'q4_0' } },
+    ],
   ];
   for (const [name, c] of cases) {
     // Both shapes on every adapter: the GPU shape's workgroup-memory tiles, and the CPU shape's lanes

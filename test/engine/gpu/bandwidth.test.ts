@@ -10,7 +10,9 @@ afterAll(() => ctx?.destroy());
 
 it('measures the copy bandwidth of the adapter', async () => {
   const result = await measureCopyBandwidth(ctx, { bytes: 4 * 2 ** 20, iterations: 3 });
-  console.log(`${ctx.info.name} (${ctx.info.backend}): copy ${(result.bytesPerSecond / 1e9).toFixed(2)} GB/s (${result.timer})`);
+  console.log(
+    `${ctx.info.name} (${ctx.info.backend}): copy ${(result.bytesPerSecond / 1e9).toFixed(2)} GB/s (${result.timer})`,
+  );
   expect(result.bytes).toBe(4 * 2 ** 20);
   expect(result.iterations).toBe(3);
   expect(Number.isFinite(result.bytesPerSecond)).toBe(true);

@@ -26,7 +26,13 @@ describe('GPU block layouts', () => {
   it('puts the fields where ggml-common.h has them', () => {
     expect(gpuBlockDefines(ggmlTypeByName('Q6_K')!)).toEqual({ W_QL: 0, W_QH: 32, W_SCALES: 48, BLOCK_WORDS: 52 });
     expect(gpuBlockDefines(ggmlTypeByName('Q3_K')!)).toEqual({ W_HMASK: 0, W_QS: 8, W_SCALES: 24, BLOCK_WORDS: 27 });
-    expect(gpuBlockDefines(ggmlTypeByName('Q5_K')!)).toEqual({ W_D: 0, W_SCALES: 1, W_QH: 4, W_QS: 12, BLOCK_WORDS: 44 });
+    expect(gpuBlockDefines(ggmlTypeByName('Q5_K')!)).toEqual({
+      W_D: 0,
+      W_SCALES: 1,
+      W_QH: 4,
+      W_QS: 12,
+      BLOCK_WORDS: 44,
+    });
     expect(gpuBlockDefines(ggmlTypeByName('IQ4_XS')!)).toEqual({ W_D: 0, W_SCALES_L: 1, W_QS: 2, BLOCK_WORDS: 34 });
   });
 

@@ -42,7 +42,9 @@ it('GUFO_KERNEL_SHAPE overrides the kernel shapes, GUFO_SUBGROUPS=0 drops subgro
       if (shape === undefined) delete process.env.GUFO_KERNEL_SHAPE;
       else process.env.GUFO_KERNEL_SHAPE = shape;
       const ctx = await openGpu();
-      expect(ctx.info.cpuShapes, String(shape)).toBe(shape === undefined ? ctx.info.isFallbackAdapter : shape === 'CPU');
+      expect(ctx.info.cpuShapes, String(shape)).toBe(
+        shape === undefined ? ctx.info.isFallbackAdapter : shape === 'CPU',
+      );
       ctx.destroy();
     }
     delete process.env.GUFO_KERNEL_SHAPE;
@@ -57,7 +59,10 @@ it('GUFO_KERNEL_SHAPE overrides the kernel shapes, GUFO_SUBGROUPS=0 drops subgro
     process.env.GUFO_SUBGROUPS = 'no';
     await expect(openGpu()).rejects.toThrow(NoGpuError);
   } finally {
-    for (const [k, v] of [['GUFO_KERNEL_SHAPE', saved.shape], ['GUFO_SUBGROUPS', saved.subgroups]] as const) {
+    for (const [k, v] of [
+      ['GUFO_KERNEL_SHAPE', saved.shape],
+      ['GUFO_SUBGROUPS', saved.subgroups],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }

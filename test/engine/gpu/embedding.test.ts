@@ -8,7 +8,16 @@ import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
 import type { OpenGguf } from '../../../src-main/node/gguf-io';
 import { mulberry32 } from '../../support/random';
-import { GPU_TYPE_NAMES, makeTensor, readBack, run, storageBuffer, tempDirForSuite, writeTensors, type MadeTensor } from './fixtures';
+import {
+  GPU_TYPE_NAMES,
+  makeTensor,
+  readBack,
+  run,
+  storageBuffer,
+  tempDirForSuite,
+  writeTensors,
+  type MadeTensor,
+} from './fixtures';
 
 const ROWS = 50;
 const COLS = 256;
@@ -23,13 +32,19 @@ beforeAll(async () => {
   ctx = await openGpu();
   kernels = new MatmulKernels(ctx);
   const tensors = [
-    ...GPU_TYPE_NAMES.map((type, i) => makeTensor({ name: `emb.${type}`, type, rows: ROWS, cols: COLS, seed: 2000 + i })),
+    ...GPU_TYPE_NAMES.map((type, i) =>
+      makeTensor({ name: `emb.${type}`, type, rows: ROWS, cols: COLS, seed: 2000 + i }),
+    ),
     makeTensor({ name: 'odd.F16', type: 'F16', rows: 7, cols: 33, seed: 2100 }),
     makeTensor({ name: 'odd.F32', type: 'F32', rows: 7, cols: 70, seed: 2101 }),
   ];
   for (const t of tensors) made.set(t.name, t);
   file = await writeTensors(tempDirForSuite(), tensors);
-  weights = await uploadWeights(ctx, file.gguf, tensors.map((t) => t.name));
+  weights = await uploadWeights(
+    ctx,
+    file.gguf,
+    tensors.map((t) => t.name),
+  );
 });
 
 afterAll(() => {
@@ -87,18 +102,26 @@ describe('edge cases', () => {
     const outOffset = 5;
     const outStride = COLS + 3;
     const out = storageBuffer(device, new Float32Array(outOffset + 2 * outStride).fill(-1));
-    const dispatch = kernels.embedding(weights.get('emb.Q6_K')!, idsBuffer, out, 2, { idsOffset: 2, outOffset, outStride });
+    const dispatch = kernels.embedding(weights.get('emb.Q6_K')!, idsBuffer, out, 2, {
+      idsOffset: 2,
+      outOffset,
+      outStride,
+    });
     await run(device, [dispatch]);
     const got = new Float32Array(await readBack(device, out));
     expect(got.subarray(0, outOffset)).toEqual(new Float32Array(outOffset).fill(-1));
     expect(got.subarray(outOffset, outOffset + COLS)).toEqual(t.values.subarray(4 * COLS, 5 * COLS));
     expect(got.subarray(outOffset + COLS, outOffset + outStride)).toEqual(new Float32Array(3).fill(-1));
-    expect(got.subarray(outOffset + outStride, outOffset + outStride + COLS)).toEqual(t.values.subarray(9 * COLS, 10 * COLS));
+    expect(got.subarray(outOffset + outStride, outOffset + outStride + COLS)).toEqual(
+      t.values.subarray(9 * COLS, 10 * COLS),
+    );
     dispatch.setTokens(1);
     device.queue.writeBuffer(out, 0, new Float32Array(outOffset + 2 * outStride).fill(-1));
     await run(device, [dispatch]);
     const one = new Float32Array(await readBack(device, out));
-    expect(one.subarray(outOffset + outStride)).toEqual(new Float32Array(outOffset + 2 * outStride - outOffset - outStride).fill(-1));
+    expect(one.subarray(outOffset + outStride)).toEqual(
+      new Float32Array(outOffset + 2 * outStride - outOffset - outStride).fill(-1),
+    );
     idsBuffer.destroy();
     out.destroy();
   });

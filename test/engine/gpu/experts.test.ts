@@ -21,7 +21,15 @@ import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weig
 import { openGguf, writeGguf, type OpenGguf } from '../../../src-main/node/gguf-io';
 import { llamaDequantize, llamaQuantize } from '../../support/ggml-oracle';
 import { mulberry32, randomF32 } from '../../support/random';
-import { maxRelativeError, randomInput, readBack, referenceMatmul, run, storageBuffer, tempDirForSuite } from './fixtures';
+import {
+  maxRelativeError,
+  randomInput,
+  readBack,
+  referenceMatmul,
+  run,
+  storageBuffer,
+  tempDirForSuite,
+} from './fixtures';
 
 const TOLERANCE = 1e-5;
 const EXPERTS = 6;
@@ -64,7 +72,8 @@ beforeAll(async () => {
   ];
   const tensors = specs.map((s) => {
     const type = ggmlTypeByName(s.type)!;
-    const bytes = s.type === 'F32' ? new Uint8Array(s.data.buffer) : llamaQuantize(type.id, s.data, EXPERTS * s.rows, COLS);
+    const bytes =
+      s.type === 'F32' ? new Uint8Array(s.data.buffer) : llamaQuantize(type.id, s.data, EXPERTS * s.rows, COLS);
     const per = bytes.byteLength / EXPERTS;
     const experts = Array.from({ length: EXPERTS }, (_, e) => {
       const slice = bytes.slice(e * per, (e + 1) * per);
@@ -74,7 +83,9 @@ beforeAll(async () => {
     return { name: s.name, type, ne: [COLS, s.rows, EXPERTS], bytes };
   });
   const path = join(tempDirForSuite(), 'experts.gguf');
-  await writeGguf(path, { kvs: [], tensors: tensors.map(({ name, type, ne }) => ({ name, type, ne })) }, (i) => [tensors[i]!.bytes]);
+  await writeGguf(path, { kvs: [], tensors: tensors.map(({ name, type, ne }) => ({ name, type, ne })) }, (i) => [
+    tensors[i]!.bytes,
+  ]);
   file = openGguf(path);
 });
 
@@ -117,7 +128,15 @@ async function routed(
     y: storageBuffer(device, new Float32Array(n * used * count).fill(-12345)),
   };
   try {
-    const group = ops.moeGroup({ ids: buffers.ids, table: buffers.table, step, experts: weight.experts, used, tile: EXPERT_TILE, pairsAt: layout.pairsAt });
+    const group = ops.moeGroup({
+      ids: buffers.ids,
+      table: buffers.table,
+      step,
+      experts: weight.experts,
+      used,
+      tile: EXPERT_TILE,
+      pairsAt: layout.pairsAt,
+    });
     const matmul = using.matmulExperts(weight, buffers.x, buffers.y, buffers.table, n, { used, xGroup: used, rows });
     await run(device, [group, matmul]);
     return {
@@ -132,7 +151,13 @@ async function routed(
 }
 
 /** Worst relative error of y against each pair's expert (rows `first`.. of it) times its token's x. */
-function pairError(s: Stacked, ids: number[][], x: Float32Array, y: Float32Array, rows = { first: 0, count: s.rows }): number {
+function pairError(
+  s: Stacked,
+  ids: number[][],
+  x: Float32Array,
+  y: Float32Array,
+  rows = { first: 0, count: s.rows },
+): number {
   let worst = 0;
   const used = ids[0]!.length;
   ids.forEach((slots, t) => {
@@ -167,7 +192,10 @@ describe.each(TYPES)('%s experts', (type) => {
     for (let e = 0; e < EXPERTS; e++) {
       const ours = dequantizeExpert(file.gguf, tensor, e);
       const theirs = stacked.get(name)!.experts[e]!;
-      expect(ours.every((v, i) => Object.is(v, theirs[i])), `expert ${e}`).toBe(true);
+      expect(
+        ours.every((v, i) => Object.is(v, theirs[i])),
+        `expert ${e}`,
+      ).toBe(true);
     }
   });
 
@@ -224,28 +252,48 @@ describe('routing and layout', () => {
     const whole = await upload(name);
     const expertBytes = whole.fileBytes / EXPERTS;
     const split = await upload(name, Math.floor(2.5 * expertBytes) + 8); // two experts per part
-    expect(split.parts.map((p) => [p.rowStart, p.rows])).toEqual([[0, 2 * ROWS], [2 * ROWS, 2 * ROWS], [4 * ROWS, 2 * ROWS]]);
+    expect(split.parts.map((p) => [p.rowStart, p.rows])).toEqual([
+      [0, 2 * ROWS],
+      [2 * ROWS, 2 * ROWS],
+      [4 * ROWS, 2 * ROWS],
+    ]);
     const ids = randomIds(13, 2, 10);
     const a = await routed(whole, ids);
     const b = await routed(split, ids);
-    expect(new Uint32Array(b.y.buffer, b.y.byteOffset, b.y.length)).toEqual(new Uint32Array(a.y.buffer, a.y.byteOffset, a.y.length));
-    await expect(upload(name, Math.floor(0.9 * expertBytes))).rejects.toThrow(/exps\.Q6_K: one expert \(\d+ bytes\) exceeds the GPU binding limit/);
+    expect(new Uint32Array(b.y.buffer, b.y.byteOffset, b.y.length)).toEqual(
+      new Uint32Array(a.y.buffer, a.y.byteOffset, a.y.length),
+    );
+    await expect(upload(name, Math.floor(0.9 * expertBytes))).rejects.toThrow(
+      /exps\.Q6_K: one expert \(\d+ bytes\) exceeds the GPU binding limit/,
+    );
   });
 
   it('a merged gate_up tensor: each half is its rows of every expert', async () => {
     const w = await upload('gate_up.Q5_K');
     const s = stacked.get('gate_up.Q5_K')!;
     const ids = randomIds(9, 2, 11);
-    for (const rows of [{ first: 0, count: ROWS }, { first: ROWS, count: ROWS }]) {
+    for (const rows of [
+      { first: 0, count: ROWS },
+      { first: ROWS, count: ROWS },
+    ]) {
       const { x, y } = await routed(w, ids, rows);
       expect(pairError(s, ids, x, y, rows)).toBeLessThanOrEqual(TOLERANCE);
     }
-    expect(() => kernels.matmulExperts(w, w.parts[0]!.buffer, w.parts[0]!.buffer, w.parts[0]!.buffer, 1, { used: 1, xGroup: 1, rows: { first: ROWS, count: ROWS + 1 } }))
-      .toThrow(/rows 37\.\.75 are outside an expert's 74/);
+    expect(() =>
+      kernels.matmulExperts(w, w.parts[0]!.buffer, w.parts[0]!.buffer, w.parts[0]!.buffer, 1, {
+        used: 1,
+        xGroup: 1,
+        rows: { first: ROWS, count: ROWS + 1 },
+      }),
+    ).toThrow(/rows 37\.\.75 are outside an expert's 74/);
   });
 
   it('never reads the experts nobody chose: NaN there changes nothing', async () => {
-    const ids = [[1, 3], [4, 1], [3, 4]];
+    const ids = [
+      [1, 3],
+      [4, 1],
+      [3, 4],
+    ];
     const s = stacked.get('poisoned.F32')!;
     for (const limit of [undefined, Math.floor(1.5 * ROWS * COLS * 4) + 8]) {
       const w = await upload('poisoned.F32', limit);

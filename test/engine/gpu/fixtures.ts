@@ -23,8 +23,22 @@ export function tempDirForSuite(): string {
 
 /** The types with GPU kernels, in the issue's order. */
 export const GPU_TYPE_NAMES = [
-  'F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K',
-  'IQ4_NL', 'IQ4_XS', 'MXFP4',
+  'F32',
+  'F16',
+  'BF16',
+  'Q8_0',
+  'Q4_0',
+  'Q4_1',
+  'Q5_0',
+  'Q5_1',
+  'Q2_K',
+  'Q3_K',
+  'Q4_K',
+  'Q5_K',
+  'Q6_K',
+  'IQ4_NL',
+  'IQ4_XS',
+  'MXFP4',
 ] as const;
 
 export interface TensorSpec {
@@ -50,14 +64,19 @@ export function makeTensor(spec: TensorSpec): MadeTensor {
   const rng = mulberry32(spec.seed);
   const n = spec.rows * spec.cols;
   const f32 = randomF32(n, () => (rng.next() < 0.01 ? rng.studentT() * 4 : rng.gaussian()), 0.05);
-  const bytes = type.name === 'F32' ? new Uint8Array(f32.buffer.slice(0)) : llamaQuantize(type.id, f32, spec.rows, spec.cols);
+  const bytes =
+    type.name === 'F32' ? new Uint8Array(f32.buffer.slice(0)) : llamaQuantize(type.id, f32, spec.rows, spec.cols);
   const values = new Float32Array(n);
   decoderFor(type)(bytes, values, n / type.blockSize);
   return { ...spec, ggmlType: type, bytes, values };
 }
 
 /** Writes the tensors into one GGUF file in `dir` and opens it (memory-mapped). */
-export async function writeTensors(dir: string, tensors: readonly MadeTensor[], file = 'weights.gguf'): Promise<OpenGguf> {
+export async function writeTensors(
+  dir: string,
+  tensors: readonly MadeTensor[],
+  file = 'weights.gguf',
+): Promise<OpenGguf> {
   const path = join(dir, file);
   await writeGguf(
     path,
@@ -77,7 +96,13 @@ export function randomInput(n: number, cols: number, seed: number): Float32Array
  * y = W·x in f64 for n tokens, plus the scale of each dot product, Σ|w|·|x|, against which the
  * error of an f32 result is measured.
  */
-export function referenceMatmul(w: Float32Array, rows: number, cols: number, x: Float32Array, n: number): { y: Float64Array; scale: Float64Array } {
+export function referenceMatmul(
+  w: Float32Array,
+  rows: number,
+  cols: number,
+  x: Float32Array,
+  n: number,
+): { y: Float64Array; scale: Float64Array } {
   const y = new Float64Array(n * rows);
   const scale = new Float64Array(n * rows);
   for (let t = 0; t < n; t++) {
@@ -108,7 +133,11 @@ export function maxRelativeError(got: Float32Array, want: Float64Array, scale: F
   return worst;
 }
 
-export function storageBuffer(device: GPUDevice, data: Float32Array<ArrayBuffer> | Uint32Array<ArrayBuffer> | number, label = 'test'): GPUBuffer {
+export function storageBuffer(
+  device: GPUDevice,
+  data: Float32Array<ArrayBuffer> | Uint32Array<ArrayBuffer> | number,
+  label = 'test',
+): GPUBuffer {
   const size = typeof data === 'number' ? data : data.byteLength;
   const buffer = device.createBuffer({
     label,
@@ -133,7 +162,12 @@ export async function run(device: GPUDevice, dispatches: readonly Dispatch[]): P
 }
 
 /** Reads `bytes` bytes of a buffer back. */
-export async function readBack(device: GPUDevice, buffer: GPUBuffer, bytes = buffer.size, offset = 0): Promise<ArrayBuffer> {
+export async function readBack(
+  device: GPUDevice,
+  buffer: GPUBuffer,
+  bytes = buffer.size,
+  offset = 0,
+): Promise<ArrayBuffer> {
   const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   const encoder = device.createCommandEncoder();
   encoder.copyBufferToBuffer(buffer, offset, staging, 0, bytes);
@@ -150,7 +184,11 @@ export async function readBack(device: GPUDevice, buffer: GPUBuffer, bytes = buf
  * stored without `groups`.
  */
 export function rowGroupQuad(
-  row: number, b: number, q: number, shape: { partRows: number; blocksPerRow: number; quads: number }, groups?: { lanes: number; rows: number },
+  row: number,
+  b: number,
+  q: number,
+  shape: { partRows: number; blocksPerRow: number; quads: number },
+  groups?: { lanes: number; rows: number },
 ): number {
   const { partRows, blocksPerRow, quads } = shape;
   const stored = (row * blocksPerRow + b) * quads + q;
@@ -159,5 +197,9 @@ export function rowGroupQuad(
   if (row >= partRows - (partRows % groupRows)) return stored;
   // Row i of its group: row i mod rows of lane ⌊i / rows⌋.
   const i = row % groupRows;
-  return (row - i) * blocksPerRow * quads + ((b * groups.rows + (i % groups.rows)) * quads + q) * groups.lanes + Math.floor(i / groups.rows);
+  return (
+    (row - i) * blocksPerRow * quads +
+    ((b * groups.rows + (i % groups.rows)) * quads + q) * groups.lanes +
+    Math.floor(i / groups.rows)
+  );
 }

@@ -21,7 +21,15 @@ import { openGpu } from '../../../src-main/engine/gpu/device';
 import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import { uploadWeights } from '../../../src-main/engine/gpu/weights';
 import {
-  GPU_TYPE_NAMES, makeTensor, maxRelativeError, randomInput, readBack, referenceMatmul, run, storageBuffer, writeTensors,
+  GPU_TYPE_NAMES,
+  makeTensor,
+  maxRelativeError,
+  randomInput,
+  readBack,
+  referenceMatmul,
+  run,
+  storageBuffer,
+  writeTensors,
   type MadeTensor,
 } from './fixtures';
 
@@ -72,7 +80,11 @@ try {
     if (sub) tensors.push(sub);
   });
   const file = await writeTensors(dir, tensors);
-  const weights = await uploadWeights(ctx, file.gguf, tensors.map((t) => t.name));
+  const weights = await uploadWeights(
+    ctx,
+    file.gguf,
+    tensors.map((t) => t.name),
+  );
   for (const t of tensors) {
     process.stderr.write(`${t.name} `);
     const w = weights.get(t.name)!;
@@ -80,7 +92,10 @@ try {
       // One-hot x: token k reads column (37k + 5) mod COLS alone.
       const oneHot = new Float32Array(n * COLS);
       for (let k = 0; k < n; k++) oneHot[k * COLS + ((37 * k + 5) % COLS)] = 1;
-      for (const [x, exact] of [[oneHot, true], [randomInput(n, COLS, 17 + n), false]] as const) {
+      for (const [x, exact] of [
+        [oneHot, true],
+        [randomInput(n, COLS, 17 + n), false],
+      ] as const) {
         checks++;
         const xb = storageBuffer(ctx.device, new Float32Array(x));
         const yb = storageBuffer(ctx.device, n * ROWS * 4);
@@ -117,8 +132,14 @@ try {
   file.file.close();
   const i = ctx.info;
   const info = {
-    name: i.name, cpuShapes: i.cpuShapes, hasF16: ctx.hasF16, subgroups: kernels.subgroups,
-    subgroupMinSize: i.subgroupMinSize, subgroupMaxSize: i.subgroupMaxSize, matvec: kernels.matvec, prefill: kernels.prefill,
+    name: i.name,
+    cpuShapes: i.cpuShapes,
+    hasF16: ctx.hasF16,
+    subgroups: kernels.subgroups,
+    subgroupMinSize: i.subgroupMinSize,
+    subgroupMaxSize: i.subgroupMaxSize,
+    matvec: kernels.matvec,
+    prefill: kernels.prefill,
   };
   console.log(JSON.stringify({ info, failures, checks }));
 } finally {

@@ -23,7 +23,15 @@ import { LAVAPIPE_ICD, LAVAPIPE_INSTALL } from '../../../src-main/engine/gpu/sof
 const CHILD = fileURLToPath(new URL('./gpu-shapes-child.ts', import.meta.url));
 
 interface ChildResult {
-  info: { name: string; cpuShapes: boolean; hasF16: boolean; subgroups: boolean; subgroupMinSize: number; subgroupMaxSize: number; prefill: string };
+  info: {
+    name: string;
+    cpuShapes: boolean;
+    hasF16: boolean;
+    subgroups: boolean;
+    subgroupMinSize: number;
+    subgroupMaxSize: number;
+    prefill: string;
+  };
   failures: string[];
   checks: number;
 }
@@ -33,7 +41,13 @@ function runChild(env: Record<string, string>): Promise<ChildResult> {
     const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
       // Mesa's shader cache seems not to tell lavapipe's vector widths apart (a 4-lane run after a
       // 16-lane one found all its pipelines cached): each run compiles afresh.
-      env: { ...process.env, VK_ICD_FILENAMES: LAVAPIPE_ICD, GUFO_KERNEL_SHAPE: 'gpu', MESA_SHADER_CACHE_DISABLE: 'true', ...env },
+      env: {
+        ...process.env,
+        VK_ICD_FILENAMES: LAVAPIPE_ICD,
+        GUFO_KERNEL_SHAPE: 'gpu',
+        MESA_SHADER_CACHE_DISABLE: 'true',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -51,8 +65,18 @@ function runChild(env: Record<string, string>): Promise<ChildResult> {
 
 const CONFIGS = [
   { label: '4 lanes, subgroups, every GPU type', env: { LP_NATIVE_VECTOR_WIDTH: '128' }, lanes: 4, subgroups: true },
-  { label: '16 lanes, subgroups', env: { LP_NATIVE_VECTOR_WIDTH: '512', GUFO_TEST_TYPES: 'Q8_0,Q4_K,Q6_K' }, lanes: 16, subgroups: true },
-  { label: 'no subgroups', env: { LP_NATIVE_VECTOR_WIDTH: '128', GUFO_SUBGROUPS: '0', GUFO_TEST_TYPES: 'Q8_0,Q4_K' }, lanes: 4, subgroups: false },
+  {
+    label: '16 lanes, subgroups',
+    env: { LP_NATIVE_VECTOR_WIDTH: '512', GUFO_TEST_TYPES: 'Q8_0,Q4_K,Q6_K' },
+    lanes: 16,
+    subgroups: true,
+  },
+  {
+    label: 'no subgroups',
+    env: { LP_NATIVE_VECTOR_WIDTH: '128', GUFO_SUBGROUPS: '0', GUFO_TEST_TYPES: 'Q8_0,Q4_K' },
+    lanes: 4,
+    subgroups: false,
+  },
 ] as const;
 
 describe('GPU kernel shapes on lavapipe with shader-f16 (GUFO_KERNEL_SHAPE=gpu)', () => {
@@ -60,13 +84,26 @@ describe('GPU kernel shapes on lavapipe with shader-f16 (GUFO_KERNEL_SHAPE=gpu)'
     expect(existsSync(LAVAPIPE_ICD), `${LAVAPIPE_ICD} is missing: ${LAVAPIPE_INSTALL}`).toBe(true);
   });
 
-  it.each(CONFIGS)('$label: mat-vec and mat-mat equal the CPU decoders', async ({ env, lanes, subgroups }) => {
-    expect(existsSync(LAVAPIPE_ICD), `${LAVAPIPE_ICD} is missing: ${LAVAPIPE_INSTALL}`).toBe(true);
-    const r = await runChild(env);
-    console.log(`${r.info.name}: ${r.checks} checks, subgroups ${r.info.subgroups} (${r.info.subgroupMinSize}–${r.info.subgroupMaxSize} lanes), prefill ${r.info.prefill}`);
-    expect(r.info.name).toMatch(/llvmpipe/);
-    expect(r.info).toMatchObject({ cpuShapes: false, hasF16: true, subgroups, subgroupMinSize: lanes, subgroupMaxSize: lanes, prefill: 'wgtiled' });
-    expect(r.failures).toEqual([]);
-    expect(r.checks).toBeGreaterThan(0);
-  }, 600_000);
+  it.each(CONFIGS)(
+    '$label: mat-vec and mat-mat equal the CPU decoders',
+    async ({ env, lanes, subgroups }) => {
+      expect(existsSync(LAVAPIPE_ICD), `${LAVAPIPE_ICD} is missing: ${LAVAPIPE_INSTALL}`).toBe(true);
+      const r = await runChild(env);
+      console.log(
+        `${r.info.name}: ${r.checks} checks, subgroups ${r.info.subgroups} (${r.info.subgroupMinSize}–${r.info.subgroupMaxSize} lanes), prefill ${r.info.prefill}`,
+      );
+      expect(r.info.name).toMatch(/llvmpipe/);
+      expect(r.info).toMatchObject({
+        cpuShapes: false,
+        hasF16: true,
+        subgroups,
+        subgroupMinSize: lanes,
+        subgroupMaxSize: lanes,
+        prefill: 'wgtiled',
+      });
+      expect(r.failures).toEqual([]);
+      expect(r.checks).toBeGreaterThan(0);
+    },
+    600_000,
+  );
 });

@@ -17,7 +17,9 @@ import * as ref from '../reference';
 export function cached(type: KvCacheType, values: Float32Array, rowLength: number, rot = 0): Float64Array {
   if (type === 'f32') return Float64Array.from(values);
   if (type === 'f16') return Float64Array.from(values, ref.roundF16);
-  const decoded = Float64Array.from(decodeBlocks(type, ggmlBlocks(type, rot ? hadamardF32(values, rot) : values, rowLength)));
+  const decoded = Float64Array.from(
+    decodeBlocks(type, ggmlBlocks(type, rot ? hadamardF32(values, rot) : values, rowLength)),
+  );
   return rot ? hadamard(decoded, rot) : decoded;
 }
 

@@ -26,7 +26,8 @@ function values(n: number, seed: number): Float32Array {
       const i = b * 32 + j;
       if (kind === 0) x[i] = 0;
       // A maximum of 127/8 makes q8_0's d 1/8, so x / d of x = (n + 1/2)/8 is a tie to round away from zero.
-      else if (kind === 1) x[i] = j === 3 ? -127 / 8 : (Math.max(-120, Math.min(120, Math.round(rng.gaussian() * 40))) + 0.5) / 8;
+      else if (kind === 1)
+        x[i] = j === 3 ? -127 / 8 : (Math.max(-120, Math.min(120, Math.round(rng.gaussian() * 40))) + 0.5) / 8;
       else if (kind === 2) x[i] = j === 7 ? -127 * scale : j === 9 ? 127 * scale : rng.gaussian() * scale * 30;
       else x[i] = rng.gaussian() * scale;
     }
@@ -37,9 +38,17 @@ function values(n: number, seed: number): Float32Array {
 describe('store_kv_quant writes llama.cpp blocks, byte for byte', () => {
   const shapes = [
     { name: '2 KV heads of 64, one batch of 40', nKvHead: 2, headDim: 64, batches: [40] },
-    { name: 'a KV head of 96 (3 blocks: groups across rows), batches of 5, 6 and 1', nKvHead: 1, headDim: 96, batches: [5, 6, 1] },
+    {
+      name: 'a KV head of 96 (3 blocks: groups across rows), batches of 5, 6 and 1',
+      nKvHead: 1,
+      headDim: 96,
+      batches: [5, 6, 1],
+    },
   ];
-  const types: [KvCacheType, KvCacheType][] = [['q8_0', 'q4_0'], ['q4_0', 'q8_0']];
+  const types: [KvCacheType, KvCacheType][] = [
+    ['q8_0', 'q4_0'],
+    ['q4_0', 'q8_0'],
+  ];
   for (const s of shapes) {
     for (const [k, v] of types) {
       it(`${s.name}: K ${k}, V ${v}`, async () => {
@@ -56,10 +65,22 @@ describe('store_kv_quant writes llama.cpp blocks, byte for byte', () => {
         let pos = 0;
         for (const n of s.batches) {
           const rows = (x: Float32Array) => buffer(ctx, x.slice(pos * kvStride, (pos + n) * kvStride));
-          await run(ctx, [ops.storeKv({ k: rows(kAll), v: rows(vAll), kCache, vCache, step: makeStep(ctx, pos, n), kvStride, headDim: s.headDim, rope })]);
+          await run(ctx, [
+            ops.storeKv({
+              k: rows(kAll),
+              v: rows(vAll),
+              kCache,
+              vCache,
+              step: makeStep(ctx, pos, n),
+              kvStride,
+              headDim: s.headDim,
+              rope,
+            }),
+          ]);
           pos += n;
         }
-        const blocks = async (type: KvCacheType, cache: GPUBuffer) => gpuCacheBlocks(type as 'q8_0' | 'q4_0', await readU32(ctx, cache, cache.size / 4), total * kvStride);
+        const blocks = async (type: KvCacheType, cache: GPUBuffer) =>
+          gpuCacheBlocks(type as 'q8_0' | 'q4_0', await readU32(ctx, cache, cache.size / 4), total * kvStride);
         // Heads of 64 are rotated first (llama.cpp's attention rotation), the same sums in the same order.
         const rot = ops.kvRotation(s.headDim);
         const rotated = (x: Float32Array, n: number) => (n ? hadamardF32(x, n) : x);

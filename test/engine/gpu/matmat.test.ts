@@ -12,7 +12,16 @@ import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
 import type { OpenGguf } from '../../../src-main/node/gguf-io';
 import {
-  GPU_TYPE_NAMES, tempDirForSuite, makeTensor, maxRelativeError, readBack, randomInput, referenceMatmul, run, storageBuffer, writeTensors,
+  GPU_TYPE_NAMES,
+  tempDirForSuite,
+  makeTensor,
+  maxRelativeError,
+  readBack,
+  randomInput,
+  referenceMatmul,
+  run,
+  storageBuffer,
+  writeTensors,
   type MadeTensor,
 } from './fixtures';
 
@@ -37,7 +46,11 @@ beforeAll(async () => {
   ];
   for (const t of tensors) made.set(t.name, t);
   file = await writeTensors(tempDirForSuite(), tensors);
-  weights = await uploadWeights(ctx, file.gguf, tensors.map((t) => t.name));
+  weights = await uploadWeights(
+    ctx,
+    file.gguf,
+    tensors.map((t) => t.name),
+  );
 });
 
 afterAll(() => {
@@ -81,7 +94,11 @@ async function check(
 describe('prefill kernel', () => {
   it('is its own kernel: rows per thread, no shared memory and no barrier', () => {
     const source = new MatmulKernels(ctx).source('tiled4', 'Q4_K');
-    expect(source).toMatch(ctx.hasF16 ? /decode_unit\(min\(row0 \+ r \* WG, P\.rows - 1u\), u, &w\[r\]\)/ : /decode_unit\(min\(row0 \+ 3u \* WG, last_row\), u, &w\)/);
+    expect(source).toMatch(
+      ctx.hasF16
+        ? /decode_unit\(min\(row0 \+ r \* WG, P\.rows - 1u\), u, &w\[r\]\)/
+        : /decode_unit\(min\(row0 \+ 3u \* WG, last_row\), u, &w\)/,
+    );
     expect(source).not.toMatch(/workgroupBarrier|var<workgroup>/);
   });
 
@@ -107,11 +124,13 @@ describe('prefill kernel', () => {
   });
 
   it('rows that end inside a unit, x read one f32 at a time', async () => {
-    for (const n of TOKENS) expect(await check(ODD.name, n, 20, { xOffset: 1 }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+    for (const n of TOKENS)
+      expect(await check(ODD.name, n, 20, { xOffset: 1 }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
   });
 
   it('accumulate: y += W·x', async () => {
-    for (const n of TOKENS) expect(await check('w.Q6_K', n, 30, { accumulate: true }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+    for (const n of TOKENS)
+      expect(await check('w.Q6_K', n, 30, { accumulate: true }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
   });
 });
 
@@ -137,10 +156,12 @@ describe('prefill kernel on a GPU (matmat-tiled.wgsl)', () => {
   });
 
   it('rows that end inside a unit, x read one f32 at a time', async () => {
-    for (const n of GPU_TOKENS) expect(await check(ODD.name, n, 50, { ...gpu, xOffset: 1 }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+    for (const n of GPU_TOKENS)
+      expect(await check(ODD.name, n, 50, { ...gpu, xOffset: 1 }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
   });
 
   it('accumulate: y += W·x', async () => {
-    for (const n of GPU_TOKENS) expect(await check('w.Q4_K', n, 60, { ...gpu, accumulate: true }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+    for (const n of GPU_TOKENS)
+      expect(await check('w.Q4_K', n, 60, { ...gpu, accumulate: true }), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
   });
 });

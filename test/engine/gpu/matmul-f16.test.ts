@@ -81,27 +81,32 @@ describe('Mesa lavapipe, shader-f16', () => {
     expect(kernels.source('matvec4', 'Q8_0')).toMatch(/bitcast<vec2<f16>>/);
   });
 
-  it.each(['every.F16', 'every.Q8_0'])('%s: every finite half comes out exact, in mat-vec and mat-mat', async (name) => {
-    const t = tensors.get(name)!;
-    const kernels = new MatmulKernels(ctx);
-    for (const n of [1, 2]) {
-      const xb = storageBuffer(ctx.device, new Float32Array(n * COLS).fill(1));
-      const yb = storageBuffer(ctx.device, n * t.rows * 4);
-      try {
-        await run(ctx.device, [kernels.matmul(weights.get(name)!, xb, yb, n)]);
-        const y = new Float32Array(await readBack(ctx.device, yb), 0, n * t.rows);
-        const wrong: string[] = [];
-        for (let i = 0; i < n * t.rows && wrong.length < 5; i++) {
-          const row = i % t.rows;
-          // The row's one nonzero value (+0 for either zero: zeros summed give +0).
-          const want = t.values[row * COLS + (row % COLS)]! + 0;
-          if (!Object.is(y[i]! + 0, want)) wrong.push(`half 0x${FINITE_HALVES[row]!.toString(16)}: ${y[i]} ≠ ${want}`);
+  it.each(['every.F16', 'every.Q8_0'])(
+    '%s: every finite half comes out exact, in mat-vec and mat-mat',
+    async (name) => {
+      const t = tensors.get(name)!;
+      const kernels = new MatmulKernels(ctx);
+      for (const n of [1, 2]) {
+        const xb = storageBuffer(ctx.device, new Float32Array(n * COLS).fill(1));
+        const yb = storageBuffer(ctx.device, n * t.rows * 4);
+        try {
+          await run(ctx.device, [kernels.matmul(weights.get(name)!, xb, yb, n)]);
+          const y = new Float32Array(await readBack(ctx.device, yb), 0, n * t.rows);
+          const wrong: string[] = [];
+          for (let i = 0; i < n * t.rows && wrong.length < 5; i++) {
+            const row = i % t.rows;
+            // The row's one nonzero value (+0 for either zero: zeros summed give +0).
+            const want = t.values[row * COLS + (row % COLS)]! + 0;
+            if (!Object.is(y[i]! + 0, want))
+              wrong.push(`half 0x${FINITE_HALVES[row]!.toString(16)}: ${y[i]} ≠ ${want}`);
+          }
+          expect(wrong, `${name}, ${n} token(s)`).toEqual([]);
+        } finally {
+          xb.destroy();
+          yb.destroy();
         }
-        expect(wrong, `${name}, ${n} token(s)`).toEqual([]);
-      } finally {
-        xb.destroy();
-        yb.destroy();
       }
-    }
-  }, 600_000);
+    },
+    600_000,
+  );
 });

@@ -13,7 +13,16 @@ import { MAX_GROUPS_X, MatmulKernels } from '../../../src-main/engine/gpu/matmul
 import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
 import type { OpenGguf } from '../../../src-main/node/gguf-io';
 import {
-  GPU_TYPE_NAMES, tempDirForSuite, makeTensor, maxRelativeError, readBack, randomInput, referenceMatmul, run, storageBuffer, writeTensors,
+  GPU_TYPE_NAMES,
+  tempDirForSuite,
+  makeTensor,
+  maxRelativeError,
+  readBack,
+  randomInput,
+  referenceMatmul,
+  run,
+  storageBuffer,
+  writeTensors,
   type MadeTensor,
 } from './fixtures';
 
@@ -38,7 +47,13 @@ const ODD_SHAPES = [
  * More row groups (of the decode kernel's rows per workgroup on this adapter) than matmul.ts puts
  * in one dispatch dimension: the kernel wraps them into y.
  */
-const tallShape = (groupRows: number) => ({ name: 'tall.Q4_0', type: 'Q4_0', rows: MAX_GROUPS_X * groupRows + 1, cols: 32, seed: 74 });
+const tallShape = (groupRows: number) => ({
+  name: 'tall.Q4_0',
+  type: 'Q4_0',
+  rows: MAX_GROUPS_X * groupRows + 1,
+  cols: 32,
+  seed: 74,
+});
 
 beforeAll(async () => {
   ctx = await openGpu();
@@ -49,7 +64,11 @@ beforeAll(async () => {
   ];
   for (const t of tensors) made.set(t.name, t);
   file = await writeTensors(tempDirForSuite(), tensors);
-  weights = await uploadWeights(ctx, file.gguf, tensors.map((t) => t.name));
+  weights = await uploadWeights(
+    ctx,
+    file.gguf,
+    tensors.map((t) => t.name),
+  );
 });
 
 afterAll(() => {
@@ -93,7 +112,12 @@ describe.each(GPU_TYPE_NAMES)('%s', (type) => {
     const paths = [
       { cpuShapes: true, subgroups: true, xOffset: 0, label: 'CPU shapes, x vec4' },
       { cpuShapes: true, subgroups: true, xOffset: 1, label: 'CPU shapes, x f32' },
-      { cpuShapes: false, subgroups: true, xOffset: 0, label: `GPU shapes, ${ctx.hasSubgroups ? 'subgroups' : 'shared'}, x vec4` },
+      {
+        cpuShapes: false,
+        subgroups: true,
+        xOffset: 0,
+        label: `GPU shapes, ${ctx.hasSubgroups ? 'subgroups' : 'shared'}, x vec4`,
+      },
       { cpuShapes: false, subgroups: false, xOffset: 1, label: 'GPU shapes, shared, x f32' },
     ];
     for (const { cpuShapes, subgroups, xOffset, label } of paths) {
@@ -149,21 +173,28 @@ describe('shapes and options', () => {
     expect(source).toMatch(/let \w+ = w_block_quad\(b, qs/);
   });
 
-  it.each(['Q4_K', 'Q5_K', 'Q6_K', 'Q8_0'])('decode: %s dots the integer codes with x and scales each sub-block once', (type) => {
-    for (const cpuShapes of [true, false]) {
-      const source = new MatmulKernels(ctx, { cpuShapes }).source('matvec4', type);
-      // The decoder's own step and its *_dots helpers (or, for Q8_0, its row dot in
-      // quant/unit-step.wgsl's loop), not quant/unit-matvec.wgsl's per-value decode_unit.
-      const step = type === 'Q8_0'
-        ? wgslFunction(source, 'unit_row_dot')
-        : [wgslFunction(source, 'matvec_step'), ...[...source.matchAll(/^fn (\w+_(?:dots?|masked))\(/gm)].map((m) => wgslFunction(source, m[1]!))].join('');
-      expect(step).toMatch(/dot\(vec4<f32>\(|dot\(q\d_codes\(|masked_dot16\(/);
-      expect(step).not.toMatch(/decode_unit\(/);
-    }
-  });
+  it.each(['Q4_K', 'Q5_K', 'Q6_K', 'Q8_0'])(
+    'decode: %s dots the integer codes with x and scales each sub-block once',
+    (type) => {
+      for (const cpuShapes of [true, false]) {
+        const source = new MatmulKernels(ctx, { cpuShapes }).source('matvec4', type);
+        // The decoder's own step and its *_dots helpers (or, for Q8_0, its row dot in
+        // quant/unit-step.wgsl's loop), not quant/unit-matvec.wgsl's per-value decode_unit.
+        const step =
+          type === 'Q8_0'
+            ? wgslFunction(source, 'unit_row_dot')
+            : [
+                wgslFunction(source, 'matvec_step'),
+                ...[...source.matchAll(/^fn (\w+_(?:dots?|masked))\(/gm)].map((m) => wgslFunction(source, m[1]!)),
+              ].join('');
+        expect(step).toMatch(/dot\(vec4<f32>\(|dot\(q\d_codes\(|masked_dot16\(/);
+        expect(step).not.toMatch(/decode_unit\(/);
+      }
+    },
+  );
 
   it.each(['Q4_K', 'Q5_K', 'Q6_K'])(
-    'decode on a CPU adapter: %s steps over whole super-blocks, x loaded once for all the rows, each row\'s block head decoded once',
+    "decode on a CPU adapter: %s steps over whole super-blocks, x loaded once for all the rows, each row's block head decoded once",
     (type) => {
       const source = new MatmulKernels(ctx, { cpuShapes: true }).source('matvec4', type);
       expect(source).toMatch(/const MV_UNITS = 8u;/);
@@ -201,7 +232,10 @@ describe('shapes and options', () => {
         }
       };
       visit(rowBody!);
-      const code = [rowBody!, ...[...reached].filter((name) => !head.includes(name)).map((name) => wgslFunction(source, name))].join('');
+      const code = [
+        rowBody!,
+        ...[...reached].filter((name) => !head.includes(name)).map((name) => wgslFunction(source, name)),
+      ].join('');
       expect(code).not.toMatch(/nib_lo\(|nib_hi\(|crumbs4\(|bits4\(|>> \(?vec4<u32>\(0u, 8u, 16u, 24u\)/);
     },
   );

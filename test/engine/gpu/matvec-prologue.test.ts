@@ -11,7 +11,16 @@ import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import { OpKernels, Step } from '../../../src-main/engine/gpu/ops';
 import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
 import type { OpenGguf } from '../../../src-main/node/gguf-io';
-import { makeTensor, randomInput, readBack, run, storageBuffer, tempDirForSuite, writeTensors, type TensorSpec } from './fixtures';
+import {
+  makeTensor,
+  randomInput,
+  readBack,
+  run,
+  storageBuffer,
+  tempDirForSuite,
+  writeTensors,
+  type TensorSpec,
+} from './fixtures';
 
 /** Q4_K and Q6_K read x a super-block at a time (x_block), the others a unit at a time; F16's 99 columns end inside a unit and are read one f32 at a time. */
 const SHAPES: TensorSpec[] = [
@@ -33,7 +42,11 @@ beforeAll(async () => {
   ctx = await openGpu();
   const tensors = SHAPES.map(makeTensor);
   file = await writeTensors(tempDirForSuite(), tensors);
-  weights = await uploadWeights(ctx, file.gguf, tensors.map((t) => t.name));
+  weights = await uploadWeights(
+    ctx,
+    file.gguf,
+    tensors.map((t) => t.name),
+  );
   ops = new OpKernels(ctx.device);
   step = new Step(ctx.device);
   step.set(0, 1);
@@ -66,45 +79,54 @@ describe.each(Object.entries(KERNELS))('mat-vec x prologue (%s)', (_, options) =
     kernels = new MatmulKernels(ctx, options);
   });
 
-  it.each(SHAPES.map((s) => s.name))('%s: W · (rmsnorm(x) · w) fused equals rms_norm then the mat-vec', async (name) => {
-    const w = weights.get(name)!;
-    const x = randomInput(1, w.cols, 7);
-    for (let i = 0; i < x.length; i += 17) x[i]! *= 40; // a few large activations, as residual streams have
-    const normWeight = storageBuffer(ctx.device, randomInput(1, w.cols, 8));
-    const xb = storageBuffer(ctx.device, x);
-    const normed = storageBuffer(ctx.device, w.cols * 4);
-    const apart = storageBuffer(ctx.device, w.rows * 4);
-    const fused = storageBuffer(ctx.device, w.rows * 4);
-    await run(ctx.device, [
-      ops.rmsNorm({ x: xb, w: normWeight, y: normed, n: w.cols, eps: EPS, step }),
-      kernels.matmul(w, normed, apart, 1),
-      kernels.matmul(w, xb, fused, 1, { prologue: { norm: normWeight, eps: EPS } }),
-    ]);
-    const want = await readF32(apart, w.rows);
-    const got = await readF32(fused, w.rows);
-    expect(want.some((v) => v !== 0)).toBe(true);
-    expect(firstDifference(got, want), `${name}: row ${firstDifference(got, want)} ${got[firstDifference(got, want)]} vs ${want[firstDifference(got, want)]}`).toBe(-1);
-  });
-
-  for (const act of ['silu', 'gelu'] as const) {
-    it.each(SHAPES.map((s) => s.name))(`%s: W · ${act}(gate)·up fused from a gate|up row equals the GLU then the mat-vec`, async (name) => {
+  it.each(SHAPES.map((s) => s.name))(
+    '%s: W · (rmsnorm(x) · w) fused equals rms_norm then the mat-vec',
+    async (name) => {
       const w = weights.get(name)!;
-      const rows = randomInput(1, 2 * w.cols, 9);
-      for (let i = 0; i < rows.length; i++) rows[i]! *= 4; // past GELU's ±10 clamps now and then
-      const gateUp = storageBuffer(ctx.device, rows);
-      const glued = storageBuffer(ctx.device, rows);
+      const x = randomInput(1, w.cols, 7);
+      for (let i = 0; i < x.length; i += 17) x[i]! *= 40; // a few large activations, as residual streams have
+      const normWeight = storageBuffer(ctx.device, randomInput(1, w.cols, 8));
+      const xb = storageBuffer(ctx.device, x);
+      const normed = storageBuffer(ctx.device, w.cols * 4);
       const apart = storageBuffer(ctx.device, w.rows * 4);
       const fused = storageBuffer(ctx.device, w.rows * 4);
       await run(ctx.device, [
-        ops.glu({ gate: glued, width: w.cols, step, act }),
-        kernels.matmul(w, glued, apart, 1, { xStride: 2 * w.cols }),
-        kernels.matmul(w, gateUp, fused, 1, { xStride: 2 * w.cols, prologue: { glu: act } }),
+        ops.rmsNorm({ x: xb, w: normWeight, y: normed, n: w.cols, eps: EPS, step }),
+        kernels.matmul(w, normed, apart, 1),
+        kernels.matmul(w, xb, fused, 1, { prologue: { norm: normWeight, eps: EPS } }),
       ]);
       const want = await readF32(apart, w.rows);
       const got = await readF32(fused, w.rows);
       expect(want.some((v) => v !== 0)).toBe(true);
-      expect(firstDifference(got, want), `${name} ${act}`).toBe(-1);
-    });
+      expect(
+        firstDifference(got, want),
+        `${name}: row ${firstDifference(got, want)} ${got[firstDifference(got, want)]} vs ${want[firstDifference(got, want)]}`,
+      ).toBe(-1);
+    },
+  );
+
+  for (const act of ['silu', 'gelu'] as const) {
+    it.each(SHAPES.map((s) => s.name))(
+      `%s: W · ${act}(gate)·up fused from a gate|up row equals the GLU then the mat-vec`,
+      async (name) => {
+        const w = weights.get(name)!;
+        const rows = randomInput(1, 2 * w.cols, 9);
+        for (let i = 0; i < rows.length; i++) rows[i]! *= 4; // past GELU's ±10 clamps now and then
+        const gateUp = storageBuffer(ctx.device, rows);
+        const glued = storageBuffer(ctx.device, rows);
+        const apart = storageBuffer(ctx.device, w.rows * 4);
+        const fused = storageBuffer(ctx.device, w.rows * 4);
+        await run(ctx.device, [
+          ops.glu({ gate: glued, width: w.cols, step, act }),
+          kernels.matmul(w, glued, apart, 1, { xStride: 2 * w.cols }),
+          kernels.matmul(w, gateUp, fused, 1, { xStride: 2 * w.cols, prologue: { glu: act } }),
+        ]);
+        const want = await readF32(apart, w.rows);
+        const got = await readF32(fused, w.rows);
+        expect(want.some((v) => v !== 0)).toBe(true);
+        expect(firstDifference(got, want), `${name} ${act}`).toBe(-1);
+      },
+    );
   }
 
   it('a prologue is for one token only', () => {

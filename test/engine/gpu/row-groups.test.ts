@@ -11,8 +11,17 @@ import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import { REPACK, repackBlocks, uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
 import type { OpenGguf } from '../../../src-main/node/gguf-io';
 import {
-  makeTensor, maxRelativeError, randomInput, readBack, referenceMatmul, rowGroupQuad, run, storageBuffer, tempDirForSuite,
-  writeTensors, type MadeTensor,
+  makeTensor,
+  maxRelativeError,
+  randomInput,
+  readBack,
+  referenceMatmul,
+  rowGroupQuad,
+  run,
+  storageBuffer,
+  tempDirForSuite,
+  writeTensors,
+  type MadeTensor,
 } from './fixtures';
 
 const TYPES = ['Q4_K', 'Q5_K', 'Q6_K'] as const;
@@ -32,7 +41,9 @@ beforeAll(async () => {
   kernels = new MatmulKernels(ctx);
   groupRows = kernels.matvec.wg * kernels.matvec.threadRows;
   // Two full groups and a tail of 5 rows.
-  const tensors = TYPES.map((type, i) => makeTensor({ name: `w.${type}`, type, rows: 2 * groupRows + 5, cols: COLS, seed: 4200 + i }));
+  const tensors = TYPES.map((type, i) =>
+    makeTensor({ name: `w.${type}`, type, rows: 2 * groupRows + 5, cols: COLS, seed: 4200 + i }),
+  );
   for (const t of tensors) made.set(t.name, t);
   file = await writeTensors(tempDirForSuite(), tensors);
 }, 120_000);
@@ -101,7 +112,10 @@ describe.each(TYPES)('%s on a CPU adapter', (type) => {
         await run(ctx.device, [kernels.matmul(w, xb, yb, n)]);
         const y = new Float32Array(await readBack(ctx.device, yb), 0, n * t.rows);
         const ref = referenceMatmul(t.values, t.rows, t.cols, x, n);
-        expect(maxRelativeError(y, ref.y, ref.scale), `${t.name}, ${w.parts.length} part(s), ${n} token(s)`).toBeLessThanOrEqual(TOLERANCE);
+        expect(
+          maxRelativeError(y, ref.y, ref.scale),
+          `${t.name}, ${w.parts.length} part(s), ${n} token(s)`,
+        ).toBeLessThanOrEqual(TOLERANCE);
         xb.destroy();
         yb.destroy();
       }
@@ -112,7 +126,9 @@ describe.each(TYPES)('%s on a CPU adapter', (type) => {
       await run(ctx.device, [kernels.embedding(w, idb, out, ids.length)]);
       const got = new Float32Array(await readBack(ctx.device, out), 0, ids.length * t.cols);
       for (const [i, id] of ids.entries()) {
-        expect(got.subarray(i * t.cols, (i + 1) * t.cols), `${t.name}: row ${id}`).toEqual(t.values.subarray(id * t.cols, (id + 1) * t.cols));
+        expect(got.subarray(i * t.cols, (i + 1) * t.cols), `${t.name}: row ${id}`).toEqual(
+          t.values.subarray(id * t.cols, (id + 1) * t.cols),
+        );
       }
       idb.destroy();
       out.destroy();

@@ -36,7 +36,7 @@ describe('findShadersDir', () => {
     expect(findShadersDir(source, {})).toBe(join(import.meta.dirname, '../../../shaders/'));
   });
 
-  it('finds out/shaders from a build: the app\'s engine (out/main/engine.js) and the CLI (out/cli/)', () => {
+  it("finds out/shaders from a build: the app's engine (out/main/engine.js) and the CLI (out/cli/)", () => {
     const root = mkdtempSync(join(tmpdir(), 'gufo-shaders-'));
     try {
       mkdirSync(join(root, 'out/shaders'), { recursive: true });
@@ -46,7 +46,9 @@ describe('findShadersDir', () => {
       }
       // GUFO_SHADERS comes first.
       const moduleUrl = pathToFileURL(join(root, 'out/cli/engine.js')).href;
-      expect(findShadersDir(moduleUrl, { GUFO_SHADERS: join(import.meta.dirname, '../../../shaders') })).toBe(join(import.meta.dirname, '../../../shaders'));
+      expect(findShadersDir(moduleUrl, { GUFO_SHADERS: join(import.meta.dirname, '../../../shaders') })).toBe(
+        join(import.meta.dirname, '../../../shaders'),
+      );
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -61,8 +63,12 @@ describe('findShadersDir', () => {
       writeFileSync(join(root, 'shaders/matmul.wgsl'), '');
       process.chdir(root);
       const moduleUrl = pathToFileURL(join(root, 'out/cli/engine.js')).href;
-      expect(() => findShadersDir(moduleUrl, {})).toThrow(`WGSL shaders not found: ${join(root, 'out/shaders/')} holds no matmul.wgsl (rebuild with npm run build, or set GUFO_SHADERS)`);
-      expect(() => findShadersDir(moduleUrl, { GUFO_SHADERS: join(root, 'nowhere') })).toThrow(/nowhere holds no matmul\.wgsl \(check GUFO_SHADERS\)/);
+      expect(() => findShadersDir(moduleUrl, {})).toThrow(
+        `WGSL shaders not found: ${join(root, 'out/shaders/')} holds no matmul.wgsl (rebuild with npm run build, or set GUFO_SHADERS)`,
+      );
+      expect(() => findShadersDir(moduleUrl, { GUFO_SHADERS: join(root, 'nowhere') })).toThrow(
+        /nowhere holds no matmul\.wgsl \(check GUFO_SHADERS\)/,
+      );
     } finally {
       process.chdir(cwd);
       rmSync(root, { recursive: true, force: true });

@@ -29,7 +29,9 @@ const MIXED_VALUES = { count: 7, gain: 0.1, shift: -3, stride: 2 ** 32 - 1, bias
 
 describe('uniformStruct', () => {
   it('lays 32-bit fields out in order and pads the struct to 16 bytes', () => {
-    expect(['count', 'gain', 'shift', 'stride', 'bias'].map((f) => Mixed.offsetOf(f as keyof typeof Mixed.fields))).toEqual([0, 4, 8, 12, 16]);
+    expect(
+      ['count', 'gain', 'shift', 'stride', 'bias'].map((f) => Mixed.offsetOf(f as keyof typeof Mixed.fields)),
+    ).toEqual([0, 4, 8, 12, 16]);
     expect(Mixed.byteSize).toBe(32);
     expect(Mixed.wgsl).toBe(
       'struct Mixed {\n  count: u32,\n  gain: f32,\n  shift: i32,\n  stride: u32,\n  bias: f32,\n  _pad0: u32,\n  _pad1: u32,\n  _pad2: u32,\n}',
@@ -55,12 +57,16 @@ describe('uniformStruct', () => {
 
   it('names the struct and field of a value that does not fit', () => {
     const { gain: _, ...noGain } = MIXED_VALUES;
-    expect(() => Mixed.pack(noGain as typeof MIXED_VALUES)).toThrow('uniform struct Mixed: gain is undefined, not a number');
+    expect(() => Mixed.pack(noGain as typeof MIXED_VALUES)).toThrow(
+      'uniform struct Mixed: gain is undefined, not a number',
+    );
     expect(() => Mixed.pack({ ...MIXED_VALUES, count: -1 })).toThrow('uniform struct Mixed: count = -1 is not a u32');
     expect(() => Mixed.pack({ ...MIXED_VALUES, stride: 1.5 })).toThrow('stride = 1.5 is not a u32');
     expect(() => Mixed.pack({ ...MIXED_VALUES, shift: 2 ** 31 })).toThrow(`shift = ${2 ** 31} is not a i32`);
     expect(() => Mixed.pack({ ...MIXED_VALUES, bias: NaN })).toThrow('bias is NaN');
-    expect(() => uniformStruct('Bad', { 'x-y': 'u32' })).toThrow('uniform struct Bad: field "x-y" is not a WGSL identifier');
+    expect(() => uniformStruct('Bad', { 'x-y': 'u32' })).toThrow(
+      'uniform struct Bad: field "x-y" is not a WGSL identifier',
+    );
   });
 
   it('is read by the GPU at the offsets it packs', async () => {
@@ -78,7 +84,10 @@ fn main() {
 }`;
     const module = ctx.device.createShaderModule({ code });
     const pipeline = ctx.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-    const uniform = ctx.device.createBuffer({ size: Mixed.byteSize, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    const uniform = ctx.device.createBuffer({
+      size: Mixed.byteSize,
+      usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+    });
     const packed = Mixed.pack(MIXED_VALUES);
     ctx.device.queue.writeBuffer(uniform, 0, packed);
     const out = buffer(ctx, 5 * 4);
@@ -135,6 +144,8 @@ describe('kernel uniforms', () => {
 
 describe('#struct', () => {
   it('names the file and the unknown struct', () => {
-    expect(() => shaderSource('bad-struct.wgsl')).toThrow(/shaders\/bad-struct\.wgsl: #struct NoSuchUniform is not a uniform struct of kernel-uniforms\.ts \(StepUniform, WeightUniform/);
+    expect(() => shaderSource('bad-struct.wgsl')).toThrow(
+      /shaders\/bad-struct\.wgsl: #struct NoSuchUniform is not a uniform struct of kernel-uniforms\.ts \(StepUniform, WeightUniform/,
+    );
   });
 });

@@ -7,7 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
 import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import { uploadWeights, type GpuWeight, type WeightSource } from '../../../src-main/engine/gpu/weights';
-import { randomInput, readBack, run, storageBuffer, tempDirForSuite, writeTensors, makeTensor, type MadeTensor } from './fixtures';
+import {
+  randomInput,
+  readBack,
+  run,
+  storageBuffer,
+  tempDirForSuite,
+  writeTensors,
+  makeTensor,
+  type MadeTensor,
+} from './fixtures';
 import type { OpenGguf } from '../../../src-main/node/gguf-io';
 
 let ctx: GpuContext;
@@ -23,7 +32,8 @@ beforeAll(async () => {
   ctx = await openGpu();
   const tensors: MadeTensor[] = [];
   for (const [t, type] of TYPES.entries()) {
-    for (const [i, rows] of ROWS.entries()) tensors.push(makeTensor({ name: `${type}.${i}`, type, rows, cols: COLS, seed: 700 + 10 * t + i }));
+    for (const [i, rows] of ROWS.entries())
+      tensors.push(makeTensor({ name: `${type}.${i}`, type, rows, cols: COLS, seed: 700 + 10 * t + i }));
   }
   tensors.push(makeTensor({ name: 'other.Q4_0', type: 'Q4_0', rows: 4, cols: COLS, seed: 799 }));
   tensors.push(makeTensor({ name: 'wide.Q8_0', type: 'Q8_0', rows: 4, cols: 2 * COLS, seed: 798 }));
@@ -51,7 +61,7 @@ async function matmulBits(kernels: MatmulKernels, w: GpuWeight, x: GPUBuffer, n:
 }
 
 describe('concatenated weights', () => {
-  it('compute the separate matmuls\' rows one after the other, bit for bit, in one binding or split mid-tensor', async () => {
+  it("compute the separate matmuls' rows one after the other, bit for bit, in one binding or split mid-tensor", async () => {
     const kernels = new MatmulKernels(ctx);
     for (const type of TYPES) {
       const names = ROWS.map((_, i) => `${type}.${i}`);
@@ -81,8 +91,12 @@ describe('concatenated weights', () => {
   });
 
   it('refuse tensors of different types or row lengths, naming them', async () => {
-    await expect(upload([{ name: 'mixed', tensors: ['Q8_0.0', 'other.Q4_0'] }])).rejects.toThrow(/mixed: other\.Q4_0 is Q4_0 with rows of 256, unlike Q8_0\.0 \(Q8_0, 256\)/);
-    await expect(upload([{ name: 'ragged', tensors: ['Q8_0.0', 'wide.Q8_0'] }])).rejects.toThrow(/ragged: wide\.Q8_0 is Q8_0 with rows of 512/);
+    await expect(upload([{ name: 'mixed', tensors: ['Q8_0.0', 'other.Q4_0'] }])).rejects.toThrow(
+      /mixed: other\.Q4_0 is Q4_0 with rows of 256, unlike Q8_0\.0 \(Q8_0, 256\)/,
+    );
+    await expect(upload([{ name: 'ragged', tensors: ['Q8_0.0', 'wide.Q8_0'] }])).rejects.toThrow(
+      /ragged: wide\.Q8_0 is Q8_0 with rows of 512/,
+    );
     await expect(upload([{ name: 'missing', tensors: ['Q8_0.0', 'nope'] }])).rejects.toThrow(/no tensor named "nope"/);
   });
 });

@@ -7,12 +7,28 @@ import { GGML_TYPES, ggmlTypeByName } from '../../../src-main/core/ggml-types';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
 import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import {
-  MAX_STAGING_BYTES, REPACK, UnsupportedGpuTypeError, planParts, repackBlocks, supportsGpuType, uploadWeights, type GpuWeight,
+  MAX_STAGING_BYTES,
+  REPACK,
+  UnsupportedGpuTypeError,
+  planParts,
+  repackBlocks,
+  supportsGpuType,
+  uploadWeights,
+  type GpuWeight,
 } from '../../../src-main/engine/gpu/weights';
 import { writeGguf, openGguf, type OpenGguf } from '../../../src-main/node/gguf-io';
 import { join } from 'node:path';
 import {
-  GPU_TYPE_NAMES, makeTensor, randomInput, readBack, rowGroupQuad, run, storageBuffer, tempDirForSuite, writeTensors, type MadeTensor,
+  GPU_TYPE_NAMES,
+  makeTensor,
+  randomInput,
+  readBack,
+  rowGroupQuad,
+  run,
+  storageBuffer,
+  tempDirForSuite,
+  writeTensors,
+  type MadeTensor,
 } from './fixtures';
 
 let ctx: GpuContext;
@@ -29,7 +45,9 @@ const COLS = 1024;
 beforeAll(async () => {
   ctx = await openGpu();
   dir = tempDirForSuite();
-  const tensors = GPU_TYPE_NAMES.map((type, i) => makeTensor({ name: `w.${type}`, type, rows: ROWS, cols: COLS, seed: 3000 + i }));
+  const tensors = GPU_TYPE_NAMES.map((type, i) =>
+    makeTensor({ name: `w.${type}`, type, rows: ROWS, cols: COLS, seed: 3000 + i }),
+  );
   tensors.push(makeTensor({ name: 'odd.F16', type: 'F16', rows: 9, cols: 33, seed: 3100 }));
   for (const t of tensors) made.set(t.name, t);
   file = await writeTensors(dir, tensors);
@@ -42,7 +60,10 @@ afterAll(() => {
   ctx?.destroy();
 });
 
-async function upload(names: string[], options: Parameters<typeof uploadWeights>[3] = {}): Promise<Map<string, GpuWeight>> {
+async function upload(
+  names: string[],
+  options: Parameters<typeof uploadWeights>[3] = {},
+): Promise<Map<string, GpuWeight>> {
   const weights = await uploadWeights(ctx, file.gguf, names, options);
   uploaded.push(...weights.values());
   return weights;
@@ -77,14 +98,17 @@ function unpack(typeName: string, buffer: Uint8Array, blocks: number, scaleWord:
     const o = b * type.typeSize;
     const m = buffer.subarray(b * mainPer, (b + 1) * mainPer);
     out.set(m.subarray(0, layout.scaleAt), o);
-    out.set(buffer.subarray(scaleWord * 4 + b * layout.scaleBytes, scaleWord * 4 + (b + 1) * layout.scaleBytes), o + layout.scaleAt);
+    out.set(
+      buffer.subarray(scaleWord * 4 + b * layout.scaleBytes, scaleWord * 4 + (b + 1) * layout.scaleBytes),
+      o + layout.scaleAt,
+    );
     out.set(m.subarray(layout.scaleAt), o + layout.scaleAt + layout.scaleBytes);
   }
   return out;
 }
 
 describe('GPU types', () => {
-  it('exactly the issue\'s list; each is word-aligned as stored or has a repack layout', () => {
+  it("exactly the issue's list; each is word-aligned as stored or has a repack layout", () => {
     const supported = GGML_TYPES.filter(supportsGpuType).map((t) => t.name);
     expect(new Set(supported)).toEqual(new Set(GPU_TYPE_NAMES));
     for (const name of supported) {
@@ -124,7 +148,9 @@ describe('repacked layouts', () => {
       file += w.fileBytes;
       resident += w.residentBytes;
     }
-    console.log(`resident/file bytes: ${JSON.stringify(ratios)}; all: ${resident} / ${file} = ${(resident / file).toFixed(6)}`);
+    console.log(
+      `resident/file bytes: ${JSON.stringify(ratios)}; all: ${resident} / ${file} = ${(resident / file).toFixed(6)}`,
+    );
     expect(resident).toBeLessThanOrEqual(1.07 * file);
   });
 });
@@ -200,19 +226,30 @@ describe('tensors larger than the binding limit', () => {
   });
 
   it('a single row over the limit is a clear error', async () => {
-    await expect(upload(['w.Q4_K'], { maxBindingSize: 100 })).rejects.toThrow(/w\.Q4_K: one row \(576 bytes\) exceeds the GPU binding limit of 100 bytes/);
+    await expect(upload(['w.Q4_K'], { maxBindingSize: 100 })).rejects.toThrow(
+      /w\.Q4_K: one row \(576 bytes\) exceeds the GPU binding limit of 100 bytes/,
+    );
   });
 
   it('plans parts that fit the limit', () => {
     const q6 = ggmlTypeByName('Q6_K')!;
     const parts = planParts('t', q6, 10, 256, 3 * 210 + 8);
-    expect(parts.map((p) => [p.rowStart, p.rows])).toEqual([[0, 3], [3, 3], [6, 3], [9, 1]]);
+    expect(parts.map((p) => [p.rowStart, p.rows])).toEqual([
+      [0, 3],
+      [3, 3],
+      [6, 3],
+      [9, 1],
+    ]);
     expect(parts[0]!.bytes).toBe(3 * 208 + 8);
     expect(parts[0]!.scaleWord).toBe((3 * 208) / 4);
     expect(parts[3]!.bytes).toBe(208 + 4);
     // A stacked expert tensor's parts hold whole experts (here of 2 rows): 5 rows fit, 4 are taken.
     const experts = planParts('t', q6, 10, 256, 5 * 210 + 8, 2);
-    expect(experts.map((p) => [p.rowStart, p.rows])).toEqual([[0, 4], [4, 4], [8, 2]]);
+    expect(experts.map((p) => [p.rowStart, p.rows])).toEqual([
+      [0, 4],
+      [4, 4],
+      [8, 2],
+    ]);
   });
 });
 
@@ -223,7 +260,13 @@ describe('errors', () => {
     const q8 = ggmlTypeByName('Q8_0')!;
     await writeGguf(
       path,
-      { kvs: [], tensors: [{ name: 'ok', type: q8, ne: [32, 2] }, { name: 'blk.0.ffn_down.weight', type: iq2, ne: [256, 2] }] },
+      {
+        kvs: [],
+        tensors: [
+          { name: 'ok', type: q8, ne: [32, 2] },
+          { name: 'blk.0.ffn_down.weight', type: iq2, ne: [256, 2] },
+        ],
+      },
       (i) => [new Uint8Array(i === 0 ? 2 * 34 : 2 * 66)],
     );
     const f = openGguf(path);

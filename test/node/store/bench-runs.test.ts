@@ -11,7 +11,15 @@ function store() {
   return { db, path, runs: new BenchRunStore(db), models: new ModelStore(db) };
 }
 
-const model = (path: string) => ({ path, name: 'm', source: 'added' as const, bytes: 10, mtimeMs: 1, summary: null, error: null });
+const model = (path: string) => ({
+  path,
+  name: 'm',
+  source: 'added' as const,
+  bytes: 10,
+  mtimeMs: 1,
+  summary: null,
+  error: null,
+});
 
 function run(modelId: number | null, decodeTokS: number): NewBenchRun {
   return {

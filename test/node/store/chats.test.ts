@@ -18,7 +18,9 @@ const SETTINGS: StoredChatSettings = {
 function openChats(path = join(tempDir(), 'gufo.db')): { db: Db; store: ChatStore; path: string } {
   const { db } = openStore(path);
   // A model row for the chats' foreign key.
-  db.prepare("INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)").run();
+  db.prepare(
+    "INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)",
+  ).run();
   return { db, store: new ChatStore(db), path };
 }
 
@@ -52,8 +54,21 @@ describe('ChatStore', () => {
     store.appendContent(a1.id, 'lo');
     expect(store.message(a1.id)).toMatchObject({ content: 'Hello', status: 'streaming', stats: null });
 
-    const stats = { promptTokens: 9, reusedTokens: 0, generatedTokens: 2, ttftMs: 5, decodeTokS: 10, prefillTokS: 90, stopReason: 'stop' as const, seed: 7 };
-    expect(store.finishMessage(a1.id, { status: 'done', stats })).toMatchObject({ content: 'Hello', status: 'done', stats });
+    const stats = {
+      promptTokens: 9,
+      reusedTokens: 0,
+      generatedTokens: 2,
+      ttftMs: 5,
+      decodeTokS: 10,
+      prefillTokS: 90,
+      stopReason: 'stop' as const,
+      seed: 7,
+    };
+    expect(store.finishMessage(a1.id, { status: 'done', stats })).toMatchObject({
+      content: 'Hello',
+      status: 'done',
+      stats,
+    });
     // A second end (a late cancel) and late text change nothing.
     expect(store.finishMessage(a1.id, { status: 'stopped' })).toBeUndefined();
     store.appendContent(a1.id, '!');
@@ -90,14 +105,39 @@ describe('ChatStore', () => {
     const { db, store } = openChats();
     const pets = newChat(store, 'Pets');
     const cooking = newChat(store, 'Cooking 100% (fast_food)');
-    const u = store.addMessage({ chatId: pets, parentId: null, role: 'user', content: 'My dog chases the red ball every morning.', status: 'done' });
+    const u = store.addMessage({
+      chatId: pets,
+      parentId: null,
+      role: 'user',
+      content: 'My dog chases the red ball every morning.',
+      status: 'done',
+    });
     store.addMessage({ chatId: pets, parentId: u.id, role: 'assistant', content: 'Dogs love balls.', status: 'done' });
-    store.addMessage({ chatId: cooking, parentId: null, role: 'user', content: 'How long do I boil an egg?', status: 'done' });
+    store.addMessage({
+      chatId: cooking,
+      parentId: null,
+      role: 'user',
+      content: 'How long do I boil an egg?',
+      status: 'done',
+    });
 
     const hits = store.search('red BALL', 10);
-    expect(hits).toEqual([{ chatId: pets, chatTitle: 'Pets', messageId: u.id, role: 'user', snippet: 'My dog chases the «red» «ball» every morning.' }]);
+    expect(hits).toEqual([
+      {
+        chatId: pets,
+        chatTitle: 'Pets',
+        messageId: u.id,
+        role: 'user',
+        snippet: 'My dog chases the «red» «ball» every morning.',
+      },
+    ]);
     // Words match as prefixes: "ball" also finds "balls".
-    expect(store.search('ball', 10).map((h) => h.messageId).sort()).toHaveLength(2);
+    expect(
+      store
+        .search('ball', 10)
+        .map((h) => h.messageId)
+        .sort(),
+    ).toHaveLength(2);
     expect(store.search('ball', 1)).toHaveLength(1);
     expect(store.search('giraffe', 10)).toEqual([]);
 
@@ -114,7 +154,13 @@ describe('ChatStore', () => {
   it('turns any text into a safe FTS5 query: quotes and operators are just words', () => {
     const { db, store } = openChats();
     const chatId = newChat(store);
-    const m = store.addMessage({ chatId, parentId: null, role: 'user', content: 'say "hello" AND NOT (goodbye) near: x*', status: 'done' });
+    const m = store.addMessage({
+      chatId,
+      parentId: null,
+      role: 'user',
+      content: 'say "hello" AND NOT (goodbye) near: x*',
+      status: 'done',
+    });
     for (const text of ['"hello', 'AND', 'NOT (goodbye', 'near:', 'x*', 'hello" OR "', '^', '{col}: a', '-', '"""']) {
       expect(() => store.search(text, 10), text).not.toThrow();
       expect(() => store.list(text), text).not.toThrow();
@@ -131,7 +177,13 @@ describe('ChatStore', () => {
     const { db, store } = openChats();
     const keep = newChat(store, 'Keep');
     const drop = newChat(store, 'Drop');
-    const u = store.addMessage({ chatId: drop, parentId: null, role: 'user', content: 'unicorns everywhere', status: 'done' });
+    const u = store.addMessage({
+      chatId: drop,
+      parentId: null,
+      role: 'user',
+      content: 'unicorns everywhere',
+      status: 'done',
+    });
     store.addMessage({ chatId: drop, parentId: u.id, role: 'assistant', content: 'unicorns indeed', status: 'done' });
     store.addMessage({ chatId: keep, parentId: null, role: 'user', content: 'unicorns too', status: 'done' });
     store.delete(drop);
@@ -149,13 +201,25 @@ describe('ChatStore', () => {
     const notJson = newChat(store, 'Not JSON');
     const noField = newChat(store, 'No field');
     db.prepare("UPDATE chats SET sampling_json = '{oops' WHERE id = ?").run(notJson);
-    db.prepare('UPDATE chats SET sampling_json = ? WHERE id = ?').run(JSON.stringify({ ...SETTINGS.sampling, topP: 'high' }), noField);
+    db.prepare('UPDATE chats SET sampling_json = ? WHERE id = ?').run(
+      JSON.stringify({ ...SETTINGS.sampling, topP: 'high' }),
+      noField,
+    );
 
     expect(() => store.get(notJson)).toThrow(CorruptRowError);
-    expect(() => store.get(notJson)).toThrow(`the database row chats ${notJson} has unreadable sampling_json (not JSON)`);
-    expect(() => store.get(noField)).toThrow(`the database row chats ${noField} has unusable sampling_json (it lacks a number for topP)`);
+    expect(() => store.get(notJson)).toThrow(
+      `the database row chats ${notJson} has unreadable sampling_json (not JSON)`,
+    );
+    expect(() => store.get(noField)).toThrow(
+      `the database row chats ${noField} has unusable sampling_json (it lacks a number for topP)`,
+    );
     expect(store.get(good)!.settings).toEqual(SETTINGS);
-    expect(store.list().map((c) => c.title).sort()).toEqual(['Good', 'No field', 'Not JSON']);
+    expect(
+      store
+        .list()
+        .map((c) => c.title)
+        .sort(),
+    ).toEqual(['Good', 'No field', 'Not JSON']);
     expect(store.summary(notJson)!.title).toBe('Not JSON');
     db.close();
   });
@@ -163,7 +227,13 @@ describe('ChatStore', () => {
   it('saves settings, renames, and moves the active leaf', () => {
     const { db, store } = openChats();
     const id = newChat(store);
-    const next: StoredChatSettings = { systemPrompt: '', sampling: { ...SETTINGS.sampling, seed: 42, temperature: 0 }, contextSize: 128, promptFormat: 'llama2', contextOverflow: 'stop' };
+    const next: StoredChatSettings = {
+      systemPrompt: '',
+      sampling: { ...SETTINGS.sampling, seed: 42, temperature: 0 },
+      contextSize: 128,
+      promptFormat: 'llama2',
+      contextOverflow: 'stop',
+    };
     store.updateSettings(id, next);
     store.rename(id, 'Renamed');
     const u = store.addMessage({ chatId: id, parentId: null, role: 'user', content: 'x', status: 'done' });
@@ -187,7 +257,9 @@ describe('ChatStore', () => {
     const chats = new ChatStore(reopened);
     expect(chats.get(id)!.settings.promptFormat).toBe('chatml');
     expect(chats.get(legacy)!.settings.promptFormat).toBeNull();
-    expect(() => chats.get(odd)).toThrow(`the database row chats ${odd} has an unknown prompt_format "alpaca"; delete or fix that row`);
+    expect(() => chats.get(odd)).toThrow(
+      `the database row chats ${odd} has an unknown prompt_format "alpaca"; delete or fix that row`,
+    );
     reopened.close();
   });
 
@@ -196,13 +268,26 @@ describe('ChatStore', () => {
     const old = new Database(path);
     // The version before the migration that lets messages be tool results.
     migrate(old, undefined, MIGRATIONS.find((m) => m.summary.startsWith('tool results'))!.version - 1);
-    old.prepare("INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)").run();
+    old
+      .prepare(
+        "INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)",
+      )
+      .run();
     // Rows as that version wrote them (its chats table lacks later columns, so not through ChatStore).
     const chatId = Number(
-      old.prepare("INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('Chat', 1, 'A', '/m/a.gguf', ?, 512)").run(JSON.stringify(SETTINGS.sampling)).lastInsertRowid,
+      old
+        .prepare(
+          "INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('Chat', 1, 'A', '/m/a.gguf', ?, 512)",
+        )
+        .run(JSON.stringify(SETTINGS.sampling)).lastInsertRowid,
     );
-    const addOld = (parentId: number | null, role: string, content: string) =>
-      ({ id: Number(old.prepare('INSERT INTO messages (chat_id, parent_id, role, content) VALUES (?, ?, ?, ?)').run(chatId, parentId, role, content).lastInsertRowid) });
+    const addOld = (parentId: number | null, role: string, content: string) => ({
+      id: Number(
+        old
+          .prepare('INSERT INTO messages (chat_id, parent_id, role, content) VALUES (?, ?, ?, ?)')
+          .run(chatId, parentId, role, content).lastInsertRowid,
+      ),
+    });
     const question = addOld(null, 'user', 'weather in Paris?');
     const call = addOld(question.id, 'assistant', '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call>');
     expect(() => addOld(call.id, 'tool', 'x')).toThrow(/CHECK/);
@@ -210,7 +295,13 @@ describe('ChatStore', () => {
 
     const { db } = openStore(path);
     const store = new ChatStore(db);
-    const result = store.addMessage({ chatId, parentId: call.id, role: 'tool', content: '{"temperature": 18, "sky": "sunny"}', status: 'done' });
+    const result = store.addMessage({
+      chatId,
+      parentId: call.id,
+      role: 'tool',
+      content: '{"temperature": 18, "sky": "sunny"}',
+      status: 'done',
+    });
     expect(store.messages(chatId).map((m) => [m.id, m.parentId, m.role])).toEqual([
       [question.id, null, 'user'],
       [call.id, question.id, 'assistant'],
@@ -234,17 +325,27 @@ describe('ChatStore', () => {
     store.updateSettings(id, { ...SETTINGS, tools: [] });
     expect(db.prepare('SELECT tools_json FROM chats WHERE id = ?').pluck().get(id)).toBeNull();
     db.prepare(`UPDATE chats SET tools_json = '{"name": "now"}' WHERE id = ?`).run(id);
-    expect(() => store.get(id)).toThrow(`the database row chats ${id} has unusable tools_json (it is not a list); delete or fix that row`);
+    expect(() => store.get(id)).toThrow(
+      `the database row chats ${id} has unusable tools_json (it is not a list); delete or fix that row`,
+    );
     db.close();
   });
 
-  it('keeps a chat\'s context overflow policy; chats from before it keep the rolling window they had, and an unknown value names the row', () => {
+  it("keeps a chat's context overflow policy; chats from before it keep the rolling window they had, and an unknown value names the row", () => {
     const path = join(tempDir(), 'gufo.db');
     const old = new Database(path);
     migrate(old, undefined, MIGRATIONS.find((m) => m.summary.startsWith("a chat's context overflow"))!.version - 1);
-    old.prepare("INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)").run();
+    old
+      .prepare(
+        "INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)",
+      )
+      .run();
     const before = Number(
-      old.prepare("INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('Chat', 1, 'A', '/m/a.gguf', ?, 512)").run(JSON.stringify(SETTINGS.sampling)).lastInsertRowid,
+      old
+        .prepare(
+          "INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('Chat', 1, 'A', '/m/a.gguf', ?, 512)",
+        )
+        .run(JSON.stringify(SETTINGS.sampling)).lastInsertRowid,
     );
     old.close();
 
@@ -256,7 +357,9 @@ describe('ChatStore', () => {
     store.updateSettings(id, { ...SETTINGS, contextOverflow: 'stop' });
     expect(store.get(id)!.settings.contextOverflow).toBe('stop');
     db.prepare("UPDATE chats SET context_overflow = 'middle' WHERE id = ?").run(id);
-    expect(() => store.get(id)).toThrow(`the database row chats ${id} has an unknown context_overflow "middle"; delete or fix that row`);
+    expect(() => store.get(id)).toThrow(
+      `the database row chats ${id} has an unknown context_overflow "middle"; delete or fix that row`,
+    );
     db.close();
   });
 });

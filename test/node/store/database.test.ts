@@ -7,7 +7,11 @@ import { MIGRATIONS, SCHEMA_VERSION } from '../../../src-main/node/store/schema'
 import { tempDir } from '../../support/temp';
 
 const tables = (db: Database.Database) =>
-  (db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger') ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+  (
+    db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger') ORDER BY name").all() as {
+      name: string;
+    }[]
+  ).map((r) => r.name);
 
 describe('openStore', () => {
   it('creates a database at the latest version, in WAL mode, with foreign keys on', () => {
@@ -17,27 +21,33 @@ describe('openStore', () => {
     expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(tables(db)).toEqual(expect.arrayContaining(['models', 'chats', 'messages', 'messages_fts', 'settings', 'bench_runs', 'exports']));
+    expect(tables(db)).toEqual(
+      expect.arrayContaining(['models', 'chats', 'messages', 'messages_fts', 'settings', 'bench_runs', 'exports']),
+    );
     db.close();
   });
 
   // Each earlier version, made by applying the migrations up to it, then opened by this version.
-  it.each(Array.from({ length: SCHEMA_VERSION }, (_, v) => v))('upgrades a database from version %i, keeping its rows', (from) => {
-    const path = join(tempDir(), 'gufo.db');
-    const old = new Database(path);
-    migrate(old, MIGRATIONS, from);
-    expect(old.pragma('user_version', { simple: true })).toBe(from);
-    if (from >= 1) old.prepare("INSERT INTO settings (key, value_json) VALUES ('theme', '\"dark\"')").run();
-    old.close();
+  it.each(Array.from({ length: SCHEMA_VERSION }, (_, v) => v))(
+    'upgrades a database from version %i, keeping its rows',
+    (from) => {
+      const path = join(tempDir(), 'gufo.db');
+      const old = new Database(path);
+      migrate(old, MIGRATIONS, from);
+      expect(old.pragma('user_version', { simple: true })).toBe(from);
+      if (from >= 1) old.prepare("INSERT INTO settings (key, value_json) VALUES ('theme', '\"dark\"')").run();
+      old.close();
 
-    const { db } = openStore(path);
-    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    const fresh = openStore(join(tempDir(), 'fresh.db')).db;
-    expect(tables(db)).toEqual(tables(fresh));
-    if (from >= 1) expect(db.prepare("SELECT value_json FROM settings WHERE key = 'theme'").pluck().get()).toBe('"dark"');
-    db.close();
-    fresh.close();
-  });
+      const { db } = openStore(path);
+      expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+      const fresh = openStore(join(tempDir(), 'fresh.db')).db;
+      expect(tables(db)).toEqual(tables(fresh));
+      if (from >= 1)
+        expect(db.prepare("SELECT value_json FROM settings WHERE key = 'theme'").pluck().get()).toBe('"dark"');
+      db.close();
+      fresh.close();
+    },
+  );
 
   it('moves a file that is not a database aside, keeps it byte for byte, and says so', () => {
     const dir = tempDir();
@@ -112,9 +122,14 @@ describe('openStore', () => {
 describe('messages full-text index', () => {
   it('indexes a message once it stops streaming, and follows edits and deletes', () => {
     const { db } = openStore(join(tempDir(), 'gufo.db'));
-    db.prepare("INSERT INTO chats (id, title, model_name, model_path, sampling_json, context_size) VALUES (1, 't', 'm', '/m', '{}', 512)").run();
-    const search = (word: string) => db.prepare('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?').pluck().all(word);
-    db.prepare("INSERT INTO messages (id, chat_id, role, content, status) VALUES (1, 1, 'assistant', '', 'streaming')").run();
+    db.prepare(
+      "INSERT INTO chats (id, title, model_name, model_path, sampling_json, context_size) VALUES (1, 't', 'm', '/m', '{}', 512)",
+    ).run();
+    const search = (word: string) =>
+      db.prepare('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?').pluck().all(word);
+    db.prepare(
+      "INSERT INTO messages (id, chat_id, role, content, status) VALUES (1, 1, 'assistant', '', 'streaming')",
+    ).run();
     db.prepare("UPDATE messages SET content = content || 'giraffe ' WHERE id = 1").run();
     expect(search('giraffe')).toEqual([]);
     db.prepare("UPDATE messages SET content = content || 'zebra', status = 'done' WHERE id = 1").run();

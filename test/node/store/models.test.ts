@@ -29,14 +29,29 @@ describe('migration 2', () => {
     const old = new Database(path);
     old.pragma('foreign_keys = ON');
     migrate(old, MIGRATIONS, 1);
-    old.prepare("INSERT INTO models (id, path, name, source, bytes, mtime_ms, sha256) VALUES (7, '/m/a.gguf', 'a', 'added', 10, 5, 'abc')").run();
-    old.prepare("INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('t', 7, 'a', '/m/a.gguf', '{}', 512)").run();
+    old
+      .prepare(
+        "INSERT INTO models (id, path, name, source, bytes, mtime_ms, sha256) VALUES (7, '/m/a.gguf', 'a', 'added', 10, 5, 'abc')",
+      )
+      .run();
+    old
+      .prepare(
+        "INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('t', 7, 'a', '/m/a.gguf', '{}', 512)",
+      )
+      .run();
     benchRun(old, 7);
     old.close();
 
     const { db } = openStore(path);
     const models = new ModelStore(db);
-    expect(models.get(7)).toMatchObject({ path: '/m/a.gguf', name: 'a', source: 'added', sha256: 'abc', parts: 1, fileName: 'a.gguf' });
+    expect(models.get(7)).toMatchObject({
+      path: '/m/a.gguf',
+      name: 'a',
+      source: 'added',
+      sha256: 'abc',
+      parts: 1,
+      fileName: 'a.gguf',
+    });
     expect(models.get(7)!.locations).toEqual([{ path: '/m/a.gguf', source: 'added', label: null }]);
     expect(db.prepare('SELECT model_id FROM chats').pluck().get()).toBe(7);
     expect(db.prepare('SELECT model_id FROM bench_runs').pluck().get()).toBe(7);
@@ -76,7 +91,9 @@ describe('ModelStore', () => {
     models.mergeCopies();
 
     // The model's own file is rewritten: it is another file now, the model stays with the copy.
-    const changed = models.upsert(record('/a.gguf', { source: 'ollama', label: 'a:latest', bytes: 200, mtimeMs: 2, name: 'a:latest' }));
+    const changed = models.upsert(
+      record('/a.gguf', { source: 'ollama', label: 'a:latest', bytes: 200, mtimeMs: 2, name: 'a:latest' }),
+    );
     expect(changed.id).not.toBe(a.id);
     expect(changed).toMatchObject({ path: '/a.gguf', bytes: 200, sha256: null });
     expect(models.get(a.id)).toMatchObject({ path: '/b.gguf', source: 'folder', sha256: 'x', name: 'b' });
@@ -94,6 +111,8 @@ describe('ModelStore', () => {
     models.upsert(record('/y.gguf', { source: 'folder' }));
     expect(models.upsert(record('/y.gguf', { source: 'added' })).source).toBe('added');
     models.upsert(record('/z.gguf', { source: 'folder' }));
-    expect(models.upsert(record('/z.gguf', { source: 'lmstudio', label: 'p/r/z.gguf' })).locations).toEqual([{ path: '/z.gguf', source: 'lmstudio', label: 'p/r/z.gguf' }]);
+    expect(models.upsert(record('/z.gguf', { source: 'lmstudio', label: 'p/r/z.gguf' })).locations).toEqual([
+      { path: '/z.gguf', source: 'lmstudio', label: 'p/r/z.gguf' },
+    ]);
   });
 });

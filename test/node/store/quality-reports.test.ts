@@ -13,9 +13,22 @@ function store() {
   return { db, reports: new QualityReportStore(db), models: new ModelStore(db), exports: new ExportStore(db) };
 }
 
-const model = (path: string) => ({ path, name: path.slice(1, -5), source: 'added' as const, bytes: 10, mtimeMs: 1, summary: null, error: null });
+const model = (path: string) => ({
+  path,
+  name: path.slice(1, -5),
+  source: 'added' as const,
+  bytes: 10,
+  mtimeMs: 1,
+  summary: null,
+  error: null,
+});
 
-function report(baseModelId: number | null, quantModelId: number | null, meanKl: number, exportId: number | null = null): NewQualityReport {
+function report(
+  baseModelId: number | null,
+  quantModelId: number | null,
+  meanKl: number,
+  exportId: number | null = null,
+): NewQualityReport {
   return {
     exportId,
     baseModelId,
@@ -60,7 +73,13 @@ describe('QualityReportStore', () => {
   it('lists newest first, for a model on either side or for an export', () => {
     const { reports, models, exports, db } = store();
     const [a, b, c] = ['/a.gguf', '/b.gguf', '/c.gguf'].map((p) => models.upsert(model(p)));
-    const e = exports.start({ sourceModelId: a!.id, sourceName: 'a', sourcePath: '/a.gguf', outputPath: '/b.gguf', fileType: 'Q8_0' });
+    const e = exports.start({
+      sourceModelId: a!.id,
+      sourceName: 'a',
+      sourcePath: '/a.gguf',
+      outputPath: '/b.gguf',
+      fileType: 'Q8_0',
+    });
     const first = reports.add(report(a!.id, b!.id, 1, e.id));
     const second = reports.add(report(a!.id, c!.id, 2));
     const third = reports.add(report(c!.id, b!.id, 3));
@@ -76,7 +95,13 @@ describe('QualityReportStore', () => {
   it('keeps reports when their models and export leave, and follows models merged as copies', () => {
     const { reports, models, exports, db } = store();
     const [a, b] = ['/a.gguf', '/b.gguf'].map((p) => models.upsert(model(p)));
-    const e = exports.start({ sourceModelId: a!.id, sourceName: 'a', sourcePath: '/a.gguf', outputPath: '/b.gguf', fileType: 'Q8_0' });
+    const e = exports.start({
+      sourceModelId: a!.id,
+      sourceName: 'a',
+      sourcePath: '/a.gguf',
+      outputPath: '/b.gguf',
+      fileType: 'Q8_0',
+    });
     const kept = reports.add(report(a!.id, b!.id, 1, e.id));
     // A copy of b's bytes elsewhere, older in the library: b merges into it.
     const copy = models.upsert(model('/copy.gguf'));
@@ -85,13 +110,20 @@ describe('QualityReportStore', () => {
     expect(reports.get(kept.id)).toMatchObject({ quantModelId: b!.id < copy.id ? b!.id : copy.id });
     models.delete(a!.id);
     db.prepare('DELETE FROM exports WHERE id = ?').run(e.id);
-    expect(reports.get(kept.id)).toMatchObject({ baseModelId: null, exportId: null, baseName: 'stories', basePath: '/models/stories.gguf' });
+    expect(reports.get(kept.id)).toMatchObject({
+      baseModelId: null,
+      exportId: null,
+      baseName: 'stories',
+      basePath: '/models/stories.gguf',
+    });
     db.close();
   });
 
   it('refuses a text source it does not know', () => {
     const { reports, db } = store();
-    expect(() => reports.add({ ...report(null, null, 1), textSource: 'web' as never })).toThrow(/CHECK constraint failed/);
+    expect(() => reports.add({ ...report(null, null, 1), textSource: 'web' as never })).toThrow(
+      /CHECK constraint failed/,
+    );
     db.close();
   });
 });
@@ -101,7 +133,9 @@ describe('schema version 3', () => {
     const path = join(tempDir(), 'gufo.db');
     const old = new Database(path);
     migrate(old, MIGRATIONS, 2);
-    old.prepare("INSERT INTO models (path, name, source, bytes, mtime_ms) VALUES ('/a.gguf', 'a', 'added', 1, 1)").run();
+    old
+      .prepare("INSERT INTO models (path, name, source, bytes, mtime_ms) VALUES ('/a.gguf', 'a', 'added', 1, 1)")
+      .run();
     old.close();
     const { db } = openStore(path);
     expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);

@@ -11,7 +11,8 @@ function store(): { db: Db; settings: SettingsStore; path: string } {
   return { db, settings: new SettingsStore(db), path };
 }
 
-const putRaw = (db: Db, key: string, json: string) => db.prepare('INSERT INTO settings (key, value_json) VALUES (?, ?)').run(key, json);
+const putRaw = (db: Db, key: string, json: string) =>
+  db.prepare('INSERT INTO settings (key, value_json) VALUES (?, ?)').run(key, json);
 
 describe('SettingsStore', () => {
   it('answers the defaults for what was never set, as a copy', () => {
@@ -26,11 +27,20 @@ describe('SettingsStore', () => {
 
   it('saves fields in the SQLite file, keeping the others', () => {
     const { db, settings, path } = store();
-    expect(settings.update({ theme: 'dark', defaultContext: 4096 })).toEqual({ ...DEFAULT_SETTINGS, theme: 'dark', defaultContext: 4096 });
+    expect(settings.update({ theme: 'dark', defaultContext: 4096 })).toEqual({
+      ...DEFAULT_SETTINGS,
+      theme: 'dark',
+      defaultContext: 4096,
+    });
     settings.update({ exportDir: '/exports' });
     db.close();
     const reopened = openStore(path).db;
-    expect(new SettingsStore(reopened).get()).toEqual({ ...DEFAULT_SETTINGS, theme: 'dark', defaultContext: 4096, exportDir: '/exports' });
+    expect(new SettingsStore(reopened).get()).toEqual({
+      ...DEFAULT_SETTINGS,
+      theme: 'dark',
+      defaultContext: 4096,
+      exportDir: '/exports',
+    });
     reopened.close();
   });
 
@@ -42,7 +52,10 @@ describe('SettingsStore', () => {
     [{ modelDirs: '/models' }, /setting "modelDirs" must be a list of folder paths/],
     [{ modelDirs: ['/ok', ''] }, /"modelDirs"/],
     [{ exportDir: '' }, /setting "exportDir" must be a folder path or null/],
-    [{ gpuMemoryBudgetGiB: 0 }, /setting "gpuMemoryBudgetGiB" must be a number of GiB above 0 and at most 65536, or null \(automatic\)/],
+    [
+      { gpuMemoryBudgetGiB: 0 },
+      /setting "gpuMemoryBudgetGiB" must be a number of GiB above 0 and at most 65536, or null \(automatic\)/,
+    ],
     [{ gpuMemoryBudgetGiB: -8 }, /"gpuMemoryBudgetGiB"/],
     [{ gpuMemoryBudgetGiB: '8' }, /"gpuMemoryBudgetGiB"/],
     [{ gpuMemoryBudgetGiB: Number.NaN }, /"gpuMemoryBudgetGiB"/],
@@ -83,7 +96,9 @@ describe('SettingsStore', () => {
     const { db, settings } = store();
     putRaw(db, 'openAiServer.apiKey', JSON.stringify('sk-short'));
     expect(settings.openAiServer.get().apiKey).toBe('sk-short');
-    expect(() => settings.openAiServer.update({ apiKey: 'sk-short' })).toThrow(/"openAiServer.apiKey" must be null \(no key\) or 16 to 256/);
+    expect(() => settings.openAiServer.update({ apiKey: 'sk-short' })).toThrow(
+      /"openAiServer.apiKey" must be null \(no key\) or 16 to 256/,
+    );
     putRaw(db, 'openAiServer.port', JSON.stringify(-1));
     expect(settings.openAiServer.get().port).toBe(7824);
     db.close();
