@@ -16,20 +16,22 @@
 // Every lane keeps the running max and sum of each head itself: all compute them from the same
 // numbers, so they agree without a broadcast.
 //
-// The cache layout is kv-store.wgsl's: [position][kvHead][headDim] words, halves in pairs with
-// KV_F16, over the KV heads of one part of the cache (split and merge run per part). The query is
-// rotated by RoPE as it is loaded (position pos0). Scores are dot(q, k)·scale, soft-capped when
-// softcap is set; a sliding window keeps the last `window` keys.
+// The cache layout is kv-store.wgsl's: [position][kvHead][headDim] elements as words of the
+// caches' types KV_K and KV_V, over the KV heads of one part of the cache (split and merge run per
+// part). The query is rotated by RoPE as it is loaded (position pos0). Scores are dot(q, k)·scale,
+// soft-capped when softcap is set; a sliding window keeps the last `window` keys.
 //
 // With STORE (the engine's decode step), the workgroups whose keys include the token's own position
 // first write its K (rotated) and V rows (kNew, vNew: rows of kvInStride from kOffset and vOffset)
 // into the cache, then read them back as any other key, so no store_kv dispatch runs before; every
-// head block of that split writes the same row.
+// head block of that split writes the same row. A quantized cache is written a group of two blocks
+// a lane (ops.ts fuses the store only where a head is whole groups).
 //
 // part: word 0 holds the split count (the grid's y, which the merge cannot see), then per head and
 // split [m, l, acc[headDim]].
 
-override KV_F16: bool = true;
+override KV_K: u32 = KV_F16;
+override KV_V: u32 = KV_F16;
 override STORE: bool = false;
 
 #struct AttentionUniform
@@ -58,7 +60,7 @@ const SPAN: u32 = TILE / LANES_PER_HEAD;
 @group(0) @binding(9) var<storage, read> kNew: array<f32>;
 @group(0) @binding(10) var<storage, read> vNew: array<f32>;
 
-// attend_split_cpu: the same caches, 8 halves (or 4 floats) a load.
+// attend_split_cpu: the same caches, a vec4 a load.
 @group(0) @binding(3) var<storage, read_write> kCache4: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> vCache4: array<vec4<u32>>;
 
@@ -116,12 +118,57 @@ fn new_v_pair(kvh: u32, d: u32) -> vec2<f32> {
   return vec2<f32>(vNew[base + d], vNew[base + d + 1u]);
 }
 
-// Cache words of a pair of elements: one word of two halves, or two floats.
-fn cache_words(x: vec2<f32>) -> vec2<u32> {
-  if (KV_F16) {
+// Cache words of a pair of elements of an F16 or F32 cache: one word of two halves, or two floats.
+fn cache_words(t: u32, x: vec2<f32>) -> vec2<u32> {
+  if (t == KV_F16) {
     return vec2<u32>(pack2x16float(x), 0u);
   }
   return bitcast<vec2<u32>>(x);
+}
+
+// The token's K and V values of group `g` of KV head kvh's row (a head of whole groups) as a
+// quantized cache holds them: rotated by K_ROT's (V_ROT's) Hadamard matrix (kv-store.wgsl's k_elem).
+fn new_k_group(kvh: u32, g: u32, pos: u32) -> array<f32, KV_GROUP> {
+  var x: array<f32, KV_GROUP>;
+  for (var j = 0u; j < KV_GROUP; j++) {
+    let d = g * KV_GROUP + j;
+    if (K_ROT == 0u) {
+      x[j] = new_k_pair(kvh, d & ~1u, pos)[d & 1u];
+    } else {
+      let i = d % max(K_ROT, 1u);
+      var s = 0.0;
+      for (var c = 0u; c < K_ROT; c += 2u) {
+        let k = new_k_pair(kvh, d - i + c, pos);
+        s += hadamard_term(i, c, k.x) + hadamard_term(i, c + 1u, k.y);
+      }
+      x[j] = s * hadamard_scale(K_ROT);
+    }
+  }
+  return x;
+}
+
+fn new_v_group(kvh: u32, g: u32) -> array<f32, KV_GROUP> {
+  var x: array<f32, KV_GROUP>;
+  let row = p.vOffset + kvh * p.headDim;
+  for (var j = 0u; j < KV_GROUP; j++) {
+    let d = g * KV_GROUP + j;
+    if (V_ROT == 0u) {
+      x[j] = vNew[row + d];
+    } else {
+      let i = d % max(V_ROT, 1u);
+      var s = 0.0;
+      for (var c = 0u; c < V_ROT; c++) {
+        s += hadamard_term(i, c, vNew[row + d - i + c]);
+      }
+      x[j] = s * hadamard_scale(V_ROT);
+    }
+  }
+  return x;
+}
+
+// Where a quantized cache's words for group g of the row starting at element `row` begin.
+fn group_word(t: u32, row: u32, g: u32) -> u32 {
+  return ((row + g * KV_GROUP) / KV_GROUP) * kv_group_words(t);
 }
 
 @compute @workgroup_size(WG)
@@ -137,16 +184,37 @@ fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   if (STORE && begin <= pos && pos < end) {
     let row = pos * p.kvStride + kv_head_base(kvh);
     for (var d = 2u * lid; d < p.headDim; d += 2u * WG) {
-      let k = cache_words(new_k_pair(kvh, d, pos));
-      let v = cache_words(new_v_pair(kvh, d));
-      if (KV_F16) {
+      let k = cache_words(KV_K, new_k_pair(kvh, d, pos));
+      let v = cache_words(KV_V, new_v_pair(kvh, d));
+      if (KV_K == KV_F16) {
         kCache[(row + d) >> 1u] = k.x;
-        vCache[(row + d) >> 1u] = v.x;
-      } else {
+      } else if (KV_K == KV_F32) {
         kCache[row + d] = k.x;
         kCache[row + d + 1u] = k.y;
+      }
+      if (KV_V == KV_F16) {
+        vCache[(row + d) >> 1u] = v.x;
+      } else if (KV_V == KV_F32) {
         vCache[row + d] = v.x;
         vCache[row + d + 1u] = v.y;
+      }
+    }
+    for (var g = lid; g < p.headDim / KV_GROUP; g += WG) {
+      if (kv_quantized(KV_K)) {
+        var x = new_k_group(kvh, g, pos);
+        let w = kv_group(KV_K, &x);
+        let at = group_word(KV_K, row, g);
+        for (var i = 0u; i < kv_group_words(KV_K); i++) {
+          kCache[at + i] = w[i];
+        }
+      }
+      if (kv_quantized(KV_V)) {
+        var x = new_v_group(kvh, g);
+        let w = kv_group(KV_V, &x);
+        let at = group_word(KV_V, row, g);
+        for (var i = 0u; i < kv_group_words(KV_V); i++) {
+          vCache[at + i] = w[i];
+        }
       }
     }
   }
@@ -340,18 +408,41 @@ fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
   if (STORE && begin <= pos && pos < end) {
     let row = pos * p.kvStride + kvBase;
     for (var d = 2u * lid; d < HEAD_DIM; d += 2u * LANES) {
-      let k = cache_words(new_k_pair(kvh, d, pos));
-      let v = cache_words(new_v_pair(kvh, d));
-      if (KV_F16) {
+      let k = cache_words(KV_K, new_k_pair(kvh, d, pos));
+      let v = cache_words(KV_V, new_v_pair(kvh, d));
+      if (KV_K == KV_F16) {
         let w = (row + d) >> 1u;
         kCache4[w >> 2u][w & 3u] = k.x;
-        vCache4[w >> 2u][w & 3u] = v.x;
-      } else {
+      } else if (KV_K == KV_F32) {
         let w = row + d;
         kCache4[w >> 2u][w & 3u] = k.x;
         kCache4[(w + 1u) >> 2u][(w + 1u) & 3u] = k.y;
+      }
+      if (KV_V == KV_F16) {
+        let w = (row + d) >> 1u;
+        vCache4[w >> 2u][w & 3u] = v.x;
+      } else if (KV_V == KV_F32) {
+        let w = row + d;
         vCache4[w >> 2u][w & 3u] = v.x;
         vCache4[(w + 1u) >> 2u][(w + 1u) & 3u] = v.y;
+      }
+    }
+    for (var g = lid; g < HEAD_DIM / KV_GROUP; g += LANES) {
+      if (kv_quantized(KV_K)) {
+        var x = new_k_group(kvh, g, pos);
+        let w = kv_group(KV_K, &x);
+        let at = group_word(KV_K, row, g);
+        for (var i = 0u; i < kv_group_words(KV_K); i++) {
+          kCache4[(at + i) >> 2u][(at + i) & 3u] = w[i];
+        }
+      }
+      if (kv_quantized(KV_V)) {
+        var x = new_v_group(kvh, g);
+        let w = kv_group(KV_V, &x);
+        let at = group_word(KV_V, row, g);
+        for (var i = 0u; i < kv_group_words(KV_V); i++) {
+          vCache4[(at + i) >> 2u][(at + i) & 3u] = w[i];
+        }
       }
     }
   }

@@ -1,10 +1,12 @@
 // What the attention kernels (attention-prefill.wgsl, attention-decode.wgsl) share: the keys a
 // query sees, a key's score, the rotated query, and reads of the KV cache (layout: kv-store.wgsl).
-// The including file declares p (AttentionUniform), q, ropeTable, KV_F16, and the caches twice:
-// kCache, vCache as u32 words and kCache4, vCache4 as vec4<u32> (the same bindings).
+// The including file declares p (AttentionUniform), q, ropeTable, KV_K and KV_V (kv-quant.wgsl's
+// types), and the caches twice: kCache, vCache as u32 words and kCache4, vCache4 as vec4<u32> (the
+// same bindings). Quantized caches are decoded here, so both kernels and both shapes read them.
 
 #include "rope.wgsl"
 #include "tanh.wgsl"
+#include "kv-quant.wgsl"
 
 const NEG: f32 = -3.0e38;
 
@@ -37,8 +39,21 @@ fn score(qk: f32) -> f32 {
   return s;
 }
 
-// Element d of the query head starting at element `base` of q, rotated for position pos.
+// Element d of the query head starting at element `base` of q, rotated for position pos (and by
+// K_ROT's Hadamard matrix, as the K cache).
 fn query_elem(base: u32, d: u32, pos: u32) -> f32 {
+  if (K_ROT == 0u) {
+    return roped_query(base, d, pos);
+  }
+  let i = d % max(K_ROT, 1u);
+  var s = 0.0;
+  for (var j = 0u; j < K_ROT; j++) {
+    s += hadamard_term(i, j, roped_query(base, d - i + j, pos));
+  }
+  return s * hadamard_scale(K_ROT);
+}
+
+fn roped_query(base: u32, d: u32, pos: u32) -> f32 {
   let x = q[base + d];
   if (d >= p.nRot) {
     return x;
@@ -49,43 +64,75 @@ fn query_elem(base: u32, d: u32, pos: u32) -> f32 {
 
 // Elements e and e + 1 (e even) of a cache.
 fn k_pair(e: u32) -> vec2<f32> {
-  if (KV_F16) {
+  if (KV_K == KV_F16) {
     return unpack2x16float(kCache[e >> 1u]);
   }
-  return vec2<f32>(bitcast<f32>(kCache[e]), bitcast<f32>(kCache[e + 1u]));
+  if (KV_K == KV_F32) {
+    return vec2<f32>(bitcast<f32>(kCache[e]), bitcast<f32>(kCache[e + 1u]));
+  }
+  return kv_pair(KV_K, kCache[kv_code_word(KV_K, e)], kCache[kv_scale_word(KV_K, e)], e);
 }
 
 fn v_pair(e: u32) -> vec2<f32> {
-  if (KV_F16) {
+  if (KV_V == KV_F16) {
     return unpack2x16float(vCache[e >> 1u]);
   }
-  return vec2<f32>(bitcast<f32>(vCache[e]), bitcast<f32>(vCache[e + 1u]));
+  if (KV_V == KV_F32) {
+    return vec2<f32>(bitcast<f32>(vCache[e]), bitcast<f32>(vCache[e + 1u]));
+  }
+  return kv_pair(KV_V, vCache[kv_code_word(KV_V, e)], vCache[kv_scale_word(KV_V, e)], e);
 }
 
-// Elements e .. e + 7 of a cache (e a multiple of 8), from one vec4 word of halves or two of floats:
-// whole-vector loads for the CPU shapes, whose lanes load one at a time.
+// Elements e .. e + 7 of a cache (e a multiple of 8) through its vec4 view, for the CPU shapes,
+// whose lanes load one at a time: one vec4 of halves, two of floats, or the code words and scale
+// word of a quantized cache.
 struct Oct {
   lo: vec4<f32>,
   hi: vec4<f32>,
 }
 
-fn oct(words: vec4<u32>, next: vec4<u32>) -> Oct {
-  if (KV_F16) {
+fn oct(t: u32, words: vec4<u32>, next: vec4<u32>) -> Oct {
+  if (t == KV_F16) {
     return Oct(vec4<f32>(unpack2x16float(words.x), unpack2x16float(words.y)), vec4<f32>(unpack2x16float(words.z), unpack2x16float(words.w)));
   }
   return Oct(bitcast<vec4<f32>>(words), bitcast<vec4<f32>>(next));
 }
 
-fn k_oct(e: u32) -> Oct {
-  if (KV_F16) {
-    return oct(kCache4[e >> 3u], vec4<u32>());
+// Elements e .. e + 7 of a quantized cache from its code words (c1: Q8_0's second) and scale word.
+fn quant_oct(t: u32, c0: u32, c1: u32, scales: u32, e: u32) -> Oct {
+  let d = kv_scale(scales, e);
+  if (t == KV_Q8_0) {
+    return Oct(kv_quad(t, c0, 0u) * d, kv_quad(t, c1, 0u) * d);
   }
-  return oct(kCache4[e >> 2u], kCache4[(e >> 2u) + 1u]);
+  return Oct(kv_quad(t, c0, 0u) * d, kv_quad(t, c0, 4u) * d);
+}
+
+fn k_word(w: u32) -> u32 {
+  return kCache4[w >> 2u][w & 3u];
+}
+
+fn v_word(w: u32) -> u32 {
+  return vCache4[w >> 2u][w & 3u];
+}
+
+fn k_oct(e: u32) -> Oct {
+  if (KV_K == KV_F16) {
+    return oct(KV_K, kCache4[e >> 3u], vec4<u32>());
+  }
+  if (KV_K == KV_F32) {
+    return oct(KV_K, kCache4[e >> 2u], kCache4[(e >> 2u) + 1u]);
+  }
+  let w = kv_code_word(KV_K, e);
+  return quant_oct(KV_K, k_word(w), select(0u, k_word(w + 1u), KV_K == KV_Q8_0), k_word(kv_scale_word(KV_K, e)), e);
 }
 
 fn v_oct(e: u32) -> Oct {
-  if (KV_F16) {
-    return oct(vCache4[e >> 3u], vec4<u32>());
+  if (KV_V == KV_F16) {
+    return oct(KV_V, vCache4[e >> 3u], vec4<u32>());
   }
-  return oct(vCache4[e >> 2u], vCache4[(e >> 2u) + 1u]);
+  if (KV_V == KV_F32) {
+    return oct(KV_V, vCache4[e >> 2u], vCache4[(e >> 2u) + 1u]);
+  }
+  let w = kv_code_word(KV_V, e);
+  return quant_oct(KV_V, v_word(w), select(0u, v_word(w + 1u), KV_V == KV_Q8_0), v_word(kv_scale_word(KV_V, e)), e);
 }

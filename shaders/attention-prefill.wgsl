@@ -23,7 +23,9 @@
 // Scores are dot(q, k) · scale, soft-capped when softcap is set. With SINKS (gpt-oss) a learned
 // logit per head, sinks[h], joins each softmax's denominator only, as ggml_soft_max_ext does.
 
-override KV_F16: bool = true;
+// The caches' types (kv-quant.wgsl).
+override KV_K: u32 = KV_F16;
+override KV_V: u32 = KV_F16;
 override CAUSAL: bool = true;
 override SINKS: bool = false;
 
@@ -41,7 +43,7 @@ override SINKS: bool = false;
 // Read only with SINKS; another buffer stands in otherwise.
 @group(0) @binding(7) var<storage, read> sinks: array<f32>;
 
-// attend_tile_cpu: the same caches, 8 halves (or 4 floats) a load.
+// attend_tile_cpu: the same caches, a vec4 a load.
 @group(0) @binding(3) var<storage, read> kCache4: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read> vCache4: array<vec4<u32>>;
 

@@ -10,6 +10,8 @@
 //   add_bias:    x[t][i] = x[t][i] + b[i]         (qwen2's Q/K/V biases)
 //   scale:       x = x · a                        (gemma's embedding scale)
 //   softcap:     x = a · tanh(x · b), b = 1/a     (gemma2's final logit soft-cap, as llama.cpp)
+//   hadamard_v:  x = x · H in chunks of V_ROT     (attention's output back from a rotated V cache,
+//                                                 kv-quant.wgsl; an invocation a chunk)
 // Sizes are per token; the token count comes from the step uniform unless `rows` fixes it.
 // act: silu, or gelu with GELU (glu-act.wgsl).
 
@@ -20,6 +22,7 @@ override GELU: bool = false;
 #include "step.wgsl"
 #include "tanh.wgsl"
 #include "glu-act.wgsl"
+#include "kv-quant.wgsl"
 
 const WG: u32 = 64u;
 
@@ -116,4 +119,23 @@ fn softcap(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     return;
   }
   x[i] = p.a * tanh_f32(x[i] * p.b);
+}
+
+@compute @workgroup_size(WG)
+fn hadamard_v(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let c0 = V_ROT * index(gid, nwg);
+  if (c0 >= count()) {
+    return;
+  }
+  var chunk: array<f32, 256>;
+  for (var j = 0u; j < V_ROT; j++) {
+    chunk[j] = x[c0 + j];
+  }
+  for (var i = 0u; i < V_ROT; i++) {
+    var s = 0.0;
+    for (var j = 0u; j < V_ROT; j++) {
+      s += hadamard_term(i, j, chunk[j]);
+    }
+    x[c0 + i] = s * hadamard_scale(V_ROT);
+  }
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:attention -- [--depth 512,2048,4096] [--prefill N] [--heads 16/4] [--head-dim 64] [--cpu] [--f32] [--runs 5] [--json]`
+ * `npm run bench:attention -- [--depth 512,2048,4096] [--prefill N] [--heads 16/4] [--head-dim 64] [--cpu] [--cache-type-k f16] [--cache-type-v f16] [--runs 5] [--json]`
  *
  * The decode attention kernel (one token over a KV cache of --depth positions, the split and merge
  * dispatches of OpKernels.attention) on the adapter VK_ICD_FILENAMES or GUFO_ADAPTER picks, as a
@@ -13,6 +13,8 @@
  * Default shape: 16 query heads over 4 KV heads of 64, issue #27's model.
  */
 import { parseArgs } from 'node:util';
+import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
+import { isKvCacheType, KV_CACHE_TYPES } from '../../src-preload/api/kv-cache';
 import { measureCopyBandwidth } from '../../src-main/engine/gpu/bandwidth';
 import { openGpu } from '../../src-main/engine/gpu/device';
 import { OpKernels, Step } from '../../src-main/engine/gpu/ops';
@@ -24,7 +26,8 @@ const { values } = parseArgs({
     heads: { type: 'string', default: '16/4' },
     'head-dim': { type: 'string', default: '64' },
     cpu: { type: 'boolean' },
-    f32: { type: 'boolean' },
+    'cache-type-k': { type: 'string', default: 'f16' },
+    'cache-type-v': { type: 'string', default: 'f16' },
     prefill: { type: 'string', default: '1' },
     runs: { type: 'string', default: '5' },
     json: { type: 'boolean' },
@@ -47,9 +50,14 @@ if (
   throw new Error('usage: --depth N[,N...] --heads Q/KV (Q a multiple of KV) --head-dim EVEN --runs N');
 }
 
+const kv = { k: values['cache-type-k']!, v: values['cache-type-v']! };
+if (!isKvCacheType(kv.k) || !isKvCacheType(kv.v))
+  throw new Error(`usage: --cache-type-k/-v ${KV_CACHE_TYPES.join('|')}`);
+const kvTypes = { k: kv.k, v: kv.v };
+
 const gpu = await openGpu(process.env.GUFO_ADAPTER);
 const { device } = gpu;
-const ops = new OpKernels(device, !values.f32, { cpu: values.cpu ?? gpu.info.cpuShapes });
+const ops = new OpKernels(device, kvTypes, { cpu: values.cpu ?? gpu.info.cpuShapes });
 const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
 const kvStride = nKvHead * headDim;
 const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
@@ -78,9 +86,8 @@ const rows: {
 }[] = [];
 for (const depth of depths) {
   const total = depth + tokens;
-  const cacheBytes = total * kvStride * ops.kvElementBytes;
-  const kCache = device.createBuffer({ size: cacheBytes, usage: storage });
-  const vCache = device.createBuffer({ size: cacheBytes, usage: storage });
+  const kCache = device.createBuffer({ size: ops.kvCacheBytes('k', total, kvStride), usage: storage });
+  const vCache = device.createBuffer({ size: ops.kvCacheBytes('v', total, kvStride), usage: storage });
   const fill = new Step(device);
   fill.set(0, total);
   const source = filled(total * kvStride);
@@ -119,7 +126,7 @@ for (const depth of depths) {
     times.push((performance.now() - started) / LAYERS);
   }
   const ms = median(times);
-  const kvBytes = 2 * total * kvStride * ops.kvElementBytes;
+  const kvBytes = kvCacheBytes(kvTypes.k, total * kvStride) + kvCacheBytes(kvTypes.v, total * kvStride);
   const bytesPerSecond = kvBytes / (ms / 1000);
   rows.push({
     depth,
@@ -137,14 +144,14 @@ const adapter = `${gpu.info.name} (${gpu.info.backend})`;
 if (values.json) {
   process.stdout.write(
     JSON.stringify(
-      { adapter, nHead, nKvHead, headDim, tokens, kvF16: !values.f32, copyBytesPerSecond: copy.bytesPerSecond, rows },
+      { adapter, nHead, nKvHead, headDim, tokens, kvTypes, copyBytesPerSecond: copy.bytesPerSecond, rows },
       null,
       2,
     ) + '\n',
   );
 } else if (tokens > 1) {
   process.stdout.write(
-    `${adapter}: ${tokens}-token batches, ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${values.f32 ? 'F32' : 'F16'} cache\n`,
+    `${adapter}: ${tokens}-token batches, ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${kvTypes.k}/${kvTypes.v} cache\n`,
   );
   process.stdout.write('depth     ms/layer   GFLOP/s\n');
   for (const r of rows)
@@ -154,7 +161,7 @@ if (values.json) {
 } else {
   const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB/s`;
   process.stdout.write(
-    `${adapter}: ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${values.f32 ? 'F32' : 'F16'} cache; copy ${gib(copy.bytesPerSecond)}\n`,
+    `${adapter}: ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${kvTypes.k}/${kvTypes.v} cache; copy ${gib(copy.bytesPerSecond)}\n`,
   );
   process.stdout.write('depth     ms/layer   KV read      of copy\n');
   for (const r of rows)

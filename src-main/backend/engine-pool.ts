@@ -6,11 +6,14 @@
  */
 import { EngineHost, type EngineLauncher } from '../engine/host';
 import type { EngineInfo, GpuInfo, ModelMemory } from '../engine/protocol';
+import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../src-preload/api/kv-cache';
 
 export interface LoadSpec {
   path: string;
   /** Context size the KV cache is allocated for. */
   ctx: number;
+  /** The KV cache's types (default: the pool's). */
+  kvTypes?: KvCacheTypes;
   /** Called when this call has to load the model (before the engine has opened the file). */
   onLoadStart?(): void;
   /** Load progress, in tensor bytes, while the model is being loaded for this call. */
@@ -34,7 +37,7 @@ interface Slot {
   /** The model this engine was last given to: calls for it come here, even while it still loads (null: none yet). */
   assigned: string | null;
   /** What the engine holds now (null: nothing, or unknown after a crash). */
-  loaded: { path: string; ctx: number; info: EngineInfo } | null;
+  loaded: { path: string; ctx: number; kvTypes: KvCacheTypes; info: EngineInfo } | null;
   /** The tail of this engine's queue of calls. */
   queue: Promise<unknown>;
   lastUsed: number;
@@ -45,6 +48,8 @@ export interface EnginePoolOptions {
   launcher?: EngineLauncher;
   /** Engine processes at most (default 1). */
   cap?: number;
+  /** KV cache types of loads that name none (default f16). */
+  kvTypes?: KvCacheTypes;
 }
 
 export class EnginePool {
@@ -144,12 +149,14 @@ export class EnginePool {
 
   async #ensureLoaded(slot: Slot, spec: LoadSpec): Promise<EngineInfo> {
     const held = slot.loaded;
-    if (held && held.path === spec.path && held.ctx >= spec.ctx) return held.info;
+    const kvTypes = spec.kvTypes ?? this.options.kvTypes ?? DEFAULT_KV_CACHE_TYPES;
+    const sameKv = held && held.kvTypes.k === kvTypes.k && held.kvTypes.v === kvTypes.v;
+    if (held && held.path === spec.path && held.ctx >= spec.ctx && sameKv) return held.info;
     slot.loaded = null;
     if (held) this.#changed();
     spec.onLoadStart?.();
-    const info = await slot.host.load(spec.path, { ctx: spec.ctx }, (e) => spec.onProgress?.(e.done, e.total));
-    slot.loaded = { path: spec.path, ctx: spec.ctx, info };
+    const info = await slot.host.load(spec.path, { ctx: spec.ctx, kvTypes }, (e) => spec.onProgress?.(e.done, e.total));
+    slot.loaded = { path: spec.path, ctx: spec.ctx, kvTypes, info };
     this.#changed();
     return info;
   }

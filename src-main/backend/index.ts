@@ -5,6 +5,7 @@
  * Layer: may import core, node and the engine host (never the engine's GPU code, which runs in
  * its own process).
  */
+import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { mkdirSync } from 'node:fs';
 import type { AppMode, GufoApi } from '../../src-preload/api';
 import type { EngineLauncher } from '../engine/host';
@@ -41,6 +42,8 @@ export interface BackendOptions {
   engineLauncher?: EngineLauncher;
   /** Engine processes at most (default 1). */
   engineCap?: number;
+  /** KV cache types of loads that name none (`gufo serve --cache-type-k/-v`; default f16). */
+  kvTypes?: KvCacheTypes;
   pickPaths?: (kind: 'files' | 'folder') => Promise<string[]>;
   /** At most one progress event per job in this many ms (default 100; tests use 0 to see every report). */
   progressEveryMs?: number;
@@ -74,7 +77,7 @@ export function createBackend(options: BackendOptions): Backend {
     settings: new SettingsStore(db),
     events,
     jobs: new JobManager(events, options.progressEveryMs),
-    engines: new EnginePool({ launcher: options.engineLauncher, cap: options.engineCap }),
+    engines: new EnginePool({ launcher: options.engineLauncher, cap: options.engineCap, kvTypes: options.kvTypes }),
     owner: lock.owner,
     notices,
     pickPaths: options.pickPaths,

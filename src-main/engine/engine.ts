@@ -12,6 +12,7 @@
  * the next step; an unconstrained generation submits at once and pays nothing for the mask.
  */
 import { readPoolingType } from '../core/embedding-pooling';
+import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { ConstrainedTokens, constraintLeads, type JsonConstraint } from '../core/constrained/token-constraint';
 import { TokenTrie } from '../core/constrained/token-trie';
 import type { GgufFile } from '../core/gguf/gguf-file';
@@ -44,8 +45,8 @@ export interface LoadOptions {
   ctx?: number;
   /** Tokens per prefill submission (default 64). */
   maxBatch?: number;
-  /** F16 KV cache (default true, as llama.cpp). */
-  kvF16?: boolean;
+  /** The K and V caches' types (default f16 each, as llama.cpp's). */
+  kvTypes?: Partial<KvCacheTypes>;
   /**
    * FLOPs one prefill submission may hold, its layers split into groups to fit (prefill-split.ts;
    * default: a second of a slow GPU on a GPU, no bound on a CPU adapter, which no watchdog resets).
@@ -151,7 +152,10 @@ export class Engine {
         model = await LlamaModel.load(this.gpu, gguf, hp, sampler.out, {
           ctx,
           maxBatch: Math.max(1, Math.min(options.maxBatch ?? 64, ctx)),
-          kvF16: options.kvF16 ?? true,
+          kvTypes: {
+            k: options.kvTypes?.k ?? DEFAULT_KV_CACHE_TYPES.k,
+            v: options.kvTypes?.v ?? DEFAULT_KV_CACHE_TYPES.v,
+          },
           kvBindingLimit: options.kvBindingLimit,
           onProgress: options.onProgress,
         });

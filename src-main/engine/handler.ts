@@ -89,7 +89,7 @@ export class EngineHandler {
         const info = await engine.load(request.path, {
           ctx: request.ctx,
           maxBatch: request.maxBatch,
-          kvF16: request.kvF16,
+          kvTypes: request.kvTypes,
           onProgress: (done, total) => this.send({ id, type: 'progress', done, total }),
         });
         this.send({ id, type: 'loaded', info });

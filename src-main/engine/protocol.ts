@@ -9,6 +9,7 @@ import type { WindowComparison, WindowScores } from '../core/quality/divergence'
 import type { JsonConstraint } from '../core/constrained/token-constraint';
 import type { ModelMemory } from '../../src-preload/api/engines';
 import type { Pooling, PoolingType } from '../core/embedding-pooling';
+import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 
 export type { WindowComparison, WindowScores, JsonConstraint, ModelMemory, Pooling, PoolingType };
 
@@ -159,7 +160,8 @@ export interface LoadRequest {
   /** Context length (default: the model's, at most 4096). */
   ctx?: number;
   maxBatch?: number;
-  kvF16?: boolean;
+  /** The K and V caches' types (default f16 each). */
+  kvTypes?: Partial<KvCacheTypes>;
 }
 
 export interface UnloadRequest {

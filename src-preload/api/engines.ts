@@ -1,4 +1,5 @@
 /** The GPU adapter the engines use, the models the engine processes hold on it now, and freeing them. */
+import type { KvCacheTypes } from './kv-cache';
 
 /** GPU memory a loaded model holds. */
 export interface ModelMemory {
@@ -7,6 +8,8 @@ export interface ModelMemory {
   /** Bytes of those tensors on the GPU (quantized blocks, repacked; f32 vectors). */
   residentWeightBytes: number;
   kvBytes: number;
+  /** The K and V caches' element types. */
+  kvTypes: KvCacheTypes;
   /** Activations, RoPE table, ids. */
   scratchBytes: number;
 }

@@ -1,8 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { gufo } from '../support/cli';
 import { REPO_ROOT, STORIES_260K } from '../support/paths';
+import { writeRandomModel } from '../support/test-models';
 import { STORIES_GREEDY, STORIES_PROMPT } from './stories-fixture';
 
 describe('gufo run', () => {
@@ -17,7 +20,12 @@ describe('gufo run', () => {
     expect(doc.logprobs[0][0][0]).toBe(STORIES_GREEDY[0]);
     expect(Object.keys(doc.timings).sort()).toEqual(['decodeTokS', 'loadMs', 'prefillTokS', 'ttftMs']);
     expect(doc.adapter.name).toBeTruthy();
-    expect(doc.memory).toEqual({ fileTensorBytes: 1171200, residentWeightBytes: 1171200, kvBytes: expect.any(Number) });
+    expect(doc.memory).toEqual({
+      fileTensorBytes: 1171200,
+      residentWeightBytes: 1171200,
+      kvBytes: expect.any(Number),
+      kvTypes: { k: 'f16', v: 'f16' },
+    });
     expect(doc.stopReason).toBe('length');
     expect(Object.keys(doc).sort()).toEqual([
       'adapter',
@@ -58,6 +66,34 @@ describe('gufo run', () => {
     expect(gufo(['run', STORIES_260K]).stderr).toMatch(/--prompt "<text>" is required/);
     expect(gufo(['run', STORIES_260K, '--prompt', 'x', '--temp', 'hot']).stderr).toMatch(/--temp must be a number/);
     expect(gufo(['run', '/nonexistent.gguf', '--prompt', 'x']).status).toBe(1);
+    expect(gufo(['run', STORIES_260K, '--prompt', 'x', '--cache-type-k', 'q5_1']).stderr).toMatch(
+      /--cache-type-k must be one of f16, q8_0, q4_0, f32/,
+    );
+    // stories260K's heads of 8 hold no block of 32, as llama.cpp says too.
+    expect(gufo(['run', STORIES_260K, '--prompt', 'x', '--cache-type-v', 'q8_0']).stderr).toMatch(
+      /a q8_0 KV cache needs a head size that is a multiple of 32/,
+    );
+  });
+
+  it("--cache-type-k/-v: q8_0 and q4_0 caches take llama.cpp's bytes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gufo-cli-kv-'));
+    try {
+      const path = join(dir, 'heads-64.gguf');
+      await writeRandomModel(path, { nLayer: 2, nEmbd: 128, nFf: 256, nHead: 2, seed: 5 });
+      const kvBytes = (...flags: string[]) => {
+        const r = gufo(['run', path, '--prompt', 'x', '-n', '2', '--ctx', '256', '--json', ...flags]);
+        expect(r.status, r.stderr).toBe(0);
+        return JSON.parse(r.stdout).memory;
+      };
+      // 2 layers × 256 positions × 128 elements: f16 2 bytes each, q8_0 34 and q4_0 18 a block of 32.
+      expect(kvBytes()).toMatchObject({ kvBytes: 2 * 2 * 256 * 128 * 2, kvTypes: { k: 'f16', v: 'f16' } });
+      expect(kvBytes('--cache-type-k', 'q8_0', '--cache-type-v', 'q4_0')).toMatchObject({
+        kvBytes: 2 * 256 * 4 * (34 + 18),
+        kvTypes: { k: 'q8_0', v: 'q4_0' },
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

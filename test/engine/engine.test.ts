@@ -23,7 +23,7 @@ describe('Engine', () => {
     const fits = Math.floor(Math.min(maxStorageBufferBindingSize, maxBufferSize) / 16);
     await expect(engine.load(STORIES_260K, { ctx: fits + 1 })).rejects.toThrow(
       new RegExp(
-        `^a context of ${fits + 1} tokens needs \\d+ MiB of K cache per KV head and layer, more than the \\d+ MiB .+ binds at once: the largest context that fits is ${fits} tokens$`,
+        `^a context of ${fits + 1} tokens needs \\d+ MiB of KV cache per KV head and layer, more than the \\d+ MiB .+ binds at once: the largest context that fits is ${fits} tokens$`,
       ),
     );
     // The same under a lower limit (WebGPU grants none below its defaults: the option stands in).
@@ -36,7 +36,11 @@ describe('Engine', () => {
   it("splits a KV cache that outgrows a binding by KV heads, and still gives llama.cpp's tokens", async () => {
     // stories260K's 4 KV heads at 64 positions: 1 KiB of F16 K per head and layer.
     const parts = (kvBindingLimit: number) =>
-      kvCacheParts(engine.gpu, { headDim: 8, nHeadKv: 4 }, { ctx: 64, kvF16: true, kvBindingLimit });
+      kvCacheParts(
+        engine.gpu,
+        { headDim: 8, nHeadKv: 4 },
+        { ctx: 64, kvTypes: { k: 'f16', v: 'f16' }, kvBindingLimit },
+      );
     expect(parts(3000)).toEqual([
       { first: 0, count: 2 },
       { first: 2, count: 2 },

@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dequantizeTensor } from '../../src-main/core/dequantize';
 import { imatrixChunks, type CollectedWeight } from '../../src-main/core/imatrix';
@@ -44,8 +45,8 @@ function gufoChunks(path: string, text: string): number[][] {
 }
 
 /** The engine's sums over `chunks`, as `gufo imatrix` collects them (one empty context per chunk). */
-async function engineSums(path: string, chunks: number[][], kvF16: boolean): Promise<CollectedWeight[]> {
-  await engine.load(path, { ctx: CTX, kvF16 });
+async function engineSums(path: string, chunks: number[][], kvTypes: KvCacheTypes): Promise<CollectedWeight[]> {
+  await engine.load(path, { ctx: CTX, kvTypes });
   for (const ids of chunks) await engine.collectActivations(ids);
   return engine.takeActivations();
 }
@@ -136,7 +137,7 @@ describe("gufo imatrix against llama.cpp (llama-imatrix's collector on libllama)
       // Flash attention off: with it, this llama.cpp gives the same sums for an F32 cache as for F16.
       const llama = llamaImatrix(path, CALIBRATION, { ctx: CTX, chunks: CHUNKS, kvF32: true, flashAttention: 'off' });
       expect(chunks).toEqual(llama.chunks);
-      const ours = await engineSums(path, chunks, false);
+      const ours = await engineSums(path, chunks, { k: 'f32', v: 'f32' });
       const stacked = llama.weights.filter((w) => w.counts.length > 1);
       expect(stacked.length).toBe(shape.nExpert ? 3 * shape.nLayer : 0);
       // Each token counted once per matrix, once per chosen expert in a stacked one.

@@ -275,7 +275,7 @@ describe('collecting activations (importance matrix)', () => {
     const chunks = randomChunks(3, 40);
 
     // Batches of 16 tokens: a chunk spans several submissions.
-    await engine.load(path, { ctx: 64, maxBatch: 16, kvF16: false });
+    await engine.load(path, { ctx: 64, maxBatch: 16, kvTypes: { k: 'f32', v: 'f32' } });
     for (const ids of chunks) await engine.collectActivations(ids);
     const ours = await engine.takeActivations();
     const ref = new Map<string, Stats>();
@@ -311,7 +311,7 @@ describe('collecting activations (importance matrix)', () => {
     tieRouterRows(path, 5, [6, 7]);
     const chunks = randomChunks(12, 40);
 
-    await engine.load(path, { ctx: 64, maxBatch: 16, kvF16: false });
+    await engine.load(path, { ctx: 64, maxBatch: 16, kvTypes: { k: 'f32', v: 'f32' } });
     for (const ids of chunks) await engine.collectActivations(ids);
     const ours = await engine.takeActivations();
     const ref = new Map<string, Stats>();
@@ -396,7 +396,7 @@ describe('collecting activations (importance matrix)', () => {
       randomNorms: true,
       seed: 21,
     });
-    await engine.load(path, { ctx: 64, maxBatch: 16, kvF16: false });
+    await engine.load(path, { ctx: 64, maxBatch: 16, kvTypes: { k: 'f32', v: 'f32' } });
     for (const ids of randomChunks(22, 20)) await engine.collectActivations(ids);
     const ours = new Map((await engine.takeActivations()).map((a) => [a.weight.replace('blk.0.', ''), a]));
     const shape = (name: string) => [

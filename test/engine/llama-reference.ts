@@ -4,6 +4,8 @@
  * Contexts use llama.cpp's defaults otherwise (F16 KV cache).
  */
 import type { LlamaContext, LlamaModel } from 'node-llama-cpp';
+import { kvCacheGgmlType } from '../../src-main/core/kv-cache-types';
+import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { llamaCpp } from '../support/llama';
 
 async function withModel<T>(path: string, run: (model: LlamaModel) => Promise<T>): Promise<T> {
@@ -33,19 +35,35 @@ export interface GreedyReference {
   gaps: number[];
 }
 
+/**
+ * A context's KV cache types (default: llama.cpp's f16, without flash attention); given, with flash
+ * attention, which llama.cpp needs for a quantized V cache.
+ */
+export type ReferenceKv = KvCacheTypes | undefined;
+
 /** llama.cpp's greedy continuation of `prompt` (token ids), `n` tokens, end of generation ignored. */
-export function llamaGreedy(path: string, prompt: readonly number[], n: number, ctx = 256): Promise<GreedyReference> {
-  return withModel(path, (model) => greedyOn(model, prompt, n, ctx));
+export function llamaGreedy(
+  path: string,
+  prompt: readonly number[],
+  n: number,
+  ctx = 256,
+  kv?: ReferenceKv,
+): Promise<GreedyReference> {
+  return withModel(path, (model) => greedyOn(model, prompt, n, ctx, kv));
 }
 
-/** After each token of `ids`: llama.cpp's next-token log-probabilities (raw softmax, no sampling). */
+/**
+ * After each token of `ids` from index `from` on: llama.cpp's next-token log-probabilities (raw
+ * softmax, no sampling).
+ */
 export function llamaTeacherForced(
   path: string,
   ids: readonly number[],
   vocab: number,
   ctx = 256,
+  o: { from?: number; kv?: ReferenceKv } = {},
 ): Promise<Float64Array[]> {
-  return withModel(path, (model) => teacherForcedOn(model, ids, vocab, ctx));
+  return withModel(path, (model) => teacherForcedOn(model, ids, vocab, ctx, o));
 }
 
 /** llamaTeacherForced and llamaGreedy of one model, loaded once. */
@@ -61,8 +79,18 @@ export function llamaReferences(
 }
 
 /** Each run gets a context of its own, freed before the next. */
-async function withContext<T>(model: LlamaModel, ctx: number, run: (context: LlamaContext) => Promise<T>): Promise<T> {
-  const context = await model.createContext({ contextSize: ctx, threads: 1 });
+async function withContext<T>(
+  model: LlamaModel,
+  ctx: number,
+  run: (context: LlamaContext) => Promise<T>,
+  kv?: ReferenceKv,
+): Promise<T> {
+  const cache = kv && {
+    flashAttention: true,
+    experimentalKvCacheKeyType: kvCacheGgmlType(kv.k).name as 'F16',
+    experimentalKvCacheValueType: kvCacheGgmlType(kv.v).name as 'F16',
+  };
+  const context = await model.createContext({ contextSize: ctx, threads: 1, ...cache });
   try {
     return await run(context);
   } finally {
@@ -70,23 +98,34 @@ async function withContext<T>(model: LlamaModel, ctx: number, run: (context: Lla
   }
 }
 
-function greedyOn(model: LlamaModel, prompt: readonly number[], n: number, ctx: number): Promise<GreedyReference> {
-  return withContext(model, ctx, async (context) => {
-    const sequence = context.getSequence();
-    const ids: number[] = [];
-    const gaps: number[] = [];
-    for await (const out of sequence.evaluateWithMetadata(
-      [...prompt] as never[],
-      { probabilities: true },
-      { temperature: 0 },
-    )) {
-      ids.push(out.token);
-      const [first, second] = [...out.probabilities.values()];
-      gaps.push(Math.log(first!) - Math.log(second ?? 0));
-      if (ids.length >= n) break;
-    }
-    return { ids, gaps };
-  });
+function greedyOn(
+  model: LlamaModel,
+  prompt: readonly number[],
+  n: number,
+  ctx: number,
+  kv?: ReferenceKv,
+): Promise<GreedyReference> {
+  return withContext(
+    model,
+    ctx,
+    async (context) => {
+      const sequence = context.getSequence();
+      const ids: number[] = [];
+      const gaps: number[] = [];
+      for await (const out of sequence.evaluateWithMetadata(
+        [...prompt] as never[],
+        { probabilities: true },
+        { temperature: 0 },
+      )) {
+        ids.push(out.token);
+        const [first, second] = [...out.probabilities.values()];
+        gaps.push(Math.log(first!) - Math.log(second ?? 0));
+        if (ids.length >= n) break;
+      }
+      return { ids, gaps };
+    },
+    kv,
+  );
 }
 
 function teacherForcedOn(
@@ -94,17 +133,24 @@ function teacherForcedOn(
   ids: readonly number[],
   vocab: number,
   ctx: number,
+  o: { from?: number; kv?: ReferenceKv } = {},
 ): Promise<Float64Array[]> {
-  return withContext(model, ctx, async (context) => {
-    const sequence = context.getSequence();
-    const outputs = await sequence.controlledEvaluate(
-      ids.map((t) => [t, { generateNext: { probabilities: true } }] as never),
-    );
-    return outputs.map((o, i) => {
-      if (!o?.next.probabilities) throw new Error(`llama.cpp gave no probabilities at position ${i}`);
-      return logProbs(o.next.probabilities, vocab);
-    });
-  });
+  const from = o.from ?? 0;
+  return withContext(
+    model,
+    ctx,
+    async (context) => {
+      const sequence = context.getSequence();
+      const outputs = await sequence.controlledEvaluate(
+        ids.map((t, i) => (i < from ? t : [t, { generateNext: { probabilities: true } }]) as never),
+      );
+      return outputs.slice(from).map((out, i) => {
+        if (!out?.next.probabilities) throw new Error(`llama.cpp gave no probabilities at position ${from + i}`);
+        return logProbs(out.next.probabilities, vocab);
+      });
+    },
+    o.kv,
+  );
 }
 
 /** log-softmax of f32 logits, in double precision. */

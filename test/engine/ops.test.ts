@@ -14,6 +14,8 @@ import {
   type SamplerPath,
 } from '../../src-main/engine/gpu/ops';
 import type { SamplingParams } from '../../src-main/engine/protocol';
+import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
+import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
 import { ropeTable } from '../../src-main/engine/model/rope-table';
 import type { RopeParams } from '../../src-main/engine/model/hparams';
 import { mulberry32, randomF32 } from '../support/random';
@@ -188,11 +190,12 @@ describe('store_kv + attention (with RoPE)', () => {
     },
   ];
   for (const kvF16 of [true, false]) {
+    const kv: KvCacheTypes = kvF16 ? { k: 'f16', v: 'f16' } : { k: 'f32', v: 'f32' };
     for (const c of cases) {
       // The reference rotates with the same angle table, in double precision; with an F16 cache it
       // rounds the rotated K and V to halves as the cache does.
       it(`${c.name}, ${kvF16 ? 'F16' : 'F32'} cache (tolerance 2e-5 of the output scale)`, async () => {
-        const kernels = new OpKernels(ctx.device, kvF16);
+        const kernels = new OpKernels(ctx.device, kv);
         const kvStride = c.nKvHead * c.headDim;
         const total = c.past + c.nTokens;
         const capacity = total + 5;
@@ -201,8 +204,8 @@ describe('store_kv + attention (with RoPE)', () => {
         const q = randomF32(c.nTokens * c.nHead * c.headDim, gauss);
         const table = ropeTable(plainRope(c.nRot, c.neox), capacity);
         const rope = { table: buffer(ctx, table), nRot: c.nRot, neox: c.neox };
-        const kCache = buffer(ctx, capacity * kvStride * kernels.kvElementBytes);
-        const vCache = buffer(ctx, capacity * kvStride * kernels.kvElementBytes);
+        const kCache = buffer(ctx, kernels.kvCacheBytes('k', capacity, kvStride));
+        const vCache = buffer(ctx, kernels.kvCacheBytes('v', capacity, kvStride));
         const out = buffer(ctx, q.byteLength);
         const step0 = makeStep(ctx, 0, c.past);
         const step1 = makeStep(ctx, c.past, c.nTokens);
@@ -264,17 +267,25 @@ describe('store_kv fused into decode attention (STORE)', () => {
   // 8 heads over 2 KV heads of 64 (NeoX, RoPE over 48), 200 positions cached (two splits), the new
   // token's q|k|v in one fused row: the same output and cache, bit for bit, as store_kv then
   // attention, with the cache whole and split into a part per KV head.
-  for (const kvF16 of [true, false]) {
+  const kinds: KvCacheTypes[] = [
+    { k: 'f16', v: 'f16' },
+    { k: 'f32', v: 'f32' },
+    { k: 'q8_0', v: 'q4_0' },
+    { k: 'q4_0', v: 'f16' },
+  ];
+  for (const kv of kinds) {
     for (const cpu of [false, true]) {
-      it(`${kvF16 ? 'F16' : 'F32'} cache, ${cpu ? 'CPU' : 'GPU'} shape`, async () => {
-        const kernels = new OpKernels(ctx.device, kvF16, { cpu });
+      it(`${kv.k}/${kv.v} cache, ${cpu ? 'CPU' : 'GPU'} shape`, async () => {
+        const kernels = new OpKernels(ctx.device, kv, { cpu });
         const [nHead, nKvHead, headDim, nRot, past] = [8, 2, 64, 48, 200];
         const qDim = nHead * headDim;
         const kvStride = nKvHead * headDim;
         const rowWidth = qDim + 2 * kvStride;
         const table = ropeTable(plainRope(nRot, true), past + 4);
         const rope = { table: buffer(ctx, table), nRot, neox: true };
-        const headWords = (headDim * kernels.kvElementBytes) / 4;
+        const positions = past + 4;
+        // A position's row of the cache in words: whole groups of a quantized cache, as heads of 64 are.
+        const rowWords = { k: kvCacheBytes(kv.k, kvStride) / 4, v: kvCacheBytes(kv.v, kvStride) / 4 };
         const history = {
           k: buffer(ctx, randomF32(past * kvStride, gauss)),
           v: buffer(ctx, randomF32(past * kvStride, gauss)),
@@ -295,9 +306,9 @@ describe('store_kv fused into decode attention (STORE)', () => {
           const k: Uint32Array[] = [];
           const v: Uint32Array[] = [];
           for (const kvHeads of parts) {
-            const cacheBytes = (past + 4) * (kvHeads?.count ?? nKvHead) * headWords * 4;
-            const kCache = buffer(ctx, cacheBytes);
-            const vCache = buffer(ctx, cacheBytes);
+            const width = (kvHeads?.count ?? nKvHead) * headDim;
+            const kCache = buffer(ctx, kernels.kvCacheBytes('k', positions, width));
+            const vCache = buffer(ctx, kernels.kvCacheBytes('v', positions, width));
             const store = { k: qkv, v: qkv, kCache, vCache, kvHeads, step: step1, kvStride, headDim, rope, rows };
             const attend = {
               q: qkv,
@@ -323,7 +334,11 @@ describe('store_kv fused into decode attention (STORE)', () => {
             k.push(await words(kCache));
             v.push(await words(vCache));
           }
-          results.push({ out: await words(out), k: joinParts(k, headWords), v: joinParts(v, headWords) });
+          results.push({
+            out: await words(out),
+            k: joinParts(k, rowWords.k, positions),
+            v: joinParts(v, rowWords.v, positions),
+          });
         }
         for (const other of results.slice(1)) {
           expect(other.out).toEqual(results[0]!.out);
@@ -337,12 +352,13 @@ describe('store_kv fused into decode attention (STORE)', () => {
 });
 
 /** A cache split into parts of one KV head each (`headWords` words a row) as the whole cache's words. */
-function joinParts(parts: Uint32Array[], headWords: number): Uint32Array {
-  if (parts.length === 1) return parts[0]!;
-  const whole = new Uint32Array(parts.length * parts[0]!.length);
+/** Caches split into equal parts of KV heads, joined into the whole cache's `positions` rows of rowWords. */
+function joinParts(parts: Uint32Array[], rowWords: number, positions: number): Uint32Array {
+  const partWords = rowWords / parts.length;
+  const whole = new Uint32Array(positions * rowWords);
   parts.forEach((part, h) => {
-    for (let row = 0; row * headWords < part.length; row++)
-      whole.set(part.subarray(row * headWords, (row + 1) * headWords), (row * parts.length + h) * headWords);
+    for (let row = 0; row < positions; row++)
+      whole.set(part.subarray(row * partWords, (row + 1) * partWords), row * rowWords + h * partWords);
   });
   return whole;
 }
@@ -405,8 +421,8 @@ describe('sliding window, soft-capped scores, sinks and a fused q|k|v input (tol
       }
       const table = ropeTable(plainRope(headDim, true), total);
       const rope = { table: buffer(ctx, table), nRot: headDim, neox: true };
-      const kCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
-      const vCache = buffer(ctx, total * kvStride * ops.kvElementBytes);
+      const kCache = buffer(ctx, ops.kvCacheBytes('k', total, kvStride));
+      const vCache = buffer(ctx, ops.kvCacheBytes('v', total, kvStride));
       const out = buffer(ctx, q.byteLength);
       const qkv = buffer(ctx, fused);
       const batch = makeStep(ctx, c.past, c.nTokens);

@@ -4,9 +4,10 @@ import { log, printJson, CliError, integerOption, type Command } from '../comman
 import { formatBytes } from '../format';
 import { STORE_HELP, storeResults } from '../results-store';
 import type { StepProfile } from '../../engine/protocol';
-import { adapterJson, memoryJson, startEngine } from './run';
+import { adapterJson, KV_CACHE_HELP, KV_CACHE_OPTIONS, kvCacheOptions, memoryJson, startEngine } from './run';
 
-const HELP = `Usage: gufo bench <file.gguf> [-p 512] [-n 128] [-d 0] [--profile] [--json]
+const HELP = `Usage: gufo bench <file.gguf> [-p 512] [-n 128] [-d 0] [--cache-type-k T] [--cache-type-v T]
+                  [--profile] [--json]
 
 Measures the engine like llama-bench: prompt processing (prefill) of -p tokens, then generation
 (decode) of -n tokens, greedy, on the GPU. Also reports what decode speed means for memory
@@ -21,6 +22,7 @@ Options:
   -n N      generated tokens (default 128)
   -d N      depth: N tokens fill the context first, untimed, then the prompt and the generated
             tokens are measured after them (llama-bench's -d; default 0)
+${KV_CACHE_HELP}
   --profile then time every kernel of 4 more decode steps on the GPU (timestamp queries, each
             dispatch in its own pass): GPU ms per token per kernel, the bytes weight kernels
             read, their GB/s and fraction of the copy bandwidth
@@ -31,7 +33,7 @@ Options:
             dispatchesPerToken, gpuMsPerToken, bytesPerToken, bytesPerSecond,
             rooflineFraction }] } (slowest first; bytes are null for kernels that read no weights)
 
-${STORE_HELP} A run with -d is not stored.
+${STORE_HELP} A run with -d or a KV cache type other than f16 is not stored.
 
 GUFO_ADAPTER picks the GPU adapter by name.
 `;
@@ -44,6 +46,7 @@ export const benchCommand: Command = {
     d: { type: 'string', short: 'd' },
     json: { type: 'boolean' },
     profile: { type: 'boolean' },
+    ...KV_CACHE_OPTIONS,
   },
   async run(args) {
     const [path, ...extra] = args.positionals;
@@ -54,7 +57,8 @@ export const benchCommand: Command = {
     const depth = integerOption(args, 'd', 0);
     if (p < 1 || n < 1) throw new CliError('-p and -n must be at least 1');
     const json = args.values.json === true;
-    const { host } = await startEngine(path, depth + p + n, json);
+    const kvTypes = kvCacheOptions(args);
+    const { host } = await startEngine(path, depth + p + n, json, kvTypes);
     let measured: Awaited<ReturnType<typeof host.bench>>;
     try {
       measured = await host.bench(p, n, { profile: args.values.profile === true, depth });
@@ -85,8 +89,8 @@ export const benchCommand: Command = {
       process.stdout.write(rows.map(([k, v]) => `${k.padEnd(20)}${v}\n`).join(''));
       if (result.profile) process.stdout.write(profileTable(result.profile));
     }
-    // The Benchmarks screen compares runs from an empty context: a run at depth is not one of them.
-    if (depth > 0) return;
+    // The Benchmarks screen compares runs from an empty context and the default cache: a run at depth, or with another cache, is not one of them.
+    if (depth > 0 || kvTypes.k !== 'f16' || kvTypes.v !== 'f16') return;
     await storeResults(async (store) => {
       const { entry, sha256 } = await store.model(path);
       // A loaded model always has its load time.

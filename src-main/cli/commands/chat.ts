@@ -10,12 +10,21 @@ import { fillContext } from '../../backend/chat/fill-context';
 import { answerShape, openModelText, planPrompt, unfitMessage, type PromptTurn } from '../../backend/chat/prompt';
 import { CliError, integerOption, log, type Command, type CommandArgs } from '../command';
 import { openGguf } from '../../node/gguf-io';
-import { SAMPLING_OPTIONS, samplingOptions, startEngine, trainedContext } from './run';
+import {
+  KV_CACHE_HELP,
+  KV_CACHE_OPTIONS,
+  kvCacheOptions,
+  SAMPLING_OPTIONS,
+  samplingOptions,
+  startEngine,
+  trainedContext,
+} from './run';
 
 /** Where `gufo chat` sets the policy, for its messages. */
 const OVERFLOW_OPTION = '--context-overflow';
 
 const HELP = `Usage: gufo chat <file.gguf> [--system "..."] [--temp T] [--ctx N] [-n N] [--context-overflow POLICY]
+                 [--cache-type-k T] [--cache-type-v T]
 
 Chat with a model in the terminal, on the GPU, with the model's own chat template. Answers
 stream as they are written; the conversation stays in the KV cache, so each turn only evaluates
@@ -30,6 +39,7 @@ Options:
                         exchange and leaves out the oldest messages after them; rolling-window
                         leaves out the oldest messages; stop leaves nothing out, and an answer
                         ends where the context does
+${KV_CACHE_HELP}
   --temp T              temperature (default 0.8; 0 is greedy)
   --seed S, --top-k K, --top-p P, --min-p P, --repeat-penalty R   as in gufo run
 `;
@@ -41,6 +51,7 @@ export const chatCommand: Command = {
     n: { type: 'string', short: 'n' },
     ctx: { type: 'string' },
     'context-overflow': { type: 'string' },
+    ...KV_CACHE_OPTIONS,
     ...SAMPLING_OPTIONS,
   },
   async run(args) {
@@ -51,10 +62,11 @@ export const chatCommand: Command = {
     const sampling = samplingOptions(args);
     const maxTokens = integerOption(args, 'n', 1024);
     const overflow = overflowOption(args);
+    const kvTypes = kvCacheOptions(args);
     const ctx = integerOption(args, 'ctx', Math.min(trainedContextOf(path) ?? 4096, 4096));
     const text = openModelText(path);
     try {
-      const { host } = await startEngine(path, ctx);
+      const { host } = await startEngine(path, ctx, false, kvTypes);
       const system = typeof args.values.system === 'string' ? args.values.system : '';
       const limits = { contextSize: ctx, maxTokens, overflow };
       const { stop } = answerShape(text, 'model');

@@ -6,9 +6,37 @@ import { openGguf } from '../../node/gguf-io';
 import { CliError, integerOption, log, printJson, type Command, type CommandArgs } from '../command';
 import { formatBytes } from '../format';
 import { interruptSignal, progressBar } from '../progress';
+import {
+  DEFAULT_KV_CACHE_TYPES,
+  isKvCacheType,
+  KV_CACHE_TYPES,
+  type KvCacheTypes,
+} from '../../../src-preload/api/kv-cache';
+
+export const KV_CACHE_HELP = `  --cache-type-k TYPE   KV cache type for K: ${KV_CACHE_TYPES.join(', ')} (default f16; q8_0 takes about
+                        half the memory, q4_0 a quarter), as llama.cpp's --cache-type-k
+  --cache-type-v TYPE   the same for V`;
+
+export const KV_CACHE_OPTIONS = {
+  'cache-type-k': { type: 'string' },
+  'cache-type-v': { type: 'string' },
+} as const;
+
+/** --cache-type-k and --cache-type-v, f16 each unless given. */
+export function kvCacheOptions(args: CommandArgs): KvCacheTypes {
+  const type = (flag: 'cache-type-k' | 'cache-type-v', fallback: KvCacheTypes['k']) => {
+    const raw = args.values[flag];
+    if (raw === undefined) return fallback;
+    if (!isKvCacheType(raw))
+      throw new CliError(`--${flag} must be one of ${KV_CACHE_TYPES.join(', ')}, got "${String(raw)}"`);
+    return raw;
+  };
+  return { k: type('cache-type-k', DEFAULT_KV_CACHE_TYPES.k), v: type('cache-type-v', DEFAULT_KV_CACHE_TYPES.v) };
+}
 
 const HELP = `Usage: gufo run <file.gguf> --prompt "<text>" [-n 64] [--temp 0] [--seed S] [--top-k K]
-                [--top-p P] [--min-p P] [--repeat-penalty R] [--ctx N] [--top-logprobs K] [--json]
+                [--top-p P] [--min-p P] [--repeat-penalty R] [--ctx N] [--cache-type-k T]
+                [--cache-type-v T] [--top-logprobs K] [--json]
 
 Plain text completion on the GPU (WebGPU): continues the prompt, streaming the text to stdout.
 The prompt gets a BOS token when the model's vocabulary asks for one; special-token texts in it
@@ -25,6 +53,7 @@ Options:
   --min-p P             drop tokens less likely than P × the most likely (default 0.05 when sampling)
   --repeat-penalty R    penalize the last 64 tokens (default 1: off)
   --ctx N               context length (default: prompt + n, at most the model's)
+${KV_CACHE_HELP}
   --top-logprobs K      with --json: the K most likely tokens of each step (raw distribution)
   --json                one JSON document on stdout: { promptIds, ids, text, logprobs?,
                         timings: { loadMs, ttftMs, prefillTokS, decodeTokS }, adapter, memory }
@@ -81,15 +110,17 @@ export async function startEngine(
   path: string,
   ctx: number,
   quiet = false,
+  kvTypes?: KvCacheTypes,
 ): Promise<{ host: EngineHost; info: EngineInfo }> {
   const host = new EngineHost();
   const bar = progressBar('loading');
   try {
-    const info = await host.load(path, { ctx }, (e) => bar.update(e.done / e.total, formatBytes(e.done)));
+    const info = await host.load(path, { ctx, kvTypes }, (e) => bar.update(e.done / e.total, formatBytes(e.done)));
     bar.done();
+    const m = info.memory!;
     if (!quiet)
       log(
-        `${info.adapter.name} (${info.adapter.backend}): ${formatBytes(info.memory!.residentWeightBytes)} of weights, KV cache ${formatBytes(info.memory!.kvBytes)} for ${ctx} tokens`,
+        `${info.adapter.name} (${info.adapter.backend}): ${formatBytes(m.residentWeightBytes)} of weights, KV cache ${formatBytes(m.kvBytes)} for ${ctx} tokens (K ${m.kvTypes.k}, V ${m.kvTypes.v})`,
       );
     // Said even when quiet: a CPU standing in for the GPU explains every number that follows.
     if (info.adapter.isFallbackAdapter)
@@ -110,7 +141,12 @@ export function adapterJson(info: EngineInfo) {
 
 export function memoryJson(info: EngineInfo) {
   const m = info.memory!;
-  return { fileTensorBytes: m.fileTensorBytes, residentWeightBytes: m.residentWeightBytes, kvBytes: m.kvBytes };
+  return {
+    fileTensorBytes: m.fileTensorBytes,
+    residentWeightBytes: m.residentWeightBytes,
+    kvBytes: m.kvBytes,
+    kvTypes: m.kvTypes,
+  };
 }
 
 function promptIds(tok: Tokenizer, text: string): number[] {
@@ -134,6 +170,7 @@ export const runCommand: Command = {
     n: { type: 'string', short: 'n' },
     ...SAMPLING_OPTIONS,
     ctx: { type: 'string' },
+    ...KV_CACHE_OPTIONS,
     'top-logprobs': { type: 'string' },
     json: { type: 'boolean' },
   },
@@ -148,6 +185,7 @@ export const runCommand: Command = {
     const topLogprobs = integerOption(args, 'top-logprobs', 0);
     const json = args.values.json === true;
     const sampling = samplingOptions(args);
+    const kvTypes = kvCacheOptions(args);
 
     const { gguf, file } = openGguf(path);
     try {
@@ -162,7 +200,7 @@ export const runCommand: Command = {
       if (prompt.length > ctx)
         throw new CliError(`the prompt has ${prompt.length} tokens, more than the context of ${ctx} (see --ctx)`);
 
-      const { host, info } = await startEngine(path, ctx, json);
+      const { host, info } = await startEngine(path, ctx, json, kvTypes);
       const signal = interruptSignal();
       try {
         const stream = tok.streamDecoder({ stripLeadingSpace: false });

@@ -11,6 +11,8 @@ import { startServer } from '../../node/server/index';
 import { openAiServerSettingProblem } from '../../node/store/settings';
 import type { OpenAiServerSettings } from '../../../src-preload/api';
 import { CliError, integerOption, log, type Command, type CommandArgs } from '../command';
+import { KV_CACHE_TYPES } from '../../../src-preload/api/kv-cache';
+import { KV_CACHE_OPTIONS, kvCacheOptions } from './run';
 import { PACKAGE_ROOT } from '../package-root';
 
 const RENDERER_DIR = join(PACKAGE_ROOT, 'out', 'renderer');
@@ -18,7 +20,7 @@ const DEFAULT_PORT = 7823;
 
 export const serveCommand: Command = {
   help: `Usage: gufo serve [--port N] [--host 127.0.0.1] [--api-key KEY] [--models-cap N] [--ctx N]
-                  [--api-port N] [--api-host ADDRESS]
+                  [--cache-type-k T] [--cache-type-v T] [--api-port N] [--api-host ADDRESS]
 
 Serves the Gufo UI and its API on this machine only, then prints the address to open:
   Gufo is running at http://127.0.0.1:<port>/?token=<token>
@@ -42,6 +44,10 @@ Options:
                       one is unloaded for another (default 1)
   --ctx N             largest context a model is loaded with for API requests (default: the
                       settings', 4096; a model's trained context when smaller)
+  --cache-type-k T    KV cache type for K of the models loaded for API requests (chats keep
+                      their own setting): ${KV_CACHE_TYPES.join(', ')} (default f16), as llama.cpp's
+                      --cache-type-k
+  --cache-type-v T    the same for V
   --api-port N        serve the OpenAI-compatible API on this port of its own instead
   --api-host ADDRESS  address for --api-port (default 127.0.0.1); any other than 127.0.0.1 or
                       localhost serves beyond this machine and needs an API key
@@ -52,6 +58,7 @@ Options:
     'api-key': { type: 'string' },
     'models-cap': { type: 'string' },
     ctx: { type: 'string' },
+    ...KV_CACHE_OPTIONS,
     'api-port': { type: 'string' },
     'api-host': { type: 'string' },
   },
@@ -68,7 +75,12 @@ Options:
 
     if (!existsSync(join(RENDERER_DIR, 'index.html'))) await buildRenderer();
 
-    const backend = createBackend({ mode: 'browser', dataDir: dataDir(), engineCap: modelsCap });
+    const backend = createBackend({
+      mode: 'browser',
+      dataDir: dataDir(),
+      engineCap: modelsCap,
+      kvTypes: kvCacheOptions(args),
+    });
     for (const notice of backend.context.notices) log(notice);
     const service = openAiServiceOf(backend.context);
     service.override({ apiKey: api.apiKey, contextSize: api.contextSize });

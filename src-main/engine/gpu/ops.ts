@@ -8,6 +8,8 @@
  * and single-token decode alike. Offsets and sizes are in elements (f32 or u32), not bytes.
  */
 import type { SamplingParams } from '../protocol';
+import { kvCacheBytes, kvCacheGgmlType } from '../../core/kv-cache-types';
+import { DEFAULT_KV_CACHE_TYPES, type KvCacheType, type KvCacheTypes } from '../../../src-preload/api/kv-cache';
 import { noteReadBytes } from './dispatch-profile';
 import { shaderSource, type Defines } from './shader-source';
 import { pipelineCache } from './pipeline-cache';
@@ -131,6 +133,12 @@ export const DECODE_CPU_LANES = 8;
 export const PREFILL_ROWS = 8;
 /** The fewest keys given a split of their own (a tile). */
 const DECODE_MIN_SPLIT_KEYS = 128;
+/** kv-quant.wgsl's cache type ids (KV_F32, KV_F16, KV_Q8_0, KV_Q4_0). */
+const KV_SHADER_TYPES: Record<KvCacheType, number> = { f32: 0, f16: 1, q8_0: 2, q4_0: 3 };
+/** The smallest chunk llama.cpp rotates a quantized cache's heads in, and V's chunk. */
+const KV_ROT_MIN = 64;
+/** kv-quant.wgsl's groups: a quantized cache's blocks go in pairs, a whole number of words. */
+const KV_GROUP_BLOCKS = 2;
 /**
  * Workgroups a decode attention aims for, over all KV heads and splits: enough for every core of a
  * CPU adapter, or every SM of a GPU, with some to spare for balance.
@@ -327,6 +335,20 @@ export interface MoeCombineArgs {
   shared?: { out: GPUBuffer; gate: GPUBuffer };
 }
 
+/**
+ * Bytes of a K or V cache buffer of `type` for `positions` rows of kvStride elements: llama.cpp's
+ * bytes, a quantized cache rounded up to whole groups of KV_GROUP_BLOCKS blocks (kv-quant.wgsl's
+ * layout) and to 16 bytes (the CPU shapes read it as vec4s).
+ */
+export function kvCacheBufferBytes(type: KvCacheType, positions: number, kvStride: number): number {
+  const block = kvCacheGgmlType(type).blockSize;
+  if (block === 1) return kvCacheBytes(type, positions * kvStride);
+  if (kvStride % block !== 0)
+    throw new Error(`a ${type} KV cache needs rows of whole blocks of ${block}, not ${kvStride} elements`);
+  const group = KV_GROUP_BLOCKS * block;
+  return Math.ceil(kvCacheBytes(type, Math.ceil((positions * kvStride) / group) * group) / 16) * 16;
+}
+
 export class OpKernels {
   private readonly pipelines = new Map<string, GPUComputePipeline>();
   private readonly uniforms: GPUBuffer[] = [];
@@ -337,20 +359,52 @@ export class OpKernels {
   private readonly cpu: boolean;
 
   /**
-   * `kvF16`: the KV cache holds halves (llama.cpp's default F16 cache) rather than f32. `cpu`: the
-   * adapter runs on the CPU (fewer, longer splits of a decode step's keys).
+   * `kv`: the K and V caches' element types (llama.cpp's default: f16 both). `cpu`: the adapter
+   * runs on the CPU (fewer, longer splits of a decode step's keys).
    */
   constructor(
     readonly device: GPUDevice,
-    readonly kvF16 = true,
+    readonly kv: KvCacheTypes = DEFAULT_KV_CACHE_TYPES,
     options: { cpu?: boolean } = {},
   ) {
     this.cpu = options.cpu === true;
   }
 
-  /** Bytes of one cached K or V element. */
-  get kvElementBytes(): number {
-    return this.kvF16 ? 2 : 4;
+  /** Bytes of the K (or V) cache buffer for `positions` rows of kvStride elements (kvCacheBufferBytes). */
+  kvCacheBytes(which: 'k' | 'v', positions: number, kvStride: number): number {
+    return kvCacheBufferBytes(this.kv[which], positions, kvStride);
+  }
+
+  /** The caches' pipeline overrides. */
+  private get kvConstants(): { KV_K: number; KV_V: number } {
+    return { KV_K: KV_SHADER_TYPES[this.kv.k], KV_V: KV_SHADER_TYPES[this.kv.v] };
+  }
+
+  /**
+   * llama.cpp's attention rotation for heads of `headDim` (kv-quant.wgsl's K_ROT, V_ROT): a
+   * quantized cache's heads of a multiple of 64 are rotated in chunks, K's of the largest power of
+   * two that divides the head, V's of 64 (llama-kv-cache.cpp's build_input_k_rot/v_rot).
+   */
+  kvRotation(headDim: number): { K_ROT: number; V_ROT: number } {
+    const rotated = (which: 'k' | 'v') => this.quantizedKv(which) && headDim % KV_ROT_MIN === 0;
+    let k = KV_ROT_MIN;
+    while (headDim % (2 * k) === 0) k *= 2;
+    return { K_ROT: rotated('k') ? k : 0, V_ROT: rotated('v') ? KV_ROT_MIN : 0 };
+  }
+
+  private quantizedKv(which: 'k' | 'v'): boolean {
+    return kvCacheGgmlType(this.kv[which]).quantized;
+  }
+
+  /**
+   * Elements of a quantized cache's group (kv-quant.wgsl's KV_GROUP); heads must be whole blocks,
+   * as llama.cpp requires too.
+   */
+  private kvQuantGroup(headDim: number): number {
+    const block = Math.max(kvCacheGgmlType(this.kv.k).blockSize, kvCacheGgmlType(this.kv.v).blockSize);
+    if (headDim % block !== 0)
+      throw new Error(`a ${this.kv.k}/${this.kv.v} KV cache needs heads of whole blocks of ${block}, not ${headDim}`);
+    return KV_GROUP_BLOCKS * block;
   }
 
   rmsNorm(a: RmsNormArgs): Dispatch {
@@ -398,9 +452,33 @@ export class OpKernels {
       qkOffset: rows.kOffset + skip,
       vOffset: rows.vOffset + skip,
     });
-    const grid = (n: number) => threads((n * width) / 2, 64);
     const buffers = [u, a.step.buffer, a.k, a.v, a.kCache, a.vCache, a.rope.table];
-    return this.dispatch('kv-store.wgsl', 'store_kv', buffers, a.step, grid, { KV_F16: this.kvF16 ? 1 : 0 });
+    const quantized = [this.quantizedKv('k'), this.quantizedKv('v')];
+    const dispatches: Dispatch[] = [];
+    if (quantized.includes(false))
+      dispatches.push(
+        this.dispatch(
+          'kv-store.wgsl',
+          'store_kv',
+          buffers,
+          a.step,
+          (n) => threads((n * width) / 2, 64),
+          this.kvConstants,
+        ),
+      );
+    if (quantized.includes(true)) {
+      const group = this.kvQuantGroup(a.headDim);
+      // A group an invocation, from the group holding the batch's first element.
+      const groups = (n: number, pos0: number) =>
+        Math.ceil(((pos0 + n) * width) / group) - Math.floor((pos0 * width) / group);
+      dispatches.push(
+        this.dispatch('kv-store.wgsl', 'store_kv_quant', buffers, a.step, (n, pos0) => threads(groups(n, pos0), 64), {
+          ...this.kvConstants,
+          ...this.kvRotation(a.headDim),
+        }),
+      );
+    }
+    return { encode: (pass) => dispatches.forEach((d) => d.encode(pass)) };
   }
 
   /**
@@ -450,10 +528,18 @@ export class OpKernels {
     });
     const partHeads = heads.count * group;
     const storing = store && this.storeKv(store);
-    const kv = this.kvF16 ? 1 : 0;
+    // A decode step stores its row inside attention where each lane can own whole groups of a quantized cache.
+    const quantGroup = this.quantizedKv('k') || this.quantizedKv('v') ? this.kvQuantGroup(a.headDim) : 0;
+    const storeInside = store && (quantGroup === 0 || a.headDim % quantGroup === 0);
     // A batch: a workgroup per (query head, tile of tokens). The shader reads sinks only under SINKS: without, q stands in.
     const batchBuffers = [u, a.step.buffer, a.q, a.kCache, a.vCache, a.out, a.rope.table, a.sinks ?? a.q];
-    const constants = { KV_F16: kv, CAUSAL: a.causal === false ? 0 : 1, SINKS: a.sinks ? 1 : 0 };
+    const rotation = this.kvRotation(a.headDim);
+    const constants = {
+      ...this.kvConstants,
+      K_ROT: rotation.K_ROT,
+      CAUSAL: a.causal === false ? 0 : 1,
+      SINKS: a.sinks ? 1 : 0,
+    };
     const batch = this.dispatch(
       'attention-prefill.wgsl',
       cpuShape ? 'attend_tile_cpu' : 'attend_tile',
@@ -478,7 +564,8 @@ export class OpKernels {
           Math.ceil(DECODE_WORKGROUPS[this.cpu ? 'cpu' : 'gpu'] / blocks),
         ),
       );
-    const kvRowBytes = 2 * heads.count * a.headDim * this.kvElementBytes;
+    const partStride = heads.count * a.headDim;
+    const kvRowBytes = kvCacheBytes(this.kv.k, partStride) + kvCacheBytes(this.kv.v, partStride);
     const scratch = this.splitScratchOf(4 * (1 + a.nHead * DECODE_MAX_SPLITS * (a.headDim + 2)));
     // The shader reads kNew and vNew only under STORE, but uses them statically: without a store, q stands in.
     const splitBuffers = [
@@ -491,8 +578,8 @@ export class OpKernels {
       a.rope.table,
       null,
       null,
-      store?.k ?? a.q,
-      store?.v ?? a.q,
+      (storeInside && store.k) || a.q,
+      (storeInside && store.v) || a.q,
     ];
     const split = this.dispatch(
       'attention-decode.wgsl',
@@ -500,7 +587,7 @@ export class OpKernels {
       splitBuffers,
       a.step,
       (_, pos) => [blocks, splits(pos)],
-      { KV_F16: kv, STORE: store ? 1 : 0 },
+      { ...this.kvConstants, ...rotation, STORE: storeInside ? 1 : 0 },
       {
         defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim, HEAD_BLOCK: headBlock } : {},
         readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
@@ -514,15 +601,24 @@ export class OpKernels {
       a.step,
       () => [partHeads, 1],
     );
+    // A rotated V cache gives the output rotated: H·H = I turns it back, once for every part's
+    // heads, after the last part (parts are encoded in head order) has written its own.
+    const lastPart = heads.first + heads.count === a.nKvHead;
+    const unrotate =
+      rotation.V_ROT && lastPart
+        ? this.elementwise('hadamard_v', a.out, null, qDim, a.step, {}, { V_ROT: rotation.V_ROT })
+        : null;
     return {
       encode(pass) {
         if (a.step.tokens !== 1) {
           storing?.encode(pass);
           batch.encode(pass);
         } else {
+          if (!storeInside) storing?.encode(pass);
           split.encode(pass);
           merge.encode(pass);
         }
+        unrotate?.encode(pass);
       },
     };
   }

@@ -196,7 +196,7 @@ export class BertModel {
     this.step = new Step(ctx.device);
     this.attnStep = new Step(ctx.device);
     // f32 K and V: llama.cpp attends over the unrounded rows.
-    this.ops = new OpKernels(ctx.device, false);
+    this.ops = new OpKernels(ctx.device, { k: 'f32', v: 'f32' });
     this.matmul = new MatmulKernels(ctx);
     for (const [name, data] of vectorData) this.vectors.set(name, this.owned.upload(name, data));
     const n = options.ctx * 4;
@@ -247,6 +247,7 @@ export class BertModel {
       fileTensorBytes,
       residentWeightBytes: residentWeightBytes + vectorBytes,
       kvBytes,
+      kvTypes: this.ops.kv,
       scratchBytes: ownedBytes - kvBytes - vectorBytes,
     };
   }

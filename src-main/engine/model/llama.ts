@@ -53,7 +53,7 @@ import type { CollectedWeight } from '../../core/imatrix';
 import { tensorLayer, tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext } from '../gpu/device';
 import { MatmulKernels, type MatmulOptions, type TokenDispatch, type XPrologue } from '../gpu/matmul';
-import { OpKernels, Step, type Dispatch, type KvHeads, type RopeSpec } from '../gpu/ops';
+import { kvCacheBufferBytes, OpKernels, Step, type Dispatch, type KvHeads, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import {
@@ -71,14 +71,16 @@ import type { ModelMemory } from '../protocol';
 import type { LayerGroup, LayerWork } from '../prefill-split';
 import { OwnedBuffers } from './owned-buffers';
 import { ropeTable } from './rope-table';
+import { kvCacheBytes, kvCacheGgmlType } from '../../core/kv-cache-types';
+import type { KvCacheTypes } from '../../../src-preload/api/kv-cache';
 
 export interface ModelOptions {
   /** Context length: positions the KV cache holds. */
   ctx: number;
   /** Most tokens one prefill submission evaluates (activation buffers are sized for it). */
   maxBatch: number;
-  /** KV cache in halves (llama.cpp's default) rather than f32. */
-  kvF16: boolean;
+  /** The K and V caches' element types (llama.cpp's --cache-type-k/-v; default f16 both). */
+  kvTypes: KvCacheTypes;
   /** Bytes a part of a layer's K or V cache may take at most (default, and at most: the adapter's largest binding). */
   kvBindingLimit?: number;
   onProgress?(done: number, total: number): void;
@@ -231,6 +233,17 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
   return groups;
 }
 
+/** A quantized cache's blocks lie within a head (llama.cpp refuses such a cache too). */
+function checkKvTypes(hp: HParams, options: ModelOptions): void {
+  for (const type of [options.kvTypes.k, options.kvTypes.v]) {
+    const block = kvCacheGgmlType(type).blockSize;
+    if (hp.headDim % block !== 0)
+      throw new Error(
+        `a ${type} KV cache needs a head size that is a multiple of ${block}; this model's heads have ${hp.headDim}`,
+      );
+  }
+}
+
 /**
  * How each layer's K (and V) cache splits into bindings: by whole KV heads, in as few parts as the
  * binding limit allows, the heads spread evenly over them. A context where one KV head's cache
@@ -240,17 +253,23 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
 export function kvCacheParts(
   ctx: GpuContext,
   hp: Pick<HParams, 'headDim' | 'nHeadKv'>,
-  options: Pick<ModelOptions, 'ctx' | 'kvF16' | 'kvBindingLimit'>,
+  options: Pick<ModelOptions, 'ctx' | 'kvTypes' | 'kvBindingLimit'>,
 ): KvHeads[] {
-  const headRowBytes = hp.headDim * (options.kvF16 ? 2 : 4);
-  const headBytes = options.ctx * headRowBytes;
   const { maxStorageBufferBindingSize, maxBufferSize } = ctx.device.limits;
   const limit = Math.min(maxStorageBufferBindingSize, maxBufferSize, options.kvBindingLimit ?? Infinity);
-  const perPart = Math.floor(limit / headBytes);
+  const partBytes = (heads: number) =>
+    Math.max(
+      kvCacheBufferBytes(options.kvTypes.k, options.ctx, heads * hp.headDim),
+      kvCacheBufferBytes(options.kvTypes.v, options.ctx, heads * hp.headDim),
+    );
+  let perPart = Math.min(hp.nHeadKv, Math.floor(limit / partBytes(1)));
+  // A quantized buffer rounds up to whole groups: the estimate above may be one head over.
+  while (perPart > 0 && partBytes(perPart) > limit) perPart--;
   if (perPart === 0) {
     const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+    const headRowBytes = partBytes(1) / options.ctx;
     throw new Error(
-      `a context of ${options.ctx} tokens needs ${mib(headBytes)} of K cache per KV head and layer, more than the ${mib(limit)} ` +
+      `a context of ${options.ctx} tokens needs ${mib(partBytes(1))} of KV cache per KV head and layer, more than the ${mib(limit)} ` +
         `${ctx.info.name} binds at once: the largest context that fits is ${Math.floor(limit / headRowBytes)} tokens`,
     );
   }
@@ -345,13 +364,12 @@ export class LlamaModel {
     this.weights = weights;
     this.owned = new OwnedBuffers(device);
     this.step = new Step(device);
-    this.ops = new OpKernels(device, options.kvF16, { cpu: ctx.info.cpuShapes });
+    this.ops = new OpKernels(device, options.kvTypes, { cpu: ctx.info.cpuShapes });
     this.matmul = new MatmulKernels(ctx);
     for (const [name, data] of vectorData) this.vectors.set(name, this.owned.upload(name, data));
     this.ropeTables = this.ropeTableBuffers(vectorData);
     this.ids = this.owned.create('ids', options.maxBatch * 4);
     this.act = this.activations();
-    const kvRowBytes = hp.nHeadKv * hp.headDim * this.ops.kvElementBytes;
     for (let l = 0; l < hp.nLayer; l++) this.layers.push(this.layer(l, kvParts));
 
     let residentWeightBytes = 0;
@@ -361,7 +379,10 @@ export class LlamaModel {
       fileTensorBytes += w.fileBytes;
     }
     for (const data of vectorData.values()) residentWeightBytes += data.byteLength;
-    const kvBytes = 2 * hp.nLayer * options.ctx * kvRowBytes;
+    const kvBytes = this.layers.reduce(
+      (sum, layer) => sum + layer.kvCache.reduce((n, part) => n + part.k.size + part.v.size, 0),
+      0,
+    );
     const ownedBytes = this.owned.bytes();
     const embd = weights.get(tensorName('token_embd'))!;
     let unchosen = 0;
@@ -372,7 +393,9 @@ export class LlamaModel {
       residentWeightBytes -
       unchosen -
       (hp.tiedEmbeddings ? 0 : embd.residentBytes - Math.ceil(embd.residentBytes / embd.rows));
-    this.kvBytesPerPosition = 2 * hp.nLayer * kvRowBytes;
+    const kvStride = hp.nHeadKv * hp.headDim;
+    this.kvBytesPerPosition =
+      hp.nLayer * (kvCacheBytes(options.kvTypes.k, kvStride) + kvCacheBytes(options.kvTypes.v, kvStride));
     let blockWeights = 0;
     for (const w of weights.values()) {
       if (tensorLayer(w.name) !== undefined)
@@ -387,6 +410,7 @@ export class LlamaModel {
       fileTensorBytes,
       residentWeightBytes,
       kvBytes,
+      kvTypes: options.kvTypes,
       scratchBytes: ownedBytes - kvBytes - vectorBytes(this.vectors),
     };
     this.build();
@@ -402,6 +426,7 @@ export class LlamaModel {
   ): Promise<LlamaModel> {
     if (hp.moe) checkMoeShapes(gguf, hp, hp.moe);
     checkShapes(gguf, hp);
+    checkKvTypes(hp, options);
     const kvParts = kvCacheParts(ctx, hp, options);
     const { matrices, vectors } = modelTensorNames(hp, options.ctx);
     for (const name of vectors) {
@@ -890,13 +915,12 @@ export class LlamaModel {
 
   /** Layer l's K and V caches for `heads`, named as llama.cpp's cache tensors (and the part's heads). */
   private kvCachePart(l: number, heads: KvHeads, split: boolean): KvCachePart {
-    const bytes = this.options.ctx * heads.count * this.hp.headDim * this.ops.kvElementBytes;
+    const width = heads.count * this.hp.headDim;
     const suffix = split ? ` heads ${heads.first}-${heads.first + heads.count - 1}` : '';
-    return {
-      k: this.owned.create(`cache_k_l${l}${suffix}`, bytes),
-      v: this.owned.create(`cache_v_l${l}${suffix}`, bytes),
-      heads,
-    };
+    // llama.cpp's names for the cache tensors.
+    const k = this.owned.create(`cache_k_l${l}${suffix}`, this.ops.kvCacheBytes('k', this.options.ctx, width));
+    const v = this.owned.create(`cache_v_l${l}${suffix}`, this.ops.kvCacheBytes('v', this.options.ctx, width));
+    return { k, v, heads };
   }
 
   /**

@@ -6,9 +6,11 @@
 import { afterAll } from 'vitest';
 import type { GpuContext } from '../../../src-main/engine/gpu/device';
 import { OpKernels, type KvHeads } from '../../../src-main/engine/gpu/ops';
+import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../../src-preload/api/kv-cache';
 import { mulberry32, randomF32 } from '../../support/random';
 import { buffer, makeStep, readF32, run } from '../gpu-harness';
 import * as ref from '../reference';
+import { cached } from './kv-cache-codec';
 
 export interface AttentionCase {
   nHead: number;
@@ -18,7 +20,8 @@ export interface AttentionCase {
   past: number;
   /** The batch's tokens (1: a decode step). */
   tokens: number;
-  kvF16?: boolean;
+  /** The caches' types (default f16 both). */
+  kv?: KvCacheTypes;
   /** The CPU adapters' shapes and split policy. */
   cpu?: boolean;
   window?: number;
@@ -48,7 +51,8 @@ export function attentionRunner(
   return async (c) => {
     const rng = mulberry32(seed);
     const gauss = () => rng.gaussian();
-    const ops = new OpKernels(ctx.device, c.kvF16 ?? true, { cpu: c.cpu });
+    const kv = c.kv ?? DEFAULT_KV_CACHE_TYPES;
+    const ops = new OpKernels(ctx.device, kv, { cpu: c.cpu });
     kernels.push(ops);
     const kvStride = c.nKvHead * c.headDim;
     const total = c.past + c.tokens;
@@ -76,8 +80,9 @@ export function attentionRunner(
     await run(
       ctx,
       kvHeadParts(c.nKvHead, c.parts ?? 1).flatMap((kvHeads) => {
-        const kCache = buffer(ctx, total * kvHeads.count * c.headDim * ops.kvElementBytes);
-        const vCache = buffer(ctx, total * kvHeads.count * c.headDim * ops.kvElementBytes);
+        const width = kvHeads.count * c.headDim;
+        const kCache = buffer(ctx, ops.kvCacheBytes('k', total, width));
+        const vCache = buffer(ctx, ops.kvCacheBytes('v', total, width));
         return [
           ops.storeKv({
             k: inputs.k,
@@ -94,8 +99,9 @@ export function attentionRunner(
         ];
       }),
     );
-    const round = c.kvF16 === false ? (x: number) => x : ref.roundF16;
-    const expected = ref.attention(q, Float64Array.from(k, round), Float64Array.from(v, round), {
+    // The reference reads the values the caches hold: halves, or llama.cpp's blocks decoded (and rotated back).
+    const rot = ops.kvRotation(c.headDim);
+    const expected = ref.attention(q, cached(kv.k, k, kvStride, rot.K_ROT), cached(kv.v, v, kvStride, rot.V_ROT), {
       ...shape,
       pos0: c.past,
       nTokens: c.tokens,

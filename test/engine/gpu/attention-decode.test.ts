@@ -3,7 +3,7 @@
  * merged) against the double-precision reference, over the shapes its lane mapping branches on:
  * narrow and wide heads, query-head groups above and below a workgroup's block, key counts at and
  * around tile and split edges, the CPU and GPU shapes and split policies, sliding windows,
- * soft-caps and sinks, F16 and F32 caches.
+ * soft-caps and sinks, F16, F32, Q8_0 and Q4_0 caches (the reference reads the values they hold).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,7 +28,7 @@ describe('decode attention, split across workgroups (tolerance 2e-5 of the outpu
     ['head 128, 8 per KV head, 1000 keys over many splits', { nHead: 16, nKvHead: 2, headDim: 128, past: 999 }],
     [
       'head 128, 16 per KV head (two blocks of 8), F32 cache',
-      { nHead: 16, nKvHead: 1, headDim: 128, past: 300, kvF16: false },
+      { nHead: 16, nKvHead: 1, headDim: 128, past: 300, kv: { k: 'f32', v: 'f32' } },
     ],
     ['head 256, 6 per KV head (blocks of 4), 2 pairs a lane', { nHead: 12, nKvHead: 2, headDim: 256, past: 260 }],
     ['head 32, no GQA, 2000 keys', { nHead: 4, nKvHead: 4, headDim: 32, past: 1999 }],
@@ -38,12 +38,28 @@ describe('decode attention, split across workgroups (tolerance 2e-5 of the outpu
     ],
     ['sinks, 500 keys, 3 query heads per KV head', { nHead: 6, nKvHead: 2, headDim: 64, past: 499, sinks: true }],
     [
+      'head 64, 4 per KV head, 500 keys, q8_0 cache',
+      { nHead: 8, nKvHead: 2, headDim: 64, past: 499, kv: { k: 'q8_0', v: 'q8_0' } },
+    ],
+    [
+      'head 128, 8 per KV head, 300 keys, q4_0 K and q8_0 V',
+      { nHead: 8, nKvHead: 1, headDim: 128, past: 299, kv: { k: 'q4_0', v: 'q8_0' } },
+    ],
+    [
+      'head 96 (3 blocks), 2 per KV head, 130 keys, f16 K and q4_0 V',
+      { nHead: 6, nKvHead: 3, headDim: 96, past: 129, kv: { k: 'f16', v: 'q4_0' } },
+    ],
+    [
       'a cache in 3 parts of KV heads (2, 2, 1), sinks, window of 200 over 301 keys',
       { nHead: 10, nKvHead: 5, headDim: 64, past: 300, sinks: true, window: 200, parts: 3 },
     ],
     [
       'a cache in 2 parts, 8 per KV head, 1000 keys over many splits',
       { nHead: 16, nKvHead: 2, headDim: 128, past: 999, parts: 2 },
+    ],
+    [
+      'a q8_0 K and q4_0 V cache (rotated) in 2 parts, 2 per KV head, 300 keys',
+      { nHead: 8, nKvHead: 4, headDim: 64, past: 299, parts: 2, kv: { k: 'q8_0', v: 'q4_0' } },
     ],
   ];
   for (const [name, c] of cases) {

@@ -4,7 +4,7 @@
  * branches on: batches at and around the row tile, key counts at and around the key tile, a batch
  * after cached positions, narrow and wide heads, head sizes that are not whole vec4 pairs (the
  * CPU shape falls back to the GPU's), sliding windows that start inside a tile, soft-caps, sinks,
- * an encoder's bidirectional batch, F16 and F32 caches, both shapes.
+ * an encoder's bidirectional batch, F16, F32, Q8_0 and Q4_0 caches, both shapes.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,7 +37,7 @@ describe('prefill attention, tiled (tolerance 2e-5 of the output scale)', () => 
     ],
     [
       'head 128, 8 per KV head, 17 tokens after 300, F32 cache',
-      { nHead: 8, nKvHead: 1, headDim: 128, past: 300, tokens: 17, kvF16: false },
+      { nHead: 8, nKvHead: 1, headDim: 128, past: 300, tokens: 17, kv: { k: 'f32', v: 'f32' } },
     ],
     ['head 256, 2 per KV head, 9 tokens after 70', { nHead: 4, nKvHead: 2, headDim: 256, past: 70, tokens: 9 }],
     [
@@ -53,8 +53,16 @@ describe('prefill attention, tiled (tolerance 2e-5 of the output scale)', () => 
       { nHead: 6, nKvHead: 2, headDim: 64, past: 90, tokens: 40, sinks: true },
     ],
     [
+      'head 64, 4 per KV head, 20 tokens after 70, q8_0 cache',
+      { nHead: 8, nKvHead: 2, headDim: 64, past: 70, tokens: 20, kv: { k: 'q8_0', v: 'q8_0' } },
+    ],
+    [
+      'head 96 (3 blocks), 2 per KV head, 9 tokens after 31, q4_0 K and f16 V',
+      { nHead: 6, nKvHead: 3, headDim: 96, past: 31, tokens: 9, kv: { k: 'q4_0', v: 'f16' } },
+    ],
+    [
       'an encoder: every token sees the whole batch of 45',
-      { nHead: 4, nKvHead: 4, headDim: 32, past: 0, tokens: 45, causal: false, kvF16: false },
+      { nHead: 4, nKvHead: 4, headDim: 32, past: 0, tokens: 45, causal: false, kv: { k: 'f32', v: 'f32' } },
     ],
     [
       'a cache in 3 parts of KV heads (2, 2, 1), sinks, 12 tokens after 50',
@@ -63,6 +71,10 @@ describe('prefill attention, tiled (tolerance 2e-5 of the output scale)', () => 
     [
       'a cache in 2 parts, window of 9, 4 per KV head, 20 tokens after 30',
       { nHead: 8, nKvHead: 2, headDim: 32, past: 30, tokens: 20, window: 9, parts: 2 },
+    ],
+    [
+      'a q8_0 cache (rotated) in 3 parts (2, 2, 1), 3 per KV head, 15 tokens after 40',
+      { nHead: 15, nKvHead: 5, headDim: 64, past: 40, tokens: 15, parts: 3, kv: { k: 'q8_0', v: 'q8_0' } },
     ],
   ];
   for (const [name, c] of cases) {
