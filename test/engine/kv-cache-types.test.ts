@@ -1,6 +1,6 @@
 /**
  * Quantized KV caches against llama.cpp (node-llama-cpp on the CPU, flash attention, which llama.cpp
- * needs for a quantized V cache), on a random llama with heads of 64 after a prompt of 2,000 tokens:
+ * needs for a quantized V cache), on a random llama with heads of 64 after a prompt of 1,024 tokens:
  * teacher-forced over the last 64 positions (the prompt evaluated in batches: store_kv_quant and
  * prefill attention), the engine with a q8_0 cache is no further from llama.cpp's f16 cache (mean
  * KL) than llama.cpp's own q8_0 cache is, and nearer llama.cpp's q8_0 than that; q4_0 and a q8_0 V
@@ -25,7 +25,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const PROMPT = 2000;
+const PROMPT = 1024;
 const FORCED = 64;
 const GENERATED = 12;
 const CTX = PROMPT + GENERATED + 8;
