@@ -171,19 +171,31 @@ export function routingTable(maxTokens: number, used: number, experts: number): 
   return { words: pairsAt + maxTokens * used, pairsAt };
 }
 
-/**
- * matvec (one token), matmat (token tiles), tiled (prefill on a CPU adapter, matmat.wgsl) or
- * wgtiled (prefill on a GPU, matmat-tiled.wgsl); "4": x read as vec4;
- * "+": accumulate into y; "-experts": routed pairs of a stacked expert tensor; "-norm", "-silu",
- * "-gelu": the mat-vec's x prologue (XPrologue).
- */
-type Variant =
-  `${'matvec' | 'matmat' | 'tiled' | 'wgtiled'}${'' | '4'}${'' | '+' | '-experts'}${'' | PrologueSuffix}` | 'embedding';
-type PrologueSuffix = '-norm' | '-silu' | '-gelu';
+/** One compiled form of the weight kernel. */
+interface Variant {
+  /**
+   * matvec (one token), matmat (token tiles), tiled (prefill on a CPU adapter, matmat.wgsl),
+   * wgtiled (prefill on a GPU, matmat-tiled.wgsl) or embedding (rows looked up by token id).
+   */
+  kernel: 'matvec' | 'matmat' | 'tiled' | 'wgtiled' | 'embedding';
+  /** x read as vec4s. */
+  vec4?: boolean;
+  /** y += W·x rather than y = W·x. */
+  accumulate?: boolean;
+  /** Routed pairs of a stacked expert tensor. */
+  experts?: boolean;
+  /** The mat-vec's x prologue (XPrologue): RMS-normalized, or a gated activation of it. */
+  prologue?: 'norm' | 'silu' | 'gelu';
+}
 
-function prologueSuffix(p: XPrologue | undefined): '' | PrologueSuffix {
-  if (!p) return '';
-  return 'norm' in p ? '-norm' : `-${p.glu}`;
+/** A variant's name in pipeline labels and cache keys, e.g. "matvec4+-norm". */
+function variantName(v: Variant): string {
+  return `${v.kernel}${v.vec4 ? '4' : ''}${v.accumulate ? '+' : ''}${v.experts ? '-experts' : ''}${v.prologue ? `-${v.prologue}` : ''}`;
+}
+
+function prologueKind(p: XPrologue | undefined): Variant['prologue'] {
+  if (!p) return undefined;
+  return 'norm' in p ? 'norm' : p.glu;
 }
 
 /** An f32's bits, as the WGSL literal of a u32. */
@@ -274,13 +286,13 @@ export class MatmulKernels {
     this.normPipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [this.normLayout] });
   }
 
-  /** The WGSL of one kernel variant for one type (for tests and debugging); `normEps` for "-norm". */
+  /** The WGSL of one kernel variant for one type (for tests and debugging); `normEps` for the norm prologue. */
   source(variant: Variant, typeName: string, normEps = 0): string {
     const type = typeName.toLowerCase();
     // The weights' layout on this adapter, as uploadWeights makes it.
     const layout = rowGroupDefines(rowGroupsFor(this.info, typeName));
-    if (variant === 'embedding') return shaderSource('embedding.wgsl', { TYPE: type, WG: EMBED_WG, ...layout });
-    if (variant.startsWith('wgtiled')) {
+    if (variant.kernel === 'embedding') return shaderSource('embedding.wgsl', { TYPE: type, WG: EMBED_WG, ...layout });
+    if (variant.kernel === 'wgtiled') {
       return shaderSource('matmat-tiled.wgsl', {
         ...layout,
         TYPE: type,
@@ -291,11 +303,11 @@ export class MatmulKernels {
         SHADER_F16: this.f16,
         MATVEC: false,
         W_VEC4: true,
-        X_VEC4: variant.includes('4'),
-        ACCUMULATE: variant.endsWith('+'),
+        X_VEC4: variant.vec4 ?? false,
+        ACCUMULATE: variant.accumulate ?? false,
       });
     }
-    if (variant.startsWith('tiled')) {
+    if (variant.kernel === 'tiled') {
       return shaderSource('matmat.wgsl', {
         ...layout,
         TYPE: type,
@@ -306,11 +318,11 @@ export class MatmulKernels {
         SHADER_F16: this.f16,
         MATVEC: false,
         W_VEC4: true,
-        X_VEC4: variant.includes('4'),
-        ACCUMULATE: variant.endsWith('+'),
+        X_VEC4: variant.vec4 ?? false,
+        ACCUMULATE: variant.accumulate ?? false,
       });
     }
-    const v = this.shape(variant.startsWith('matvec') ? 1 : 2);
+    const v = this.shape(variant.kernel === 'matvec' ? 1 : 2);
     return shaderSource('matmul.wgsl', {
       ...layout,
       TYPE: type,
@@ -322,12 +334,12 @@ export class MatmulKernels {
       MATVEC: v === this.matvec,
       THREAD_ROWS: v.threadRows > 0,
       W_VEC4: true,
-      X_VEC4: variant.includes('4'),
-      ACCUMULATE: variant.includes('+'),
-      EXPERTS: variant.endsWith('-experts'),
-      X_NORM: variant.endsWith('-norm'),
-      X_GLU: /-(silu|gelu)$/.test(variant),
-      X_GELU: variant.endsWith('-gelu'),
+      X_VEC4: variant.vec4 ?? false,
+      ACCUMULATE: variant.accumulate ?? false,
+      EXPERTS: variant.experts ?? false,
+      X_NORM: variant.prologue === 'norm',
+      X_GLU: variant.prologue === 'silu' || variant.prologue === 'gelu',
+      X_GELU: variant.prologue === 'gelu',
       NORM_EPS_BITS: f32Bits(normEps),
     });
   }
@@ -340,7 +352,7 @@ export class MatmulKernels {
   }
 
   private pipeline(variant: Variant, typeName: string, normEps = 0): GPUComputePipeline {
-    const key = `${variant}:${typeName}${variant.endsWith('-norm') ? `:${f32Bits(normEps)}` : ''}`;
+    const key = `${variantName(variant)}:${typeName}${variant.prologue === 'norm' ? `:${f32Bits(normEps)}` : ''}`;
     let p = this.pipelines.get(key);
     if (!p) {
       p = pipelineCache(this.device).get(this.request(key, variant, typeName, normEps));
@@ -351,9 +363,9 @@ export class MatmulKernels {
 
   /** What the device's pipeline cache compiles for one variant of one type. */
   private request(label: string, variant: Variant, typeName: string, normEps = 0): PipelineRequest {
-    const [layout, layoutKey] = variant.endsWith('-experts')
+    const [layout, layoutKey] = variant.experts
       ? [this.expertPipelineLayout, 'experts']
-      : variant.endsWith('-norm')
+      : variant.prologue === 'norm'
         ? [this.normPipelineLayout, 'norm']
         : [this.pipelineLayout, 'weights'];
     return { label, code: this.source(variant, typeName, normEps), entryPoint: 'main', layout, layoutKey };
@@ -363,8 +375,12 @@ export class MatmulKernels {
   async prepare(typeNames: Iterable<string>): Promise<void> {
     const jobs: Promise<void>[] = [];
     for (const typeName of new Set(typeNames)) {
-      for (const variant of ['matvec4', `${this.prefill}4`, 'embedding'] as const) {
-        const key = `${variant}:${typeName}`;
+      for (const variant of [
+        { kernel: 'matvec', vec4: true },
+        { kernel: this.prefill, vec4: true },
+        { kernel: 'embedding' },
+      ] satisfies Variant[]) {
+        const key = `${variantName(variant)}:${typeName}`;
         if (this.pipelines.has(key)) continue;
         jobs.push(
           pipelineCache(this.device)
@@ -402,7 +418,12 @@ export class MatmulKernels {
     const vec4 = (options.xOffset ?? 0) % 4 === 0 && xStride % 4 === 0 && weight.cols % 4 === 0;
     const variant = (tokens: number): Variant => {
       if (prologue && tokens !== 1) throw new Error(`${weight.name}: an x prologue is for one token, not ${tokens}`);
-      return `${tokens === 1 ? 'matvec' : this.prefill}${vec4 ? '4' : ''}${options.accumulate ? '+' : ''}${prologueSuffix(prologue)}`;
+      return {
+        kernel: tokens === 1 ? 'matvec' : this.prefill,
+        vec4,
+        accumulate: options.accumulate,
+        prologue: prologueKind(prologue),
+      };
     };
     // Both variants built now, not in the loop (setTokens may switch between them).
     this.pipeline(variant(1), typeName, norm?.eps);
@@ -455,7 +476,7 @@ export class MatmulKernels {
     });
     const bound = this.bindParts(weight, x, y, params, { binding: 4, buffer: table });
     const vec4 = weight.cols % 4 === 0;
-    const variant = (tokens: number): Variant => `${tokens === 1 ? 'matvec' : 'matmat'}${vec4 ? '4' : ''}-experts`;
+    const variant = (tokens: number): Variant => ({ kernel: tokens === 1 ? 'matvec' : 'matmat', vec4, experts: true });
     this.pipeline(variant(1), typeName);
     this.pipeline(variant(2), typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
@@ -491,9 +512,9 @@ export class MatmulKernels {
       ...NOT_EXPERTS,
     });
     const bound = this.bindParts(weight, ids, out, params);
-    this.pipeline('embedding', typeName);
+    this.pipeline({ kernel: 'embedding' }, typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
-      pass.setPipeline(this.pipeline('embedding', typeName));
+      pass.setPipeline(this.pipeline({ kernel: 'embedding' }, typeName));
       for (const b of bound) {
         pass.setBindGroup(0, b.group);
         pass.dispatchWorkgroups(Math.ceil(units / EMBED_WG), tokens);

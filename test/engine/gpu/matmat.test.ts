@@ -93,7 +93,7 @@ async function check(
 
 describe('prefill kernel', () => {
   it('is its own kernel: rows per thread, no shared memory and no barrier', () => {
-    const source = new MatmulKernels(ctx).source('tiled4', 'Q4_K');
+    const source = new MatmulKernels(ctx).source({ kernel: 'tiled', vec4: true }, 'Q4_K');
     expect(source).toMatch(
       ctx.hasF16
         ? /decode_unit\(min\(row0 \+ r \* WG, P\.rows - 1u\), u, &w\[r\]\)/
@@ -109,7 +109,7 @@ describe('prefill kernel', () => {
       return;
     }
     expect(kernels.tiled).toEqual({ wg: 4, rows: 16, tokens: 4, threadRows: 4 });
-    const source = kernels.source('tiled4', 'Q4_K');
+    const source = kernels.source({ kernel: 'tiled', vec4: true }, 'Q4_K');
     expect(source).toMatch(/const TT: u32 = 4u;[\s\S]*const RT: u32 = 4u;/);
     // The kernel indexes no array by its row or token: the sums and x units are named values.
     const kernel = source.slice(source.lastIndexOf('@compute'));
@@ -142,7 +142,7 @@ describe('prefill kernel on a GPU (matmat-tiled.wgsl)', () => {
   it('stages decoded units and x in workgroup memory within the default 16 KiB, 64 threads', () => {
     const kernels = new MatmulKernels(ctx, gpu);
     expect(kernels.prefill).toBe('wgtiled');
-    const source = kernels.source('wgtiled4', 'Q4_K');
+    const source = kernels.source({ kernel: 'wgtiled', vec4: true }, 'Q4_K');
     expect(source).toMatch(/var<workgroup> w_tile: array<vec4<f32>, BM \* STRIDE>;/);
     expect(source).toMatch(/const BM: u32 = 64u;[\s\S]*const BN: u32 = 32u;/);
     // One decode per row and unit per workgroup, not per token.

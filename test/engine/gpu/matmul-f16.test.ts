@@ -78,7 +78,7 @@ describe('Mesa lavapipe, shader-f16', () => {
     expect(ctx.info.name).toMatch(/llvmpipe/);
     const kernels = new MatmulKernels(ctx);
     expect(kernels.f16).toBe(true);
-    expect(kernels.source('matvec4', 'Q8_0')).toMatch(/bitcast<vec2<f16>>/);
+    expect(kernels.source({ kernel: 'matvec', vec4: true }, 'Q8_0')).toMatch(/bitcast<vec2<f16>>/);
   });
 
   it.each(['every.F16', 'every.Q8_0'])(

@@ -145,7 +145,7 @@ describe('shapes and options', () => {
     const kernels = new MatmulKernels(ctx, { cpuShapes: false });
     expect(kernels.matvec).toMatchObject({ rows: 4, threadRows: 0 });
     expect(kernels.prefill).toBe('wgtiled');
-    const source = kernels.source('matvec4', 'Q4_K');
+    const source = kernels.source({ kernel: 'matvec', vec4: true }, 'Q4_K');
     expect(source).toMatch(/for \(var u = lid \* MV_UNITS; u < P\.units; u \+= WG \* MV_UNITS\)/);
     expect(source).toMatch(/workgroupBarrier/);
     // The defaults follow the adapter: the CPU shapes on a CPU adapter (unless GUFO_KERNEL_SHAPE=gpu).
@@ -160,7 +160,7 @@ describe('shapes and options', () => {
   it('decode: each thread owns whole rows, x read at one address for all threads, weights 16 bytes at a time', () => {
     const { subgroupMinSize, subgroupMaxSize } = ctx.info;
     const kernels = new MatmulKernels(ctx);
-    const source = kernels.source('matvec4', 'Q4_K');
+    const source = kernels.source({ kernel: 'matvec', vec4: true }, 'Q4_K');
     if (subgroupMinSize >= 4 && subgroupMinSize === subgroupMaxSize) expect(kernels.matvec.wg).toBe(subgroupMinSize);
     expect(kernels.matvec.rows).toBe(kernels.matvec.wg * kernels.matvec.threadRows);
     // A row's sum never leaves its thread: no reduction, no shared memory, no barrier.
@@ -177,7 +177,7 @@ describe('shapes and options', () => {
     'decode: %s dots the integer codes with x and scales each sub-block once',
     (type) => {
       for (const cpuShapes of [true, false]) {
-        const source = new MatmulKernels(ctx, { cpuShapes }).source('matvec4', type);
+        const source = new MatmulKernels(ctx, { cpuShapes }).source({ kernel: 'matvec', vec4: true }, type);
         // The decoder's own step and its *_dots helpers (or, for Q8_0, its row dot in
         // quant/unit-step.wgsl's loop), not quant/unit-matvec.wgsl's per-value decode_unit.
         const step =
@@ -196,7 +196,7 @@ describe('shapes and options', () => {
   it.each(['Q4_K', 'Q5_K', 'Q6_K'])(
     "decode on a CPU adapter: %s steps over whole super-blocks, x loaded once for all the rows, each row's block head decoded once",
     (type) => {
-      const source = new MatmulKernels(ctx, { cpuShapes: true }).source('matvec4', type);
+      const source = new MatmulKernels(ctx, { cpuShapes: true }).source({ kernel: 'matvec', vec4: true }, type);
       expect(source).toMatch(/const MV_UNITS = 8u;/);
       const [beforeRows, rowBody] = wgslFunction(source, 'matvec_step').split('for (var r = 0u; r < ROWS; r++)');
       expect(beforeRows).toMatch(/let x = x_block\(xb, 32u \* u\);/);
@@ -215,7 +215,7 @@ describe('shapes and options', () => {
   it.each(['Q4_K', 'Q5_K', 'Q6_K'])(
     'decode on a CPU adapter: %s masks its codes in place against x put in that order and pre-scaled once per block (no shift per value)',
     (type) => {
-      const source = new MatmulKernels(ctx, { cpuShapes: true }).source('matvec4', type);
+      const source = new MatmulKernels(ctx, { cpuShapes: true }).source({ kernel: 'matvec', vec4: true }, type);
       const [beforeRows, rowBody] = wgslFunction(source, 'matvec_step').split('for (var r = 0u; r < ROWS; r++)');
       expect(beforeRows).toMatch(/x_block_masked\(x\)/);
       // The row loop and every function it reaches (but the block head's, decoded once per row):
@@ -243,27 +243,29 @@ describe('shapes and options', () => {
   it('decode: Q8_0 and the decode_unit types share one step loop (quant/unit-step.wgsl)', () => {
     const kernels = new MatmulKernels(ctx);
     for (const type of ['Q8_0', 'Q4_0', 'F16']) {
-      const source = kernels.source('matvec4', type);
+      const source = kernels.source({ kernel: 'matvec', vec4: true }, type);
       expect(source.match(/fn matvec_step\(/g)).toHaveLength(1);
       expect(source).toMatch(/\(\*acc\)\[r\] \+= unit_row_dot\(row0 \+ r, u, x\);/);
     }
   });
 
   it('decode on a GPU: Q6_K steps over unit pairs that share their ql and qh bytes, loading each once per row', () => {
-    const source = new MatmulKernels(ctx, { cpuShapes: false }).source('matvec4', 'Q6_K');
+    const source = new MatmulKernels(ctx, { cpuShapes: false }).source({ kernel: 'matvec', vec4: true }, 'Q6_K');
     expect(source).toMatch(/const MV_UNITS = 2u;/);
     expect(wgslFunction(source, 'matvec_step').match(/w_block_quad\(/g)).toHaveLength(4);
   });
 
   it('with shader-f16, halves are converted by the adapter in both kernels', () => {
     const kernels = new MatmulKernels({ ...ctx, hasF16: true });
-    for (const variant of ['matvec4', 'matmat4'] as const) {
-      const source = kernels.source(variant, 'F16');
+    for (const kernel of ['matvec', 'matmat'] as const) {
+      const source = kernels.source({ kernel, vec4: true }, 'F16');
       expect(source).toMatch(/^enable f16;/m);
       expect(source).toMatch(/bitcast<vec2<f16>>/);
     }
     // Without it (the embedding kernel, or an adapter that lacks it), by hand.
-    expect(new MatmulKernels({ ...ctx, hasF16: false }).source('matvec4', 'F16')).not.toMatch(/f16;|<f16>/);
+    expect(new MatmulKernels({ ...ctx, hasF16: false }).source({ kernel: 'matvec', vec4: true }, 'F16')).not.toMatch(
+      /f16;|<f16>/,
+    );
   });
 
   it('offsets, strides, and a token count changed with setTokens', async () => {
