@@ -11,41 +11,51 @@
 
 /** The largest group the search accepts (a multiple of 4: the search runs 4 values at a time). */
 export const MAX_GROUP: i32 = 256;
+
+// The memory layout: each region starts where the one before ends, from 64 KiB (below it, the data
+// segment and the stack), and every size is a multiple of 16 so that v128 loads stay aligned.
+const GROUP_F32: usize = <usize>MAX_GROUP << 2;
+const GROUP_F64: usize = <usize>MAX_GROUP << 3;
+/** A lane search's region: 32 vectors of four lanes. */
+const LANE_VECTORS: usize = 32 << 4;
+/** The smallest region, for one f32 or 8 bytes. */
+const SMALL: usize = 16;
+
 /** The host's group: values (f32), weights (f32), levels out (u8), the min out (f32). */
 export const X_AT: usize = 0x10000;
-export const W_AT: usize = 0x10400;
-export const L_AT: usize = 0x10800;
-export const MIN_AT: usize = 0x10900;
+export const W_AT: usize = X_AT + GROUP_F32;
+export const L_AT: usize = W_AT + GROUP_F32;
+export const MIN_AT: usize = L_AT + <usize>MAX_GROUP;
 /** A super-block's sub-block scales and mins (f32 × 16 each), from the *SubBlocks searches. */
-export const SCALES_AT: usize = 0x10940;
-export const MINS_AT: usize = 0x10980;
+export const SCALES_AT: usize = MIN_AT + SMALL;
+export const MINS_AT: usize = SCALES_AT + 16 * 4;
 /** A Q4_K/Q5_K block's stored 6-bit sub-block scales and mins (u8 × 8 each), for requantSubBlocks. */
-export const SCQ_AT: usize = 0x109c0;
-export const MQ_AT: usize = 0x109d0;
+export const SCQ_AT: usize = MINS_AT + 16 * 4;
+export const MQ_AT: usize = SCQ_AT + SMALL;
 /** Q4_K/Q5_K's packed low nibbles of the block's levels (128 bytes), from packNibbles. */
-export const NIBBLES_AT: usize = 0x13200;
+export const NIBBLES_AT: usize = MQ_AT + SMALL;
 // Scratch: values shifted by the current offset (f32), the try's levels (i32), weights and
 // weights × values in f64 (for the bound).
-const XS_AT: usize = 0x10a00;
-const AUX_AT: usize = 0x10e00;
-const WD_AT: usize = 0x11200;
-const WXD_AT: usize = 0x11a00;
+const XS_AT: usize = NIBBLES_AT + 128;
+const AUX_AT: usize = XS_AT + GROUP_F32;
+const WD_AT: usize = AUX_AT + GROUP_F32;
+const WXD_AT: usize = WD_AT + GROUP_F64;
 // The symmetric search's weights, weights × values and f32 prefix sums Σw·x·l, Σw·l².
-const WS_AT: usize = 0x12200;
-const WX_AT: usize = 0x12600;
-const PX_AT: usize = 0x12a00;
-const PS_AT: usize = 0x12e00;
+const WS_AT: usize = WXD_AT + GROUP_F64;
+const WX_AT: usize = WS_AT + GROUP_F32;
+const PX_AT: usize = WX_AT + GROUP_F32;
+const PS_AT: usize = PX_AT + GROUP_F32;
 // The lane searches' scratch, four groups side by side (lane g: group g's value i in vector i):
-// values, weights, values shifted by the min, this try's levels, the best levels (32 vectors each).
-const TX_AT: usize = 0x13280;
-const TW_AT: usize = 0x13480;
-const TXS_AT: usize = 0x13680;
-const TL_AT: usize = 0x13880;
-const TBEST_AT: usize = 0x13a80;
+// values, weights, values shifted by the min, this try's levels, the best levels.
+const TX_AT: usize = PS_AT + GROUP_F32;
+const TW_AT: usize = TX_AT + LANE_VECTORS;
+const TXS_AT: usize = TW_AT + LANE_VECTORS;
+const TL_AT: usize = TXS_AT + LANE_VECTORS;
+const TBEST_AT: usize = TL_AT + LANE_VECTORS;
 /** A Q3_K block's packed bits from finishQ3: hmask (32 bytes), then qs (64 bytes), as in the block. */
-export const Q3_BITS_AT: usize = 0x13c80;
+export const Q3_BITS_AT: usize = TBEST_AT + LANE_VECTORS;
 /** The end of the layout: the host grows the memory to reach it. */
-export const END: usize = 0x13ce0;
+export const END: usize = Q3_BITS_AT + 96;
 
 /** ggml's GROUP_MAX_EPS: a group whose largest magnitude is below it is all zero. */
 const GROUP_MAX_EPS: f32 = 1e-15;

@@ -13,6 +13,35 @@ import { scaleSearch } from '../../../src-main/core/wasm/scale-search';
 import { expectLlamaBytes } from '../../support/encoder-check';
 import { mulberry32 } from '../../support/random';
 
+describe("the scale search's memory layout (assembly/scale-search.ts, computed from region sizes)", () => {
+  it('gives the host regions that do not overlap and lie inside the memory', () => {
+    const s = scaleSearch();
+    const views = {
+      x: s.x,
+      w: s.w,
+      levels: s.levels,
+      min: s.min,
+      scales: s.scales,
+      mins: s.mins,
+      scaleLevels: s.scaleLevels,
+      minLevels: s.minLevels,
+      nibbles: s.nibbles,
+      q3Bits: s.q3Bits,
+    };
+    const regions = Object.entries(views)
+      .map(([name, v]) => ({ name, start: v.byteOffset, end: v.byteOffset + v.byteLength }))
+      .sort((a, b) => a.start - b.start);
+    for (let i = 1; i < regions.length; i++)
+      expect(regions[i]!.start, `${regions[i - 1]!.name} runs into ${regions[i]!.name}`).toBeGreaterThanOrEqual(
+        regions[i - 1]!.end,
+      );
+    expect(regions.at(-1)!.end).toBeLessThanOrEqual(s.x.buffer.byteLength);
+    // Above the data segment and stack, and v128-aligned.
+    for (const r of regions) expect(r.start % 16, r.name).toBe(0);
+    expect(regions[0]!.start).toBe(0x10000);
+  });
+});
+
 const rowLength = 1024;
 const rows = 24;
 
