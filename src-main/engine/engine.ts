@@ -26,7 +26,7 @@ import { StepMeter, StepProfiler } from './gpu/dispatch-profile';
 import { GREEDY } from './gpu/ops';
 import { BertModel } from './model/bert';
 import { readHParams, type HParams } from './model/hparams';
-import { LlamaModel, type TokenSource } from './model/llama';
+import { DecoderModel, type TokenSource } from './model/decoder';
 import { prefillLayerGroups, SUBMIT_FLOPS } from './prefill-split';
 import type {
   BenchResult,
@@ -91,7 +91,7 @@ export class EngineError extends Error {
 interface Loaded {
   path: string;
   hp: HParams;
-  model: LlamaModel;
+  model: DecoderModel;
   sampler: GpuSampler;
   info: ModelInfo;
   loadMs: number;
@@ -147,9 +147,9 @@ export class Engine {
       if (hp.encoder) return await this.loadEncoder(path, gguf, hp, options, started);
       const ctx = Math.max(1, Math.floor(options.ctx ?? Math.min(hp.nCtxTrain, 4096)));
       const sampler = new GpuSampler(this.gpu.device, hp.nVocab);
-      let model: LlamaModel;
+      let model: DecoderModel;
       try {
-        model = await LlamaModel.load(this.gpu, gguf, hp, sampler.out, {
+        model = await DecoderModel.load(this.gpu, gguf, hp, sampler.out, {
           ctx,
           maxBatch: Math.max(1, Math.min(options.maxBatch ?? 64, ctx)),
           kvTypes: {
@@ -368,7 +368,7 @@ export class Engine {
     const { model } = l;
     const device = this.gpu.device;
     l.cached.length = 0;
-    model.collecting = true;
+    model.collector.active = true;
     try {
       for (let pos = 0; pos < ids.length;) {
         const { n, encoder, pass } = this.prefillBatch(model, ids, pos);
@@ -378,7 +378,7 @@ export class Engine {
       }
       await device.queue.onSubmittedWorkDone();
     } finally {
-      model.collecting = false;
+      model.collector.active = false;
       this.busy = false;
     }
   }
@@ -503,7 +503,7 @@ export class Engine {
 
   /** The batch of `ids` from `pos` (up to maxBatch tokens) written and encoded through the prefill body; the caller adds to the pass and ends it. */
   private prefillBatch(
-    model: LlamaModel,
+    model: DecoderModel,
     ids: readonly number[],
     pos: number,
   ): { n: number; encoder: GPUCommandEncoder; pass: GPUComputePassEncoder } {
@@ -520,7 +520,7 @@ export class Engine {
    * and submit. A decode step (one token) stays one submission.
    */
   private encodeBody(
-    model: LlamaModel,
+    model: DecoderModel,
     pos0: number,
     tokens: number,
     source: TokenSource,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src-main/engine/engine';
 import { UnsupportedModelError } from '../../src-main/engine/model/hparams';
-import { kvCacheParts } from '../../src-main/engine/model/llama';
+import { kvCacheParts } from '../../src-main/engine/model/decoder';
 import { STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
 import { writeRandomModel } from '../support/test-models';

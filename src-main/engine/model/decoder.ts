@@ -1,50 +1,15 @@
 /**
- * The forward pass on the GPU of every supported architecture: the llama family — llama (Llama
- * 2/3.x, Mistral, TinyLlama, SmolLM, and Mixtral's experts), qwen2 (Q/K/V biases), qwen3 (per-head
- * Q/K RMSNorm), their mixture-of-experts kin qwen2moe (biases, a gated shared expert) and
- * qwen3moe (Q/K norms) — plus gemma2, gemma3, phi3 and gpt-oss, which differ from it only in a few
- * steps.
- * One function per step, as llama2.c names them; each returns the Dispatches of that step, built
- * once at load (buffers, uniforms, bind groups), so a decode step only writes the Step uniform and
- * encodes.
+ * The forward pass on the GPU of every supported decoder: the llama family (Llama 2/3.x, Mistral,
+ * TinyLlama, SmolLM, Mixtral's experts; qwen2 and qwen3 and their mixture-of-experts kin) plus
+ * gemma2, gemma3, phi3 and gpt-oss, which differ from it only in a few steps (docs/engine.md: each
+ * one's traits, the fused steps, and the dispatches per decoded token). One function per step, as
+ * llama2.c names them; each returns the Dispatches of that step, built once at load (buffers,
+ * uniforms, bind groups), so a decode step only writes the Step uniform and encodes.
  *
  *   x = embed(tokens)                              (gemma: · sqrt(nEmbd))
- *   for each layer:  x += attention(rmsnorm(x))    (GQA over the layer's KV cache, RoPE; gemma2:
- *                                                   soft-capped scores; gemma2/3, gpt-oss: a sliding
- *                                                   window in some layers, gemma3 with its own RoPE
- *                                                   there; gpt-oss: per-head sinks in the softmax's
- *                                                   denominator, attn_output's bias)
+ *   for each layer:  x += attention(rmsnorm(x))    (GQA over the layer's KV cache, RoPE inside)
  *                    x += ffn(rmsnorm(x))          (SwiGLU, gemma GeGLU; MoE: moe-ffn.ts)
  *   logits = output(rmsnorm(x of the last token))  (gemma2, gemma3 if its file says: soft-capped)
- *
- * gemma2/3 RMS-norm each block's output before adding it (post_attention_norm, post_ffw_norm);
- * phi3 fuses Q, K and V into one attn_qkv and gate and up into one ffn_up, read in place through
- * offsets and strides rather than split by copies. gpt-oss's FFN norm is named post_attention_norm.
- *
- * Q, K and V are one matmul where their tensors share a type (concatenated on upload, as phi3's
- * attn_qkv is in the file), and so are a dense FFN's gate and up; where types differ (Q4_K_M's V
- * in Q6_K), each run of neighbours of one type is one matmul (Q|K, then V). Either way they write
- * one q|k|v row (gate|up row) per token, so biases, Q/K norms, RoPE, the KV store and the GLU
- * read one layout in one dispatch each. The residual adds ride on the output
- * projections (matmul with accumulate), or on the post-norm (rms_norm with accumulate, the
- * projection then going to a scratch buffer), RoPE on the KV store and the attention kernel, and
- * a one-token step (decode) stores K and V inside its attention's split kernel, whose merge is a
- * dispatch of its own. In a one-token step the
- * GLU rides on ffn_down (its mat-vec computes act(gate)·up from the gate|up row) and, on a GPU
- * (foldsNorm), the pre-norms on the projections that read them (Q|K|V, gate|up: each mat-vec
- * normalizes x as it loads it; on CPU adapters they stay dispatches, 2 more per layer);
- * a prefill step, and collection (whose sums read the normed x and the GLU's result), keep them as
- * dispatches (a mat-mat would repeat them per row group, for no dispatch saved per token).
- * Dispatches per layer of a decode step: llama 6 (Q|K|V, attention's split and merge, attn_output,
- * gate|up, ffn_down; qwen2's biases add 1, qwen3's Q/K norms 1; an MoE FFN is 9 dispatches instead
- * of 2, its norm one of them, as the router and experts read the normed x; 14 with a shared expert);
- * gemma2 8, gemma3 9 (the post-norms add one per block); gpt-oss 19 (an MoE FFN, whose router and
- * expert biases add 4; Q/K/V and attn_output biases 2). Each further run of one type among Q, K,
- * V, or gate and up, adds 1 (Q4_K_M's V in Q6_K: Q|K and V). A prefill step has the norms and
- * the GLU that decode folds, and the KV store, as dispatches of their own. gemma's embedding scale and the logit soft-cap add one
- * dispatch each per submission.
- *
- * The KV cache is full-size in every layer, sliding-window ones included (they only read less of it).
  */
 import { dequantizeTensor } from '../../core/dequantize';
 import type { GgmlType } from '../../core/ggml-types';
@@ -70,6 +35,7 @@ import {
 import type { ModelMemory } from '../protocol';
 import type { LayerGroup, LayerWork } from '../prefill-split';
 import { OwnedBuffers } from './owned-buffers';
+import { ActivationCollector } from './activation-collector';
 import { ropeTable } from './rope-table';
 import { kvCacheBytes, kvCacheGgmlType } from '../../core/kv-cache-types';
 import type { KvCacheTypes } from '../../../src-preload/api/kv-cache';
@@ -142,23 +108,6 @@ interface Activations {
   xLast: GPUBuffer; // the last token, normed, for the output head
   logits: GPUBuffer;
   moe?: MoeScratch;
-}
-
-/** A matmul input whose columns the importance matrix sums: shared by the weights that read it. */
-interface CollectPoint {
-  weights: string[];
-  x: GPUBuffer;
-  width: number;
-  /** Elements between the input's rows. */
-  stride: number;
-  /** Stacked experts: the sums are per expert, over the rows routed to each. */
-  route?: ExpertRoute;
-}
-
-/** A collect point's sums on the GPU: Σ x² then Σ x, [matrix][column] each, f32; counts (u32, per expert) where routed. */
-interface CollectBuffers {
-  sums: GPUBuffer;
-  counts?: GPUBuffer;
 }
 
 function vectorBytes(vectors: Map<string, GPUBuffer>): number {
@@ -309,7 +258,7 @@ function checkShapes(gguf: GgufFile, hp: HParams): void {
   }
 }
 
-export class LlamaModel {
+export class DecoderModel {
   readonly step: Step;
   readonly ops: OpKernels;
   readonly matmul: MatmulKernels;
@@ -338,11 +287,8 @@ export class LlamaModel {
   private body: Dispatch[] = [];
   /** Where each layer's dispatches end in body. */
   private layerEnds: number[] = [];
-  private readonly collectPoints: CollectPoint[] = [];
-  /** Collection mode (importance matrices): the buffers of each collect point, made on first use; the tokens of the unrouted ones. */
-  private collection: { buffers: CollectBuffers[]; dispatches: Dispatch[]; tokens: number } | null = null;
-  /** While set, the body sums the squares of every weight's input (see collectInput). */
-  collecting = false;
+  /** Importance-matrix collection: the forward pass marks each matmul input with collector.point(). */
+  readonly collector: ActivationCollector;
   private embedIds!: Dispatch;
   private embedSampled!: Dispatch;
   private headDispatches: Dispatch[] = [];
@@ -365,6 +311,7 @@ export class LlamaModel {
     this.owned = new OwnedBuffers(device);
     this.step = new Step(device);
     this.ops = new OpKernels(device, options.kvTypes, { cpu: ctx.info.cpuShapes });
+    this.collector = new ActivationCollector(device, this.ops, this.step, this.owned);
     this.matmul = new MatmulKernels(ctx);
     for (const [name, data] of vectorData) this.vectors.set(name, this.owned.upload(name, data));
     this.ropeTables = this.ropeTableBuffers(vectorData);
@@ -423,7 +370,7 @@ export class LlamaModel {
     hp: HParams,
     sampledIds: GPUBuffer,
     options: ModelOptions,
-  ): Promise<LlamaModel> {
+  ): Promise<DecoderModel> {
     if (hp.moe) checkMoeShapes(gguf, hp, hp.moe);
     checkShapes(gguf, hp);
     checkKvTypes(hp, options);
@@ -439,7 +386,7 @@ export class LlamaModel {
     const weights = await uploadWeights(ctx, gguf, sources, { onProgress: options.onProgress });
     const vectorFileBytes = vectors.reduce((sum, name) => sum + gguf.tensor(name)!.bytes, 0);
     try {
-      return new LlamaModel(ctx, hp, options, weights, vectorData, vectorFileBytes, sampledIds, kvParts);
+      return new DecoderModel(ctx, hp, options, weights, vectorData, vectorFileBytes, sampledIds, kvParts);
     } catch (err) {
       for (const w of weights.values()) w.destroy();
       throw err;
@@ -473,7 +420,7 @@ export class LlamaModel {
   ): void {
     if (layers.from === 0) {
       (source === 'ids' ? this.embedIds : this.embedSampled).encode(pass);
-      if (this.collecting) this.startCollection().tokens += this.batchTokens;
+      this.collector.countTokens(this.batchTokens);
     }
     const end = this.layerEnds[layers.to - 1]!;
     for (let i = layers.from === 0 ? 0 : this.layerEnds[layers.from - 1]!; i < end; i++) this.body[i]!.encode(pass);
@@ -483,76 +430,8 @@ export class LlamaModel {
    * The sums collected since the last call (then zeroed), per weight matrix the layers apply; the
    * output head is left out, as llama-imatrix does by default.
    */
-  async takeActivations(): Promise<CollectedWeight[]> {
-    const c = this.startCollection();
-    const { device } = this.ctx;
-    const all = c.buffers.flatMap((b) => (b.counts ? [b.sums, b.counts] : [b.sums]));
-    const staging = device.createBuffer({
-      size: all.reduce((sum, b) => sum + b.size, 0),
-      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-    });
-    const encoder = device.createCommandEncoder();
-    let at = 0;
-    for (const b of all) {
-      encoder.copyBufferToBuffer(b, 0, staging, at, b.size);
-      encoder.clearBuffer(b);
-      at += b.size;
-    }
-    device.queue.submit([encoder.finish()]);
-    try {
-      await staging.mapAsync(GPUMapMode.READ);
-      const bytes = staging.getMappedRange().slice(0);
-      const out: CollectedWeight[] = [];
-      at = 0;
-      this.collectPoints.forEach((point, i) => {
-        const { sums, counts } = c.buffers[i]!;
-        const values = point.width * (point.route?.experts ?? 1);
-        const both = new Float32Array(bytes, at, 2 * values);
-        at += sums.size;
-        const seen = counts ? Array.from(new Uint32Array(bytes, at, point.route!.experts)) : [c.tokens];
-        at += counts?.size ?? 0;
-        for (const weight of point.weights)
-          out.push({ weight, sums: both.slice(0, values), inSums: both.slice(values), counts: seen });
-      });
-      c.tokens = 0;
-      return out;
-    } finally {
-      staging.destroy();
-    }
-  }
-
-  private startCollection(): NonNullable<LlamaModel['collection']> {
-    if (!this.collection) {
-      const buffers = this.collectPoints.map((p, i): CollectBuffers => {
-        const matrices = p.route?.experts ?? 1;
-        const sums = this.owned.create(`activation sums ${i}`, 2 * matrices * p.width * 4);
-        return { sums, counts: p.route ? this.owned.create(`activation counts ${i}`, matrices * 4) : undefined };
-      });
-      const dispatches = this.collectPoints.map((p, i) => {
-        const { sums, counts } = buffers[i]!;
-        if (!p.route || !counts) return this.ops.squareSums(p.x, sums, p.width, this.step, p.stride);
-        return this.ops.squareSumsMoe({
-          ...p.route,
-          x: p.x,
-          sums,
-          counts,
-          step: this.step,
-          width: p.width,
-          stride: p.stride,
-        });
-      });
-      this.collection = { buffers, dispatches, tokens: 0 };
-    }
-    return this.collection;
-  }
-
-  /**
-   * A body step that, in collection mode, adds the squares (and values) of `x`, the input of
-   * `weights`, to their sums; per expert with `route`.
-   */
-  private collectInput(weights: string[], x: GPUBuffer, width: number, stride = width, route?: ExpertRoute): Dispatch {
-    const index = this.collectPoints.push({ weights, x, width, stride, route }) - 1;
-    return { encode: (pass) => (this.collecting ? this.collection!.dispatches[index]!.encode(pass) : undefined) };
+  takeActivations(): Promise<CollectedWeight[]> {
+    return this.collector.take();
   }
 
   /** Final norm and output projection of the batch's last token into act.logits. */
@@ -658,7 +537,7 @@ export class LlamaModel {
   private oneTokenOr(fused: Dispatch[], apart: Dispatch[]): Dispatch {
     return {
       encode: (pass) => {
-        for (const d of this.step.tokens === 1 && !this.collecting ? fused : apart) d.encode(pass);
+        for (const d of this.step.tokens === 1 && !this.collector.active ? fused : apart) d.encode(pass);
       },
     };
   }
@@ -701,11 +580,17 @@ export class LlamaModel {
     const blk = (role: BlockRole) => tensorName(role, l.index);
     const qkvNames = hp.qkvFused ? [blk('attn_qkv')] : QKV_ROLES.map(blk);
     return [
-      this.projectNormedRows(l.qkv, l.attnNorm, this.collectInput(qkvNames, act.xb, hp.nEmbd), act.qkv, this.qkvWidth),
+      this.projectNormedRows(
+        l.qkv,
+        l.attnNorm,
+        this.collector.point(qkvNames, act.xb, hp.nEmbd),
+        act.qkv,
+        this.qkvWidth,
+      ),
       ...this.qkvBias(l),
       ...this.qkNorm(l),
       ...this.selfAttention(l),
-      this.collectInput([blk('attn_output')], act.att, hp.nHead * hp.headDim),
+      this.collector.point([blk('attn_output')], act.att, hp.nHead * hp.headDim),
       ...this.blockOutput(l.wo, act.att, l.attnPostNorm),
       ...this.outputBias(l),
     ];
@@ -805,7 +690,7 @@ export class LlamaModel {
         denseUp: act.up,
         scratch: act.moe!,
         collect: (weights: string[], x: GPUBuffer, width: number, route?: ExpertRoute) =>
-          this.collectInput(weights, x, width, width, route),
+          this.collector.point(weights, x, width, width, route),
       };
       return [norm, ...moeFfn(build, l.ffn.moe)];
     }
@@ -818,13 +703,13 @@ export class LlamaModel {
       this.projectNormedRows(
         l.ffn.gateUp,
         l.ffnNorm,
-        this.collectInput(gateUpNames, act.xb, hp.nEmbd),
+        this.collector.point(gateUpNames, act.xb, hp.nEmbd),
         act.gate,
         rowWidth,
       ),
       this.oneTokenOr(this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, rowWidth, { glu: hp.ffnAct }), [
         ops.glu({ gate: act.gate, width: hp.nFf, step, act: hp.ffnAct }),
-        this.collectInput([blk('ffn_down')], act.gate, hp.nFf, rowWidth),
+        this.collector.point([blk('ffn_down')], act.gate, hp.nFf, rowWidth),
         ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, rowWidth),
       ]),
     ];
