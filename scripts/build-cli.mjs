@@ -1,6 +1,6 @@
 // Builds the `gufo` CLI and the engine process it forks from the TypeScript sources, so neither
 // needs tsx at run time: out/cli/gufo.js (run by bin/gufo.mjs), out/cli/engine.js (forked by
-// src-main/engine/host.ts), out/cli/prompt-worker.js and out/cli/quantize-worker.js (worker threads), with shaders/ copied to out/shaders, where every built engine reads
+// src-main/engine-wire/host.ts), out/cli/prompt-worker.js and out/cli/quantize-worker.js (worker threads), with shaders/ copied to out/shaders, where every built engine reads
 // its WGSL (src-main/engine/gpu/shader-source.ts). Run by `prepare` (npm install, npm ci) and by
 // `npm run build`; it takes about a second.
 import { cpSync, rmSync } from 'node:fs';

@@ -14,8 +14,8 @@ type Layer =
   'contract' | 'core' | 'node' | 'engine' | 'engine-wire' | 'backend' | 'cli' | 'app' | 'preload' | 'renderer';
 
 /**
- * Which layers each layer may import. `engine-wire` is the engine's door for hosts: engine/host.ts,
- * engine/protocol.ts and engine/driver-noise.ts (the filter hosts put on the engine's stderr). The contract (src-preload/api: the UI's types and method lists) is the
+ * Which layers each layer may import. `engine-wire` is the engine's door for hosts: src-main/engine-wire/
+ * (host.ts, protocol.ts, and driver-noise.ts: the filter hosts put on the engine's stderr). The contract (src-preload/api: the UI's types and method lists) is the
  * lowest shared layer: it imports nothing, and everything may read it except core.
  */
 const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
@@ -51,8 +51,6 @@ function layerOf(file: string): Layer | null {
   if (path.startsWith('src-preload/api/')) return 'contract';
   if (path.startsWith('src-preload/')) return 'preload';
   if (path.startsWith('src-renderer/')) return 'renderer';
-  if (['src-main/engine/host.ts', 'src-main/engine/protocol.ts', 'src-main/engine/driver-noise.ts'].includes(path))
-    return 'engine-wire';
   const folder = /^src-main\/([\w-]+)\//.exec(path)?.[1];
   return folder && folder in MAY_IMPORT ? (folder as Layer) : null;
 }

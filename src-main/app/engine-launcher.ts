@@ -5,9 +5,9 @@
  */
 import { sep } from 'node:path';
 import { utilityProcess } from 'electron';
-import { forwardWithoutDriverNoise } from '../engine/driver-noise';
-import type { EngineLauncher } from '../engine/host';
-import type { EngineMessage } from '../engine/protocol';
+import { forwardWithoutDriverNoise } from '../engine-wire/driver-noise';
+import type { EngineLauncher } from '../engine-wire/host';
+import type { EngineMessage } from '../engine-wire/protocol';
 
 /** How long a stopped engine may take to exit before it is killed outright. */
 const STOP_TIMEOUT_MS = 2000;

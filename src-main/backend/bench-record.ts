@@ -1,6 +1,6 @@
 /** The bench_runs row of a measurement: the one the Benchmarks screen and `gufo bench` (with GUFO_HOME set) store. */
 import type { ModelEntry } from '../../src-preload/api';
-import type { BenchResult, EngineInfo } from '../engine/protocol';
+import type { BenchResult, EngineInfo } from '../engine-wire/protocol';
 import type { NewBenchRun } from '../node/store/bench-runs';
 
 export interface BenchMeasurement {

@@ -4,8 +4,8 @@
  * the order asked (the engine serves one generation at a time; a chat's next turn reuses the KV
  * cache its previous turn left).
  */
-import { EngineHost, type EngineLauncher } from '../engine/host';
-import type { EngineInfo, GpuInfo, ModelMemory } from '../engine/protocol';
+import { EngineHost, type EngineLauncher } from '../engine-wire/host';
+import type { EngineInfo, GpuInfo, ModelMemory } from '../engine-wire/protocol';
 import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../src-preload/api/kv-cache';
 
 export interface LoadSpec {

@@ -2,8 +2,8 @@
 import { totalmem } from 'node:os';
 import { basename } from 'node:path';
 import type { EnginesApi, GpuAdapter, LoadedModel } from '../../src-preload/api';
-import { EngineRequestError } from '../engine/host';
-import type { GpuInfo } from '../engine/protocol';
+import { EngineRequestError } from '../engine-wire/host';
+import type { GpuInfo } from '../engine-wire/protocol';
 import { modelName } from '../node/store/model-name';
 import type { BackendContext } from './context';
 

@@ -8,7 +8,7 @@
 import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { mkdirSync } from 'node:fs';
 import type { AppMode, GufoApi } from '../../src-preload/api';
-import type { EngineLauncher } from '../engine/host';
+import type { EngineLauncher } from '../engine-wire/host';
 import { dataDir as defaultDataDir, databasePath, envModelDirs, modelsDir } from '../node/data-dir';
 import { lockDataDir } from '../node/data-dir-lock';
 import { openStore } from '../node/store/database';

@@ -5,7 +5,7 @@
  */
 import { embeddingPooling, poolEmbedding } from '../core/embedding-pooling';
 import { EngineError, type Engine } from './engine';
-import type { EmbedResult } from './protocol';
+import type { EmbedResult } from '../engine-wire/protocol';
 
 export async function embedInputs(engine: Engine, inputs: readonly (readonly number[])[]): Promise<EmbedResult> {
   const model = engine.model;

@@ -37,7 +37,7 @@ import type {
   StepProfile,
   StopReason,
   Timings,
-} from './protocol';
+} from '../engine-wire/protocol';
 import { GpuSampler, type SampledToken } from './sampler';
 
 export interface LoadOptions {

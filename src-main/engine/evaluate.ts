@@ -10,7 +10,7 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { comparePosition, logSoftmax, type WindowComparison, type WindowScores } from '../core/quality/divergence';
 import { EngineError, type Engine } from './engine';
-import type { LogProbsFile } from './protocol';
+import type { LogProbsFile } from '../engine-wire/protocol';
 
 export interface EvaluateOptions {
   /** Token ids, evaluated from position 0 with an empty KV cache. */

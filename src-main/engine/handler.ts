@@ -7,7 +7,7 @@
 import { Engine } from './engine';
 import { embedInputs } from './embed';
 import { evaluateWindow } from './evaluate';
-import type { EngineMessage, EngineRequest, InfoResponse } from './protocol';
+import type { EngineMessage, EngineRequest, InfoResponse } from '../engine-wire/protocol';
 
 type Send = (message: EngineMessage) => void;
 

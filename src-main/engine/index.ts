@@ -3,7 +3,7 @@
 // An uncaught error or a lost GPU is reported as a fatal error message, then the process exits:
 // the host sees both and can start a fresh engine.
 import { EngineHandler } from './handler';
-import type { EngineMessage } from './protocol';
+import type { EngineMessage } from '../engine-wire/protocol';
 
 interface Channel {
   onMessage(listener: (message: unknown) => void): void;

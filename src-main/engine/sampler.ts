@@ -21,7 +21,7 @@ import {
   type Step,
 } from './gpu/ops';
 import { SampleUniform } from './gpu/kernel-uniforms';
-import type { SamplingParams } from './protocol';
+import type { SamplingParams } from '../engine-wire/protocol';
 
 export interface SampledToken {
   id: number;

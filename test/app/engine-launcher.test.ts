@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { EngineCrashedError, EngineHost } from '../../src-main/engine/host';
+import { EngineCrashedError, EngineHost } from '../../src-main/engine-wire/host';
 import { unpackedPath, utilityProcessLauncher } from '../../src-main/app/engine-launcher';
 
 // A fake utilityProcess: each fork returns an EventEmitter standing in for the UtilityProcess.

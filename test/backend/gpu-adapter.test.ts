@@ -6,7 +6,7 @@
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { forkLauncher, type EngineLauncher } from '../../src-main/engine/host';
+import { forkLauncher, type EngineLauncher } from '../../src-main/engine-wire/host';
 import { testBackend } from '../support/backend';
 import { STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';

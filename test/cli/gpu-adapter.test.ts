@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isDriverNoise } from '../../src-main/engine/driver-noise';
+import { isDriverNoise } from '../../src-main/engine-wire/driver-noise';
 import { LAVAPIPE_ICD } from '../../src-main/engine/gpu/software-driver';
 import { REPO_ROOT, STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureDivergences, planComparison } from '../../src-main/backend/quality/divergence';
 import { withEngine } from '../../src-main/cli/commands/perplexity';
 import type { DivergenceSummary } from '../../src-main/core/quality/divergence';
-import type { EngineHost } from '../../src-main/engine/host';
+import type { EngineHost } from '../../src-main/engine-wire/host';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { gufo } from '../support/cli';
 import { writeRandomModel } from '../support/test-models';

@@ -22,7 +22,7 @@ import {
   samplerPath,
   samplingParamsBytes,
 } from '../../src-main/engine/gpu/ops';
-import type { SamplingParams } from '../../src-main/engine/protocol';
+import type { SamplingParams } from '../../src-main/engine-wire/protocol';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { validates } from '../core/constrained/json-check';
 import { STORIES_260K } from '../support/paths';

@@ -1,8 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { EngineCrashedError, EngineHost, EngineRequestError } from '../../src-main/engine/host';
-import type { EngineMessage, ProgressEvent, TokenEvent } from '../../src-main/engine/protocol';
+import { EngineCrashedError, EngineHost, EngineRequestError } from '../../src-main/engine-wire/host';
+import type { EngineMessage, ProgressEvent, TokenEvent } from '../../src-main/engine-wire/protocol';
 import { engineGate } from '../support/engine-gate';
 import { STORIES_260K } from '../support/paths';
 import { STORIES_GREEDY, STORIES_PROMPT } from './stories-fixture';

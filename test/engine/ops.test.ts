@@ -13,7 +13,7 @@ import {
   samplingParamsBytes,
   type SamplerPath,
 } from '../../src-main/engine/gpu/ops';
-import type { SamplingParams } from '../../src-main/engine/protocol';
+import type { SamplingParams } from '../../src-main/engine-wire/protocol';
 import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
 import { ropeTable } from '../../src-main/engine/model/rope-table';

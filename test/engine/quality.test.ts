@@ -11,7 +11,7 @@ import { Engine } from '../../src-main/engine/engine';
 import { evaluateWindow } from '../../src-main/engine/evaluate';
 import { DivergenceStats } from '../../src-main/core/quality/divergence';
 import { EngineHandler } from '../../src-main/engine/handler';
-import type { EngineMessage } from '../../src-main/engine/protocol';
+import type { EngineMessage } from '../../src-main/engine-wire/protocol';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { STORIES_260K } from '../support/paths';

@@ -14,9 +14,9 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { forwardWithoutDriverNoise } from '../../src-main/engine/driver-noise';
-import { stopEngineChild, type EngineLauncher, type EngineProcess } from '../../src-main/engine/host';
-import type { EngineMessage, EngineRequest } from '../../src-main/engine/protocol';
+import { forwardWithoutDriverNoise } from '../../src-main/engine-wire/driver-noise';
+import { stopEngineChild, type EngineLauncher, type EngineProcess } from '../../src-main/engine-wire/host';
+import type { EngineMessage, EngineRequest } from '../../src-main/engine-wire/protocol';
 
 const ENTRY = fileURLToPath(new URL('./engine-gate-entry.ts', import.meta.url));
 const GO = Buffer.of(1);

@@ -5,8 +5,8 @@
  * `gufo chat` both write answers through it.
  */
 import type { GenerationStats } from '../../../src-preload/api';
-import type { EngineHost } from '../../engine/host';
-import type { GenerateResult, SamplingParams } from '../../engine/protocol';
+import type { EngineHost } from '../../engine-wire/host';
+import type { GenerateResult, SamplingParams } from '../../engine-wire/protocol';
 import type { PromptPlan } from './prompt';
 
 export interface FillOptions {

@@ -15,7 +15,7 @@ import {
 } from '../../../src-preload/api';
 import { defaultPromptFormat, promptFormatProblem, type PromptFormat } from '../../core/prompt-format';
 import { templateTools, toolFunctions, ToolsProblem } from '../../core/tool-calls/index';
-import type { SamplingParams } from '../../engine/protocol';
+import type { SamplingParams } from '../../engine-wire/protocol';
 import type { StoredChatSettings } from '../../node/store/chats';
 
 /** Filters stay set in the precise preset so raising its temperature alone gives sane sampling. */

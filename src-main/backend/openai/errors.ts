@@ -4,7 +4,7 @@
  */
 import { ChatTemplateError } from '../../core/chat-template';
 import { VocabError } from '../../core/tokenizer/index';
-import { EngineCrashedError, EngineRequestError } from '../../engine/host';
+import { EngineCrashedError, EngineRequestError } from '../../engine-wire/host';
 
 export type OpenAiErrorType =
   'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'server_error';

@@ -3,7 +3,7 @@
  * model loaded (loaded now if need be), streamed through OutputText. A client that leaves (its
  * `signal` aborts) is dropped from the queue, or its generation cancelled within one token.
  */
-import type { JsonConstraint, SamplingParams } from '../../engine/protocol';
+import type { JsonConstraint, SamplingParams } from '../../engine-wire/protocol';
 import type { ModelText } from '../chat/prompt';
 import type { EnginePool } from '../engine-pool';
 import { MAX_CHAT_TOP_LOGPROBS } from './requests';

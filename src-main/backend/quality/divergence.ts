@@ -14,8 +14,8 @@ import type { GgufFile } from '../../core/gguf/gguf-file';
 import { DivergenceStats, vocabularyMismatch, type DivergenceSummary } from '../../core/quality/divergence';
 import { perplexityWindows, QualityError, scoredIn, type WindowPlan } from '../../core/quality/perplexity';
 import { createTokenizer, readVocab } from '../../core/tokenizer/index';
-import type { EngineHost } from '../../engine/host';
-import type { EngineInfo, EvaluateRequest, GpuInfo, WindowScores } from '../../engine/protocol';
+import type { EngineHost } from '../../engine-wire/host';
+import type { EngineInfo, EvaluateRequest, GpuInfo, WindowScores } from '../../engine-wire/protocol';
 import { openGguf } from '../../node/gguf-io';
 
 /** llama-perplexity's window size. */

@@ -3,7 +3,7 @@ import { BenchRunStore } from '../../node/store/bench-runs';
 import { log, printJson, CliError, integerOption, type Command } from '../command';
 import { formatBytes } from '../format';
 import { STORE_HELP, storeResults } from '../results-store';
-import type { StepProfile } from '../../engine/protocol';
+import type { StepProfile } from '../../engine-wire/protocol';
 import { adapterJson, KV_CACHE_HELP, KV_CACHE_OPTIONS, kvCacheOptions, memoryJson, startEngine } from './run';
 
 const HELP = `Usage: gufo bench <file.gguf> [-p 512] [-n 128] [-d 0] [--cache-type-k T] [--cache-type-v T]

@@ -1,7 +1,7 @@
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { createTokenizer, readVocab, type Tokenizer } from '../../core/tokenizer/index';
-import { EngineHost } from '../../engine/host';
-import type { EngineInfo, GenerateResult, SamplingParams } from '../../engine/protocol';
+import { EngineHost } from '../../engine-wire/host';
+import type { EngineInfo, GenerateResult, SamplingParams } from '../../engine-wire/protocol';
 import { openGguf } from '../../node/gguf-io';
 import { CliError, integerOption, log, printJson, type Command, type CommandArgs } from '../command';
 import { formatBytes } from '../format';

@@ -4,7 +4,7 @@
  * for the adapter's own limits, and says what it got.
  */
 import { create, globals } from 'webgpu';
-import type { GpuInfo } from '../protocol';
+import type { GpuInfo } from '../../engine-wire/protocol';
 import { installedSoftwareIcd, vulkanDriversChosen } from './software-driver';
 
 export interface GpuContext {

@@ -9,7 +9,7 @@
  * position, which gives their achieved bandwidth; other kernels have none.
  */
 
-import type { KernelTime, StepProfile } from '../protocol';
+import type { KernelTime, StepProfile } from '../../engine-wire/protocol';
 
 /** Bytes one dispatch reads, by the bind group at index 0 (a WeakMap: bind groups come and go with models). */
 const readBytes = new WeakMap<GPUBindGroup, number | (() => number)>();

@@ -18,7 +18,7 @@
  * GPU (routingTable() gives its layout), so the chosen experts never come back to the CPU and only
  * their blocks are read.
  */
-import type { GpuInfo } from '../protocol';
+import type { GpuInfo } from '../../engine-wire/protocol';
 import type { GpuContext } from './device';
 import { noteReadBytes } from './dispatch-profile';
 import type { Dispatch } from './ops';

@@ -7,7 +7,7 @@
  * kernels read, and the count their dispatch sizes follow), so one graph serves prefill chunks
  * and single-token decode alike. Offsets and sizes are in elements (f32 or u32), not bytes.
  */
-import type { SamplingParams } from '../protocol';
+import type { SamplingParams } from '../../engine-wire/protocol';
 import { kvCacheBytes, kvCacheGgmlType } from '../../core/kv-cache-types';
 import { DEFAULT_KV_CACHE_TYPES, type KvCacheType, type KvCacheTypes } from '../../../src-preload/api/kv-cache';
 import { noteReadBytes } from './dispatch-profile';

@@ -13,7 +13,7 @@
  * A group occupies the same bytes as its rows as stored; the rows after the last full group stay
  * as stored. The kernels read it through one WGSL helper, w_block (shaders/quant/common.wgsl).
  */
-import type { GpuInfo } from '../protocol';
+import type { GpuInfo } from '../../engine-wire/protocol';
 
 export interface RowGroups {
   /** Threads whose rows are interleaved (the decode workgroup's). */

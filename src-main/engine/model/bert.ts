@@ -26,7 +26,7 @@ import { MatmulKernels, type TokenDispatch } from '../gpu/matmul';
 import { StepUniform } from '../gpu/kernel-uniforms';
 import { OpKernels, Step, type Dispatch, type RopeSpec } from '../gpu/ops';
 import { uploadWeights, type GpuWeight } from '../gpu/weights';
-import type { ModelMemory } from '../protocol';
+import type { ModelMemory } from '../../engine-wire/protocol';
 import { OwnedBuffers } from './owned-buffers';
 import { UnsupportedModelError, type HParams } from './hparams';
 import { ropeTable } from './rope-table';

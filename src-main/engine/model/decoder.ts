@@ -32,7 +32,7 @@ import {
   type MoeLayerWeights,
   type MoeScratch,
 } from './moe-ffn';
-import type { ModelMemory } from '../protocol';
+import type { ModelMemory } from '../../engine-wire/protocol';
 import type { LayerGroup, LayerWork } from '../prefill-split';
 import { OwnedBuffers } from './owned-buffers';
 import { ActivationCollector } from './activation-collector';

@@ -82,7 +82,9 @@ export interface HostOptions extends ForkOptions {
  * engine.js beside it, plain Node.
  */
 function defaultEngineEntry(): string {
-  return fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './index.ts' : './engine.js', import.meta.url));
+  return fileURLToPath(
+    new URL(import.meta.url.endsWith('.ts') ? '../engine/index.ts' : './engine.js', import.meta.url),
+  );
 }
 
 /** Starts the engine with child_process.fork, over its IPC channel. */
