@@ -1,5 +1,6 @@
 /** The quality_reports row of a measurement: the one the app's quality jobs and `gufo kld` (with GUFO_HOME set) store. */
 import type { ModelEntry, QualityReport } from '../../../src-preload/api';
+import type { DivergenceSummary } from '../../core/quality/divergence';
 import type { WindowPlan } from '../../core/quality/perplexity';
 import type { NewQualityReport } from '../../node/store/quality-reports';
 import type { DivergenceResult } from './divergence';
@@ -21,7 +22,9 @@ export interface QualityMeasurement {
 }
 
 export function qualityReportRecord(m: QualityMeasurement, appVersion: string): NewQualityReport {
-  const { summary } = m.result;
+  // The contract's report repeats core's DivergenceSummary (core may not read the contract): this
+  // fails to compile when a figure is renamed, retyped or added on one side only.
+  const figures: Pick<QualityReport, keyof DivergenceSummary> = m.result.summary;
   return {
     exportId: m.exportId,
     baseModelId: m.base.entry.id,
@@ -36,15 +39,7 @@ export function qualityReportRecord(m: QualityMeasurement, appVersion: string): 
     textLabel: m.textLabel,
     ctx: m.plan.ctx,
     tokens: m.plan.tokens,
-    positions: summary.positions,
-    meanKl: summary.meanKl,
-    p99Kl: summary.p99Kl,
-    maxKl: summary.maxKl,
-    top1: summary.top1,
-    meanDeltaP: summary.meanDeltaP,
-    meanDeltaPNext: summary.meanDeltaPNext,
-    pplBase: summary.pplBase,
-    pplQuant: summary.pplQuant,
+    ...figures,
     adapter: m.result.adapter.name,
     appVersion,
   };

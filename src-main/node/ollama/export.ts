@@ -9,6 +9,7 @@ import { copyFile, link, mkdir, rename, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import type { QuantFileType } from '../../core/quant-recipes';
+import type { OllamaExportResult } from '../../../src-preload/api/ollama';
 import { writeAtomically } from '../atomic-write';
 import { openGguf } from '../gguf-io';
 import { sha256File } from '../library/sha256-file';
@@ -44,17 +45,8 @@ export interface OllamaExportOptions {
   onProgress?(progress: OllamaExportProgress): void;
 }
 
-export interface OllamaExportOutcome {
-  name: string;
-  outputPath: string;
-  modelfilePath: string;
-  modelfile: string;
-  sha256: string;
-  created: boolean;
-  ollamaVersion: string | null;
-  command: string;
-  notes: string[];
-}
+/** The contract's result before the library knows the output (outputModelId). */
+export type OllamaExportOutcome = Omit<OllamaExportResult, 'outputModelId'>;
 
 export async function exportForOllama(options: OllamaExportOptions): Promise<OllamaExportOutcome> {
   const { source, signal } = options;
