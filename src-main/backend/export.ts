@@ -21,6 +21,7 @@ import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/ex
 import type { GgufFile } from '../core/gguf/gguf-file';
 import { isQuantFileType, planQuantization, QUANT_FILE_TYPES, type QuantFileType } from '../core/quant-recipes';
 import { resolveOverrides, type ResolvedOverrides } from '../core/recipe-overrides';
+import { recipeTypes } from '../core/recipe-types';
 import { FileExistsError, removeStaleTemps } from '../node/atomic-write';
 import { openGguf } from '../node/gguf-io';
 import { readModelFile } from '../node/model-file';
@@ -102,7 +103,13 @@ export function createExportApi(ctx: BackendContext): ExportApi {
           }
         }),
       );
-      return { modelId, sourceBytes: model.bytes, options: optionsView, defaultOutputDir: resolve(outputDir()) };
+      return {
+        modelId,
+        sourceBytes: model.bytes,
+        options: optionsView,
+        defaultOutputDir: resolve(outputDir()),
+        recipeTypes: recipeTypes(),
+      };
     },
 
     async startExport(request: ExportRequest): Promise<string> {

@@ -59,6 +59,14 @@ export interface ExportPlanView {
   options: ExportTypeOption[];
   /** Where files go by default (settings' export folder, else the data dir's models/). */
   defaultOutputDir: string;
+  /** The types the recipe editor offers the layers' matrices and the two tensors outside them. */
+  recipeTypes: Record<'layer' | 'output' | 'token_embd', RecipeTypes>;
+}
+
+/** Every type Gufo writes, most bits per weight first, split by whether the tensor then needs an importance matrix. */
+export interface RecipeTypes {
+  without: string[];
+  needing: string[];
 }
 
 export interface ExportRequest {

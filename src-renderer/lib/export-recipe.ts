@@ -3,7 +3,13 @@
  * optionally limited to a range of layers, turned into the export request's overrides
  * (regular expressions over tensor names, as `gufo quantize --tensor-type` takes them).
  */
-import type { ExportRecipe, ExportTypeOption, PredictedQuality } from '../../src-preload/api';
+import type {
+  ExportPlanView,
+  ExportRecipe,
+  ExportTypeOption,
+  PredictedQuality,
+  RecipeTypes,
+} from '../../src-preload/api';
 
 /** The roles the editor offers: the layers' weight matrices, then the two outside the layers. */
 export const RECIPE_ROLES = [
@@ -19,46 +25,24 @@ export const RECIPE_ROLES = [
 ] as const;
 export type RecipeRole = (typeof RECIPE_ROLES)[number];
 
-// The renderer cannot import core: test/renderer/export-recipe.test.ts checks these lists against its encoders and rules.
-/** Types a layer role can take without an importance matrix (every type Gufo writes but those below), most bits first. */
-export const RECIPE_TYPES = [
-  'F32',
-  'F16',
-  'BF16',
-  'Q8_0',
-  'Q6_K',
-  'Q5_K',
-  'Q5_1',
-  'Q5_0',
-  'Q4_K',
-  'Q4_1',
-  'Q4_0',
-  'IQ4_NL',
-  'IQ4_XS',
-  'Q3_K',
-  'IQ3_S',
-  'Q2_K',
-] as const;
-
-/** Types llama-quantize writes into the layers only with an importance matrix, most bits first. */
-export const IMATRIX_RECIPE_TYPES = ['IQ3_XXS', 'IQ2_S', 'IQ2_XS', 'IQ2_XXS', 'IQ1_M', 'IQ1_S'] as const;
-
-/** Those ggml itself refuses without one: outside the layers, only these need it. */
-const GGML_IMATRIX_TYPES: readonly string[] = ['IQ2_XS', 'IQ2_XXS', 'IQ1_S'];
-
 /** Roles outside the layers: the layer range does not apply to them, nor llama-quantize's importance matrix rule. */
 const OUTSIDE_LAYERS: readonly RecipeRole[] = ['output', 'token_embd'];
 
+/** The back end's recipe types (ExportPlanView.recipeTypes). */
+export type PlanRecipeTypes = ExportPlanView['recipeTypes'];
+
+function typesOf(role: RecipeRole, types: PlanRecipeTypes): RecipeTypes {
+  return role === 'output' || role === 'token_embd' ? types[role] : types.layer;
+}
+
 /** The types `role` takes without an importance matrix. */
-export function typesWithoutImatrix(role: RecipeRole): readonly string[] {
-  return OUTSIDE_LAYERS.includes(role)
-    ? [...RECIPE_TYPES, ...IMATRIX_RECIPE_TYPES.filter((t) => !GGML_IMATRIX_TYPES.includes(t))]
-    : RECIPE_TYPES;
+export function typesWithoutImatrix(role: RecipeRole, types: PlanRecipeTypes): readonly string[] {
+  return typesOf(role, types).without;
 }
 
 /** The types `role` takes only with an importance matrix. */
-export function typesNeedingImatrix(role: RecipeRole): readonly string[] {
-  return OUTSIDE_LAYERS.includes(role) ? GGML_IMATRIX_TYPES : IMATRIX_RECIPE_TYPES;
+export function typesNeedingImatrix(role: RecipeRole, types: PlanRecipeTypes): readonly string[] {
+  return typesOf(role, types).needing;
 }
 
 /** A group of a role's menu; `label` names why its types are apart (null: the plain ones). */
@@ -71,9 +55,14 @@ export interface TypeGroup {
  * A role's menu: the types it takes without an importance matrix, then, once one is chosen (or
  * while the role still holds such a type after it was cleared), those that need one.
  */
-export function roleTypeGroups(role: RecipeRole, hasImatrix: boolean, current: string | undefined): TypeGroup[] {
-  const needing = typesNeedingImatrix(role);
-  const groups: TypeGroup[] = [{ label: null, types: typesWithoutImatrix(role) }];
+export function roleTypeGroups(
+  role: RecipeRole,
+  types: PlanRecipeTypes,
+  hasImatrix: boolean,
+  current: string | undefined,
+): TypeGroup[] {
+  const needing = typesNeedingImatrix(role, types);
+  const groups: TypeGroup[] = [{ label: null, types: typesWithoutImatrix(role, types) }];
   if (hasImatrix || (current !== undefined && needing.includes(current)))
     groups.push({ label: 'needs the importance matrix', types: needing });
   return groups;
@@ -88,11 +77,12 @@ export function recipeRefusal(
   option: ExportTypeOption,
   choices: Partial<Record<RecipeRole, string>>,
   hasImatrix: boolean,
+  types: PlanRecipeTypes,
 ): string | null {
   if (option.unavailable === null) return null;
   const roles = hasImatrix
     ? []
-    : RECIPE_ROLES.filter((role) => typesNeedingImatrix(role).includes(choices[role] ?? ''));
+    : RECIPE_ROLES.filter((role) => typesNeedingImatrix(role, types).includes(choices[role] ?? ''));
   if (!option.needsImatrix || roles.length === 0) return `${option.fileType} cannot be exported: ${option.unavailable}`;
   const held = roles.map((role) => `${role} is ${choices[role]}`).join(', ');
   return (

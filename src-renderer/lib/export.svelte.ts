@@ -86,13 +86,17 @@ export class ExportState extends ModelJobScreen {
 
   /** The menu of a role in the recipe editor (the types needing an importance matrix apart). */
   roleTypeGroups(role: RecipeRole): TypeGroup[] {
-    return roleTypeGroups(role, this.imatrix.path !== undefined, this.roleTypes[role]);
+    return this.plan
+      ? roleTypeGroups(role, this.plan.recipeTypes, this.imatrix.path !== undefined, this.roleTypes[role])
+      : [];
   }
 
   /** Why the chosen type cannot be exported with this recipe and matrix, or null. */
   get refusal(): string | null {
     const option = this.selected;
-    return option ? recipeRefusal(option, this.roleTypes, this.imatrix.path !== undefined) : null;
+    return option && this.plan
+      ? recipeRefusal(option, this.roleTypes, this.imatrix.path !== undefined, this.plan.recipeTypes)
+      : null;
   }
 
   /** A changed recipe changes every predicted size. */

@@ -6,15 +6,14 @@ import { GGML_TYPES } from '../../src-main/core/ggml-types';
 import { tensorNeedsImatrix } from '../../src-main/core/quant-recipes';
 import { hasEncoder } from '../../src-main/core/quants/encoders';
 import { recipeJson, resolveOverrides } from '../../src-main/core/recipe-overrides';
+import { recipeTypes } from '../../src-main/core/recipe-types';
 import { openGguf } from '../../src-main/node/gguf-io';
 import { readModelFile } from '../../src-main/node/model-file';
 import { describeImatrix } from '../../src-renderer/lib/export-imatrix.svelte';
 import {
   parseLayerRange,
   predictedQualityText,
-  IMATRIX_RECIPE_TYPES,
   RECIPE_ROLES,
-  RECIPE_TYPES,
   recipeFromChoices,
   recipeRefusal,
   roleTypeGroups,
@@ -105,36 +104,48 @@ async function wideModel(): Promise<string> {
   return path;
 }
 
+/** What the back end sends (ExportPlanView.recipeTypes). */
+const types = recipeTypes();
+
 describe('the types the recipe editor offers', () => {
-  it('are every type core writes for the role, those needing an importance matrix apart', () => {
-    // The layers' lists, as core sees blk.0.ffn_down.weight in a Q4_K_M file.
-    expect(sorted(RECIPE_TYPES)).toEqual(coreTypes(ROLE_TENSOR.layer).without);
-    expect(sorted(IMATRIX_RECIPE_TYPES)).toEqual(coreTypes(ROLE_TENSOR.layer).needing);
+  it('are every type core writes for the role, those needing an importance matrix apart, most bits first, sent with the plan', async () => {
     for (const role of RECIPE_ROLES) {
       const tensor = ROLE_TENSOR[role === 'output' || role === 'token_embd' ? role : 'layer'];
       const core = coreTypes(tensor);
-      expect(sorted(typesWithoutImatrix(role)), `${role} (${tensor}) without an importance matrix`).toEqual(
+      expect(sorted(typesWithoutImatrix(role, types)), `${role} (${tensor}) without an importance matrix`).toEqual(
         core.without,
       );
-      expect(sorted(typesNeedingImatrix(role)), `${role} (${tensor}) with one`).toEqual(core.needing);
+      expect(sorted(typesNeedingImatrix(role, types)), `${role} (${tensor}) with one`).toEqual(core.needing);
+      for (const list of [typesWithoutImatrix(role, types), typesNeedingImatrix(role, types)]) {
+        const bits = list.map((name) => {
+          const t = GGML_TYPES.find((g) => g.name === name)!;
+          return (8 * t.typeSize) / t.blockSize;
+        });
+        expect(bits, `${role}: most bits first`).toEqual([...bits].sort((a, b) => b - a));
+      }
     }
     // The editor's list, the way core's checks see it: BF16, F32 and IQ3_S are among them.
-    expect(typesWithoutImatrix('attn_v')).toEqual(expect.arrayContaining(['F32', 'BF16', 'IQ3_S']));
+    expect(typesWithoutImatrix('attn_v', types)).toEqual(expect.arrayContaining(['F32', 'BF16', 'IQ3_S']));
+    expect(typesNeedingImatrix('attn_v', types)).toContain('IQ2_XS');
+    // The back end's plan carries them.
+    const b = testBackend();
+    const modelId = b.context.models.upsert(readModelFile(await wideModel(), 'added')).id;
+    expect((await b.api.exportPlan(modelId)).recipeTypes).toEqual(types);
   });
 
   it('offers the types that need an importance matrix as a labelled group once one is chosen, or while a role holds one', () => {
-    expect(roleTypeGroups('ffn_down', false, undefined)).toEqual([
-      { label: null, types: typesWithoutImatrix('ffn_down') },
+    expect(roleTypeGroups('ffn_down', types, false, undefined)).toEqual([
+      { label: null, types: typesWithoutImatrix('ffn_down', types) },
     ]);
     const withMatrix = [
-      { label: null, types: typesWithoutImatrix('ffn_down') },
-      { label: 'needs the importance matrix', types: typesNeedingImatrix('ffn_down') },
+      { label: null, types: typesWithoutImatrix('ffn_down', types) },
+      { label: 'needs the importance matrix', types: typesNeedingImatrix('ffn_down', types) },
     ];
-    expect(roleTypeGroups('ffn_down', true, undefined)).toEqual(withMatrix);
+    expect(roleTypeGroups('ffn_down', types, true, undefined)).toEqual(withMatrix);
     // The matrix cleared: the role's choice stays visible (the refusal below says why it cannot go ahead).
-    expect(roleTypeGroups('ffn_down', false, 'IQ2_XS')).toEqual(withMatrix);
-    expect(roleTypeGroups('ffn_down', false, 'Q8_0')).toEqual([
-      { label: null, types: typesWithoutImatrix('ffn_down') },
+    expect(roleTypeGroups('ffn_down', types, false, 'IQ2_XS')).toEqual(withMatrix);
+    expect(roleTypeGroups('ffn_down', types, false, 'Q8_0')).toEqual([
+      { label: null, types: typesWithoutImatrix('ffn_down', types) },
     ]);
   });
 
@@ -142,11 +153,11 @@ describe('the types the recipe editor offers', () => {
     const { gguf, file } = openGguf(await wideModel());
     try {
       for (const role of RECIPE_ROLES) {
-        for (const [types, imatrixEntries] of [
-          [typesWithoutImatrix(role), undefined],
-          [typesNeedingImatrix(role), 1],
+        for (const [offered, imatrixEntries] of [
+          [typesWithoutImatrix(role, types), undefined],
+          [typesNeedingImatrix(role, types), 1],
         ] as const) {
-          for (const type of types) {
+          for (const type of offered) {
             const recipe = recipeFromChoices({ [role]: type }, null)!;
             const resolved = resolveOverrides(recipe);
             expect(JSON.parse(recipeJson('Q4_K_M', resolved)!).tensorTypes, `${role}=${type}`).toEqual(
@@ -174,7 +185,7 @@ describe('a recipe that needs the importance matrix once it is cleared', () => {
     const choices: Partial<Record<RecipeRole, string>> = { attn_v: 'IQ2_XS', ffn_up: 'Q8_0' };
     const plan = await b.api.exportPlan(modelId, { recipe: recipeFromChoices(choices, null) });
     const q4 = plan.options.find((o) => o.fileType === 'Q4_K_M')!;
-    expect(recipeRefusal(q4, choices, false)).toBe(
+    expect(recipeRefusal(q4, choices, false, plan.recipeTypes)).toBe(
       'Q4_K_M cannot be exported with this recipe: attn_v is IQ2_XS, which needs an importance matrix. ' +
         'Choose one under “Importance matrix”, or another type for attn_v.',
     );
@@ -184,12 +195,12 @@ describe('a recipe that needs the importance matrix once it is cleared', () => {
       needsImatrix: false,
       unavailable: 're-quantizes 3 already-quantized tensors',
     };
-    expect(recipeRefusal(other, choices, false)).toBe(
+    expect(recipeRefusal(other, choices, false, plan.recipeTypes)).toBe(
       'Q4_K_M cannot be exported: re-quantizes 3 already-quantized tensors',
     );
     const fine = (
       await b.api.exportPlan(modelId, { recipe: recipeFromChoices({ ffn_up: 'Q8_0' }, null) })
     ).options.find((o) => o.fileType === 'Q4_K_M')!;
-    expect(recipeRefusal(fine, choices, true)).toBeNull();
+    expect(recipeRefusal(fine, choices, true, plan.recipeTypes)).toBeNull();
   });
 });
