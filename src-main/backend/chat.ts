@@ -51,6 +51,7 @@ const NEW_CHAT_FIELDS: readonly (keyof NewChat)[] = [
   'contextSize',
   'promptFormat',
   'contextOverflow',
+  'kvCacheTypes',
 ];
 
 export function createChatApi(ctx: BackendContext): ChatApi {
@@ -128,7 +129,12 @@ export function createChatApi(ctx: BackendContext): ChatApi {
   const view = async (chatId: number): Promise<ChatView> => {
     const record = requireChat(chatId);
     const messages = store.messages(chatId);
-    const base = { chat: record.summary, messages, activeLeafId: record.activeLeafId };
+    const base = {
+      chat: record.summary,
+      messages,
+      activeLeafId: record.activeLeafId,
+      kvCacheDefault: ctx.engines.defaultKvTypes,
+    };
     const text = modelTextOf(record.modelPath);
     if (!text) return { ...base, settings: record.settings, contextUsage: null, promptFormats: null };
     try {
@@ -247,11 +253,12 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         contextSize: Math.max(CONTEXT_TOKENS.min, Math.min(ctx.settings.get().defaultContext, facts.maxContext)),
         promptFormat: facts.hasChatTemplate === null ? null : defaultPromptFormat(facts.hasChatTemplate),
         contextOverflow: DEFAULT_CONTEXT_OVERFLOW,
+        kvCacheTypes: { k: null, v: null },
       };
-      const { systemPrompt, sampling, contextSize, promptFormat, contextOverflow } = input;
+      const { systemPrompt, sampling, contextSize, promptFormat, contextOverflow, kvCacheTypes } = input;
       const settings = applySettings(
         base,
-        { systemPrompt, sampling, contextSize, promptFormat, contextOverflow },
+        { systemPrompt, sampling, contextSize, promptFormat, contextOverflow, kvCacheTypes },
         facts,
       );
       const title = input.title === undefined ? DEFAULT_TITLE : checkTitle(input.title);

@@ -63,6 +63,7 @@ describe('chat settings', () => {
       contextSize: 2048,
       promptFormat: 'completion',
       contextOverflow: 'truncate-middle',
+      kvCacheTypes: { k: null, v: null },
     });
     expect(chat.chat).toMatchObject({ title: 'New chat', modelId: model.id, modelName: model.name, messageCount: 0 });
     expect(chat.messages).toEqual([]);
@@ -77,6 +78,7 @@ describe('chat settings', () => {
       contextSize: 512,
       promptFormat: 'completion',
       contextOverflow: 'truncate-middle',
+      kvCacheTypes: { k: null, v: null },
     });
     expect(other.chat.title).toBe('Second');
     expect((await api.listChats()).map((c) => c.id)).toEqual([other.chat.id, chat.chat.id]);
@@ -134,8 +136,39 @@ describe('chat settings', () => {
       contextSize: 1024,
       promptFormat: 'completion',
       contextOverflow: 'truncate-middle',
+      kvCacheTypes: { k: null, v: null },
     });
     expect((await api.getChat(id)).settings).toEqual(changed.settings);
+  });
+
+  it("keeps a chat's KV cache types, null for the server's default, and checks them", async () => {
+    const { api, model } = setup();
+    const chat = await api.createChat({ modelId: model.id, kvCacheTypes: { k: 'q8_0' } });
+    expect(chat.settings.kvCacheTypes).toEqual({ k: 'q8_0', v: null });
+    expect(chat.kvCacheDefault).toEqual({ k: 'f16', v: 'f16' });
+    const id = chat.chat.id;
+    await expect(api.updateChatSettings(id, { kvCacheTypes: { k: 'q5_1' as never } })).rejects.toThrow(
+      'chat setting "kvCacheTypes.k" must be one of f16, q8_0, q4_0, f32, or null for the default (got "q5_1")',
+    );
+    await expect(api.updateChatSettings(id, { kvCacheTypes: { both: 'f16' } as never })).rejects.toThrow(
+      'chat setting "kvCacheTypes.both" is not a KV cache setting (k or v)',
+    );
+    await expect(api.updateChatSettings(id, { kvCacheTypes: 'q8_0' as never })).rejects.toThrow(
+      'chat setting "kvCacheTypes" must be an object with k and/or v (got "q8_0")',
+    );
+    const changed = await api.updateChatSettings(id, { kvCacheTypes: { k: null, v: 'q4_0' } });
+    expect(changed.settings.kvCacheTypes).toEqual({ k: null, v: 'q4_0' });
+    expect((await api.getChat(id)).settings.kvCacheTypes).toEqual({ k: null, v: 'q4_0' });
+    // Other settings leave them alone.
+    const other = await api.updateChatSettings(id, { systemPrompt: 'Hi.' });
+    expect(other.settings.kvCacheTypes).toEqual({ k: null, v: 'q4_0' });
+  });
+
+  it("states the server's default KV cache types (gufo serve --cache-type-k/-v)", async () => {
+    const backend = testBackend({ kvTypes: { k: 'q8_0', v: 'q4_0' } });
+    const chat = await backend.api.createChat({ modelId: addModel(backend).id });
+    expect(chat.settings.kvCacheTypes).toEqual({ k: null, v: null });
+    expect(chat.kvCacheDefault).toEqual({ k: 'q8_0', v: 'q4_0' });
   });
 
   it('renames and deletes chats (with their messages), announcing each change', async () => {
