@@ -28,7 +28,8 @@ export const F16_KV: KvTypeNames = { k: 'f16', v: 'f16' };
  */
 export function kvCacheTypeProblem(type: string, headSize: number): string | null {
   const { blockSize } = kvCacheGgmlType(type);
-  return headSize % blockSize === 0
+  // f16 and f32 take any head (even a fractional one, from a file whose embedding is no multiple of its heads).
+  return blockSize === 1 || headSize % blockSize === 0
     ? null
     : `a ${type} KV cache needs a head size that is a multiple of ${blockSize}; this model's heads have ${headSize}`;
 }
