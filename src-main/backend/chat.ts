@@ -16,7 +16,9 @@ import {
   type SamplingPresetName,
   type SamplingSettings,
 } from '../../src-preload/api';
+import { summarizeModel } from '../core/model-summary';
 import { defaultPromptFormat, promptFormats } from '../core/prompt-format';
+import { openGguf } from '../node/gguf-io';
 import { ChatStore, type ChatRecord, type StoredChatSettings } from '../node/store/chats';
 import { Answers } from './chat/answers';
 import { exportChat } from './chat/export';
@@ -157,13 +159,28 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     }
   };
 
+  /** The model's K and V head sizes, from its metadata; null when the file or its counts do not read. */
+  const headSizesOf = (path: string): { k: number; v: number } | null => {
+    try {
+      const { gguf, file } = openGguf(path);
+      try {
+        const { headSize, valueHeadSize } = summarizeModel(gguf);
+        return headSize === null || valueHeadSize === null ? null : { k: headSize, v: valueHeadSize };
+      } finally {
+        file.close();
+      }
+    } catch {
+      return null;
+    }
+  };
+
   /** What the settings checks need to know about the model at `path` (id null: it left the library). */
   const modelFactsOf = (modelId: number | null, path: string): ModelFacts => {
     const maxContext = (modelId === null ? undefined : ctx.models.get(modelId)?.contextLength) ?? CONTEXT_TOKENS.max;
     const text = modelTextOf(path);
     const hasChatTemplate = text?.hasChatTemplate ?? null;
     text?.close();
-    return { maxContext, hasChatTemplate };
+    return { maxContext, hasChatTemplate, headSizes: headSizesOf(path) };
   };
 
   /** Throws when no answer can start in the chat now, before anything is stored. */

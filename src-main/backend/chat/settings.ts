@@ -17,6 +17,7 @@ import {
   type SamplingPresetName,
   type SamplingSettings,
 } from '../../../src-preload/api';
+import { kvCacheTypeProblem } from '../../core/kv-cache-types';
 import { defaultPromptFormat, promptFormatProblem, type PromptFormat } from '../../core/prompt-format';
 import { templateTools, toolFunctions, ToolsProblem } from '../../core/tool-calls/index';
 import type { SamplingParams } from '../../engine/protocol';
@@ -97,6 +98,8 @@ export interface ModelFacts {
   maxContext: number;
   /** Whether the file has its own chat template; null when the file cannot be read now. */
   hasChatTemplate: boolean | null;
+  /** Its K and V head sizes, which a quantized KV cache's blocks must divide; null when unknown (not checked). */
+  headSizes?: { k: number; v: number } | null;
 }
 
 /** `base` with `patch` applied (sampling may be partial), after checking every field. */
@@ -128,7 +131,7 @@ export function applySettings(base: StoredChatSettings, patch: unknown, model: M
         fail(key, `must be one of ${CONTEXT_OVERFLOWS.join(', ')}`, value);
       next.contextOverflow = value as ContextOverflow;
     } else if (key === 'kvCacheTypes') {
-      next.kvCacheTypes = applyKvCacheTypes(next.kvCacheTypes, value);
+      next.kvCacheTypes = applyKvCacheTypes(next.kvCacheTypes, value, model.headSizes ?? null);
     } else {
       fail(key, 'is not a chat setting', value);
     }
@@ -137,13 +140,19 @@ export function applySettings(base: StoredChatSettings, patch: unknown, model: M
 }
 
 /** `base` with `patch`'s K and V cache types (each a type name, or null for the server's default). */
-function applyKvCacheTypes(base: ChatKvCacheTypes, patch: unknown): ChatKvCacheTypes {
+function applyKvCacheTypes(
+  base: ChatKvCacheTypes,
+  patch: unknown,
+  headSizes: { k: number; v: number } | null,
+): ChatKvCacheTypes {
   if (!isRecord(patch)) fail('kvCacheTypes', 'must be an object with k and/or v', patch);
   const next = { ...base };
   for (const [key, value] of Object.entries(patch)) {
     if (key !== 'k' && key !== 'v') fail(`kvCacheTypes.${key}`, 'is not a KV cache setting (k or v)', value);
     if (value !== null && !isKvCacheType(value))
       fail(`kvCacheTypes.${key}`, `must be one of ${KV_CACHE_TYPES.join(', ')}, or null for the default`, value);
+    const problem = value !== null && headSizes && kvCacheTypeProblem(value, headSizes[key]);
+    if (problem) fail(`kvCacheTypes.${key}`, `does not fit this model: ${problem}`, value);
     next[key] = value;
   }
   return next;
