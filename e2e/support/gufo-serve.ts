@@ -12,9 +12,9 @@ export interface GufoServe {
   stop(): Promise<number | null>;
 }
 
-/** Starts `gufo serve --port 0` with `env` added, and waits for the address line on stdout. */
-export async function startGufoServe(env: NodeJS.ProcessEnv = {}): Promise<GufoServe> {
-  const child = spawn(process.execPath, ['bin/gufo.mjs', 'serve', '--port', '0'], {
+/** Starts `gufo serve --port 0` (and `args`) with `env` added, and waits for the address line on stdout. */
+export async function startGufoServe(env: NodeJS.ProcessEnv = {}, args: readonly string[] = []): Promise<GufoServe> {
+  const child = spawn(process.execPath, ['bin/gufo.mjs', 'serve', '--port', '0', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -20,6 +20,8 @@ export interface ServeOptions {
   models?: Record<string, string>;
   /** Added to gufo serve's environment over the defaults (GUFO_HOME is <scratch>/home, GUFO_MODELS_DIRS models/). */
   env?: (scratch: string) => NodeJS.ProcessEnv;
+  /** More arguments of gufo serve (`--cache-type-k q4_0`). */
+  args?: readonly string[];
   /** Fails the spec unless gufo serve exits 0 on SIGTERM. */
   expectCleanStop?: boolean;
 }
@@ -38,14 +40,17 @@ export function serveGufo(options: ServeOptions): ServedGufo {
     mkdirSync(models);
     for (const [name, source] of Object.entries(options.models ?? { 'stories260K.gguf': STORIES_260K }))
       copyFileSync(source, join(models, name));
-    served.gufo = await startGufoServe({
-      GUFO_HOME: join(served.scratch, 'home'),
-      GUFO_MODELS_DIRS: models,
-      // The engine's GPU here is SwiftShader, as in the unit tests, unless the run names another.
-      VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? SWIFTSHADER_ICD,
-      XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? tmpdir(),
-      ...options.env?.(served.scratch),
-    });
+    served.gufo = await startGufoServe(
+      {
+        GUFO_HOME: join(served.scratch, 'home'),
+        GUFO_MODELS_DIRS: models,
+        // The engine's GPU here is SwiftShader, as in the unit tests, unless the run names another.
+        VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? SWIFTSHADER_ICD,
+        XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? tmpdir(),
+        ...options.env?.(served.scratch),
+      },
+      options.args,
+    );
   });
   test.afterAll(async () => {
     const code = await served.gufo?.stop();

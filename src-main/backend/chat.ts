@@ -16,7 +16,9 @@ import {
   type SamplingPresetName,
   type SamplingSettings,
 } from '../../src-preload/api';
+import { summarizeModel } from '../core/model-summary';
 import { defaultPromptFormat, promptFormats } from '../core/prompt-format';
+import { openGguf } from '../node/gguf-io';
 import { ChatStore, type ChatRecord, type StoredChatSettings } from '../node/store/chats';
 import { Answers } from './chat/answers';
 import { exportChat } from './chat/export';
@@ -51,6 +53,7 @@ const NEW_CHAT_FIELDS: readonly (keyof NewChat)[] = [
   'contextSize',
   'promptFormat',
   'contextOverflow',
+  'kvCacheTypes',
 ];
 
 export function createChatApi(ctx: BackendContext): ChatApi {
@@ -128,7 +131,12 @@ export function createChatApi(ctx: BackendContext): ChatApi {
   const view = async (chatId: number): Promise<ChatView> => {
     const record = requireChat(chatId);
     const messages = store.messages(chatId);
-    const base = { chat: record.summary, messages, activeLeafId: record.activeLeafId };
+    const base = {
+      chat: record.summary,
+      messages,
+      activeLeafId: record.activeLeafId,
+      kvCacheDefault: ctx.engines.defaultKvTypes,
+    };
     const text = modelTextOf(record.modelPath);
     if (!text) return { ...base, settings: record.settings, contextUsage: null, promptFormats: null };
     try {
@@ -151,13 +159,28 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     }
   };
 
+  /** The model's K and V head sizes, from its metadata; null when the file or its counts do not read. */
+  const headSizesOf = (path: string): { k: number; v: number } | null => {
+    try {
+      const { gguf, file } = openGguf(path);
+      try {
+        const { headSize, valueHeadSize } = summarizeModel(gguf);
+        return headSize === null || valueHeadSize === null ? null : { k: headSize, v: valueHeadSize };
+      } finally {
+        file.close();
+      }
+    } catch {
+      return null;
+    }
+  };
+
   /** What the settings checks need to know about the model at `path` (id null: it left the library). */
   const modelFactsOf = (modelId: number | null, path: string): ModelFacts => {
     const maxContext = (modelId === null ? undefined : ctx.models.get(modelId)?.contextLength) ?? CONTEXT_TOKENS.max;
     const text = modelTextOf(path);
     const hasChatTemplate = text?.hasChatTemplate ?? null;
     text?.close();
-    return { maxContext, hasChatTemplate };
+    return { maxContext, hasChatTemplate, headSizes: headSizesOf(path) };
   };
 
   /** Throws when no answer can start in the chat now, before anything is stored. */
@@ -247,11 +270,12 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         contextSize: Math.max(CONTEXT_TOKENS.min, Math.min(ctx.settings.get().defaultContext, facts.maxContext)),
         promptFormat: facts.hasChatTemplate === null ? null : defaultPromptFormat(facts.hasChatTemplate),
         contextOverflow: DEFAULT_CONTEXT_OVERFLOW,
+        kvCacheTypes: { k: null, v: null },
       };
-      const { systemPrompt, sampling, contextSize, promptFormat, contextOverflow } = input;
+      const { systemPrompt, sampling, contextSize, promptFormat, contextOverflow, kvCacheTypes } = input;
       const settings = applySettings(
         base,
-        { systemPrompt, sampling, contextSize, promptFormat, contextOverflow },
+        { systemPrompt, sampling, contextSize, promptFormat, contextOverflow, kvCacheTypes },
         facts,
       );
       const title = input.title === undefined ? DEFAULT_TITLE : checkTitle(input.title);

@@ -61,6 +61,11 @@ export class EnginePool {
     this.#cap = Math.max(1, options.cap ?? 1);
   }
 
+  /** The KV cache types of loads that name none (gufo serve --cache-type-k/-v; f16 by default). */
+  get defaultKvTypes(): KvCacheTypes {
+    return { ...(this.options.kvTypes ?? DEFAULT_KV_CACHE_TYPES) };
+  }
+
   /**
    * Runs `work` with an engine that has `spec.path` loaded with at least `spec.ctx` of context,
    * after the calls queued before it on that engine.
@@ -149,7 +154,7 @@ export class EnginePool {
 
   async #ensureLoaded(slot: Slot, spec: LoadSpec): Promise<EngineInfo> {
     const held = slot.loaded;
-    const kvTypes = spec.kvTypes ?? this.options.kvTypes ?? DEFAULT_KV_CACHE_TYPES;
+    const kvTypes = spec.kvTypes ?? this.defaultKvTypes;
     const sameKv = held && held.kvTypes.k === kvTypes.k && held.kvTypes.v === kvTypes.v;
     if (held && held.path === spec.path && held.ctx >= spec.ctx && sameKv) return held.info;
     slot.loaded = null;

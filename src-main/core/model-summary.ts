@@ -1,6 +1,7 @@
 import { GgufError } from './gguf/errors';
 import type { GgufFile } from './gguf/gguf-file';
 import { readCount, readLayerCount, readPerLayerCount } from './gguf/metadata-counts';
+import { F16_KV, kvCacheBytes, kvCacheGgmlType, kvCacheTypeProblem, type KvTypeNames } from './kv-cache-types';
 import { llamaFileTypeName } from './llama-file-types';
 import { RECIPE_KEY, recipeText } from './recipe-overrides';
 import { slidingWindowLayout, type SlidingWindowLayout } from './sliding-window';
@@ -52,9 +53,6 @@ export interface ModelSummary {
   readonly kvCache: KvCacheEstimate | null;
 }
 
-/** llama.cpp's default KV cache element type is F16. */
-const KV_BYTES_PER_ELEMENT = 2;
-
 function layerValues(value: number | readonly number[], layers: number): number[] {
   return typeof value === 'number' ? new Array<number>(layers).fill(value) : value.slice(0, layers);
 }
@@ -79,9 +77,18 @@ function typeMix(gguf: GgufFile): TypeShare[] {
 const UBATCH = 512;
 const CELL_PAD = 256;
 
+/** Bytes of one element of a cache type, as a short decimal (q8_0: 34 / 32 = 1.0625). */
+function elementBytes(type: string): string {
+  const { typeSize, blockSize } = kvCacheGgmlType(type);
+  return String(typeSize / blockSize);
+}
+
 /**
- * KV cache as llama.cpp allocates it by default (F16 K and V): every layer holds `context` cells,
- * except sliding-window layers, which hold min(context, window + 512) padded to 256.
+ * KV cache as llama.cpp allocates it (`kvTypes`: its --cache-type-k/-v; default f16 K and V, its
+ * default): every layer holds `context` cells, except sliding-window layers, which hold
+ * min(context, window + 512) padded to 256. A cell of a layer holds kv_heads × head size elements
+ * of K and of V, in the bytes of their types (core/kv-cache-types.ts, from the ggml type table).
+ * Throws when a quantized type's blocks do not fit the heads (kvCacheTypeProblem).
  */
 export function estimateKvCache(
   layers: number,
@@ -90,15 +97,24 @@ export function estimateKvCache(
   valueHeadSize: number,
   context: number,
   window: SlidingWindowLayout | null = null,
+  kvTypes: KvTypeNames = F16_KV,
 ): KvCacheEstimate {
-  const cellBytes = (heads: number) => heads * (headSize + valueHeadSize) * KV_BYTES_PER_ELEMENT;
+  const problem = kvCacheTypeProblem(kvTypes.k, headSize) ?? kvCacheTypeProblem(kvTypes.v, valueHeadSize);
+  if (problem) throw new Error(problem);
+  const cellBytes = (heads: number) =>
+    kvCacheBytes(kvTypes.k, heads * headSize) + kvCacheBytes(kvTypes.v, heads * valueHeadSize);
   let full = 0;
   let windowed = 0;
   layerValues(kvHeads, layers).forEach((heads, l) => {
     if (window?.layers[l]) windowed += cellBytes(heads);
     else full += cellBytes(heads);
   });
-  const formula = 'context × Σ_layers kv_heads × (head_size_k + head_size_v) × 2 bytes (F16 K and V)';
+  const [k, v] = [kvTypes.k, kvTypes.v];
+  const formula =
+    k === v
+      ? `context × Σ_layers kv_heads × (head_size_k + head_size_v) × ${elementBytes(k)} bytes (${k.toUpperCase()} K and V)`
+      : `context × Σ_layers kv_heads × (head_size_k × ${elementBytes(k)} + head_size_v × ${elementBytes(v)}) bytes ` +
+        `(${k.toUpperCase()} K, ${v.toUpperCase()} V)`;
   if (!window || windowed === 0) return { context, bytes: full * context, bytesPerToken: full, formula };
   const windowCells = Math.ceil(Math.min(context, window.window + UBATCH) / CELL_PAD) * CELL_PAD;
   return {
@@ -128,9 +144,9 @@ function windowOf(gguf: GgufFile, arch: string | null, layers: number | null): S
 /**
  * What a user wants to know about a model, from its metadata and tensor infos alone. Every count
  * it reads is checked first (core/gguf/metadata-counts.ts): a hostile value throws a GgufError
- * naming the key.
+ * naming the key. `kvTypes` are the KV cache's (default f16), which estimateKvCache may refuse.
  */
-export function summarizeModel(gguf: GgufFile, context?: number): ModelSummary {
+export function summarizeModel(gguf: GgufFile, context?: number, kvTypes: KvTypeNames = F16_KV): ModelSummary {
   const arch = gguf.getString('general.architecture') ?? null;
   const key = (k: string) => `${arch}.${k}`;
   const num = (k: string) => (arch ? (readCount(gguf, key(k)) ?? null) : null);
@@ -170,7 +186,7 @@ export function summarizeModel(gguf: GgufFile, context?: number): ModelSummary {
     weightBytes: gguf.tensors.reduce((n, t) => n + t.bytes, 0),
     kvCache:
       layers !== null && kvHeads !== null && headSize !== null && valueHeadSize !== null && kvContext !== null
-        ? estimateKvCache(layers, kvHeads, headSize, valueHeadSize, kvContext, windowOf(gguf, arch, layers))
+        ? estimateKvCache(layers, kvHeads, headSize, valueHeadSize, kvContext, windowOf(gguf, arch, layers), kvTypes)
         : null,
   };
 }

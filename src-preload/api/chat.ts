@@ -1,5 +1,6 @@
 /** Conversations: a tree of messages per chat (edits and regenerations are branches), streamed from the engine. */
 import type { ContextOverflow } from './context-overflow';
+import type { KvCacheType, KvCacheTypes } from './kv-cache';
 
 export interface SamplingSettings {
   /** 0 is greedy. */
@@ -42,6 +43,15 @@ export type ChatFunctionTool = {
   function: { name: string; description?: string; parameters: Record<string, unknown> };
 };
 
+/**
+ * A chat's own KV cache types, K and V each (llama.cpp's --cache-type-k/-v); null: the server's
+ * default (ChatView.kvCacheDefault: f16, unless `gufo serve --cache-type-k/-v` names another).
+ */
+export interface ChatKvCacheTypes {
+  k: KvCacheType | null;
+  v: KvCacheType | null;
+}
+
 export interface ChatSettings {
   systemPrompt: string;
   /** Functions the model may call, given to its chat template as the server gives them; absent: none. */
@@ -53,6 +63,8 @@ export interface ChatSettings {
   promptFormat: PromptFormat | null;
   /** What an answer does when the conversation outgrows the context. */
   contextOverflow: ContextOverflow;
+  /** The KV cache's element types the chat's model is loaded with. */
+  kvCacheTypes: ChatKvCacheTypes;
 }
 
 /** Settings to change; `sampling` may name only the fields that change. */
@@ -64,6 +76,8 @@ export interface ChatSettingsPatch {
   contextSize?: number;
   promptFormat?: PromptFormat;
   contextOverflow?: ContextOverflow;
+  /** Either or both; null for the server's default. */
+  kvCacheTypes?: Partial<ChatKvCacheTypes>;
 }
 
 export interface ChatSummary {
@@ -110,6 +124,8 @@ export interface GenerationStats {
   contextSize?: number;
   /** Messages at the start of the conversation left out of the prompt to fit the context (absent: none). */
   leftOutMessages?: number;
+  /** The KV cache's types it was written with (absent on answers written before it was recorded). */
+  kvCacheTypes?: KvCacheTypes;
 }
 
 /**
@@ -176,6 +192,8 @@ export interface ChatView {
   contextUsage: ContextUsage | null;
   /** Null when the model file cannot be read. */
   promptFormats: ChatPromptFormats | null;
+  /** The KV cache types a null in settings.kvCacheTypes stands for (the server's default). */
+  kvCacheDefault: KvCacheTypes;
 }
 
 export interface NewChat {
@@ -189,6 +207,8 @@ export interface NewChat {
   promptFormat?: PromptFormat;
   /** Default: DEFAULT_CONTEXT_OVERFLOW. */
   contextOverflow?: ContextOverflow;
+  /** Default: the server's (null each). */
+  kvCacheTypes?: Partial<ChatKvCacheTypes>;
 }
 
 export interface SearchHit {

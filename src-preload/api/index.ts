@@ -49,6 +49,8 @@ export {
   contextOverflowSummary,
   leftOutNotice,
 } from './context-overflow';
+export type * from './kv-cache';
+export { DEFAULT_KV_CACHE_TYPES, KV_CACHE_TYPES, isKvCacheType } from './kv-cache';
 
 export interface GufoApi
   extends

@@ -1,4 +1,5 @@
 /** Looking inside one GGUF file: metadata, tensors, types, memory, and single tensors' values. */
+import type { KvCacheType } from './kv-cache';
 import type { TypeShareView } from './library';
 
 export interface ModelOverview {
@@ -110,6 +111,17 @@ export interface LayerMap {
   other: { name: string; type: string }[];
 }
 
+/** The KV cache at the estimate's context with K and V both of one cache type. */
+export interface KvCacheTypeEstimate {
+  type: KvCacheType;
+  /** Null when the metadata lacks what the estimate needs, or the type does not fit the heads (`problem`). */
+  kvBytes: number | null;
+  /** What it saves against f16 (negative: it takes more, as f32 does); null with kvBytes. */
+  savedBytes: number | null;
+  /** Why the type cannot hold this model's heads (a block may not straddle two), or null. */
+  problem: string | null;
+}
+
 export interface MemoryEstimate {
   context: number;
   weightBytes: number;
@@ -120,6 +132,8 @@ export interface MemoryEstimate {
   totalBytes: number;
   /** How the KV figure is computed, or why it is missing. */
   formula: string;
+  /** The figures above are f16's, llama.cpp's default; this lists every cache type, f16 first. */
+  byCacheType: KvCacheTypeEstimate[];
 }
 
 export interface Histogram {

@@ -1,5 +1,6 @@
 /** A chat's settings while the user edits them: in the new-chat dialog and in a chat's settings. */
 import type {
+  ChatKvCacheTypes,
   ChatSettingsPatch,
   ContextOverflow,
   PromptFormat,
@@ -17,6 +18,8 @@ export class SettingsDraft {
   promptFormat: PromptFormat | null;
   /** Null: the back end's default (DEFAULT_CONTEXT_OVERFLOW). */
   contextOverflow: ContextOverflow | null;
+  /** K and V each: null for the server's default (ChatView.kvCacheDefault). */
+  kvCacheTypes: ChatKvCacheTypes;
   /** The preset picked last, which edited values start from; null for values that never matched one. */
   base: SamplingPresetName | null = $state(null);
 
@@ -28,6 +31,7 @@ export class SettingsDraft {
       contextSize: number | null;
       promptFormat?: PromptFormat | null;
       contextOverflow?: ContextOverflow | null;
+      kvCacheTypes?: ChatKvCacheTypes;
     },
   ) {
     this.systemPrompt = $state(initial.systemPrompt);
@@ -35,6 +39,7 @@ export class SettingsDraft {
     this.contextSize = $state(initial.contextSize);
     this.promptFormat = $state(initial.promptFormat ?? null);
     this.contextOverflow = $state(initial.contextOverflow ?? null);
+    this.kvCacheTypes = $state({ ...(initial.kvCacheTypes ?? { k: null, v: null }) });
     this.base = matchingPreset(presets, initial.sampling);
   }
 
@@ -60,6 +65,7 @@ export class SettingsDraft {
     sampling?: Partial<SamplingSettings>;
     contextSize?: number;
     contextOverflow?: ContextOverflow;
+    kvCacheTypes?: ChatKvCacheTypes;
   } {
     const preset = this.base ?? 'balanced';
     const changes = samplingChanges(this.presets[preset], this.sampling);
@@ -69,6 +75,7 @@ export class SettingsDraft {
       ...(changes && { sampling: changes }),
       ...(this.contextSize !== null && { contextSize: this.contextSize }),
       ...(this.contextOverflow !== null && { contextOverflow: this.contextOverflow }),
+      ...((this.kvCacheTypes.k !== null || this.kvCacheTypes.v !== null) && { kvCacheTypes: { ...this.kvCacheTypes } }),
     };
   }
 
@@ -80,6 +87,7 @@ export class SettingsDraft {
       ...(this.contextSize !== null && { contextSize: this.contextSize }),
       ...(this.promptFormat !== null && { promptFormat: this.promptFormat }),
       ...(this.contextOverflow !== null && { contextOverflow: this.contextOverflow }),
+      kvCacheTypes: { ...this.kvCacheTypes },
     };
   }
 }

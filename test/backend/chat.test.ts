@@ -15,6 +15,7 @@ import { CorruptRowError } from '../../src-main/node/store/json-column';
 import { testBackend, type TestBackend } from '../support/backend';
 import { STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
+import { writeRandomModel } from '../support/test-models';
 import { addModel, answered } from './fixtures/chat-backend';
 
 /** A back end with stories260K (trained context 2048) in its library. */
@@ -63,6 +64,7 @@ describe('chat settings', () => {
       contextSize: 2048,
       promptFormat: 'completion',
       contextOverflow: 'truncate-middle',
+      kvCacheTypes: { k: null, v: null },
     });
     expect(chat.chat).toMatchObject({ title: 'New chat', modelId: model.id, modelName: model.name, messageCount: 0 });
     expect(chat.messages).toEqual([]);
@@ -77,6 +79,7 @@ describe('chat settings', () => {
       contextSize: 512,
       promptFormat: 'completion',
       contextOverflow: 'truncate-middle',
+      kvCacheTypes: { k: null, v: null },
     });
     expect(other.chat.title).toBe('Second');
     expect((await api.listChats()).map((c) => c.id)).toEqual([other.chat.id, chat.chat.id]);
@@ -134,8 +137,56 @@ describe('chat settings', () => {
       contextSize: 1024,
       promptFormat: 'completion',
       contextOverflow: 'truncate-middle',
+      kvCacheTypes: { k: null, v: null },
     });
     expect((await api.getChat(id)).settings).toEqual(changed.settings);
+  });
+
+  it("keeps a chat's KV cache types, null for the server's default, and checks them", async () => {
+    const { backend, api } = setup();
+    // Heads of 32: whole q8_0 and q4_0 blocks (stories260K's heads of 8 hold none).
+    const path = join(tempDir(), 'heads-32.gguf');
+    await writeRandomModel(path, { nLayer: 1, nEmbd: 64, nFf: 64, nHead: 2 });
+    const model = addModel(backend, path);
+    const chat = await api.createChat({ modelId: model.id, kvCacheTypes: { k: 'q8_0' } });
+    expect(chat.settings.kvCacheTypes).toEqual({ k: 'q8_0', v: null });
+    expect(chat.kvCacheDefault).toEqual({ k: 'f16', v: 'f16' });
+    const id = chat.chat.id;
+    await expect(api.updateChatSettings(id, { kvCacheTypes: { k: 'q5_1' as never } })).rejects.toThrow(
+      'chat setting "kvCacheTypes.k" must be one of f16, q8_0, q4_0, f32, or null for the default (got "q5_1")',
+    );
+    await expect(api.updateChatSettings(id, { kvCacheTypes: { both: 'f16' } as never })).rejects.toThrow(
+      'chat setting "kvCacheTypes.both" is not a KV cache setting (k or v)',
+    );
+    await expect(api.updateChatSettings(id, { kvCacheTypes: 'q8_0' as never })).rejects.toThrow(
+      'chat setting "kvCacheTypes" must be an object with k and/or v (got "q8_0")',
+    );
+    const changed = await api.updateChatSettings(id, { kvCacheTypes: { k: null, v: 'q4_0' } });
+    expect(changed.settings.kvCacheTypes).toEqual({ k: null, v: 'q4_0' });
+    expect((await api.getChat(id)).settings.kvCacheTypes).toEqual({ k: null, v: 'q4_0' });
+    // Other settings leave them alone.
+    const other = await api.updateChatSettings(id, { systemPrompt: 'Hi.' });
+    expect(other.settings.kvCacheTypes).toEqual({ k: null, v: 'q4_0' });
+  });
+
+  it('refuses a quantized KV cache whose blocks do not fit the heads, as llama.cpp does', async () => {
+    const { api, model } = setup();
+    const id = (await api.createChat({ modelId: model.id })).chat.id;
+    await expect(api.updateChatSettings(id, { kvCacheTypes: { v: 'q4_0' } })).rejects.toThrow(
+      'chat setting "kvCacheTypes.v" does not fit this model: a q4_0 KV cache needs a head size that is a multiple of 32; ' +
+        'this model\'s heads have 8 (got "q4_0")',
+    );
+    expect((await api.updateChatSettings(id, { kvCacheTypes: { k: 'f32' } })).settings.kvCacheTypes).toEqual({
+      k: 'f32',
+      v: null,
+    });
+  });
+
+  it("states the server's default KV cache types (gufo serve --cache-type-k/-v)", async () => {
+    const backend = testBackend({ kvTypes: { k: 'q8_0', v: 'q4_0' } });
+    const chat = await backend.api.createChat({ modelId: addModel(backend).id });
+    expect(chat.settings.kvCacheTypes).toEqual({ k: null, v: null });
+    expect(chat.kvCacheDefault).toEqual({ k: 'q8_0', v: 'q4_0' });
   });
 
   it('renames and deletes chats (with their messages), announcing each change', async () => {

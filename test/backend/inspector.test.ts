@@ -125,8 +125,44 @@ describe('inspector: summary, metadata and memory of stories260K', () => {
     } finally {
       file.close();
     }
+    // Heads of 8 hold no whole q8_0 or q4_0 block: those types are refused, f32 doubles f16.
+    const m = await b.api.memoryEstimate(model.id, 1024);
+    expect(m.byCacheType).toEqual([
+      { type: 'f16', kvBytes: 640 * 1024, savedBytes: 0, problem: null },
+      {
+        type: 'q8_0',
+        kvBytes: null,
+        savedBytes: null,
+        problem: "a q8_0 KV cache needs a head size that is a multiple of 32; this model's heads have 8",
+      },
+      {
+        type: 'q4_0',
+        kvBytes: null,
+        savedBytes: null,
+        problem: "a q4_0 KV cache needs a head size that is a multiple of 32; this model's heads have 8",
+      },
+      { type: 'f32', kvBytes: 1280 * 1024, savedBytes: -640 * 1024, problem: null },
+    ]);
     await expect(b.api.memoryEstimate(model.id, 0)).rejects.toThrow(/context must be a whole number/);
     await expect(b.api.memoryEstimate(model.id, 1.5)).rejects.toThrow(/context must be a whole number/);
+  });
+
+  it('estimates what q8_0 and q4_0 KV caches save against f16 (34 and 18 bytes a block of 32)', async () => {
+    const dir = join(tempDir(), 'models');
+    mkdirSync(dir);
+    // 2 layers, 2 KV heads of 32.
+    await writeRandomModel(join(dir, 'heads-32.gguf'), { nLayer: 2, nEmbd: 128, nFf: 128, nHead: 4, nHeadKv: 2 });
+    const b = testBackend({ modelDirs: [dir] });
+    const model = await modelNamed(b, 'heads-32.gguf');
+    const m = await b.api.memoryEstimate(model.id, 4096);
+    const elements = 4096 * 2 * 2 * 32 * 2; // tokens × layers × KV heads × head size × (K and V)
+    expect(m.kvBytes).toBe(elements * 2);
+    expect(m.byCacheType.map(({ type, kvBytes, savedBytes }) => [type, kvBytes, savedBytes])).toEqual([
+      ['f16', elements * 2, 0],
+      ['q8_0', (elements / 32) * 34, elements * 2 - (elements / 32) * 34],
+      ['q4_0', (elements / 32) * 18, elements * 2 - (elements / 32) * 18],
+      ['f32', elements * 4, -elements * 2],
+    ]);
   });
 
   it('names what is wrong: unknown model, unknown tensor', async () => {

@@ -34,11 +34,13 @@ function view(messages: MessageView[], activeLeafId: number | null, chatId = 1):
       contextSize: 256,
       contextOverflow: 'truncate-middle',
       promptFormat: 'model',
+      kvCacheTypes: { k: null, v: null },
     },
     messages,
     activeLeafId,
     contextUsage: null,
     promptFormats: null,
+    kvCacheDefault: { k: 'f16', v: 'f16' },
   };
 }
 

@@ -10,7 +10,7 @@ import { promptWorkersOf } from '../prompt-worker/index';
 import { Throttle } from '../throttle';
 import { fillContext } from './fill-context';
 import { answerShape, openModelText, unfitMessage } from './prompt';
-import { answerSeed, effectiveSettings, engineSampling } from './settings';
+import { answerSeed, chatKvCacheTypes, effectiveSettings, engineSampling } from './settings';
 
 export interface AnswerSpec {
   chatId: number;
@@ -176,9 +176,12 @@ class Answer {
       const stop = new Set(shape.stop);
       // Call markers that are control tokens stay in the text, for the transcript to read the calls (chat/tool-calls.ts).
       const decoder = text.answerDecoder(shape.stripLeadingSpace, format !== 'completion');
+      // The chat's own cache types, else the server's (gufo serve --cache-type-k/-v): a change reloads the model.
+      const kvTypes = chatKvCacheTypes(settings.kvCacheTypes, this.ctx.engines.defaultKvTypes);
       const load = {
         path: modelPath,
         ctx: contextSize,
+        kvTypes,
         onLoadStart: () => this.#report({ phase: 'loading', doneBytes: 0, totalBytes: 0 }),
         onProgress: (doneBytes: number, totalBytes: number) =>
           this.#report({ phase: 'loading', doneBytes, totalBytes }),
@@ -221,6 +224,7 @@ class Answer {
         seed,
         contextSize,
         ...(last.dropped > 0 && { leftOutMessages: last.dropped }),
+        kvCacheTypes: kvTypes,
       };
       this.end(signal.aborted ? this.#abortedStatus() : 'done', stats, null);
     } finally {

@@ -6,13 +6,18 @@ import { randomInt } from 'node:crypto';
 import {
   CONTEXT_OVERFLOWS,
   CONTEXT_TOKENS,
+  KV_CACHE_TYPES,
+  isKvCacheType,
   type ChatFunctionTool,
+  type ChatKvCacheTypes,
+  type KvCacheTypes,
   type ContextOverflow,
   type ChatSettings,
   type ChatSettingsPatch,
   type SamplingPresetName,
   type SamplingSettings,
 } from '../../../src-preload/api';
+import { kvCacheTypeProblem } from '../../core/kv-cache-types';
 import { defaultPromptFormat, promptFormatProblem, type PromptFormat } from '../../core/prompt-format';
 import { templateTools, toolFunctions, ToolsProblem } from '../../core/tool-calls/index';
 import type { SamplingParams } from '../../engine-wire/protocol';
@@ -93,6 +98,8 @@ export interface ModelFacts {
   maxContext: number;
   /** Whether the file has its own chat template; null when the file cannot be read now. */
   hasChatTemplate: boolean | null;
+  /** Its K and V head sizes, which a quantized KV cache's blocks must divide; null when unknown (not checked). */
+  headSizes?: { k: number; v: number } | null;
 }
 
 /** `base` with `patch` applied (sampling may be partial), after checking every field. */
@@ -123,11 +130,37 @@ export function applySettings(base: StoredChatSettings, patch: unknown, model: M
       if (!(CONTEXT_OVERFLOWS as readonly unknown[]).includes(value))
         fail(key, `must be one of ${CONTEXT_OVERFLOWS.join(', ')}`, value);
       next.contextOverflow = value as ContextOverflow;
+    } else if (key === 'kvCacheTypes') {
+      next.kvCacheTypes = applyKvCacheTypes(next.kvCacheTypes, value, model.headSizes ?? null);
     } else {
       fail(key, 'is not a chat setting', value);
     }
   }
   return next;
+}
+
+/** `base` with `patch`'s K and V cache types (each a type name, or null for the server's default). */
+function applyKvCacheTypes(
+  base: ChatKvCacheTypes,
+  patch: unknown,
+  headSizes: { k: number; v: number } | null,
+): ChatKvCacheTypes {
+  if (!isRecord(patch)) fail('kvCacheTypes', 'must be an object with k and/or v', patch);
+  const next = { ...base };
+  for (const [key, value] of Object.entries(patch)) {
+    if (key !== 'k' && key !== 'v') fail(`kvCacheTypes.${key}`, 'is not a KV cache setting (k or v)', value);
+    if (value !== null && !isKvCacheType(value))
+      fail(`kvCacheTypes.${key}`, `must be one of ${KV_CACHE_TYPES.join(', ')}, or null for the default`, value);
+    const problem = value !== null && headSizes && kvCacheTypeProblem(value, headSizes[key]);
+    if (problem) fail(`kvCacheTypes.${key}`, `does not fit this model: ${problem}`, value);
+    next[key] = value;
+  }
+  return next;
+}
+
+/** The KV cache types a chat's model loads with: its own, else the server's default. */
+export function chatKvCacheTypes(own: ChatKvCacheTypes, serverDefault: KvCacheTypes): KvCacheTypes {
+  return { k: own.k ?? serverDefault.k, v: own.v ?? serverDefault.v };
 }
 
 /** A chat's tools as the server takes them (one check, core/tool-calls/functions.ts); none is absent. */

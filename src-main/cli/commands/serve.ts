@@ -44,9 +44,9 @@ Options:
                       one is unloaded for another (default 1)
   --ctx N             largest context a model is loaded with for API requests (default: the
                       settings', 4096; a model's trained context when smaller)
-  --cache-type-k T    KV cache type for K of the models loaded for API requests (chats keep
-                      their own setting): ${KV_CACHE_TYPES.join(', ')} (default f16), as llama.cpp's
-                      --cache-type-k
+  --cache-type-k T    KV cache type for K of the models loaded for API requests and for chats
+                      (a chat's own setting, Chat settings › KV cache, overrides it):
+                      ${KV_CACHE_TYPES.join(', ')} (default f16), as llama.cpp's --cache-type-k
   --cache-type-v T    the same for V
   --api-port N        serve the OpenAI-compatible API on this port of its own instead
   --api-host ADDRESS  address for --api-port (default 127.0.0.1); any other than 127.0.0.1 or

@@ -7,7 +7,9 @@
  */
 import {
   CONTEXT_OVERFLOWS,
+  isKvCacheType,
   type ChatFunctionTool,
+  type ChatKvCacheTypes,
   type ContextOverflow,
   type ChatSettings,
   type ChatSummary,
@@ -37,6 +39,8 @@ interface ChatRow {
   prompt_format: string | null;
   tools_json: string | null;
   context_overflow: string;
+  kv_cache_type_k: string | null;
+  kv_cache_type_v: string | null;
   active_leaf_id: number | null;
   created_at: string;
   updated_at: string;
@@ -124,8 +128,8 @@ export class ChatStore {
     const { settings } = chat;
     const result = this.db
       .prepare(
-        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format, tools_json, context_overflow)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format, tools_json, context_overflow, kv_cache_type_k, kv_cache_type_v)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         chat.title,
@@ -138,6 +142,8 @@ export class ChatStore {
         settings.promptFormat,
         toolsJson(settings),
         settings.contextOverflow,
+        settings.kvCacheTypes.k,
+        settings.kvCacheTypes.v,
       );
     return Number(result.lastInsertRowid);
   }
@@ -183,6 +189,7 @@ export class ChatStore {
         contextSize: row.context_size,
         promptFormat: readPromptFormat(row),
         contextOverflow: readContextOverflow(row),
+        kvCacheTypes: readKvCacheTypes(row),
         ...readTools(row),
       },
       modelPath: row.model_path,
@@ -202,7 +209,8 @@ export class ChatStore {
   updateSettings(id: number, settings: StoredChatSettings): void {
     this.db
       .prepare(
-        `UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, tools_json = ?, context_overflow = ?, updated_at = ${NOW} WHERE id = ?`,
+        `UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, tools_json = ?, context_overflow = ?,
+         kv_cache_type_k = ?, kv_cache_type_v = ?, updated_at = ${NOW} WHERE id = ?`,
       )
       .run(
         settings.systemPrompt,
@@ -211,6 +219,8 @@ export class ChatStore {
         settings.promptFormat,
         toolsJson(settings),
         settings.contextOverflow,
+        settings.kvCacheTypes.k,
+        settings.kvCacheTypes.v,
         id,
       );
   }
@@ -334,6 +344,15 @@ function readContextOverflow(row: ChatRow): ContextOverflow {
   throw new CorruptRowError(
     `the database row chats ${row.id} has an unknown context_overflow ${JSON.stringify(value)}; delete or fix that row`,
   );
+}
+
+/**
+ * The chat's KV cache types. Unlike the other settings, a value no Gufo writes is not an error: it
+ * only names how the cache is stored, so it falls back to the server's default (null).
+ */
+function readKvCacheTypes(row: ChatRow): ChatKvCacheTypes {
+  const read = (value: string | null) => (isKvCacheType(value) ? value : null);
+  return { k: read(row.kv_cache_type_k), v: read(row.kv_cache_type_v) };
 }
 
 /** The chat's tools as stored: none is NULL. */

@@ -343,6 +343,12 @@ export const MIGRATIONS: readonly Migration[] = [
     // Earlier chats left out the oldest messages, as a rolling window does: they keep doing so.
     up: (db) => db.exec("ALTER TABLE chats ADD COLUMN context_overflow TEXT NOT NULL DEFAULT 'rolling-window'"),
   },
+  {
+    version: 11,
+    summary: "a chat's KV cache types for K and V (f16, q8_0, q4_0, f32; NULL: the server's default)",
+    up: (db) =>
+      db.exec('ALTER TABLE chats ADD COLUMN kv_cache_type_k TEXT; ALTER TABLE chats ADD COLUMN kv_cache_type_v TEXT'),
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

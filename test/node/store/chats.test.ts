@@ -13,6 +13,7 @@ const SETTINGS: StoredChatSettings = {
   contextSize: 512,
   promptFormat: 'completion',
   contextOverflow: 'truncate-middle',
+  kvCacheTypes: { k: null, v: null },
 };
 
 function openChats(path = join(tempDir(), 'gufo.db')): { db: Db; store: ChatStore; path: string } {
@@ -233,6 +234,7 @@ describe('ChatStore', () => {
       contextSize: 128,
       promptFormat: 'llama2',
       contextOverflow: 'stop',
+      kvCacheTypes: { k: 'q8_0', v: null },
     };
     store.updateSettings(id, next);
     store.rename(id, 'Renamed');
@@ -361,5 +363,49 @@ describe('ChatStore', () => {
       `the database row chats ${id} has an unknown context_overflow "middle"; delete or fix that row`,
     );
     db.close();
+  });
+
+  it("keeps a chat's KV cache types (none: the server's default); chats from before them take the default, and an unknown stored value falls back to it", () => {
+    const path = join(tempDir(), 'gufo.db');
+    const old = new Database(path);
+    migrate(old, undefined, MIGRATIONS.find((m) => m.summary.startsWith("a chat's KV cache types"))!.version - 1);
+    old
+      .prepare(
+        "INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)",
+      )
+      .run();
+    const before = Number(
+      old
+        .prepare(
+          "INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('Chat', 1, 'A', '/m/a.gguf', ?, 512)",
+        )
+        .run(JSON.stringify(SETTINGS.sampling)).lastInsertRowid,
+    );
+    old.close();
+
+    const { db } = openStore(path);
+    const store = new ChatStore(db);
+    expect(store.get(before)!.settings.kvCacheTypes).toEqual({ k: null, v: null });
+    const id = store.create({
+      title: 'New',
+      modelId: 1,
+      modelName: 'A',
+      modelPath: '/m/a.gguf',
+      settings: { ...SETTINGS, kvCacheTypes: { k: 'q8_0', v: 'q4_0' } },
+    });
+    expect(store.get(id)!.settings.kvCacheTypes).toEqual({ k: 'q8_0', v: 'q4_0' });
+    store.updateSettings(id, { ...SETTINGS, kvCacheTypes: { k: 'f32', v: null } });
+    expect(store.get(id)!.settings.kvCacheTypes).toEqual({ k: 'f32', v: null });
+    db.close();
+
+    // Read again from the file: what was saved is there.
+    const reopened = openStore(path).db;
+    const again = new ChatStore(reopened);
+    expect(again.get(id)!.settings.kvCacheTypes).toEqual({ k: 'f32', v: null });
+    // A value no Gufo writes (a newer type, a typo, a number) is the default, not a broken chat.
+    reopened.prepare("UPDATE chats SET kv_cache_type_k = 'q5_1', kv_cache_type_v = 7 WHERE id = ?").run(id);
+    expect(again.get(id)!.settings.kvCacheTypes).toEqual({ k: null, v: null });
+    expect(again.get(id)!.settings.contextOverflow).toBe('truncate-middle');
+    reopened.close();
   });
 });
