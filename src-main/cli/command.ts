@@ -5,8 +5,16 @@ export interface Command {
   /** Full text for `gufo <name> --help`. */
   help: string;
   options: NonNullable<ParseArgsConfig['options']>;
+  /**
+   * The positionals that name a model (indices, or 'all'): each is a GGUF file's path or a library
+   * name, resolved to a path (cli/model-arg.ts) before `run` sees it.
+   */
+  modelArgs?: ModelArgs;
   run(args: CommandArgs): Promise<void>;
 }
+
+/** The positionals of a command that name models: their indices, or all of them. */
+export type ModelArgs = readonly number[] | 'all';
 
 export interface CommandArgs {
   positionals: string[];

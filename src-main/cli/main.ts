@@ -1,5 +1,6 @@
 import { CliError, parseCommandArgs } from './command';
 import { COMMANDS } from './command-list';
+import { errorLine } from './file-errors';
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -11,6 +12,8 @@ function usage(): string {
     'Commands:',
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
+    "A command that takes a model (<model>, <in.gguf>, ...) takes a GGUF file's path or a name that",
+    "`gufo models` lists: Ollama's name:tag, org/repo/file, the file name with or without .gguf.",
     'Run `gufo <command> --help` for the options of one command.',
   ].join('\n');
 }
@@ -28,7 +31,10 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(command.help.trimEnd() + '\n');
     return 0;
   }
-  await command.run(parseCommandArgs(name, command, rest));
+  const args = parseCommandArgs(name, command, rest);
+  if (command.modelArgs)
+    args.positionals = await (await import('./model-arg')).resolveModelArgs(args.positionals, command.modelArgs);
+  await command.run(args);
   return 0;
 }
 
@@ -38,7 +44,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`gufo: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`gufo: ${errorLine(err)}\n`);
     if (process.env.GUFO_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
     process.exitCode = 1;
   },

@@ -44,6 +44,7 @@ describe('gufo --help', () => {
     expect(files.filter((f) => f.startsWith('src-main/')).sort()).toEqual([
       'src-main/cli/command-list.ts',
       'src-main/cli/command.ts',
+      'src-main/cli/file-errors.ts',
       'src-main/cli/main.ts',
     ]);
   });

@@ -25,7 +25,7 @@ describe('gufo CLI', () => {
   it('documents inspect', () => {
     const r = gufo(['inspect', '--help']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/gufo inspect <file.gguf> \[--json\] \[--ctx N\]/);
+    expect(r.stdout).toMatch(/gufo inspect <model> \[--json\] \[--ctx N\]/);
   });
 });
 

@@ -6,7 +6,7 @@ import { STORE_HELP, storeResults } from '../results-store';
 import type { StepProfile } from '../../engine/protocol';
 import { adapterJson, memoryJson, startEngine } from './run';
 
-const HELP = `Usage: gufo bench <file.gguf> [-p 512] [-n 128] [-d 0] [--profile] [--json]
+const HELP = `Usage: gufo bench <model> [-p 512] [-n 128] [-d 0] [--profile] [--json]
 
 Measures the engine like llama-bench: prompt processing (prefill) of -p tokens, then generation
 (decode) of -n tokens, greedy, on the GPU. Also reports what decode speed means for memory
@@ -38,6 +38,7 @@ GUFO_ADAPTER picks the GPU adapter by name.
 
 export const benchCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     p: { type: 'string', short: 'p' },
     n: { type: 'string', short: 'n' },

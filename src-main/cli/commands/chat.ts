@@ -15,7 +15,7 @@ import { SAMPLING_OPTIONS, samplingOptions, startEngine, trainedContext } from '
 /** Where `gufo chat` sets the policy, for its messages. */
 const OVERFLOW_OPTION = '--context-overflow';
 
-const HELP = `Usage: gufo chat <file.gguf> [--system "..."] [--temp T] [--ctx N] [-n N] [--context-overflow POLICY]
+const HELP = `Usage: gufo chat <model> [--system "..."] [--temp T] [--ctx N] [-n N] [--context-overflow POLICY]
 
 Chat with a model in the terminal, on the GPU, with the model's own chat template. Answers
 stream as they are written; the conversation stays in the KV cache, so each turn only evaluates
@@ -36,6 +36,7 @@ Options:
 
 export const chatCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     system: { type: 'string' },
     n: { type: 'string', short: 'n' },

@@ -8,7 +8,7 @@ import { openGguf } from '../../node/gguf-io';
 import { CliError, integerOption, printJson, type Command } from '../command';
 import { clip, formatBytes, formatCount, formatInteger, table } from '../format';
 
-const HELP = `Usage: gufo inspect <file.gguf> [--json] [--ctx N]
+const HELP = `Usage: gufo inspect <model> [--json] [--ctx N]
 
 Shows what a GGUF file holds: a summary (architecture, sizes, tokenizer, memory needed),
 its metadata, every tensor with its type, shape and size, and totals by type.
@@ -123,6 +123,7 @@ function render(path: string, gguf: GgufFile, summary: ModelSummary): string {
 
 export const inspectCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     json: { type: 'boolean' },
     ctx: { type: 'string' },

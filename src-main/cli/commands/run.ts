@@ -7,7 +7,7 @@ import { CliError, integerOption, log, printJson, type Command, type CommandArgs
 import { formatBytes } from '../format';
 import { interruptSignal, progressBar } from '../progress';
 
-const HELP = `Usage: gufo run <file.gguf> --prompt "<text>" [-n 64] [--temp 0] [--seed S] [--top-k K]
+const HELP = `Usage: gufo run <model> --prompt "<text>" [-n 64] [--temp 0] [--seed S] [--top-k K]
                 [--top-p P] [--min-p P] [--repeat-penalty R] [--ctx N] [--top-logprobs K] [--json]
 
 Plain text completion on the GPU (WebGPU): continues the prompt, streaming the text to stdout.
@@ -129,6 +129,7 @@ function timingLine(r: GenerateResult, loadMs: number): string {
 
 export const runCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     prompt: { type: 'string' },
     n: { type: 'string', short: 'n' },
