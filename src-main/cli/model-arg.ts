@@ -8,6 +8,7 @@ import { statSync } from 'node:fs';
 import { basename, isAbsolute } from 'node:path';
 import type { ModelEntry } from '../../src-preload/api';
 import { servedModels, type ServedModel } from '../backend/openai/model-ids';
+import { closest, nameDistance, orList } from './closest';
 import { CliError, type ModelArgs } from './command';
 import { fileProblem } from './file-errors';
 import { withLibrary } from './library-backend';
@@ -77,29 +78,8 @@ function namesOf({ id, entry }: ServedModel): string[] {
 /** "no model named X; did you mean A, B or C?" with the closest names, or where to look when none is close. */
 function notFound(name: string, served: readonly ServedModel[]): string {
   const query = name.toLowerCase().replace(/\.gguf$/, '');
-  const close = served
-    .map((m) => ({ id: shownName(m), distance: Math.min(...namesOf(m).map((n) => distance(query, n))) }))
-    .filter((c) => c.distance <= Math.max(2, Math.floor(query.length / 3)))
-    .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1))
-    .slice(0, 3)
-    .map((c) => c.id);
+  const close = closest(query, served, shownName, (m) => Math.min(...namesOf(m).map((n) => nameDistance(query, n))));
   if (close.length === 0)
     return `no model named ${name}, and no such file (gufo models lists the library: ${served.length} models)`;
-  const listed = close.length === 1 ? close[0] : `${close.slice(0, -1).join(', ')} or ${close.at(-1)}`;
-  return `no model named ${name}; did you mean ${listed}?`;
-}
-
-/** Edit distance, with a name that contains the query (or is contained in it) counted as one edit. */
-function distance(a: string, b: string): number {
-  if (a === b) return 0;
-  const [short, long] = a.length < b.length ? [a, b] : [b, a];
-  if (short.length >= 3 && long.includes(short)) return 1;
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return previous[b.length]!;
+  return `no model named ${name}; did you mean ${orList(close)}?`;
 }

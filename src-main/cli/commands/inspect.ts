@@ -1,4 +1,4 @@
-import { fileTypeLabel } from '../../../src-preload/api';
+import { fileTypeLabel, guessedFileType } from '../../../src-preload/api';
 import { bitsPerWeight } from '../../core/ggml-types';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { ggufToJson, ggufTypeName, ggufValueToJson } from '../../core/gguf/json';
@@ -17,6 +17,9 @@ Reads only the header: opening a file of any size takes milliseconds.
 Options:
   --json     one JSON document on stdout: { version, alignment, dataOffset, fileBytes,
              metadata, tensors: [{ name, type, ne, offset, bytes }], summary }
+             summary.fileType: general.file_type as llama.cpp names it, null when the file does
+             not say; summary.guessedFileType: then the type of the largest share of the tensors'
+             bytes (the text shows it marked "(guessed)"), else null
   --ctx N    context length for the KV cache estimate (default: the model's own)
 `;
 
@@ -135,7 +138,11 @@ export const inspectCommand: Command = {
     try {
       const ctx = args.values.ctx === undefined ? undefined : integerOption(args, 'ctx', 0);
       const summary = summarizeModel(gguf, ctx);
-      if (args.values.json) printJson({ ...ggufToJson(gguf), summary });
+      if (args.values.json)
+        printJson({
+          ...ggufToJson(gguf),
+          summary: { ...summary, guessedFileType: guessedFileType(summary.fileType, summary.typeMix) },
+        });
       else process.stdout.write(render(path, gguf, summary) + '\n');
     } finally {
       file.close();
