@@ -4,12 +4,15 @@
  * change on disk, adding and removing models, and the background 'hash' job that fills in each
  * file's SHA-256 (copies of the same bytes then become one model with several locations).
  *
+ * A folder added by hand becomes a model folder (Settings' `modelDirs`): the library's folders and
+ * the settings' are one list, so a folder added anywhere is shown in Settings, watched and rescanned.
+ *
  * Scans, adds and removals run one at a time (each reads rows and then writes them), so two
  * windows listing at once cannot both insert or delete the same file. Downloads and exports add
  * their files through the same queue (libraryOf).
  */
 import { stat } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { basename, resolve, sep } from 'node:path';
 import type { AddModelsResult, LibraryApi, LibraryFolder, ModelSource } from '../../src-preload/api';
 import { isFolder, type ScanSource } from '../node/discovery/index';
 import { partsOf } from '../node/discovery/split-sets';
@@ -91,15 +94,38 @@ function createLibrary(ctx: BackendContext): Library {
   /** The apps' stores are scanned first: a store inside a scanned folder still says whose it is. */
   const scanOrder = () => sources().sort((a, b) => Number(a.source === 'folder') - Number(b.source === 'folder'));
 
-  function scan(full: boolean) {
-    return serial(async () => {
-      const order = scanOrder();
-      const { changed, folders } = await scanLibrary(ctx.models, order, { full });
-      if (changed) announce();
-      startHashing();
-      await watch(order, folders);
-      return ctx.models.list();
-    });
+  /** Brings the library up to date with its sources and watches them; call it inside `serial`. */
+  async function scanNow(full: boolean) {
+    const order = scanOrder();
+    const { changed, folders } = await scanLibrary(ctx.models, order, { full });
+    if (changed) announce();
+    startHashing();
+    await watch(order, folders);
+    return ctx.models.list();
+  }
+
+  const scan = (full: boolean) => serial(() => scanNow(full));
+
+  /**
+   * Makes the folders among `paths` model folders (Settings' `modelDirs`), unless Gufo already
+   * scans them (its own, GUFO_MODELS_DIRS, the settings', or one inside those); answers those added.
+   */
+  async function keepFolders(paths: readonly string[]): Promise<string[]> {
+    const scanned = sources()
+      .filter((s) => s.source === 'folder')
+      .map((s) => s.path);
+    const fresh: string[] = [];
+    for (const path of paths.map((p) => resolve(p))) {
+      if (!(await isFolder(path))) continue;
+      if ([...scanned, ...fresh].some((dir) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep)))
+        continue;
+      fresh.push(path);
+    }
+    if (fresh.length > 0) {
+      const settings = ctx.settings.update({ modelDirs: [...ctx.settings.get().modelDirs, ...fresh] });
+      ctx.events.emit({ type: 'settings-changed', settings });
+    }
+    return fresh;
   }
 
   async function watch(order: Source[], folders: string[]): Promise<void> {
@@ -132,17 +158,19 @@ function createLibrary(ctx: BackendContext): Library {
     });
   }
 
-  function addFiles(paths: string[], source: ModelSource, known?: KnownFile) {
-    return serial(async () => {
-      const result = await addModelFiles(ctx.models, paths, source, known);
-      if (result.added.length > 0) {
-        if (ctx.models.mergeCopies().length > 0) result.added = result.added.map((m) => ctx.models.byPath(m.path) ?? m);
-        announce();
-        startHashing();
-      }
-      return result;
-    });
+  /** Adds the files (or folders' files); call it inside `serial`. */
+  async function addNow(paths: readonly string[], source: ModelSource, known?: KnownFile) {
+    const result = await addModelFiles(ctx.models, paths, source, known);
+    if (result.added.length > 0) {
+      if (ctx.models.mergeCopies().length > 0) result.added = result.added.map((m) => ctx.models.byPath(m.path) ?? m);
+      announce();
+      startHashing();
+    }
+    return result;
   }
+
+  const addFiles = (paths: string[], source: ModelSource, known?: KnownFile) =>
+    serial(() => addNow(paths, source, known));
 
   ctx.onClose(async () => {
     closed = true;
@@ -167,7 +195,13 @@ function createLibrary(ctx: BackendContext): Library {
       if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string' && p !== '')) {
         return Promise.reject(new Error('addModels needs a list of file or folder paths'));
       }
-      return addFiles(paths, 'added');
+      return serial(async () => {
+        // The files first: a scan of the new folder would find them and report them as known.
+        const result = await addNow(paths, 'added');
+        result.folders = await keepFolders(paths);
+        if (result.folders.length > 0) await scanNow(false); // watches the new folders
+        return result;
+      });
     },
 
     removeModel(id, options) {

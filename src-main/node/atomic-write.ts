@@ -33,7 +33,9 @@ export async function writeAtomically(
   options: WriteAtomicallyOptions = {},
 ): Promise<void> {
   const temp = tempPathFor(path);
-  const handle = await open(temp, 'wx');
+  const handle = await open(temp, 'wx').catch((err: unknown) => {
+    throw namingTarget(err, temp, path);
+  });
   try {
     let position = 0;
     await write(async (bytes) => {
@@ -50,8 +52,15 @@ export async function writeAtomically(
   } catch (err) {
     await handle.close().catch(() => {});
     await unlink(temp).catch(() => {});
-    throw err;
+    throw namingTarget(err, temp, path);
   }
+}
+
+/** A file error about the temporary file names the file being written instead (the one the user knows). */
+function namingTarget(err: unknown, temp: string, path: string): unknown {
+  const e = err as NodeJS.ErrnoException | undefined;
+  if (e && typeof e === 'object' && e.path === temp) e.path = path;
+  return err;
 }
 
 /** What link() fails with on file systems without hard links (vfat: EPERM; exFAT, some FUSE and network mounts). */

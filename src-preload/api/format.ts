@@ -29,6 +29,14 @@ export function formatBytes(bytes: number): string {
  */
 export function fileTypeLabel(fileType: string | null, typeMix: readonly { type: string }[]): string | null {
   if (fileType !== null) return fileType;
-  const largest = typeMix[0];
-  return largest ? `${largest.type} (guessed)` : null;
+  const guess = guessedFileType(fileType, typeMix);
+  return guess === null ? null : `${guess} (guessed)`;
+}
+
+/**
+ * The type of the largest share of the tensors' bytes (`typeMix` is largest first) when
+ * general.file_type does not say; null when it does, or when there are no tensors.
+ */
+export function guessedFileType(fileType: string | null, typeMix: readonly { type: string }[]): string | null {
+  return fileType === null ? (typeMix[0]?.type ?? null) : null;
 }

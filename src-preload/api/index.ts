@@ -38,7 +38,7 @@ export type * from './ollama';
 export type * from './quality-levels';
 export type * from './server';
 export { API_KEY_CHARS } from './server';
-export { fileTypeLabel, formatBytes } from './format';
+export { fileTypeLabel, formatBytes, guessedFileType } from './format';
 export type * from './context-overflow';
 export {
   CONTEXT_OVERFLOWS,

@@ -83,6 +83,11 @@ export interface SkippedPath {
 export interface AddModelsResult {
   added: ModelEntry[];
   skipped: SkippedPath[];
+  /**
+   * Folders of the add that became model folders (listed in Settings › Model folders, watched and
+   * rescanned from now on); a folder that already was one, or lies inside one, is not listed again.
+   */
+  folders: string[];
 }
 
 /** The answer of the background SHA-256 job. */
@@ -108,7 +113,10 @@ export interface LibraryApi {
   /** Every model in the library, after a quick check of the configured folders. */
   listModels(): Promise<ModelEntry[]>;
   getModel(id: number): Promise<ModelEntry>;
-  /** Adds files, or every .gguf under folders (recursively). */
+  /**
+   * Adds files, or every .gguf under folders (recursively); a folder becomes a model folder
+   * (Settings' `modelDirs`), so models copied into it later join the library too.
+   */
   addModels(paths: string[]): Promise<AddModelsResult>;
   /**
    * Forgets a model (every location); with `deleteFile` also deletes its files from disk (the UI

@@ -273,7 +273,14 @@ describe('adding models', () => {
     const b = testBackend();
     const result = await b.api.addModels([single, folder, empty, missing, single]);
     expect(result.added.map((m) => m.path).sort()).toEqual([nested, single].sort());
-    expect(result.added.every((m) => m.source === 'added' && m.error === null)).toBe(true);
+    expect(result.added.every((m) => m.error === null)).toBe(true);
+    // A file found in an added folder is the folder's: the folder is a model folder now.
+    expect(Object.fromEntries(result.added.map((m) => [m.path, m.source]))).toEqual({
+      [single]: 'added',
+      [nested]: 'folder',
+    });
+    expect(result.folders).toEqual([folder, empty]);
+    expect((await b.api.getSettings()).modelDirs).toEqual([folder, empty]);
     const reasons = Object.fromEntries(result.skipped.map((s) => [s.path, s.reason]));
     expect(Object.keys(reasons).sort()).toEqual([empty, missing, notGguf, single, truncated].sort());
     expect(reasons[truncated]).toMatch(/truncated/);
@@ -282,18 +289,73 @@ describe('adding models', () => {
     expect(reasons[empty]).toBe(`no .gguf files in ${empty}`);
     expect(reasons[missing]).toBe(`cannot read ${missing}: not found`);
     expect(reasons[single]).toBe(`already in the library: ${single}`);
-    expect(libraryChanges(b)).toBe(1);
 
-    // Added files are not under any scanned folder, yet a list keeps them.
-    expect((await b.api.listModels()).map((m) => m.path).sort()).toEqual([nested, single].sort());
-    // Bad files were not added.
-    expect(b.context.models.byPath(truncated)).toBeUndefined();
+    // The file added by hand is under no scanned folder, yet a list keeps it; the added folder is
+    // a model folder now, whose bad files are listed with their error, as in any model folder.
+    const listed = await b.api.listModels();
+    expect(listed.map((m) => m.path).sort()).toEqual([nested, notGguf, single, truncated].sort());
+    expect(byFile(listed, 'truncated.gguf').error).toMatch(/truncated/);
 
     // Calls come as JSON from outside (HTTP, IPC): nonsense is a clear error.
     await expect(b.api.addModels('/models' as unknown as string[])).rejects.toThrow(
       'addModels needs a list of file or folder paths',
     );
     await expect(b.api.addModels([''])).rejects.toThrow('addModels needs a list of file or folder paths');
+  });
+
+  it('makes an added folder a model folder: listed in Settings, and a file copied in later joins on rescan', async () => {
+    const root = tempDir();
+    const folder = join(root, 'my models');
+    const first = copyStories(folder, 'first.gguf');
+    const dataDir = join(tempDir(), 'home');
+    const b = testBackend({ dataDir });
+    const seenSettings = () => b.seen.filter((e) => e.type === 'settings-changed');
+
+    const result = await b.api.addModels([folder]);
+    expect(result.added.map((m) => [m.path, m.source])).toEqual([[first, 'folder']]);
+    expect(result.folders).toEqual([folder]);
+    // One list: Settings › Model folders and the library's folders both name it.
+    expect((await b.api.getSettings()).modelDirs).toEqual([folder]);
+    expect(seenSettings()).toHaveLength(1);
+    expect(await b.api.libraryFolders()).toContainEqual({ path: folder, origin: 'settings', problem: null });
+
+    // A file copied in later joins at the next rescan, as a folder file (and leaves with its folder).
+    const later = copyStories(folder, 'later.gguf');
+    const rescanned = await b.api.rescanLibrary();
+    expect(rescanned.map((m) => [m.fileName, m.source])).toEqual([
+      ['first.gguf', 'folder'],
+      ['later.gguf', 'folder'],
+    ]);
+    expect(byFile(rescanned, 'later.gguf').path).toBe(later);
+
+    // Adding it again, or a folder inside it, changes no settings.
+    mkdirSync(join(folder, 'inner'));
+    expect((await b.api.addModels([folder, join(folder, 'inner')])).folders).toEqual([]);
+    expect((await b.api.getSettings()).modelDirs).toEqual([folder]);
+    expect(seenSettings()).toHaveLength(1);
+    await b.close();
+
+    // Stored in the database: a back end opened later on the same data folder scans it.
+    const again = testBackend({ dataDir });
+    expect((await again.api.getSettings()).modelDirs).toEqual([folder]);
+    expect((await again.api.listModels()).map((m) => m.fileName)).toEqual(['first.gguf', 'later.gguf']);
+
+    // Removed in Settings: its models leave the library.
+    await again.api.updateSettings({ modelDirs: [] });
+    expect(await again.api.listModels()).toEqual([]);
+  });
+
+  it('watches an added folder: a file copied in later joins without a rescan', async () => {
+    const folder = tempDir();
+    const b = testBackend();
+    expect((await b.api.addModels([folder])).folders).toEqual([folder]);
+    const path = copyStories(folder, 'dropped.gguf');
+    const deadline = Date.now() + 20_000;
+    while (!b.context.models.list().some((m) => m.path === path)) {
+      if (Date.now() > deadline) throw new Error(`${path} did not join the library`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(b.context.models.byPath(path)?.source).toBe('folder');
   });
 
   it('keeps an added file that disappeared, with an error, and a folder file that disappeared leaves', async () => {
@@ -348,8 +410,11 @@ describe('removing models', () => {
       { model_id: null, model_path: path },
     ]);
 
-    const { added } = await b.api.addModels([dir]);
-    expect(added.map((m) => [m.path, m.source])).toEqual([[path, 'added']]);
+    const { added, folders } = await b.api.addModels([dir]);
+    expect(added.map((m) => [m.path, m.source])).toEqual([[path, 'folder']]);
+    // It was a model folder already (GUFO_MODELS_DIRS): the settings do not list it again.
+    expect(folders).toEqual([]);
+    expect((await b.api.getSettings()).modelDirs).toEqual([]);
     expect((await b.api.listModels()).map((m) => m.path)).toEqual([path]);
   });
 

@@ -42,8 +42,10 @@ describe('gufo --help', () => {
     const { result, files } = gufoLoading(['--help'], { GUFO_DEV: '1' });
     expect(result.status, result.stderr).toBe(0);
     expect(files.filter((f) => f.startsWith('src-main/')).sort()).toEqual([
+      'src-main/cli/closest.ts',
       'src-main/cli/command-list.ts',
       'src-main/cli/command.ts',
+      'src-main/cli/file-errors.ts',
       'src-main/cli/main.ts',
     ]);
   });

@@ -25,7 +25,7 @@ describe('gufo CLI', () => {
   it('documents inspect', () => {
     const r = gufo(['inspect', '--help']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/gufo inspect <file.gguf> \[--json\] \[--ctx N\]/);
+    expect(r.stdout).toMatch(/gufo inspect <model> \[--json\] \[--ctx N\]/);
   });
 });
 
@@ -56,6 +56,9 @@ describe('gufo inspect', () => {
     expect(doc.tensors[0]).toEqual({ name: 'token_embd.weight', type: 'F32', ne: [64, 512], offset: 0, bytes: 131072 });
     expect(doc.summary).toMatchObject({ architecture: 'llama', layers: 5, parameters: 292800, vocabSize: 512 });
     expect(doc.summary.kvCache.context).toBe(2048);
+    // The file does not say its type: the JSON carries the guess the text shows as "F32 (guessed)".
+    expect(doc.summary).toMatchObject({ fileType: null, guessedFileType: 'F32' });
+    expect(gufo(['inspect', STORIES_260K]).stdout).toMatch(/^ {2}file type +F32 \(guessed\)$/m);
     expect(r.stderr).toBe('');
   });
 

@@ -41,6 +41,7 @@ describe('gufo models', () => {
       bytes: shared.length,
       architecture: 'llama',
       fileType: null,
+      guessedFileType: 'F32',
       parts: 1,
       sha256: sha256Of(shared),
       error: null,

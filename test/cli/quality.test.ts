@@ -104,7 +104,7 @@ describe('gufo perplexity', () => {
     fail([STORIES_260K], '--text <file.txt> is required (see gufo perplexity --help)');
     fail(
       [STORIES_260K, '--text', join(dir, 'missing.txt')],
-      `${join(dir, 'missing.txt')}: cannot read the text file (no such file)`,
+      `${join(dir, 'missing.txt')}: cannot read the text file (no such file or folder)`,
     );
     fail([STORIES_260K, '--text', textFile(dir, '', 'empty.txt')], `${join(dir, 'empty.txt')}: the text file is empty`);
     fail([STORIES_260K, '--text', long, '--ctx', '1'], '--ctx must be at least 2, not 1');

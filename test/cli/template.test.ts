@@ -41,7 +41,7 @@ describe('gufo template', () => {
   it('documents itself', () => {
     const r = gufo(['template', '--help']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/gufo template <file\.gguf> --messages msgs\.json/);
+    expect(r.stdout).toMatch(/gufo template <model> --messages msgs\.json/);
     expect(gufo(['--help']).stdout).toMatch(/template\s+render a conversation/);
   });
 

@@ -6,7 +6,7 @@ import { STORE_HELP, storeResults } from '../results-store';
 import type { StepProfile } from '../../engine-wire/protocol';
 import { adapterJson, KV_CACHE_HELP, KV_CACHE_OPTIONS, kvCacheOptions, memoryJson, startEngine } from './run';
 
-const HELP = `Usage: gufo bench <file.gguf> [-p 512] [-n 128] [-d 0] [--cache-type-k T] [--cache-type-v T]
+const HELP = `Usage: gufo bench <model> [-p 512] [-n 128] [-d 0] [--cache-type-k T] [--cache-type-v T]
                   [--profile] [--json]
 
 Measures the engine like llama-bench: prompt processing (prefill) of -p tokens, then generation
@@ -40,6 +40,7 @@ GUFO_ADAPTER picks the GPU adapter by name.
 
 export const benchCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     p: { type: 'string', short: 'p' },
     n: { type: 'string', short: 'n' },

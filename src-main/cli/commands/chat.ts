@@ -23,7 +23,7 @@ import {
 /** Where `gufo chat` sets the policy, for its messages. */
 const OVERFLOW_OPTION = '--context-overflow';
 
-const HELP = `Usage: gufo chat <file.gguf> [--system "..."] [--temp T] [--ctx N] [-n N] [--context-overflow POLICY]
+const HELP = `Usage: gufo chat <model> [--system "..."] [--temp T] [--ctx N] [-n N] [--context-overflow POLICY]
                  [--cache-type-k T] [--cache-type-v T]
 
 Chat with a model in the terminal, on the GPU, with the model's own chat template. Answers
@@ -46,6 +46,7 @@ ${KV_CACHE_HELP}
 
 export const chatCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     system: { type: 'string' },
     n: { type: 'string', short: 'n' },

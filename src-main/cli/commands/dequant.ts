@@ -4,7 +4,7 @@ import { openGguf } from '../../node/gguf-io';
 import { writeAtomically } from '../../node/atomic-write';
 import { CliError, integerOption, printJson, type Command } from '../command';
 
-const HELP = `Usage: gufo dequant <file.gguf> <tensor> -o <out.f32> [--expert <e>] [--json]
+const HELP = `Usage: gufo dequant <model> <tensor> -o <out.f32> [--expert <e>] [--json]
 
 Writes one tensor as raw little-endian f32 values in GGML order (ne[0] fastest), decoded
 exactly as llama.cpp decodes it. For checks outside Gufo, e.g. numpy.fromfile(out, "<f4").
@@ -20,6 +20,7 @@ const CHUNK_ELEMENTS = 1 << 20;
 
 export const dequantCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     output: { type: 'string', short: 'o' },
     expert: { type: 'string' },

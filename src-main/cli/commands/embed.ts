@@ -3,7 +3,7 @@ import { openGguf } from '../../node/gguf-io';
 import { CliError, integerOption, log, printJson, type Command } from '../command';
 import { adapterJson, startEngine, trainedContext } from './run';
 
-const HELP = `Usage: gufo embed <file.gguf> --text "<text>" [--text "<text>" ...] [--ctx N] [--json]
+const HELP = `Usage: gufo embed <model> --text "<text>" [--text "<text>" ...] [--ctx N] [--json]
 
 Embeddings on the GPU (WebGPU), as llama.cpp makes them: each text tokenized with BOS and EOS as
 the vocabulary asks (special-token texts read as those tokens), evaluated alone, its final hidden
@@ -20,6 +20,7 @@ Without --json: one line per text, its vector's values separated by spaces.
 
 export const embedCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     text: { type: 'string', multiple: true },
     ctx: { type: 'string' },

@@ -7,7 +7,7 @@ import { formatInteger } from '../format';
 import { interruptSignal, progressBar } from '../progress';
 import { readTextOption, windowOption, withEngine } from './perplexity';
 
-const HELP = `Usage: gufo imatrix <model.gguf> --text <file.txt> [--ctx N] [--chunks N] -o <out.imatrix.gguf>
+const HELP = `Usage: gufo imatrix <model> --text <file.txt> [--ctx N] [--chunks N] -o <out.imatrix.gguf>
 
 Computes an importance matrix on the GPU, as llama.cpp's llama-imatrix does: for every weight
 matrix of the layers (attention Q/K/V/output, FFN gate/up/down, MoE router and shared expert; not
@@ -31,6 +31,7 @@ GUFO_ADAPTER picks the GPU adapter by name.
 
 export const imatrixCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     text: { type: 'string' },
     ctx: { type: 'string' },

@@ -1,4 +1,4 @@
-import { fileTypeLabel } from '../../../src-preload/api';
+import { fileTypeLabel, guessedFileType } from '../../../src-preload/api';
 import { bitsPerWeight } from '../../core/ggml-types';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { ggufToJson, ggufTypeName, ggufValueToJson } from '../../core/gguf/json';
@@ -8,7 +8,7 @@ import { openGguf } from '../../node/gguf-io';
 import { CliError, integerOption, printJson, type Command } from '../command';
 import { clip, formatBytes, formatCount, formatInteger, table } from '../format';
 
-const HELP = `Usage: gufo inspect <file.gguf> [--json] [--ctx N]
+const HELP = `Usage: gufo inspect <model> [--json] [--ctx N]
 
 Shows what a GGUF file holds: a summary (architecture, sizes, tokenizer, memory needed),
 its metadata, every tensor with its type, shape and size, and totals by type.
@@ -17,6 +17,9 @@ Reads only the header: opening a file of any size takes milliseconds.
 Options:
   --json     one JSON document on stdout: { version, alignment, dataOffset, fileBytes,
              metadata, tensors: [{ name, type, ne, offset, bytes }], summary }
+             summary.fileType: general.file_type as llama.cpp names it, null when the file does
+             not say; summary.guessedFileType: then the type of the largest share of the tensors'
+             bytes (the text shows it marked "(guessed)"), else null
   --ctx N    context length for the KV cache estimate (default: the model's own)
 `;
 
@@ -123,6 +126,7 @@ function render(path: string, gguf: GgufFile, summary: ModelSummary): string {
 
 export const inspectCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     json: { type: 'boolean' },
     ctx: { type: 'string' },
@@ -134,7 +138,11 @@ export const inspectCommand: Command = {
     try {
       const ctx = args.values.ctx === undefined ? undefined : integerOption(args, 'ctx', 0);
       const summary = summarizeModel(gguf, ctx);
-      if (args.values.json) printJson({ ...ggufToJson(gguf), summary });
+      if (args.values.json)
+        printJson({
+          ...ggufToJson(gguf),
+          summary: { ...summary, guessedFileType: guessedFileType(summary.fileType, summary.typeMix) },
+        });
       else process.stdout.write(render(path, gguf, summary) + '\n');
     } finally {
       file.close();

@@ -108,6 +108,7 @@ function printLevels(files: ReturnType<typeof fileFigures>[], results: Divergenc
 
 export const kldCommand: Command = {
   help: HELP,
+  modelArgs: 'all',
   options: TEXT_WINDOW_OPTIONS,
   async run(args) {
     const [basePath, ...quantPaths] = args.positionals;

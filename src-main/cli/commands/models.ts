@@ -1,4 +1,4 @@
-import { fileTypeLabel, type ModelEntry } from '../../../src-preload/api';
+import { fileTypeLabel, guessedFileType, type ModelEntry } from '../../../src-preload/api';
 import { printJson, type Command } from '../command';
 import { formatBytes, table } from '../format';
 import { withLibrary } from '../library-backend';
@@ -20,10 +20,11 @@ sets with a part missing) are listed with the reason, marked "not runnable".
 
 Options:
   --json     one JSON array on stdout, one entry per model: { id, name, generalName, path, source,
-             bytes, architecture, fileType, parameters, contextLength, parts, sha256, error,
-             runnable, notRunnable, locations: [{ path, source, label }] }
+             bytes, architecture, fileType, guessedFileType, parameters, contextLength, parts,
+             sha256, error, runnable, notRunnable, locations: [{ path, source, label }] }
              fileType: general.file_type as llama.cpp names it, null when the file does not say
              (the table then shows the type guessed from the tensors, marked "(guessed)");
+             guessedFileType: that guess (the largest share of the tensors' bytes), else null;
              runnable: whether Gufo can run it; notRunnable: why not, null when it can
   --rescan   read every file's header again, changed or not
   --hash     first compute the SHA-256 of files that have none (finds copies of one file)
@@ -73,6 +74,7 @@ function jsonEntry(m: ModelEntry) {
     bytes: m.bytes,
     architecture: m.architecture,
     fileType: m.fileType,
+    guessedFileType: guessedFileType(m.fileType, m.typeMix),
     parameters: m.parameters,
     contextLength: m.contextLength,
     parts: m.parts,

@@ -7,7 +7,7 @@ import { ollamaBaseUrl } from '../../node/ollama/host';
 import { CliError, integerOption, log, printJson, type Command } from '../command';
 import { interruptSignal, progressBar } from '../progress';
 
-const HELP = `Usage: gufo ollama export <model.gguf> --name <name[:tag]> [options]
+const HELP = `Usage: gufo ollama export <model> --name <name[:tag]> [options]
 
 Hands a model to Ollama: writes <out>/<name>.gguf (re-quantized with --type, else the file as it
 is) and a Modelfile beside it (FROM, TEMPLATE when Ollama would not recognize the file's own chat
@@ -38,6 +38,7 @@ const PHASES: Record<OllamaExportPhase, string> = {
 
 export const ollamaCommand: Command = {
   help: HELP,
+  modelArgs: [1],
   options: {
     name: { type: 'string' },
     type: { type: 'string' },

@@ -6,6 +6,7 @@ import type { EngineHost } from '../../engine-wire/host';
 import type { EngineInfo } from '../../engine-wire/protocol';
 import { openGguf } from '../../node/gguf-io';
 import { CliError, integerOption, log, printJson, type Command, type CommandArgs } from '../command';
+import { fileProblem } from '../file-errors';
 import { formatInteger } from '../format';
 import { interruptSignal, progressBar } from '../progress';
 import { startEngine, trainedContext } from './run';
@@ -19,7 +20,7 @@ export const WINDOWS_HELP = `Which tokens are scored (llama.cpp's llama-perplexi
   tokens before it. Exception: a text that fits in one window is evaluated whole, and every
   token after the first (BOS) is scored.`;
 
-const HELP = `Usage: gufo perplexity <file.gguf> --text <file.txt> [--ctx N] [--json]
+const HELP = `Usage: gufo perplexity <model> --text <file.txt> [--ctx N] [--json]
 
 Perplexity of a model over a text, on the GPU, as llama.cpp's llama-perplexity computes it:
 exp of the mean negative log-likelihood of the scored tokens (lower is better).
@@ -49,8 +50,7 @@ export function readTextOption(args: CommandArgs, command: string): QualityText 
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new CliError(`${path}: cannot read the text file (${e.code === 'ENOENT' ? 'no such file' : e.message})`);
+    throw new CliError(`${path}: cannot read the text file (${fileProblem(err)})`);
   }
   if (text.length === 0) throw new CliError(`${path}: the text file is empty`);
   return { label: path, text };
@@ -114,6 +114,7 @@ export function windowBar(label: string): { update(done: number, total: number):
 
 export const perplexityCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: TEXT_WINDOW_OPTIONS,
   async run(args) {
     const [path, ...extra] = args.positionals;

@@ -92,6 +92,7 @@ function planSummary(
 
 export const quantizeCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     type: { type: 'string' },
     imatrix: { type: 'string' },

@@ -34,7 +34,7 @@ export function kvCacheOptions(args: CommandArgs): KvCacheTypes {
   return { k: type('cache-type-k', DEFAULT_KV_CACHE_TYPES.k), v: type('cache-type-v', DEFAULT_KV_CACHE_TYPES.v) };
 }
 
-const HELP = `Usage: gufo run <file.gguf> --prompt "<text>" [-n 64] [--temp 0] [--seed S] [--top-k K]
+const HELP = `Usage: gufo run <model> --prompt "<text>" [-n 64] [--temp 0] [--seed S] [--top-k K]
                 [--top-p P] [--min-p P] [--repeat-penalty R] [--ctx N] [--cache-type-k T]
                 [--cache-type-v T] [--top-logprobs K] [--json]
 
@@ -165,6 +165,7 @@ function timingLine(r: GenerateResult, loadMs: number): string {
 
 export const runCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     prompt: { type: 'string' },
     n: { type: 'string', short: 'n' },

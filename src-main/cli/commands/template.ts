@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { ChatTemplateError, renderChat, stopTokenIds, type ChatMessage, type ChatTool } from '../../core/chat-template';
 import { readVocab } from '../../core/tokenizer/vocab';
 import { openGguf } from '../../node/gguf-io';
+import { fileProblem } from '../file-errors';
 import { CliError, log, printJson, type Command } from '../command';
 
-const HELP = `Usage: gufo template <file.gguf> --messages msgs.json [--tools tools.json]
+const HELP = `Usage: gufo template <model> --messages msgs.json [--tools tools.json]
                      [--no-generation-prompt] [--no-thinking] [--json]
 
 Renders a conversation into the prompt text the model reads, with the file's own chat template
@@ -28,7 +29,7 @@ function readJson(path: string, what: string): unknown {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new CliError(`cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new CliError(`cannot read ${what} ${path}: ${fileProblem(err)}`);
   }
   try {
     return JSON.parse(text);
@@ -60,6 +61,7 @@ function checkTools(value: unknown, path: string): ChatTool[] {
 
 export const templateCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     messages: { type: 'string' },
     tools: { type: 'string' },

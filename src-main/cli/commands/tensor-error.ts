@@ -66,6 +66,7 @@ function printReport(r: TensorErrorReport, withTensors: boolean): void {
 
 export const tensorErrorCommand: Command = {
   help: HELP,
+  modelArgs: [0, 1],
   options: {
     tensors: { type: 'boolean' },
     json: { type: 'boolean' },

@@ -3,8 +3,9 @@ import { createTokenizer, readVocab, type Tokenizer } from '../../core/tokenizer
 import { decodeUtf8, isValidUtf8 } from '../../core/tokenizer/utf8';
 import { openGguf } from '../../node/gguf-io';
 import { CliError, printJson, type Command } from '../command';
+import { fileProblem } from '../file-errors';
 
-const HELP = `Usage: gufo tokenize <file.gguf> "<text>" [--special] [--bos] [--json]
+const HELP = `Usage: gufo tokenize <model> "<text>" [--special] [--bos] [--json]
        gufo tokenize <file.gguf> --in texts.jsonl [--special] [--bos] [--json]
 
 Tokenizes text with the model's own vocabulary exactly as llama.cpp does (llama_tokenize).
@@ -29,7 +30,7 @@ function readLines(path: string): string[] {
   try {
     raw = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new CliError(`cannot read ${path}: ${(err as Error).message}`);
+    throw new CliError(`cannot read ${path}: ${fileProblem(err)}`);
   }
   const texts: string[] = [];
   raw.split('\n').forEach((line, i) => {
@@ -60,6 +61,7 @@ function renderTokens(tok: Tokenizer, ids: number[]): string {
 
 export const tokenizeCommand: Command = {
   help: HELP,
+  modelArgs: [0],
   options: {
     in: { type: 'string' },
     special: { type: 'boolean' },

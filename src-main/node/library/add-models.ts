@@ -1,8 +1,9 @@
 /**
  * Adding models by hand: files, or every .gguf file under folders. Only readable GGUF files join
- * (source 'added', or what Gufo made them as: 'downloaded', 'exported'), taken out of the excluded
- * paths if the user had removed them before; a part of a split set brings its whole set. Every
- * other path is reported with the reason, naming it.
+ * (source 'added', or what Gufo made them as: 'downloaded', 'exported'; a file found under a folder
+ * added by hand is 'folder', since the folder becomes a model folder: backend/library.ts), taken out
+ * of the excluded paths if the user had removed them before; a part of a split set brings its whole
+ * set. Every other path is reported with the reason, naming it.
  */
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -23,14 +24,20 @@ export async function addModelFiles(
   source: ModelSource = 'added',
   known: KnownFile = {},
 ): Promise<AddModelsResult> {
-  const result: AddModelsResult = { added: [], skipped: [] };
+  const result: AddModelsResult = { added: [], skipped: [], folders: [] };
   for (const input of paths) {
     const path = resolve(input);
-    for (const { file, parts } of await filesToAdd(path, result.skipped)) {
+    const found = await filesToAdd(path, result.skipped);
+    const sourceOfFound: ModelSource = found.inFolder && source === 'added' ? 'folder' : source;
+    for (const { file, parts } of found.files) {
       const existing = store.byPath(file.path);
       let record;
       try {
-        record = readModelFile(file.path, source, { parts, fileName: basename(file.foundAt), sha256: known.sha256 });
+        record = readModelFile(file.path, sourceOfFound, {
+          parts,
+          fileName: basename(file.foundAt),
+          sha256: known.sha256,
+        });
       } catch (err) {
         result.skipped.push({ path: file.path, reason: `cannot read ${file.path}: ${reasonOf(err)}` });
         continue;
@@ -40,7 +47,7 @@ export async function addModelFiles(
         existing.error === null &&
         existing.bytes === record.bytes &&
         existing.mtimeMs === record.mtimeMs &&
-        (existing.source === source || source === 'added')
+        (existing.source === sourceOfFound || source === 'added')
       ) {
         result.skipped.push({ path: file.path, reason: `already in the library: ${file.path}` });
       } else if (record.error !== null) {
@@ -54,24 +61,28 @@ export async function addModelFiles(
   return result;
 }
 
-/** The models `path` stands for; what cannot be used goes to `skipped`. */
-async function filesToAdd(path: string, skipped: AddModelsResult['skipped']): Promise<GroupedFile[]> {
+/** The models `path` stands for, and whether it is a folder; what cannot be used goes to `skipped`. */
+async function filesToAdd(
+  path: string,
+  skipped: AddModelsResult['skipped'],
+): Promise<{ files: GroupedFile[]; inFolder: boolean }> {
+  const none = { files: [], inFolder: false };
   try {
     const info = await stat(path);
-    if (info.isFile()) return [await setOf(path)];
+    if (info.isFile()) return { files: [await setOf(path)], inFolder: false };
     if (!info.isDirectory()) {
       skipped.push({ path, reason: `not a file or folder: ${path}` });
-      return [];
+      return none;
     }
   } catch (err) {
     skipped.push({ path, reason: `cannot read ${path}: ${reasonOf(err)}` });
-    return [];
+    return none;
   }
   const { files, problems } = await findGgufFiles([path]);
   const { grouped, problems: setProblems } = groupSplitSets(files);
   skipped.push(...problems, ...setProblems);
   if (files.length === 0 && problems.length === 0) skipped.push({ path, reason: `no .gguf files in ${path}` });
-  return grouped;
+  return { files: grouped, inFolder: true };
 }
 
 /** A file, or the split set it is a part of (read from its first part, which the reading checks). */
