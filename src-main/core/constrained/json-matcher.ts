@@ -318,7 +318,8 @@ function stepObject(th: Thread, f: ObjectFrame, b: number, out: Thread[]): void 
       if (scan === CLOSE) {
         const name = keyName(f.raw);
         const value = f.node.properties.get(name) ?? f.node.additional;
-        if (value && !f.seen.includes(name)) out.push(next(O_COLON, [...f.seen, name], 0, '', value));
+        if (value && !f.seen.includes(name) && (!f.node.ordered || nextKeys(f).includes(name)))
+          out.push(next(O_COLON, [...f.seen, name], 0, '', value));
       } else if (scan !== DEAD) {
         const raw = f.raw + String.fromCharCode(b);
         if (f.node.additional || keyStarts(f, raw)) out.push(next(O_KEY, f.seen, scan, raw));
@@ -336,15 +337,29 @@ function stepObject(th: Thread, f: ObjectFrame, b: number, out: Thread[]): void 
   }
 }
 
-/** Whether `raw` begins a property's key not written yet. */
+/** Whether `raw` begins a property's key not written yet (in an ordered object, one that may come next). */
 function keyStarts(f: ObjectFrame, raw: string): boolean {
+  if (f.node.ordered) return nextKeys(f).some((name) => f.node.keyTexts.get(name)!.startsWith(raw));
   for (const [name, text] of f.node.keyTexts) if (text.startsWith(raw) && !f.seen.includes(name)) return true;
   return false;
 }
 
-/** Whether another key may follow: any key, or a property not written yet. */
+/** Whether another key may follow: any key, or a property not written yet (in an ordered object, after the last one written). */
 function mayAddKey(f: ObjectFrame): boolean {
+  if (f.node.ordered) return nextKeys(f).length > 0;
   return f.node.additional !== null || f.seen.length < f.node.properties.size;
+}
+
+/** In an ordered object, the keys that may come next: those after the last written, up to and with the first required one. */
+function nextKeys(f: ObjectFrame): string[] {
+  const names = [...f.node.properties.keys()];
+  const last = f.seen.length === 0 ? -1 : names.indexOf(f.seen.at(-1)!);
+  const out: string[] = [];
+  for (const name of names.slice(last + 1)) {
+    out.push(name);
+    if (f.node.required.includes(name)) break;
+  }
+  return out;
 }
 
 /** The key a JSON string's bytes (between the quotes, already checked) stand for. */

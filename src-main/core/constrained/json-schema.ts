@@ -30,6 +30,8 @@ export interface ObjectNode {
   readonly required: readonly string[];
   /** The schema of keys not in `properties`; null: no other keys. */
   readonly additional: JsonNode | null;
+  /** Keys are written in the order of `properties` (ORDERED_KEYWORD); optional ones may be left out. */
+  readonly ordered: boolean;
 }
 
 export interface ArrayNode {
@@ -92,6 +94,7 @@ export const ANY_OBJECT: ObjectNode = {
   keyTexts: new Map(),
   required: [],
   additional: ANY_VALUE,
+  ordered: false,
 };
 const ANY_ARRAY: ArrayNode = { kind: 'array', items: ANY_VALUE, minItems: 0, maxItems: Infinity };
 (ANY_VALUE.options as JsonNode[]).push(ANY_OBJECT, ANY_ARRAY, STRING, NUMBER, literal([true, false, null]));
@@ -103,6 +106,12 @@ export function deref(node: JsonNode): Exclude<JsonNode, RefNode> {
   return n;
 }
 
+/**
+ * Gufo's own keyword, for the schemas it writes itself (a forced tool call's object: "name" before
+ * "arguments", as llama.cpp's grammars write an object's properties in order): true, the keys in
+ * the order of "properties"; only with "additionalProperties": false.
+ */
+export const ORDERED_KEYWORD = 'x-gufo-ordered';
 const NUMBER_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'];
 const STRING_KEYWORDS = ['minLength', 'maxLength', 'pattern', 'format'];
 const ANNOTATIONS = new Set([
@@ -133,6 +142,7 @@ const KEYWORDS = new Set([
   'const',
   'anyOf',
   '$ref',
+  ORDERED_KEYWORD,
 ]);
 const TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'] as const;
 type TypeName = (typeof TYPES)[number];
@@ -267,7 +277,19 @@ class SchemaCompiler {
         : extra === false
           ? null
           : this.node(extra, `${at}/additionalProperties`);
-    return { kind: 'object', properties, keyTexts, required: [...new Set(required)], additional };
+    const ordered = schema[ORDERED_KEYWORD];
+    if (ordered !== undefined && ordered !== true && ordered !== false)
+      throw new SchemaError(`"${ORDERED_KEYWORD}" at ${at} must be true or false`);
+    if (ordered && additional !== null)
+      throw new SchemaError(`"${ORDERED_KEYWORD}" at ${at} needs "additionalProperties": false`);
+    return {
+      kind: 'object',
+      properties,
+      keyTexts,
+      required: [...new Set(required)],
+      additional,
+      ordered: ordered === true,
+    };
   }
 
   private array(schema: Schema, at: string): ArrayNode {

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isComplete, matchBytes, start, type MatchState } from '../../../src-main/core/constrained/json-matcher';
-import { compileJsonSchema, SchemaError } from '../../../src-main/core/constrained/json-schema';
+import { compileJsonSchema, ORDERED_KEYWORD, SchemaError } from '../../../src-main/core/constrained/json-schema';
+import { forcedToolCall } from '../../../src-main/core/tool-calls/index';
 import { utf8 } from './json-check';
 
 type Verdict = 'dead' | 'prefix' | 'whole';
@@ -300,5 +301,44 @@ describe('refusals', () => {
       expect(() => compileJsonSchema(schema), JSON.stringify(schema)).toThrow(SchemaError);
       expect(() => compileJsonSchema(schema), JSON.stringify(schema)).toThrow(message);
     }
+  });
+});
+
+describe('a forced tool call', () => {
+  it('writes "name" before "arguments" (hermes) and "parameters" (llama3), as llama.cpp does', () => {
+    const parameters = { type: 'object', properties: { n: { type: 'integer', minimum: 1, maximum: 3 } } };
+    for (const [family, key] of [
+      ['hermes', 'arguments'],
+      ['llama3', 'parameters'],
+    ] as const) {
+      const forced = forcedToolCall(family, [{ name: 'f', parameters }], false);
+      expect(forced.constraint.kind).toBe('json-schema');
+      const schema = (forced.constraint as { schema: unknown }).schema;
+      const begin = start(compileJsonSchema(schema));
+      expect(verdict(begin, `{"name":"f","${key}":{"n":2}}`)).toBe('whole');
+      expect(verdict(begin, `{"${key}"`)).toBe('dead');
+      expect(verdict(begin, `{"name":"f","${key}":{"n":4`)).toBe('dead');
+    }
+  });
+
+  it('holds an ordered object to the order of "properties", optional keys left out or not', () => {
+    const begin = start(
+      compileJsonSchema({
+        type: 'object',
+        properties: { a: { type: 'null' }, b: { type: 'null' }, c: { type: 'null' } },
+        required: ['c'],
+        additionalProperties: false,
+        [ORDERED_KEYWORD]: true,
+      }),
+    );
+    expect(verdict(begin, '{"c":null}')).toBe('whole');
+    expect(verdict(begin, '{"a":null,"c":null}')).toBe('whole');
+    expect(verdict(begin, '{"a":null,"b":null,"c":null}')).toBe('whole');
+    expect(verdict(begin, '{"b":null,"a"')).toBe('dead');
+    expect(verdict(begin, '{"c":null,')).toBe('dead');
+    expect(verdict(begin, '{"a":null}')).toBe('dead');
+    expect(() => compileJsonSchema({ properties: {}, [ORDERED_KEYWORD]: true })).toThrow(
+      /needs "additionalProperties": false/,
+    );
   });
 });
