@@ -13,7 +13,8 @@
  * then at most MAX_INDENT spaces or tabs (no carriage return). Compact JSON, one space after ":"
  * and ",", and pretty-printed JSON indented up to 20 all fit. After the whole value, nothing.
  *
- * Numbers with bounds (minimum, maximum, …) are held to them as they are written
+ * A number has at most MAX_DIGITS digits in each of its integer part, fraction and exponent, as in
+ * llama.cpp's grammars. Numbers with bounds (minimum, maximum, …) are held to them as they are written
  * (number-range.ts: no prefix is taken that no number in the range begins with), and written
  * without an exponent; strings with minLength, maxLength, a pattern or a format are read
  * character by character (escapes decoded) and their characters counted and stepped through the
@@ -23,6 +24,7 @@
  * still fit); usually one.
  */
 import { decodeUtf8 } from '../tokenizer/utf8';
+import { MAX_DIGITS } from './number-range';
 import { deref, type ArrayNode, type JsonNode, type NumberNode, type ObjectNode, type StringNode } from './json-schema';
 
 /** The most spaces or tabs after the line feeds of a whitespace run (llama.cpp's "space" rule). */
@@ -115,6 +117,8 @@ interface NumberFrame {
   readonly phase: number;
   /** The number's bytes so far, kept only when it has bounds. */
   readonly text: string;
+  /** Digits of the part being written (integer, fraction or exponent), at most MAX_DIGITS. */
+  readonly digits: number;
 }
 
 interface LiteralFrame {
@@ -210,12 +214,13 @@ function step(th: Thread, b: number, out: Thread[]): void {
       stepText(th, f, b, out);
       return;
     case 'number': {
-      const phase = numberStep(f, b);
+      let phase = numberStep(f, b);
+      const digits = !isDigit(b) ? 0 : phase === f.phase ? f.digits + 1 : 1;
+      if (digits > MAX_DIGITS) phase = -1;
       if (phase >= 0 && f.node.range) {
         const text = f.text + String.fromCharCode(b);
-        if (f.node.range.live(text)) out.push(at(th, { k: 'number', node: f.node, phase, text }));
-      } else if (phase === f.phase) out.push(th);
-      else if (phase >= 0) out.push(at(th, { k: 'number', node: f.node, phase, text: '' }));
+        if (f.node.range.live(text)) out.push(at(th, { k: 'number', node: f.node, phase, text, digits }));
+      } else if (phase >= 0) out.push(at(th, { k: 'number', node: f.node, phase, text: '', digits }));
       else if (mayEnd(f)) step(th.up!, b, out);
       return;
     }
@@ -281,7 +286,7 @@ function startValue(node: JsonNode, b: number, parent: Thread, out: Thread[]): v
       if (phase < 0) return;
       const text = n.range ? String.fromCharCode(b) : '';
       if (n.range && !n.range.live(text)) return;
-      out.push({ frame: { k: 'number', node: n, phase, text }, up: parent, ws: 0 });
+      out.push({ frame: { k: 'number', node: n, phase, text, digits: phase === N_SIGN ? 0 : 1 }, up: parent, ws: 0 });
       return;
     }
     case 'literal': {

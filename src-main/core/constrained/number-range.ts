@@ -5,8 +5,12 @@
  * Arithmetic is exact (BigInt at a common decimal scale); the bounds are read as the shortest
  * decimals their JSON numbers print as. A bounded number is written without an exponent (a
  * bounded integer never has one either); no leading zeros, as JSON and llama.cpp's range
- * grammars have it.
+ * grammars have it. Like llama.cpp's, a number has at most MAX_DIGITS integer digits and
+ * MAX_DIGITS fraction digits (so that a model cannot write digits forever).
  */
+
+/** The most digits of a number's integer part, of its fraction and of its exponent (llama.cpp's "integral-part", "decimal-part"). */
+export const MAX_DIGITS = 16;
 
 export interface NumberRange {
   /** The bounds as decimal texts ("18", "-2.5", "1e+21"); null: none on that side. */
@@ -130,6 +134,8 @@ export class RangeCheck {
   live(text: string): boolean {
     const p = parts(text);
     if (p.int === '') return this.side(p.neg, { v: 0n, in: false }, { v: null, in: false }, 0);
+    if (p.int.length > MAX_DIGITS) return false;
+    if (p.frac.length >= MAX_DIGITS) return this.holds(text); // no digit more
     if (p.dot || p.int === '0') {
       // Every number that goes on from here lies in [v, v + 10^-k) (an integer's "0": just 0).
       const k = p.frac.length;
@@ -142,7 +148,7 @@ export class RangeCheck {
     const r = this.scaled(0);
     const bound = p.neg ? r.lo.v : r.hi.v;
     const limit = bound === null ? null : bound < 0n ? -bound : bound;
-    for (let j = 0n; ; j++) {
+    for (let j = 0n; p.int.length + Number(j) <= MAX_DIGITS; j++) {
       const lo = base * 10n ** j;
       const hi = (base + 1n) * 10n ** j;
       const ok = this.integer
@@ -153,6 +159,7 @@ export class RangeCheck {
       if (limit === null) return true; // unbounded on this side: more digits reach it
       if (lo * 10n ** BigInt(this.scale) > limit) return false;
     }
+    return false;
   }
 
   /** Whether the magnitudes [lo, hi) (at 10^-k, `neg`: their negatives) meet the range. */

@@ -342,3 +342,23 @@ describe('a forced tool call', () => {
     );
   });
 });
+
+describe('digits', () => {
+  it("writes at most 16 digits in a number's integer part, fraction and exponent, as llama.cpp's grammar does", () => {
+    const n16 = '1234567890123456';
+    for (const schema of [{ type: 'integer' }, { type: 'number' }, { type: 'integer', minimum: 0 }]) {
+      const begin = start(compileJsonSchema(schema));
+      expect(verdict(begin, n16), JSON.stringify(schema)).toBe('whole');
+      expect(verdict(begin, `-${n16}`), JSON.stringify(schema)).toBe(schema.minimum === 0 ? 'dead' : 'whole');
+      expect(verdict(begin, `${n16}7`), JSON.stringify(schema)).toBe('dead');
+    }
+    const number = start(compileJsonSchema({ type: 'number' }));
+    expect(verdict(number, `0.${n16}`)).toBe('whole');
+    expect(verdict(number, `0.${n16}1`)).toBe('dead');
+    expect(verdict(number, `1e${n16}`)).toBe('whole');
+    expect(verdict(number, `1e-${n16}1`)).toBe('dead');
+    const bounded = start(compileJsonSchema({ type: 'number', minimum: 0, maximum: 1 }));
+    expect(verdict(bounded, `0.${n16}`)).toBe('whole');
+    expect(verdict(bounded, `0.${n16}1`)).toBe('dead');
+  });
+});
