@@ -39,6 +39,9 @@ export interface CharPattern {
   accepts(states: readonly number[]): boolean;
 }
 
+/** The most state sets (and steps from one set) a pattern remembers. */
+const MAX_CACHED_SETS = 4096;
+
 /** The most automaton states a pattern may expand to ({m,n} copies its operand). */
 export const MAX_PATTERN_STATES = 4000;
 
@@ -349,14 +352,37 @@ function finish(states: readonly State[], entry: number, exit: number): CharPatt
         }
     return [...seen].sort((a, b) => a - b);
   };
-  const start = closure([entry]);
+  // State sets are interned, and each one's steps remembered (a lazily built DFA): the mask search
+  // steps the same few sets through the same characters for every token of the vocabulary.
+  const interned = new Map<string, readonly number[]>();
+  const steps = new WeakMap<readonly number[], Map<number, readonly number[]>>();
+  const intern = (set: number[]): readonly number[] => {
+    const key = set.join(',');
+    let found = interned.get(key);
+    if (!found) {
+      found = set;
+      if (interned.size < MAX_CACHED_SETS) interned.set(key, found);
+    }
+    return found;
+  };
+  const none: readonly number[] = [];
+  const start = intern(closure([entry]));
   if (start.length === 0) throw new PatternError('the pattern matches no string');
   return {
     start,
     step(set, c) {
+      let memo = steps.get(set);
+      const known = memo?.get(c);
+      if (known) return known;
       const next: number[] = [];
       for (const s of set) for (const e of states[s]!.edges) if (inSet(e.set, c)) next.push(e.to);
-      return next.length === 0 ? next : closure(next);
+      const result = next.length === 0 ? none : intern(closure(next));
+      if (!memo) {
+        memo = new Map();
+        steps.set(set, memo);
+      }
+      if (memo.size < MAX_CACHED_SETS) memo.set(c, result);
+      return result;
     },
     stepsInRange: (set, lo, hi) => set.some((s) => states[s]!.edges.some((e) => meetsRange(e.set, lo, hi))),
     accepts: (set) => set.includes(exit),
