@@ -3,7 +3,8 @@
  * walks: type (object, array, string, number, integer, boolean, null, or a list of them),
  * properties, required, additionalProperties, items, minItems, maxItems, minimum, maximum,
  * exclusiveMinimum, exclusiveMaximum (held to exactly: number-range.ts), minLength, maxLength,
- * pattern and format (date, time, date-time, uuid: char-pattern.ts, llama.cpp's subset), enum,
+ * pattern and format (date, time, date-time, uuid: char-pattern.ts, llama.cpp's subset; a
+ * pattern takes the place of a format beside it), enum,
  * const, anyOf and local $ref ("#", "#/$defs/…", "#/definitions/…"); enum and const values are
  * matched as their compact JSON text (an object value with its keys in the schema's order).
  * Annotations (title, description, …, and a format Gufo does not know, as in llama.cpp and as
@@ -373,8 +374,9 @@ class SchemaCompiler {
     if (format !== undefined && typeof format !== 'string') throw new SchemaError(`"format" at ${at} must be a string`);
     const formatPattern =
       format === undefined ? undefined : FORMAT_PATTERNS[/^uuid[1-5]$/.test(format) ? 'uuid' : format];
-    if (formatPattern !== undefined) {
-      if (source !== null) throw new SchemaError(`"pattern" together with "format" at ${at} is not supported`);
+    // With a pattern, the format is left to it (as llama.cpp does; zod writes both for z.uuid(),
+    // z.iso.date(), …): format is an annotation unless a validator is told to assert it.
+    if (formatPattern !== undefined && source === null) {
       source = formatPattern;
       keyword = 'format';
     }

@@ -224,6 +224,12 @@ describe('format', () => {
     });
   }
 
+  it('leaves the format to a pattern beside it, as llama.cpp does (zod writes both for z.uuid())', () => {
+    const begin = start(compileJsonSchema({ type: 'string', format: 'uuid', pattern: '^[0-9a-f]{2}$' }));
+    expect(verdict(begin, '"0a"')).toBe('whole');
+    expect(verdict(begin, '"123e4567-e89b-12d3-a456-426614174000"')).toBe('dead');
+  });
+
   it('ignores a format it does not know, as llama.cpp does (format is an annotation unless asserted)', () => {
     const begin = start(compileJsonSchema({ type: 'string', format: 'email' }));
     expect(verdict(begin, '"not an address"')).toBe('whole');
@@ -289,7 +295,6 @@ describe('refusals', () => {
       [{ type: 'string', pattern: '^(a{100}){100}$' }, /expands past \d+ states/],
       [{ type: 'string', pattern: '^a$', maxLength: 3 }, /"pattern" together with "maxLength" at #/],
       [{ type: 'string', format: 'date', minLength: 3 }, /"format" together with "minLength" at #/],
-      [{ type: 'string', format: 'date', pattern: '^a$' }, /"pattern" together with "format"/],
       [{ type: 'string', minLength: 3, maxLength: 2 }, /at least 3 characters and allows at most 2/],
       [{ type: 'string', minLength: -1 }, /"minLength" at # must be a whole number/],
       [{ type: 'integer', minimum: 'a' }, /"minimum" at # must be a number/],
