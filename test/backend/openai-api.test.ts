@@ -325,13 +325,13 @@ describe('the HTTP API, up to the engine', () => {
       response_format: { type: 'json_schema', json_schema: { name: 'x', schema: s } },
     });
     await expect(
-      refused(schema({ type: 'object', properties: { n: { type: 'integer', minimum: 0 } } })),
+      refused(schema({ type: 'object', properties: { n: { type: 'integer', multipleOf: 2 } } })),
     ).rejects.toMatchObject({
       status: 400,
       param: 'response_format',
       code: 'invalid_json_schema',
       error: {
-        message: 'response_format.json_schema.schema: unsupported JSON Schema keyword "minimum" at #/properties/n',
+        message: 'response_format.json_schema.schema: unsupported JSON Schema keyword "multipleOf" at #/properties/n',
       },
     });
     await expect(refused(schema({ type: 'object', required: ['a'] }))).rejects.toMatchObject({

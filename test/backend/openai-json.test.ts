@@ -93,6 +93,37 @@ describe('JSON mode through the OpenAI-compatible API', { timeout: 300_000 }, ()
     expect(matchBytes(start(ANY_OBJECT), utf8(sampled.choices[0]!.message.content!))).not.toBeNull();
   });
 
+  it("takes zod 4's minimum/maximum (and pattern, format, minLength) and holds the answer to them", async () => {
+    // z.object({ name: z.string(), age: z.number().int().min(0).max(150) }) as zod 4 writes it, with more keywords.
+    const bounded = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 12 },
+        age: { type: 'integer', minimum: 0, maximum: 150 },
+        score: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+        code: { type: 'string', pattern: '^[A-Z]{2}-[0-9]{2,3}$' },
+        day: { type: 'string', format: 'date' },
+      },
+      required: ['name', 'age', 'score', 'code', 'day'],
+      additionalProperties: false,
+    };
+    for (const temperature of [0, 1]) {
+      const reply = await t.client().chat.completions.create({
+        model,
+        messages,
+        temperature,
+        seed: 3,
+        max_tokens: 200,
+        response_format: { type: 'json_schema', json_schema: { name: 'person', schema: bounded, strict: true } },
+      });
+      const choice = reply.choices[0]!;
+      expect(choice.finish_reason, choice.message.content!).toBe('stop');
+      const value = JSON.parse(choice.message.content!);
+      expect(validates(value, bounded), choice.message.content!).toBe(true);
+    }
+  });
+
   it('holds /v1/completions output to the schema too', async () => {
     const reply = await send(
       t.server.port,

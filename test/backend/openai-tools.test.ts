@@ -165,6 +165,32 @@ describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 },
     }
   });
 
+  it("Qwen 3: a forced call to a function with zod 4's integer bounds is answered, not refused, and its arguments hold to them", async () => {
+    const model = await idOf('qwen');
+    // z.object({ name: z.string().max(8), age: z.number().int().min(0).max(150) }) as zod 4 writes it.
+    const parameters = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { name: { type: 'string', maxLength: 8 }, age: { type: 'integer', minimum: 0, maximum: 150 } },
+      required: ['name', 'age'],
+      additionalProperties: false,
+    };
+    const reply = await t.client().chat.completions.create({
+      model,
+      messages: question,
+      tools: [{ type: 'function', function: { name: 'add_person', parameters } }],
+      tool_choice: 'required',
+      temperature: 0,
+      max_tokens: 80,
+    });
+    const choice = reply.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    const call = choice.message.tool_calls![0]!;
+    if (call.type !== 'function') throw new Error('not a function call');
+    expect(call.function.name).toBe('add_person');
+    expect(validates(JSON.parse(call.function.arguments), parameters), call.function.arguments).toBe(true);
+  });
+
   it('Qwen 3: the tools and a tool result are rendered by the template into the prompt (call → result → answer)', async () => {
     const model = await idOf('qwen');
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [

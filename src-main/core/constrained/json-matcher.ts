@@ -8,19 +8,27 @@
  * Every accepted prefix can still be completed: a comma is accepted only where another key or
  * item may follow, a key only while it is the start of one the schema allows (and each key once
  * per object: JSON.parse would keep only the last of two). Free whitespace
- * between tokens is bounded, so that a model cannot fill its answer with it (llama.cpp's JSON
- * grammar bounds it too): a run is an optional line feed, then at most 1 + WHITESPACE_PER_LEVEL ×
- * depth spaces or tabs, depth being the number of open objects and arrays. Compact JSON, one space
- * after ":" and ",", and pretty-printed JSON indented by up to 4 per level all fit; a small model
- * that likes spaces wastes at most a few tokens per position. After the whole value, nothing.
+ * between tokens is bounded as llama.cpp's grammars bound it (their "space" rule), so that a
+ * model cannot fill its answer with it: a run is nothing, one space, or one or two line feeds
+ * then at most MAX_INDENT spaces or tabs (no carriage return). Compact JSON, one space after ":"
+ * and ",", and pretty-printed JSON indented up to 20 all fit. After the whole value, nothing.
+ *
+ * A number has at most MAX_DIGITS digits in each of its integer part, fraction and exponent, as in
+ * llama.cpp's grammars. Numbers with bounds (minimum, maximum, …) are held to them as they are written
+ * (number-range.ts: no prefix is taken that no number in the range begins with), and written
+ * without an exponent; strings with minLength, maxLength, a pattern or a format are read
+ * character by character (escapes decoded) and their characters counted and stepped through the
+ * pattern's automaton (char-pattern.ts).
  *
  * A state is a list of threads, one per way the bytes so far can be read (anyOf alternatives that
  * still fit); usually one.
  */
 import { decodeUtf8 } from '../tokenizer/utf8';
-import { deref, type ArrayNode, type JsonNode, type ObjectNode } from './json-schema';
+import { MAX_DIGITS } from './number-range';
+import { deref, type ArrayNode, type JsonNode, type NumberNode, type ObjectNode, type StringNode } from './json-schema';
 
-export const WHITESPACE_PER_LEVEL = 4;
+/** The most spaces or tabs after the line feeds of a whitespace run (llama.cpp's "space" rule). */
+export const MAX_INDENT = 20;
 
 export type MatchState = readonly Thread[];
 
@@ -28,11 +36,11 @@ interface Thread {
   readonly frame: Frame;
   /** Where the value being read returns to, already past that value; null for the root. */
   readonly up: Thread | null;
-  /** The whitespace just read at this point: 2 × spaces and tabs, + 1 after a line feed. */
+  /** The whitespace just read at this point: 0 none, ONE_SPACE, or line feeds × LINE + spaces and tabs. */
   readonly ws: number;
 }
 
-type Frame = RootFrame | ObjectFrame | ArrayFrame | StringFrame | NumberFrame | LiteralFrame;
+type Frame = RootFrame | ObjectFrame | ArrayFrame | StringFrame | TextFrame | NumberFrame | LiteralFrame;
 
 interface RootFrame {
   readonly k: 'root';
@@ -78,6 +86,21 @@ interface StringFrame {
   readonly scan: number;
 }
 
+/** A string with minLength, maxLength or a pattern: read character by character. */
+interface TextFrame {
+  readonly k: 'text';
+  readonly node: StringNode;
+  readonly scan: number;
+  /** The code point being decoded (UTF-8 bytes or \u digits so far). */
+  readonly cp: number;
+  /** A high surrogate written as \\u, waiting for the low one that makes one character with it (0: none). */
+  readonly high: number;
+  /** Characters so far. */
+  readonly count: number;
+  /** The pattern's automaton states; empty when there is no pattern. */
+  readonly states: readonly number[];
+}
+
 // Number phases: after "-", "0", integer digits, ".", fraction digits, "e", the exponent's sign, its digits.
 const N_SIGN = 0;
 const N_ZERO = 1;
@@ -90,8 +113,12 @@ const N_EXP = 7;
 
 interface NumberFrame {
   readonly k: 'number';
-  readonly integer: boolean;
+  readonly node: NumberNode;
   readonly phase: number;
+  /** The number's bytes so far, kept only when it has bounds. */
+  readonly text: string;
+  /** Digits of the part being written (integer, fraction or exponent), at most MAX_DIGITS. */
+  readonly digits: number;
 }
 
 interface LiteralFrame {
@@ -127,7 +154,11 @@ function complete(th: Thread | null): boolean {
 
 /** A number or a literal that is whole as it is, though it may go on. */
 function mayEnd(f: Frame): boolean {
-  if (f.k === 'number') return f.phase === N_ZERO || f.phase === N_INT || f.phase === N_FRAC || f.phase === N_EXP;
+  if (f.k === 'number')
+    return (
+      (f.phase === N_ZERO || f.phase === N_INT || f.phase === N_FRAC || f.phase === N_EXP) &&
+      (f.node.range === null || f.node.range.holds(f.text))
+    );
   if (f.k === 'literal') return f.alive.some((i) => f.texts[i]!.length === f.pos);
   return false;
 }
@@ -140,19 +171,21 @@ function at(th: Thread, frame: Frame): Thread {
   return { frame, up: th.up, ws: 0 };
 }
 
-/** One more whitespace byte `b`: a line feed first in the run, spaces and tabs up to the depth's limit (no carriage return). */
-function space(th: Thread, b: number, out: Thread[]): void {
-  if (b === LF) {
-    if (th.ws === 0) out.push({ frame: th.frame, up: th.up, ws: 1 });
-  } else if (b !== 0x0d && th.ws >> 1 <= WHITESPACE_PER_LEVEL * depth(th))
-    out.push({ frame: th.frame, up: th.up, ws: th.ws + 2 });
-}
+const ONE_SPACE = 1;
+const LINE = 0x100;
 
-/** Objects and arrays open at this point. */
-function depth(th: Thread): number {
-  let d = 0;
-  for (let t: Thread | null = th; t; t = t.up) if (t.frame.k === 'object' || t.frame.k === 'array') d++;
-  return d;
+/** One more whitespace byte `b`: "" | " " | "\n"{1,2} [ \t]{0,MAX_INDENT}, as llama.cpp's grammars have it. */
+function space(th: Thread, b: number, out: Thread[]): void {
+  const ws = th.ws;
+  let next = -1;
+  if (ws === 0) next = b === 0x20 ? ONE_SPACE : b === LF ? LINE : -1;
+  else if (ws >= LINE) {
+    const lines = ws >> 8;
+    const indent = ws & 0xff;
+    if (b === LF) next = lines === 1 && indent === 0 ? 2 * LINE : -1;
+    else if ((b === 0x20 || b === 0x09) && indent < MAX_INDENT) next = ws + 1;
+  }
+  if (next >= 0) out.push({ frame: th.frame, up: th.up, ws: next });
 }
 
 function step(th: Thread, b: number, out: Thread[]): void {
@@ -177,10 +210,17 @@ function step(th: Thread, b: number, out: Thread[]): void {
       else if (scan !== DEAD) out.push(at(th, stringFrame(scan)));
       return;
     }
+    case 'text':
+      stepText(th, f, b, out);
+      return;
     case 'number': {
-      const phase = numberStep(f, b);
-      if (phase === f.phase) out.push(th);
-      else if (phase >= 0) out.push(at(th, { k: 'number', integer: f.integer, phase }));
+      let phase = numberStep(f, b);
+      const digits = !isDigit(b) ? 0 : phase === f.phase ? f.digits + 1 : 1;
+      if (digits > MAX_DIGITS) phase = -1;
+      if (phase >= 0 && f.node.range) {
+        const text = f.text + String.fromCharCode(b);
+        if (f.node.range.live(text)) out.push(at(th, { k: 'number', node: f.node, phase, text, digits }));
+      } else if (phase >= 0) out.push(at(th, { k: 'number', node: f.node, phase, text: '', digits }));
       else if (mayEnd(f)) step(th.up!, b, out);
       return;
     }
@@ -231,11 +271,22 @@ function startValue(node: JsonNode, b: number, parent: Thread, out: Thread[]): v
       if (b === 0x5b) out.push({ frame: { k: 'array', node: n, phase: A_OPEN, count: 0 }, up: parent, ws: 0 });
       return;
     case 'string':
-      if (b === 0x22) out.push({ frame: stringFrame(0), up: parent, ws: 0 });
+      if (b !== 0x22) return;
+      if (n.minLength === 0 && n.maxLength === Infinity && n.pattern === null)
+        out.push({ frame: stringFrame(0), up: parent, ws: 0 });
+      else
+        out.push({
+          frame: { k: 'text', node: n, scan: 0, cp: 0, high: 0, count: 0, states: n.pattern ? n.pattern.start : [] },
+          up: parent,
+          ws: 0,
+        });
       return;
     case 'number': {
       const phase = b === 0x2d ? N_SIGN : b === 0x30 ? N_ZERO : isDigit(b) ? N_INT : -1;
-      if (phase >= 0) out.push({ frame: { k: 'number', integer: n.integer, phase }, up: parent, ws: 0 });
+      if (phase < 0) return;
+      const text = n.range ? String.fromCharCode(b) : '';
+      if (n.range && !n.range.live(text)) return;
+      out.push({ frame: { k: 'number', node: n, phase, text, digits: phase === N_SIGN ? 0 : 1 }, up: parent, ws: 0 });
       return;
     }
     case 'literal': {
@@ -272,7 +323,8 @@ function stepObject(th: Thread, f: ObjectFrame, b: number, out: Thread[]): void 
       if (scan === CLOSE) {
         const name = keyName(f.raw);
         const value = f.node.properties.get(name) ?? f.node.additional;
-        if (value && !f.seen.includes(name)) out.push(next(O_COLON, [...f.seen, name], 0, '', value));
+        if (value && !f.seen.includes(name) && (!f.node.ordered || nextKeys(f).includes(name)))
+          out.push(next(O_COLON, [...f.seen, name], 0, '', value));
       } else if (scan !== DEAD) {
         const raw = f.raw + String.fromCharCode(b);
         if (f.node.additional || keyStarts(f, raw)) out.push(next(O_KEY, f.seen, scan, raw));
@@ -290,15 +342,29 @@ function stepObject(th: Thread, f: ObjectFrame, b: number, out: Thread[]): void 
   }
 }
 
-/** Whether `raw` begins a property's key not written yet. */
+/** Whether `raw` begins a property's key not written yet (in an ordered object, one that may come next). */
 function keyStarts(f: ObjectFrame, raw: string): boolean {
+  if (f.node.ordered) return nextKeys(f).some((name) => f.node.keyTexts.get(name)!.startsWith(raw));
   for (const [name, text] of f.node.keyTexts) if (text.startsWith(raw) && !f.seen.includes(name)) return true;
   return false;
 }
 
-/** Whether another key may follow: any key, or a property not written yet. */
+/** Whether another key may follow: any key, or a property not written yet (in an ordered object, after the last one written). */
 function mayAddKey(f: ObjectFrame): boolean {
+  if (f.node.ordered) return nextKeys(f).length > 0;
   return f.node.additional !== null || f.seen.length < f.node.properties.size;
+}
+
+/** In an ordered object, the keys that may come next: those after the last written, up to and with the first required one. */
+function nextKeys(f: ObjectFrame): string[] {
+  const names = [...f.node.properties.keys()];
+  const last = f.seen.length === 0 ? -1 : names.indexOf(f.seen.at(-1)!);
+  const out: string[] = [];
+  for (const name of names.slice(last + 1)) {
+    out.push(name);
+    if (f.node.required.includes(name)) break;
+  }
+  return out;
 }
 
 /** The key a JSON string's bytes (between the quotes, already checked) stand for. */
@@ -341,8 +407,8 @@ function stepArray(th: Thread, f: ArrayFrame, b: number, out: Thread[]): void {
 /** The number's next phase after `b`, or -1 when `b` does not continue it. */
 function numberStep(f: NumberFrame, b: number): number {
   const digit = isDigit(b);
-  const dot = !f.integer && b === 0x2e;
-  const exp = !f.integer && (b === 0x65 || b === 0x45);
+  const dot = !f.node.integer && b === 0x2e;
+  const exp = !f.node.integer && f.node.range === null && (b === 0x65 || b === 0x45);
   switch (f.phase) {
     case N_SIGN:
       return b === 0x30 ? N_ZERO : digit ? N_INT : -1;
@@ -407,6 +473,114 @@ function scanString(scan: number, b: number): number {
   if (b >= 0xf1 && b <= 0xf3) return continuation(3, 0);
   if (b === 0xf4) return continuation(3, 4);
   return DEAD;
+}
+
+/** The character a one-letter escape ("\\n") stands for, by the letter. */
+const ESCAPED: Readonly<Record<number, number>> = {
+  0x22: 0x22,
+  0x5c: 0x5c,
+  0x2f: 0x2f,
+  0x62: 0x08,
+  0x66: 0x0c,
+  0x6e: 0x0a,
+  0x72: 0x0d,
+  0x74: 0x09,
+};
+
+const hexValue = (b: number) => (b <= 0x39 ? b - 0x30 : (b | 0x20) - 0x57);
+
+/** A byte of a string held to a length or a pattern: each whole character is counted and stepped through the pattern. */
+function stepText(th: Thread, f: TextFrame, b: number, out: Thread[]): void {
+  const scan = scanString(f.scan, b);
+  if (scan === DEAD) return;
+  const { minLength, pattern } = f.node;
+  let text: Counted | null = f;
+  if (scan === CLOSE) {
+    if (f.high) text = counted(f, f.high);
+    if (text && text.count >= minLength && (!pattern || pattern.accepts(text.states))) out.push(th.up!);
+    return;
+  }
+  const esc = f.scan & 7;
+  const due = (f.scan >> 3) & 3;
+  let cp = f.cp;
+  let ch = -1;
+  let fromEscape = false;
+  if (due > 0) {
+    cp = (cp << 6) | (b & 0x3f);
+    if (((scan >> 3) & 3) === 0) ch = cp;
+  } else if (esc === 1) {
+    if (b === 0x75) cp = 0;
+    else ch = ESCAPED[b]!;
+  } else if (esc >= 2) {
+    cp = cp * 16 + hexValue(b);
+    if (esc === 5) {
+      ch = cp;
+      fromEscape = true;
+    }
+  } else if (b < 0x80) {
+    if (b !== 0x5c) ch = b;
+  } else cp = b & (b >= 0xf0 ? 0x07 : b >= 0xe0 ? 0x0f : 0x1f);
+  let high = f.high;
+  if (ch < 0) {
+    // Part of a character: some character it can still become must fit (a prefix with none is a dead end).
+    const escape = (scan & 7) !== 0;
+    if (f.count + 1 + (high && !escape ? 1 : 0) > f.node.maxLength) return;
+    if (pattern) {
+      const [lo, hi] = partialRange(scan, cp);
+      if (!pattern.stepsInRange(f.states, lo, hi)) return;
+    }
+  } else {
+    // A surrogate pair written as two \u escapes is one character, as in the decoded string.
+    if (high && fromEscape && ch >= 0xdc00 && ch <= 0xdfff) {
+      ch = 0x10000 + ((high - 0xd800) << 10) + (ch - 0xdc00);
+      high = 0;
+    } else if (high) {
+      text = counted(text, high);
+      high = 0;
+    }
+    // (Held only without a pattern, and only where one more character fits: any way on stays open.
+    // With a pattern each \\u escape is a character of its own.)
+    if (text && fromEscape && ch >= 0xd800 && ch <= 0xdbff && !f.node.pattern && text.count < f.node.maxLength)
+      high = ch;
+    else if (text) text = counted(text, ch);
+    if (!text) return;
+  }
+  out.push(at(th, { k: 'text', node: f.node, scan, cp, high, count: text.count, states: text.states }));
+}
+
+/** The code points a character partly read (`scan` after its last byte, `cp` its bits so far) can still become. */
+function partialRange(scan: number, cp: number): [number, number] {
+  const esc = scan & 7;
+  const due = (scan >> 3) & 3;
+  if (due > 0) {
+    const [rlo, rhi] = RANGES[scan >> 5]!;
+    const shift = 6 * (due - 1);
+    const base = cp * 2 ** (6 * due);
+    return [base + (rlo & 0x3f) * 2 ** shift, base + (rhi & 0x3f) * 2 ** shift + 2 ** shift - 1];
+  }
+  if (esc >= 2) {
+    const rest = 2 ** (4 * (4 - (esc - 2)));
+    return [cp * rest, cp * rest + rest - 1];
+  }
+  return [0, 0xffff]; // after "\": a one-letter escape or \u
+}
+
+interface Counted {
+  readonly node: StringNode;
+  readonly count: number;
+  readonly states: readonly number[];
+}
+
+/** After one more character `ch`; null past maxLength or where the pattern has no way on. */
+function counted(t: Counted, ch: number): Counted | null {
+  const count = t.count + 1;
+  if (count > t.node.maxLength) return null;
+  let states = t.states;
+  if (t.node.pattern) {
+    states = t.node.pattern.step(states, ch);
+    if (states.length === 0) return null;
+  }
+  return { node: t.node, count, states };
 }
 
 /** String frames by scan state, shared (they hold nothing else). */

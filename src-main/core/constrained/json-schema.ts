@@ -1,13 +1,20 @@
 /**
  * JSON Schema, the subset structured output needs, compiled to the node graph the JSON matcher
  * walks: type (object, array, string, number, integer, boolean, null, or a list of them),
- * properties, required, additionalProperties, items, minItems, maxItems, enum, const, anyOf and
- * local $ref ("#", "#/$defs/…", "#/definitions/…"); enum and const values are matched as their
- * compact JSON text (an object value with its keys in the schema's order). Annotations (title, description, …) are
- * ignored; any other keyword is a SchemaError naming it and where it is, since a constraint that
- * were silently dropped would let through output the client's schema refuses.
+ * properties, required, additionalProperties, items, minItems, maxItems, minimum, maximum,
+ * exclusiveMinimum, exclusiveMaximum (held to exactly: number-range.ts), minLength, maxLength,
+ * pattern and format (date, time, date-time, uuid: char-pattern.ts, llama.cpp's subset; a
+ * pattern takes the place of a format beside it), enum,
+ * const, anyOf and local $ref ("#", "#/$defs/…", "#/definitions/…"); enum and const values are
+ * matched as their compact JSON text (an object value with its keys in the schema's order).
+ * Annotations (title, description, …, and a format Gufo does not know, as in llama.cpp and as
+ * JSON Schema's default format-annotation vocabulary has it) are ignored; any other keyword is a
+ * SchemaError naming it and where it is, since a constraint that were silently dropped would let
+ * through output the client's schema refuses.
  */
 import { jsonOverBounds } from '../json-bounds';
+import { compilePattern, FORMAT_PATTERNS, PatternError, type CharPattern } from './char-pattern';
+import { RangeCheck } from './number-range';
 
 export type JsonNode = AnyOfNode | ObjectNode | ArrayNode | StringNode | NumberNode | LiteralNode | RefNode;
 
@@ -24,6 +31,8 @@ export interface ObjectNode {
   readonly required: readonly string[];
   /** The schema of keys not in `properties`; null: no other keys. */
   readonly additional: JsonNode | null;
+  /** Keys are written in the order of `properties` (ORDERED_KEYWORD); optional ones may be left out. */
+  readonly ordered: boolean;
 }
 
 export interface ArrayNode {
@@ -35,11 +44,18 @@ export interface ArrayNode {
 
 export interface StringNode {
   readonly kind: 'string';
+  /** Characters (a code point, or an escape, counts one), at least and at most. */
+  readonly minLength: number;
+  readonly maxLength: number;
+  /** The characters must match this whole (pattern, format); null: any. */
+  readonly pattern: CharPattern | null;
 }
 
 export interface NumberNode {
   readonly kind: 'number';
   readonly integer: boolean;
+  /** minimum, maximum and their exclusive forms; null: unbounded. */
+  readonly range: RangeCheck | null;
 }
 
 /** One of a few exact JSON texts (enum, const, true/false, null), as UTF-8. */
@@ -64,9 +80,9 @@ function literal(values: readonly unknown[]): LiteralNode {
   return { kind: 'literal', texts: values.map((v) => utf8.encode(JSON.stringify(v))) };
 }
 
-const STRING: StringNode = { kind: 'string' };
-const NUMBER: NumberNode = { kind: 'number', integer: false };
-const INTEGER: NumberNode = { kind: 'number', integer: true };
+const STRING: StringNode = { kind: 'string', minLength: 0, maxLength: Infinity, pattern: null };
+const NUMBER: NumberNode = { kind: 'number', integer: false, range: null };
+const INTEGER: NumberNode = { kind: 'number', integer: true, range: null };
 const BOOLEAN = literal([true, false]);
 const NULL = literal([null]);
 
@@ -79,6 +95,7 @@ export const ANY_OBJECT: ObjectNode = {
   keyTexts: new Map(),
   required: [],
   additional: ANY_VALUE,
+  ordered: false,
 };
 const ANY_ARRAY: ArrayNode = { kind: 'array', items: ANY_VALUE, minItems: 0, maxItems: Infinity };
 (ANY_VALUE.options as JsonNode[]).push(ANY_OBJECT, ANY_ARRAY, STRING, NUMBER, literal([true, false, null]));
@@ -90,6 +107,14 @@ export function deref(node: JsonNode): Exclude<JsonNode, RefNode> {
   return n;
 }
 
+/**
+ * Gufo's own keyword, for the schemas it writes itself (a forced tool call's object: "name" before
+ * "arguments", as llama.cpp's grammars write an object's properties in order): true, the keys in
+ * the order of "properties"; only with "additionalProperties": false.
+ */
+export const ORDERED_KEYWORD = 'x-gufo-ordered';
+const NUMBER_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'];
+const STRING_KEYWORDS = ['minLength', 'maxLength', 'pattern', 'format'];
 const ANNOTATIONS = new Set([
   'title',
   'description',
@@ -112,10 +137,13 @@ const KEYWORDS = new Set([
   'items',
   'minItems',
   'maxItems',
+  ...NUMBER_KEYWORDS,
+  ...STRING_KEYWORDS,
   'enum',
   'const',
   'anyOf',
   '$ref',
+  ORDERED_KEYWORD,
 ]);
 const TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'] as const;
 type TypeName = (typeof TYPES)[number];
@@ -196,6 +224,9 @@ class SchemaCompiler {
     if (t === undefined) {
       if (['properties', 'required', 'additionalProperties'].some((k) => k in schema)) return ['object'];
       if (['items', 'minItems', 'maxItems'].some((k) => k in schema)) return ['array'];
+      // As llama.cpp reads them: a schema with only number (string) keywords is a number (string).
+      if (NUMBER_KEYWORDS.some((k) => k in schema)) return ['number'];
+      if (STRING_KEYWORDS.some((k) => k in schema)) return ['string'];
       return null;
     }
     const list = Array.isArray(t) ? t : [t];
@@ -214,11 +245,10 @@ class SchemaCompiler {
       case 'array':
         return this.array(schema, at);
       case 'string':
-        return STRING;
+        return this.string(schema, at);
       case 'number':
-        return NUMBER;
       case 'integer':
-        return INTEGER;
+        return this.number(type === 'integer', schema, at);
       case 'boolean':
         return BOOLEAN;
       case 'null':
@@ -248,7 +278,19 @@ class SchemaCompiler {
         : extra === false
           ? null
           : this.node(extra, `${at}/additionalProperties`);
-    return { kind: 'object', properties, keyTexts, required: [...new Set(required)], additional };
+    const ordered = schema[ORDERED_KEYWORD];
+    if (ordered !== undefined && ordered !== true && ordered !== false)
+      throw new SchemaError(`"${ORDERED_KEYWORD}" at ${at} must be true or false`);
+    if (ordered && additional !== null)
+      throw new SchemaError(`"${ORDERED_KEYWORD}" at ${at} needs "additionalProperties": false`);
+    return {
+      kind: 'object',
+      properties,
+      keyTexts,
+      required: [...new Set(required)],
+      additional,
+      ordered: ordered === true,
+    };
   }
 
   private array(schema: Schema, at: string): ArrayNode {
@@ -267,6 +309,89 @@ class SchemaCompiler {
     if (minItems > maxItems)
       throw new SchemaError(`the array at ${at} needs at least ${minItems} items and allows at most ${maxItems}`);
     return { kind: 'array', items, minItems, maxItems };
+  }
+
+  private number(integer: boolean, schema: Schema, at: string): NumberNode {
+    const bound = (key: string): number | boolean | undefined => {
+      const v = schema[key];
+      if (v === undefined) return undefined;
+      const draft4 = key.startsWith('exclusive') && typeof v === 'boolean';
+      if (!draft4 && (typeof v !== 'number' || !Number.isFinite(v)))
+        throw new SchemaError(`"${key}" at ${at} must be a number`);
+      return v;
+    };
+    const min = bound('minimum');
+    const max = bound('maximum');
+    const exMin = bound('exclusiveMinimum');
+    const exMax = bound('exclusiveMaximum');
+    if ([min, max, exMin, exMax].every((v) => v === undefined)) return integer ? INTEGER : NUMBER;
+    // The stricter of "minimum" and a numeric "exclusiveMinimum" (draft 4's boolean one makes "minimum" exclusive).
+    const side = (inclusive: number | boolean | undefined, exclusive: number | boolean | undefined, lower: boolean) => {
+      const inc = typeof inclusive === 'number' ? inclusive : null;
+      if (typeof exclusive === 'boolean') return { v: inc, ex: exclusive && inc !== null };
+      if (exclusive === undefined) return { v: inc, ex: false };
+      if (inc === null) return { v: exclusive, ex: true };
+      const exStricter = lower ? exclusive >= inc : exclusive <= inc;
+      return exStricter ? { v: exclusive, ex: true } : { v: inc, ex: false };
+    };
+    const lo = side(min, exMin, true);
+    const hi = side(max, exMax, false);
+    const range = new RangeCheck(
+      {
+        min: lo.v === null ? null : String(lo.v),
+        minExclusive: lo.ex,
+        max: hi.v === null ? null : String(hi.v),
+        maxExclusive: hi.ex,
+      },
+      integer,
+    );
+    if (range.empty())
+      throw new SchemaError(`no ${integer ? 'integer' : 'number'} at ${at} is within its minimum and maximum`);
+    return { kind: 'number', integer, range };
+  }
+
+  private string(schema: Schema, at: string): StringNode {
+    const count = (key: 'minLength' | 'maxLength', fallback: number): number => {
+      const v = schema[key];
+      if (v === undefined) return fallback;
+      if (!Number.isSafeInteger(v) || (v as number) < 0)
+        throw new SchemaError(`"${key}" at ${at} must be a whole number of at least 0`);
+      return v as number;
+    };
+    const minLength = count('minLength', 0);
+    const maxLength = count('maxLength', Infinity);
+    if (minLength > maxLength)
+      throw new SchemaError(
+        `the string at ${at} needs at least ${minLength} characters and allows at most ${maxLength}`,
+      );
+    let source: string | null = null;
+    let keyword = 'pattern';
+    if (schema.pattern !== undefined) {
+      if (typeof schema.pattern !== 'string') throw new SchemaError(`"pattern" at ${at} must be a string`);
+      source = schema.pattern;
+    }
+    const format = schema.format;
+    if (format !== undefined && typeof format !== 'string') throw new SchemaError(`"format" at ${at} must be a string`);
+    const formatPattern =
+      format === undefined ? undefined : FORMAT_PATTERNS[/^uuid[1-5]$/.test(format) ? 'uuid' : format];
+    // With a pattern, the format is left to it (as llama.cpp does; zod writes both for z.uuid(),
+    // z.iso.date(), …): format is an annotation unless a validator is told to assert it.
+    if (formatPattern !== undefined && source === null) {
+      source = formatPattern;
+      keyword = 'format';
+    }
+    if (source === null) {
+      if (minLength === 0 && maxLength === Infinity) return STRING;
+      return { kind: 'string', minLength, maxLength, pattern: null };
+    }
+    const lengthKey = 'minLength' in schema ? 'minLength' : 'maxLength' in schema ? 'maxLength' : null;
+    if (lengthKey) throw new SchemaError(`"${keyword}" together with "${lengthKey}" at ${at} is not supported`);
+    try {
+      return { kind: 'string', minLength: 0, maxLength: Infinity, pattern: compilePattern(source) };
+    } catch (err) {
+      if (err instanceof PatternError) throw new SchemaError(`unsupported "pattern" at ${at}: ${err.message}`);
+      throw err;
+    }
   }
 
   /** enum / const: exact texts (compact, as JSON.stringify writes them), those of the allowed types. */

@@ -7,6 +7,7 @@
  * family's separator, then that function's arguments (a lead-json-schema constraint).
  */
 import type { JsonConstraint } from '../constrained/token-constraint';
+import { ORDERED_KEYWORD } from '../constrained/json-schema';
 import { HARMONY_CALL_MARKER } from '../harmony';
 import type { ToolCallFamily } from './syntax';
 
@@ -43,6 +44,8 @@ export function forcedToolCall(
       properties: { name: { const: f.name }, [argumentsKey]: f.parameters },
       required: ['name', argumentsKey],
       additionalProperties: false,
+      // The name first, then the arguments (as llama.cpp's grammars write a call).
+      [ORDERED_KEYWORD]: true,
     })),
   };
   const schema = (s: Record<string, unknown>): JsonConstraint => ({ kind: 'json-schema', schema: s });

@@ -7,7 +7,7 @@ import type { Rng } from '../../support/random';
 
 export type Schema = boolean | Record<string, unknown>;
 
-/** Whether `value` is valid for `schema` (type, properties, required, additionalProperties, items, min/maxItems, enum, const, anyOf, local $ref). */
+/** Whether `value` is valid for `schema` (type, properties, required, additionalProperties, items, min/maxItems, minimum, maximum and their exclusive forms, min/maxLength, pattern, format, enum, const, anyOf, local $ref). */
 export function validates(value: unknown, schema: Schema, root: Schema = schema): boolean {
   if (schema === true) return true;
   if (schema === false) return false;
@@ -30,6 +30,20 @@ export function validates(value: unknown, schema: Schema, root: Schema = schema)
         return false;
     }
   }
+  if (typeof value === 'number') {
+    if (typeof s.minimum === 'number' && value < s.minimum) return false;
+    if (typeof s.maximum === 'number' && value > s.maximum) return false;
+    if (typeof s.exclusiveMinimum === 'number' && value <= s.exclusiveMinimum) return false;
+    if (typeof s.exclusiveMaximum === 'number' && value >= s.exclusiveMaximum) return false;
+  }
+  if (typeof value === 'string') {
+    const chars = [...value].length;
+    if (typeof s.minLength === 'number' && chars < s.minLength) return false;
+    if (typeof s.maxLength === 'number' && chars > s.maxLength) return false;
+    if (typeof s.pattern === 'string' && !new RegExp(s.pattern, 'u').test(value)) return false;
+    const format = typeof s.format === 'string' ? FORMATS[s.format] : undefined;
+    if (format && !format.test(value)) return false;
+  }
   if (Array.isArray(value)) {
     if (typeof s.minItems === 'number' && value.length < s.minItems) return false;
     if (typeof s.maxItems === 'number' && value.length > s.maxItems) return false;
@@ -37,6 +51,15 @@ export function validates(value: unknown, schema: Schema, root: Schema = schema)
   }
   return true;
 }
+
+/** The formats Gufo holds to, as llama.cpp's grammars write them (no calendar check: 2024-02-31 is a date). */
+const FORMATS: Record<string, RegExp> = {
+  date: /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/,
+  time: /^([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{3})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/,
+  'date-time':
+    /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{3})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/,
+  uuid: /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+};
 
 function hasType(v: unknown, t: string): boolean {
   switch (t) {
@@ -62,13 +85,15 @@ export function resolve(root: Schema, ref: string): Schema {
   return s as Schema;
 }
 
-/** Random JSON text of a random value: free whitespace as the matcher bounds it (a line feed, then up to 1 + 4 × depth spaces or tabs), escapes and non-ASCII in strings, all number forms. */
+/** Random JSON text of a random value: free whitespace as the matcher bounds it (llama.cpp's "space": nothing, one space, or one or two line feeds then up to 20 spaces or tabs), escapes and non-ASCII in strings, all number forms. */
 export function randomJsonText(rng: Rng, depth = 3, level = 0): string {
   const ws = (open: number) => {
     const pick = rng.int(5);
     if (pick < 2) return ['', ' '][pick]!;
-    const indent = Array.from({ length: rng.int(2 + 4 * open) }, () => (rng.int(4) === 0 ? '\t' : ' ')).join('');
-    return pick === 2 ? indent : `\n${indent}`;
+    const indent = Array.from({ length: rng.int(Math.min(21, 2 + 4 * open)) }, () =>
+      rng.int(4) === 0 ? '\t' : ' ',
+    ).join('');
+    return pick === 2 ? `\n\n${indent}` : `\n${indent}`;
   };
   const pick = rng.int(level === 0 ? 2 : 7);
   const inner = level + 1;
@@ -98,13 +123,12 @@ export function randomJsonText(rng: Rng, depth = 3, level = 0): string {
 }
 
 /**
- * Whether `text` has free whitespace the matcher refuses: a run with a carriage return, with a line
- * feed anywhere but first, with more than 1 + 4 × depth spaces and tabs, or any after the value.
+ * Whether `text` has free whitespace the matcher refuses: a run other than one space or one or two
+ * line feeds then at most 20 spaces and tabs (so any carriage return), or any after the value.
  */
 export function excessiveWhitespace(text: string): boolean {
   let inString = false;
   let escaped = false;
-  let depth = 0;
   let run = '';
   for (const ch of text) {
     if (inString) {
@@ -117,11 +141,9 @@ export function excessiveWhitespace(text: string): boolean {
       run += ch;
       continue;
     }
-    if (run !== '' && !(/^\n?[ \t]*$/.test(run) && run.replace('\n', '').length <= 1 + 4 * depth)) return true;
+    if (run !== '' && run !== ' ' && !/^\n{1,2}[ \t]{0,20}$/.test(run)) return true;
     run = '';
     if (ch === '"') inString = true;
-    else if (ch === '{' || ch === '[') depth++;
-    else if (ch === '}' || ch === ']') depth--;
   }
   return run !== '';
 }

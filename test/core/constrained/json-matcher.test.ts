@@ -134,17 +134,20 @@ describe('JSON matcher', () => {
     for (const [bytes, at] of badUtf8) expect(run(start(ANY_VALUE), Uint8Array.from(bytes)).taken).toBe(at);
   });
 
-  it('bounds free whitespace by depth, and takes nothing after the value', () => {
+  it("bounds free whitespace as llama.cpp's grammars do, and takes nothing after the value", () => {
     const spaces = (n: number) => ' '.repeat(n);
-    // One space or a line feed at the top; at depth 2, a line feed and up to 9 spaces.
-    expect(accepts(start(ANY_VALUE), utf8(`\n {"a":\n${spaces(5)}[\n${spaces(9)}1\n${spaces(5)}],\n "b": 2}`))).toBe(
-      true,
-    );
-    expect(matchBytes(start(ANY_VALUE), utf8(`\n  {`))).toBeNull();
-    expect(matchBytes(start(ANY_VALUE), utf8(`{"a":[${spaces(10)}`))).toBeNull();
-    expect(matchBytes(start(ANY_VALUE), utf8(`{"a":[${spaces(9)}`))).not.toBeNull();
+    // Between tokens: nothing, one space, or one or two line feeds then up to 20 spaces or tabs.
+    expect(
+      accepts(start(ANY_VALUE), utf8(`\n {"a":\n\n${spaces(20)}[\n\t${spaces(9)}1\n${spaces(5)}],\n "b": 2}`)),
+    ).toBe(true);
+    expect(matchBytes(start(ANY_VALUE), utf8(`  {`))).toBeNull();
+    expect(matchBytes(start(ANY_VALUE), utf8(`{"a":[\n${spaces(21)}`))).toBeNull();
+    expect(matchBytes(start(ANY_VALUE), utf8(`{"a":[\n${spaces(20)}`))).not.toBeNull();
+    expect(matchBytes(start(ANY_VALUE), utf8(`{"a":[\n\n\t${spaces(19)}`))).not.toBeNull();
+    expect(matchBytes(start(ANY_VALUE), utf8('{\t'))).toBeNull();
     expect(matchBytes(start(ANY_VALUE), utf8('{ \n'))).toBeNull();
-    expect(matchBytes(start(ANY_VALUE), utf8('{\n\n'))).toBeNull();
+    expect(matchBytes(start(ANY_VALUE), utf8('{\n\n\n'))).toBeNull();
+    expect(matchBytes(start(ANY_VALUE), utf8('{\n \n'))).toBeNull();
     expect(matchBytes(start(ANY_VALUE), utf8('{\r\n'))).toBeNull();
     // Pretty-printed JSON fits.
     const nested = { a: [1, { b: [true, { c: null }] }], d: 'x' };

@@ -64,6 +64,23 @@ const SCHEMAS: Record<string, Schema> = {
       { enum: [1, 12, 'x', null] },
     ],
   },
+  bounded: {
+    type: 'object',
+    properties: {
+      age: { type: 'integer', minimum: 0, maximum: 150 },
+      t: { type: ['number', 'null'], exclusiveMinimum: -2.5, maximum: 10 },
+      code: { type: 'string', pattern: '^[A-Z]{2}-\\d{1,3}$', examples: ['AB-1', 'ZZ-999'] },
+      day: { type: 'string', format: 'date', examples: ['2024-02-29'] },
+      nick: { type: 'string', minLength: 1, maxLength: 4 },
+      ids: {
+        type: 'array',
+        items: { type: 'string', format: 'uuid', examples: ['123e4567-e89b-12d3-a456-426614174000'] },
+        maxItems: 2,
+      },
+    },
+    required: ['age', 'code'],
+    additionalProperties: false,
+  },
   keys: {
     type: 'object',
     properties: {
@@ -84,6 +101,7 @@ function sample(rng: Rng, schema: Schema, root: Schema, depth = 0): unknown {
   if (Array.isArray(s.anyOf)) return sample(rng, s.anyOf[rng.int(s.anyOf.length)] as Schema, root, depth);
   if ('const' in s) return s.const;
   if (Array.isArray(s.enum)) return s.enum[rng.int(s.enum.length)];
+  if (Array.isArray(s.examples)) return s.examples[rng.int(s.examples.length)];
   const types = s.type === undefined ? ['object'] : Array.isArray(s.type) ? (s.type as string[]) : [s.type as string];
   switch (types[rng.int(types.length)]) {
     case 'object': {
@@ -103,12 +121,16 @@ function sample(rng: Rng, schema: Schema, root: Schema, depth = 0): unknown {
         sample(rng, (s.items as Schema) ?? true, root, depth + 1),
       );
     }
-    case 'string':
-      return randomStringValue(rng);
+    case 'string': {
+      const text = randomStringValue(rng);
+      return typeof s.maxLength === 'number' ? [...text].slice(0, s.maxLength).join('') || 'x' : text;
+    }
     case 'integer':
-      return rng.int(2001) - 1000;
+      return typeof s.maximum === 'number' ? rng.int(s.maximum + 1) : rng.int(2001) - 1000;
     case 'number':
-      return [0, -1.5, 3.25e-7, 12, 1e21][rng.int(5)];
+      return typeof s.maximum === 'number'
+        ? [0, -1.5, 0.125, 9.75, 10][rng.int(5)] // a bounded number is written without an exponent
+        : [0, -1.5, 3.25e-7, 12, 1e21][rng.int(5)];
     case 'boolean':
       return rng.int(2) === 0;
     default:
@@ -221,10 +243,10 @@ describe('JSON Schema through the matcher', () => {
 
   it('refuses what it cannot hold to, naming the keyword and where it is', () => {
     const refused: [unknown, RegExp][] = [
-      [{ type: 'object', properties: { n: { type: 'integer', minimum: 0 } } }, /"minimum" at #\/properties\/n$/],
-      [{ type: 'string', pattern: '^a' }, /"pattern" at #$/],
+      [{ type: 'object', properties: { n: { type: 'integer', multipleOf: 2 } } }, /"multipleOf" at #\/properties\/n$/],
+      [{ type: 'string', pattern: '^a' }, /"pattern" at #: the pattern must start with "\^" and end with "\$"/],
       [{ oneOf: [{ type: 'string' }] }, /"oneOf" at #$/],
-      [{ type: 'array', items: { type: 'string', format: 'date' } }, /"format" at #\/items$/],
+      [{ type: 'array', items: { type: 'string', pattern: '^(?!a)$' } }, /"pattern" at #\/items: "\(\?!"/],
       [{ type: 'strin' }, /unsupported type "strin" at #\/type/],
       [{ type: 'object', required: ['x'] }, /"required" at # names "x", which is not in "properties"/],
       [{ type: 'array', minItems: 3, maxItems: 2 }, /at least 3 items and allows at most 2/],

@@ -45,7 +45,25 @@ const SCHEMA = {
   additionalProperties: false,
 };
 
+/** The value keywords: a range, a pattern, a format, lengths. */
+const BOUNDED = {
+  type: 'object',
+  properties: {
+    age: { type: 'integer', minimum: 18, maximum: 120 },
+    score: { type: 'number', minimum: -1, exclusiveMaximum: 1 },
+    code: { type: 'string', pattern: '^[A-Z]{2}-\\d{2,3}$' },
+    day: { type: 'string', format: 'date' },
+    nick: { type: 'string', minLength: 2, maxLength: 5 },
+  },
+  required: ['age', 'code'],
+  additionalProperties: false,
+};
+
 const CASES: [JsonConstraint, string][] = [
+  [
+    { kind: 'json-schema', schema: BOUNDED },
+    '{"age": 36, "score": -0.25, "code": "AB-123", "day": "2024-02-29", "nick": "Li\\u00e9😀"}',
+  ],
   [{ kind: 'json' }, '{"name": "Lily", "tags": ["a\\n", 1.5e3, true, null], "x": {"é": "😀"}}'],
   [{ kind: 'json-schema', schema: SCHEMA }, '{ "n": -12, "note": "It was a big, red ball.", "answer": "no" }'],
 ];
