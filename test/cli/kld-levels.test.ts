@@ -12,7 +12,7 @@ import type { DivergenceSummary } from '../../src-main/core/quality/divergence';
 import type { EngineHost } from '../../src-main/engine-wire/host';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { gufo } from '../support/cli';
-import { writeRandomModel } from '../support/test-models';
+import { WIDE_LLAMA, writeRandomModel } from '../support/test-models';
 
 const GPU_TIMEOUT = 300_000;
 
@@ -34,16 +34,7 @@ describe('gufo kld over several exports of a random model', () => {
     dir = mkdtempSync(join(tmpdir(), 'gufo-kld-levels-'));
     source = join(dir, 'random-f32.gguf');
     // 256-wide rows, so Q4_K_M writes K-quants rather than its fallbacks.
-    await writeRandomModel(source, {
-      nLayer: 2,
-      nEmbd: 256,
-      nFf: 512,
-      nHead: 4,
-      nHeadKv: 2,
-      scale: 0.06,
-      randomNorms: true,
-      seed: 31,
-    });
+    await writeRandomModel(source, { ...WIDE_LLAMA, seed: 31 });
     for (const type of ['Q8_0', 'Q4_K_M'] as const) {
       exports[type] = join(dir, `random-${type}.gguf`);
       await quantizeFile(source, exports[type], type);

@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { Engine } from '../../src-main/engine/engine';
 import { mulberry32 } from '../support/random';
-import { TEST_VOCAB, writeRandomModel } from '../support/test-models';
+import { TEST_VOCAB, WIDE_LLAMA, writeRandomModel } from '../support/test-models';
 import { compareDistributions, llamaGreedy, llamaTeacherForced, logSoftmax, type Agreement } from './llama-reference';
 
 const engine = await Engine.open();
@@ -30,18 +30,7 @@ const FORCED = 64;
 const GENERATED = 12;
 const CTX = PROMPT + GENERATED + 8;
 const path = join(dir, 'llama-heads-64.gguf');
-await writeRandomModel(path, {
-  arch: 'llama',
-  nLayer: 2,
-  nEmbd: 256,
-  nFf: 512,
-  nHead: 4,
-  nHeadKv: 2,
-  scale: 0.06,
-  randomNorms: true,
-  seed: 51,
-  contextLength: 4096,
-});
+await writeRandomModel(path, { ...WIDE_LLAMA, seed: 51, contextLength: 4096 });
 const rng = mulberry32(51);
 const prompt = [1, ...Array.from({ length: PROMPT - 1 }, () => 3 + rng.int(TEST_VOCAB - 3))];
 const from = PROMPT - FORCED;

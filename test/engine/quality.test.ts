@@ -16,7 +16,7 @@ import { openGguf } from '../../src-main/node/gguf-io';
 import { quantizeFile } from '../../src-main/node/quantize';
 import { STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
-import { writeRandomModel } from '../support/test-models';
+import { WIDE_LLAMA, writeRandomModel } from '../support/test-models';
 import { compareDistributions, llamaTeacherForced, logSoftmax } from './llama-reference';
 import { writeDecodedCopy } from './quantized-models';
 
@@ -163,16 +163,7 @@ describe('KL divergence of exports', () => {
   it('a random-weight model: Q8_0 < Q6_K < Q4_K_M < Q2_K', async () => {
     const dir = tempDir();
     const source = join(dir, 'random-f32.gguf');
-    await writeRandomModel(source, {
-      nLayer: 2,
-      nEmbd: 256,
-      nFf: 512,
-      nHead: 4,
-      nHeadKv: 2,
-      scale: 0.06,
-      randomNorms: true,
-      seed: 31,
-    });
+    await writeRandomModel(source, { ...WIDE_LLAMA, seed: 31 });
     const file = join(dir, 'base.logprobs');
     writeFileSync(file, '');
     await engine.load(source, { ctx: 64 });

@@ -92,6 +92,22 @@ export interface ModelShape {
 }
 
 /** Vocabulary size of the tokenizer the models carry (stories260K's). */
+/**
+ * The random llama the quality and long-context tests share: 256-wide rows (every K-quant's
+ * super-blocks fit, so Q4_K_M writes K-quants rather than its fallbacks), heads of 64 over 2 KV
+ * heads, weights and norms scaled so its next-token distributions are far from flat.
+ */
+export const WIDE_LLAMA: ModelShape = {
+  arch: 'llama',
+  nLayer: 2,
+  nEmbd: 256,
+  nFf: 512,
+  nHead: 4,
+  nHeadKv: 2,
+  scale: 0.06,
+  randomNorms: true,
+};
+
 export const TEST_VOCAB = 512;
 
 let tokenizer: GgufKv[] | undefined;

@@ -29,6 +29,25 @@ function newChat(store: ChatStore, title = 'Chat'): number {
   return store.create({ title, modelId: 1, modelName: 'A', modelPath: '/m/a.gguf', settings: SETTINGS });
 }
 
+/** A database at the schema just before the migration whose summary starts `summary`, holding one chat made then. */
+function chatBefore(summary: string): { path: string; before: number } {
+  const path = join(tempDir(), 'gufo.db');
+  const old = new Database(path);
+  migrate(old, undefined, MIGRATIONS.find((m) => m.summary.startsWith(summary))!.version - 1);
+  old
+    .prepare("INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)")
+    .run();
+  const before = Number(
+    old
+      .prepare(
+        "INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('Chat', 1, 'A', '/m/a.gguf', ?, 512)",
+      )
+      .run(JSON.stringify(SETTINGS.sampling)).lastInsertRowid,
+  );
+  old.close();
+  return { path, before };
+}
+
 describe('ChatStore', () => {
   it('stores a chat with its settings and model, and keeps it when the model leaves the library', () => {
     const { db, store } = openChats();
@@ -334,22 +353,7 @@ describe('ChatStore', () => {
   });
 
   it("keeps a chat's context overflow policy; chats from before it keep the rolling window they had, and an unknown value names the row", () => {
-    const path = join(tempDir(), 'gufo.db');
-    const old = new Database(path);
-    migrate(old, undefined, MIGRATIONS.find((m) => m.summary.startsWith("a chat's context overflow"))!.version - 1);
-    old
-      .prepare(
-        "INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)",
-      )
-      .run();
-    const before = Number(
-      old
-        .prepare(
-          "INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('Chat', 1, 'A', '/m/a.gguf', ?, 512)",
-        )
-        .run(JSON.stringify(SETTINGS.sampling)).lastInsertRowid,
-    );
-    old.close();
+    const { path, before } = chatBefore("a chat's context overflow");
 
     const { db } = openStore(path);
     const store = new ChatStore(db);
@@ -366,22 +370,7 @@ describe('ChatStore', () => {
   });
 
   it("keeps a chat's KV cache types (none: the server's default); chats from before them take the default, and an unknown stored value falls back to it", () => {
-    const path = join(tempDir(), 'gufo.db');
-    const old = new Database(path);
-    migrate(old, undefined, MIGRATIONS.find((m) => m.summary.startsWith("a chat's KV cache types"))!.version - 1);
-    old
-      .prepare(
-        "INSERT INTO models (id, path, name, source, bytes, mtime_ms) VALUES (1, '/m/a.gguf', 'A', 'added', 1, 1)",
-      )
-      .run();
-    const before = Number(
-      old
-        .prepare(
-          "INSERT INTO chats (title, model_id, model_name, model_path, sampling_json, context_size) VALUES ('Chat', 1, 'A', '/m/a.gguf', ?, 512)",
-        )
-        .run(JSON.stringify(SETTINGS.sampling)).lastInsertRowid,
-    );
-    old.close();
+    const { path, before } = chatBefore("a chat's KV cache types");
 
     const { db } = openStore(path);
     const store = new ChatStore(db);
