@@ -1,6 +1,6 @@
 /**
  * Benchmarks: `tsx scripts/bench.ts <suite> [--json]` (`npm run bench:gguf`, `bench:quant`, `bench:tokenize`, `bench:cli`;
- * `npm run bench -- perplexity`).
+ * `npm run bench -- perplexity`, `npm run bench -- exactness`).
  * Progress goes to stderr so `--json` output on stdout stays parseable.
  */
 import { execFile } from 'node:child_process';
@@ -26,6 +26,7 @@ const SUITES: Record<string, (options: Options) => Promise<void>> = {
   tokenize: async (options) => (await import('./bench/tokenize')).benchTokenize(options),
   cli: async (options) => (await import('./bench/cli')).benchCli(options),
   perplexity: async (options) => (await import('./bench/perplexity')).benchPerplexity(options),
+  exactness: async (options) => (await import('./bench/exactness')).benchExactness(options),
 };
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
