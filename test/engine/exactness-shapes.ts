@@ -5,20 +5,10 @@
  * llama.cpp on the quantized files themselves.
  */
 import { mulberry32 } from '../support/random';
-import { TEST_VOCAB, type ModelShape } from '../support/test-models';
+import { TEST_VOCAB, WIDE_LLAMA, type ModelShape } from '../support/test-models';
 
 export const EXACTNESS_SHAPES: Record<string, ModelShape> = {
-  llama: {
-    arch: 'llama',
-    nLayer: 2,
-    nEmbd: 256,
-    nFf: 512,
-    nHead: 4,
-    nHeadKv: 2,
-    scale: 0.06,
-    randomNorms: true,
-    seed: 11,
-  },
+  llama: { ...WIDE_LLAMA, seed: 11 },
   qwen2: {
     arch: 'qwen2',
     nLayer: 2,
