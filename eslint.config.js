@@ -47,6 +47,10 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
       ],
+      // An async function that implements a Promise-returning API (the contract, the engine
+      // host) turns a throw into a rejection, which its callers handle; dropping `async` where
+      // nothing is awaited would make those throws synchronous.
+      '@typescript-eslint/require-await': 'off',
     },
   },
   {
@@ -54,6 +58,19 @@ export default tseslint.config(
     languageOptions: {
       globals: { ...globals.browser },
       parserOptions: { parser: tseslint.parser, svelteConfig },
+    },
+  },
+  {
+    // eslint-plugin-svelte cannot type a markup expression from the child component's props (an
+    // event handler's parameter, an {@attach} node reads as any); svelte-check types the markup
+    // with --fail-on-warnings in npm run typecheck.
+    files: ['src-renderer/**/*.svelte'],
+    rules: {
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
     },
   },
   {

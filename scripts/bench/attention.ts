@@ -50,7 +50,7 @@ if (
   throw new Error('usage: --depth N[,N...] --heads Q/KV (Q a multiple of KV) --head-dim EVEN --runs N');
 }
 
-const kv = { k: values['cache-type-k']!, v: values['cache-type-v']! };
+const kv = { k: values['cache-type-k'], v: values['cache-type-v'] };
 if (!isKvCacheType(kv.k) || !isKvCacheType(kv.v))
   throw new Error(`usage: --cache-type-k/-v ${KV_CACHE_TYPES.join('|')}`);
 const kvTypes = { k: kv.k, v: kv.v };

@@ -13,8 +13,6 @@ import {
   type MessageRole,
   type MessageView,
   type NewChat,
-  type SamplingPresetName,
-  type SamplingSettings,
 } from '../../src-preload/api';
 import { summarizeModel } from '../core/model-summary';
 import { defaultPromptFormat, promptFormats } from '../core/prompt-format';
@@ -239,7 +237,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
 
   return {
     async samplingPresets() {
-      return structuredClone(SAMPLING_PRESETS) as Record<SamplingPresetName, SamplingSettings>;
+      return structuredClone(SAMPLING_PRESETS);
     },
 
     async listChats(search) {

@@ -17,7 +17,7 @@ export interface LoadSpec {
   /** Called when this call has to load the model (before the engine has opened the file). */
   onLoadStart?(): void;
   /** Load progress, in tensor bytes, while the model is being loaded for this call. */
-  onProgress?(done: number, total: number): void;
+  onProgress?: (done: number, total: number) => void;
 }
 
 /** A model an engine holds on the GPU now. */

@@ -36,7 +36,7 @@ export function isAbort(err: unknown, signal: AbortSignal): boolean {
  */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
+    const abort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
     if (signal.aborted) abort();
     else signal.addEventListener('abort', abort, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));

@@ -148,7 +148,7 @@ function createLibrary(ctx: BackendContext): Library {
       try {
         return await hashModels(ctx.models, {
           signal: job.signal,
-          progress: job.progress,
+          progress: (done, total) => job.progress(done, total),
           onHashed: hashed,
           onIdle: idle,
         });

@@ -3,7 +3,7 @@
  * openai/: served on the UI's port by `gufo serve`, and on a listener of its own when the
  * settings ask for one (started here, with the back end).
  */
-import type { OpenAiServerSettings, OpenAiServerStatus, ServerApi } from '../../src-preload/api';
+import type { OpenAiServerStatus, ServerApi } from '../../src-preload/api';
 import { isRecord } from './chat/settings';
 import type { BackendContext } from './context';
 import { keyProblem, OpenAiServerSwitch } from './openai/listener';
@@ -34,7 +34,7 @@ export function createServerApi(ctx: BackendContext, library: ModelLibrary): Ser
 
     async updateOpenAiServerSettings(patch) {
       if (!isRecord(patch)) throw new Error('updateOpenAiServerSettings needs an object of settings');
-      const changes = patch as Partial<OpenAiServerSettings>;
+      const changes = patch;
       const group = ctx.settings.openAiServer;
       group.check(changes);
       const next = { ...group.get(), ...changes };

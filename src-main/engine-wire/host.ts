@@ -146,7 +146,7 @@ interface Pending {
 }
 
 export interface GenerateCallbacks {
-  onToken?(event: TokenEvent): void;
+  onToken?: (event: TokenEvent) => void;
   /** Aborting sends a cancel; the generation then ends within one token with stopReason 'cancelled'. */
   signal?: AbortSignal;
 }
@@ -327,7 +327,7 @@ export class EngineHost {
         onEvent,
       });
       try {
-        child.send({ ...request, id } as EngineRequest, (err) => {
+        child.send({ ...request, id }, (err) => {
           this.settle(id, (p) => p.reject(new EngineCrashedError(`could not reach the engine: ${err.message}`)));
         });
       } catch (err) {

@@ -54,7 +54,7 @@ export interface LoadOptions {
   submitFlops?: number;
   /** ModelOptions.kvBindingLimit: tests split the KV cache with it. */
   kvBindingLimit?: number;
-  onProgress?(done: number, total: number): void;
+  onProgress?: (done: number, total: number) => void;
 }
 
 export interface GenerateOptions {
@@ -68,7 +68,7 @@ export interface GenerateOptions {
   /** Output held to JSON: only tokens that continue a valid document, and a stop id only once it is whole. */
   constraint?: JsonConstraint;
   signal?: AbortSignal;
-  onToken?(token: SampledToken, index: number): void;
+  onToken?: (token: SampledToken, index: number) => void;
 }
 
 export interface BenchOptions {

@@ -103,5 +103,5 @@ export interface GufoBridge extends GufoApi {
   /** Calls `listener` with every event from the back end; answers a function that stops it. */
   onEvent(listener: GufoEventListener): () => void;
   /** Electron only: the path of a file dropped on the window (browsers do not reveal it). */
-  pathForFile?(file: File): string;
+  pathForFile?: (file: File) => string;
 }

@@ -56,9 +56,9 @@ export class DownloadsStore {
         return;
       }
       const method = {
-        pause: this.#gufo.pauseDownload,
-        resume: this.#gufo.resumeDownload,
-        cancel: this.#gufo.cancelDownload,
+        pause: (id: number) => this.#gufo.pauseDownload(id),
+        resume: (id: number) => this.#gufo.resumeDownload(id),
+        cancel: (id: number) => this.#gufo.cancelDownload(id),
       }[action];
       this.downloads = withDownload(this.downloads, await method.call(this.#gufo, download.id));
     });

@@ -35,6 +35,8 @@ export class PredictionStore {
 
   /** The prediction per file type, for the cards. */
   get byType(): Map<string, TypeQualityPrediction> {
+    // Rebuilt from the reactive prediction on every read and never mutated: a plain Map is enough.
+    // eslint-disable-next-line svelte/prefer-svelte-reactivity
     return new Map((this.prediction?.types ?? []).map((t) => [t.fileType, t]));
   }
 

@@ -20,7 +20,7 @@ export interface FillOptions {
    * Each token of the answer, with how many the answer has so far (it included) and how many of
    * the prompt's tokens are the conversation's (the rest are the answer's earlier parts).
    */
-  onToken(token: number, count: number, conversationTokens: number): void;
+  onToken: (token: number, count: number, conversationTokens: number) => void;
   /** The prompt to go on from, ending with `answer`; null: the policy leaves nothing out ('stop'). A plan that does not fit ends the answer. */
   replan: ((answer: readonly number[]) => Promise<PromptPlan>) | null;
 }

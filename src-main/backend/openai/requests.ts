@@ -262,7 +262,7 @@ function toolCalls(value: unknown, at: string): ChatToolCall[] {
     return {
       ...(id ? { id } : {}),
       type: 'function',
-      function: { name: fn.name, arguments: args as Record<string, unknown> | string },
+      function: { name: fn.name, arguments: args },
     };
   });
 }

@@ -12,7 +12,7 @@ const port = parentPort;
 if (!port) throw new Error('the prompt worker runs in a worker thread');
 const texts = new ModelTexts(2);
 
-port.on('message', async ({ id, path, job }: PromptJobRequest) => {
+const answer = async ({ id, path, job }: PromptJobRequest): Promise<void> => {
   let reply: PromptJobReply;
   try {
     reply = { id, result: await texts.use(path, statSync(path).mtimeMs, async (text) => runPromptJob(text, job)) };
@@ -21,4 +21,6 @@ port.on('message', async ({ id, path, job }: PromptJobRequest) => {
     reply = { id, error: { name: e.name, message: e.message } };
   }
   port.postMessage(reply);
-});
+};
+
+port.on('message', (request: PromptJobRequest) => void answer(request));

@@ -33,7 +33,7 @@ interface Pending {
   resolve(result: unknown): void;
   reject(err: Error): void;
   signal: AbortSignal | undefined;
-  onAbort(): void;
+  onAbort: () => void;
 }
 
 interface Slot {
@@ -62,7 +62,7 @@ export class PromptWorkers {
       if (signal?.aborted) return reject(signal.reason as Error);
       const pending: Pending = {
         request: { id: this.#nextId++, path, job },
-        resolve: resolve as (result: unknown) => void,
+        resolve: resolve,
         reject,
         signal,
         onAbort: () => this.#abandon(pending),

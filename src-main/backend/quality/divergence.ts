@@ -112,14 +112,14 @@ export interface DivergenceRun {
   signal: AbortSignal;
   runEngine: EngineRunner;
   /** Windows done of the model being evaluated. */
-  onProgress?(model: ComparedModel, done: number, total: number): void;
+  onProgress?: (model: ComparedModel, done: number, total: number) => void;
 }
 
 /** Several quantized files against one base: the base runs once, each file after it in order. */
 export interface DivergencesRun extends Omit<DivergenceRun, 'quantPath' | 'onProgress'> {
   quantPaths: readonly string[];
   /** Windows done of the model being evaluated; `index` is the quantized file's, null for the base. */
-  onProgress?(index: number | null, done: number, total: number): void;
+  onProgress?: (index: number | null, done: number, total: number) => void;
 }
 
 export interface DivergenceResult {

@@ -192,7 +192,7 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
         return start(prepare({ exportId, text }));
       } catch (err) {
         return ctx.jobs.start({ kind: 'quality', title: `Quality report of export ${exportId}`, unit: 'steps' }, () =>
-          Promise.reject(err),
+          Promise.reject(err instanceof Error ? err : new Error(String(err))),
         );
       }
     },

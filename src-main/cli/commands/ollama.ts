@@ -76,7 +76,7 @@ export const ollamaCommand: Command = {
         contextSize,
         host,
         signal: interruptSignal(),
-        onProgress: progress.update,
+        onProgress: (p) => progress.update(p),
       });
     } finally {
       progress.done();

@@ -142,7 +142,7 @@ export const perplexityCommand: Command = {
           (scores) => {
             for (const v of scores.nll) nll += v;
           },
-          bar.update,
+          (fraction, detail) => bar.update(fraction, detail),
         ),
       );
     } finally {

@@ -32,7 +32,7 @@ function interceptDispatch(
       if (key === 'dispatchWorkgroups') return dispatch;
       const value: unknown = Reflect.get(target, key);
       // Dawn's methods need the real encoder as `this`.
-      return typeof value === 'function' ? value.bind(target) : value;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
 }

@@ -150,7 +150,7 @@ export type WeightSource = string | ConcatWeight;
 
 export interface UploadOptions {
   /** Called after each chunk with the tensor bytes uploaded so far and the total of all `names`. */
-  onProgress?(done: number, total: number): void;
+  onProgress?: (done: number, total: number) => void;
   /** Largest buffer per part (default: the device's maxStorageBufferBindingSize, capped by maxBufferSize). */
   maxBindingSize?: number;
   /** Bytes handed to the queue between waits (default and maximum MAX_STAGING_BYTES). */

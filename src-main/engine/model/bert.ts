@@ -34,7 +34,7 @@ import { ropeTable } from './rope-table';
 export interface BertOptions {
   /** Most tokens of one pass (all its inputs together): the batch, the attention's span and the positions used. */
   ctx: number;
-  onProgress?(done: number, total: number): void;
+  onProgress?: (done: number, total: number) => void;
 }
 
 /** A LayerNorm's weight and bias. */
@@ -340,7 +340,10 @@ export class BertModel {
     const copyIn = (from: GPUBuffer, to: GPUBuffer, rowBytes: number) =>
       encoder.copyBufferToBuffer(from, s.start * rowBytes, to, 0, s.tokens * rowBytes);
     copyIn(this.q, seg.q, this.qStride * 4);
-    if (!hp.qkvFused) (copyIn(this.k, seg.k, kvBytes), copyIn(this.v, seg.v, kvBytes));
+    if (!hp.qkvFused) {
+      copyIn(this.k, seg.k, kvBytes);
+      copyIn(this.v, seg.v, kvBytes);
+    }
     encoder.copyBufferToBuffer(
       this.segmentSteps,
       i * StepUniform.byteSize,

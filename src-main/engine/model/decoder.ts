@@ -49,7 +49,7 @@ export interface ModelOptions {
   kvTypes: KvCacheTypes;
   /** Bytes a part of a layer's K or V cache may take at most (default, and at most: the adapter's largest binding). */
   kvBindingLimit?: number;
-  onProgress?(done: number, total: number): void;
+  onProgress?: (done: number, total: number) => void;
 }
 
 /** Where the embedding of a submission reads its token ids from. */

@@ -33,7 +33,7 @@ export interface TransferOptions {
   /** Called when the server has answered, before a byte is written; throwing stops the transfer. */
   onStart(start: TransferStart, have: number): void | Promise<void>;
   /** Bytes in the partial file now; when reading back kept bytes, how far that has got. */
-  onProgress(bytes: number, total: number | null): void;
+  onProgress: (bytes: number, total: number | null) => void;
   /** Tries in a row of one request that get no byte before giving up (default 5). */
   attempts?: number;
   /** Wait before the first retry, doubled for each next one (default 1000 ms). */

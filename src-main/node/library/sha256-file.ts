@@ -11,7 +11,7 @@ const CHUNK_BYTES = 1 << 20;
 export interface HashOptions {
   signal?: AbortSignal;
   /** Bytes hashed so far. */
-  onProgress?(bytes: number): void;
+  onProgress?: (bytes: number) => void;
 }
 
 export async function sha256File(path: string, options: HashOptions = {}): Promise<string> {

@@ -60,7 +60,7 @@ export class OllamaClient {
     path: string,
     digest: string,
     size: number,
-    options: { signal?: AbortSignal; onProgress?(bytes: number): void } = {},
+    options: { signal?: AbortSignal; onProgress?: (bytes: number) => void } = {},
   ): Promise<void> {
     let sent = 0;
     const counted = createReadStream(path).pipe(

@@ -42,7 +42,7 @@ export interface OllamaExportOptions {
   /** The Ollama server's base URL; null: write the files only. */
   host: string | null;
   signal?: AbortSignal;
-  onProgress?(progress: OllamaExportProgress): void;
+  onProgress?: (progress: OllamaExportProgress) => void;
 }
 
 /** The contract's result before the library knows the output (outputModelId). */
