@@ -11,7 +11,6 @@ import { servedModels, type ServedModel } from '../backend/openai/model-ids';
 import { closest, nameDistance, orList } from './closest';
 import { CliError, type ModelArgs } from './command';
 import { fileProblem } from './file-errors';
-import { withLibrary } from './library-backend';
 
 /**
  * The positionals with those at `which` (indices, or every one) resolved to files' paths; the
@@ -20,6 +19,9 @@ import { withLibrary } from './library-backend';
 export async function resolveModelArgs(positionals: readonly string[], which: ModelArgs): Promise<string[]> {
   const resolved = positionals.map((arg, i) => (which === 'all' || which.includes(i) ? fileAt(arg) : arg));
   if (resolved.every((r): r is string => r !== null)) return resolved;
+  // Loaded only here: the back end pulls in packages (the template engine) that a command given
+  // files never needs, and the device kit does not carry.
+  const { withLibrary } = await import('./library-backend');
   const entries = await withLibrary(({ api }) => api.listModels());
   return resolved.map((r, i) => r ?? pathOf(positionals[i]!, entries));
 }
