@@ -13,7 +13,9 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GGML_TYPES } from '../../src-main/core/ggml-types';
 import { SWIFTSHADER_ICD } from '../../src-main/engine/gpu/software-driver';
+import { supportsGpuType } from '../../src-main/engine/gpu/weights';
 import { EXACTNESS_SHAPES, forcedIds } from '../../test/engine/exactness-shapes';
 import {
   compareDistributions,
@@ -26,25 +28,8 @@ import { TINY_RANDOM_LLAMA } from '../../test/support/paths';
 import { mulberry32 } from '../../test/support/random';
 import { TEST_VOCAB, writeRandomModel } from '../../test/support/test-models';
 
-/** Every weight type the engine runs on a GPU. */
-const ALL_TYPES = [
-  'F32',
-  'F16',
-  'BF16',
-  'Q8_0',
-  'Q4_0',
-  'Q4_1',
-  'Q5_0',
-  'Q5_1',
-  'Q2_K',
-  'Q3_K',
-  'Q4_K',
-  'Q5_K',
-  'Q6_K',
-  'IQ4_NL',
-  'IQ4_XS',
-  'MXFP4',
-];
+/** Every weight type the engine runs on a GPU (weights.ts's table). */
+const ALL_TYPES: readonly string[] = GGML_TYPES.filter(supportsGpuType).map((t) => t.name);
 
 interface Row {
   model: string;
