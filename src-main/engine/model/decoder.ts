@@ -37,7 +37,7 @@ import type { LayerGroup, LayerWork } from '../prefill-split';
 import { OwnedBuffers } from './owned-buffers';
 import { ActivationCollector } from './activation-collector';
 import { ropeTable } from './rope-table';
-import { kvCacheBytes, kvCacheGgmlType } from '../../core/kv-cache-types';
+import { kvCacheBytes, kvCacheTypeProblem } from '../../core/kv-cache-types';
 import type { KvCacheTypes } from '../../../src-preload/api/kv-cache';
 
 export interface ModelOptions {
@@ -185,11 +185,8 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
 /** A quantized cache's blocks lie within a head (llama.cpp refuses such a cache too). */
 function checkKvTypes(hp: HParams, options: ModelOptions): void {
   for (const type of [options.kvTypes.k, options.kvTypes.v]) {
-    const block = kvCacheGgmlType(type).blockSize;
-    if (hp.headDim % block !== 0)
-      throw new Error(
-        `a ${type} KV cache needs a head size that is a multiple of ${block}; this model's heads have ${hp.headDim}`,
-      );
+    const problem = kvCacheTypeProblem(type, hp.headDim);
+    if (problem) throw new Error(problem);
   }
 }
 
