@@ -110,17 +110,24 @@ function common(f: RequestFields): Omit<GenerationRequest, 'maxTokens' | 'logpro
     stream,
     includeUsage,
     stop: stopStrings(f.body.stop),
-    constraint: responseFormat(f.body.response_format),
-    sampling: {
-      temperature: f.number('temperature', 0, 2, 1),
-      topP: f.number('top_p', 0, 1, 1),
-      topK: f.integer('top_k', 0, 1_000_000, 0),
-      minP: f.number('min_p', 0, 1, 0),
-      repeatPenalty: f.number('repeat_penalty', 0.01, 10, 1),
-      presencePenalty: f.number('presence_penalty', -2, 2, 0),
-      frequencyPenalty: f.number('frequency_penalty', -2, 2, 0),
-      seed: f.integer('seed', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, null),
-    },
+    constraint: jsonOutput(f.body.response_format, 'response_format', 'response_format.json_schema', (format) =>
+      isRecord(format.json_schema) ? format.json_schema : undefined,
+    ),
+    sampling: samplingOf(f),
+  };
+}
+
+/** Sampling as OpenAI's endpoints take it, with llama.cpp's extensions. */
+export function samplingOf(f: RequestFields): SamplingRequest {
+  return {
+    temperature: f.number('temperature', 0, 2, 1),
+    topP: f.number('top_p', 0, 1, 1),
+    topK: f.integer('top_k', 0, 1_000_000, 0),
+    minP: f.number('min_p', 0, 1, 0),
+    repeatPenalty: f.number('repeat_penalty', 0.01, 10, 1),
+    presencePenalty: f.number('presence_penalty', -2, 2, 0),
+    frequencyPenalty: f.number('frequency_penalty', -2, 2, 0),
+    seed: f.integer('seed', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, null),
   };
 }
 
@@ -134,48 +141,47 @@ function stopStrings(stop: unknown): string[] {
 }
 
 /**
- * response_format: {"type": "text"}, {"type": "json_object"}, or {"type": "json_schema",
- * "json_schema": {"name", "schema", "strict"?}}. The schema is compiled here so that one Gufo
- * cannot hold to is a 400 naming the keyword and where it is, before any engine work. Strict or
- * not, the output is held to the schema.
+ * A JSON output format (`param`): {"type": "text"}, {"type": "json_object"}, or {"type":
+ * "json_schema"} with { "name", "schema", "strict"? } at `specAt`, which `specOf` reads
+ * (response_format nests them under "json_schema"; the Responses API's text.format does not). The
+ * schema is compiled here so that one Gufo cannot hold to is a 400 naming the keyword and where it
+ * is, before any engine work. Strict or not, the output is held to the schema.
  */
-function responseFormat(value: unknown): JsonConstraint | null {
+export function jsonOutput(
+  value: unknown,
+  param: string,
+  specAt: string,
+  specOf: (format: Record<string, unknown>) => Record<string, unknown> | undefined,
+): JsonConstraint | null {
   if (value === undefined || value === null) return null;
   const types = '"text", "json_object" or "json_schema"';
-  if (!isRecord(value))
-    throw invalidParam('response_format', `"response_format" must be an object { "type": ${types} }`);
+  if (!isRecord(value)) throw invalidParam(param, `"${param}" must be an object { "type": ${types} }`);
   switch (value.type) {
     case 'text':
       return null;
     case 'json_object':
       return { kind: 'json' };
     case 'json_schema': {
-      const spec = value.json_schema;
-      if (!isRecord(spec))
-        throw invalidParam(
-          'response_format',
-          '"response_format.json_schema" must be an object { "name", "schema", "strict" }',
-        );
+      const spec = specOf(value);
+      if (!spec) throw invalidParam(param, `"${specAt}" must be an object { "name", "schema", "strict" }`);
       if (spec.strict !== undefined && spec.strict !== null && typeof spec.strict !== 'boolean') {
-        throw invalidParam('response_format', '"response_format.json_schema.strict" must be true or false');
+        throw invalidParam(param, `"${specAt}.strict" must be true or false`);
       }
       if (spec.schema === undefined || spec.schema === null)
         throw invalidParam(
-          'response_format',
-          '"response_format.json_schema.schema" is required: the JSON Schema the answer must follow',
+          param,
+          `"${specAt}.schema" is required: the JSON Schema the answer must follow`,
           'missing_required_parameter',
         );
-      return schemaConstraint(spec.schema, 'response_format', 'response_format.json_schema.schema');
+      return schemaConstraint(spec.schema, param, `${specAt}.schema`);
     }
     default:
-      throw invalidParam(
-        'response_format',
-        `"response_format.type" must be ${types} (got ${JSON.stringify(value.type) ?? 'nothing'})`,
-      );
+      throw invalidParam(param, `"${param}.type" must be ${types} (got ${JSON.stringify(value.type) ?? 'nothing'})`);
   }
 }
 
-const ROLES: Record<string, string> = {
+/** OpenAI's message roles as Gufo's templates read them ("developer" is the newer name of "system"). */
+export const ROLES: Record<string, string> = {
   system: 'system',
   developer: 'system',
   user: 'user',
@@ -245,26 +251,29 @@ function toolCalls(value: unknown, at: string): ChatToolCall[] {
     if (!isRecord(call) || !isRecord(fn) || typeof fn.name !== 'string' || fn.name === '') {
       throw invalidParam(here, `${here} must be { "id", "type": "function", "function": { "name", "arguments" } }`);
     }
-    const args = fn.arguments ?? {};
-    if (typeof args === 'string') {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(args);
-      } catch {
-        parsed = undefined;
-      }
-      if (!isRecord(parsed))
-        throw invalidParam(`${here}.function.arguments`, `${here}.function.arguments must be a JSON object's text`);
-    } else if (!isRecord(args)) {
-      throw invalidParam(`${here}.function.arguments`, `${here}.function.arguments must be a JSON object or its text`);
-    }
     const id = typeof call.id === 'string' ? call.id : undefined;
     return {
       ...(id ? { id } : {}),
       type: 'function',
-      function: { name: fn.name, arguments: args },
+      function: { name: fn.name, arguments: callArguments(fn.arguments ?? {}, `${here}.function.arguments`) },
     };
   });
+}
+
+/** An earlier call's arguments: a JSON object's text (OpenAI) or the object (Ollama), as the template gets them. */
+export function callArguments(args: unknown, at: string): string | Record<string, unknown> {
+  if (typeof args === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(args);
+    } catch {
+      parsed = undefined;
+    }
+    if (!isRecord(parsed)) throw invalidParam(at, `${at} must be a JSON object's text`);
+  } else if (!isRecord(args)) {
+    throw invalidParam(at, `${at} must be a JSON object or its text`);
+  }
+  return args;
 }
 
 /** A message's text: a string, or text parts (joined with newlines, as llama.cpp joins them). */

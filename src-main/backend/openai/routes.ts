@@ -1,6 +1,6 @@
 /**
  * The API's routes: `GET /v1/models` (and `/v1/models/<id>`), `POST /v1/chat/completions`,
- * `POST /v1/completions`, `POST /v1/embeddings` and `GET /metrics`, and Ollama's API at `/` and `/api/*`
+ * `POST /v1/completions`, `POST /v1/responses`, `POST /v1/embeddings` and `GET /metrics`, and Ollama's API at `/` and `/api/*`
  * (ollama/routes.ts), each behind the access rules, every answer counted, every error in its
  * API's shape. A client that disconnects cancels its request.
  */
@@ -15,6 +15,7 @@ import { serveOpenAiEmbeddings } from './embeddings';
 import { OpenAiError, invalidParam, modelNotFound, toOpenAiError } from './errors';
 import type { ServedModel } from './model-ids';
 import { checkAccess } from './security';
+import { serveResponses } from './responses';
 import { serveGeneration } from './serve-generation';
 import type { OpenAiService } from './service';
 
@@ -28,6 +29,7 @@ type Generating = (service: OpenAiService, body: unknown, res: ServerResponse, s
 const GENERATING: Record<string, Generating> = {
   '/v1/chat/completions': (service, body, res, signal) => serveGeneration(service, CHAT_COMPLETIONS, body, res, signal),
   '/v1/completions': (service, body, res, signal) => serveGeneration(service, COMPLETIONS, body, res, signal),
+  '/v1/responses': serveResponses,
 };
 
 const EMBEDDINGS = '/v1/embeddings';
@@ -36,6 +38,7 @@ const EMBEDDINGS = '/v1/embeddings';
 function endpointOf(pathname: string): string {
   if (isOllamaPath(pathname)) return ollamaEndpoint(pathname);
   if (pathname.startsWith('/v1/models/')) return '/v1/models/{id}';
+  if (pathname.startsWith('/v1/responses/')) return '/v1/responses/{id}';
   return Object.hasOwn(GENERATING, pathname) ||
     pathname === EMBEDDINGS ||
     pathname === '/v1/models' ||
@@ -102,6 +105,15 @@ async function route(
     if (id === null) throw modelNotFound(pathname.slice('/v1/models/'.length));
     sendJson(res, 200, modelObject(await service.resolve(id)));
     return 200;
+  }
+  if (pathname.startsWith('/v1/responses/')) {
+    // Retrieving, cancelling or deleting a response, or listing its input items: nothing was kept.
+    throw new OpenAiError(
+      404,
+      'not_found_error',
+      'response_not_found',
+      "Gufo keeps no responses (its Responses API is stateless, as Ollama's): a response can be read only from the request that made it",
+    );
   }
   if (pathname === '/metrics') {
     expectMethod(req, 'GET');

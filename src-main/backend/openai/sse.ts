@@ -1,4 +1,8 @@
-/** A streamed answer as OpenAI sends one: Server-Sent Events `data: <json>`, ended by `data: [DONE]`. */
+/**
+ * A streamed answer as OpenAI sends one: Server-Sent Events `data: <json>`, ended by `data: [DONE]`
+ * (Chat Completions, completions), or typed events `event: <type>` ended by closing the stream (the
+ * Responses API).
+ */
 import type { ServerResponse } from 'node:http';
 import type { OpenAiError } from './errors';
 
@@ -16,6 +20,16 @@ export class SseWriter {
   /** Sends one event; nothing once the client has gone (the generation is being cancelled). */
   send(data: unknown): void {
     if (!this.res.destroyed) this.res.write(`data: ${JSON.stringify(data)}\n\n`);
+  }
+
+  /** Sends one typed event, its type also in the data (the Responses API's form). */
+  event(data: { type: string; [field: string]: unknown }): void {
+    if (!this.res.destroyed) this.res.write(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  /** Ends a stream of typed events. */
+  close(): void {
+    this.res.end();
   }
 
   done(): void {

@@ -9,6 +9,7 @@ import type { ChatTool } from '../../core/chat-template';
 import type { JsonConstraint } from '../../core/constrained/token-constraint';
 import {
   forcedToolCall,
+  functionAt,
   templateTools,
   ToolCallStream,
   toolFunctions,
@@ -33,8 +34,19 @@ export interface ToolRequest {
   parallel: boolean;
 }
 
+/** Where a request keeps its tools' fields, for reading them and naming them in errors. */
+export interface ToolFields {
+  /** The Responses API's shape: a function's fields on the tool (`tools[0].name`), a named choice { "type": "function", "name" }. */
+  flat: boolean;
+  /** The field that asked for JSON output, if any (it cannot go with a required call). */
+  format: string | null;
+}
+
 /** `tools` and `tool_choice` of a request; null when it offers none or tool_choice is "none". */
-export function parseTools(f: RequestFields): ToolRequest | null {
+export function parseTools(
+  f: RequestFields,
+  fields: ToolFields = { flat: false, format: f.has('response_format') ? 'response_format' : null },
+): ToolRequest | null {
   const parallel = f.boolean('parallel_tool_calls', true);
   if (!f.has('tools')) {
     if (f.has('tool_choice') && f.body.tool_choice !== 'none' && f.body.tool_choice !== 'auto') {
@@ -42,44 +54,43 @@ export function parseTools(f: RequestFields): ToolRequest | null {
     }
     return null;
   }
-  const functions = checkedFunctions(f.body.tools);
+  const functions = checkedFunctions(f.body.tools, fields.flat);
   if (functions.length === 0) return null;
-  const choice = toolChoice(f.body.tool_choice, new Set(functions.map((fn) => fn.name)));
+  const choice = toolChoice(f.body.tool_choice, new Set(functions.map((fn) => fn.name)), fields.flat);
   if (choice === 'none') return null;
   if (choice !== 'auto') {
-    if (f.has('response_format'))
+    if (fields.format !== null)
       throw invalidParam(
-        'response_format',
-        '"response_format" cannot go with a required tool call ("tool_choice"): the answer is the call',
+        fields.format,
+        `"${fields.format}" cannot go with a required tool call ("tool_choice"): the answer is the call`,
       );
     // A forced call's arguments are held to the schema: one Gufo cannot hold to is a 400 now.
-    functions.forEach((fn, i) =>
-      schemaConstraint(fn.parameters, `tools[${i}].function.parameters`, `tools[${i}].function.parameters`),
-    );
+    functions.forEach((fn, i) => {
+      const at = `${functionAt(`tools[${i}]`, fields.flat)}.parameters`;
+      schemaConstraint(fn.parameters, at, at);
+    });
   }
   return { tools: templateTools(functions), functions, choice, parallel };
 }
 
 /** The functions of a request's `tools`; a mistake is a 400 naming its field. */
-function checkedFunctions(list: unknown): ToolFunction[] {
+function checkedFunctions(list: unknown, flat: boolean): ToolFunction[] {
   try {
-    return toolFunctions(list);
+    return toolFunctions(list, flat);
   } catch (err) {
     if (err instanceof ToolsProblem) throw invalidParam(err.field, err.message);
     throw err;
   }
 }
 
-function toolChoice(value: unknown, names: ReadonlySet<string>): ToolRequest['choice'] | 'none' {
+function toolChoice(value: unknown, names: ReadonlySet<string>, flat: boolean): ToolRequest['choice'] | 'none' {
   if (value === undefined || value === null || value === 'auto') return 'auto';
   if (value === 'none' || value === 'required') return value;
-  const name =
-    isRecord(value) && value.type === 'function' && isRecord(value.function) ? value.function.name : undefined;
+  const named = isRecord(value) && value.type === 'function' ? (flat ? value : value.function) : undefined;
+  const name = isRecord(named) ? named.name : undefined;
   if (typeof name !== 'string') {
-    throw invalidParam(
-      'tool_choice',
-      '"tool_choice" must be "auto", "none", "required" or { "type": "function", "function": { "name" } }',
-    );
+    const form = flat ? '{ "type": "function", "name" }' : '{ "type": "function", "function": { "name" } }';
+    throw invalidParam('tool_choice', `"tool_choice" must be "auto", "none", "required" or ${form}`);
   }
   if (!names.has(name)) throw invalidParam('tool_choice', `"tool_choice" names "${name}", which is not in "tools"`);
   return { name };

@@ -1,7 +1,8 @@
 /**
  * OpenAI's `tools` list checked: each entry { type: "function", function: { name, description,
- * parameters } }, names unique. One check for the server's requests and a chat's settings; each
- * mistake names its field ("tools[0].function.name").
+ * parameters } } (the Responses API writes the function's fields on the entry itself), names
+ * unique. One check for the server's requests and a chat's settings; each mistake names its field
+ * ("tools[0].function.name").
  */
 import { isObject as isRecord } from './call-scan';
 import type { ToolFunction } from './forced';
@@ -21,40 +22,48 @@ export class ToolsProblem extends Error {
   }
 }
 
-/** The functions of `list` (an OpenAI `tools` list); a ToolsProblem names the first mistake. */
-export function toolFunctions(list: unknown): ToolFunction[] {
+/**
+ * The functions of `list` (an OpenAI `tools` list); a ToolsProblem names the first mistake. `flat`:
+ * the Responses API's shape, { "type": "function", "name", "description", "parameters" }.
+ */
+export function toolFunctions(list: unknown, flat = false): ToolFunction[] {
   if (!Array.isArray(list) || list.length > MAX_TOOLS)
     throw new ToolsProblem('tools', `"tools" must be a list of at most ${MAX_TOOLS} functions`);
-  const functions = list.map((tool: unknown, i) => toolFunction(tool, `tools[${i}]`));
+  const functions = list.map((tool: unknown, i) => toolFunction(tool, `tools[${i}]`, flat));
   const names = new Set<string>();
   functions.forEach((fn, i) => {
-    if (names.has(fn.name))
-      throw new ToolsProblem(`tools[${i}].function.name`, `tools[${i}].function.name: "${fn.name}" is offered twice`);
+    const at = `${functionAt(`tools[${i}]`, flat)}.name`;
+    if (names.has(fn.name)) throw new ToolsProblem(at, `${at}: "${fn.name}" is offered twice`);
     names.add(fn.name);
   });
   return functions;
 }
 
-function toolFunction(tool: unknown, at: string): ToolFunction {
-  if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) {
+/** Where a tool's function fields are: `tools[i].function`, or the tool itself in the Responses API. */
+export function functionAt(tool: string, flat: boolean): string {
+  return flat ? tool : `${tool}.function`;
+}
+
+function toolFunction(tool: unknown, at: string, flat: boolean): ToolFunction {
+  const fn = isRecord(tool) && tool.type === 'function' ? (flat ? tool : tool.function) : undefined;
+  if (!isRecord(fn)) {
     throw new ToolsProblem(
       at,
-      `${at} must be { "type": "function", "function": { "name", "description", "parameters" } }`,
+      flat
+        ? `${at} must be { "type": "function", "name", "description", "parameters" }: Gufo serves function tools only`
+        : `${at} must be { "type": "function", "function": { "name", "description", "parameters" } }`,
     );
   }
-  const fn = tool.function;
+  const here = functionAt(at, flat);
   if (typeof fn.name !== 'string' || !NAME.test(fn.name)) {
-    throw new ToolsProblem(
-      `${at}.function.name`,
-      `${at}.function.name must be 1 to 64 letters, digits, "_", "." or "-"`,
-    );
+    throw new ToolsProblem(`${here}.name`, `${here}.name must be 1 to 64 letters, digits, "_", "." or "-"`);
   }
   if (fn.description !== undefined && fn.description !== null && typeof fn.description !== 'string') {
-    throw new ToolsProblem(`${at}.function.description`, `${at}.function.description must be text`);
+    throw new ToolsProblem(`${here}.description`, `${here}.description must be text`);
   }
   const parameters = fn.parameters ?? { type: 'object', properties: {} };
   if (!isRecord(parameters))
-    throw new ToolsProblem(`${at}.function.parameters`, `${at}.function.parameters must be a JSON Schema object`);
+    throw new ToolsProblem(`${here}.parameters`, `${here}.parameters must be a JSON Schema object`);
   return { name: fn.name, ...(typeof fn.description === 'string' ? { description: fn.description } : {}), parameters };
 }
 

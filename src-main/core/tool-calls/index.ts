@@ -11,7 +11,7 @@ import { TOOL_CALL_SYNTAX, toolCallFamily, type ToolCallSyntax } from './syntax'
 
 export { forcedToolCall, type ForcedToolCall, type ToolFunction } from './forced';
 export { toolTurnsAsText, withToolsInText } from './fallback';
-export { templateTools, toolFunctions, ToolsProblem } from './functions';
+export { functionAt, templateTools, toolFunctions, ToolsProblem } from './functions';
 export { splitToolCalls, ToolCallStream, type ToolCallDelta, type ToolCallPiece, type ToolCallSplit } from './stream';
 export {
   parseToolCalls,

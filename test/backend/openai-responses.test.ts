@@ -1,0 +1,345 @@
+/**
+ * `POST /v1/responses` (OpenAI's Responses API) with the real engine (SwiftShader) and stories260K,
+ * through the official `openai` client: the answer is Chat Completions' answer to the same
+ * conversation (same prompt tokens, same greedy text), streamed as typed events in OpenAI's order,
+ * held to a `text.format` schema, and tool calls out (function_call items valid for the schema)
+ * and back in (function_call_output items rendered as Chat Completions renders tool messages).
+ * Stateless: fields that need stored responses are a 400 naming them.
+ */
+import type OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validates } from '../core/constrained/json-check';
+import { send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
+
+const model = 'stories260k';
+const instructions = 'You tell stories.';
+const question = 'Tell me about Lily and her ball.';
+const weatherSchema = {
+  type: 'object',
+  properties: { city: { enum: ['Paris', 'Rome'] }, unit: { enum: ['celsius', 'fahrenheit'] } },
+  required: ['city', 'unit'],
+  additionalProperties: false,
+};
+const tools: OpenAI.Responses.FunctionTool[] = [
+  {
+    type: 'function',
+    name: 'get_weather',
+    description: 'The weather in a city.',
+    parameters: weatherSchema,
+    strict: true,
+  },
+  {
+    type: 'function',
+    name: 'get_time',
+    description: 'The time in a city.',
+    parameters: {
+      type: 'object',
+      properties: { city: { enum: ['Paris'] } },
+      required: ['city'],
+      additionalProperties: false,
+    },
+    strict: true,
+  },
+];
+
+let t: OpenAiTestServer;
+beforeAll(async () => {
+  t = await startOpenAiTestServer();
+});
+afterAll(() => t?.close());
+
+/** The same conversation through Chat Completions. */
+function chat(body: Partial<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming>) {
+  return t.client().chat.completions.create({
+    model,
+    messages: [
+      { role: 'system', content: instructions },
+      { role: 'user', content: question },
+    ],
+    temperature: 0,
+    ...body,
+  });
+}
+
+async function post(
+  body: object,
+): Promise<{ status: number; error: { param: string | null; message: string; code: string } }> {
+  const reply = await send(
+    t.server.port,
+    'POST',
+    '/v1/responses',
+    { 'content-type': 'application/json' },
+    JSON.stringify(body),
+  );
+  return { status: reply.status, error: (JSON.parse(reply.body) as { error: never }).error };
+}
+
+describe('the Responses API', { timeout: 300_000 }, () => {
+  it("answers as Chat Completions does: the same prompt and text, in a message item, with usage; a length cut is status 'incomplete'", async () => {
+    const reference = await chat({ max_tokens: 24 });
+    const response = await t.client().responses.create({
+      model,
+      instructions,
+      input: [{ role: 'user', content: [{ type: 'input_text', text: question }] }],
+      temperature: 0,
+      max_output_tokens: 24,
+    });
+    expect(response.id).toMatch(/^resp_[0-9a-f]+$/);
+    expect(response.object).toBe('response');
+    expect(response.model).toBe(model);
+    expect(response.output).toHaveLength(1);
+    const message = response.output[0]!;
+    if (message.type !== 'message') throw new Error(`not a message: ${message.type}`);
+    expect(message.id).toMatch(/^msg_/);
+    expect(message.role).toBe('assistant');
+    expect(message.content).toHaveLength(1);
+    expect(response.output_text).toBe(reference.choices[0]!.message.content);
+    expect(response.output_text.length).toBeGreaterThan(0);
+    expect(response.usage).toMatchObject({
+      input_tokens: reference.usage!.prompt_tokens,
+      output_tokens: reference.usage!.completion_tokens,
+      total_tokens: reference.usage!.total_tokens,
+    });
+    const cut = reference.choices[0]!.finish_reason === 'length';
+    expect(response.status).toBe(cut ? 'incomplete' : 'completed');
+    expect(response.incomplete_details).toEqual(cut ? { reason: 'max_output_tokens' } : null);
+    expect(message.status).toBe(cut ? 'incomplete' : 'completed');
+
+    // A plain string input is one user message.
+    const plain = await t
+      .client()
+      .responses.create({ model, instructions, input: question, temperature: 0, max_output_tokens: 24 });
+    expect(plain.output_text).toBe(response.output_text);
+  });
+
+  it('streams typed events in order, numbered, whose deltas join into the whole answer', async () => {
+    const body = { model, input: question, temperature: 0, max_output_tokens: 40 };
+    const whole = await t.client().responses.create(body);
+    const stream = await t.client().responses.create({ ...body, stream: true });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of stream) events.push(event);
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    const types = events.map((e) => e.type);
+    const deltas = types.filter((type) => type === 'response.output_text.delta').length;
+    expect(deltas).toBeGreaterThan(1);
+    expect(types).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      ...Array<string>(deltas).fill('response.output_text.delta'),
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      // OpenAI's last event for an answer its length limit cut is response.incomplete.
+      `response.${whole.status}`,
+    ]);
+    const text = events.flatMap((e) => (e.type === 'response.output_text.delta' ? [e.delta] : [])).join('');
+    expect(text).toBe(whole.output_text);
+    const done = events.at(-1)!;
+    if (done.type !== 'response.completed' && done.type !== 'response.incomplete') throw new Error(done.type);
+    expect(done.response.output).toEqual([
+      expect.objectContaining({ type: 'message', status: whole.status, content: [expect.objectContaining({ text })] }),
+    ]);
+    expect(done.response.usage!.output_tokens).toBe(whole.usage!.output_tokens);
+
+    // The client's stream helper assembles the same response.
+    const helper = await t.client().responses.stream(body).finalResponse();
+    expect(helper.output_text).toBe(whole.output_text);
+    expect(helper.status).toBe(whole.status);
+  });
+
+  it('holds the answer to text.format json_schema, streamed or not', async () => {
+    const schema = {
+      type: 'object',
+      properties: { answer: { enum: ['yes', 'no'] }, n: { type: 'integer', minimum: 0, maximum: 9 } },
+      required: ['answer', 'n'],
+      additionalProperties: false,
+    };
+    const body = {
+      model,
+      instructions: 'Answer in JSON.',
+      input: 'Did Lily find the ball?',
+      temperature: 0,
+      max_output_tokens: 120,
+      text: { format: { type: 'json_schema' as const, name: 'answer', schema, strict: true } },
+    };
+    const whole = await t.client().responses.create(body);
+    expect(whole.status).toBe('completed');
+    expect(validates(JSON.parse(whole.output_text), schema), whole.output_text).toBe(true);
+    const streamed = await t.client().responses.stream(body).finalResponse();
+    expect(streamed.output_text).toBe(whole.output_text);
+    // json_object: an object, or the start of one when the length limit cut it.
+    const object = await t.client().responses.create({ ...body, text: { format: { type: 'json_object' } } });
+    expect(object.output_text.trimStart()).toMatch(/^\{/);
+    if (object.status === 'completed') expect(typeof JSON.parse(object.output_text)).toBe('object');
+    else expect(() => JSON.parse(object.output_text)).toThrow();
+  });
+
+  it('answers a required call as a function_call item valid for its schema, streamed with its argument events', async () => {
+    const body = { model, input: 'What is the weather in Paris?', tools, temperature: 0, max_output_tokens: 80 };
+    const named = await t
+      .client()
+      .responses.create({ ...body, tool_choice: { type: 'function', name: 'get_weather' } });
+    expect(named.status).toBe('completed');
+    const call = named.output.find((item) => item.type === 'function_call')!;
+    expect(call).toMatchObject({ type: 'function_call', name: 'get_weather', status: 'completed' });
+    expect(call.call_id).toMatch(/^call_/);
+    expect(call.id).toMatch(/^fc_/);
+    expect(validates(JSON.parse(call.arguments), weatherSchema), call.arguments).toBe(true);
+
+    // Cut short by max_output_tokens, the call stays a call with the arguments so far, marked incomplete.
+    const cut = await t.client().responses.create({
+      ...body,
+      tool_choice: { type: 'function', name: 'get_weather' },
+      max_output_tokens: named.usage!.output_tokens - 3,
+    });
+    expect(cut.status).toBe('incomplete');
+    expect(cut.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(cut.output).toEqual([expect.objectContaining({ type: 'function_call', status: 'incomplete' })]);
+
+    // One call (parallel_tool_calls: false): several would run to the length limit on a story model.
+    const stream = await t.client().responses.create({
+      ...body,
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+      stream: true,
+    });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of stream) events.push(event);
+    const done = events.at(-1)!;
+    if (done.type !== 'response.completed') throw new Error(done.type);
+    const calls = done.response.output.filter((item) => item.type === 'function_call');
+    expect(done.response.output).toHaveLength(1);
+    expect(calls).toHaveLength(1);
+    expect(events.map((e) => e.type)).toEqual(
+      expect.arrayContaining([
+        'response.output_item.added',
+        'response.function_call_arguments.delta',
+        'response.output_item.done',
+      ]),
+    );
+    for (const [index, c] of calls.entries()) {
+      const fragments = events.flatMap((e) =>
+        e.type === 'response.function_call_arguments.delta' && e.item_id === c.id ? [e.delta] : [],
+      );
+      expect(fragments.join('')).toBe(c.arguments);
+      expect(events).toContainEqual(
+        expect.objectContaining({
+          type: 'response.function_call_arguments.done',
+          item_id: c.id,
+          arguments: c.arguments,
+        }),
+      );
+      const schema = tools.find((tool) => tool.name === c.name)!.parameters!;
+      expect(validates(JSON.parse(c.arguments), schema), `call ${index}: ${c.arguments}`).toBe(true);
+    }
+  });
+
+  it('takes function_call and function_call_output items back, rendered as Chat Completions renders a tool round trip', async () => {
+    const args = '{"city":"Paris","unit":"celsius"}';
+    const reference = await chat({
+      messages: [
+        { role: 'user', content: 'What is the weather in Paris?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: args } }],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: 'Sunny, 22 degrees' },
+      ],
+      tools: tools.map(({ name, description, parameters }) => ({
+        type: 'function' as const,
+        function: { name, description: description!, parameters: parameters! },
+      })),
+      max_tokens: 8,
+    });
+    const response = await t.client().responses.create({
+      model,
+      input: [
+        { role: 'user', content: 'What is the weather in Paris?' },
+        { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: args },
+        { type: 'function_call_output', call_id: 'call_1', output: 'Sunny, 22 degrees' },
+      ],
+      tools,
+      temperature: 0,
+      max_output_tokens: 8,
+    });
+    expect(response.usage!.input_tokens).toBe(reference.usage!.prompt_tokens);
+    expect(response.output_text).toBe(reference.choices[0]!.message.content ?? '');
+    // Without the output, the prompt is shorter: the result was rendered.
+    const asked = await t.client().responses.create({
+      model,
+      input: [{ role: 'user', content: 'What is the weather in Paris?' }],
+      tools,
+      temperature: 0,
+      max_output_tokens: 1,
+    });
+    expect(asked.usage!.input_tokens).toBeLessThan(response.usage!.input_tokens);
+  });
+
+  it('refuses what needs stored responses, and bad fields, with a 400 naming the field', async () => {
+    const base = { model, input: question };
+    expect(await post({ ...base, previous_response_id: 'resp_1' })).toMatchObject({
+      status: 400,
+      error: { param: 'previous_response_id', code: 'unsupported_parameter' },
+    });
+    expect(await post({ ...base, conversation: 'conv_1' })).toMatchObject({
+      status: 400,
+      error: { param: 'conversation' },
+    });
+    const reference = await post({
+      ...base,
+      input: [
+        { role: 'user', content: 'hi' },
+        { type: 'item_reference', id: 'msg_1' },
+      ],
+    });
+    expect(reference).toMatchObject({ status: 400, error: { param: 'input[1]' } });
+    expect(reference.error.message).toContain('store = false');
+    expect(await post({ ...base, tools: [{ type: 'function', name: 'bad name!' }] })).toMatchObject({
+      status: 400,
+      error: { param: 'tools[0].name' },
+    });
+    expect(await post({ ...base, tools: [{ type: 'web_search' }] })).toMatchObject({
+      status: 400,
+      error: { param: 'tools[0]' },
+    });
+    expect(await post({ ...base, tools, tool_choice: { type: 'function', name: 'nope' } })).toMatchObject({
+      status: 400,
+      error: { param: 'tool_choice' },
+    });
+    expect(
+      await post({ ...base, tools, tool_choice: 'required', text: { format: { type: 'json_object' } } }),
+    ).toMatchObject({
+      status: 400,
+      error: { param: 'text.format' },
+    });
+    expect(await post({ ...base, text: { format: { type: 'json_schema', name: 'x' } } })).toMatchObject({
+      status: 400,
+      error: {
+        param: 'text.format',
+        message: '"text.format.schema" is required: the JSON Schema the answer must follow',
+      },
+    });
+    expect(
+      await post({ ...base, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }] }),
+    ).toMatchObject({
+      status: 400,
+      error: { param: 'input[0].content[0]' },
+    });
+    expect(
+      await post({ ...base, input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: 'nope' }] }),
+    ).toMatchObject({
+      status: 400,
+      error: { param: 'input[0].arguments' },
+    });
+    expect(await post({ model })).toMatchObject({
+      status: 400,
+      error: { param: 'input', code: 'missing_required_parameter' },
+    });
+    const stored = await send(t.server.port, 'GET', '/v1/responses/resp_1');
+    expect(stored.status).toBe(404);
+    expect(stored.body).toContain('keeps no responses');
+  });
+});
