@@ -125,6 +125,24 @@ describe('the Vercel AI SDK (its default openai(id) model speaks the Responses A
     // The second request carried the call and its output: its prompt is the longer by them.
     expect(second!.usage.inputTokens).toBeGreaterThan(first!.usage.inputTokens! + 4);
     expect(['stop', 'length', 'tool-calls']).toContain(second!.finishReason);
+
+    // Streamed, the same call comes from the function_call events.
+    const streamed = streamText({
+      model: openai()(model),
+      prompt: 'What is the weather in Paris?',
+      tools: { get_weather: tool({ description: 'The weather in a city.', inputSchema: weather }) },
+      toolChoice: { type: 'tool', toolName: 'get_weather' },
+      temperature: 0,
+      maxOutputTokens: 160,
+      maxRetries: 0,
+    });
+    const deltas: string[] = [];
+    for await (const part of streamed.fullStream) if (part.type === 'tool-input-delta') deltas.push(part.delta);
+    const [call] = await streamed.toolCalls;
+    expect(call).toMatchObject({ toolName: 'get_weather', input: first!.toolCalls[0]!.input });
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(JSON.parse(deltas.join(''))).toEqual(call!.input);
+    expect(await streamed.finishReason).toBe('tool-calls');
   });
 
   it('continues a conversation with store: false; the default (item references) is refused, naming why', async () => {
