@@ -76,7 +76,9 @@ export function parseResponses(body: unknown): ResponsesRequest {
   const format = isRecord(text) ? text.format : undefined;
   const constraint = jsonOutput(format, 'text.format', 'text.format', (spec) => spec);
 
-  const instructions = f.has('instructions') ? f.string('instructions') : null;
+  const instructions = f.body.instructions ?? null;
+  if (instructions !== null && typeof instructions !== 'string')
+    throw invalidParam('instructions', '"instructions" must be text: the system message');
   const sampling = samplingOf(f);
   const maxTokens = f.integer('max_output_tokens', 1, 2 ** 31 - 1, null);
   const tools = parseTools(f, { flat: true, format: constraint ? 'text.format' : null });
@@ -89,7 +91,7 @@ export function parseResponses(body: unknown): ResponsesRequest {
     sampling,
     logprobs: null,
     constraint,
-    messages: [...(instructions === null ? [] : [{ role: 'system', content: instructions }]), ...inputMessages(f)],
+    messages: [...(instructions ? [{ role: 'system', content: instructions }] : []), ...inputMessages(f)],
     tools,
     echo: {
       instructions,
