@@ -278,6 +278,33 @@ describe('the Responses API', { timeout: 300_000 }, () => {
     expect(asked.usage!.input_tokens).toBeLessThan(response.usage!.input_tokens);
   });
 
+  it('ends a stream whose engine dies mid-answer with an error event and response.failed', async () => {
+    const served = await t.service.resolve(model);
+    const pid = await t.service.engines.withModel(
+      { path: served.entry.path, ctx: t.service.contextFor(served) },
+      ({ host }) => Promise.resolve(host.pid),
+    );
+    expect(pid).not.toBeNull();
+    const stream = await t
+      .client()
+      .responses.create({ model, input: question, temperature: 0, max_output_tokens: 200, stream: true });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of stream) {
+      events.push(event);
+      if (event.type === 'response.output_text.delta' && events.length === 5) process.kill(pid!, 'SIGKILL');
+    }
+    const [error, failed] = events.slice(-2);
+    expect(error).toMatchObject({ type: 'error', code: 'engine_crashed' });
+    expect(failed).toMatchObject({
+      type: 'response.failed',
+      response: { status: 'failed', error: { code: 'engine_crashed' } },
+    });
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    // The next request loads the model again.
+    const again = await t.client().responses.create({ model, input: question, temperature: 0, max_output_tokens: 4 });
+    expect(again.output_text.length).toBeGreaterThan(0);
+  });
+
   it('refuses what needs stored responses, and bad fields, with a 400 naming the field', async () => {
     const base = { model, input: question };
     expect(await post({ ...base, previous_response_id: 'resp_1' })).toMatchObject({
