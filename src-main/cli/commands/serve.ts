@@ -30,7 +30,7 @@ names extra model folders (separated by the OS path delimiter).
 Builds the UI first (out/renderer) when it has not been built. Stop with Ctrl+C.
 
 The OpenAI-compatible API (GET /v1/models, POST /v1/chat/completions, POST /v1/completions,
-GET /metrics) is served on the same port as the UI, at http://127.0.0.1:<port>/v1, unless
+POST /v1/responses, POST /v1/embeddings, GET /metrics) is served on the same port as the UI, at http://127.0.0.1:<port>/v1, unless
 --api-port gives it a port of its own. It needs no token: programs on this machine may call it,
 web pages may not (a request with a foreign Origin is refused). With an API key (--api-key,
 GUFO_API_KEY, or the app's settings), clients must send "Authorization: Bearer <key>".
