@@ -18,6 +18,8 @@ export interface LoadSpec {
   onLoadStart?(): void;
   /** Load progress, in tensor bytes, while the model is being loaded for this call. */
   onProgress?: (done: number, total: number) => void;
+  /** Then the kernels run once so far, of how many (the first load on a GPU compiles them). */
+  onKernels?: (done: number, total: number) => void;
 }
 
 /** A model an engine holds on the GPU now. */
@@ -160,7 +162,9 @@ export class EnginePool {
     slot.loaded = null;
     if (held) this.#changed();
     spec.onLoadStart?.();
-    const info = await slot.host.load(spec.path, { ctx: spec.ctx, kvTypes }, (e) => spec.onProgress?.(e.done, e.total));
+    const info = await slot.host.load(spec.path, { ctx: spec.ctx, kvTypes }, (e) =>
+      e.stage === 'weights' ? spec.onProgress?.(e.done, e.total) : spec.onKernels?.(e.done, e.total),
+    );
     slot.loaded = { path: spec.path, ctx: spec.ctx, kvTypes, info };
     this.#changed();
     return info;

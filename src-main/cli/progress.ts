@@ -19,8 +19,10 @@ export function progressBar(label: string): { update(fraction: number, detail: s
       if (line !== last) process.stderr.write(`\r${line.padEnd(last.length)}`);
       last = line;
     },
+    /** Ends the line (once: a second call writes nothing). */
     done() {
       if (tty && last) process.stderr.write('\n');
+      last = '';
     },
   };
 }

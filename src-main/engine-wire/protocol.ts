@@ -288,7 +288,8 @@ export interface AdapterResponse {
 export interface ProgressEvent {
   id: number;
   type: 'progress';
-  /** Tensor bytes uploaded so far. */
+  /** 'weights': tensor bytes uploaded so far; then 'kernels': kernels run once so far (kernel-warm-up.ts). */
+  stage: 'weights' | 'kernels';
   done: number;
   total: number;
 }

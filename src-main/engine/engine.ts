@@ -23,6 +23,7 @@ import { openGguf } from '../node/gguf-io';
 import { measureCopyBandwidth } from './gpu/bandwidth';
 import { openGpu, type GpuContext } from './gpu/device';
 import { StepMeter, StepProfiler } from './gpu/dispatch-profile';
+import { KernelWarmUp } from './gpu/kernel-warm-up';
 import { GREEDY } from './gpu/ops';
 import { BertModel } from './model/bert';
 import { readHParams, type HParams } from './model/hparams';
@@ -55,6 +56,8 @@ export interface LoadOptions {
   /** ModelOptions.kvBindingLimit: tests split the KV cache with it. */
   kvBindingLimit?: number;
   onProgress?: (done: number, total: number) => void;
+  /** After each kernel's first run at load (kernel-warm-up.ts): kernels run, of how many. */
+  onKernels?: (done: number, total: number) => void;
 }
 
 export interface GenerateOptions {
@@ -164,6 +167,13 @@ export class Engine {
         throw err;
       }
       sampler.bind(model.ops, model.act.logits, model.step);
+      try {
+        await warmUpKernels(this.gpu.device, model, sampler, options.onKernels);
+      } catch (err) {
+        model.destroy();
+        sampler.destroy();
+        throw err;
+      }
       await this.gpu.device.queue.onSubmittedWorkDone();
       const submitFlops = options.submitFlops ?? (this.gpu.info.isFallbackAdapter ? Infinity : SUBMIT_FLOPS);
       this.loaded = {
@@ -563,8 +573,8 @@ export class Engine {
     if (options.profile && !this.gpu.hasTimestamps) {
       throw new EngineError(`profiling needs the timestamp-query feature, which ${this.gpu.info.name} lacks`);
     }
-    // Untimed first: the prefill and decode kernels run once, so the timed run pays no pipeline
-    // compilation (lavapipe compiles a pipeline at its first dispatch, seconds each).
+    // Untimed first: load ran every kernel once (kernel-warm-up.ts), but at a grid of two tokens;
+    // this run's sizes warm the rest (e.g. buffers touched the first time) before the timed one.
     // Its one decode step is also counted: it sizes the profile when the timed run decodes none (-n 1).
     this.resetCache();
     const warmUp = await this.metered(() =>
@@ -704,6 +714,32 @@ export class Engine {
     if (this.busy) throw new EngineError('the engine is busy with another request');
     this.busy = true;
   }
+}
+
+/**
+ * Runs every kernel of a two-token prefill batch and of a decode step once, each sampling path
+ * included, so that the first answer pays no compilation (kernel-warm-up.ts). The cache positions
+ * and activations it writes are garbage that the first prefill overwrites.
+ */
+async function warmUpKernels(
+  device: GPUDevice,
+  model: DecoderModel,
+  sampler: GpuSampler,
+  onKernels?: (done: number, total: number) => void,
+): Promise<void> {
+  const warmUp = new KernelWarmUp(device);
+  sampler.configure(GREEDY, 0, []);
+  const prefillTokens = Math.min(2, model.options.maxBatch, model.options.ctx);
+  const steps: [pos0: number, tokens: number, source: TokenSource][] = [[0, prefillTokens, 'ids']];
+  if (prefillTokens < model.options.ctx) steps.push([prefillTokens, 1, 'sampled']);
+  for (const [pos0, tokens, source] of steps) {
+    model.setBatch(pos0, tokens);
+    const pass = warmUp.pass();
+    model.encodeBody(pass, source);
+    model.encodeHead(pass);
+    sampler.encodeEveryPath(pass);
+  }
+  await warmUp.run(onKernels);
 }
 
 /** The mask of the first constrained token; a vocabulary that cannot even start the document is an error. */

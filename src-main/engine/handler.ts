@@ -90,7 +90,8 @@ export class EngineHandler {
           ctx: request.ctx,
           maxBatch: request.maxBatch,
           kvTypes: request.kvTypes,
-          onProgress: (done, total) => this.send({ id, type: 'progress', done, total }),
+          onProgress: (done, total) => this.send({ id, type: 'progress', stage: 'weights', done, total }),
+          onKernels: (done, total) => this.send({ id, type: 'progress', stage: 'kernels', done, total }),
         });
         this.send({ id, type: 'loaded', info });
         return;

@@ -125,6 +125,13 @@ export class GpuSampler {
     this.device.queue.writeBuffer(this.mask, 0, words);
   }
 
+  /** Every unmasked draw and the top log-probabilities, for the load's kernel warm-up (kernel-warm-up.ts). */
+  encodeEveryPath(pass: GPUComputePassEncoder): void {
+    if (!this.sampleDispatches || !this.logprobsDispatch) throw new Error('sampler used before bind()');
+    this.logprobsDispatch.encode(pass);
+    for (const d of Object.values(this.sampleDispatches)) d.encode(pass);
+  }
+
   /** Top log-probabilities (if configured), then the draw, after the model's head. */
   encode(pass: GPUComputePassEncoder): void {
     if (!this.sampleDispatches || !this.logprobsDispatch) throw new Error('sampler used before bind()');

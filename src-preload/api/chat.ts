@@ -136,6 +136,11 @@ export type AnswerProgress =
   /** The chat's model is being loaded onto the GPU: tensor bytes uploaded (totalBytes 0 until the engine has opened the file). */
   | { phase: 'loading'; doneBytes: number; totalBytes: number }
   /**
+   * Then each of the model's GPU kernels runs once, so that the answer's timings hold none of
+   * their compilation (minutes on a software GPU with an empty shader cache, a moment after).
+   */
+  | { phase: 'preparing'; doneKernels: number; totalKernels: number }
+  /**
    * Tokens so far, counted from the engine's token events: the prompt's (for an answer that went
    * on past a full context, the conversation's part of it), and those generated;
    * decodeTokS over the tokens after the first (null until there are two).

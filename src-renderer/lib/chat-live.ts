@@ -6,6 +6,7 @@ import type { AnswerProgress, ContextUsage } from '../../src-preload/api';
 import { formatRate } from './format';
 
 export type LoadingProgress = Extract<AnswerProgress, { phase: 'loading' }>;
+export type PreparingProgress = Extract<AnswerProgress, { phase: 'preparing' }>;
 export type GeneratingProgress = Extract<AnswerProgress, { phase: 'generating' }>;
 
 /** The context bar's numbers while an answer is written: the prompt and the tokens generated so far. */
@@ -18,6 +19,11 @@ export function liveContextUsage(usage: ContextUsage, progress: AnswerProgress |
 export function loadingText(progress: LoadingProgress): string {
   if (progress.totalBytes <= 0) return 'Loading model…';
   return `Loading model… ${Math.floor((progress.doneBytes / progress.totalBytes) * 100)}%`;
+}
+
+/** "Preparing GPU kernels… 3 of 20": each kernel's first run, compiled on the way. */
+export function preparingText(progress: PreparingProgress): string {
+  return `Preparing GPU kernels… ${progress.doneKernels} of ${progress.totalKernels}`;
 }
 
 export function tokenCount(tokens: number): string {

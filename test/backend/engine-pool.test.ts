@@ -17,9 +17,15 @@ describe('EnginePool (real engine processes on the GPU)', () => {
     try {
       const spans: [number, number][] = [];
       let loads = 0;
+      const kernels: [number, number][] = [];
       const call = (i: number) =>
         pool.withModel(
-          { path: STORIES_260K, ctx: 64, onProgress: (done, total) => done === total && loads++ },
+          {
+            path: STORIES_260K,
+            ctx: 64,
+            onProgress: (done, total) => done === total && loads++,
+            onKernels: (done, total) => kernels.push([done, total]),
+          },
           async ({ host, info }) => {
             const start = performance.now();
             expect(info.model?.path).toBe(STORIES_260K);
@@ -31,6 +37,10 @@ describe('EnginePool (real engine processes on the GPU)', () => {
       expect(await Promise.all([call(0), call(1), call(2)])).toEqual([0, 1, 2]);
       for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
       expect(loads).toBe(1);
+      // After the weights, the one load ran each kernel once (engine/gpu/kernel-warm-up.ts), counted 1 of M … M of M.
+      const total = kernels[0]![1];
+      expect(total).toBeGreaterThan(5);
+      expect(kernels).toEqual(Array.from({ length: total }, (_, i) => [i + 1, total]));
     } finally {
       await pool.close();
     }

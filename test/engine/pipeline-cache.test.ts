@@ -41,3 +41,51 @@ it('the first generate after a first load compiles no pipeline', async () => {
     fresh.destroy();
   }
 }, 120_000);
+
+/** Every pipeline `device`'s compute passes set from now on, until the returned stop(). */
+function watchPipelines(device: GPUDevice): { used: Set<GPUComputePipeline>; stop(): void } {
+  const used = new Set<GPUComputePipeline>();
+  const create = device.createCommandEncoder.bind(device);
+  device.createCommandEncoder = (descriptor) => {
+    const encoder = create(descriptor);
+    const begin = encoder.beginComputePass.bind(encoder);
+    encoder.beginComputePass = (passDescriptor) => {
+      const pass = begin(passDescriptor);
+      const set = pass.setPipeline.bind(pass);
+      pass.setPipeline = (pipeline) => {
+        used.add(pipeline);
+        set(pipeline);
+      };
+      return pass;
+    };
+    return encoder;
+  };
+  return { used, stop: () => void (device.createCommandEncoder = create) };
+}
+
+// Issue #30 item 2: lavapipe compiles a kernel at its first dispatch, so load runs each kernel
+// once (kernel-warm-up.ts), counted for "Preparing GPU kernels… N of M", and the first answer
+// runs none that load did not.
+it('load runs every kernel a greedy, a sampled and a log-probability generate use, and counts them', async () => {
+  const fresh = await Engine.open();
+  try {
+    const atLoad = watchPipelines(fresh.gpu.device);
+    const counts: [number, number][] = [];
+    await fresh.load(STORIES_260K, { ctx: 64, onKernels: (done, total) => counts.push([done, total]) });
+    atLoad.stop();
+    expect(counts.length).toBeGreaterThan(5);
+    expect(counts.map(([done]) => done)).toEqual(counts.map((_, i) => i + 1));
+    expect(counts.every(([, total]) => total === atLoad.used.size)).toBe(true);
+
+    const later = watchPipelines(fresh.gpu.device);
+    await fresh.generate(PROMPT, { maxTokens: 3, stop: [] });
+    await fresh.generate(PROMPT, { maxTokens: 3, stop: [], sampling: { temperature: 0.8, topK: 40 } });
+    await fresh.generate(PROMPT, { maxTokens: 3, stop: [], sampling: { temperature: 1, topK: 0 }, topLogprobs: 3 });
+    later.stop();
+    expect(later.used.size).toBeGreaterThan(5);
+    const missed = [...later.used].filter((p) => !atLoad.used.has(p)).map((p) => p.label);
+    expect(missed).toEqual([]);
+  } finally {
+    fresh.destroy();
+  }
+}, 120_000);

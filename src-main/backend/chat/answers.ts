@@ -185,6 +185,8 @@ class Answer {
         onLoadStart: () => this.#report({ phase: 'loading', doneBytes: 0, totalBytes: 0 }),
         onProgress: (doneBytes: number, totalBytes: number) =>
           this.#report({ phase: 'loading', doneBytes, totalBytes }),
+        onKernels: (doneKernels: number, totalKernels: number) =>
+          this.#report({ phase: 'preparing', doneKernels, totalKernels }),
       };
       /** When the first token arrived: the decode speed is over the tokens after it, as the engine's own. */
       let firstTokenAt = 0;

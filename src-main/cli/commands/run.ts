@@ -114,9 +114,19 @@ export async function startEngine(
 ): Promise<{ host: EngineHost; info: EngineInfo }> {
   const host = new EngineHost();
   const bar = progressBar('loading');
+  let kernels: ReturnType<typeof progressBar> | undefined;
   try {
-    const info = await host.load(path, { ctx, kvTypes }, (e) => bar.update(e.done / e.total, formatBytes(e.done)));
+    const info = await host.load(path, { ctx, kvTypes }, (e) => {
+      if (e.stage === 'weights') return bar.update(e.done / e.total, formatBytes(e.done));
+      // The first run of each kernel compiles it: minutes on a software GPU with an empty shader cache.
+      if (!kernels) {
+        bar.done();
+        kernels = progressBar('preparing GPU kernels');
+      }
+      kernels.update(e.done / e.total, `${e.done} of ${e.total}`);
+    });
     bar.done();
+    kernels?.done();
     const m = info.memory!;
     if (!quiet)
       log(
@@ -128,6 +138,7 @@ export async function startEngine(
     return { host, info };
   } catch (err) {
     bar.done();
+    kernels?.done();
     await host.close();
     throw err;
   }
