@@ -130,6 +130,12 @@ describe("Ollama's tolerance", { timeout: 240_000 }, () => {
     });
     expect(await loaded()).toEqual([]);
 
+    // Embeddings too: loaded for this request, unloaded after it.
+    const embedded = await ollama.embed({ model, input: 'Once', keep_alive: 0 });
+    expect(embedded.embeddings[0]).toHaveLength(64);
+    expect(embedded.load_duration).toBeGreaterThan(0);
+    expect(await loaded()).toEqual([]);
+
     await expect(ask('5')).rejects.toMatchObject({
       status_code: 400,
       error: expect.stringContaining('"keep_alive" must be a duration'),
