@@ -20,6 +20,12 @@ export interface LoadSpec {
   onProgress?: (done: number, total: number) => void;
   /** Then the kernels run once so far, of how many (the first load on a GPU compiles them). */
   onKernels?: (done: number, total: number) => void;
+  /**
+   * How long the model stays loaded once the engine's queue is idle after this call (Ollama's
+   * keep_alive): 0 unloads it before the call's promise settles; null or absent, until the
+   * engine is needed for another model. The last call before the queue empties decides.
+   */
+  keepAliveMs?: number | null;
 }
 
 /** A model an engine holds on the GPU now. */
@@ -27,11 +33,15 @@ export interface PooledModel {
   path: string;
   ctx: number;
   memory: ModelMemory;
+  /** When its keep-alive runs out and it is unloaded (ms since the epoch); null: it stays until its engine is needed for another. */
+  expiresAt: number | null;
 }
 
 export interface EngineLease {
   host: EngineHost;
   info: EngineInfo;
+  /** How long this call spent loading the model; null when it was loaded already. */
+  loadMs: number | null;
 }
 
 interface Slot {
@@ -42,6 +52,11 @@ interface Slot {
   loaded: { path: string; ctx: number; kvTypes: KvCacheTypes; info: EngineInfo } | null;
   /** The tail of this engine's queue of calls. */
   queue: Promise<unknown>;
+  /** Calls queued or running. */
+  pending: number;
+  /** Unloads the model when its keep-alive runs out, at `expiresAt`. */
+  idleTimer: NodeJS.Timeout | null;
+  expiresAt: number | null;
   lastUsed: number;
 }
 
@@ -75,9 +90,16 @@ export class EnginePool {
   withModel<T>(spec: LoadSpec, work: (lease: EngineLease) => Promise<T>): Promise<T> {
     const slot = this.#slotFor(spec.path);
     slot.lastUsed = Date.now();
+    slot.pending += 1;
+    this.#stopIdleTimer(slot);
     const run = async (): Promise<T> => {
-      const info = await this.#ensureLoaded(slot, spec);
-      return work({ host: slot.host, info });
+      try {
+        const { info, loaded } = await this.#ensureLoaded(slot, spec);
+        return await work({ host: slot.host, info, loadMs: loaded ? info.loadMs : null });
+      } finally {
+        slot.pending -= 1;
+        if (slot.pending === 0) await this.#keepAlive(slot, spec.path, spec.keepAliveMs ?? null);
+      }
     };
     const result = slot.queue.then(run, run);
     slot.queue = result.catch(() => {});
@@ -86,8 +108,8 @@ export class EnginePool {
 
   /** The models loaded now, in the order of their engines. */
   loaded(): PooledModel[] {
-    return this.#slots.flatMap(({ loaded }) =>
-      loaded?.info.memory ? [{ path: loaded.path, ctx: loaded.ctx, memory: loaded.info.memory }] : [],
+    return this.#slots.flatMap(({ loaded, expiresAt }) =>
+      loaded?.info.memory ? [{ path: loaded.path, ctx: loaded.ctx, memory: loaded.info.memory, expiresAt }] : [],
     );
   }
 
@@ -104,13 +126,7 @@ export class EnginePool {
   unload(path: string): Promise<void> {
     const slot = this.#slots.find((s) => s.assigned === path);
     if (!slot) return Promise.resolve();
-    const run = async (): Promise<void> => {
-      // A later call may have moved the engine to another model meanwhile: that one stays.
-      if (slot.loaded?.path !== path) return;
-      slot.loaded = null;
-      await slot.host.unload();
-      this.#changed();
-    };
+    const run = () => this.#unloadNow(slot, path);
     const result = slot.queue.then(run, run);
     slot.queue = result.catch(() => {});
     return result;
@@ -128,6 +144,7 @@ export class EnginePool {
   /** Stops every engine process. */
   async close(): Promise<void> {
     const slots = this.#slots.splice(0);
+    for (const slot of slots) this.#stopIdleTimer(slot);
     await Promise.all(slots.map((slot) => slot.host.close()));
   }
 
@@ -144,7 +161,16 @@ export class EnginePool {
 
   #newSlot(assigned: string | null): Slot {
     const host = new EngineHost({ launcher: this.options.launcher, stdio: 'inherit' });
-    const slot: Slot = { host, assigned, loaded: null, queue: Promise.resolve(), lastUsed: 0 };
+    const slot: Slot = {
+      host,
+      assigned,
+      loaded: null,
+      queue: Promise.resolve(),
+      pending: 0,
+      idleTimer: null,
+      expiresAt: null,
+      lastUsed: 0,
+    };
     // A crashed engine holds nothing: the next call loads again.
     host.onCrash(() => {
       slot.loaded = null;
@@ -154,11 +180,12 @@ export class EnginePool {
     return slot;
   }
 
-  async #ensureLoaded(slot: Slot, spec: LoadSpec): Promise<EngineInfo> {
+  /** The engine's model info, and whether this call loaded it. */
+  async #ensureLoaded(slot: Slot, spec: LoadSpec): Promise<{ info: EngineInfo; loaded: boolean }> {
     const held = slot.loaded;
     const kvTypes = spec.kvTypes ?? this.defaultKvTypes;
     const sameKv = held && held.kvTypes.k === kvTypes.k && held.kvTypes.v === kvTypes.v;
-    if (held && held.path === spec.path && held.ctx >= spec.ctx && sameKv) return held.info;
+    if (held && held.path === spec.path && held.ctx >= spec.ctx && sameKv) return { info: held.info, loaded: false };
     slot.loaded = null;
     if (held) this.#changed();
     spec.onLoadStart?.();
@@ -167,7 +194,36 @@ export class EnginePool {
     );
     slot.loaded = { path: spec.path, ctx: spec.ctx, kvTypes, info };
     this.#changed();
-    return info;
+    return { info, loaded: true };
+  }
+
+  /** Frees `path` from the slot's GPU now (run in the slot's queue); a later call may have loaded another model there meanwhile: that one stays. */
+  async #unloadNow(slot: Slot, path: string): Promise<void> {
+    if (slot.loaded?.path !== path) return;
+    slot.loaded = null;
+    await slot.host.unload();
+    this.#changed();
+  }
+
+  /** With the slot's queue idle: unloads `path` now (0), after `ms`, or leaves it loaded (null). */
+  async #keepAlive(slot: Slot, path: string, ms: number | null): Promise<void> {
+    if (ms === null) return;
+    // A crashed engine holds nothing: the call's own result or error is what its caller needs.
+    if (ms === 0) return this.#unloadNow(slot, path).catch(() => {});
+    slot.expiresAt = Date.now() + ms;
+    slot.idleTimer = setTimeout(() => {
+      slot.idleTimer = null;
+      slot.expiresAt = null;
+      this.unload(path).catch(() => {});
+    }, ms);
+    // A model waiting to be unloaded does not keep the process alive.
+    slot.idleTimer.unref();
+  }
+
+  #stopIdleTimer(slot: Slot): void {
+    if (slot.idleTimer) clearTimeout(slot.idleTimer);
+    slot.idleTimer = null;
+    slot.expiresAt = null;
   }
 
   #changed(): void {

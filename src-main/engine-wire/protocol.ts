@@ -53,10 +53,13 @@ export interface SamplingParams {
   repeatPenalty: number;
   presencePenalty: number;
   frequencyPenalty: number;
-  /** Penalty window in tokens (at most PENALTY_RING). */
+  /** Penalty window in tokens (at most MAX_PENALTY_LAST_N; more is cut to it). */
   penaltyLastN: number;
   seed: number;
 }
+
+/** The longest penalty window: the sampler's ring of recent tokens on the GPU (RING in sample.wgsl). */
+export const MAX_PENALTY_LAST_N = 256;
 
 export interface ModelInfo {
   path: string;

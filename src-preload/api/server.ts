@@ -21,6 +21,12 @@ export interface OpenAiServerSettings {
   apiKey: string | null;
   /** Largest context a model is loaded with for API requests (its trained context when smaller). */
   contextSize: number;
+  /**
+   * Web pages that may call the API besides Gufo's own (CORS): origins such as
+   * "https://app.example.com", with `*` for any run of characters ("chrome-extension://*",
+   * "http://localhost:*"); GUFO_ORIGINS (comma-separated) takes precedence. Empty: none.
+   */
+  origins: string[];
 }
 
 export interface OpenAiServerStatus {

@@ -22,3 +22,17 @@ describe('gufo serve --api-key', () => {
     expect(r.stdout).not.toContain('Gufo is running at');
   });
 });
+
+describe('gufo serve --origins', () => {
+  it('refuses an entry that is not an origin before serving anything', () => {
+    const home = tempDir();
+    const r = gufo(
+      ['serve', '--port', '0', '--origins', 'https://app.example.com,app.example.com'],
+      { ...isolatedEnv(home), GUFO_HOME: join(home, 'gufo-data') },
+      30_000,
+    );
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toContain('--origins must be a list of origins: "app.example.com" is not an origin');
+    expect(r.stdout).not.toContain('Gufo is running at');
+  });
+});

@@ -47,4 +47,19 @@ describe('gufo serve and the server status', () => {
       ui.stop();
     }
   }, 60_000);
+
+  it('lets the pages of the --origins sites call the API, with CORS headers, and no other', async () => {
+    const ui = await serve(['--port', '0', '--origins', 'https://app.example.com,chrome-extension://*']);
+    try {
+      const page = await fetch(`${ui.origin}/api/tags`, { headers: { origin: 'chrome-extension://abcd' } });
+      expect(page.status).toBe(200);
+      expect(page.headers.get('access-control-allow-origin')).toBe('chrome-extension://abcd');
+      const other = await fetch(`${ui.origin}/v1/models`, { headers: { origin: 'https://evil.example' } });
+      expect(other.status).toBe(403);
+      // The option wins over the (empty) settings, which still say what was saved.
+      expect((await serverStatus(ui)).settings.origins).toEqual([]);
+    } finally {
+      ui.stop();
+    }
+  }, 60_000);
 });

@@ -4,14 +4,13 @@
  * a request naming "x:latest" or "x" finds the id "x" or "x:latest", as Ollama reads a name without a tag.
  */
 import type { ModelEntry } from '../../../src-preload/api';
-import { chatTemplateFor } from '../../core/chat-template';
 import { OpenAiError } from '../openai/errors';
 import type { ServedModel } from '../openai/model-ids';
 import type { OpenAiService } from '../openai/service';
 
 const LATEST = ':latest';
 
-/** Ollama's "forever" (a model kept loaded until its engine is needed for another). */
+/** Ollama's "forever" (a model kept loaded until its engine is needed for another; keep_alive sets a time). */
 const NEVER_EXPIRES = '0001-01-01T00:00:00Z';
 
 export function ollamaName(id: string): string {
@@ -52,7 +51,7 @@ export async function tags(service: OpenAiService): Promise<object> {
 export async function running(service: OpenAiService): Promise<object> {
   const models = await service.models();
   return {
-    models: service.engines.loaded().flatMap(({ path, ctx, memory }) => {
+    models: service.engines.loaded().flatMap(({ path, ctx, memory, expiresAt }) => {
       const model = models.find((m) => m.entry.path === path);
       if (!model) return [];
       const bytes = memory.residentWeightBytes + memory.kvBytes + memory.scratchBytes;
@@ -62,37 +61,10 @@ export async function running(service: OpenAiService): Promise<object> {
           size: bytes,
           size_vram: bytes,
           context_length: ctx,
-          expires_at: NEVER_EXPIRES,
+          expires_at: expiresAt === null ? NEVER_EXPIRES : new Date(expiresAt).toISOString(),
         },
       ];
     }),
-  };
-}
-
-/** `POST /api/show`: the model's details, its chat template (Jinja, as in the file) and a few facts from its metadata. */
-export async function show(service: OpenAiService, model: ServedModel): Promise<object> {
-  const { entry } = model;
-  const template = await service.texts.use(
-    entry.path,
-    entry.mtimeMs,
-    async (text) => chatTemplateFor(text.vocab, { architecture: text.architecture }).text,
-  );
-  const info: Record<string, unknown> = {
-    'general.architecture': entry.architecture,
-    'general.parameter_count': entry.parameters,
-  };
-  if (entry.architecture && entry.contextLength !== null)
-    info[`${entry.architecture}.context_length`] = entry.contextLength;
-  return {
-    license: '',
-    modelfile: `# Served by Gufo from its library\nFROM ${entry.path}\n`,
-    parameters: '',
-    template,
-    system: '',
-    details: details(entry),
-    model_info: info,
-    capabilities: ['completion'],
-    modified_at: new Date(entry.mtimeMs).toISOString(),
   };
 }
 
@@ -101,7 +73,8 @@ function summary(id: string, entry: ModelEntry) {
   return { name, model: name, size: entry.bytes, digest: entry.sha256 ?? '', details: details(entry) };
 }
 
-function details(entry: ModelEntry) {
+/** Ollama's `details` of a model (in tags, ps and show). */
+export function details(entry: ModelEntry) {
   return {
     parent_model: '',
     format: 'gguf',

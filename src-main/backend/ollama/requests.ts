@@ -1,21 +1,24 @@
 /**
  * Ollama's request bodies (`POST /api/chat`, `/api/generate`) read into the requests the OpenAI
  * endpoints plan and generate, so both APIs sample, stop and constrain alike. Fields Gufo cannot
- * honour are refused with a 400 naming them; Ollama's tuning options that mean nothing here are
- * accepted and ignored (docs/server.md lists them).
+ * honour (images, suffix, context) are refused with a 400 naming them; options it does not apply
+ * are ignored, as Ollama ignores options it does not know (docs/server.md lists both).
  */
 import type { ChatMessage } from '../../core/chat-template';
 import type { JsonConstraint } from '../../core/constrained/token-constraint';
+import { MAX_PENALTY_LAST_N } from '../../engine-wire/protocol';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from '../openai/errors';
 import { RequestFields } from '../openai/request-fields';
 import { chatMessages, MAX_STOP_STRINGS, type GenerationRequest } from '../openai/requests';
 import { schemaConstraint } from '../openai/schema-constraint';
 import { parseTools, type ToolRequest } from '../openai/tools';
+import { parseKeepAlive, type KeepAlive } from './keep-alive';
 
 export interface OllamaRequest extends GenerationRequest {
   /** A context smaller than the server's (options.num_ctx); null: the server's. */
   numCtx: number | null;
+  keepAliveMs: KeepAlive;
 }
 
 export interface OllamaChatRequest extends OllamaRequest {
@@ -43,43 +46,6 @@ export const OLLAMA_DEFAULTS = {
   repeat_last_n: 64,
 } as const;
 
-/** Options of Ollama's that tune its runner (threads, GPU layers, memory mapping…): nothing to change in Gufo's engine. */
-const IGNORED_OPTIONS = new Set([
-  'numa',
-  'num_batch',
-  'num_gpu',
-  'main_gpu',
-  'low_vram',
-  'f16_kv',
-  'logits_all',
-  'vocab_only',
-  'use_mmap',
-  'use_mlock',
-  'embedding_only',
-  'num_thread',
-  'num_keep',
-  'penalize_newline',
-]);
-const SAMPLING_OPTIONS = new Set([
-  'temperature',
-  'top_k',
-  'top_p',
-  'min_p',
-  'repeat_penalty',
-  'repeat_last_n',
-  'presence_penalty',
-  'frequency_penalty',
-  'seed',
-  'stop',
-  'num_predict',
-  'num_ctx',
-  'typical_p',
-  'tfs_z',
-  'mirostat',
-  'mirostat_tau',
-  'mirostat_eta',
-]);
-
 export function parseOllamaChat(body: unknown): OllamaChatRequest {
   const f = RequestFields.of(body);
   if (Array.isArray(f.body.messages)) {
@@ -95,8 +61,14 @@ export function parseOllamaChat(body: unknown): OllamaChatRequest {
     f.body.messages === null ||
     (Array.isArray(f.body.messages) && f.body.messages.length === 0)
       ? []
-      : chatMessages(f.body.messages);
+      : chatMessages(Array.isArray(f.body.messages) ? f.body.messages.map(withContent) : f.body.messages);
   return { ...common(f), messages, tools: parseTools(f), truncate: f.boolean('truncate', true) };
+}
+
+/** A message without content (null or left out) has empty content, as Ollama reads it, unless it makes tool calls (their content stays null, as OpenAI sends it). */
+function withContent(m: unknown): unknown {
+  if (!isRecord(m) || (m.content !== null && m.content !== undefined)) return m;
+  return m.tool_calls === undefined || m.tool_calls === null ? { ...m, content: '' } : m;
 }
 
 export function parseOllamaGenerate(body: unknown): OllamaGenerateRequest {
@@ -128,27 +100,13 @@ function common(f: RequestFields): OllamaRequest {
     (v) => v === false,
     '"logprobs" is not supported on Ollama\'s API by Gufo yet: use /v1/chat/completions',
   );
-  if (f.has('keep_alive') && typeof f.body.keep_alive !== 'string' && typeof f.body.keep_alive !== 'number') {
-    throw invalidParam('keep_alive', '"keep_alive" must be a duration ("5m") or a number of seconds');
-  }
   const options = f.has('options') ? f.body.options : {};
   if (!isRecord(options)) throw invalidParam('options', '"options" must be an object');
-  // Named as in the request, so that an error says "options.temperature".
+  // Named as in the request, so that an error says "options.temperature". Options Gufo does not
+  // apply (mirostat, typical_p, num_thread, …, or a name it does not know) are ignored, as Ollama ignores them.
   const o = new RequestFields(
     Object.fromEntries(Object.entries(options).map(([name, value]) => [`options.${name}`, value])),
   );
-  for (const name of Object.keys(options)) {
-    if (!SAMPLING_OPTIONS.has(name) && !IGNORED_OPTIONS.has(name))
-      throw invalidParam(`options.${name}`, `unknown option "options.${name}"`);
-  }
-  o.unsupported(
-    'options.repeat_last_n',
-    (v) => v === OLLAMA_DEFAULTS.repeat_last_n,
-    `"options.repeat_last_n" must be ${OLLAMA_DEFAULTS.repeat_last_n}: Gufo's repeat penalty looks back that far`,
-  );
-  o.unsupported('options.typical_p', (v) => v === 1, '"options.typical_p" must be 1: Gufo has no typical sampling');
-  o.unsupported('options.tfs_z', (v) => v === 1, '"options.tfs_z" must be 1: Gufo has no tail-free sampling');
-  o.unsupported('options.mirostat', (v) => v === 0, '"options.mirostat" must be 0: Gufo has no Mirostat sampling');
   const numPredict = o.integer('options.num_predict', -2, 2 ** 31 - 1, -1);
   if (numPredict === 0)
     throw invalidParam(
@@ -173,8 +131,16 @@ function common(f: RequestFields): OllamaRequest {
       presencePenalty: o.number('options.presence_penalty', -2, 2, 0),
       frequencyPenalty: o.number('options.frequency_penalty', -2, 2, 0),
       seed: o.integer('options.seed', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, null),
+      penaltyLastN: repeatLastN(o),
     },
+    keepAliveMs: parseKeepAlive(f.body.keep_alive),
   };
+}
+
+/** options.repeat_last_n: the repeat penalty's window; 0 off, -1 the whole context (the engine looks back at most MAX_PENALTY_LAST_N tokens). */
+function repeatLastN(o: RequestFields): number {
+  const n = o.integer('options.repeat_last_n', -1, 2 ** 31 - 1, OLLAMA_DEFAULTS.repeat_last_n);
+  return Math.min(n === -1 ? MAX_PENALTY_LAST_N : n, MAX_PENALTY_LAST_N);
 }
 
 function stopList(stop: unknown): string[] {

@@ -18,7 +18,9 @@ import { RequestFields } from '../openai/request-fields';
 import { CLIENT_LEFT, withGenerationPlan } from '../openai/serve-generation';
 import type { OpenAiService } from '../openai/service';
 import type { AnsweredToolCall, ToolAnswer } from '../openai/tools';
-import { resolveOllamaModel, running, show, tags } from './models';
+import { parseKeepAlive, type KeepAlive } from './keep-alive';
+import { resolveOllamaModel, running, tags } from './models';
+import { show } from './show';
 import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './requests';
 
 /** The Ollama API version these routes follow (clients check it to know which fields they may send). */
@@ -82,7 +84,7 @@ export async function ollamaRoute(
       const f = RequestFields.of(await body());
       // Ollama's clients send "model"; older ones "name".
       const name = f.has('model') ? f.string('model') : f.string('name');
-      return reply(res, await show(service, await resolveOllamaModel(service, name)));
+      return reply(res, await show(service, await resolveOllamaModel(service, name), f.boolean('verbose', false)));
     }
     case '/api/chat': {
       expectMethod(req, 'POST');
@@ -115,6 +117,7 @@ export async function ollamaRoute(
         truncate: f.boolean('truncate', true),
         dimensions: f.integer('dimensions', 1, Number.MAX_SAFE_INTEGER, null),
         contextSize: numCtx(f),
+        keepAliveMs: parseKeepAlive(f.body.keep_alive),
       };
       const embedded = await embed(service, model, embeddingInputs(f, 'input', false), 'input', options);
       return reply(res, {
@@ -134,6 +137,7 @@ export async function ollamaRoute(
         truncate: true,
         dimensions: null,
         contextSize: numCtx(f),
+        keepAliveMs: parseKeepAlive(f.body.keep_alive),
       });
       return reply(res, { embedding: embedded.embeddings[0] });
     }
@@ -167,7 +171,7 @@ function expectMethod(req: IncomingMessage, ...methods: string[]): void {
 
 /**
  * Chat or generate: `loadOnly` (no messages, an empty prompt) loads the model and answers
- * done_reason "load", as Ollama does; otherwise the answer goes in `field` ("message" for chat,
+ * done_reason "load", or with keep_alive 0 unloads it and answers "unload", as Ollama does; otherwise the answer goes in `field` ("message" for chat,
  * "response" for generate), streamed as NDJSON unless "stream" is false. `toolAnswer`: a chat
  * with tools splits its answer into content and `message.tool_calls` (sent before the last line).
  */
@@ -190,8 +194,12 @@ async function serveOllama(
       ? { message: { role: 'assistant', content, ...(calls ? { tool_calls: calls.map(ollamaToolCall) } : {}) } }
       : { response: content };
 
+  if (loadOnly && request.keepAliveMs === 0) {
+    await service.queues.run(model.id, () => service.engines.unload(model.entry.path));
+    return reply(res, { ...head(), ...answer(''), done: true, done_reason: 'unload' });
+  }
   if (loadOnly) {
-    await load(service, model, contextSize);
+    await load(service, model, contextSize, request.keepAliveMs);
     return reply(res, { ...head(), ...answer(''), done: true, done_reason: 'load' });
   }
 
@@ -201,7 +209,8 @@ async function serveOllama(
     request,
     prompt,
     signal,
-    async (text, plan) => {
+    async (text, planned) => {
+      const plan = { ...planned, keepAliveMs: request.keepAliveMs };
       const last = (generated: Generated, content: string) => ({
         ...head(),
         ...answer(content),
@@ -255,10 +264,10 @@ async function serveOllama(
 }
 
 /** Loads the model into an engine, after the requests queued for it. */
-function load(service: OpenAiService, model: ServedModel, contextSize: number): Promise<void> {
+function load(service: OpenAiService, model: ServedModel, contextSize: number, keepAliveMs: KeepAlive): Promise<void> {
   return service.queues.run(model.id, () =>
-    service.engines.withModel({ path: model.entry.path, ctx: contextSize }, async ({ info }) => {
-      if (info.loadMs !== null) service.metrics.loaded(model.id, info.loadMs);
+    service.engines.withModel({ path: model.entry.path, ctx: contextSize, keepAliveMs }, async ({ loadMs }) => {
+      if (loadMs !== null) service.metrics.loaded(model.id, loadMs);
     }),
   );
 }

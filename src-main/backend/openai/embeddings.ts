@@ -25,6 +25,8 @@ export interface EmbeddingOptions {
   dimensions: number | null;
   /** A context smaller than the server's; null: the server's. */
   contextSize: number | null;
+  /** How long the model stays loaded after this request (Ollama's keep_alive; see LoadSpec.keepAliveMs). */
+  keepAliveMs?: number | null;
 }
 
 export interface Embedded {
@@ -63,18 +65,21 @@ export async function embed(
     }),
   );
   return service.queues.run(model.id, () =>
-    service.engines.withModel({ path: model.entry.path, ctx }, async ({ host, info }) => {
-      if (info.loadMs !== null) service.metrics.loaded(model.id, info.loadMs);
-      const width = info.model?.embedding;
-      if (options.dimensions !== null && options.dimensions !== width) {
-        throw invalidParam(
-          'dimensions',
-          `model "${model.id}" makes embeddings of ${width} dimensions; it cannot shorten them to ${options.dimensions}`,
-        );
-      }
-      const result = await host.embed(ids);
-      return { embeddings: result.embeddings, promptTokens: result.promptTokens, loadMs: info.loadMs };
-    }),
+    service.engines.withModel(
+      { path: model.entry.path, ctx, keepAliveMs: options.keepAliveMs },
+      async ({ host, info, loadMs }) => {
+        if (loadMs !== null) service.metrics.loaded(model.id, loadMs);
+        const width = info.model?.embedding;
+        if (options.dimensions !== null && options.dimensions !== width) {
+          throw invalidParam(
+            'dimensions',
+            `model "${model.id}" makes embeddings of ${width} dimensions; it cannot shorten them to ${options.dimensions}`,
+          );
+        }
+        const result = await host.embed(ids);
+        return { embeddings: result.embeddings, promptTokens: result.promptTokens, loadMs };
+      },
+    ),
   );
 }
 

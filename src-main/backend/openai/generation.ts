@@ -39,6 +39,8 @@ export interface GenerationPlan {
   constraint: JsonConstraint | null;
   /** Tool-call markers that are control tokens are shown in the text (for the tool-call parser). */
   showToolMarkers: boolean;
+  /** How long the model stays loaded after this generation (Ollama's keep_alive; see LoadSpec.keepAliveMs). */
+  keepAliveMs?: number | null;
 }
 
 export type FinishReason = 'stop' | 'length';
@@ -69,8 +71,9 @@ export function generate(
   const { model } = plan;
   return deps.queues.run(model.id, async () => {
     if (signal.aborted) return null;
-    return deps.engines.withModel({ path: model.entry.path, ctx: plan.contextSize }, async ({ host, info }) => {
-      if (info.loadMs !== null) deps.metrics.loaded(model.id, info.loadMs);
+    const spec = { path: model.entry.path, ctx: plan.contextSize, keepAliveMs: plan.keepAliveMs };
+    return deps.engines.withModel(spec, async ({ host, loadMs }) => {
+      if (loadMs !== null) deps.metrics.loaded(model.id, loadMs);
       if (signal.aborted) return null;
       const output = new OutputText(
         text.answerDecoder(plan.stripLeadingSpace, plan.showToolMarkers),
@@ -124,7 +127,7 @@ export function generate(
         finishReason: output.stopped || result.stopReason === 'stop' ? 'stop' : 'length',
         promptTokens: plan.prompt.length,
         completionTokens: t.generated,
-        durations: { loadMs: info.loadMs, ttftMs: t.ttftMs, decodeMs: t.decodeMs },
+        durations: { loadMs, ttftMs: t.ttftMs, decodeMs: t.decodeMs },
       };
     });
   });

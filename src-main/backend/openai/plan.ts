@@ -79,6 +79,7 @@ export function planGeneration(
       ...engineSampling(settings, answerSeed(settings)),
       presencePenalty: s.presencePenalty,
       frequencyPenalty: s.frequencyPenalty,
+      ...(s.penaltyLastN === undefined ? {} : { penaltyLastN: s.penaltyLastN }),
     },
     stopIds: prompt.stopIds,
     stopStrings: request.stop,

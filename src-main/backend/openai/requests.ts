@@ -22,6 +22,8 @@ export interface SamplingRequest {
   frequencyPenalty: number;
   /** Null: a random one. */
   seed: number | null;
+  /** The penalties' window in tokens (Ollama's repeat_last_n); absent: the engine's usual 64. */
+  penaltyLastN?: number;
 }
 
 export interface GenerationRequest {

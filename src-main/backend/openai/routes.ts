@@ -63,8 +63,10 @@ export function openAiRoutes(service: OpenAiService, options: RouteOptions): Mou
       res.setHeader('Cache-Control', 'no-store');
       let status: number;
       try {
-        checkAccess(req, { hostPort: options.hostPort(), apiKey: service.limits().apiKey });
-        status = await route(service, req, res, pathname);
+        const { apiKey, origins } = service.limits();
+        status = checkAccess(req, res, { hostPort: options.hostPort(), apiKey, origins })
+          ? 204
+          : await route(service, req, res, pathname);
       } catch (err) {
         const error = toOpenAiError(err);
         if (error.status >= 500 && error.code === 'internal_error')

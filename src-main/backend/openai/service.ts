@@ -1,7 +1,7 @@
 /**
  * The OpenAI-compatible API of one back end: the state every listener serving it shares (request
- * queues per model, metrics, open tokenizers) and its limits, from the settings, GUFO_API_KEY and
- * what `gufo serve` was told.
+ * queues per model, metrics, open tokenizers) and its limits, from the settings, GUFO_API_KEY,
+ * GUFO_ORIGINS and what `gufo serve` was told.
  */
 import type { ModelEntry } from '../../../src-preload/api';
 import type { BackendContext } from '../context';
@@ -11,6 +11,7 @@ import { ServerMetrics } from './metrics';
 import { runnableModels, servedModels, type ServedModel } from './model-ids';
 import { ModelTexts } from './model-texts';
 import { ModelQueues } from './queue';
+import { originPatternProblem } from '../../node/server/guard';
 
 /** What the service needs of the library: its models after a quick scan of the folders (GufoApi.listModels). */
 export interface ModelLibrary {
@@ -28,6 +29,8 @@ export interface ServiceLimits {
   maxQueue: number;
   /** Largest request body. */
   maxBodyBytes: number;
+  /** Origins of web pages allowed to call the API (node/server/guard.ts's originListed). */
+  origins: readonly string[];
 }
 
 /** Limits set from outside the settings (`gufo serve` options, tests); they win over the settings. */
@@ -54,6 +57,8 @@ export class OpenAiService {
   ) {
     const key = ctx.env.GUFO_API_KEY;
     if (key) this.#overrides.apiKey = key;
+    const origins = ctx.env.GUFO_ORIGINS;
+    if (origins) this.#overrides.origins = envOrigins(origins, ctx.notices);
     ctx.onClose(() => this.texts.close());
   }
 
@@ -78,6 +83,7 @@ export class OpenAiService {
     return {
       apiKey: settings.apiKey,
       contextSize: settings.contextSize,
+      origins: settings.origins,
       maxTokens: DEFAULT_MAX_TOKENS,
       maxQueue: DEFAULT_MAX_QUEUE,
       maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
@@ -107,6 +113,17 @@ export class OpenAiService {
     const limit = this.limits().contextSize;
     return Math.min(model.entry.contextLength ?? limit, limit);
   }
+}
+
+/** GUFO_ORIGINS' comma-separated origins; one that is not an origin is left out, with a notice saying so. */
+function envOrigins(text: string, notices: string[]): string[] {
+  const origins = text
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  for (const problem of origins.map(originPatternProblem))
+    if (problem) notices.push(`GUFO_ORIGINS: ${problem}; left out`);
+  return origins.filter((o) => originPatternProblem(o) === null);
 }
 
 const services = new WeakMap<BackendContext, OpenAiService>();

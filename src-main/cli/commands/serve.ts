@@ -21,6 +21,7 @@ const DEFAULT_PORT = 7823;
 export const serveCommand: Command = {
   help: `Usage: gufo serve [--port N] [--host 127.0.0.1] [--api-key KEY] [--models-cap N] [--ctx N]
                   [--cache-type-k T] [--cache-type-v T] [--api-port N] [--api-host ADDRESS]
+                  [--origins LIST]
 
 Serves the Gufo UI and its API on this machine only, then prints the address to open:
   Gufo is running at http://127.0.0.1:<port>/?token=<token>
@@ -30,9 +31,11 @@ names extra model folders (separated by the OS path delimiter).
 Builds the UI first (out/renderer) when it has not been built. Stop with Ctrl+C.
 
 The OpenAI-compatible API (GET /v1/models, POST /v1/chat/completions, POST /v1/completions,
-POST /v1/responses, POST /v1/embeddings, GET /metrics) is served on the same port as the UI, at http://127.0.0.1:<port>/v1, unless
---api-port gives it a port of its own. It needs no token: programs on this machine may call it,
-web pages may not (a request with a foreign Origin is refused). With an API key (--api-key,
+POST /v1/responses, POST /v1/embeddings, GET /metrics) is served on the same port as the UI, at
+http://127.0.0.1:<port>/v1, unless --api-port gives it a port of its own, with Ollama's API
+(/api/chat, /api/generate, ...) at its root. It needs no token: programs on this machine may call
+it, web pages may not (a request with a foreign Origin is refused) unless their origin is allowed
+(--origins). With an API key (--api-key,
 GUFO_API_KEY, or the app's settings), clients must send "Authorization: Bearer <key>".
 Model ids are the file names without .gguf, lower-cased (GET /v1/models lists them).
 
@@ -51,6 +54,9 @@ Options:
   --api-port N        serve the OpenAI-compatible API on this port of its own instead
   --api-host ADDRESS  address for --api-port (default 127.0.0.1); any other than 127.0.0.1 or
                       localhost serves beyond this machine and needs an API key
+  --origins LIST      web pages that may call the API, comma-separated origins with * for any
+                      text: "https://app.example.com,chrome-extension://*,http://localhost:*"
+                      (default: GUFO_ORIGINS, else the settings'; as Ollama's OLLAMA_ORIGINS)
 `,
   options: {
     port: { type: 'string' },
@@ -61,6 +67,7 @@ Options:
     ...KV_CACHE_OPTIONS,
     'api-port': { type: 'string' },
     'api-host': { type: 'string' },
+    origins: { type: 'string' },
   },
   async run(args) {
     const port = integerOption(args, 'port', DEFAULT_PORT);
@@ -83,7 +90,7 @@ Options:
     });
     for (const notice of backend.context.notices) log(notice);
     const service = openAiServiceOf(backend.context);
-    service.override({ apiKey: api.apiKey, contextSize: api.contextSize });
+    service.override({ apiKey: api.apiKey, contextSize: api.contextSize, origins: api.origins });
     const servers: { close(): Promise<void> }[] = [];
     try {
       const alone =
@@ -127,7 +134,13 @@ Options:
 };
 
 /** The OpenAI-compatible API's options, each checked as the settings check it. */
-function apiOptions(args: CommandArgs): { apiKey?: string; contextSize?: number; port?: number; host: string } {
+function apiOptions(args: CommandArgs): {
+  apiKey?: string;
+  contextSize?: number;
+  port?: number;
+  host: string;
+  origins?: string[];
+} {
   const checked = <K extends keyof OpenAiServerSettings>(flag: string, field: K, value: unknown) => {
     const problem = openAiServerSettingProblem(field, value);
     if (problem) throw new CliError(`--${flag} ${problem}, got ${JSON.stringify(value)}`);
@@ -142,6 +155,17 @@ function apiOptions(args: CommandArgs): { apiKey?: string; contextSize?: number;
     contextSize: raw('ctx') === undefined ? undefined : checked('ctx', 'contextSize', integerOption(args, 'ctx', 0)),
     port: raw('api-port') === undefined ? undefined : checked('api-port', 'port', integerOption(args, 'api-port', 0)),
     host: host === undefined ? '127.0.0.1' : checked('api-host', 'host', host),
+    origins:
+      raw('origins') === undefined
+        ? undefined
+        : checked(
+            'origins',
+            'origins',
+            raw('origins')!
+              .split(',')
+              .map((o) => o.trim())
+              .filter((o) => o !== ''),
+          ),
   };
 }
 

@@ -7,7 +7,7 @@
  * kernels read, and the count their dispatch sizes follow), so one graph serves prefill chunks
  * and single-token decode alike. Offsets and sizes are in elements (f32 or u32), not bytes.
  */
-import type { SamplingParams } from '../../engine-wire/protocol';
+import { MAX_PENALTY_LAST_N, type SamplingParams } from '../../engine-wire/protocol';
 import { kvCacheBytes, kvCacheGgmlType } from '../../core/kv-cache-types';
 import { DEFAULT_KV_CACHE_TYPES, type KvCacheType, type KvCacheTypes } from '../../../src-preload/api/kv-cache';
 import { noteReadBytes } from './dispatch-profile';
@@ -69,7 +69,7 @@ export class Step {
 }
 
 /** Recent-token ring on the GPU for penalties (RING in sample.wgsl), plus its two counters. */
-export const PENALTY_RING = 256;
+export const PENALTY_RING = MAX_PENALTY_LAST_N;
 export const SAMPLER_STATE_WORDS = 2 + PENALTY_RING;
 /** Most top log-probabilities one step can return. */
 export const MAX_TOP_LOGPROBS = 32;

@@ -32,10 +32,34 @@ export function tokenPresented(
 }
 
 /**
- * Whether the request comes from a program (no Origin header) or from the page this server itself
- * served (its Origin is this request's scheme and Host); any other site's page is refused.
+ * Whether the request comes from a program (no Origin header), from the page this server itself
+ * served (its Origin is this request's scheme and Host), or from a page whose origin the user
+ * allowed (`allowed`: origin patterns, see originListed); any other site's page is refused.
  */
-export function originAllowed(req: IncomingMessage): boolean {
+export function originAllowed(req: IncomingMessage, allowed: readonly string[] = []): boolean {
   const origin = req.headers.origin;
-  return origin === undefined || origin === `http://${req.headers.host ?? ''}`;
+  return origin === undefined || origin === `http://${req.headers.host ?? ''}` || originListed(origin, allowed);
+}
+
+/**
+ * Whether `origin` matches one of `patterns`: an origin as a browser sends it
+ * (`https://app.example.com`), where `*` stands for any run of characters (`chrome-extension://*`,
+ * `http://localhost:*`), as OLLAMA_ORIGINS reads them; `*` alone allows every site.
+ */
+export function originListed(origin: string, patterns: readonly string[]): boolean {
+  const lower = origin.toLowerCase();
+  return patterns.some((pattern) => {
+    const parts = pattern
+      .toLowerCase()
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
+    return new RegExp(`^${parts.join('.*')}$`).test(lower);
+  });
+}
+
+/** What is wrong with an origin pattern, or null: `*`, or scheme://host[:port] (with `*` anywhere), no path. */
+export function originPatternProblem(pattern: unknown): string | null {
+  if (pattern === '*' || (typeof pattern === 'string' && /^[a-z*][a-z0-9+.*-]*:\/\/[^\s/,?#]+$/i.test(pattern)))
+    return null;
+  return `${JSON.stringify(pattern)} is not an origin (such as https://app.example.com, chrome-extension://* or http://localhost:*)`;
 }

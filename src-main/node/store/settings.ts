@@ -8,6 +8,7 @@ import {
   type Settings,
   type Theme,
 } from '../../../src-preload/api';
+import { originPatternProblem } from '../server/guard';
 import type { Db } from './database';
 import { parseJsonColumn } from './json-column';
 
@@ -25,6 +26,7 @@ export const DEFAULT_OPENAI_SERVER_SETTINGS: OpenAiServerSettings = {
   port: 7824,
   apiKey: null,
   contextSize: 4096,
+  origins: [],
 };
 
 const THEMES: readonly Theme[] = ['system', 'light', 'dark'];
@@ -69,6 +71,10 @@ const OPENAI_SERVER_VALIDATORS: Validators<OpenAiServerSettings> = {
       ? null
       : `must be null (no key) or ${API_KEY_CHARS.min} to ${API_KEY_CHARS.max} printable characters without spaces`,
   contextSize: contextTokens,
+  origins: (v) => {
+    const problem = Array.isArray(v) ? v.map(originPatternProblem).find((p) => p !== null) : 'it is not a list';
+    return problem ? `must be a list of origins: ${problem}` : null;
+  },
 };
 
 /**
