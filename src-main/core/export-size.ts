@@ -148,10 +148,11 @@ export function predictExport(
         tensorNeedsImatrix(fileType, t.name, t.to) &&
         !(options.imatrix ? options.imatrix.has(t.name) : options.imatrixEntries !== undefined)
       ) {
+        // Named as the file type's choice: an IQ3_XXS file's mixture puts IQ2_S on some tensors.
         throw new Error(
           options.imatrix
-            ? `${t.to.name} needs importance weights, and the importance matrix has none for it`
-            : `${t.to.name} needs an importance matrix (--imatrix FILE)`,
+            ? `${fileType} makes it ${t.to.name}, which needs importance weights, and the importance matrix has none for it`
+            : `${fileType} makes it ${t.to.name}, which needs an importance matrix (--imatrix FILE)`,
         );
       }
     } catch (err) {

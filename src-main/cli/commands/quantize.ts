@@ -36,7 +36,7 @@ Options:
   --pure                      one type for every quantizable tensor, no mixture
   --tensor-type PATTERN=TYPE  (repeatable) tensors whose name matches the regular expression
                               PATTERN get TYPE instead of the mixture's choice; the first
-                              matching PATTERN wins; rows too short for TYPE still fall back.
+                              matching PATTERN wins; rows whose length is not a multiple of TYPE's block still fall back.
                               A file written with any of these four options records them in
                               its metadata (gufo.quantize.recipe), shown by gufo inspect
   --threads N                 threads that encode (default: every core, here ${availableParallelism()});
@@ -84,7 +84,7 @@ function planSummary(
     const p = predictExport(gguf, fileType, { ...recipe, imatrixEntries });
     const types = p.outputTypes.map((t) => `${t.tensors} ${t.type}`).join(', ');
     const fallbacks = p.fallbacks.map((f) => `${f.tensors} ${f.from} → ${f.to}`).join(', ');
-    return `${p.bitsPerWeight.toFixed(2)} bits per weight; tensors: ${types}${fallbacks ? `; fell back (rows too short for the type's blocks): ${fallbacks}` : ''}`;
+    return `${p.bitsPerWeight.toFixed(2)} bits per weight; tensors: ${types}${fallbacks ? `; fell back (row length not a multiple of the type's block): ${fallbacks}` : ''}`;
   } finally {
     file.close();
   }
