@@ -82,6 +82,13 @@ describe('gufo models', () => {
     const table = gufo(['models'], cliEnv(home, [folder]));
     expect(table.stdout).toContain(`(not runnable: vocabulary only: the file has no weights (a tokenizer file))`);
     expect(gufo(['models', '--help'], {}).stdout).toContain('notRunnable: why not, null when it can');
+
+    // Commands that run a model say what the library says, by path or by name, before any engine starts.
+    for (const model of [join(folder, 'ggml-vocab-baichuan.gguf'), 'ggml-vocab-baichuan']) {
+      const run = gufo(['run', model, '--prompt', 'hi'], cliEnv(home, [folder]));
+      expect(run.status).not.toBe(0);
+      expect(run.stderr).toContain('cannot run: vocabulary only: the file has no weights (a tokenizer file)');
+    }
   });
 });
 

@@ -1,4 +1,6 @@
 import type { GgufFile } from '../../core/gguf/gguf-file';
+import { summarizeModel } from '../../core/model-summary';
+import { whyNotRunnable } from '../../core/runnable';
 import { createTokenizer, readVocab, type Tokenizer } from '../../core/tokenizer/index';
 import { EngineHost } from '../../engine-wire/host';
 import type { EngineInfo, GenerateResult, SamplingParams } from '../../engine-wire/protocol';
@@ -112,6 +114,14 @@ export async function startEngine(
   quiet = false,
   kvTypes?: KvCacheTypes,
 ): Promise<{ host: EngineHost; info: EngineInfo }> {
+  // The library's rule and words (core/runnable.ts), before an engine process starts.
+  const { gguf, file } = openGguf(path);
+  try {
+    const problem = whyNotRunnable(summarizeModel(gguf));
+    if (problem) throw new CliError(`${path} cannot run: ${problem}`);
+  } finally {
+    file.close();
+  }
   const host = new EngineHost();
   const bar = progressBar('loading');
   let kernels: ReturnType<typeof progressBar> | undefined;
