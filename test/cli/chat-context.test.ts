@@ -1,5 +1,5 @@
 /**
- * `gufo chat` at the end of a small context (stories260K, greedy, its built-in template): the
+ * `gufo chat` at the end of a small context (stories260K, greedy, the built-in llama2 template): the
  * same policies as the app's chats (--context-overflow), saying what was left out and when the
  * context filled.
  */
@@ -12,7 +12,7 @@ import { REPO_ROOT, STORIES_260K } from '../support/paths';
 function chat(args: string[], lines: string[]) {
   const r = spawnSync(
     process.execPath,
-    [join(REPO_ROOT, 'bin/gufo.mjs'), 'chat', STORIES_260K, '--temp', '0', ...args],
+    [join(REPO_ROOT, 'bin/gufo.mjs'), 'chat', STORIES_260K, '--temp', '0', '--template', 'llama2', ...args],
     { input: lines.join('\n') + '\n', encoding: 'utf8', timeout: 120_000 },
   );
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -69,5 +69,48 @@ describe('gufo chat --context-overflow', { timeout: 180_000 }, () => {
     expect(r.stderr).toContain(
       '--context-overflow must be one of truncate-middle, rolling-window, stop (got "middle")',
     );
+  });
+});
+
+describe('gufo chat on a base model (issue #30 items 8 and 14)', { timeout: 180_000 }, () => {
+  /** `gufo chat` on stories260K (no chat template) with only these arguments. */
+  const plain = (args: string[], lines: string[]) =>
+    spawnSync(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), 'chat', STORIES_260K, '--temp', '0', ...args], {
+      input: lines.join('\n') + '\n',
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+
+  it('continues the text as written, as the app does, and says so; gufo run continues the same text the same way', () => {
+    const r = plain(['-n', '12'], ['Once upon a time']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain('The model has no chat template (a base model): your text is continued as written');
+    const run = spawnSync(
+      process.execPath,
+      [
+        join(REPO_ROOT, 'bin/gufo.mjs'),
+        'run',
+        STORIES_260K,
+        '--prompt',
+        'Once upon a time',
+        '-n',
+        '12',
+        '--temp',
+        '0',
+        '--json',
+      ],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    const { text } = JSON.parse(run.stdout) as { text: string };
+    expect(r.stdout).toContain(text.trim());
+  });
+
+  it('takes a built-in family with --template, and refuses "model" and an unknown name, naming the choices', () => {
+    expect(plain(['--template', 'chatml', '-n', '4'], ['Hi']).status).toBe(0);
+    const model = plain(['--template', 'model'], []);
+    expect(model.status).not.toBe(0);
+    expect(model.stderr).toContain('--template cannot be "model": the model file has no chat template');
+    const unknown = plain(['--template', 'vicuna'], []);
+    expect(unknown.stderr).toMatch(/--template must be one of "completion", "chatml", "llama2"/);
   });
 });

@@ -9,6 +9,7 @@ import {
 import { fillContext } from '../../backend/chat/fill-context';
 import { answerShape, openModelText, planPrompt, unfitMessage, type PromptTurn } from '../../backend/chat/prompt';
 import { CliError, integerOption, log, type Command, type CommandArgs } from '../command';
+import { defaultPromptFormat, promptFormatProblem, promptFormats, type PromptFormat } from '../../core/prompt-format';
 import { openGguf } from '../../node/gguf-io';
 import {
   KV_CACHE_HELP,
@@ -23,8 +24,14 @@ import {
 /** Where `gufo chat` sets the policy, for its messages. */
 const OVERFLOW_OPTION = '--context-overflow';
 
-const HELP = `Usage: gufo chat <model> [--system "..."] [--temp T] [--ctx N] [-n N] [--context-overflow POLICY]
-                 [--cache-type-k T] [--cache-type-v T]
+/** The built-in template families --template takes (core/prompt-format.ts). */
+const BUILTIN_FAMILIES = promptFormats(false)
+  .map((f) => f.value)
+  .filter((f) => f !== 'completion')
+  .join(', ');
+
+const HELP = `Usage: gufo chat <model> [--system "..."] [--template F] [--temp T] [--ctx N] [-n N]
+                 [--context-overflow POLICY] [--cache-type-k T] [--cache-type-v T]
 
 Chat with a model in the terminal, on the GPU, with the model's own chat template. Answers
 stream as they are written; the conversation stays in the KV cache, so each turn only evaluates
@@ -32,6 +39,10 @@ what is new. Ctrl-C stops an answer; Ctrl-C at the prompt (or Ctrl-D) exits.
 
 Options:
   --system TEXT         a system message
+  --template F          how the conversation becomes the model's text, as the app's chats:
+                        model (the file's own template: the default when it has one),
+                        completion (plain text, continued as written: the default for a base
+                        model, which has none) or a built-in family: ${BUILTIN_FAMILIES}
   -n N                  tokens per answer at most (default 1024)
   --ctx N               context length (default: the model's, at most 4096)
   --context-overflow P  when the conversation outgrows the context, as the app's chats:
@@ -49,6 +60,7 @@ export const chatCommand: Command = {
   modelArgs: [0],
   options: {
     system: { type: 'string' },
+    template: { type: 'string' },
     n: { type: 'string', short: 'n' },
     ctx: { type: 'string' },
     'context-overflow': { type: 'string' },
@@ -67,10 +79,15 @@ export const chatCommand: Command = {
     const ctx = integerOption(args, 'ctx', Math.min(trainedContextOf(path) ?? 4096, 4096));
     const text = openModelText(path);
     try {
+      const format = templateOption(args, text.hasChatTemplate);
+      if (!text.hasChatTemplate && args.values.template === undefined)
+        log(
+          'The model has no chat template (a base model): your text is continued as written (--template F for a chat template).',
+        );
       const { host } = await startEngine(path, ctx, false, kvTypes);
       const system = typeof args.values.system === 'string' ? args.values.system : '';
       const limits = { contextSize: ctx, maxTokens, overflow };
-      const { stop } = answerShape(text, 'model');
+      const { stop, stripLeadingSpace } = answerShape(text, format);
       const turns: PromptTurn[] = [];
 
       /** The answer being written, which Ctrl-C stops. */
@@ -80,7 +97,7 @@ export const chatCommand: Command = {
       const turn = async (line: string): Promise<void> => {
         turns.push({ role: 'user', content: line });
         const planWith = async (answer: readonly number[]) =>
-          planPrompt(text, system, turns, limits, 'model', undefined, answer);
+          planPrompt(text, system, turns, limits, format, undefined, answer);
         const plan = await planWith([]);
         if (!plan.fits) {
           log(unfitMessage(plan, limits, OVERFLOW_OPTION));
@@ -89,7 +106,7 @@ export const chatCommand: Command = {
         }
         if (plan.dropped > 0) log(`[${leftOutNotice(plan.dropped, ctx)}]`);
         answering = new AbortController();
-        const stream = text.answerDecoder(false);
+        const stream = text.answerDecoder(stripLeadingSpace);
         let answer = '';
         try {
           const filled = await fillContext(host, plan, {
@@ -154,6 +171,15 @@ function trainedContextOf(path: string): number | undefined {
   } finally {
     file.close();
   }
+}
+
+/** --template, checked by the rule the app's chat settings use; absent: the app's default for the model. */
+function templateOption(args: CommandArgs, hasChatTemplate: boolean): PromptFormat {
+  const value = args.values.template;
+  if (value === undefined) return defaultPromptFormat(hasChatTemplate);
+  const problem = promptFormatProblem(value, hasChatTemplate);
+  if (problem) throw new CliError(`--template ${problem}`);
+  return value as PromptFormat;
 }
 
 function overflowOption(args: CommandArgs): ContextOverflow {
