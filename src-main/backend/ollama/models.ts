@@ -75,7 +75,7 @@ export async function show(service: OpenAiService, model: ServedModel): Promise<
   const template = await service.texts.use(
     entry.path,
     entry.mtimeMs,
-    async (text) => chatTemplateFor(text.vocab, { architecture: text.architecture }).text,
+    (text) => chatTemplateFor(text.vocab, { architecture: text.architecture }).text,
   );
   const info: Record<string, unknown> = {
     'general.architecture': entry.architecture,

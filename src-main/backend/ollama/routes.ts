@@ -257,7 +257,7 @@ async function serveOllama(
 /** Loads the model into an engine, after the requests queued for it. */
 function load(service: OpenAiService, model: ServedModel, contextSize: number): Promise<void> {
   return service.queues.run(model.id, () =>
-    service.engines.withModel({ path: model.entry.path, ctx: contextSize }, async ({ info }) => {
+    service.engines.withModel({ path: model.entry.path, ctx: contextSize }, ({ info }) => {
       if (info.loadMs !== null) service.metrics.loaded(model.id, info.loadMs);
     }),
   );
