@@ -47,10 +47,6 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
       ],
-      // An async function that implements a Promise-returning API (the contract, the engine
-      // host) turns a throw into a rejection, which its callers handle; dropping `async` where
-      // nothing is awaited would make those throws synchronous.
-      '@typescript-eslint/require-await': 'off',
     },
   },
   {
@@ -61,34 +57,8 @@ export default tseslint.config(
     },
   },
   {
-    // eslint-plugin-svelte cannot type a markup expression from the child component's props (an
-    // event handler's parameter, an {@attach} node reads as any); svelte-check types the markup
-    // with --fail-on-warnings in npm run typecheck.
-    files: ['src-renderer/**/*.svelte'],
-    rules: {
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
-    },
-  },
-  {
     files: ['src-renderer/**/*.ts', 'src-preload/**/*.ts'],
     languageOptions: { globals: { ...globals.browser } },
-  },
-  {
-    files: ['test/**/*.ts', 'e2e/**/*.ts'],
-    rules: {
-      // Tests parse the CLI's and the servers' JSON (JSON.parse: any) and check its shape with expect().
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
-      // Fakes implement async interfaces with bodies that have nothing to wait for.
-      '@typescript-eslint/require-await': 'off',
-    },
   },
   {
     // Playwright reads a test's fixtures off its first parameter, which must be an object pattern, even an empty one.

@@ -4,10 +4,11 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { AppApi, DirEntry, Settings } from '../../src-preload/api';
 import type { BackendContext } from './context';
+import { promised } from './promised';
 
 export function createAppApi(ctx: BackendContext): AppApi {
-  return {
-    async appInfo() {
+  return promised<AppApi>({
+    appInfo() {
       return {
         name: 'Gufo',
         version: ctx.version,
@@ -21,17 +22,17 @@ export function createAppApi(ctx: BackendContext): AppApi {
       };
     },
 
-    async getSettings() {
+    getSettings() {
       return ctx.settings.get();
     },
 
-    async updateSettings(patch) {
+    updateSettings(patch) {
       const settings = ctx.settings.update(withCheckedFolders(patch, ctx.settings.get()));
       ctx.events.emit({ type: 'settings-changed', settings });
       return settings;
     },
 
-    async listDir(path) {
+    listDir(path) {
       const dir = resolve(path ?? homedir());
       let names: string[];
       try {
@@ -57,10 +58,10 @@ export function createAppApi(ctx: BackendContext): AppApi {
       return { path: dir, parent: parent === dir ? null : parent, entries };
     },
 
-    async pickPaths(kind) {
+    pickPaths(kind) {
       return ctx.pickPaths ? ctx.pickPaths(kind) : null;
     },
-  };
+  });
 }
 
 type FolderSetting = 'modelDirs' | 'exportDir';

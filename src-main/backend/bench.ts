@@ -9,6 +9,7 @@ import { BenchRunStore } from '../node/store/bench-runs';
 import { benchRunRecord } from './bench-record';
 import { requireReadableModel, type BackendContext } from './context';
 import { untilAborted, type JobContext } from './jobs';
+import { promised } from './promised';
 
 const DEFAULT_PROMPT_TOKENS = 512;
 const DEFAULT_GEN_TOKENS = 128;
@@ -68,8 +69,8 @@ export function createBenchApi(ctx: BackendContext): BenchApi {
     return run;
   }
 
-  return {
-    async startBenchmark(request: BenchRequest) {
+  return promised<BenchApi>({
+    startBenchmark(request: BenchRequest) {
       const promptTokens = tokenCount(request.promptTokens, DEFAULT_PROMPT_TOKENS, 'promptTokens');
       const genTokens = tokenCount(request.genTokens, DEFAULT_GEN_TOKENS, 'genTokens');
       const model = requireReadableModel(ctx, request.modelId);
@@ -84,14 +85,14 @@ export function createBenchApi(ctx: BackendContext): BenchApi {
       );
     },
 
-    async listBenchmarks(modelId) {
+    listBenchmarks(modelId) {
       return runs.list(modelId);
     },
 
-    async deleteBenchmark(id) {
+    deleteBenchmark(id) {
       if (!runs.delete(id)) throw new Error(`no benchmark run with id ${id}`);
     },
-  };
+  });
 }
 
 function tokenCount(value: number | undefined, fallback: number, field: string): number {

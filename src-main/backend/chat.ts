@@ -33,6 +33,7 @@ import {
 import { branchPath, newestLeaf } from './chat/tree';
 import { withToolCalls } from './chat/tool-calls';
 import { requireReadableModel, type BackendContext } from './context';
+import { promised } from './promised';
 import { promptWorkersOf } from './prompt-worker/index';
 
 /** A chat's title until its first message names it. */
@@ -235,18 +236,18 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     return { userMessageId: user.id, assistantMessageId: assistant.id };
   };
 
-  return {
-    async samplingPresets() {
+  return promised<ChatApi>({
+    samplingPresets() {
       return structuredClone(SAMPLING_PRESETS);
     },
 
-    async listChats(search) {
+    listChats(search) {
       // null too: browser mode's JSON sends an absent argument as null.
       if (search != null && typeof search !== 'string') throw new Error('the chat search must be text');
       return store.list(search ?? undefined);
     },
 
-    async searchMessages(query, limit) {
+    searchMessages(query, limit) {
       limit ??= SEARCH_LIMIT;
       if (typeof query !== 'string') throw new Error('the message search must be text');
       if (!Number.isInteger(limit) || limit < 1 || limit > SEARCH_LIMIT_MAX)
@@ -286,7 +287,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
       return view(requireSummary(chatId).id);
     },
 
-    async renameChat(chatId, title) {
+    renameChat(chatId, title) {
       const summary = requireSummary(chatId);
       store.rename(summary.id, checkTitle(title));
       ctx.events.emit({ type: 'chats-changed' });
@@ -308,21 +309,21 @@ export function createChatApi(ctx: BackendContext): ChatApi {
       return view(record.summary.id);
     },
 
-    async sendMessage(chatId, content, parentId) {
+    sendMessage(chatId, content, parentId) {
       const record = requireChat(chatId);
       const parent = parentId ?? record.activeLeafId;
       if (parent !== null) requireMessage(record.summary.id, parent, 'assistant');
       return ask(record, parent, content);
     },
 
-    async sendToolResult(chatId, content, parentId) {
+    sendToolResult(chatId, content, parentId) {
       const record = requireChat(chatId);
       const parent = requireMessage(record.summary.id, parentId ?? record.activeLeafId, 'assistant');
       const { userMessageId, assistantMessageId } = ask(record, parent.id, content, 'tool');
       return { toolMessageId: userMessageId, assistantMessageId };
     },
 
-    async regenerate(chatId, assistantMessageId) {
+    regenerate(chatId, assistantMessageId) {
       const record = requireChat(chatId);
       const user = requireMessage(
         record.summary.id,
@@ -336,7 +337,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
       return { assistantMessageId: assistant.id };
     },
 
-    async editMessage(chatId, messageId, content) {
+    editMessage(chatId, messageId, content) {
       const record = requireChat(chatId);
       const original = requireMessage(record.summary.id, messageId, 'user');
       return ask(record, original.parentId, content);
@@ -356,7 +357,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     async exportChat(chatId, format) {
       return exportChat(await view(requireSummary(chatId).id), format);
     },
-  };
+  });
 }
 
 function noChat(chatId: unknown): Error {

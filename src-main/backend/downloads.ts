@@ -20,6 +20,7 @@ import type { BackendContext } from './context';
 import { isAbort } from './jobs';
 import { libraryOf } from './library';
 import { isProcessRunning } from '../node/data-dir-lock';
+import { promised } from './promised';
 
 /** Downloads at once; more wait in the queue. */
 const PARALLEL_DOWNLOADS = 2;
@@ -221,7 +222,7 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
     return entry.done;
   }
 
-  async function resumeDownload(id: number): Promise<DownloadView> {
+  function resumeDownload(id: number): DownloadView {
     const record = downloadOf(id);
     if (record.status === 'running' || record.status === 'verifying' || record.status === 'queued') {
       if (record.ownerPid !== process.pid)
@@ -243,8 +244,8 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
     if (ctx.db.open) store.recover((pid) => pid !== process.pid && isProcessRunning(pid));
   });
 
-  return {
-    async startDownload(request: DownloadRequest) {
+  return promised<DownloadsApi>({
+    startDownload(request: DownloadRequest) {
       if (typeof request?.url !== 'string' || request.url.trim() === '') throw new Error('startDownload needs a URL');
       const sha256 = request.sha256?.trim().toLowerCase() || null;
       if (sha256 !== null && !/^[0-9a-f]{64}$/.test(sha256))
@@ -272,7 +273,7 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
       return view(store.get(record.id)!);
     },
 
-    async listDownloads() {
+    listDownloads() {
       return store.list().map(view);
     },
 
@@ -303,7 +304,7 @@ export function createDownloadsApi(ctx: BackendContext): DownloadsApi {
       await unlink(record.partPath).catch(() => {});
       store.delete(id);
     },
-  };
+  });
 }
 
 /** Why the file is not a readable GGUF, or null when it is. */

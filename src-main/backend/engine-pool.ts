@@ -87,7 +87,7 @@ export class EnginePool {
    * Runs `work` with an engine that has `spec.path` loaded with at least `spec.ctx` of context,
    * after the calls queued before it on that engine.
    */
-  withModel<T>(spec: LoadSpec, work: (lease: EngineLease) => Promise<T>): Promise<T> {
+  withModel<T>(spec: LoadSpec, work: (lease: EngineLease) => T | Promise<T>): Promise<T> {
     const slot = this.#slotFor(spec.path);
     slot.lastUsed = Date.now();
     slot.pending += 1;

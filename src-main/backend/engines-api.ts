@@ -6,6 +6,7 @@ import { EngineRequestError } from '../engine-wire/host';
 import type { GpuInfo } from '../engine-wire/protocol';
 import { modelName } from '../node/store/model-name';
 import type { BackendContext } from './context';
+import { promised } from './promised';
 
 export function createEnginesApi(ctx: BackendContext): EnginesApi {
   const loadedModels = (): LoadedModel[] =>
@@ -21,7 +22,7 @@ export function createEnginesApi(ctx: BackendContext): EnginesApi {
   // The adapter does not change while Gufo runs: asked once.
   let adapter: Promise<GpuAdapter> | null = null;
 
-  return {
+  return promised<EnginesApi>({
     async gpuAdapter() {
       adapter ??= ctx.engines.adapter().then(gpuAdapterOf);
       try {
@@ -34,7 +35,7 @@ export function createEnginesApi(ctx: BackendContext): EnginesApi {
       }
     },
 
-    async loadedModels() {
+    loadedModels() {
       return loadedModels();
     },
 
@@ -42,7 +43,7 @@ export function createEnginesApi(ctx: BackendContext): EnginesApi {
       if (typeof path !== 'string' || path === '') throw new Error('unloadModel needs the path of a loaded model');
       await ctx.engines.unload(path);
     },
-  };
+  });
 }
 
 function gpuAdapterOf(info: GpuInfo): GpuAdapter {

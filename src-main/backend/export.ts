@@ -31,6 +31,7 @@ import { ExportStore } from '../node/store/exports';
 import { requireReadableModel, type BackendContext } from './context';
 import { createImatrixApi, loadChosenImatrix, type ChosenImatrix } from './imatrix';
 import { isAbort, type JobContext } from './jobs';
+import { promised } from './promised';
 import { createQualityReports, isQualityTextSource } from './quality/reports';
 import { createQualityPredictions } from './quality/prediction';
 
@@ -55,7 +56,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
     }
   };
 
-  return {
+  return promised<ExportApi>({
     async exportPlan(modelId, options = {}): Promise<ExportPlanView> {
       const model = requireReadableModel(ctx, modelId);
       const allow = options.allowRequantize === true;
@@ -164,14 +165,14 @@ export function createExportApi(ctx: BackendContext): ExportApi {
       return jobId;
     },
 
-    async listExports() {
+    listExports() {
       return store.list();
     },
 
     ...quality.api,
     ...predictions.api,
     ...createImatrixApi(ctx),
-  };
+  });
 
   async function runExport(job: JobContext, e: ExportJob): Promise<ExportRecord> {
     const started = performance.now();

@@ -19,6 +19,7 @@ import { modelSha256 } from '../node/library/model-sha256';
 import { sha256File } from '../node/library/sha256-file';
 import { requireReadableModel, type BackendContext } from './context';
 import type { JobContext } from './jobs';
+import { promised } from './promised';
 import { chatsText } from './quality/reports';
 import { defaultWindow, type QualityText } from './quality/divergence';
 
@@ -124,8 +125,8 @@ export function createImatrixApi(ctx: BackendContext): Pick<ExportApi, 'startIma
     return viewOf(model.id, path, false);
   }
 
-  return {
-    async startImatrix(modelId, source) {
+  return promised<Pick<ExportApi, 'startImatrix'>>({
+    startImatrix(modelId, source) {
       const model = requireReadableModel(ctx, modelId);
       const text = textOf(source);
       const title = `Importance matrix of ${model.name}`;
@@ -139,7 +140,7 @@ export function createImatrixApi(ctx: BackendContext): Pick<ExportApi, 'startIma
         compute(job, model, text),
       );
     },
-  };
+  });
 }
 
 /**

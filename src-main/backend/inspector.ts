@@ -14,19 +14,20 @@ import { memoryEstimate, modelOverview } from '../node/inspect/overview';
 import { requantError } from '../node/inspect/requant-error';
 import { layerMap, listTensors, requireTensor } from '../node/inspect/tensor-table';
 import { requireReadableModel, type BackendContext } from './context';
+import { promised } from './promised';
 import { startTensorError } from './quality/tensor-error';
 
 export function createInspectorApi(ctx: BackendContext): InspectorApi {
   const files = new GgufCache();
   ctx.onClose(() => files.close());
 
-  /** Runs `work` on the model's file (async, so a bad id or file rejects instead of throwing). */
-  const inspect = async <T>(modelId: number, work: (gguf: GgufFile, model: ModelEntry) => T): Promise<T> => {
+  /** Runs `work` on the model's file. */
+  const inspect = <T>(modelId: number, work: (gguf: GgufFile, model: ModelEntry) => T): T => {
     const model = requireReadableModel(ctx, modelId);
     return files.use(model.path, (gguf) => work(gguf, model));
   };
 
-  return {
+  return promised<InspectorApi>({
     modelOverview: (modelId) => inspect(modelId, modelOverview),
     modelMetadata: (modelId, query) => inspect(modelId, (gguf) => metadataPage(gguf, query)),
     metadataArray: (modelId, key, offset, limit) => inspect(modelId, (gguf) => arrayPage(gguf, key, offset, limit)),
@@ -38,7 +39,7 @@ export function createInspectorApi(ctx: BackendContext): InspectorApi {
     tensorBlock: (modelId, tensor, block) =>
       inspect(modelId, (gguf) => tensorBlock(gguf, requireTensor(gguf, tensor), block)),
 
-    async startRequantError(modelId, tensorName) {
+    startRequantError(modelId, tensorName) {
       const model = requireReadableModel(ctx, modelId);
       // Held until the job ends: the cache may drop the file meanwhile, but must not close it.
       const lease = files.acquire(model.path);
@@ -63,6 +64,6 @@ export function createInspectorApi(ctx: BackendContext): InspectorApi {
       }
     },
 
-    startTensorError: async (modelId, sourceModelId) => startTensorError(ctx, files, modelId, sourceModelId),
-  };
+    startTensorError: (modelId, sourceModelId) => startTensorError(ctx, files, modelId, sourceModelId),
+  });
 }

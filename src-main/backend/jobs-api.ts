@@ -1,13 +1,14 @@
 import type { JobsApi } from '../../src-preload/api';
 import type { BackendContext } from './context';
+import { promised } from './promised';
 
 export function createJobsApi(ctx: BackendContext): JobsApi {
-  return {
-    async listJobs() {
+  return promised<JobsApi>({
+    listJobs() {
       return ctx.jobs.list();
     },
-    async cancelJob(id) {
+    cancelJob(id) {
       ctx.jobs.cancel(id);
     },
-  };
+  });
 }

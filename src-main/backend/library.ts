@@ -25,6 +25,7 @@ import { hashModels } from '../node/library/hash-models';
 import { scanLibrary } from '../node/library/scan-library';
 import { isScannedSource } from '../node/store/models';
 import { requireModel, type BackendContext } from './context';
+import { promised } from './promised';
 
 export interface Library {
   api: LibraryApi;
@@ -181,12 +182,12 @@ function createLibrary(ctx: BackendContext): Library {
     await ctx.jobs.wait(hashJob);
   });
 
-  const api: LibraryApi = {
+  const api = promised<LibraryApi>({
     listModels: () => scan(false),
 
     rescanLibrary: () => scan(true),
 
-    async getModel(id) {
+    getModel(id) {
       return requireModel(ctx, id);
     },
 
@@ -234,7 +235,7 @@ function createLibrary(ctx: BackendContext): Library {
         }),
       );
     },
-  };
+  });
 
   return { api, addFiles };
 }

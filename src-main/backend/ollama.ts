@@ -13,11 +13,12 @@ import { appQuantizeThreads } from '../node/quantize';
 import { checkOllamaName, ollamaFileStem } from '../node/ollama/modelfile';
 import { requireReadableModel, type BackendContext } from './context';
 import { libraryOf } from './library';
+import { promised } from './promised';
 
 export function createOllamaApi(ctx: BackendContext): OllamaApi {
   const host = () => ollamaBaseUrl(ctx.env);
 
-  return {
+  return promised<OllamaApi>({
     async ollamaServer() {
       const version = await new OllamaClient(host()).version();
       const problem =
@@ -29,7 +30,7 @@ export function createOllamaApi(ctx: BackendContext): OllamaApi {
       return { host: host(), version, problem };
     },
 
-    async startOllamaExport(request: OllamaExportRequest) {
+    startOllamaExport(request: OllamaExportRequest) {
       const model = requireReadableModel(ctx, request.modelId);
       const name = checkOllamaName(request.name);
       const fileType = request.fileType || undefined;
@@ -61,5 +62,5 @@ export function createOllamaApi(ctx: BackendContext): OllamaApi {
         },
       );
     },
-  };
+  });
 }

@@ -9,6 +9,7 @@ import type { BackendContext } from './context';
 import { keyProblem, OpenAiServerSwitch } from './openai/listener';
 import { runnableModels } from './openai/model-ids';
 import { createOpenAiService, type ModelLibrary } from './openai/service';
+import { promised } from './promised';
 
 /** `library`: the library's listModels (it scans the folders), for /v1/models. */
 export function createServerApi(ctx: BackendContext, library: ModelLibrary): ServerApi {
@@ -18,7 +19,7 @@ export function createServerApi(ctx: BackendContext, library: ModelLibrary): Ser
   if (ctx.owner) void listener.apply();
   ctx.onClose(() => listener.close());
 
-  async function status(): Promise<OpenAiServerStatus> {
+  function status(): OpenAiServerStatus {
     return {
       settings: ctx.settings.openAiServer.get(),
       url: listener.url,
@@ -29,7 +30,7 @@ export function createServerApi(ctx: BackendContext, library: ModelLibrary): Ser
     };
   }
 
-  return {
+  return promised<ServerApi>({
     openAiServerStatus: status,
 
     async updateOpenAiServerSettings(patch) {
@@ -46,5 +47,5 @@ export function createServerApi(ctx: BackendContext, library: ModelLibrary): Ser
       await listener.apply();
       return status();
     },
-  };
+  });
 }

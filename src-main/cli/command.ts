@@ -11,7 +11,7 @@ export interface Command {
    * name, resolved to a path (cli/model-arg.ts) before `run` sees it.
    */
   modelArgs?: ModelArgs;
-  run(args: CommandArgs): Promise<void>;
+  run(args: CommandArgs): void | Promise<void>;
 }
 
 /** The positionals of a command that name models: their indices, or all of them. */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { MenuItemConstructorOptions } from 'electron';
 import { version } from '../../package.json';
 import { STORIES_260K } from '../support/paths';
-import { appListener, FakeWebContents, type FakeWindow } from './fake-electron';
+import { appListener, FakeWebContents, type FakeWindow, type IpcHandler } from './fake-electron';
 
 const electron = await vi.hoisted(async () => (await import('./fake-electron')).fakeElectron());
 vi.mock('electron', () => electron);
@@ -30,7 +30,7 @@ afterAll(() => {
 });
 
 /** The handler the app registered for IPC channel `gufo:<method>`. */
-function ipcHandler(method: string): (event: { sender: unknown }, ...args: unknown[]) => Promise<unknown> {
+function ipcHandler(method: string): IpcHandler {
   const call = electron.ipcMain.handle.mock.calls.find(([channel]) => channel === `gufo:${method}`);
   if (!call) throw new Error(`no handler for gufo:${method}`);
   return call[1];
@@ -69,7 +69,7 @@ describe('Electron main process', () => {
       nodeIntegration: false,
       webviewTag: false,
     });
-    expect(webPreferences.preload).toMatch(/preload[/\\]index\.cjs$/);
+    expect(webPreferences?.preload).toMatch(/preload[/\\]index\.cjs$/);
   });
 
   it('loads the built renderer', () => {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineCrashedError, EngineHost } from '../../src-main/engine-wire/host';
 import { unpackedPath, utilityProcessLauncher } from '../../src-main/app/engine-launcher';
+import type { EngineRequest } from '../../src-main/engine-wire/protocol';
 
 // A fake utilityProcess: each fork returns an EventEmitter standing in for the UtilityProcess.
 const electron = vi.hoisted(() => {
@@ -15,10 +16,8 @@ const electron = vi.hoisted(() => {
     pid: number | undefined = FakeUtilityProcess.nextPid++;
     stdout = new PassThrough();
     stderr = new PassThrough();
-    // The messages as the tests read them back (their fields unchecked).
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    sent: any[] = [];
-    postMessage = vi.fn((message: unknown) => void this.sent.push(message));
+    sent: EngineRequest[] = [];
+    postMessage = vi.fn((message: EngineRequest) => void this.sent.push(message));
     kill = vi.fn(() => {
       queueMicrotask(() => this.exit(0));
       return true;
@@ -65,7 +64,7 @@ describe('EngineHost over utilityProcess', () => {
     const child = electron.children[0]!;
     expect(host.pid).toBe(child.pid);
     child.emit('message', {
-      id: child.sent[0].id,
+      id: child.sent[0]!.id,
       type: 'info',
       pid: child.pid,
       node: '',
@@ -82,8 +81,8 @@ describe('EngineHost over utilityProcess', () => {
     const loading = host.load('/models/x.gguf', { ctx: 64 }, (e) => progress.push(e));
     const child = electron.children[0]!;
     expect(child.postMessage).toHaveBeenCalledTimes(1);
-    const request = child.sent[0];
-    expect(request).toMatchObject({ type: 'load', path: '/models/x.gguf', ctx: 64, id: expect.any(Number) });
+    const request = child.sent[0]!;
+    expect(request).toMatchObject({ type: 'load', path: '/models/x.gguf', ctx: 64, id: expect.any(Number) as number });
     child.emit('message', { id: request.id, type: 'progress', phase: 'upload', done: 1, total: 2 });
     child.emit('message', { id: request.id, type: 'loaded', info: { model: 'm' } });
     await expect(loading).resolves.toEqual({ model: 'm' });
@@ -108,7 +107,7 @@ describe('EngineHost over utilityProcess', () => {
     const second = electron.children[1]!;
     expect(second.sent).toHaveLength(1);
     second.emit('message', {
-      id: second.sent[0].id,
+      id: second.sent[0]!.id,
       type: 'info',
       pid: second.pid,
       node: '',

@@ -5,12 +5,15 @@
  *   const electron = await vi.hoisted(async () => (await import('./fake-electron')).fakeElectron());
  *   vi.mock('electron', () => electron);
  */
+import type { BrowserWindowConstructorOptions } from 'electron';
 import { EventEmitter } from 'node:events';
 import { vi } from 'vitest';
 
 // Any listener at all: a parameter list of unknown would refuse the app's typed listeners.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Listener = (...args: any[]) => unknown;
+/** What the app gives ipcMain.handle: it throws or answers a promise. */
+export type IpcHandler = (event: { sender: unknown }, ...args: unknown[]) => Promise<unknown>;
 export interface Rect {
   x: number;
   y: number;
@@ -46,12 +49,14 @@ export function fakeElectron() {
     maximized = false;
     destroyed = false;
     shown = false;
-    loadURL = vi.fn(async (url: string) => void (this.webContents.url = url));
-    // Whatever options the app passes (BrowserWindowConstructorOptions), read back by the tests.
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    constructor(public options: any) {
+    loadURL = vi.fn((url: string) => {
+      this.webContents.url = url;
+      return Promise.resolve();
+    });
+    // The options the app passes, read back by the tests.
+    constructor(public options: BrowserWindowConstructorOptions) {
       super();
-      this.bounds = { x: options.x ?? 0, y: options.y ?? 0, width: options.width, height: options.height };
+      this.bounds = { x: options.x ?? 0, y: options.y ?? 0, width: options.width ?? 0, height: options.height ?? 0 };
       windows.push(this);
     }
     static getAllWindows = () => windows.filter((w) => !w.destroyed);
@@ -92,17 +97,17 @@ export function fakeElectron() {
     permissions,
     app,
     BrowserWindow: FakeBrowserWindow,
-    ipcMain: { handle: vi.fn() },
+    ipcMain: { handle: vi.fn((_channel: string, _handler: IpcHandler) => {}) },
     utilityProcess: { fork: vi.fn() },
-    shell: { openExternal: vi.fn(async () => {}), openPath: vi.fn(async () => '') },
+    shell: { openExternal: vi.fn(() => Promise.resolve()), openPath: vi.fn(() => Promise.resolve('')) },
     dialog: {
       showErrorBox: vi.fn(),
-      showMessageBox: vi.fn(async () => ({ response: 0, checkboxChecked: false })),
-      showOpenDialog: vi.fn(async () => ({ canceled: true, filePaths: [] as string[] })),
+      showMessageBox: vi.fn(() => Promise.resolve({ response: 0, checkboxChecked: false })),
+      showOpenDialog: vi.fn(() => Promise.resolve({ canceled: true, filePaths: [] as string[] })),
     },
     Menu: {
       buildFromTemplate: vi.fn((template: unknown[]) => ({ template })),
-      setApplicationMenu: vi.fn(),
+      setApplicationMenu: vi.fn((_menu: { template: unknown[] }) => {}),
     },
     nativeTheme: { themeSource: 'system' as 'system' | 'light' | 'dark' },
     screen: {

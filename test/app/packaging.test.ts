@@ -4,34 +4,60 @@
  * which cannot be downloaded here: `npm run dist` does that where it is installed.)
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
+import type { Configuration } from 'app-builder-lib';
 import { describe, expect, it } from 'vitest';
 import { ELECTRON_MISSING, electronBinaryPath } from '../../scripts/electron-binary.mjs';
 import { APP_ID } from '../../src-main/app/app-id';
 import { REPO_ROOT } from '../support/paths';
 
-const config = JSON.parse(readFileSync(join(REPO_ROOT, 'electron-builder.json'), 'utf8'));
-const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+/** The parts of electron-builder.json these tests read. */
+interface BuilderConfig {
+  appId: string;
+  productName: string;
+  asar: boolean;
+  npmRebuild: boolean;
+  asarUnpack: string[];
+  files: string[];
+  linux: PlatformConfig;
+  mac: PlatformConfig;
+  win: PlatformConfig;
+}
+interface PlatformConfig {
+  target: string[];
+  files?: string[];
+}
+interface Manifest {
   main: string;
-  dependencies: Record<string, string>;
-};
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+}
+
+const configText = readFileSync(join(REPO_ROOT, 'electron-builder.json'), 'utf8');
+const config = JSON.parse(configText) as BuilderConfig;
+const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as Required<Manifest>;
 
 // app-builder-lib is electron-builder's engine: load the very modules it packages with.
 const builder = createRequire(createRequire(import.meta.url).resolve('electron-builder/package.json'));
-const { FileMatcher } = builder('app-builder-lib/out/fileMatcher.js');
-const { validateConfiguration } = builder('app-builder-lib/out/util/config/config.js');
+const { FileMatcher } = builder(
+  'app-builder-lib/out/fileMatcher.js',
+) as typeof import('app-builder-lib/out/fileMatcher');
+const { validateConfiguration } = builder(
+  'app-builder-lib/out/util/config/config.js',
+) as typeof import('app-builder-lib/out/util/config/config');
+const { DebugLogger } = builder('builder-util') as typeof import('builder-util');
 
 /** Whether electron-builder would put `path` (relative to the app folder) in app.asar.unpacked. */
 const unpackFilter = new FileMatcher(REPO_ROOT, '/', (s: string) => s, config.asarUnpack).createFilter();
-const isUnpacked = (path: string) => unpackFilter(join(REPO_ROOT, path), { isDirectory: () => false }) as boolean;
+const isUnpacked = (path: string) => unpackFilter(join(REPO_ROOT, path), { isDirectory: () => false } as Stats);
 
 /** Whether the `files` patterns (global and `platform`'s) leave `path` out of the package. */
 function isExcluded(path: string, platform: 'linux' | 'mac' | 'win'): boolean {
   const excludes = [...config.files, ...(config[platform].files ?? [])].filter((p: string) => p.startsWith('!'));
   const matcher = new FileMatcher(REPO_ROOT, '/', (s: string) => s, ['**/*', ...excludes]);
-  return !matcher.createFilter()(join(REPO_ROOT, path), { isDirectory: () => false });
+  return !matcher.createFilter()(join(REPO_ROOT, path), { isDirectory: () => false } as Stats);
 }
 
 /** The folder of package `name` as Node finds it from `fromDir` (nearest node_modules up), if installed. */
@@ -50,7 +76,7 @@ function runtimeClosure(names: string[], fromDir = REPO_ROOT): Map<string, strin
     const dir = findPackage(name, from);
     if (!dir || found.has(dir)) return;
     found.set(dir, name);
-    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
     for (const dep of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies })) visit(dep, dir);
   };
   for (const name of names) visit(name, fromDir);
@@ -114,7 +140,7 @@ const fromRoot = (path: string) => relative(REPO_ROOT, path).split('\\').join('/
 describe('electron-builder.json', () => {
   it("is valid by electron-builder's schema", async () => {
     await expect(
-      validateConfiguration(structuredClone(config), { isEnabled: false, add() {} }),
+      validateConfiguration(JSON.parse(configText) as Configuration, new DebugLogger(false)),
     ).resolves.toBeUndefined();
   });
 
@@ -191,7 +217,7 @@ describe('electron-builder.json', () => {
     // dependencies serve only its build scripts.
     const needed = [...imported].flatMap((name) => {
       const dir = findPackage(name, REPO_ROOT)!;
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
       return [dir, ...Object.keys(manifest.optionalDependencies ?? {}).flatMap((dep) => findPackage(dep, dir) ?? [])];
     });
     const files = needed

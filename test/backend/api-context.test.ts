@@ -87,7 +87,7 @@ describe('a full context through the APIs', { timeout: 240_000 }, () => {
         new RegExp(
           `the prompt has (at least )?\\d+ tokens, and the context of "stories260k" holds ${CONTEXT} with the answer; shorten the messages$`,
         ),
-      ),
+      ) as string,
     });
   });
 
@@ -134,7 +134,7 @@ describe('a full context through the APIs', { timeout: 240_000 }, () => {
         status_code: 400,
         error: expect.stringMatching(
           /^the prompt has (at least )?\d+ tokens, and the context of "stories260k" holds 96 with the answer/,
-        ),
+        ) as string,
       });
       const answered = await ollama.chat({ model: 'stories260k', messages, stream: false, options });
       expect(answered).toMatchObject({ done: true, done_reason: 'length', eval_count: 4 });
@@ -169,7 +169,7 @@ describe('a full context through the APIs', { timeout: 240_000 }, () => {
       status_code: 400,
       error: expect.stringMatching(
         /^the prompt has (at least )?\d+ tokens, and the context of "stories260k" holds 32 with the answer/,
-      ),
+      ) as string,
     });
   });
 });

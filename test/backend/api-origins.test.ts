@@ -68,7 +68,7 @@ describe('pages of other sites', { timeout: 120_000 }, () => {
         expect(reply.status).toBe(200);
         expect(reply.headers['access-control-allow-origin']).toBe(origin);
         expect(reply.headers.vary).toBe('Origin');
-        expect(JSON.parse(reply.body).models).toHaveLength(1);
+        expect((JSON.parse(reply.body) as { models: unknown[] }).models).toHaveLength(1);
       }
       const v1 = await send(port(), 'GET', '/v1/models', { origin: 'https://app.example.com' });
       expect(v1.status).toBe(200);

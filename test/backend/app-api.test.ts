@@ -154,9 +154,9 @@ describe('pickPaths', () => {
     const backend = createBackend({
       mode: 'electron',
       dataDir: tempDir(),
-      pickPaths: async (kind) => {
+      pickPaths: (kind) => {
         asked.push(kind);
-        return kind === 'folder' ? ['/models'] : [];
+        return Promise.resolve(kind === 'folder' ? ['/models'] : []);
       },
     });
     try {

@@ -99,7 +99,9 @@ describe('live answer progress', { timeout: 400_000 }, () => {
     await answered(backend, (await api.sendMessage(id, 'Once upon a time')).assistantMessageId);
 
     const loaded = await api.loadedModels();
-    expect(loaded).toEqual([{ path: STORIES_260K, name: 'stories260K', contextSize: 128, memory: expect.any(Object) }]);
+    expect(loaded).toEqual([
+      { path: STORIES_260K, name: 'stories260K', contextSize: 128, memory: expect.any(Object) as object },
+    ]);
     const { memory } = loaded[0]!;
     expect(memory.residentWeightBytes).toBeGreaterThan(0);
     expect(memory.kvBytes).toBeGreaterThan(0);

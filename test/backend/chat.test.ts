@@ -285,7 +285,7 @@ describe('chat tree, search and export', () => {
     const json = await api.exportChat(id, 'json');
     expect(json).toMatchObject({ fileName: `chat-${id}-uber-stories.json`, mimeType: 'application/json' });
     const view: ChatView = await api.getChat(id);
-    const parsed = JSON.parse(json.content);
+    const parsed = JSON.parse(json.content) as ChatView & { format: string; version: number };
     expect(parsed).toMatchObject({ format: 'gufo-chat', version: 1 });
     expect(parsed.chat).toEqual(view.chat);
     expect(parsed.settings).toEqual(view.settings);

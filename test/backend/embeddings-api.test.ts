@@ -91,7 +91,7 @@ describe('embeddings through the official clients', { timeout: 240_000 }, () => 
       t.client().chat.completions.create({ model: 'embed-bert', messages: [{ role: 'user', content: 'hi' }] }),
     ).rejects.toMatchObject({
       status: 400,
-      message: expect.stringContaining('an embedding model (bert)'),
+      message: expect.stringContaining('an embedding model (bert)') as string,
     });
     const chat = await send(
       t.server.port,
@@ -117,12 +117,12 @@ describe('embeddings through the official clients', { timeout: 240_000 }, () => 
     await expect(client.embeddings.create({ model: 'embed-qwen3', input: 'x', dimensions: 32 })).rejects.toMatchObject({
       status: 400,
       param: 'dimensions',
-      message: expect.stringContaining('64 dimensions'),
+      message: expect.stringContaining('64 dimensions') as string,
     });
     await expect(client.embeddings.create({ model: 'embed-qwen3', input: [[1, 99999]] })).rejects.toMatchObject({
       status: 400,
       param: 'input',
-      message: expect.stringContaining('token id 99999'),
+      message: expect.stringContaining('token id 99999') as string,
     });
     await expect(client.embeddings.create({ model: 'embed-qwen3', input: [] })).rejects.toMatchObject({
       status: 400,
@@ -158,6 +158,9 @@ describe('embeddings through the official clients', { timeout: 240_000 }, () => 
     expect(cut.prompt_eval_count).toBe(8);
     await expect(
       ollama.embed({ model: 'embed-qwen3', input: long, truncate: false, options: { num_ctx: 8 } }),
-    ).rejects.toMatchObject({ status_code: 400, error: expect.stringContaining('more than the context of 8') });
+    ).rejects.toMatchObject({
+      status_code: 400,
+      error: expect.stringContaining('more than the context of 8') as string,
+    });
   });
 });

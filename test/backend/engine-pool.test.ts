@@ -50,19 +50,19 @@ describe('EnginePool (real engine processes on the GPU)', () => {
     const other = await randomModel();
     const pool = new EnginePool({ cap: 1 });
     try {
-      const first = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host, info }) => ({
+      const first = await pool.withModel({ path: STORIES_260K, ctx: 32 }, ({ host, info }) => ({
         pid: host.pid,
         ctx: info.model!.ctx,
       }));
-      const second = await pool.withModel({ path: other, ctx: 32 }, async ({ host, info }) => ({
+      const second = await pool.withModel({ path: other, ctx: 32 }, ({ host, info }) => ({
         pid: host.pid,
         path: info.model!.path,
       }));
       expect(second).toEqual({ pid: first.pid, path: other });
-      const bigger = await pool.withModel({ path: other, ctx: 96 }, async ({ info }) => info.model!.ctx);
+      const bigger = await pool.withModel({ path: other, ctx: 96 }, ({ info }) => info.model!.ctx);
       expect(bigger).toBe(96);
       // A smaller request is served by the loaded, bigger context.
-      expect(await pool.withModel({ path: other, ctx: 16 }, async ({ info }) => info.model!.ctx)).toBe(96);
+      expect(await pool.withModel({ path: other, ctx: 16 }, ({ info }) => info.model!.ctx)).toBe(96);
     } finally {
       await pool.close();
     }
@@ -72,10 +72,10 @@ describe('EnginePool (real engine processes on the GPU)', () => {
     const other = await randomModel();
     const pool = new EnginePool({ cap: 2 });
     try {
-      const a = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host.pid);
-      const b = await pool.withModel({ path: other, ctx: 32 }, async ({ host }) => host.pid);
+      const a = await pool.withModel({ path: STORIES_260K, ctx: 32 }, ({ host }) => host.pid);
+      const b = await pool.withModel({ path: other, ctx: 32 }, ({ host }) => host.pid);
       expect(a).not.toBe(b);
-      expect(await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host.pid)).toBe(a);
+      expect(await pool.withModel({ path: STORIES_260K, ctx: 32 }, ({ host }) => host.pid)).toBe(a);
     } finally {
       await pool.close();
     }
@@ -85,7 +85,7 @@ describe('EnginePool (real engine processes on the GPU)', () => {
     const pool = new EnginePool({ cap: 2 });
     try {
       const pids = await Promise.all(
-        [0, 1, 2].map(() => pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host.pid)),
+        [0, 1, 2].map(() => pool.withModel({ path: STORIES_260K, ctx: 32 }, ({ host }) => host.pid)),
       );
       expect(new Set(pids).size).toBe(1);
     } finally {
@@ -96,14 +96,14 @@ describe('EnginePool (real engine processes on the GPU)', () => {
   it('loads again after the engine process dies', async () => {
     const pool = new EnginePool();
     try {
-      const pid = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host.pid!);
+      const pid = await pool.withModel({ path: STORIES_260K, ctx: 32 }, ({ host }) => host.pid!);
       const exited = pool.withModel(
         { path: STORIES_260K, ctx: 32 },
         ({ host }) => new Promise<void>((resolve) => host.onCrash(() => resolve())),
       );
       process.kill(pid, 'SIGKILL');
       await exited;
-      const result = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host, info }) => ({
+      const result = await pool.withModel({ path: STORIES_260K, ctx: 32 }, ({ host, info }) => ({
         pid: host.pid,
         path: info.model?.path,
       }));
@@ -118,7 +118,7 @@ describe('EnginePool (real engine processes on the GPU)', () => {
     try {
       const changes: string[][] = [];
       pool.onChange(() => changes.push(pool.loaded().map((m) => m.path)));
-      const host = await pool.withModel({ path: STORIES_260K, ctx: 32 }, async ({ host }) => host);
+      const host = await pool.withModel({ path: STORIES_260K, ctx: 32 }, ({ host }) => host);
       const [loaded] = pool.loaded();
       expect(loaded).toMatchObject({ path: STORIES_260K, ctx: 32 });
       expect(loaded!.memory.residentWeightBytes).toBeGreaterThan(0);
@@ -146,7 +146,7 @@ describe('EnginePool (real engine processes on the GPU)', () => {
         onLoadStart: () => started++,
         onProgress: (done: number, total: number) => (uploaded = done / total),
       };
-      expect(await pool.withModel(spec, async ({ info }) => info.model?.path)).toBe(STORIES_260K);
+      expect(await pool.withModel(spec, ({ info }) => info.model?.path)).toBe(STORIES_260K);
       expect([started, uploaded]).toEqual([1, 1]);
       expect(changes).toEqual([[STORIES_260K], [], [STORIES_260K]]);
     } finally {

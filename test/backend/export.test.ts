@@ -257,7 +257,7 @@ describe('export', () => {
     expect(record).toMatchObject({
       id: row.id,
       status: 'failed',
-      error: expect.stringMatching(/^interrupted: .*\/x\/stories-Q8_0\.gguf was not written$/),
+      error: expect.stringMatching(/^interrupted: .*\/x\/stories-Q8_0\.gguf was not written$/) as string,
     });
     await vi.waitFor(() => expect(existsSync(leftover)).toBe(false));
     expect(existsSync(unrelated)).toBe(true);

@@ -34,7 +34,7 @@ describe('gpuAdapter (real engine)', { timeout: 300_000 }, () => {
     expect(first).toEqual({
       status: 'ready',
       adapter: {
-        name: expect.stringMatching(/SwiftShader/),
+        name: expect.stringMatching(/SwiftShader/) as string,
         vendor: 'google',
         backend: 'vulkan',
         software: true,
@@ -44,7 +44,7 @@ describe('gpuAdapter (real engine)', { timeout: 300_000 }, () => {
       },
     });
     expect(await backend.api.gpuAdapter()).toEqual(first);
-    const info = await backend.context.engines.withModel({ path: STORIES_260K, ctx: 32 }, async ({ info }) => info);
+    const info = await backend.context.engines.withModel({ path: STORIES_260K, ctx: 32 }, ({ info }) => info);
     expect(info.adapter.name).toBe(first.status === 'ready' && first.adapter.name);
     expect(launches()).toBe(1);
   });
@@ -58,7 +58,7 @@ describe('gpuAdapter (real engine)', { timeout: 300_000 }, () => {
     const none = await backend.api.gpuAdapter();
     expect(none).toEqual({
       status: 'none',
-      reason: expect.stringMatching(/^no WebGPU adapter found: install your GPU's Vulkan/),
+      reason: expect.stringMatching(/^no WebGPU adapter found: install your GPU's Vulkan/) as string,
     });
     expect(await backend.api.gpuAdapter()).toEqual(none);
     // The same engine process tries again (a driver may have been installed meanwhile).

@@ -212,7 +212,7 @@ describe('re-quantization error (a job)', () => {
         expect(byType.get(typeName), `${name} → ${typeName}`).toMatchObject({
           ...expected,
           note: null,
-          bitsPerWeight: expect.any(Number),
+          bitsPerWeight: expect.any(Number) as number,
         });
       }
       expect(byType.get('Q8_0')!.rmse!).toBeLessThan(byType.get('Q4_0')!.rmse!);

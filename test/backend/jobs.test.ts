@@ -31,9 +31,9 @@ const HASHED = { hashed: 42, skipped: [] };
 describe('JobManager', () => {
   it('runs work, reports start, progress and the result', async () => {
     const { jobs, seen } = manager();
-    const id = jobs.start(spec, async (job) => {
+    const id = jobs.start(spec, (job) => {
       job.progress(5, 10, 'half');
-      return HASHED;
+      return Promise.resolve(HASHED);
     });
     const done = await jobs.wait(id);
     expect(done).toMatchObject({ status: 'done', result: HASHED, done: 5, total: 10, detail: 'half', error: null });
@@ -45,9 +45,7 @@ describe('JobManager', () => {
 
   it('ends as failed with the error message', async () => {
     const { jobs } = manager();
-    const id = jobs.start(spec, async () => {
-      throw new Error('disk full: /tmp/x.gguf');
-    });
+    const id = jobs.start(spec, () => Promise.reject(new Error('disk full: /tmp/x.gguf')));
     expect(await jobs.wait(id)).toMatchObject({ status: 'failed', error: 'disk full: /tmp/x.gguf' });
   });
 
@@ -64,9 +62,9 @@ describe('JobManager', () => {
 
   it('throttles progress events', async () => {
     const { jobs, seen } = manager();
-    const id = jobs.start(spec, async (job) => {
+    const id = jobs.start(spec, (job) => {
       for (let i = 0; i < 10_000; i++) job.progress(i, 10_000);
-      return HASHED;
+      return Promise.resolve(HASHED);
     });
     await jobs.wait(id);
     expect(seen.length).toBeLessThan(10);

@@ -40,12 +40,12 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
       expect.objectContaining({
         name: model,
         model,
-        size: expect.any(Number),
+        size: expect.any(Number) as number,
         details: expect.objectContaining({
           format: 'gguf',
           family: 'llama',
-          parameter_size: expect.stringMatching(/K$/),
-        }),
+          parameter_size: expect.stringMatching(/K$/) as string,
+        }) as object,
       }),
     ]);
     const shown = await ollama.show({ model: 'stories260k' });
@@ -57,7 +57,7 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
     const loaded = await ollama.generate({ model, prompt: '' });
     expect(loaded).toMatchObject({ done: true, done_reason: 'load', response: '' });
     const ps = await ollama.ps();
-    expect(ps.models).toEqual([expect.objectContaining({ name: model, size_vram: expect.any(Number) })]);
+    expect(ps.models).toEqual([expect.objectContaining({ name: model, size_vram: expect.any(Number) as number })]);
     expect(ps.models[0]!.size_vram).toBeGreaterThan(0);
   });
 
@@ -188,18 +188,18 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
   it("answers errors in Ollama's shape and status", async () => {
     await expect(ollama.chat({ model: 'nope', messages, stream: false })).rejects.toMatchObject({
       status_code: 404,
-      error: expect.stringContaining('model "nope" not found'),
+      error: expect.stringContaining('model "nope" not found') as string,
     });
     await expect(ollama.generate({ model, prompt: 'x', images: ['aGk='], stream: false })).rejects.toMatchObject({
       status_code: 400,
-      error: expect.stringContaining('images are not supported'),
+      error: expect.stringContaining('images are not supported') as string,
     });
     const tools = [
       { type: 'function', function: { name: 'f g', description: 'f', parameters: { type: 'object', properties: {} } } },
     ];
     await expect(ollama.chat({ model, messages, tools, stream: false })).rejects.toMatchObject({
       status_code: 400,
-      error: expect.stringContaining('tools[0].function.name'),
+      error: expect.stringContaining('tools[0].function.name') as string,
     });
     await expect(ollama.embed({ model, input: [] })).rejects.toMatchObject({
       status_code: 400,
@@ -207,7 +207,7 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
     });
     await expect(ollama.chat({ model, messages, stream: false, options: { temperature: 9 } })).rejects.toMatchObject({
       status_code: 400,
-      error: expect.stringContaining('"options.temperature" must be a number from 0 to 2'),
+      error: expect.stringContaining('"options.temperature" must be a number from 0 to 2') as string,
     });
     const missing = await send(t.server.port, 'GET', '/api/pull');
     expect(missing.status).toBe(404);
@@ -217,7 +217,7 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
   it("refuses other sites' pages and needs the API key when one is set, as /v1 does; the app's own API is not reachable at /api/", async () => {
     const fromPage = await send(t.server.port, 'GET', '/api/tags', { origin: 'http://evil.example' });
     expect(fromPage.status).toBe(403);
-    expect(JSON.parse(fromPage.body).error).toContain('requests from web pages are refused');
+    expect((JSON.parse(fromPage.body) as { error: string }).error).toContain('requests from web pages are refused');
     // The app's methods moved under /gufo/api/: the old path is Ollama's, with or without the token.
     const old = await send(
       t.server.port,

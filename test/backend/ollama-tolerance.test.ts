@@ -78,7 +78,7 @@ describe("Ollama's tolerance", { timeout: 240_000 }, () => {
     expect(whole.done).toBe(true);
     await expect(
       ollama.chat({ model, messages, stream: false, options: { ...greedy, repeat_last_n: 'x' } as never }),
-    ).rejects.toMatchObject({ status_code: 400, error: expect.stringContaining('options.repeat_last_n') });
+    ).rejects.toMatchObject({ status_code: 400, error: expect.stringContaining('options.repeat_last_n') as string });
   });
 
   it('reads a null or missing content as empty, as Ollama does', async () => {
@@ -97,7 +97,8 @@ describe("Ollama's tolerance", { timeout: 240_000 }, () => {
     for (const content of [null, undefined]) {
       const reply = await send(t.server.port, 'POST', '/api/chat', {}, body(content));
       expect(reply.status).toBe(200);
-      expect(JSON.parse(reply.body).message.content).toBe(JSON.parse(empty.body).message.content);
+      const contentOf = (text: string) => (JSON.parse(text) as { message: { content: string } }).message.content;
+      expect(contentOf(reply.body)).toBe(contentOf(empty.body));
     }
   });
 
@@ -138,7 +139,7 @@ describe("Ollama's tolerance", { timeout: 240_000 }, () => {
 
     await expect(ask('5')).rejects.toMatchObject({
       status_code: 400,
-      error: expect.stringContaining('"keep_alive" must be a duration'),
+      error: expect.stringContaining('"keep_alive" must be a duration') as string,
     });
   });
 });

@@ -19,7 +19,7 @@ import { openStore } from '../../src-main/node/store/database';
 import { DEFAULT_OPENAI_SERVER_SETTINGS, DEFAULT_SETTINGS, SettingsStore } from '../../src-main/node/store/settings';
 import { tempDir } from '../support/temp';
 import { STORIES_260K } from '../support/paths';
-import { metric, send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
+import { errorOf, metric, send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
 
 function entry(path: string, extra: Partial<ModelEntry> = {}): ModelEntry {
   const fileName = path.slice(path.lastIndexOf('/') + 1);
@@ -193,9 +193,9 @@ describe('model queues', () => {
     const order: string[] = [];
     let release!: () => void;
     const first = queues.run('m', () => new Promise<void>((r) => (release = r)).then(() => void order.push('first')));
-    const second = queues.run('m', async () => void order.push('second'));
-    const other = queues.run('n', async () => void order.push('other'));
-    await expect(queues.run('m', async () => order.push('third'))).rejects.toMatchObject({
+    const second = queues.run('m', () => void order.push('second'));
+    const other = queues.run('n', () => void order.push('other'));
+    await expect(queues.run('m', () => order.push('third'))).rejects.toMatchObject({
       status: 503,
       code: 'overloaded',
       type: 'server_error',
@@ -250,7 +250,9 @@ describe('the HTTP API, up to the engine', () => {
 
   it('lists the library models with the official client', async () => {
     const list = await t.client().models.list();
-    expect(list.data).toEqual([{ id: 'stories260k', object: 'model', created: expect.any(Number), owned_by: 'gufo' }]);
+    expect(list.data).toEqual([
+      { id: 'stories260k', object: 'model', created: expect.any(Number) as number, owned_by: 'gufo' },
+    ]);
     expect((await t.client().models.retrieve('stories260k')).id).toBe('stories260k');
     await expect(t.client().models.retrieve('nope')).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
   });
@@ -264,7 +266,7 @@ describe('the HTTP API, up to the engine', () => {
       await expect(t.client().models.retrieve('ggml-vocab-baichuan')).rejects.toMatchObject({
         status: 400,
         code: 'model_not_supported',
-        message: expect.stringMatching(why),
+        message: expect.stringMatching(why) as string,
       });
       const chatting = t
         .client()
@@ -273,7 +275,7 @@ describe('the HTTP API, up to the engine', () => {
         status: 400,
         code: 'model_not_supported',
         param: 'model',
-        message: expect.stringMatching(why),
+        message: expect.stringMatching(why) as string,
       });
       expect((await t.backend.api.openAiServerStatus()).modelIds).toEqual(['stories260k']);
     } finally {
@@ -337,7 +339,7 @@ describe('the HTTP API, up to the engine', () => {
     await expect(refused(schema({ type: 'object', required: ['a'] }))).rejects.toMatchObject({
       status: 400,
       param: 'response_format',
-      message: expect.stringContaining('names "a", which is not in "properties"'),
+      message: expect.stringContaining('names "a", which is not in "properties"') as string,
     });
     await expect(
       refused({ response_format: { type: 'json_schema', json_schema: { name: 'x' } } }),
@@ -345,7 +347,7 @@ describe('the HTTP API, up to the engine', () => {
     await expect(refused({ response_format: { type: 'xml' } })).rejects.toMatchObject({
       status: 400,
       param: 'response_format',
-      message: expect.stringContaining('"xml"'),
+      message: expect.stringContaining('"xml"') as string,
     });
     await expect(refused({ model: 'gpt-4o' })).rejects.toMatchObject({
       status: 404,
@@ -359,7 +361,7 @@ describe('the HTTP API, up to the engine', () => {
 
     const route = await send(port, 'POST', '/v1/audio/speech', json, '{}');
     expect(route.status).toBe(404);
-    expect(JSON.parse(route.body).error.code).toBe('unknown_url');
+    expect(errorOf(route.body).code).toBe('unknown_url');
     expect((await send(port, 'GET', '/v1/chat/completions')).status).toBe(405);
   });
 
@@ -372,7 +374,7 @@ describe('the HTTP API, up to the engine', () => {
       chat({}),
     );
     expect(foreign.status).toBe(403);
-    expect(JSON.parse(foreign.body).error).toMatchObject({ type: 'permission_error', code: 'forbidden_origin' });
+    expect(errorOf(foreign.body)).toMatchObject({ type: 'permission_error', code: 'forbidden_origin' });
     for (const origin of ['null', `http://127.0.0.1:${port + 1}`, `http://localhost:${port}`]) {
       expect((await send(port, 'GET', '/v1/models', { origin })).status).toBe(403);
     }
@@ -405,7 +407,7 @@ describe('the HTTP API, up to the engine', () => {
         param: 'prompt',
         message: expect.stringMatching(
           /the prompt has (at least )?\d+ tokens, and the context of "stories260k" holds 32/,
-        ),
+        ) as string,
       });
       await expect(
         t.client().chat.completions.create({ model: 'stories260k', messages: [{ role: 'user', content: long }] }),
@@ -427,7 +429,7 @@ describe('the HTTP API, up to the engine', () => {
         JSON.stringify({ model: 'stories260k', prompt: 'x'.repeat(3000) }),
       );
       expect(big.status).toBe(413);
-      expect(JSON.parse(big.body).error.code).toBe('request_too_large');
+      expect(errorOf(big.body).code).toBe('request_too_large');
     } finally {
       t.service.override({ maxBodyBytes: DEFAULT_MAX_BODY_BYTES });
     }
@@ -459,7 +461,7 @@ describe('the HTTP API, up to the engine', () => {
     expect((await client.models.list()).data.map((m) => m.id)).toEqual(['stories260k']);
     const rebound = await send(own, 'GET', '/v1/models', { host: `evil.example:${own}` });
     expect(rebound.status).toBe(403);
-    expect(JSON.parse(rebound.body).error.code).toBe('forbidden_host');
+    expect(errorOf(rebound.body).code).toBe('forbidden_host');
     // Its root is Ollama's ("Ollama is running"); it serves no page.
     expect((await send(own, 'GET', '/', {})).body).toBe('Ollama is running');
     expect((await send(own, 'GET', '/index.html', {})).status).toBe(404);

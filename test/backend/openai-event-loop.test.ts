@@ -14,7 +14,7 @@ import { startServer, type MountedRoutes, type RunningServer } from '../../src-m
 import { createBackend, type Backend } from '../../src-main/backend/index';
 import { writeStoriesWith } from '../support/gguf-variants';
 import { STORIES_260K } from '../support/paths';
-import { send } from './fixtures/openai-server';
+import { errorOf, send } from './fixtures/openai-server';
 
 const json = { 'content-type': 'application/json' };
 const STORY = 'Once upon a time there was a little girl named Lily. She loved to play outside. ';
@@ -77,7 +77,7 @@ describe('large prompts and the event loop', () => {
     const body = JSON.stringify({ model: 'stories260k', messages: [{ role: 'user', content: storyText(7 << 20) }] });
     const reply = await send(server.port, 'POST', '/v1/chat/completions', json, body);
     expect(reply.status).toBe(400);
-    const { error } = JSON.parse(reply.body);
+    const error = errorOf(reply.body);
     expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'messages', type: 'invalid_request_error' });
     // "at least": counted from its bytes, never tokenized (that took seconds and froze the server).
     expect(error.message).toMatch(
@@ -102,7 +102,7 @@ describe('large prompts and the event loop', () => {
     expect(order).toEqual(['metrics', 'big']);
     // Counted exactly (the bound let it through), it turned out too long.
     expect(reply.status).toBe(400);
-    expect(JSON.parse(reply.body).error.message).toMatch(
+    expect(errorOf(reply.body).message).toMatch(
       /^the prompt has \d+ tokens, and the context of "stories-long" holds 400000/,
     );
   });

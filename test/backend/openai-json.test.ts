@@ -51,7 +51,7 @@ describe('JSON mode through the OpenAI-compatible API', { timeout: 300_000 }, ()
       .chat.completions.create({ model, messages, temperature: 0, max_tokens: 120, response_format: jsonSchema });
     const choice = whole.choices[0]!;
     expect(choice.finish_reason).toBe('stop');
-    const value = JSON.parse(choice.message.content!);
+    const value = JSON.parse(choice.message.content!) as unknown;
     expect(validates(value, schema), choice.message.content!).toBe(true);
     expect(await streamed({ max_tokens: 120, response_format: jsonSchema })).toEqual({
       content: choice.message.content,
@@ -119,7 +119,7 @@ describe('JSON mode through the OpenAI-compatible API', { timeout: 300_000 }, ()
       });
       const choice = reply.choices[0]!;
       expect(choice.finish_reason, choice.message.content!).toBe('stop');
-      const value = JSON.parse(choice.message.content!);
+      const value = JSON.parse(choice.message.content!) as unknown;
       expect(validates(value, bounded), choice.message.content!).toBe(true);
     }
   });
@@ -139,7 +139,7 @@ describe('JSON mode through the OpenAI-compatible API', { timeout: 300_000 }, ()
       }),
     );
     expect(reply.status).toBe(200);
-    const choice = JSON.parse(reply.body).choices[0];
+    const choice = (JSON.parse(reply.body) as OpenAI.Completion).choices[0]!;
     expect(choice.finish_reason).toBe('stop');
     expect(validates(JSON.parse(choice.text), schema), choice.text).toBe(true);
   });

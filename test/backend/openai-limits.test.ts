@@ -9,7 +9,7 @@ import { MAX_SCHEMA_DEPTH } from '../../src-main/core/constrained/json-schema';
 import { MAX_FIELD_DEPTH } from '../../src-main/backend/openai/request-fields';
 import { API_KEY_CHARS } from '../../src-preload/api';
 import { rawExchange } from '../support/raw-http';
-import { send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
+import { errorOf, send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
 
 let t: OpenAiTestServer;
 beforeAll(async () => {
@@ -24,9 +24,9 @@ function nestedSchemaText(levels: number): string {
   return '{"type":"object","properties":{"a":'.repeat(levels) + '{"type":"string"}' + '}}'.repeat(levels);
 }
 
-async function chatError(bodyText: string): Promise<{ status: number; error: Record<string, unknown> }> {
+async function chatError(bodyText: string): Promise<{ status: number; error: ReturnType<typeof errorOf> }> {
   const reply = await send(t.server.port, 'POST', '/v1/chat/completions', json, bodyText);
-  return { status: reply.status, error: JSON.parse(reply.body).error };
+  return { status: reply.status, error: errorOf(reply.body) };
 }
 
 describe('request bounds', () => {
@@ -78,7 +78,7 @@ describe('request bounds', () => {
       `{"model":"stories260k","prompt":${deep}}`,
     );
     expect(completion.status).toBe(400);
-    expect(JSON.parse(completion.body).error).toMatchObject({ param: 'prompt', code: 'nested_too_deep' });
+    expect(errorOf(completion.body)).toMatchObject({ param: 'prompt', code: 'nested_too_deep' });
   });
 
   it('refuses a Content-Length over the body limit at once (413), without waiting for the body', async () => {
@@ -92,7 +92,7 @@ describe('request bounds', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer.toLowerCase()).toContain('connection: close');
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error).toMatchObject({
+    expect(errorOf(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
       type: 'invalid_request_error',
       code: 'request_too_large',
     });

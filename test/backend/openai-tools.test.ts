@@ -18,7 +18,7 @@ import { withToolsInText } from '../../src-main/core/tool-calls/index';
 import { validates } from '../core/constrained/json-check';
 import { hfTokenizerKvs, LLAMA3_SPEC, QWEN3_SPEC } from '../support/hf-vocab';
 import { writeRandomModel } from '../support/test-models';
-import { send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
+import { errorOf, send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
 
 const weatherSchema = {
   type: 'object',
@@ -312,7 +312,7 @@ describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 },
       },
       { role: 'tool', name: 'get_weather', content: 'Sunny, 22 degrees' },
     ]);
-    expect(JSON.parse(reply.body).prompt_eval_count).toBe(prompt.ids.length);
+    expect((JSON.parse(reply.body) as { prompt_eval_count: number }).prompt_eval_count).toBe(prompt.ids.length);
   });
 
   it('refuses bad tools with a 400 naming the field', async () => {
@@ -326,7 +326,7 @@ describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 },
         JSON.stringify({ model, messages: question, ...extra }),
       );
       expect(reply.status, reply.body).toBe(400);
-      return JSON.parse(reply.body).error as { param: string; message: string };
+      return errorOf(reply.body);
     };
     expect((await post({ tools: [{ type: 'function', function: { name: 'bad name!' } }] })).param).toBe(
       'tools[0].function.name',

@@ -161,13 +161,16 @@ describe('quality reports', () => {
       (j) => void b.api.cancelJob(j.id),
     );
     const cancelId = await b.api.startQualityReport({ baseModelId, quantModelId });
-    expect(await held).toMatchObject({ id: cancelId, detail: expect.stringContaining('(base): window 1 of') });
+    expect(await held).toMatchObject({
+      id: cancelId,
+      detail: expect.stringContaining('(base): window 1 of') as string,
+    });
     // At once: before the engine has finished the window it was sent (a call queued behind it waits for that).
     const order: string[] = [];
     const ended = b.context.jobs.wait(cancelId).then((job) => (order.push('job ended'), job));
     const engineFree = b.context.engines.withModel(
       { path: STORIES_260K, ctx: 1 },
-      async () => void order.push('engine free'),
+      () => void order.push('engine free'),
     );
     expect(await ended).toMatchObject({ status: 'cancelled', error: null, result: null });
     await engineFree;

@@ -56,7 +56,7 @@ describe('gufo chat --context-overflow', { timeout: 180_000 }, () => {
         ],
         { encoding: 'utf8', timeout: 120_000 },
       );
-    const doc = JSON.parse(run(true).stdout);
+    const doc = JSON.parse(run(true).stdout) as { stopReason: string; promptIds: number[]; ids: number[] };
     expect(doc.stopReason).toBe('context');
     // Every position of the context holds a token, and the last one read gives one more: sampled, never stored.
     expect(doc.promptIds.length + doc.ids.length).toBe(32 + 1);

@@ -32,16 +32,16 @@ describe('gufo embed', { timeout: 120_000 }, () => {
     const texts = ['Once upon a time', 'a dog'];
     const r = await gufoAsync(['embed', path, '--text', texts[0]!, '--text', texts[1]!, '--json']);
     expect(r.status, r.stderr).toBe(0);
-    const doc = JSON.parse(r.stdout);
+    const doc = JSON.parse(r.stdout) as { pooling: string; embeddings: number[][]; tokens: number[] };
     expect(doc.pooling).toBe('last');
     expect(doc.embeddings).toHaveLength(2);
     const ref = await llamaEmbeddings(path, texts);
     for (const [i, text] of texts.entries()) {
-      expect(cosineDistance(doc.embeddings[i], ref[i]!)).toBeLessThan(1e-4);
+      expect(cosineDistance(doc.embeddings[i]!, ref[i]!)).toBeLessThan(1e-4);
       // The prompt's ids, BOS included.
       expect(doc.tokens[i]).toBe((await llamaPromptIds(path, text)).length);
     }
-    expect(Math.hypot(...doc.embeddings[0])).toBeCloseTo(1, 5);
+    expect(Math.hypot(...doc.embeddings[0]!)).toBeCloseTo(1, 5);
   });
 
   it('prints one line per text, and explains bad arguments', async () => {

@@ -49,7 +49,7 @@ describe('GPU adapter choice and driver output', () => {
     const r = gufoWith(RUN, { XDG_DATA_DIRS: empty, XDG_CONFIG_DIRS: empty }, ['VK_ICD_FILENAMES', 'VK_DRIVER_FILES']);
     expect(r.status, r.stderr).toBe(0);
     expect(LAVAPIPE_ICD).toContain('lvp');
-    expect(JSON.parse(r.stdout).adapter.name).toMatch(/llvmpipe/);
+    expect((JSON.parse(r.stdout) as { adapter: { name: string } }).adapter.name).toMatch(/llvmpipe/);
     expect(r.stderr).toMatch(/^software GPU: slow \(llvmpipe/m);
   }, 300_000);
 

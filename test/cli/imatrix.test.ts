@@ -149,7 +149,7 @@ describe('gufo imatrix', () => {
     // Expert 0: Σ x² / 4; expert 1 saw no token: 1, as llama-quantize reads it.
     expect(Array.from(loadImatrix(join(dir, 'good.gguf')).get(name)!)).toEqual([
       ...Array.from({ length: 32 }, (_, j) => j / 4),
-      ...new Array(32).fill(1),
+      ...new Array<number>(32).fill(1),
     ]);
     await write(join(dir, 'bad.gguf'), [32, 1]);
     expect(() => loadImatrix(join(dir, 'bad.gguf'))).toThrow(

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GgufType } from '../../src-main/core/gguf/values';
 import { writeGguf } from '../../src-main/node/gguf-io';
-import { gufo } from '../support/cli';
+import { gufo, type InspectJson } from '../support/cli';
 import { STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
 
@@ -33,7 +33,7 @@ describe('gufo inspect', () => {
   it('--json gives the documented document', () => {
     const r = gufo(['inspect', STORIES_260K, '--json']);
     expect(r.status).toBe(0);
-    const doc = JSON.parse(r.stdout);
+    const doc = JSON.parse(r.stdout) as InspectJson;
     expect(Object.keys(doc)).toEqual([
       'version',
       'alignment',
@@ -55,7 +55,7 @@ describe('gufo inspect', () => {
     expect(doc.tensors).toHaveLength(48);
     expect(doc.tensors[0]).toEqual({ name: 'token_embd.weight', type: 'F32', ne: [64, 512], offset: 0, bytes: 131072 });
     expect(doc.summary).toMatchObject({ architecture: 'llama', layers: 5, parameters: 292800, vocabSize: 512 });
-    expect(doc.summary.kvCache.context).toBe(2048);
+    expect(doc.summary.kvCache?.context).toBe(2048);
     // The file does not say its type: the JSON carries the guess the text shows as "F32 (guessed)".
     expect(doc.summary).toMatchObject({ fileType: null, guessedFileType: 'F32' });
     expect(gufo(['inspect', STORIES_260K]).stdout).toMatch(/^ {2}file type +F32 \(guessed\)$/m);
@@ -64,7 +64,7 @@ describe('gufo inspect', () => {
 
   it('--ctx sets the context of the KV cache estimate', () => {
     const r = gufo(['inspect', STORIES_260K, '--json', '--ctx', '512']);
-    expect(JSON.parse(r.stdout).summary.kvCache).toMatchObject({ context: 512, bytes: 512 * 640 });
+    expect((JSON.parse(r.stdout) as InspectJson).summary.kvCache).toMatchObject({ context: 512, bytes: 512 * 640 });
   });
 
   it('lists arrays of up to 64 items in full and elides longer ones', async () => {
@@ -84,7 +84,7 @@ describe('gufo inspect', () => {
       },
       () => [],
     );
-    const doc = JSON.parse(gufo(['inspect', path, '--json']).stdout);
+    const doc = JSON.parse(gufo(['inspect', path, '--json']).stdout) as InspectJson;
     expect(doc.metadata.short).toEqual(Array.from({ length: 64 }, (_, i) => i));
     expect(doc.metadata.long).toEqual({ arrayOf: 'int32', length: 65, head: [0, 1, 2, 3, 4, 5, 6, 7] });
   });

@@ -33,8 +33,8 @@ describe('quantization plan: bytes, bits per weight, fallbacks', () => {
   it("stories260K's 64- and 172-wide rows hold no K-quant block: Q4_K_M falls back to Q5_0, Q8_0 and F16", () => {
     expect(plan('Q4_K_M').entry).toEqual({
       type: 'Q4_K_M',
-      bytes: expect.any(Number),
-      bitsPerWeight: expect.closeTo(7.92, 2),
+      bytes: expect.any(Number) as number,
+      bitsPerWeight: expect.closeTo(7.92, 2) as number,
       fallbacks: [
         { from: 'Q4_K', to: 'Q5_0', tensors: 29 },
         { from: 'Q4_K', to: 'F16', tensors: 3 },

@@ -11,7 +11,7 @@ import { llamaFileTypeId } from '../../src-main/core/llama-file-types';
 import { parseTensorTypeArg, RECIPE_KEY } from '../../src-main/core/recipe-overrides';
 import { ggmlTypeByName } from '../../src-main/core/ggml-types';
 import { openGguf } from '../../src-main/node/gguf-io';
-import { gufo } from '../support/cli';
+import { gufo, type InspectJson } from '../support/cli';
 import { greedyCompletion } from '../support/llama';
 import { llamaModelQuantize } from '../support/llama-quantize';
 import { STORIES_260K } from '../support/paths';
@@ -74,7 +74,7 @@ describe('gufo quantize --tensor-type', () => {
     const inspect = gufo(['inspect', out]);
     expect(inspect.status, inspect.stderr).toBe(0);
     expect(inspect.stdout).toMatch(/^ {2}recipe {13}Q8_0; attn_v=F16, blk\\\.\[0-1\]\\\.ffn_up=Q4_0, output Q5_0$/m);
-    expect(JSON.parse(gufo(['inspect', out, '--json']).stdout).summary.recipe).toBe(
+    expect((JSON.parse(gufo(['inspect', out, '--json']).stdout) as InspectJson).summary.recipe).toBe(
       'Q8_0; attn_v=F16, blk\\.[0-1]\\.ffn_up=Q4_0, output Q5_0',
     );
 

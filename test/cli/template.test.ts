@@ -111,9 +111,13 @@ describe('gufo template', () => {
     });
     const toolsPath = join(dir, 'tools.json');
     writeFileSync(toolsPath, JSON.stringify([{ name: 'c' }]));
-    expect(JSON.parse(gufo(['template', path, '--messages', msgs, '--tools', toolsPath, '--json']).stdout).prompt).toBe(
-      '[c]user:Hi;',
-    );
+    expect(
+      (
+        JSON.parse(gufo(['template', path, '--messages', msgs, '--tools', toolsPath, '--json']).stdout) as {
+          prompt: string;
+        }
+      ).prompt,
+    ).toBe('[c]user:Hi;');
   });
 
   it('fails in one line naming the file and the problem', async () => {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dequantizeExpert, dequantizeRange, dequantizeRows, TensorRangeError } from '../../src-main/core/dequantize';
 import { ggmlTypeByName } from '../../src-main/core/ggml-types';
+import type { GgufFile } from '../../src-main/core/gguf/gguf-file';
 import { decodedValues } from '../../src-main/core/quants/decoders';
 import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { gufo } from '../support/cli';
@@ -80,7 +81,7 @@ describe('range decoding', () => {
         source: {
           value: { ...gguf.source, bytes: (o: number, n: number) => (requests.push([o, n]), gguf.source.bytes(o, n)) },
         },
-      });
+      }) as GgufFile;
       dequantizeExpert(counting, gguf.tensors[0]!, 2);
       const expertBytes = ((COLS * ROWS) / Q4_K.blockSize) * Q4_K.typeSize;
       expect(requests).toEqual([[gguf.dataOffset + 2 * expertBytes, expertBytes]]);

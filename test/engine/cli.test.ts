@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { gufo } from '../support/cli';
+import { gufo, type BenchJson, type RunJson } from '../support/cli';
 import { REPO_ROOT, STORIES_260K } from '../support/paths';
 import { writeRandomModel } from '../support/test-models';
 import { STORIES_GREEDY, STORIES_PROMPT } from './stories-fixture';
@@ -12,18 +12,18 @@ describe('gufo run', () => {
   it("--json: prompt ids, llama.cpp's greedy tokens, text, why it stopped, timings, adapter and memory", () => {
     const r = gufo(['run', STORIES_260K, '--prompt', 'Once upon a time', '-n', '16', '--json', '--top-logprobs', '2']);
     expect(r.status, r.stderr).toBe(0);
-    const doc = JSON.parse(r.stdout);
+    const doc = JSON.parse(r.stdout) as RunJson;
     expect(doc.promptIds).toEqual(STORIES_PROMPT);
     expect(doc.ids).toEqual(STORIES_GREEDY.slice(0, 16));
     expect(doc.text).toBe(', there was a little girl named Lily. She loved to play');
     expect(doc.logprobs).toHaveLength(16);
-    expect(doc.logprobs[0][0][0]).toBe(STORIES_GREEDY[0]);
+    expect(doc.logprobs?.[0]?.[0]?.[0]).toBe(STORIES_GREEDY[0]);
     expect(Object.keys(doc.timings).sort()).toEqual(['decodeTokS', 'loadMs', 'prefillTokS', 'ttftMs']);
     expect(doc.adapter.name).toBeTruthy();
     expect(doc.memory).toEqual({
       fileTensorBytes: 1171200,
       residentWeightBytes: 1171200,
-      kvBytes: expect.any(Number),
+      kvBytes: expect.any(Number) as number,
       kvTypes: { k: 'f16', v: 'f16' },
     });
     expect(doc.stopReason).toBe('length');
@@ -57,8 +57,8 @@ describe('gufo run', () => {
       '3',
       '--json',
     ];
-    const a = JSON.parse(gufo(args).stdout);
-    const b = JSON.parse(gufo(args).stdout);
+    const a = JSON.parse(gufo(args).stdout) as RunJson;
+    const b = JSON.parse(gufo(args).stdout) as RunJson;
     expect(a.ids).toEqual(b.ids);
   });
 
@@ -83,7 +83,7 @@ describe('gufo run', () => {
       const kvBytes = (...flags: string[]) => {
         const r = gufo(['run', path, '--prompt', 'x', '-n', '2', '--ctx', '256', '--json', ...flags]);
         expect(r.status, r.stderr).toBe(0);
-        return JSON.parse(r.stdout).memory;
+        return (JSON.parse(r.stdout) as RunJson).memory;
       };
       // 2 layers × 256 positions × 128 elements: f16 2 bytes each, q8_0 34 and q4_0 18 a block of 32.
       expect(kvBytes()).toMatchObject({ kvBytes: 2 * 2 * 256 * 128 * 2, kvTypes: { k: 'f16', v: 'f16' } });
@@ -101,9 +101,15 @@ describe('gufo bench', () => {
   it('--json: speeds, bytes per token and the roofline fraction', () => {
     const r = gufo(['bench', STORIES_260K, '-p', '16', '-n', '8', '--json']);
     expect(r.status, r.stderr).toBe(0);
-    const doc = JSON.parse(r.stdout);
+    const doc = JSON.parse(r.stdout) as BenchJson;
     expect(doc).toMatchObject({ depth: 0, promptTokens: 16, genTokens: 8 });
-    for (const key of ['prefillTokS', 'decodeTokS', 'bytesPerToken', 'copyBytesPerSecond', 'rooflineFraction']) {
+    for (const key of [
+      'prefillTokS',
+      'decodeTokS',
+      'bytesPerToken',
+      'copyBytesPerSecond',
+      'rooflineFraction',
+    ] as const) {
       expect(doc[key], key).toBeGreaterThan(0);
     }
     expect(doc.rooflineFraction).toBeLessThan(1.5);

@@ -121,7 +121,7 @@ describe('JSON mode on stories260K', { timeout: 300_000 }, () => {
     const text = tokenizer.detokenize(r.ids.filter((id) => !eog.includes(id)));
     expect(r.stopReason, text).toBe('stop');
     expect(eog).toContain(r.ids.at(-1));
-    const value = JSON.parse(text);
+    const value = JSON.parse(text) as unknown;
     expect(validates(value, schema), text).toBe(true);
 
     // The model's own logits at each generated position (teacher-forced), and the allowed set there.

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src-main/engine/engine';
 import { UnsupportedModelError } from '../../src-main/engine/model/hparams';
 import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
-import { gufo } from '../support/cli';
+import { gufo, type BenchJson } from '../support/cli';
 import { mulberry32 } from '../support/random';
 import { tempDir } from '../support/temp';
 import { TEST_VOCAB, writeRandomModel, type ModelShape } from '../support/test-models';
@@ -136,7 +136,7 @@ describe('gufo bench --json on a model with many experts', () => {
     const { quantized } = await writeQuantizedCopies(f32, 'Q8_0', dir);
     const r = gufo(['bench', quantized, '-p', '8', '-n', '4', '--json'], {}, 120_000);
     expect(r.status, r.stderr).toBe(0);
-    const doc = JSON.parse(r.stdout);
+    const doc = JSON.parse(r.stdout) as BenchJson;
 
     // From the file: expert tensors read at 2/32, the embedding table one row, the rest whole.
     const { gguf, file } = openGguf(quantized);

@@ -96,7 +96,7 @@ describe('evaluateWindow', () => {
         if (m.id !== null && m.type !== 'progress') waiting.get(m.id)?.(m);
       },
       () => {},
-      async () => engine,
+      () => Promise.resolve(engine),
     );
     const answer = (id: number) => new Promise<EngineMessage>((resolve) => waiting.set(id, resolve));
     handler.handle({ id: 1, type: 'evaluate', ids: [1], first: 0 });

@@ -6,7 +6,7 @@ import { GgufType } from '../../src-main/core/gguf/values';
 import { parseLegacyImatrix } from '../../src-main/core/imatrix';
 import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { loadImatrix } from '../../src-main/node/imatrix-file';
-import { quantizeFile } from '../../src-main/node/quantize';
+import { quantizeFile, type QuantizeReport } from '../../src-main/node/quantize';
 import { ggmlTypeByName } from '../../src-main/core/ggml-types';
 import { gufo } from '../support/cli';
 import { greedyCompletion } from '../support/llama';
@@ -91,9 +91,9 @@ describe('gufo quantize', () => {
     const out = join(tempDir(), 'stories-q8_0.gguf');
     const r = gufo(['quantize', STORIES_260K, out, '--type', 'Q8_0', '--json']);
     expect(r.status, r.stderr).toBe(0);
-    const report = JSON.parse(r.stdout);
+    const report = JSON.parse(r.stdout) as QuantizeReport;
     expect(Object.keys(report)).toEqual(['input', 'output', 'type', 'tensors', 'bytesIn', 'bytesOut', 'seconds']);
-    expect(report.tensors.find((t: { name: string }) => t.name === 'blk.0.attn_q.weight')).toMatchObject({
+    expect(report.tensors.find((t) => t.name === 'blk.0.attn_q.weight')).toMatchObject({
       from: 'F32',
       to: 'Q8_0',
     });

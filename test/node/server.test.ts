@@ -121,7 +121,7 @@ describe('browser-mode server', () => {
   it('calls GufoApi methods with the token', async () => {
     const reply = await send('POST', '/gufo/api/appInfo', withToken(), '[]');
     expect(reply.status).toBe(200);
-    expect(JSON.parse(reply.body).result).toMatchObject({
+    expect((JSON.parse(reply.body) as { result: unknown }).result).toMatchObject({
       name: 'Gufo',
       version: pkg.version,
       mode: 'browser',

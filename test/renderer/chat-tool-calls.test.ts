@@ -77,10 +77,10 @@ describe('the "Tools (JSON)" field', () => {
     expect(toolsFieldText(undefined)).toBe('');
     expect(readToolsField('  ')).toEqual({ tools: [] });
     expect(readToolsField('[{"type": "function",')).toEqual({
-      error: expect.stringMatching(/^Tools \(JSON\) is not valid JSON: /),
+      error: expect.stringMatching(/^Tools \(JSON\) is not valid JSON: /) as string,
     });
     expect(readToolsField('{"type": "function"}')).toEqual({
-      error: expect.stringMatching(/^Tools \(JSON\) must be a list/),
+      error: expect.stringMatching(/^Tools \(JSON\) must be a list/) as string,
     });
   });
 });

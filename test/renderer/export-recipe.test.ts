@@ -160,9 +160,10 @@ describe('the types the recipe editor offers', () => {
           for (const type of offered) {
             const recipe = recipeFromChoices({ [role]: type }, null)!;
             const resolved = resolveOverrides(recipe);
-            expect(JSON.parse(recipeJson('Q4_K_M', resolved)!).tensorTypes, `${role}=${type}`).toEqual(
-              recipe.tensorTypes,
-            );
+            expect(
+              (JSON.parse(recipeJson('Q4_K_M', resolved)!) as typeof recipe).tensorTypes,
+              `${role}=${type}`,
+            ).toEqual(recipe.tensorTypes);
             const plan = predictExport(gguf, 'Q4_K_M', { ...resolved, imatrixEntries });
             expect(plan.unsupported, `${role}=${type}`).toBeNull();
             expect(

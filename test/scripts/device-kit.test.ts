@@ -15,6 +15,18 @@ const dir = mkdtempSync(join(tmpdir(), 'gufo-device-kit-test-'));
 const kit = join(dir, 'device-kit');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** One line run.sh prints (scripts/device-kit/run.mjs); Gufo's lines carry its kernels. */
+interface KitLine {
+  engine: string;
+  depth: number;
+  fileType: string;
+  shape: string;
+  adapter: string;
+  decodeTokS: number;
+  rooflineFraction: number;
+  kernels?: unknown[];
+}
+
 beforeAll(() => {
   const r = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts/device-kit.mjs'), '--out', kit], {
     encoding: 'utf8',
@@ -42,13 +54,10 @@ describe('npm run device:kit', () => {
       expect(existsSync(join(kit, file)), file).toBe(true);
     }
     accessSync(join(kit, 'run.sh'), constants.X_OK);
-    const pinned = JSON.parse(
-      readFileSync(join(REPO_ROOT, 'node_modules/node-llama-cpp/package.json'), 'utf8'),
-    ).version;
-    expect(
-      JSON.parse(readFileSync(join(kit, 'llama/node_modules/@node-llama-cpp/linux-x64-vulkan/package.json'), 'utf8'))
-        .version,
-    ).toBe(pinned);
+    const versionOf = (manifest: string) => (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+    expect(versionOf(join(kit, 'llama/node_modules/@node-llama-cpp/linux-x64-vulkan/package.json'))).toBe(
+      versionOf(join(REPO_ROOT, 'node_modules/node-llama-cpp/package.json')),
+    );
   });
 
   it('run.sh on lavapipe: one JSON line each for Gufo and llama.cpp, from an empty context and at depth, with tok/s, rooflineFraction and the adapter', () => {
@@ -67,7 +76,7 @@ describe('npm run device:kit', () => {
     const lines = r.stdout
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l));
+      .map((l) => JSON.parse(l) as KitLine);
     expect(lines.map((l) => [l.engine, l.depth])).toEqual([
       ['gufo', 0],
       ['llama.cpp-vulkan', 0],
@@ -80,6 +89,6 @@ describe('npm run device:kit', () => {
       expect(line.decodeTokS, line.engine).toBeGreaterThan(0);
       expect(line.rooflineFraction, line.engine).toBeGreaterThan(0);
     }
-    expect(lines[0].kernels.length).toBeGreaterThan(0);
+    expect(lines[0]!.kernels?.length).toBeGreaterThan(0);
   }, 420_000);
 });

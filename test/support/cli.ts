@@ -1,5 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import type { adapterJson, memoryJson } from '../../src-main/cli/commands/run';
+import type { ggufToJson } from '../../src-main/core/gguf/json';
+import type { ModelSummary } from '../../src-main/core/model-summary';
+import type { BenchResult, GenerateResult } from '../../src-main/engine-wire/protocol';
 import { REPO_ROOT } from './paths';
 
 export interface CliResult {
@@ -7,6 +11,28 @@ export interface CliResult {
   stdout: string;
   stderr: string;
 }
+
+/** The document `gufo inspect --json` prints, as the command builds it. */
+export type InspectJson = ReturnType<typeof ggufToJson> & {
+  summary: ModelSummary & { guessedFileType: string | null };
+};
+
+/** What `gufo run --json` and `gufo bench --json` say of the GPU and the model's memory. */
+interface EngineJson {
+  adapter: ReturnType<typeof adapterJson>;
+  memory: ReturnType<typeof memoryJson>;
+}
+
+/** The document `gufo run --json` prints (logprobs with --top-logprobs only). */
+export type RunJson = EngineJson &
+  Pick<GenerateResult, 'ids' | 'stopReason' | 'logprobs'> & {
+    promptIds: number[];
+    text: string;
+    timings: Record<'loadMs' | 'ttftMs' | 'prefillTokS' | 'decodeTokS', number>;
+  };
+
+/** The document `gufo bench --json` prints. */
+export type BenchJson = EngineJson & BenchResult;
 
 /** Runs `gufo <args>` the way a user's `npx gufo` does: through bin/gufo.mjs. */
 export function gufo(args: string[], env: NodeJS.ProcessEnv = {}, timeout = 60_000): CliResult {

@@ -90,7 +90,7 @@ export function readHfVocab(spec: HfVocabSpec): HfVocabContent {
   }
   let size = 0;
   for (const id of byId.keys()) size = Math.max(size, id + 1);
-  const tokens: string[] = new Array(size);
+  const tokens = new Array<string>(size);
   const types = new Int32Array(size);
   for (let id = 0; id < size; id++) {
     const text = byId.get(id);

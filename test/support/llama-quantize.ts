@@ -154,14 +154,14 @@ function imatrixEntries(imatrix: ReadonlyMap<string, Float32Array>): { array: un
   const owned: unknown[] = [];
   const entries = [...imatrix].map(([name, weights]) => {
     const bytes = Buffer.from(`${name}\0`, 'utf8');
-    const namePtr = koffi.alloc('uint8_t', bytes.length);
+    const namePtr: unknown = koffi.alloc('uint8_t', bytes.length);
     koffi.encode(namePtr, koffi.array('uint8_t', bytes.length), [...bytes]);
-    const dataPtr = koffi.alloc('float', Math.max(1, weights.length));
+    const dataPtr: unknown = koffi.alloc('float', Math.max(1, weights.length));
     koffi.encode(dataPtr, koffi.array('float', weights.length), Array.from(weights));
     owned.push(namePtr, dataPtr);
     return { name: namePtr, data: dataPtr, size: weights.length };
   });
-  const array = koffi.alloc(ImatrixData, entries.length + 1);
+  const array: unknown = koffi.alloc(ImatrixData, entries.length + 1);
   koffi.encode(array, koffi.array(ImatrixData, entries.length + 1), [...entries, { name: null, data: null, size: 0 }]);
   return { array, free: () => [array, ...owned].forEach((p) => koffi.free(p)) };
 }
@@ -173,12 +173,12 @@ const TensorOverride = koffi.struct('gufo_llama_model_tensor_override', { patter
 function tensorOverrides(list: { pattern: string; type: number }[]): { array: unknown; free: () => void } {
   const strings = list.map((o) => {
     const bytes = Buffer.from(`${o.pattern}\0`, 'utf8');
-    const ptr = koffi.alloc('uint8_t', bytes.length);
+    const ptr: unknown = koffi.alloc('uint8_t', bytes.length);
     koffi.encode(ptr, koffi.array('uint8_t', bytes.length), [...bytes]);
     return ptr;
   });
   const type = koffi.array(TensorOverride, list.length + 1);
-  const array = koffi.alloc(TensorOverride, list.length + 1);
+  const array: unknown = koffi.alloc(TensorOverride, list.length + 1);
   koffi.encode(array, type, [
     ...list.map((o, i) => ({ pattern: strings[i], type: o.type })),
     { pattern: null, type: 0 },

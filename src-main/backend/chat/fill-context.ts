@@ -22,7 +22,7 @@ export interface FillOptions {
    */
   onToken: (token: number, count: number, conversationTokens: number) => void;
   /** The prompt to go on from, ending with `answer`; null: the policy leaves nothing out ('stop'). A plan that does not fit ends the answer. */
-  replan: ((answer: readonly number[]) => Promise<PromptPlan>) | null;
+  replan: ((answer: readonly number[]) => PromptPlan | Promise<PromptPlan>) | null;
 }
 
 export interface Filled {

@@ -266,7 +266,7 @@ async function serveOllama(
 /** Loads the model into an engine, after the requests queued for it. */
 function load(service: OpenAiService, model: ServedModel, contextSize: number, keepAliveMs: KeepAlive): Promise<void> {
   return service.queues.run(model.id, () =>
-    service.engines.withModel({ path: model.entry.path, ctx: contextSize, keepAliveMs }, async ({ loadMs }) => {
+    service.engines.withModel({ path: model.entry.path, ctx: contextSize, keepAliveMs }, ({ loadMs }) => {
       if (loadMs !== null) service.metrics.loaded(model.id, loadMs);
     }),
   );

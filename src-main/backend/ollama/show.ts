@@ -18,7 +18,7 @@ const NOT_INFO = new Set(['general.name', 'tokenizer.chat_template']);
 
 export async function show(service: OpenAiService, model: ServedModel, verbose: boolean): Promise<object> {
   const { entry } = model;
-  const { template, rendersTools } = await service.texts.use(entry.path, entry.mtimeMs, async (text) => ({
+  const { template, rendersTools } = await service.texts.use(entry.path, entry.mtimeMs, (text) => ({
     template: chatTemplateFor(text.vocab, { architecture: text.architecture }),
     rendersTools: text.toolCalls.rendersTools,
   }));

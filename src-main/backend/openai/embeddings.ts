@@ -45,7 +45,7 @@ export async function embed(
   options: EmbeddingOptions,
 ): Promise<Embedded> {
   const ctx = Math.min(options.contextSize ?? Infinity, service.contextFor(model));
-  const ids = await service.texts.use(model.entry.path, model.entry.mtimeMs, async (text) =>
+  const ids = await service.texts.use(model.entry.path, model.entry.mtimeMs, (text) =>
     inputs.map((input, i) => {
       const name = inputs.length > 1 ? `${field}[${i}]` : field;
       const tokens =

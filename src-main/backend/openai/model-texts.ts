@@ -20,7 +20,7 @@ export class ModelTexts {
   constructor(private readonly keepIdle = 4) {}
 
   /** Runs `work` with the model text of the file at `path` (as of `mtimeMs`). */
-  async use<T>(path: string, mtimeMs: number, work: (text: ModelText) => Promise<T>): Promise<T> {
+  async use<T>(path: string, mtimeMs: number, work: (text: ModelText) => T | Promise<T>): Promise<T> {
     let held = this.#held.get(path);
     if (held && held.mtimeMs !== mtimeMs && held.users === 0) {
       held.text.close();

@@ -20,7 +20,7 @@ export class ModelQueues {
   ) {}
 
   /** Runs `work` after every request for `model` queued before it. */
-  run<T>(model: string, work: () => Promise<T>): Promise<T> {
+  run<T>(model: string, work: () => T | Promise<T>): Promise<T> {
     const depth = this.#depth.get(model) ?? 0;
     if (depth >= this.maxDepth()) {
       return Promise.reject(

@@ -15,7 +15,7 @@ const texts = new ModelTexts(2);
 const answer = async ({ id, path, job }: PromptJobRequest): Promise<void> => {
   let reply: PromptJobReply;
   try {
-    reply = { id, result: await texts.use(path, statSync(path).mtimeMs, async (text) => runPromptJob(text, job)) };
+    reply = { id, result: await texts.use(path, statSync(path).mtimeMs, (text) => runPromptJob(text, job)) };
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     reply = { id, error: { name: e.name, message: e.message } };

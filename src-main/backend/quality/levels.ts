@@ -7,6 +7,7 @@ import { BenchRunStore } from '../../node/store/bench-runs';
 import { ExportStore } from '../../node/store/exports';
 import { QualityReportStore } from '../../node/store/quality-reports';
 import { requireModel, type BackendContext } from '../context';
+import { promised } from '../promised';
 
 export function createQualityLevelsApi(ctx: BackendContext): QualityLevelsApi {
   const exports = new ExportStore(ctx.db);
@@ -16,8 +17,8 @@ export function createQualityLevelsApi(ctx: BackendContext): QualityLevelsApi {
   /** Newest first, as the store lists them: the first run is the latest. */
   const latestDecode = (modelId: number): number | null => benches.list(modelId)[0]?.decodeTokS ?? null;
 
-  return {
-    async qualityAcrossLevels(sourceModelId) {
+  return promised<QualityLevelsApi>({
+    qualityAcrossLevels(sourceModelId) {
       const source = requireModel(ctx, sourceModelId);
       // Newest first: the first report of a file against the source is its latest.
       const sourceReports = reports.list({ modelId: source.id }).filter((r) => r.baseModelId === source.id);
@@ -46,7 +47,7 @@ export function createQualityLevelsApi(ctx: BackendContext): QualityLevelsApi {
         levels,
       } satisfies QualityLevels;
     },
-  };
+  });
 }
 
 function reportFigures(r: QualityReport): QualityLevel['report'] {

@@ -21,6 +21,7 @@ import { QualityReportStore } from '../../node/store/quality-reports';
 import { branchPath } from '../chat/tree';
 import { requireReadableModel, type BackendContext } from '../context';
 import { untilAborted, type JobContext } from '../jobs';
+import { promised } from '../promised';
 import {
   defaultWindow,
   measureDivergence,
@@ -179,14 +180,14 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
   }
 
   return {
-    api: {
-      async startQualityReport(request) {
+    api: promised<QualityReports['api']>({
+      startQualityReport(request) {
         return start(prepare(request));
       },
-      async listQualityReports(query = {}) {
+      listQualityReports(query = {}) {
         return reports.list(query);
       },
-    },
+    }),
     startForExport(exportId, text) {
       try {
         return start(prepare({ exportId, text }));

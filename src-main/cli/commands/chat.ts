@@ -96,9 +96,9 @@ export const chatCommand: Command = {
       /** One exchange: the user's line in, the model's answer streamed out. */
       const turn = async (line: string): Promise<void> => {
         turns.push({ role: 'user', content: line });
-        const planWith = async (answer: readonly number[]) =>
+        const planWith = (answer: readonly number[]) =>
           planPrompt(text, system, turns, limits, format, undefined, answer);
-        const plan = await planWith([]);
+        const plan = planWith([]);
         if (!plan.fits) {
           log(unfitMessage(plan, limits, OVERFLOW_OPTION));
           turns.pop();

@@ -131,7 +131,7 @@ export const inspectCommand: Command = {
     json: { type: 'boolean' },
     ctx: { type: 'string' },
   },
-  async run(args) {
+  run(args) {
     const [path, ...extra] = args.positionals;
     if (!path || extra.length > 0) throw new CliError('expected exactly one file (see gufo inspect --help)');
     const { gguf, file } = openGguf(path);

@@ -69,7 +69,7 @@ export const templateCommand: Command = {
     'no-thinking': { type: 'boolean' },
     json: { type: 'boolean' },
   },
-  async run(args) {
+  run(args) {
     const [path, ...extra] = args.positionals;
     if (!path || extra.length > 0) throw new CliError('expected exactly one file (see gufo template --help)');
     const messagesPath = args.values.messages;

@@ -68,7 +68,7 @@ export const tokenizeCommand: Command = {
     bos: { type: 'boolean' },
     json: { type: 'boolean' },
   },
-  async run(args) {
+  run(args) {
     const [path, text, ...extra] = args.positionals;
     const input = args.values.in;
     if (!path) throw new CliError('expected a GGUF file (see gufo tokenize --help)');

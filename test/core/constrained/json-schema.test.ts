@@ -152,7 +152,7 @@ const WRONG = ['s', 7, 2.5, true, null, [], {}, ['s'], { a: 1 }];
 /** `value` with one random change somewhere: a key dropped or added, a value of another type, an item more. */
 function corrupt(rng: Rng, value: unknown): unknown {
   if (Array.isArray(value)) {
-    const copy = [...value];
+    const copy = [...(value as unknown[])];
     if (copy.length > 0 && rng.int(2) === 0) {
       const i = rng.int(copy.length);
       copy[i] = corrupt(rng, copy[i]);

@@ -95,7 +95,7 @@ describe('ExportStore', () => {
     expect(exports.markInterrupted()).toHaveLength(1);
     expect(exports.get(running.id)).toMatchObject({
       status: 'failed',
-      error: expect.stringMatching(/^interrupted: .*\/m\/src-Q4_0\.gguf was not written$/),
+      error: expect.stringMatching(/^interrupted: .*\/m\/src-Q4_0\.gguf was not written$/) as string,
     });
     expect(exports.get(running.id)!.endedAt).not.toBeNull();
     expect(exports.get(finished.id)).toEqual(finished);
