@@ -15,15 +15,20 @@ export function formatCount(n: number): string {
   return String(n);
 }
 
-/** Left-aligned columns; columns listed in `right` are right-aligned (numbers). */
+/**
+ * Left-aligned columns; columns listed in `right` are right-aligned (numbers). The last column's
+ * rule is as long as its heading: its cells are not padded, and a long path would draw a rule
+ * wider than the terminal.
+ */
 export function table(header: string[], rows: string[][], right: number[] = []): string {
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
+  const rules = widths.map((w, c) => '-'.repeat(c === header.length - 1 && !right.includes(c) ? header[c]!.length : w));
   const line = (cells: string[]) =>
     cells
       .map((cell, c) => (right.includes(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
       .join('  ')
       .trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+  return [line(header), line(rules), ...rows.map(line)].join('\n');
 }
 
 /** Cuts a string to `max` characters, marking the cut, and makes control characters visible. */

@@ -56,8 +56,10 @@ describe('gufo models', () => {
     const table = gufo(['models'], cliEnv(home, [folder]));
     expect(table.status).toBe(0);
     expect(table.stdout).toMatch(/^name +general\.name +source +arch +type +size +path$/m);
+    // The path column's rule is as wide as its heading, not as the longest path.
+    expect(table.stdout).toMatch(/^-+ +-+ +-+ +-+ +-+ +-+ +----$/m);
     expect(table.stdout).toContain(
-      `tiny:latest  llama         ollama  llama  F32 (guessed)  1.13 MiB  ${blob} (+1 copies)`,
+      `tiny:latest  llama         ollama  llama  F32 (guessed)  1.13 MiB  ${blob} (+1 copy)`,
     );
   });
 

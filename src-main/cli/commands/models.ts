@@ -57,12 +57,16 @@ export const modelsCommand: Command = {
       m.notRunnable
         ? `${m.path} (not runnable: ${m.notRunnable})`
         : m.locations.length > 1
-          ? `${m.path} (+${m.locations.length - 1} copies)`
+          ? `${m.path} (+${copies(m.locations.length - 1)})`
           : m.path,
     ]);
     process.stdout.write(table(['name', 'general.name', 'source', 'arch', 'type', 'size', 'path'], rows, [5]) + '\n');
   },
 };
+
+function copies(n: number): string {
+  return `${n} ${n === 1 ? 'copy' : 'copies'}`;
+}
 
 function jsonEntry(m: ModelEntry) {
   return {
