@@ -42,18 +42,20 @@ export function createAppApi(ctx: BackendContext): AppApi {
       }
       const entries: DirEntry[] = [];
       for (const name of names) {
-        if (name.startsWith('.')) continue;
         const full = join(dir, name);
         try {
           const stat = statSync(full);
+          // Hidden folders too: models live in ~/.ollama, ~/.cache/huggingface, ~/.lmstudio.
           if (stat.isDirectory()) entries.push({ name, path: full, kind: 'dir', bytes: null });
-          else if (stat.isFile() && name.toLowerCase().endsWith('.gguf'))
+          else if (stat.isFile() && !name.startsWith('.') && name.toLowerCase().endsWith('.gguf'))
             entries.push({ name, path: full, kind: 'file', bytes: stat.size });
         } catch {
           // A dangling link or a file we may not read: not something the user can pick.
         }
       }
-      entries.sort((a, b) => (a.kind === b.kind ? a.name.localeCompare(b.name) : a.kind === 'dir' ? -1 : 1));
+      // Folders, hidden folders, then files: each group by name.
+      const group = (e: DirEntry) => (e.kind === 'file' ? 2 : e.name.startsWith('.') ? 1 : 0);
+      entries.sort((a, b) => group(a) - group(b) || a.name.localeCompare(b.name));
       const parent = dirname(dir);
       return { path: dir, parent: parent === dir ? null : parent, entries };
     },

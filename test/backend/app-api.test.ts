@@ -116,7 +116,7 @@ describe('settings', () => {
 });
 
 describe('listDir', () => {
-  it('lists folders, then .gguf files, with sizes; hides dotfiles and other files', async () => {
+  it('lists folders, then hidden folders (~/.ollama), then .gguf files, with sizes; hides dotfiles and other files', async () => {
     const { api } = testBackend();
     const dir = tempDir();
     mkdirSync(join(dir, 'b-folder'));
@@ -125,12 +125,14 @@ describe('listDir', () => {
     writeFileSync(join(dir, 'z.gguf'), Buffer.alloc(10));
     writeFileSync(join(dir, 'a.GGUF'), Buffer.alloc(3));
     writeFileSync(join(dir, 'notes.txt'), 'x');
+    writeFileSync(join(dir, '.hidden.gguf'), Buffer.alloc(1));
     const listing = await api.listDir(dir);
     expect(listing.path).toBe(dir);
     expect(listing.parent).toBe(dirname(dir));
     expect(listing.entries).toEqual([
       { name: 'A-folder', path: join(dir, 'A-folder'), kind: 'dir', bytes: null },
       { name: 'b-folder', path: join(dir, 'b-folder'), kind: 'dir', bytes: null },
+      { name: '.hidden', path: join(dir, '.hidden'), kind: 'dir', bytes: null },
       { name: 'a.GGUF', path: join(dir, 'a.GGUF'), kind: 'file', bytes: 3 },
       { name: 'z.gguf', path: join(dir, 'z.gguf'), kind: 'file', bytes: 10 },
     ]);
