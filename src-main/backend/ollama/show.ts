@@ -11,10 +11,11 @@ import { whyNoGeneration } from '../../core/runnable';
 import { openGguf } from '../../node/gguf-io';
 import type { ServedModel } from '../openai/model-ids';
 import type { OpenAiService } from '../openai/service';
+import { modelDefaults, OLLAMA_DEFAULT_KEYS, parametersText } from './model-defaults';
 import { details } from './models';
 
 /** Keys Ollama leaves out of model_info: the template is `template`, the name is the model's. */
-const NOT_INFO = new Set(['general.name', 'tokenizer.chat_template']);
+const NOT_INFO = new Set(['general.name', 'tokenizer.chat_template', ...Object.values(OLLAMA_DEFAULT_KEYS)]);
 
 export async function show(service: OpenAiService, model: ServedModel, verbose: boolean): Promise<object> {
   const { entry } = model;
@@ -22,6 +23,7 @@ export async function show(service: OpenAiService, model: ServedModel, verbose: 
     template: chatTemplateFor(text.vocab, { architecture: text.architecture }),
     rendersTools: text.toolCalls.rendersTools,
   }));
+  const defaults = modelDefaults(entry);
   const { gguf, file } = openGguf(entry.path);
   try {
     const embedding =
@@ -32,9 +34,9 @@ export async function show(service: OpenAiService, model: ServedModel, verbose: 
     return {
       license: gguf.getString('general.license') ?? '',
       modelfile: `# Served by Gufo from its library\nFROM ${entry.path}\n`,
-      parameters: '',
+      parameters: parametersText(defaults.parameters),
       template: template.text,
-      system: '',
+      system: defaults.system ?? '',
       details: details(entry),
       model_info: { ...modelInfo(gguf, verbose), 'general.parameter_count': entry.parameters },
       capabilities,
