@@ -99,6 +99,7 @@ export function createBackend(options: BackendOptions): Backend {
       listModels: () => api.listModels(),
       removeModel: (id, options) => api.removeModel(id, options),
       startDownload: (request) => api.startDownload(request),
+      listDownloads: () => api.listDownloads(),
     }),
   };
   let closing: Promise<void> | undefined;

@@ -4,7 +4,7 @@
  * copy and create (from a library model or a GGUF path, with a Jinja template, a system prompt and
  * parameters that /api/chat then uses), each checked on /api/tags, the library and the disk.
  */
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ollama, type ProgressResponse } from 'ollama';
@@ -82,6 +82,19 @@ describe("Ollama's model routes", { timeout: 240_000 }, () => {
       'hf://org/tiny-GGUF/pulled.gguf',
       'done',
     ]);
+
+    // Pulled again: already there, so nothing is fetched and no second copy is written.
+    const requests = server.requests.length;
+    const again: ProgressResponse[] = [];
+    for await (const line of await ollama.pull({ model: 'hf://org/tiny-GGUF/pulled.gguf', stream: true }))
+      again.push(line);
+    expect(again.map((l) => [l.status, l.completed])).toEqual([
+      ['pulling manifest', undefined],
+      ['pulling pulled.gguf', bytes.length],
+      ['success', undefined],
+    ]);
+    expect(server.requests.length).toBe(requests);
+    expect(readdirSync(modelsDir()).filter((f) => f.startsWith('pulled'))).toEqual(['pulled.gguf']);
   });
 
   it('pulls a URL without streaming: one {status: "success"} once the model is in the library', async () => {

@@ -4,6 +4,7 @@
  * Ollama's status lines. Gufo pulls GGUF files by URL (hf://org/repo/file.gguf, http(s)); a bare
  * name of Ollama's registry ("llama3.2") is refused, naming what Gufo pulls.
  */
+import { existsSync } from 'node:fs';
 import type { DownloadView, GufoEvent } from '../../../src-preload/api';
 import { resolveDownloadUrl } from '../../node/downloads/source-url';
 import { invalidParam, OpenAiError } from '../openai/errors';
@@ -31,6 +32,15 @@ export function pullSource(service: OpenAiService, name: string): string {
 /** Downloads `url` into the library, reporting each step; resolves once the model is in the library. */
 export async function pull(service: OpenAiService, url: string, report: (line: StatusLine) => void): Promise<void> {
   report({ status: 'pulling manifest' });
+  // Pulled before and still in the library: nothing to fetch (a download again would be a second copy).
+  const done = (await service.library.listDownloads()).find(
+    (d) =>
+      d.url === url && d.status === 'done' && existsSync(d.path) && service.ctx.models.byPath(d.path) !== undefined,
+  );
+  if (done) {
+    report(progressLine(done));
+    return;
+  }
   // Subscribed before the download starts: its first events come before its id is known.
   const seen: DownloadView[] = [];
   let wake: () => void = () => {};
@@ -51,17 +61,11 @@ export async function pull(service: OpenAiService, url: string, report: (line: S
       }
       if (next.id !== started.id || next.revision < last.revision) continue;
       last = next;
-      const progress = () => ({
-        status: `pulling ${last.fileName}`,
-        digest: last.sha256 === null ? '' : `sha256:${last.sha256}`,
-        total: last.total ?? last.bytes,
-        completed: last.bytes,
-      });
-      if (last.status === 'running' && last.total !== null) report(progress());
+      if (last.status === 'running' && last.total !== null) report(progressLine(last));
       else if (last.status === 'verifying' && !verifying) {
         // Every byte is in: the last progress line says so, as Ollama's does.
         verifying = true;
-        report(progress());
+        report(progressLine(last));
         report({ status: 'verifying sha256 digest' });
       }
     }
@@ -76,4 +80,14 @@ export async function pull(service: OpenAiService, url: string, report: (line: S
   } finally {
     stop();
   }
+}
+
+/** How far a download is, as Ollama's progress lines say it. */
+function progressLine(download: DownloadView): StatusLine {
+  return {
+    status: `pulling ${download.fileName}`,
+    digest: download.sha256 === null ? '' : `sha256:${download.sha256}`,
+    total: download.total ?? download.bytes,
+    completed: download.bytes,
+  };
 }

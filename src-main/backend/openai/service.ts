@@ -17,7 +17,8 @@ import { originPatternProblem } from '../../node/server/guard';
  * What the service needs of the app's API: the library's models after a quick scan of the folders,
  * removing one, and downloads (Ollama's /api/pull, /api/delete do what the UI's Download and Remove do).
  */
-export type ModelLibrary = Pick<LibraryApi, 'listModels' | 'removeModel'> & Pick<DownloadsApi, 'startDownload'>;
+export type ModelLibrary = Pick<LibraryApi, 'listModels' | 'removeModel'> &
+  Pick<DownloadsApi, 'startDownload' | 'listDownloads'>;
 
 export interface ServiceLimits {
   /** Required as a Bearer token when not null. */
