@@ -216,6 +216,15 @@ describe("Ollama's model routes", { timeout: 240_000 }, () => {
       template,
       system: 'You tell stories.',
       parameters: 'temperature 0\nnum_predict 6\nseed 7',
+      modelfile: [
+        '# Served by Gufo from its library',
+        `FROM ${path}`,
+        'SYSTEM """You tell stories."""',
+        'PARAMETER temperature 0',
+        'PARAMETER num_predict 6',
+        'PARAMETER seed 7',
+        '',
+      ].join('\n'),
     });
 
     // The chat renders the new template with the model's system prompt, and samples with its
