@@ -189,6 +189,13 @@ describe("Ollama's model routes", { timeout: 240_000 }, () => {
     expect(await inLibrary(elsewhere)).toBeUndefined();
     expect(existsSync(elsewhere)).toBe(true);
 
+    // As Ollama answers it: 200, no body.
+    await ollama.copy({ source: 'stories260k', destination: 'raw-delete' });
+    const body = JSON.stringify({ model: 'raw-delete' });
+    const raw = await send(t.server.port, 'DELETE', '/api/delete', { 'content-length': String(body.length) }, body);
+    expect(raw).toMatchObject({ status: 200, body: '' });
+    expect(await names()).not.toContain('raw-delete:latest');
+
     expect(await failure(ollama.delete({ model: 'to-delete' }))).toEqual({
       status: 404,
       message: expect.stringContaining('model "to-delete" not found'),

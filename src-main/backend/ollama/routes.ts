@@ -162,7 +162,7 @@ export async function ollamaRoute(
       expectMethod(req, 'DELETE');
       const f = RequestFields.of(await body());
       await deleteModel(service, f.has('model') ? f.string('model') : f.string('name'));
-      return reply(res, {});
+      return done(res);
     }
     case '/api/create': {
       expectMethod(req, 'POST');
@@ -174,7 +174,7 @@ export async function ollamaRoute(
       expectMethod(req, 'POST');
       const f = RequestFields.of(await body());
       await copyModel(service, f.string('source'), f.string('destination'));
-      return reply(res, {});
+      return done(res);
     }
     default:
       throw new OpenAiError(404, 'not_found_error', 'unknown_url', `no such route: ${req.method} ${pathname}`);
@@ -191,6 +191,13 @@ function numCtx(f: RequestFields): number | null {
 
 function reply(res: ServerResponse, body: object): number {
   sendJson(res, 200, body);
+  return 200;
+}
+
+/** 200 with no body, as Ollama answers delete and copy. */
+function done(res: ServerResponse): number {
+  res.writeHead(200, { 'Content-Length': 0 });
+  res.end();
   return 200;
 }
 
