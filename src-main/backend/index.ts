@@ -95,7 +95,12 @@ export function createBackend(options: BackendOptions): Backend {
     ...createDownloadsApi(context),
     ...createOllamaApi(context),
     ...createEnginesApi(context),
-    ...createServerApi(context, { listModels: () => api.listModels() }),
+    ...createServerApi(context, {
+      listModels: () => api.listModels(),
+      removeModel: (id, options) => api.removeModel(id, options),
+      startDownload: (request) => api.startDownload(request),
+      listDownloads: () => api.listDownloads(),
+    }),
   };
   let closing: Promise<void> | undefined;
   return {

@@ -11,7 +11,7 @@ import { runnableModels } from './openai/model-ids';
 import { createOpenAiService, type ModelLibrary } from './openai/service';
 import { promised } from './promised';
 
-/** `library`: the library's listModels (it scans the folders), for /v1/models. */
+/** `library`: the library's and downloads' methods the API uses (listModels scans the folders, for /v1/models). */
 export function createServerApi(ctx: BackendContext, library: ModelLibrary): ServerApi {
   const service = createOpenAiService(ctx, library);
   const listener = new OpenAiServerSwitch(service);

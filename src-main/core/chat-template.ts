@@ -284,6 +284,11 @@ interface Compiled {
 const compileCache = new Map<string, Compiled>();
 const COMPILE_CACHE_SIZE = 16;
 
+/** Throws a ChatTemplateError naming `where` when `source` is not a Jinja template Gufo can run. */
+export function checkChatTemplate(source: string, where: string): void {
+  compile(source, where);
+}
+
 function compile(source: string, where: string): Compiled {
   let compiled = compileCache.get(source);
   if (compiled) return compiled;

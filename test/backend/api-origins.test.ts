@@ -82,7 +82,7 @@ describe('pages of other sites', { timeout: 120_000 }, () => {
       expect(answered.status).toBe(204);
       expect(answered.headers).toMatchObject({
         'access-control-allow-origin': 'https://app.example.com',
-        'access-control-allow-methods': 'GET, HEAD, POST, OPTIONS',
+        'access-control-allow-methods': 'GET, HEAD, POST, DELETE, OPTIONS',
         'access-control-allow-headers': 'authorization,content-type',
         'access-control-allow-private-network': 'true',
       });

@@ -209,9 +209,9 @@ describe("Ollama's API on the gufo serve port", { timeout: 240_000 }, () => {
       status_code: 400,
       error: expect.stringContaining('"options.temperature" must be a number from 0 to 2') as string,
     });
-    const missing = await send(t.server.port, 'GET', '/api/pull');
+    const missing = await send(t.server.port, 'POST', '/api/push');
     expect(missing.status).toBe(404);
-    expect(JSON.parse(missing.body)).toEqual({ error: 'no such route: GET /api/pull' });
+    expect(JSON.parse(missing.body)).toEqual({ error: 'no such route: POST /api/push' });
   });
 
   it("refuses other sites' pages and needs the API key when one is set, as /v1 does; the app's own API is not reachable at /api/", async () => {

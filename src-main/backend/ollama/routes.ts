@@ -1,6 +1,7 @@
 /**
  * Ollama's API (its docs/api.md) beside OpenAI's on every listener that serves /v1: version, tags,
- * ps, show, chat, generate, embed and the older embeddings (NDJSON streams, or one JSON document with "stream": false), and
+ * ps, show, chat, generate, embed and the older embeddings (NDJSON streams, or one JSON document with "stream": false),
+ * pull, delete, copy and create on the app's library, and
  * "Ollama is running" at `/`. The access rules, queues, metrics and generation are /v1's
  * (openai/routes.ts calls in here); errors are Ollama's `{ "error": "..." }`.
  */
@@ -20,6 +21,11 @@ import type { OpenAiService } from '../openai/service';
 import type { AnsweredToolCall, ToolAnswer } from '../openai/tools';
 import { parseKeepAlive, type KeepAlive } from './keep-alive';
 import { resolveOllamaModel, running, tags } from './models';
+import { create, planCreate } from './create';
+import { withModelDefaults } from './model-defaults';
+import { copyModel, deleteModel } from './model-routes';
+import { NdjsonWriter, serveStatus } from './ndjson';
+import { pull, pullSource } from './pull';
 import { show } from './show';
 import { parseOllamaChat, parseOllamaGenerate, type OllamaRequest } from './requests';
 
@@ -36,6 +42,10 @@ const ROUTES = new Set([
   '/api/generate',
   '/api/embed',
   '/api/embeddings',
+  '/api/pull',
+  '/api/delete',
+  '/api/copy',
+  '/api/create',
 ]);
 
 /** Whether a path is Ollama's (every `/api/...`, so that a route Gufo lacks gets Ollama's 404). */
@@ -88,7 +98,7 @@ export async function ollamaRoute(
     }
     case '/api/chat': {
       expectMethod(req, 'POST');
-      const request = parseOllamaChat(await body());
+      const request = parseOllamaChat(await withModelDefaults(service, await body(), 'chat'));
       const prompt = (text: ModelText): PromptInput => ({ ...chatPrompt(text, request), truncate: request.truncate });
       return serveOllama(service, request, request.messages.length === 0, prompt, 'message', res, signal, () =>
         chatAnswer(request),
@@ -96,7 +106,7 @@ export async function ollamaRoute(
     }
     case '/api/generate': {
       expectMethod(req, 'POST');
-      const request = parseOllamaGenerate(await body());
+      const request = parseOllamaGenerate(await withModelDefaults(service, await body(), 'generate'));
       const messages = [
         ...(request.system === null ? [] : [{ role: 'system', content: request.system }]),
         { role: 'user', content: request.prompt },
@@ -141,6 +151,31 @@ export async function ollamaRoute(
       });
       return reply(res, { embedding: embedded.embeddings[0] });
     }
+    case '/api/pull': {
+      expectMethod(req, 'POST');
+      const f = RequestFields.of(await body());
+      // The official client sends "name"; Ollama's docs "model".
+      const url = pullSource(service, f.has('model') ? f.string('model') : f.string('name'));
+      return serveStatus(res, f.boolean('stream', true), (report) => pull(service, url, report));
+    }
+    case '/api/delete': {
+      expectMethod(req, 'DELETE');
+      const f = RequestFields.of(await body());
+      await deleteModel(service, f.has('model') ? f.string('model') : f.string('name'));
+      return done(res);
+    }
+    case '/api/create': {
+      expectMethod(req, 'POST');
+      const f = RequestFields.of(await body());
+      const plan = await planCreate(service, f);
+      return serveStatus(res, f.boolean('stream', true), (report) => create(service, plan, report));
+    }
+    case '/api/copy': {
+      expectMethod(req, 'POST');
+      const f = RequestFields.of(await body());
+      await copyModel(service, f.string('source'), f.string('destination'));
+      return done(res);
+    }
     default:
       throw new OpenAiError(404, 'not_found_error', 'unknown_url', `no such route: ${req.method} ${pathname}`);
   }
@@ -156,6 +191,13 @@ function numCtx(f: RequestFields): number | null {
 
 function reply(res: ServerResponse, body: object): number {
   sendJson(res, 200, body);
+  return 200;
+}
+
+/** 200 with no body, as Ollama answers delete and copy. */
+function done(res: ServerResponse): number {
+  res.writeHead(200, { 'Content-Length': 0 });
+  res.end();
   return 200;
 }
 
@@ -287,22 +329,4 @@ function ollamaToolCall(call: AnsweredToolCall): object {
 
 function nanoseconds(ms: number): number {
   return Math.round(ms * 1e6);
-}
-
-/** A streamed answer as Ollama sends one: a JSON object per line, the last with "done": true (or an "error"). */
-class NdjsonWriter {
-  constructor(private readonly res: ServerResponse) {
-    res.writeHead(200, { 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-store' });
-    // Each token goes out as it comes, not batched with the next.
-    res.socket?.setNoDelay(true);
-  }
-
-  /** One line; nothing once the client has gone (the generation is being cancelled). */
-  send(line: object): void {
-    if (!this.res.destroyed) this.res.write(JSON.stringify(line) + '\n');
-  }
-
-  end(line: object): void {
-    this.res.end(JSON.stringify(line) + '\n');
-  }
 }

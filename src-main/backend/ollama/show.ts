@@ -11,10 +11,11 @@ import { whyNoGeneration } from '../../core/runnable';
 import { openGguf } from '../../node/gguf-io';
 import type { ServedModel } from '../openai/model-ids';
 import type { OpenAiService } from '../openai/service';
+import { modelDefaults, OLLAMA_DEFAULT_KEYS, parametersText, type ModelDefaults } from './model-defaults';
 import { details } from './models';
 
 /** Keys Ollama leaves out of model_info: the template is `template`, the name is the model's. */
-const NOT_INFO = new Set(['general.name', 'tokenizer.chat_template']);
+const NOT_INFO = new Set(['general.name', 'tokenizer.chat_template', ...Object.values(OLLAMA_DEFAULT_KEYS)]);
 
 export async function show(service: OpenAiService, model: ServedModel, verbose: boolean): Promise<object> {
   const { entry } = model;
@@ -22,6 +23,7 @@ export async function show(service: OpenAiService, model: ServedModel, verbose: 
     template: chatTemplateFor(text.vocab, { architecture: text.architecture }),
     rendersTools: text.toolCalls.rendersTools,
   }));
+  const defaults = modelDefaults(entry);
   const { gguf, file } = openGguf(entry.path);
   try {
     const embedding =
@@ -31,10 +33,10 @@ export async function show(service: OpenAiService, model: ServedModel, verbose: 
       : ['completion', ...(rendersTools ? ['tools'] : []), ...(templateThinks(template) ? ['thinking'] : [])];
     return {
       license: gguf.getString('general.license') ?? '',
-      modelfile: `# Served by Gufo from its library\nFROM ${entry.path}\n`,
-      parameters: '',
+      modelfile: modelfile(entry.path, defaults),
+      parameters: parametersText(defaults.parameters),
       template: template.text,
-      system: '',
+      system: defaults.system ?? '',
       details: details(entry),
       model_info: { ...modelInfo(gguf, verbose), 'general.parameter_count': entry.parameters },
       capabilities,
@@ -43,6 +45,18 @@ export async function show(service: OpenAiService, model: ServedModel, verbose: 
   } finally {
     file.close();
   }
+}
+
+/** What a Modelfile for the model would say (not its template: Jinja, which Ollama's Modelfiles do not take). */
+function modelfile(path: string, defaults: ModelDefaults): string {
+  const parameters = parametersText(defaults.parameters);
+  return [
+    '# Served by Gufo from its library',
+    `FROM ${path}`,
+    ...(defaults.system === null ? [] : [`SYSTEM """${defaults.system}"""`]),
+    ...(parameters === '' ? [] : parameters.split('\n').map((line) => `PARAMETER ${line}`)),
+    '',
+  ].join('\n');
 }
 
 /** The metadata as Ollama lists it: every key but NOT_INFO's; an array as null (its items when verbose). */

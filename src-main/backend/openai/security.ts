@@ -57,7 +57,7 @@ export function checkAccess(req: IncomingMessage, res: ServerResponse, rules: Ac
 
 /** Answers a preflight: the methods the API takes, and the headers the page asked to send. */
 function preflight(req: IncomingMessage, res: ServerResponse): true {
-  res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, POST, OPTIONS');
+  res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, POST, DELETE, OPTIONS');
   const headers = req.headers['access-control-request-headers'];
   if (headers) res.setHeader('Access-Control-Allow-Headers', headers);
   // Chrome asks before a public site reaches a loopback address (Private Network Access).

@@ -3,7 +3,7 @@
  * queues per model, metrics, open tokenizers) and its limits, from the settings, GUFO_API_KEY,
  * GUFO_ORIGINS and what `gufo serve` was told.
  */
-import type { ModelEntry } from '../../../src-preload/api';
+import type { DownloadsApi, LibraryApi } from '../../../src-preload/api';
 import type { BackendContext } from '../context';
 import type { EnginePool } from '../engine-pool';
 import { modelNotFound, modelNotRunnable } from './errors';
@@ -13,10 +13,12 @@ import { ModelTexts } from './model-texts';
 import { ModelQueues } from './queue';
 import { originPatternProblem } from '../../node/server/guard';
 
-/** What the service needs of the library: its models after a quick scan of the folders (GufoApi.listModels). */
-export interface ModelLibrary {
-  listModels(): Promise<ModelEntry[]>;
-}
+/**
+ * What the service needs of the app's API: the library's models after a quick scan of the folders,
+ * removing one, and downloads (Ollama's /api/pull, /api/delete do what the UI's Download and Remove do).
+ */
+export type ModelLibrary = Pick<LibraryApi, 'listModels' | 'removeModel'> &
+  Pick<DownloadsApi, 'startDownload' | 'listDownloads'>;
 
 export interface ServiceLimits {
   /** Required as a Bearer token when not null. */
@@ -53,7 +55,7 @@ export class OpenAiService {
 
   constructor(
     readonly ctx: BackendContext,
-    private readonly library: ModelLibrary,
+    readonly library: ModelLibrary,
   ) {
     const key = ctx.env.GUFO_API_KEY;
     if (key) this.#overrides.apiKey = key;
