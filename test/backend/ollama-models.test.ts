@@ -110,7 +110,9 @@ describe("Ollama's model routes", { timeout: 240_000 }, () => {
   it("refuses a name of Ollama's registry, and says why a pull failed", async () => {
     expect(await failure(ollama.pull({ model: 'llama3.2', stream: false }))).toEqual({
       status: 400,
-      message: expect.stringMatching(/"llama3\.2" is a name in Ollama's registry.*hf:\/\/<org>\/<repo>\/<file\.gguf>/),
+      message: expect.stringMatching(
+        /"llama3\.2" is a name in Ollama's registry.*hf:\/\/<org>\/<repo>\/<file\.gguf>/,
+      ) as string,
     });
     const server = await startFileServer({ files: {} });
     const missing = await failure(ollama.pull({ model: `${server.url}/none.gguf`, stream: false }));
@@ -158,13 +160,13 @@ describe("Ollama's model routes", { timeout: 240_000 }, () => {
     const before = readFileSync(path);
     expect(await failure(ollama.copy({ source: 'stories260k', destination: 'stories-copy:latest' }))).toEqual({
       status: 409,
-      message: expect.stringContaining('a model named "stories-copy" is in the library already'),
+      message: expect.stringContaining('a model named "stories-copy" is in the library already') as string,
     });
     expect(readFileSync(path).equals(before)).toBe(true);
     expect(await failure(ollama.copy({ source: 'nope', destination: 'other' }))).toMatchObject({ status: 404 });
     expect(await failure(ollama.copy({ source: 'stories260k', destination: 'mine:q4' }))).toEqual({
       status: 400,
-      message: expect.stringContaining('give a name without another tag ("mine-q4")'),
+      message: expect.stringContaining('give a name without another tag ("mine-q4")') as string,
     });
     expect(await failure(ollama.copy({ source: 'stories260k', destination: 'user/mine' }))).toMatchObject({
       status: 400,
@@ -198,7 +200,7 @@ describe("Ollama's model routes", { timeout: 240_000 }, () => {
 
     expect(await failure(ollama.delete({ model: 'to-delete' }))).toEqual({
       status: 404,
-      message: expect.stringContaining('model "to-delete" not found'),
+      message: expect.stringContaining('model "to-delete" not found') as string,
     });
   });
 
@@ -313,13 +315,13 @@ describe("Ollama's model routes", { timeout: 240_000 }, () => {
     ];
     for (const [request, status, message] of cases) {
       const got = await failure(ollama.create({ ...request, stream: false }));
-      expect({ request, ...got }).toEqual({ request, status, message: expect.stringMatching(message) });
+      expect({ request, ...got }).toEqual({ request, status, message: expect.stringMatching(message) as string });
     }
     // The official client sends no path in "from" (Ollama's takes none): as other clients send it.
     const path = await send(t.server.port, 'POST', '/api/create', {}, JSON.stringify({ model: 'x2', from: notGguf }));
     expect(path.status).toBe(400);
     expect(JSON.parse(path.body)).toEqual({
-      error: expect.stringMatching(/text\.gguf: not a GGUF file Gufo can read/),
+      error: expect.stringMatching(/text\.gguf: not a GGUF file Gufo can read/) as string,
     });
     const written = ['x1', 'x2', 'x3', 'x4', 'x5', 'x6', 'x7'].filter((n) =>
       existsSync(join(modelsDir(), `${n}.gguf`)),
