@@ -141,7 +141,7 @@ describe('output text', () => {
     try {
       const ids = text.tokenizer.tokenize(story);
       const out = new OutputText(text.answerDecoder(true), stops, 0);
-      const pieces = ids.map((id) => out.push(id, [[id, -0.5]]));
+      const pieces = ids.map((id) => out.push(id, -0.5, [[id, -0.5]]));
       pieces.push(out.end());
       const piece = (id: number) => new TextDecoder().decode(text.tokenizer.tokenToPiece(id));
       return { ids, out, pieces, piece };

@@ -6,7 +6,6 @@
 import type { JsonConstraint, SamplingParams } from '../../engine-wire/protocol';
 import type { ModelText } from '../chat/prompt';
 import type { EnginePool } from '../engine-pool';
-import { MAX_CHAT_TOP_LOGPROBS } from './requests';
 import type { ServerMetrics } from './metrics';
 import type { ServedModel } from './model-ids';
 import { OutputText, type Piece } from './output-text';
@@ -92,19 +91,14 @@ export function generate(
           sampling: plan.sampling,
           stop: [...plan.stopIds],
           ...(plan.constraint ? { constraint: plan.constraint } : {}),
-          // The chosen token's own log-probability is read from the list: when sampling it may be any of the likely ones.
-          topLogprobs:
-            plan.logprobs === null
-              ? 0
-              : plan.sampling.temperature > 0
-                ? MAX_CHAT_TOP_LOGPROBS
-                : Math.max(1, plan.logprobs),
+          // At least one: the engine reports the chosen token's own log-probability only with a top list.
+          topLogprobs: plan.logprobs === null ? 0 : Math.max(1, plan.logprobs),
         },
         {
           signal: AbortSignal.any([signal, cut.signal]),
           onToken: (e) => {
             if (output.stopped || stopIds.has(e.token)) return;
-            emit(output.push(e.token, e.top));
+            emit(output.push(e.token, e.logprob, e.top));
             if (output.stopped) cut.abort();
           },
         },
