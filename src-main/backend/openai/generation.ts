@@ -50,6 +50,8 @@ export interface Generated {
   /** Where each token's text starts in `text`. */
   offsets: number[];
   finishReason: FinishReason;
+  /** The stop string that ended it; null: an end-of-generation token, the length limit or none. */
+  stopWord: string | null;
   promptTokens: number;
   completionTokens: number;
   /** Where the time went (Ollama's replies report it): loading the model (null: it was loaded), to the first token, decoding. */
@@ -119,6 +121,7 @@ export function generate(
         text: output.text,
         ...output.tokens,
         finishReason: output.stopped || result.stopReason === 'stop' ? 'stop' : 'length',
+        stopWord: output.stopWord,
         promptTokens: plan.prompt.length,
         completionTokens: t.generated,
         durations: { loadMs, ttftMs: t.ttftMs, decodeMs: t.decodeMs },

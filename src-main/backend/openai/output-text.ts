@@ -46,6 +46,11 @@ export class OutputText {
     return this.#scanner.stopped;
   }
 
+  /** The stop string that ended the output; null: none did. */
+  get stopWord(): string | null {
+    return this.#scanner.word;
+  }
+
   /** Everything shown so far. */
   get text(): string {
     return this.#text;
