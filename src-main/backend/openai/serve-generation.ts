@@ -113,6 +113,7 @@ export async function serveGeneration<R extends GenerationRequest>(
           for (const choice of shape.closingChoices(text, asked, generated)) send(choice, index);
           all.push(generated);
         }
+        // Open: every choice sent at least its closing chunk.
         const out = stream!;
         if (request.includeUsage) out.send({ ...chunk([]), usage: usage(all) });
         out.done();
