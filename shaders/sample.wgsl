@@ -25,6 +25,10 @@
 // penalties, before any filter; the filters then keep nothing at or below NEG (`floor`), so every
 // path draws only allowed tokens. top_logprobs reads the raw logits: OpenAI's log-probabilities
 // are those of the model, not of the constrained distribution.
+//
+// With log-probabilities asked for, top_logprobs runs first and leaves the raw logits' log-sum-exp
+// in out[1]; the draw then turns it into the chosen token's own log-probability, so a token drawn
+// from outside the top list still gets its true value.
 
 #struct SampleUniform
 
@@ -41,7 +45,8 @@ const NEG: f32 = -3.0e38;
 @group(0) @binding(3) var<storage, read_write> work: array<f32>;
 // state: [0] tokens in the ring (<= RING), [1] next write slot, [2 ..] the ring
 @group(0) @binding(4) var<storage, read_write> state: array<u32>;
-// out: [0] the chosen token; top_logprobs writes [1 + 2r] = id, [2 + 2r] = log-probability bits
+// out: [0] the chosen token, [1] its raw log-probability bits (with top_logprobs); top_logprobs
+// writes [2 + 2r] = id, [3 + 2r] = log-probability bits
 @group(0) @binding(5) var<storage, read_write> out: array<u32>;
 // *_masked: bit i of mask[i / 32] set = token i allowed
 @group(0) @binding(6) var<storage, read> mask: array<u32>;
@@ -380,6 +385,9 @@ fn largest_logit(lid: u32) -> f32 {
 fn finish(lid: u32, chosen: u32) {
   if (lid == 0u) {
     out[0] = chosen;
+    if (p.nLogprobs > 0u) {
+      out[1] = bitcast<u32>(logits[chosen] - bitcast<f32>(out[1]));
+    }
     let next = state[1];
     state[2u + next] = chosen;
     state[1] = (next + 1u) % RING;
@@ -472,7 +480,8 @@ fn sample_vocab_masked(@builtin(local_invocation_index) lid: u32) {
   finish(lid, sample_vocabulary(lid, largest_logit(lid), masked_floor()));
 }
 
-// The nLogprobs most likely tokens of the raw logits, with their natural-log probabilities.
+// The nLogprobs most likely tokens of the raw logits, with their natural-log probabilities, and
+// the log-sum-exp (out[1]) from which the draw after it gives the chosen token's.
 @compute @workgroup_size(WG)
 fn top_logprobs(@builtin(local_invocation_index) lid: u32) {
   var mx = NEG;
@@ -485,6 +494,9 @@ fn top_logprobs(@builtin(local_invocation_index) lid: u32) {
     s += exp(logits[i] - m);
   }
   let logZ = m + log(reduce_sum(lid, s));
+  if (lid == 0u) {
+    out[1] = bitcast<u32>(logZ);
+  }
   var pv = 3.0e38;
   var pi = 0xffffffffu;
   for (var r = 0u; r < p.nLogprobs; r++) {
@@ -503,8 +515,8 @@ fn top_logprobs(@builtin(local_invocation_index) lid: u32) {
     pv = logits[best];
     pi = best;
     if (lid == 0u) {
-      out[1u + 2u * r] = best;
-      out[2u + 2u * r] = bitcast<u32>(pv - logZ);
+      out[2u + 2u * r] = best;
+      out[3u + 2u * r] = bitcast<u32>(pv - logZ);
     }
   }
 }

@@ -73,6 +73,8 @@ export class EnginePool {
   readonly #slots: Slot[] = [];
   readonly #cap: number;
   readonly #changeListeners = new Set<() => void>();
+  /** Loads under way, on any engine. */
+  #loads = 0;
 
   constructor(private readonly options: EnginePoolOptions = {}) {
     this.#cap = Math.max(1, options.cap ?? 1);
@@ -104,6 +106,11 @@ export class EnginePool {
     const result = slot.queue.then(run, run);
     slot.queue = result.catch(() => {});
     return result;
+  }
+
+  /** Whether a model is being loaded now (llama.cpp's /health answers 503 meanwhile). */
+  get loading(): boolean {
+    return this.#loads > 0;
   }
 
   /** The models loaded now, in the order of their engines. */
@@ -189,9 +196,15 @@ export class EnginePool {
     slot.loaded = null;
     if (held) this.#changed();
     spec.onLoadStart?.();
-    const info = await slot.host.load(spec.path, { ctx: spec.ctx, kvTypes }, (e) =>
-      e.stage === 'weights' ? spec.onProgress?.(e.done, e.total) : spec.onKernels?.(e.done, e.total),
-    );
+    this.#loads += 1;
+    let info: EngineInfo;
+    try {
+      info = await slot.host.load(spec.path, { ctx: spec.ctx, kvTypes }, (e) =>
+        e.stage === 'weights' ? spec.onProgress?.(e.done, e.total) : spec.onKernels?.(e.done, e.total),
+      );
+    } finally {
+      this.#loads -= 1;
+    }
     slot.loaded = { path: spec.path, ctx: spec.ctx, kvTypes, info };
     this.#changed();
     return { info, loaded: true };

@@ -303,6 +303,8 @@ export interface TokenEvent {
   /** 0 for the first generated token. */
   index: number;
   token: number;
+  /** The token's own log-probability in the raw distribution (with `top`). */
+  logprob?: number;
   /** [id, log-probability] pairs of the raw distribution, most likely first (when asked). */
   top?: [number, number][];
 }

@@ -110,7 +110,13 @@ export class EngineHandler {
           constraint: request.constraint,
           signal,
           onToken: (token, index) =>
-            this.send({ id, type: 'token', index, token: token.id, ...(token.top ? { top: token.top } : {}) }),
+            this.send({
+              id,
+              type: 'token',
+              index,
+              token: token.id,
+              ...(token.top ? { logprob: token.logprob, top: token.top } : {}),
+            }),
         });
         this.send({ id, type: 'generated', result });
         return;

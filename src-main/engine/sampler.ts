@@ -1,7 +1,7 @@
 /**
  * The GPU sampler of one loaded model: its buffers (scratch, penalty ring, output, token mask), the
  * sample and top_logprobs dispatches, and the small staging buffers through which the chosen id
- * (and, when asked, the top log-probabilities) come back: 4 bytes per step otherwise. Two staging
+ * (and, when asked, its log-probability and the top log-probabilities) come back: 4 bytes per step otherwise. Two staging
  * buffers alternate, so the next step can be submitted while the previous one's result is read.
  * A constrained generation draws through the masked entry points (built on first use), with the
  * mask rewritten before each step; an unconstrained one never touches the mask.
@@ -25,6 +25,8 @@ import type { SamplingParams } from '../engine-wire/protocol';
 
 export interface SampledToken {
   id: number;
+  /** The chosen token's natural-log probability in the raw distribution (when top log-probabilities are asked). */
+  logprob?: number;
   /** [id, natural-log probability] of the raw distribution, most likely first (when asked). */
   top?: [number, number][];
 }
@@ -156,14 +158,14 @@ export class GpuSampler {
     await staging.mapAsync(GPUMapMode.READ, 0, bytes);
     const words = new Uint32Array(staging.getMappedRange(0, bytes));
     const id = words[0]!;
-    let top: [number, number][] | undefined;
+    let chosen: { logprob: number; top: [number, number][] } | undefined;
     if (this.nLogprobs > 0) {
       const floats = new Float32Array(words.buffer, words.byteOffset, words.length);
-      top = [];
-      for (let r = 0; r < this.nLogprobs; r++) top.push([words[1 + 2 * r]!, floats[2 + 2 * r]!]);
+      chosen = { logprob: floats[1]!, top: [] };
+      for (let r = 0; r < this.nLogprobs; r++) chosen.top.push([words[2 + 2 * r]!, floats[3 + 2 * r]!]);
     }
     staging.unmap();
-    return top ? { id, top } : { id };
+    return chosen ? { id, ...chosen } : { id };
   }
 
   /** Waits out every step in flight, dropping their results (after an error mid-generation). */
@@ -176,7 +178,7 @@ export class GpuSampler {
   }
 
   private readBytes(): number {
-    return (1 + 2 * this.nLogprobs) * 4;
+    return (this.nLogprobs > 0 ? 2 + 2 * this.nLogprobs : 1) * 4;
   }
 }
 

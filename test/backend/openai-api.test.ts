@@ -141,7 +141,7 @@ describe('output text', () => {
     try {
       const ids = text.tokenizer.tokenize(story);
       const out = new OutputText(text.answerDecoder(true), stops, 0);
-      const pieces = ids.map((id) => out.push(id, [[id, -0.5]]));
+      const pieces = ids.map((id) => out.push(id, -0.5, [[id, -0.5]]));
       pieces.push(out.end());
       const piece = (id: number) => new TextDecoder().decode(text.tokenizer.tokenToPiece(id));
       return { ids, out, pieces, piece };
@@ -303,7 +303,12 @@ describe('the HTTP API, up to the engine', () => {
       param: 'temperature',
       code: 'invalid_value',
     });
-    await expect(refused({ n: 2 })).rejects.toMatchObject({ status: 400, param: 'n', code: 'unsupported_parameter' });
+    await expect(refused({ n: 9 })).rejects.toMatchObject({
+      status: 400,
+      param: 'n',
+      code: 'invalid_value',
+      message: expect.stringContaining('"n" must be a whole number from 1 to 8'),
+    });
     await expect(refused({ top_logprobs: 2 })).rejects.toMatchObject({ status: 400, param: 'top_logprobs' });
     await expect(refused({ stop: ['a', ''] })).rejects.toMatchObject({ status: 400, param: 'stop' });
     await expect(refused({ messages: [{ role: 'wizard', content: 'x' }] })).rejects.toMatchObject({

@@ -165,6 +165,28 @@ describe('tool calling through the OpenAI-compatible API', { timeout: 600_000 },
     }
   });
 
+  it('Qwen 3: n choices each parse a call of their own', async () => {
+    const whole = await t.client().chat.completions.create({
+      model: await idOf('qwen'),
+      messages: question,
+      tools,
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      temperature: 1,
+      seed: 4,
+      max_tokens: 80,
+      n: 2,
+    });
+    expect(whole.choices.map((c) => c.index)).toEqual([0, 1]);
+    for (const choice of whole.choices) {
+      expect(choice.finish_reason).toBe('tool_calls');
+      expect(choice.message.content).toBeNull();
+      const call = choice.message.tool_calls![0]!;
+      if (call.type !== 'function') throw new Error('not a function call');
+      expect(call.function.name).toBe('get_weather');
+      expect(validates(JSON.parse(call.function.arguments), weatherSchema), call.function.arguments).toBe(true);
+    }
+  });
+
   it("Qwen 3: a forced call to a function with zod 4's integer bounds is answered, not refused, and its arguments hold to them", async () => {
     const model = await idOf('qwen');
     // z.object({ name: z.string().max(8), age: z.number().int().min(0).max(150) }) as zod 4 writes it.

@@ -122,6 +122,34 @@ describe('Engine', () => {
     }
   });
 
+  it("reports each sampled token's true log-probability, also for tokens outside the top list", async () => {
+    await engine.load(STORIES_260K, { ctx: 64 });
+    const chosen: { id: number; logprob: number; top: [number, number][] }[] = [];
+    const r = await engine.generate(STORIES_PROMPT, {
+      maxTokens: 40,
+      stop: [],
+      sampling: { temperature: 2, seed: 7 },
+      topLogprobs: 1,
+      onToken: (t) => chosen.push({ id: t.id, logprob: t.logprob!, top: t.top! }),
+    });
+    expect(chosen.map((t) => t.id)).toEqual(r.ids);
+    // The reference: log-softmax of the full logits, on the CPU, teacher-forced over the same tokens.
+    const expected: number[] = [];
+    const ids = [...STORIES_PROMPT, ...r.ids.slice(0, -1)];
+    await engine.logits(ids, (logits, i) => {
+      if (i < STORIES_PROMPT.length - 1) return;
+      const id = r.ids[i - STORIES_PROMPT.length + 1]!;
+      const m = logits.reduce((a, b) => Math.max(a, b), -Infinity);
+      const logZ = m + Math.log(logits.reduce((s, z) => s + Math.exp(z - m), 0));
+      expected.push(logits[id]! - logZ);
+    });
+    chosen.forEach((t, i) => expect(Math.abs(t.logprob - expected[i]!)).toBeLessThan(1e-3));
+    // Temperature 2 draws many tokens that are not the most likely one: those are checked too.
+    const outside = chosen.filter((t) => t.top[0]![0] !== t.id);
+    expect(outside.length).toBeGreaterThan(5);
+    for (const t of outside) expect(t.logprob).toBeLessThan(t.top[0]![1]);
+  });
+
   it('refuses what it cannot run before using the GPU', async () => {
     const path = join(tempDir(), 'falcon.gguf');
     await writeRandomModel(path, { arch: 'falcon', nLayer: 1, nEmbd: 32, nFf: 64, nHead: 2 });

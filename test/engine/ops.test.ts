@@ -775,14 +775,16 @@ describe('sampling on the GPU', () => {
     const logits = randomF32(3000, gauss, 2);
     const smp = sampler(logits, GREEDY, [], 5);
     await run(ctx, [ops.topLogprobs({ ...smp.args, step: makeStep(ctx, 0, 1) })]);
-    const out = await readU32(ctx, smp.args.out, 11);
+    const out = await readU32(ctx, smp.args.out, 12);
     const f = new Float32Array(out.buffer);
     const m = Math.max(...logits);
     const logZ = m + Math.log(logits.reduce((s, z) => s + Math.exp(z - m), 0));
     const ranked = Array.from(logits.keys())
       .sort((a, b) => logits[b]! - logits[a]!)
       .slice(0, 5);
-    expect(Array.from({ length: 5 }, (_, r) => out[1 + 2 * r])).toEqual(ranked);
-    for (let r = 0; r < 5; r++) expect(Math.abs(f[2 + 2 * r]! - (logits[ranked[r]!]! - logZ))).toBeLessThan(1e-5);
+    expect(Array.from({ length: 5 }, (_, r) => out[2 + 2 * r])).toEqual(ranked);
+    for (let r = 0; r < 5; r++) expect(Math.abs(f[3 + 2 * r]! - (logits[ranked[r]!]! - logZ))).toBeLessThan(1e-5);
+    // out[1]: the log-sum-exp, which the draw after it turns into the chosen token's log-probability.
+    expect(Math.abs(f[1]! - logZ)).toBeLessThan(1e-4);
   });
 });

@@ -6,7 +6,6 @@
 import type { JsonConstraint, SamplingParams } from '../../engine-wire/protocol';
 import type { ModelText } from '../chat/prompt';
 import type { EnginePool } from '../engine-pool';
-import { MAX_CHAT_TOP_LOGPROBS } from './requests';
 import type { ServerMetrics } from './metrics';
 import type { ServedModel } from './model-ids';
 import { OutputText, type Piece } from './output-text';
@@ -51,6 +50,8 @@ export interface Generated {
   /** Where each token's text starts in `text`. */
   offsets: number[];
   finishReason: FinishReason;
+  /** The stop string that ended it; null: an end-of-generation token, the length limit or none. */
+  stopWord: string | null;
   promptTokens: number;
   completionTokens: number;
   /** Where the time went (Ollama's replies report it): loading the model (null: it was loaded), to the first token, decoding. */
@@ -92,19 +93,14 @@ export function generate(
           sampling: plan.sampling,
           stop: [...plan.stopIds],
           ...(plan.constraint ? { constraint: plan.constraint } : {}),
-          // The chosen token's own log-probability is read from the list: when sampling it may be any of the likely ones.
-          topLogprobs:
-            plan.logprobs === null
-              ? 0
-              : plan.sampling.temperature > 0
-                ? MAX_CHAT_TOP_LOGPROBS
-                : Math.max(1, plan.logprobs),
+          // At least one: the engine reports the chosen token's own log-probability only with a top list.
+          topLogprobs: plan.logprobs === null ? 0 : Math.max(1, plan.logprobs),
         },
         {
           signal: AbortSignal.any([signal, cut.signal]),
           onToken: (e) => {
             if (output.stopped || stopIds.has(e.token)) return;
-            emit(output.push(e.token, e.top));
+            emit(output.push(e.token, e.logprob, e.top));
             if (output.stopped) cut.abort();
           },
         },
@@ -125,6 +121,7 @@ export function generate(
         text: output.text,
         ...output.tokens,
         finishReason: output.stopped || result.stopReason === 'stop' ? 'stop' : 'length',
+        stopWord: output.stopWord,
         promptTokens: plan.prompt.length,
         completionTokens: t.generated,
         durations: { loadMs, ttftMs: t.ttftMs, decodeMs: t.decodeMs },

@@ -1,7 +1,7 @@
 /**
- * Log-probabilities in OpenAI's shapes. The engine reports, per generated token, the most likely
- * tokens of the raw distribution (before temperature and filters) with their natural-log
- * probabilities; OpenAI's logprobs are of that same distribution.
+ * Log-probabilities in OpenAI's shapes. The engine reports, per generated token, its own
+ * natural-log probability and the most likely tokens' in the raw distribution (before
+ * temperature and filters); OpenAI's logprobs are of that same distribution.
  */
 import type { Tokenizer } from '../../core/tokenizer/index';
 
@@ -13,15 +13,9 @@ export interface TokenChoice {
   top: [number, number][];
 }
 
-/**
- * OpenAI's own stand-in for a log-probability it does not report: a sampled token outside the
- * engine's top list (which holds the 20 most likely) has no value to give.
- */
-const NOT_IN_TOP = -9999;
-
-/** The chosen token `id` with its log-probability read from the engine's `top` list, and the first `shown` alternatives. */
-export function tokenChoice(id: number, top: readonly [number, number][], shown: number): TokenChoice {
-  return { id, logprob: top.find(([t]) => t === id)?.[1] ?? NOT_IN_TOP, top: top.slice(0, shown) };
+/** The chosen token `id` with its log-probability (the engine's, true even outside the top list) and the first `shown` alternatives. */
+export function tokenChoice(id: number, logprob: number, top: readonly [number, number][], shown: number): TokenChoice {
+  return { id, logprob, top: top.slice(0, shown) };
 }
 
 /** The bytes a token stands for, and their text (U+FFFD where they hold part of a character). */

@@ -46,6 +46,11 @@ export class OutputText {
     return this.#scanner.stopped;
   }
 
+  /** The stop string that ended the output; null: none did. */
+  get stopWord(): string | null {
+    return this.#scanner.word;
+  }
+
   /** Everything shown so far. */
   get text(): string {
     return this.#text;
@@ -56,13 +61,13 @@ export class OutputText {
     return { tokens: this.#tokens, offsets: this.#offsets };
   }
 
-  /** A generated token (not an end-of-generation one), with the engine's top list when asked for. */
-  push(id: number, top: readonly [number, number][] = []): Piece {
+  /** A generated token (not an end-of-generation one), with its log-probability and the engine's top list when asked for. */
+  push(id: number, logprob = 0, top: readonly [number, number][] = []): Piece {
     if (this.stopped) return { text: '', tokens: [], offsets: [] };
     const decoded = this.#decoder.push(id);
     const start = this.#decoded;
     this.#decoded += decoded.length;
-    this.#pending.push({ choice: tokenChoice(id, top, this.shownAlternatives), start, end: this.#decoded });
+    this.#pending.push({ choice: tokenChoice(id, logprob, top, this.shownAlternatives), start, end: this.#decoded });
     return this.#show(this.#scanner.push(decoded), false);
   }
 

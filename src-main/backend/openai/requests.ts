@@ -31,6 +31,8 @@ export interface GenerationRequest {
   stream: boolean;
   /** stream_options.include_usage: a last chunk with the token counts. */
   includeUsage: boolean;
+  /** How many choices to write (OpenAI's `n`), one after another; absent: 1. */
+  choices?: number;
   /** Null: until the model ends, the context is full or the server's cap is reached. */
   maxTokens: number | null;
   stop: string[];
@@ -56,6 +58,8 @@ export interface CompletionRequest extends GenerationRequest {
 export const MAX_CHAT_TOP_LOGPROBS = 20;
 export const MAX_COMPLETION_LOGPROBS = 5;
 export const MAX_STOP_STRINGS = 16;
+/** Most choices (`n`) one request may ask for: each is a whole generation, written one after another. */
+export const MAX_CHOICES = 8;
 
 export function parseChatCompletion(body: unknown): ChatCompletionRequest {
   const f = RequestFields.of(body);
@@ -80,7 +84,11 @@ export function parseCompletion(body: unknown): CompletionRequest {
   const f = RequestFields.of(body);
   f.unsupported('echo', (v) => v === false, '"echo" is not supported by Gufo yet');
   f.unsupported('suffix', (v) => v === '', '"suffix" (fill-in-the-middle) is not supported by Gufo yet');
-  f.unsupported('best_of', (v) => v === 1, '"best_of" must be 1: Gufo writes one completion per request');
+  f.unsupported(
+    'best_of',
+    (v) => v === 1,
+    '"best_of" must be 1: Gufo returns every completion it writes (ask for several with "n")',
+  );
   return {
     ...common(f),
     // OpenAI's completions default to 16 tokens.
@@ -92,7 +100,6 @@ export function parseCompletion(body: unknown): CompletionRequest {
 
 /** What both endpoints share: model, streaming, sampling, stop strings. */
 function common(f: RequestFields): Omit<GenerationRequest, 'maxTokens' | 'logprobs'> {
-  f.unsupported('n', (v) => v === 1, '"n" must be 1: Gufo writes one choice per request');
   f.unsupported(
     'logit_bias',
     (v) => isRecord(v) && Object.keys(v).length === 0,
@@ -111,6 +118,7 @@ function common(f: RequestFields): Omit<GenerationRequest, 'maxTokens' | 'logpro
     model: f.string('model'),
     stream,
     includeUsage,
+    choices: f.integer('n', 1, MAX_CHOICES, 1),
     stop: stopStrings(f.body.stop),
     constraint: jsonOutput(f.body.response_format, 'response_format', 'response_format.json_schema', (format) =>
       isRecord(format.json_schema) ? format.json_schema : undefined,

@@ -1,13 +1,14 @@
 /**
  * The API's routes: `GET /v1/models` (and `/v1/models/<id>`), `POST /v1/chat/completions`,
- * `POST /v1/completions`, `POST /v1/responses`, `POST /v1/embeddings` and `GET /metrics`, and Ollama's API at `/` and `/api/*`
- * (ollama/routes.ts), each behind the access rules, every answer counted, every error in its
+ * `POST /v1/completions`, `POST /v1/responses`, `POST /v1/embeddings` and `GET /metrics`, Ollama's API at `/` and `/api/*`
+ * (ollama/routes.ts) and llama.cpp's `/health`, `/completion`, `/tokenize`, `/detokenize` (llamacpp/routes.ts), each behind the access rules, every answer counted, every error in its
  * API's shape. A client that disconnects cancels its request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readJson } from '../../node/server/json-body';
 import { sendJson } from '../../node/server/http-server';
 import type { MountedRoutes } from '../../node/server/index';
+import { isLlamaPath, llamaErrorBody, llamaRoute } from '../llamacpp/routes';
 import { isOllamaPath, ollamaEndpoint, ollamaErrorBody, ollamaRoute } from '../ollama/routes';
 import { CHAT_COMPLETIONS } from './chat-completions';
 import { COMPLETIONS } from './completions';
@@ -40,6 +41,7 @@ function endpointOf(pathname: string): string {
   if (pathname.startsWith('/v1/models/')) return '/v1/models/{id}';
   if (pathname.startsWith('/v1/responses/')) return '/v1/responses/{id}';
   return Object.hasOwn(GENERATING, pathname) ||
+    isLlamaPath(pathname) ||
     pathname === EMBEDDINGS ||
     pathname === '/v1/models' ||
     pathname === '/metrics'
@@ -55,6 +57,7 @@ export function openAiRoutes(service: OpenAiService, options: RouteOptions): Mou
       pathname === '/metrics' ||
       pathname === '/v1' ||
       pathname.startsWith('/v1/') ||
+      isLlamaPath(pathname) ||
       (pathname === '/' ? !wantsPage(req) : isOllamaPath(pathname)),
     handle: async (req, res) => {
       const { pathname } = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -72,7 +75,7 @@ export function openAiRoutes(service: OpenAiService, options: RouteOptions): Mou
         if (error.status >= 500 && error.code === 'internal_error')
           console.error(`gufo: ${req.method} ${pathname} failed:`, err);
         if (res.headersSent) res.destroy();
-        else sendJson(res, error.status, isOllamaPath(pathname) ? ollamaErrorBody(error) : error.body);
+        else sendJson(res, error.status, errorBody(pathname, error));
         status = error.status;
       }
       service.metrics.request(endpoint, status);
@@ -86,6 +89,8 @@ async function route(
   res: ServerResponse,
   pathname: string,
 ): Promise<number> {
+  if (isLlamaPath(pathname))
+    return llamaRoute(service, req, res, pathname, () => readBody(service, req, res), clientGone(res));
   if (isOllamaPath(pathname))
     return ollamaRoute(service, req, res, pathname, () => readBody(service, req, res), clientGone(res));
   if (Object.hasOwn(GENERATING, pathname)) {
@@ -128,6 +133,13 @@ async function route(
     return 200;
   }
   throw new OpenAiError(404, 'invalid_request_error', 'unknown_url', `no such route: ${req.method} ${pathname}`);
+}
+
+/** An error in the shape of the API the path belongs to. */
+function errorBody(pathname: string, error: OpenAiError): object {
+  if (isOllamaPath(pathname)) return ollamaErrorBody(error);
+  if (isLlamaPath(pathname)) return llamaErrorBody(error);
+  return error.body;
 }
 
 /** The request's JSON body: 413 over the limit, 400 when not JSON. */

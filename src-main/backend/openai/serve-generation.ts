@@ -60,20 +60,26 @@ export async function serveGeneration<R extends GenerationRequest>(
         model: model.id,
         system_fingerprint: `gufo-${service.ctx.version}`,
       };
-      const usage = (g: Generated) => ({
-        prompt_tokens: g.promptTokens,
-        completion_tokens: g.completionTokens,
-        total_tokens: g.promptTokens + g.completionTokens,
-      });
+      // The prompt is counted once (the KV cache keeps it between choices); every choice's tokens are.
+      const usage = (all: Generated[]) => {
+        const completion = all.reduce((sum, g) => sum + g.completionTokens, 0);
+        const prompt = all[0]?.promptTokens ?? plan.prompt.length;
+        return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+      };
+      const choices = choicePlans(shape, text, request, plan);
 
       if (!request.stream) {
-        const generated = await generate(service, text, plan, signal);
-        if (!generated) return CLIENT_LEFT;
+        const all: Generated[] = [];
+        for (const choice of choices) {
+          const generated = await generate(service, text, choice.plan, signal);
+          if (!generated) return CLIENT_LEFT;
+          all.push(generated);
+        }
         sendJson(res, 200, {
           ...head,
           object: shape.object,
-          choices: [shape.responseChoice(text, request, generated)],
-          usage: usage(generated),
+          choices: all.map((g, i) => indexed(shape.responseChoice(text, choices[i]!.request, g), i)),
+          usage: usage(all),
         });
         return 200;
       }
@@ -82,22 +88,34 @@ export async function serveGeneration<R extends GenerationRequest>(
       // a model that fails to load) still gets its HTTP status.
       let stream = null as SseWriter | null;
       const chunk = (choices: object[]) => ({ ...head, object: shape.chunkObject, choices });
-      const open = (): SseWriter => {
-        if (stream) return stream;
-        stream = new SseWriter(res);
-        const opening = shape.openingChoice?.();
-        if (opening) stream.send(chunk([opening]));
-        return stream;
+      const send = (choice: object, index: number) => {
+        stream ??= new SseWriter(res);
+        stream.send(chunk([indexed(choice, index)]));
       };
       try {
-        const generated = await generate(service, text, plan, signal, (piece) => {
-          const choice = shape.pieceChoice(text, request, piece);
-          if (choice) open().send(chunk([choice]));
-        });
-        if (!generated) return CLIENT_LEFT;
-        const out = open();
-        for (const choice of shape.closingChoices(text, request, generated)) out.send(chunk([choice]));
-        if (request.includeUsage) out.send({ ...chunk([]), usage: usage(generated) });
+        const all: Generated[] = [];
+        for (const [index, { plan, request: asked }] of choices.entries()) {
+          let opened = false;
+          const open = () => {
+            if (opened) return;
+            opened = true;
+            const opening = shape.openingChoice?.();
+            if (opening) send(opening, index);
+          };
+          const generated = await generate(service, text, plan, signal, (piece) => {
+            const choice = shape.pieceChoice(text, asked, piece);
+            if (!choice) return;
+            open();
+            send(choice, index);
+          });
+          if (!generated) return CLIENT_LEFT;
+          open();
+          for (const choice of shape.closingChoices(text, asked, generated)) send(choice, index);
+          all.push(generated);
+        }
+        // Open: every choice sent at least its closing chunk.
+        const out = stream!;
+        if (request.includeUsage) out.send({ ...chunk([]), usage: usage(all) });
         out.done();
         return 200;
       } catch (err) {
@@ -108,6 +126,31 @@ export async function serveGeneration<R extends GenerationRequest>(
       }
     },
   );
+}
+
+/**
+ * One plan per choice (`n`), generated one after another: choice i draws with the seed plus i, so
+ * a given seed gives the same n choices again, and different ones from each other. Each choice
+ * after the first has a request of its own, made by the endpoint's prompt(), which sets up what
+ * it reads its answer with (a chat's tool-call parser).
+ */
+function choicePlans<R extends GenerationRequest>(
+  shape: EndpointShape<R>,
+  text: ModelText,
+  request: R,
+  plan: GenerationPlan,
+): { plan: GenerationPlan; request: R }[] {
+  return Array.from({ length: request.choices ?? 1 }, (_, i) => {
+    if (i === 0) return { plan, request };
+    const own = { ...request };
+    shape.prompt(text, own);
+    return { plan: { ...plan, sampling: { ...plan.sampling, seed: (plan.sampling.seed + i) >>> 0 } }, request: own };
+  });
+}
+
+/** A choice as the endpoint shaped it, numbered (the endpoints shape every choice as index 0). */
+function indexed(choice: object, index: number): object {
+  return { ...choice, index };
 }
 
 /**

@@ -6,11 +6,17 @@
 export class StopScanner {
   #held = '';
   #stopped = false;
+  #word: string | null = null;
 
   constructor(private readonly stops: readonly string[]) {}
 
   get stopped(): boolean {
     return this.#stopped;
+  }
+
+  /** The stop string that ended the output (llama.cpp reports it); null while none has. */
+  get word(): string | null {
+    return this.#word;
   }
 
   /** Adds generated text; answers what may be shown now. After a stop, everything is dropped. */
@@ -20,7 +26,10 @@ export class StopScanner {
     let cut = -1;
     for (const stop of this.stops) {
       const at = pending.indexOf(stop);
-      if (at >= 0 && (cut < 0 || at < cut)) cut = at;
+      if (at >= 0 && (cut < 0 || at < cut)) {
+        cut = at;
+        this.#word = stop;
+      }
     }
     if (cut >= 0) {
       this.#stopped = true;

@@ -33,7 +33,8 @@ Builds the UI first (out/renderer) when it has not been built. Stop with Ctrl+C.
 The OpenAI-compatible API (GET /v1/models, POST /v1/chat/completions, POST /v1/completions,
 POST /v1/responses, POST /v1/embeddings, GET /metrics) is served on the same port as the UI, at
 http://127.0.0.1:<port>/v1, unless --api-port gives it a port of its own, with Ollama's API
-(/api/chat, /api/generate, ...) at its root. It needs no token: programs on this machine may call
+(/api/chat, /api/generate, ...) and llama.cpp's (/health, /completion, /tokenize, /detokenize)
+at its root. It needs no token: programs on this machine may call
 it, web pages may not (a request with a foreign Origin is refused) unless their origin is allowed
 (--origins). With an API key (--api-key,
 GUFO_API_KEY, or the app's settings), clients must send "Authorization: Bearer <key>".

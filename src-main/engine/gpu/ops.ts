@@ -73,8 +73,8 @@ export const PENALTY_RING = MAX_PENALTY_LAST_N;
 export const SAMPLER_STATE_WORDS = 2 + PENALTY_RING;
 /** Most top log-probabilities one step can return. */
 export const MAX_TOP_LOGPROBS = 32;
-/** u32 words the sampler writes: the token, then (id, log-probability) pairs. */
-export const SAMPLER_OUT_WORDS = 1 + 2 * MAX_TOP_LOGPROBS;
+/** u32 words the sampler writes: the token, its log-probability, then (id, log-probability) pairs. */
+export const SAMPLER_OUT_WORDS = 2 + 2 * MAX_TOP_LOGPROBS;
 
 export const GREEDY: SamplingParams = {
   temperature: 0,
@@ -776,7 +776,7 @@ export class OpKernels {
     return this.dispatch('sample.wgsl', `sample_${path}${masked ? '_masked' : ''}`, buffers, a.step, () => [1, 1]);
   }
 
-  /** Writes the params' nLogprobs best (id, log-probability) pairs of the raw logits into out[1..]. */
+  /** Writes the params' nLogprobs best (id, log-probability) pairs of the raw logits into out[2..], their log-sum-exp into out[1] (for the draw after it). */
   topLogprobs(a: Pick<SampleArgs, 'logits' | 'out' | 'params' | 'step'>): Dispatch {
     return this.dispatch('sample.wgsl', 'top_logprobs', [a.params, null, a.logits, null, null, a.out], a.step, () => [
       1, 1,
