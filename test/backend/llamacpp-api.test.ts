@@ -21,6 +21,14 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
+/** A reply's JSON body, read as the fields a test looks at. */
+interface Reply {
+  content?: string;
+  tokens?: unknown[];
+  error?: { code: number; message: string; type: string };
+}
+const bodyOf = (reply: { body: string }) => JSON.parse(reply.body) as Reply;
+
 /** The events of a llama.cpp stream: `data: <json>` each, no [DONE]. */
 function events(body: string): Record<string, unknown>[] {
   return body
@@ -51,7 +59,7 @@ describe("llama.cpp's routes", { timeout: 240_000 }, () => {
       expect(pieces.tokens.map((p) => p.piece).join('')).toBe(` ${prompt}`);
       const back = await post('/detokenize', { tokens: ids });
       expect(JSON.parse(back.body)).toEqual({ content: text.tokenizer.detokenize(ids, { renderSpecial: true }) });
-      expect(JSON.parse(back.body).content.trim()).toBe(prompt);
+      expect(bodyOf(back).content?.trim()).toBe(prompt);
     } finally {
       text.close();
     }
@@ -90,9 +98,7 @@ describe("llama.cpp's routes", { timeout: 240_000 }, () => {
     // A stop word: the content ends before it, and the reply names it.
     const content = body.content as string;
     const word = content.split(' ').filter((w) => w !== '')[2]!;
-    const stopped = JSON.parse(
-      (await post('/completion', { prompt, n_predict: 8, temperature: 0, stop: [word] })).body,
-    );
+    const stopped = bodyOf(await post('/completion', { prompt, n_predict: 8, temperature: 0, stop: [word] }));
     expect(stopped).toMatchObject({
       stop_type: 'word',
       stopping_word: word,
@@ -103,7 +109,7 @@ describe("llama.cpp's routes", { timeout: 240_000 }, () => {
     const text = openModelText(STORIES_260K);
     const ids = [text.vocab.bos!, ...text.tokenizer.tokenize(prompt)];
     text.close();
-    const fromIds = JSON.parse((await post('/completion', { prompt: ids, n_predict: 8, temperature: 0 })).body);
+    const fromIds = bodyOf(await post('/completion', { prompt: ids, n_predict: 8, temperature: 0 }));
     expect(fromIds.content).toBe(body.content);
   });
 
@@ -130,10 +136,10 @@ describe("llama.cpp's routes", { timeout: 240_000 }, () => {
     expect(JSON.parse(bad.body)).toEqual({
       error: { code: 400, message: '"n_predict" must be -1 (no limit) or at least 1', type: 'invalid_request_error' },
     });
-    expect(JSON.parse((await post('/detokenize', { tokens: [1, 1e6] })).body).error.message).toBe(
+    expect(bodyOf(await post('/detokenize', { tokens: [1, 1e6] })).error?.message).toBe(
       'token id 1000000 is not in the vocabulary of 512 tokens',
     );
-    expect(JSON.parse((await post('/tokenize', { content: 'x', model: 'nope' })).body).error.code).toBe(404);
+    expect(bodyOf(await post('/tokenize', { content: 'x', model: 'nope' })).error?.code).toBe(404);
     expect((await send(t.server.port, 'GET', '/completion')).status).toBe(405);
 
     expect((await post('/tokenize', { content: 'x' }, { origin: 'https://evil.example' })).status).toBe(403);
@@ -165,11 +171,11 @@ describe("llama.cpp's routes with several models", { timeout: 240_000 }, () => {
       send(two.server.port, 'POST', '/tokenize', json, JSON.stringify({ content: prompt, ...body }));
     const none = await ask({});
     expect(none.status).toBe(400);
-    expect(JSON.parse(none.body).error.message).toBe(
+    expect(bodyOf(none).error?.message).toBe(
       '"model" is required with several models in the library and none loaded: one of "llama-2-tiny-random", "stories260k"',
     );
-    const stories = JSON.parse((await ask({ model: 'stories260k' })).body).tokens as number[];
-    const tiny = JSON.parse((await ask({ model: 'llama-2-tiny-random' })).body).tokens as number[];
+    const stories = bodyOf(await ask({ model: 'stories260k' })).tokens as number[];
+    const tiny = bodyOf(await ask({ model: 'llama-2-tiny-random' })).tokens as number[];
     expect(stories).not.toEqual(tiny);
     // Once a generation has loaded one, it is the one served.
     const made = await send(
@@ -180,6 +186,6 @@ describe("llama.cpp's routes with several models", { timeout: 240_000 }, () => {
       JSON.stringify({ model: 'llama-2-tiny-random', prompt, n_predict: 2 }),
     );
     expect(made.status).toBe(200);
-    expect(JSON.parse((await ask({})).body).tokens).toEqual(tiny);
+    expect(bodyOf(await ask({})).tokens).toEqual(tiny);
   });
 });

@@ -307,7 +307,7 @@ describe('the HTTP API, up to the engine', () => {
       status: 400,
       param: 'n',
       code: 'invalid_value',
-      message: expect.stringContaining('"n" must be a whole number from 1 to 8'),
+      message: expect.stringContaining('"n" must be a whole number from 1 to 8') as string,
     });
     await expect(refused({ top_logprobs: 2 })).rejects.toMatchObject({ status: 400, param: 'top_logprobs' });
     await expect(refused({ stop: ['a', ''] })).rejects.toMatchObject({ status: 400, param: 'stop' });

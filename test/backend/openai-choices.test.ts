@@ -81,7 +81,7 @@ describe('n choices', { timeout: 240_000 }, () => {
     await expect(t.client().completions.create({ model, prompt, n: 9 })).rejects.toMatchObject({
       status: 400,
       param: 'n',
-      message: expect.stringContaining('"n" must be a whole number from 1 to 8'),
+      message: expect.stringContaining('"n" must be a whole number from 1 to 8') as string,
     });
   });
 });
