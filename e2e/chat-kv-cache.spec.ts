@@ -3,7 +3,8 @@
  * default a chat takes, stated in its settings and shown in the answer's statistics; picking q8_0
  * in Chat settings reloads the model with it, the answer's statistics and the loaded model say
  * q8_0, and the choice is kept across a reload; the inspector's Memory tab shows what q8_0 and
- * q4_0 save against f16. The model is a random llama with heads of 32 (whole q8_0/q4_0 blocks;
+ * q4_0 save against f16; the New chat dialog offers the types with "Default" naming the server's. The
+ * model is a random llama with heads of 32 (whole q8_0/q4_0 blocks;
  * stories260K's heads of 8 hold none).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -83,4 +84,17 @@ test("a chat's KV cache type: the server's default, then q8_0 from Chat settings
   await expect(table.getByRole('row', { name: /^q4_0/ })).toContainText('576 KiB');
   await expect(table.getByRole('row', { name: /^q4_0/ })).toContainText('1.44 MiB (72%)');
   await screenshot({ page, testInfo }, 'inspector-memory-kv-types', { themes: ['light', 'dark'] });
+
+  // A new chat picks its types in the New chat dialog, "Default" naming the server's.
+  await openSection(page, 'Chat');
+  await page.getByRole('button', { name: 'New chat' }).first().click();
+  const dialog = page.getByRole('dialog', { name: 'New chat' });
+  const newK = dialog.getByRole('combobox', { name: 'K cache type' });
+  await expect(newK.locator('option:checked')).toHaveText('Default (q4_0)');
+  await newK.selectOption('q8_0');
+  await dialog.getByRole('button', { name: 'Create chat' }).click();
+  await expect(dialog).toBeHidden();
+  await page.getByRole('button', { name: 'Chat settings' }).click();
+  await expect(settings.getByRole('combobox', { name: 'K cache type' })).toHaveValue('q8_0');
+  await expect(settings.getByRole('combobox', { name: 'V cache type' })).toHaveValue('');
 });

@@ -241,6 +241,10 @@ export function createChatApi(ctx: BackendContext): ChatApi {
       return structuredClone(SAMPLING_PRESETS);
     },
 
+    kvCacheDefault() {
+      return { ...ctx.engines.defaultKvTypes };
+    },
+
     listChats(search) {
       // null too: browser mode's JSON sends an absent argument as null.
       if (search != null && typeof search !== 'string') throw new Error('the chat search must be text');

@@ -234,6 +234,8 @@ export interface ChatExport {
 
 export interface ChatApi {
   samplingPresets(): Promise<Record<SamplingPresetName, SamplingSettings>>;
+  /** The KV cache types a chat that names none gets (ChatView.kvCacheDefault), for the New chat dialog. */
+  kvCacheDefault(): Promise<KvCacheTypes>;
   /** Newest first; with `search`, only chats whose title or messages match. */
   listChats(search?: string): Promise<ChatSummary[]>;
   /** Full-text search over every message (FTS5). */
@@ -285,6 +287,7 @@ export interface ChatApi {
 
 export const CHAT_METHODS = [
   'samplingPresets',
+  'kvCacheDefault',
   'listChats',
   'searchMessages',
   'createChat',

@@ -1,5 +1,5 @@
 /** The new-chat dialog's state: the models to pick from, the title, the settings; and creating the chat. */
-import type { ChatView, GufoBridge, ModelEntry } from '../../src-preload/api';
+import type { ChatView, GufoBridge, KvCacheTypes, ModelEntry } from '../../src-preload/api';
 import { messageOf } from './format';
 import { newChatContext } from './new-chat-context';
 import { generativeModels } from './library-view';
@@ -13,6 +13,8 @@ export class NewChatForm {
   draft: SettingsDraft | null = $state(null);
   /** The context size a new chat gets when none is given (the app setting). */
   defaultContext: number | null = $state(null);
+  /** The KV cache types "Default" stands for in the dialog. */
+  kvCacheDefault: KvCacheTypes | null = $state(null);
   busy = $state(false);
   error: string | null = $state(null);
 
@@ -30,13 +32,15 @@ export class NewChatForm {
     this.error = null;
     this.title = '';
     try {
-      const [models, presets, settings] = await Promise.all([
+      const [models, presets, settings, kvCacheDefault] = await Promise.all([
         this.#gufo.listModels(),
         this.#gufo.samplingPresets(),
         this.#gufo.getSettings(),
+        this.#gufo.kvCacheDefault(),
       ]);
       this.models = generativeModels(models);
       this.defaultContext = settings.defaultContext;
+      this.kvCacheDefault = kvCacheDefault;
       this.draft = SettingsDraft.fresh(presets, null);
       this.pickModel(this.models.find((m) => m.id === preferredModelId)?.id ?? this.models[0]?.id ?? null);
     } catch (err) {

@@ -31,6 +31,8 @@ describe("a chat's KV cache types on the engine", { timeout: 180_000 }, () => {
     });
     const id = chat.chat.id;
     expect(chat.kvCacheDefault).toEqual({ k: 'q4_0', v: 'q4_0' });
+    // What the New chat dialog offers as "Default", before any chat exists.
+    expect(await api.kvCacheDefault()).toEqual({ k: 'q4_0', v: 'q4_0' });
 
     const ask = async (text: string) => {
       const { assistantMessageId } = await api.sendMessage(id, text);
