@@ -65,8 +65,8 @@ export interface EnginePoolOptions {
   launcher?: EngineLauncher;
   /** Engine processes at most (default 1). */
   cap?: number;
-  /** KV cache types of loads that name none (default f16). */
-  kvTypes?: KvCacheTypes;
+  /** KV cache types of loads that name none, asked at each load (default f16). */
+  kvTypes?: () => KvCacheTypes;
 }
 
 export class EnginePool {
@@ -80,9 +80,9 @@ export class EnginePool {
     this.#cap = Math.max(1, options.cap ?? 1);
   }
 
-  /** The KV cache types of loads that name none (gufo serve --cache-type-k/-v; f16 by default). */
+  /** The KV cache types of loads that name none (gufo serve --cache-type-k/-v, else the app setting; f16 by default). */
   get defaultKvTypes(): KvCacheTypes {
-    return { ...(this.options.kvTypes ?? DEFAULT_KV_CACHE_TYPES) };
+    return { ...(this.options.kvTypes?.() ?? DEFAULT_KV_CACHE_TYPES) };
   }
 
   /**

@@ -42,7 +42,7 @@ export interface BackendOptions {
   engineLauncher?: EngineLauncher;
   /** Engine processes at most (default 1). */
   engineCap?: number;
-  /** KV cache types of loads that name none (`gufo serve --cache-type-k/-v`; default f16). */
+  /** KV cache types of loads that name none (`gufo serve --cache-type-k/-v`; default: the app setting). */
   kvTypes?: KvCacheTypes;
   pickPaths?: (kind: 'files' | 'folder') => Promise<string[]>;
   /** At most one progress event per job in this many ms (default 100; tests use 0 to see every report). */
@@ -64,6 +64,7 @@ export function createBackend(options: BackendOptions): Backend {
   const { db, notices } = openStore(databasePath(dir));
   const lock = lockDataDir(dir);
   const events = new EventHub();
+  const settings = new SettingsStore(db);
   const closers: (() => void | Promise<void>)[] = [];
   const context: BackendContext = {
     mode: options.mode,
@@ -74,10 +75,14 @@ export function createBackend(options: BackendOptions): Backend {
     env,
     db,
     models: new ModelStore(db),
-    settings: new SettingsStore(db),
+    settings,
     events,
     jobs: new JobManager(events, options.progressEveryMs),
-    engines: new EnginePool({ launcher: options.engineLauncher, cap: options.engineCap, kvTypes: options.kvTypes }),
+    engines: new EnginePool({
+      launcher: options.engineLauncher,
+      cap: options.engineCap,
+      kvTypes: () => options.kvTypes ?? settings.get().kvCacheTypes,
+    }),
     owner: lock.owner,
     notices,
     pickPaths: options.pickPaths,

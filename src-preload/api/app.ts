@@ -1,4 +1,5 @@
 /** The app itself: who is answering, settings, and the file system as the UI may browse it. */
+import type { KvCacheTypes } from './kv-cache';
 
 /** How the UI is being delivered: an Electron window, or a browser tab on `gufo serve`. */
 export type AppMode = 'electron' | 'browser';
@@ -46,6 +47,8 @@ export interface Settings {
    * machine's RAM for a software adapter, else none, since WebGPU reports no memory size).
    */
   gpuMemoryBudgetGiB: number | null;
+  /** The KV cache types of chats that pick none; `gufo serve --cache-type-k/-v` overrides them. */
+  kvCacheTypes: KvCacheTypes;
 }
 
 /** One entry of a folder, as the in-app file browser shows it (browser mode has no native picker). */

@@ -47,6 +47,7 @@ describe('settings', () => {
       defaultContext: 2048,
       exportDir: null,
       gpuMemoryBudgetGiB: null,
+      kvCacheTypes: { k: 'f16', v: 'f16' },
     });
     const saved = await first.api.updateSettings({ theme: 'dark', defaultContext: 8192 });
     expect(saved).toMatchObject({ theme: 'dark', defaultContext: 8192 });
@@ -62,8 +63,23 @@ describe('settings', () => {
     await expect(backend.api.updateSettings({ gpuMemoryBudgetGiB: 0 })).rejects.toThrow(
       /setting "gpuMemoryBudgetGiB" must be a number of GiB above 0/,
     );
+    await expect(backend.api.updateSettings({ kvCacheTypes: { k: 'q5_0', v: 'f16' } as never })).rejects.toThrow(
+      /setting "kvCacheTypes" must be \{ k, v \}, each one of f16, q8_0, q4_0, f32/,
+    );
     expect(backend.seen.filter((e) => e.type === 'settings-changed')).toEqual([]);
     expect((await backend.api.getSettings()).theme).toBe('system');
+  });
+
+  it("is the KV cache default of chats that pick none, unless gufo serve's --cache-type-k/-v names one", async () => {
+    const app = testBackend();
+    expect(await app.api.kvCacheDefault()).toEqual({ k: 'f16', v: 'f16' });
+    await app.api.updateSettings({ kvCacheTypes: { k: 'q8_0', v: 'q4_0' } });
+    expect(await app.api.kvCacheDefault()).toEqual({ k: 'q8_0', v: 'q4_0' });
+    expect(app.context.engines.defaultKvTypes).toEqual({ k: 'q8_0', v: 'q4_0' });
+
+    const served = testBackend({ kvTypes: { k: 'f32', v: 'f32' } });
+    await served.api.updateSettings({ kvCacheTypes: { k: 'q8_0', v: 'q8_0' } });
+    expect(await served.api.kvCacheDefault()).toEqual({ k: 'f32', v: 'f32' });
   });
 
   it('stores model folders resolved, each once, and only existing ones', async () => {

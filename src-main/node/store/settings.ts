@@ -3,7 +3,10 @@ import { isIP } from 'node:net';
 import {
   API_KEY_CHARS,
   CONTEXT_TOKENS,
+  DEFAULT_KV_CACHE_TYPES,
   GPU_MEMORY_BUDGET_MAX_GIB,
+  isKvCacheType,
+  KV_CACHE_TYPES,
   type OpenAiServerSettings,
   type Settings,
   type Theme,
@@ -18,6 +21,7 @@ export const DEFAULT_SETTINGS: Settings = {
   defaultContext: 2048,
   exportDir: null,
   gpuMemoryBudgetGiB: null,
+  kvCacheTypes: DEFAULT_KV_CACHE_TYPES,
 };
 
 export const DEFAULT_OPENAI_SERVER_SETTINGS: OpenAiServerSettings = {
@@ -49,6 +53,12 @@ const VALIDATORS: Validators<Settings> = {
     v === null || (typeof v === 'number' && v > 0 && v <= GPU_MEMORY_BUDGET_MAX_GIB)
       ? null
       : `must be a number of GiB above 0 and at most ${GPU_MEMORY_BUDGET_MAX_GIB}, or null (automatic)`,
+  kvCacheTypes: (v) => {
+    const types = v as Partial<Record<'k' | 'v', unknown>> | null;
+    return typeof types === 'object' && types !== null && isKvCacheType(types.k) && isKvCacheType(types.v)
+      ? null
+      : `must be { k, v }, each one of ${KV_CACHE_TYPES.join(', ')}`;
+  },
 };
 
 const OPENAI_SERVER_VALIDATORS: Validators<OpenAiServerSettings> = {
