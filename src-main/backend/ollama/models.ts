@@ -72,11 +72,10 @@ export async function running(service: OpenAiService): Promise<object> {
 /** `POST /api/show`: the model's details, its chat template (Jinja, as in the file) and a few facts from its metadata. */
 export async function show(service: OpenAiService, model: ServedModel): Promise<object> {
   const { entry } = model;
-  const template = await service.texts.use(
-    entry.path,
-    entry.mtimeMs,
-    async (text) => chatTemplateFor(text.vocab, { architecture: text.architecture }).text,
-  );
+  const { template, thinks } = await service.texts.use(entry.path, entry.mtimeMs, async (text) => ({
+    template: chatTemplateFor(text.vocab, { architecture: text.architecture }).text,
+    thinks: text.thinks,
+  }));
   const info: Record<string, unknown> = {
     'general.architecture': entry.architecture,
     'general.parameter_count': entry.parameters,
@@ -91,7 +90,8 @@ export async function show(service: OpenAiService, model: ServedModel): Promise<
     system: '',
     details: details(entry),
     model_info: info,
-    capabilities: ['completion'],
+    // "thinking": the request's `think` is honoured (clients check before sending it).
+    capabilities: thinks ? ['completion', 'thinking'] : ['completion'],
     modified_at: new Date(entry.mtimeMs).toISOString(),
   };
 }

@@ -9,6 +9,7 @@ import type { JsonConstraint } from '../../core/constrained/token-constraint';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from '../openai/errors';
 import { RequestFields } from '../openai/request-fields';
+import { ollamaThink, type ReasoningRequest } from '../openai/reasoning';
 import { chatMessages, MAX_STOP_STRINGS, type GenerationRequest } from '../openai/requests';
 import { schemaConstraint } from '../openai/schema-constraint';
 import { parseTools, type ToolRequest } from '../openai/tools';
@@ -16,6 +17,8 @@ import { parseTools, type ToolRequest } from '../openai/tools';
 export interface OllamaRequest extends GenerationRequest {
   /** A context smaller than the server's (options.num_ctx); null: the server's. */
   numCtx: number | null;
+  /** `think`: whether to think, and whether the reasoning comes back apart. */
+  reasoning: ReasoningRequest;
 }
 
 export interface OllamaChatRequest extends OllamaRequest {
@@ -122,7 +125,6 @@ export function parseOllamaGenerate(body: unknown): OllamaGenerateRequest {
 
 /** What both share: model, stream (on unless false, as in Ollama), format, options. */
 function common(f: RequestFields): OllamaRequest {
-  f.unsupported('think', (v) => v === false, '"think" is not supported by Gufo yet: leave it out, or false');
   f.unsupported(
     'logprobs',
     (v) => v === false,
@@ -164,6 +166,7 @@ function common(f: RequestFields): OllamaRequest {
     logprobs: null,
     constraint: format(f.body.format),
     numCtx: o.integer('options.num_ctx', 1, 2 ** 31 - 1, null),
+    reasoning: ollamaThink(f),
     sampling: {
       temperature: o.number('options.temperature', 0, 2, OLLAMA_DEFAULTS.temperature),
       topP: o.number('options.top_p', 0, 1, OLLAMA_DEFAULTS.top_p),

@@ -21,6 +21,8 @@ export interface PromptInput {
   constraint?: JsonConstraint;
   /** Tool-call markers that are control tokens are shown in the answer's text (a request with tools). */
   showToolMarkers?: boolean;
+  /** The answer's leading reasoning comes back apart from its content (core/reasoning.ts). */
+  reasoning?: boolean;
   /**
    * A conversation too long for the context with room to answer loses its oldest messages but the
    * system's and the last, as Ollama's /api/chat does.
@@ -86,5 +88,6 @@ export function planGeneration(
     constraint: prompt.constraint ?? request.constraint,
     stripLeadingSpace: prompt.stripLeadingSpace,
     showToolMarkers: prompt.showToolMarkers ?? false,
+    reasoning: prompt.reasoning ? { opened: tokens.opensThinking ?? false } : null,
   };
 }

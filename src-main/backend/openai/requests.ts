@@ -7,6 +7,7 @@ import type { ChatMessage, ChatToolCall } from '../../core/chat-template';
 import type { JsonConstraint } from '../../core/constrained/token-constraint';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
+import { openAiReasoning, type ReasoningRequest } from './reasoning';
 import { RequestFields } from './request-fields';
 import { schemaConstraint } from './schema-constraint';
 import { parseTools, type ToolRequest } from './tools';
@@ -43,6 +44,8 @@ export interface ChatCompletionRequest extends GenerationRequest {
   messages: ChatMessage[];
   /** Functions the model may call; null: none (or tool_choice "none"). */
   tools: ToolRequest | null;
+  /** Whether to think, and whether the reasoning comes back apart. */
+  reasoning: ReasoningRequest;
 }
 
 export interface CompletionRequest extends GenerationRequest {
@@ -71,6 +74,7 @@ export function parseChatCompletion(body: unknown): ChatCompletionRequest {
     logprobs: wantLogprobs ? (top ?? 0) : null,
     messages: chatMessages(f.body.messages),
     tools: parseTools(f),
+    reasoning: openAiReasoning(f),
   };
 }
 

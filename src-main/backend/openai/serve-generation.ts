@@ -9,9 +9,8 @@ import { sendJson } from '../../node/server/http-server';
 import type { ModelText, PromptSource, PromptTokens } from '../chat/prompt';
 import { promptWorkersOf } from '../prompt-worker/index';
 import { modelNotRunnable, toOpenAiError } from './errors';
-import { generate, type Generated, type GenerationPlan } from './generation';
+import { generate, type Generated, type GeneratedPiece, type GenerationPlan } from './generation';
 import type { ServedModel } from './model-ids';
-import type { Piece } from './output-text';
 import { planGeneration, type PromptInput } from './plan';
 import type { GenerationRequest } from './requests';
 import type { OpenAiService } from './service';
@@ -28,7 +27,7 @@ export interface EndpointShape<R extends GenerationRequest> {
   /** `choices[0]` of the stream's first chunk, when the endpoint sends one before any text. */
   openingChoice?(): object;
   /** A piece's choice; null: nothing to send for it (text held back, e.g. a tool call being written). */
-  pieceChoice(text: ModelText, request: R, piece: Piece): object | null;
+  pieceChoice(text: ModelText, request: R, piece: GeneratedPiece): object | null;
   /** The stream's last choices, each sent in a chunk of its own: text held back, tool calls, then the finish reason. */
   closingChoices(text: ModelText, request: R, generated: Generated): object[];
   responseChoice(text: ModelText, request: R, generated: Generated): object;
