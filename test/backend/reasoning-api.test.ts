@@ -1,11 +1,9 @@
 /**
- * Reasoning on the APIs, with the real engine (SwiftShader) and a copy of stories260K given a
- * DeepSeek-R1-like chat template: its prompt ends inside a <think> block, so everything the model
- * writes is reasoning (stories260K never writes </think>), unless the template is told not to
- * think (enable_thinking false, or reasoning_effort "minimal" read by the template itself): then
- * it closes the block in the prompt and everything is the answer. What the server returns apart
- * is checked against the same greedy text left in the content (reasoning_format "none"), so a
- * split that lost, kept or moved text fails; the splitting itself is test/core/reasoning.test.ts's.
+ * Reasoning on the APIs, with the real engine (SwiftShader) and stories260K given a
+ * DeepSeek-R1-like chat template (fixtures/thinker.ts: all it writes is reasoning unless the
+ * template is told not to think). What the server returns apart is checked against the same
+ * greedy text left in the content (reasoning_format "none"), so a split that lost, kept or moved
+ * text fails; the splitting itself is test/core/reasoning.test.ts's.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,14 +12,8 @@ import { Ollama } from 'ollama';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORIES_260K } from '../support/paths';
-import { stringKv, writeStoriesWith } from '../support/gguf-variants';
 import { startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
-
-const THINKER_TEMPLATE =
-  "{%- for message in messages %}{{ '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}{%- endfor %}" +
-  "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}" +
-  '{%- if (enable_thinking is defined and enable_thinking is false) or (reasoning_effort is defined and reasoning_effort == "minimal") %}' +
-  "{{ '<think>\\n\\n</think>\\n\\n' }}{%- else %}{{ '<think>\\n' }}{%- endif %}{%- endif %}";
+import { writeThinker } from './fixtures/thinker';
 
 const model = 'thinker';
 const messages = [{ role: 'user' as const, content: 'Tell me about Lily.' }];
@@ -32,7 +24,7 @@ let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gufo-reasoning-'));
   const thinker = join(dir, 'thinker.gguf');
-  await writeStoriesWith(thinker, [stringKv('tokenizer.chat_template', THINKER_TEMPLATE)]);
+  await writeThinker(thinker);
   t = await startOpenAiTestServer([thinker, STORIES_260K]);
   ollama = new Ollama({ host: `http://127.0.0.1:${t.server.port}` });
 });

@@ -194,6 +194,8 @@ export interface PromptPlan {
   reserve: number;
   /** False when even the most the policy leaves out leaves no room for the answer. */
   fits: boolean;
+  /** The prompt ends inside a reasoning block (its template opened <think>): the answer starts as reasoning. */
+  opensThinking?: boolean;
 }
 
 /** The turns the model answers: the user's, and a tool's result. */
@@ -221,6 +223,7 @@ export function planPrompt(
   format: PromptFormat,
   tools?: readonly ChatTool[],
   answer: readonly number[] = [],
+  thinking: boolean | null = null,
 ): PromptPlan {
   const reserve = answerReserve(limits);
   const room = limits.contextSize - reserve - answer.length;
@@ -240,6 +243,7 @@ export function planPrompt(
       messages: turns,
       addGenerationPrompt: ANSWERED_ROLES.has(branch.at(-1)?.role),
       format,
+      ...(thinking === null ? {} : { variables: { enable_thinking: thinking } }),
     } as const;
     // Plain completion has no turns to call tools in.
     return promptTokens(text, tools?.length && format !== 'completion' ? { ...source, tools } : source, room);
@@ -253,6 +257,7 @@ export function planPrompt(
   let hi = candidates.length - 1;
   const most = render(hi);
   let ids = fitting(most);
+  const opensThinking = 'ids' in most && most.opensThinking === true;
   if (!ids) {
     const counted = 'ids' in most;
     const tokens = (counted ? most.ids.length : most.atLeast) + answer.length;
@@ -269,7 +274,15 @@ export function planPrompt(
     }
   }
   const all = [...ids, ...answer];
-  return { ids: all, tokens: all.length, counted: true, dropped: leftOutCount(candidates[hi]!), reserve, fits: true };
+  return {
+    ids: all,
+    tokens: all.length,
+    counted: true,
+    dropped: leftOutCount(candidates[hi]!),
+    reserve,
+    fits: true,
+    ...(opensThinking && { opensThinking }),
+  };
 }
 
 /** Why a plan that does not fit cannot be answered, naming the sizes and what to do (`setting`: where the policy is chosen). */
