@@ -99,6 +99,39 @@ describe('Chat Completions', { timeout: 300_000 }, () => {
     });
   });
 
+  it("gives an earlier answer's reasoning_content (Ollama: thinking) back to the template", async () => {
+    const conversation = (reasoning: object) => [
+      ...messages,
+      { role: 'assistant' as const, content: 'Lily had a ball.', ...reasoning },
+      { role: 'user' as const, content: 'And then?' },
+    ];
+    const promptTokens = async (reasoning: object) =>
+      (
+        await t.client().chat.completions.create({
+          model,
+          messages: conversation(reasoning),
+          max_tokens: 1,
+        })
+      ).usage!.prompt_tokens;
+    const without = await promptTokens({});
+    const withReasoning = await promptTokens({ reasoning_content: 'She thinks about the ball and the park.' });
+    expect(withReasoning).toBeGreaterThan(without + 5);
+    const ollamaCount = await ollama.chat({
+      model,
+      messages: conversation({ thinking: 'She thinks about the ball and the park.' }),
+      options: { num_predict: 1 },
+    });
+    expect(ollamaCount.prompt_eval_count).toBe(withReasoning);
+    const err = (await promptTokens({ reasoning_content: 5 }).catch((e: unknown) => e)) as {
+      status: number;
+      error: { param: string };
+    };
+    expect({ status: err.status, param: err.error.param }).toEqual({
+      status: 400,
+      param: 'messages[1].reasoning_content',
+    });
+  });
+
   it('refuses a reasoning_effort, reasoning_format or chat_template_kwargs it cannot read, naming the field', async () => {
     const refused = async (extra: Extra) => {
       const err = (await chat(extra).catch((e: unknown) => e)) as { status: number; error: { param: string } };
