@@ -99,6 +99,19 @@ describe('Chat Completions', { timeout: 300_000 }, () => {
     });
   });
 
+  it('leaves output held to JSON whole in the content: it is the answer from its first token', async () => {
+    const json = await t.client().chat.completions.create({
+      model,
+      messages,
+      temperature: 0,
+      max_tokens: 24,
+      response_format: { type: 'json_object' },
+    });
+    const message: Message = json.choices[0]!.message;
+    expect(message.reasoning_content).toBeUndefined();
+    expect(message.content!.trimStart().startsWith('{')).toBe(true);
+  });
+
   it("gives an earlier answer's reasoning_content (Ollama: thinking) back to the template", async () => {
     const conversation = (reasoning: object) => [
       ...messages,

@@ -61,6 +61,7 @@ export function planGeneration(
   const ids = tokens.ids;
   if (ids.length === 0)
     throw invalidParam(prompt.param, 'the prompt gives no tokens (and the model adds no BOS): give some text');
+  const constraint = prompt.constraint ?? request.constraint;
   const s = request.sampling;
   const settings: SamplingSettings = {
     temperature: s.temperature,
@@ -85,9 +86,10 @@ export function planGeneration(
     stopIds: prompt.stopIds,
     stopStrings: request.stop,
     logprobs: request.logprobs,
-    constraint: prompt.constraint ?? request.constraint,
+    constraint,
     stripLeadingSpace: prompt.stripLeadingSpace,
     showToolMarkers: prompt.showToolMarkers ?? false,
-    reasoning: prompt.reasoning ? { opened: tokens.opensThinking ?? false } : null,
+    // Output held to JSON (a format, a forced call) is the answer from its first token: nothing to split.
+    reasoning: prompt.reasoning && !constraint ? { opened: tokens.opensThinking ?? false } : null,
   };
 }
