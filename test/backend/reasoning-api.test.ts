@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ollama } from 'ollama';
 import type OpenAI from 'openai';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, streamText } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORIES_260K } from '../support/paths';
 import { startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
@@ -167,7 +169,7 @@ describe('the Responses API', { timeout: 300_000 }, () => {
     const [reasoning, message] = response.output;
     expect(reasoning).toMatchObject({
       type: 'reasoning',
-      summary: [],
+      summary: [{ type: 'summary_text', text: raw.trim() }],
       content: [{ type: 'reasoning_text', text: raw.trim() }],
     });
     expect(message).toMatchObject({ type: 'message', content: [{ type: 'output_text', text: '' }] });
@@ -185,10 +187,23 @@ describe('the Responses API', { timeout: 300_000 }, () => {
     expect(deltas.map((e) => e.delta).join('')).toBe(raw.trim());
     expect(deltas.every((e) => e.output_index === 0)).toBe(true);
     expect(events.find((e) => e.type === 'response.reasoning_text.done')).toMatchObject({ text: raw.trim() });
+    const summary = events.filter((e) => e.type === 'response.reasoning_summary_text.delta');
+    expect(summary.map((e) => e.delta)).toEqual(deltas.map((e) => e.delta));
     const last = events.at(-1)!;
     expect(last.type === 'response.incomplete' && last.response.output).toEqual(
       response.output.map((item) => ({ ...item, id: expect.any(String) })),
     );
+  });
+
+  it("reaches the Vercel AI SDK's openai(id) model as its reasoning, whole and streamed", async () => {
+    const openai = createOpenAI({ baseURL: `http://127.0.0.1:${t.server.port}/v1`, apiKey: 'none' });
+    const options = { model: openai(model), prompt: messages[0]!.content, temperature: 0, maxOutputTokens: 24 };
+    const whole = await generateText({ ...options, maxRetries: 0 });
+    expect({ reasoning: whole.reasoningText, text: whole.text }).toEqual({ reasoning: raw.trim(), text: '' });
+    let reasoning = '';
+    for await (const part of streamText({ ...options, maxRetries: 0 }).fullStream)
+      if (part.type === 'reasoning-delta') reasoning += part.text;
+    expect(reasoning).toBe(raw.trim());
   });
 
   it('reasoning.effort "none" asks for no reasoning: one message with the text', async () => {

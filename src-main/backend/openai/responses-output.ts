@@ -1,8 +1,10 @@
 /**
- * A Responses API answer's `output` items, built as the answer streams: a `reasoning` item with
- * one `reasoning_text` part when the model reasons (the raw form OpenAI's open-weight models use,
- * with no summary), a `message` with one `output_text` part for the text, then a `function_call`
- * item per call. Each step is also an
+ * A Responses API answer's `output` items, built as the answer streams: a `reasoning` item when
+ * the model reasons, its text both as one `reasoning_text` part of its content (the raw form of
+ * OpenAI's open-weight models, which vLLM and OpenAI's clients read) and as its one `summary_text`
+ * (the form Ollama answers, which the Vercel AI SDK and Codex read: Gufo writes no summary of its
+ * own); a `message` with one `output_text` part for the text, then a `function_call` item per
+ * call. Each step is also an
  * event (`response.output_item.added`, `response.output_text.delta`, …) for a stream; a whole
  * answer is the same steps with no one listening, so both forms hold the same items.
  */
@@ -31,11 +33,16 @@ interface ReasoningPart {
   text: string;
 }
 
+interface SummaryPart {
+  type: 'summary_text';
+  text: string;
+}
+
 export interface ReasoningItem {
   type: 'reasoning';
   id: string;
   status: Status;
-  summary: [];
+  summary: SummaryPart[];
   content: ReasoningPart[];
 }
 
@@ -67,7 +74,10 @@ export class ResponseOutput {
     if (delta === '') return;
     const item = this.#open?.type === 'reasoning' ? this.#open : this.#openReasoning();
     item.content[0]!.text += delta;
-    this.emit({ type: 'response.reasoning_text.delta', ...this.#where(item), content_index: 0, delta });
+    item.summary[0]!.text += delta;
+    const where = this.#where(item);
+    this.emit({ type: 'response.reasoning_summary_text.delta', ...where, summary_index: 0, delta });
+    this.emit({ type: 'response.reasoning_text.delta', ...where, content_index: 0, delta });
   }
 
   /** Answer text to show (the parser sends all of it before the first call). */
@@ -140,9 +150,13 @@ export class ResponseOutput {
       content: [],
     };
     this.#add(item);
+    const where = this.#where(item);
+    const summary: SummaryPart = { type: 'summary_text', text: '' };
+    item.summary.push(summary);
+    this.emit({ type: 'response.reasoning_summary_part.added', ...where, summary_index: 0, part: { ...summary } });
     const part: ReasoningPart = { type: 'reasoning_text', text: '' };
     item.content.push(part);
-    this.emit({ type: 'response.content_part.added', ...this.#where(item), content_index: 0, part: { ...part } });
+    this.emit({ type: 'response.content_part.added', ...where, content_index: 0, part: { ...part } });
     return item;
   }
 
@@ -164,6 +178,9 @@ export class ResponseOutput {
       this.emit({ type: 'response.output_text.done', ...where, content_index: 0, text: part.text, logprobs: [] });
       this.emit({ type: 'response.content_part.done', ...where, content_index: 0, part });
     } else if (item.type === 'reasoning') {
+      const summary = item.summary[0]!;
+      this.emit({ type: 'response.reasoning_summary_text.done', ...where, summary_index: 0, text: summary.text });
+      this.emit({ type: 'response.reasoning_summary_part.done', ...where, summary_index: 0, part: summary });
       const part = item.content[0]!;
       this.emit({ type: 'response.reasoning_text.done', ...where, content_index: 0, text: part.text });
       this.emit({ type: 'response.content_part.done', ...where, content_index: 0, part });
