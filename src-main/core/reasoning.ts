@@ -42,6 +42,11 @@ export class ReasoningSplitter {
     this.#state = opened ? 'thinking' : 'start';
   }
 
+  /** Whether the output so far ends in the reasoning (its closing tag and the blank lines after it included). */
+  get reasoning(): boolean {
+    return this.#state === 'thinking' || this.#state === 'answer';
+  }
+
   push(text: string): ReasoningPiece {
     const out: ReasoningPiece = { reasoning: '', content: '' };
     this.#pending += text;

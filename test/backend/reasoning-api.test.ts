@@ -101,6 +101,27 @@ describe('Chat Completions', { timeout: 300_000 }, () => {
     });
   });
 
+  it("counts the reasoning's tokens in usage, as OpenAI's reasoning models do, and none when there is no reasoning", async () => {
+    const usage = async (extra: Extra) =>
+      (
+        await t.client().chat.completions.create({
+          model,
+          messages,
+          temperature: 0,
+          max_tokens: 24,
+          ...extra,
+        } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming)
+      ).usage!;
+    const thinking = await usage({});
+    expect(thinking.completion_tokens).toBe(24);
+    expect(thinking.completion_tokens_details).toEqual({ reasoning_tokens: 24 });
+    expect((await usage({ reasoning_effort: 'none' })).completion_tokens_details).toBeUndefined();
+    const response = await t
+      .client()
+      .responses.create({ model, input: messages, temperature: 0, max_output_tokens: 24 });
+    expect(response.usage!.output_tokens_details.reasoning_tokens).toBe(24);
+  });
+
   it('leaves output held to JSON whole in the content: it is the answer from its first token', async () => {
     const json = await t.client().chat.completions.create({
       model,

@@ -74,6 +74,13 @@ describe('ReasoningSplitter', () => {
     }
   });
 
+  it('says whether the output so far is still reasoning (its closing tag and the blank lines after it included)', () => {
+    const splitter = new ReasoningSplitter(false);
+    const states = ['<thi', 'nk>Hm', '</think>', '\n\n', 'Yes'].map((p) => (splitter.push(p), splitter.reasoning));
+    expect(states).toEqual([false, true, true, true, false]);
+    expect(new ReasoningSplitter(true).reasoning).toBe(true);
+  });
+
   it('keeps a block never closed as reasoning, and an empty block as nothing', () => {
     expect(split(['<think>still going\n'])).toMatchObject({ reasoning: 'still going', content: '' });
     expect(split(['<think>\n\n</think>\n\nOnly the answer'])).toMatchObject({

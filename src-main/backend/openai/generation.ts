@@ -57,6 +57,8 @@ export interface Generated {
   text: string;
   /** The reasoning, when the plan splits it (else ''). */
   reasoning: string;
+  /** Of the completion's tokens, those that wrote the reasoning (its tags included). */
+  reasoningTokens: number;
   tokens: TokenChoice[];
   /** Where each token's text starts in the output (`text`, when the reasoning is not split). */
   offsets: number[];
@@ -92,8 +94,11 @@ export function generate(
       const splitter = plan.reasoning ? new ReasoningSplitter(plan.reasoning.opened) : null;
       let content = '';
       let reasoning = '';
+      let reasoningTokens = 0;
       const emit = (piece: Piece, last = false) => {
         const split = splitter?.push(piece.text) ?? { reasoning: '', content: piece.text };
+        // A token belongs to the reasoning when the output still is reasoning once its text is in.
+        if (splitter?.reasoning) reasoningTokens += piece.tokens.length;
         if (last && splitter) {
           const rest = splitter.end();
           split.reasoning += rest.reasoning;
@@ -145,6 +150,7 @@ export function generate(
       return {
         text: content,
         reasoning,
+        reasoningTokens,
         ...output.tokens,
         finishReason: output.stopped || result.stopReason === 'stop' ? 'stop' : 'length',
         promptTokens: plan.prompt.length,

@@ -142,7 +142,7 @@ function responseObject(
           input_tokens: generated.promptTokens,
           input_tokens_details: { cached_tokens: 0 },
           output_tokens: generated.completionTokens,
-          output_tokens_details: { reasoning_tokens: 0 },
+          output_tokens_details: { reasoning_tokens: generated.reasoningTokens },
           total_tokens: generated.promptTokens + generated.completionTokens,
         }
       : null,

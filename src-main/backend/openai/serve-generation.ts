@@ -63,6 +63,8 @@ export async function serveGeneration<R extends GenerationRequest>(
         prompt_tokens: g.promptTokens,
         completion_tokens: g.completionTokens,
         total_tokens: g.promptTokens + g.completionTokens,
+        // OpenAI's reasoning models report it so; only when there was reasoning, as llama.cpp sends none.
+        ...(g.reasoningTokens > 0 ? { completion_tokens_details: { reasoning_tokens: g.reasoningTokens } } : {}),
       });
 
       if (!request.stream) {
