@@ -53,6 +53,7 @@ const NEW_CHAT_FIELDS: readonly (keyof NewChat)[] = [
   'promptFormat',
   'contextOverflow',
   'kvCacheTypes',
+  'thinking',
 ];
 
 export function createChatApi(ctx: BackendContext): ChatApi {
@@ -110,6 +111,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         promptFormat: format,
         tools,
         contextOverflow: overflow,
+        thinking,
       } = effectiveSettings(record.settings, text.hasChatTemplate);
       const limits = { contextSize, maxTokens: sampling.maxTokens, overflow };
       const job = {
@@ -119,6 +121,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         limits,
         format,
         tools,
+        thinking,
       } as const;
       return contextUsage(await promptWorkers.run(text, record.modelPath, job), limits);
     } catch {
@@ -274,11 +277,12 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         promptFormat: facts.hasChatTemplate === null ? null : defaultPromptFormat(facts.hasChatTemplate),
         contextOverflow: DEFAULT_CONTEXT_OVERFLOW,
         kvCacheTypes: { k: null, v: null },
+        thinking: null,
       };
-      const { systemPrompt, sampling, contextSize, promptFormat, contextOverflow, kvCacheTypes } = input;
+      const { systemPrompt, sampling, contextSize, promptFormat, contextOverflow, kvCacheTypes, thinking } = input;
       const settings = applySettings(
         base,
-        { systemPrompt, sampling, contextSize, promptFormat, contextOverflow, kvCacheTypes },
+        { systemPrompt, sampling, contextSize, promptFormat, contextOverflow, kvCacheTypes, thinking },
         facts,
       );
       const title = input.title === undefined ? DEFAULT_TITLE : checkTitle(input.title);

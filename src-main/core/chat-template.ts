@@ -238,15 +238,6 @@ function tokenId(vocab: ChatVocab, text: string): number | undefined {
 }
 
 /**
- * Whether a template lets the model think before answering: it has a thinking switch
- * (`enable_thinking`, Qwen 3), writes a `<think>` block (DeepSeek R1), or is gpt-oss's, whose
- * analysis channel is its reasoning (Ollama's "thinking" capability, from the same signs).
- */
-export function templateThinks(template: { name: string; text: string }): boolean {
-  return template.name === HARMONY_TEMPLATE || /\benable_thinking\b|<think>/.test(template.text);
-}
-
-/**
  * The prompt family a template writes, from its turn markers (after llama.cpp's
  * llm_chat_detect_template); "custom" when none is recognized.
  */

@@ -7,6 +7,7 @@
  * `to=functions.NAME<|message|>arguments`; on the way back into a prompt, the reasoning goes to the template's
  * `thinking` field (which drops it from earlier turns) and the answer to `content`.
  */
+import { THINK_CLOSE, THINK_OPEN } from './reasoning';
 import type { StreamDecoder, Tokenizer } from './tokenizer/index';
 
 /** How a call appears in the rewritten text: the header's recipient, then <|message|> and the arguments (tool-calls/syntax.ts parses it). */
@@ -19,9 +20,6 @@ const END = '<|end|>';
 /** Ends of generation; callers stop before them, but a stream that shows them ends its message there. */
 const FINISH = ['<|return|>', '<|call|>'];
 const MARKERS = [START, CHANNEL, MESSAGE, END, ...FINISH];
-
-const THINK_OPEN = '<think>';
-const THINK_CLOSE = '</think>';
 
 /**
  * Rewrites harmony text, as it streams, into `<think>reasoning</think>answer`: messages on the

@@ -65,6 +65,8 @@ export interface ChatSettings {
   contextOverflow: ContextOverflow;
   /** The KV cache's element types the chat's model is loaded with. */
   kvCacheTypes: ChatKvCacheTypes;
+  /** Reasoning models (Qwen 3 and others): the template's enable_thinking; null: the template's default. */
+  thinking: boolean | null;
 }
 
 /** Settings to change; `sampling` may name only the fields that change. */
@@ -78,6 +80,8 @@ export interface ChatSettingsPatch {
   contextOverflow?: ContextOverflow;
   /** Either or both; null for the server's default. */
   kvCacheTypes?: Partial<ChatKvCacheTypes>;
+  /** Null for the template's default. */
+  thinking?: boolean | null;
 }
 
 export interface ChatSummary {
@@ -214,6 +218,8 @@ export interface NewChat {
   contextOverflow?: ContextOverflow;
   /** Default: the server's (null each). */
   kvCacheTypes?: Partial<ChatKvCacheTypes>;
+  /** Default: null, the template's own. */
+  thinking?: boolean | null;
 }
 
 export interface SearchHit {

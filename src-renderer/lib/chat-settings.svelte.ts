@@ -20,6 +20,8 @@ export class SettingsDraft {
   contextOverflow: ContextOverflow | null;
   /** K and V each: null for the server's default (ChatView.kvCacheDefault). */
   kvCacheTypes: ChatKvCacheTypes;
+  /** Reasoning models' enable_thinking; null: the template's default. */
+  thinking: boolean | null;
   /** The preset picked last, which edited values start from; null for values that never matched one. */
   base: SamplingPresetName | null = $state(null);
 
@@ -32,6 +34,7 @@ export class SettingsDraft {
       promptFormat?: PromptFormat | null;
       contextOverflow?: ContextOverflow | null;
       kvCacheTypes?: ChatKvCacheTypes;
+      thinking?: boolean | null;
     },
   ) {
     this.systemPrompt = $state(initial.systemPrompt);
@@ -40,6 +43,7 @@ export class SettingsDraft {
     this.promptFormat = $state(initial.promptFormat ?? null);
     this.contextOverflow = $state(initial.contextOverflow ?? null);
     this.kvCacheTypes = $state({ ...(initial.kvCacheTypes ?? { k: null, v: null }) });
+    this.thinking = $state(initial.thinking ?? null);
     this.base = matchingPreset(presets, initial.sampling);
   }
 
@@ -66,6 +70,7 @@ export class SettingsDraft {
     contextSize?: number;
     contextOverflow?: ContextOverflow;
     kvCacheTypes?: ChatKvCacheTypes;
+    thinking?: boolean;
   } {
     const preset = this.base ?? 'balanced';
     const changes = samplingChanges(this.presets[preset], this.sampling);
@@ -76,6 +81,7 @@ export class SettingsDraft {
       ...(this.contextSize !== null && { contextSize: this.contextSize }),
       ...(this.contextOverflow !== null && { contextOverflow: this.contextOverflow }),
       ...((this.kvCacheTypes.k !== null || this.kvCacheTypes.v !== null) && { kvCacheTypes: { ...this.kvCacheTypes } }),
+      ...(this.thinking !== null && { thinking: this.thinking }),
     };
   }
 
@@ -88,6 +94,7 @@ export class SettingsDraft {
       ...(this.promptFormat !== null && { promptFormat: this.promptFormat }),
       ...(this.contextOverflow !== null && { contextOverflow: this.contextOverflow }),
       kvCacheTypes: { ...this.kvCacheTypes },
+      thinking: this.thinking,
     };
   }
 }

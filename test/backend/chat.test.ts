@@ -65,6 +65,7 @@ describe('chat settings', () => {
       promptFormat: 'completion',
       contextOverflow: 'truncate-middle',
       kvCacheTypes: { k: null, v: null },
+      thinking: null,
     });
     expect(chat.chat).toMatchObject({ title: 'New chat', modelId: model.id, modelName: model.name, messageCount: 0 });
     expect(chat.messages).toEqual([]);
@@ -80,6 +81,7 @@ describe('chat settings', () => {
       promptFormat: 'completion',
       contextOverflow: 'truncate-middle',
       kvCacheTypes: { k: null, v: null },
+      thinking: null,
     });
     expect(other.chat.title).toBe('Second');
     expect((await api.listChats()).map((c) => c.id)).toEqual([other.chat.id, chat.chat.id]);
@@ -138,6 +140,7 @@ describe('chat settings', () => {
       promptFormat: 'completion',
       contextOverflow: 'truncate-middle',
       kvCacheTypes: { k: null, v: null },
+      thinking: null,
     });
     expect((await api.getChat(id)).settings).toEqual(changed.settings);
   });

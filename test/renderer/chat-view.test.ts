@@ -35,6 +35,7 @@ function view(messages: MessageView[], activeLeafId: number | null, chatId = 1):
       contextOverflow: 'truncate-middle',
       promptFormat: 'model',
       kvCacheTypes: { k: null, v: null },
+      thinking: null,
     },
     messages,
     activeLeafId,

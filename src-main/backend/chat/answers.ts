@@ -4,6 +4,7 @@
  * before it is announced, so a kill loses nothing that was shown.
  */
 import type { AnswerProgress, GenerationStats, MessageStatus, MessageView } from '../../../src-preload/api';
+import { THINK_OPEN } from '../../core/reasoning';
 import type { ChatStore, StoredChatSettings } from '../../node/store/chats';
 import type { BackendContext } from '../context';
 import { promptWorkersOf } from '../prompt-worker/index';
@@ -166,11 +167,23 @@ class Answer {
         promptWorkersOf(this.ctx).run(
           text,
           modelPath,
-          { kind: 'plan', systemPrompt: settings.systemPrompt, branch, limits, format, tools: settings.tools, answer },
+          {
+            kind: 'plan',
+            systemPrompt: settings.systemPrompt,
+            branch,
+            limits,
+            format,
+            tools: settings.tools,
+            answer,
+            thinking: settings.thinking,
+          },
           signal,
         );
       const plan = await planWith([]);
       if (!plan.fits) throw new Error(unfitMessage(plan, limits));
+      // The template opened the reasoning block in the prompt (DeepSeek-R1's, or Qwen 3 told to think):
+      // the answer keeps the tag, so that it is shown, stored and sent back as the model's reasoning.
+      const opening = plan.opensThinking ? `${THINK_OPEN}\n` : '';
       const seed = answerSeed(sampling);
       const shape = answerShape(text, format);
       const stop = new Set(shape.stop);
@@ -200,7 +213,7 @@ class Answer {
           stop: shape.stop,
           signal,
           onToken: (token, count, conversationTokens) => {
-            if (!stop.has(token)) this.#append(decoder.push(token));
+            if (!stop.has(token)) this.#append((count === 1 ? opening : '') + decoder.push(token));
             const now = performance.now();
             if (count === 1) firstTokenAt = now;
             const decodeTokS = count > 1 ? (count - 1) / ((now - firstTokenAt) / 1000) : null;

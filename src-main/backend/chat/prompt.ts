@@ -12,8 +12,9 @@ import {
 } from '../../../src-preload/api';
 import { chatTemplateFor, renderChat, stopTokenIds, type ChatMessage, type ChatTool } from '../../core/chat-template';
 import { BUILTIN_TEMPLATES } from '../../core/chat-templates/builtin';
-import { answerDecoder } from '../../core/harmony';
+import { answerDecoder, HARMONY_TEMPLATE } from '../../core/harmony';
 import { completionText, type PromptFormat } from '../../core/prompt-format';
+import { promptOpensThinking, templateThinks } from '../../core/reasoning';
 import {
   modelToolCalls,
   showingMarkers,
@@ -37,6 +38,10 @@ export interface ModelText {
   stop: number[];
   /** How the model calls tools. */
   toolCalls: ModelToolCalls;
+  /** Whether its chat template writes reasoning (<think> blocks, or gpt-oss's analysis channel). */
+  thinks: boolean;
+  /** Whether it reasons whatever it is told (gpt-oss: its template has no switch). */
+  alwaysThinks: boolean;
   /** Turns the answer's ids into its text (gpt-oss's harmony channels into <think> and the answer); `showMarkers`: tool-call markers that are control tokens shown. */
   answerDecoder(stripLeadingSpace: boolean, showMarkers?: boolean): StreamDecoder;
   close(): void;
@@ -57,6 +62,8 @@ export function openModelText(path: string): ModelText {
       hasChatTemplate: template.source === 'file',
       stop: [...new Set([...stopTokenIds(vocab), ...vocab.eog])],
       toolCalls,
+      thinks: templateThinks(template),
+      alwaysThinks: template.name === HARMONY_TEMPLATE,
       answerDecoder: (stripLeadingSpace, showMarkers = false) => {
         const decoder = answerDecoder(tokenizer, template.name, stripLeadingSpace);
         return showMarkers ? showingMarkers(decoder, toolCalls.markerTokens) : decoder;
@@ -98,10 +105,16 @@ export type PromptSource =
       tools?: readonly ChatTool[];
       /** Text after the assistant turn's header, which the answer continues (a forced tool call's marker). */
       prefill?: string;
+      /** More variables for the template (enable_thinking, reasoning_effort, a request's chat_template_kwargs). */
+      variables?: Record<string, unknown>;
     };
 
-/** A prompt's ids; or, when it cannot fit, how many tokens it needs at least (counted without tokenizing it). */
-export type PromptTokens = { ids: number[] } | { atLeast: number };
+/**
+ * A prompt's ids; or, when it cannot fit, how many tokens it needs at least (counted without
+ * tokenizing it). `opensThinking`: the rendered prompt ends inside a reasoning block, so the
+ * answer starts as reasoning (core/reasoning.ts).
+ */
+export type PromptTokens = { ids: number[]; opensThinking?: boolean } | { atLeast: number };
 
 /**
  * The ids of `source` (special-token texts read as those tokens), unless the prompt needs more
@@ -112,7 +125,8 @@ export function promptTokens(text: ModelText, source: PromptSource, room: number
   // A text of n UTF-16 units has at most 3n bytes and every token stands for 4 or more: no bound passes n.
   const atLeast = prompt.length > room ? fewestTokens(text.tokenizer, prompt) : 0;
   if (atLeast > room) return { atLeast };
-  return { ids: text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial }) };
+  const ids = text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial });
+  return source.kind === 'chat' ? { ids, opensThinking: promptOpensThinking(prompt) } : { ids };
 }
 
 /** The prompt's text, and whether special-token texts in it stand for those tokens (a template writes them; plain completion is the user's text only). */
@@ -137,7 +151,12 @@ function promptText(text: ModelText, source: PromptSource): { prompt: string; pa
   // A built-in template family renders no tools: they are described in the system prompt then.
   const own = tools !== undefined && format === 'model' && text.toolCalls.rendersTools;
   const messages = tools === undefined || own ? source.messages : withToolsInText(source.messages, tools);
-  const rendered = renderChat(text.vocab, messages, { ...options, ...template, ...(own ? { tools } : {}) }).prompt;
+  const rendered = renderChat(text.vocab, messages, {
+    ...options,
+    ...template,
+    ...(own ? { tools } : {}),
+    ...(source.variables ? { variables: source.variables } : {}),
+  }).prompt;
   return { prompt: rendered + (source.prefill ?? ''), parseSpecial: true };
 }
 
@@ -175,6 +194,8 @@ export interface PromptPlan {
   reserve: number;
   /** False when even the most the policy leaves out leaves no room for the answer. */
   fits: boolean;
+  /** The prompt ends inside a reasoning block (its template opened <think>): the answer starts as reasoning. */
+  opensThinking?: boolean;
 }
 
 /** The turns the model answers: the user's, and a tool's result. */
@@ -202,6 +223,7 @@ export function planPrompt(
   format: PromptFormat,
   tools?: readonly ChatTool[],
   answer: readonly number[] = [],
+  thinking: boolean | null = null,
 ): PromptPlan {
   const reserve = answerReserve(limits);
   const room = limits.contextSize - reserve - answer.length;
@@ -221,6 +243,7 @@ export function planPrompt(
       messages: turns,
       addGenerationPrompt: ANSWERED_ROLES.has(branch.at(-1)?.role),
       format,
+      ...(thinking === null ? {} : { variables: { enable_thinking: thinking } }),
     } as const;
     // Plain completion has no turns to call tools in.
     return promptTokens(text, tools?.length && format !== 'completion' ? { ...source, tools } : source, room);
@@ -234,6 +257,7 @@ export function planPrompt(
   let hi = candidates.length - 1;
   const most = render(hi);
   let ids = fitting(most);
+  const opensThinking = 'ids' in most && most.opensThinking === true;
   if (!ids) {
     const counted = 'ids' in most;
     const tokens = (counted ? most.ids.length : most.atLeast) + answer.length;
@@ -250,7 +274,15 @@ export function planPrompt(
     }
   }
   const all = [...ids, ...answer];
-  return { ids: all, tokens: all.length, counted: true, dropped: leftOutCount(candidates[hi]!), reserve, fits: true };
+  return {
+    ids: all,
+    tokens: all.length,
+    counted: true,
+    dropped: leftOutCount(candidates[hi]!),
+    reserve,
+    fits: true,
+    ...(opensThinking && { opensThinking }),
+  };
 }
 
 /** Why a plan that does not fit cannot be answered, naming the sizes and what to do (`setting`: where the policy is chosen). */

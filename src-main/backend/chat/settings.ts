@@ -132,6 +132,10 @@ export function applySettings(base: StoredChatSettings, patch: unknown, model: M
       next.contextOverflow = value as ContextOverflow;
     } else if (key === 'kvCacheTypes') {
       next.kvCacheTypes = applyKvCacheTypes(next.kvCacheTypes, value, model.headSizes ?? null);
+    } else if (key === 'thinking') {
+      if (value !== null && typeof value !== 'boolean')
+        fail(key, "must be true, false, or null for the template's default", value);
+      next.thinking = value as boolean | null;
     } else {
       fail(key, 'is not a chat setting', value);
     }

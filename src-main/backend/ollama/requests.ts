@@ -10,6 +10,7 @@ import { MAX_PENALTY_LAST_N } from '../../engine-wire/protocol';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from '../openai/errors';
 import { RequestFields } from '../openai/request-fields';
+import { ollamaThink, type ReasoningRequest } from '../openai/reasoning';
 import { chatMessages, MAX_STOP_STRINGS, type GenerationRequest } from '../openai/requests';
 import { schemaConstraint } from '../openai/schema-constraint';
 import { parseTools, type ToolRequest } from '../openai/tools';
@@ -19,6 +20,8 @@ export interface OllamaRequest extends GenerationRequest {
   /** A context smaller than the server's (options.num_ctx); null: the server's. */
   numCtx: number | null;
   keepAliveMs: KeepAlive;
+  /** `think`: whether to think, and whether the reasoning comes back apart. */
+  reasoning: ReasoningRequest;
 }
 
 export interface OllamaChatRequest extends OllamaRequest {
@@ -94,7 +97,6 @@ export function parseOllamaGenerate(body: unknown): OllamaGenerateRequest {
 
 /** What both share: model, stream (on unless false, as in Ollama), format, options. */
 function common(f: RequestFields): OllamaRequest {
-  f.unsupported('think', (v) => v === false, '"think" is not supported by Gufo yet: leave it out, or false');
   f.unsupported(
     'logprobs',
     (v) => v === false,
@@ -122,6 +124,7 @@ function common(f: RequestFields): OllamaRequest {
     logprobs: null,
     constraint: format(f.body.format),
     numCtx: o.integer('options.num_ctx', 1, 2 ** 31 - 1, null),
+    reasoning: ollamaThink(f),
     sampling: {
       temperature: o.number('options.temperature', 0, 2, OLLAMA_DEFAULTS.temperature),
       topP: o.number('options.top_p', 0, 1, OLLAMA_DEFAULTS.top_p),

@@ -231,10 +231,20 @@ async function serveOllama(
   const model = await resolveOllamaModel(service, request.model);
   const contextSize = Math.min(request.numCtx ?? Infinity, service.contextFor(model));
   const head = () => ({ model: request.model, created_at: new Date().toISOString() });
-  const answer = (content: string, calls: AnsweredToolCall[] | null = null) =>
-    field === 'message'
-      ? { message: { role: 'assistant', content, ...(calls ? { tool_calls: calls.map(ollamaToolCall) } : {}) } }
-      : { response: content };
+  // The reasoning, when the request's `think` splits it, in `thinking` beside the content (left out when empty, as Ollama does).
+  const answer = (content: string, calls: AnsweredToolCall[] | null = null, reasoning = '') => {
+    const thinking = reasoning === '' ? {} : { thinking: reasoning };
+    return field === 'message'
+      ? {
+          message: {
+            role: 'assistant',
+            content,
+            ...thinking,
+            ...(calls ? { tool_calls: calls.map(ollamaToolCall) } : {}),
+          },
+        }
+      : { response: content, ...thinking };
+  };
 
   if (loadOnly && request.keepAliveMs === 0) {
     await service.queues.run(model.id, () => service.engines.unload(model.entry.path));
@@ -270,12 +280,12 @@ async function serveOllama(
       if (!request.stream) {
         const generated = await generate(service, text, plan, signal);
         if (!generated) return CLIENT_LEFT;
-        if (!tools) return reply(res, last(generated, generated.text));
+        if (!tools) return reply(res, { ...last(generated, ''), ...answer(generated.text, null, generated.reasoning) });
         const shown = tools.push(generated.text);
         const { content, calls, complete } = tools.end();
         return reply(res, {
-          ...last(generated, shown + content),
-          ...answer(shown + content, wholeCalls(calls, complete)),
+          ...last(generated, ''),
+          ...answer(shown + content, wholeCalls(calls, complete), generated.reasoning),
         });
       }
       // Opened with the first text, so that a request refused before it (a full queue) keeps its status.
@@ -284,7 +294,8 @@ async function serveOllama(
       try {
         const generated = await generate(service, text, plan, signal, (piece) => {
           const shown = tools ? tools.push(piece.text) : piece.text;
-          if (shown !== '') open().send({ ...head(), ...answer(shown), done: false });
+          if (shown !== '' || piece.reasoning !== '')
+            open().send({ ...head(), ...answer(shown, null, piece.reasoning), done: false });
         });
         if (!generated) return CLIENT_LEFT;
         const rest = tools?.end();

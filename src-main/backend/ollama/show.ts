@@ -4,7 +4,7 @@
  * calls tools; a thinking switch or block thinks), told by Gufo's own rules for them, and
  * `model_info` the file's GGUF metadata, its arrays (the tokenizer's) null unless `verbose`.
  */
-import { chatTemplateFor, templateThinks } from '../../core/chat-template';
+import { chatTemplateFor } from '../../core/chat-template';
 import { arrayItem, ggufValueToJson } from '../../core/gguf/json';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { whyNoGeneration } from '../../core/runnable';
@@ -19,9 +19,10 @@ const NOT_INFO = new Set(['general.name', 'tokenizer.chat_template', ...Object.v
 
 export async function show(service: OpenAiService, model: ServedModel, verbose: boolean): Promise<object> {
   const { entry } = model;
-  const { template, rendersTools } = await service.texts.use(entry.path, entry.mtimeMs, (text) => ({
+  const { template, rendersTools, thinks } = await service.texts.use(entry.path, entry.mtimeMs, (text) => ({
     template: chatTemplateFor(text.vocab, { architecture: text.architecture }),
     rendersTools: text.toolCalls.rendersTools,
+    thinks: text.thinks,
   }));
   const defaults = modelDefaults(entry);
   const { gguf, file } = openGguf(entry.path);
@@ -30,7 +31,7 @@ export async function show(service: OpenAiService, model: ServedModel, verbose: 
       whyNoGeneration(entry.architecture) !== null || gguf.get(`${entry.architecture}.pooling_type`) !== undefined;
     const capabilities = embedding
       ? ['embedding']
-      : ['completion', ...(rendersTools ? ['tools'] : []), ...(templateThinks(template) ? ['thinking'] : [])];
+      : ['completion', ...(rendersTools ? ['tools'] : []), ...(thinks ? ['thinking'] : [])];
     return {
       license: gguf.getString('general.license') ?? '',
       modelfile: modelfile(entry.path, defaults),

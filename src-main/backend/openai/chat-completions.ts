@@ -2,6 +2,7 @@
 import type { ModelText } from '../chat/prompt';
 import { chatLogprobContent } from './logprobs';
 import type { PromptInput } from './plan';
+import { splitsReasoning } from './reasoning';
 import { parseChatCompletion, type ChatCompletionRequest } from './requests';
 import type { EndpointShape } from './serve-generation';
 import { toolPrompt, type AnsweredToolCall, type AnsweredToolCallDelta, type ToolAnswer } from './tools';
@@ -21,13 +22,16 @@ export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
 
   pieceChoice(text, request, piece) {
     const { content, calls } = answers.get(request)?.pushPiece(piece.text) ?? { content: piece.text, calls: [] };
-    if (content === '' && calls.length === 0 && request.logprobs === null) return null;
+    const { reasoning } = piece;
+    if (content === '' && reasoning === '' && calls.length === 0 && request.logprobs === null) return null;
     return {
       index: 0,
-      delta:
-        calls.length === 0
-          ? { content }
-          : { ...(content === '' ? {} : { content }), tool_calls: calls.map(openAiToolCallDelta) },
+      delta: {
+        // llama.cpp's name for the reasoning, which OpenAI's own API never sends.
+        ...(reasoning === '' ? {} : { reasoning_content: reasoning }),
+        ...(content === '' && (calls.length > 0 || reasoning !== '') ? {} : { content }),
+        ...(calls.length === 0 ? {} : { tool_calls: calls.map(openAiToolCallDelta) }),
+      },
       logprobs:
         request.logprobs === null ? null : { content: chatLogprobContent(text.tokenizer, piece.tokens), refusal: null },
       finish_reason: null,
@@ -59,6 +63,7 @@ export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
       message: {
         role: 'assistant',
         content: split?.calls && content === '' ? null : content,
+        ...(generated.reasoning === '' ? {} : { reasoning_content: generated.reasoning }),
         ...(split?.calls ? { tool_calls: split.calls.map(openAiToolCall) } : {}),
         refusal: null,
       },
@@ -78,27 +83,25 @@ export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
 export function chatPrompt(text: ModelText, request: ChatCompletionRequest): PromptInput {
   const answering = request.messages.at(-1)?.role !== 'assistant';
   const stopIds = text.stop;
+  const { variables } = request.reasoning;
+  const chat = {
+    kind: 'chat' as const,
+    messages: request.messages,
+    addGenerationPrompt: answering,
+    ...(Object.keys(variables).length > 0 ? { variables } : {}),
+  };
+  const reasoning = splitsReasoning(text, request.reasoning, request.model);
   if (!request.tools) {
-    return {
-      source: { kind: 'chat', messages: request.messages, addGenerationPrompt: answering },
-      stopIds,
-      stripLeadingSpace: answering,
-      param: 'messages',
-    };
+    return { source: chat, stopIds, stripLeadingSpace: answering, param: 'messages', reasoning };
   }
   const tools = toolPrompt(text, request.tools);
   answers.set(request, tools.answer());
   return {
-    source: {
-      kind: 'chat',
-      messages: request.messages,
-      addGenerationPrompt: answering,
-      tools: tools.tools,
-      prefill: tools.prefill,
-    },
+    source: { ...chat, tools: tools.tools, prefill: tools.prefill },
     stopIds,
     stripLeadingSpace: answering && tools.prefill === '',
     param: 'messages',
+    reasoning,
     showToolMarkers: true,
     ...(tools.constraint ? { constraint: tools.constraint } : {}),
   };

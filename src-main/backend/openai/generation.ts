@@ -1,8 +1,10 @@
 /**
  * One generation for an API request: after the model's earlier requests, on an engine that has the
- * model loaded (loaded now if need be), streamed through OutputText. A client that leaves (its
- * `signal` aborts) is dropped from the queue, or its generation cancelled within one token.
+ * model loaded (loaded now if need be), streamed through OutputText, its leading reasoning split
+ * from the content when asked (core/reasoning.ts). A client that leaves (its `signal` aborts) is
+ * dropped from the queue, or its generation cancelled within one token.
  */
+import { ReasoningSplitter } from '../../core/reasoning';
 import type { JsonConstraint, SamplingParams } from '../../engine-wire/protocol';
 import type { ModelText } from '../chat/prompt';
 import type { EnginePool } from '../engine-pool';
@@ -40,14 +42,26 @@ export interface GenerationPlan {
   showToolMarkers: boolean;
   /** How long the model stays loaded after this generation (Ollama's keep_alive; see LoadSpec.keepAliveMs). */
   keepAliveMs?: number | null;
+  /** Split the answer's leading reasoning from its content; `opened`: the prompt ended inside the block. Null: all text is content. */
+  reasoning: { opened: boolean } | null;
+}
+
+/** Output to send now: the content in `text`, the reasoning apart (empty unless the plan splits it). */
+export interface GeneratedPiece extends Piece {
+  reasoning: string;
 }
 
 export type FinishReason = 'stop' | 'length';
 
 export interface Generated {
+  /** The content. */
   text: string;
+  /** The reasoning, when the plan splits it (else ''). */
+  reasoning: string;
+  /** Of the completion's tokens, those that wrote the reasoning (its tags included). */
+  reasoningTokens: number;
   tokens: TokenChoice[];
-  /** Where each token's text starts in `text`. */
+  /** Where each token's text starts in the output (`text`, when the reasoning is not split). */
   offsets: number[];
   finishReason: FinishReason;
   /** The stop string that ended it; null: an end-of-generation token, the length limit or none. */
@@ -67,7 +81,7 @@ export function generate(
   text: ModelText,
   plan: GenerationPlan,
   signal: AbortSignal,
-  onPiece?: (piece: Piece) => void,
+  onPiece?: (piece: GeneratedPiece) => void,
 ): Promise<Generated | null> {
   const { model } = plan;
   return deps.queues.run(model.id, async () => {
@@ -81,8 +95,23 @@ export function generate(
         plan.stopStrings,
         plan.logprobs ?? 0,
       );
-      const emit = (piece: Piece) => {
-        if (piece.text !== '' || piece.tokens.length > 0) onPiece?.(piece);
+      const splitter = plan.reasoning ? new ReasoningSplitter(plan.reasoning.opened) : null;
+      let content = '';
+      let reasoning = '';
+      let reasoningTokens = 0;
+      const emit = (piece: Piece, last = false) => {
+        const split = splitter?.push(piece.text) ?? { reasoning: '', content: piece.text };
+        // A token belongs to the reasoning when the output still is reasoning once its text is in.
+        if (splitter?.reasoning) reasoningTokens += piece.tokens.length;
+        if (last && splitter) {
+          const rest = splitter.end();
+          split.reasoning += rest.reasoning;
+          split.content += rest.content;
+        }
+        content += split.content;
+        reasoning += split.reasoning;
+        if (split.content !== '' || split.reasoning !== '' || piece.tokens.length > 0)
+          onPiece?.({ ...piece, text: split.content, reasoning: split.reasoning });
       };
       const stopIds = new Set(plan.stopIds);
       const cut = new AbortController();
@@ -116,9 +145,11 @@ export function generate(
         decodeTokS: t.decodeTokS,
       });
       if (signal.aborted) return null;
-      emit(output.end());
+      emit(output.end(), true);
       return {
-        text: output.text,
+        text: content,
+        reasoning,
+        reasoningTokens,
         ...output.tokens,
         finishReason: output.stopped || result.stopReason === 'stop' ? 'stop' : 'length',
         stopWord: output.stopWord,

@@ -21,6 +21,8 @@ export interface PromptInput {
   constraint?: JsonConstraint;
   /** Tool-call markers that are control tokens are shown in the answer's text (a request with tools). */
   showToolMarkers?: boolean;
+  /** The answer's leading reasoning comes back apart from its content (core/reasoning.ts). */
+  reasoning?: boolean;
   /**
    * A conversation too long for the context with room to answer loses its oldest messages but the
    * system's and the last, as Ollama's /api/chat does.
@@ -59,6 +61,7 @@ export function planGeneration(
   const ids = tokens.ids;
   if (ids.length === 0)
     throw invalidParam(prompt.param, 'the prompt gives no tokens (and the model adds no BOS): give some text');
+  const constraint = prompt.constraint ?? request.constraint;
   const s = request.sampling;
   const settings: SamplingSettings = {
     temperature: s.temperature,
@@ -84,8 +87,10 @@ export function planGeneration(
     stopIds: prompt.stopIds,
     stopStrings: request.stop,
     logprobs: request.logprobs,
-    constraint: prompt.constraint ?? request.constraint,
+    constraint,
     stripLeadingSpace: prompt.stripLeadingSpace,
     showToolMarkers: prompt.showToolMarkers ?? false,
+    // Output held to JSON (a format, a forced call) is the answer from its first token: nothing to split.
+    reasoning: prompt.reasoning && !constraint ? { opened: tokens.opensThinking ?? false } : null,
   };
 }

@@ -7,6 +7,7 @@ import type { ChatMessage, ChatToolCall } from '../../core/chat-template';
 import type { JsonConstraint } from '../../core/constrained/token-constraint';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
+import { openAiReasoning, type ReasoningRequest } from './reasoning';
 import { RequestFields } from './request-fields';
 import { schemaConstraint } from './schema-constraint';
 import { parseTools, type ToolRequest } from './tools';
@@ -47,6 +48,8 @@ export interface ChatCompletionRequest extends GenerationRequest {
   messages: ChatMessage[];
   /** Functions the model may call; null: none (or tool_choice "none"). */
   tools: ToolRequest | null;
+  /** Whether to think, and whether the reasoning comes back apart. */
+  reasoning: ReasoningRequest;
 }
 
 export interface CompletionRequest extends GenerationRequest {
@@ -77,6 +80,7 @@ export function parseChatCompletion(body: unknown): ChatCompletionRequest {
     logprobs: wantLogprobs ? (top ?? 0) : null,
     messages: chatMessages(f.body.messages),
     tools: parseTools(f),
+    reasoning: openAiReasoning(f),
   };
 }
 
@@ -223,14 +227,15 @@ export function chatMessages(value: unknown): ChatMessage[] {
     const hasCalls = m.tool_calls !== undefined && m.tool_calls !== null;
     if (hasCalls && role !== 'assistant')
       throw invalidParam(`${at}.tool_calls`, `${at}.tool_calls: only assistant messages make tool calls`);
+    const reasoning = role === 'assistant' ? earlierReasoning(m, at) : {};
     if (hasCalls) {
       const calls = toolCalls(m.tool_calls, `${at}.tool_calls`);
       for (const call of calls) if (call.id) callNames.set(call.id, call.function.name);
       const content = m.content === null || m.content === undefined ? null : messageText(m.content, `${at}.content`);
-      return { role, content, tool_calls: calls };
+      return { role, content, tool_calls: calls, ...reasoning };
     }
     const content = messageText(m.content, `${at}.content`);
-    if (role !== 'tool') return { role, content };
+    if (role !== 'tool') return { role, content, ...reasoning };
     const id = m.tool_call_id;
     if (id !== undefined && id !== null && typeof id !== 'string')
       throw invalidParam(`${at}.tool_call_id`, `${at}.tool_call_id must be text: the id of the call this answers`);
@@ -249,6 +254,19 @@ export function chatMessages(value: unknown): ChatMessage[] {
       ...(name !== undefined ? { name } : {}),
     };
   });
+}
+
+/**
+ * An earlier answer's reasoning, as the server returned it (`reasoning_content`, llama.cpp's; Ollama's
+ * `thinking`), for the templates that read it: Qwen 3's `reasoning_content`, gpt-oss's `thinking`.
+ */
+function earlierReasoning(m: Record<string, unknown>, at: string): Pick<ChatMessage, 'reasoning_content' | 'thinking'> {
+  const field = m.reasoning_content !== undefined && m.reasoning_content !== null ? 'reasoning_content' : 'thinking';
+  const text = m[field];
+  if (text === undefined || text === null || text === '') return {};
+  if (typeof text !== 'string')
+    throw invalidParam(`${at}.${field}`, `${at}.${field} must be text: the answer's reasoning`);
+  return { reasoning_content: text, thinking: text };
 }
 
 /** An assistant turn's calls: { id, type: "function", function: { name, arguments } }, arguments JSON text (OpenAI) or an object (Ollama). */

@@ -1,6 +1,10 @@
 /**
- * A Responses API answer's `output` items, built as the answer streams: a `message` with one
- * `output_text` part for the text, then a `function_call` item per call. Each step is also an
+ * A Responses API answer's `output` items, built as the answer streams: a `reasoning` item when
+ * the model reasons, its text both as one `reasoning_text` part of its content (the raw form of
+ * OpenAI's open-weight models, which vLLM and OpenAI's clients read) and as its one `summary_text`
+ * (the form Ollama answers, which the Vercel AI SDK and Codex read: Gufo writes no summary of its
+ * own); a `message` with one `output_text` part for the text, then a `function_call` item per
+ * call. Each step is also an
  * event (`response.output_item.added`, `response.output_text.delta`, …) for a stream; a whole
  * answer is the same steps with no one listening, so both forms hold the same items.
  */
@@ -24,6 +28,24 @@ export interface MessageItem {
   content: TextPart[];
 }
 
+interface ReasoningPart {
+  type: 'reasoning_text';
+  text: string;
+}
+
+interface SummaryPart {
+  type: 'summary_text';
+  text: string;
+}
+
+export interface ReasoningItem {
+  type: 'reasoning';
+  id: string;
+  status: Status;
+  summary: SummaryPart[];
+  content: ReasoningPart[];
+}
+
 export interface FunctionCallItem {
   type: 'function_call';
   id: string;
@@ -33,7 +55,7 @@ export interface FunctionCallItem {
   status: Status;
 }
 
-export type OutputItem = MessageItem | FunctionCallItem;
+export type OutputItem = ReasoningItem | MessageItem | FunctionCallItem;
 
 /** An event as the Responses API streams it, before its sequence number. */
 export type ResponseEvent = { type: string } & Record<string, unknown>;
@@ -46,6 +68,17 @@ export class ResponseOutput {
   readonly #calls: FunctionCallItem[] = [];
 
   constructor(private readonly emit: (event: ResponseEvent) => void = () => {}) {}
+
+  /** Reasoning, which comes before the answer. */
+  reasoning(delta: string): void {
+    if (delta === '') return;
+    const item = this.#open?.type === 'reasoning' ? this.#open : this.#openReasoning();
+    item.content[0]!.text += delta;
+    item.summary[0]!.text += delta;
+    const where = this.#where(item);
+    this.emit({ type: 'response.reasoning_summary_text.delta', ...where, summary_index: 0, delta });
+    this.emit({ type: 'response.reasoning_text.delta', ...where, content_index: 0, delta });
+  }
 
   /** Answer text to show (the parser sends all of it before the first call). */
   text(delta: string): void {
@@ -85,8 +118,8 @@ export class ResponseOutput {
 
   /** The answer ended (`incomplete`: cut short by its length limit, so its last item is too): the items. */
   end(incomplete: boolean): OutputItem[] {
-    // A message, even empty, when the answer wrote nothing: clients read its text.
-    if (this.items.length === 0) this.#openMessage();
+    // A message, even empty, when the answer wrote nothing but reasoning: clients read its text.
+    if (this.items.every((item) => item.type === 'reasoning')) this.#openMessage();
     this.#close(incomplete ? 'incomplete' : 'completed');
     return this.items;
   }
@@ -107,6 +140,26 @@ export class ResponseOutput {
     return message;
   }
 
+  #openReasoning(): ReasoningItem {
+    this.#close('completed');
+    const item: ReasoningItem = {
+      type: 'reasoning',
+      id: itemId('rs'),
+      status: 'in_progress',
+      summary: [],
+      content: [],
+    };
+    this.#add(item);
+    const where = this.#where(item);
+    const summary: SummaryPart = { type: 'summary_text', text: '' };
+    item.summary.push(summary);
+    this.emit({ type: 'response.reasoning_summary_part.added', ...where, summary_index: 0, part: { ...summary } });
+    const part: ReasoningPart = { type: 'reasoning_text', text: '' };
+    item.content.push(part);
+    this.emit({ type: 'response.content_part.added', ...where, content_index: 0, part: { ...part } });
+    return item;
+  }
+
   #add(item: OutputItem): void {
     this.items.push(item);
     this.#open = item;
@@ -124,6 +177,13 @@ export class ResponseOutput {
       const part = item.content[0]!;
       this.emit({ type: 'response.output_text.done', ...where, content_index: 0, text: part.text, logprobs: [] });
       this.emit({ type: 'response.content_part.done', ...where, content_index: 0, part });
+    } else if (item.type === 'reasoning') {
+      const summary = item.summary[0]!;
+      this.emit({ type: 'response.reasoning_summary_text.done', ...where, summary_index: 0, text: summary.text });
+      this.emit({ type: 'response.reasoning_summary_part.done', ...where, summary_index: 0, part: summary });
+      const part = item.content[0]!;
+      this.emit({ type: 'response.reasoning_text.done', ...where, content_index: 0, text: part.text });
+      this.emit({ type: 'response.content_part.done', ...where, content_index: 0, part });
     } else {
       this.emit({
         type: 'response.function_call_arguments.done',
@@ -140,6 +200,6 @@ export class ResponseOutput {
   }
 }
 
-function itemId(prefix: 'msg' | 'fc'): string {
+function itemId(prefix: 'rs' | 'msg' | 'fc'): string {
   return `${prefix}_${randomBytes(12).toString('hex')}`;
 }

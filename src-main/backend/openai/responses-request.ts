@@ -9,6 +9,7 @@ import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
 import { RequestFields } from './request-fields';
 import { callArguments, jsonOutput, ROLES, samplingOf, type ChatCompletionRequest } from './requests';
+import { responsesReasoning } from './reasoning';
 import { parseTools } from './tools';
 
 export interface ResponsesRequest extends ChatCompletionRequest {
@@ -93,6 +94,7 @@ export function parseResponses(body: unknown): ResponsesRequest {
     constraint,
     messages: [...(instructions ? [{ role: 'system', content: instructions }] : []), ...inputMessages(f)],
     tools,
+    reasoning: responsesReasoning(f),
     echo: {
       instructions,
       max_output_tokens: maxTokens,

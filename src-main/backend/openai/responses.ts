@@ -45,7 +45,7 @@ export async function serveResponses(
         const generated = await generate(service, text, plan, signal);
         if (!generated) return CLIENT_LEFT;
         const output = new ResponseOutput();
-        write(output, tools, generated.text);
+        write(output, tools, generated);
         const items = ended(output, tools, generated);
         sendJson(res, 200, response(statusOf(generated), items, generated));
         return 200;
@@ -67,7 +67,7 @@ export async function serveResponses(
       };
       const output = new ResponseOutput(emit);
       try {
-        const generated = await generate(service, text, plan, signal, (piece) => write(output, tools, piece.text));
+        const generated = await generate(service, text, plan, signal, (piece) => write(output, tools, piece));
         if (!generated) return CLIENT_LEFT;
         const items = ended(output, tools, generated);
         const status = statusOf(generated);
@@ -86,8 +86,13 @@ export async function serveResponses(
   );
 }
 
-/** Answer text into the output: with tools, split into content and calls as Chat Completions splits it. */
-function write(output: ResponseOutput, tools: ToolAnswer | null, text: string): void {
+/** Answer text into the output, its reasoning first: with tools, split into content and calls as Chat Completions splits it. */
+function write(
+  output: ResponseOutput,
+  tools: ToolAnswer | null,
+  { text, reasoning }: { text: string; reasoning: string },
+): void {
+  output.reasoning(reasoning);
   if (!tools) return output.text(text);
   const { content, calls } = tools.pushPiece(text);
   output.text(content);
@@ -137,7 +142,7 @@ function responseObject(
           input_tokens: generated.promptTokens,
           input_tokens_details: { cached_tokens: 0 },
           output_tokens: generated.completionTokens,
-          output_tokens_details: { reasoning_tokens: 0 },
+          output_tokens_details: { reasoning_tokens: generated.reasoningTokens },
           total_tokens: generated.promptTokens + generated.completionTokens,
         }
       : null,

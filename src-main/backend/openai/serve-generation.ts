@@ -9,9 +9,8 @@ import { sendJson } from '../../node/server/http-server';
 import type { ModelText, PromptSource, PromptTokens } from '../chat/prompt';
 import { promptWorkersOf } from '../prompt-worker/index';
 import { modelNotRunnable, toOpenAiError } from './errors';
-import { generate, type Generated, type GenerationPlan } from './generation';
+import { generate, type Generated, type GeneratedPiece, type GenerationPlan } from './generation';
 import type { ServedModel } from './model-ids';
-import type { Piece } from './output-text';
 import { planGeneration, type PromptInput } from './plan';
 import type { GenerationRequest } from './requests';
 import type { OpenAiService } from './service';
@@ -28,7 +27,7 @@ export interface EndpointShape<R extends GenerationRequest> {
   /** `choices[0]` of the stream's first chunk, when the endpoint sends one before any text. */
   openingChoice?(): object;
   /** A piece's choice; null: nothing to send for it (text held back, e.g. a tool call being written). */
-  pieceChoice(text: ModelText, request: R, piece: Piece): object | null;
+  pieceChoice(text: ModelText, request: R, piece: GeneratedPiece): object | null;
   /** The stream's last choices, each sent in a chunk of its own: text held back, tool calls, then the finish reason. */
   closingChoices(text: ModelText, request: R, generated: Generated): object[];
   responseChoice(text: ModelText, request: R, generated: Generated): object;
@@ -63,8 +62,15 @@ export async function serveGeneration<R extends GenerationRequest>(
       // The prompt is counted once (the KV cache keeps it between choices); every choice's tokens are.
       const usage = (all: Generated[]) => {
         const completion = all.reduce((sum, g) => sum + g.completionTokens, 0);
+        const reasoning = all.reduce((sum, g) => sum + g.reasoningTokens, 0);
         const prompt = all[0]?.promptTokens ?? plan.prompt.length;
-        return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+        return {
+          prompt_tokens: prompt,
+          completion_tokens: completion,
+          total_tokens: prompt + completion,
+          // OpenAI's reasoning models report it so; only when there was reasoning, as llama.cpp sends none.
+          ...(reasoning > 0 ? { completion_tokens_details: { reasoning_tokens: reasoning } } : {}),
+        };
       };
       const choices = choicePlans(shape, text, request, plan);
 

@@ -26,6 +26,8 @@ export type PromptJob =
       tools?: readonly ChatTool[];
       /** The answer so far, which the prompt ends with (planPrompt). */
       answer?: readonly number[];
+      /** The chat's thinking setting (enable_thinking; null: the template's default). */
+      thinking?: boolean | null;
     };
 
 export type PromptJobResult<J extends PromptJob> = J extends { kind: 'tokens' } ? PromptTokens : PromptPlan;
@@ -49,7 +51,7 @@ export function runPromptJob<J extends PromptJob>(text: ModelText, job: J): Prom
 export function runPromptJob(text: ModelText, job: PromptJob): PromptTokens | PromptPlan {
   return job.kind === 'tokens'
     ? promptTokens(text, job.source, job.room)
-    : planPrompt(text, job.systemPrompt, job.branch, job.limits, job.format, job.tools, job.answer);
+    : planPrompt(text, job.systemPrompt, job.branch, job.limits, job.format, job.tools, job.answer, job.thinking);
 }
 
 /** How much text the job reads (UTF-16 units): what decides whether it leaves the event loop. */

@@ -41,6 +41,8 @@ interface ChatRow {
   context_overflow: string;
   kv_cache_type_k: string | null;
   kv_cache_type_v: string | null;
+  /** NULL: the template's default; 0 or 1: enable_thinking. */
+  thinking: number | null;
   active_leaf_id: number | null;
   created_at: string;
   updated_at: string;
@@ -128,8 +130,8 @@ export class ChatStore {
     const { settings } = chat;
     const result = this.db
       .prepare(
-        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format, tools_json, context_overflow, kv_cache_type_k, kv_cache_type_v)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format, tools_json, context_overflow, kv_cache_type_k, kv_cache_type_v, thinking)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         chat.title,
@@ -144,6 +146,7 @@ export class ChatStore {
         settings.contextOverflow,
         settings.kvCacheTypes.k,
         settings.kvCacheTypes.v,
+        thinkingColumn(settings),
       );
     return Number(result.lastInsertRowid);
   }
@@ -190,6 +193,7 @@ export class ChatStore {
         promptFormat: readPromptFormat(row),
         contextOverflow: readContextOverflow(row),
         kvCacheTypes: readKvCacheTypes(row),
+        thinking: readThinking(row),
         ...readTools(row),
       },
       modelPath: row.model_path,
@@ -210,7 +214,7 @@ export class ChatStore {
     this.db
       .prepare(
         `UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, tools_json = ?, context_overflow = ?,
-         kv_cache_type_k = ?, kv_cache_type_v = ?, updated_at = ${NOW} WHERE id = ?`,
+         kv_cache_type_k = ?, kv_cache_type_v = ?, thinking = ?, updated_at = ${NOW} WHERE id = ?`,
       )
       .run(
         settings.systemPrompt,
@@ -221,6 +225,7 @@ export class ChatStore {
         settings.contextOverflow,
         settings.kvCacheTypes.k,
         settings.kvCacheTypes.v,
+        thinkingColumn(settings),
         id,
       );
   }
@@ -353,6 +358,15 @@ function readContextOverflow(row: ChatRow): ContextOverflow {
 function readKvCacheTypes(row: ChatRow): ChatKvCacheTypes {
   const read = (value: string | null) => (isKvCacheType(value) ? value : null);
   return { k: read(row.kv_cache_type_k), v: read(row.kv_cache_type_v) };
+}
+
+/** The chat's thinking switch; a value no Gufo writes is the template's default (null), as a KV cache type is. */
+function readThinking(row: ChatRow): boolean | null {
+  return row.thinking === 1 ? true : row.thinking === 0 ? false : null;
+}
+
+function thinkingColumn(settings: StoredChatSettings): number | null {
+  return settings.thinking === null ? null : Number(settings.thinking);
 }
 
 /** The chat's tools as stored: none is NULL. */

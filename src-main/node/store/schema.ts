@@ -349,6 +349,11 @@ export const MIGRATIONS: readonly Migration[] = [
     up: (db) =>
       db.exec('ALTER TABLE chats ADD COLUMN kv_cache_type_k TEXT; ALTER TABLE chats ADD COLUMN kv_cache_type_v TEXT'),
   },
+  {
+    version: 12,
+    summary: "a chat's thinking switch for reasoning models (the template's enable_thinking; NULL: its default)",
+    up: (db) => db.exec('ALTER TABLE chats ADD COLUMN thinking INTEGER'),
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -14,6 +14,7 @@ const SETTINGS: StoredChatSettings = {
   promptFormat: 'completion',
   contextOverflow: 'truncate-middle',
   kvCacheTypes: { k: null, v: null },
+  thinking: null,
 };
 
 function openChats(path = join(tempDir(), 'gufo.db')): { db: Db; store: ChatStore; path: string } {
@@ -254,6 +255,7 @@ describe('ChatStore', () => {
       promptFormat: 'llama2',
       contextOverflow: 'stop',
       kvCacheTypes: { k: 'q8_0', v: null },
+      thinking: false,
     };
     store.updateSettings(id, next);
     store.rename(id, 'Renamed');
@@ -395,6 +397,35 @@ describe('ChatStore', () => {
     reopened.prepare("UPDATE chats SET kv_cache_type_k = 'q5_1', kv_cache_type_v = 7 WHERE id = ?").run(id);
     expect(again.get(id)!.settings.kvCacheTypes).toEqual({ k: null, v: null });
     expect(again.get(id)!.settings.contextOverflow).toBe('truncate-middle');
+    reopened.close();
+  });
+
+  it("keeps a chat's thinking switch (null: the template's default); chats from before it take the default, and so does a value no Gufo writes", () => {
+    const { path, before } = chatBefore("a chat's thinking switch");
+
+    const { db } = openStore(path);
+    const store = new ChatStore(db);
+    expect(store.get(before)!.settings.thinking).toBeNull();
+    const id = store.create({
+      title: 'New',
+      modelId: 1,
+      modelName: 'A',
+      modelPath: '/m/a.gguf',
+      settings: { ...SETTINGS, thinking: false },
+    });
+    expect(store.get(id)!.settings.thinking).toBe(false);
+    store.updateSettings(id, { ...SETTINGS, thinking: true });
+    expect(store.get(id)!.settings.thinking).toBe(true);
+    store.updateSettings(id, { ...SETTINGS, thinking: null });
+    expect(store.get(id)!.settings.thinking).toBeNull();
+    store.updateSettings(id, { ...SETTINGS, thinking: false });
+    db.close();
+
+    const reopened = openStore(path).db;
+    const again = new ChatStore(reopened);
+    expect(again.get(id)!.settings.thinking).toBe(false);
+    reopened.prepare("UPDATE chats SET thinking = 'yes' WHERE id = ?").run(id);
+    expect(again.get(id)!.settings.thinking).toBeNull();
     reopened.close();
   });
 });
