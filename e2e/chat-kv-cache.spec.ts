@@ -86,14 +86,7 @@ test("a chat's KV cache type: the server's default, then q8_0 from Chat settings
   await screenshot({ page, testInfo }, 'inspector-memory-kv-types', { themes: ['light', 'dark'] });
 
   // A new chat picks its types in the New chat dialog, "Default" naming the server's.
-  await openSection(page, 'Chat');
-  await page.getByRole('button', { name: 'New chat' }).first().click();
-  const dialog = page.getByRole('dialog', { name: 'New chat' });
-  const newK = dialog.getByRole('combobox', { name: 'K cache type' });
-  await expect(newK.locator('option:checked')).toHaveText('Default (q4_0)');
-  await newK.selectOption('q8_0');
-  await dialog.getByRole('button', { name: 'Create chat' }).click();
-  await expect(dialog).toBeHidden();
+  await newChat(page, MODEL_FILE, { maxTokens: 4, kvCacheK: { type: 'q8_0', defaultKv: 'q4_0' } });
   await page.getByRole('button', { name: 'Chat settings' }).click();
   await expect(settings.getByRole('combobox', { name: 'K cache type' })).toHaveValue('q8_0');
   await expect(settings.getByRole('combobox', { name: 'V cache type' })).toHaveValue('');

@@ -115,16 +115,27 @@ export interface NewChatOptions {
   preset?: string;
   /** "Max tokens" in the dialog's Advanced part. */
   maxTokens?: number;
+  /** The K cache type picked, after checking that "Default (<defaultKv>)" is the dialog's choice. */
+  kvCacheK?: { type: string; defaultKv: string };
 }
 
 /** Opens Chat and creates a chat on the library's `fileName` through the New chat dialog. */
-export async function newChat(page: Page, fileName: string, { preset, maxTokens }: NewChatOptions = {}): Promise<void> {
+export async function newChat(
+  page: Page,
+  fileName: string,
+  { preset, maxTokens, kvCacheK }: NewChatOptions = {},
+): Promise<void> {
   await openSection(page, 'Chat');
   await page.getByRole('button', { name: 'New chat' }).first().click();
   const dialog = page.getByRole('dialog', { name: 'New chat' });
   await chooseModel(dialog.getByRole('combobox', { name: 'Model' }), fileName);
   if (preset) await dialog.getByRole('radio', { name: preset }).check();
   if (maxTokens !== undefined) await setMaxTokens(dialog, maxTokens);
+  if (kvCacheK) {
+    const k = dialog.getByRole('combobox', { name: 'K cache type' });
+    await expect(k.locator('option:checked')).toHaveText(`Default (${kvCacheK.defaultKv})`);
+    await k.selectOption(kvCacheK.type);
+  }
   await dialog.getByRole('button', { name: 'Create chat' }).click();
   await expect(dialog).toBeHidden();
 }
