@@ -59,7 +59,9 @@ test("Export's Q4_K_M card on stories260K says how many tensors fall back and to
   await source.selectOption(stories);
   const q4km = page.getByRole('radio', { name: 'Q4_K_M', exact: true });
   // stories260K's rows are 64 wide: too short for K-quant blocks of 256.
-  await expect(q4km).toHaveAccessibleDescription(/\d+ tensors fall back \(row length not a multiple of the type's block\): .*→/);
+  await expect(q4km).toHaveAccessibleDescription(
+    /\d+ tensors fall back \(row length not a multiple of the type's block\): .*→/,
+  );
   await q4km.scrollIntoViewIfNeeded();
   await screenshot({ page, testInfo }, 'export-fallbacks', { themes: ['light'] });
 });

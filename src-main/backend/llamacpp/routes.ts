@@ -51,7 +51,7 @@ export async function llamaRoute(
   const f = RequestFields.of(await body());
   const model = await llamaModel(service, f);
   if (pathname === '/completion') return serveCompletion(service, f, model, res, signal);
-  return service.texts.use(model.entry.path, model.entry.mtimeMs, async (text) => {
+  return service.texts.use(model.entry.path, model.entry.mtimeMs, (text) => {
     sendJson(res, 200, pathname === '/tokenize' ? tokenize(text, f) : detokenize(text, f));
     return 200;
   });
