@@ -8,11 +8,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, STORIES_260K } from '../support/paths';
 
-/** Runs `gufo chat` with these lines typed in, one answer each. */
-function chat(args: string[], lines: string[]) {
+/** Runs `gufo chat` with these lines typed in, one answer each (with the llama2 template unless `template` is null). */
+function chat(args: string[], lines: string[], template: string | null = 'llama2') {
   const r = spawnSync(
     process.execPath,
-    [join(REPO_ROOT, 'bin/gufo.mjs'), 'chat', STORIES_260K, '--temp', '0', '--template', 'llama2', ...args],
+    [
+      join(REPO_ROOT, 'bin/gufo.mjs'),
+      'chat',
+      STORIES_260K,
+      '--temp',
+      '0',
+      ...(template === null ? [] : ['--template', template]),
+      ...args,
+    ],
     { input: lines.join('\n') + '\n', encoding: 'utf8', timeout: 120_000 },
   );
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -73,13 +81,7 @@ describe('gufo chat --context-overflow', { timeout: 180_000 }, () => {
 });
 
 describe('gufo chat on a base model (issue #30 items 8 and 14)', { timeout: 180_000 }, () => {
-  /** `gufo chat` on stories260K (no chat template) with only these arguments. */
-  const plain = (args: string[], lines: string[]) =>
-    spawnSync(process.execPath, [join(REPO_ROOT, 'bin/gufo.mjs'), 'chat', STORIES_260K, '--temp', '0', ...args], {
-      input: lines.join('\n') + '\n',
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+  const plain = (args: string[], lines: string[]) => chat(args, lines, null);
 
   it('continues the text as written, as the app does, and says so; gufo run continues the same text the same way', () => {
     const r = plain(['-n', '12'], ['Once upon a time']);

@@ -37,6 +37,34 @@ function interceptDispatch(
   });
 }
 
+/**
+ * A stand-in compute pass that hands each dispatch, with the pipeline and bind groups set before
+ * it, to `dispatch` (the profiler's timed passes, the load's kernel warm-up); end() ends nothing.
+ */
+export function recordingPass(
+  dispatch: (
+    pipeline: GPUComputePipeline,
+    groups: ReadonlyMap<number, GPUBindGroup>,
+    grid: [x: number, y: number, z: number],
+  ) => void,
+): GPUComputePassEncoder {
+  let pipeline: GPUComputePipeline | undefined;
+  const groups = new Map<number, GPUBindGroup>();
+  const stand: Partial<GPUComputePassEncoder> = {
+    setPipeline: (p) => void (pipeline = p),
+    setBindGroup: ((index: number, group: GPUBindGroup | null) => {
+      if (group) groups.set(index, group);
+      else groups.delete(index);
+    }) as GPUComputePassEncoder['setBindGroup'],
+    dispatchWorkgroups: (x, y = 1, z = 1) => {
+      if (!pipeline) throw new Error('a dispatch without a pipeline');
+      dispatch(pipeline, groups, [x, y, z]);
+    },
+    end: () => {},
+  };
+  return stand as GPUComputePassEncoder;
+}
+
 /** Counts the decode steps' submissions and dispatches, and the host time spent encoding and submitting them. */
 export class StepMeter {
   private dispatches = 0;
@@ -116,37 +144,25 @@ export class StepProfiler {
    */
   pass(encoder: GPUCommandEncoder): GPUComputePassEncoder {
     this.step = [];
-    let pipeline: GPUComputePipeline | undefined;
-    const groups = new Map<number, GPUBindGroup>();
-    const stand: Partial<GPUComputePassEncoder> = {
-      setPipeline: (p) => void (pipeline = p),
-      setBindGroup: ((index: number, group: GPUBindGroup | null) => {
-        if (group) groups.set(index, group);
-        else groups.delete(index);
-      }) as GPUComputePassEncoder['setBindGroup'],
-      dispatchWorkgroups: (x, y, z) => {
-        const i = this.step.length;
-        if (i >= this.maxDispatches)
-          throw new Error(`profile: a step encodes more than the ${this.maxDispatches} dispatches counted`);
-        if (!pipeline) throw new Error('profile: a dispatch without a pipeline');
-        const querySet = this.sets[Math.floor(i / DISPATCHES_PER_SET)]!;
-        const slot = 2 * (i % DISPATCHES_PER_SET);
-        const timed = encoder.beginComputePass({
-          timestampWrites: { querySet, beginningOfPassWriteIndex: slot, endOfPassWriteIndex: slot + 1 },
-        });
-        timed.setPipeline(pipeline);
-        for (const [index, group] of groups) timed.setBindGroup(index, group);
-        timed.dispatchWorkgroups(x, y, z);
-        timed.end();
-        const noted = groups.has(0) ? readBytes.get(groups.get(0)!) : undefined;
-        this.step.push({
-          kernel: pipeline.label || 'unlabelled',
-          bytes: typeof noted === 'function' ? noted() : (noted ?? null),
-        });
-      },
-      end: () => {},
-    };
-    return stand as GPUComputePassEncoder;
+    return recordingPass((pipeline, groups, grid) => {
+      const i = this.step.length;
+      if (i >= this.maxDispatches)
+        throw new Error(`profile: a step encodes more than the ${this.maxDispatches} dispatches counted`);
+      const querySet = this.sets[Math.floor(i / DISPATCHES_PER_SET)]!;
+      const slot = 2 * (i % DISPATCHES_PER_SET);
+      const timed = encoder.beginComputePass({
+        timestampWrites: { querySet, beginningOfPassWriteIndex: slot, endOfPassWriteIndex: slot + 1 },
+      });
+      timed.setPipeline(pipeline);
+      for (const [index, group] of groups) timed.setBindGroup(index, group);
+      timed.dispatchWorkgroups(...grid);
+      timed.end();
+      const noted = groups.has(0) ? readBytes.get(groups.get(0)!) : undefined;
+      this.step.push({
+        kernel: pipeline.label || 'unlabelled',
+        bytes: typeof noted === 'function' ? noted() : (noted ?? null),
+      });
+    });
   }
 
   /** Copies the step's timestamps for collect(); call before finishing the encoder. */

@@ -10,6 +10,8 @@
  * each, which is what gives "N of M".
  */
 
+import { recordingPass } from './dispatch-profile';
+
 interface RecordedDispatch {
   pipeline: GPUComputePipeline;
   groups: [number, GPUBindGroup][];
@@ -24,23 +26,11 @@ export class KernelWarmUp {
 
   /** A stand-in compute pass that records the first dispatch of every new pipeline; end() ends nothing. */
   pass(): GPUComputePassEncoder {
-    let pipeline: GPUComputePipeline | undefined;
-    const groups = new Map<number, GPUBindGroup>();
-    const stand: Partial<GPUComputePassEncoder> = {
-      setPipeline: (p) => void (pipeline = p),
-      setBindGroup: ((index: number, group: GPUBindGroup | null) => {
-        if (group) groups.set(index, group);
-        else groups.delete(index);
-      }) as GPUComputePassEncoder['setBindGroup'],
-      dispatchWorkgroups: (x, y = 1, z = 1) => {
-        if (!pipeline) throw new Error('kernel warm-up: a dispatch without a pipeline');
-        if (this.seen.has(pipeline)) return;
-        this.seen.add(pipeline);
-        this.recorded.push({ pipeline, groups: [...groups], grid: [x, y, z] });
-      },
-      end: () => {},
-    };
-    return stand as GPUComputePassEncoder;
+    return recordingPass((pipeline, groups, grid) => {
+      if (this.seen.has(pipeline)) return;
+      this.seen.add(pipeline);
+      this.recorded.push({ pipeline, groups: [...groups], grid });
+    });
   }
 
   /** Kernels seen so far, run or recorded. */
