@@ -10,6 +10,7 @@
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import { BUILTIN_TEMPLATES, chooseBuiltinTemplate } from './chat-templates/builtin';
 import { HARMONY_TEMPLATE, splitThinking } from './harmony';
+import { THINK_CLOSE, THINK_OPEN } from './reasoning';
 import type { StringArray } from './gguf/values';
 import { tokenLookup } from './tokenizer/vocab';
 
@@ -548,4 +549,18 @@ function adaptMessage(message: ChatMessage, caps: Capabilities): Record<string, 
   }
   if ((message.content === null || message.content === undefined) && caps.needsContent) out.content = '';
   return out;
+}
+
+/**
+ * Whether a chat template writes reasoning: gpt-oss's (its analysis channel), one with a thinking
+ * switch (`enable_thinking`), or one with both tags (Ollama's test). /api/show's `thinking`
+ * capability and the APIs' reasoning split both read this.
+ */
+export function templateThinks(template: { name: string; text: string }): boolean {
+  const { text } = template;
+  return (
+    template.name === HARMONY_TEMPLATE ||
+    /\benable_thinking\b/.test(text) ||
+    (text.includes(THINK_OPEN) && text.includes(THINK_CLOSE))
+  );
 }

@@ -6,24 +6,8 @@
  * with the opening tag, so the output starts inside the block; the rendered prompt says so.
  */
 
-import { HARMONY_TEMPLATE } from './harmony';
-
 export const THINK_OPEN = '<think>';
 export const THINK_CLOSE = '</think>';
-
-/**
- * Whether a chat template writes reasoning: gpt-oss's (its analysis channel), one with a thinking
- * switch (`enable_thinking`), or one with both tags (Ollama's test). /api/show's `thinking`
- * capability and the APIs' reasoning split both read this.
- */
-export function templateThinks(template: { name: string; text: string }): boolean {
-  const { text } = template;
-  return (
-    template.name === HARMONY_TEMPLATE ||
-    /\benable_thinking\b/.test(text) ||
-    (text.includes(THINK_OPEN) && text.includes(THINK_CLOSE))
-  );
-}
 
 /** Whether a rendered prompt ends inside a reasoning block: its answer starts as reasoning. */
 export function promptOpensThinking(prompt: string): boolean {

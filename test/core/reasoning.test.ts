@@ -1,12 +1,8 @@
 /** An output stream split into its leading reasoning block and the answer, whatever the pieces it comes in. */
 import { describe, expect, it } from 'vitest';
 import { HarmonyRewriter } from '../../src-main/core/harmony';
-import {
-  promptOpensThinking,
-  ReasoningSplitter,
-  templateThinks,
-  type ReasoningPiece,
-} from '../../src-main/core/reasoning';
+import { templateThinks } from '../../src-main/core/chat-template';
+import { promptOpensThinking, ReasoningSplitter, type ReasoningPiece } from '../../src-main/core/reasoning';
 
 function split(pieces: readonly string[], opened = false): ReasoningPiece & { steps: ReasoningPiece[] } {
   const splitter = new ReasoningSplitter(opened);

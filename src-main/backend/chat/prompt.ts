@@ -10,11 +10,18 @@ import {
   type ContextUsage,
   type MessageRole,
 } from '../../../src-preload/api';
-import { chatTemplateFor, renderChat, stopTokenIds, type ChatMessage, type ChatTool } from '../../core/chat-template';
+import {
+  chatTemplateFor,
+  renderChat,
+  stopTokenIds,
+  templateThinks,
+  type ChatMessage,
+  type ChatTool,
+} from '../../core/chat-template';
 import { BUILTIN_TEMPLATES } from '../../core/chat-templates/builtin';
 import { answerDecoder, HARMONY_TEMPLATE } from '../../core/harmony';
 import { completionText, type PromptFormat } from '../../core/prompt-format';
-import { promptOpensThinking, templateThinks } from '../../core/reasoning';
+import { promptOpensThinking } from '../../core/reasoning';
 import {
   modelToolCalls,
   showingMarkers,
