@@ -139,7 +139,7 @@ test('adds model folders by path or with the in-app browser, refuses missing one
   // It opens on the home folder; the user types another path once that is listed.
   await expect(dialog.getByRole('list', { name: `Contents of ${homedir()}` })).toBeVisible();
   await dialog.getByRole('textbox', { name: 'Folder' }).fill(moreModels);
-  await dialog.getByRole('button', { name: 'Go' }).click();
+  await dialog.getByRole('button', { name: 'Go', exact: true }).click();
   await expect(dialog.getByRole('list', { name: `Contents of ${moreModels}` })).toBeVisible();
   await expect(dialog.getByRole('textbox', { name: 'Folder' })).toHaveValue(moreModels);
   await dialog.getByRole('button', { name: 'Add this folder' }).click();

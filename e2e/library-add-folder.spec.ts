@@ -31,7 +31,7 @@ test('Add folder… makes the folder a model folder: shown in Settings, and a mo
   await page.getByRole('button', { name: 'Add folder…' }).click();
   const dialog = page.getByRole('dialog', { name: 'Add a folder of models' });
   await dialog.getByRole('textbox', { name: 'Folder' }).fill(folder);
-  await dialog.getByRole('button', { name: 'Go' }).click();
+  await dialog.getByRole('button', { name: 'Go', exact: true }).click();
   await expect(dialog.getByRole('list', { name: `Contents of ${folder}` })).toBeVisible();
   await dialog.getByRole('button', { name: 'Add this folder' }).click();
 
