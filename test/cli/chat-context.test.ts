@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { gufo } from '../support/cli';
 import { REPO_ROOT, STORIES_260K } from '../support/paths';
 
 /** Runs `gufo chat` with these lines typed in, one answer each (with the llama2 template unless `template` is null). */
@@ -87,21 +88,10 @@ describe('gufo chat on a base model (issue #30 items 8 and 14)', { timeout: 180_
     const r = plain(['-n', '12'], ['Once upon a time']);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain('The model has no chat template (a base model): your text is continued as written');
-    const run = spawnSync(
-      process.execPath,
-      [
-        join(REPO_ROOT, 'bin/gufo.mjs'),
-        'run',
-        STORIES_260K,
-        '--prompt',
-        'Once upon a time',
-        '-n',
-        '12',
-        '--temp',
-        '0',
-        '--json',
-      ],
-      { encoding: 'utf8', timeout: 120_000 },
+    const run = gufo(
+      ['run', STORIES_260K, '--prompt', 'Once upon a time', '-n', '12', '--temp', '0', '--json'],
+      {},
+      120_000,
     );
     const { text } = JSON.parse(run.stdout) as { text: string };
     expect(r.stdout).toContain(text.trim());

@@ -33,11 +33,6 @@ export class KernelWarmUp {
     });
   }
 
-  /** Kernels seen so far, run or recorded. */
-  get total(): number {
-    return this.seen.size;
-  }
-
   /**
    * Runs the dispatches recorded since the last run, one submission each, calling `onKernel`
    * after each with the kernels run so far and the total seen so far.
