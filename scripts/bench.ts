@@ -1,6 +1,6 @@
 /**
  * Benchmarks: `tsx scripts/bench.ts <suite> [--json]` (`npm run bench:gguf`, `bench:quant`, `bench:tokenize`, `bench:cli`;
- * `npm run bench -- perplexity`, `npm run bench -- exactness`, `npm run bench -- first-run`).
+ * `npm run bench -- perplexity`, `npm run bench -- exactness`, `npm run bench -- first-run`, `npm run bench -- compile`).
  * Progress goes to stderr so `--json` output on stdout stays parseable.
  */
 import { execFile } from 'node:child_process';
@@ -28,6 +28,7 @@ const SUITES: Record<string, (options: Options) => Promise<void>> = {
   perplexity: async (options) => (await import('./bench/perplexity')).benchPerplexity(options),
   exactness: async (options) => (await import('./bench/exactness')).benchExactness(options),
   'first-run': async (options) => (await import('./bench/first-run')).benchFirstRun(options),
+  compile: async (options) => (await import('./bench/compile')).benchCompile(options),
 };
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));

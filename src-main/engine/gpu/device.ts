@@ -68,11 +68,23 @@ function subgroupsAllowed(): boolean {
  */
 const FULL_TIMESTAMPS = 'disable-dawn-features=timestamp_quantization';
 
+/**
+ * WebGPU zero-fills a kernel's workgroup memory before it runs, so that a web page cannot read
+ * what another left there. Gufo runs only its own kernels, each of which writes its workgroup
+ * memory before reading it, so the fill is pure cost, above all in compilation: it is about a third
+ * of the CPU time of a first load on SwiftShader (`npm run bench -- compile`, docs/engine.md).
+ * Bounds checks (robustness) stay on. GUFO_WORKGROUP_ZERO_FILL=1 keeps the fill (the bench's reference).
+ */
+function workgroupZeroFill(): string[] {
+  return process.env.GUFO_WORKGROUP_ZERO_FILL === '1' ? [] : ['enable-dawn-features=disable_workgroup_init'];
+}
+
 function dawnOptions(adapterName: string | undefined, backend: string | undefined): string[] {
   return [
     ...(adapterName ? [`adapter=${adapterName}`] : []),
     ...(backend ? [`backend=${backend}`] : []),
     FULL_TIMESTAMPS,
+    ...workgroupZeroFill(),
   ];
 }
 
