@@ -2,7 +2,8 @@
  * The screens hold still and look alike where they should (issue 17, items 9–14), at 1400×900:
  * the document never scrolls, the header keeps its height while a job runs, the Benchmarks table
  * fits, choices survive leaving a screen, every dialog dims the page alike, the Ollama form's
- * inputs share a baseline. Screenshots in both themes go to the test's output folder.
+ * inputs share a baseline; at 1024×700 (issue #30 item 10) no screen scrolls sideways. Screenshots in
+ * both themes go to the test's output folder.
  */
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { STORIES_260K, TINY_RANDOM_LLAMA } from '../test/support/paths';
@@ -153,4 +154,62 @@ test('Export keeps its source across visits; the Ollama form lines up; every dia
   await page.keyboard.press('Escape');
   expect([browse, newChat]).toEqual([remove, remove]);
   expect(remove).not.toBe('rgba(0, 0, 0, 0)');
+});
+
+/** Elements of the page that scroll (or would need to) sideways: the document, and any box whose content is wider than it. */
+async function sidewaysOverflow(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const found: string[] = [];
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth) found.push(`document ${root.scrollWidth} > ${root.clientWidth}`);
+    for (const el of document.querySelectorAll<HTMLElement>('main, main *')) {
+      const { overflowX } = getComputedStyle(el);
+      if ((overflowX === 'auto' || overflowX === 'scroll') && el.scrollWidth > el.clientWidth + 1)
+        found.push(`${el.tagName.toLowerCase()}.${el.className} ${el.scrollWidth} > ${el.clientWidth}`);
+    }
+    return found;
+  });
+}
+
+test('At 1024×700 no screen scrolls sideways, and every control is inside the window', async ({}, testInfo) => {
+  const { page } = app;
+  await page.setViewportSize({ width: 1024, height: 700 });
+  try {
+    await openSection(page, 'Library');
+    for (const name of ['Open stories260K', 'Remove stories260K…'])
+      await expect.soft(page.getByRole('button', { name, exact: true })).toBeInViewport({ ratio: 1 });
+    expect.soft(await sidewaysOverflow(page), 'Library').toEqual([]);
+    await screenshot({ page, testInfo }, 'narrow-library');
+
+    await page.getByRole('button', { name: 'Open stories260K', exact: true }).click();
+    const tabs = page.getByRole('tablist', { name: 'Inspector sections' });
+    for (const tab of await tabs.getByRole('tab').all()) {
+      await tab.click();
+      const name = (await tab.textContent())!.trim();
+      expect.soft(await sidewaysOverflow(page), `Inspector › ${name}`).toEqual([]);
+      await screenshot({ page, testInfo }, `narrow-inspector-${name.toLowerCase().replace(/\W+/g, '-')}`);
+    }
+
+    // The Export plan's chart: its axis titles whole, inside the window.
+    await openSection(page, 'Export');
+    const source = page.getByRole('form', { name: 'Export a model' }).getByRole('combobox', { name: 'Source model' });
+    await source.selectOption({
+      label: (await source.locator('option').filter({ hasText: 'stories260K' }).textContent())!,
+    });
+    const chart = page.getByTestId('size-quality-chart');
+    await expect(chart.locator('circle').first()).toBeVisible({ timeout: 60_000 });
+    await chart.scrollIntoViewIfNeeded();
+    for (const label of await chart.locator('text.axis-label').all())
+      await expect.soft(label).toBeInViewport({ ratio: 1 });
+    await screenshot({ page, testInfo }, 'narrow-export-chart');
+
+    for (const section of ['Chat', 'Benchmarks', 'Export', 'Settings']) {
+      await openSection(page, section);
+      await expect(page.getByRole('heading', { level: 2, name: section })).toBeVisible();
+      expect.soft(await sidewaysOverflow(page), section).toEqual([]);
+      await screenshot({ page, testInfo }, `narrow-${section.toLowerCase()}`);
+    }
+  } finally {
+    await page.setViewportSize({ width: 1400, height: 900 });
+  }
 });
