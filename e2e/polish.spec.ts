@@ -149,8 +149,31 @@ test('Export keeps its source across visits; the Ollama form lines up; every dia
   await page.keyboard.press('Escape');
   await openSection(page, 'Chat');
   await page.getByRole('button', { name: 'New chat' }).first().click();
-  const newChat = await backdropOf(page.getByRole('dialog', { name: 'New chat' }));
+  const newChatDialog = page.getByRole('dialog', { name: 'New chat' });
+  const newChat = await backdropOf(newChatDialog);
+  // Focus starts on the first field, not on Cancel (issue #30 item 21).
+  await expect(newChatDialog.getByRole('combobox', { name: 'Model' })).toBeFocused();
   await screenshot({ page, testInfo }, 'dialog-new-chat', BOTH_THEMES);
+  // With Advanced open it stays inside the window, scrolling inside; the sampling fields line up.
+  await newChatDialog.getByText('Advanced', { exact: true }).click();
+  const box = (await newChatDialog.boundingBox())!;
+  expect(box.y, 'dialog top').toBeGreaterThanOrEqual(0);
+  expect(box.y + box.height, 'dialog bottom').toBeLessThanOrEqual(900);
+  const fields = ['Temperature', 'Top-k', 'Top-p', 'Min-p', 'Repeat penalty', 'Seed'].map((name) =>
+    newChatDialog.getByRole('spinbutton', { name, exact: true }),
+  );
+  await fields[0]!.scrollIntoViewIfNeeded();
+  const boxes = await Promise.all(fields.map(async (field) => (await field.boundingBox())!));
+  await screenshot({ page, testInfo }, 'dialog-new-chat-advanced');
+  const rowOf = (y: number) => boxes.filter((b) => Math.abs(b.y - y) < 20);
+  for (const b of boxes) {
+    expect(new Set(rowOf(b.y).map((r) => r.y)).size, 'tops of the inputs in one row').toBe(1);
+    expect(new Set(rowOf(b.y).map((r) => r.height)).size, 'heights of the inputs in one row').toBe(1);
+  }
+  expect(new Set(boxes.map((b) => b.x)).size, 'columns').toBeLessThan(boxes.length);
+  await screenshot({ page, testInfo }, 'dialog-new-chat-advanced');
+  await newChatDialog.getByRole('button', { name: 'Create chat' }).scrollIntoViewIfNeeded();
+  await expect(newChatDialog.getByRole('button', { name: 'Create chat' })).toBeInViewport();
   await page.keyboard.press('Escape');
   expect([browse, newChat]).toEqual([remove, remove]);
   expect(remove).not.toBe('rgba(0, 0, 0, 0)');
