@@ -179,6 +179,51 @@ test('Export keeps its source across visits; the Ollama form lines up; every dia
   expect(remove).not.toBe('rgba(0, 0, 0, 0)');
 });
 
+test('From a model to a chat or an export, and a chat moved to another model (issue #30 item 11)', async () => {
+  const { page } = app;
+  const dialog = page.getByRole('dialog', { name: 'New chat' });
+  const dialogModel = dialog.getByRole('combobox', { name: 'Model' });
+  // Library: Export opens the Export screen on the model, Chat the New chat dialog on it.
+  await openSection(page, 'Library');
+  await page.getByRole('button', { name: 'Export stories260K', exact: true }).click();
+  const source = page.getByRole('form', { name: 'Export a model' }).getByRole('combobox', { name: 'Source model' });
+  await expect(source.locator('option:checked')).toHaveText(/^\s*stories260K/);
+  await openSection(page, 'Library');
+  await page.getByRole('button', { name: 'Chat with stories260K', exact: true }).click();
+  await expect(page).toHaveURL(/#\/chat$/);
+  await expect(dialogModel.locator('option:checked')).toHaveText(/^\s*stories260K/);
+  await page.keyboard.press('Escape');
+
+  // Inspector: the same two actions, for the tiny model.
+  await openSection(page, 'Library');
+  await page.getByRole('button', { name: 'Open llama-2-tiny-random', exact: true }).click();
+  const inspector = page.getByRole('region', { name: 'llama-2-tiny-random' });
+  await inspector.getByRole('link', { name: 'Export', exact: true }).click();
+  await expect(source.locator('option:checked')).toHaveText(/^\s*llama-2-tiny-random/);
+  await page.goBack();
+  await inspector.getByRole('button', { name: 'Chat', exact: true }).click();
+  await expect(dialogModel.locator('option:checked')).toHaveText(/^\s*llama-2-tiny-random/);
+  await dialog.getByRole('button', { name: 'Create chat' }).click();
+  await expect(dialog).toBeHidden();
+  const header = page.locator('.model').filter({ hasText: 'llama-2-tiny-random' });
+  await expect(header).toBeVisible();
+
+  // Chat settings: another model for the chat; its context within the new model's (stories260K: 2,048).
+  await page.getByRole('button', { name: 'Chat settings' }).click();
+  const settings = page.getByRole('dialog', { name: 'Chat settings' });
+  await settings.getByRole('spinbutton', { name: 'Context size (tokens)' }).fill('4096');
+  const model = settings.getByRole('combobox', { name: 'Model' });
+  await model.selectOption({
+    label: (await model.locator('option').filter({ hasText: 'stories260K' }).textContent())!.trim(),
+  });
+  await expect(settings.getByRole('spinbutton', { name: 'Context size (tokens)' })).toHaveValue('2048');
+  await settings.getByRole('button', { name: 'Save' }).click();
+  await expect(settings).toBeHidden();
+  await expect(page.locator('.model').filter({ hasText: 'stories260K' })).toBeVisible();
+  await page.reload();
+  await expect(page.locator('.model').filter({ hasText: 'stories260K' })).toBeVisible();
+});
+
 /** Elements of the page that scroll (or would need to) sideways: the document, and any box whose content is wider than it. */
 async function sidewaysOverflow(page: Page): Promise<string[]> {
   return page.evaluate(() => {
