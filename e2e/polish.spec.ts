@@ -101,7 +101,7 @@ test('Benchmarks keep the model and settings across visits, the header its heigh
   await expect(results.getByRole('row')).toHaveCount(2, { timeout: 180_000 });
   // One run: its value, not one dot on an empty time axis.
   await expect(page.getByText(/^\s*Decode speed:/)).toContainText('tok/s');
-  await expect(page.getByRole('img', { name: 'Decode speed over time, per model and adapter' })).toHaveCount(0);
+  await expect(page.getByRole('img', { name: 'Decode speed over time, per model, adapter and test' })).toHaveCount(0);
   const overflow = await results.evaluate((table) => {
     const box = table.parentElement!;
     const content = document.querySelector('main')!;
@@ -110,6 +110,21 @@ test('Benchmarks keep the model and settings across visits, the header its heigh
   expect(overflow, 'sideways overflow of the results table and the content pane').toEqual({ box: 0, content: 0 });
   await expectDocumentStill(page);
   await screenshot({ page, testInfo }, 'benchmarks', BOTH_THEMES);
+
+  // A run of another length is a line of its own; the chart shows prefill too; Roofline is explained (issue #30 item 19).
+  await form.getByRole('spinbutton', { name: 'Generated tokens' }).fill('4');
+  await form.getByRole('button', { name: 'Run benchmark' }).click();
+  await expect(results.getByRole('row')).toHaveCount(3, { timeout: 180_000 });
+  const legend = page.getByRole('list', { name: 'Series' });
+  await expect(legend.getByRole('listitem')).toHaveText([/pp16 · tg8/, /pp16 · tg4/]);
+  await page.getByRole('radio', { name: 'Prefill' }).check();
+  await expect(page.getByRole('img', { name: 'Prefill speed over time, per model, adapter and test' })).toBeVisible();
+  await expect(results.getByRole('columnheader', { name: 'Roofline' }).locator('abbr')).toHaveAttribute(
+    'title',
+    /memory speed/,
+  );
+  await expect(page.locator('#roofline-note')).toContainText('share of the bandwidth a plain copy reaches');
+  await screenshot({ page, testInfo }, 'benchmarks-chart', BOTH_THEMES);
 });
 
 test('Export keeps its source across visits; the Ollama form lines up; every dialog dims the page alike', async ({}, testInfo) => {
@@ -205,7 +220,7 @@ test('From a model to a chat or an export, and a chat moved to another model (is
   await expect(dialogModel.locator('option:checked')).toHaveText(/^\s*llama-2-tiny-random/);
   await dialog.getByRole('button', { name: 'Create chat' }).click();
   await expect(dialog).toBeHidden();
-  const header = page.locator('.model').filter({ hasText: 'llama-2-tiny-random' });
+  const header = page.locator('p.model').filter({ hasText: 'llama-2-tiny-random' });
   await expect(header).toBeVisible();
 
   // Chat settings: another model for the chat; its context within the new model's (stories260K: 2,048).
@@ -219,9 +234,9 @@ test('From a model to a chat or an export, and a chat moved to another model (is
   await expect(settings.getByRole('spinbutton', { name: 'Context size (tokens)' })).toHaveValue('2048');
   await settings.getByRole('button', { name: 'Save' }).click();
   await expect(settings).toBeHidden();
-  await expect(page.locator('.model').filter({ hasText: 'stories260K' })).toBeVisible();
+  await expect(page.locator('p.model').filter({ hasText: 'stories260K' })).toBeVisible();
   await page.reload();
-  await expect(page.locator('.model').filter({ hasText: 'stories260K' })).toBeVisible();
+  await expect(page.locator('p.model').filter({ hasText: 'stories260K' })).toBeVisible();
 });
 
 /** Elements of the page that scroll (or would need to) sideways: the document, and any box whose content is wider than it. */
@@ -251,6 +266,7 @@ test('At 1024×700 no screen scrolls sideways, and every control is inside the w
 
     await page.getByRole('button', { name: 'Open stories260K', exact: true }).click();
     const tabs = page.getByRole('tablist', { name: 'Inspector sections' });
+    await expect(tabs.getByRole('tab')).not.toHaveCount(0);
     for (const tab of await tabs.getByRole('tab').all()) {
       await tab.click();
       const name = (await tab.textContent())!.trim();
