@@ -115,10 +115,14 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         thinking,
       } = effectiveSettings(record.settings, text.hasChatTemplate);
       const limits = { contextSize, maxTokens: sampling.maxTokens, overflow };
+      const path = branchPath(messages, record.activeLeafId);
+      // An answer being written counts as the prompt it is written after, as its progress does
+      // (prompt plus tokens so far), not as a finished turn of its own: the bar never counts down.
+      const branch = path.at(-1)?.status === 'streaming' ? path.slice(0, -1) : path;
       const job = {
         kind: 'plan',
         systemPrompt,
-        branch: branchPath(messages, record.activeLeafId),
+        branch,
         limits,
         format,
         tools,
