@@ -72,6 +72,21 @@ test('the inspector block view scrolls inside the app; the document never scroll
   await expect(legend).toBeVisible();
   await expectDocumentStill(page);
   await screenshot({ page, testInfo }, 'inspector-layer-map', BOTH_THEMES);
+
+  // Memory: contexts past the 2,048 tokens stories260K was trained on are marked; each says whether it fits the GPU budget (issue #30 item 12).
+  await tabs.getByRole('tab', { name: 'Memory' }).click();
+  const contexts = page.getByRole('group', { name: 'Common context lengths' });
+  await contexts.getByRole('button', { name: /^2,048/ }).click();
+  await expect(contexts.getByRole('button', { name: /^2,048/ })).toHaveAccessibleName(
+    /^2,048: [\d.]+ [KMG]iB fits the GPU memory budget of [\d.]+ GiB \(RAM of the software GPU/,
+  );
+  for (const tokens of ['4,096', '8,192', '32,768', '131,072'])
+    await expect(contexts.getByRole('button', { name: new RegExp(`^${tokens}`) })).toHaveAccessibleName(
+      new RegExp(
+        `^${tokens}: Past the 2,048 tokens the model was trained on: its answers degrade there\\. .* fits the GPU memory budget`,
+      ),
+    );
+  await screenshot({ page, testInfo }, 'inspector-memory');
 });
 
 test('Benchmarks keep the model and settings across visits, the header its height while a job runs, the table fits', async ({}, testInfo) => {
