@@ -294,7 +294,7 @@ describe('inspector: tensors and the layer map of a Q4_K_M model made by llama.c
       'ffn_up',
       'ffn_down',
     ]);
-    expect(map.layers[1]!.cells[2]).toEqual({ tensor: 'blk.1.attn_q.bias', type: 'F32' });
+    expect(map.layers[1]!.cells[2]).toEqual({ tensor: 'blk.1.attn_q.bias', type: 'F32', recipe: null });
     expect(
       (await b.api.listTensors((await modelNamed(b, 'qwen2.gguf')).id, { search: 'blk.0.attn_k.bias' })).tensors[0],
     ).toMatchObject({ layer: 0, role: 'attn_k.bias' });
