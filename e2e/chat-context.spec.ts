@@ -47,6 +47,12 @@ test('the chat states its context policy, says which messages were left out, and
     '2 earliest messages left out to fit the 96-token context.',
   );
   await expect(bar).toContainText('2 earlier messages are left out of the prompt.');
+  // On one line, the policy in full as its tooltip (issue #30 item 15); at the end, no "↓ Latest".
+  const leftOut = bar.getByRole('status').filter({ hasText: 'left out of the prompt' });
+  const lineHeight = await leftOut.evaluate((p) => parseFloat(getComputedStyle(p).lineHeight));
+  expect((await leftOut.boundingBox())!.height).toBeLessThan(1.5 * lineHeight);
+  await expect(leftOut).toHaveAttribute('title', /.{40}/);
+  await expect(page.getByRole('button', { name: 'Scroll to the latest message' })).toHaveCount(0);
   // Nothing was deleted.
   await expect(page.getByRole('article', { name: 'User message' })).toHaveCount(2);
   await screenshot({ page, testInfo }, 'chat-context-left-out', { themes: ['light', 'dark'] });
@@ -68,6 +74,17 @@ test('the chat states its context policy, says which messages were left out, and
   await settings.getByRole('button', { name: 'Save' }).click();
   await expect(settings).toBeHidden();
   await expect(page.locator('.context')).toContainText('When the context is full: rolling window');
+
+  // "↓ Latest" shows in a chat scrolled up, and goes once the window is tall enough for the whole chat (issue #30 item 15).
+  const latest = page.getByRole('button', { name: 'Scroll to the latest message' });
+  const scrolls = () => page.locator('.scroller').evaluate((s) => s.scrollHeight > s.clientHeight);
+  await page.setViewportSize({ width: 1400, height: 420 });
+  await page.locator('.scroller').evaluate((scroller) => scroller.scrollTo(0, 0));
+  await expect(latest).toBeVisible({ timeout: 10_000 });
+  await page.setViewportSize({ width: 1400, height: 1800 });
+  await expect.poll(scrolls).toBe(false);
+  await expect(latest).toHaveCount(0);
+  await page.setViewportSize({ width: 1400, height: 900 });
 
   // "Stop at the limit": an answer that fills the context ends there, and says so and what to do.
   await newSmallChat(page, 48, 48, 'Stop at the limit');

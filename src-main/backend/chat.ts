@@ -7,6 +7,7 @@ import {
   CONTEXT_TOKENS,
   DEFAULT_CONTEXT_OVERFLOW,
   type ChatApi,
+  type ChatSettingsPatch,
   type ChatSummary,
   type ChatView,
   type ContextUsage,
@@ -114,10 +115,14 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         thinking,
       } = effectiveSettings(record.settings, text.hasChatTemplate);
       const limits = { contextSize, maxTokens: sampling.maxTokens, overflow };
+      const path = branchPath(messages, record.activeLeafId);
+      // An answer being written counts as the prompt it is written after, as its progress does
+      // (prompt plus tokens so far), not as a finished turn of its own: the bar never counts down.
+      const branch = path.at(-1)?.status === 'streaming' ? path.slice(0, -1) : path;
       const job = {
         kind: 'plan',
         systemPrompt,
-        branch: branchPath(messages, record.activeLeafId),
+        branch,
         limits,
         format,
         tools,
@@ -310,10 +315,34 @@ export function createChatApi(ctx: BackendContext): ChatApi {
 
     async updateChatSettings(chatId, patch) {
       const record = requireChat(chatId);
-      store.updateSettings(
-        record.summary.id,
-        applySettings(record.settings, patch, modelFactsOf(record.summary.modelId, record.modelPath)),
-      );
+      const { modelId, ...settings } = isRecord(patch) ? (patch as ChatSettingsPatch) : { modelId: undefined };
+      if (modelId === undefined || modelId === record.summary.modelId) {
+        const facts = modelFactsOf(record.summary.modelId, record.modelPath);
+        store.updateSettings(
+          record.summary.id,
+          applySettings(record.settings, isRecord(patch) ? settings : patch, facts),
+        );
+        return view(record.summary.id);
+      }
+      // Another model: not while it answers; the next answer loads the new model.
+      if (!Number.isInteger(modelId))
+        throw new Error(`modelId must be the id of a model in the library (got ${JSON.stringify(modelId)})`);
+      answers.assertCanStart(record.summary.id);
+      const model = requireReadableModel(ctx, modelId);
+      if (model.notRunnable) throw new Error(`${model.name} cannot chat: ${model.notRunnable}`);
+      const facts = modelFactsOf(model.id, model.path);
+      // What depends on the model starts from the new one's: its trained context as the most, its prompt format.
+      const base: StoredChatSettings = {
+        ...record.settings,
+        contextSize: Math.max(CONTEXT_TOKENS.min, Math.min(record.settings.contextSize, facts.maxContext)),
+        promptFormat: facts.hasChatTemplate === null ? null : defaultPromptFormat(facts.hasChatTemplate),
+      };
+      const next = applySettings(base, settings, facts);
+      store.transaction(() => {
+        store.setModel(record.summary.id, { modelId: model.id, modelName: model.name, modelPath: model.path });
+        store.updateSettings(record.summary.id, next);
+      });
+      ctx.events.emit({ type: 'chats-changed' });
       return view(record.summary.id);
     },
 

@@ -71,6 +71,11 @@ export interface ChatSettings {
 
 /** Settings to change; `sampling` may name only the fields that change. */
 export interface ChatSettingsPatch {
+  /**
+   * Another model of the library for the chat (not while it answers): the next answer uses it. The
+   * context size shrinks to its trained context if need be; the prompt format becomes its default.
+   */
+  modelId?: number;
   systemPrompt?: string;
   /** An OpenAI `tools` list (checked: a mistake names its field); [] for none. */
   tools?: unknown[];

@@ -106,9 +106,31 @@ export interface LayerMap {
   /** Roles in a stable order (attention first, then feed-forward; a bias right after its weight). */
   roles: string[];
   /** Layers that have tensors, in order; `cells[i]` is role i's tensor, null where the layer has none. */
-  layers: { layer: number; cells: ({ tensor: string; type: string } | null)[] }[];
+  layers: { layer: number; cells: (LayerMapCell | null)[] }[];
   /** Tensors outside the blocks (token_embd, output_norm, output). */
-  other: { name: string; type: string }[];
+  other: { name: string; type: string; recipe: RecipeNote | null }[];
+  /** The file type whose recipe the notes compare with (general.file_type); null when it has none. */
+  recipeFileType: string | null;
+}
+
+export interface LayerMapCell {
+  tensor: string;
+  type: string;
+  recipe: RecipeNote | null;
+}
+
+/**
+ * Why a tensor's type is not the one the file type's recipe names (llama-quantize's mixture):
+ * `fallback`, the recipe's type does not fit the tensor's row length, so the file holds the
+ * fallback; else the file was written with another choice (an override, another tool).
+ */
+export interface RecipeNote {
+  /** The recipe's type for the tensor. */
+  recipeType: string;
+  fallback: boolean;
+  /** The tensor's row length (ne[0]), and the recipe type's block size, with `fallback`. */
+  rowLength: number;
+  blockSize: number;
 }
 
 /** The KV cache at the estimate's context with K and V both of one cache type. */

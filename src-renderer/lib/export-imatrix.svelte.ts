@@ -58,11 +58,15 @@ export class ImatrixChoice {
     return this.ready?.path;
   }
 
-  /** Picks a source: 'none' drops the matrix at once; the others wait for use(). */
-  choose(kind: ImatrixChoiceKind): void {
+  /**
+   * Picks a source: 'none' drops the matrix at once; the built-in text and the chats start
+   * computing it for `modelId` at once (choosing one is asking for it); a file waits for its path.
+   */
+  choose(kind: ImatrixChoiceKind, modelId: number): void {
     this.kind = kind;
     this.error = null;
     if (kind === 'none' && this.ready) this.#use(null);
+    if (kind === 'builtin' || kind === 'chats') void this.start(modelId);
   }
 
   /** Computes (or checks) the matrix of the chosen source for `modelId`. */

@@ -1,5 +1,5 @@
 /** How the inspector shows its data: type colours, bars, histogram geometry, number text. Plain functions, kept out of markup. */
-import type { BlockFieldView, Histogram, JsonNumber, TypeShareView } from '../../src-preload/api';
+import type { BlockFieldView, Histogram, JsonNumber, RecipeNote, TypeShareView } from '../../src-preload/api';
 import { formatFloat } from './format';
 
 /** Bits per weight of a share of the tensors: its bytes over its parameters. */
@@ -15,11 +15,13 @@ export interface Oklch {
 }
 
 /**
- * The type colours, from fewest bits per weight (red: most lossy) round the hue circle to most
+ * The type colours, from fewest bits per weight (red: most lossy) along the rainbow to most
  * (violet), one shade per theme: light cells under dark text, dark cells under light text.
- * Hues 36° apart at one lightness keep any two at least a clearly visible distance apart.
+ * The hues stop short of the circle's end (red 25° to violet 320°): were they to go round, the
+ * most bits (F32) would sit beside the fewest (Q4_K) in colour. 33° apart at one lightness keeps
+ * any two clearly apart.
  */
-const HUES = [25, 61, 97, 133, 169, 205, 241, 277, 313, 349];
+const HUES = Array.from({ length: 10 }, (_, i) => Math.round(25 + (i * (320 - 25)) / 9));
 export const TYPE_PALETTE: readonly { light: Oklch; dark: Oklch }[] = HUES.map((h) => ({
   light: { l: 0.86, c: 0.1, h },
   dark: { l: 0.42, c: 0.1, h },
@@ -171,6 +173,18 @@ export function formatShape(shape: readonly number[]): string {
 /** "blk.3 attn_q": how the layer map names a cell. */
 export function cellName(layer: number, role: string): string {
   return `blk.${layer} ${role}`;
+}
+
+/**
+ * Why a layer map cell's type is not its file type's recipe's, in words for its tooltip; null
+ * when it is the recipe's. `fileType` is the map's recipeFileType.
+ */
+export function recipeNoteText(type: string, note: RecipeNote | null, fileType: string | null): string | null {
+  if (!note) return null;
+  const recipe = `the ${fileType ?? 'file type'} recipe gives ${note.recipeType}`;
+  return note.fallback
+    ? `Fallback: ${recipe}, but rows of ${note.rowLength} values are not a whole number of its ${note.blockSize}-value blocks, so it is ${type}.`
+    : `Not the recipe's type: ${recipe}; this file holds ${type} (an override when it was written, or another tool's choice).`;
 }
 
 /** Bits of one element of each plain float type: their codes are bit patterns, shown in hex. */

@@ -10,6 +10,7 @@ import { TensorErrorStore } from './inspector-tensor-error.svelte';
 import { TensorDetailStore } from './inspector-tensor.svelte';
 import { TensorTableStore } from './inspector-tensors.svelte';
 import { typeColors } from './inspector-view';
+import { memoryBudget, type MemoryBudget } from './export-budget';
 
 export type InspectorSection = 'metadata' | 'tensors' | 'layers' | 'types' | 'memory' | 'error' | 'tensor';
 
@@ -17,11 +18,23 @@ export type InspectorSection = 'metadata' | 'tensors' | 'layers' | 'types' | 'me
 export class MemoryStore {
   context = $state(0);
   readonly estimate = new Loadable<MemoryEstimate>();
+  /** The GPU memory budget the contexts are set against (as Export's); null where there is none. */
+  budget: MemoryBudget | null = $state(null);
 
   constructor(
     private readonly gufo: GufoApi,
     private readonly modelId: number,
   ) {}
+
+  /** The setting, else a software adapter's RAM (asking for the adapter opens the GPU, so only when the setting is automatic). */
+  async loadBudget(): Promise<void> {
+    try {
+      const { gpuMemoryBudgetGiB } = await this.gufo.getSettings();
+      this.budget = memoryBudget(gpuMemoryBudgetGiB, gpuMemoryBudgetGiB === null ? await this.gufo.gpuAdapter() : null);
+    } catch {
+      this.budget = null; // no budget to tell: the choices say nothing of it
+    }
+  }
 
   setContext(context: number): void {
     this.context = context;

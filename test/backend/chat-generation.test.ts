@@ -39,6 +39,9 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
     ]);
     // The first message names the chat.
     expect((await api.listChats())[0]).toMatchObject({ id, title: 'Once upon a time' });
+    // While the answer loads, the context bar counts the prompt it is written after (issue #30 item 15).
+    const during = await api.getChat(id);
+    expect(during.messages.find((m) => m.id === assistantMessageId)!.status).toBe('streaming');
 
     const answer = await answered(backend, assistantMessageId);
     expect(answer.status).toBe('done');
@@ -77,6 +80,8 @@ describe('chat answers on the engine', { timeout: 180_000 }, () => {
       expect(answer.stats!.prefillTokS).toBeGreaterThan(0);
       expect(view.contextUsage).toMatchObject({ contextSize: 256, droppedMessages: 0 });
       expect(view.contextUsage!.usedTokens).toBeGreaterThan(prompt.length);
+      // Not the empty answer as a finished turn of its own: the count the answer's progress starts from.
+      expect(during.contextUsage!.usedTokens).toBe(prompt.length);
     } finally {
       file.close();
     }

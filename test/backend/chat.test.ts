@@ -145,6 +145,34 @@ describe('chat settings', () => {
     expect((await api.getChat(id)).settings).toEqual(changed.settings);
   });
 
+  it('moves a chat to another model (issue #30 item 11): messages kept, the context within the new one', async () => {
+    const { backend, api, model, store } = setup();
+    const chat = await api.createChat({ modelId: model.id, contextSize: 2048, systemPrompt: 'Be brief.' });
+    const id = chat.chat.id;
+    addLine(store, id, ['Hello', 'Hi there.']);
+    const path = join(tempDir(), 'short-context.gguf');
+    await writeRandomModel(path, { nLayer: 1, nEmbd: 64, nFf: 64, nHead: 2, contextLength: 512 });
+    const other = addModel(backend, path);
+
+    await expect(api.updateChatSettings(id, { modelId: 999 })).rejects.toThrow('no model with id 999 in the library');
+    await expect(api.updateChatSettings(id, { modelId: 'x' as never })).rejects.toThrow(
+      'modelId must be the id of a model in the library (got "x")',
+    );
+    // A context the new model was not trained on is refused, not stored.
+    await expect(api.updateChatSettings(id, { modelId: other.id, contextSize: 1024 })).rejects.toThrow(
+      /contextSize.*512/,
+    );
+    expect((await api.getChat(id)).chat.modelId).toBe(model.id);
+
+    const seen = backend.seen.length;
+    const moved = await api.updateChatSettings(id, { modelId: other.id });
+    expect(moved.chat).toMatchObject({ modelId: other.id, modelName: other.name });
+    expect(moved.settings).toMatchObject({ contextSize: 512, systemPrompt: 'Be brief.' });
+    expect(moved.messages.map((m) => m.content)).toEqual(['Hello', 'Hi there.']);
+    expect(backend.seen.slice(seen).some((e) => e.type === 'chats-changed')).toBe(true);
+    expect((await api.getChat(id)).chat.modelId).toBe(other.id);
+  });
+
   it("keeps a chat's KV cache types, null for the server's default, and checks them", async () => {
     const { backend, api } = setup();
     // Heads of 32: whole q8_0 and q4_0 blocks (stories260K's heads of 8 hold none).

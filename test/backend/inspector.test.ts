@@ -256,12 +256,15 @@ describe('inspector: tensors and the layer map of a Q4_K_M model made by llama.c
     for (const { layer, cells } of map.layers) {
       map.roles.forEach((role, i) => {
         const tensor = `blk.${layer}.${role}.weight`;
-        expect(cells[i], tensor).toEqual({ tensor, type: nameOf(types.get(tensor)!) });
+        expect(cells[i], tensor).toEqual({ tensor, type: nameOf(types.get(tensor)!), recipe: null });
       });
     }
     // Q4_K_M gives some layers' attn_v and ffn_down more bits: the map shows the mix.
     expect(new Set(map.layers.flatMap((l) => l.cells.map((c) => c?.type)))).toEqual(new Set(['F32', 'Q4_K', 'Q6_K']));
     expect(map.other.map((o) => o.name).sort()).toEqual(['output.weight', 'output_norm.weight', 'token_embd.weight']);
+    // Written by the Q4_K_M recipe itself: no tensor differs from it.
+    expect(map.recipeFileType).toBe('Q4_K_M');
+    expect(map.other.every((o) => o.recipe === null)).toBe(true);
   });
 
   it('puts each bias right after its weight', async () => {
@@ -291,7 +294,7 @@ describe('inspector: tensors and the layer map of a Q4_K_M model made by llama.c
       'ffn_up',
       'ffn_down',
     ]);
-    expect(map.layers[1]!.cells[2]).toEqual({ tensor: 'blk.1.attn_q.bias', type: 'F32' });
+    expect(map.layers[1]!.cells[2]).toEqual({ tensor: 'blk.1.attn_q.bias', type: 'F32', recipe: null });
     expect(
       (await b.api.listTensors((await modelNamed(b, 'qwen2.gguf')).id, { search: 'blk.0.attn_k.bias' })).tensors[0],
     ).toMatchObject({ layer: 0, role: 'attn_k.bias' });

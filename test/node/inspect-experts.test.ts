@@ -55,8 +55,12 @@ describe('inspector: MoE layers', () => {
       'ffn_down_shexp',
     ]);
     const cell = (layer: number, role: string) => map.layers[layer]!.cells[map.roles.indexOf(role)];
-    expect(cell(1, 'ffn_down_exps')).toEqual({ tensor: 'blk.1.ffn_down_exps.weight', type: 'F16' });
-    expect(cell(0, 'ffn_gate_inp_shexp')).toEqual({ tensor: 'blk.0.ffn_gate_inp_shexp.weight', type: 'F32' });
+    expect(cell(1, 'ffn_down_exps')).toEqual({ tensor: 'blk.1.ffn_down_exps.weight', type: 'F16', recipe: null });
+    expect(cell(0, 'ffn_gate_inp_shexp')).toEqual({
+      tensor: 'blk.0.ffn_gate_inp_shexp.weight',
+      type: 'F32',
+      recipe: null,
+    });
     expect(tensors.map((t) => [t.name, t.shape, t.role, t.layer])).toEqual([
       ['blk.1.ffn_gate_exps.weight', [64, 32, 4], 'ffn_gate_exps', 1],
       ['blk.1.ffn_up_exps.weight', [64, 32, 4], 'ffn_up_exps', 1],

@@ -25,6 +25,20 @@ function run(id: number, modelPath: string, adapter: string, createdAt: string, 
 }
 
 describe('benchmark chart', () => {
+  it('keeps runs of other lengths apart (tg64 is not a point of the tg128 line), and draws prefill or decode', () => {
+    const runs = [
+      { ...run(1, 'a.gguf', 'GPU', '2026-01-01T00:00:00.000Z', 10), genTokens: 128, prefillTokS: 100 },
+      { ...run(2, 'a.gguf', 'GPU', '2026-01-02T00:00:00.000Z', 12), genTokens: 64, prefillTokS: 110 },
+      { ...run(3, 'a.gguf', 'GPU', '2026-01-03T00:00:00.000Z', 11), genTokens: 128, prefillTokS: 120 },
+    ];
+    const decode = benchSeries(runs);
+    expect(decode.map((s) => [s.shape, s.points.map((p) => p.value)])).toEqual([
+      ['pp32 · tg128', [10, 11]],
+      ['pp32 · tg64', [12]],
+    ]);
+    expect(benchSeries(runs, 'prefill').map((s) => s.points.map((p) => p.value))).toEqual([[100, 120], [110]]);
+  });
+
   it('groups runs per model file and adapter, oldest first', () => {
     const runs = [
       run(4, 'b.gguf', 'GPU', '2026-01-04T00:00:00.000Z', 4),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Histogram, TypeShareView } from '../../src-preload/api';
+import { bitsPerWeight, ggmlTypeByName } from '../../src-main/core/ggml-types';
 import {
   codeRows,
   fieldSpan,
@@ -8,6 +9,7 @@ import {
   formatValue,
   histogramGeometry,
   TYPE_PALETTE,
+  recipeNoteText,
   typeBars,
   typeColors,
   type Oklch,
@@ -62,6 +64,29 @@ describe('typeColors', () => {
     }
   });
 
+  it('orders a Q4_K_M file by bits per weight from the type table, its ends far apart in colour (issue #30 item 16)', () => {
+    // Shares as a file holds them: the bytes of 256 × n weights of each type, from ggml's table.
+    const mix = ['F32', 'Q4_K', 'Q6_K', 'Q5_0', 'F16'].map((name, n) => {
+      const type = ggmlTypeByName(name)!;
+      return share(name, 256 * (n + 1), ((256 * (n + 1)) / type.blockSize) * type.typeSize);
+    });
+    const colors = typeColors(mix);
+    const byBits = [...mix].sort(
+      (a, b) => bitsPerWeight(ggmlTypeByName(a.type)!) - bitsPerWeight(ggmlTypeByName(b.type)!),
+    );
+    expect([...colors.keys()]).toEqual(byBits.map((s) => s.type));
+    const slot = (type: string) => slotOf(colors.get(type)!);
+    expect(slot('Q4_K')).toBe(0);
+    expect(slot('F32')).toBe(TYPE_PALETTE.length - 1);
+    // The hues do not go round the circle: the fewest and the most bits are the two farthest apart.
+    for (const theme of ['light', 'dark'] as const) {
+      const ends = distance(TYPE_PALETTE[0]![theme], TYPE_PALETTE.at(-1)![theme]);
+      expect(ends, theme).toBeGreaterThan(0.1);
+      for (let i = 1; i < TYPE_PALETTE.length - 1; i++)
+        expect(distance(TYPE_PALETTE[0]![theme], TYPE_PALETTE[i]![theme]), `${theme} 0/${i}`).toBeLessThan(ends + 0.1);
+    }
+  });
+
   it('sets the types a quantized export mixes (Q5_0, Q8_0, F16, F32) far apart on the palette', () => {
     const mix = [share('Q5_0', 32, 22), share('Q8_0', 32, 34), share('F16', 1, 2), share('F32', 1, 4)];
     const slots = [...typeColors(mix).values()].map(slotOf);
@@ -69,6 +94,20 @@ describe('typeColors', () => {
     for (const theme of ['light', 'dark'] as const) {
       expect(distance(TYPE_PALETTE[slots[2]!]![theme], TYPE_PALETTE[slots[3]!]![theme])).toBeGreaterThan(0.15);
     }
+  });
+});
+
+describe('recipeNoteText', () => {
+  it('says why a cell is not the recipe type: a fallback with the row and block, or another choice', () => {
+    expect(recipeNoteText('Q4_K', null, 'Q4_K_M')).toBeNull();
+    expect(
+      recipeNoteText('Q5_0', { recipeType: 'Q4_K', fallback: true, rowLength: 64, blockSize: 256 }, 'Q4_K_M'),
+    ).toBe(
+      'Fallback: the Q4_K_M recipe gives Q4_K, but rows of 64 values are not a whole number of its 256-value blocks, so it is Q5_0.',
+    );
+    expect(
+      recipeNoteText('Q8_0', { recipeType: 'Q4_K', fallback: false, rowLength: 4096, blockSize: 256 }, 'Q4_K_M'),
+    ).toMatch(/^Not the recipe's type: the Q4_K_M recipe gives Q4_K; this file holds Q8_0/);
   });
 });
 

@@ -1,7 +1,9 @@
 /** A GGUF file's tensors for the inspector: rows with layer and role, filters, paging, the layer × role map. */
-import type { LayerMap, TensorPage, TensorQuery, TensorRow } from '../../../src-preload/api';
+import type { LayerMap, LayerMapCell, RecipeNote, TensorPage, TensorQuery, TensorRow } from '../../../src-preload/api';
 import { bitsPerWeight, ggmlTypeByName } from '../../core/ggml-types';
 import type { GgufFile, GgufTensorInfo } from '../../core/gguf/gguf-file';
+import { llamaFileTypeName } from '../../core/llama-file-types';
+import { isQuantFileType, planQuantization } from '../../core/quant-recipes';
 import { tensorLocation, type BlockRole } from '../../core/tensor-names';
 import { pageBounds, slicePage } from './paging';
 
@@ -105,14 +107,16 @@ function compareRoles(a: string, b: string): number {
 
 /** For each layer, each role's tensor and type (null where the layer has none); tensors outside the blocks apart. */
 export function layerMap(gguf: GgufFile): LayerMap {
-  const byLayer = new Map<number, Map<string, { tensor: string; type: string }>>();
+  const { fileType, notes } = recipeNotes(gguf);
+  const byLayer = new Map<number, Map<string, LayerMapCell>>();
   const other: LayerMap['other'] = [];
   for (const t of gguf.tensors) {
     const { layer, role } = tensorLocation(t.name);
-    if (layer === null) other.push({ name: t.name, type: t.type.name });
+    const recipe = notes.get(t.name) ?? null;
+    if (layer === null) other.push({ name: t.name, type: t.type.name, recipe });
     else {
-      const roles = byLayer.get(layer) ?? new Map<string, { tensor: string; type: string }>();
-      roles.set(role, { tensor: t.name, type: t.type.name });
+      const roles = byLayer.get(layer) ?? new Map<string, LayerMapCell>();
+      roles.set(role, { tensor: t.name, type: t.type.name, recipe });
       byLayer.set(layer, roles);
     }
   }
@@ -121,5 +125,35 @@ export function layerMap(gguf: GgufFile): LayerMap {
   const layers = [...byLayer.keys()]
     .sort((x, y) => x - y)
     .map((layer) => ({ layer, cells: roles.map((role) => byLayer.get(layer)!.get(role) ?? null) }));
-  return { roles, layers, other };
+  return { roles, layers, other, recipeFileType: fileType };
+}
+
+/**
+ * The tensors whose type is not what the file type's recipe (planQuantization, as llama-quantize)
+ * names, with why: a fallback for a row length the recipe's type cannot hold, or another choice.
+ * None for a file type without a recipe (F32, F16, a type ggml no longer has).
+ */
+function recipeNotes(gguf: GgufFile): { fileType: string | null; notes: Map<string, RecipeNote> } {
+  const id = gguf.getNumber('general.file_type');
+  const fileType = id === undefined ? null : llamaFileTypeName(id);
+  const notes = new Map<string, RecipeNote>();
+  if (fileType === null || !isQuantFileType(fileType)) return { fileType: null, notes };
+  let plan;
+  try {
+    plan = planQuantization(gguf, fileType);
+  } catch {
+    return { fileType: null, notes }; // a model the recipes cannot read (no block_count): nothing to compare with
+  }
+  for (const t of plan.tensors) {
+    const held = gguf.tensor(t.name)!.type;
+    const wanted = t.fallbackFrom ?? t.to;
+    if (held === wanted) continue;
+    notes.set(t.name, {
+      recipeType: wanted.name,
+      fallback: t.fallbackFrom !== null && held === t.to,
+      rowLength: t.ne[0]!,
+      blockSize: wanted.blockSize,
+    });
+  }
+  return { fileType, notes };
 }

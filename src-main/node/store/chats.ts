@@ -205,6 +205,13 @@ export class ChatStore {
     this.db.prepare(`UPDATE chats SET title = ?, updated_at = ${NOW} WHERE id = ?`).run(title, id);
   }
 
+  /** Moves the chat to another model of the library; its messages stay. */
+  setModel(id: number, model: { modelId: number; modelName: string; modelPath: string }): void {
+    this.db
+      .prepare(`UPDATE chats SET model_id = ?, model_name = ?, model_path = ?, updated_at = ${NOW} WHERE id = ?`)
+      .run(model.modelId, model.modelName, model.modelPath, id);
+  }
+
   /** Deletes the chat and (by cascade) its messages. */
   delete(id: number): void {
     this.db.prepare('DELETE FROM chats WHERE id = ?').run(id);
