@@ -1,5 +1,6 @@
 /** How the library table sorts, filters and describes models: plain functions, kept out of markup. */
 import type { ModelEntry, ModelSource, TypeShareView } from '../../src-preload/api';
+import { formatParams } from './format';
 
 export type SortKey = 'name' | 'architecture' | 'parameters' | 'bytes' | 'fileType' | 'contextLength' | 'source';
 export type SortDirection = 'ascending' | 'descending';
@@ -118,6 +119,12 @@ export function secondaryName(model: Pick<ModelEntry, 'name' | 'generalName'>): 
 export function pickerLabel(model: Pick<ModelEntry, 'name' | 'generalName'>): string {
   const general = secondaryName(model);
   return general ? `${model.name} · ${general}` : model.name;
+}
+
+/** A model in a chat's model picker: its picker label, parameters and file type ("stories260K · 292K · F32"). */
+export function chatPickerLabel(model: Pick<ModelEntry, 'name' | 'generalName' | 'parameters' | 'fileType'>): string {
+  const parameters = model.parameters === null ? '' : ` · ${formatParams(model.parameters)}`;
+  return `${pickerLabel(model)}${parameters}${model.fileType ? ` · ${model.fileType}` : ''}`;
 }
 
 /** The models a screen that runs them (export, tensor error) may offer. */

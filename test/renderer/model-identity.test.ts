@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../src-preload/api';
 import { formatBytes as cliFormatBytes } from '../../src-main/cli/format';
-import { fileTypeLabel, formatBytes } from '../../src-renderer/lib/format';
-import { pickerLabel, runnableModels, secondaryName } from '../../src-renderer/lib/library-view';
+import { fileTypeLabel, formatBytes, formatParams } from '../../src-renderer/lib/format';
+import { chatPickerLabel, pickerLabel, runnableModels, secondaryName } from '../../src-renderer/lib/library-view';
 import { servedAt } from '../../src-renderer/lib/server-state';
 
 const entry = (id: number, patch: Partial<ModelEntry>) =>
@@ -15,6 +15,10 @@ describe('model identity in the UI', () => {
     expect(pickerLabel({ name: 'stories260K', generalName: 'llama' })).toBe('stories260K · llama');
     expect(pickerLabel({ name: 'tiny random', generalName: 'Tiny Random' })).toBe('tiny random');
     expect(secondaryName({ name: 'x', generalName: null })).toBeNull();
+    expect(chatPickerLabel({ name: 'stories260K', generalName: 'llama', parameters: 292_000, fileType: 'F32' })).toBe(
+      `stories260K · llama · ${formatParams(292_000)} · F32`,
+    );
+    expect(chatPickerLabel({ name: 'vocab', generalName: null, parameters: null, fileType: null })).toBe('vocab');
   });
 
   it('offers only models Gufo can run to the screens that run them', () => {
