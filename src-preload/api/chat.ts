@@ -301,7 +301,7 @@ export interface ChatApi {
   /** Takes effect from the next answer. An invalid value is an error naming the field ("sampling.topP"). */
   updateChatSettings(chatId: number, patch: ChatSettingsPatch): Promise<ChatView>;
   /**
-   * Adds a user message under `parentId` (an assistant message; absent or null: the active leaf,
+   * Adds a user message under `parentId` (an assistant message, or a tool's result; absent or null: the active leaf,
    * since browser mode's JSON turns an absent argument into null; a new first message is an
    * editMessage of the first one) and starts the answer; the answer streams as 'chat-delta' events.
    * Answers the ids of both messages at once. Like regenerate and editMessage, it fails while an
