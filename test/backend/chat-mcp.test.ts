@@ -146,6 +146,23 @@ describe('MCP servers in the app chat', () => {
       reason: expect.stringMatching(/ENOENT|closed/) as unknown,
     });
     expect((await backend.api.deleteMcpServer('bad')).map((s) => s.name)).toEqual(['local', 'web']);
+
+    // A Streamable HTTP server that wants a header gets it from the entry's headers.
+    const guarded = await serveHttp({ name: 'X-Token', value: 'abc' });
+    try {
+      await backend.api.saveMcpServer('open', { url: guarded.url });
+      await backend.api.saveMcpServer('keyed', { url: guarded.url, headers: { 'X-Token': 'abc' } });
+      const both = await serversWhen(backend, (s) =>
+        ['open', 'keyed'].every((n) => ['ready', 'failed'].includes(s.find((v) => v.name === n)?.status.state ?? '')),
+      );
+      expect(both.find((s) => s.name === 'keyed')!.status.state).toBe('ready');
+      expect(both.find((s) => s.name === 'open')!.status).toMatchObject({
+        state: 'failed',
+        reason: expect.stringContaining('missing header') as unknown,
+      });
+    } finally {
+      await guarded.close();
+    }
   });
 
   it('asks about each call, saves each result as a tool message, then the model answers them', async () => {
