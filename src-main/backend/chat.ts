@@ -125,10 +125,14 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         contextSize,
         sampling,
         promptFormat: format,
-        tools,
+        tools: own,
+        toolUse,
         contextOverflow: overflow,
         thinking,
       } = effectiveSettings(record.settings, text.hasChatTemplate);
+      // The MCP tools of servers already running count too; a view starts none.
+      const { tools: all } = await chatToolSet(own, ctx.mcp, toolUse.mcpServers, false);
+      const tools = all.length > 0 ? all : undefined;
       const limits = { contextSize, maxTokens: sampling.maxTokens, overflow };
       const job = {
         kind: 'plan',

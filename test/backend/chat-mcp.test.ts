@@ -259,7 +259,11 @@ describe('MCP servers in the app chat', () => {
     await ended;
     const messages = store.messages(chatId);
     expect(messages.at(-1)).toMatchObject({ role: 'tool', status: 'stopped', error: 'stopped' });
-    expect((await backend.api.getChat(chatId)).toolCall).toBeNull();
+    const withTools = await backend.api.getChat(chatId);
+    expect(withTools.toolCall).toBeNull();
+    // The context bar counts the running servers' tools, which the template renders into the prompt.
+    const without = await backend.api.updateChatSettings(chatId, { toolUse: { mcpServers: [] } });
+    expect(without.contextUsage!.usedTokens).toBeLessThan(withTools.contextUsage!.usedTokens - 100);
   });
 
   it('a required tool choice makes the model call the tool, with arguments held to its schema', async () => {

@@ -19,16 +19,20 @@ export interface ChatToolSet {
   owners: Map<string, string>;
 }
 
-/** The tools the model sees; a name two servers share goes to the first (a chat's own tool wins). */
+/**
+ * The tools the model sees; a name two servers share goes to the first (a chat's own tool wins).
+ * `start` false: only the servers already running count (for a view, which starts nothing).
+ */
 export async function chatToolSet(
   own: readonly ChatTool[] | undefined,
   servers: McpServerSet,
   names: readonly string[],
+  start = true,
 ): Promise<ChatToolSet> {
   const tools = [...(own ?? [])];
   const taken = new Set(tools.map((t) => (t.function as { name: string }).name));
   const owners = new Map<string, string>();
-  for (const { server, tool } of await servers.tools(names)) {
+  for (const { server, tool } of await servers.tools(names, start)) {
     if (taken.has(tool.name)) continue;
     taken.add(tool.name);
     owners.set(tool.name, server);

@@ -114,10 +114,14 @@ export class McpServerSet {
         this.connection(slot.entry.name).catch(() => undefined); // the status says why
   }
 
-  /** The tools of each named server that runs or can start; a server that cannot is left out (its status says why). */
-  async tools(names: readonly string[]): Promise<{ server: string; tool: McpTool }[]> {
+  /**
+   * The tools of each named server that runs or can start; a server that cannot is left out (its
+   * status says why). `start` false: only the servers already running (nothing starts).
+   */
+  async tools(names: readonly string[], start = true): Promise<{ server: string; tool: McpTool }[]> {
     const found = await Promise.all(
       names.map(async (server) => {
+        if (!start && this.#slots.get(server)?.status.state !== 'ready') return [];
         try {
           return (await this.connection(server)).tools.map((tool) => ({ server, tool }));
         } catch {
