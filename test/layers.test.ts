@@ -32,11 +32,19 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
 };
 
 /** Packages that tie code to a platform; each layer names the ones it may use. */
-const PLATFORM_PACKAGES = ['electron', 'webgpu', 'koffi', 'better-sqlite3', 'node-llama-cpp'];
+// The MCP SDK starts processes and opens sockets: its clients live in node/mcp/ only.
+const PLATFORM_PACKAGES = [
+  'electron',
+  'webgpu',
+  'koffi',
+  'better-sqlite3',
+  'node-llama-cpp',
+  '@modelcontextprotocol/sdk',
+];
 const MAY_USE: Record<Layer, { node: boolean; packages: readonly string[] }> = {
   contract: { node: false, packages: [] },
   core: { node: false, packages: [] },
-  node: { node: true, packages: ['koffi', 'better-sqlite3'] },
+  node: { node: true, packages: ['koffi', 'better-sqlite3', '@modelcontextprotocol/sdk'] },
   'engine-wire': { node: true, packages: [] },
   engine: { node: true, packages: ['webgpu'] },
   backend: { node: true, packages: [] },

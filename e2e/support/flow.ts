@@ -218,7 +218,8 @@ async function setMaxTokens(dialog: Locator, tokens: number): Promise<void> {
   await dialog.getByRole('spinbutton', { name: 'Max tokens' }).fill(String(tokens));
 }
 
-async function changeMaxTokens(page: Page, tokens: number): Promise<void> {
+/** Sets the open chat's "Max tokens" through its settings dialog. */
+export async function changeMaxTokens(page: Page, tokens: number): Promise<void> {
   await page.getByRole('button', { name: 'Chat settings' }).click();
   const dialog = page.getByRole('dialog', { name: 'Chat settings' });
   await setMaxTokens(dialog, tokens);

@@ -20,6 +20,8 @@ import { defaultPromptFormat, promptFormats } from '../core/prompt-format';
 import { openGguf } from '../node/gguf-io';
 import { ChatStore, type ChatRecord, type StoredChatSettings } from '../node/store/chats';
 import { Answers } from './chat/answers';
+import { chatToolSet, forcedCall } from './chat/mcp-tools';
+import { ToolLoop } from './chat/tool-loop';
 import { exportChat } from './chat/export';
 import { contextUsage, openModelText, type ModelText } from './chat/prompt';
 import {
@@ -62,9 +64,23 @@ export function createChatApi(ctx: BackendContext): ChatApi {
   // Answers cut off when the app was killed keep their text and say what happened to them.
   // Answers left 'streaming' by a crashed owner; another process's may still be being written.
   if (ctx.owner) store.interruptStreaming();
-  const answers = new Answers(ctx, store);
+  const loop: ToolLoop = new ToolLoop({
+    ctx,
+    store,
+    answer: (record, parent) => {
+      checkCanAnswer(record);
+      const assistant = store.transaction(() => insertAnswer(record.summary.id, parent.id));
+      startAnswer(record, parent, assistant);
+    },
+  });
+  const answers = new Answers(ctx, store, (chatId) => {
+    loop.advance(chatId).catch((err: unknown) => console.error(`gufo: the tool calls of chat ${chatId}:`, err));
+  });
   const promptWorkers = promptWorkersOf(ctx);
-  ctx.onClose(() => answers.close());
+  ctx.onClose(() => {
+    loop.close();
+    return answers.close();
+  });
 
   const requireSummary = (chatId: unknown): ChatSummary => {
     const summary = Number.isInteger(chatId) ? store.summary(chatId as number) : undefined;
@@ -110,10 +126,14 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         contextSize,
         sampling,
         promptFormat: format,
-        tools,
+        tools: own,
+        toolUse,
         contextOverflow: overflow,
         thinking,
       } = effectiveSettings(record.settings, text.hasChatTemplate);
+      // The MCP tools of servers already running count too; a view starts none.
+      const { tools: all } = await chatToolSet(own, ctx.mcp, toolUse.mcpServers, false);
+      const tools = all.length > 0 ? all : undefined;
       const limits = { contextSize, maxTokens: sampling.maxTokens, overflow };
       const path = branchPath(messages, record.activeLeafId);
       // An answer being written counts as the prompt it is written after, as its progress does
@@ -144,8 +164,9 @@ export function createChatApi(ctx: BackendContext): ChatApi {
       activeLeafId: record.activeLeafId,
       kvCacheDefault: ctx.engines.defaultKvTypes,
     };
+    const toolCall = await loop.state(chatId).catch(() => null);
     const text = modelTextOf(record.modelPath);
-    if (!text) return { ...base, settings: record.settings, contextUsage: null, promptFormats: null };
+    if (!text) return { ...base, settings: record.settings, contextUsage: null, promptFormats: null, toolCall };
     try {
       const settings = effectiveSettings(record.settings, text.hasChatTemplate);
       const promptFormatsView = {
@@ -160,6 +181,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
         settings,
         contextUsage: await usageOf(record, text, messages),
         promptFormats: promptFormatsView,
+        toolCall,
       };
     } finally {
       text.close();
@@ -223,6 +245,13 @@ export function createChatApi(ctx: BackendContext): ChatApi {
       modelPath: record.modelPath,
       settings: record.settings,
       branch: branchPath(store.messages(chatId), user.id),
+      tools: async (text) => {
+        const toolUse = effectiveSettings(record.settings, text.hasChatTemplate).toolUse;
+        const { tools } = await chatToolSet(record.settings.tools, ctx.mcp, toolUse.mcpServers);
+        // The choice holds the answer to the user; answers to results choose, so that the model can end its turn.
+        const forced = user.role === 'user' ? forcedCall(text, tools, toolUse.toolChoice) : null;
+        return { tools, forced };
+      },
     });
   };
 
@@ -349,7 +378,7 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     sendMessage(chatId, content, parentId) {
       const record = requireChat(chatId);
       const parent = parentId ?? record.activeLeafId;
-      if (parent !== null) requireMessage(record.summary.id, parent, 'assistant');
+      if (parent !== null) requireMessage(record.summary.id, parent, 'assistant', 'tool');
       return ask(record, parent, content);
     },
 
@@ -358,6 +387,12 @@ export function createChatApi(ctx: BackendContext): ChatApi {
       const parent = requireMessage(record.summary.id, parentId ?? record.activeLeafId, 'assistant');
       const { userMessageId, assistantMessageId } = ask(record, parent.id, content, 'tool');
       return { toolMessageId: userMessageId, assistantMessageId };
+    },
+
+    async answerToolCall(chatId, decision) {
+      const { id } = requireSummary(chatId);
+      answers.assertCanStart(id);
+      await loop.decide(id, decision);
     },
 
     regenerate(chatId, assistantMessageId) {
@@ -381,7 +416,9 @@ export function createChatApi(ctx: BackendContext): ChatApi {
     },
 
     async stopGeneration(chatId) {
-      await answers.stop(requireSummary(chatId).id);
+      const { id } = requireSummary(chatId);
+      loop.stop(id);
+      await answers.stop(id);
     },
 
     async selectBranch(chatId, messageId) {

@@ -4,7 +4,9 @@
  * createBackend; each feature's API is built over it.
  */
 import type { AppMode, ModelEntry } from '../../src-preload/api';
+import type { McpServerSet } from '../node/mcp/server-set';
 import type { Db } from '../node/store/database';
+import type { McpServerStore } from '../node/store/mcp-servers';
 import { ModelStore } from '../node/store/models';
 import type { SettingsStore } from '../node/store/settings';
 import type { EnginePool } from './engine-pool';
@@ -28,6 +30,9 @@ export interface BackendContext {
   events: EventHub;
   jobs: JobManager;
   engines: EnginePool;
+  /** The MCP servers the user added (Settings › Tools), and their running processes and sessions. */
+  mcpServers: McpServerStore;
+  mcp: McpServerSet;
   /**
    * Whether this back end owns the data folder (see node/data-dir-lock.ts): only the owner treats
    * leftovers as a crash's and starts listeners; a second one (a CLI command while the app runs)

@@ -29,6 +29,7 @@ import { createInspectorApi } from './inspector';
 import { JobManager } from './jobs';
 import { createJobsApi } from './jobs-api';
 import { createLibraryApi } from './library';
+import { createMcpApi, openMcpServers } from './mcp';
 import { createOllamaApi } from './ollama';
 import { createQualityLevelsApi } from './quality/levels';
 import { createServerApi } from './server-api';
@@ -47,6 +48,8 @@ export interface BackendOptions {
   pickPaths?: (kind: 'files' | 'folder') => Promise<string[]>;
   /** At most one progress event per job in this many ms (default 100; tests use 0 to see every report). */
   progressEveryMs?: number;
+  /** How long an MCP server may take to start, and one tool call to run (defaults in node/mcp/). */
+  mcpTimeouts?: { startTimeoutMs?: number; callTimeoutMs?: number };
 }
 
 export interface Backend {
@@ -83,6 +86,7 @@ export function createBackend(options: BackendOptions): Backend {
       cap: options.engineCap,
       kvTypes: () => options.kvTypes ?? settings.get().kvCacheTypes,
     }),
+    ...openMcpServers(db, events, options.mcpTimeouts),
     owner: lock.owner,
     notices,
     pickPaths: options.pickPaths,
@@ -100,6 +104,7 @@ export function createBackend(options: BackendOptions): Backend {
     ...createDownloadsApi(context),
     ...createOllamaApi(context),
     ...createEnginesApi(context),
+    ...createMcpApi(context),
     ...createServerApi(context, {
       listModels: () => api.listModels(),
       removeModel: (id, options) => api.removeModel(id, options),

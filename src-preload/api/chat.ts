@@ -52,10 +52,37 @@ export interface ChatKvCacheTypes {
   v: KvCacheType | null;
 }
 
+/** How a chat's model uses tools: which MCP servers it sees, whether it must call, how far calls go on alone. */
+export interface ChatToolUse {
+  /** Names of MCP servers (Settings › Tools) whose tools the model sees, beside `tools`. */
+  mcpServers: string[];
+  /**
+   * The API's tool_choice: "auto" (the model chooses), "required" (some call), or the name of the
+   * one tool it must call. It holds the answer to the user's message; answers to tool results choose freely.
+   */
+  toolChoice: string;
+  /** Rounds of tool calls after one user message, at most; then the chat waits for the user. */
+  maxRounds: number;
+  /** Tools that run without asking ("Always allow"), as "server/tool". */
+  allowedTools: string[];
+}
+
+/** A chat's tool use until it is changed: no MCP server, the model chooses, 8 rounds, every call asked. */
+export const DEFAULT_TOOL_USE: Readonly<ChatToolUse> = {
+  mcpServers: [],
+  toolChoice: 'auto',
+  maxRounds: 8,
+  allowedTools: [],
+};
+/** The most rounds of calls one user message may lead to. */
+export const MAX_TOOL_ROUNDS = 100;
+
 export interface ChatSettings {
   systemPrompt: string;
   /** Functions the model may call, given to its chat template as the server gives them; absent: none. */
   tools?: ChatFunctionTool[];
+  /** Absent: DEFAULT_TOOL_USE. */
+  toolUse?: ChatToolUse;
   sampling: SamplingSettings;
   /** Context size in tokens (the KV cache the engine allocates for this chat). */
   contextSize: number;
@@ -79,6 +106,8 @@ export interface ChatSettingsPatch {
   systemPrompt?: string;
   /** An OpenAI `tools` list (checked: a mistake names its field); [] for none. */
   tools?: unknown[];
+  /** The fields that change. */
+  toolUse?: Partial<ChatToolUse>;
   sampling?: Partial<SamplingSettings>;
   contextSize?: number;
   promptFormat?: PromptFormat;
@@ -183,6 +212,23 @@ export interface MessageView {
   toolCalls?: { content: string; calls: MessageToolCall[] };
 }
 
+/** A call of an MCP tool the chat's last answer makes, waiting for the user's word or running. */
+export interface ToolCallState {
+  /** The assistant message that makes the call. */
+  messageId: number;
+  /** Its place among that message's calls. */
+  index: number;
+  server: string;
+  name: string;
+  /** The arguments' JSON text, shown before it runs. */
+  arguments: string;
+  /** 'asking': Run, Always allow or Deny; 'running': the server has it (Stop cancels it). */
+  state: 'asking' | 'running';
+}
+
+/** The user's word on a tool call: run it once, run this tool always in this chat, or refuse it. */
+export type ToolCallDecision = 'run' | 'always' | 'deny';
+
 /** How full the context is for the active branch, and what the chat does when it outgrows it. */
 export interface ContextUsage {
   /** Tokens of the prompt for the active branch, as the model would see it. */
@@ -208,6 +254,8 @@ export interface ChatView {
   promptFormats: ChatPromptFormats | null;
   /** The KV cache types a null in settings.kvCacheTypes stands for (the server's default). */
   kvCacheDefault: KvCacheTypes;
+  /** The MCP tool call of the active branch's last answer that waits for the user or runs; absent or null: none. */
+  toolCall?: ToolCallState | null;
 }
 
 export interface NewChat {
@@ -258,7 +306,7 @@ export interface ChatApi {
   /** Takes effect from the next answer. An invalid value is an error naming the field ("sampling.topP"). */
   updateChatSettings(chatId: number, patch: ChatSettingsPatch): Promise<ChatView>;
   /**
-   * Adds a user message under `parentId` (an assistant message; absent or null: the active leaf,
+   * Adds a user message under `parentId` (an assistant message, or a tool's result; absent or null: the active leaf,
    * since browser mode's JSON turns an absent argument into null; a new first message is an
    * editMessage of the first one) and starts the answer; the answer streams as 'chat-delta' events.
    * Answers the ids of both messages at once. Like regenerate and editMessage, it fails while an
@@ -278,6 +326,11 @@ export interface ChatApi {
     content: string,
     parentId?: number | null,
   ): Promise<{ toolMessageId: number; assistantMessageId: number }>;
+  /**
+   * The user's word on the chat's waiting tool call (ChatView.toolCall): its result (or the
+   * refusal) becomes a tool message, and once every call of the answer has one the model goes on.
+   */
+  answerToolCall(chatId: number, decision: ToolCallDecision): Promise<void>;
   /** A new answer to the same user message (or tool result), as a sibling branch of `assistantMessageId`. */
   regenerate(chatId: number, assistantMessageId: number): Promise<{ assistantMessageId: number }>;
   /** A new user message beside `messageId` (a sibling branch) with `content`, then its answer. */
@@ -288,7 +341,7 @@ export interface ChatApi {
   ): Promise<{ userMessageId: number; assistantMessageId: number }>;
   /**
    * Stops the answer being written in this chat (the engine stops within one token); resolves once
-   * it is saved as 'stopped'. No-op when none is being written.
+   * it is saved as 'stopped'; a tool call running in it is cancelled. No-op when none is being written.
    */
   stopGeneration(chatId: number): Promise<void>;
   /** Shows the branch that ends at (or continues from, down the newest children) `messageId`. */
@@ -308,6 +361,7 @@ export const CHAT_METHODS = [
   'updateChatSettings',
   'sendMessage',
   'sendToolResult',
+  'answerToolCall',
   'regenerate',
   'editMessage',
   'stopGeneration',

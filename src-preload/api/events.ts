@@ -1,9 +1,10 @@
 /** What the back end pushes to the UI: over IPC in Electron, over SSE (`GET /api/events`) in browser mode. */
 import type { Settings } from './app';
-import type { AnswerProgress, MessageView } from './chat';
+import type { AnswerProgress, MessageView, ToolCallState } from './chat';
 import type { DownloadView } from './downloads';
 import type { LoadedModel } from './engines';
 import type { JobState } from './jobs';
+import type { McpServerView } from './mcp';
 
 export type GufoEvent =
   /** A job started, progressed or ended. */
@@ -18,6 +19,10 @@ export type GufoEvent =
   | { type: 'chat-message'; message: MessageView }
   /** A chat was created, renamed or deleted. */
   | { type: 'chats-changed' }
+  /** A chat's tool call began waiting for the user, began running, or ended (null). */
+  | { type: 'chat-tool-call'; chatId: number; toolCall: ToolCallState | null }
+  /** An MCP server was added, changed, removed, started, or failed: every server now. */
+  | { type: 'mcp-servers'; servers: McpServerView[] }
   | { type: 'settings-changed'; settings: Settings }
   /** A download was queued, progressed (a few times a second) or changed status. */
   | { type: 'download'; download: DownloadView }

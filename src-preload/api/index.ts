@@ -19,6 +19,7 @@ import { EXPORT_METHODS, type ExportApi } from './export';
 import { INSPECTOR_METHODS, type InspectorApi } from './inspector';
 import { JOBS_METHODS, type JobsApi } from './jobs';
 import { LIBRARY_METHODS, type LibraryApi } from './library';
+import { MCP_METHODS, type McpApi } from './mcp';
 import { OLLAMA_METHODS, type OllamaApi } from './ollama';
 import { QUALITY_LEVELS_METHODS, type QualityLevelsApi } from './quality-levels';
 import { SERVER_METHODS, type ServerApi } from './server';
@@ -27,6 +28,7 @@ export type * from './app';
 export { CONTEXT_TOKENS, GPU_MEMORY_BUDGET_MAX_GIB } from './app';
 export type * from './bench';
 export type * from './chat';
+export { DEFAULT_TOOL_USE, MAX_TOOL_ROUNDS } from './chat';
 export type * from './downloads';
 export type * from './engines';
 export type * from './events';
@@ -34,6 +36,7 @@ export type * from './export';
 export type * from './inspector';
 export type * from './jobs';
 export type * from './library';
+export type * from './mcp';
 export type * from './ollama';
 export type * from './quality-levels';
 export type * from './server';
@@ -65,7 +68,8 @@ export interface GufoApi
     ServerApi,
     DownloadsApi,
     OllamaApi,
-    EnginesApi {}
+    EnginesApi,
+    McpApi {}
 
 /** Every method name of GufoApi, for the bindings that forward calls by name. */
 export const API_METHODS = [
@@ -81,6 +85,7 @@ export const API_METHODS = [
   ...DOWNLOADS_METHODS,
   ...OLLAMA_METHODS,
   ...ENGINES_METHODS,
+  ...MCP_METHODS,
 ] as const;
 
 // A method missing from the lists above would be unreachable from the UI: fail the typecheck.

@@ -19,7 +19,10 @@ export interface MessageParts {
 
 export function messageParts(message: MessageView): MessageParts {
   if (message.role === 'tool')
-    return { text: '', cards: [{ title: 'Tool result', body: prettyJson(message.content) }] };
+    return {
+      text: '',
+      cards: [{ title: message.error ? 'Tool error' : 'Tool result', body: prettyJson(message.content) }],
+    };
   if (!message.toolCalls) return { text: message.content, cards: [] };
   return {
     text: message.toolCalls.content,

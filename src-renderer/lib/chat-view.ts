@@ -31,6 +31,11 @@ export function applyChatEvent(view: ChatView, event: GufoEvent): EventEffect {
     }
     return incoming.status === 'streaming' ? 'changed' : 'finished';
   }
+  if (event.type === 'chat-tool-call') {
+    if (event.chatId !== view.chat.id) return 'none';
+    view.toolCall = event.toolCall;
+    return 'changed';
+  }
   return 'none';
 }
 

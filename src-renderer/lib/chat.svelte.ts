@@ -3,7 +3,7 @@
  * events, and what the user can do to it. Components read it and call its methods.
  */
 import { SvelteMap } from 'svelte/reactivity';
-import type { AnswerProgress, ChatSettingsPatch, ChatView, GufoBridge } from '../../src-preload/api';
+import type { AnswerProgress, ChatSettingsPatch, ChatView, GufoBridge, ToolCallDecision } from '../../src-preload/api';
 import { downloadExport } from './chat-download';
 import { activePath, buildTree } from './chat-tree';
 import { applyChatEvent, isStreaming, mergeFetchedView } from './chat-view';
@@ -22,6 +22,8 @@ export class ChatStore {
   /** The conversation on show: the active branch from its first message to its leaf. */
   readonly path = $derived(activePath(this.tree, this.view?.activeLeafId ?? null));
   readonly streaming = $derived(isStreaming(this.view));
+  /** An MCP tool runs in this chat (Stop cancels it). */
+  readonly toolRunning = $derived(this.view?.toolCall?.state === 'running');
   /** Answers being written in this chat: the model load, or tokens so far; kept until a fresh view has the final numbers. */
   readonly live = new SvelteMap<number, AnswerProgress>();
 
@@ -97,6 +99,11 @@ export class ChatStore {
       const { assistantMessageId } = await this.#gufo.sendToolResult(chatId, content);
       this.#showLeaf(assistantMessageId);
     });
+  }
+
+  /** The user's word on the MCP tool call waiting in this chat. */
+  answerToolCall(decision: ToolCallDecision): Promise<boolean> {
+    return this.#act((chatId) => this.#gufo.answerToolCall(chatId, decision));
   }
 
   regenerate(assistantMessageId: number): Promise<boolean> {

@@ -6,7 +6,7 @@
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ChatView, ContextOverflow, MessageRole } from '../../src-preload/api';
+import { DEFAULT_TOOL_USE, type ChatView, type ContextOverflow, type MessageRole } from '../../src-preload/api';
 import { renderChat } from '../../src-main/core/chat-template';
 import { createTokenizer, readVocab } from '../../src-main/core/tokenizer/index';
 import { openGguf } from '../../src-main/node/gguf-io';
@@ -66,6 +66,7 @@ describe('chat settings', () => {
       contextOverflow: 'truncate-middle',
       kvCacheTypes: { k: null, v: null },
       thinking: null,
+      toolUse: DEFAULT_TOOL_USE,
     });
     expect(chat.chat).toMatchObject({ title: 'New chat', modelId: model.id, modelName: model.name, messageCount: 0 });
     expect(chat.messages).toEqual([]);
@@ -82,6 +83,7 @@ describe('chat settings', () => {
       contextOverflow: 'truncate-middle',
       kvCacheTypes: { k: null, v: null },
       thinking: null,
+      toolUse: DEFAULT_TOOL_USE,
     });
     expect(other.chat.title).toBe('Second');
     expect((await api.listChats()).map((c) => c.id)).toEqual([other.chat.id, chat.chat.id]);
@@ -141,6 +143,7 @@ describe('chat settings', () => {
       contextOverflow: 'truncate-middle',
       kvCacheTypes: { k: null, v: null },
       thinking: null,
+      toolUse: DEFAULT_TOOL_USE,
     });
     expect((await api.getChat(id)).settings).toEqual(changed.settings);
   });
@@ -463,7 +466,7 @@ describe('messages and what can go wrong', () => {
     const [u1] = addLine(store, id, ['Hi', 'Hello']);
     await expect(api.sendMessage(id, '   ')).rejects.toThrow('a message needs some text');
     await expect(api.sendMessage(id, 'Hi', u1)).rejects.toThrow(
-      `message ${u1} is a user message, not a assistant message`,
+      `message ${u1} is a user message, not a assistant or tool message`,
     );
     await expect(api.sendMessage(999, 'Hi')).rejects.toThrow('no chat with id 999');
     await expect(api.editMessage(id, 999, 'Hi')).rejects.toThrow(`chat ${id} has no message with id 999`);

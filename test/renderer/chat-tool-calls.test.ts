@@ -53,6 +53,16 @@ describe('messageParts', () => {
     expect(messageParts(message({ content: 'Hello **there**.' }))).toEqual({ text: 'Hello **there**.', cards: [] });
   });
 
+  it('shows a failed MCP call (its message has an error) as a "Tool error" card with the text the model got', () => {
+    const failed = message({
+      role: 'tool',
+      content: 'Error: local/hang: timed out',
+      status: 'error',
+      error: 'timed out',
+    });
+    expect(messageParts(failed).cards).toEqual([{ title: 'Tool error', body: 'Error: local/hang: timed out' }]);
+  });
+
   it('keeps arguments that are not whole JSON (a call cut short) as written', () => {
     expect(prettyJson('{"a":[1,2')).toBe('{"a":[1,2');
   });

@@ -102,6 +102,19 @@ describe('applyChatEvent', () => {
   });
 });
 
+describe('applyChatEvent and tool calls', () => {
+  it("keeps the chat's waiting or running MCP call from its events, and ignores other chats'", () => {
+    const v = view([message(1, null)], 1);
+    const call = { messageId: 1, index: 0, server: 'local', name: 'add', arguments: '{}', state: 'asking' } as const;
+    expect(applyChatEvent(v, { type: 'chat-tool-call', chatId: 2, toolCall: call })).toBe('none');
+    expect(v.toolCall).toBeUndefined();
+    expect(applyChatEvent(v, { type: 'chat-tool-call', chatId: 1, toolCall: call })).toBe('changed');
+    expect(v.toolCall).toEqual(call);
+    applyChatEvent(v, { type: 'chat-tool-call', chatId: 1, toolCall: null });
+    expect(v.toolCall).toBeNull();
+  });
+});
+
 describe('mergeFetchedView', () => {
   it('takes a fetched view of another chat, or the first one, as it is', () => {
     const fetched = view([message(5, null)], 5, 2);

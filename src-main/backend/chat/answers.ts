@@ -4,13 +4,15 @@
  * before it is announced, so a kill loses nothing that was shown.
  */
 import type { AnswerProgress, GenerationStats, MessageStatus, MessageView } from '../../../src-preload/api';
+import type { ChatTool } from '../../core/chat-template';
 import { THINK_OPEN } from '../../core/reasoning';
 import type { ChatStore, StoredChatSettings } from '../../node/store/chats';
 import type { BackendContext } from '../context';
 import { promptWorkersOf } from '../prompt-worker/index';
 import { Throttle } from '../throttle';
 import { fillContext } from './fill-context';
-import { answerShape, openModelText, unfitMessage } from './prompt';
+import type { ForcedCall } from './mcp-tools';
+import { answerShape, openModelText, unfitMessage, type ModelText } from './prompt';
 import { answerSeed, chatKvCacheTypes, effectiveSettings, engineSampling } from './settings';
 
 export interface AnswerSpec {
@@ -21,6 +23,8 @@ export interface AnswerSpec {
   settings: StoredChatSettings;
   /** The conversation it answers, root first, ending with the user's message. */
   branch: readonly MessageView[];
+  /** The tools the model sees (the chat's own and its MCP servers') and the call it must make, if any. */
+  tools: (text: ModelText) => Promise<{ tools: ChatTool[]; forced: ForcedCall | null }>;
 }
 
 /** Why an answer was aborted: the user stopped it, or the back end is closing. */
@@ -39,6 +43,8 @@ export class Answers {
   constructor(
     private readonly ctx: BackendContext,
     private readonly store: ChatStore,
+    /** Called once an answer is saved as done (its calls may be waiting to run). */
+    private readonly onDone: (chatId: number, messageId: number) => void = () => undefined,
   ) {}
 
   /** Throws when no answer may start in the chat now: one is being written, or the back end is closing. */
@@ -52,7 +58,15 @@ export class Answers {
   /** Starts filling `spec.messageId`; returns at once. */
   start(spec: AnswerSpec): void {
     this.assertCanStart(spec.chatId);
-    const answer = new Answer(spec, this.ctx, this.store, () => this.#running.delete(spec.chatId));
+    const answer = new Answer(
+      spec,
+      this.ctx,
+      this.store,
+      () => this.#running.delete(spec.chatId),
+      (status) => {
+        if (status === 'done') this.onDone(spec.chatId, spec.messageId);
+      },
+    );
     this.#running.set(spec.chatId, answer);
     answer.run();
   }
@@ -95,6 +109,8 @@ class Answer {
     private readonly ctx: BackendContext,
     private readonly store: ChatStore,
     private readonly onEnd: () => void,
+    /** Once the end is saved. */
+    private readonly onSaved: (status: Exclude<MessageStatus, 'streaming'>) => void,
   ) {
     this.finished = new Promise<void>((resolve) => (this.#resolveFinished = resolve));
     const { chatId, messageId } = spec;
@@ -137,6 +153,8 @@ class Answer {
     } finally {
       this.#resolveFinished();
     }
+    // After the save: a done answer's calls are read from the stored text.
+    this.onSaved(status);
   }
 
   #abortedStatus(): 'interrupted' | 'stopped' {
@@ -162,6 +180,9 @@ class Answer {
       const settings = effectiveSettings(this.spec.settings, text.hasChatTemplate);
       const { contextSize, sampling, promptFormat: format } = settings;
       const limits = { contextSize, maxTokens: sampling.maxTokens, overflow: settings.contextOverflow };
+      const { tools, forced } = format === 'completion' ? { tools: [], forced: null } : await this.spec.tools(text);
+      // A required call's marker ends the prompt; the answer is read (and stored) as starting with it.
+      const prefill = forced ? text.tokenizer.tokenize(forced.prefill, { addBos: false, parseSpecial: true }) : [];
       /** The prompt for the branch, ending with the answer so far. */
       const planWith = (answer: readonly number[]) =>
         promptWorkersOf(this.ctx).run(
@@ -173,8 +194,8 @@ class Answer {
             branch,
             limits,
             format,
-            tools: settings.tools,
-            answer,
+            ...(tools.length > 0 && { tools }),
+            answer: [...prefill, ...answer],
             thinking: settings.thinking,
           },
           signal,
@@ -183,12 +204,12 @@ class Answer {
       if (!plan.fits) throw new Error(unfitMessage(plan, limits));
       // The template opened the reasoning block in the prompt (DeepSeek-R1's, or Qwen 3 told to think):
       // the answer keeps the tag, so that it is shown, stored and sent back as the model's reasoning.
-      const opening = plan.opensThinking ? `${THINK_OPEN}\n` : '';
+      const opening = forced ? forced.prefill : plan.opensThinking ? `${THINK_OPEN}\n` : '';
       const seed = answerSeed(sampling);
       const shape = answerShape(text, format);
       const stop = new Set(shape.stop);
       // Call markers that are control tokens stay in the text, for the transcript to read the calls (chat/tool-calls.ts).
-      const decoder = text.answerDecoder(shape.stripLeadingSpace, format !== 'completion');
+      const decoder = text.answerDecoder(shape.stripLeadingSpace && !forced, format !== 'completion');
       // The chat's own cache types, else the server's (gufo serve --cache-type-k/-v): a change reloads the model.
       const kvTypes = chatKvCacheTypes(settings.kvCacheTypes, this.ctx.engines.defaultKvTypes);
       const load = {
@@ -211,6 +232,7 @@ class Answer {
           maxTokens: sampling.maxTokens,
           sampling: engineSampling(sampling, seed),
           stop: shape.stop,
+          constraint: forced?.constraint ?? null,
           signal,
           onToken: (token, count, conversationTokens) => {
             if (!stop.has(token)) this.#append((count === 1 ? opening : '') + decoder.push(token));

@@ -6,6 +6,7 @@
  */
 import type { GenerationStats } from '../../../src-preload/api';
 import type { EngineHost } from '../../engine-wire/host';
+import type { JsonConstraint } from '../../core/constrained/token-constraint';
 import type { GenerateResult, SamplingParams } from '../../engine-wire/protocol';
 import type { PromptPlan } from './prompt';
 
@@ -15,6 +16,8 @@ export interface FillOptions {
   maxTokens: number;
   sampling: SamplingParams;
   stop: number[];
+  /** What the output is held to (a required tool call's schema). */
+  constraint?: JsonConstraint | null;
   signal?: AbortSignal;
   /**
    * Each token of the answer, with how many the answer has so far (it included) and how many of
@@ -47,7 +50,13 @@ export async function fillContext(host: EngineHost, first: PromptPlan, o: FillOp
     const before = answer.length;
     const conversationTokens = plan.ids.length - before;
     const result = await host.generate(
-      { prompt: plan.ids, maxTokens: Math.min(budget, room), sampling: o.sampling, stop: o.stop },
+      {
+        prompt: plan.ids,
+        maxTokens: Math.min(budget, room),
+        sampling: o.sampling,
+        stop: o.stop,
+        ...(o.constraint && { constraint: o.constraint }),
+      },
       {
         ...(o.signal && { signal: o.signal }),
         onToken: (e) => {

@@ -6,7 +6,9 @@ import { randomInt } from 'node:crypto';
 import {
   CONTEXT_OVERFLOWS,
   CONTEXT_TOKENS,
+  DEFAULT_TOOL_USE,
   KV_CACHE_TYPES,
+  MAX_TOOL_ROUNDS,
   isKvCacheType,
   type ChatFunctionTool,
   type ChatKvCacheTypes,
@@ -14,6 +16,7 @@ import {
   type ContextOverflow,
   type ChatSettings,
   type ChatSettingsPatch,
+  type ChatToolUse,
   type SamplingPresetName,
   type SamplingSettings,
 } from '../../../src-preload/api';
@@ -121,6 +124,8 @@ export function applySettings(base: StoredChatSettings, patch: unknown, model: M
       next.contextSize = value as number;
     } else if (key === 'tools') {
       next.tools = checkedTools(value);
+    } else if (key === 'toolUse') {
+      next.toolUse = applyToolUse(next.toolUse ?? DEFAULT_TOOL_USE, value);
     } else if (key === 'promptFormat') {
       if (hasChatTemplate === null) fail(key, "cannot be checked: the chat's model file cannot be read", value);
       const problem = promptFormatProblem(value, hasChatTemplate);
@@ -162,6 +167,30 @@ function applyKvCacheTypes(
   return next;
 }
 
+const names = (v: unknown) =>
+  Array.isArray(v) && v.every((n) => typeof n === 'string' && n !== '') ? null : 'must be a list of names';
+
+const TOOL_USE_CHECKS: { [K in keyof ChatToolUse]: Check } = {
+  mcpServers: names,
+  toolChoice: (v) =>
+    typeof v === 'string' && v.trim() !== '' ? null : 'must be "auto", "required", or the name of a tool',
+  maxRounds: whole(1, MAX_TOOL_ROUNDS),
+  allowedTools: names,
+};
+
+/** `base` with `patch`'s fields of tool use, each checked. */
+function applyToolUse(base: ChatToolUse, patch: unknown): ChatToolUse {
+  if (!isRecord(patch)) fail('toolUse', 'must be an object', patch);
+  const next = { ...base };
+  for (const [key, value] of Object.entries(patch)) {
+    if (!Object.hasOwn(TOOL_USE_CHECKS, key)) fail(`toolUse.${key}`, 'is not a tool use setting', value);
+    const problem = TOOL_USE_CHECKS[key as keyof ChatToolUse](value);
+    if (problem) fail(`toolUse.${key}`, problem, value);
+    (next as Record<string, unknown>)[key] = Array.isArray(value) ? [...new Set(value as string[])] : value;
+  }
+  return next;
+}
+
 /** The KV cache types a chat's model loads with: its own, else the server's default. */
 export function chatKvCacheTypes(own: ChatKvCacheTypes, serverDefault: KvCacheTypes): KvCacheTypes {
   return { k: own.k ?? serverDefault.k, v: own.v ?? serverDefault.v };
@@ -182,8 +211,12 @@ function checkedTools(value: unknown): ChatFunctionTool[] | undefined {
 export function effectiveSettings(
   stored: StoredChatSettings,
   hasChatTemplate: boolean,
-): ChatSettings & { promptFormat: PromptFormat } {
-  return { ...stored, promptFormat: stored.promptFormat ?? defaultPromptFormat(hasChatTemplate) };
+): ChatSettings & { promptFormat: PromptFormat; toolUse: ChatToolUse } {
+  return {
+    ...stored,
+    promptFormat: stored.promptFormat ?? defaultPromptFormat(hasChatTemplate),
+    toolUse: stored.toolUse ?? { ...DEFAULT_TOOL_USE },
+  };
 }
 
 /** The engine's sampler settings for an answer; `seed` is the one chosen for it. */

@@ -21,7 +21,7 @@ import {
 import type { ModelText } from '../chat/prompt';
 import { isRecord } from '../chat/settings';
 import { invalidParam } from './errors';
-import type { RequestFields } from './request-fields';
+import { RequestFields } from './request-fields';
 import { schemaConstraint } from './schema-constraint';
 
 export interface ToolRequest {
@@ -71,6 +71,16 @@ export function parseTools(
     });
   }
   return { tools: templateTools(functions), functions, choice, parallel };
+}
+
+/** A chat's tool choice ("auto", "required", or a function's name, as `gufo chat --tool-choice` takes it) as the API's tool_choice. */
+export function toolChoiceField(choice: string): unknown {
+  return choice === 'auto' || choice === 'required' ? choice : { type: 'function', function: { name: choice } };
+}
+
+/** A chat's tools and tool choice read as a request's (the same checks, the same forced call); null: no tools. */
+export function chatToolRequest(tools: readonly ChatTool[], choice: string): ToolRequest | null {
+  return parseTools(new RequestFields({ tools, tool_choice: toolChoiceField(choice) }), { flat: false, format: null });
 }
 
 /** The functions of a request's `tools`; a mistake is a 400 naming its field. */

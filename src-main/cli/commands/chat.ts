@@ -11,6 +11,7 @@ import { answerShape, openModelText, planPrompt, unfitMessage, type PromptTurn }
 import { CliError, integerOption, log, type Command, type CommandArgs } from '../command';
 import { defaultPromptFormat, promptFormatProblem, promptFormats, type PromptFormat } from '../../core/prompt-format';
 import { openGguf } from '../../node/gguf-io';
+import { MAX_ROUNDS, openChatTools, TOOLS_HELP, TOOLS_OPTIONS } from './chat-tools';
 import {
   KV_CACHE_HELP,
   KV_CACHE_OPTIONS,
@@ -32,10 +33,12 @@ const BUILTIN_FAMILIES = promptFormats(false)
 
 const HELP = `Usage: gufo chat <model> [--system "..."] [--template F] [--temp T] [--ctx N] [-n N]
                  [--context-overflow POLICY] [--cache-type-k T] [--cache-type-v T]
+                 [--mcp FILE [--yes] [--tool-choice C]]
 
 Chat with a model in the terminal, on the GPU, with the model's own chat template. Answers
 stream as they are written; the conversation stays in the KV cache, so each turn only evaluates
-what is new. Ctrl-C stops an answer; Ctrl-C at the prompt (or Ctrl-D) exits.
+what is new. Ctrl-C stops an answer (or a tool call); Ctrl-C at the prompt (or Ctrl-D) exits.
+When stdin is not a terminal, each line of it is a message (or the y/n answer to a call).
 
 Options:
   --system TEXT         a system message
@@ -51,6 +54,7 @@ Options:
                         leaves out the oldest messages; stop leaves nothing out, and an answer
                         ends where the context does
 ${KV_CACHE_HELP}
+${TOOLS_HELP}
   --temp T              temperature (default 0.8; 0 is greedy)
   --seed S, --top-k K, --top-p P, --min-p P, --repeat-penalty R   as in gufo run
 `;
@@ -66,6 +70,7 @@ export const chatCommand: Command = {
     'context-overflow': { type: 'string' },
     ...KV_CACHE_OPTIONS,
     ...SAMPLING_OPTIONS,
+    ...TOOLS_OPTIONS,
   },
   async run(args) {
     const [path, ...extra] = args.positionals;
@@ -84,60 +89,93 @@ export const chatCommand: Command = {
         log(
           'The model has no chat template (a base model): your text is continued as written (--template F for a chat template).',
         );
-      const { host } = await startEngine(path, ctx, false, kvTypes);
+      const tools = await openChatTools(text, args.values);
+      const { host } = await startEngine(path, ctx, false, kvTypes).catch(async (err: unknown) => {
+        await tools.close();
+        throw err;
+      });
       const system = typeof args.values.system === 'string' ? args.values.system : '';
       const limits = { contextSize: ctx, maxTokens, overflow };
       const { stop, stripLeadingSpace } = answerShape(text, format);
       const turns: PromptTurn[] = [];
+      const templateTools = tools.set.tools.length > 0 ? tools.set.tools : undefined;
 
-      /** The answer being written, which Ctrl-C stops. */
+      /** The answer (or tool call) under way, which Ctrl-C stops. */
       let answering: AbortController | null = null;
 
-      /** One exchange: the user's line in, the model's answer streamed out. */
-      const turn = async (line: string): Promise<void> => {
-        turns.push({ role: 'user', content: line });
+      /** One answer to the turns so far, streamed out; null when it does not fit. `forced`: the call it must be. */
+      const answerOnce = async (signal: AbortSignal, forced: typeof tools.forced): Promise<string | null> => {
+        const prefill = forced ? text.tokenizer.tokenize(forced.prefill, { addBos: false, parseSpecial: true }) : [];
         const planWith = (answer: readonly number[]) =>
-          planPrompt(text, system, turns, limits, format, undefined, answer);
+          planPrompt(text, system, turns, limits, format, templateTools, [...prefill, ...answer]);
         const plan = planWith([]);
         if (!plan.fits) {
           log(unfitMessage(plan, limits, OVERFLOW_OPTION));
-          turns.pop();
-          return;
+          return null;
         }
         if (plan.dropped > 0) log(`[${leftOutNotice(plan.dropped, ctx)}]`);
-        answering = new AbortController();
-        const stream = text.answerDecoder(stripLeadingSpace);
-        let answer = '';
-        try {
-          const filled = await fillContext(host, plan, {
-            contextSize: ctx,
-            maxTokens,
-            sampling,
-            stop,
-            signal: answering.signal,
-            onToken: (token) => {
-              if (stop.includes(token)) return;
-              const piece = stream.push(token);
-              answer += piece;
-              process.stdout.write(piece);
-            },
-            replan: overflow === 'stop' ? null : planWith,
-          });
-          const rest = stream.flush();
-          answer += rest;
-          process.stdout.write(rest + '\n');
-          if (filled.stopReason === 'cancelled') log('[stopped]');
-          if (filled.plan.dropped > plan.dropped) log(`[${leftOutNotice(filled.plan.dropped, ctx)}]`);
-          if (filled.stopReason === 'context') log(`[${contextFullNotice(ctx, OVERFLOW_OPTION)}]`);
-          log(`[${filled.answer.length} tokens, ${filled.result.timings.decodeTokS.toFixed(1)} tok/s]`);
-        } finally {
-          answering = null;
-        }
-        turns.push({ role: 'assistant', content: answer });
+        const stream = text.answerDecoder(stripLeadingSpace && !forced, templateTools !== undefined);
+        // A forced call's marker ends the prompt: the answer is read as starting with it.
+        let answer = forced?.prefill ?? '';
+        process.stdout.write(answer);
+        const filled = await fillContext(host, plan, {
+          contextSize: ctx,
+          maxTokens,
+          sampling,
+          stop,
+          constraint: forced?.constraint ?? null,
+          signal,
+          onToken: (token) => {
+            if (stop.includes(token)) return;
+            const piece = stream.push(token);
+            answer += piece;
+            process.stdout.write(piece);
+          },
+          replan: overflow === 'stop' ? null : planWith,
+        });
+        const rest = stream.flush();
+        answer += rest;
+        process.stdout.write(rest + '\n');
+        if (filled.stopReason === 'cancelled') log('[stopped]');
+        if (filled.plan.dropped > plan.dropped) log(`[${leftOutNotice(filled.plan.dropped, ctx)}]`);
+        if (filled.stopReason === 'context') log(`[${contextFullNotice(ctx, OVERFLOW_OPTION)}]`);
+        log(`[${filled.answer.length} tokens, ${filled.result.timings.decodeTokS.toFixed(1)} tok/s]`);
         sampling.seed = (sampling.seed + 1) >>> 0;
+        return answer;
       };
 
       const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY });
+      // One reader for messages and for the y/n of calls: piped input answers both, line by line.
+      const lines = rl[Symbol.asyncIterator]();
+      const ask = async (question: string): Promise<string | null> => {
+        process.stderr.write(question);
+        const next = await lines.next();
+        return next.done ? null : String(next.value);
+      };
+
+      /** One exchange: the user's line in, the model's answer out, and its tool calls run round after round. */
+      const turn = async (line: string): Promise<void> => {
+        turns.push({ role: 'user', content: line });
+        answering = new AbortController();
+        const { signal } = answering;
+        try {
+          for (let round = 0; ; round++) {
+            const answer = await answerOnce(signal, round === 0 ? tools.forced : null);
+            if (answer === null) {
+              if (round === 0) turns.pop();
+              return;
+            }
+            turns.push({ role: 'assistant', content: answer });
+            if (signal.aborted || round >= MAX_ROUNDS) return;
+            const results = await tools.runCalls(answer, ask, signal);
+            if (!results || signal.aborted) return;
+            for (const content of results) turns.push({ role: 'tool', content });
+          }
+        } finally {
+          answering = null;
+        }
+      };
+
       const onInterrupt = () => {
         if (answering) answering.abort();
         else rl.close();
@@ -148,14 +186,16 @@ export const chatCommand: Command = {
         log('Type a message; Ctrl-C stops an answer, Ctrl-C at the prompt or Ctrl-D exits.');
         rl.setPrompt('> ');
         rl.prompt();
-        // Lines typed (or piped) while an answer streams wait their turn in the iterator.
-        for await (const line of rl) {
+        // Lines typed (or piped) while an answer streams wait their turn in the reader.
+        for (let next = await lines.next(); !next.done; next = await lines.next()) {
+          const line = String(next.value);
           if (line.trim() !== '') await turn(line);
           rl.prompt();
         }
       } finally {
         process.off('SIGINT', onInterrupt);
         rl.close();
+        await tools.close();
         await host.close();
       }
     } finally {

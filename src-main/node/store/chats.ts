@@ -13,6 +13,7 @@ import {
   type ContextOverflow,
   type ChatSettings,
   type ChatSummary,
+  type ChatToolUse,
   type GenerationStats,
   type MessageRole,
   type MessageStatus,
@@ -38,6 +39,7 @@ interface ChatRow {
   context_size: number;
   prompt_format: string | null;
   tools_json: string | null;
+  tool_use_json: string | null;
   context_overflow: string;
   kv_cache_type_k: string | null;
   kv_cache_type_v: string | null;
@@ -130,8 +132,8 @@ export class ChatStore {
     const { settings } = chat;
     const result = this.db
       .prepare(
-        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format, tools_json, context_overflow, kv_cache_type_k, kv_cache_type_v, thinking)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format, tools_json, context_overflow, kv_cache_type_k, kv_cache_type_v, thinking, tool_use_json)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         chat.title,
@@ -147,6 +149,7 @@ export class ChatStore {
         settings.kvCacheTypes.k,
         settings.kvCacheTypes.v,
         thinkingColumn(settings),
+        toolUseJson(settings),
       );
     return Number(result.lastInsertRowid);
   }
@@ -195,6 +198,7 @@ export class ChatStore {
         kvCacheTypes: readKvCacheTypes(row),
         thinking: readThinking(row),
         ...readTools(row),
+        ...readToolUse(row),
       },
       modelPath: row.model_path,
       activeLeafId: row.active_leaf_id,
@@ -221,7 +225,7 @@ export class ChatStore {
     this.db
       .prepare(
         `UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, tools_json = ?, context_overflow = ?,
-         kv_cache_type_k = ?, kv_cache_type_v = ?, thinking = ?, updated_at = ${NOW} WHERE id = ?`,
+         kv_cache_type_k = ?, kv_cache_type_v = ?, thinking = ?, tool_use_json = ?, updated_at = ${NOW} WHERE id = ?`,
       )
       .run(
         settings.systemPrompt,
@@ -233,6 +237,7 @@ export class ChatStore {
         settings.kvCacheTypes.k,
         settings.kvCacheTypes.v,
         thinkingColumn(settings),
+        toolUseJson(settings),
         id,
       );
   }
@@ -390,6 +395,20 @@ function readTools(row: ChatRow): { tools?: ChatFunctionTool[] } {
       `the database row chats ${row.id} has unusable tools_json (it is not a list); delete or fix that row`,
     );
   return { tools: tools as ChatFunctionTool[] };
+}
+
+function toolUseJson(settings: StoredChatSettings): string | null {
+  return settings.toolUse ? JSON.stringify(settings.toolUse) : null;
+}
+
+function readToolUse(row: ChatRow): { toolUse?: ChatToolUse } {
+  const toolUse = parseJsonColumn<unknown>(row.tool_use_json, { table: 'chats', id: row.id, column: 'tool_use_json' });
+  if (toolUse === null) return {};
+  if (typeof toolUse !== 'object' || Array.isArray(toolUse))
+    throw new CorruptRowError(
+      `the database row chats ${row.id} has unusable tool_use_json (it is not an object); delete or fix that row`,
+    );
+  return { toolUse: toolUse as ChatToolUse };
 }
 
 function toMessage(row: MessageRow): MessageView {

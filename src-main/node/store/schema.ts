@@ -354,6 +354,21 @@ export const MIGRATIONS: readonly Migration[] = [
     summary: "a chat's thinking switch for reasoning models (the template's enable_thinking; NULL: its default)",
     up: (db) => db.exec('ALTER TABLE chats ADD COLUMN thinking INTEGER'),
   },
+  {
+    version: 13,
+    summary:
+      "MCP servers (Settings › Tools) and a chat's tool use (its servers, tool choice, rounds, tools always allowed)",
+    up: (db) =>
+      db.exec(`CREATE TABLE mcp_servers (
+        name         TEXT PRIMARY KEY,
+        -- { command, args, env } or { url, headers }, as mcp.json holds it.
+        config_json  TEXT NOT NULL,
+        enabled      INTEGER NOT NULL DEFAULT 1,
+        created_at   TEXT NOT NULL DEFAULT ${NOW}
+      );
+      -- NULL: DEFAULT_TOOL_USE.
+      ALTER TABLE chats ADD COLUMN tool_use_json TEXT;`),
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
