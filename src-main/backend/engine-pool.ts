@@ -67,6 +67,8 @@ export interface EnginePoolOptions {
   cap?: number;
   /** KV cache types of loads that name none, asked at each load (default f16). */
   kvTypes?: () => KvCacheTypes;
+  /** Sequences each loaded model keeps, each in a KV cache of its own (gufo serve --parallel; default 1). */
+  slots?: number;
 }
 
 export class EnginePool {
@@ -199,7 +201,7 @@ export class EnginePool {
     this.#loads += 1;
     let info: EngineInfo;
     try {
-      info = await slot.host.load(spec.path, { ctx: spec.ctx, kvTypes }, (e) =>
+      info = await slot.host.load(spec.path, { ctx: spec.ctx, kvTypes, slots: this.options.slots }, (e) =>
         e.stage === 'weights' ? spec.onProgress?.(e.done, e.total) : spec.onKernels?.(e.done, e.total),
       );
     } finally {

@@ -49,6 +49,12 @@ export interface LoadOptions {
   /** The K and V caches' types (default f16 each, as llama.cpp's). */
   kvTypes?: Partial<KvCacheTypes>;
   /**
+   * Sequences kept, each in a KV cache of the whole context (default 1; llama.cpp's --parallel): a
+   * generation continues the one whose tokens share the longest prefix with its prompt, else
+   * replaces the least recently used.
+   */
+  slots?: number;
+  /**
    * FLOPs one prefill submission may hold, its layers split into groups to fit (prefill-split.ts;
    * default: a second of a slow GPU on a GPU, no bound on a CPU adapter, which no watchdog resets).
    */
@@ -91,6 +97,13 @@ export class EngineError extends Error {
   override readonly name = 'EngineError';
 }
 
+interface SlotState {
+  /** Tokens whose keys and values are in this slot's KV cache, in order. */
+  cached: number[];
+  /** When a request last used it (a counter): the least recent one is replaced first. */
+  used: number;
+}
+
 interface Loaded {
   path: string;
   hp: HParams;
@@ -98,8 +111,8 @@ interface Loaded {
   sampler: GpuSampler;
   info: ModelInfo;
   loadMs: number;
-  /** Tokens whose keys and values are in the KV cache, in order. */
-  cached: number[];
+  /** Per slot of the model, the tokens whose keys and values are in its KV cache. */
+  slots: SlotState[];
   /** LoadOptions.submitFlops, resolved. */
   submitFlops: number;
   /** The vocabulary's token bytes, read at the first constrained generation. */
@@ -120,6 +133,8 @@ export class Engine {
   private busy = false;
   /** Set while bench() measures: counts what each decode step submits. */
   private meter: StepMeter | null = null;
+  /** Counts slot uses, for least-recently-used. */
+  private uses = 0;
 
   private constructor(readonly gpu: GpuContext) {}
 
@@ -160,6 +175,7 @@ export class Engine {
             v: options.kvTypes?.v ?? DEFAULT_KV_CACHE_TYPES.v,
           },
           kvBindingLimit: options.kvBindingLimit,
+          slots: Math.max(1, Math.floor(options.slots ?? 1)),
           onProgress: options.onProgress,
         });
       } catch (err) {
@@ -183,7 +199,7 @@ export class Engine {
         sampler,
         info: modelInfo(path, gguf, hp, ctx),
         loadMs: performance.now() - started,
-        cached: [],
+        slots: Array.from({ length: model.slots }, () => ({ cached: [], used: 0 })),
         submitFlops,
       };
       return this.info;
@@ -233,6 +249,7 @@ export class Engine {
       ? new ConstrainedTokens(constraintLeads(options.constraint), this.tokenTrie(l), stop)
       : undefined;
     this.enter();
+    let slot: SlotState | undefined;
     try {
       const started = performance.now();
       l.sampler.configure(
@@ -242,10 +259,11 @@ export class Engine {
         constraint !== undefined,
       );
       if (constraint) l.sampler.setMask(allowedNext(constraint));
-      const { first, evaluated } = await this.prefill(l, prompt, options.signal);
+      slot = this.takeSlot(l, prompt);
+      const { first, evaluated } = await this.prefill(l, slot, prompt, options.signal);
       const firstAt = performance.now();
       const decoded = first
-        ? await this.decode(l, first, prompt.length, { ...options, stop }, constraint)
+        ? await this.decode(l, slot, first, prompt.length, { ...options, stop }, constraint)
         : { ids: [], logprobs: [], stopReason: 'cancelled' as const };
       const decodeMs = performance.now() - firstAt;
       const n = decoded.ids.length;
@@ -261,7 +279,7 @@ export class Engine {
       return { ids, ...(options.topLogprobs ? { logprobs } : {}), stopReason, timings };
     } catch (err) {
       // The cache may hold a partial batch: forget it rather than trust it.
-      l.cached.length = 0;
+      if (slot) slot.cached.length = 0;
       await l.sampler.drain().catch(() => {});
       throw err;
     } finally {
@@ -276,24 +294,25 @@ export class Engine {
    */
   private async prefill(
     l: Loaded,
+    slot: SlotState,
     prompt: readonly number[],
     signal?: AbortSignal,
   ): Promise<{ first?: SampledToken; evaluated: number }> {
     const { model, sampler } = l;
-    let pos = Math.min(commonPrefix(l.cached, prompt), prompt.length - 1);
-    l.cached.length = pos;
+    let pos = Math.min(commonPrefix(slot.cached, prompt), prompt.length - 1);
+    slot.cached.length = pos;
     const evaluated = prompt.length - pos;
     while (pos < prompt.length) {
       const n = Math.min(model.options.maxBatch, prompt.length - pos);
       this.gpu.device.queue.writeBuffer(model.ids, 0, Uint32Array.from(prompt.slice(pos, pos + n)));
       const last = pos + n === prompt.length;
       this.submit(pos, n, 'ids', last);
-      l.cached.push(...prompt.slice(pos, pos + n));
+      slot.cached.push(...prompt.slice(pos, pos + n));
       pos += n;
       if (last) return { first: await sampler.read(), evaluated };
       await this.gpu.device.queue.onSubmittedWorkDone();
       if (signal?.aborted) {
-        l.cached.length = 0;
+        slot.cached.length = 0;
         return { evaluated };
       }
     }
@@ -306,6 +325,7 @@ export class Engine {
    */
   private async decode(
     l: Loaded,
+    slot: SlotState,
     first: SampledToken,
     pos: number,
     options: GenerateOptions & { stop: readonly number[] },
@@ -337,7 +357,7 @@ export class Engine {
       }
       if (more) {
         this.submit(pos, 1, 'sampled', true);
-        l.cached.push(token.id);
+        slot.cached.push(token.id);
         pos += 1;
         inFlight = true;
       }
@@ -377,7 +397,7 @@ export class Engine {
     this.enter();
     const { model } = l;
     const device = this.gpu.device;
-    l.cached.length = 0;
+    this.takeSlot(l, []);
     model.collector.active = true;
     try {
       for (let pos = 0; pos < ids.length;) {
@@ -486,7 +506,7 @@ export class Engine {
       size: model.options.maxBatch * width * 4,
       usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
     });
-    l.cached.length = 0;
+    const slot = this.takeSlot(l, []);
     try {
       for (let pos = 0; pos < ids.length;) {
         const { n, encoder, pass } = this.prefillBatch(model, ids, pos);
@@ -499,11 +519,11 @@ export class Engine {
         const rows = new Float32Array(staging.getMappedRange(0, bytes).slice(0));
         staging.unmap();
         onBatch(rows, pos, n);
-        l.cached.push(...ids.slice(pos, pos + n));
+        slot.cached.push(...ids.slice(pos, pos + n));
         pos += n;
       }
     } catch (err) {
-      l.cached.length = 0;
+      slot.cached.length = 0;
       throw err;
     } finally {
       staging.destroy();
@@ -646,6 +666,7 @@ export class Engine {
     const device = this.gpu.device;
     const profiler = new StepProfiler(device, Math.max(1, maxDispatches));
     this.enter();
+    const slot = this.takeSlot(l, []);
     try {
       for (let i = 0; i < steps; i++) {
         model.setBatch(pos + i, 1);
@@ -662,7 +683,7 @@ export class Engine {
       return profiler.summary(copyBytesPerSecond);
     } finally {
       profiler.destroy();
-      l.cached.length = 0;
+      slot.cached.length = 0;
       this.busy = false;
     }
   }
@@ -680,9 +701,36 @@ export class Engine {
     return l.tokens;
   }
 
-  /** Forgets the KV cache contents (the next generation evaluates its whole prompt). */
+  /** Forgets every slot's KV cache contents (the next generation evaluates its whole prompt). */
   resetCache(): void {
-    if (this.loaded) this.loaded.cached.length = 0;
+    for (const slot of this.loaded?.slots ?? []) slot.cached.length = 0;
+  }
+
+  /**
+   * The slot a sequence starting with `ids` runs in, made the model's current one: of the slots
+   * that keep at least half of their tokens for it, the one sharing the longest prefix with `ids`;
+   * else (and between equals) the least recently used. So an unrelated prompt that shares a short
+   * head (BOS, a system prompt) with a long cached one takes another slot rather than cutting it.
+   * The slot's tokens are trimmed to the shared prefix.
+   */
+  private takeSlot(l: Loaded, ids: readonly number[]): SlotState {
+    let best = -1;
+    let bestShared = 0;
+    let oldest = 0;
+    for (const [i, s] of l.slots.entries()) {
+      if (s.used < l.slots[oldest]!.used) oldest = i;
+      const shared = commonPrefix(s.cached, ids);
+      if (2 * shared < s.cached.length) continue;
+      if (best < 0 || shared > bestShared || (shared === bestShared && s.used < l.slots[best]!.used))
+        [best, bestShared] = [i, shared];
+    }
+    // Replaced, it still keeps what it shares.
+    if (best < 0) [best, bestShared] = [oldest, commonPrefix(l.slots[oldest]!.cached, ids)];
+    const slot = l.slots[best]!;
+    slot.cached.length = bestShared;
+    slot.used = ++this.uses;
+    l.model.setSlot(best);
+    return slot;
   }
 
   /** One submission: `tokens` tokens from `pos0`; with `sample`, the head and the sampler too. */

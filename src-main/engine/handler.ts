@@ -90,6 +90,7 @@ export class EngineHandler {
           ctx: request.ctx,
           maxBatch: request.maxBatch,
           kvTypes: request.kvTypes,
+          slots: request.slots,
           onProgress: (done, total) => this.send({ id, type: 'progress', stage: 'weights', done, total }),
           onKernels: (done, total) => this.send({ id, type: 'progress', stage: 'kernels', done, total }),
         });
@@ -218,8 +219,8 @@ function checkRequest(r: EngineRequest): string | null {
       return typeof r.target === 'number' ? null : 'cancel: target must be the id of a generate request';
     case 'load':
       if (typeof r.path !== 'string' || !r.path) return 'load: path must be a file path';
-      if (!isOptionalCount(r.ctx) || !isOptionalCount(r.maxBatch))
-        return 'load: ctx and maxBatch must be non-negative integers';
+      if (!isOptionalCount(r.ctx) || !isOptionalCount(r.maxBatch) || !isOptionalCount(r.slots))
+        return 'load: ctx, maxBatch and slots must be non-negative integers';
       return null;
     case 'generate':
       if (!isIds(r.prompt) || r.prompt.length === 0) return 'generate: prompt must be a non-empty array of token ids';

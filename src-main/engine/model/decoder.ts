@@ -47,6 +47,8 @@ export interface ModelOptions {
   maxBatch: number;
   /** The K and V caches' element types (llama.cpp's --cache-type-k/-v; default f16 both). */
   kvTypes: KvCacheTypes;
+  /** Sequences with a KV cache of their own (default 1): generations pick one with setSlot(). */
+  slots?: number;
   /** Bytes a part of a layer's K or V cache may take at most (default, and at most: the adapter's largest binding). */
   kvBindingLimit?: number;
   onProgress?: (done: number, total: number) => void;
@@ -84,8 +86,8 @@ interface Layer {
   /** Sliding window in positions, 0: none. */
   window: number;
   rope: RopeSpec;
-  /** Its K and V caches: one pair, or a pair per part of its KV heads where they outgrow a binding. */
-  kvCache: KvCachePart[];
+  /** Per slot, its K and V caches: one pair, or a pair per part of its KV heads where they outgrow a binding. */
+  kvCache: KvCachePart[][];
 }
 
 interface KvCachePart {
@@ -268,7 +270,7 @@ export class DecoderModel {
    * the unchosen experts (used / experts of each stacked tensor), and the vectors.
    */
   readonly weightBytesPerToken: number;
-  /** KV cache bytes per position, over all layers, K and V. */
+  /** KV cache bytes per position of one slot, over all layers, K and V. */
   readonly kvBytesPerPosition: number;
   /** A layer's work per token, which sizes a prefill's submissions (prefill-split.ts). */
   readonly layerWork: LayerWork;
@@ -281,6 +283,8 @@ export class DecoderModel {
   /** Every matmul/embedding whose token count follows the batch. */
   private readonly batched: TokenDispatch[] = [];
   private batchTokens = 0;
+  /** The slot whose KV cache the attention reads and writes. */
+  private slot = 0;
   private body: Dispatch[] = [];
   /** Where each layer's dispatches end in body. */
   private layerEnds: number[] = [];
@@ -324,7 +328,7 @@ export class DecoderModel {
     }
     for (const data of vectorData.values()) residentWeightBytes += data.byteLength;
     const kvBytes = this.layers.reduce(
-      (sum, layer) => sum + layer.kvCache.reduce((n, part) => n + part.k.size + part.v.size, 0),
+      (sum, layer) => sum + layer.kvCache.flat().reduce((n, part) => n + part.k.size + part.v.size, 0),
       0,
     );
     const ownedBytes = this.owned.bytes();
@@ -388,6 +392,18 @@ export class DecoderModel {
       for (const w of weights.values()) w.destroy();
       throw err;
     }
+  }
+
+  /** KV caches of their own, one per sequence. */
+  get slots(): number {
+    return this.layers[0]?.kvCache.length ?? 1;
+  }
+
+  /** The slot whose KV cache the next submissions use. */
+  setSlot(slot: number): void {
+    if (!Number.isInteger(slot) || slot < 0 || slot >= this.slots)
+      throw new Error(`slot ${slot} (0..${this.slots - 1})`);
+    this.slot = slot;
   }
 
   /**
@@ -626,14 +642,19 @@ export class DecoderModel {
     ];
   }
 
-  /** K and V into the cache, then attention of Q over it; RoPE happens inside both. */
+  /** K and V into the current slot's cache, then attention of Q over it; RoPE happens inside both. */
   private selfAttention(l: Layer): Dispatch[] {
+    const perSlot = l.kvCache.map((parts) => this.slotAttention(l, parts));
+    return [{ encode: (pass) => perSlot[this.slot]!.forEach((d) => d.encode(pass)) }];
+  }
+
+  private slotAttention(l: Layer, parts: KvCachePart[]): Dispatch[] {
     const { hp, act, ops, step } = this;
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
     const kvRows = { stride: this.qkvWidth, kOffset: qDim, vOffset: qDim + kvDim };
     const qRows = { stride: this.qkvWidth, offset: 0 };
-    return l.kvCache.map(({ k: kCache, v: vCache, heads: kvHeads }) =>
+    return parts.map(({ k: kCache, v: vCache, heads: kvHeads }) =>
       ops.storeKvAndAttend(
         {
           k: act.qkv,
@@ -791,14 +812,17 @@ export class DecoderModel {
         : undefined,
       window: windowed ? hp.swa!.window : 0,
       rope: { table: windowed ? this.ropeTables.swa : this.ropeTables.full, nRot: hp.rope.nRot, neox: hp.rope.neox },
-      kvCache: kvParts.map((heads) => this.kvCachePart(l, heads, kvParts.length > 1)),
+      kvCache: Array.from({ length: Math.max(1, this.options.slots ?? 1) }, (_, slot) =>
+        kvParts.map((heads) => this.kvCachePart(l, slot, heads, kvParts.length > 1)),
+      ),
     };
   }
 
-  /** Layer l's K and V caches for `heads`, named as llama.cpp's cache tensors (and the part's heads). */
-  private kvCachePart(l: number, heads: KvHeads, split: boolean): KvCachePart {
+  /** Layer l's K and V caches for `heads` in `slot`, named as llama.cpp's cache tensors (and the part's heads, the slot). */
+  private kvCachePart(l: number, slot: number, heads: KvHeads, split: boolean): KvCachePart {
     const width = heads.count * this.hp.headDim;
-    const suffix = split ? ` heads ${heads.first}-${heads.first + heads.count - 1}` : '';
+    const suffix =
+      (split ? ` heads ${heads.first}-${heads.first + heads.count - 1}` : '') + (slot > 0 ? ` slot ${slot}` : '');
     // llama.cpp's names for the cache tensors.
     const k = this.owned.create(`cache_k_l${l}${suffix}`, this.ops.kvCacheBytes('k', this.options.ctx, width));
     const v = this.owned.create(`cache_v_l${l}${suffix}`, this.ops.kvCacheBytes('v', this.options.ctx, width));
