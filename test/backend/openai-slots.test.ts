@@ -6,10 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORIES_260K } from '../support/paths';
-import { startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
+import { metric, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
 
 const model = 'stories260k';
 const SLOTS = 2;
+const COMPLETIONS = 'gufo_openai_requests_total{endpoint="/v1/completions",';
 let t: OpenAiTestServer;
 
 beforeAll(async () => {
@@ -51,6 +52,36 @@ describe('slots and the prompt cache', { timeout: 240_000 }, () => {
     // B was evicted: all of it is evaluated again but its BOS, in C's slot.
     const b2 = await complete(B);
     expect(b2).toEqual({ ...b, cached: 1 });
+  });
+
+  it('queues requests beyond the slots, and a stream cancelled midway leaves the others their whole answers', async () => {
+    const [b, c] = [await complete(B), await complete(C)];
+    const cancel = new AbortController();
+    const streamOf = (prompt: string, signal?: AbortSignal) =>
+      t.client().completions.create({ model, prompt, max_tokens: 12, temperature: 0, stream: true }, { signal });
+    // More requests than slots, all at once: A first, cancelled after its first piece.
+    const streams = [streamOf(A, cancel.signal), streamOf(B), streamOf(C)];
+    const texts = await Promise.all(
+      streams.map(async (opened, i) => {
+        let text = '';
+        try {
+          for await (const chunk of await opened) {
+            text += chunk.choices[0]?.text ?? '';
+            if (i === 0 && text !== '') cancel.abort();
+          }
+        } catch (err) {
+          if (i !== 0) throw err;
+        }
+        return text;
+      }),
+    );
+    expect(texts.slice(1)).toEqual([b.text, c.text]);
+    expect(texts[0]!.length).toBeGreaterThan(0);
+    // The server saw A's client leave (nginx's 499), and answered the other two.
+    const metrics = await (await fetch(`http://127.0.0.1:${t.server.port}/metrics`)).text();
+    expect(metric(metrics, `${COMPLETIONS}status="499"}`)).toBe(1);
+    // B and C again: each is still in a slot, though three sequences went through two.
+    expect((await complete(C)).cached).toBe(c.prompt - 1);
   });
 
   it('continues a prompt that extends a cached one, and reports it on chat completions', async () => {
