@@ -1,7 +1,8 @@
 /**
  * Slots (gufo serve --parallel): each loaded model keeps that many sequences in KV caches of their
  * own; a request continues the one sharing the longest prefix with its prompt, else takes the least
- * recently used, and `usage.prompt_tokens_details.cached_tokens` says what it reused. Over real HTTP
+ * recently used, and `usage.prompt_tokens_details.cached_tokens` says what it reused; requests in
+ * different slots run side by side (their decode steps batched). Over real HTTP
  * with the official `openai` client, one server for the file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,6 +53,28 @@ describe('slots and the prompt cache', { timeout: 240_000 }, () => {
     // B was evicted: all of it is evaluated again but its BOS, in C's slot.
     const b2 = await complete(B);
     expect(b2).toEqual({ ...b, cached: 1 });
+  });
+
+  it('runs requests in different slots side by side, each answering what it answers alone', async () => {
+    const alone = [await complete(B), await complete(C)];
+    const streamed = await Promise.all(
+      [B, C].map(async (prompt) => {
+        const stream = await t
+          .client()
+          .completions.create({ model, prompt, max_tokens: 12, temperature: 0, stream: true });
+        let text = '';
+        let firstAt = 0;
+        for await (const chunk of stream) {
+          text += chunk.choices[0]?.text ?? '';
+          if (text !== '' && firstAt === 0) firstAt = performance.now();
+        }
+        return { text, firstAt, endAt: performance.now() };
+      }),
+    );
+    expect(streamed.map((s) => s.text)).toEqual(alone.map((a) => a.text));
+    // Taking turns, one stream would end before the other's first piece.
+    expect(streamed[0]!.firstAt).toBeLessThan(streamed[1]!.endAt);
+    expect(streamed[1]!.firstAt).toBeLessThan(streamed[0]!.endAt);
   });
 
   it('queues requests beyond the slots, and a stream cancelled midway leaves the others their whole answers', async () => {

@@ -18,7 +18,15 @@ import type { CollectedWeight } from '../../core/imatrix';
 import { tensorLayer, tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext } from '../gpu/device';
 import { MatmulKernels, type MatmulOptions, type TokenDispatch, type XPrologue } from '../gpu/matmul';
-import { kvCacheBufferBytes, OpKernels, Step, type Dispatch, type KvHeads, type RopeSpec } from '../gpu/ops';
+import {
+  kvCacheBufferBytes,
+  OpKernels,
+  Step,
+  type BufferArg,
+  type Dispatch,
+  type KvHeads,
+  type RopeSpec,
+} from '../gpu/ops';
 import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import {
@@ -52,6 +60,12 @@ export interface ModelOptions {
   /** Bytes a part of a layer's K or V cache may take at most (default, and at most: the adapter's largest binding). */
   kvBindingLimit?: number;
   onProgress?: (done: number, total: number) => void;
+}
+
+/** A row of a batched decode step (setRows): one token of the sequence in `slot`, at position `pos`. */
+export interface DecodeRow {
+  slot: number;
+  pos: number;
 }
 
 /** Where the embedding of a submission reads its token ids from. */
@@ -274,6 +288,11 @@ export class DecoderModel {
   readonly kvBytesPerPosition: number;
   /** A layer's work per token, which sizes a prefill's submissions (prefill-split.ts). */
   readonly layerWork: LayerWork;
+  /**
+   * Rows a batched decode step (setRows) may hold: one per slot, or 1 where a row's place in the
+   * activations (q|k|v, attention output, logits) is not a valid binding offset on this adapter.
+   */
+  readonly maxRows: number;
   private readonly layers: Layer[] = [];
   private readonly owned: OwnedBuffers;
   private readonly weights: Map<string, GpuWeight>;
@@ -285,6 +304,10 @@ export class DecoderModel {
   private batchTokens = 0;
   /** The slot whose KV cache the attention reads and writes. */
   private slot = 0;
+  /** Set by setRows (cleared by setBatch): the batch's tokens are rows of different slots. */
+  private rows: DecodeRow[] | null = null;
+  /** Per row of a batched decode step, its position (its attention's and its sampler's Step). */
+  private readonly rowSteps: Step[] = [];
   private body: Dispatch[] = [];
   /** Where each layer's dispatches end in body. */
   private layerEnds: number[] = [];
@@ -361,6 +384,9 @@ export class DecoderModel {
       kvTypes: options.kvTypes,
       scratchBytes: ownedBytes - kvBytes - vectorBytes(this.vectors),
     };
+    const align = device.limits.minStorageBufferOffsetAlignment;
+    const aligned = [this.qkvWidth, hp.nHead * hp.headDim, hp.nVocab].every((n) => (n * 4) % align === 0);
+    this.maxRows = aligned ? Math.min(this.slots, options.maxBatch) : 1;
     this.build();
   }
 
@@ -416,10 +442,45 @@ export class DecoderModel {
     if (pos0 + tokens > this.options.ctx)
       throw new Error(`context full: ${pos0 + tokens} tokens do not fit in ${this.options.ctx}`);
     this.step.set(pos0, tokens);
+    this.rows = null;
     if (tokens !== this.batchTokens) {
       for (const d of this.batched) d.setTokens(tokens);
       this.batchTokens = tokens;
     }
+  }
+
+  /**
+   * Prepares a batched decode step: one token per row, row r of the sequence in rows[r].slot at
+   * rows[r].pos, their ids written into `ids` first. The matmuls run over all rows at once, the
+   * attention per row over its slot's cache (the one-token kernel, as a decode step alone); the
+   * head is encodeAllLogits, row r's logits at rowLogits(r).
+   */
+  setRows(rows: readonly DecodeRow[]): void {
+    if (rows.length < 1 || rows.length > this.maxRows)
+      throw new Error(`batched step of ${rows.length} rows (1..${this.maxRows})`);
+    const slots = new Set(rows.map((r) => r.slot));
+    if (slots.size !== rows.length) throw new Error('batched step: two rows of one slot');
+    for (const { slot, pos } of rows) {
+      if (!Number.isInteger(slot) || slot < 0 || slot >= this.slots)
+        throw new Error(`slot ${slot} (0..${this.slots - 1})`);
+      if (pos + 1 > this.options.ctx)
+        throw new Error(`context full: ${pos + 1} tokens do not fit in ${this.options.ctx}`);
+    }
+    this.setBatch(0, rows.length);
+    rows.forEach(({ pos }, r) => this.rowStep(r).set(pos, 1));
+    this.rows = rows.map((r) => ({ ...r }));
+  }
+
+  /** Row r's Step: its position, for its attention and its sampler's draw. */
+  rowStep(r: number): Step {
+    while (this.rowSteps.length <= r) this.rowSteps.push(new Step(this.ctx.device));
+    return this.rowSteps[r]!;
+  }
+
+  /** Row r's logits in encodeAllLogits's buffer. */
+  rowLogits(r: number): BufferArg {
+    const bytes = this.hp.nVocab * 4;
+    return { buffer: this.allLogits().logits, offset: r * bytes, size: bytes };
   }
 
   /**
@@ -457,6 +518,12 @@ export class DecoderModel {
    * into a [maxBatch × vocab] buffer made on first use. Not part of the decode loop.
    */
   encodeAllLogits(pass: GPUComputePassEncoder): GPUBuffer {
+    const head = this.allLogits();
+    for (const d of head.dispatches) d.encode(pass);
+    return head.logits;
+  }
+
+  private allLogits(): { dispatches: Dispatch[]; logits: GPUBuffer } {
     if (!this.allLogitsHead) {
       const { act } = this;
       const logits = this.owned.create('all logits', this.options.maxBatch * this.hp.nVocab * 4);
@@ -469,8 +536,7 @@ export class DecoderModel {
       ];
       this.allLogitsHead = { dispatches, logits };
     }
-    for (const d of this.allLogitsHead.dispatches) d.encode(pass);
-    return this.allLogitsHead.logits;
+    return this.allLogitsHead;
   }
 
   /** Embeddings: the final norm of every token of the batch into act.xb (the hidden states, no head). */
@@ -485,6 +551,7 @@ export class DecoderModel {
     this.owned.destroy();
     this.ops.destroy();
     this.step.destroy();
+    for (const s of this.rowSteps) s.destroy();
   }
 
   // ---- the architecture, step by step ----
@@ -642,23 +709,41 @@ export class DecoderModel {
     ];
   }
 
-  /** K and V into the current slot's cache, then attention of Q over it; RoPE happens inside both. */
+  /**
+   * K and V into the current slot's cache, then attention of Q over it; RoPE happens inside both.
+   * A batched decode step (setRows): per row, over its own slot's cache (made on first use).
+   */
   private selfAttention(l: Layer): Dispatch[] {
-    const perSlot = l.kvCache.map((parts) => this.slotAttention(l, parts));
-    return [{ encode: (pass) => perSlot[this.slot]!.forEach((d) => d.encode(pass)) }];
+    const perSlot = l.kvCache.map((parts) => this.slotAttention(l, parts, this.step, 0));
+    const perRow = new Map<number, Dispatch[]>();
+    const encode = (pass: GPUComputePassEncoder) => {
+      if (!this.rows) return perSlot[this.slot]!.forEach((d) => d.encode(pass));
+      this.rows.forEach(({ slot }, r) => {
+        const key = r * this.slots + slot;
+        let row = perRow.get(key);
+        if (!row) perRow.set(key, (row = this.slotAttention(l, l.kvCache[slot]!, this.rowStep(r), r)));
+        row.forEach((d) => d.encode(pass));
+      });
+    };
+    return [{ encode }];
   }
 
-  private slotAttention(l: Layer, parts: KvCachePart[]): Dispatch[] {
-    const { hp, act, ops, step } = this;
+  /** The attention of the batch's tokens over `parts`; `row`: a batched step's row, bound at its place in the activations. */
+  private slotAttention(l: Layer, parts: KvCachePart[], step: Step, row: number): Dispatch[] {
+    const { hp, act, ops } = this;
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
     const kvRows = { stride: this.qkvWidth, kOffset: qDim, vOffset: qDim + kvDim };
     const qRows = { stride: this.qkvWidth, offset: 0 };
+    const at = (buffer: GPUBuffer, width: number): BufferArg =>
+      row === 0 ? buffer : { buffer, offset: row * width * 4 };
+    const qkv = at(act.qkv, this.qkvWidth);
+    const att = at(act.att, qDim);
     return parts.map(({ k: kCache, v: vCache, heads: kvHeads }) =>
       ops.storeKvAndAttend(
         {
-          k: act.qkv,
-          v: act.qkv,
+          k: qkv,
+          v: qkv,
           kCache,
           vCache,
           kvHeads,
@@ -669,11 +754,11 @@ export class DecoderModel {
           rows: kvRows,
         },
         {
-          q: act.qkv,
+          q: qkv,
           kCache,
           vCache,
           kvHeads,
-          out: act.att,
+          out: att,
           step,
           nHead: hp.nHead,
           nKvHead: hp.nHeadKv,
