@@ -874,7 +874,9 @@ export class Engine {
   }
 
   private enter(): void {
-    if (this.busy || this.looping) throw new EngineError('the engine is busy with another request');
+    // Not `looping`: a generation's caller resumes before the loop sees it has nothing left.
+    if (this.busy || this.running.length > 0 || this.joining.length > 0)
+      throw new EngineError('the engine is busy with another request');
     this.busy = true;
   }
 }
