@@ -5,7 +5,9 @@
  * A generation is: prefill the prompt in chunks of up to maxBatch tokens (the KV cache keeps the
  * previous sequence, so a prompt that extends it, as a chat does, only evaluates the new part),
  * then one submission per generated token: layers, output head and sampler on the GPU, and only
- * the sampled id read back. The next step embeds that id straight from the sampler's buffer.
+ * the sampled id read back. The next step copies that id from the sampler's buffer into the id
+ * buffer on the GPU. Generations in several slots share each step: one submission for all of them
+ * (DecoderModel.setRows), each slot's sampler drawing from its row's logits.
  *
  * A constrained generation (JSON mode) also holds the matcher: the next step's mask depends on the
  * token just read, so the CPU works it out (and writes it) between reading a token and submitting
@@ -380,7 +382,7 @@ export class Engine {
       this.gpu.device.queue.writeBuffer(model.ids, 0, Uint32Array.from(prompt.slice(pos, pos + n)));
       const last = pos + n === prompt.length;
       model.setSlot(seq.index);
-      this.submit(pos, n, 'ids', last ? seq.sampler : undefined);
+      this.submit(pos, n, last ? seq.sampler : undefined);
       slot!.cached.push(...prompt.slice(pos, pos + n));
       pos += n;
       if (last) return { first: await seq.sampler!.read(), evaluated };
@@ -848,11 +850,10 @@ export class Engine {
     return slot;
   }
 
-  /** One submission: `tokens` tokens from `pos0`; with a sampler, the head and its draw too. */
-  private submit(pos0: number, tokens: number, source: TokenSource, sampler?: GpuSampler): void {
-    const started = performance.now();
+  /** A prefill chunk: `tokens` tokens of the id buffer from `pos0`; with a sampler, the head and its draw too. */
+  private submit(pos0: number, tokens: number, sampler?: GpuSampler): void {
     const { model } = this.loaded!;
-    const { encoder, pass } = this.encodeBody(model, pos0, tokens, source);
+    const { encoder, pass } = this.encodeBody(model, pos0, tokens, 'ids');
     if (sampler) {
       model.encodeHead(pass);
       sampler.encode(pass);
@@ -860,8 +861,6 @@ export class Engine {
     pass.end();
     sampler?.encodeReadback(encoder);
     this.gpu.device.queue.submit([encoder.finish()]);
-    // Decode steps embed the token just sampled; prefill chunks are not counted.
-    if (this.meter && source === 'sampled') this.meter.decodeSubmit(performance.now() - started);
   }
 
   private require(): Loaded {
