@@ -1,8 +1,9 @@
 /**
  * The engine processes behind chat and benchmarks: one model per engine process, at most `cap`
- * processes, least recently used one reused first. Work on one engine runs one call at a time, in
- * the order asked (the engine serves one generation at a time; a chat's next turn reuses the KV
- * cache its previous turn left).
+ * processes, least recently used one reused first. Work on one engine starts in the order asked;
+ * calls for the model the engine holds run side by side, up to its slots (the engine steps their
+ * generations together), and a call that has to load waits for every call before it (a chat's next
+ * turn reuses the KV cache its previous turn left).
  */
 import { EngineHost, type EngineLauncher } from '../engine-wire/host';
 import type { EngineInfo, GpuInfo, ModelMemory } from '../engine-wire/protocol';
@@ -50,8 +51,10 @@ interface Slot {
   assigned: string | null;
   /** What the engine holds now (null: nothing, or unknown after a crash). */
   loaded: { path: string; ctx: number; kvTypes: KvCacheTypes; info: EngineInfo } | null;
-  /** The tail of this engine's queue of calls. */
+  /** The tail of this engine's queue of calls: settles once the last one asked has started. */
   queue: Promise<unknown>;
+  /** Calls started and not yet settled (each as a promise that never rejects). */
+  active: Set<Promise<void>>;
   /** Calls queued or running. */
   pending: number;
   /** Unloads the model when its keep-alive runs out, at `expiresAt`. */
@@ -67,6 +70,8 @@ export interface EnginePoolOptions {
   cap?: number;
   /** KV cache types of loads that name none, asked at each load (default f16). */
   kvTypes?: () => KvCacheTypes;
+  /** Sequences each loaded model keeps, each in a KV cache of its own (gufo serve --parallel; default 1). */
+  slots?: number;
 }
 
 export class EnginePool {
@@ -85,9 +90,15 @@ export class EnginePool {
     return { ...(this.options.kvTypes?.() ?? DEFAULT_KV_CACHE_TYPES) };
   }
 
+  /** Calls one engine runs at once for the model it holds: the sequences each loaded model keeps. */
+  get parallel(): number {
+    return Math.max(1, this.options.slots ?? 1);
+  }
+
   /**
    * Runs `work` with an engine that has `spec.path` loaded with at least `spec.ctx` of context,
-   * after the calls queued before it on that engine.
+   * once the calls queued before it on that engine have started: beside them when the engine
+   * holds that model already (at most `parallel` at once), else after all of them.
    */
   withModel<T>(spec: LoadSpec, work: (lease: EngineLease) => T | Promise<T>): Promise<T> {
     const slot = this.#slotFor(spec.path);
@@ -103,9 +114,21 @@ export class EnginePool {
         if (slot.pending === 0) await this.#keepAlive(slot, spec.path, spec.keepAliveMs ?? null);
       }
     };
-    const result = slot.queue.then(run, run);
-    slot.queue = result.catch(() => {});
-    return result;
+    const turn = slot.queue.then(async () => {
+      if (this.#holds(slot, spec)) while (slot.active.size >= this.parallel) await Promise.race(slot.active);
+      else await Promise.all(slot.active);
+      // Started here, before the next call's turn: a load has marked the engine as holding nothing.
+      const call = run();
+      const settled = call.then(
+        () => {},
+        () => {},
+      );
+      slot.active.add(settled);
+      void settled.then(() => slot.active.delete(settled));
+      return { call };
+    });
+    slot.queue = turn;
+    return turn.then(({ call }) => call);
   }
 
   /** Whether a model is being loaded now (llama.cpp's /health answers 503 meanwhile). */
@@ -133,8 +156,10 @@ export class EnginePool {
   unload(path: string): Promise<void> {
     const slot = this.#slots.find((s) => s.assigned === path);
     if (!slot) return Promise.resolve();
-    const run = () => this.#unloadNow(slot, path);
-    const result = slot.queue.then(run, run);
+    const result = slot.queue.then(async () => {
+      await Promise.all(slot.active);
+      return this.#unloadNow(slot, path);
+    });
     slot.queue = result.catch(() => {});
     return result;
   }
@@ -173,6 +198,7 @@ export class EnginePool {
       assigned,
       loaded: null,
       queue: Promise.resolve(),
+      active: new Set(),
       pending: 0,
       idleTimer: null,
       expiresAt: null,
@@ -190,16 +216,15 @@ export class EnginePool {
   /** The engine's model info, and whether this call loaded it. */
   async #ensureLoaded(slot: Slot, spec: LoadSpec): Promise<{ info: EngineInfo; loaded: boolean }> {
     const held = slot.loaded;
+    if (held && this.#holds(slot, spec)) return { info: held.info, loaded: false };
     const kvTypes = spec.kvTypes ?? this.defaultKvTypes;
-    const sameKv = held && held.kvTypes.k === kvTypes.k && held.kvTypes.v === kvTypes.v;
-    if (held && held.path === spec.path && held.ctx >= spec.ctx && sameKv) return { info: held.info, loaded: false };
     slot.loaded = null;
     if (held) this.#changed();
     spec.onLoadStart?.();
     this.#loads += 1;
     let info: EngineInfo;
     try {
-      info = await slot.host.load(spec.path, { ctx: spec.ctx, kvTypes }, (e) =>
+      info = await slot.host.load(spec.path, { ctx: spec.ctx, kvTypes, slots: this.options.slots }, (e) =>
         e.stage === 'weights' ? spec.onProgress?.(e.done, e.total) : spec.onKernels?.(e.done, e.total),
       );
     } finally {
@@ -208,6 +233,19 @@ export class EnginePool {
     slot.loaded = { path: spec.path, ctx: spec.ctx, kvTypes, info };
     this.#changed();
     return { info, loaded: true };
+  }
+
+  /** Whether the engine holds what `spec` asks: its model, with at least its context, and its KV cache types. */
+  #holds(slot: Slot, spec: LoadSpec): boolean {
+    const held = slot.loaded;
+    const kvTypes = spec.kvTypes ?? this.defaultKvTypes;
+    return (
+      !!held &&
+      held.path === spec.path &&
+      held.ctx >= spec.ctx &&
+      held.kvTypes.k === kvTypes.k &&
+      held.kvTypes.v === kvTypes.v
+    );
   }
 
   /** Frees `path` from the slot's GPU now (run in the slot's queue); a later call may have loaded another model there meanwhile: that one stays. */

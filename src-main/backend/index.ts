@@ -45,6 +45,8 @@ export interface BackendOptions {
   engineCap?: number;
   /** KV cache types of loads that name none (`gufo serve --cache-type-k/-v`; default: the app setting). */
   kvTypes?: KvCacheTypes;
+  /** Sequences each loaded model keeps, each with its KV cache (`gufo serve --parallel`; default 1). */
+  parallel?: number;
   pickPaths?: (kind: 'files' | 'folder') => Promise<string[]>;
   /** At most one progress event per job in this many ms (default 100; tests use 0 to see every report). */
   progressEveryMs?: number;
@@ -85,6 +87,7 @@ export function createBackend(options: BackendOptions): Backend {
       launcher: options.engineLauncher,
       cap: options.engineCap,
       kvTypes: () => options.kvTypes ?? settings.get().kvCacheTypes,
+      slots: options.parallel,
     }),
     ...openMcpServers(db, events, options.mcpTimeouts),
     owner: lock.owner,

@@ -165,6 +165,8 @@ export interface LoadRequest {
   maxBatch?: number;
   /** The K and V caches' types (default f16 each). */
   kvTypes?: Partial<KvCacheTypes>;
+  /** Sequences kept, each with a KV cache of the whole context (default 1; LoadOptions.slots). */
+  slots?: number;
 }
 
 export interface UnloadRequest {

@@ -5,7 +5,9 @@
  * A generation is: prefill the prompt in chunks of up to maxBatch tokens (the KV cache keeps the
  * previous sequence, so a prompt that extends it, as a chat does, only evaluates the new part),
  * then one submission per generated token: layers, output head and sampler on the GPU, and only
- * the sampled id read back. The next step embeds that id straight from the sampler's buffer.
+ * the sampled id read back. The next step copies that id from the sampler's buffer into the id
+ * buffer on the GPU. Generations in several slots share each step: one submission for all of them
+ * (DecoderModel.setRows), each slot's sampler drawing from its row's logits.
  *
  * A constrained generation (JSON mode) also holds the matcher: the next step's mask depends on the
  * token just read, so the CPU works it out (and writes it) between reading a token and submitting
@@ -49,6 +51,12 @@ export interface LoadOptions {
   /** The K and V caches' types (default f16 each, as llama.cpp's). */
   kvTypes?: Partial<KvCacheTypes>;
   /**
+   * Sequences kept, each in a KV cache of the whole context (default 1; llama.cpp's --parallel): a
+   * generation continues the one whose tokens share the longest prefix with its prompt, else
+   * replaces the least recently used.
+   */
+  slots?: number;
+  /**
    * FLOPs one prefill submission may hold, its layers split into groups to fit (prefill-split.ts;
    * default: a second of a slow GPU on a GPU, no bound on a CPU adapter, which no watchdog resets).
    */
@@ -91,15 +99,58 @@ export class EngineError extends Error {
   override readonly name = 'EngineError';
 }
 
+interface SlotState {
+  /** Tokens whose keys and values are in this slot's KV cache, in order. */
+  cached: number[];
+  /** When a request last used it (a counter): the least recent one is replaced first. */
+  used: number;
+}
+
+/** A generation under way in one slot, between the engine's steps. */
+class Sequence {
+  slot?: SlotState;
+  /** The slot's index, and its sampler. */
+  index = 0;
+  sampler?: GpuSampler;
+  /** Position of the next token in the slot's sequence. */
+  pos = 0;
+  readonly ids: number[] = [];
+  readonly logprobs: [number, number][][] = [];
+  /** Drawn and read back, not yet handed out. */
+  token?: SampledToken;
+  /** A constrained document that nothing may follow. */
+  ended = false;
+  /** Set once it ends; it is answered once its last step is read. */
+  done?: StopReason;
+  readonly stop: Set<number>;
+  started = 0;
+  firstAt = 0;
+  evaluated = 0;
+
+  constructor(
+    readonly prompt: readonly number[],
+    readonly options: GenerateOptions,
+    stop: readonly number[],
+    readonly constraint: ConstrainedTokens | undefined,
+    readonly resolve: (result: GenerateResult) => void,
+    readonly reject: (err: unknown) => void,
+  ) {
+    this.stop = new Set(stop);
+  }
+}
+
 interface Loaded {
   path: string;
   hp: HParams;
   model: DecoderModel;
+  /** Slot 0's sampler, which 'sampled' submissions embed from (bench, warm-up). */
   sampler: GpuSampler;
+  /** Per slot, its sampler. */
+  samplers: GpuSampler[];
   info: ModelInfo;
   loadMs: number;
-  /** Tokens whose keys and values are in the KV cache, in order. */
-  cached: number[];
+  /** Per slot of the model, the tokens whose keys and values are in its KV cache. */
+  slots: SlotState[];
   /** LoadOptions.submitFlops, resolved. */
   submitFlops: number;
   /** The vocabulary's token bytes, read at the first constrained generation. */
@@ -120,6 +171,13 @@ export class Engine {
   private busy = false;
   /** Set while bench() measures: counts what each decode step submits. */
   private meter: StepMeter | null = null;
+  /** Counts slot uses, for least-recently-used. */
+  private uses = 0;
+  /** Generations waiting for a slot, and those in one. */
+  private readonly joining: Sequence[] = [];
+  private running: Sequence[] = [];
+  /** Whether loop() runs. */
+  private looping = false;
 
   private constructor(readonly gpu: GpuContext) {}
 
@@ -160,19 +218,27 @@ export class Engine {
             v: options.kvTypes?.v ?? DEFAULT_KV_CACHE_TYPES.v,
           },
           kvBindingLimit: options.kvBindingLimit,
+          slots: Math.max(1, Math.floor(options.slots ?? 1)),
           onProgress: options.onProgress,
         });
       } catch (err) {
         sampler.destroy();
         throw err;
       }
-      sampler.bind(model.ops, model.act.logits, model.step);
+      const rows = (r: number) => ({ logits: model.rowLogits(r), step: model.rowStep(r) });
+      sampler.bind(model.ops, model.act.logits, model.step, rows);
       try {
         await warmUpKernels(this.gpu.device, model, sampler, options.onKernels);
       } catch (err) {
         model.destroy();
         sampler.destroy();
         throw err;
+      }
+      const samplers = [sampler];
+      for (let i = 1; i < model.slots; i++) {
+        const own = new GpuSampler(this.gpu.device, hp.nVocab);
+        own.bind(model.ops, model.act.logits, model.step, rows);
+        samplers.push(own);
       }
       await this.gpu.device.queue.onSubmittedWorkDone();
       const submitFlops = options.submitFlops ?? (this.gpu.info.isFallbackAdapter ? Infinity : SUBMIT_FLOPS);
@@ -181,9 +247,10 @@ export class Engine {
         hp,
         model,
         sampler,
+        samplers,
         info: modelInfo(path, gguf, hp, ctx),
         loadMs: performance.now() - started,
-        cached: [],
+        slots: Array.from({ length: model.slots }, () => ({ cached: [], used: 0 })),
         submitFlops,
       };
       return this.info;
@@ -212,7 +279,7 @@ export class Engine {
     this.encoder = null;
     if (!this.loaded) return;
     this.loaded.model.destroy();
-    this.loaded.sampler.destroy();
+    for (const s of this.loaded.samplers) s.destroy();
     this.loaded = null;
   }
 
@@ -221,79 +288,107 @@ export class Engine {
     this.gpu.destroy();
   }
 
-  /** Generates up to maxTokens after `prompt` (token ids, BOS included if wanted). */
+  /**
+   * Generates up to maxTokens after `prompt` (token ids, BOS included if wanted). Generations
+   * asked while others run share their decode steps: each takes a slot of its own (takeSlot; it
+   * waits for one when all are taken), prefills between two steps, then joins the batch.
+   */
   async generate(prompt: readonly number[], options: GenerateOptions): Promise<GenerateResult> {
     const l = this.require();
     if (prompt.length === 0) throw new EngineError('the prompt has no tokens');
     if (prompt.length > l.model.options.ctx) {
       throw new EngineError(`the prompt (${prompt.length} tokens) does not fit the context of ${l.model.options.ctx}`);
     }
+    if (this.busy) throw new EngineError('the engine is busy with another request');
     const stop = options.stop ?? l.info.eog;
     const constraint = options.constraint
       ? new ConstrainedTokens(constraintLeads(options.constraint), this.tokenTrie(l), stop)
       : undefined;
-    this.enter();
-    try {
-      const started = performance.now();
-      l.sampler.configure(
-        { ...GREEDY, ...options.sampling },
-        options.topLogprobs ?? 0,
-        prompt,
-        constraint !== undefined,
-      );
-      if (constraint) l.sampler.setMask(allowedNext(constraint));
-      const { first, evaluated } = await this.prefill(l, prompt, options.signal);
-      const firstAt = performance.now();
-      const decoded = first
-        ? await this.decode(l, first, prompt.length, { ...options, stop }, constraint)
-        : { ids: [], logprobs: [], stopReason: 'cancelled' as const };
-      const decodeMs = performance.now() - firstAt;
-      const n = decoded.ids.length;
-      const timings: Timings = {
-        promptTokens: evaluated,
-        ttftMs: firstAt - started,
-        prefillTokS: evaluated / ((firstAt - started) / 1000),
-        decodeTokS: n > 1 ? (n - 1) / (decodeMs / 1000) : 0,
-        generated: n,
-        decodeMs,
-      };
-      const { ids, logprobs, stopReason } = decoded;
-      return { ids, ...(options.topLogprobs ? { logprobs } : {}), stopReason, timings };
-    } catch (err) {
-      // The cache may hold a partial batch: forget it rather than trust it.
-      l.cached.length = 0;
-      await l.sampler.drain().catch(() => {});
-      throw err;
-    } finally {
-      this.busy = false;
+    return new Promise<GenerateResult>((resolve, reject) => {
+      this.joining.push(new Sequence(prompt, options, stop, constraint, resolve, reject));
+      if (!this.looping) {
+        this.looping = true;
+        void this.loop(l);
+      }
+    });
+  }
+
+  /** Admits waiting generations and steps the running ones together until none is left. */
+  private async loop(l: Loaded): Promise<void> {
+    for (;;) {
+      if (this.joining.length === 0 && this.running.length === 0) {
+        this.looping = false;
+        return;
+      }
+      try {
+        await this.admit(l);
+        await this.step(l);
+      } catch (err) {
+        // The caches may hold a partial step: forget them rather than trust them.
+        for (const seq of this.running.splice(0)) {
+          seq.slot!.cached.length = 0;
+          await seq.sampler!.drain().catch(() => {});
+          seq.reject(err);
+        }
+      }
+    }
+  }
+
+  /** Prefills waiting generations into free slots, one after the other; each gets its first token. */
+  private async admit(l: Loaded): Promise<void> {
+    while (this.joining.length > 0 && this.running.length < l.slots.length) {
+      const seq = this.joining.shift()!;
+      const o = seq.options;
+      seq.started = performance.now();
+      const slot = this.takeSlot(l, seq.prompt, new Set(this.running.map((r) => r.slot!)));
+      seq.slot = slot;
+      seq.index = l.slots.indexOf(slot);
+      seq.sampler = l.samplers[seq.index]!;
+      this.running.push(seq);
+      try {
+        seq.sampler.configure({ ...GREEDY, ...o.sampling }, o.topLogprobs ?? 0, seq.prompt, !!seq.constraint);
+        if (seq.constraint) seq.sampler.setMask(allowedNext(seq.constraint));
+        const { first, evaluated } = await this.prefill(l, seq);
+        seq.firstAt = performance.now();
+        seq.evaluated = evaluated;
+        seq.pos = seq.prompt.length;
+        if (!first) seq.done = 'cancelled';
+        else if (o.maxTokens === 0) seq.done = 'length';
+        else seq.token = first;
+      } catch (err) {
+        slot.cached.length = 0;
+        await seq.sampler.drain().catch(() => {});
+        this.running.splice(this.running.indexOf(seq), 1);
+        seq.reject(err);
+        continue;
+      }
+      if (seq.done) this.finish(seq);
     }
   }
 
   /**
-   * Evaluates the part of the prompt the KV cache lacks (at least its last token, whose logits
-   * give the first generated token), in chunks of up to maxBatch tokens. No first token when
-   * cancelled between chunks.
+   * Evaluates the part of the prompt the slot's KV cache lacks (at least its last token, whose
+   * logits give the first generated token), in chunks of up to maxBatch tokens. No first token
+   * when cancelled between chunks.
    */
-  private async prefill(
-    l: Loaded,
-    prompt: readonly number[],
-    signal?: AbortSignal,
-  ): Promise<{ first?: SampledToken; evaluated: number }> {
-    const { model, sampler } = l;
-    let pos = Math.min(commonPrefix(l.cached, prompt), prompt.length - 1);
-    l.cached.length = pos;
+  private async prefill(l: Loaded, seq: Sequence): Promise<{ first?: SampledToken; evaluated: number }> {
+    const { model } = l;
+    const { prompt, slot } = seq;
+    let pos = Math.min(commonPrefix(slot!.cached, prompt), prompt.length - 1);
+    slot!.cached.length = pos;
     const evaluated = prompt.length - pos;
     while (pos < prompt.length) {
       const n = Math.min(model.options.maxBatch, prompt.length - pos);
       this.gpu.device.queue.writeBuffer(model.ids, 0, Uint32Array.from(prompt.slice(pos, pos + n)));
       const last = pos + n === prompt.length;
-      this.submit(pos, n, 'ids', last);
-      l.cached.push(...prompt.slice(pos, pos + n));
+      model.setSlot(seq.index);
+      this.submit(pos, n, last ? seq.sampler : undefined);
+      slot!.cached.push(...prompt.slice(pos, pos + n));
       pos += n;
-      if (last) return { first: await sampler.read(), evaluated };
+      if (last) return { first: await seq.sampler!.read(), evaluated };
       await this.gpu.device.queue.onSubmittedWorkDone();
-      if (signal?.aborted) {
-        l.cached.length = 0;
+      if (seq.options.signal?.aborted) {
+        slot!.cached.length = 0;
         return { evaluated };
       }
     }
@@ -301,68 +396,109 @@ export class Engine {
   }
 
   /**
-   * One submission per token from `first` on, until a stop token, maxTokens, a cancel, a full
-   * context, or a constrained document that nothing may follow (with no stop ids to end it).
+   * One decode step of every running generation: the steps of those going on are submitted before
+   * the tokens just read are handed out (onToken), so the GPU works meanwhile; then their tokens
+   * are read. A generation ends at a stop token, maxTokens, a cancel, a full context, or a
+   * constrained document that nothing may follow (with no stop ids to end it).
    */
-  private async decode(
-    l: Loaded,
-    first: SampledToken,
-    pos: number,
-    options: GenerateOptions & { stop: readonly number[] },
-    constraint?: ConstrainedTokens,
-  ): Promise<{ ids: number[]; logprobs: [number, number][][]; stopReason: StopReason }> {
-    const { model, sampler } = l;
-    const stop = new Set(options.stop);
-    const ids: number[] = [];
-    const logprobs: [number, number][][] = [];
-    let stopReason: StopReason = 'length';
-    let inFlight = false;
-    let token = first;
-    while (ids.length < options.maxTokens) {
-      // Start the next step before handing this token out, so the GPU works meanwhile: it embeds
-      // this token straight from the sampler's buffer (constrained: once its mask is written).
+  private async step(l: Loaded): Promise<void> {
+    const ready = this.running.filter((seq) => seq.token);
+    const next: Sequence[] = [];
+    for (const seq of ready) {
+      const { token, options: o } = seq;
       let more =
-        ids.length + 1 < options.maxTokens &&
-        !stop.has(token.id) &&
-        !options.signal?.aborted &&
-        pos < model.options.ctx;
+        seq.ids.length + 1 < o.maxTokens &&
+        !seq.stop.has(token!.id) &&
+        !o.signal?.aborted &&
+        seq.pos < l.model.options.ctx;
       // Constrained: nothing may follow a whole document when no stop id is allowed to end it.
-      let ended = false;
-      if (more && constraint) {
-        constraint.accept(token.id);
-        const mask = constraint.mask();
-        if (mask) sampler.setMask(mask);
-        else ended = true;
-        more = !ended;
+      if (more && seq.constraint) {
+        seq.constraint.accept(token!.id);
+        const mask = seq.constraint.mask();
+        if (mask) seq.sampler!.setMask(mask);
+        else seq.ended = true;
+        more = !seq.ended;
       }
-      if (more) {
-        this.submit(pos, 1, 'sampled', true);
-        l.cached.push(token.id);
-        pos += 1;
-        inFlight = true;
-      }
-      ids.push(token.id);
-      if (token.top) logprobs.push(token.top);
-      options.onToken?.(token, ids.length - 1);
-      if (stop.has(token.id) || ended) {
-        stopReason = 'stop';
-        break;
-      }
-      if (ids.length >= options.maxTokens) break;
-      if (options.signal?.aborted) {
-        stopReason = 'cancelled';
-        break;
-      }
-      if (!more) {
-        stopReason = 'context';
-        break;
-      }
-      token = await sampler.read();
-      inFlight = false;
+      if (more) next.push(seq);
     }
-    // A step started for a token that ended up not wanted (onToken cancelled): let it finish.
-    if (inFlight) await sampler.read();
-    return { ids, logprobs, stopReason };
+    if (next.length > 0) this.submitStep(l, next);
+    for (const seq of ready) {
+      const token = seq.token!;
+      seq.token = undefined;
+      seq.ids.push(token.id);
+      if (token.top) seq.logprobs.push(token.top);
+      seq.options.onToken?.(token, seq.ids.length - 1);
+      if (seq.stop.has(token.id) || seq.ended) seq.done = 'stop';
+      else if (seq.ids.length >= seq.options.maxTokens) seq.done = 'length';
+      else if (seq.options.signal?.aborted) seq.done = 'cancelled';
+      else if (!next.includes(seq)) seq.done = 'context';
+    }
+    // A step started for a token that ended up not wanted (onToken cancelled): it finishes unread.
+    await Promise.all(
+      next.map(async (seq) => {
+        const token = await seq.sampler!.read();
+        if (!seq.done) seq.token = token;
+      }),
+    );
+    for (const seq of [...this.running]) if (seq.done) this.finish(seq);
+  }
+
+  /**
+   * The decode step of `seqs`, each embedding the token its sampler drew last: one submission of
+   * all their rows (the matmuls over all of them), or one per group of model.maxRows; a row alone
+   * runs as a plain decode step.
+   */
+  private submitStep(l: Loaded, seqs: Sequence[]): void {
+    const { model } = l;
+    const device = this.gpu.device;
+    for (let i = 0; i < seqs.length; i += model.maxRows) {
+      const started = performance.now();
+      const group = seqs.slice(i, i + model.maxRows);
+      const encoder = device.createCommandEncoder();
+      group.forEach((seq, r) => encoder.copyBufferToBuffer(seq.sampler!.out, 0, model.ids, 4 * r, 4));
+      if (group.length === 1) {
+        model.setSlot(group[0]!.index);
+        model.setBatch(group[0]!.pos, 1);
+      } else model.setRows(group.map((seq) => ({ slot: seq.index, pos: seq.pos })));
+      const pass = this.meter ? this.meter.wrap(encoder.beginComputePass()) : encoder.beginComputePass();
+      model.encodeBody(pass, 'ids');
+      if (group.length === 1) {
+        model.encodeHead(pass);
+        group[0]!.sampler!.encode(pass);
+      } else {
+        model.encodeAllLogits(pass);
+        group.forEach((seq, r) => seq.sampler!.encode(pass, r));
+      }
+      pass.end();
+      for (const seq of group) seq.sampler!.encodeReadback(encoder);
+      device.queue.submit([encoder.finish()]);
+      this.meter?.decodeSubmit(performance.now() - started);
+    }
+    for (const seq of seqs) {
+      seq.slot!.cached.push(seq.token!.id);
+      seq.pos += 1;
+    }
+  }
+
+  private finish(seq: Sequence): void {
+    this.running.splice(this.running.indexOf(seq), 1);
+    const { ids, logprobs, evaluated, started, firstAt } = seq;
+    const decodeMs = performance.now() - firstAt;
+    const n = ids.length;
+    const timings: Timings = {
+      promptTokens: evaluated,
+      ttftMs: firstAt - started,
+      prefillTokS: evaluated / ((firstAt - started) / 1000),
+      decodeTokS: n > 1 ? (n - 1) / (decodeMs / 1000) : 0,
+      generated: n,
+      decodeMs,
+    };
+    seq.resolve({
+      ids,
+      ...(seq.options.topLogprobs ? { logprobs } : {}),
+      stopReason: seq.done ?? 'length',
+      timings,
+    });
   }
 
   /**
@@ -377,7 +513,7 @@ export class Engine {
     this.enter();
     const { model } = l;
     const device = this.gpu.device;
-    l.cached.length = 0;
+    this.takeSlot(l, []);
     model.collector.active = true;
     try {
       for (let pos = 0; pos < ids.length;) {
@@ -486,7 +622,7 @@ export class Engine {
       size: model.options.maxBatch * width * 4,
       usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
     });
-    l.cached.length = 0;
+    const slot = this.takeSlot(l, []);
     try {
       for (let pos = 0; pos < ids.length;) {
         const { n, encoder, pass } = this.prefillBatch(model, ids, pos);
@@ -499,11 +635,11 @@ export class Engine {
         const rows = new Float32Array(staging.getMappedRange(0, bytes).slice(0));
         staging.unmap();
         onBatch(rows, pos, n);
-        l.cached.push(...ids.slice(pos, pos + n));
+        slot.cached.push(...ids.slice(pos, pos + n));
         pos += n;
       }
     } catch (err) {
-      l.cached.length = 0;
+      slot.cached.length = 0;
       throw err;
     } finally {
       staging.destroy();
@@ -646,6 +782,7 @@ export class Engine {
     const device = this.gpu.device;
     const profiler = new StepProfiler(device, Math.max(1, maxDispatches));
     this.enter();
+    const slot = this.takeSlot(l, []);
     try {
       for (let i = 0; i < steps; i++) {
         model.setBatch(pos + i, 1);
@@ -662,7 +799,7 @@ export class Engine {
       return profiler.summary(copyBytesPerSecond);
     } finally {
       profiler.destroy();
-      l.cached.length = 0;
+      slot.cached.length = 0;
       this.busy = false;
     }
   }
@@ -680,25 +817,50 @@ export class Engine {
     return l.tokens;
   }
 
-  /** Forgets the KV cache contents (the next generation evaluates its whole prompt). */
+  /** Forgets every slot's KV cache contents (the next generation evaluates its whole prompt). */
   resetCache(): void {
-    if (this.loaded) this.loaded.cached.length = 0;
+    for (const slot of this.loaded?.slots ?? []) slot.cached.length = 0;
   }
 
-  /** One submission: `tokens` tokens from `pos0`; with `sample`, the head and the sampler too. */
-  private submit(pos0: number, tokens: number, source: TokenSource, sample: boolean): void {
-    const started = performance.now();
-    const { model, sampler } = this.loaded!;
-    const { encoder, pass } = this.encodeBody(model, pos0, tokens, source);
-    if (sample) {
+  /**
+   * The slot a sequence starting with `ids` runs in, made the model's current one: of the slots
+   * that keep at least half of their tokens for it, the one sharing the longest prefix with `ids`;
+   * else (and between equals) the least recently used. So an unrelated prompt that shares a short
+   * head (BOS, a system prompt) with a long cached one takes another slot rather than cutting it.
+   * The slot's tokens are trimmed to the shared prefix.
+   */
+  private takeSlot(l: Loaded, ids: readonly number[], inUse?: ReadonlySet<SlotState>): SlotState {
+    let best = -1;
+    let bestShared = 0;
+    let oldest = -1;
+    for (const [i, s] of l.slots.entries()) {
+      if (inUse?.has(s)) continue;
+      if (oldest < 0 || s.used < l.slots[oldest]!.used) oldest = i;
+      const shared = commonPrefix(s.cached, ids);
+      if (2 * shared < s.cached.length) continue;
+      if (best < 0 || shared > bestShared || (shared === bestShared && s.used < l.slots[best]!.used))
+        [best, bestShared] = [i, shared];
+    }
+    // Replaced, it still keeps what it shares.
+    if (best < 0) [best, bestShared] = [oldest, commonPrefix(l.slots[oldest]!.cached, ids)];
+    const slot = l.slots[best]!;
+    slot.cached.length = bestShared;
+    slot.used = ++this.uses;
+    l.model.setSlot(best);
+    return slot;
+  }
+
+  /** A prefill chunk: `tokens` tokens of the id buffer from `pos0`; with a sampler, the head and its draw too. */
+  private submit(pos0: number, tokens: number, sampler?: GpuSampler): void {
+    const { model } = this.loaded!;
+    const { encoder, pass } = this.encodeBody(model, pos0, tokens, 'ids');
+    if (sampler) {
       model.encodeHead(pass);
       sampler.encode(pass);
     }
     pass.end();
-    if (sample) sampler.encodeReadback(encoder);
+    sampler?.encodeReadback(encoder);
     this.gpu.device.queue.submit([encoder.finish()]);
-    // Decode steps embed the token just sampled; prefill chunks are not counted.
-    if (this.meter && source === 'sampled') this.meter.decodeSubmit(performance.now() - started);
   }
 
   private require(): Loaded {
@@ -711,7 +873,9 @@ export class Engine {
   }
 
   private enter(): void {
-    if (this.busy) throw new EngineError('the engine is busy with another request');
+    // Not `looping`: a generation's caller resumes before the loop sees it has nothing left.
+    if (this.busy || this.running.length > 0 || this.joining.length > 0)
+      throw new EngineError('the engine is busy with another request');
     this.busy = true;
   }
 }

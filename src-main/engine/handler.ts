@@ -1,7 +1,9 @@
 /**
- * Serves protocol requests inside the engine process. GPU work (load, unload, generate, bench, evaluate, embed)
- * runs one request at a time in arrival order; info, adapter and cancel are answered at once, so a cancel
- * reaches a running generation between two tokens. Messages cross a process boundary: their
+ * Serves protocol requests inside the engine process. GPU work (load, unload, bench, evaluate, embed, collect)
+ * runs one request at a time in arrival order; generations run side by side (the engine steps them
+ * together, each in a slot of its own), after the work asked before them and before the work asked
+ * after them. Info, adapter and cancel are answered at once, so a cancel reaches a running
+ * generation between two tokens. Messages cross a process boundary: their
  * shape is checked, and a bad one gets an error answer, never a crash.
  */
 import { Engine } from './engine';
@@ -14,7 +16,10 @@ type Send = (message: EngineMessage) => void;
 export class EngineHandler {
   private engine: Promise<Engine> | null = null;
   private opened: Engine | null = null;
+  /** The tail of the one-at-a-time work. */
   private queue: Promise<void> = Promise.resolve();
+  /** Generations started (each after the queue's tail when it came) and not yet answered. */
+  private readonly running = new Set<Promise<void>>();
   private readonly generations = new Map<number, AbortController>();
 
   constructor(
@@ -60,14 +65,13 @@ export class EngineHandler {
   /** Frees the GPU (the process is about to exit). */
   async close(): Promise<void> {
     for (const c of this.generations.values()) c.abort();
-    await this.queue;
+    await Promise.all([this.queue, ...this.running]);
     this.opened?.destroy();
   }
 
   private enqueue(request: Exclude<EngineRequest, { type: 'info' | 'adapter' | 'cancel' }>): void {
     const controller = new AbortController();
-    if (request.type === 'generate') this.generations.set(request.id, controller);
-    this.queue = this.queue.then(async () => {
+    const run = async () => {
       try {
         await this.run(request, controller.signal);
       } catch (err) {
@@ -75,7 +79,13 @@ export class EngineHandler {
       } finally {
         this.generations.delete(request.id);
       }
-    });
+    };
+    if (request.type === 'generate') {
+      this.generations.set(request.id, controller);
+      const task = this.queue.then(run);
+      this.running.add(task);
+      void task.then(() => this.running.delete(task));
+    } else this.queue = Promise.all([this.queue, ...this.running]).then(run);
   }
 
   private async run(
@@ -90,6 +100,7 @@ export class EngineHandler {
           ctx: request.ctx,
           maxBatch: request.maxBatch,
           kvTypes: request.kvTypes,
+          slots: request.slots,
           onProgress: (done, total) => this.send({ id, type: 'progress', stage: 'weights', done, total }),
           onKernels: (done, total) => this.send({ id, type: 'progress', stage: 'kernels', done, total }),
         });
@@ -218,8 +229,8 @@ function checkRequest(r: EngineRequest): string | null {
       return typeof r.target === 'number' ? null : 'cancel: target must be the id of a generate request';
     case 'load':
       if (typeof r.path !== 'string' || !r.path) return 'load: path must be a file path';
-      if (!isOptionalCount(r.ctx) || !isOptionalCount(r.maxBatch))
-        return 'load: ctx and maxBatch must be non-negative integers';
+      if (!isOptionalCount(r.ctx) || !isOptionalCount(r.maxBatch) || !isOptionalCount(r.slots))
+        return 'load: ctx, maxBatch and slots must be non-negative integers';
       return null;
     case 'generate':
       if (!isIds(r.prompt) || r.prompt.length === 0) return 'generate: prompt must be a non-empty array of token ids';

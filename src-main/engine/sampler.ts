@@ -5,6 +5,10 @@
  * buffers alternate, so the next step can be submitted while the previous one's result is read.
  * A constrained generation draws through the masked entry points (built on first use), with the
  * mask rewritten before each step; an unconstrained one never touches the mask.
+ *
+ * Each slot of a model has a sampler of its own (its settings, penalty ring, result): besides the
+ * model's head (a prefill's last token, a decode step alone) it reads any row of a batched step
+ * (rowSource), through dispatches made on first use.
  */
 import { maskWords } from '../core/constrained/token-trie';
 import {
@@ -14,6 +18,7 @@ import {
   SAMPLER_STATE_WORDS,
   samplerPath,
   samplingParamsBytes,
+  type BufferArg,
   type Dispatch,
   type SampleArgs,
   type SamplerPath,
@@ -44,6 +49,10 @@ export class GpuSampler {
   private readonly pending: GPUBuffer[] = [];
   private nextStaging = 0;
   private bound?: { ops: OpKernels; args: SampleArgs };
+  /** Where row r of a batched step has its logits and its position (set with bind). */
+  private rowSource?: (row: number) => { logits: BufferArg; step: Step };
+  /** The draws over the model's head, then over each row of a batched step (1 + row). */
+  private readonly views: SamplerView[] = [];
   private sampleDispatches?: Record<SamplerPath, Dispatch>;
   private maskedDispatches?: Record<SamplerPath, Dispatch>;
   private path: SamplerPath = 'greedy';
@@ -85,8 +94,9 @@ export class GpuSampler {
     );
   }
 
-  /** Builds the dispatches over the model's logits (once, at load). */
-  bind(ops: OpKernels, logits: GPUBuffer, step: Step): void {
+  /** Builds the dispatches over the model's logits (once, at load); `rows`: a batched step's rows' logits and steps. */
+  bind(ops: OpKernels, logits: GPUBuffer, step: Step, rows?: (row: number) => { logits: BufferArg; step: Step }): void {
+    this.rowSource = rows;
     const args = {
       params: this.params,
       logits,
@@ -99,6 +109,7 @@ export class GpuSampler {
     this.bound = { ops, args };
     this.sampleDispatches = dispatches(ops, args, false);
     this.logprobsDispatch = ops.topLogprobs(args);
+    this.views.length = 0;
   }
 
   /**
@@ -134,11 +145,30 @@ export class GpuSampler {
     for (const d of Object.values(this.sampleDispatches)) d.encode(pass);
   }
 
-  /** Top log-probabilities (if configured), then the draw, after the model's head. */
-  encode(pass: GPUComputePassEncoder): void {
+  /** Top log-probabilities (if configured), then the draw, after the model's head; `row`: of a batched step's logits instead. */
+  encode(pass: GPUComputePassEncoder, row?: number): void {
     if (!this.sampleDispatches || !this.logprobsDispatch) throw new Error('sampler used before bind()');
-    if (this.nLogprobs > 0) this.logprobsDispatch.encode(pass);
-    (this.masked ? this.maskedDispatches! : this.sampleDispatches)[this.path].encode(pass);
+    if (row === undefined) {
+      if (this.nLogprobs > 0) this.logprobsDispatch.encode(pass);
+      (this.masked ? this.maskedDispatches! : this.sampleDispatches)[this.path].encode(pass);
+      return;
+    }
+    const view = this.rowView(row);
+    if (this.nLogprobs > 0) view.logprobs.encode(pass);
+    if (this.masked) view.masked ??= dispatches(this.bound!.ops, view.args, true);
+    (this.masked ? view.masked! : view.sample)[this.path].encode(pass);
+  }
+
+  private rowView(row: number): SamplerView {
+    let view = this.views[row];
+    if (!view) {
+      if (!this.rowSource || !this.bound) throw new Error("sampler: bound without a batched step's rows");
+      const { ops, args: head } = this.bound;
+      const args = { ...head, ...this.rowSource(row) };
+      view = { args, sample: dispatches(ops, args, false), logprobs: ops.topLogprobs(args) };
+      this.views[row] = view;
+    }
+    return view;
   }
 
   /** After the compute pass: copies the result to a staging buffer (at most two steps in flight). */
@@ -180,6 +210,13 @@ export class GpuSampler {
   private readBytes(): number {
     return (this.nLogprobs > 0 ? 2 + 2 * this.nLogprobs : 1) * 4;
   }
+}
+
+interface SamplerView {
+  args: SampleArgs;
+  sample: Record<SamplerPath, Dispatch>;
+  masked?: Record<SamplerPath, Dispatch>;
+  logprobs: Dispatch;
 }
 
 function dispatches(ops: OpKernels, args: SampleArgs, masked: boolean): Record<SamplerPath, Dispatch> {

@@ -78,6 +78,7 @@ describe("llama.cpp's routes", { timeout: 240_000 }, () => {
       model: 'stories260k',
       tokens_predicted: 8,
       tokens_evaluated: reference.usage!.prompt_tokens,
+      tokens_cached: reference.usage!.prompt_tokens - 1,
       stop_type: 'limit',
       stopping_word: '',
     });

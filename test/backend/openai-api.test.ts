@@ -208,6 +208,32 @@ describe('model queues', () => {
     await new Promise((r) => setImmediate(r));
     expect(depths.filter(([m]) => m === 'm').map(([, d]) => d)).toEqual([1, 2, 1, 0]);
   });
+
+  it('run up to `parallel` requests per model at once (the slots), the rest in order as each ends', async () => {
+    const queues = new ModelQueues(
+      () => 8,
+      () => {},
+      () => 2,
+    );
+    const started: string[] = [];
+    const releases = new Map<string, () => void>();
+    const job = (name: string) =>
+      queues.run('m', () => {
+        started.push(name);
+        return new Promise<void>((r) => releases.set(name, r));
+      });
+    const jobs = ['a', 'b', 'c', 'd'].map(job);
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual(['a', 'b']);
+    releases.get('b')!();
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual(['a', 'b', 'c']);
+    releases.get('a')!();
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual(['a', 'b', 'c', 'd']);
+    for (const name of ['c', 'd']) releases.get(name)!();
+    await Promise.all(jobs);
+  });
 });
 
 describe('metrics', () => {

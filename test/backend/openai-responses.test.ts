@@ -99,6 +99,8 @@ describe('the Responses API', { timeout: 300_000 }, () => {
       input_tokens: reference.usage!.prompt_tokens,
       output_tokens: reference.usage!.completion_tokens,
       total_tokens: reference.usage!.total_tokens,
+      // The reference's prompt, in the KV cache of a slot but for its last token.
+      input_tokens_details: { cached_tokens: reference.usage!.prompt_tokens - 1 },
     });
     const cut = reference.choices[0]!.finish_reason === 'length';
     expect(response.status).toBe(cut ? 'incomplete' : 'completed');

@@ -36,3 +36,23 @@ describe('gufo serve --origins', () => {
     expect(r.stdout).not.toContain('Gufo is running at');
   });
 });
+
+describe('gufo serve --parallel', () => {
+  it('refuses 0 and more than 64 slots before serving anything', () => {
+    const home = tempDir();
+    for (const [value, message] of [
+      ['0', '--parallel must be between 1 and 64, got 0'],
+      ['65', '--parallel must be between 1 and 64, got 65'],
+      ['two', '--parallel must be a non-negative integer, got "two"'],
+    ]) {
+      const r = gufo(
+        ['serve', '--port', '0', '--parallel', value!],
+        { ...isolatedEnv(home), GUFO_HOME: join(home, 'gufo-data') },
+        30_000,
+      );
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain(message);
+      expect(r.stdout).not.toContain('Gufo is running at');
+    }
+  });
+});

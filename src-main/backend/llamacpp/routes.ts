@@ -116,6 +116,7 @@ async function serveCompletion(
         model: model.id,
         tokens_predicted: g.completionTokens,
         tokens_evaluated: g.promptTokens,
+        tokens_cached: g.cachedTokens,
         generation_settings: settingsOf(plan),
         prompt: text.tokenizer.detokenize(plan.prompt, { renderSpecial: true }),
         has_new_line: g.text.includes('\n'),

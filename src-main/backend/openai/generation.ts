@@ -67,6 +67,8 @@ export interface Generated {
   /** The stop string that ended it; null: an end-of-generation token, the length limit or none. */
   stopWord: string | null;
   promptTokens: number;
+  /** Of the prompt's tokens, those a slot's KV cache already held (not evaluated again). */
+  cachedTokens: number;
   completionTokens: number;
   /** Where the time went (Ollama's replies report it): loading the model (null: it was loaded), to the first token, decoding. */
   durations: { loadMs: number | null; ttftMs: number; decodeMs: number };
@@ -154,6 +156,7 @@ export function generate(
         finishReason: output.stopped || result.stopReason === 'stop' ? 'stop' : 'length',
         stopWord: output.stopWord,
         promptTokens: plan.prompt.length,
+        cachedTokens: plan.prompt.length - t.promptTokens,
         completionTokens: t.generated,
         durations: { loadMs, ttftMs: t.ttftMs, decodeMs: t.decodeMs },
       };

@@ -140,7 +140,7 @@ function responseObject(
     usage: generated
       ? {
           input_tokens: generated.promptTokens,
-          input_tokens_details: { cached_tokens: 0 },
+          input_tokens_details: { cached_tokens: generated.cachedTokens },
           output_tokens: generated.completionTokens,
           output_tokens_details: { reasoning_tokens: generated.reasoningTokens },
           total_tokens: generated.promptTokens + generated.completionTokens,

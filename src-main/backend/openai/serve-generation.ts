@@ -68,6 +68,7 @@ export async function serveGeneration<R extends GenerationRequest>(
           prompt_tokens: prompt,
           completion_tokens: completion,
           total_tokens: prompt + completion,
+          prompt_tokens_details: { cached_tokens: all[0]?.cachedTokens ?? 0 },
           // OpenAI's reasoning models report it so; only when there was reasoning, as llama.cpp sends none.
           ...(reasoning > 0 ? { completion_tokens_details: { reasoning_tokens: reasoning } } : {}),
         };

@@ -47,6 +47,7 @@ export class OpenAiService {
   readonly queues = new ModelQueues(
     () => this.limits().maxQueue,
     (model, depth) => this.metrics.queueDepth(model, depth),
+    () => this.engines.parallel,
   );
   readonly texts = new ModelTexts();
   #overrides: LimitOverrides = {};

@@ -17,11 +17,14 @@ import { PACKAGE_ROOT } from '../package-root';
 
 const RENDERER_DIR = join(PACKAGE_ROOT, 'out', 'renderer');
 const DEFAULT_PORT = 7823;
+/** Sequences (KV caches) per loaded model: llama-server's default --parallel. */
+const DEFAULT_PARALLEL = 4;
+const MAX_PARALLEL = 64;
 
 export const serveCommand: Command = {
   help: `Usage: gufo serve [--port N] [--host 127.0.0.1] [--api-key KEY] [--models-cap N] [--ctx N]
-                  [--cache-type-k T] [--cache-type-v T] [--api-port N] [--api-host ADDRESS]
-                  [--origins LIST]
+                  [--parallel N] [--cache-type-k T] [--cache-type-v T] [--api-port N]
+                  [--api-host ADDRESS] [--origins LIST]
 
 Serves the Gufo UI and its API on this machine only, then prints the address to open:
   Gufo is running at http://127.0.0.1:<port>/?token=<token>
@@ -48,6 +51,9 @@ Options:
                       one is unloaded for another (default 1)
   --ctx N             largest context a model is loaded with for API requests (default: the
                       settings', 4096; a model's trained context when smaller)
+  --parallel N        sequences each loaded model keeps, each in a KV cache of the whole context
+                      (N times one cache's memory): a request continues the one sharing the
+                      longest prefix with its prompt, else the least recently used (default ${DEFAULT_PARALLEL})
   --cache-type-k T    KV cache type for K of the models loaded for API requests and for chats
                       (a chat's own setting, Chat settings › KV cache, overrides it):
                       ${KV_CACHE_TYPES.join(', ')} (default f16), as llama.cpp's --cache-type-k
@@ -65,6 +71,7 @@ Options:
     'api-key': { type: 'string' },
     'models-cap': { type: 'string' },
     ctx: { type: 'string' },
+    parallel: { type: 'string' },
     ...KV_CACHE_OPTIONS,
     'api-port': { type: 'string' },
     'api-host': { type: 'string' },
@@ -80,6 +87,9 @@ Options:
     const api = apiOptions(args);
     const modelsCap = integerOption(args, 'models-cap', 1);
     if (modelsCap < 1) throw new CliError('--models-cap must be at least 1');
+    const parallel = integerOption(args, 'parallel', DEFAULT_PARALLEL);
+    if (parallel < 1 || parallel > MAX_PARALLEL)
+      throw new CliError(`--parallel must be between 1 and ${MAX_PARALLEL}, got ${parallel}`);
 
     if (!existsSync(join(RENDERER_DIR, 'index.html'))) await buildRenderer();
 
@@ -88,6 +98,7 @@ Options:
       dataDir: dataDir(),
       engineCap: modelsCap,
       kvTypes: kvCacheOptions(args),
+      parallel,
     });
     for (const notice of backend.context.notices) log(notice);
     const service = openAiServiceOf(backend.context);

@@ -211,9 +211,12 @@ export interface KvHeads {
   count: number;
 }
 
+/** A whole buffer, or a range of one (a row of a batch's activations: offsets of minStorageBufferOffsetAlignment). */
+export type BufferArg = GPUBuffer | GPUBufferBinding;
+
 export interface StoreKvArgs {
-  k: GPUBuffer;
-  v: GPUBuffer;
+  k: BufferArg;
+  v: BufferArg;
   kCache: GPUBuffer;
   vCache: GPUBuffer;
   /** The KV heads the caches hold (default: all); only theirs are stored. */
@@ -231,12 +234,12 @@ export interface StoreKvArgs {
 }
 
 export interface AttentionArgs {
-  q: GPUBuffer;
+  q: BufferArg;
   kCache: GPUBuffer;
   vCache: GPUBuffer;
   /** The KV heads the caches hold (default: all); only their query heads are attended and written to out. */
   kvHeads?: KvHeads;
-  out: GPUBuffer;
+  out: BufferArg;
   step: Step;
   nHead: number;
   nKvHead: number;
@@ -265,7 +268,7 @@ export interface GluArgs {
 }
 
 export interface SampleArgs {
-  logits: GPUBuffer;
+  logits: BufferArg;
   /** vocab f32 of scratch. */
   work: GPUBuffer;
   /** SAMPLER_STATE_WORDS u32. */
@@ -842,7 +845,7 @@ export class OpKernels {
   /** ElementwiseUniform: `rows` fixes the row count (default: the batch's tokens); a, b: the op's constants. */
   private elementwise(
     entry: string,
-    x: GPUBuffer,
+    x: BufferArg,
     y: GPUBuffer | null,
     width: number,
     step: Step,
@@ -896,7 +899,7 @@ export class OpKernels {
   private dispatch(
     file: string,
     entry: string,
-    buffers: (GPUBuffer | null)[],
+    buffers: (BufferArg | null)[],
     step: Step,
     grid: (tokens: number, pos0: number) => Grid,
     constants?: Record<string, number>,
@@ -906,7 +909,7 @@ export class OpKernels {
     const pipeline = this.pipeline(file, entry, constants, o.defines);
     const entries: GPUBindGroupEntry[] = [];
     buffers.forEach((buffer, binding) => {
-      if (buffer) entries.push({ binding, resource: { buffer } });
+      if (buffer) entries.push({ binding, resource: 'buffer' in buffer ? buffer : { buffer } });
     });
     const bindGroup = this.device.createBindGroup({
       label: `${file}:${entry}`,

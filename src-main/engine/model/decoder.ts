@@ -18,7 +18,15 @@ import type { CollectedWeight } from '../../core/imatrix';
 import { tensorLayer, tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext } from '../gpu/device';
 import { MatmulKernels, type MatmulOptions, type TokenDispatch, type XPrologue } from '../gpu/matmul';
-import { kvCacheBufferBytes, OpKernels, Step, type Dispatch, type KvHeads, type RopeSpec } from '../gpu/ops';
+import {
+  kvCacheBufferBytes,
+  OpKernels,
+  Step,
+  type BufferArg,
+  type Dispatch,
+  type KvHeads,
+  type RopeSpec,
+} from '../gpu/ops';
 import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import {
@@ -47,9 +55,17 @@ export interface ModelOptions {
   maxBatch: number;
   /** The K and V caches' element types (llama.cpp's --cache-type-k/-v; default f16 both). */
   kvTypes: KvCacheTypes;
+  /** Sequences with a KV cache of their own (default 1): generations pick one with setSlot(). */
+  slots?: number;
   /** Bytes a part of a layer's K or V cache may take at most (default, and at most: the adapter's largest binding). */
   kvBindingLimit?: number;
   onProgress?: (done: number, total: number) => void;
+}
+
+/** A row of a batched decode step (setRows): one token of the sequence in `slot`, at position `pos`. */
+export interface DecodeRow {
+  slot: number;
+  pos: number;
 }
 
 /** Where the embedding of a submission reads its token ids from. */
@@ -84,8 +100,8 @@ interface Layer {
   /** Sliding window in positions, 0: none. */
   window: number;
   rope: RopeSpec;
-  /** Its K and V caches: one pair, or a pair per part of its KV heads where they outgrow a binding. */
-  kvCache: KvCachePart[];
+  /** Per slot, its K and V caches: one pair, or a pair per part of its KV heads where they outgrow a binding. */
+  kvCache: KvCachePart[][];
 }
 
 interface KvCachePart {
@@ -268,10 +284,15 @@ export class DecoderModel {
    * the unchosen experts (used / experts of each stacked tensor), and the vectors.
    */
   readonly weightBytesPerToken: number;
-  /** KV cache bytes per position, over all layers, K and V. */
+  /** KV cache bytes per position of one slot, over all layers, K and V. */
   readonly kvBytesPerPosition: number;
   /** A layer's work per token, which sizes a prefill's submissions (prefill-split.ts). */
   readonly layerWork: LayerWork;
+  /**
+   * Rows a batched decode step (setRows) may hold: one per slot, or 1 where a row's place in the
+   * activations (q|k|v, attention output, logits) is not a valid binding offset on this adapter.
+   */
+  readonly maxRows: number;
   private readonly layers: Layer[] = [];
   private readonly owned: OwnedBuffers;
   private readonly weights: Map<string, GpuWeight>;
@@ -281,6 +302,12 @@ export class DecoderModel {
   /** Every matmul/embedding whose token count follows the batch. */
   private readonly batched: TokenDispatch[] = [];
   private batchTokens = 0;
+  /** The slot whose KV cache the attention reads and writes. */
+  private slot = 0;
+  /** Set by setRows (cleared by setBatch): the batch's tokens are rows of different slots. */
+  private rows: DecodeRow[] | null = null;
+  /** Per row of a batched decode step, its position (its attention's and its sampler's Step). */
+  private readonly rowSteps: Step[] = [];
   private body: Dispatch[] = [];
   /** Where each layer's dispatches end in body. */
   private layerEnds: number[] = [];
@@ -324,7 +351,7 @@ export class DecoderModel {
     }
     for (const data of vectorData.values()) residentWeightBytes += data.byteLength;
     const kvBytes = this.layers.reduce(
-      (sum, layer) => sum + layer.kvCache.reduce((n, part) => n + part.k.size + part.v.size, 0),
+      (sum, layer) => sum + layer.kvCache.flat().reduce((n, part) => n + part.k.size + part.v.size, 0),
       0,
     );
     const ownedBytes = this.owned.bytes();
@@ -357,6 +384,9 @@ export class DecoderModel {
       kvTypes: options.kvTypes,
       scratchBytes: ownedBytes - kvBytes - vectorBytes(this.vectors),
     };
+    const align = device.limits.minStorageBufferOffsetAlignment;
+    const aligned = [this.qkvWidth, hp.nHead * hp.headDim, hp.nVocab].every((n) => (n * 4) % align === 0);
+    this.maxRows = aligned ? Math.min(this.slots, options.maxBatch) : 1;
     this.build();
   }
 
@@ -390,6 +420,18 @@ export class DecoderModel {
     }
   }
 
+  /** KV caches of their own, one per sequence. */
+  get slots(): number {
+    return this.layers[0]?.kvCache.length ?? 1;
+  }
+
+  /** The slot whose KV cache the next submissions use. */
+  setSlot(slot: number): void {
+    if (!Number.isInteger(slot) || slot < 0 || slot >= this.slots)
+      throw new Error(`slot ${slot} (0..${this.slots - 1})`);
+    this.slot = slot;
+  }
+
   /**
    * Prepares the next submission: tokens [pos0, pos0 + tokens) of the sequence. For 'ids', write
    * the ids into `ids` first (queue.writeBuffer).
@@ -400,10 +442,45 @@ export class DecoderModel {
     if (pos0 + tokens > this.options.ctx)
       throw new Error(`context full: ${pos0 + tokens} tokens do not fit in ${this.options.ctx}`);
     this.step.set(pos0, tokens);
+    this.rows = null;
     if (tokens !== this.batchTokens) {
       for (const d of this.batched) d.setTokens(tokens);
       this.batchTokens = tokens;
     }
+  }
+
+  /**
+   * Prepares a batched decode step: one token per row, row r of the sequence in rows[r].slot at
+   * rows[r].pos, their ids written into `ids` first. The matmuls run over all rows at once, the
+   * attention per row over its slot's cache (the one-token kernel, as a decode step alone); the
+   * head is encodeAllLogits, row r's logits at rowLogits(r).
+   */
+  setRows(rows: readonly DecodeRow[]): void {
+    if (rows.length < 1 || rows.length > this.maxRows)
+      throw new Error(`batched step of ${rows.length} rows (1..${this.maxRows})`);
+    const slots = new Set(rows.map((r) => r.slot));
+    if (slots.size !== rows.length) throw new Error('batched step: two rows of one slot');
+    for (const { slot, pos } of rows) {
+      if (!Number.isInteger(slot) || slot < 0 || slot >= this.slots)
+        throw new Error(`slot ${slot} (0..${this.slots - 1})`);
+      if (pos + 1 > this.options.ctx)
+        throw new Error(`context full: ${pos + 1} tokens do not fit in ${this.options.ctx}`);
+    }
+    this.setBatch(0, rows.length);
+    rows.forEach(({ pos }, r) => this.rowStep(r).set(pos, 1));
+    this.rows = rows.map((r) => ({ ...r }));
+  }
+
+  /** Row r's Step: its position, for its attention and its sampler's draw. */
+  rowStep(r: number): Step {
+    while (this.rowSteps.length <= r) this.rowSteps.push(new Step(this.ctx.device));
+    return this.rowSteps[r]!;
+  }
+
+  /** Row r's logits in encodeAllLogits's buffer. */
+  rowLogits(r: number): BufferArg {
+    const bytes = this.hp.nVocab * 4;
+    return { buffer: this.allLogits().logits, offset: r * bytes, size: bytes };
   }
 
   /**
@@ -441,6 +518,12 @@ export class DecoderModel {
    * into a [maxBatch × vocab] buffer made on first use. Not part of the decode loop.
    */
   encodeAllLogits(pass: GPUComputePassEncoder): GPUBuffer {
+    const head = this.allLogits();
+    for (const d of head.dispatches) d.encode(pass);
+    return head.logits;
+  }
+
+  private allLogits(): { dispatches: Dispatch[]; logits: GPUBuffer } {
     if (!this.allLogitsHead) {
       const { act } = this;
       const logits = this.owned.create('all logits', this.options.maxBatch * this.hp.nVocab * 4);
@@ -453,8 +536,7 @@ export class DecoderModel {
       ];
       this.allLogitsHead = { dispatches, logits };
     }
-    for (const d of this.allLogitsHead.dispatches) d.encode(pass);
-    return this.allLogitsHead.logits;
+    return this.allLogitsHead;
   }
 
   /** Embeddings: the final norm of every token of the batch into act.xb (the hidden states, no head). */
@@ -469,6 +551,7 @@ export class DecoderModel {
     this.owned.destroy();
     this.ops.destroy();
     this.step.destroy();
+    for (const s of this.rowSteps) s.destroy();
   }
 
   // ---- the architecture, step by step ----
@@ -626,18 +709,41 @@ export class DecoderModel {
     ];
   }
 
-  /** K and V into the cache, then attention of Q over it; RoPE happens inside both. */
+  /**
+   * K and V into the current slot's cache, then attention of Q over it; RoPE happens inside both.
+   * A batched decode step (setRows): per row, over its own slot's cache (made on first use).
+   */
   private selfAttention(l: Layer): Dispatch[] {
-    const { hp, act, ops, step } = this;
+    const perSlot = l.kvCache.map((parts) => this.slotAttention(l, parts, this.step, 0));
+    const perRow = new Map<number, Dispatch[]>();
+    const encode = (pass: GPUComputePassEncoder) => {
+      if (!this.rows) return perSlot[this.slot]!.forEach((d) => d.encode(pass));
+      this.rows.forEach(({ slot }, r) => {
+        const key = r * this.slots + slot;
+        let row = perRow.get(key);
+        if (!row) perRow.set(key, (row = this.slotAttention(l, l.kvCache[slot]!, this.rowStep(r), r)));
+        row.forEach((d) => d.encode(pass));
+      });
+    };
+    return [{ encode }];
+  }
+
+  /** The attention of the batch's tokens over `parts`; `row`: a batched step's row, bound at its place in the activations. */
+  private slotAttention(l: Layer, parts: KvCachePart[], step: Step, row: number): Dispatch[] {
+    const { hp, act, ops } = this;
     const qDim = hp.nHead * hp.headDim;
     const kvDim = hp.nHeadKv * hp.headDim;
     const kvRows = { stride: this.qkvWidth, kOffset: qDim, vOffset: qDim + kvDim };
     const qRows = { stride: this.qkvWidth, offset: 0 };
-    return l.kvCache.map(({ k: kCache, v: vCache, heads: kvHeads }) =>
+    const at = (buffer: GPUBuffer, width: number): BufferArg =>
+      row === 0 ? buffer : { buffer, offset: row * width * 4 };
+    const qkv = at(act.qkv, this.qkvWidth);
+    const att = at(act.att, qDim);
+    return parts.map(({ k: kCache, v: vCache, heads: kvHeads }) =>
       ops.storeKvAndAttend(
         {
-          k: act.qkv,
-          v: act.qkv,
+          k: qkv,
+          v: qkv,
           kCache,
           vCache,
           kvHeads,
@@ -648,11 +754,11 @@ export class DecoderModel {
           rows: kvRows,
         },
         {
-          q: act.qkv,
+          q: qkv,
           kCache,
           vCache,
           kvHeads,
-          out: act.att,
+          out: att,
           step,
           nHead: hp.nHead,
           nKvHead: hp.nHeadKv,
@@ -791,14 +897,17 @@ export class DecoderModel {
         : undefined,
       window: windowed ? hp.swa!.window : 0,
       rope: { table: windowed ? this.ropeTables.swa : this.ropeTables.full, nRot: hp.rope.nRot, neox: hp.rope.neox },
-      kvCache: kvParts.map((heads) => this.kvCachePart(l, heads, kvParts.length > 1)),
+      kvCache: Array.from({ length: Math.max(1, this.options.slots ?? 1) }, (_, slot) =>
+        kvParts.map((heads) => this.kvCachePart(l, slot, heads, kvParts.length > 1)),
+      ),
     };
   }
 
-  /** Layer l's K and V caches for `heads`, named as llama.cpp's cache tensors (and the part's heads). */
-  private kvCachePart(l: number, heads: KvHeads, split: boolean): KvCachePart {
+  /** Layer l's K and V caches for `heads` in `slot`, named as llama.cpp's cache tensors (and the part's heads, the slot). */
+  private kvCachePart(l: number, slot: number, heads: KvHeads, split: boolean): KvCachePart {
     const width = heads.count * this.hp.headDim;
-    const suffix = split ? ` heads ${heads.first}-${heads.first + heads.count - 1}` : '';
+    const suffix =
+      (split ? ` heads ${heads.first}-${heads.first + heads.count - 1}` : '') + (slot > 0 ? ` slot ${slot}` : '');
     // llama.cpp's names for the cache tensors.
     const k = this.owned.create(`cache_k_l${l}${suffix}`, this.ops.kvCacheBytes('k', this.options.ctx, width));
     const v = this.owned.create(`cache_v_l${l}${suffix}`, this.ops.kvCacheBytes('v', this.options.ctx, width));
