@@ -17,8 +17,11 @@ import { PACKAGE_ROOT } from '../package-root';
 
 const RENDERER_DIR = join(PACKAGE_ROOT, 'out', 'renderer');
 const DEFAULT_PORT = 7823;
-/** Sequences (KV caches) per loaded model: llama-server's default --parallel. */
-const DEFAULT_PARALLEL = 4;
+/**
+ * Sequences (KV caches) per loaded model. One, as Ollama's OLLAMA_NUM_PARALLEL: each slot holds a
+ * KV cache of the whole context (llama-server's 4 slots share one), so more is the user's choice.
+ */
+const DEFAULT_PARALLEL = 1;
 const MAX_PARALLEL = 64;
 
 export const serveCommand: Command = {
