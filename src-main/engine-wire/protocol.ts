@@ -91,8 +91,10 @@ export interface EngineInfo {
 }
 
 export interface Timings {
-  /** Prompt tokens evaluated (a prefix already in the KV cache is not). */
+  /** Prompt tokens evaluated (a prefix already in the KV cache is not; a cancel mid-prompt leaves the rest unread). */
   promptTokens: number;
+  /** The prompt's prefix already in the KV cache, not evaluated again. */
+  cachedTokens: number;
   /** From the call to the first generated token. */
   ttftMs: number;
   prefillTokS: number;

@@ -242,7 +242,7 @@ export class Engine {
         constraint !== undefined,
       );
       if (constraint) l.sampler.setMask(allowedNext(constraint));
-      const { first, evaluated } = await this.prefill(l, prompt, options.signal);
+      const { first, evaluated, cached } = await this.prefill(l, prompt, options.signal);
       const firstAt = performance.now();
       const decoded = first
         ? await this.decode(l, first, prompt.length, { ...options, stop }, constraint)
@@ -251,6 +251,7 @@ export class Engine {
       const n = decoded.ids.length;
       const timings: Timings = {
         promptTokens: evaluated,
+        cachedTokens: cached,
         ttftMs: firstAt - started,
         prefillTokS: evaluated / ((firstAt - started) / 1000),
         decodeTokS: n > 1 ? (n - 1) / (decodeMs / 1000) : 0,
@@ -278,11 +279,11 @@ export class Engine {
     l: Loaded,
     prompt: readonly number[],
     signal?: AbortSignal,
-  ): Promise<{ first?: SampledToken; evaluated: number }> {
+  ): Promise<{ first?: SampledToken; evaluated: number; cached: number }> {
     const { model, sampler } = l;
-    let pos = Math.min(commonPrefix(l.cached, prompt), prompt.length - 1);
-    l.cached.length = pos;
-    const evaluated = prompt.length - pos;
+    const cached = Math.min(commonPrefix(l.cached, prompt), prompt.length - 1);
+    l.cached.length = cached;
+    let pos = cached;
     while (pos < prompt.length) {
       const n = Math.min(model.options.maxBatch, prompt.length - pos);
       this.gpu.device.queue.writeBuffer(model.ids, 0, Uint32Array.from(prompt.slice(pos, pos + n)));
@@ -290,11 +291,12 @@ export class Engine {
       this.submit(pos, n, 'ids', last);
       l.cached.push(...prompt.slice(pos, pos + n));
       pos += n;
-      if (last) return { first: await sampler.read(), evaluated };
+      if (last) return { first: await sampler.read(), evaluated: pos - cached, cached };
       await this.gpu.device.queue.onSubmittedWorkDone();
       if (signal?.aborted) {
         l.cached.length = 0;
-        return { evaluated };
+        // Cancelled mid-prompt: what was read, not the whole prompt.
+        return { evaluated: pos - cached, cached };
       }
     }
     throw new Error('unreachable: the prompt has at least one token');
