@@ -57,7 +57,13 @@ test('Settings says gufo serve serves the API on its port while the listener is 
   await page.goto(gufo.url.href);
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings' }).click();
   const state = page.getByRole('status').filter({ hasText: '/v1' });
-  await expect(state).toContainText(`Serving at ${gufo.url.origin}/v1 (gufo serve)`);
+  await expect(state).toContainText(
+    `Serving OpenAI's API at ${gufo.url.origin}/v1, Ollama's at ${gufo.url.origin} (gufo serve, on this page's port)`,
+  );
+  await expect(state).toContainText('the listener of their own is off');
+  await expect(
+    page.getByRole('checkbox', { name: /Also serve the APIs on a listener of their own/ }),
+  ).not.toBeChecked();
   await expect(page.getByRole('status').filter({ hasText: /^Off\.$/ })).toHaveCount(0);
   await page.screenshot({ path: testInfo.outputPath('settings-server.png'), fullPage: true });
 });
