@@ -293,8 +293,11 @@ export interface AdapterResponse {
 export interface ProgressEvent {
   id: number;
   type: 'progress';
-  /** 'weights': tensor bytes uploaded so far; then 'kernels': kernels run once so far (kernel-warm-up.ts). */
-  stage: 'weights' | 'kernels';
+  /**
+   * 'weights': tensor bytes uploaded so far; then 'kernels': kernels run once so far (kernel-warm-up.ts).
+   * 'bench': the bench's tokens so far, of depth + prompt + generated.
+   */
+  stage: 'weights' | 'kernels' | 'bench';
   done: number;
   total: number;
 }

@@ -79,6 +79,8 @@ export interface BenchOptions {
   profile?: boolean;
   /** Tokens put in the context first, untimed (llama-bench's -d): the prompt and decode run after them. */
   depth?: number;
+  /** Tokens done of depth + prompt + generated: after the depth, after the prompt, then each generated one. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 /** Decode steps the profile times, after the measured run. */
@@ -583,9 +585,14 @@ export class Engine {
       this.generate(tokens.slice(0, WARM_UP_TOKENS), { maxTokens: WARM_UP_TOKENS, stop: [] }),
     );
     this.resetCache();
+    const progress = (done: number) => options.onProgress?.(done, needed);
+    progress(0);
     // The depth's tokens fill the cache untimed; the timed run then evaluates only the prompt after them.
     if (depth > 0) await this.generate(tokens.slice(0, depth), { maxTokens: 1, stop: [] });
-    const timed = await this.metered(() => this.generate(tokens, { maxTokens: n, stop: [] }));
+    progress(depth);
+    const timed = await this.metered(() =>
+      this.generate(tokens, { maxTokens: n, stop: [], onToken: (_token, index) => progress(depth + p + index + 1) }),
+    );
     const r = timed.result;
     const steps = timed.meter.perToken(r.ids.length - 1);
     const profiledDispatches = Math.max(

@@ -35,7 +35,7 @@ const HELP = `Usage: gufo chat <model> [--system "..."] [--template F] [--temp T
 
 Chat with a model in the terminal, on the GPU, with the model's own chat template. Answers
 stream as they are written; the conversation stays in the KV cache, so each turn only evaluates
-what is new. Ctrl-C stops an answer; Ctrl-C at the prompt (or Ctrl-D) exits.
+what is new. Ctrl-C stops an answer; Ctrl-C again as it ends, at the prompt (or Ctrl-D) exits.
 
 Options:
   --system TEXT         a system message
@@ -105,7 +105,8 @@ export const chatCommand: Command = {
           return;
         }
         if (plan.dropped > 0) log(`[${leftOutNotice(plan.dropped, ctx)}]`);
-        answering = new AbortController();
+        const controller = new AbortController();
+        answering = controller;
         const stream = text.answerDecoder(stripLeadingSpace);
         let answer = '';
         try {
@@ -114,7 +115,7 @@ export const chatCommand: Command = {
             maxTokens,
             sampling,
             stop,
-            signal: answering.signal,
+            signal: controller.signal,
             onToken: (token) => {
               if (stop.includes(token)) return;
               const piece = stream.push(token);
@@ -130,6 +131,8 @@ export const chatCommand: Command = {
           if (filled.plan.dropped > plan.dropped) log(`[${leftOutNotice(filled.plan.dropped, ctx)}]`);
           if (filled.stopReason === 'context') log(`[${contextFullNotice(ctx, OVERFLOW_OPTION)}]`);
           log(`[${filled.answer.length} tokens, ${filled.result.timings.decodeTokS.toFixed(1)} tok/s]`);
+          // A Ctrl-C the engine got after its last token (the answer ended on its own) was meant for the prompt: quit.
+          if (controller.signal.aborted && filled.stopReason !== 'cancelled') rl.close();
         } finally {
           answering = null;
         }
@@ -138,19 +141,25 @@ export const chatCommand: Command = {
       };
 
       const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY });
+      let closed = false;
+      rl.once('close', () => (closed = true));
+      // Ctrl-C stops the answer being written; once it is stopping (a second Ctrl-C, pressed as it
+      // ends), or at the prompt, it quits.
       const onInterrupt = () => {
-        if (answering) answering.abort();
-        else rl.close();
+        if (answering && !answering.signal.aborted) return answering.abort();
+        answering?.abort();
+        rl.close();
       };
       rl.on('SIGINT', onInterrupt);
       process.on('SIGINT', onInterrupt);
       try {
-        log('Type a message; Ctrl-C stops an answer, Ctrl-C at the prompt or Ctrl-D exits.');
+        log('Type a message; Ctrl-C stops an answer, Ctrl-C again or at the prompt, or Ctrl-D, exits.');
         rl.setPrompt('> ');
         rl.prompt();
         // Lines typed (or piped) while an answer streams wait their turn in the iterator.
         for await (const line of rl) {
           if (line.trim() !== '') await turn(line);
+          if (closed) break;
           rl.prompt();
         }
       } finally {
