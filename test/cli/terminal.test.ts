@@ -52,6 +52,12 @@ describe('the CLI on a terminal', { timeout: 120_000 }, () => {
     expect(t.output()).toMatch(/benchmarking \[#+\] 100% decode: 32 tokens/);
   });
 
+  it('gufo quantize --plan shows its progress on stderr', async () => {
+    const t = onTerminal(['quantize', '--plan', STORIES_260K, '--json']);
+    expect(await t.exited(100_000)).toBe(0);
+    expect(t.output()).toMatch(/predicting \[#+\] +100%/);
+  });
+
   it('gufo chat quits on a Ctrl-C pressed as the answer it stops ends', async () => {
     const t = onTerminal(['chat', STORIES_260K, '--temp', '0', '-n', '2000']);
     await t.waitFor('> ');
