@@ -29,6 +29,7 @@ import { pooledPrediction } from '../node/quant-plan';
 import { appQuantizeThreads, quantizeFile } from '../node/quantize';
 import { ExportStore } from '../node/store/exports';
 import { requireReadableModel, type BackendContext } from './context';
+import { cpuTurnsOf } from './cpu-turns';
 import { createImatrixApi, loadChosenImatrix, type ChosenImatrix } from './imatrix';
 import { isAbort, type JobContext } from './jobs';
 import { promised } from './promised';
@@ -146,20 +147,20 @@ export function createExportApi(ctx: BackendContext): ExportApi {
         fileType,
       });
       writing.add(output);
-      const jobId = ctx.jobs.start(
-        { kind: 'export', title: `Export ${model.name} to ${fileType}`, unit: 'bytes', modelId: model.id },
-        (job) =>
-          runExport(job, {
-            recordId: record.id,
-            source: model.path,
-            output,
-            fileType,
-            prediction,
-            recipe,
-            imatrix,
-            allowRequantize: request.allowRequantize === true,
-            qualityText,
-          }).finally(() => writing.delete(output)),
+      const title = `Export ${model.name} to ${fileType}`;
+      const jobId = ctx.jobs.start({ kind: 'export', title, unit: 'bytes', modelId: model.id }, (job) =>
+        runExport(job, {
+          recordId: record.id,
+          title,
+          source: model.path,
+          output,
+          fileType,
+          prediction,
+          recipe,
+          imatrix,
+          allowRequantize: request.allowRequantize === true,
+          qualityText,
+        }).finally(() => writing.delete(output)),
       );
       store.setJob(record.id, jobId);
       return jobId;
@@ -179,14 +180,17 @@ export function createExportApi(ctx: BackendContext): ExportApi {
     const seconds = () => (performance.now() - started) / 1000;
     job.progress(0, e.prediction.fileBytes, null);
     try {
-      const report = await quantizeFile(e.source, e.output, e.fileType, {
-        ...e.recipe,
-        imatrix: e.imatrix?.matrix,
-        allowRequantize: e.allowRequantize,
-        threads: appQuantizeThreads(),
-        signal: job.signal,
-        onProgress: (p) =>
-          job.progress(bytesWrittenAt(e.prediction, p.index, p.elementsDone), e.prediction.fileBytes, p.tensor),
+      const report = await cpuTurnsOf(ctx).run(job, e.title, () => {
+        job.progress(0, e.prediction.fileBytes, null);
+        return quantizeFile(e.source, e.output, e.fileType, {
+          ...e.recipe,
+          imatrix: e.imatrix?.matrix,
+          allowRequantize: e.allowRequantize,
+          threads: appQuantizeThreads(),
+          signal: job.signal,
+          onProgress: (p) =>
+            job.progress(bytesWrittenAt(e.prediction, p.index, p.elementsDone), e.prediction.fileBytes, p.tensor),
+        });
       });
       // The file is complete: it joins the library (again, if the user had removed that path).
       ctx.models.unexclude(e.output);
@@ -212,6 +216,8 @@ export function createExportApi(ctx: BackendContext): ExportApi {
 
 interface ExportJob {
   recordId: number;
+  /** The job's title, which a job waiting for its turn names. */
+  title: string;
   source: string;
   output: string;
   fileType: QuantFileType;
