@@ -20,7 +20,7 @@ import type {
 import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/export-size';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import { isQuantFileType, planQuantization, QUANT_FILE_TYPES, type QuantFileType } from '../core/quant-recipes';
-import { resolveOverrides, type ResolvedOverrides } from '../core/recipe-overrides';
+import { recipeFileTag, resolveOverrides, type ResolvedOverrides } from '../core/recipe-overrides';
 import { recipeTypes } from '../core/recipe-types';
 import { FileExistsError, removeStaleTemps } from '../node/atomic-write';
 import { openGguf } from '../node/gguf-io';
@@ -48,9 +48,9 @@ export function createExportApi(ctx: BackendContext): ExportApi {
 
   const outputDir = () => ctx.settings.get().exportDir ?? ctx.modelsDir;
 
-  /** `<dir>/<source>-<type>.gguf`, or the first of "-2", "-3", … that neither exists nor is being written. */
-  const freeOutputPath = (sourcePath: string, fileType: string): string => {
-    const stem = join(resolve(outputDir()), `${basename(sourcePath).replace(/\.gguf$/i, '')}-${fileType}`);
+  /** `<dir>/<source>-<tag>.gguf` (the type, or recipeFileTag's name of a custom recipe), or the first of "-2", "-3", … that neither exists nor is being written. */
+  const freeOutputPath = (sourcePath: string, tag: string): string => {
+    const stem = join(resolve(outputDir()), `${basename(sourcePath).replace(/\.gguf$/i, '')}-${tag}`);
     for (let n = 1; ; n++) {
       const path = `${stem}${n === 1 ? '' : `-${n}`}.gguf`;
       if (!existsSync(path) && !writing.has(path)) return path;
@@ -66,7 +66,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
       const measured = predictions.cached(model, imatrix)?.tensors ?? null;
       const optionsView = withGguf(model.path, (gguf) =>
         QUANT_FILE_TYPES.map((fileType): ExportTypeOption => {
-          const defaultOutputPath = freeOutputPath(model.path, fileType);
+          const defaultOutputPath = freeOutputPath(model.path, recipeFileTag(fileType, recipe));
           try {
             const p = predictExport(gguf, fileType, { ...recipe, imatrixEntries: imatrix?.matrix.size });
             const unavailable = blocker(p, allow);
@@ -135,7 +135,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
         throw new Error(`unknown quality report text "${String(qualityText)}": use builtin or chats`);
       const output = chooseOutput(request.outputPath, () => {
         mkdirSync(outputDir(), { recursive: true });
-        return freeOutputPath(model.path, fileType);
+        return freeOutputPath(model.path, recipeFileTag(fileType, recipe));
       });
       if (writing.has(output)) throw new Error(`${output} is being written by another export`);
 
