@@ -132,7 +132,7 @@ export const chatCommand: Command = {
           if (filled.stopReason === 'context') log(`[${contextFullNotice(ctx, OVERFLOW_OPTION)}]`);
           log(`[${filled.answer.length} tokens, ${filled.result.timings.decodeTokS.toFixed(1)} tok/s]`);
           // A Ctrl-C the engine got after its last token (the answer ended on its own) was meant for the prompt: quit.
-          if (controller.signal.aborted && filled.stopReason !== 'cancelled') rl.close();
+          if (controller.signal.aborted && filled.stopReason !== 'cancelled') quit();
         } finally {
           answering = null;
         }
@@ -141,14 +141,18 @@ export const chatCommand: Command = {
       };
 
       const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY });
-      let closed = false;
-      rl.once('close', () => (closed = true));
+      /** Ctrl-C asked to quit (the end of piped input still answers the lines read before it). */
+      let quitting = false;
+      const quit = () => {
+        quitting = true;
+        rl.close();
+      };
       // Ctrl-C stops the answer being written; once it is stopping (a second Ctrl-C, pressed as it
       // ends), or at the prompt, it quits.
       const onInterrupt = () => {
         if (answering && !answering.signal.aborted) return answering.abort();
         answering?.abort();
-        rl.close();
+        quit();
       };
       rl.on('SIGINT', onInterrupt);
       process.on('SIGINT', onInterrupt);
@@ -159,7 +163,7 @@ export const chatCommand: Command = {
         // Lines typed (or piped) while an answer streams wait their turn in the iterator.
         for await (const line of rl) {
           if (line.trim() !== '') await turn(line);
-          if (closed) break;
+          if (quitting) break;
           rl.prompt();
         }
       } finally {
