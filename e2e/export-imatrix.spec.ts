@@ -57,7 +57,8 @@ test('an importance matrix from the built-in text feeds the plan, the recipe pre
   await form.getByRole('button', { name: 'Export', exact: true }).click();
   const link = page
     .getByRole('table', { name: 'Source vs export' })
-    .getByRole('link', { name: 'stories260K-Q4_0.gguf', exact: true });
+    // Named after its recipe (ffn_down to Q8_0), as any custom export.
+    .getByRole('link', { name: 'stories260K-Q4_0-custom-Q8_0.gguf', exact: true });
   await expect(link).toBeVisible({ timeout: 120_000 });
   await screenshot({ page, testInfo }, 'export-imatrix-done', { fullPage: true });
 });

@@ -63,13 +63,14 @@ test('a role set to another type changes the predicted size; the export records 
   await page.getByRole('combobox', { name: 'Type of ffn_up' }).selectOption('Q4_0');
   await expect(facts).not.toHaveText(before);
   await expect(page.getByText('Custom recipe (2 overrides)')).toBeVisible();
+  await expect(page.getByText('Layers of attn_v, ffn_up: from')).toBeVisible();
   await screenshot({ page, testInfo }, 'export-recipe-edited', { fullPage: true });
 
   await form.getByRole('button', { name: 'Export', exact: true }).click();
   // The export's own row (the file is also listed under quality across quantization levels).
   const link = page
     .getByRole('table', { name: 'Source vs export' })
-    .getByRole('link', { name: 'stories260K-Q8_0.gguf', exact: true });
+    .getByRole('link', { name: 'stories260K-Q8_0-custom-F16-Q4_0.gguf', exact: true });
   await expect(link).toBeVisible({ timeout: 60_000 });
   await link.click();
   const summary = page.getByRole('definition').filter({ hasText: 'attn_v' });

@@ -1,6 +1,6 @@
 /** What a new user sees first: models named by their files, files Gufo cannot run marked, and where /v1 is served. */
 import type { ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -18,6 +18,7 @@ test.beforeAll(async () => {
   mkdirSync(models);
   copyFileSync(STORIES_260K, join(models, 'stories260K.gguf'));
   copyFileSync(join(STORIES_260K, '..', 'vocab', 'ggml-vocab-baichuan.gguf'), join(models, 'ggml-vocab-baichuan.gguf'));
+  writeFileSync(join(models, 'broken.gguf'), 'XXXX not a model');
   gufo = await startGufoServe({
     GUFO_HOME: join(scratch, 'data'),
     GUFO_MODELS_DIRS: models,
@@ -44,6 +45,12 @@ test('names models by file, marks a vocabulary-only file, and offers only runnab
   await expect(stories).toContainText('MiB');
   const vocab = rows.filter({ hasText: 'ggml-vocab-baichuan.gguf' });
   await expect(vocab).toContainText("can't run");
+  // A file that is no GGUF: listed with its reason, marked as the vocabulary file is, and no model.
+  const broken = rows.filter({ hasText: 'broken.gguf' });
+  await expect(broken).toContainText("can't run");
+  await expect(broken).toContainText('magic: not a GGUF file');
+  await expect(broken.locator('.problem')).not.toContainText('broken.gguf');
+  await expect(page.getByText(/^2 models and 1 unreadable file, /)).toBeVisible();
   await expect(vocab).toContainText('vocabulary only');
   await page.screenshot({ path: testInfo.outputPath('library-identity.png'), fullPage: true });
 
@@ -57,7 +64,13 @@ test('Settings says gufo serve serves the API on its port while the listener is 
   await page.goto(gufo.url.href);
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings' }).click();
   const state = page.getByRole('status').filter({ hasText: '/v1' });
-  await expect(state).toContainText(`Serving at ${gufo.url.origin}/v1 (gufo serve)`);
+  await expect(state).toContainText(
+    `Serving OpenAI's API at ${gufo.url.origin}/v1, Ollama's at ${gufo.url.origin} (gufo serve, on this page's port)`,
+  );
+  await expect(state).toContainText('the listener of their own is off');
+  await expect(
+    page.getByRole('checkbox', { name: /Also serve the APIs on a listener of their own/ }),
+  ).not.toBeChecked();
   await expect(page.getByRole('status').filter({ hasText: /^Off\.$/ })).toHaveCount(0);
   await page.screenshot({ path: testInfo.outputPath('settings-server.png'), fullPage: true });
 });

@@ -20,7 +20,7 @@ import type {
 import { bytesWrittenAt, predictExport, type ExportPrediction } from '../core/export-size';
 import type { GgufFile } from '../core/gguf/gguf-file';
 import { isQuantFileType, planQuantization, QUANT_FILE_TYPES, type QuantFileType } from '../core/quant-recipes';
-import { resolveOverrides, type ResolvedOverrides } from '../core/recipe-overrides';
+import { recipeFileTag, resolveOverrides, type ResolvedOverrides } from '../core/recipe-overrides';
 import { recipeTypes } from '../core/recipe-types';
 import { FileExistsError, removeStaleTemps } from '../node/atomic-write';
 import { openGguf } from '../node/gguf-io';
@@ -29,6 +29,7 @@ import { pooledPrediction } from '../node/quant-plan';
 import { appQuantizeThreads, quantizeFile } from '../node/quantize';
 import { ExportStore } from '../node/store/exports';
 import { requireReadableModel, type BackendContext } from './context';
+import { cpuTurnsOf } from './cpu-turns';
 import { createImatrixApi, loadChosenImatrix, type ChosenImatrix } from './imatrix';
 import { isAbort, type JobContext } from './jobs';
 import { promised } from './promised';
@@ -47,9 +48,9 @@ export function createExportApi(ctx: BackendContext): ExportApi {
 
   const outputDir = () => ctx.settings.get().exportDir ?? ctx.modelsDir;
 
-  /** `<dir>/<source>-<type>.gguf`, or the first of "-2", "-3", … that neither exists nor is being written. */
-  const freeOutputPath = (sourcePath: string, fileType: string): string => {
-    const stem = join(resolve(outputDir()), `${basename(sourcePath).replace(/\.gguf$/i, '')}-${fileType}`);
+  /** `<dir>/<source>-<tag>.gguf` (the type, or recipeFileTag's name of a custom recipe), or the first of "-2", "-3", … that neither exists nor is being written. */
+  const freeOutputPath = (sourcePath: string, tag: string): string => {
+    const stem = join(resolve(outputDir()), `${basename(sourcePath).replace(/\.gguf$/i, '')}-${tag}`);
     for (let n = 1; ; n++) {
       const path = `${stem}${n === 1 ? '' : `-${n}`}.gguf`;
       if (!existsSync(path) && !writing.has(path)) return path;
@@ -65,7 +66,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
       const measured = predictions.cached(model, imatrix)?.tensors ?? null;
       const optionsView = withGguf(model.path, (gguf) =>
         QUANT_FILE_TYPES.map((fileType): ExportTypeOption => {
-          const defaultOutputPath = freeOutputPath(model.path, fileType);
+          const defaultOutputPath = freeOutputPath(model.path, recipeFileTag(fileType, recipe));
           try {
             const p = predictExport(gguf, fileType, { ...recipe, imatrixEntries: imatrix?.matrix.size });
             const unavailable = blocker(p, allow);
@@ -134,7 +135,7 @@ export function createExportApi(ctx: BackendContext): ExportApi {
         throw new Error(`unknown quality report text "${String(qualityText)}": use builtin or chats`);
       const output = chooseOutput(request.outputPath, () => {
         mkdirSync(outputDir(), { recursive: true });
-        return freeOutputPath(model.path, fileType);
+        return freeOutputPath(model.path, recipeFileTag(fileType, recipe));
       });
       if (writing.has(output)) throw new Error(`${output} is being written by another export`);
 
@@ -146,20 +147,20 @@ export function createExportApi(ctx: BackendContext): ExportApi {
         fileType,
       });
       writing.add(output);
-      const jobId = ctx.jobs.start(
-        { kind: 'export', title: `Export ${model.name} to ${fileType}`, unit: 'bytes', modelId: model.id },
-        (job) =>
-          runExport(job, {
-            recordId: record.id,
-            source: model.path,
-            output,
-            fileType,
-            prediction,
-            recipe,
-            imatrix,
-            allowRequantize: request.allowRequantize === true,
-            qualityText,
-          }).finally(() => writing.delete(output)),
+      const title = `Export ${model.name} to ${fileType}`;
+      const jobId = ctx.jobs.start({ kind: 'export', title, unit: 'bytes', modelId: model.id }, (job) =>
+        runExport(job, {
+          recordId: record.id,
+          title,
+          source: model.path,
+          output,
+          fileType,
+          prediction,
+          recipe,
+          imatrix,
+          allowRequantize: request.allowRequantize === true,
+          qualityText,
+        }).finally(() => writing.delete(output)),
       );
       store.setJob(record.id, jobId);
       return jobId;
@@ -179,14 +180,17 @@ export function createExportApi(ctx: BackendContext): ExportApi {
     const seconds = () => (performance.now() - started) / 1000;
     job.progress(0, e.prediction.fileBytes, null);
     try {
-      const report = await quantizeFile(e.source, e.output, e.fileType, {
-        ...e.recipe,
-        imatrix: e.imatrix?.matrix,
-        allowRequantize: e.allowRequantize,
-        threads: appQuantizeThreads(),
-        signal: job.signal,
-        onProgress: (p) =>
-          job.progress(bytesWrittenAt(e.prediction, p.index, p.elementsDone), e.prediction.fileBytes, p.tensor),
+      const report = await cpuTurnsOf(ctx).run(job, e.title, () => {
+        job.progress(0, e.prediction.fileBytes, null);
+        return quantizeFile(e.source, e.output, e.fileType, {
+          ...e.recipe,
+          imatrix: e.imatrix?.matrix,
+          allowRequantize: e.allowRequantize,
+          threads: appQuantizeThreads(),
+          signal: job.signal,
+          onProgress: (p) =>
+            job.progress(bytesWrittenAt(e.prediction, p.index, p.elementsDone), e.prediction.fileBytes, p.tensor),
+        });
       });
       // The file is complete: it joins the library (again, if the user had removed that path).
       ctx.models.unexclude(e.output);
@@ -212,6 +216,8 @@ export function createExportApi(ctx: BackendContext): ExportApi {
 
 interface ExportJob {
   recordId: number;
+  /** The job's title, which a job waiting for its turn names. */
+  title: string;
   source: string;
   output: string;
   fileType: QuantFileType;

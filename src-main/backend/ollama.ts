@@ -12,6 +12,7 @@ import { ollamaBaseUrl } from '../node/ollama/host';
 import { appQuantizeThreads } from '../node/quantize';
 import { checkOllamaName, ollamaFileStem } from '../node/ollama/modelfile';
 import { requireReadableModel, type BackendContext } from './context';
+import { loadChosenImatrix } from './imatrix';
 import { libraryOf } from './library';
 import { promised } from './promised';
 
@@ -30,13 +31,21 @@ export function createOllamaApi(ctx: BackendContext): OllamaApi {
       return { host: host(), version, problem };
     },
 
-    startOllamaExport(request: OllamaExportRequest) {
+    async startOllamaExport(request: OllamaExportRequest) {
       const model = requireReadableModel(ctx, request.modelId);
       const name = checkOllamaName(request.name);
       const fileType = request.fileType || undefined;
       if (fileType !== undefined && !isQuantFileType(fileType))
         throw new Error(`unknown file type "${fileType}"; Gufo writes ${QUANT_FILE_TYPES.join(', ')}`);
       // Gufo's own folder for the name is Gufo's to replace (a second send of the same name); a folder the user chose is not.
+      if (request.imatrix !== undefined && fileType === undefined)
+        throw new Error('imatrix: an importance matrix weighs a re-quantization: choose a file type');
+      const imatrix =
+        request.imatrix === undefined
+          ? undefined
+          : await loadChosenImatrix(request.imatrix).catch((err: unknown) => {
+              throw new Error(`imatrix: ${err instanceof Error ? err.message : String(err)}`);
+            });
       const ownFolder = !request.outputDir;
       const outDir = resolve(
         request.outputDir || join(ctx.settings.get().exportDir ?? ctx.modelsDir, 'ollama', ollamaFileStem(name)),
@@ -48,6 +57,7 @@ export function createOllamaApi(ctx: BackendContext): OllamaApi {
             source: model.path,
             name,
             fileType,
+            ...(imatrix && { imatrix: { matrix: imatrix.matrix, path: imatrix.path } }),
             threads: appQuantizeThreads(),
             outDir,
             overwrite: ownFolder,

@@ -110,6 +110,21 @@ export function recipeJson(fileType: string, o: ResolvedOverrides): string | nul
   return Object.keys(record).length === 1 ? null : JSON.stringify(record);
 }
 
+/**
+ * What a file written with these overrides is named after: the file type alone for its mixture,
+ * else "Q8_0-custom-Q4_K-Q6_K" (the types the recipe sets, in order; "pure" when it is), so that
+ * a custom file is not taken for the mixture's.
+ */
+export function recipeFileTag(fileType: string, o: ResolvedOverrides): string {
+  const types = [
+    ...(o.tensorTypes ?? []).map((t) => t.type.name),
+    ...(o.outputTensorType ? [o.outputTensorType.name] : []),
+    ...(o.tokenEmbeddingType ? [o.tokenEmbeddingType.name] : []),
+    ...(o.pure ? ['pure'] : []),
+  ];
+  return types.length ? [fileType, 'custom', ...new Set(types)].join('-') : fileType;
+}
+
 /** One line for people: "Q4_K_M; attn_v=Q8_0, output Q8_0, pure". The raw text when it is not a recipe. */
 export function recipeText(json: string): string {
   let r: RecipeRecord;

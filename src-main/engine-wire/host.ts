@@ -218,10 +218,11 @@ export class EngineHost {
     }
   }
 
+  /** `onProgress`: tokens done of depth + prompt + generated (the prompt's all at once, once evaluated). */
   bench(
     promptTokens: number,
     genTokens: number,
-    options: { profile?: boolean; depth?: number } = {},
+    options: { profile?: boolean; depth?: number; onProgress?: (done: number, total: number) => void } = {},
   ): Promise<BenchResponse> {
     return this.ask(
       {
@@ -232,6 +233,9 @@ export class EngineHost {
         ...(options.profile ? { profile: true } : {}),
       },
       'bench',
+      (e) => {
+        if (e.type === 'progress') options.onProgress?.(e.done, e.total);
+      },
     );
   }
 

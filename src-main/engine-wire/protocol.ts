@@ -91,8 +91,10 @@ export interface EngineInfo {
 }
 
 export interface Timings {
-  /** Prompt tokens evaluated (a prefix already in the KV cache is not). */
+  /** Prompt tokens evaluated (a prefix already in the KV cache is not; a cancel mid-prompt leaves the rest unread). */
   promptTokens: number;
+  /** The prompt's prefix already in the KV cache, not evaluated again. */
+  cachedTokens: number;
   /** From the call to the first generated token. */
   ttftMs: number;
   prefillTokS: number;
@@ -293,8 +295,11 @@ export interface AdapterResponse {
 export interface ProgressEvent {
   id: number;
   type: 'progress';
-  /** 'weights': tensor bytes uploaded so far; then 'kernels': kernels run once so far (kernel-warm-up.ts). */
-  stage: 'weights' | 'kernels';
+  /**
+   * 'weights': tensor bytes uploaded so far; then 'kernels': kernels run once so far (kernel-warm-up.ts).
+   * 'bench': the bench's tokens so far, of depth + prompt + generated.
+   */
+  stage: 'weights' | 'kernels' | 'bench';
   done: number;
   total: number;
 }

@@ -87,6 +87,8 @@ export interface BenchOptions {
   profile?: boolean;
   /** Tokens put in the context first, untimed (llama-bench's -d): the prompt and decode run after them. */
   depth?: number;
+  /** Tokens done of depth + prompt + generated: after the depth, after the prompt, then each generated one. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 /** Decode steps the profile times, after the measured run. */
@@ -126,6 +128,7 @@ class Sequence {
   started = 0;
   firstAt = 0;
   evaluated = 0;
+  cached = 0;
 
   constructor(
     readonly prompt: readonly number[],
@@ -348,9 +351,10 @@ export class Engine {
       try {
         seq.sampler.configure({ ...GREEDY, ...o.sampling }, o.topLogprobs ?? 0, seq.prompt, !!seq.constraint);
         if (seq.constraint) seq.sampler.setMask(allowedNext(seq.constraint));
-        const { first, evaluated } = await this.prefill(l, seq);
+        const { first, evaluated, cached } = await this.prefill(l, seq);
         seq.firstAt = performance.now();
         seq.evaluated = evaluated;
+        seq.cached = cached;
         seq.pos = seq.prompt.length;
         if (!first) seq.done = 'cancelled';
         else if (o.maxTokens === 0) seq.done = 'length';
@@ -371,12 +375,15 @@ export class Engine {
    * logits give the first generated token), in chunks of up to maxBatch tokens. No first token
    * when cancelled between chunks.
    */
-  private async prefill(l: Loaded, seq: Sequence): Promise<{ first?: SampledToken; evaluated: number }> {
+  private async prefill(
+    l: Loaded,
+    seq: Sequence,
+  ): Promise<{ first?: SampledToken; evaluated: number; cached: number }> {
     const { model } = l;
     const { prompt, slot } = seq;
-    let pos = Math.min(commonPrefix(slot!.cached, prompt), prompt.length - 1);
-    slot!.cached.length = pos;
-    const evaluated = prompt.length - pos;
+    const cached = Math.min(commonPrefix(slot!.cached, prompt), prompt.length - 1);
+    slot!.cached.length = cached;
+    let pos = cached;
     while (pos < prompt.length) {
       const n = Math.min(model.options.maxBatch, prompt.length - pos);
       this.gpu.device.queue.writeBuffer(model.ids, 0, Uint32Array.from(prompt.slice(pos, pos + n)));
@@ -385,11 +392,12 @@ export class Engine {
       this.submit(pos, n, last ? seq.sampler : undefined);
       slot!.cached.push(...prompt.slice(pos, pos + n));
       pos += n;
-      if (last) return { first: await seq.sampler!.read(), evaluated };
+      if (last) return { first: await seq.sampler!.read(), evaluated: pos - cached, cached };
       await this.gpu.device.queue.onSubmittedWorkDone();
       if (seq.options.signal?.aborted) {
         slot!.cached.length = 0;
-        return { evaluated };
+        // Cancelled mid-prompt: what was read, not the whole prompt.
+        return { evaluated: pos - cached, cached };
       }
     }
     throw new Error('unreachable: the prompt has at least one token');
@@ -482,11 +490,12 @@ export class Engine {
 
   private finish(seq: Sequence): void {
     this.running.splice(this.running.indexOf(seq), 1);
-    const { ids, logprobs, evaluated, started, firstAt } = seq;
+    const { ids, logprobs, evaluated, cached, started, firstAt } = seq;
     const decodeMs = performance.now() - firstAt;
     const n = ids.length;
     const timings: Timings = {
       promptTokens: evaluated,
+      cachedTokens: cached,
       ttftMs: firstAt - started,
       prefillTokS: evaluated / ((firstAt - started) / 1000),
       decodeTokS: n > 1 ? (n - 1) / (decodeMs / 1000) : 0,
@@ -717,9 +726,14 @@ export class Engine {
       this.generate(tokens.slice(0, WARM_UP_TOKENS), { maxTokens: WARM_UP_TOKENS, stop: [] }),
     );
     this.resetCache();
+    const progress = (done: number) => options.onProgress?.(done, needed);
+    progress(0);
     // The depth's tokens fill the cache untimed; the timed run then evaluates only the prompt after them.
     if (depth > 0) await this.generate(tokens.slice(0, depth), { maxTokens: 1, stop: [] });
-    const timed = await this.metered(() => this.generate(tokens, { maxTokens: n, stop: [] }));
+    progress(depth);
+    const timed = await this.metered(() =>
+      this.generate(tokens, { maxTokens: n, stop: [], onToken: (_token, index) => progress(depth + p + index + 1) }),
+    );
     const r = timed.result;
     const steps = timed.meter.perToken(r.ids.length - 1);
     const profiledDispatches = Math.max(

@@ -137,6 +137,7 @@ export class EngineHandler {
         const result = await engine.bench(request.promptTokens, request.genTokens, {
           profile: request.profile === true,
           depth: request.depth ?? 0,
+          onProgress: (done, total) => this.send({ id, type: 'progress', stage: 'bench', done, total }),
         });
         this.send({ id, type: 'bench', result, info: engine.info });
         return;

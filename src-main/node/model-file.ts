@@ -44,7 +44,10 @@ export function readModelFile(path: string, source: ModelSource, options: ModelF
     const summary = summarizeParts(parts);
     return { ...record, bytes, name, error: null, summary };
   } catch (err) {
-    return { ...record, bytes, name, summary: null, error: err instanceof Error ? err.message : String(err) };
+    const message = err instanceof Error ? err.message : String(err);
+    // The library shows the path beside the error: the reader's "<path>: " would say it twice.
+    const error = message.startsWith(`${path}: `) ? message.slice(path.length + 2) : message;
+    return { ...record, bytes, name, summary: null, error };
   }
 }
 

@@ -149,8 +149,10 @@ export interface GenerationStats {
   generatedTokens: number;
   ttftMs: number;
   decodeTokS: number;
-  /** Over the prompt tokens evaluated (promptTokens - reusedTokens). */
+  /** Over the prompt tokens evaluated (promptTokens - reusedTokens, or promptReadTokens - reusedTokens). */
   prefillTokS: number;
+  /** Stopped while the prompt was being read: the tokens read by then, reused ones included (absent: all of it). */
+  promptReadTokens?: number;
   /**
    * 'stop': the model ended its turn; 'length': maxTokens reached; 'context': the context is full;
    * 'cancelled': stopped.

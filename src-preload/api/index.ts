@@ -38,6 +38,7 @@ export type * from './jobs';
 export type * from './library';
 export type * from './mcp';
 export type * from './ollama';
+export { ollamaDefaultContext } from './ollama';
 export type * from './quality-levels';
 export type * from './server';
 export { API_KEY_CHARS } from './server';

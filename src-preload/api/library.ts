@@ -62,7 +62,7 @@ export interface ModelEntry {
   /** Tensor types by share of bytes, largest first. */
   typeMix: TypeShareView[];
   contextLength: number | null;
-  /** Set when the file is missing or not a readable GGUF: what is wrong, naming the file. */
+  /** Set when the file is missing or not a readable GGUF: what is wrong (shown beside `path`, which it does not repeat). */
   error: string | null;
   /**
    * Why Gufo cannot run it (`error`, a vocabulary-only file, an architecture the engine lacks);

@@ -23,8 +23,10 @@ export interface OllamaExportRequest {
   outputDir?: string;
   /** SYSTEM prompt for the Modelfile. */
   system?: string;
-  /** PARAMETER num_ctx (default: the model's context length, at most 8192). */
+  /** PARAMETER num_ctx (default: ollamaDefaultContext of the model's trained context). */
   contextSize?: number;
+  /** Re-quantize with this importance matrix file (as ExportRequest's; it makes the IQ types possible). */
+  imatrix?: string;
   /** Upload to the Ollama server when one answers (default true). */
   upload?: boolean;
 }
@@ -45,6 +47,14 @@ export interface OllamaExportResult {
   command: string;
   /** Things the user should know (a chat template Ollama may not recognize). */
   notes: string[];
+}
+
+/** num_ctx when none is asked for: the model's trained context, at most what most machines can hold. */
+const OLLAMA_MAX_DEFAULT_CONTEXT = 8192;
+
+/** The num_ctx a Modelfile gets by default for a model trained on `trained` tokens (null: unknown). */
+export function ollamaDefaultContext(trained: number | null): number {
+  return Math.min(trained ?? OLLAMA_MAX_DEFAULT_CONTEXT, OLLAMA_MAX_DEFAULT_CONTEXT);
 }
 
 export interface OllamaApi {

@@ -2,8 +2,9 @@
  * What an answer being written shows while it streams, from its 'chat-progress' events: the model
  * load, then the tokens so far and the speed. Its GenerationStats replace these once it ends.
  */
-import type { AnswerProgress, ContextUsage } from '../../src-preload/api';
-import { formatRate } from './format';
+import type { AnswerProgress, ContextUsage, GenerationStats } from '../../src-preload/api';
+import { formatMs, formatRate } from './format';
+import { kvCacheStatsItem } from './kv-cache';
 
 export type LoadingProgress = Extract<AnswerProgress, { phase: 'loading' }>;
 export type PreparingProgress = Extract<AnswerProgress, { phase: 'preparing' }>;
@@ -34,4 +35,37 @@ export function tokenCount(tokens: number): string {
 export function liveStatsItems(progress: GeneratingProgress): string[] {
   const speed = progress.decodeTokS === null ? [] : [`${formatRate(progress.decodeTokS)} so far`];
   return [...speed, tokenCount(progress.generatedTokens)];
+}
+
+/** Why an answer ended, when it is not the model's own end: the limit it reached names itself. */
+const ENDINGS: Record<GenerationStats['stopReason'], string | null> = {
+  stop: null,
+  length: 'reached the answer length limit',
+  context: 'the context is full',
+  // The message's own badge says it was stopped.
+  cancelled: null,
+  error: 'ended by an error',
+};
+
+/**
+ * The statistics line of an ended answer. Stopped before its first token, it says how far the
+ * prompt was read and leaves out the speed and time to a token that never came.
+ */
+export function finishedStatsItems(stats: GenerationStats): string[] {
+  const reused = stats.reusedTokens > 0 ? ` (${stats.reusedTokens} reused)` : '';
+  const read = stats.promptReadTokens;
+  const prompt =
+    read === undefined
+      ? `prompt ${stats.promptTokens} tokens${reused} at ${formatRate(stats.prefillTokS)}`
+      : `stopped reading the prompt at ${read} of ${stats.promptTokens} tokens${reused}`;
+  const answered = stats.generatedTokens > 0;
+  return [
+    answered ? formatRate(stats.decodeTokS) : null,
+    answered ? tokenCount(stats.generatedTokens) : 'no answer yet',
+    answered ? `${formatMs(stats.ttftMs)} to first token` : null,
+    prompt,
+    `seed ${stats.seed}`,
+    kvCacheStatsItem(stats.kvCacheTypes),
+    ENDINGS[stats.stopReason],
+  ].filter((item) => item !== null);
 }

@@ -6,6 +6,14 @@
 import type { GufoBridge, QualityPrediction, TypeQualityPrediction } from '../../src-preload/api';
 import { messageOf } from './format';
 
+/**
+ * What the cards keep showing while the prediction for `modelId` is fetched or computed: the one
+ * they show, until the new one replaces it, unless it is another model's.
+ */
+export function shownWhileLoading(shown: QualityPrediction | null, modelId: number | null): QualityPrediction | null {
+  return shown !== null && shown.modelId === modelId ? shown : null;
+}
+
 export class PredictionStore {
   prediction: QualityPrediction | null = $state(null);
   jobId: string | null = $state(null);
@@ -43,7 +51,7 @@ export class PredictionStore {
   async load(modelId: number | null, imatrix?: string): Promise<void> {
     this.#modelId = modelId;
     this.#imatrix = imatrix;
-    this.prediction = null;
+    this.prediction = shownWhileLoading(this.prediction, modelId);
     this.error = null;
     this.jobId = null;
     if (modelId === null) return;
@@ -53,7 +61,8 @@ export class PredictionStore {
       if (cached) this.prediction = cached;
       else {
         const jobId = await this.#gufo.startQualityPrediction(modelId, { imatrix });
-        if (this.prediction === null) this.jobId = jobId;
+        // Unless the job has already answered for this matrix (its event may come first).
+        if (this.prediction?.imatrix !== (imatrix ?? null)) this.jobId = jobId;
       }
     } catch (err) {
       this.error = messageOf(err);

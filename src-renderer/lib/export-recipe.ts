@@ -117,6 +117,15 @@ export function recipeFromChoices(
   return tensorTypes.length ? { tensorTypes } : undefined;
 }
 
+/**
+ * Which overrides the one layer range limits: the chosen roles inside the layers (output and
+ * token_embd lie outside them), e.g. "Layers of attn_v, ffn_down".
+ */
+export function layerRangeScope(choices: Partial<Record<RecipeRole, string>>): string {
+  const roles = RECIPE_ROLES.filter((role) => choices[role] && !OUTSIDE_LAYERS.includes(role));
+  return roles.length ? `Layers of ${roles.join(', ')}` : 'Layers of the layer overrides';
+}
+
 /** A layer range from the two inputs: null (every layer) when both are empty; an error text when it is not a range. */
 export function parseLayerRange(first: string, last: string, layerCount: number | null): LayerRange | null | string {
   if (first.trim() === '' && last.trim() === '') return null;

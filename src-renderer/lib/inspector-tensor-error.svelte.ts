@@ -8,8 +8,23 @@ import { messageOf } from './format';
 import { runnableModels } from './library-view';
 import { jobResult, type JobsStore } from './jobs.svelte';
 
+/**
+ * The models `self` can be compared with, tensor by tensor: the runnable ones of its shape (the
+ * same architecture and parameter count), itself left out.
+ */
+export function comparableModels(models: readonly ModelEntry[], self: ModelEntry | undefined): ModelEntry[] {
+  return runnableModels(models).filter(
+    (m) =>
+      self !== undefined &&
+      m.id !== self.id &&
+      m.architecture === self.architecture &&
+      m.parameters !== null &&
+      m.parameters === self.parameters,
+  );
+}
+
 export class TensorErrorStore {
-  /** Models it can be compared with: every readable model but itself. */
+  /** Models it can be compared with: every runnable model of its shape but itself. */
   candidates: ModelEntry[] = $state([]);
   sourceId: number | null = $state(null);
   /** Whether the model is an export Gufo made (its source is then the default). */
@@ -39,7 +54,10 @@ export class TensorErrorStore {
   async load(): Promise<void> {
     try {
       const [models, exports] = await Promise.all([this.gufo.listModels(), this.gufo.listExports()]);
-      this.candidates = runnableModels(models).filter((m) => m.id !== this.modelId);
+      this.candidates = comparableModels(
+        models,
+        models.find((m) => m.id === this.modelId),
+      );
       const made = exports.find(
         (e) => e.status === 'done' && e.outputModelId === this.modelId && e.sourceModelId !== null,
       );

@@ -136,3 +136,17 @@ export function runnableModels(models: readonly ModelEntry[]): ModelEntry[] {
 export function generativeModels(models: readonly ModelEntry[]): ModelEntry[] {
   return runnableModels(models).filter((m) => m.noGeneration === null);
 }
+
+/**
+ * The library's count: "3 models, 1.2 GB", files that cannot be read apart ("and 1 unreadable
+ * file"): they are listed with their reason, but are no models. `visible`: the rows the filter shows.
+ */
+export function librarySummary(models: readonly ModelEntry[], visible: number, totalBytes: string): string {
+  const count = models.filter((m) => m.error === null).length;
+  const unreadable = models.length - count;
+  const modelsText = `${count} ${count === 1 ? 'model' : 'models'}`;
+  const broken = unreadable > 0 ? ` and ${unreadable} unreadable ${unreadable === 1 ? 'file' : 'files'}` : '';
+  return visible === models.length
+    ? `${modelsText}${broken}, ${totalBytes}`
+    : `${visible} of ${models.length} shown (${modelsText}${broken})`;
+}

@@ -5,11 +5,12 @@
 import type { GufoBridge, OllamaServerView } from '../../src-preload/api';
 import { messageOf } from './format';
 import { suggestOllamaName } from './ollama-name';
+import { ollamaTypeChoices, type OllamaTypeChoice } from './ollama-types';
 
 export class OllamaExportState {
   server: OllamaServerView | null = $state(null);
-  /** File types this model can be re-quantized to (from the export plan). */
-  types: string[] = $state([]);
+  /** File types this model can be re-quantized to (from the export plan), IQ types disabled without a matrix. */
+  types: OllamaTypeChoice[] = $state([]);
   name = $state('');
   /** '' keeps the file as it is. */
   fileType = $state('');
@@ -35,12 +36,13 @@ export class OllamaExportState {
     }
   }
 
-  /** The types the model can take, as the Export screen's plan says. */
-  async loadTypes(modelId: number): Promise<void> {
+  /** The types the model can take, as the Export screen's plan says with its importance matrix (`imatrix`). */
+  async loadTypes(modelId: number, imatrix: string | undefined): Promise<void> {
     try {
-      const plan = await this.#gufo.exportPlan(modelId);
-      this.types = plan.options.filter((o) => o.unavailable === null).map((o) => o.fileType);
-      if (this.fileType && !this.types.includes(this.fileType)) this.fileType = '';
+      const plan = await this.#gufo.exportPlan(modelId, imatrix === undefined ? {} : { imatrix });
+      this.types = ollamaTypeChoices(plan.options);
+      if (this.fileType && !this.types.some((t) => t.fileType === this.fileType && t.disabled === null))
+        this.fileType = '';
     } catch (err) {
       this.error = messageOf(err);
     }
@@ -56,13 +58,13 @@ export class OllamaExportState {
     this.name = name;
   }
 
-  async send(modelId: number): Promise<void> {
+  async send(modelId: number, imatrix: string | undefined): Promise<void> {
     this.error = null;
     try {
       this.jobId = await this.#gufo.startOllamaExport({
         modelId,
         name: this.name.trim(),
-        ...(this.fileType ? { fileType: this.fileType } : {}),
+        ...(this.fileType ? { fileType: this.fileType, ...(imatrix === undefined ? {} : { imatrix }) } : {}),
         ...(this.contextSize ? { contextSize: this.contextSize } : {}),
         ...(this.system.trim() ? { system: this.system } : {}),
         upload: this.upload,

@@ -75,6 +75,35 @@ describe('answers at the end of the context', { timeout: 240_000 }, () => {
     expect(answer.content).toBe(await greedy(backend, 'Once upon a time', answer.stats!.generatedTokens, 48));
   });
 
+  it('an answer whose length limit falls where the context ends names the context, the limit it reached', async () => {
+    const { answer } = await ask(48, 43, 'stop', [], 'Once upon a time');
+    expect(answer.stats!.promptTokens).toBe(5);
+    expect(answer.stats).toMatchObject({ generatedTokens: 43, stopReason: 'context' });
+  });
+
+  it('a stop while the prompt is read reports the tokens read, not the whole prompt', async () => {
+    const backend = testBackend();
+    const text = openModelText(STORIES_260K);
+    try {
+      const prompt = text.tokenizer.tokenize(EARLIER.join(' ').repeat(10), { addBos: true, parseSpecial: false });
+      expect(prompt.length).toBeGreaterThan(200);
+      const result = await backend.context.engines.withModel({ path: STORIES_260K, ctx: 512 }, ({ host }) => {
+        const stop = new AbortController();
+        const generated = host.generate({ prompt, maxTokens: 8 }, { signal: stop.signal });
+        // The cancel follows the request at once: the engine sees it after its first batch of the prompt.
+        stop.abort();
+        return generated;
+      });
+      expect(result).toMatchObject({ ids: [], stopReason: 'cancelled' });
+      expect(result.timings.cachedTokens).toBe(0);
+      expect(result.timings.promptTokens).toBeGreaterThan(0);
+      expect(result.timings.promptTokens).toBeLessThan(prompt.length);
+    } finally {
+      text.close();
+      await backend.close();
+    }
+  });
+
   it.each(['truncate-middle', 'rolling-window'] as const)(
     'with %s, an answer that fills the context goes on without the oldest messages, and says how many',
     async (overflow) => {

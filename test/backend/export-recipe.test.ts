@@ -27,10 +27,14 @@ describe('export with a custom recipe', () => {
     const custom = (await b.api.exportPlan(modelId, { recipe })).options.find((o) => o.fileType === 'Q8_0')!;
     // attn_v of 3 layers to F16 outweighs ffn_up to Q4_0 on this model: the size changes either way.
     expect(custom.predictedBytes).not.toBe(plain.predictedBytes);
+    // Named after its recipe, not taken for the mixture's file.
+    expect(plain.defaultOutputPath).toMatch(/stories260K-Q8_0\.gguf$/);
+    expect(custom.defaultOutputPath).toMatch(/stories260K-Q8_0-custom-F16-Q4_0\.gguf$/);
 
     const job = await b.context.jobs.wait(await b.api.startExport({ modelId, fileType: 'Q8_0', recipe }));
     expect(job.status, job.error ?? '').toBe('done');
     const record = job.result as ExportRecord;
+    expect(record.outputPath).toBe(custom.defaultOutputPath);
     expect(statSync(record.outputPath).size).toBe(custom.predictedBytes);
     const { gguf, file } = openGguf(record.outputPath);
     try {

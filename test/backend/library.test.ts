@@ -17,7 +17,7 @@ import { gguf } from '@huggingface/gguf';
 import { describe, expect, it } from 'vitest';
 import type { JobState, ModelEntry } from '../../src-preload/api';
 import { testBackend, type TestBackend } from '../support/backend';
-import { STORIES_260K } from '../support/paths';
+import { MODELS, STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
 import { writeRandomModel } from '../support/test-models';
 
@@ -137,7 +137,8 @@ describe('library scan', () => {
     const b = testBackend({ modelDirs: [dir] });
     const first = await b.api.listModels();
     const broken = byFile(first, 'truncated.gguf');
-    expect(broken.error).toContain(bad);
+    // The row shows the path beside it: the error says what is wrong only.
+    expect(broken.error).not.toContain(bad);
     expect(broken.error).toContain('truncated');
     expect(broken.parameters).toBeNull();
     await hashed(b);
@@ -154,8 +155,9 @@ describe('library scan', () => {
     writeFileSync(path, Buffer.concat([Buffer.from('XXXX'), original.subarray(4)]));
     utimesSync(path, 1_700_000_000, 1_700_000_000);
     expect(byFile(await b.api.listModels(), 'stories.gguf').error).toBeNull();
+    // The row shows the path: the error does not repeat it.
     expect(byFile(await b.api.rescanLibrary(), 'stories.gguf').error).toBe(
-      `${path}: magic: not a GGUF file (starts with 0x58585858, expected "GGUF")`,
+      'magic: not a GGUF file (starts with 0x58585858, expected "GGUF")',
     );
     writeFileSync(path, original);
 
@@ -272,6 +274,7 @@ describe('adding models', () => {
 
     const b = testBackend();
     const result = await b.api.addModels([single, folder, empty, missing, single]);
+    const added = new Map(b.context.models.list().map((m) => [m.path, m]));
     expect(result.added.map((m) => m.path).sort()).toEqual([nested, single].sort());
     expect(result.added.every((m) => m.error === null)).toBe(true);
     // A file found in an added folder is the folder's: the folder is a model folder now.
@@ -294,7 +297,16 @@ describe('adding models', () => {
     // a model folder now, whose bad files are listed with their error, as in any model folder.
     const listed = await b.api.listModels();
     expect(listed.map((m) => m.path).sort()).toEqual([nested, notGguf, single, truncated].sort());
-    expect(byFile(listed, 'truncated.gguf').error).toMatch(/truncated/);
+    expect(byFile(listed, 'truncated.gguf').error).toMatch(/^metadata .*: file is truncated/);
+    // Listed by the add itself, not only by the next scan, and the same after a rescan.
+    const atOnce = added.get(notGguf)!;
+    expect(atOnce).toMatchObject({ error: expect.stringMatching(/^magic: not a GGUF file/) as string });
+    expect(atOnce.notRunnable).toBe(atOnce.error);
+    const rescanned = byFile(await b.api.rescanLibrary(), 'fake.gguf');
+    expect({ error: rescanned.error, notRunnable: rescanned.notRunnable }).toEqual({
+      error: atOnce.error,
+      notRunnable: atOnce.notRunnable,
+    });
 
     // Calls come as JSON from outside (HTTP, IPC): nonsense is a clear error.
     await expect(b.api.addModels('/models' as unknown as string[])).rejects.toThrow(
@@ -452,5 +464,14 @@ describe('removing models', () => {
     await expect(b.api.removeModel(model!.id, { deleteFile: true })).rejects.toThrow(`cannot delete ${path}: `);
     expect(existsSync(path)).toBe(true);
     await expect(b.api.getModel(model!.id)).resolves.toMatchObject({ path });
+  });
+
+  it('shows no parameters, quantization or context for a vocabulary-only file, which has none', async () => {
+    const dir = tempDir();
+    copyFileSync(join(MODELS, 'vocab', 'ggml-vocab-baichuan.gguf'), join(dir, 'vocab.gguf'));
+    const b = testBackend({ modelDirs: [dir] });
+    const vocab = byFile(await b.api.listModels(), 'vocab.gguf');
+    expect(vocab).toMatchObject({ parameters: null, fileType: null, typeMix: [], contextLength: null, error: null });
+    expect(vocab.notRunnable).toMatch(/^vocabulary only/);
   });
 });

@@ -2,8 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { OllamaExportResult } from '../../src-preload/api';
+import { imatrixGguf } from '../../src-main/core/imatrix';
+import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { readModelFile } from '../../src-main/node/model-file';
 import { testBackend } from '../support/backend';
+import { tempDir } from '../support/temp';
 import { startOllamaStandIn } from '../support/ollama-stand-in';
 import { STORIES_260K } from '../support/paths';
 
@@ -86,5 +89,44 @@ describe('Send to Ollama', () => {
     b.context.jobs.cancel(jobId);
     expect((await b.context.jobs.wait(jobId)).status).toBe('cancelled');
     expect(existsSync(join(b.context.modelsDir, 'ollama', 'gone', 'gone.gguf'))).toBe(false);
+  });
+
+  it('says whether an importance matrix weighed it, and gives the command once when no Ollama answers', async () => {
+    const b = testBackend({ env: { OLLAMA_HOST: 'http://127.0.0.1:9' } });
+    const source = b.context.models.upsert(readModelFile(STORIES_260K, 'added'));
+    const { gguf, file } = openGguf(STORIES_260K);
+    const weights = gguf.tensors
+      .filter((t) => t.name.startsWith('blk.') && t.ne.length >= 2)
+      .map((t) => ({
+        weight: t.name,
+        sums: new Float32Array(Number(t.ne[0])).fill(4),
+        inSums: new Float32Array(Number(t.ne[0])),
+        counts: [4],
+      }));
+    file.close();
+    const imatrix = join(tempDir(), 'stories.imatrix.gguf');
+    const { spec, data } = imatrixGguf({ datasets: ['test'], chunkCount: 1, chunkSize: 4, weights });
+    await writeGguf(imatrix, spec, (i) => [new Uint8Array(data[i]!.buffer)]);
+
+    const sent = async (request: { name: string; fileType?: string; imatrix?: string }) => {
+      const job = await b.context.jobs.wait(await b.api.startOllamaExport({ modelId: source.id, ...request }));
+      expect(job.status).toBe('done');
+      return job.result as OllamaExportResult;
+    };
+    const weighed = await sent({ name: 'weighed', fileType: 'Q4_K_M', imatrix });
+    expect(weighed.notes).toContain(`Quantized to Q4_K_M with the importance matrix ${imatrix}.`);
+    expect(weighed.created).toBe(false);
+    expect(weighed.notes).toContain('No Ollama server answers at http://127.0.0.1:9.');
+    // The command is the result's own line; no note repeats it.
+    expect(weighed.notes.join('\n')).not.toContain('ollama create');
+    // stories260K was trained on 2,048 tokens: its Modelfile asks for no more.
+    expect(weighed.modelfile).toContain('PARAMETER num_ctx 2048');
+
+    expect((await sent({ name: 'plain', fileType: 'Q4_K_M' })).notes).toContain(
+      'Quantized to Q4_K_M without an importance matrix.',
+    );
+    await expect(b.api.startOllamaExport({ modelId: source.id, name: 'x', imatrix })).rejects.toThrow(
+      'imatrix: an importance matrix weighs a re-quantization: choose a file type',
+    );
   });
 });

@@ -98,4 +98,23 @@ describe('predicted quality per file type', () => {
     });
     expect(prediction.types.filter((t) => t.measured !== null).map((t) => t.fileType)).toEqual(['Q8_0']);
   }, 120_000);
+
+  it('runs one job per question, and an export started meanwhile waits for it, saying so', async () => {
+    const b = testBackend();
+    const modelId = addModel(b, STORIES_260K);
+    const first = await b.api.startQualityPrediction(modelId);
+    expect(await b.api.startQualityPrediction(modelId)).toBe(first);
+    const exportId = await b.api.startExport({ modelId, fileType: 'Q8_0', outputPath: join(tempDir(), 'q8.gguf') });
+    expect(b.context.jobs.get(exportId)).toMatchObject({
+      status: 'running',
+      detail: 'Waiting for "Predicted quality of stories260K per type" to finish',
+    });
+    const [predicted, exported] = await Promise.all([b.context.jobs.wait(first), b.context.jobs.wait(exportId)]);
+    expect(predicted.status).toBe('done');
+    expect(exported.status).toBe('done');
+    // The export began once the prediction had ended.
+    expect(Date.parse(exported.endedAt!)).toBeGreaterThanOrEqual(Date.parse(predicted.endedAt!));
+    // Asked again once it has ended: the cache answers in a new job.
+    expect(await b.api.startQualityPrediction(modelId)).not.toBe(first);
+  });
 });

@@ -100,7 +100,7 @@ describe('tensor error of an export', () => {
     expect(jobEvents(b, jobId).some((j) => j.result !== null)).toBe(false);
 
     await expect(b.api.startTensorError(stories!)).rejects.toThrow(
-      /is not an export Gufo made \(or its source left the library\): choose the model to compare it with$/,
+      /was made from \(the app.s exports and gufo quantize.s with GUFO_HOME are recorded\), or its source left the library: choose the model to compare it with$/,
     );
     await expect(b.api.startTensorError(stories!, stories)).rejects.toThrow('not with itself');
     await expect(b.api.startTensorError(stories!, 999)).rejects.toThrow('no model with id 999 in the library');

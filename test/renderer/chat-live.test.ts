@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { liveContextUsage, liveStatsItems, loadingText } from '../../src-renderer/lib/chat-live';
+import { finishedStatsItems, liveContextUsage, liveStatsItems, loadingText } from '../../src-renderer/lib/chat-live';
 
 const usage = {
   usedTokens: 12,
@@ -35,5 +35,33 @@ describe('live answer numbers', () => {
       '123.5 tok/s so far',
       '40 tokens',
     ]);
+  });
+});
+
+describe("an ended answer's numbers", () => {
+  const stats = {
+    promptTokens: 1046,
+    reusedTokens: 456,
+    generatedTokens: 0,
+    ttftMs: 900,
+    decodeTokS: 0,
+    prefillTokS: 300,
+    stopReason: 'cancelled' as const,
+    seed: 7,
+  };
+
+  it('stopped before its first token: how far the prompt was read, no speed or time to a token', () => {
+    expect(finishedStatsItems({ ...stats, promptReadTokens: 712 })).toEqual([
+      'no answer yet',
+      'stopped reading the prompt at 712 of 1046 tokens (456 reused)',
+      'seed 7',
+    ]);
+  });
+
+  it('a whole answer: speed, tokens, time to first token, the prompt and the limit it reached', () => {
+    const items = finishedStatsItems({ ...stats, generatedTokens: 20, decodeTokS: 10, stopReason: 'context' });
+    expect(items[1]).toBe('20 tokens');
+    expect(items).toContain('prompt 1046 tokens (456 reused) at 300.0 tok/s');
+    expect(items.at(-1)).toBe('the context is full');
   });
 });

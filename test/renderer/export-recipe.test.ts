@@ -11,6 +11,7 @@ import { openGguf } from '../../src-main/node/gguf-io';
 import { readModelFile } from '../../src-main/node/model-file';
 import { describeImatrix } from '../../src-renderer/lib/export-imatrix.svelte';
 import {
+  layerRangeScope,
   parseLayerRange,
   predictedQualityText,
   RECIPE_ROLES,
@@ -203,5 +204,12 @@ describe('a recipe that needs the importance matrix once it is cleared', () => {
       await b.api.exportPlan(modelId, { recipe: recipeFromChoices({ ffn_up: 'Q8_0' }, null) })
     ).options.find((o) => o.fileType === 'Q4_K_M')!;
     expect(recipeRefusal(fine, choices, true, plan.recipeTypes)).toBeNull();
+  });
+});
+
+describe("the recipe's layer range", () => {
+  it('names the overrides it limits: the chosen roles inside the layers', () => {
+    expect(layerRangeScope({ attn_v: 'Q8_0', output: 'Q6_K', ffn_down: 'Q4_K' })).toBe('Layers of attn_v, ffn_down');
+    expect(layerRangeScope({ output: 'Q6_K' })).toBe('Layers of the layer overrides');
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../src-preload/api';
 import {
+  librarySummary,
   architecturesOf,
   deletionBlocker,
   describeLocations,
@@ -191,5 +192,15 @@ describe('model pickers', () => {
   it('offer an embedding model to export but not to chat or benchmarks', () => {
     expect(runnableModels(models).map((m) => m.id)).toEqual([1, 2]);
     expect(generativeModels(models).map((m) => m.id)).toEqual([1]);
+  });
+});
+
+describe("the library's count", () => {
+  const row = (error: string | null) => ({ error }) as ModelEntry;
+  it('counts readable files as models and the unreadable ones apart', () => {
+    const models = [row(null), row(null), row('magic: not a GGUF file')];
+    expect(librarySummary(models, 3, '1.2 MB')).toBe('2 models and 1 unreadable file, 1.2 MB');
+    expect(librarySummary(models, 1, '1.2 MB')).toBe('1 of 3 shown (2 models and 1 unreadable file)');
+    expect(librarySummary([row(null)], 1, '1 kB')).toBe('1 model, 1 kB');
   });
 });

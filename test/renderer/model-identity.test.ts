@@ -3,7 +3,7 @@ import type { ModelEntry } from '../../src-preload/api';
 import { formatBytes as cliFormatBytes } from '../../src-main/cli/format';
 import { fileTypeLabel, formatBytes, formatParams } from '../../src-renderer/lib/format';
 import { chatPickerLabel, pickerLabel, runnableModels, secondaryName } from '../../src-renderer/lib/library-view';
-import { servedAt } from '../../src-renderer/lib/server-state';
+import { listenerLabel, servedAt } from '../../src-renderer/lib/server-state';
 
 const entry = (id: number, patch: Partial<ModelEntry>) =>
   ({ id, name: `m${id}`, generalName: null, notRunnable: null, ...patch }) as ModelEntry;
@@ -40,13 +40,18 @@ describe('model identity in the UI', () => {
 });
 
 describe('server status in Settings', () => {
-  it("says gufo serve serves the API on the UI's port while the listener is off", () => {
+  it("says gufo serve serves both APIs on the UI's port while the listener is off", () => {
     expect(servedAt({ url: null, servedUrl: 'http://127.0.0.1:7823/v1' })).toEqual([
-      { url: 'http://127.0.0.1:7823/v1', by: 'gufo serve' },
+      { url: 'http://127.0.0.1:7823/v1', ollamaUrl: 'http://127.0.0.1:7823', by: "gufo serve, on this page's port" },
     ]);
     expect(
       servedAt({ url: 'http://127.0.0.1:7824/v1', servedUrl: 'http://127.0.0.1:7823/v1' }).map((p) => p.url),
     ).toEqual(['http://127.0.0.1:7823/v1', 'http://127.0.0.1:7824/v1']);
     expect(servedAt({ url: null, servedUrl: null })).toEqual([]);
+  });
+
+  it('labels the switch as the listener of its own under gufo serve, as serving the APIs in the app', () => {
+    expect(listenerLabel({ servedUrl: 'http://127.0.0.1:7823/v1' })).toMatch(/^Also serve the APIs on a listener/);
+    expect(listenerLabel({ servedUrl: null })).toBe('Serve the OpenAI-compatible and Ollama APIs');
   });
 });

@@ -252,7 +252,7 @@ class Answer {
       const last = filled.plan;
       const stats: GenerationStats = {
         promptTokens: last.ids.length,
-        reusedTokens: last.ids.length - t.promptTokens,
+        reusedTokens: t.cachedTokens,
         generatedTokens: filled.answer.length,
         ttftMs: filled.ttftMs,
         decodeTokS: t.decodeTokS,
@@ -261,6 +261,7 @@ class Answer {
         seed,
         contextSize,
         ...(last.dropped > 0 && { leftOutMessages: last.dropped }),
+        ...(t.cachedTokens + t.promptTokens < last.ids.length && { promptReadTokens: t.cachedTokens + t.promptTokens }),
         kvCacheTypes: kvTypes,
       };
       this.end(signal.aborted ? this.#abortedStatus() : 'done', stats, null);

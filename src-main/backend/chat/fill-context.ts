@@ -66,12 +66,14 @@ export async function fillContext(host: EngineHost, first: PromptPlan, o: FillOp
       },
     );
     if (before === 0) ttftMs = result.timings.ttftMs;
-    // The engine is asked for no more than the context holds: stopping there is the context's end.
+    // The engine is asked for no more than the context holds: stopping there is the context's end,
+    // even when the length limit falls on the same token (then it ends the answer only if a policy could go on).
     const filled =
       result.stopReason === 'context' ||
-      (result.stopReason === 'length' && room < budget && answer.length - before >= room);
+      (result.stopReason === 'length' && room <= budget && answer.length - before >= room);
     if (!filled) return { result, stopReason: result.stopReason, plan, answer, ttftMs };
     if (!o.replan || o.signal?.aborted) return { result, stopReason: 'context', plan, answer, ttftMs };
+    if (answer.length >= o.maxTokens) return { result, stopReason: 'length', plan, answer, ttftMs };
     const next = await o.replan(answer);
     if (!next.fits || o.signal?.aborted) return { result, stopReason: 'context', plan, answer, ttftMs };
     plan = next;

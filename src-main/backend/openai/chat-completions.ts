@@ -1,5 +1,6 @@
 /** `POST /v1/chat/completions`: the messages rendered with the model's chat template, answered as the assistant (text or tool calls). */
-import type { ModelText } from '../chat/prompt';
+import { defaultPromptFormat } from '../../core/prompt-format';
+import { answerShape, type ModelText } from '../chat/prompt';
 import { chatLogprobContent } from './logprobs';
 import type { PromptInput } from './plan';
 import { splitsReasoning } from './reasoning';
@@ -77,8 +78,10 @@ export const CHAT_COMPLETIONS: EndpointShape<ChatCompletionRequest> = {
 };
 
 /**
- * The prompt of a chat request (Ollama's /api/chat makes its prompt here too). Ending with an
- * assistant message asks the model to continue it rather than start a new turn.
+ * The prompt of a chat request (Ollama's /api/chat and /api/generate make their prompts here too).
+ * Ending with an assistant message asks the model to continue it rather than start a new turn. A
+ * model without a chat template gets the messages as plain text, as in the app and `gufo chat`
+ * (defaultPromptFormat); with tools it gets the built-in family, whose turns the calls need.
  */
 export function chatPrompt(text: ModelText, request: ChatCompletionRequest): PromptInput {
   const answering = request.messages.at(-1)?.role !== 'assistant';
@@ -92,7 +95,15 @@ export function chatPrompt(text: ModelText, request: ChatCompletionRequest): Pro
   };
   const reasoning = splitsReasoning(text, request.reasoning, request.model);
   if (!request.tools) {
-    return { source: chat, stopIds, stripLeadingSpace: answering, param: 'messages', reasoning };
+    const format = defaultPromptFormat(text.hasChatTemplate);
+    const shape = answerShape(text, format);
+    return {
+      source: { ...chat, format },
+      stopIds: shape.stop,
+      stripLeadingSpace: answering && shape.stripLeadingSpace,
+      param: 'messages',
+      reasoning,
+    };
   }
   const tools = toolPrompt(text, request.tools);
   answers.set(request, tools.answer());

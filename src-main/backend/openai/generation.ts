@@ -156,7 +156,7 @@ export function generate(
         finishReason: output.stopped || result.stopReason === 'stop' ? 'stop' : 'length',
         stopWord: output.stopWord,
         promptTokens: plan.prompt.length,
-        cachedTokens: plan.prompt.length - t.promptTokens,
+        cachedTokens: t.cachedTokens,
         completionTokens: t.generated,
         durations: { loadMs, ttftMs: t.ttftMs, decodeMs: t.decodeMs },
       };

@@ -17,6 +17,7 @@ import {
   type StoredPrediction,
 } from '../../node/store/quality-predictions';
 import { QualityReportStore } from '../../node/store/quality-reports';
+import { cpuTurnsOf } from '../cpu-turns';
 import { requireReadableModel, type BackendContext } from '../context';
 import { loadChosenImatrix, type ChosenImatrix } from '../imatrix';
 import type { JobContext } from '../jobs';
@@ -92,6 +93,9 @@ export function createQualityPredictions(ctx: BackendContext): QualityPrediction
     }
   }
 
+  /** The job last started for each question (model and importance matrix). */
+  const asked = new Map<string, string>();
+
   const cached = (model: ModelEntry, imatrix: ChosenImatrix | null) =>
     model.sha256 ? cache.get(keyOf(model.sha256, imatrix)) : null;
 
@@ -100,10 +104,16 @@ export function createQualityPredictions(ctx: BackendContext): QualityPrediction
       async startQualityPrediction(modelId, options) {
         const model = requireReadableModel(ctx, modelId);
         const imatrix = await chosen(options);
+        // One job per question: asked again while it runs, the answer is the running job.
+        const question = `${model.id}:${model.path}:${imatrix?.sha256 ?? ''}`;
+        const running = asked.get(question);
+        if (running !== undefined && ctx.jobs.get(running)?.status === 'running') return running;
         const title = `Predicted quality of ${model.name} per type${imatrix ? ' with its importance matrix' : ''}`;
-        return ctx.jobs.start({ kind: 'quality-prediction', title, unit: 'tensors', modelId }, (job) =>
-          predict(job, model, imatrix),
+        const jobId = ctx.jobs.start({ kind: 'quality-prediction', title, unit: 'tensors', modelId }, (job) =>
+          cpuTurnsOf(ctx).run(job, title, () => predict(job, model, imatrix)),
         );
+        asked.set(question, jobId);
+        return jobId;
       },
 
       async qualityPrediction(modelId, options) {

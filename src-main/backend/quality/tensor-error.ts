@@ -68,7 +68,7 @@ function exportSourceOf(ctx: BackendContext, model: ModelEntry): number {
     .find((e) => e.status === 'done' && e.outputModelId === model.id && e.sourceModelId !== null);
   if (!made)
     throw new Error(
-      `${model.name} is not an export Gufo made (or its source left the library): choose the model to compare it with`,
+      `Gufo has no record of what ${model.name} was made from (the app's exports and gufo quantize's with GUFO_HOME are recorded), or its source left the library: choose the model to compare it with`,
     );
   return made.sourceModelId!;
 }

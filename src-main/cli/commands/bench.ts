@@ -2,6 +2,7 @@ import { benchRunRecord } from '../../backend/bench-record';
 import { BenchRunStore } from '../../node/store/bench-runs';
 import { log, printJson, CliError, integerOption, type Command } from '../command';
 import { formatBytes } from '../format';
+import { progressBar } from '../progress';
 import { STORE_HELP, storeResults } from '../results-store';
 import type { StepProfile } from '../../engine-wire/protocol';
 import { adapterJson, KV_CACHE_HELP, KV_CACHE_OPTIONS, kvCacheOptions, memoryJson, startEngine } from './run';
@@ -61,9 +62,15 @@ export const benchCommand: Command = {
     const kvTypes = kvCacheOptions(args);
     const { host } = await startEngine(path, depth + p + n, json, kvTypes);
     let measured: Awaited<ReturnType<typeof host.bench>>;
+    const bar = progressBar('benchmarking');
     try {
-      measured = await host.bench(p, n, { profile: args.values.profile === true, depth });
+      measured = await host.bench(p, n, {
+        profile: args.values.profile === true,
+        depth,
+        onProgress: (done, total) => bar.update(done / total, benchStage(done, depth, p)),
+      });
     } finally {
+      bar.done();
       await host.close();
     }
     const { result, info } = measured;
@@ -119,4 +126,11 @@ function profileTable(profile: StepProfile): string {
     return `${k.kernel.padEnd(32)}${k.gpuMsPerToken.toFixed(3).padStart(10)} ms ${share.toFixed(1).padStart(5)}%  ×${k.dispatchesPerToken}${bandwidth}\n`;
   });
   return head + lines.join('');
+}
+
+/** What the bench is doing once `done` tokens are in: filling the depth, the prompt, or decoding. */
+function benchStage(done: number, depth: number, p: number): string {
+  if (done < depth) return `filling ${depth} tokens of depth`;
+  if (done < depth + p) return `prefill pp${p}`;
+  return `decode: ${done - depth - p} tokens`;
 }

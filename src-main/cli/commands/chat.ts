@@ -37,8 +37,8 @@ const HELP = `Usage: gufo chat <model> [--system "..."] [--template F] [--temp T
 
 Chat with a model in the terminal, on the GPU, with the model's own chat template. Answers
 stream as they are written; the conversation stays in the KV cache, so each turn only evaluates
-what is new. Ctrl-C stops an answer (or a tool call); Ctrl-C at the prompt (or Ctrl-D) exits.
-When stdin is not a terminal, each line of it is a message (or the y/n answer to a call).
+what is new. Ctrl-C stops an answer (or a tool call); Ctrl-C again as it ends, at the prompt (or
+Ctrl-D) exits. When stdin is not a terminal, each line of it is a message (or the y/n answer to a call).
 
 Options:
   --system TEXT         a system message
@@ -140,6 +140,8 @@ export const chatCommand: Command = {
         if (filled.plan.dropped > plan.dropped) log(`[${leftOutNotice(filled.plan.dropped, ctx)}]`);
         if (filled.stopReason === 'context') log(`[${contextFullNotice(ctx, OVERFLOW_OPTION)}]`);
         log(`[${filled.answer.length} tokens, ${filled.result.timings.decodeTokS.toFixed(1)} tok/s]`);
+        // A Ctrl-C the engine got after its last token (the answer ended on its own) was meant for the prompt: quit.
+        if (signal.aborted && filled.stopReason !== 'cancelled') quit();
         sampling.seed = (sampling.seed + 1) >>> 0;
         return answer;
       };
@@ -176,20 +178,30 @@ export const chatCommand: Command = {
         }
       };
 
+      /** Ctrl-C asked to quit (the end of piped input still answers the lines read before it). */
+      let quitting = false;
+      const quit = () => {
+        quitting = true;
+        rl.close();
+      };
+      // Ctrl-C stops the answer being written; once it is stopping (a second Ctrl-C, pressed as it
+      // ends), or at the prompt, it quits.
       const onInterrupt = () => {
-        if (answering) answering.abort();
-        else rl.close();
+        if (answering && !answering.signal.aborted) return answering.abort();
+        answering?.abort();
+        quit();
       };
       rl.on('SIGINT', onInterrupt);
       process.on('SIGINT', onInterrupt);
       try {
-        log('Type a message; Ctrl-C stops an answer, Ctrl-C at the prompt or Ctrl-D exits.');
+        log('Type a message; Ctrl-C stops an answer, Ctrl-C again or at the prompt, or Ctrl-D, exits.');
         rl.setPrompt('> ');
         rl.prompt();
         // Lines typed (or piped) while an answer streams wait their turn in the reader.
         for (let next = await lines.next(); !next.done; next = await lines.next()) {
           const line = String(next.value);
           if (line.trim() !== '') await turn(line);
+          if (quitting) break;
           rl.prompt();
         }
       } finally {

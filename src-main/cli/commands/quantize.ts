@@ -8,9 +8,11 @@ import { FileExistsError } from '../../node/atomic-write';
 import { openGguf } from '../../node/gguf-io';
 import { loadImatrix } from '../../node/imatrix-file';
 import { quantizeFile } from '../../node/quantize';
+import { ExportStore } from '../../node/store/exports';
 import { CliError, log, printJson, type Command } from '../command';
 import { formatBytes } from '../format';
 import { interruptSignal, progressBar } from '../progress';
+import { STORE_HELP, storeResults } from '../results-store';
 import { printPlan } from './quantize-plan';
 
 const HELP = `Usage: gufo quantize <in.gguf> <out.gguf> --type <T> [options]
@@ -52,6 +54,8 @@ Options:
                               bitsPerWeight, fallbacks: [{ from, to, tensors }], predicted:
                               { elements, sampledElements, rmse, relativeError, snrDb },
                               unavailable }
+
+${STORE_HELP} The file is recorded as an export of the input, as the app records its own.
 `;
 
 function typeOption(value: string | boolean | undefined, flag: string): GgmlType | undefined {
@@ -148,6 +152,26 @@ export const quantizeCommand: Command = {
     } finally {
       bar.done();
     }
+    // Recorded as the app records its exports: the app then knows the file's source (the inspector's tensor error).
+    const written = report;
+    await storeResults(async (store) => {
+      const source = (await store.model(input)).entry;
+      const made = (await store.model(output)).entry;
+      const exports = new ExportStore(store.db);
+      const { id } = exports.start({
+        sourceModelId: source.id,
+        sourceName: source.name,
+        sourcePath: source.path,
+        outputPath: made.path,
+        fileType,
+      });
+      exports.finish(id, {
+        status: 'done',
+        bytesOut: written.bytesOut,
+        seconds: written.seconds,
+        outputModelId: made.id,
+      });
+    });
     if (args.values.json) return printJson(report);
     log(
       `${output}: ${fileType}, ${formatBytes(report.bytesIn)} → ${formatBytes(report.bytesOut)} in ${report.seconds.toFixed(1)} s`,

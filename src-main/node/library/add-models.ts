@@ -51,7 +51,11 @@ export async function addModelFiles(
       ) {
         result.skipped.push({ path: file.path, reason: `already in the library: ${file.path}` });
       } else if (record.error !== null) {
-        result.skipped.push({ path: file.path, reason: record.error });
+        // In a folder it is listed, as a scan of the folder lists it, marked as a file that cannot run.
+        if (found.inFolder) store.upsert(record);
+        // The skipped list names the file; an error about another part of a set names that part already.
+        const named = parts.some((part) => record.error!.startsWith(`${part}: `));
+        result.skipped.push({ path: file.path, reason: named ? record.error : `${file.path}: ${record.error}` });
       } else {
         store.unexclude(file.path);
         result.added.push(store.upsert(record));

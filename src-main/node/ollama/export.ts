@@ -8,6 +8,7 @@ import { constants, existsSync } from 'node:fs';
 import { copyFile, link, mkdir, rename, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
+import type { ImportanceMatrix } from '../../core/imatrix';
 import type { QuantFileType } from '../../core/quant-recipes';
 import type { OllamaExportResult } from '../../../src-preload/api/ollama';
 import { writeAtomically } from '../atomic-write';
@@ -32,6 +33,8 @@ export interface OllamaExportOptions {
   name: string;
   fileType?: QuantFileType;
   allowRequantize?: boolean;
+  /** The importance matrix that weighs the re-quantization, and the file it came from. */
+  imatrix?: { matrix: ImportanceMatrix; path: string };
   /** Threads that re-quantize (quantizeFile's option; default 1). */
   threads?: number;
   outDir: string;
@@ -66,6 +69,7 @@ export async function exportForOllama(options: OllamaExportOptions): Promise<Oll
   if (options.fileType) {
     const fileType = options.fileType;
     await quantizeFile(source, outputPath, fileType, {
+      imatrix: options.imatrix?.matrix,
       allowRequantize: options.allowRequantize,
       threads: options.threads,
       overwrite: options.overwrite,
@@ -113,20 +117,21 @@ export async function exportForOllama(options: OllamaExportOptions): Promise<Oll
     created: false,
     ollamaVersion: null,
     command,
-    notes: settings.notes,
+    notes: [...quantizedNote(options), ...settings.notes],
   };
   if (options.host === null) return outcome;
 
+  // The result gives the command to run when the model was not created: the notes say why only.
   const client = new OllamaClient(options.host);
   const version = await client.version(signal);
   if (version === null) {
-    outcome.notes.push(`No Ollama server answers at ${options.host}: create the model with \`${command}\`.`);
+    outcome.notes.push(`No Ollama server answers at ${options.host}.`);
     return outcome;
   }
   outcome.ollamaVersion = version;
   if (!versionAtLeast(version, OLLAMA_MIN_VERSION)) {
     outcome.notes.push(
-      `Ollama ${version} at ${options.host} is older than ${OLLAMA_MIN_VERSION}, whose API Gufo uses: update it, or create the model with \`${command}\`.`,
+      `Ollama ${version} at ${options.host} is older than ${OLLAMA_MIN_VERSION}, whose API Gufo uses: update it, or run the command.`,
     );
     return outcome;
   }
@@ -165,4 +170,14 @@ async function sameFile(from: string, to: string): Promise<void> {
 /** A path as one shell argument (quoted when it holds anything but plain characters). */
 function quoteArg(path: string): string {
   return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Whether an importance matrix weighed a re-quantization (nothing to say of a file sent as it is). */
+function quantizedNote(options: OllamaExportOptions): string[] {
+  if (!options.fileType) return [];
+  return [
+    options.imatrix
+      ? `Quantized to ${options.fileType} with the importance matrix ${options.imatrix.path}.`
+      : `Quantized to ${options.fileType} without an importance matrix.`,
+  ];
 }

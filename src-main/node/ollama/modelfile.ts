@@ -3,6 +3,7 @@
  * file's own, the stop strings of the model's end-of-turn tokens, the context size and the system
  * prompt, written as a Modelfile (for `ollama create -f`) and as the fields of /api/create.
  */
+import { ollamaDefaultContext } from '../../../src-preload/api/ollama';
 import { chatTemplateFor, stopTokenIds } from '../../core/chat-template';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import { readVocab } from '../../core/tokenizer/vocab';
@@ -11,9 +12,6 @@ import { OLLAMA_DETECTS, ollamaTemplateFor } from './templates';
 /** `[host/][namespace/]model[:tag]`, as Ollama accepts model names. */
 const OLLAMA_NAME =
   /^(?:[A-Za-z0-9][A-Za-z0-9._-]*\/){0,2}[A-Za-z0-9][A-Za-z0-9._-]*(?::[A-Za-z0-9_][A-Za-z0-9._-]{0,79})?$/;
-
-/** Context size when none is asked for and the model's is larger: what most machines can hold. */
-const DEFAULT_MAX_CONTEXT = 8192;
 
 export function checkOllamaName(name: string): string {
   if (typeof name !== 'string' || !OLLAMA_NAME.test(name)) {
@@ -49,7 +47,7 @@ export interface SettingsOptions {
 export function ollamaSettings(gguf: GgufFile, options: SettingsOptions = {}): OllamaModelSettings {
   const architecture = gguf.getString('general.architecture') ?? null;
   const trained = architecture === null ? undefined : gguf.getNumber(`${architecture}.context_length`);
-  const numCtx = options.contextSize ?? Math.min(trained ?? DEFAULT_MAX_CONTEXT, DEFAULT_MAX_CONTEXT);
+  const numCtx = options.contextSize ?? ollamaDefaultContext(trained ?? null);
   if (!Number.isSafeInteger(numCtx) || numCtx < 1)
     throw new Error(`the context size must be a positive whole number, not ${numCtx}`);
   const system = options.system?.trim() ? options.system : null;

@@ -345,6 +345,7 @@ function toKnownLocation(row: LocationRow): KnownLocation {
 
 function toEntry(row: ModelRow, locations: LocationRow[]): ModelEntry {
   const summary = parseSummary(row);
+  const weighs = summary !== null && summary.parameters !== 0;
   const primary = locations.find((l) => l.path === row.path);
   const ordered = primary ? [primary, ...locations.filter((l) => l !== primary)] : locations;
   return {
@@ -360,10 +361,11 @@ function toEntry(row: ModelRow, locations: LocationRow[]): ModelEntry {
     mtimeMs: row.mtime_ms,
     sha256: row.sha256,
     architecture: summary?.architecture ?? null,
-    parameters: summary?.parameters ?? null,
-    fileType: summary?.fileType ?? null,
-    typeMix: summary?.typeMix ?? [],
-    contextLength: summary?.contextLength ?? null,
+    // A vocabulary-only file has no weights: no parameters, quantization or context to show.
+    parameters: weighs ? summary.parameters : null,
+    fileType: weighs ? summary.fileType : null,
+    typeMix: weighs ? summary.typeMix : [],
+    contextLength: weighs ? summary.contextLength : null,
     error: row.error,
     notRunnable: row.error ?? (summary ? whyNotRunnable(summary) : 'the file has not been read'),
     noGeneration: whyNoGeneration(summary?.architecture ?? null),
