@@ -4,7 +4,8 @@
  * them, stop sequences, log-probabilities, concurrency, disconnects and overload.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatPromptIds, openModelText } from '../../src-main/backend/chat/prompt';
+import { openModelText, promptTokens } from '../../src-main/backend/chat/prompt';
+import { defaultPromptFormat } from '../../src-main/core/prompt-format';
 import { DEFAULT_MAX_QUEUE } from '../../src-main/backend/openai/service';
 import { greedyCompletion } from '../support/llama';
 import { STORIES_260K } from '../support/paths';
@@ -69,7 +70,10 @@ describe('generation through the OpenAI-compatible API', { timeout: 240_000 }, (
     // The same prompt run on the engine directly, without the server.
     const text = openModelText(STORIES_260K);
     try {
-      const ids = chatPromptIds(text, messages, true);
+      // Rendered as the API renders it: stories260K has no chat template, so plain text (issue #30 item 8).
+      const format = defaultPromptFormat(text.hasChatTemplate);
+      const rendered = promptTokens(text, { kind: 'chat', messages, addGenerationPrompt: true, format }, Infinity);
+      const ids = 'ids' in rendered ? rendered.ids : [];
       const direct = await t.backend.context.engines.withModel({ path: STORIES_260K, ctx: 2048 }, ({ host }) =>
         host.generate({ prompt: ids, maxTokens: 20, stop: text.stop }),
       );

@@ -84,20 +84,6 @@ export function openModelText(path: string): ModelText {
 }
 
 /**
- * The token ids of `messages` rendered with the model's chat template (BOS included when the model
- * wants one; special-token texts read as those tokens). `addGenerationPrompt`: end with the header
- * of an assistant turn, for the model to write it.
- */
-export function chatPromptIds(
-  text: ModelText,
-  messages: readonly ChatMessage[],
-  addGenerationPrompt: boolean,
-): number[] {
-  const ids = promptTokens(text, { kind: 'chat', messages, addGenerationPrompt }, Infinity);
-  return 'ids' in ids ? ids.ids : [];
-}
-
-/**
  * What a prompt is made of: raw text (BOS first when the model wants one), or a conversation
  * rendered in `format` (default "model": the file's template, or the built-in one chosen for it).
  */
