@@ -9,8 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { hfTokenizerKvs, QWEN3_SPEC } from '../test/support/hf-vocab';
-import { writeRandomModel } from '../test/support/test-models';
+import { writeRandomQwen3 } from '../test/support/tool-models';
 import { changeMaxTokens, newChat, openSection, screenshot } from './support/flow';
 import { ROOT } from './support/gufo-serve';
 import { serveStories } from './support/served-app';
@@ -25,17 +24,7 @@ let modelDir = '';
 test.beforeAll(async () => {
   modelDir = mkdtempSync(join(tmpdir(), 'gufo-e2e-mcp-model-'));
   models[MODEL_FILE] = join(modelDir, MODEL_FILE);
-  await writeRandomModel(models[MODEL_FILE], {
-    nLayer: 1,
-    nEmbd: 32,
-    nFf: 64,
-    nHead: 2,
-    tiedEmbeddings: true,
-    contextLength: 1024,
-    arch: 'qwen3',
-    tokenizer: hfTokenizerKvs(QWEN3_SPEC),
-    name: 'random qwen3',
-  });
+  await writeRandomQwen3(models[MODEL_FILE]);
 });
 test.afterAll(() => rmSync(modelDir, { recursive: true, force: true }));
 

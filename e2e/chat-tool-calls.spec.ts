@@ -12,8 +12,7 @@ import Database from 'better-sqlite3';
 import { expect, test } from '@playwright/test';
 import { databasePath } from '../src-main/node/data-dir';
 import { ChatStore } from '../src-main/node/store/chats';
-import { hfTokenizerKvs, QWEN3_SPEC } from '../test/support/hf-vocab';
-import { writeRandomModel } from '../test/support/test-models';
+import { writeRandomQwen3 } from '../test/support/tool-models';
 import { newChat, screenshot } from './support/flow';
 import { serveStories } from './support/served-app';
 
@@ -26,13 +25,7 @@ let modelDir = '';
 test.beforeAll(async () => {
   modelDir = mkdtempSync(join(tmpdir(), 'gufo-e2e-tool-model-'));
   models[MODEL_FILE] = join(modelDir, MODEL_FILE);
-  const shape = { nLayer: 1, nEmbd: 32, nFf: 64, nHead: 2, tiedEmbeddings: true, contextLength: 1024 };
-  await writeRandomModel(models[MODEL_FILE], {
-    ...shape,
-    arch: 'qwen3',
-    tokenizer: hfTokenizerKvs(QWEN3_SPEC),
-    name: 'random qwen3',
-  });
+  await writeRandomQwen3(models[MODEL_FILE]);
 });
 test.afterAll(() => rmSync(modelDir, { recursive: true, force: true }));
 

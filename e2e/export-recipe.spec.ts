@@ -9,12 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { imatrixGguf } from '../src-main/core/imatrix';
-import { openGguf, writeGguf } from '../src-main/node/gguf-io';
 import { STORIES_260K } from '../test/support/paths';
 import { writeRandomModel } from '../test/support/test-models';
 import { openSection, screenshot } from './support/flow';
 import { serveStories } from './support/served-app';
+import { writeUniformImatrix } from '../test/support/uniform-imatrix';
 
 test.describe.configure({ mode: 'serial', timeout: 240_000 });
 
@@ -25,18 +24,7 @@ const wideImatrix = join(wideDir, 'wide.imatrix.gguf');
 // Before serveStories' hooks (registered below): the wide model and a matrix for it, written here, are copied into models/.
 test.beforeAll(async () => {
   await writeRandomModel(wide, { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2, name: 'wide recipe model' });
-  const { gguf, file } = openGguf(wide);
-  const weights = gguf.tensors
-    .filter((t) => t.name.startsWith('blk.') && t.ne.length >= 2)
-    .map((t) => ({
-      weight: t.name,
-      sums: new Float32Array(Number(t.ne[0])).fill(4),
-      inSums: new Float32Array(Number(t.ne[0])),
-      counts: [4],
-    }));
-  file.close();
-  const { spec, data } = imatrixGguf({ datasets: ['e2e'], chunkCount: 1, chunkSize: 4, weights });
-  await writeGguf(wideImatrix, spec, (i) => [new Uint8Array(data[i]!.buffer)]);
+  await writeUniformImatrix(wide, wideImatrix, 'e2e');
 });
 test.afterAll(() => rmSync(wideDir, { recursive: true, force: true }));
 

@@ -14,10 +14,9 @@ import { unansweredCall } from '../../src-main/backend/chat/mcp-tools';
 import { TOOL_CALL_SYNTAX } from '../../src-main/core/tool-calls/index';
 import { ChatStore } from '../../src-main/node/store/chats';
 import { testBackend, type TestBackend } from '../support/backend';
-import { hfTokenizerKvs, QWEN3_SPEC } from '../support/hf-vocab';
 import { serveHttp } from '../support/mcp/server.mjs';
 import { tempDir } from '../support/temp';
-import { writeRandomModel } from '../support/test-models';
+import { writeRandomQwen3 } from '../support/tool-models';
 import { addModel, answered } from './fixtures/chat-backend';
 
 const SERVER = join(__dirname, '../support/mcp/server.mjs');
@@ -30,17 +29,7 @@ beforeAll(async () => {
   http = await serveHttp();
   modelDir = mkdtempSync(join(tmpdir(), 'gufo-chat-mcp-'));
   modelFile = join(modelDir, 'qwen3-tools.gguf');
-  await writeRandomModel(modelFile, {
-    nLayer: 1,
-    nEmbd: 32,
-    nFf: 64,
-    nHead: 2,
-    tiedEmbeddings: true,
-    contextLength: 1024,
-    arch: 'qwen3',
-    tokenizer: hfTokenizerKvs(QWEN3_SPEC),
-    name: 'random qwen3',
-  });
+  await writeRandomQwen3(modelFile);
 }, 120_000);
 afterAll(async () => {
   await http?.close();

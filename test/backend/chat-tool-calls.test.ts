@@ -13,8 +13,9 @@ import type { ChatMessage } from '../../src-main/core/chat-template';
 import type { PromptFormat } from '../../src-main/core/prompt-format';
 import { ChatStore } from '../../src-main/node/store/chats';
 import { testBackend } from '../support/backend';
-import { hfTokenizerKvs, LLAMA3_SPEC, QWEN3_SPEC } from '../support/hf-vocab';
+import { hfTokenizerKvs, LLAMA3_SPEC } from '../support/hf-vocab';
 import { writeRandomModel } from '../support/test-models';
+import { TINY_CHAT_SHAPE, writeRandomQwen3 } from '../support/tool-models';
 import { addModel, answered } from './fixtures/chat-backend';
 
 const CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}\n</tool_call>';
@@ -29,17 +30,11 @@ let dir: string;
 const files = { qwen: '', llama: '' };
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gufo-chat-tools-'));
-  const shape = { nLayer: 1, nEmbd: 32, nFf: 64, nHead: 2, tiedEmbeddings: true, contextLength: 1024 };
   files.qwen = join(dir, 'qwen3-tools.gguf');
   files.llama = join(dir, 'llama3-tools.gguf');
-  await writeRandomModel(files.qwen, {
-    ...shape,
-    arch: 'qwen3',
-    tokenizer: hfTokenizerKvs(QWEN3_SPEC),
-    name: 'random qwen3',
-  });
+  await writeRandomQwen3(files.qwen);
   await writeRandomModel(files.llama, {
-    ...shape,
+    ...TINY_CHAT_SHAPE,
     arch: 'llama',
     tokenizer: hfTokenizerKvs(LLAMA3_SPEC),
     name: 'random llama3',

@@ -10,9 +10,8 @@ import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } fr
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ExportRecipe, ExportRecord, ImatrixView, QualityPrediction } from '../../src-preload/api';
-import { imatrixGguf } from '../../src-main/core/imatrix';
 import { resolveOverrides } from '../../src-main/core/recipe-overrides';
-import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
+import { openGguf } from '../../src-main/node/gguf-io';
 import { loadImatrix } from '../../src-main/node/imatrix-file';
 import { readModelFile } from '../../src-main/node/model-file';
 import { ChatStore } from '../../src-main/node/store/chats';
@@ -22,6 +21,7 @@ import { testBackend, type TestBackend } from '../support/backend';
 import { STORIES_260K } from '../support/paths';
 import { tempDir } from '../support/temp';
 import { writeRandomModel } from '../support/test-models';
+import { writeUniformImatrix } from '../support/uniform-imatrix';
 
 const GPU_TIMEOUT = 480_000;
 
@@ -74,19 +74,8 @@ describe('importance matrix on the Export screen', () => {
     // Rows of 256: the 2-bit lattice types' blocks fit (stories260K's 64-wide rows fall back).
     const model = join(dir, 'wide.gguf');
     await writeRandomModel(model, { nLayer: 2, nEmbd: 256, nFf: 512, nHead: 4, nHeadKv: 2 });
-    const { gguf, file } = openGguf(model);
-    const weights = gguf.tensors
-      .filter((t) => t.name.startsWith('blk.') && t.ne.length >= 2)
-      .map((t) => ({
-        weight: t.name,
-        sums: new Float32Array(Number(t.ne[0])).fill(4),
-        inSums: new Float32Array(Number(t.ne[0])),
-        counts: [4],
-      }));
-    file.close();
     const imatrix = join(dir, 'wide.imatrix.gguf');
-    const { spec, data } = imatrixGguf({ datasets: ['test'], chunkCount: 1, chunkSize: 4, weights });
-    await writeGguf(imatrix, spec, (i) => [new Uint8Array(data[i]!.buffer)]);
+    await writeUniformImatrix(model, imatrix);
 
     const b = testBackend();
     const modelId = addModel(b, model);

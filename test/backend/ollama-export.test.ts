@@ -2,13 +2,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { OllamaExportResult } from '../../src-preload/api';
-import { imatrixGguf } from '../../src-main/core/imatrix';
-import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { readModelFile } from '../../src-main/node/model-file';
 import { testBackend } from '../support/backend';
 import { tempDir } from '../support/temp';
 import { startOllamaStandIn } from '../support/ollama-stand-in';
 import { STORIES_260K } from '../support/paths';
+import { writeUniformImatrix } from '../support/uniform-imatrix';
 
 describe('Send to Ollama', () => {
   it('runs as a job: re-quantizes into the export folder, the file joins the library, Ollama gets the model', async () => {
@@ -94,19 +93,8 @@ describe('Send to Ollama', () => {
   it('says whether an importance matrix weighed it, and gives the command once when no Ollama answers', async () => {
     const b = testBackend({ env: { OLLAMA_HOST: 'http://127.0.0.1:9' } });
     const source = b.context.models.upsert(readModelFile(STORIES_260K, 'added'));
-    const { gguf, file } = openGguf(STORIES_260K);
-    const weights = gguf.tensors
-      .filter((t) => t.name.startsWith('blk.') && t.ne.length >= 2)
-      .map((t) => ({
-        weight: t.name,
-        sums: new Float32Array(Number(t.ne[0])).fill(4),
-        inSums: new Float32Array(Number(t.ne[0])),
-        counts: [4],
-      }));
-    file.close();
     const imatrix = join(tempDir(), 'stories.imatrix.gguf');
-    const { spec, data } = imatrixGguf({ datasets: ['test'], chunkCount: 1, chunkSize: 4, weights });
-    await writeGguf(imatrix, spec, (i) => [new Uint8Array(data[i]!.buffer)]);
+    await writeUniformImatrix(STORIES_260K, imatrix);
 
     const sent = async (request: { name: string; fileType?: string; imatrix?: string }) => {
       const job = await b.context.jobs.wait(await b.api.startOllamaExport({ modelId: source.id, ...request }));

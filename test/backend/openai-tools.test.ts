@@ -16,8 +16,9 @@ import { openModelText, promptTokens, type PromptSource } from '../../src-main/b
 import type { ChatMessage } from '../../src-main/core/chat-template';
 import { withToolsInText } from '../../src-main/core/tool-calls/index';
 import { validates } from '../core/constrained/json-check';
-import { hfTokenizerKvs, LLAMA3_SPEC, QWEN3_SPEC } from '../support/hf-vocab';
+import { hfTokenizerKvs, LLAMA3_SPEC } from '../support/hf-vocab';
 import { writeRandomModel } from '../support/test-models';
+import { TINY_CHAT_SHAPE, writeRandomQwen3 } from '../support/tool-models';
 import { errorOf, send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
 
 const weatherSchema = {
@@ -56,17 +57,11 @@ let t: OpenAiTestServer;
 const files = { qwen: '', llama: '' };
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gufo-tools-'));
-  const shape = { nLayer: 1, nEmbd: 32, nFf: 64, nHead: 2, tiedEmbeddings: true, contextLength: 1024 };
   files.qwen = join(dir, 'qwen3-tools.gguf');
   files.llama = join(dir, 'llama3-tools.gguf');
-  await writeRandomModel(files.qwen, {
-    ...shape,
-    arch: 'qwen3',
-    tokenizer: hfTokenizerKvs(QWEN3_SPEC),
-    name: 'random qwen3',
-  });
+  await writeRandomQwen3(files.qwen);
   await writeRandomModel(files.llama, {
-    ...shape,
+    ...TINY_CHAT_SHAPE,
     arch: 'llama',
     tokenizer: hfTokenizerKvs(LLAMA3_SPEC),
     name: 'random llama3',

@@ -9,9 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hfTokenizerKvs, QWEN3_SPEC } from '../support/hf-vocab';
 import { REPO_ROOT } from '../support/paths';
-import { writeRandomModel } from '../support/test-models';
+import { writeRandomQwen3 } from '../support/tool-models';
 
 const SERVER = join(REPO_ROOT, 'test/support/mcp/server.mjs');
 let dir = '';
@@ -20,17 +19,7 @@ let mcpFile = '';
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gufo-cli-mcp-'));
   model = join(dir, 'qwen3-tools.gguf');
-  await writeRandomModel(model, {
-    nLayer: 1,
-    nEmbd: 32,
-    nFf: 64,
-    nHead: 2,
-    tiedEmbeddings: true,
-    contextLength: 1024,
-    arch: 'qwen3',
-    tokenizer: hfTokenizerKvs(QWEN3_SPEC),
-    name: 'random qwen3',
-  });
+  await writeRandomQwen3(model);
   mcpFile = join(dir, 'mcp.json');
   writeFileSync(mcpFile, JSON.stringify({ mcpServers: { local: { command: process.execPath, args: [SERVER] } } }));
 }, 120_000);
