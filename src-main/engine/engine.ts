@@ -146,9 +146,7 @@ interface Loaded {
   path: string;
   hp: HParams;
   model: DecoderModel;
-  /** Slot 0's sampler, which 'sampled' submissions embed from (bench, warm-up). */
-  sampler: GpuSampler;
-  /** Per slot, its sampler. */
+  /** Per slot, its sampler; slot 0's is the one 'sampled' submissions embed from (bench, warm-up). */
   samplers: GpuSampler[];
   info: ModelInfo;
   loadMs: number;
@@ -249,7 +247,6 @@ export class Engine {
         path,
         hp,
         model,
-        sampler,
         samplers,
         info: modelInfo(path, gguf, hp, ctx),
         loadMs: performance.now() - started,
@@ -792,7 +789,9 @@ export class Engine {
     maxDispatches: number,
     copyBytesPerSecond: number,
   ): Promise<StepProfile> {
-    const { model, sampler } = l;
+    const { model } = l;
+    // Slot 0's sampler: the one 'sampled' submissions embed from (bench, warm-up).
+    const sampler = l.samplers[0]!;
     const device = this.gpu.device;
     const profiler = new StepProfiler(device, Math.max(1, maxDispatches));
     this.enter();
