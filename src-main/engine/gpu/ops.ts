@@ -129,6 +129,8 @@ export const DECODE_QUERY_FLOATS = 1024;
 export const DECODE_MAX_SPLITS = 64;
 /** attention-decode.wgsl's LANES: the CPU shape's lanes, each leaving a partial of its own. */
 export const DECODE_CPU_LANES = 8;
+/** attention-decode.wgsl's KEYS: the keys a CPU-shape lane scores between rescales of its sums. */
+const DECODE_CPU_KEYS = 4;
 /** attention-prefill.wgsl's ROWS and LANES: the tokens (of one query head) a prefill workgroup takes. */
 export const PREFILL_ROWS = 8;
 /** The fewest keys given a split of their own (a tile). */
@@ -592,7 +594,7 @@ export class OpKernels {
       (_, pos) => [blocks, splits(pos)],
       { ...this.kvConstants, ...rotation, STORE: storeInside ? 1 : 0 },
       {
-        defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim, HEAD_BLOCK: headBlock } : {},
+        defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim, HEAD_BLOCK: headBlock, KEYS: DECODE_CPU_KEYS } : {},
         readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
       },
     );

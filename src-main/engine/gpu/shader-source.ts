@@ -7,6 +7,11 @@
  *   #if NAME / #else / #endif       kept when the define is truthy (no nesting of the same name needed)
  *   #struct Name                    the WGSL of the uniform struct Name declared in kernel-uniforms.ts
  *                                   (each struct at most once), so its layout is written only there
+ *   #unroll NAME FROM TO STEP       the lines up to #endunroll once for each NAME in FROM, FROM + STEP,
+ *                                   … below TO, with {{NAME}} its value (bounds may be {{defines}};
+ *                                   blocks nest):
+ *                                   CPU drivers keep a private array in registers only where every
+ *                                   index is a constant, and do not always unroll a loop themselves
  *
  * Files are read at run time from a shaders/ folder (see `findShadersDir`).
  */
@@ -64,16 +69,52 @@ function substitute(line: string, defines: Defines, file: string): string {
   });
 }
 
+/**
+ * The #unroll block whose header is line `at`: the index of its #endunroll, and with `defines`
+ * (where the block is kept) its body written out once per value.
+ */
+function unrollBlock(lines: readonly string[], at: number, file: string, defines?: Defines) {
+  const [, name, range] = /^\s*#unroll\s+(\w+)\s*(.*?)\s*$/.exec(lines[at]!) as unknown as [string, string, string];
+  let end = at;
+  for (let depth = 1; depth > 0;) {
+    if (++end === lines.length) throw new Error(`shaders/${file}: #unroll ${name} without #endunroll`);
+    if (/^\s*#unroll\b/.test(lines[end]!)) depth++;
+    else if (/^\s*#endunroll\b/.test(lines[end]!)) depth--;
+  }
+  const out: string[] = [];
+  if (defines) {
+    const bounds = substitute(range, defines, file).split(/\s+/).map(Number);
+    const [from, to, step] = bounds as [number, number, number];
+    if (bounds.length !== 3 || !bounds.every(Number.isInteger) || step <= 0) {
+      throw new Error(`shaders/${file}: #unroll ${name} needs FROM TO STEP, integers, got "${range}"`);
+    }
+    const body = lines.slice(at + 1, end);
+    for (let value = from; value < to; value += step) {
+      out.push(...body.map((line) => line.replaceAll(`{{${name}}}`, String(value))));
+    }
+  }
+  return { lines: out, end };
+}
+
 function expand(path: string, defines: Defines, seen: Set<string>, out: string[]): void {
   if (seen.has(path)) return;
   seen.add(path);
   // Each open #if: whether its lines are kept.
   const keep: boolean[] = [];
   const active = () => keep.every(Boolean);
-  for (const raw of readShader(path).split('\n')) {
+  const lines = readShader(path).split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!;
     const directive = /^\s*#(\w+)\s*(.*?)\s*$/.exec(raw);
     if (directive) {
       const [, word, arg] = directive as unknown as [string, string, string];
+      if (word === 'unroll') {
+        const block = unrollBlock(lines, i, path, active() ? defines : undefined);
+        // Written out in place of the block, then read on as any other lines.
+        lines.splice(i, block.end + 1 - i, ...block.lines);
+        i--;
+        continue;
+      }
       if (word === 'if') {
         keep.push(!!defines[arg]);
         continue;
