@@ -1,6 +1,6 @@
 /**
  * Benchmarks: `tsx scripts/bench.ts <suite> [--json]` (`npm run bench:gguf`, `bench:quant`, `bench:tokenize`, `bench:cli`;
- * `npm run bench -- perplexity`, `npm run bench -- exactness`, `npm run bench -- first-run`, `npm run bench -- compile`).
+ * `npm run bench -- perplexity`, `npm run bench -- exactness`, `npm run bench -- first-run`, `npm run bench -- compile`, `npm run bench -- paced-waits`).
  * Progress goes to stderr so `--json` output on stdout stays parseable.
  */
 import { execFile } from 'node:child_process';
@@ -29,6 +29,7 @@ const SUITES: Record<string, (options: Options) => Promise<void>> = {
   exactness: async (options) => (await import('./bench/exactness')).benchExactness(options),
   'first-run': async (options) => (await import('./bench/first-run')).benchFirstRun(options),
   compile: async (options) => (await import('./bench/compile')).benchCompile(options),
+  'paced-waits': async (options) => (await import('./bench/paced-waits')).benchPacedWaits(options),
 };
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));

@@ -26,6 +26,7 @@ import { measureCopyBandwidth } from './gpu/bandwidth';
 import { openGpu, type GpuContext } from './gpu/device';
 import { StepMeter, StepProfiler } from './gpu/dispatch-profile';
 import { KernelWarmUp } from './gpu/kernel-warm-up';
+import { PacedWait } from './gpu/paced-wait';
 import { GREEDY } from './gpu/ops';
 import { BertModel } from './model/bert';
 import { readHParams, type HParams } from './model/hparams';
@@ -154,6 +155,8 @@ interface Loaded {
   slots: SlotState[];
   /** LoadOptions.submitFlops, resolved. */
   submitFlops: number;
+  /** The waits for a prompt's chunks (paced-wait.ts). */
+  chunkWaits: PacedWait;
   /** The vocabulary's token bytes, read at the first constrained generation. */
   tokens?: TokenTrie;
 }
@@ -208,7 +211,7 @@ export class Engine {
       const hp = readHParams(gguf);
       if (hp.encoder) return await this.loadEncoder(path, gguf, hp, options, started);
       const ctx = Math.max(1, Math.floor(options.ctx ?? Math.min(hp.nCtxTrain, 4096)));
-      const sampler = new GpuSampler(this.gpu.device, hp.nVocab);
+      const sampler = new GpuSampler(this.gpu.device, hp.nVocab, this.gpu.pacesWaits);
       let model: DecoderModel;
       try {
         model = await DecoderModel.load(this.gpu, gguf, hp, sampler.out, {
@@ -237,7 +240,7 @@ export class Engine {
       }
       const samplers = [sampler];
       for (let i = 1; i < model.slots; i++) {
-        const own = new GpuSampler(this.gpu.device, hp.nVocab);
+        const own = new GpuSampler(this.gpu.device, hp.nVocab, this.gpu.pacesWaits);
         own.bind(model.ops, model.act.logits, model.step, rows);
         samplers.push(own);
       }
@@ -252,6 +255,7 @@ export class Engine {
         loadMs: performance.now() - started,
         slots: Array.from({ length: model.slots }, () => ({ cached: [], used: 0 })),
         submitFlops,
+        chunkWaits: new PacedWait(this.gpu.pacesWaits),
       };
       return this.info;
     } finally {
@@ -389,8 +393,11 @@ export class Engine {
       this.submit(pos, n, last ? seq.sampler : undefined);
       slot!.cached.push(...prompt.slice(pos, pos + n));
       pos += n;
-      if (last) return { first: await seq.sampler!.read(), evaluated: pos - cached, cached };
-      await this.gpu.device.queue.onSubmittedWorkDone();
+      if (last) {
+        const first = await l.chunkWaits.wait(`prompt chunk of ${n}`, () => seq.sampler!.read());
+        return { first, evaluated: pos - cached, cached };
+      }
+      await l.chunkWaits.wait(`prompt chunk of ${n}`, () => this.gpu.device.queue.onSubmittedWorkDone());
       if (seq.options.signal?.aborted) {
         slot!.cached.length = 0;
         // Cancelled mid-prompt: what was read, not the whole prompt.
@@ -475,7 +482,7 @@ export class Engine {
         group.forEach((seq, r) => seq.sampler!.encode(pass, r));
       }
       pass.end();
-      for (const seq of group) seq.sampler!.encodeReadback(encoder);
+      for (const seq of group) seq.sampler!.encodeReadback(encoder, group.length);
       device.queue.submit([encoder.finish()]);
       this.meter?.decodeSubmit(performance.now() - started);
     }

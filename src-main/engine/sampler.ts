@@ -26,6 +26,7 @@ import {
   type Step,
 } from './gpu/ops';
 import { SampleUniform } from './gpu/kernel-uniforms';
+import { PacedWait } from './gpu/paced-wait';
 import type { SamplingParams } from '../engine-wire/protocol';
 
 export interface SampledToken {
@@ -46,7 +47,8 @@ export class GpuSampler {
   private readonly mask: GPUBuffer;
   private readonly staging: GPUBuffer[];
   /** Staging buffers with a copy submitted and not read yet, oldest first. */
-  private readonly pending: GPUBuffer[] = [];
+  /** Steps in flight, oldest first, each with the kind of wait it paces (none: the caller paces it). */
+  private readonly pending: { staging: GPUBuffer; pace?: string }[] = [];
   private nextStaging = 0;
   private bound?: { ops: OpKernels; args: SampleArgs };
   /** Where row r of a batched step has its logits and its position (set with bind). */
@@ -61,10 +63,14 @@ export class GpuSampler {
   private nLogprobs = 0;
   private readonly stateInit = new Uint32Array(SAMPLER_STATE_WORDS);
 
+  private readonly waits: PacedWait;
+
   constructor(
     private readonly device: GPUDevice,
     readonly vocab: number,
+    pacesWaits = false,
   ) {
+    this.waits = new PacedWait(pacesWaits);
     const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
     this.out = device.createBuffer({ label: 'sampler out', size: SAMPLER_OUT_WORDS * 4, usage: storage });
     this.work = device.createBuffer({ label: 'sampler work', size: Math.max(16, vocab * 4), usage: storage });
@@ -171,21 +177,27 @@ export class GpuSampler {
     return view;
   }
 
-  /** After the compute pass: copies the result to a staging buffer (at most two steps in flight). */
-  encodeReadback(encoder: GPUCommandEncoder): void {
+  /**
+   * After the compute pass: copies the result to a staging buffer (at most two steps in flight).
+   * `rows`: the decode step's rows, whose wait this sampler paces by them (paced-wait.ts); none for
+   * a prompt's last chunk, whose caller paces the read.
+   */
+  encodeReadback(encoder: GPUCommandEncoder, rows?: number): void {
     if (this.pending.length === this.staging.length) throw new Error('sampler: more than two steps in flight');
     const staging = this.staging[this.nextStaging]!;
     this.nextStaging = (this.nextStaging + 1) % this.staging.length;
     encoder.copyBufferToBuffer(this.out, 0, staging, 0, this.readBytes());
-    this.pending.push(staging);
+    this.pending.push({ staging, pace: rows === undefined ? undefined : `step of ${rows}` });
   }
 
   /** Waits for the oldest submitted step and returns its token. */
   async read(): Promise<SampledToken> {
-    const staging = this.pending.shift();
-    if (!staging) throw new Error('sampler: no step in flight');
+    const step = this.pending.shift();
+    if (!step) throw new Error('sampler: no step in flight');
+    const { staging } = step;
     const bytes = this.readBytes();
-    await staging.mapAsync(GPUMapMode.READ, 0, bytes);
+    const settle = () => staging.mapAsync(GPUMapMode.READ, 0, bytes);
+    await (step.pace ? this.waits.wait(step.pace, settle) : settle());
     const words = new Uint32Array(staging.getMappedRange(0, bytes));
     const id = words[0]!;
     let chosen: { logprob: number; top: [number, number][] } | undefined;

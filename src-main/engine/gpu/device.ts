@@ -5,6 +5,7 @@
  */
 import { create, globals } from 'webgpu';
 import type { GpuInfo } from '../../engine-wire/protocol';
+import { pacesWaits } from './paced-wait';
 import { installedSoftwareIcd, vulkanDriversChosen } from './software-driver';
 
 export interface GpuContext {
@@ -13,6 +14,8 @@ export interface GpuContext {
   readonly hasF16: boolean;
   readonly hasSubgroups: boolean;
   readonly hasTimestamps: boolean;
+  /** Whether waits for the queue sleep before they poll (paced-wait.ts): CPU adapters. */
+  readonly pacesWaits: boolean;
   destroy(): void;
 }
 
@@ -154,6 +157,7 @@ export async function openGpu(adapterName = process.env.GUFO_ADAPTER): Promise<G
     hasF16: features.includes('shader-f16'),
     hasSubgroups: features.includes('subgroups'),
     hasTimestamps: features.includes('timestamp-query'),
+    pacesWaits: pacesWaits(isFallbackAdapter),
     destroy() {
       device.destroy();
       // Dawn keeps the process alive while its GPU object is referenced.

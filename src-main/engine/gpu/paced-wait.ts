@@ -1,0 +1,54 @@
+/**
+ * Waiting for the GPU without taking a CPU adapter's cores. The webgpu package settles mapAsync
+ * and onSubmittedWorkDone by polling Dawn from setImmediate, so Node's main thread spins for the
+ * whole wait. On a GPU that costs a core nobody else needs; on a CPU adapter (lavapipe,
+ * SwiftShader) it is one of the cores the driver's own threads run the kernels on. A paced wait
+ * first sleeps through most of the shortest of the last few waits of its kind, and polls only for
+ * the rest: a kind is one shape of work (a decode step of so many rows, a prompt chunk of so many
+ * tokens), which only gets slower as the context fills, so the sleep does not outlast the work.
+ * Recent waits rather than all: one that found its work already done (the host was busy) would
+ * otherwise end the pacing for good.
+ */
+
+/** The share of the shortest wait slept: the rest is polled. */
+const SLEPT_SHARE = 0.75;
+/** The waits of a kind remembered. */
+const RECENT = 8;
+/** Node's timers are good to about a millisecond: shorter waits are polled throughout. */
+const MIN_SLEEP_MS = 2;
+
+/**
+ * GUFO_PACED_WAITS=0|1: whether waits are paced (benches compare both); unset: on CPU adapters
+ * only, where the cores matter more than a GPU's last fraction of a millisecond.
+ */
+export function pacesWaits(isFallbackAdapter: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = env.GUFO_PACED_WAITS;
+  if (v === '0' || v === '1') return v === '1';
+  if (v) throw new Error(`GUFO_PACED_WAITS=${v} is not 0 or 1`);
+  return isFallbackAdapter;
+}
+
+export class PacedWait {
+  /** The last RECENT waits of each kind, in milliseconds. */
+  private readonly recent = new Map<string, number[]>();
+
+  constructor(private readonly paced: boolean) {}
+
+  /** `settle()`'s promise, started after a sleep of most of the shortest recent wait of `kind`. */
+  async wait<T>(kind: string, settle: () => Promise<T>): Promise<T> {
+    if (!this.paced) return settle();
+    const began = performance.now();
+    let recent = this.recent.get(kind);
+    if (!recent) this.recent.set(kind, (recent = []));
+    const ms = recent.length > 0 ? SLEPT_SHARE * Math.min(...recent) : 0;
+    if (ms >= MIN_SLEEP_MS) await sleep(ms);
+    const result = await settle();
+    recent.push(performance.now() - began);
+    if (recent.length > RECENT) recent.shift();
+    return result;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,70 @@
+// PacedWait on Node's timers (faked, so the times are exact): when each wait starts to poll.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { PacedWait, pacesWaits } from '../../../src-main/engine/gpu/paced-wait';
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Runs one wait of `kind` whose work takes `workMs` from the wait's start; resolves to when it began to poll (ms after the start). */
+async function waitOnce(waits: PacedWait, kind: string, workMs: number): Promise<number> {
+  const began = performance.now();
+  let polledAt = -1;
+  const done = waits.wait(kind, () => {
+    polledAt = performance.now() - began;
+    const left = Math.max(0, workMs - polledAt);
+    return new Promise<void>((resolve) => setTimeout(resolve, left));
+  });
+  await vi.runAllTimersAsync();
+  await done;
+  return polledAt;
+}
+
+describe('PacedWait', () => {
+  it('polls at once until it knows the kind, then sleeps 3/4 of the shortest recent wait', async () => {
+    const waits = new PacedWait(true);
+    expect(await waitOnce(waits, 'step of 1', 40)).toBe(0);
+    expect(await waitOnce(waits, 'step of 1', 48)).toBe(30);
+    expect(await waitOnce(waits, 'step of 1', 60)).toBe(30);
+    // Another kind (more rows, or a prompt chunk) keeps its own.
+    expect(await waitOnce(waits, 'step of 4', 100)).toBe(0);
+    expect(await waitOnce(waits, 'step of 4', 100)).toBe(75);
+  });
+
+  it('follows a kind that got faster, and forgets a short wait after 8 more', async () => {
+    const waits = new PacedWait(true);
+    await waitOnce(waits, 'step', 48);
+    // The work was done already: this wait took as long as its sleep, so the next sleeps less.
+    expect(await waitOnce(waits, 'step', 0)).toBe(36);
+    expect(await waitOnce(waits, 'step', 40)).toBe(27);
+
+    const fresh = new PacedWait(true);
+    await waitOnce(fresh, 'step', 1);
+    for (let i = 0; i < 7; i++) expect(await waitOnce(fresh, 'step', 40)).toBe(0);
+    // The 1 ms wait is still among the last 8: too short to sleep for; then it is forgotten.
+    expect(await waitOnce(fresh, 'step', 40)).toBe(0);
+    expect(await waitOnce(fresh, 'step', 40)).toBe(30);
+  });
+
+  it('does not sleep when not paced, or for waits too short for a timer', async () => {
+    const unpaced = new PacedWait(false);
+    await waitOnce(unpaced, 'step', 40);
+    expect(await waitOnce(unpaced, 'step', 40)).toBe(0);
+    const paced = new PacedWait(true);
+    await waitOnce(paced, 'step', 2);
+    expect(await waitOnce(paced, 'step', 2)).toBe(0);
+  });
+});
+
+describe('pacesWaits', () => {
+  it('paces on CPU adapters unless GUFO_PACED_WAITS says otherwise, and names a bad value', () => {
+    expect(pacesWaits(true, {})).toBe(true);
+    expect(pacesWaits(false, {})).toBe(false);
+    expect(pacesWaits(true, { GUFO_PACED_WAITS: '0' })).toBe(false);
+    expect(pacesWaits(false, { GUFO_PACED_WAITS: '1' })).toBe(true);
+    expect(() => pacesWaits(true, { GUFO_PACED_WAITS: 'yes' })).toThrow('GUFO_PACED_WAITS=yes is not 0 or 1');
+  });
+});
