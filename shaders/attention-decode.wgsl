@@ -44,6 +44,8 @@ const MAX_HB: u32 = 8u;
 // headBlock · headDim at most: the rotated queries in workgroup memory.
 const MAX_Q: u32 = 1024u;
 const MAX_HEAD_DIM: u32 = 256u;
+// Partials per query head at most (splits, times LANES in the CPU shape).
+const MAX_SPLITS: u32 = 64u;
 // Pairs of V dimensions per lane at most (a 256-wide head over 64 lanes).
 const PPL: u32 = MAX_HEAD_DIM / 2u / WG;
 const TILE: u32 = 2u * WG;
@@ -74,6 +76,8 @@ var<workgroup> qs: array<f32, MAX_Q>;
 var<workgroup> sc: array<f32, MAX_HB * TILE>;
 var<workgroup> partMax: array<f32, WG>;
 var<workgroup> partSum: array<f32, WG>;
+// attend_merge: each split's factor exp(m_s − M).
+var<workgroup> factor: array<f32, MAX_SPLITS>;
 
 #include "attention-keys.wgsl"
 
@@ -550,7 +554,8 @@ fn attend_merge_sinks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invo
   merge(h, lid, sinks[h]);
 }
 
-// Head h's output from its splits; `sink` joins the denominator (NEG: none).
+// Head h's output from its splits; `sink` joins the denominator (NEG: none). Each split's factor
+// exp(m_s − M) is worked out once, by one lane, rather than by every lane for every dimension.
 fn merge(h: u32, lid: u32, sink: f32) {
   let splits = bitcast<u32>(partIn[0]);
   let stride = p.headDim + 2u;
@@ -559,14 +564,18 @@ fn merge(h: u32, lid: u32, sink: f32) {
   for (var s = 0u; s < splits; s++) {
     top = max(top, partIn[base + s * stride]);
   }
+  for (var s = lid; s < splits; s += WG) {
+    factor[s] = exp(partIn[base + s * stride] - top);
+  }
+  workgroupBarrier();
   var denom = exp(sink - top);
   for (var s = 0u; s < splits; s++) {
-    denom += partIn[base + s * stride + 1u] * exp(partIn[base + s * stride] - top);
+    denom += partIn[base + s * stride + 1u] * factor[s];
   }
   for (var d = lid; d < p.headDim; d += WG) {
     var o = 0.0;
     for (var s = 0u; s < splits; s++) {
-      o += partIn[base + s * stride + 2u + d] * exp(partIn[base + s * stride] - top);
+      o += partIn[base + s * stride + 2u + d] * factor[s];
     }
     out[h * p.headDim + d] = o / denom;
   }

@@ -8,7 +8,8 @@
  * after --depth cached positions instead (prefill attention), reported as ms per layer and GFLOP/s
  * (2 · headDim multiply-adds per query head and key seen, for the scores and for the values). Timed with the wall clock around
  * one submission of 8 layers' dispatches (the median of --runs, after a warm-up that compiles), so
- * the queue's submission overhead counts as it does in decode. --cpu: the CPU adapters' split
+ * the queue's submission overhead counts as it does in decode; waited for as the engine waits
+ * (gpu/paced-wait.ts). --cpu: the CPU adapters' split
  * policy (the engine picks it for a fallback adapter); by default the adapter's own.
  * Default shape: 16 query heads over 4 KV heads of 64, issue #27's model.
  */
@@ -18,6 +19,7 @@ import { isKvCacheType, KV_CACHE_TYPES } from '../../src-preload/api/kv-cache';
 import { measureCopyBandwidth } from '../../src-main/engine/gpu/bandwidth';
 import { openGpu } from '../../src-main/engine/gpu/device';
 import { OpKernels, Step } from '../../src-main/engine/gpu/ops';
+import { PacedWait } from '../../src-main/engine/gpu/paced-wait';
 import { median } from './vs-llama-rows';
 
 const { values } = parseArgs({
@@ -59,6 +61,8 @@ const gpu = await openGpu(process.env.GUFO_ADAPTER);
 const { device } = gpu;
 const ops = new OpKernels(device, kvTypes, { cpu: values.cpu ?? gpu.info.cpuShapes });
 const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
+// Waited for as the engine waits for its steps (on a CPU adapter, without spinning on a core the kernels need).
+const waits = new PacedWait(gpu.pacesWaits);
 const kvStride = nKvHead * headDim;
 const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
 const filled = (floats: number) => {
@@ -107,22 +111,22 @@ for (const depth of depths) {
     scale: 1 / Math.sqrt(headDim),
     rope,
   });
-  const submit = async (dispatches: { encode(pass: GPUComputePassEncoder): void }[]) => {
+  const submit = async (kind: string, dispatches: { encode(pass: GPUComputePassEncoder): void }[]) => {
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
     for (const d of dispatches) d.encode(pass);
     pass.end();
     device.queue.submit([encoder.finish()]);
-    await device.queue.onSubmittedWorkDone();
+    await waits.wait(kind, () => device.queue.onSubmittedWorkDone());
   };
-  await submit([store]);
+  await submit('store', [store]);
   step.set(depth, tokens);
   const layers = Array.from({ length: LAYERS }, () => attend);
-  await submit(layers);
+  await submit(`depth ${depth}`, layers);
   const times: number[] = [];
   for (let r = 0; r < runs; r++) {
     const started = performance.now();
-    await submit(layers);
+    await submit(`depth ${depth}`, layers);
     times.push((performance.now() - started) / LAYERS);
   }
   const ms = median(times);

@@ -800,7 +800,7 @@ export class Engine {
     // Slot 0's sampler: the one 'sampled' submissions embed from (bench, warm-up).
     const sampler = l.samplers[0]!;
     const device = this.gpu.device;
-    const profiler = new StepProfiler(device, Math.max(1, maxDispatches));
+    const profiler = new StepProfiler(device, Math.max(1, maxDispatches), this.gpu.pacesWaits);
     this.enter();
     const slot = this.takeSlot(l, []);
     try {

@@ -10,6 +10,7 @@
  */
 
 import type { KernelTime, StepProfile } from '../../engine-wire/protocol';
+import { PacedWait } from './paced-wait';
 
 /** Bytes one dispatch reads, by the bind group at index 0 (a WeakMap: bind groups come and go with models). */
 const readBytes = new WeakMap<GPUBindGroup, number | (() => number)>();
@@ -115,12 +116,16 @@ export class StepProfiler {
   private step: { kernel: string; bytes: number | null }[] = [];
   private readonly totals = new Map<string, { dispatches: number; ns: number; bytes: number | null }>();
   private tokens = 0;
+  private readonly waits: PacedWait;
 
-  /** `maxDispatches`: the most dispatches one step encodes. */
+  /** `maxDispatches`: the most dispatches one step encodes; `pacesWaits`: GpuContext's. */
   constructor(
     device: GPUDevice,
     private readonly maxDispatches: number,
+    pacesWaits = false,
   ) {
+    // Paced as the engine's own steps are, so that on a CPU adapter the kernels' times are not those of a contended core.
+    this.waits = new PacedWait(pacesWaits);
     const sets = Math.max(1, Math.ceil(maxDispatches / DISPATCHES_PER_SET));
     for (let i = 0; i < sets; i++) {
       this.sets.push(device.createQuerySet({ label: `profile ${i}`, type: 'timestamp', count: QUERIES_PER_SET }));
@@ -177,7 +182,7 @@ export class StepProfiler {
 
   /** Waits for the submitted step and adds its dispatches' times to the totals. */
   async collect(): Promise<void> {
-    await this.readback.mapAsync(GPUMapMode.READ);
+    await this.waits.wait('profiled step', () => this.readback.mapAsync(GPUMapMode.READ));
     const t = new BigUint64Array(this.readback.getMappedRange().slice(0));
     this.readback.unmap();
     this.step.forEach(({ kernel, bytes }, i) => {

@@ -14,8 +14,11 @@
 const SLEPT_SHARE = 0.75;
 /** The waits of a kind remembered. */
 const RECENT = 8;
-/** Node's timers are good to about a millisecond: shorter waits are polled throughout. */
-const MIN_SLEEP_MS = 2;
+/**
+ * Shorter sleeps are not taken: a woken thread can wait a few milliseconds for a core the driver's
+ * threads hold, which a short step cannot afford (stories260K's 2–7 ms steps gain nothing).
+ */
+const MIN_SLEEP_MS = 8;
 
 /**
  * GUFO_PACED_WAITS=0|1: whether waits are paced (benches compare both); unset: on CPU adapters

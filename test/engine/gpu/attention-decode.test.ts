@@ -8,7 +8,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DECODE_CPU_LANES, DECODE_HEAD_BLOCK, DECODE_QUERY_FLOATS } from '../../../src-main/engine/gpu/ops';
+import {
+  DECODE_CPU_LANES,
+  DECODE_HEAD_BLOCK,
+  DECODE_MAX_SPLITS,
+  DECODE_QUERY_FLOATS,
+} from '../../../src-main/engine/gpu/ops';
 import { REPO_ROOT } from '../../support/paths';
 import { scaledError, testGpu } from '../gpu-harness';
 import { attentionRunner, type AttentionCase } from './attention-cases';
@@ -84,11 +89,12 @@ describe('decode attention, split across workgroups (tolerance 2e-5 of the outpu
 });
 
 describe('attention-decode.wgsl', () => {
-  it('has the head block, query and lane counts ops.ts plans with', () => {
+  it('has the head block, query, lane and split counts ops.ts plans with', () => {
     const wgsl = readFileSync(join(REPO_ROOT, 'shaders/attention-decode.wgsl'), 'utf8');
     const constant = (name: string) => Number(new RegExp(`const ${name}: u32 = (\\d+)u;`).exec(wgsl)?.[1]);
     expect(constant('MAX_HB')).toBe(DECODE_HEAD_BLOCK);
     expect(constant('MAX_Q')).toBe(DECODE_QUERY_FLOATS);
     expect(constant('LANES')).toBe(DECODE_CPU_LANES);
+    expect(constant('MAX_SPLITS')).toBe(DECODE_MAX_SPLITS);
   });
 });
