@@ -913,8 +913,13 @@ async function warmUpKernels(
 ): Promise<void> {
   const warmUp = new KernelWarmUp(device);
   sampler.configure(GREEDY, 0, []);
-  const prefillTokens = Math.min(2, model.options.maxBatch, model.options.ctx);
-  const steps: [pos0: number, tokens: number, source: TokenSource][] = [[0, prefillTokens, 'ids']];
+  // A prefill of each token count that picks a kernel of its own (the smallest first), then a decode step.
+  const steps: [pos0: number, tokens: number, source: TokenSource][] = [];
+  for (const count of model.matmul.tokenSteps().slice(1)) {
+    const tokens = Math.min(count, model.options.maxBatch, model.options.ctx);
+    if (!steps.some(([, t]) => t === tokens)) steps.push([0, tokens, 'ids']);
+  }
+  const prefillTokens = steps[0]?.[1] ?? 1;
   if (prefillTokens < model.options.ctx) steps.push([prefillTokens, 1, 'sampled']);
   for (const [pos0, tokens, source] of steps) {
     model.setBatch(pos0, tokens);

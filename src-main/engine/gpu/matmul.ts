@@ -95,6 +95,13 @@ export interface KernelOptions {
    * of the default 'wgtiled'. Default: cpuShapes' ('tiled' or 'wgtiled').
    */
   prefill?: 'tiled' | 'wgtiled' | 'matmat';
+  /**
+   * Steps of 2–4 tokens (a batched decode step's rows, one per slot) through FEW_TILED rather than
+   * TILED, whose 16-token tile would do 4–8× their work: for models with several slots, on a CPU
+   * adapter with shader-f16 (SwiftShader's SMALL_TILED is 4 tokens already). Default false, so a
+   * single-slot model compiles no more kernels than before.
+   */
+  fewTokenTiles?: boolean;
 }
 
 /**
@@ -121,6 +128,8 @@ const GPU_TILED = { wg: 64, rows: 64, tokens: 32, threadRows: 0, tileRows: 4, ti
  * mat-mat kernel of matmul.wgsl from 4 to 64 tokens).
  */
 const TILED: KernelShape = { wg: 32, rows: 32 * 8, tokens: 16, threadRows: 8 };
+/** TILED for 2–4 tokens (KernelOptions.fewTokenTiles). */
+const FEW_TILED: KernelShape = { ...TILED, tokens: 4 };
 /**
  * The prefill kernel on a CPU adapter without shader-f16 (SwiftShader): matmat.wgsl's SMALL_TILE,
  * 4 rows × 4 tokens per thread in named values, 4 threads (its SIMD width): 1.2–1.3× TILED's
@@ -175,9 +184,9 @@ export function routingTable(maxTokens: number, used: number, experts: number): 
 interface Variant {
   /**
    * matvec (one token), matmat (token tiles), tiled (prefill on a CPU adapter, matmat.wgsl),
-   * wgtiled (prefill on a GPU, matmat-tiled.wgsl) or embedding (rows looked up by token id).
+   * fewtiled (the same for 2–4 tokens, KernelOptions.fewTokenTiles), wgtiled (prefill on a GPU, matmat-tiled.wgsl) or embedding (rows looked up by token id).
    */
-  kernel: 'matvec' | 'matmat' | 'tiled' | 'wgtiled' | 'embedding';
+  kernel: 'matvec' | 'matmat' | 'tiled' | 'fewtiled' | 'wgtiled' | 'embedding';
   /** x read as vec4s. */
   vec4?: boolean;
   /** y += W·x rather than y = W·x. */
@@ -234,6 +243,8 @@ export class MatmulKernels {
   readonly prefill: 'tiled' | 'wgtiled' | 'matmat';
   /** matmat.wgsl's shape on a CPU adapter: SMALL_TILED without shader-f16 (SwiftShader), else TILED. */
   readonly tiled: KernelShape;
+  /** matmat.wgsl's shape for 2–4 tokens where it differs from `tiled` (KernelOptions.fewTokenTiles), else null. */
+  readonly fewTiled: KernelShape | null;
   /**
    * Whether a one-token step folds RMSNorm into the mat-vecs that read its output (the X_NORM
    * prologue): on a GPU. Not on a CPU adapter, where every workgroup's sum of squares, with its
@@ -264,6 +275,7 @@ export class MatmulKernels {
     this.foldsNorm = !cpu;
     this.f16 = ctx.hasF16;
     this.tiled = this.f16 ? TILED : SMALL_TILED;
+    this.fewTiled = options.fewTokenTiles && this.prefill === 'tiled' && this.tiled === TILED ? FEW_TILED : null;
     const entries: GPUBindGroupLayoutEntry[] = [
       { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
       { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
@@ -307,14 +319,15 @@ export class MatmulKernels {
         ACCUMULATE: variant.accumulate ?? false,
       });
     }
-    if (variant.kernel === 'tiled') {
+    if (variant.kernel === 'tiled' || variant.kernel === 'fewtiled') {
+      const tile = variant.kernel === 'fewtiled' ? FEW_TILED : this.tiled;
       return shaderSource('matmat.wgsl', {
         ...layout,
         TYPE: type,
-        WG: this.tiled.wg,
-        RT: this.tiled.threadRows,
-        TT: this.tiled.tokens,
-        SMALL_TILE: this.tiled === SMALL_TILED,
+        WG: tile.wg,
+        RT: tile.threadRows,
+        TT: tile.tokens,
+        SMALL_TILE: tile === SMALL_TILED,
         SHADER_F16: this.f16,
         MATVEC: false,
         W_VEC4: true,
@@ -344,10 +357,16 @@ export class MatmulKernels {
     });
   }
 
+  /** The smallest token count of each kernel matmul() picks by count: [1, 2] or, with fewTiled, [1, 2, 5]. */
+  tokenSteps(): number[] {
+    return this.fewTiled ? [1, 2, this.fewTiled.tokens + 1] : [1, 2];
+  }
+
   /** The kernel shape that runs `tokens` tokens (of matmul with `tiled`, else of the expert matmul). */
   private shape(tokens: number, tiled = false): KernelShape {
     if (tokens === 1) return this.matvec;
     if (!tiled || this.prefill === 'matmat') return MATMAT;
+    if (this.fewTiled && tokens <= this.fewTiled.tokens) return this.fewTiled;
     return this.prefill === 'tiled' ? this.tiled : GPU_TILED;
   }
 
@@ -378,6 +397,7 @@ export class MatmulKernels {
       for (const variant of [
         { kernel: 'matvec', vec4: true },
         { kernel: this.prefill, vec4: true },
+        ...(this.fewTiled ? [{ kernel: 'fewtiled', vec4: true } as const] : []),
         { kernel: 'embedding' },
       ] satisfies Variant[]) {
         const key = `${variantName(variant)}:${typeName}`;
@@ -419,15 +439,15 @@ export class MatmulKernels {
     const variant = (tokens: number): Variant => {
       if (prologue && tokens !== 1) throw new Error(`${weight.name}: an x prologue is for one token, not ${tokens}`);
       return {
-        kernel: tokens === 1 ? 'matvec' : this.prefill,
+        kernel: tokens === 1 ? 'matvec' : this.fewTiled && tokens <= this.fewTiled.tokens ? 'fewtiled' : this.prefill,
         vec4,
         accumulate: options.accumulate,
         prologue: prologueKind(prologue),
       };
     };
-    // Both variants built now, not in the loop (setTokens may switch between them).
+    // Every variant built now, not in the loop (setTokens may switch between them).
     this.pipeline(variant(1), typeName, norm?.eps);
-    if (!prologue) this.pipeline(variant(2), typeName);
+    if (!prologue) for (const tokens of this.tokenSteps().slice(1)) this.pipeline(variant(tokens), typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
       const v = this.shape(tokens, true);
       pass.setPipeline(this.pipeline(variant(tokens), typeName, norm?.eps));

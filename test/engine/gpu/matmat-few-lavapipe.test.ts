@@ -1,0 +1,95 @@
+/**
+ * A batched decode step's matmuls on Mesa lavapipe (a CPU adapter with shader-f16): with several
+ * slots (KernelOptions.fewTokenTiles), 2–4 tokens go through FEW_TILED, matmat.wgsl with a tile of
+ * 4 tokens rather than TILED's 16, and must give the f64 product of the bit-exact decoded weights
+ * as TILED does (matmat.test.ts's reference and tolerance), at the row tile's edges.
+ */
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LAVAPIPE_ICD, LAVAPIPE_INSTALL } from '../../../src-main/engine/gpu/software-driver';
+import type { GpuContext } from '../../../src-main/engine/gpu/device';
+import type { GpuWeight } from '../../../src-main/engine/gpu/weights';
+import type { OpenGguf } from '../../../src-main/node/gguf-io';
+import {
+  makeTensor,
+  maxRelativeError,
+  randomInput,
+  readBack,
+  referenceMatmul,
+  run,
+  storageBuffer,
+  tempDirForSuite,
+  writeTensors,
+  type MadeTensor,
+} from './fixtures';
+
+// Each test file runs in its own process (pool: 'forks'): this one's Vulkan loader sees only lavapipe.
+process.env.VK_ICD_FILENAMES = LAVAPIPE_ICD;
+const { openGpu } = await import('../../../src-main/engine/gpu/device');
+const { MatmulKernels } = await import('../../../src-main/engine/gpu/matmul');
+const { uploadWeights } = await import('../../../src-main/engine/gpu/weights');
+
+const TOLERANCE = 1e-5;
+const TYPES = ['Q8_0', 'Q4_K'];
+const ROWS = 300; // one workgroup of 256 rows and part of a second
+const COLS = 256;
+
+let ctx: GpuContext;
+let file: OpenGguf;
+let weights: Map<string, GpuWeight>;
+const made = new Map<string, MadeTensor>();
+
+beforeAll(async () => {
+  ctx = await openGpu();
+  const tensors = TYPES.map((type, i) =>
+    makeTensor({ name: `w.${type}`, type, rows: ROWS, cols: COLS, seed: 700 + i }),
+  );
+  for (const t of tensors) made.set(t.name, t);
+  file = await writeTensors(tempDirForSuite(), tensors);
+  weights = await uploadWeights(
+    ctx,
+    file.gguf,
+    tensors.map((t) => t.name),
+  );
+}, 300_000);
+
+afterAll(() => {
+  for (const w of weights?.values() ?? []) w.destroy();
+  file?.file.close();
+  ctx?.destroy();
+});
+
+describe('few-token tiles on lavapipe', () => {
+  it('are chosen for 2–4 tokens with several slots only, and have a tile of 4 tokens', () => {
+    expect(existsSync(LAVAPIPE_ICD), `${LAVAPIPE_ICD} is missing: ${LAVAPIPE_INSTALL}`).toBe(true);
+    expect(ctx.hasF16).toBe(true);
+    const few = new MatmulKernels(ctx, { fewTokenTiles: true });
+    expect(few.tokenSteps()).toEqual([1, 2, 5]);
+    expect(few.source({ kernel: 'fewtiled', vec4: true }, 'Q4_K')).toMatch(/const TT: u32 = 4u;/);
+    expect(new MatmulKernels(ctx).tokenSteps()).toEqual([1, 2]);
+  });
+
+  it.each(TYPES)(
+    '%s: 2, 3 and 4 tokens over 300 rows match the f32 product',
+    async (type) => {
+      const t = made.get(`w.${type}`)!;
+      const kernels = new MatmulKernels(ctx, { fewTokenTiles: true });
+      for (const n of [2, 3, 4]) {
+        const x = randomInput(n, t.cols, 30 + n);
+        const xb = storageBuffer(ctx.device, x);
+        const yb = storageBuffer(ctx.device, new Float32Array(n * t.rows));
+        try {
+          const dispatch = kernels.matmul(weights.get(t.name)!, xb, yb, n);
+          await run(ctx.device, [dispatch]);
+          const y = new Float32Array(await readBack(ctx.device, yb), 0, n * t.rows);
+          const ref = referenceMatmul(t.values, t.rows, t.cols, x, n);
+          expect(maxRelativeError(y, ref.y, ref.scale), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+        } finally {
+          xb.destroy();
+          yb.destroy();
+        }
+      }
+    },
+    300_000,
+  );
+});
