@@ -66,4 +66,39 @@ test('Q8_0 and Q4_K_M exports of stories260K side by side: size and mean KL, sma
   await expect(chart.locator('circle')).toHaveCount(2);
   await chart.scrollIntoViewIfNeeded();
   await screenshot({ page, testInfo }, 'quality-across-levels', { themes: ['light', 'dark'] });
+
+  // At 1024×700 (issue #30 item 10): both axis titles whole, inside the window and the chart, clear of the tick labels.
+  await page.setViewportSize({ width: 1024, height: 700 });
+  try {
+    await chart.scrollIntoViewIfNeeded();
+    const titles = chart.locator('text.axis-label');
+    await expect(titles).toHaveText(['File size', 'Mean KL (nats)']);
+    for (const title of await titles.all()) await expect(title).toBeInViewport({ ratio: 1 });
+    const boxes = await chart.evaluate((svg) => {
+      const box = (el: Element) => {
+        const r = el.getBoundingClientRect();
+        return { left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+      };
+      return {
+        svg: box(svg),
+        yTitle: box(svg.querySelectorAll('text.axis-label')[1]!),
+        ticks: [...svg.querySelectorAll('text.tick')].map(box),
+      };
+    });
+    const { svg, yTitle } = boxes;
+    expect(yTitle.left).toBeGreaterThanOrEqual(svg.left);
+    expect(yTitle.top).toBeGreaterThanOrEqual(svg.top);
+    expect(yTitle.bottom).toBeLessThanOrEqual(svg.bottom);
+    for (const tick of boxes.ticks)
+      expect(
+        tick.left >= yTitle.right ||
+          tick.right <= yTitle.left ||
+          tick.top >= yTitle.bottom ||
+          tick.bottom <= yTitle.top,
+        `tick label at ${JSON.stringify(tick)} overlaps the y-axis title at ${JSON.stringify(yTitle)}`,
+      ).toBe(true);
+    await screenshot({ page, testInfo }, 'narrow-quality-across-levels');
+  } finally {
+    await page.setViewportSize({ width: 1400, height: 900 });
+  }
 });

@@ -1,8 +1,8 @@
 /**
  * Custom recipes on the Export screen (issue 18, item 3; browser mode, stories260K): change a
  * role's type, the predicted size changes, export, and the inspector of the result shows the
- * recipe. On a model with 256-wide rows (where no type falls back): IQ3_S changes the prediction,
- * the types that need an importance matrix appear once one is chosen, and clearing it says why the
+ * recipe. On a model with 256-wide rows (where no type falls back): the IQ types' cards say they need
+ * an importance matrix, IQ3_S changes the prediction, the types that need one appear once one is chosen, and clearing it says why the
  * chosen type cannot be exported. Screenshots go to the test's output folder.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -72,6 +72,13 @@ test('IQ3_S changes the prediction; the types that need an importance matrix com
   const form = page.getByRole('form', { name: 'Export a model' });
   const source = form.getByRole('combobox', { name: 'Source model' });
   await source.selectOption(await source.locator('option').filter({ hasText: 'wide' }).getAttribute('value'));
+  // Rows of 256: the IQ types do not fall back, so without a matrix their cards say what they need (issue #30 item 13).
+  const iqHint = 'Needs an importance matrix: choose one under “Importance matrix” below.';
+  for (const type of ['IQ2_XXS', 'IQ1_S']) {
+    await expect(page.getByRole('radio', { name: type, exact: true })).toBeDisabled();
+    await expect(page.locator(`#export-type-${type}-facts`)).toHaveText(iqHint);
+  }
+  await expect(page.locator('#export-type-Q4_K_M-facts')).not.toContainText('importance matrix');
   await page.getByRole('radio', { name: 'Q4_K_M', exact: true }).check();
   await page.getByText('Custom recipe').click();
   const predicted = page.getByRole('status', { name: 'Predicted with this recipe' });
@@ -91,6 +98,9 @@ test('IQ3_S changes the prediction; the types that need an importance matrix com
   await matrix.getByRole('textbox', { name: 'Importance matrix or text file' }).fill(wideImatrix);
   await matrix.getByRole('button', { name: 'Use this file' }).click();
   await expect(matrix.getByRole('status').filter({ hasText: 'Using' })).toBeVisible({ timeout: 60_000 });
+  // With the matrix the IQ types are offered, their hint gone.
+  await expect(page.getByRole('radio', { name: 'IQ2_XXS', exact: true })).toBeEnabled();
+  await expect(page.locator('#export-type-IQ2_XXS-facts')).not.toContainText('Needs an importance matrix');
   const needing = attnV.locator('optgroup[label="needs the importance matrix"]');
   await expect(needing.locator('option', { hasText: 'IQ2_XS' })).toHaveCount(1);
   const withIq3 = await predicted.innerText();

@@ -54,3 +54,25 @@ test('Add folder… makes the folder a model folder: shown in Settings, and a mo
   await page.getByRole('button', { name: 'Rescan' }).click();
   await expect(rows.filter({ hasText: 'later.gguf' })).toContainText('Folder');
 });
+
+test('Add files… lists a broken file added alone as a folder lists it: with its reason, not as a model', async () => {
+  const { page } = app;
+  const folder = join(app.scratch, 'loose files');
+  mkdirSync(folder);
+  writeFileSync(join(folder, 'notes.gguf'), 'this is not a model');
+
+  await page.getByRole('button', { name: 'Add files…' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Add model files' });
+  await dialog.getByRole('textbox', { name: 'Folder' }).fill(folder);
+  await dialog.getByRole('button', { name: 'Go', exact: true }).click();
+  await dialog.getByRole('checkbox').check();
+  await dialog.getByRole('button', { name: 'Add 1 file' }).click();
+
+  await expect(page.getByRole('status').filter({ hasText: 'No models added, 1 skipped' })).toBeVisible();
+  const row = page.getByRole('table').getByRole('row').filter({ hasText: 'notes.gguf' });
+  await expect(row).toContainText("can't run");
+  await expect(row.locator('.problem')).toHaveText(/^magic: not a GGUF file/);
+  await page.getByRole('button', { name: 'Rescan' }).click();
+  await expect(row.locator('.problem')).toHaveText(/^magic: not a GGUF file/);
+  await expect(page.getByText(/ and 1 unreadable file, /)).toBeVisible();
+});

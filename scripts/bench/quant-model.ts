@@ -12,7 +12,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isQuantFileType } from '../../src-main/core/quant-recipes';
 import { writeRandomModel } from '../../test/support/test-models';
@@ -53,7 +53,9 @@ function runChild(side: 'ours' | 'llama', input: string, output: string, type: s
       ? ['--import', 'tsx', CHILD, input, output, type, String(threads)]
       : ['--import', MEASURE, GUFO, 'quantize', input, output, '--type', type, '--threads', String(threads)];
   // The built CLI, as users run it, not the sources.
-  const { GUFO_DEV: _dev, ...env } = process.env;
+  const { GUFO_DEV: _dev, ...rest } = process.env;
+  // gufo quantize records its export in the app's database: a scratch one, not the user's.
+  const env = { ...rest, GUFO_HOME: join(dirname(output), 'gufo-home') };
   const stdout = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env });
   // The measurement is the last line (gufo prints its summary before it).
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildResult;

@@ -11,11 +11,11 @@ export function dataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.P
   return join(userDataRoot(env, platform), 'Gufo');
 }
 
-/** Electron's app.getPath('appData') for each OS. */
+/** Electron's app.getPath('appData') for each OS; a blank variable counts as unset (as XDG says). */
 function userDataRoot(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string {
-  if (platform === 'win32') return env.APPDATA ?? join(homedir(), 'AppData', 'Roaming');
+  if (platform === 'win32') return env.APPDATA || join(homedir(), 'AppData', 'Roaming');
   if (platform === 'darwin') return join(homedir(), 'Library', 'Application Support');
-  return env.XDG_CONFIG_HOME ?? join(homedir(), '.config');
+  return env.XDG_CONFIG_HOME || join(homedir(), '.config');
 }
 
 /** The database file inside a data dir. */

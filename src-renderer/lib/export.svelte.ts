@@ -43,6 +43,8 @@ export class ExportState extends ModelJobScreen {
   /** The importance matrix the plan, the predictions and the export use. */
   readonly imatrix: ImatrixChoice;
   readonly #stopPredictions: () => void;
+  /** Counts plan requests: a slow one (a plan with an importance matrix) must not replace a later one's answer. */
+  #planRequests = 0;
 
   constructor(gufo: GufoBridge, modelId: number | null) {
     super(gufo, exportChoices, modelId, 'export');
@@ -163,12 +165,14 @@ export class ExportState extends ModelJobScreen {
   async #loadPlan(): Promise<void> {
     const modelId = this.modelId;
     if (modelId === null) return;
+    const request = ++this.#planRequests;
     const plan = await this.gufo.exportPlan(modelId, {
       allowRequantize: this.allowRequantize,
       recipe: this.recipe,
       imatrix: this.imatrix.path,
     });
-    if (modelId !== this.modelId) return; // another model was chosen meanwhile
+    // Another model, recipe or matrix was chosen meanwhile: its plan is the one to show.
+    if (modelId !== this.modelId || request !== this.#planRequests) return;
     this.plan = plan;
     // Keep the chosen type while it stays available, or while only an importance matrix is missing (the recipe
     // editor says which roles need it, rather than another type taking its place unseen); else llama.cpp's

@@ -12,7 +12,7 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { gguf } from '@huggingface/gguf';
 import { describe, expect, it } from 'vitest';
 import type { JobState, ModelEntry } from '../../src-preload/api';
@@ -313,6 +313,43 @@ describe('adding models', () => {
       'addModels needs a list of file or folder paths',
     );
     await expect(b.api.addModels([''])).rejects.toThrow('addModels needs a list of file or folder paths');
+  });
+
+  it('lists a broken file added on its own as a file in an added folder is listed: with its reason, not as a model', async () => {
+    const root = tempDir();
+    const truncated = writeTruncated(root);
+    const text = join(root, 'notes.gguf');
+    writeFileSync(text, 'this is not a model');
+    // GGUF version 1's header, cut off after the version.
+    const v1 = join(root, 'old-v1.gguf');
+    writeFileSync(v1, Buffer.from([0x47, 0x47, 0x55, 0x46, 1, 0, 0, 0, 0, 0]));
+    const b = testBackend();
+
+    for (const [path, reason] of [
+      [truncated, /^metadata .*: file is truncated/],
+      [text, /^magic: not a GGUF file/],
+      [v1, /truncated/],
+    ] as const) {
+      const result = await b.api.addModels([path]);
+      // Not counted as a model; the skipped line names the file once.
+      expect(result.added).toEqual([]);
+      expect(result.skipped).toHaveLength(1);
+      expect(result.skipped[0]!.path).toBe(path);
+      expect(result.skipped[0]!.reason.split(path)).toHaveLength(2);
+      // Listed at once, with the reason and no path in it (the row shows the path beside it).
+      const listed = b.context.models.byPath(path)!;
+      expect(listed).toMatchObject({ source: 'added', parameters: null, fileType: null });
+      expect(listed.error).toMatch(reason);
+      expect(listed.error).not.toContain(root);
+      expect(listed.notRunnable).toBe(listed.error);
+      // The same after a rescan.
+      const rescanned = byFile(await b.api.rescanLibrary(), basename(path));
+      expect({ error: rescanned.error, notRunnable: rescanned.notRunnable }).toEqual({
+        error: listed.error,
+        notRunnable: listed.notRunnable,
+      });
+    }
+    expect((await b.api.listModels()).map((m) => m.path).sort()).toEqual([truncated, text, v1].sort());
   });
 
   it('makes an added folder a model folder: listed in Settings, and a file copied in later joins on rescan', async () => {

@@ -11,6 +11,8 @@ describe('data dir', () => {
   it('is the OS user-data folder Electron uses for an app named Gufo', () => {
     expect(dataDir({}, 'linux')).toBe(join(homedir(), '.config', 'Gufo'));
     expect(dataDir({ XDG_CONFIG_HOME: '/xdg' }, 'linux')).toBe(join('/xdg', 'Gufo'));
+    // Blank is unset, as the XDG spec says (not a folder relative to where gufo runs).
+    expect(dataDir({ XDG_CONFIG_HOME: '' }, 'linux')).toBe(join(homedir(), '.config', 'Gufo'));
     expect(dataDir({}, 'darwin')).toBe(join(homedir(), 'Library', 'Application Support', 'Gufo'));
     expect(dataDir({ APPDATA: '/appdata' }, 'win32')).toBe(join('/appdata', 'Gufo'));
   });

@@ -12,7 +12,7 @@ import { ExportStore } from '../../node/store/exports';
 import { CliError, log, printJson, type Command } from '../command';
 import { formatBytes } from '../format';
 import { interruptSignal, progressBar } from '../progress';
-import { STORE_HELP, storeResults } from '../results-store';
+import { storeInAppData } from '../results-store';
 import { printPlan } from './quantize-plan';
 
 const HELP = `Usage: gufo quantize <in.gguf> <out.gguf> --type <T> [options]
@@ -55,7 +55,9 @@ Options:
                               { elements, sampledElements, rmse, relativeError, snrDb },
                               unavailable }
 
-${STORE_HELP} The file is recorded as an export of the input, as the app records its own.
+The file is recorded as an export of the input in the app's database, as the app records its
+own (GUFO_HOME/gufo.db, else the one in the OS user-data folder the app uses), and both files join
+the app's library if they are not in it; nothing of it is written into the file.
 `;
 
 function typeOption(value: string | boolean | undefined, flag: string): GgmlType | undefined {
@@ -154,9 +156,9 @@ export const quantizeCommand: Command = {
     }
     // Recorded as the app records its exports: the app then knows the file's source (the inspector's tensor error).
     const written = report;
-    await storeResults(async (store) => {
-      const source = (await store.model(input)).entry;
-      const made = (await store.model(output)).entry;
+    await storeInAppData(async (store) => {
+      const source = await store.entry(input);
+      const made = await store.entry(output);
       const exports = new ExportStore(store.db);
       const { id } = exports.start({
         sourceModelId: source.id,

@@ -1,9 +1,11 @@
 /**
- * Adding models by hand: files, or every .gguf file under folders. Only readable GGUF files join
- * (source 'added', or what Gufo made them as: 'downloaded', 'exported'; a file found under a folder
- * added by hand is 'folder', since the folder becomes a model folder: backend/library.ts), taken out
- * of the excluded paths if the user had removed them before; a part of a split set brings its whole
- * set. Every other path is reported with the reason, naming it.
+ * Adding models by hand: files, or every .gguf file under folders. Readable GGUF files join as
+ * models (source 'added', or what Gufo made them as: 'downloaded', 'exported'; a file found under a
+ * folder added by hand is 'folder', since the folder becomes a model folder: backend/library.ts),
+ * taken out of the excluded paths if the user had removed them before; a part of a split set brings
+ * its whole set. A file that is no readable GGUF is listed all the same, with its error, whether it
+ * was added alone or found in a folder (one rule, as a scan lists it), but not counted as added.
+ * Every path not added is reported with the reason, naming it.
  */
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -51,8 +53,9 @@ export async function addModelFiles(
       ) {
         result.skipped.push({ path: file.path, reason: `already in the library: ${file.path}` });
       } else if (record.error !== null) {
-        // In a folder it is listed, as a scan of the folder lists it, marked as a file that cannot run.
-        if (found.inFolder) store.upsert(record);
+        // Listed, as a scan of a folder lists it, marked as a file that cannot run.
+        store.unexclude(file.path);
+        store.upsert(record);
         // The skipped list names the file; an error about another part of a set names that part already.
         const named = parts.some((part) => record.error!.startsWith(`${part}: `));
         result.skipped.push({ path: file.path, reason: named ? record.error : `${file.path}: ${record.error}` });
