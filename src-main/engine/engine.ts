@@ -629,7 +629,8 @@ export class Engine {
         let end = i + 1;
         for (let tokens = inputs[i]!.length; end < inputs.length && tokens + inputs[end]!.length <= ctx; end++)
           tokens += inputs[end]!.length;
-        out.push(...(await model.hiddenStates(inputs.slice(i, end))));
+        const batch = inputs.slice(i, end);
+        out.push(...(await scoped(this.gpu.device, 'embedding', () => model.hiddenStates(batch))));
         i = end;
       }
       return out;
@@ -779,7 +780,9 @@ export class Engine {
     const avgPositions = depth + p + (r.ids.length - 1) / 2;
     const bytesPerToken = l.model.weightBytesPerToken + avgPositions * l.model.kvBytesPerPosition;
     const achieved = bytesPerToken * r.timings.decodeTokS;
-    const copy = await measureCopyBandwidth(this.gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
+    const copy = await scoped(this.gpu.device, 'measuring copy bandwidth', () =>
+      measureCopyBandwidth(this.gpu, { bytes: 64 * 2 ** 20, iterations: 5 }),
+    );
     const profile = options.profile
       ? await this.profileDecode(
           l,
