@@ -13,6 +13,7 @@
  * token just read, so the CPU works it out (and writes it) between reading a token and submitting
  * the next step; an unconstrained generation submits at once and pays nothing for the mask.
  */
+import { basename } from 'node:path';
 import { readPoolingType } from '../core/embedding-pooling';
 import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { ConstrainedTokens, constraintLeads, type JsonConstraint } from '../core/constrained/token-constraint';
@@ -24,6 +25,8 @@ import { readVocab } from '../core/tokenizer/vocab';
 import { openGguf } from '../node/gguf-io';
 import { measureCopyBandwidth } from './gpu/bandwidth';
 import { openGpu, type GpuContext } from './gpu/device';
+import { popScopes, pushScopes, scoped } from './gpu/error-scope';
+import { checkMemoryFit, parseMemoryBudget, type MemoryBudget } from './model/memory-plan';
 import { StepMeter, StepProfiler } from './gpu/dispatch-profile';
 import { KernelWarmUp } from './gpu/kernel-warm-up';
 import { PacedWait } from './gpu/paced-wait';
@@ -64,6 +67,12 @@ export interface LoadOptions {
   submitFlops?: number;
   /** ModelOptions.kvBindingLimit: tests split the KV cache with it. */
   kvBindingLimit?: number;
+  /**
+   * Bytes the model may take on the GPU in all (default: GUFO_MEMORY_BUDGET, else no cap, as
+   * WebGPU does not say how much memory a GPU has): a load that needs more fails before it
+   * allocates, naming the largest context that fits (model/memory-plan.ts).
+   */
+  memoryBudget?: number;
   onProgress?: (done: number, total: number) => void;
   /** After each kernel's first run at load (kernel-warm-up.ts): kernels run, of how many. */
   onKernels?: (done: number, total: number) => void;
@@ -90,6 +99,16 @@ export interface BenchOptions {
   depth?: number;
   /** Tokens done of depth + prompt + generated: after the depth, after the prompt, then each generated one. */
   onProgress?: (done: number, total: number) => void;
+}
+
+/** The budget a load is checked against: the option's, else GUFO_MEMORY_BUDGET's, else none. */
+function memoryBudget(options: LoadOptions): MemoryBudget | undefined {
+  if (options.memoryBudget !== undefined) {
+    if (!(options.memoryBudget > 0)) throw new EngineError(`memoryBudget must be a positive number of bytes`);
+    return { bytes: options.memoryBudget, source: 'memoryBudget' };
+  }
+  const env = process.env.GUFO_MEMORY_BUDGET;
+  return env ? parseMemoryBudget(env, 'GUFO_MEMORY_BUDGET') : undefined;
 }
 
 /** Decode steps the profile times, after the measured run. */
@@ -211,38 +230,43 @@ export class Engine {
       const hp = readHParams(gguf);
       if (hp.encoder) return await this.loadEncoder(path, gguf, hp, options, started);
       const ctx = Math.max(1, Math.floor(options.ctx ?? Math.min(hp.nCtxTrain, 4096)));
-      const sampler = new GpuSampler(this.gpu.device, hp.nVocab, this.gpu.pacesWaits);
-      let model: DecoderModel;
+      const modelOptions = {
+        ctx,
+        maxBatch: Math.max(1, Math.min(options.maxBatch ?? 64, ctx)),
+        kvTypes: {
+          k: options.kvTypes?.k ?? DEFAULT_KV_CACHE_TYPES.k,
+          v: options.kvTypes?.v ?? DEFAULT_KV_CACHE_TYPES.v,
+        },
+        kvBindingLimit: options.kvBindingLimit,
+        slots: Math.max(1, Math.floor(options.slots ?? 1)),
+      };
+      checkMemoryFit(this.gpu, gguf, hp, modelOptions, memoryBudget(options));
+      const device = this.gpu.device;
+      const samplers: GpuSampler[] = [];
+      let model: DecoderModel | undefined;
       try {
-        model = await DecoderModel.load(this.gpu, gguf, hp, sampler.out, {
-          ctx,
-          maxBatch: Math.max(1, Math.min(options.maxBatch ?? 64, ctx)),
-          kvTypes: {
-            k: options.kvTypes?.k ?? DEFAULT_KV_CACHE_TYPES.k,
-            v: options.kvTypes?.v ?? DEFAULT_KV_CACHE_TYPES.v,
-          },
-          kvBindingLimit: options.kvBindingLimit,
-          slots: Math.max(1, Math.floor(options.slots ?? 1)),
-          onProgress: options.onProgress,
+        model = await scoped(device, `loading ${basename(path)}`, async () => {
+          const sampler = new GpuSampler(device, hp.nVocab, this.gpu.pacesWaits);
+          samplers.push(sampler);
+          const m = await DecoderModel.load(this.gpu, gguf, hp, sampler.out, {
+            ...modelOptions,
+            onProgress: options.onProgress,
+          });
+          model = m;
+          const rows = (r: number) => ({ logits: m.rowLogits(r), step: m.rowStep(r) });
+          sampler.bind(m.ops, m.act.logits, m.step, rows);
+          await warmUpKernels(device, m, sampler, options.onKernels);
+          for (let i = 1; i < m.slots; i++) {
+            const own = new GpuSampler(device, hp.nVocab, this.gpu.pacesWaits);
+            samplers.push(own);
+            own.bind(m.ops, m.act.logits, m.step, rows);
+          }
+          return m;
         });
       } catch (err) {
-        sampler.destroy();
+        model?.destroy();
+        for (const s of samplers) s.destroy();
         throw err;
-      }
-      const rows = (r: number) => ({ logits: model.rowLogits(r), step: model.rowStep(r) });
-      sampler.bind(model.ops, model.act.logits, model.step, rows);
-      try {
-        await warmUpKernels(this.gpu.device, model, sampler, options.onKernels);
-      } catch (err) {
-        model.destroy();
-        sampler.destroy();
-        throw err;
-      }
-      const samplers = [sampler];
-      for (let i = 1; i < model.slots; i++) {
-        const own = new GpuSampler(this.gpu.device, hp.nVocab, this.gpu.pacesWaits);
-        own.bind(model.ops, model.act.logits, model.step, rows);
-        samplers.push(own);
       }
       await this.gpu.device.queue.onSubmittedWorkDone();
       const submitFlops = options.submitFlops ?? (this.gpu.info.isFallbackAdapter ? Infinity : SUBMIT_FLOPS);
@@ -272,7 +296,9 @@ export class Engine {
     started: number,
   ): Promise<EngineInfo> {
     const ctx = Math.max(1, Math.min(Math.floor(options.ctx ?? 4096), hp.nCtxTrain));
-    const model = await BertModel.load(this.gpu, gguf, hp, { ctx, onProgress: options.onProgress });
+    const model = await scoped(this.gpu.device, `loading ${basename(path)}`, () =>
+      BertModel.load(this.gpu, gguf, hp, { ctx, onProgress: options.onProgress }),
+    );
     await this.gpu.device.queue.onSubmittedWorkDone();
     this.encoder = { path, model, info: modelInfo(path, gguf, hp, ctx), loadMs: performance.now() - started };
     return this.info;
@@ -390,14 +416,20 @@ export class Engine {
       this.gpu.device.queue.writeBuffer(model.ids, 0, Uint32Array.from(prompt.slice(pos, pos + n)));
       const last = pos + n === prompt.length;
       model.setSlot(seq.index);
-      this.submit(pos, n, last ? seq.sampler : undefined);
+      const taken = this.checked('evaluating the prompt', () => this.submit(pos, n, last ? seq.sampler : undefined));
       slot!.cached.push(...prompt.slice(pos, pos + n));
       pos += n;
       if (last) {
-        const first = await l.chunkWaits.wait(`prompt chunk of ${n}`, () => seq.sampler!.read());
+        const [, first] = await Promise.all([
+          taken,
+          l.chunkWaits.wait(`prompt chunk of ${n}`, () => seq.sampler!.read()),
+        ]);
         return { first, evaluated: pos - cached, cached };
       }
-      await l.chunkWaits.wait(`prompt chunk of ${n}`, () => this.gpu.device.queue.onSubmittedWorkDone());
+      await Promise.all([
+        taken,
+        l.chunkWaits.wait(`prompt chunk of ${n}`, () => this.gpu.device.queue.onSubmittedWorkDone()),
+      ]);
       if (seq.options.signal?.aborted) {
         slot!.cached.length = 0;
         // Cancelled mid-prompt: what was read, not the whole prompt.
@@ -433,7 +465,7 @@ export class Engine {
       }
       if (more) next.push(seq);
     }
-    if (next.length > 0) this.submitStep(l, next);
+    const taken = next.length > 0 ? this.checked('in a decode step', () => this.submitStep(l, next)) : undefined;
     for (const seq of ready) {
       const token = seq.token!;
       seq.token = undefined;
@@ -446,12 +478,11 @@ export class Engine {
       else if (!next.includes(seq)) seq.done = 'context';
     }
     // A step started for a token that ended up not wanted (onToken cancelled): it finishes unread.
-    await Promise.all(
-      next.map(async (seq) => {
-        const token = await seq.sampler!.read();
-        if (!seq.done) seq.token = token;
-      }),
-    );
+    // Only tokens of a step the GPU took are handed out.
+    const [tokens] = await Promise.all([Promise.all(next.map((seq) => seq.sampler!.read())), taken]);
+    next.forEach((seq, i) => {
+      if (!seq.done) seq.token = tokens[i];
+    });
     for (const seq of [...this.running]) if (seq.done) this.finish(seq);
   }
 
@@ -529,13 +560,15 @@ export class Engine {
     this.takeSlot(l, []);
     model.collector.active = true;
     try {
-      for (let pos = 0; pos < ids.length;) {
-        const { n, encoder, pass } = this.prefillBatch(model, ids, pos);
-        pass.end();
-        device.queue.submit([encoder.finish()]);
-        pos += n;
-      }
-      await device.queue.onSubmittedWorkDone();
+      await scoped(device, `collecting activations over ${ids.length} tokens`, async () => {
+        for (let pos = 0; pos < ids.length;) {
+          const { n, encoder, pass } = this.prefillBatch(model, ids, pos);
+          pass.end();
+          device.queue.submit([encoder.finish()]);
+          pos += n;
+        }
+        await device.queue.onSubmittedWorkDone();
+      });
     } finally {
       model.collector.active = false;
       this.busy = false;
@@ -606,7 +639,8 @@ export class Engine {
         let end = i + 1;
         for (let tokens = inputs[i]!.length; end < inputs.length && tokens + inputs[end]!.length <= ctx; end++)
           tokens += inputs[end]!.length;
-        out.push(...(await model.hiddenStates(inputs.slice(i, end))));
+        const batch = inputs.slice(i, end);
+        out.push(...(await scoped(this.gpu.device, 'embedding', () => model.hiddenStates(batch))));
         i = end;
       }
       return out;
@@ -631,22 +665,31 @@ export class Engine {
     this.enter();
     const { model } = l;
     const device = this.gpu.device;
-    const staging = device.createBuffer({
-      size: model.options.maxBatch * width * 4,
-      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-    });
+    let staging: GPUBuffer | undefined;
     const slot = this.takeSlot(l, []);
     try {
+      const readback = await scoped(device, 'allocating the readback buffer', () =>
+        Promise.resolve(
+          device.createBuffer({
+            size: model.options.maxBatch * width * 4,
+            usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+          }),
+        ),
+      );
+      staging = readback;
       for (let pos = 0; pos < ids.length;) {
-        const { n, encoder, pass } = this.prefillBatch(model, ids, pos);
-        const out = head(pass);
-        pass.end();
-        const bytes = n * width * 4;
-        encoder.copyBufferToBuffer(out, 0, staging, 0, bytes);
-        device.queue.submit([encoder.finish()]);
-        await staging.mapAsync(GPUMapMode.READ, 0, bytes);
-        const rows = new Float32Array(staging.getMappedRange(0, bytes).slice(0));
-        staging.unmap();
+        const bytes = Math.min(model.options.maxBatch, ids.length - pos) * width * 4;
+        const taken = this.checked(`evaluating ${ids.length} tokens`, () => {
+          const { encoder, pass } = this.prefillBatch(model, ids, pos);
+          const out = head(pass);
+          pass.end();
+          encoder.copyBufferToBuffer(out, 0, readback, 0, bytes);
+          device.queue.submit([encoder.finish()]);
+        });
+        await Promise.all([taken, readback.mapAsync(GPUMapMode.READ, 0, bytes)]);
+        const rows = new Float32Array(readback.getMappedRange(0, bytes).slice(0));
+        readback.unmap();
+        const n = bytes / width / 4;
         onBatch(rows, pos, n);
         slot.cached.push(...ids.slice(pos, pos + n));
         pos += n;
@@ -655,7 +698,7 @@ export class Engine {
       slot.cached.length = 0;
       throw err;
     } finally {
-      staging.destroy();
+      staging?.destroy();
       this.busy = false;
     }
   }
@@ -747,7 +790,9 @@ export class Engine {
     const avgPositions = depth + p + (r.ids.length - 1) / 2;
     const bytesPerToken = l.model.weightBytesPerToken + avgPositions * l.model.kvBytesPerPosition;
     const achieved = bytesPerToken * r.timings.decodeTokS;
-    const copy = await measureCopyBandwidth(this.gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
+    const copy = await scoped(this.gpu.device, 'measuring copy bandwidth', () =>
+      measureCopyBandwidth(this.gpu, { bytes: 64 * 2 ** 20, iterations: 5 }),
+    );
     const profile = options.profile
       ? await this.profileDecode(
           l,
@@ -800,25 +845,28 @@ export class Engine {
     // Slot 0's sampler: the one 'sampled' submissions embed from (bench, warm-up).
     const sampler = l.samplers[0]!;
     const device = this.gpu.device;
-    const profiler = new StepProfiler(device, Math.max(1, maxDispatches), this.gpu.pacesWaits);
     this.enter();
     const slot = this.takeSlot(l, []);
+    let profiler: StepProfiler | undefined;
     try {
-      for (let i = 0; i < steps; i++) {
-        model.setBatch(pos + i, 1);
-        const encoder = device.createCommandEncoder();
-        const pass = profiler.pass(encoder);
-        model.encodeBody(pass, 'sampled');
-        model.encodeHead(pass);
-        sampler.encode(pass);
-        pass.end();
-        profiler.finish(encoder);
-        device.queue.submit([encoder.finish()]);
-        await profiler.collect();
-      }
-      return profiler.summary(copyBytesPerSecond);
+      return await scoped(device, 'profiling decode steps', async () => {
+        const p = (profiler = new StepProfiler(device, Math.max(1, maxDispatches), this.gpu.pacesWaits));
+        for (let i = 0; i < steps; i++) {
+          model.setBatch(pos + i, 1);
+          const encoder = device.createCommandEncoder();
+          const pass = p.pass(encoder);
+          model.encodeBody(pass, 'sampled');
+          model.encodeHead(pass);
+          sampler.encode(pass);
+          pass.end();
+          p.finish(encoder);
+          device.queue.submit([encoder.finish()]);
+          await p.collect();
+        }
+        return p.summary(copyBytesPerSecond);
+      });
     } finally {
-      profiler.destroy();
+      profiler?.destroy();
       slot.cached.length = 0;
       this.busy = false;
     }
@@ -868,6 +916,23 @@ export class Engine {
     slot.used = ++this.uses;
     l.model.setSlot(best);
     return slot;
+  }
+
+  /**
+   * Runs `submit` (which encodes and submits) inside the error scopes (gpu/error-scope.ts): the
+   * promise rejects with what went wrong if the GPU could not take it (its results are garbage).
+   */
+  private checked(what: string, submit: () => void): Promise<void> {
+    const { device } = this.gpu;
+    pushScopes(device);
+    try {
+      submit();
+    } catch (err) {
+      // The throw is the error to report; the scopes are only closed.
+      void popScopes(device, what).catch(() => {});
+      throw err;
+    }
+    return popScopes(device, what);
   }
 
   /** A prefill chunk: `tokens` tokens of the id buffer from `pos0`; with a sampler, the head and its draw too. */

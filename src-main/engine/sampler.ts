@@ -37,6 +37,24 @@ export interface SampledToken {
   top?: [number, number][];
 }
 
+/** Each of a sampler's buffers' sizes for a vocabulary of `vocab` (two readback buffers). */
+export function samplerBufferSizes(vocab: number) {
+  return {
+    out: SAMPLER_OUT_WORDS * 4,
+    work: Math.max(16, vocab * 4),
+    state: SAMPLER_STATE_WORDS * 4,
+    params: SampleUniform.byteSize,
+    mask: Math.max(16, maskWords(vocab) * 4),
+    readback: SAMPLER_OUT_WORDS * 4,
+  };
+}
+
+/** All of a sampler's buffers together. */
+export function samplerBytes(vocab: number): number {
+  const s = samplerBufferSizes(vocab);
+  return s.out + s.work + s.state + s.params + s.mask + 2 * s.readback;
+}
+
 export class GpuSampler {
   /** out[0]: the chosen id; the next 'sampled' submission embeds it from here. */
   readonly out: GPUBuffer;
@@ -72,32 +90,31 @@ export class GpuSampler {
   ) {
     this.waits = new PacedWait(pacesWaits);
     const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-    this.out = device.createBuffer({ label: 'sampler out', size: SAMPLER_OUT_WORDS * 4, usage: storage });
-    this.work = device.createBuffer({ label: 'sampler work', size: Math.max(16, vocab * 4), usage: storage });
-    this.state = device.createBuffer({ label: 'sampler state', size: SAMPLER_STATE_WORDS * 4, usage: storage });
+    const size = samplerBufferSizes(vocab);
+    this.out = device.createBuffer({ label: 'sampler out', size: size.out, usage: storage });
+    this.work = device.createBuffer({ label: 'sampler work', size: size.work, usage: storage });
+    this.state = device.createBuffer({ label: 'sampler state', size: size.state, usage: storage });
     this.params = device.createBuffer({
       label: 'sampler params',
-      size: SampleUniform.byteSize,
+      size: size.params,
       usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
     });
     this.mask = device.createBuffer({
       label: 'sampler mask',
-      size: Math.max(16, maskWords(vocab) * 4),
+      size: size.mask,
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
     });
     this.staging = [0, 1].map((i) =>
       device.createBuffer({
         label: `sampler readback ${i}`,
-        size: SAMPLER_OUT_WORDS * 4,
+        size: size.readback,
         usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
       }),
     );
   }
 
   get bytes(): number {
-    return (
-      this.out.size + this.work.size + this.state.size + this.params.size + this.mask.size + 2 * this.staging[0]!.size
-    );
+    return samplerBytes(this.vocab);
   }
 
   /** Builds the dispatches over the model's logits (once, at load); `rows`: a batched step's rows' logits and steps. */

@@ -19,6 +19,15 @@ export interface GpuContext {
   destroy(): void;
 }
 
+/** The limits a buffer must keep to: one binding, one buffer. */
+export type BufferLimits = Pick<GPUSupportedLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize'>;
+
+/** What planning a load reads of a GPU (a GpuContext is one): its buffer limits and its name. */
+export interface GpuTarget {
+  readonly device: { readonly limits: BufferLimits };
+  readonly info: { readonly name: string };
+}
+
 const WANTED_FEATURES = ['shader-f16', 'subgroups', 'timestamp-query'] as const;
 
 export class NoGpuError extends Error {

@@ -22,7 +22,7 @@
  */
 import { ggmlType, type BlockFieldName, type GgmlType, type GgmlTypeName } from '../../core/ggml-types';
 import type { GgufFile, GgufTensorInfo } from '../../core/gguf/gguf-file';
-import type { GpuContext } from './device';
+import type { BufferLimits, GpuContext } from './device';
 import { rowGroupsFor, storedQuadOf, type RowGroups } from './row-groups';
 
 /** Largest amount of tensor bytes handed to the queue between waits for it (the issue's ≤ 64 MiB). */
@@ -347,6 +347,27 @@ function rowRanges(gguf: GgufFile, src: Source, first: number, count: number): F
   return ranges;
 }
 
+/** The weights' sources, checked, and each one's parts: what uploadWeights allocates, before it allocates. */
+function planSources(
+  limits: BufferLimits,
+  gguf: GgufFile,
+  names: readonly WeightSource[],
+  maxBindingSize?: number,
+): { sources: Source[]; plans: PartPlan[][] } {
+  const unique = new Map(names.map((what) => [typeof what === 'string' ? what : what.name, what]));
+  const sources = [...unique.values()].map((what) => source(gguf, what));
+  const limit = Math.min(maxBindingSize ?? limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  const plans = sources.map((src) => planParts(src.name, src.type, src.rows, src.cols, limit, src.rowGroup));
+  return { sources, plans };
+}
+
+/** Bytes uploadWeights would allocate for `names` on a device of `limits` (its parts, padding included). */
+export function plannedWeightBytes(limits: BufferLimits, gguf: GgufFile, names: readonly WeightSource[]): number {
+  return planSources(limits, gguf, names)
+    .plans.flat()
+    .reduce((sum, p) => sum + p.bytes, 0);
+}
+
 /**
  * Uploads the named tensors (or concatenations of tensors). Every name is checked first (missing
  * tensor, type without GPU kernels: UnsupportedGpuTypeError; tensors that cannot be concatenated)
@@ -359,15 +380,9 @@ export async function uploadWeights(
   options: UploadOptions = {},
 ): Promise<Map<string, GpuWeight>> {
   const { device } = ctx;
-  const unique = new Map(names.map((what) => [typeof what === 'string' ? what : what.name, what]));
-  const sources = [...unique.values()].map((what) => source(gguf, what));
-  const limit = Math.min(
-    options.maxBindingSize ?? device.limits.maxStorageBufferBindingSize,
-    device.limits.maxBufferSize,
-  );
+  const { sources, plans } = planSources(device.limits, gguf, names, options.maxBindingSize);
   const staging = Math.max(4096, Math.min(options.stagingBytes ?? MAX_STAGING_BYTES, MAX_STAGING_BYTES));
   const total = sources.reduce((sum, t) => sum + t.fileBytes, 0);
-  const plans = sources.map((src) => planParts(src.name, src.type, src.rows, src.cols, limit, src.rowGroup));
 
   const uploader = new Uploader(device, staging, (bytes) => options.onProgress?.(bytes, total));
   const out = new Map<string, GpuWeight>();

@@ -16,7 +16,7 @@ import type { GgmlType } from '../../core/ggml-types';
 import type { GgufFile } from '../../core/gguf/gguf-file';
 import type { CollectedWeight } from '../../core/imatrix';
 import { tensorLayer, tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
-import type { GpuContext } from '../gpu/device';
+import type { GpuContext, GpuTarget } from '../gpu/device';
 import { MatmulKernels, type MatmulOptions, type TokenDispatch, type XPrologue } from '../gpu/matmul';
 import {
   kvCacheBufferBytes,
@@ -27,7 +27,7 @@ import {
   type KvHeads,
   type RopeSpec,
 } from '../gpu/ops';
-import { uploadWeights, type ConcatWeight, type GpuWeight } from '../gpu/weights';
+import { uploadWeights, type ConcatWeight, type GpuWeight, type WeightSource } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import {
   checkMoeShapes,
@@ -110,20 +110,49 @@ interface KvCachePart {
   heads: KvHeads;
 }
 
-/** Activations of one batch, f32, [token][...]; sized for maxBatch tokens. */
-interface Activations {
-  x: GPUBuffer; // residual stream
-  xb: GPUBuffer; // normed input of a block; then its output, where a post-norm follows
+/** Activations of one batch, f32, [token][...]; sized for maxBatch tokens (`B`: a GPUBuffer, or memory-plan.ts's size). */
+interface Activations<B = GPUBuffer> {
+  x: B; // residual stream
+  xb: B; // normed input of a block; then its output, where a post-norm follows
   /** q|k|v rows: Q, K and V of each token, side by side. */
-  qkv: GPUBuffer;
-  att: GPUBuffer;
+  qkv: B;
+  att: B;
   /** A dense FFN's gate|up rows (the GLU's result replaces the gate half); an MoE's shared expert's gate. */
-  gate: GPUBuffer;
+  gate: B;
   /** An MoE's shared expert's up (0 bytes in a dense model). */
-  up: GPUBuffer;
-  xLast: GPUBuffer; // the last token, normed, for the output head
-  logits: GPUBuffer;
-  moe?: MoeScratch;
+  up: B;
+  xLast: B; // the last token, normed, for the output head
+  logits: B;
+  moe?: MoeScratch<B>;
+}
+
+/** The activations of a batch of up to `maxBatch` tokens, each made by `buffer`. */
+export function activationBuffers<B>(
+  hp: HParams,
+  maxBatch: number,
+  buffer: (label: string, bytes: number) => B,
+): Activations<B> {
+  const b = maxBatch * 4;
+  const qDim = hp.nHead * hp.headDim;
+  const kvDim = hp.nHeadKv * hp.headDim;
+  // An MoE model's dense FFN is its shared expert, if any.
+  const ffWidth = hp.moe ? hp.moe.nFfShexp : hp.nFf;
+  return {
+    x: buffer('x', b * hp.nEmbd),
+    xb: buffer('xb', b * hp.nEmbd),
+    qkv: buffer('qkv', b * (qDim + 2 * kvDim)),
+    att: buffer('att', b * qDim),
+    gate: buffer('gate', b * (hp.moe ? 1 : 2) * ffWidth),
+    up: buffer('up', hp.moe ? b * ffWidth : 0),
+    xLast: buffer('x_last', hp.nEmbd * 4),
+    logits: buffer('logits', hp.nVocab * 4),
+    moe: hp.moe ? moeScratch(hp, hp.moe, maxBatch, buffer) : undefined,
+  };
+}
+
+/** encodeAllLogits's buffer, made at its first use (evaluation, a batched decode step): every token's logits. */
+export function allLogitsBytes(hp: HParams, maxBatch: number): number {
+  return maxBatch * hp.nVocab * 4;
 }
 
 function vectorBytes(vectors: Map<string, GPUBuffer>): number {
@@ -198,8 +227,32 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
   return groups;
 }
 
+/**
+ * What the model uploads for a context of `ctx`: its matrices (runs of one type concatenated:
+ * concatGroups) and its vectors, each checked to be in the file.
+ */
+export function weightSources(
+  gguf: GgufFile,
+  hp: HParams,
+  ctx: number,
+): { matrices: WeightSource[]; vectors: string[] } {
+  const { matrices, vectors } = modelTensorNames(hp, ctx);
+  for (const name of vectors) {
+    if (!gguf.tensor(name)) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
+  }
+  const groups = concatGroups(gguf, hp);
+  const grouped = new Set(groups.flatMap((g) => g.tensors));
+  return { matrices: [...matrices.filter((name) => !grouped.has(name)), ...groups], vectors };
+}
+
+/** The sliding-window layers' RoPE parameters where they differ from the others' (gemma3): they get a table of their own. */
+export function ownSwaRope(hp: HParams): HParams['rope'] | undefined {
+  const swaRope = hp.swa?.rope;
+  return swaRope && JSON.stringify(swaRope) !== JSON.stringify(hp.rope) ? swaRope : undefined;
+}
+
 /** A quantized cache's blocks lie within a head (llama.cpp refuses such a cache too). */
-function checkKvTypes(hp: HParams, options: ModelOptions): void {
+function checkKvTypes(hp: HParams, options: Pick<ModelOptions, 'kvTypes'>): void {
   for (const type of [options.kvTypes.k, options.kvTypes.v]) {
     const problem = kvCacheTypeProblem(type, hp.headDim);
     if (problem) throw new Error(problem);
@@ -213,7 +266,7 @@ function checkKvTypes(hp: HParams, options: ModelOptions): void {
  * than inside Dawn.
  */
 export function kvCacheParts(
-  ctx: GpuContext,
+  ctx: GpuTarget,
   hp: Pick<HParams, 'headDim' | 'nHeadKv'>,
   options: Pick<ModelOptions, 'ctx' | 'kvTypes' | 'kvBindingLimit'>,
 ): KvHeads[] {
@@ -241,6 +294,13 @@ export function kvCacheParts(
     first: i * count,
     count: Math.min(count, hp.nHeadKv - i * count),
   }));
+}
+
+/** What can be checked of a model before anything is planned or uploaded: its matrices' shapes and its KV cache types. */
+export function checkModel(gguf: GgufFile, hp: HParams, options: Pick<ModelOptions, 'kvTypes'>): void {
+  if (hp.moe) checkMoeShapes(gguf, hp, hp.moe);
+  checkShapes(gguf, hp);
+  checkKvTypes(hp, options);
 }
 
 /** Checks the dense layers' matrices against the metadata before anything is uploaded. */
@@ -399,18 +459,10 @@ export class DecoderModel {
     sampledIds: GPUBuffer,
     options: ModelOptions,
   ): Promise<DecoderModel> {
-    if (hp.moe) checkMoeShapes(gguf, hp, hp.moe);
-    checkShapes(gguf, hp);
-    checkKvTypes(hp, options);
+    checkModel(gguf, hp, options);
     const kvParts = kvCacheParts(ctx, hp, options);
-    const { matrices, vectors } = modelTensorNames(hp, options.ctx);
-    for (const name of vectors) {
-      if (!gguf.tensor(name)) throw new UnsupportedModelError(`${gguf.file}: tensor ${name} is missing`);
-    }
+    const { matrices: sources, vectors } = weightSources(gguf, hp, options.ctx);
     const vectorData = new Map(vectors.map((name) => [name, dequantizeTensor(gguf, gguf.tensor(name)!)]));
-    const groups = concatGroups(gguf, hp);
-    const grouped = new Set(groups.flatMap((g) => g.tensors));
-    const sources = [...matrices.filter((name) => !grouped.has(name)), ...groups];
     const weights = await uploadWeights(ctx, gguf, sources, { onProgress: options.onProgress });
     const vectorFileBytes = vectors.reduce((sum, name) => sum + gguf.tensor(name)!.bytes, 0);
     try {
@@ -527,7 +579,7 @@ export class DecoderModel {
   private allLogits(): { dispatches: Dispatch[]; logits: GPUBuffer } {
     if (!this.allLogitsHead) {
       const { act } = this;
-      const logits = this.owned.create('all logits', this.options.maxBatch * this.hp.nVocab * 4);
+      const logits = this.owned.create('all logits', allLogitsBytes(this.hp, this.options.maxBatch));
       const project = this.linear(this.outputWeight(), act.xb, logits) as TokenDispatch;
       project.setTokens(this.batchTokens || 1);
       const dispatches = [
@@ -959,31 +1011,13 @@ export class DecoderModel {
     const factorsName = ropeFactorsTensor(hp, options.ctx);
     const factors = factorsName ? vectorData.get(factorsName) : undefined;
     const full = this.owned.upload('rope table', ropeTable(hp.rope, options.ctx, factors));
-    const swaRope = hp.swa?.rope;
-    if (!swaRope || JSON.stringify(swaRope) === JSON.stringify(hp.rope)) return { full, swa: full };
+    const swaRope = ownSwaRope(hp);
+    if (!swaRope) return { full, swa: full };
     return { full, swa: this.owned.upload('rope table (sliding window)', ropeTable(swaRope, options.ctx, factors)) };
   }
 
   private activations(): Activations {
-    const { hp } = this;
-    const b = this.options.maxBatch * 4;
-    const qDim = hp.nHead * hp.headDim;
-    const kvDim = hp.nHeadKv * hp.headDim;
-    // An MoE model's dense FFN is its shared expert, if any.
-    const ffWidth = hp.moe ? hp.moe.nFfShexp : hp.nFf;
-    return {
-      x: this.owned.create('x', b * hp.nEmbd),
-      xb: this.owned.create('xb', b * hp.nEmbd),
-      qkv: this.owned.create('qkv', b * (qDim + 2 * kvDim)),
-      att: this.owned.create('att', b * qDim),
-      gate: this.owned.create('gate', b * (hp.moe ? 1 : 2) * ffWidth),
-      up: this.owned.create('up', hp.moe ? b * ffWidth : 0),
-      xLast: this.owned.create('x_last', hp.nEmbd * 4),
-      logits: this.owned.create('logits', hp.nVocab * 4),
-      moe: hp.moe
-        ? moeScratch(hp, hp.moe, this.options.maxBatch, (label, bytes) => this.owned.create(label, bytes))
-        : undefined,
-    };
+    return activationBuffers(this.hp, this.options.maxBatch, (label, bytes) => this.owned.create(label, bytes));
   }
 
   private vector(name: string): GPUBuffer {

@@ -38,18 +38,18 @@ export interface MoeLayerWeights {
   biases?: { router: GPUBuffer; gate: GPUBuffer; up: GPUBuffer; down: GPUBuffer };
 }
 
-/** Scratch buffers every layer's MoE FFN shares, sized for maxBatch tokens. */
-export interface MoeScratch {
-  logits: GPUBuffer;
-  ids: GPUBuffer;
-  weights: GPUBuffer;
-  table: GPUBuffer;
-  gate: GPUBuffer;
-  up: GPUBuffer;
-  down: GPUBuffer;
+/** Scratch buffers every layer's MoE FFN shares, sized for maxBatch tokens (`B`: a GPUBuffer, or memory-plan.ts's size). */
+export interface MoeScratch<B = GPUBuffer> {
+  logits: B;
+  ids: B;
+  weights: B;
+  table: B;
+  gate: B;
+  up: B;
+  down: B;
   /** qwen2moe's shared expert: its output and its gate logit per token. */
-  sharedOut?: GPUBuffer;
-  sharedGate?: GPUBuffer;
+  sharedOut?: B;
+  sharedGate?: B;
 }
 
 /** Which expert each input row of a stacked expert matmul went to: the routing's ids, [token][used]. */
@@ -175,12 +175,12 @@ export function moeLayerWeights(
 }
 
 /** The scratch buffers for maxBatch tokens, made by `buffer`. */
-export function moeScratch(
+export function moeScratch<B>(
   hp: HParams,
   moe: MoeParams,
   maxBatch: number,
-  buffer: (label: string, bytes: number) => GPUBuffer,
-): MoeScratch {
+  buffer: (label: string, bytes: number) => B,
+): MoeScratch<B> {
   const pairs = maxBatch * moe.nExpertUsed;
   const shared = moe.nFfShexp > 0;
   return {

@@ -1,14 +1,19 @@
 /** A model's own GPU buffers (activations, caches, small vectors): created through it, counted, destroyed together. */
 const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
+/** A buffer's size for `bytes`: whole words, 16 bytes at least (WebGPU refuses empty bindings). */
+export function ownedBufferBytes(bytes: number): number {
+  return Math.max(16, Math.ceil(bytes / 4) * 4);
+}
+
 export class OwnedBuffers {
   private readonly buffers: GPUBuffer[] = [];
 
   constructor(private readonly device: GPUDevice) {}
 
-  /** A storage buffer of at least `bytes`: rounded up to whole words, 16 bytes at least (WebGPU refuses empty bindings). */
+  /** A storage buffer of at least `bytes` (ownedBufferBytes). */
   create(label: string, bytes: number): GPUBuffer {
-    const b = this.device.createBuffer({ label, size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: STORAGE() });
+    const b = this.device.createBuffer({ label, size: ownedBufferBytes(bytes), usage: STORAGE() });
     this.buffers.push(b);
     return b;
   }

@@ -19,6 +19,11 @@ export function yarnCorrDims(rope: RopeParams): [number, number] {
   return [Math.max(0, start), Math.min(rope.nRot - 1, end)];
 }
 
+/** Bytes of ropeTable's table for `positions`. */
+export function ropeTableBytes(rope: Pick<RopeParams, 'nRot'>, positions: number): number {
+  return positions * (rope.nRot / 2) * 2 * 4;
+}
+
 /**
  * Float32Array of positions × nRot/2 (cos, sin) pairs. `freqFactors` (rope_freqs.weight, nRot/2
  * values) divide each pair's angle.
@@ -27,7 +32,7 @@ export function ropeTable(rope: RopeParams, positions: number, freqFactors?: Flo
   const half = rope.nRot / 2;
   if (freqFactors && freqFactors.length < half)
     throw new Error(`rope_freqs has ${freqFactors.length} factors for ${half} pairs`);
-  const table = new Float32Array(positions * half * 2);
+  const table = new Float32Array(ropeTableBytes(rope, positions) / 4);
   const thetaScale = f(Math.pow(rope.freqBase, f(-2 / rope.nRot)));
   const [low, high] = rope.extFactor !== 0 ? yarnCorrDims(rope) : [0, 0];
   const yarnMscale =
