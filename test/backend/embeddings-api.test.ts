@@ -15,7 +15,6 @@ import { STORIES_260K } from '../support/paths';
 import { writeRandomModel } from '../support/test-models';
 import { writeRandomBert } from '../support/bert-model';
 import { send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
-import { SWIFTSHADER_ICD } from '../../src-main/engine/gpu/software-driver';
 
 const dir = mkdtempSync(join(tmpdir(), 'gufo-embeddings-api-'));
 const embedder = join(dir, 'embed-qwen3.gguf');
@@ -36,7 +35,7 @@ beforeAll(async () => {
     poolingType: 3,
   });
   await writeRandomBert(bert, { nLayer: 2, nEmbd: 64, nFf: 256, nHead: 4, poolingType: 2 });
-  t = await startOpenAiTestServer([STORIES_260K, embedder, bert], {}, undefined, SWIFTSHADER_ICD);
+  t = await startOpenAiTestServer([STORIES_260K, embedder, bert]);
   ollama = new Ollama({ host: `http://127.0.0.1:${t.server.port}` });
 });
 afterAll(async () => {

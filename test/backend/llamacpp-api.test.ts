@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openModelText } from '../../src-main/backend/chat/prompt';
-import { SWIFTSHADER_ICD } from '../../src-main/engine/gpu/software-driver';
 import { STORIES_260K, TINY_RANDOM_LLAMA } from '../support/paths';
 import { send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
 
@@ -164,7 +163,7 @@ describe("llama.cpp's routes", { timeout: 240_000 }, () => {
 describe("llama.cpp's routes with several models", { timeout: 240_000 }, () => {
   let two: OpenAiTestServer;
   beforeAll(async () => {
-    two = await startOpenAiTestServer([STORIES_260K, TINY_RANDOM_LLAMA], {}, undefined, SWIFTSHADER_ICD);
+    two = await startOpenAiTestServer([STORIES_260K, TINY_RANDOM_LLAMA]);
   });
   afterAll(() => two?.close());
 

@@ -20,7 +20,6 @@ import { hfTokenizerKvs, LLAMA3_SPEC } from '../support/hf-vocab';
 import { writeRandomModel } from '../support/test-models';
 import { TINY_CHAT_SHAPE, writeRandomQwen3 } from '../support/tool-models';
 import { errorOf, send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
-import { SWIFTSHADER_ICD } from '../../src-main/engine/gpu/software-driver';
 
 const weatherSchema = {
   type: 'object',
@@ -67,7 +66,7 @@ beforeAll(async () => {
     tokenizer: hfTokenizerKvs(LLAMA3_SPEC),
     name: 'random llama3',
   });
-  t = await startOpenAiTestServer([files.qwen, files.llama], {}, undefined, SWIFTSHADER_ICD);
+  t = await startOpenAiTestServer([files.qwen, files.llama]);
 }, 120_000);
 afterAll(async () => {
   await t?.close();
