@@ -3,8 +3,10 @@
  * its default F16 KV cache): after a prompt of 2,100 tokens, greedy decode — every step's
  * attention split across workgroups over all those keys — gives llama.cpp's tokens, parting only
  * at a near-tie of the reference (top-2 log-probability gap < 0.1), on random F32 models with
- * grouped-query heads, a sliding window (gemma2) and attention sinks (gpt-oss). Run on SwiftShader
- * (long-context.test.ts) and on lavapipe (lavapipe.test.ts).
+ * grouped-query heads, a sliding window (gemma2) and attention sinks (gpt-oss). long-context.test.ts
+ * runs them on SwiftShader; on lavapipe, by hand (its cold pipeline compilation takes ~7 minutes on
+ * a 2-core machine, too long for CI; 8 s with Mesa's shader cache warm):
+ *   VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json npx vitest run test/engine/long-context.test.ts
  */
 import { join } from 'node:path';
 import { expect } from 'vitest';
