@@ -249,8 +249,10 @@ describe('Electron main process', () => {
       expect(parent).toBe(win);
       expect(box.message).toBe('One file was not added.');
       expect(box.detail).toContain(`${notGguf}: `);
-      const models = (await ipcHandler('listModels')(fromWindow())) as { path: string }[];
-      expect(models.map((m) => m.path)).toEqual([model]);
+      // The file that is not a model is listed with its reason, as a broken file in a folder is (not as a model).
+      const models = (await ipcHandler('listModels')(fromWindow())) as { path: string; error: string | null }[];
+      expect(models.filter((m) => !m.error).map((m) => m.path)).toEqual([model]);
+      expect(models.filter((m) => m.error).map((m) => m.path)).toEqual([notGguf]);
     });
 
     it('File › Open Data Folder opens the data folder; a failure is shown', async () => {
