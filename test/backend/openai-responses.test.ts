@@ -101,28 +101,23 @@ describe('the Vercel AI SDK (its default openai(id) model speaks the Responses A
 
   it('generateText and streamText answer as Chat Completions does', async () => {
     const expected = await chatReference(24);
-    const whole = await generateText({
+    // The same request both ways.
+    const request = {
       model: openai()(model),
       system: instructions,
       prompt: question,
       temperature: 0,
       maxOutputTokens: 24,
       maxRetries: 0,
-    });
+    };
+    const whole = await generateText(request);
     expect(whole.text).toBe(expected.text);
     expect(whole.usage.inputTokens).toBe(expected.usage.prompt_tokens);
     expect(whole.usage.outputTokens).toBe(expected.usage.completion_tokens);
     expect(whole.finishReason).toBe(expected.usage.completion_tokens === 24 ? 'length' : 'stop');
     expect(whole.response.id).toMatch(/^resp_/);
 
-    const streamed = streamText({
-      model: openai()(model),
-      system: instructions,
-      prompt: question,
-      temperature: 0,
-      maxOutputTokens: 24,
-      maxRetries: 0,
-    });
+    const streamed = streamText(request);
     const pieces: string[] = [];
     for await (const piece of streamed.textStream) pieces.push(piece);
     expect(pieces.length).toBeGreaterThan(1);
