@@ -439,7 +439,7 @@ export class MatmulKernels {
     const variant = (tokens: number): Variant => {
       if (prologue && tokens !== 1) throw new Error(`${weight.name}: an x prologue is for one token, not ${tokens}`);
       return {
-        kernel: tokens === 1 ? 'matvec' : this.fewTiled && tokens <= this.fewTiled.tokens ? 'fewtiled' : this.prefill,
+        kernel: tokens === 1 ? 'matvec' : this.shape(tokens, true) === this.fewTiled ? 'fewtiled' : this.prefill,
         vec4,
         accumulate: options.accumulate,
         prologue: prologueKind(prologue),
