@@ -1,6 +1,5 @@
-import { existsSync, mkdtempSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { SWIFTSHADER_ICD } from './src-main/engine/gpu/software-driver';
 
@@ -11,19 +10,14 @@ import { SWIFTSHADER_ICD } from './src-main/engine/gpu/software-driver';
 const gpuEnv: Record<string, string> =
   process.env.GUFO_TEST_GPU !== 'native' && existsSync(SWIFTSHADER_ICD) ? { VK_ICD_FILENAMES: SWIFTSHADER_ICD } : {};
 
-/**
- * `gufo quantize` records its exports in the app's database, the OS user-data folder's without
- * GUFO_HOME: in tests that is a scratch folder, never the user's own (~/.config/Gufo).
- */
-const configHome = mkdtempSync(join(tmpdir(), 'gufo-test-config-'));
-
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
-    // The CLI the tests spawn is built once from this tree first (see test/support/build-cli.ts).
-    globalSetup: ['test/support/build-cli.ts'],
-    env: { ...gpuEnv, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp', XDG_CONFIG_HOME: configHome },
+    // The CLI the tests spawn is built once from this tree first (see test/support/build-cli.ts);
+    // XDG_CONFIG_HOME is a scratch folder for the whole run (test/support/scratch-config.ts).
+    globalSetup: ['test/support/build-cli.ts', 'test/support/scratch-config.ts'],
+    env: { ...gpuEnv, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp' },
     // Some tests run llama.cpp (node-llama-cpp) as the reference implementation.
     testTimeout: 60_000,
     // Separate processes: native addons (koffi, llama.cpp) do not mix well with worker threads.
