@@ -24,63 +24,98 @@ const run = attentionRunner(await testGpu(), 27);
 type Case = Omit<AttentionCase, 'tokens' | 'causal'>;
 const decode = (c: Case) => run({ ...c, tokens: 1 });
 
+/**
+ * Every case runs in the GPU shape (attend_split: a pipeline per cache types; workgroup-memory
+ * tiles whose lane mapping turns on the head size and block). The CPU shape (attend_split_cpu) is
+ * written out per HEAD_DIM × HEAD_BLOCK × cache types, seconds of SwiftShader compilation each, and
+ * its code turns on neither but the loop bounds: the cases marked 'cpu' too keep to six such
+ * configurations that reach its branches (each cache type as K and as V, the quantized ones
+ * rotated; two blocks of query heads, the last partial; the CPU split policy's most partials; the
+ * first token; a cache in parts; sinks, a window, and below a soft-cap) and the head size that is
+ * not whole vec4 pairs (the GPU shape stands in).
+ */
+const both = ['gpu', 'cpu'] as const;
+const gpu = ['gpu'] as const;
+
 describe('decode attention, split across workgroups (tolerance 2e-5 of the output scale)', () => {
-  const cases: [string, Case][] = [
-    ['head 8, 2 query heads per KV head, first token', { nHead: 8, nKvHead: 4, headDim: 8, past: 0 }],
-    ['head 64, 4 per KV head, one tile less a key', { nHead: 16, nKvHead: 4, headDim: 64, past: 126 }],
-    ['head 64, 4 per KV head, one tile and a key', { nHead: 16, nKvHead: 4, headDim: 64, past: 128 }],
-    ['head 12 (not whole vec4 pairs), 2 per KV head', { nHead: 4, nKvHead: 2, headDim: 12, past: 40 }],
-    ['head 128, 8 per KV head, 1000 keys over many splits', { nHead: 16, nKvHead: 2, headDim: 128, past: 999 }],
+  const cases: [string, Case, readonly ('gpu' | 'cpu')[]][] = [
+    ['head 8, 2 query heads per KV head, first token', { nHead: 8, nKvHead: 4, headDim: 8, past: 0 }, both],
+    ['head 64, 4 per KV head, one tile less a key', { nHead: 16, nKvHead: 4, headDim: 64, past: 126 }, gpu],
+    ['head 64, 4 per KV head, one tile and a key', { nHead: 16, nKvHead: 4, headDim: 64, past: 128 }, gpu],
+    ['head 12 (not whole vec4 pairs), 2 per KV head', { nHead: 4, nKvHead: 2, headDim: 12, past: 40 }, both],
+    ['head 128, 8 per KV head, 1000 keys over many splits', { nHead: 16, nKvHead: 2, headDim: 128, past: 999 }, gpu],
     [
       'head 128, 16 per KV head (two blocks of 8), F32 cache',
       { nHead: 16, nKvHead: 1, headDim: 128, past: 300, kv: { k: 'f32', v: 'f32' } },
+      gpu,
     ],
-    ['head 256, 6 per KV head (blocks of 4), 2 pairs a lane', { nHead: 12, nKvHead: 2, headDim: 256, past: 260 }],
-    ['head 32, no GQA, 2000 keys', { nHead: 4, nKvHead: 4, headDim: 32, past: 1999 }],
+    [
+      'head 16, 12 per KV head (blocks of 8 and 4), F32 cache',
+      { nHead: 12, nKvHead: 1, headDim: 16, past: 300, kv: { k: 'f32', v: 'f32' } },
+      both,
+    ],
+    ['head 256, 6 per KV head (blocks of 4), 2 pairs a lane', { nHead: 12, nKvHead: 2, headDim: 256, past: 260 }, gpu],
+    ['head 32, no GQA, 2000 keys', { nHead: 4, nKvHead: 4, headDim: 32, past: 1999 }, both],
+    [
+      'head 32, 2 KV heads, 1000 keys: 8 splits (of 8 lanes each in the CPU shape: its most partials)',
+      { nHead: 2, nKvHead: 2, headDim: 32, past: 999 },
+      both,
+    ],
     [
       'sliding window of 100 over 700 keys, soft-cap 1.5',
       { nHead: 8, nKvHead: 2, headDim: 64, past: 699, window: 100, softcap: 1.5 },
+      gpu,
     ],
-    ['sinks, 500 keys, 3 query heads per KV head', { nHead: 6, nKvHead: 2, headDim: 64, past: 499, sinks: true }],
+    ['sinks, 500 keys, 3 query heads per KV head', { nHead: 6, nKvHead: 2, headDim: 64, past: 499, sinks: true }, gpu],
     [
       'head 64, 4 per KV head, 500 keys, q8_0 cache',
       { nHead: 8, nKvHead: 2, headDim: 64, past: 499, kv: { k: 'q8_0', v: 'q8_0' } },
+      gpu,
     ],
     [
       'head 128, 8 per KV head, 300 keys, q4_0 K and q8_0 V',
       { nHead: 8, nKvHead: 1, headDim: 128, past: 299, kv: { k: 'q4_0', v: 'q8_0' } },
+      gpu,
+    ],
+    [
+      'head 64, 2 per KV head, 300 keys, q4_0 K and q8_0 V (rotated)',
+      { nHead: 4, nKvHead: 2, headDim: 64, past: 299, kv: { k: 'q4_0', v: 'q8_0' } },
+      both,
     ],
     [
       'head 96 (3 blocks), 2 per KV head, 130 keys, f16 K and q4_0 V',
       { nHead: 6, nKvHead: 3, headDim: 96, past: 129, kv: { k: 'f16', v: 'q4_0' } },
+      gpu,
     ],
     [
       'a cache in 3 parts of KV heads (2, 2, 1), sinks, window of 200 over 301 keys',
       { nHead: 10, nKvHead: 5, headDim: 64, past: 300, sinks: true, window: 200, parts: 3 },
+      both,
     ],
     [
       'a cache in 2 parts, 8 per KV head, 1000 keys over many splits',
       { nHead: 16, nKvHead: 2, headDim: 128, past: 999, parts: 2 },
+      gpu,
     ],
     [
       'a q8_0 K and q4_0 V cache (rotated) in 2 parts, 2 per KV head, 300 keys',
       { nHead: 8, nKvHead: 4, headDim: 64, past: 299, parts: 2, kv: { k: 'q8_0', v: 'q4_0' } },
+      both,
     ],
   ];
-  for (const [name, c] of cases) {
-    // Both shapes on every adapter: the GPU shape's workgroup-memory tiles, and the CPU shape's lanes
-    // (a head size that is not a multiple of 8 falls back to the GPU shape there).
-    for (const cpu of [false, true]) {
-      it(`${name}, ${cpu ? 'CPU' : 'GPU'} shape`, async () => {
-        const { got, expected } = await decode({ ...c, cpu });
+  for (const [name, c, shapes] of cases) {
+    for (const shape of shapes) {
+      it(`${name}, ${shape.toUpperCase()} shape`, async () => {
+        const { got, expected } = await decode({ ...c, cpu: shape === 'cpu' });
         expect(scaledError(got, expected)).toBeLessThan(2e-5);
       });
     }
   }
 
-  it('the window, the cap and the sinks each change the result (the reference without them is far off)', async () => {
+  it('the window, the cap and the sinks together, CPU shape; each changes the result (the reference without it is far off)', async () => {
     const c: Case = { nHead: 4, nKvHead: 2, headDim: 64, past: 299, window: 40, softcap: 1, sinks: true, cpu: true };
-    const { got } = await decode(c);
+    const { got, expected } = await decode(c);
+    expect(scaledError(got, expected)).toBeLessThan(2e-5);
     for (const without of [{ window: 0 }, { softcap: 0 }, { sinks: false }]) {
       const { expected } = await decode({ ...c, ...without });
       expect(scaledError(got, expected)).toBeGreaterThan(1e-2);
