@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { SWIFTSHADER_ICD } from './src-main/engine/gpu/software-driver';
+import SlowFirstSequencer from './test/support/sequencer';
 
 /**
  * GPU tests run on SwiftShader (Debian's chromium ships it) so they behave the same on every
@@ -20,6 +21,8 @@ export default defineConfig({
     env: { ...gpuEnv, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp' },
     // Some tests run llama.cpp (node-llama-cpp) as the reference implementation.
     testTimeout: 60_000,
+    // The few files that run longest start first (test/support/sequencer.ts).
+    sequence: { sequencer: SlowFirstSequencer },
     // Separate processes: native addons (koffi, llama.cpp) do not mix well with worker threads.
     pool: 'forks',
     // Two files at once at least: vitest's default (CPUs − 1) runs one at a time on a 2-core CI

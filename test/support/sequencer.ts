@@ -1,0 +1,34 @@
+/**
+ * The order vitest starts test files in. Without timings of an earlier run (a fresh clone, as in
+ * CI) vitest starts the largest files first, so a short file that runs for minutes (lavapipe's
+ * cold pipeline compiles, long llama.cpp comparisons) can start last and leave the other worker
+ * idle while it finishes. SLOW_FIRST starts those first; the rest keep vitest's order. The order
+ * only changes how long the run takes, never what it tests.
+ */
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { REPO_ROOT } from './paths';
+
+/** The longest small files in a fresh-clone CI run, slowest first (test/sequencer.test.ts checks they exist). */
+export const SLOW_FIRST: readonly string[] = [
+  'test/engine/gpu/gpu-shapes-lavapipe.test.ts',
+  'test/engine/exactness.test.ts',
+  'test/cli/imatrix-quality.test.ts',
+  'test/cli/kld-levels.test.ts',
+  'test/engine/kv-cache-types.test.ts',
+  'test/engine/gpu/matmul-f16.test.ts',
+  'test/engine/gpu/attention-decode.test.ts',
+  'test/engine/long-context.test.ts',
+  'test/engine/gpu/matmat-few-lavapipe.test.ts',
+];
+
+export default class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const i = SLOW_FIRST.indexOf(relative(REPO_ROOT, file.moduleId));
+      return i < 0 ? SLOW_FIRST.length : i;
+    };
+    // Array.prototype.sort is stable: files outside the list keep vitest's order.
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
