@@ -277,7 +277,7 @@ describe("Ollama's API on the settings' own listener", { timeout: 240_000 }, () 
 describe("what Ollama's clients send that Gufo does not refuse", () => {
   const model = 'stories260k';
   const messages = [{ role: 'user', content: 'Once upon a time' }];
-  const greedy = { temperature: 0, repeat_penalty: 1, seed: 42, num_predict: 40 };
+  const greedy = { temperature: 0, repeat_penalty: 1, seed: 42, num_predict: 16 };
 
   const loaded = async () =>
     (await ollama.ps()).models.map((m) => ({ name: m.name, expires_at: new Date(m.expires_at).toISOString() }));
@@ -303,14 +303,16 @@ describe("what Ollama's clients send that Gufo does not refuse", () => {
 
   describe("Ollama's tolerance", { timeout: 240_000 }, () => {
     it('ignores options Gufo does not apply, and applies repeat_last_n', async () => {
-      const plain = await ollama.chat({ model, messages, stream: false, options: greedy });
+      // 40 tokens: the answer repeats itself late enough that 16 would not show the penalty window.
+      const long = { ...greedy, num_predict: 40 };
+      const plain = await ollama.chat({ model, messages, stream: false, options: long });
       expect(plain.message.content.length).toBeGreaterThan(20);
       const ignored = await ollama.chat({
         model,
         messages,
         stream: false,
         options: {
-          ...greedy,
+          ...long,
           mirostat: 2,
           mirostat_tau: 5,
           mirostat_eta: 0.1,
@@ -328,12 +330,17 @@ describe("what Ollama's clients send that Gufo does not refuse", () => {
       expect(ignored.message.content).toBe(plain.message.content);
 
       // A window of 0 turns the penalty off: the answer is the unpenalized one; 64 tokens change it.
-      const penalized = { ...greedy, repeat_penalty: 1.8 };
+      const penalized = { ...long, repeat_penalty: 1.8 };
       const off = await ollama.chat({ model, messages, stream: false, options: { ...penalized, repeat_last_n: 0 } });
       expect(off.message.content).toBe(plain.message.content);
       const on = await ollama.chat({ model, messages, stream: false, options: { ...penalized, repeat_last_n: 64 } });
       expect(on.message.content).not.toBe(plain.message.content);
-      const whole = await ollama.chat({ model, messages, stream: false, options: { ...penalized, repeat_last_n: -1 } });
+      const whole = await ollama.chat({
+        model,
+        messages,
+        stream: false,
+        options: { ...penalized, num_predict: 16, repeat_last_n: -1 },
+      });
       expect(whole.done).toBe(true);
       await expect(
         ollama.chat({ model, messages, stream: false, options: { ...greedy, repeat_last_n: 'x' } as never }),
@@ -356,8 +363,15 @@ describe("what Ollama's clients send that Gufo does not refuse", () => {
       for (const content of [null, undefined]) {
         const reply = await send(t.server.port, 'POST', '/api/chat', {}, body(content));
         expect(reply.status).toBe(200);
-        const contentOf = (text: string) => (JSON.parse(text) as { message: { content: string } }).message.content;
-        expect(contentOf(reply.body)).toBe(contentOf(empty.body));
+        const answerOf = (text: string) => {
+          const { message, prompt_eval_count } = JSON.parse(text) as {
+            message: { content: string };
+            prompt_eval_count: number;
+          };
+          return { content: message.content, prompt_eval_count };
+        };
+        // The same prompt (token count) and answer as the empty content's.
+        expect(answerOf(reply.body)).toEqual(answerOf(empty.body));
       }
     });
 
