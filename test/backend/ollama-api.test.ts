@@ -1,7 +1,8 @@
 /**
  * Ollama's API on the listeners that serve /v1, through Ollama's official `ollama` client: on the
  * `gufo serve` port (beside the app's token-guarded API) and on the settings' own listener, with
- * the real engine (WebGPU on SwiftShader) and stories260K. Then Ollama's other clients, whose
+ * the real engine (WebGPU on SwiftShader) and stories260K; with it, a model without a chat
+ * template on the chat routes of both APIs (/v1 and /api). Then Ollama's other clients, whose
  * answers are those the official client gets for the same request:
  *
  * - the Vercel AI SDK's Ollama provider (ollama-ai-provider-v2, `createOllama` with a base URL
@@ -22,9 +23,11 @@ import { generateText, streamText } from 'ai';
 import { Ollama } from 'ollama';
 import { createOllama } from 'ollama-ai-provider-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openModelText } from '../../src-main/backend/chat/prompt';
 import { startOpenAiServer, type OpenAiListener } from '../../src-main/backend/openai/listener';
 import { parseKeepAlive } from '../../src-main/backend/ollama/keep-alive';
 import { OLLAMA_API_VERSION } from '../../src-main/backend/ollama/routes';
+import { STORIES_260K } from '../support/paths';
 import { send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
 
 let t: OpenAiTestServer;
@@ -285,6 +288,47 @@ describe("Ollama's API on the settings' own listener", { timeout: 240_000 }, () 
     });
     expect(answer.response!.startsWith(', there was')).toBe(true);
     expect((await send(listener.port, 'GET', '/api/tags', { host: 'evil.example' })).status).toBe(403);
+  });
+});
+
+describe('a model without a chat template on the chat routes', { timeout: 240_000 }, () => {
+  // stories260K has no tokenizer.chat_template: the messages are its prompt as plain text, as in
+  // the app and `gufo chat` (core/prompt-format.ts's defaultPromptFormat), never wrapped in a
+  // template's turns it was not trained on.
+  const prompt = 'Once upon a time';
+  let promptIds: number;
+  beforeAll(() => {
+    const text = openModelText(STORIES_260K);
+    promptIds = text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: false }).length;
+    text.close();
+  });
+
+  it("/v1/chat/completions' prompt is the message as written, answered as /v1/completions continues it", async () => {
+    expect(promptIds).toBe(5);
+    const chat = await t.client().chat.completions.create({
+      model: 'stories260k',
+      messages: [{ role: 'user', content: prompt }],
+      temperature: 0,
+      max_tokens: 12,
+    });
+    expect(chat.usage!.prompt_tokens).toBe(promptIds);
+    const completion = await t
+      .client()
+      .completions.create({ model: 'stories260k', prompt, temperature: 0, max_tokens: 12 });
+    expect(chat.choices[0]!.message.content).toBe(completion.choices[0]!.text);
+  });
+
+  it("Ollama's /api/chat and /api/generate count the same prompt", async () => {
+    const options = { temperature: 0, num_predict: 4 };
+    const chat = await ollama.chat({
+      model: 'stories260k',
+      messages: [{ role: 'user', content: prompt }],
+      stream: false,
+      options,
+    });
+    expect(chat.prompt_eval_count).toBe(promptIds);
+    const generated = await ollama.generate({ model: 'stories260k', prompt, stream: false, options });
+    expect(generated.prompt_eval_count).toBe(promptIds);
   });
 });
 
