@@ -1,16 +1,33 @@
 /**
  * Ollama's API on the listeners that serve /v1, through Ollama's official `ollama` client: on the
  * `gufo serve` port (beside the app's token-guarded API) and on the settings' own listener, with
- * the real engine (WebGPU on SwiftShader) and stories260K. Then what Ollama's clients send that
- * Gufo does not refuse: options it does not apply (ignored, as Ollama ignores them), repeat_last_n
- * (applied), a message's null content, and keep_alive (how long the model stays loaded). One server
- * for all (one engine load); the keep_alive tests, which unload the model, come last.
+ * the real engine (WebGPU on SwiftShader) and stories260K; with it, a model without a chat
+ * template on the chat routes of both APIs (/v1 and /api). Then Ollama's other clients, whose
+ * answers are those the official client gets for the same request:
+ *
+ * - the Vercel AI SDK's Ollama provider (ollama-ai-provider-v2, `createOllama` with a base URL
+ *   ending in /api). It sends `temperature` and `max_output_tokens` beside `options`, where Ollama
+ *   (and Gufo) ignore them, so the sampling travels in providerOptions.ollama.options, as with
+ *   Ollama itself;
+ * - LangChain's ChatOllama (@langchain/ollama): the runner and sampler options it sends that Gufo
+ *   does not apply (mirostat, typical_p, num_thread, …) are ignored, as Ollama ignores what it does
+ *   not use.
+ *
+ * Then what Ollama's clients send that Gufo does not refuse: options it does not apply (ignored,
+ * as Ollama ignores them), repeat_last_n (applied), a message's null content, and keep_alive (how
+ * long the model stays loaded). One server for all (one engine load); the keep_alive tests, which
+ * unload the model, come last.
  */
+import { ChatOllama } from '@langchain/ollama';
+import { generateText, streamText } from 'ai';
 import { Ollama } from 'ollama';
+import { createOllama } from 'ollama-ai-provider-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openModelText } from '../../src-main/backend/chat/prompt';
 import { startOpenAiServer, type OpenAiListener } from '../../src-main/backend/openai/listener';
 import { parseKeepAlive } from '../../src-main/backend/ollama/keep-alive';
 import { OLLAMA_API_VERSION } from '../../src-main/backend/ollama/routes';
+import { STORIES_260K } from '../support/paths';
 import { send, startOpenAiTestServer, type OpenAiTestServer } from './fixtures/openai-server';
 
 let t: OpenAiTestServer;
@@ -274,10 +291,164 @@ describe("Ollama's API on the settings' own listener", { timeout: 240_000 }, () 
   });
 });
 
+describe('a model without a chat template on the chat routes', { timeout: 240_000 }, () => {
+  // stories260K has no tokenizer.chat_template: the messages are its prompt as plain text, as in
+  // the app and `gufo chat` (core/prompt-format.ts's defaultPromptFormat), never wrapped in a
+  // template's turns it was not trained on.
+  const prompt = 'Once upon a time';
+  let promptIds: number;
+  beforeAll(() => {
+    const text = openModelText(STORIES_260K);
+    promptIds = text.tokenizer.tokenize(prompt, { addBos: true, parseSpecial: false }).length;
+    text.close();
+  });
+
+  it("/v1/chat/completions' prompt is the message as written, answered as /v1/completions continues it", async () => {
+    expect(promptIds).toBe(5);
+    const chat = await t.client().chat.completions.create({
+      model: 'stories260k',
+      messages: [{ role: 'user', content: prompt }],
+      temperature: 0,
+      max_tokens: 12,
+    });
+    expect(chat.usage!.prompt_tokens).toBe(promptIds);
+    const completion = await t
+      .client()
+      .completions.create({ model: 'stories260k', prompt, temperature: 0, max_tokens: 12 });
+    expect(chat.choices[0]!.message.content).toBe(completion.choices[0]!.text);
+  });
+
+  it("Ollama's /api/chat and /api/generate count the same prompt", async () => {
+    const options = { temperature: 0, num_predict: 4 };
+    const chat = await ollama.chat({
+      model: 'stories260k',
+      messages: [{ role: 'user', content: prompt }],
+      stream: false,
+      options,
+    });
+    expect(chat.prompt_eval_count).toBe(promptIds);
+    const generated = await ollama.generate({ model: 'stories260k', prompt, stream: false, options });
+    expect(generated.prompt_eval_count).toBe(promptIds);
+  });
+});
+
+describe("Ollama's other clients", () => {
+  const system = 'You tell stories.';
+  const prompt = 'Once upon a time';
+  const greedy = { temperature: 0, seed: 42, num_predict: 24 };
+  const conversation: [string, string][] = [
+    ['system', system],
+    ['human', prompt],
+  ];
+  const provider = (id: string) => createOllama({ baseURL: `http://127.0.0.1:${t.server.port}/api` })(id);
+
+  /** The official client's answer to the same conversation and options. */
+  const expected = (options: Record<string, number>) =>
+    ollama.chat({ model: 'stories260k', messages, stream: false, options });
+  /** Its answer with `greedy`, asked once for the three cases that compare with it. */
+  let greedyAnswer: ReturnType<typeof expected> | undefined;
+  const greedyReference = () => (greedyAnswer ??= expected(greedy));
+
+  describe('Vercel AI SDK, ollama-ai-provider-v2', { timeout: 240_000 }, () => {
+    it('generateText answers as Ollama answers, with its token counts', async () => {
+      const reference = await greedyReference();
+      const result = await generateText({
+        model: provider('stories260k'),
+        system,
+        prompt,
+        providerOptions: { ollama: { options: greedy } },
+      });
+      expect(result.text).toBe(reference.message.content);
+      expect(result.text.length).toBeGreaterThan(10);
+      expect(result.usage.outputTokens).toBe(reference.eval_count);
+      expect(result.usage.inputTokens).toBe(reference.prompt_eval_count);
+      expect(result.finishReason).toBe('length');
+    });
+
+    it('streamText streams the same text in several parts', async () => {
+      const reference = await greedyReference();
+      const result = streamText({
+        model: provider('stories260k'),
+        system,
+        prompt,
+        providerOptions: { ollama: { options: greedy } },
+      });
+      const parts: string[] = [];
+      for await (const part of result.textStream) parts.push(part);
+      expect(parts.join('')).toBe(reference.message.content);
+      expect(parts.length).toBeGreaterThan(2);
+      expect((await result.usage).outputTokens).toBe(reference.eval_count);
+    });
+
+    it('sends repeat_last_n, which Ollama takes and Gufo applies as the penalty window', async () => {
+      const options = { ...greedy, repeat_penalty: 1.8, repeat_last_n: 32 };
+      const reference = await expected(options);
+      const result = await generateText({
+        model: provider('stories260k'),
+        system,
+        prompt,
+        providerOptions: { ollama: { options } },
+      });
+      expect(result.text).toBe(reference.message.content);
+      // The window matters: without the penalty the answer is another.
+      expect(result.text).not.toBe((await expected({ ...greedy, repeat_penalty: 1 })).message.content);
+    });
+  });
+
+  const chat = (fields: ConstructorParameters<typeof ChatOllama>[0] = {}) =>
+    new ChatOllama({
+      baseUrl: `http://127.0.0.1:${t.server.port}`,
+      model: 'stories260k',
+      temperature: 0,
+      seed: 42,
+      numPredict: 24,
+      ...fields,
+    });
+
+  describe("LangChain's ChatOllama", { timeout: 240_000 }, () => {
+    it('invokes and streams the answer Ollama gives the same request', async () => {
+      const reference = await greedyReference();
+      expect(reference.message.content.length).toBeGreaterThan(10);
+
+      const answer = await chat().invoke(conversation);
+      expect(answer.content).toBe(reference.message.content);
+      expect(answer.usage_metadata?.output_tokens).toBe(reference.eval_count);
+
+      const parts: string[] = [];
+      for await (const chunk of await chat().stream(conversation)) parts.push(chunk.content as string);
+      expect(parts.join('')).toBe(reference.message.content);
+      expect(parts.filter((p) => p !== '').length).toBeGreaterThan(2);
+    });
+
+    it("ignores the runner and sampler options Ollama's clients send that Gufo does not apply", async () => {
+      const plain = await chat().invoke(conversation);
+      const tuned = await chat({
+        mirostat: 2,
+        mirostatTau: 5,
+        mirostatEta: 0.1,
+        typicalP: 0.7,
+        tfsZ: 0.9,
+        numThread: 2,
+        numGpu: 99,
+        useMmap: false,
+        numa: true,
+        penalizeNewline: true,
+        keepAlive: '10m',
+      }).invoke(conversation);
+      expect(tuned.content).toBe(plain.content);
+      // keep_alive "10m" is honoured: the model expires in ten minutes.
+      const [loaded] = (await ollama.ps()).models;
+      const left = new Date(loaded!.expires_at).getTime() - Date.now();
+      expect(left).toBeGreaterThan(9 * 60_000);
+      expect(left).toBeLessThanOrEqual(10 * 60_000);
+    });
+  });
+});
+
 describe("what Ollama's clients send that Gufo does not refuse", () => {
   const model = 'stories260k';
   const messages = [{ role: 'user', content: 'Once upon a time' }];
-  const greedy = { temperature: 0, repeat_penalty: 1, seed: 42, num_predict: 40 };
+  const greedy = { temperature: 0, repeat_penalty: 1, seed: 42, num_predict: 16 };
 
   const loaded = async () =>
     (await ollama.ps()).models.map((m) => ({ name: m.name, expires_at: new Date(m.expires_at).toISOString() }));
@@ -303,14 +474,16 @@ describe("what Ollama's clients send that Gufo does not refuse", () => {
 
   describe("Ollama's tolerance", { timeout: 240_000 }, () => {
     it('ignores options Gufo does not apply, and applies repeat_last_n', async () => {
-      const plain = await ollama.chat({ model, messages, stream: false, options: greedy });
+      // 40 tokens: the answer repeats itself late enough that 16 would not show the penalty window.
+      const long = { ...greedy, num_predict: 40 };
+      const plain = await ollama.chat({ model, messages, stream: false, options: long });
       expect(plain.message.content.length).toBeGreaterThan(20);
       const ignored = await ollama.chat({
         model,
         messages,
         stream: false,
         options: {
-          ...greedy,
+          ...long,
           mirostat: 2,
           mirostat_tau: 5,
           mirostat_eta: 0.1,
@@ -328,12 +501,17 @@ describe("what Ollama's clients send that Gufo does not refuse", () => {
       expect(ignored.message.content).toBe(plain.message.content);
 
       // A window of 0 turns the penalty off: the answer is the unpenalized one; 64 tokens change it.
-      const penalized = { ...greedy, repeat_penalty: 1.8 };
+      const penalized = { ...long, repeat_penalty: 1.8 };
       const off = await ollama.chat({ model, messages, stream: false, options: { ...penalized, repeat_last_n: 0 } });
       expect(off.message.content).toBe(plain.message.content);
       const on = await ollama.chat({ model, messages, stream: false, options: { ...penalized, repeat_last_n: 64 } });
       expect(on.message.content).not.toBe(plain.message.content);
-      const whole = await ollama.chat({ model, messages, stream: false, options: { ...penalized, repeat_last_n: -1 } });
+      const whole = await ollama.chat({
+        model,
+        messages,
+        stream: false,
+        options: { ...penalized, num_predict: 16, repeat_last_n: -1 },
+      });
       expect(whole.done).toBe(true);
       await expect(
         ollama.chat({ model, messages, stream: false, options: { ...greedy, repeat_last_n: 'x' } as never }),
@@ -356,8 +534,15 @@ describe("what Ollama's clients send that Gufo does not refuse", () => {
       for (const content of [null, undefined]) {
         const reply = await send(t.server.port, 'POST', '/api/chat', {}, body(content));
         expect(reply.status).toBe(200);
-        const contentOf = (text: string) => (JSON.parse(text) as { message: { content: string } }).message.content;
-        expect(contentOf(reply.body)).toBe(contentOf(empty.body));
+        const answerOf = (text: string) => {
+          const { message, prompt_eval_count } = JSON.parse(text) as {
+            message: { content: string };
+            prompt_eval_count: number;
+          };
+          return { content: message.content, prompt_eval_count };
+        };
+        // The same prompt (token count) and answer as the empty content's.
+        expect(answerOf(reply.body)).toEqual(answerOf(empty.body));
       }
     });
 
