@@ -71,7 +71,7 @@ fn main(
     for (var j = 0u; j < TN; j++) {
       let t = first + tt + j * (BN / TN);
       if (t >= P.n) { break; }
-      let y = P.y_offset + t * P.y_stride + P.row_start + row;
+      let y = P.y_offset + t * P.y_stride + out_row(row);
 #if ACCUMULATE
       Y[y] += acc[i * TN + j];
 #else

@@ -38,7 +38,7 @@ fn store_row(row: u32, first: u32, sums: vec4<f32>) {
   if (row >= P.rows) { return; }
   for (var t = 0u; t < TT; t++) {
     if (first + t >= P.n) { break; }
-    let i = P.y_offset + (first + t) * P.y_stride + P.row_start + row;
+    let i = P.y_offset + (first + t) * P.y_stride + out_row(row);
 #if ACCUMULATE
     Y[i] += sums[t];
 #else
@@ -116,7 +116,7 @@ fn main(
     if (row >= P.rows) { break; }
     for (var t = 0u; t < TT; t++) {
       if (first + t >= P.n) { break; }
-      let i = P.y_offset + (first + t) * P.y_stride + P.row_start + row;
+      let i = P.y_offset + (first + t) * P.y_stride + out_row(row);
 #if ACCUMULATE
       Y[i] += acc[r * TT + t];
 #else

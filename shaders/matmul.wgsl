@@ -25,6 +25,8 @@
 // decoded from its own blocks only (a tile whose expert lies in another part does nothing).
 // Pair p reads x vector p / x_group and writes y vector p.
 // X_NORM, X_GLU (MATVEC only): x made from the buffer as it is loaded (weight-io.wgsl).
+// Y_GLU (MATVEC on a GPU, gate|up rows uploaded in pairs): the workgroup's rows are whole pairs;
+// it writes act(gate) · up of each, one output per pair (store_glu), instead of the rows.
 #if SHADER_F16
 enable f16;
 #endif
@@ -48,6 +50,12 @@ const ACC: u32 = ROWS * TT;
 var<workgroup> partial: array<f32, ACC * (WG / 4u)>;
 #else
 var<workgroup> partial: array<f32, ACC * WG>;
+#endif
+#endif
+#if Y_GLU
+#if SUBGROUPS
+// The rows' sums, for the pairs' products.
+var<workgroup> row_sums: array<f32, ACC>;
 #endif
 #endif
 
@@ -147,7 +155,7 @@ fn begin_tile(z: u32) {
   tile_tokens = select(0u, min(TT, P.n - first), first < P.n);
   for (var t = 0u; t < tile_tokens; t++) {
     tile_x[t] = P.x_offset + (first + t) * P.x_stride;
-    tile_y[t] = P.y_offset + (first + t) * P.y_stride + P.row_start;
+    tile_y[t] = P.y_offset + (first + t) * P.y_stride;
   }
 }
 #endif
@@ -225,8 +233,16 @@ fn main(
   if (lid < ACC) {
     var sum = 0.0;
     for (var j = 0u; j < sg_count; j++) { sum += partial[lid * (WG / 4u) + j]; }
+#if Y_GLU
+    row_sums[lid] = sum;
+#else
     store(row0, lid, sum);
+#endif
   }
+#if Y_GLU
+  workgroupBarrier();
+  if (lid < ACC / 2u) { store_glu(row0, lid, row_sums[2u * lid], row_sums[2u * lid + 1u]); }
+#endif
 #else
   for (var k = 0u; k < ACC; k++) { partial[k * WG + lid] = acc[k]; }
   for (var stride = WG / 2u; stride > 0u; stride >>= 1u) {
@@ -236,7 +252,11 @@ fn main(
     }
   }
   workgroupBarrier();
+#if Y_GLU
+  if (lid < ACC / 2u) { store_glu(row0, lid, partial[2u * lid * WG], partial[(2u * lid + 1u) * WG]); }
+#else
   if (lid < ACC) { store(row0, lid, partial[lid * WG]); }
+#endif
 #endif
 #endif
 }
@@ -246,7 +266,11 @@ fn store(row0: u32, k: u32, v: f32) {
   let row = row0 + k / TT;
   let t = k % TT;
   if (row < P.rows && t < tile_tokens) {
+#if EXPERTS
     let i = tile_y[t] + row;
+#else
+    let i = tile_y[t] + out_row(row);
+#endif
 #if ACCUMULATE
     Y[i] += v;
 #else
@@ -254,3 +278,14 @@ fn store(row0: u32, k: u32, v: f32) {
 #endif
   }
 }
+
+#if Y_GLU
+// act(gate) · up of pair k of this workgroup (gate row row0 + 2k, its sum g; up the next, u), at
+// output i of gate|up pair i (the one token's; ROWS and every part's rows are even).
+fn store_glu(row0: u32, k: u32, g: f32, u: f32) {
+  let row = row0 + 2u * k;
+  if (row < P.rows && tile_tokens != 0u) {
+    Y[tile_y[0] + (P.row_start + row) / 2u] = glu_act(g) * u;
+  }
+}
+#endif

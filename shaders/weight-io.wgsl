@@ -5,12 +5,23 @@
 //   X_NORM: x = RMSNorm(X) · NW, as norm.wgsl's rms_norm (norm weight NW, eps NORM_EPS_BITS); the
 //           kernel calls x_norm_begin first.
 //   X_GLU:  x = act(gate) · up from a gate|up row (up P.cols after gate), as elementwise.wgsl's
-//           glu; act gelu with X_GELU, else silu.
+//           glu; act gelu with GLU_GELU, else silu.
+// Y_GLU (the GPU mat-vec of gate|up rows uploaded in pairs): y = act(gate) · up, one output per
+// pair, as X_GLU makes it (matmul.wgsl's store_glu); act as X_GLU's.
 @group(0) @binding(0) var<storage, read> W: array<u32>;
 // W again, 16 bytes at a time, for the decoders' w_quad (W_VEC4 is always on here).
 @group(0) @binding(5) var<storage, read> W4: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(3) var<uniform> P: WeightUniform;
+
+// Where row `row` of the part goes among the tensor's outputs: its own place, or, for gate|up rows
+// uploaded in pairs (P.glu_pairs, weights.ts), back in gate|up order: row 2i (gate i) at i, row
+// 2i + 1 (up i) at total_rows / 2 + i.
+fn out_row(row: u32) -> u32 {
+  let r = P.row_start + row;
+  if (P.glu_pairs == 0u) { return r; }
+  return (r & 1u) * (P.total_rows / 2u) + (r >> 1u);
+}
 
 // Columns c .. c + 3 clamped to the row's last (a load past the row's end is then masked to 0),
 // loop-free: one select per load instead of a loop with a dynamic vector index.
@@ -90,11 +101,11 @@ fn norm_w4(c: u32) -> vec4<f32> {
 }
 #endif
 
-#if X_GLU
+#if GLU_ACT
 #include "glu-act.wgsl"
 
 fn glu_act(v: f32) -> f32 {
-#if X_GELU
+#if GLU_GELU
   return gelu(v);
 #else
   return silu(v);

@@ -67,6 +67,8 @@ export interface LoadOptions {
   submitFlops?: number;
   /** ModelOptions.kvBindingLimit: tests split the KV cache with it. */
   kvBindingLimit?: number;
+  /** ModelOptions.gluPairs: tests compare the GLU computed once with it computed in ffn_down. */
+  gluPairs?: boolean;
   /**
    * Bytes the model may take on the GPU in all (default: GUFO_MEMORY_BUDGET, else no cap, as
    * WebGPU does not say how much memory a GPU has): a load that needs more fails before it
@@ -238,6 +240,7 @@ export class Engine {
           v: options.kvTypes?.v ?? DEFAULT_KV_CACHE_TYPES.v,
         },
         kvBindingLimit: options.kvBindingLimit,
+        gluPairs: options.gluPairs,
         slots: Math.max(1, Math.floor(options.slots ?? 1)),
       };
       checkMemoryFit(this.gpu, gguf, hp, modelOptions, memoryBudget(options));

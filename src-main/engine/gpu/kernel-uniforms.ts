@@ -25,6 +25,7 @@ export const WeightUniform = uniformStruct('WeightUniform', {
   row_start: 'u32', // the part's first row within the whole tensor
   total_rows: 'u32', // rows of the whole tensor
   x_stride: 'u32', // matmul: x elements between consecutive tokens
+  glu_pairs: 'u32', // 1: gate|up rows uploaded in pairs (weights.ts), written back in gate|up order
   // Expert matmul (matmul.wgsl with EXPERTS) only:
   part_rows: 'u32', // rows in this part
   expert_rows: 'u32', // rows of one expert's matrix in the stacked tensor

@@ -48,14 +48,22 @@ export interface MatmulOptions {
   accumulate?: boolean;
   /** One token only (the mat-vec): x is made from what the x buffer holds as it is loaded (XPrologue). */
   prologue?: XPrologue;
+  /**
+   * One token only, on the GPU shapes, of a weight uploaded in gate|up row pairs (GpuWeight.gluPairs):
+   * y = act(gate)·up, n_ff outputs from y's start, as OpKernels.glu makes them from the rows, bit for bit.
+   */
+  glu?: GluAct;
 }
+
+/** The GLU's activations (glu-act.wgsl). */
+export type GluAct = 'silu' | 'gelu';
 
 /**
  * What a mat-vec makes its x from (weight-io.wgsl), saving the dispatch of the op apart:
  *   norm: RMSNorm of the x buffer's vector times the weight `norm`, as OpKernels.rmsNorm, bit for bit;
  *   glu:  act(gate)·up of a gate|up row (up `cols` after gate), as OpKernels.glu, bit for bit.
  */
-export type XPrologue = { norm: GPUBuffer; eps: number } | { glu: 'silu' | 'gelu' };
+export type XPrologue = { norm: GPUBuffer; eps: number } | { glu: GluAct };
 
 export interface EmbeddingOptions {
   /** Index of the first id in `ids` (default 0). */
@@ -194,12 +202,14 @@ interface Variant {
   /** Routed pairs of a stacked expert tensor. */
   experts?: boolean;
   /** The mat-vec's x prologue (XPrologue): RMS-normalized, or a gated activation of it. */
-  prologue?: 'norm' | 'silu' | 'gelu';
+  prologue?: 'norm' | GluAct;
+  /** The mat-vec's GLU epilogue (MatmulOptions.glu): act(gate)·up of each gate|up row pair. */
+  glu?: GluAct;
 }
 
 /** A variant's name in pipeline labels and cache keys, e.g. "matvec4+-norm". */
 function variantName(v: Variant): string {
-  return `${v.kernel}${v.vec4 ? '4' : ''}${v.accumulate ? '+' : ''}${v.experts ? '-experts' : ''}${v.prologue ? `-${v.prologue}` : ''}`;
+  return `${v.kernel}${v.vec4 ? '4' : ''}${v.accumulate ? '+' : ''}${v.experts ? '-experts' : ''}${v.prologue ? `-${v.prologue}` : ''}${v.glu ? `-y${v.glu}` : ''}`;
 }
 
 function prologueKind(p: XPrologue | undefined): Variant['prologue'] {
@@ -230,6 +240,7 @@ function partParams(weight: GpuWeight, part: GpuWeightPart, n: number) {
     row_start: part.rowStart,
     total_rows: weight.rows,
     part_rows: part.rows, // where its row groups end (w_block)
+    glu_pairs: weight.gluPairs ? 1 : 0,
   };
 }
 
@@ -352,7 +363,9 @@ export class MatmulKernels {
       EXPERTS: variant.experts ?? false,
       X_NORM: variant.prologue === 'norm',
       X_GLU: variant.prologue === 'silu' || variant.prologue === 'gelu',
-      X_GELU: variant.prologue === 'gelu',
+      Y_GLU: variant.glu !== undefined,
+      GLU_ACT: variant.prologue === 'silu' || variant.prologue === 'gelu' || variant.glu !== undefined,
+      GLU_GELU: variant.prologue === 'gelu' || variant.glu === 'gelu',
       NORM_EPS_BITS: f32Bits(normEps),
     });
   }
@@ -419,8 +432,13 @@ export class MatmulKernels {
    */
   matmul(weight: GpuWeight, x: GPUBuffer, y: GPUBuffer, n: number, options: MatmulOptions = {}): TokenDispatch {
     const typeName = weight.type.name;
-    const { prologue } = options;
+    const { prologue, glu } = options;
     if (prologue && n !== 1) throw new Error(`${weight.name}: an x prologue is for one token, not ${n}`);
+    if (glu && (n !== 1 || !weight.gluPairs || this.matvec.threadRows > 0 || options.accumulate)) {
+      throw new Error(
+        `${weight.name}: the GLU epilogue is for one token of gate|up row pairs on the GPU shapes, written (not added)`,
+      );
+    }
     const norm = prologue && 'norm' in prologue ? prologue : undefined;
     const params = (part: GpuWeightPart): WeightParams => ({
       ...partParams(weight, part, n),
@@ -437,17 +455,20 @@ export class MatmulKernels {
     const xStride = options.xStride ?? weight.cols;
     const vec4 = (options.xOffset ?? 0) % 4 === 0 && xStride % 4 === 0 && weight.cols % 4 === 0;
     const variant = (tokens: number): Variant => {
-      if (prologue && tokens !== 1) throw new Error(`${weight.name}: an x prologue is for one token, not ${tokens}`);
+      if ((prologue || glu) && tokens !== 1) {
+        throw new Error(`${weight.name}: an x prologue or GLU epilogue is for one token, not ${tokens}`);
+      }
       return {
         kernel: tokens === 1 ? 'matvec' : this.shape(tokens, true) === this.fewTiled ? 'fewtiled' : this.prefill,
         vec4,
         accumulate: options.accumulate,
         prologue: prologueKind(prologue),
+        glu,
       };
     };
     // Every variant built now, not in the loop (setTokens may switch between them).
     this.pipeline(variant(1), typeName, norm?.eps);
-    if (!prologue) for (const tokens of this.tokenSteps().slice(1)) this.pipeline(variant(tokens), typeName);
+    if (!prologue && !glu) for (const tokens of this.tokenSteps().slice(1)) this.pipeline(variant(tokens), typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
       const v = this.shape(tokens, true);
       pass.setPipeline(this.pipeline(variant(tokens), typeName, norm?.eps));

@@ -17,6 +17,11 @@
  *   [cols, rows, experts] is split on expert boundaries, so each expert's matrix lies in one part.
  * - Several matrices of one type and row length can be uploaded as one weight, their rows one after
  *   the other (a ConcatWeight: Q|K|V, gate|up), so a single matmul computes all of them.
+ * - A GLU's gate|up (a ConcatWeight with `glu`, or one tensor holding both halves) goes up in row
+ *   pairs on the GPU kernel shapes: row 2i is gate row i, row 2i + 1 up row i, so the workgroup
+ *   that computes one computes the other and the decode mat-vec can write act(gate)·up (matmul.ts's
+ *   `glu` epilogue); every other product writes its rows back in gate|up order. The weight says so
+ *   in `gluPairs`; parts split on pair boundaries.
  * - On CPU adapters the K-quants' rows (main plane) are interleaved in row groups (row-groups.ts)
  *   for the decode kernel's lanes; the weight says so in `rowGroups`.
  */
@@ -135,6 +140,8 @@ export interface GpuWeight {
   readonly parts: readonly GpuWeightPart[];
   /** Each part's rows interleaved in these row groups (row-groups.ts); undefined: as stored. */
   readonly rowGroups?: RowGroups;
+  /** Gate|up rows uploaded in pairs (gate i at row 2i, up i at 2i + 1); else in order. */
+  readonly gluPairs?: boolean;
   /** Frees the GPU buffers. */
   destroy(): void;
 }
@@ -143,6 +150,8 @@ export interface GpuWeight {
 export interface ConcatWeight {
   readonly name: string;
   readonly tensors: readonly string[];
+  /** The rows are a GLU's gate then its up, half each: uploaded in pairs where UploadOptions.gluPairs says. */
+  readonly glu?: boolean;
 }
 
 /** What uploadWeights uploads: a tensor by name, or several concatenated. */
@@ -155,6 +164,8 @@ export interface UploadOptions {
   maxBindingSize?: number;
   /** Bytes handed to the queue between waits (default and maximum MAX_STAGING_BYTES). */
   stagingBytes?: number;
+  /** Upload a ConcatWeight with `glu` in gate|up row pairs (default: on the GPU kernel shapes, not the adapter's `cpuShapes`). */
+  gluPairs?: boolean;
 }
 
 export function supportsGpuType(type: GgmlType): boolean {
@@ -279,6 +290,8 @@ interface Source {
   readonly experts: number;
   readonly rowGroup: number;
   readonly fileBytes: number;
+  /** Uploaded in gate|up row pairs (GpuWeight.gluPairs). */
+  readonly pairs: boolean;
 }
 
 /** Checks a tensor: present, of a type the GPU decodes, rows of whole blocks. */
@@ -294,10 +307,10 @@ function checkedTensor(gguf: GgufFile, name: string): GgufTensorInfo {
   return info;
 }
 
-function source(gguf: GgufFile, what: WeightSource): Source {
+function source(gguf: GgufFile, what: WeightSource, gluPairs: boolean): Source {
   if (typeof what === 'string') {
     const info = checkedTensor(gguf, what);
-    return { name: what, type: info.type, tensors: [info], ...tensorShape(info), fileBytes: info.bytes };
+    return { name: what, type: info.type, tensors: [info], ...tensorShape(info), fileBytes: info.bytes, pairs: false };
   }
   const infos = what.tensors.map((name) => checkedTensor(gguf, name));
   const first = infos[0];
@@ -313,6 +326,10 @@ function source(gguf: GgufFile, what: WeightSource): Source {
   }
   const rows = infos.reduce((sum, info) => sum + info.ne[1]!, 0);
   const fileBytes = infos.reduce((sum, info) => sum + info.bytes, 0);
+  const pairs = gluPairs && (what.glu ?? false);
+  if (pairs && (rows % 2 !== 0 || (infos.length === 2 && infos[0]!.ne[1] !== infos[1]!.ne[1]) || infos.length > 2)) {
+    throw new Error(`${what.name}: the gate and up halves of a GLU must have as many rows`);
+  }
   return {
     name: what.name,
     type: first.type,
@@ -320,8 +337,9 @@ function source(gguf: GgufFile, what: WeightSource): Source {
     rows,
     cols: first.ne[0]!,
     experts: 1,
-    rowGroup: 1,
+    rowGroup: pairs ? 2 : 1,
     fileBytes,
+    pairs,
   };
 }
 
@@ -331,19 +349,27 @@ interface FileRange {
   readonly bytes: number;
 }
 
-/** The file ranges holding rows [first, first + count) of a source, its tensors' rows in order. */
+/**
+ * The file ranges holding rows [first, first + count) of a source as uploaded: its tensors' rows in
+ * order, or, in gate|up pairs, row 2i gate row i and row 2i + 1 up row i (the second half's row i).
+ */
 function rowRanges(gguf: GgufFile, src: Source, first: number, count: number): FileRange[] {
   const rowBytes = (src.cols / src.type.blockSize) * src.type.typeSize;
   const ranges: FileRange[] = [];
-  let row0 = 0;
-  for (const info of src.tensors) {
-    const rows = info.bytes / rowBytes;
-    const from = Math.max(first, row0);
-    const to = Math.min(first + count, row0 + rows);
-    if (to > from)
-      ranges.push({ start: gguf.dataOffset + info.offset + (from - row0) * rowBytes, bytes: (to - from) * rowBytes });
-    row0 += rows;
-  }
+  // The file ranges of rows [first, first + count) in the tensors' order.
+  const add = (first: number, count: number) => {
+    let row0 = 0;
+    for (const info of src.tensors) {
+      const rows = info.bytes / rowBytes;
+      const from = Math.max(first, row0);
+      const to = Math.min(first + count, row0 + rows);
+      if (to > from)
+        ranges.push({ start: gguf.dataOffset + info.offset + (from - row0) * rowBytes, bytes: (to - from) * rowBytes });
+      row0 += rows;
+    }
+  };
+  if (!src.pairs) add(first, count);
+  else for (let r = first; r < first + count; r++) add((r % 2) * (src.rows / 2) + Math.floor(r / 2), 1);
   return ranges;
 }
 
@@ -353,9 +379,10 @@ function planSources(
   gguf: GgufFile,
   names: readonly WeightSource[],
   maxBindingSize?: number,
+  gluPairs = false,
 ): { sources: Source[]; plans: PartPlan[][] } {
   const unique = new Map(names.map((what) => [typeof what === 'string' ? what : what.name, what]));
-  const sources = [...unique.values()].map((what) => source(gguf, what));
+  const sources = [...unique.values()].map((what) => source(gguf, what, gluPairs));
   const limit = Math.min(maxBindingSize ?? limits.maxStorageBufferBindingSize, limits.maxBufferSize);
   const plans = sources.map((src) => planParts(src.name, src.type, src.rows, src.cols, limit, src.rowGroup));
   return { sources, plans };
@@ -380,7 +407,8 @@ export async function uploadWeights(
   options: UploadOptions = {},
 ): Promise<Map<string, GpuWeight>> {
   const { device } = ctx;
-  const { sources, plans } = planSources(device.limits, gguf, names, options.maxBindingSize);
+  const gluPairs = options.gluPairs ?? !ctx.info.cpuShapes;
+  const { sources, plans } = planSources(device.limits, gguf, names, options.maxBindingSize, gluPairs);
   const staging = Math.max(4096, Math.min(options.stagingBytes ?? MAX_STAGING_BYTES, MAX_STAGING_BYTES));
   const total = sources.reduce((sum, t) => sum + t.fileBytes, 0);
 
@@ -422,6 +450,7 @@ export async function uploadWeights(
         residentBytes: parts.reduce((sum, p) => sum + p.bytes, 0),
         parts,
         ...(rowGroups && { rowGroups }),
+        ...(src.pairs && { gluPairs: true }),
         destroy() {
           for (const p of parts) p.buffer.destroy();
         },

@@ -17,7 +17,7 @@ import type { GgufFile } from '../../core/gguf/gguf-file';
 import type { CollectedWeight } from '../../core/imatrix';
 import { tensorLayer, tensorLocation, tensorName, type BlockRole, type TensorKind } from '../../core/tensor-names';
 import type { GpuContext, GpuTarget } from '../gpu/device';
-import { MatmulKernels, type MatmulOptions, type TokenDispatch, type XPrologue } from '../gpu/matmul';
+import { MatmulKernels, type GluAct, type MatmulOptions, type TokenDispatch, type XPrologue } from '../gpu/matmul';
 import {
   kvCacheBufferBytes,
   OpKernels,
@@ -59,6 +59,11 @@ export interface ModelOptions {
   slots?: number;
   /** Bytes a part of a layer's K or V cache may take at most (default, and at most: the adapter's largest binding). */
   kvBindingLimit?: number;
+  /**
+   * A dense FFN's gate|up in row pairs, its GLU computed once by their mat-vec (UploadOptions.gluPairs;
+   * default: on the GPU shapes); false keeps them in order, the GLU in each of ffn_down's workgroups.
+   */
+  gluPairs?: boolean;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -204,7 +209,9 @@ function concatName(tensors: readonly string[]): string {
 /**
  * The per-layer matrices one matmul can compute together, as the file stores them separately:
  * Q|K|V, and a dense FFN's gate|up. Each run of neighbours of one type is concatenated on upload
- * (Q4_K_M files often store V, or some layers' tensors, in Q6_K: then Q|K, and V alone).
+ * (Q4_K_M files often store V, or some layers' tensors, in Q6_K: then Q|K, and V alone). A dense
+ * FFN's gate|up in one weight (both of one type, or a file's fused ffn_up) is marked as a GLU's, so
+ * the GPU shapes upload it in row pairs (weights.ts) and a decoded token's GLU is computed once.
  */
 function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
   const groups: ConcatWeight[] = [];
@@ -212,6 +219,10 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
     const candidates: (readonly BlockRole[])[] = [];
     if (!hp.qkvFused) candidates.push(QKV_ROLES);
     if (!hp.moe && !hp.ffnGateUpFused) candidates.push(GATE_UP_ROLES);
+    if (!hp.moe && hp.ffnGateUpFused) {
+      const name = tensorName('ffn_up', l);
+      groups.push({ name, tensors: [name], glu: true });
+    }
     for (const roles of candidates) {
       const runs: string[][] = [];
       let last: GgmlType | undefined;
@@ -221,7 +232,9 @@ function concatGroups(gguf: GgufFile, hp: HParams): ConcatWeight[] {
         else runs.push([name]);
         last = type;
       }
-      for (const tensors of runs) if (tensors.length > 1) groups.push({ name: concatName(tensors), tensors });
+      const glu = roles === GATE_UP_ROLES;
+      for (const tensors of runs)
+        if (tensors.length > 1) groups.push({ name: concatName(tensors), tensors, ...(glu && { glu }) });
     }
   }
   return groups;
@@ -463,7 +476,10 @@ export class DecoderModel {
     const kvParts = kvCacheParts(ctx, hp, options);
     const { matrices: sources, vectors } = weightSources(gguf, hp, options.ctx);
     const vectorData = new Map(vectors.map((name) => [name, dequantizeTensor(gguf, gguf.tensor(name)!)]));
-    const weights = await uploadWeights(ctx, gguf, sources, { onProgress: options.onProgress });
+    const weights = await uploadWeights(ctx, gguf, sources, {
+      onProgress: options.onProgress,
+      gluPairs: options.gluPairs,
+    });
     const vectorFileBytes = vectors.reduce((sum, name) => sum + gguf.tensor(name)!.bytes, 0);
     try {
       return new DecoderModel(ctx, hp, options, weights, vectorData, vectorFileBytes, sampledIds, kvParts);
@@ -645,6 +661,8 @@ export class DecoderModel {
    * The projections of rmsnorm(x) · `norm` into rows of `y` (`collect`: the collect point of their
    * input): the norm then the projections, or, in a one-token step where the kernels fold the norm
    * (foldsNorm), the projections alone, each normalizing x as it loads it (the norm prologue).
+   * With `glu` (one projection, of gate|up row pairs; kernels that fold the norm): that mat-vec
+   * writes act(gate)·up at y's start instead of the rows (matmul.ts's GLU epilogue).
    */
   private projectNormedRows(
     projections: RowsProjection[],
@@ -652,13 +670,14 @@ export class DecoderModel {
     collect: Dispatch,
     y: GPUBuffer,
     stride: number,
+    glu?: GluAct,
   ): Dispatch {
     const { act, hp } = this;
     const apart = [this.rmsnorm(act.x, norm, act.xb), collect, ...this.projectRows(projections, act.xb, y, stride)];
     if (!this.matmul.foldsNorm) return this.oneTokenOr(apart, apart);
     const prologue: XPrologue = { norm, eps: hp.eps };
     const fused = projections.map((p) =>
-      this.matmul.matmul(p.weight, act.x, y, 1, { yOffset: p.offset, yStride: stride, prologue }),
+      this.matmul.matmul(p.weight, act.x, y, 1, { yOffset: p.offset, yStride: stride, prologue, glu }),
     );
     return this.oneTokenOr(fused, apart);
   }
@@ -677,20 +696,20 @@ export class DecoderModel {
 
   /**
    * x += the block's output W·input (`xStride`: elements between the input's token rows): folded
-   * into the projection, or, with a post-norm (gemma), x += rmsnorm(W·input) through xb. With a
-   * prologue: the one-token mat-vec (not tracked: its count stays 1).
+   * into the projection, or, with a post-norm (gemma), x += rmsnorm(W·input) through xb. With
+   * `oneToken`: the one-token mat-vec (not tracked: its count stays 1), x made by its prologue if any.
    */
   private blockOutput(
     w: GpuWeight,
     input: GPUBuffer,
     postNorm?: GPUBuffer,
     xStride?: number,
-    prologue?: XPrologue,
+    oneToken?: { prologue?: XPrologue },
   ): Dispatch[] {
     const { act, hp } = this;
     const project = (y: GPUBuffer, accumulate: boolean) => {
-      const d = this.matmul.matmul(w, input, y, 1, { accumulate, xStride, prologue });
-      return prologue ? d : this.track(d);
+      const d = this.matmul.matmul(w, input, y, 1, { accumulate, xStride, prologue: oneToken?.prologue });
+      return oneToken ? d : this.track(d);
     };
     if (!postNorm) return [project(act.x, true)];
     return [
@@ -852,9 +871,13 @@ export class DecoderModel {
     }
     const blk = (role: BlockRole) => tensorName(role, l.index);
     const gateUpNames = hp.ffnGateUpFused ? [blk('ffn_up')] : GATE_UP_ROLES.map(blk);
-    // gate|up rows; the GLU's result replaces the gate half, which ffn_down reads (one token:
-    // ffn_down computes it from the row as it loads its x).
+    // gate|up rows; the GLU's result replaces the gate half, which ffn_down reads. One token: the
+    // gate|up mat-vec writes it where the GPU shapes have the rows in pairs (GLU once), else
+    // ffn_down computes it from the row as it loads its x (in each of its workgroups).
     const rowWidth = 2 * hp.nFf;
+    const [first, ...others] = l.ffn.gateUp;
+    // The GPU shapes' mat-vec, which folds the norm too.
+    const gluOnce = others.length === 0 && first!.weight.gluPairs === true && this.matmul.foldsNorm;
     return [
       this.projectNormedRows(
         l.ffn.gateUp,
@@ -862,12 +885,18 @@ export class DecoderModel {
         this.collector.point(gateUpNames, act.xb, hp.nEmbd),
         act.gate,
         rowWidth,
+        gluOnce ? hp.ffnAct : undefined,
       ),
-      this.oneTokenOr(this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, rowWidth, { glu: hp.ffnAct }), [
-        ops.glu({ gate: act.gate, width: hp.nFf, step, act: hp.ffnAct }),
-        this.collector.point([blk('ffn_down')], act.gate, hp.nFf, rowWidth),
-        ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, rowWidth),
-      ]),
+      this.oneTokenOr(
+        this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, rowWidth, {
+          prologue: gluOnce ? undefined : { glu: hp.ffnAct },
+        }),
+        [
+          ops.glu({ gate: act.gate, width: hp.nFf, step, act: hp.ffnAct }),
+          this.collector.point([blk('ffn_down')], act.gate, hp.nFf, rowWidth),
+          ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, rowWidth),
+        ],
+      ),
     ];
   }
 
