@@ -98,8 +98,8 @@ test('IQ3_S changes the prediction; the types that need an importance matrix com
   await matrix.getByRole('textbox', { name: 'Importance matrix or text file' }).fill(wideImatrix);
   await matrix.getByRole('button', { name: 'Use this file' }).click();
   await expect(matrix.getByRole('status').filter({ hasText: 'Using' })).toBeVisible({ timeout: 60_000 });
-  // With the matrix the IQ types are offered, their hint gone.
-  await expect(page.getByRole('radio', { name: 'IQ2_XXS', exact: true })).toBeEnabled();
+  // With the matrix the IQ types are offered, their hint gone, once the plan made with it arrives.
+  await expect(page.getByRole('radio', { name: 'IQ2_XXS', exact: true })).toBeEnabled({ timeout: 60_000 });
   await expect(page.locator('#export-type-IQ2_XXS-facts')).not.toContainText('Needs an importance matrix');
   const needing = attnV.locator('optgroup[label="needs the importance matrix"]');
   await expect(needing.locator('option', { hasText: 'IQ2_XS' })).toHaveCount(1);
