@@ -3,7 +3,7 @@
  * continuations with the top-2 gap of each step, and teacher-forced next-token distributions.
  * Contexts use llama.cpp's defaults otherwise (F16 KV cache).
  */
-import type { LlamaContext, LlamaModel } from 'node-llama-cpp';
+import type { LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
 import { kvCacheGgmlType } from '../../src-main/core/kv-cache-types';
 import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { llamaCpp } from '../support/llama';
@@ -66,6 +66,36 @@ export function llamaTeacherForced(
   return withModel(path, (model) => teacherForcedOn(model, ids, vocab, ctx, o));
 }
 
+/**
+ * llamaTeacherForced over `ids`, then in the same context llamaGreedy's continuation of `ids`
+ * (`n` tokens): the prompt is evaluated once, not twice. The first greedy token is the argmax of
+ * the last forced distribution (which must be asked for: `from` < ids.length).
+ */
+export function llamaForcedThenGreedy(
+  path: string,
+  ids: readonly number[],
+  vocab: number,
+  ctx: number,
+  o: { from: number; kv?: ReferenceKv },
+  n: number,
+): Promise<{ forced: Float64Array[]; greedy: GreedyReference }> {
+  return withModel(path, (model) =>
+    withContext(
+      model,
+      ctx,
+      async (context) => {
+        const sequence = context.getSequence();
+        const forced = await forcedOn(sequence, ids, vocab, o.from);
+        const [first, second] = [...forced.at(-1)!].map((v, id) => ({ v, id })).sort((x, y) => y.v - x.v);
+        const greedy: GreedyReference = { ids: [first!.id], gaps: [first!.v - second!.v] };
+        if (n > 1) await greedyFrom(sequence, [first!.id], n - 1, greedy);
+        return { forced, greedy };
+      },
+      o.kv,
+    ),
+  );
+}
+
 /** llamaTeacherForced and llamaGreedy of one model, loaded once. */
 export function llamaReferences(
   path: string,
@@ -109,23 +139,32 @@ function greedyOn(
     model,
     ctx,
     async (context) => {
-      const sequence = context.getSequence();
-      const ids: number[] = [];
-      const gaps: number[] = [];
-      for await (const out of sequence.evaluateWithMetadata(
-        [...prompt] as never[],
-        { probabilities: true },
-        { temperature: 0 },
-      )) {
-        ids.push(out.token);
-        const [first, second] = [...out.probabilities.values()];
-        gaps.push(Math.log(first!) - Math.log(second ?? 0));
-        if (ids.length >= n) break;
-      }
-      return { ids, gaps };
+      const out: GreedyReference = { ids: [], gaps: [] };
+      await greedyFrom(context.getSequence(), prompt, n, out);
+      return out;
     },
     kv,
   );
+}
+
+/** Appends to `out` the greedy continuation of what `sequence` holds followed by `tokens`, `n` tokens. */
+async function greedyFrom(
+  sequence: LlamaContextSequence,
+  tokens: readonly number[],
+  n: number,
+  out: GreedyReference,
+): Promise<void> {
+  let generated = 0;
+  for await (const step of sequence.evaluateWithMetadata(
+    [...tokens] as never[],
+    { probabilities: true },
+    { temperature: 0 },
+  )) {
+    out.ids.push(step.token);
+    const [first, second] = [...step.probabilities.values()];
+    out.gaps.push(Math.log(first!) - Math.log(second ?? 0));
+    if (++generated >= n) break;
+  }
 }
 
 function teacherForcedOn(
@@ -136,21 +175,22 @@ function teacherForcedOn(
   o: { from?: number; kv?: ReferenceKv } = {},
 ): Promise<Float64Array[]> {
   const from = o.from ?? 0;
-  return withContext(
-    model,
-    ctx,
-    async (context) => {
-      const sequence = context.getSequence();
-      const outputs = await sequence.controlledEvaluate(
-        ids.map((t, i) => (i < from ? t : [t, { generateNext: { probabilities: true } }]) as never),
-      );
-      return outputs.slice(from).map((out, i) => {
-        if (!out?.next.probabilities) throw new Error(`llama.cpp gave no probabilities at position ${from + i}`);
-        return logProbs(out.next.probabilities, vocab);
-      });
-    },
-    o.kv,
+  return withContext(model, ctx, (context) => forcedOn(context.getSequence(), ids, vocab, from), o.kv);
+}
+
+async function forcedOn(
+  sequence: LlamaContextSequence,
+  ids: readonly number[],
+  vocab: number,
+  from: number,
+): Promise<Float64Array[]> {
+  const outputs = await sequence.controlledEvaluate(
+    ids.map((t, i) => (i < from ? t : [t, { generateNext: { probabilities: true } }]) as never),
   );
+  return outputs.slice(from).map((out, i) => {
+    if (!out?.next.probabilities) throw new Error(`llama.cpp gave no probabilities at position ${from + i}`);
+    return logProbs(out.next.probabilities, vocab);
+  });
 }
 
 /** log-softmax of f32 logits, in double precision. */

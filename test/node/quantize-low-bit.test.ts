@@ -9,6 +9,8 @@ import { llamaFileTypeId } from '../../src-main/core/llama-file-types';
 import type { QuantFileType } from '../../src-main/core/quant-recipes';
 import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { loadImatrix } from '../../src-main/node/imatrix-file';
+import { quantizePlan } from '../../src-main/node/quant-plan';
+import { quantizeFile } from '../../src-main/node/quantize';
 import { gufo } from '../support/cli';
 import { llamaModelQuantize } from '../support/llama-quantize';
 import { expectSameTensors } from '../support/same-gguf';
@@ -16,6 +18,8 @@ import { mulberry32 } from '../support/random';
 import { writeRandomModel } from '../support/test-models';
 
 const F32 = ggmlTypeByName('F32')!;
+/** Ours and llama-quantize's, one after the other: the slowest types (IQ1_S) take over a minute under load. */
+const QUANTIZE_TIMEOUT = 180_000;
 let dir: string;
 let model: string;
 /** llama-imatrix GGUF file with weights for every matrix of `model`. */
@@ -68,31 +72,44 @@ interface PlanRow {
   unavailable: string | null;
 }
 
-const plans = new Map<string, PlanRow[]>();
+let planWithout: PlanRow[] | undefined;
 
-/** `gufo quantize --plan model --json ...args`, run once per args for the whole file (each measures every type). */
-function plan(args: string[]): PlanRow[] {
-  const key = args.join('\0');
-  let rows = plans.get(key);
-  if (!rows) {
-    const r = gufo(['quantize', '--plan', model, '--json', ...args], {}, 120_000);
+/**
+ * `gufo quantize --plan model --json` without an imatrix, spawned once for the whole file (the
+ * command's one real run here: it measures every type that needs no imatrix).
+ */
+function plan(): PlanRow[] {
+  if (!planWithout) {
+    const r = gufo(['quantize', '--plan', model, '--json'], {}, 120_000);
     expect(r.status, r.stderr).toBe(0);
-    rows = JSON.parse(r.stdout) as PlanRow[];
-    plans.set(key, rows);
+    planWithout = JSON.parse(r.stdout) as PlanRow[];
   }
-  return rows;
+  return planWithout;
 }
 
 /**
- * `gufo quantize --type fileType --imatrix` and llama-quantize with the same imatrix write the same
- * tensors, in the size the export (and `gufo quantize --plan`) predicts; returns the types of ours.
+ * The plan `--plan --imatrix path` prints, computed in-process (quantizePlan, what the command
+ * prints) for the types asserted only: each row is measured on its own, whatever the other types.
  */
-function quantizeLikeLlama(fileType: QuantFileType): string[] {
+async function planWithImatrix(path: string, types: QuantFileType[]): Promise<PlanRow[]> {
+  const { gguf, file } = openGguf(model);
+  try {
+    return await quantizePlan(gguf, { imatrix: loadImatrix(path), types });
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * quantizeFile, what `gufo quantize --type fileType --imatrix` runs (spawned once, for Q2_K_S
+ * below), and llama-quantize with the same imatrix write the same tensors, in the size the export
+ * (and `gufo quantize --plan`) predicts; returns the types of ours.
+ */
+async function quantizeLikeLlama(fileType: QuantFileType): Promise<string[]> {
   const ours = join(dir, `ours-${fileType}.gguf`);
   const theirs = join(dir, `llama-${fileType}.gguf`);
-  const r = gufo(['quantize', model, ours, '--type', fileType, '--imatrix', imatrixFile], {}, 120_000);
-  expect(r.status, r.stderr).toBe(0);
   const imatrix = loadImatrix(imatrixFile);
+  await quantizeFile(model, ours, fileType, { imatrix });
   const result = llamaModelQuantize(model, theirs, llamaFileTypeId(fileType)!, { imatrix });
   expect(result.ok, result.log.slice(-2000)).toBe(true);
   expectSameTensors(ours, theirs, fileType);
@@ -116,10 +133,11 @@ function quantizeLikeLlama(fileType: QuantFileType): string[] {
 describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
   it.each(['IQ2_XXS', 'IQ2_XS', 'IQ1_S', 'IQ1_M'] as const)(
     '--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte',
-    (fileType) => {
-      const types = quantizeLikeLlama(fileType);
+    async (fileType) => {
+      const types = await quantizeLikeLlama(fileType);
       expect(types.includes(fileType)).toBe(true);
     },
+    QUANTIZE_TIMEOUT,
   );
 
   it('refuses without an importance matrix, as llama-quantize does, and says how to give one', () => {
@@ -129,32 +147,34 @@ describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
     expect(llamaModelQuantize(model, join(dir, 'llama-none.gguf'), llamaFileTypeId('IQ2_XXS')!).ok).toBe(false);
   });
 
-  it('refuses IQ1_M without an importance matrix, as llama-quantize does (ggml itself would write it)', () => {
-    const r = gufo(['quantize', model, join(dir, 'none-iq1_m.gguf'), '--type', 'IQ1_M']);
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(
+  it('refuses IQ1_M without an importance matrix, as llama-quantize does (ggml itself would write it)', async () => {
+    await expect(quantizeFile(model, join(dir, 'none-iq1_m.gguf'), 'IQ1_M')).rejects.toThrow(
       /IQ1_M needs an importance matrix \(--imatrix FILE\): tensor "blk\.0\.[a-z_.]+" becomes IQ1_M/,
     );
     expect(llamaModelQuantize(model, join(dir, 'llama-none-iq1_m.gguf'), llamaFileTypeId('IQ1_M')!).ok).toBe(false);
   });
 
-  it('names the tensor an importance matrix has no weights for', () => {
-    const r = gufo(['quantize', model, join(dir, 'partial.gguf'), '--type', 'IQ2_XS', '--imatrix', partialImatrixFile]);
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(/tensor "blk\.1\.ffn_down\.weight" becomes IQ2_XS.*has none for it/);
+  it('names the tensor an importance matrix has no weights for', async () => {
+    await expect(
+      quantizeFile(model, join(dir, 'partial.gguf'), 'IQ2_XS', { imatrix: loadImatrix(partialImatrixFile) }),
+    ).rejects.toThrow(/tensor "blk\.1\.ffn_down\.weight" becomes IQ2_XS.*has none for it/);
   });
 
-  it('--plan lists IQ2_XXS, IQ2_XS, IQ1_S, IQ1_M, IQ3_XXS and IQ3_XS as needing an importance matrix, and measures them with one', () => {
-    const without = plan([]);
-    const withImatrix = plan(['--imatrix', imatrixFile]);
-    for (const [type, tensorType] of [
+  it('--plan lists IQ2_XXS, IQ2_XS, IQ1_S, IQ1_M, IQ3_XXS and IQ3_XS as needing an importance matrix, and measures them with one', async () => {
+    const needing = [
       ['IQ2_XXS', 'IQ2_XXS'],
       ['IQ2_XS', 'IQ2_XS'],
       ['IQ1_S', 'IQ1_S'],
       ['IQ1_M', 'IQ1_M'],
       ['IQ3_XXS', 'IQ2_S'],
       ['IQ3_XS', 'IQ3_XXS'],
-    ]) {
+    ] as const;
+    const without = plan();
+    const withImatrix = await planWithImatrix(
+      imatrixFile,
+      needing.map(([type]) => type),
+    );
+    for (const [type, tensorType] of needing) {
       expect(without.find((row) => row.type === type)!.unavailable).toMatch(
         // Named as the file type's choice (issue #30 item 9): IQ3_XXS's mixture puts IQ2_S on some tensors.
         new RegExp(`${type} makes it ${tensorType}, which needs an importance matrix`),
@@ -168,12 +188,12 @@ describe('gufo quantize to IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M', () => {
     for (const type of ['Q4_K_M', 'IQ3_S', 'IQ3_M'])
       expect(without.find((row) => row.type === type)!.unavailable).toBeNull();
     // An importance matrix without weights for a tensor such a type would take: that type is unavailable, the others are measured.
-    const partial = plan(['--imatrix', partialImatrixFile]);
+    const partial = await planWithImatrix(partialImatrixFile, ['IQ2_XS', 'Q4_K_M']);
     expect(partial.find((row) => row.type === 'IQ2_XS')!.unavailable).toMatch(
       /blk\.1\.ffn_down\.weight.*IQ2_XS makes it IQ2_XS, which needs importance weights/,
     );
     expect(partial.find((row) => row.type === 'Q4_K_M')!.predicted).not.toBeNull();
-  }, 180_000); // three plans, each measuring every type
+  }, 180_000); // one plan measuring every type, two measuring a few
 });
 
 describe('gufo quantize to Q2_K_S', () => {
@@ -187,14 +207,12 @@ describe('gufo quantize to Q2_K_S', () => {
     expectSameTensors(ours, theirs, 'Q2_K_S');
   });
 
-  it('refuses without an importance matrix, as llama-quantize does (its Q2_K tensors need one; plain Q2_K does not)', () => {
-    const r = gufo(['quantize', model, join(dir, 'none-q2_k_s.gguf'), '--type', 'Q2_K_S']);
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(
+  it('refuses without an importance matrix, as llama-quantize does (its Q2_K tensors need one; plain Q2_K does not)', async () => {
+    await expect(quantizeFile(model, join(dir, 'none-q2_k_s.gguf'), 'Q2_K_S')).rejects.toThrow(
       /Q2_K_S needs an importance matrix \(--imatrix FILE\): tensor "blk\.0\.[a-z_.]+" becomes Q2_K/,
     );
     expect(llamaModelQuantize(model, join(dir, 'llama-none-q2_k_s.gguf'), llamaFileTypeId('Q2_K_S')!).ok).toBe(false);
-    const rows = plan([]);
+    const rows = plan();
     expect(rows.find((row) => row.type === 'Q2_K_S')!.unavailable).toMatch(
       /Q2_K_S makes it Q2_K, which needs an importance matrix/,
     );
@@ -210,17 +228,16 @@ describe('gufo quantize to IQ2_S and IQ2_M', () => {
     ['IQ2_M', 'IQ2_S'],
   ] as const)(
     '--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte (%s and IQ3_S tensors)',
-    (fileType, main) => {
-      const types = quantizeLikeLlama(fileType);
+    async (fileType, main) => {
+      const types = await quantizeLikeLlama(fileType);
       expect(types.includes(main) && types.includes('IQ3_S'), types.join(', ')).toBe(true);
     },
+    QUANTIZE_TIMEOUT,
   );
 
-  it('refuses IQ2_S and IQ2_M without an importance matrix, as llama-quantize does', () => {
-    for (const fileType of ['IQ2_S', 'IQ2_M']) {
-      const r = gufo(['quantize', model, join(dir, `none-${fileType}.gguf`), '--type', fileType]);
-      expect(r.status).not.toBe(0);
-      expect(r.stderr).toMatch(
+  it('refuses IQ2_S and IQ2_M without an importance matrix, as llama-quantize does', async () => {
+    for (const fileType of ['IQ2_S', 'IQ2_M'] as const) {
+      await expect(quantizeFile(model, join(dir, `none-${fileType}.gguf`), fileType)).rejects.toThrow(
         new RegExp(
           `${fileType} needs an importance matrix \\(--imatrix FILE\\): tensor "blk\\.0\\.[a-z_.]+" becomes IQ2_X?S`,
         ),
@@ -242,20 +259,19 @@ describe('gufo quantize to IQ3_XXS, IQ3_XS, IQ3_S and IQ3_M', () => {
     ['IQ3_M', ['IQ3_S', 'Q4_K']],
   ] as const)(
     '--type %s --imatrix writes the file llama-quantize writes with the same imatrix, byte for byte, in the size the plan predicts',
-    (fileType, expected) => {
-      const types = quantizeLikeLlama(fileType);
+    async (fileType, expected) => {
+      const types = await quantizeLikeLlama(fileType);
       for (const type of expected) expect(types, fileType).toContain(type);
     },
+    QUANTIZE_TIMEOUT,
   );
 
-  it('refuses IQ3_XXS and IQ3_XS without an importance matrix, as llama-quantize does (their attn_k is IQ2_S and IQ3_XXS)', () => {
+  it('refuses IQ3_XXS and IQ3_XS without an importance matrix, as llama-quantize does (their attn_k is IQ2_S and IQ3_XXS)', async () => {
     for (const [fileType, attnK] of [
       ['IQ3_XXS', 'IQ2_S'],
       ['IQ3_XS', 'IQ3_XXS'],
     ] as const) {
-      const r = gufo(['quantize', model, join(dir, `none-${fileType}.gguf`), '--type', fileType]);
-      expect(r.status).not.toBe(0);
-      expect(r.stderr).toMatch(
+      await expect(quantizeFile(model, join(dir, `none-${fileType}.gguf`), fileType)).rejects.toThrow(
         new RegExp(
           `${fileType} needs an importance matrix \\(--imatrix FILE\\): tensor "blk\\.0\\.attn_k\\.weight" becomes ${attnK}`,
         ),
