@@ -123,6 +123,13 @@ export function referenceMatmul(
   return { y, scale };
 }
 
+/** The first index where a and b differ bit for bit (-1: none). */
+export function firstBitDifference(a: Float32Array, b: Float32Array): number {
+  const ia = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const ib = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  return ia.findIndex((v, i) => v !== ib[i]);
+}
+
 /** Largest |got − want| / Σ|w||x| over all outputs. */
 export function maxRelativeError(got: Float32Array, want: Float64Array, scale: Float64Array): number {
   let worst = 0;

@@ -20,6 +20,7 @@ import {
   tempDirForSuite,
   writeTensors,
   type TensorSpec,
+  firstBitDifference,
 } from './fixtures';
 
 /**
@@ -78,16 +79,9 @@ async function readF32(b: GPUBuffer, n: number): Promise<Float32Array> {
   return new Float32Array(await readBack(ctx.device, b), 0, n);
 }
 
-/** The first index where a and b differ bit for bit (-1: none). */
-function firstDifference(a: Float32Array, b: Float32Array): number {
-  const ia = new Uint32Array(a.buffer, a.byteOffset, a.length);
-  const ib = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  return ia.findIndex((v, i) => v !== ib[i]);
-}
-
 function expectSame(got: Float32Array, want: Float32Array, what: string): void {
   expect(want.some((v) => v !== 0)).toBe(true);
-  const i = firstDifference(got, want);
+  const i = firstBitDifference(got, want);
   expect(i, `${what}: output ${i} ${got[i]} vs ${want[i]}`).toBe(-1);
 }
 

@@ -20,6 +20,7 @@ import {
   tempDirForSuite,
   writeTensors,
   type TensorSpec,
+  firstBitDifference,
 } from './fixtures';
 
 /**
@@ -72,13 +73,6 @@ async function readF32(b: GPUBuffer, n: number): Promise<Float32Array> {
   return new Float32Array(await readBack(ctx.device, b), 0, n);
 }
 
-/** The first index where a and b differ bit for bit (-1: none). */
-function firstDifference(a: Float32Array, b: Float32Array): number {
-  const ia = new Uint32Array(a.buffer, a.byteOffset, a.length);
-  const ib = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  return ia.findIndex((v, i) => v !== ib[i]);
-}
-
 const KERNELS = { 'CPU-adapter shape': { cpuShapes: true }, 'GPU shape': { cpuShapes: false } } as const;
 
 describe.each(Object.entries(KERNELS))('mat-vec x prologue (%s)', (_, options) => {
@@ -107,8 +101,8 @@ describe.each(Object.entries(KERNELS))('mat-vec x prologue (%s)', (_, options) =
       const got = await readF32(fused, w.rows);
       expect(want.some((v) => v !== 0)).toBe(true);
       expect(
-        firstDifference(got, want),
-        `${name}: row ${firstDifference(got, want)} ${got[firstDifference(got, want)]} vs ${want[firstDifference(got, want)]}`,
+        firstBitDifference(got, want),
+        `${name}: row ${firstBitDifference(got, want)} ${got[firstBitDifference(got, want)]} vs ${want[firstBitDifference(got, want)]}`,
       ).toBe(-1);
     },
   );
@@ -133,7 +127,7 @@ describe.each(Object.entries(KERNELS))('mat-vec x prologue (%s)', (_, options) =
       const want = await readF32(apart, w.rows);
       const got = await readF32(fused, w.rows);
       expect(want.some((v) => v !== 0)).toBe(true);
-      expect(firstDifference(got, want), `${name} ${act}`).toBe(-1);
+      expect(firstBitDifference(got, want), `${name} ${act}`).toBe(-1);
     });
   }
 
