@@ -16,8 +16,8 @@ function run(script) {
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
-    child.on('error', (error) => resolve({ script, code: 1, output: `${output}${error.message}\n`, started }));
-    child.on('close', (code) => resolve({ script, code: code ?? 1, output, started }));
+    child.on('error', (error) => resolve({ code: 1, output: `${output}${error.message}\n`, started }));
+    child.on('close', (code) => resolve({ code: code ?? 1, output, started }));
   }).then((result) => {
     const seconds = ((Date.now() - result.started) / 1000).toFixed(0);
     const verdict = result.code === 0 ? 'passed' : `FAILED (exit ${result.code})`;
