@@ -14,6 +14,9 @@
 //   first unit to the last, all threads in step, so the address of x is the same in every
 //   thread (one load for all lanes instead of a gather per lane) and each row's sum stays in its
 //   thread (no reduction, no shared memory, no barrier).
+//   The steps' loops over a thread's rows run to MV_ROW_END: ROWS, a constant the compiler
+//   unrolls them by, or (row-groups.ts's cpuRowLoop) `rows`, the thread's own count, which keeps
+//   them loops.
 //   Otherwise (GPUs): the workgroup's ROWS rows are shared by its threads, which stride over the
 //   units side by side (neighbouring threads read neighbouring blocks) and then reduce as prefill
 //   does; many workgroups keep every compute unit busy.

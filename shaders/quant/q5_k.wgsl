@@ -59,7 +59,7 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   let x = x_block(xb, 32u * u);
   let xs = x_unit_sums(x);
   let xm = x_block_masked(x);
-  for (var r = 0u; r < ROWS; r++) {
+  for (var r = 0u; r < {{MV_ROW_END}}; r++) {
     if (r >= rows) { break; }
     let b = w_block(row0 + r, u >> 3u);
     let head = kblock_head(b);
@@ -106,7 +106,7 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   let sl = x_halves(xl);
   let sh = x_halves(xh);
   let sub = u & 7u;
-  for (var r = 0u; r < ROWS; r++) {
+  for (var r = 0u; r < {{MV_ROW_END}}; r++) {
     if (r >= rows) { break; }
     let b = w_block(row0 + r, u >> 3u);
     let qs = {{W_QS}}u + 4u * sub;

@@ -79,7 +79,7 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     32.0 * vec4<f32>(x_halves(x[4]), x_halves(x[5])), 32.0 * vec4<f32>(x_halves(x[6]), x_halves(x[7])),
   );
   let xm = x_block_masked(x);
-  for (var r = 0u; r < ROWS; r++) {
+  for (var r = 0u; r < {{MV_ROW_END}}; r++) {
     if (r >= rows) { break; }
     let blk = (row0 + r) * P.blocks_per_row + (u >> 3u);
     let b = w_block(row0 + r, u >> 3u);
@@ -130,7 +130,7 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   let sh = 32.0 * x_halves(xh);
   let n = (u >> 2u) & 1u;
   let hs = 2u * s;
-  for (var r = 0u; r < ROWS; r++) {
+  for (var r = 0u; r < {{MV_ROW_END}}; r++) {
     if (r >= rows) { break; }
     let blk = (row0 + r) * P.blocks_per_row + (u >> 3u);
     let b = w_block(row0 + r, u >> 3u);

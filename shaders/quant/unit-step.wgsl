@@ -7,7 +7,7 @@ const MV_UNITS = 1u;
 
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
   let x = x_unit(xb, 32u * u);
-  for (var r = 0u; r < ROWS; r++) {
+  for (var r = 0u; r < {{MV_ROW_END}}; r++) {
     if (r >= rows) { break; }
     (*acc)[r] += unit_row_dot(row0 + r, u, x);
   }

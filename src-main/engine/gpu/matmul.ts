@@ -26,7 +26,7 @@ import { shaderSource } from './shader-source';
 import { pipelineCache, type PipelineRequest } from './pipeline-cache';
 import { WeightUniform } from './kernel-uniforms';
 import type { UniformValues } from './uniforms';
-import { MATVEC_THREAD_ROWS, cpuLanes, rowGroupDefines, rowGroupsFor } from './row-groups';
+import { MATVEC_THREAD_ROWS, cpuLanes, cpuRowLoop, rowGroupDefines, rowGroupsFor } from './row-groups';
 import type { GpuWeight, GpuWeightPart } from './weights';
 
 export interface TokenDispatch extends Dispatch {
@@ -263,6 +263,8 @@ export class MatmulKernels {
    * `git show fec2e69:docs/performance.md`, "RMSNorm and the GLU folded into the decode mat-vecs").
    */
   readonly foldsNorm: boolean;
+  /** The decode steps loop over a thread's rows rather than unrolling them (cpuRowLoop; CPU shapes only). */
+  readonly rowLoop: boolean;
   private readonly device: GPUDevice;
   private readonly info: GpuInfo;
   private readonly layout: GPUBindGroupLayout;
@@ -284,6 +286,7 @@ export class MatmulKernels {
     this.matvec = matvecShape(ctx.info, cpu);
     this.prefill = options.prefill ?? (cpu ? 'tiled' : 'wgtiled');
     this.foldsNorm = !cpu;
+    this.rowLoop = cpu && cpuRowLoop(ctx.info);
     this.f16 = ctx.hasF16;
     this.tiled = this.f16 ? TILED : SMALL_TILED;
     this.fewTiled = options.fewTokenTiles && this.prefill === 'tiled' && this.tiled === TILED ? FEW_TILED : null;
@@ -357,6 +360,7 @@ export class MatmulKernels {
       SHADER_F16: this.f16,
       MATVEC: v === this.matvec,
       THREAD_ROWS: v.threadRows > 0,
+      MV_ROW_END: this.rowLoop && v.threadRows > 0 ? 'rows' : 'ROWS',
       W_VEC4: true,
       X_VEC4: variant.vec4 ?? false,
       ACCUMULATE: variant.accumulate ?? false,

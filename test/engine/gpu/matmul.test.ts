@@ -30,6 +30,8 @@ const TOLERANCE = 1e-5;
 const ROWS = 37; // not a multiple of the rows per workgroup
 const COLS = 512; // two k-quant super-blocks
 const PREFILL = 11; // one full token tile of 8 and a partial one
+/** The decode steps' loop over a thread's rows: unrolled (to ROWS) or not (to rows: MatmulKernels.rowLoop). */
+const ROW_LOOP = /for \(var r = 0u; r < (?:ROWS|rows); r\+\+\)/;
 
 let ctx: GpuContext;
 let file: OpenGguf;
@@ -37,11 +39,16 @@ let weights: Map<string, GpuWeight>;
 const made = new Map<string, MadeTensor>();
 const measured: Record<string, Record<string, string>> = {};
 
-/** Extra shapes: rows that end inside a 32-value unit, and (F16/BF16) rows that start mid-word. */
+/**
+ * Extra shapes: rows that end inside a 32-value unit, starting on a 16-byte quad (odd.F32,
+ * tail.F16: plain-float.wgsl's decode_quads) or not (the rest: value by value), the halves' mid-word.
+ */
 const ODD_SHAPES = [
   { name: 'odd.F32', type: 'F32', rows: 5, cols: 100, seed: 71 },
   { name: 'odd.F16', type: 'F16', rows: 5, cols: 99, seed: 72 },
   { name: 'odd.BF16', type: 'BF16', rows: 5, cols: 45, seed: 73 },
+  { name: 'midquad.F32', type: 'F32', rows: 5, cols: 99, seed: 75 },
+  { name: 'tail.F16', type: 'F16', rows: 5, cols: 104, seed: 76 },
 ];
 /**
  * More row groups (of the decode kernel's rows per workgroup on this adapter) than matmul.ts puts
@@ -198,7 +205,7 @@ describe('shapes and options', () => {
     (type) => {
       const source = new MatmulKernels(ctx, { cpuShapes: true }).source({ kernel: 'matvec', vec4: true }, type);
       expect(source).toMatch(/const MV_UNITS = 8u;/);
-      const [beforeRows, rowBody] = wgslFunction(source, 'matvec_step').split('for (var r = 0u; r < ROWS; r++)');
+      const [beforeRows, rowBody] = wgslFunction(source, 'matvec_step').split(ROW_LOOP);
       expect(beforeRows).toMatch(/let x = x_block\(xb, 32u \* u\);/);
       expect(rowBody).not.toMatch(/x_unit\(|x_block\(|x_halves\(/);
       // d, dmin and the 8 scales and mins (Q6_K: d and the 16 scales, one quad) once per row and block.
@@ -216,7 +223,7 @@ describe('shapes and options', () => {
     'decode on a CPU adapter: %s masks its codes in place against x put in that order and pre-scaled once per block (no shift per value)',
     (type) => {
       const source = new MatmulKernels(ctx, { cpuShapes: true }).source({ kernel: 'matvec', vec4: true }, type);
-      const [beforeRows, rowBody] = wgslFunction(source, 'matvec_step').split('for (var r = 0u; r < ROWS; r++)');
+      const [beforeRows, rowBody] = wgslFunction(source, 'matvec_step').split(ROW_LOOP);
       expect(beforeRows).toMatch(/x_block_masked\(x\)/);
       // The row loop and every function it reaches (but the block head's, decoded once per row):
       // no per-lane shift of a word's bytes into place.
@@ -242,12 +249,23 @@ describe('shapes and options', () => {
 
   it('decode: Q8_0 and the decode_unit types share one step loop (quant/unit-step.wgsl)', () => {
     const kernels = new MatmulKernels(ctx);
-    for (const type of ['Q8_0', 'Q4_0', 'F16']) {
+    for (const type of ['Q8_0', 'Q4_0', 'Q5_1']) {
       const source = kernels.source({ kernel: 'matvec', vec4: true }, type);
       expect(source.match(/fn matvec_step\(/g)).toHaveLength(1);
       expect(source).toMatch(/\(\*acc\)\[r\] \+= unit_row_dot\(row0 \+ r, u, x\);/);
     }
   });
+
+  it.each(['F32', 'F16', 'BF16'])(
+    'decode: %s picks whole quads or value by value once per step, not once per row (quant/plain-float.wgsl)',
+    (type) => {
+      const step = wgslFunction(new MatmulKernels(ctx).source({ kernel: 'matvec', vec4: true }, type), 'matvec_step');
+      // The branch comes before the row loops; the value-by-value loop is bounded by the rows the
+      // thread has (kept a loop: unrolled ROWS times, lavapipe compiled the kernel for a minute).
+      expect(step).toMatch(/if \(rows_on_quads\(\)\) \{\s*for \(var r = 0u; r < (ROWS|rows); r\+\+\)/);
+      expect(step).toMatch(/\} else \{\s*for \(var r = 0u; r < rows; r\+\+\) \{\s*decode_values\(/);
+    },
+  );
 
   it('decode on a GPU: Q6_K steps over unit pairs that share their ql and qh bytes, loading each once per row', () => {
     const source = new MatmulKernels(ctx, { cpuShapes: false }).source({ kernel: 'matvec', vec4: true }, 'Q6_K');

@@ -1,0 +1,46 @@
+// Decoder of plain floats stored row after row (F32, F16, BF16), in two forms chosen once per
+// weight, not per row: a row may start inside a 16-byte quad (cols not a multiple of QUAD_VALUES)
+// and may end inside a unit. The including type file defines
+//   const QUAD_VALUES: u32                      values per 16-byte quad of W
+//   fn decode_quads(row, u, w)   when every row starts on a quad: whole quads, those past the
+//                                row's end as 0 (QUAD_VALUES divides cols, so no quad straddles it)
+//   fn decode_values(row, u, w)  any row: value by value, those past the row's end as 0
+// (all three arguments as decode_unit's).
+const UNIT_PARTIAL = true;
+
+fn rows_on_quads() -> bool {
+  return P.cols % QUAD_VALUES == 0u;
+}
+
+fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
+  if (rows_on_quads()) {
+    decode_quads(row, u, w);
+  } else {
+    decode_values(row, u, w);
+  }
+}
+
+#if MATVEC
+const MV_UNITS = 1u;
+
+// The decode mat-vec's step: x's unit loaded once, each of the thread's rows dotted with it. The
+// branch is the same for every row, so it is taken once, outside the row loops; the rare value by
+// value loop is never unrolled (with the branch inside one row loop unrolled ROWS times, lavapipe
+// took up to a minute to compile the kernel).
+fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
+  let x = x_unit(xb, 32u * u);
+  var w: array<vec4<f32>, 8>;
+  if (rows_on_quads()) {
+    for (var r = 0u; r < {{MV_ROW_END}}; r++) {
+      if (r >= rows) { break; }
+      decode_quads(row0 + r, u, &w);
+      (*acc)[r] += unit_dot(w, x);
+    }
+  } else {
+    for (var r = 0u; r < rows; r++) {
+      decode_values(row0 + r, u, &w);
+      (*acc)[r] += unit_dot(w, x);
+    }
+  }
+}
+#endif
