@@ -110,11 +110,13 @@ test('IQ3_S changes the prediction; the types that need an importance matrix com
   await expect(predicted).toContainText('Q4_K_M with this recipe');
   await screenshot({ page, testInfo }, 'export-recipe-imatrix-types', { fullPage: true });
 
-  // The matrix cleared: Q4_K_M stays chosen, and the editor says which role stops it.
+  // The matrix cleared: Q4_K_M stays chosen, and the editor says which role stops it (once the
+  // plan made without the matrix arrives: seconds on a loaded machine, as above).
   await matrix.getByRole('radio', { name: 'None' }).check();
   const refusal = page.getByRole('alert', { name: 'Cannot export with this recipe' });
   await expect(refusal).toHaveText(
     'Q4_K_M cannot be exported with this recipe: attn_v is IQ2_XS, which needs an importance matrix. Choose one under “Importance matrix”, or another type for attn_v.',
+    { timeout: 60_000 },
   );
   await expect(page.getByRole('radio', { name: 'Q4_K_M', exact: true })).toBeChecked();
   await expect(attnV).toHaveValue('IQ2_XS');
