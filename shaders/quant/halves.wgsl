@@ -16,13 +16,6 @@ fn decode_quads(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
   }
 }
 
-fn decode_values(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
-  let c0 = u * 32u;
-  let e0 = row * P.cols + c0;
-  for (var i = 0u; i < 8u; i++) {
-    for (var k = 0u; k < 4u; k++) {
-      let c = 4u * i + k;
-      (*w)[i][k] = select(0.0, half_value(w_half(e0 + c)), c0 + c < P.cols);
-    }
-  }
+fn plain_value(i: u32) -> f32 {
+  return half_value(w_half(i));
 }

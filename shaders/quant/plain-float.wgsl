@@ -1,15 +1,27 @@
 // Decoder of plain floats stored row after row (F32, F16, BF16), in two forms chosen once per
 // weight, not per row: a row may start inside a 16-byte quad (cols not a multiple of QUAD_VALUES)
 // and may end inside a unit. The including type file defines
-//   const QUAD_VALUES: u32                      values per 16-byte quad of W
-//   fn decode_quads(row, u, w)   when every row starts on a quad: whole quads, those past the
-//                                row's end as 0 (QUAD_VALUES divides cols, so no quad straddles it)
-//   fn decode_values(row, u, w)  any row: value by value, those past the row's end as 0
-// (all three arguments as decode_unit's).
+//   const QUAD_VALUES: u32         values per 16-byte quad of W
+//   fn decode_quads(row, u, w)     as decode_unit, when every row starts on a quad: whole quads,
+//                                  those past the row's end as 0 (QUAD_VALUES divides cols, so
+//                                  no quad straddles the end)
+//   fn plain_value(i: u32) -> f32  the value at element i of W (any i: rows may start anywhere)
 const UNIT_PARTIAL = true;
 
 fn rows_on_quads() -> bool {
   return P.cols % QUAD_VALUES == 0u;
+}
+
+// Any row: value by value, those past the row's end as 0.
+fn decode_values(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
+  let c0 = u * 32u;
+  let e0 = row * P.cols + c0;
+  for (var i = 0u; i < 8u; i++) {
+    for (var k = 0u; k < 4u; k++) {
+      let c = 4u * i + k;
+      (*w)[i][k] = select(0.0, plain_value(e0 + c), c0 + c < P.cols);
+    }
+  }
 }
 
 fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {

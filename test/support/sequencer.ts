@@ -10,21 +10,22 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { REPO_ROOT } from './paths';
 
 /**
- * The longest small files in a fresh-clone CI run, slowest first (2026-12-06: 268 s down to 47 s;
- * test/sequencer.test.ts checks they exist). lavapipe.test.ts also leaves stories260K's lavapipe
- * pipelines in Mesa's shader cache before test/cli/gpu-adapter.test.ts runs the same model on
- * lavapipe, which cold took over its 280 s limit beside the device kit's compiles.
+ * The longest small files in a fresh-clone CI run, slowest first (2026-12-06 09:10: the device kit
+ * about 200 s with an empty shader cache, then 99 s down to 46 s; test/sequencer.test.ts checks they
+ * exist). lavapipe.test.ts also leaves stories260K's lavapipe pipelines in Mesa's shader cache
+ * before test/cli/gpu-adapter.test.ts runs the same model on lavapipe.
  */
 export const SLOW_FIRST: readonly string[] = [
   'test/scripts/device-kit.test.ts',
+  'test/cli/imatrix-quality.test.ts',
   'test/engine/exactness.test.ts',
   'test/cli/kld-levels.test.ts',
-  'test/engine/lavapipe.test.ts',
-  'test/cli/imatrix-quality.test.ts',
-  'test/engine/gpu/gpu-shapes-lavapipe.test.ts',
-  'test/engine/long-context.test.ts',
   'test/engine/kv-cache-types.test.ts',
-  'test/engine/gpu/matmul-f16.test.ts',
+  'test/backend/openai-responses.test.ts',
+  'test/engine/long-context.test.ts',
+  'test/engine/lavapipe.test.ts',
+  'test/node/quantize-low-bit.test.ts',
+  'test/engine/gpu/gpu-shapes-lavapipe.test.ts',
 ];
 
 export default class SlowFirstSequencer extends BaseSequencer {

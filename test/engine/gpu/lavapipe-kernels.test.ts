@@ -1,8 +1,13 @@
 /**
- * A batched decode step's matmuls on Mesa lavapipe (a CPU adapter with shader-f16): with several
- * slots (KernelOptions.fewTokenTiles), 2–4 tokens go through FEW_TILED, matmat.wgsl with a tile of
- * 4 tokens rather than TILED's 16, and must give the f64 product of the bit-exact decoded weights
- * as TILED does (matmat.test.ts's reference and tolerance), at the row tile's edges.
+ * The weight kernels where Mesa lavapipe (a CPU adapter with shader-f16) runs code of its own,
+ * against the f64 product of the bit-exact decoded weights (matmat.test.ts's and matmul.test.ts's
+ * reference and tolerance, checked there on SwiftShader):
+ *   - a batched decode step's matmuls: with several slots (KernelOptions.fewTokenTiles), 2–4
+ *     tokens go through FEW_TILED, matmat.wgsl with a tile of 4 tokens rather than TILED's 16;
+ *   - the decode mat-vec, whose steps loop over a thread's rows (MatmulKernels.rowLoop) where
+ *     SwiftShader unrolls them: each decode step of its own (the K-quants', quant/unit-step.wgsl's,
+ *     the plain floats').
+ * 300 rows: one workgroup of 256 rows and part of a second; the last mat-vec thread owns 4 of its 8.
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +35,9 @@ const { MatmulKernels } = await import('../../../src-main/engine/gpu/matmul');
 const { uploadWeights } = await import('../../../src-main/engine/gpu/weights');
 
 const TOLERANCE = 1e-5;
-const TYPES = ['Q8_0', 'Q4_K'];
+/** The few-token tiles' types; the row loop's add the other decode steps. */
+const TILED_TYPES = ['Q8_0', 'Q4_K'];
+const TYPES = [...TILED_TYPES, 'Q5_K', 'Q6_K', 'Q4_0', 'F32', 'BF16'];
 const ROWS = 300; // one workgroup of 256 rows and part of a second
 const COLS = 256;
 
@@ -69,7 +76,7 @@ describe('few-token tiles on lavapipe', () => {
     expect(new MatmulKernels(ctx).tokenSteps()).toEqual([1, 2]);
   });
 
-  it.each(TYPES)(
+  it.each(TILED_TYPES)(
     '%s: 2, 3 and 4 tokens over 300 rows match the f32 product',
     async (type) => {
       const t = made.get(`w.${type}`)!;
@@ -91,5 +98,35 @@ describe('few-token tiles on lavapipe', () => {
       }
     },
     300_000,
+  );
+});
+
+describe('the decode row loop on lavapipe', () => {
+  it('is on for the CPU shapes, and keeps the rows a loop', () => {
+    const kernels = new MatmulKernels(ctx);
+    expect(kernels.rowLoop).toBe(true);
+    expect(kernels.source({ kernel: 'matvec', vec4: true }, 'Q4_K')).toMatch(/for \(var r = 0u; r < rows; r\+\+\)/);
+    // A GPU's shapes share 4 rows among a workgroup's threads: unrolled there.
+    expect(new MatmulKernels(ctx, { cpuShapes: false }).rowLoop).toBe(false);
+  });
+
+  it.each(TYPES)(
+    '%s: the mat-vec over 300 rows matches the f32 product',
+    async (type) => {
+      const t = made.get(`w.${type}`)!;
+      const x = randomInput(1, t.cols, 7);
+      const xb = storageBuffer(ctx.device, x);
+      const yb = storageBuffer(ctx.device, new Float32Array(t.rows));
+      try {
+        await run(ctx.device, [new MatmulKernels(ctx).matmul(weights.get(t.name)!, xb, yb, 1)]);
+        const y = new Float32Array(await readBack(ctx.device, yb), 0, t.rows);
+        const ref = referenceMatmul(t.values, t.rows, t.cols, x, 1);
+        expect(maxRelativeError(y, ref.y, ref.scale)).toBeLessThanOrEqual(TOLERANCE);
+      } finally {
+        xb.destroy();
+        yb.destroy();
+      }
+    },
+    60_000,
   );
 });
