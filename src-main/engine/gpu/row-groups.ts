@@ -31,10 +31,9 @@ export const MATVEC_THREAD_ROWS = 8;
 
 /**
  * Whether the decode steps on a CPU adapter loop over a thread's rows at run time rather than
- * unrolled MATVEC_THREAD_ROWS times (matmul.wgsl's MV_ROW_END): on lavapipe, where the unrolled
- * rows ran slower (4096² mat-vec, 2026-12-06: Q4_K ×1.37, Q8_0 ×1.32, F32 ×2 faster as a loop) and
- * took 3–10× as long to compile (a cold shader cache: Q4_K 14 → 4.9 s, Q6_K 20 → 4.8 s); not on
- * SwiftShader, whose unrolled rows are faster (Q4_K ×1.44, Q6_K ×1.15).
+ * unrolled MATVEC_THREAD_ROWS times (matmul.wgsl's MV_ROW_END): on lavapipe, where the loop is the
+ * faster and compiles several times sooner (docs/engine.md, "Kernel shapes"; figures in
+ * docs/performance.md); not on SwiftShader, whose unrolled rows are faster.
  */
 export function cpuRowLoop(info: GpuInfo): boolean {
   return /llvmpipe/i.test(info.name);

@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAVAPIPE_ICD, LAVAPIPE_INSTALL } from '../../../src-main/engine/gpu/software-driver';
 import type { GpuContext } from '../../../src-main/engine/gpu/device';
+import type { MatmulKernels as MatmulKernelsType } from '../../../src-main/engine/gpu/matmul';
 import type { GpuWeight } from '../../../src-main/engine/gpu/weights';
 import type { OpenGguf } from '../../../src-main/node/gguf-io';
 import {
@@ -66,6 +67,23 @@ afterAll(() => {
   ctx?.destroy();
 });
 
+/** Worst relative error of y = W·x for n random tokens (seed `seed`) through `kernels`, W the type's tensor. */
+async function productError(kernels: MatmulKernelsType, type: string, n: number, seed: number) {
+  const t = made.get(`w.${type}`)!;
+  const x = randomInput(n, t.cols, seed);
+  const xb = storageBuffer(ctx.device, x);
+  const yb = storageBuffer(ctx.device, new Float32Array(n * t.rows));
+  try {
+    await run(ctx.device, [kernels.matmul(weights.get(t.name)!, xb, yb, n)]);
+    const y = new Float32Array(await readBack(ctx.device, yb), 0, n * t.rows);
+    const ref = referenceMatmul(t.values, t.rows, t.cols, x, n);
+    return maxRelativeError(y, ref.y, ref.scale);
+  } finally {
+    xb.destroy();
+    yb.destroy();
+  }
+}
+
 describe('few-token tiles on lavapipe', () => {
   it('are chosen for 2–4 tokens with several slots only, and have a tile of 4 tokens', () => {
     expect(existsSync(LAVAPIPE_ICD), `${LAVAPIPE_ICD} is missing: ${LAVAPIPE_INSTALL}`).toBe(true);
@@ -79,22 +97,9 @@ describe('few-token tiles on lavapipe', () => {
   it.each(TILED_TYPES)(
     '%s: 2, 3 and 4 tokens over 300 rows match the f32 product',
     async (type) => {
-      const t = made.get(`w.${type}`)!;
       const kernels = new MatmulKernels(ctx, { fewTokenTiles: true });
       for (const n of [2, 3, 4]) {
-        const x = randomInput(n, t.cols, 30 + n);
-        const xb = storageBuffer(ctx.device, x);
-        const yb = storageBuffer(ctx.device, new Float32Array(n * t.rows));
-        try {
-          const dispatch = kernels.matmul(weights.get(t.name)!, xb, yb, n);
-          await run(ctx.device, [dispatch]);
-          const y = new Float32Array(await readBack(ctx.device, yb), 0, n * t.rows);
-          const ref = referenceMatmul(t.values, t.rows, t.cols, x, n);
-          expect(maxRelativeError(y, ref.y, ref.scale), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
-        } finally {
-          xb.destroy();
-          yb.destroy();
-        }
+        expect(await productError(kernels, type, n, 30 + n), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
       }
     },
     300_000,
@@ -113,19 +118,7 @@ describe('the decode row loop on lavapipe', () => {
   it.each(TYPES)(
     '%s: the mat-vec over 300 rows matches the f32 product',
     async (type) => {
-      const t = made.get(`w.${type}`)!;
-      const x = randomInput(1, t.cols, 7);
-      const xb = storageBuffer(ctx.device, x);
-      const yb = storageBuffer(ctx.device, new Float32Array(t.rows));
-      try {
-        await run(ctx.device, [new MatmulKernels(ctx).matmul(weights.get(t.name)!, xb, yb, 1)]);
-        const y = new Float32Array(await readBack(ctx.device, yb), 0, t.rows);
-        const ref = referenceMatmul(t.values, t.rows, t.cols, x, 1);
-        expect(maxRelativeError(y, ref.y, ref.scale)).toBeLessThanOrEqual(TOLERANCE);
-      } finally {
-        xb.destroy();
-        yb.destroy();
-      }
+      expect(await productError(new MatmulKernels(ctx), type, 1, 7)).toBeLessThanOrEqual(TOLERANCE);
     },
     60_000,
   );
