@@ -6,7 +6,7 @@
  * turn reuses the KV cache its previous turn left).
  */
 import { EngineHost, type EngineLauncher } from '../engine-wire/host';
-import type { EngineInfo, GpuInfo, ModelMemory } from '../engine-wire/protocol';
+import type { EngineInfo, GpuInfo, ModelMemory, ModelUse } from '../engine-wire/protocol';
 import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../src-preload/api/kv-cache';
 
 export interface LoadSpec {
@@ -15,6 +15,11 @@ export interface LoadSpec {
   ctx: number;
   /** The KV cache's types (default: the pool's). */
   kvTypes?: KvCacheTypes;
+  /**
+   * What this call loads the model for (default 'generate'). A model held after a load to evaluate
+   * serves a generation too: the engine runs the decode kernels once before it.
+   */
+  use?: ModelUse;
   /** Called when this call has to load the model (before the engine has opened the file). */
   onLoadStart?(): void;
   /** Load progress, in tensor bytes, while the model is being loaded for this call. */
@@ -224,8 +229,10 @@ export class EnginePool {
     this.#loads += 1;
     let info: EngineInfo;
     try {
-      info = await slot.host.load(spec.path, { ctx: spec.ctx, kvTypes, slots: this.options.slots }, (e) =>
-        e.stage === 'weights' ? spec.onProgress?.(e.done, e.total) : spec.onKernels?.(e.done, e.total),
+      info = await slot.host.load(
+        spec.path,
+        { ctx: spec.ctx, kvTypes, slots: this.options.slots, use: spec.use },
+        (e) => (e.stage === 'weights' ? spec.onProgress?.(e.done, e.total) : spec.onKernels?.(e.done, e.total)),
       );
     } finally {
       this.#loads -= 1;

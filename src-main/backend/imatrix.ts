@@ -106,6 +106,7 @@ export function createImatrixApi(ctx: BackendContext): Pick<ExportApi, 'startIma
       {
         path: model.path,
         ctx: ctxTokens,
+        use: 'evaluate',
         onProgress: (done, bytes) =>
           job.progress(0, chunks.length, `Loading ${model.name}: ${Math.floor((done / bytes) * 100)}%`),
       },

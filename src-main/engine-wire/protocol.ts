@@ -169,7 +169,17 @@ export interface LoadRequest {
   kvTypes?: Partial<KvCacheTypes>;
   /** Sequences kept, each with a KV cache of the whole context (default 1; LoadOptions.slots). */
   slots?: number;
+  /** What the model is loaded for (default 'generate'; LoadOptions.use). */
+  use?: ModelUse;
 }
+
+/**
+ * What a model is loaded for. 'generate' runs every kernel of a prefill and of a decode step once
+ * at load, so that the first answer compiles nothing; 'evaluate' (teacher-forced scoring,
+ * importance matrices, embeddings) compiles each kernel at its first use, so only the prefill
+ * kernels those run: on a software GPU most of a load's compile time is the decode kernels.
+ */
+export type ModelUse = 'generate' | 'evaluate';
 
 export interface UnloadRequest {
   id: number;

@@ -40,6 +40,7 @@ import type {
   EngineInfo,
   GenerateResult,
   ModelInfo,
+  ModelUse,
   SamplingParams,
   StepProfile,
   StopReason,
@@ -78,6 +79,8 @@ export interface LoadOptions {
   onProgress?: (done: number, total: number) => void;
   /** After each kernel's first run at load (kernel-warm-up.ts): kernels run, of how many. */
   onKernels?: (done: number, total: number) => void;
+  /** What the model is loaded for (default 'generate'): 'evaluate' runs no kernel at load. */
+  use?: ModelUse;
 }
 
 export interface GenerateOptions {
@@ -180,6 +183,8 @@ interface Loaded {
   chunkWaits: PacedWait;
   /** The vocabulary's token bytes, read at the first constrained generation. */
   tokens?: TokenTrie;
+  /** Settles once every kernel a generation runs has run once: at load, or at the first generation after a load to evaluate. */
+  generationKernels: Promise<void> | null;
 }
 
 /** An encoder (bert): it only embeds. */
@@ -258,7 +263,7 @@ export class Engine {
           model = m;
           const rows = (r: number) => ({ logits: m.rowLogits(r), step: m.rowStep(r) });
           sampler.bind(m.ops, m.act.logits, m.step, rows);
-          await warmUpKernels(device, m, sampler, options.onKernels);
+          if (options.use !== 'evaluate') await warmUpKernels(device, m, sampler, options.onKernels);
           for (let i = 1; i < m.slots; i++) {
             const own = new GpuSampler(device, hp.nVocab, this.gpu.pacesWaits);
             samplers.push(own);
@@ -283,6 +288,7 @@ export class Engine {
         slots: Array.from({ length: model.slots }, () => ({ cached: [], used: 0 })),
         submitFlops,
         chunkWaits: new PacedWait(this.gpu.pacesWaits),
+        generationKernels: options.use === 'evaluate' ? null : Promise.resolve(),
       };
       return this.info;
     } finally {
@@ -333,6 +339,7 @@ export class Engine {
       throw new EngineError(`the prompt (${prompt.length} tokens) does not fit the context of ${l.model.options.ctx}`);
     }
     if (this.busy) throw new EngineError('the engine is busy with another request');
+    await this.generationKernels(l);
     const stop = options.stop ?? l.info.eog;
     const constraint = options.constraint
       ? new ConstrainedTokens(constraintLeads(options.constraint), this.tokenTrie(l), stop)
@@ -344,6 +351,23 @@ export class Engine {
         void this.loop(l);
       }
     });
+  }
+
+  /**
+   * A model loaded to evaluate has run none of its decode kernels: the first generation runs them
+   * once before any sequence starts (the warm-up's garbage in the caches is then forgotten).
+   */
+  private generationKernels(l: Loaded): Promise<void> {
+    if (l.generationKernels) return l.generationKernels;
+    this.enter();
+    const ran = scoped(this.gpu.device, 'preparing the kernels of a generation', async () => {
+      await warmUpKernels(this.gpu.device, l.model, l.samplers[0]!);
+      for (const slot of l.slots) slot.cached.length = 0;
+    });
+    l.generationKernels = ran.finally(() => (this.busy = false));
+    // A failed warm-up is tried again by the next generation.
+    ran.catch(() => (l.generationKernels = null));
+    return l.generationKernels;
   }
 
   /** Admits waiting generations and steps the running ones together until none is left. */

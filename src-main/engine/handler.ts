@@ -101,6 +101,7 @@ export class EngineHandler {
           maxBatch: request.maxBatch,
           kvTypes: request.kvTypes,
           slots: request.slots,
+          use: request.use,
           onProgress: (done, total) => this.send({ id, type: 'progress', stage: 'weights', done, total }),
           onKernels: (done, total) => this.send({ id, type: 'progress', stage: 'kernels', done, total }),
         });

@@ -89,3 +89,31 @@ it('load runs every kernel a greedy, a sampled and a log-probability generate us
     fresh.destroy();
   }
 }, 120_000);
+
+// A load to evaluate (ModelUse) compiles each kernel at its first use: only what teacher forcing
+// runs, with the same logits; its first generate then runs the decode kernels once beforehand.
+it('a load to evaluate compiles nothing at load, fewer kernels than a generation, and then generates the same tokens', async () => {
+  await engine.load(STORIES_260K, { ctx: 64 });
+  const want = await logitsOf(engine);
+  const greedy = await engine.generate(PROMPT, { maxTokens: 8, stop: [] });
+  const fresh = await Engine.open();
+  try {
+    const cache = pipelineCache(fresh.gpu.device);
+    await fresh.load(STORIES_260K, { ctx: 64, use: 'evaluate' });
+    expect(cache.compiled).toBe(0);
+    expect(await logitsOf(fresh)).toEqual(want);
+    const evaluated = cache.compiled;
+    expect(evaluated).toBeGreaterThan(0);
+    const again = await fresh.generate(PROMPT, { maxTokens: 8, stop: [] });
+    expect(again.ids).toEqual(greedy.ids);
+    expect(cache.compiled).toBeGreaterThan(evaluated);
+  } finally {
+    fresh.destroy();
+  }
+}, 120_000);
+
+async function logitsOf(e: Engine): Promise<Float32Array[]> {
+  const rows: Float32Array[] = [];
+  await e.logits(PROMPT, (logits) => rows.push(logits.slice()));
+  return rows;
+}

@@ -66,7 +66,7 @@ export async function embed(
   );
   return service.queues.run(model.id, () =>
     service.engines.withModel(
-      { path: model.entry.path, ctx, keepAliveMs: options.keepAliveMs },
+      { path: model.entry.path, ctx, keepAliveMs: options.keepAliveMs, use: 'evaluate' },
       async ({ host, info, loadMs }) => {
         if (loadMs !== null) service.metrics.loaded(model.id, loadMs);
         const width = info.model?.embedding;

@@ -131,6 +131,7 @@ export function createQualityReports(ctx: BackendContext): QualityReports {
         {
           path,
           ctx: tokens,
+          use: 'evaluate',
           onProgress: (done, bytes) => job.progress(offset, total, `${loading}: ${Math.floor((done / bytes) * 100)}%`),
         },
         ({ host, info }) => {

@@ -60,7 +60,7 @@ export const benchCommand: Command = {
     if (p < 1 || n < 1) throw new CliError('-p and -n must be at least 1');
     const json = args.values.json === true;
     const kvTypes = kvCacheOptions(args);
-    const { host } = await startEngine(path, depth + p + n, json, kvTypes);
+    const { host } = await startEngine(path, depth + p + n, json, { kvTypes });
     let measured: Awaited<ReturnType<typeof host.bench>>;
     const bar = progressBar('benchmarking');
     try {

@@ -90,7 +90,7 @@ export const chatCommand: Command = {
           'The model has no chat template (a base model): your text is continued as written (--template F for a chat template).',
         );
       const tools = await openChatTools(text, args.values);
-      const { host } = await startEngine(path, ctx, false, kvTypes).catch(async (err: unknown) => {
+      const { host } = await startEngine(path, ctx, false, { kvTypes }).catch(async (err: unknown) => {
         await tools.close();
         throw err;
       });

@@ -48,7 +48,7 @@ export const embedCommand: Command = {
         if (ids.length > ctx)
           throw new CliError(`--text ${i + 1} has ${ids.length} tokens, more than the context of ${ctx} (see --ctx)`);
       });
-      const { host, info } = await startEngine(path, ctx, json);
+      const { host, info } = await startEngine(path, ctx, json, { use: 'evaluate' });
       try {
         const result = await host.embed(inputs);
         if (json) {

@@ -72,7 +72,7 @@ export function describePlan(plan: WindowPlan): string {
   return `${formatInteger(plan.scored)} of ${formatInteger(plan.tokens)} tokens scored in ${n} window${n === 1 ? '' : 's'} of ${plan.ctx}`;
 }
 
-/** Runs `work` with the model at `path` loaded in a fresh engine process, closed afterwards. */
+/** Runs `work` with the model at `path` loaded to evaluate (ModelUse) in a fresh engine process, closed afterwards. */
 export async function withEngine<T>(
   path: string,
   ctx: number,
@@ -81,7 +81,7 @@ export async function withEngine<T>(
   work: (host: EngineHost, info: EngineInfo) => Promise<T>,
 ): Promise<T> {
   try {
-    const { host, info } = await startEngine(path, ctx, quiet);
+    const { host, info } = await startEngine(path, ctx, quiet, { use: 'evaluate' });
     try {
       return await work(host, info);
     } finally {

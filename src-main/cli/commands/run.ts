@@ -3,7 +3,7 @@ import { summarizeModel } from '../../core/model-summary';
 import { whyNotRunnable } from '../../core/runnable';
 import { createTokenizer, readVocab, type Tokenizer } from '../../core/tokenizer/index';
 import { EngineHost } from '../../engine-wire/host';
-import type { EngineInfo, GenerateResult, SamplingParams } from '../../engine-wire/protocol';
+import type { EngineInfo, GenerateResult, ModelUse, SamplingParams } from '../../engine-wire/protocol';
 import { openGguf } from '../../node/gguf-io';
 import { CliError, integerOption, log, printJson, type Command, type CommandArgs } from '../command';
 import { formatBytes } from '../format';
@@ -112,7 +112,7 @@ export async function startEngine(
   path: string,
   ctx: number,
   quiet = false,
-  kvTypes?: KvCacheTypes,
+  { kvTypes, use }: { kvTypes?: KvCacheTypes; use?: ModelUse } = {},
 ): Promise<{ host: EngineHost; info: EngineInfo }> {
   // The library's rule and words (core/runnable.ts), before an engine process starts.
   const { gguf, file } = openGguf(path);
@@ -126,7 +126,7 @@ export async function startEngine(
   const bar = progressBar('loading');
   let kernels: ReturnType<typeof progressBar> | undefined;
   try {
-    const info = await host.load(path, { ctx, kvTypes }, (e) => {
+    const info = await host.load(path, { ctx, kvTypes, use }, (e) => {
       if (e.stage === 'weights') return bar.update(e.done / e.total, formatBytes(e.done));
       // The first run of each kernel compiles it: minutes on a software GPU with an empty shader cache.
       if (!kernels) {
@@ -222,7 +222,7 @@ export const runCommand: Command = {
       if (prompt.length > ctx)
         throw new CliError(`the prompt has ${prompt.length} tokens, more than the context of ${ctx} (see --ctx)`);
 
-      const { host, info } = await startEngine(path, ctx, json, kvTypes);
+      const { host, info } = await startEngine(path, ctx, json, { kvTypes });
       const signal = interruptSignal();
       try {
         const stream = tok.streamDecoder({ stripLeadingSpace: false });

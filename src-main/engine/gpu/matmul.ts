@@ -407,28 +407,6 @@ export class MatmulKernels {
     return { label, code: this.source(variant, typeName, normEps), entryPoint: 'main', layout, layoutKey };
   }
 
-  /** Compiles the pipelines of these types ahead of time (asynchronously, in parallel). */
-  async prepare(typeNames: Iterable<string>): Promise<void> {
-    const jobs: Promise<void>[] = [];
-    for (const typeName of new Set(typeNames)) {
-      for (const variant of [
-        { kernel: 'matvec', vec4: true },
-        { kernel: this.prefill, vec4: true },
-        ...(this.fewTiled ? [{ kernel: 'fewtiled', vec4: true } as const] : []),
-        { kernel: 'embedding' },
-      ] satisfies Variant[]) {
-        const key = `${variantName(variant)}:${typeName}`;
-        if (this.pipelines.has(key)) continue;
-        jobs.push(
-          pipelineCache(this.device)
-            .getAsync(this.request(key, variant, typeName))
-            .then((p) => void this.pipelines.set(key, p)),
-        );
-      }
-    }
-    await Promise.all(jobs);
-  }
-
   /**
    * y = W·x for n tokens: W is [rows × cols]; x holds n vectors of cols f32 (token t at element
    * xOffset + t·xStride); y receives n vectors of rows f32 (token t at yOffset + t·yStride).
@@ -470,9 +448,6 @@ export class MatmulKernels {
         glu,
       };
     };
-    // Every variant built now, not in the loop (setTokens may switch between them).
-    this.pipeline(variant(1), typeName, norm?.eps);
-    if (!prologue && !glu) for (const tokens of this.tokenSteps().slice(1)) this.pipeline(variant(tokens), typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
       const v = this.shape(tokens, true);
       pass.setPipeline(this.pipeline(variant(tokens), typeName, norm?.eps));
@@ -522,8 +497,6 @@ export class MatmulKernels {
     const bound = this.bindParts(weight, x, y, params, { binding: 4, buffer: table });
     const vec4 = weight.cols % 4 === 0;
     const variant = (tokens: number): Variant => ({ kernel: tokens === 1 ? 'matvec' : 'matmat', vec4, experts: true });
-    this.pipeline(variant(1), typeName);
-    this.pipeline(variant(2), typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
       const v = this.shape(tokens);
       const groups = Math.ceil(rows.count / v.rows);
@@ -557,7 +530,6 @@ export class MatmulKernels {
       ...NOT_EXPERTS,
     });
     const bound = this.bindParts(weight, ids, out, params);
-    this.pipeline({ kernel: 'embedding' }, typeName);
     return this.tokenDispatch(bound, n, (pass, tokens) => {
       pass.setPipeline(this.pipeline({ kernel: 'embedding' }, typeName));
       for (const b of bound) {

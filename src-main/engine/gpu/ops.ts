@@ -908,23 +908,29 @@ export class OpKernels {
     o: { defines?: Defines; readBytes?: () => number } = {},
   ): Dispatch {
     const { readBytes } = o;
-    const pipeline = this.pipeline(file, entry, constants, o.defines);
-    const entries: GPUBindGroupEntry[] = [];
-    buffers.forEach((buffer, binding) => {
-      if (buffer) entries.push({ binding, resource: 'buffer' in buffer ? buffer : { buffer } });
-    });
-    const bindGroup = this.device.createBindGroup({
-      label: `${file}:${entry}`,
-      layout: pipeline.getBindGroupLayout(0),
-      entries,
-    });
-    if (readBytes) noteReadBytes(bindGroup, readBytes);
+    const bind = () => {
+      const pipeline = this.pipeline(file, entry, constants, o.defines);
+      const entries: GPUBindGroupEntry[] = [];
+      buffers.forEach((buffer, binding) => {
+        if (buffer) entries.push({ binding, resource: 'buffer' in buffer ? buffer : { buffer } });
+      });
+      const bindGroup = this.device.createBindGroup({
+        label: `${file}:${entry}`,
+        layout: pipeline.getBindGroupLayout(0),
+        entries,
+      });
+      if (readBytes) noteReadBytes(bindGroup, readBytes);
+      return { pipeline, bindGroup };
+    };
+    // Compiled at the first encode (ModelUse): a load to evaluate never compiles the decode-only kernels.
+    let bound: ReturnType<typeof bind> | undefined;
     return {
       encode(pass) {
+        bound ??= bind();
         const [x, y] = grid(step.tokens, step.pos0);
         if (x === 0 || y === 0) return;
-        pass.setPipeline(pipeline);
-        pass.setBindGroup(0, bindGroup);
+        pass.setPipeline(bound.pipeline);
+        pass.setBindGroup(0, bound.bindGroup);
         pass.dispatchWorkgroups(x, y);
       },
     };

@@ -22,7 +22,6 @@ export interface PipelineRequest {
 export class PipelineCache {
   private readonly modules = new Map<string, GPUShaderModule>();
   private readonly pipelines = new Map<string, GPUComputePipeline>();
-  private readonly pending = new Map<string, Promise<GPUComputePipeline>>();
   /** Pipelines compiled so far (cache misses): what a reload should leave unchanged. */
   compiled = 0;
 
@@ -38,24 +37,6 @@ export class PipelineCache {
       this.pipelines.set(key, p);
     }
     return p;
-  }
-
-  /** As get, compiling off the calling thread (several at once compile in parallel). */
-  getAsync(r: PipelineRequest): Promise<GPUComputePipeline> {
-    const key = pipelineKey(r);
-    const ready = this.pipelines.get(key);
-    if (ready) return Promise.resolve(ready);
-    let job = this.pending.get(key);
-    if (!job) {
-      this.compiled++;
-      job = this.device.createComputePipelineAsync(this.descriptor(r)).then((p) => {
-        this.pipelines.set(key, p);
-        return p;
-      });
-      job.finally(() => this.pending.delete(key)).catch(() => {});
-      this.pending.set(key, job);
-    }
-    return job;
   }
 
   private descriptor(r: PipelineRequest): GPUComputePipelineDescriptor {

@@ -347,14 +347,6 @@ describe('shapes and options', () => {
       }
     }
   });
-
-  it('prepare() compiles the pipelines ahead of time', async () => {
-    const kernels = new MatmulKernels(ctx);
-    ctx.device.pushErrorScope('validation');
-    await kernels.prepare(['Q5_0', 'IQ4_XS']);
-    expect(await ctx.device.popErrorScope()).toBeNull();
-    expect(await check(kernels, 'w.Q5_0', 2, 10)).toBeLessThanOrEqual(TOLERANCE);
-  });
 });
 
 /** The text of WGSL function `name` in `source` (from `fn name(` to its closing brace at column 0). */
