@@ -57,6 +57,12 @@ describe('PacedWait', () => {
     await waitOnce(paced, 'step', 2);
     expect(await waitOnce(paced, 'step', 2)).toBe(0);
   });
+
+  it("sleeps through most of a step as short as SwiftShader's stories260K steps", async () => {
+    const waits = new PacedWait(true);
+    await waitOnce(waits, 'step', 8);
+    expect(await waitOnce(waits, 'step', 8)).toBe(6);
+  });
 });
 
 describe('pacesWaits', () => {
