@@ -705,7 +705,8 @@ export class Engine {
       );
       staging = readback;
       for (let pos = 0; pos < ids.length;) {
-        const bytes = Math.min(model.options.maxBatch, ids.length - pos) * width * 4;
+        const n = Math.min(model.options.maxBatch, ids.length - pos);
+        const bytes = n * width * 4;
         const taken = this.checked(`evaluating ${ids.length} tokens`, () => {
           const { encoder, pass } = this.prefillBatch(model, ids, pos);
           const out = head(pass);
@@ -713,10 +714,12 @@ export class Engine {
           encoder.copyBufferToBuffer(out, 0, readback, 0, bytes);
           device.queue.submit([encoder.finish()]);
         });
-        await Promise.all([taken, readback.mapAsync(GPUMapMode.READ, 0, bytes)]);
+        await Promise.all([
+          taken,
+          l.chunkWaits.wait(`evaluated chunk of ${n}`, () => readback.mapAsync(GPUMapMode.READ, 0, bytes)),
+        ]);
         const rows = new Float32Array(readback.getMappedRange(0, bytes).slice(0));
         readback.unmap();
-        const n = bytes / width / 4;
         onBatch(rows, pos, n);
         slot.cached.push(...ids.slice(pos, pos + n));
         pos += n;
