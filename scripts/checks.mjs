@@ -1,6 +1,6 @@
 /**
  * `npm test`'s static checks: the typecheck, lint and format check npm scripts at once. Each is a
- * single-threaded process (together about three minutes of CPU, eslint's type-aware rules the
+ * single-threaded process (together over two minutes of CPU, eslint's type-aware rules the
  * most), so on a 2-core CI machine running them side by side halves their wall time. Each
  * script's output is printed whole when it ends; the exit status is the first failure's.
  */
