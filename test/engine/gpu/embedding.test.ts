@@ -5,25 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
 import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
-import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
-import type { OpenGguf } from '../../../src-main/node/gguf-io';
+import type { GpuWeight } from '../../../src-main/engine/gpu/weights';
 import { mulberry32 } from '../../support/random';
-import {
-  GPU_TYPE_NAMES,
-  makeTensor,
-  readBack,
-  run,
-  storageBuffer,
-  tempDirForSuite,
-  writeTensors,
-  type MadeTensor,
-} from './fixtures';
+import { GPU_TYPE_NAMES, makeTensor, readBack, run, storageBuffer, uploadForSuite, type MadeTensor } from './fixtures';
 
 const ROWS = 50;
 const COLS = 256;
 
 let ctx: GpuContext;
-let file: OpenGguf;
 let weights: Map<string, GpuWeight>;
 let kernels: MatmulKernels;
 const made = new Map<string, MadeTensor>();
@@ -39,17 +28,10 @@ beforeAll(async () => {
     makeTensor({ name: 'odd.F32', type: 'F32', rows: 7, cols: 70, seed: 2101 }),
   ];
   for (const t of tensors) made.set(t.name, t);
-  file = await writeTensors(tempDirForSuite(), tensors);
-  weights = await uploadWeights(
-    ctx,
-    file.gguf,
-    tensors.map((t) => t.name),
-  );
+  weights = await uploadForSuite(ctx, tensors);
 });
 
 afterAll(() => {
-  for (const w of weights?.values() ?? []) w.destroy();
-  file?.file.close();
   ctx?.destroy();
 });
 

@@ -10,7 +10,9 @@ import { afterAll } from 'vitest';
 import { ggmlTypeByName, type GgmlType } from '../../../src-main/core/ggml-types';
 import { decoderFor } from '../../../src-main/core/quants/decoders';
 import { openGguf, writeGguf, type OpenGguf } from '../../../src-main/node/gguf-io';
+import type { GpuContext } from '../../../src-main/engine/gpu/device';
 import type { Dispatch } from '../../../src-main/engine/gpu/ops';
+import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
 import { llamaQuantize } from '../../support/ggml-oracle';
 import { mulberry32, randomF32 } from '../../support/random';
 
@@ -84,6 +86,25 @@ export async function writeTensors(
     (i) => [tensors[i]!.bytes],
   );
   return openGguf(path);
+}
+
+/**
+ * The tensors written to one file in the suite's temporary folder (call from beforeAll) and
+ * uploaded to `ctx`, by name; the weights are freed and the file closed after the file's last test.
+ */
+export async function uploadForSuite(ctx: GpuContext, tensors: readonly MadeTensor[]): Promise<Map<string, GpuWeight>> {
+  const file = await writeTensors(tempDirForSuite(), tensors);
+  afterAll(() => file.file.close());
+  const weights = await uploadWeights(
+    ctx,
+    file.gguf,
+    tensors.map((t) => t.name),
+  );
+  // Hooks run last-registered first: the weights are freed before the file closes.
+  afterAll(() => {
+    for (const w of weights.values()) w.destroy();
+  });
+  return weights;
 }
 
 /** n vectors of `cols` random f32 values. */

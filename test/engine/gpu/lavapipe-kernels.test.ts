@@ -15,7 +15,6 @@ import { LAVAPIPE_ICD, LAVAPIPE_INSTALL } from '../../../src-main/engine/gpu/sof
 import type { GpuContext } from '../../../src-main/engine/gpu/device';
 import type { MatmulKernels as MatmulKernelsType } from '../../../src-main/engine/gpu/matmul';
 import type { GpuWeight } from '../../../src-main/engine/gpu/weights';
-import type { OpenGguf } from '../../../src-main/node/gguf-io';
 import {
   makeTensor,
   maxRelativeError,
@@ -24,8 +23,7 @@ import {
   referenceMatmul,
   run,
   storageBuffer,
-  tempDirForSuite,
-  writeTensors,
+  uploadForSuite,
   type MadeTensor,
 } from './fixtures';
 
@@ -33,7 +31,6 @@ import {
 process.env.VK_ICD_FILENAMES = LAVAPIPE_ICD;
 const { openGpu } = await import('../../../src-main/engine/gpu/device');
 const { MatmulKernels } = await import('../../../src-main/engine/gpu/matmul');
-const { uploadWeights } = await import('../../../src-main/engine/gpu/weights');
 
 const TOLERANCE = 1e-5;
 /** The few-token tiles' types; the row loop's add the other decode steps. */
@@ -43,7 +40,6 @@ const ROWS = 300; // one workgroup of 256 rows and part of a second
 const COLS = 256;
 
 let ctx: GpuContext;
-let file: OpenGguf;
 let weights: Map<string, GpuWeight>;
 const made = new Map<string, MadeTensor>();
 
@@ -53,17 +49,10 @@ beforeAll(async () => {
     makeTensor({ name: `w.${type}`, type, rows: ROWS, cols: COLS, seed: 700 + i }),
   );
   for (const t of tensors) made.set(t.name, t);
-  file = await writeTensors(tempDirForSuite(), tensors);
-  weights = await uploadWeights(
-    ctx,
-    file.gguf,
-    tensors.map((t) => t.name),
-  );
+  weights = await uploadForSuite(ctx, tensors);
 }, 300_000);
 
 afterAll(() => {
-  for (const w of weights?.values() ?? []) w.destroy();
-  file?.file.close();
   ctx?.destroy();
 });
 

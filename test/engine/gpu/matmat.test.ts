@@ -9,11 +9,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
 import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
-import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
-import type { OpenGguf } from '../../../src-main/node/gguf-io';
+import type { GpuWeight } from '../../../src-main/engine/gpu/weights';
 import {
   GPU_TYPE_NAMES,
-  tempDirForSuite,
+  uploadForSuite,
   makeTensor,
   maxRelativeError,
   readBack,
@@ -21,7 +20,6 @@ import {
   referenceMatmul,
   run,
   storageBuffer,
-  writeTensors,
   type MadeTensor,
 } from './fixtures';
 
@@ -32,7 +30,6 @@ const COLS = 256; // one k-quant super-block
 const TOKENS = [2, 17, 64]; // a partial tile, one past full ones, whole tiles
 
 let ctx: GpuContext;
-let file: OpenGguf;
 let weights: Map<string, GpuWeight>;
 const made = new Map<string, MadeTensor>();
 /** A float type whose rows end inside a 32-value unit. */
@@ -45,17 +42,10 @@ beforeAll(async () => {
     makeTensor(ODD),
   ];
   for (const t of tensors) made.set(t.name, t);
-  file = await writeTensors(tempDirForSuite(), tensors);
-  weights = await uploadWeights(
-    ctx,
-    file.gguf,
-    tensors.map((t) => t.name),
-  );
+  weights = await uploadForSuite(ctx, tensors);
 });
 
 afterAll(() => {
-  for (const w of weights?.values() ?? []) w.destroy();
-  file?.file.close();
   ctx?.destroy();
 });
 

@@ -10,11 +10,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
 import { MAX_GROUPS_X, MatmulKernels } from '../../../src-main/engine/gpu/matmul';
-import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
-import type { OpenGguf } from '../../../src-main/node/gguf-io';
+import type { GpuWeight } from '../../../src-main/engine/gpu/weights';
 import {
   GPU_TYPE_NAMES,
-  tempDirForSuite,
+  uploadForSuite,
   makeTensor,
   maxRelativeError,
   readBack,
@@ -22,7 +21,6 @@ import {
   referenceMatmul,
   run,
   storageBuffer,
-  writeTensors,
   type MadeTensor,
 } from './fixtures';
 
@@ -34,7 +32,6 @@ const PREFILL = 11; // one full token tile of 8 and a partial one
 const ROW_LOOP = /for \(var r = 0u; r < (?:ROWS|rows); r\+\+\)/;
 
 let ctx: GpuContext;
-let file: OpenGguf;
 let weights: Map<string, GpuWeight>;
 const made = new Map<string, MadeTensor>();
 const measured: Record<string, Record<string, string>> = {};
@@ -70,12 +67,7 @@ beforeAll(async () => {
     makeTensor(tallShape(new MatmulKernels(ctx).matvec.rows)),
   ];
   for (const t of tensors) made.set(t.name, t);
-  file = await writeTensors(tempDirForSuite(), tensors);
-  weights = await uploadWeights(
-    ctx,
-    file.gguf,
-    tensors.map((t) => t.name),
-  );
+  weights = await uploadForSuite(ctx, tensors);
 });
 
 afterAll(() => {
@@ -83,8 +75,6 @@ afterAll(() => {
     console.log('max relative error (|y − ref| / Σ|w||x|):');
     console.table(measured);
   }
-  for (const w of weights?.values() ?? []) w.destroy();
-  file?.file.close();
   ctx?.destroy();
 });
 

@@ -9,16 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
 import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import { OpKernels, Step } from '../../../src-main/engine/gpu/ops';
-import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
-import type { OpenGguf } from '../../../src-main/node/gguf-io';
+import type { GpuWeight } from '../../../src-main/engine/gpu/weights';
 import {
   makeTensor,
   randomInput,
   readBack,
   run,
   storageBuffer,
-  tempDirForSuite,
-  writeTensors,
+  uploadForSuite,
   type TensorSpec,
   firstBitDifference,
 } from './fixtures';
@@ -42,7 +40,6 @@ const GELU_SHAPES = ['w.Q8_0', 'w.F16'];
 const EPS = 1e-5;
 
 let ctx: GpuContext;
-let file: OpenGguf;
 let weights: Map<string, GpuWeight>;
 let ops: OpKernels;
 let step: Step;
@@ -50,22 +47,15 @@ let step: Step;
 beforeAll(async () => {
   ctx = await openGpu();
   const tensors = SHAPES.map(makeTensor);
-  file = await writeTensors(tempDirForSuite(), tensors);
-  weights = await uploadWeights(
-    ctx,
-    file.gguf,
-    tensors.map((t) => t.name),
-  );
+  weights = await uploadForSuite(ctx, tensors);
   ops = new OpKernels(ctx.device);
   step = new Step(ctx.device);
   step.set(0, 1);
 });
 
 afterAll(() => {
-  for (const w of weights?.values() ?? []) w.destroy();
   ops?.destroy();
   step?.destroy();
-  file?.file.close();
   ctx?.destroy();
 });
 
