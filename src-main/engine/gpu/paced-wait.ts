@@ -21,6 +21,11 @@ const RECENT = 8;
  * steps of the same model, beside a second decode on 2 cores, run 1.8 times as fast with them.
  */
 const MIN_SLEEP_MS = 3;
+/**
+ * A wait whose work was done within this long of the sleep's end had finished during the sleep: it
+ * says only that the work took less than the sleep.
+ */
+const DONE_MS = 1;
 
 /**
  * GUFO_PACED_WAITS=0|1: whether waits are paced (benches compare both); unset: on CPU adapters
@@ -46,9 +51,15 @@ export class PacedWait {
     let recent = this.recent.get(kind);
     if (!recent) this.recent.set(kind, (recent = []));
     const ms = recent.length > 0 ? SLEPT_SHARE * Math.min(...recent) : 0;
-    if (ms >= MIN_SLEEP_MS) await sleep(ms);
+    const slept = ms >= MIN_SLEEP_MS;
+    if (slept) await sleep(ms);
+    const polled = performance.now();
     const result = await settle();
-    recent.push(performance.now() - began);
+    const ended = performance.now();
+    // Work done during the sleep took less than it, by how much is unknown: half of it is kept, so
+    // that one long wait (a busy host, a driver compiling) is outgrown in a few steps instead of
+    // setting every later sleep of its kind, each a quarter shorter than the last.
+    recent.push(slept && ended - polled < DONE_MS ? (ended - began) / 2 : ended - began);
     if (recent.length > RECENT) recent.shift();
     return result;
   }

@@ -36,10 +36,10 @@ describe('PacedWait', () => {
 
   it('follows a kind that got faster, and forgets a short wait after 8 more', async () => {
     const waits = new PacedWait(true);
-    await waitOnce(waits, 'step', 48);
-    // The work was done already: this wait took as long as its sleep, so the next sleeps less.
-    expect(await waitOnce(waits, 'step', 0)).toBe(36);
-    expect(await waitOnce(waits, 'step', 40)).toBe(27);
+    await waitOnce(waits, 'step', 64);
+    // The work was done during the sleep: it took at most the sleep, and is taken for half of it.
+    expect(await waitOnce(waits, 'step', 0)).toBe(48);
+    expect(await waitOnce(waits, 'step', 40)).toBe(18);
 
     const fresh = new PacedWait(true);
     await waitOnce(fresh, 'step', 1);
@@ -47,6 +47,17 @@ describe('PacedWait', () => {
     // The 1 ms wait is still among the last 8: too short to sleep for; then it is forgotten.
     expect(await waitOnce(fresh, 'step', 40)).toBe(0);
     expect(await waitOnce(fresh, 'step', 40)).toBe(30);
+  });
+
+  it('outgrows one long wait (a busy host, a driver compiling) within a few steps', async () => {
+    const waits = new PacedWait(true);
+    await waitOnce(waits, 'step', 400);
+    // Each sleep finds its 8 ms of work done: 300, 112.5, 42.2, 15.8, then it polls at 5.9 ms.
+    // Kept at the length of each sleep, the fifth would still sleep 95 ms and the tenth 22.
+    const polled: number[] = [];
+    for (let i = 0; i < 5; i++) polled.push(await waitOnce(waits, 'step', 8));
+    expect(polled[4]).toBeLessThan(8);
+    expect(polled.reduce((a, b) => a + b)).toBeLessThan(500);
   });
 
   it('does not sleep when not paced, or for waits too short for a timer', async () => {
