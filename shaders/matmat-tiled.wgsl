@@ -8,7 +8,7 @@
 // BM·32 + BN·32 f32, each row of 8 vec4s padded to 9 so neighbouring rows fall in other banks.
 // Rows past the part's end decode its last row, tokens past n reread token n − 1; neither is
 // stored. Workgroups beyond 65535 in x wrap into y (row tile = x + y · num_workgroups.x);
-// workgroup_id.z picks the token tile. ACCUMULATE: y += W · x.
+// workgroup_id.z picks the token tile.
 #if SHADER_F16
 enable f16;
 #endif
@@ -72,11 +72,7 @@ fn main(
       let t = first + tt + j * (BN / TN);
       if (t >= P.n) { break; }
       let y = P.y_offset + t * P.y_stride + out_row(row);
-#if ACCUMULATE
-      Y[y] += acc[i * TN + j];
-#else
-      Y[y] = acc[i * TN + j];
-#endif
+      store_y(y, acc[i * TN + j]);
     }
   }
 }

@@ -13,7 +13,7 @@
 // shape: Q4_K and Q8_0 1.2–1.3× faster, Q6_K about even
 // (`git show fec2e69:docs/performance.md`, "Prefill on the CPU adapters").
 // Workgroups beyond 65535 in x wrap into y (row group = x + y · num_workgroups.x);
-// workgroup_id.z picks the token tile. ACCUMULATE: y += W · x.
+// workgroup_id.z picks the token tile.
 #if SHADER_F16
 enable f16;
 #endif
@@ -39,11 +39,7 @@ fn store_row(row: u32, first: u32, sums: vec4<f32>) {
   for (var t = 0u; t < TT; t++) {
     if (first + t >= P.n) { break; }
     let i = P.y_offset + (first + t) * P.y_stride + out_row(row);
-#if ACCUMULATE
-    Y[i] += sums[t];
-#else
-    Y[i] = sums[t];
-#endif
+    store_y(i, sums[t]);
   }
 }
 
@@ -117,11 +113,7 @@ fn main(
     for (var t = 0u; t < TT; t++) {
       if (first + t >= P.n) { break; }
       let i = P.y_offset + (first + t) * P.y_stride + out_row(row);
-#if ACCUMULATE
-      Y[i] += acc[r * TT + t];
-#else
-      Y[i] = acc[r * TT + t];
-#endif
+      store_y(i, acc[r * TT + t]);
     }
   }
 }

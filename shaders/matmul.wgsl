@@ -21,7 +21,6 @@
 //   units side by side (neighbouring threads read neighbouring blocks) and then reduce as prefill
 //   does; many workgroups keep every compute unit busy.
 // Workgroups beyond 65535 in x wrap into y (row group = x + y · num_workgroups.x).
-// ACCUMULATE: y += W · x (a residual add folded into the product).
 // EXPERTS: W is a part of a stacked expert tensor and the tokens come routed (moe.wgsl's
 // moe_group): workgroup_id.z picks a tile of up to TT (token, expert) pairs that chose the same
 // expert; the rows computed are rows expert_row0 .. expert_row0 + rows of that expert's matrix,
@@ -274,11 +273,7 @@ fn store(row0: u32, k: u32, v: f32) {
 #else
     let i = tile_y[t] + out_row(row);
 #endif
-#if ACCUMULATE
-    Y[i] += v;
-#else
-    Y[i] = v;
-#endif
+    store_y(i, v);
   }
 }
 

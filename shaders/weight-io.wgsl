@@ -23,6 +23,16 @@ fn out_row(row: u32) -> u32 {
   return (r & 1u) * (P.total_rows / 2u) + (r >> 1u);
 }
 
+// Output i gets v, or v added to it (P.accumulate): a uniform rather than a compiled variant, so
+// the projections that add into the residual share the others' pipelines (one compile fewer each).
+fn store_y(i: u32, v: f32) {
+  if (P.accumulate != 0u) {
+    Y[i] += v;
+  } else {
+    Y[i] = v;
+  }
+}
+
 // Columns c .. c + 3 clamped to the row's last (a load past the row's end is then masked to 0),
 // loop-free: one select per load instead of a loop with a dynamic vector index.
 fn partial_columns(c: u32) -> vec4<u32> {

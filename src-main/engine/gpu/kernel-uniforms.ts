@@ -26,6 +26,7 @@ export const WeightUniform = uniformStruct('WeightUniform', {
   total_rows: 'u32', // rows of the whole tensor
   x_stride: 'u32', // matmul: x elements between consecutive tokens
   glu_pairs: 'u32', // 1: gate|up rows uploaded in pairs (weights.ts), written back in gate|up order
+  accumulate: 'u32', // 1: y += W · x (a residual add folded into the product), else y = W · x
   // Expert matmul (matmul.wgsl with EXPERTS) only:
   part_rows: 'u32', // rows in this part
   expert_rows: 'u32', // rows of one expert's matrix in the stacked tensor

@@ -197,8 +197,6 @@ interface Variant {
   kernel: 'matvec' | 'matmat' | 'tiled' | 'fewtiled' | 'wgtiled' | 'embedding';
   /** x read as vec4s. */
   vec4?: boolean;
-  /** y += W·x rather than y = W·x. */
-  accumulate?: boolean;
   /** Routed pairs of a stacked expert tensor. */
   experts?: boolean;
   /** The mat-vec's x prologue (XPrologue): RMS-normalized, or a gated activation of it. */
@@ -207,9 +205,9 @@ interface Variant {
   glu?: GluAct;
 }
 
-/** A variant's name in pipeline labels and cache keys, e.g. "matvec4+-norm". */
+/** A variant's name in pipeline labels and cache keys, e.g. "matvec4-norm". */
 function variantName(v: Variant): string {
-  return `${v.kernel}${v.vec4 ? '4' : ''}${v.accumulate ? '+' : ''}${v.experts ? '-experts' : ''}${v.prologue ? `-${v.prologue}` : ''}${v.glu ? `-y${v.glu}` : ''}`;
+  return `${v.kernel}${v.vec4 ? '4' : ''}${v.experts ? '-experts' : ''}${v.prologue ? `-${v.prologue}` : ''}${v.glu ? `-y${v.glu}` : ''}`;
 }
 
 function prologueKind(p: XPrologue | undefined): Variant['prologue'] {
@@ -330,7 +328,6 @@ export class MatmulKernels {
         MATVEC: false,
         W_VEC4: true,
         X_VEC4: variant.vec4 ?? false,
-        ACCUMULATE: variant.accumulate ?? false,
       });
     }
     if (variant.kernel === 'tiled' || variant.kernel === 'fewtiled') {
@@ -346,7 +343,6 @@ export class MatmulKernels {
         MATVEC: false,
         W_VEC4: true,
         X_VEC4: variant.vec4 ?? false,
-        ACCUMULATE: variant.accumulate ?? false,
       });
     }
     const v = this.shape(variant.kernel === 'matvec' ? 1 : 2);
@@ -363,7 +359,6 @@ export class MatmulKernels {
       MV_ROW_END: this.rowLoop && v.threadRows > 0 ? 'rows' : 'ROWS',
       W_VEC4: true,
       X_VEC4: variant.vec4 ?? false,
-      ACCUMULATE: variant.accumulate ?? false,
       EXPERTS: variant.experts ?? false,
       X_NORM: variant.prologue === 'norm',
       X_GLU: variant.prologue === 'silu' || variant.prologue === 'gelu',
@@ -429,6 +424,7 @@ export class MatmulKernels {
       y_offset: options.yOffset ?? 0,
       y_stride: options.yStride ?? weight.rows,
       x_stride: options.xStride ?? weight.cols,
+      accumulate: options.accumulate ? 1 : 0,
       ...NOT_EXPERTS,
     });
     const bound = this.bindParts(weight, x, y, params, norm && { binding: 6, buffer: norm.norm });
@@ -443,7 +439,6 @@ export class MatmulKernels {
       return {
         kernel: tokens === 1 ? 'matvec' : this.shape(tokens, true) === this.fewTiled ? 'fewtiled' : this.prefill,
         vec4,
-        accumulate: options.accumulate,
         prologue: prologueKind(prologue),
         glu,
       };
@@ -490,6 +485,7 @@ export class MatmulKernels {
       y_offset: 0,
       y_stride: rows.count,
       x_stride: weight.cols,
+      accumulate: 0,
       expert_rows: expertRows,
       expert_row0: rows.first,
       x_group: options.xGroup,
@@ -527,6 +523,7 @@ export class MatmulKernels {
       y_offset: options.outOffset ?? 0,
       y_stride: options.outStride ?? weight.cols,
       x_stride: 0,
+      accumulate: 0,
       ...NOT_EXPERTS,
     });
     const bound = this.bindParts(weight, ids, out, params);
