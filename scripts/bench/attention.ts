@@ -10,13 +10,15 @@
  * one submission of 8 layers' dispatches (the median of --runs, after a warm-up that compiles), so
  * the queue's submission overhead counts as it does in decode; waited for as the engine waits
  * (gpu/paced-wait.ts). --cpu: the CPU adapters' split
- * policy (the engine picks it for a fallback adapter); by default the adapter's own.
+ * policy (the engine picks it for a fallback adapter); by default the adapter's own. With the
+ * CPU shape, also the rate at which a kernel that only reads such K rows, in the same pattern,
+ * moves them (bandwidth.ts's measureRowReadBandwidth): the most the kernel's reads could reach.
  * Default shape: 16 query heads over 4 KV heads of 64, issue #27's model.
  */
 import { parseArgs } from 'node:util';
 import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
 import { isKvCacheType, KV_CACHE_TYPES } from '../../src-preload/api/kv-cache';
-import { measureCopyBandwidth } from '../../src-main/engine/gpu/bandwidth';
+import { measureCopyBandwidth, measureRowReadBandwidth } from '../../src-main/engine/gpu/bandwidth';
 import { openGpu } from '../../src-main/engine/gpu/device';
 import { scoped } from '../../src-main/engine/gpu/error-scope';
 import { OpKernels, Step } from '../../src-main/engine/gpu/ops';
@@ -60,8 +62,14 @@ const kvTypes = { k: kv.k, v: kv.v };
 
 const gpu = await openGpu(process.env.GUFO_ADAPTER);
 const { device } = gpu;
-const ops = new OpKernels(device, kvTypes, { cpu: values.cpu ?? gpu.info.cpuShapes });
+const cpuShape = values.cpu ?? gpu.info.cpuShapes;
+const ops = new OpKernels(device, kvTypes, { cpu: cpuShape });
 const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
+const kRowBytes = kvCacheBytes(kvTypes.k, headDim);
+const rowReads =
+  cpuShape && kRowBytes % 16 === 0
+    ? await measureRowReadBandwidth(gpu, kRowBytes, { bytes: 64 * 2 ** 20, iterations: 5 })
+    : undefined;
 // Waited for as the engine waits for its steps (on a CPU adapter, without spinning on a core the kernels need).
 const waits = new PacedWait(gpu.pacesWaits);
 const kvStride = nKvHead * headDim;
@@ -148,7 +156,17 @@ const adapter = `${gpu.info.name} (${gpu.info.backend})`;
 if (values.json) {
   process.stdout.write(
     JSON.stringify(
-      { adapter, nHead, nKvHead, headDim, tokens, kvTypes, copyBytesPerSecond: copy.bytesPerSecond, rows },
+      {
+        adapter,
+        nHead,
+        nKvHead,
+        headDim,
+        tokens,
+        kvTypes,
+        copyBytesPerSecond: copy.bytesPerSecond,
+        rowReadBytesPerSecond: rowReads?.bytesPerSecond,
+        rows,
+      },
       null,
       2,
     ) + '\n',
@@ -167,6 +185,11 @@ if (values.json) {
   process.stdout.write(
     `${adapter}: ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${kvTypes.k}/${kvTypes.v} cache; copy ${gib(copy.bytesPerSecond)}\n`,
   );
+  if (rowReads) {
+    process.stdout.write(
+      `K rows read alone (no arithmetic), the most these reads could reach: ${gib(rowReads.bytesPerSecond)}, ${((rowReads.bytesPerSecond / copy.bytesPerSecond) * 100).toFixed(0)}% of copy\n`,
+    );
+  }
   process.stdout.write('depth     ms/layer   KV read      of copy\n');
   for (const r of rows)
     process.stdout.write(

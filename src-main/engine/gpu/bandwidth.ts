@@ -1,7 +1,8 @@
 /**
  * The adapter's copy bandwidth, measured with a plain copy kernel (shaders/copy.wgsl): the
  * roofline `gufo bench` compares decode speed against. Bytes moved count both the read and the
- * write. Timed with timestamp queries where the device has them, otherwise by the wall clock
+ * write. Also the rate of reads alone in one kernel's pattern, for benches that show what bounds
+ * that kernel (measureRowReadBandwidth). Timed with timestamp queries where the device has them, otherwise by the wall clock
  * around a submission of several copies (which includes submission overhead, so it reads low).
  */
 import type { GpuContext } from './device';
@@ -15,7 +16,7 @@ export interface BandwidthOptions {
 }
 
 export interface BandwidthResult {
-  /** Read + written bytes per second of the best timed run. */
+  /** Bytes moved per second in the best timed run (a copy: read and written; row reads: read). */
   readonly bytesPerSecond: number;
   /** Size of one copy's source. */
   readonly bytes: number;
@@ -26,20 +27,72 @@ export interface BandwidthResult {
 
 const WG = 256;
 const GROUPS = 4096;
+/** copy.wgsl's READ_LANES, and the row reads' workgroups (as decode attention's on a CPU adapter). */
+const READ_LANES = 8;
+const READ_GROUPS = 16;
 
 export async function measureCopyBandwidth(ctx: GpuContext, options: BandwidthOptions = {}): Promise<BandwidthResult> {
-  const { device } = ctx;
+  const bytes = sourceBytes(ctx.device, options.bytes);
+  const groups = Math.min(GROUPS, Math.ceil(bytes / 16 / WG));
+  // Bytes moved count the read and the write.
+  return measure(ctx, { entryPoint: 'main', bytes, dstBytes: bytes, groups, moved: 2 * bytes }, options);
+}
+
+/**
+ * Reads alone, as CPU-shape decode attention reads its KV rows (copy.wgsl's read_rows: lanes side
+ * by side on consecutive rows of `rowBytes`, a multiple of 16, each reading its whole row): what
+ * a kernel that reads such rows could reach on this adapter before doing anything with them.
+ */
+export async function measureRowReadBandwidth(
+  ctx: GpuContext,
+  rowBytes: number,
+  options: BandwidthOptions = {},
+): Promise<BandwidthResult> {
+  if (!(rowBytes >= 16 && rowBytes % 16 === 0)) throw new Error(`row reads: ${rowBytes} bytes is not whole vec4s`);
+  const bytes = Math.max(rowBytes, Math.floor(sourceBytes(ctx.device, options.bytes) / rowBytes) * rowBytes);
+  return measure(
+    ctx,
+    {
+      entryPoint: 'read_rows',
+      constants: { ROW_VEC4: rowBytes / 16 },
+      bytes,
+      dstBytes: 16 * READ_LANES * READ_GROUPS,
+      groups: READ_GROUPS,
+      moved: bytes,
+    },
+    options,
+  );
+}
+
+/** The source's size: `requested` (default 256 MiB) within the device's limits, whole vec4s. */
+function sourceBytes(device: GPUDevice, requested = 256 * 2 ** 20): number {
   const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
-  const bytes = Math.max(16, Math.floor(Math.min(options.bytes ?? 256 * 2 ** 20, limit) / 16) * 16);
+  return Math.max(16, Math.floor(Math.min(requested, limit) / 16) * 16);
+}
+
+interface Kernel {
+  entryPoint: string;
+  constants?: Record<string, number>;
+  /** SRC's size, and DST's. */
+  bytes: number;
+  dstBytes: number;
+  groups: number;
+  /** Bytes one dispatch moves. */
+  moved: number;
+}
+
+async function measure(ctx: GpuContext, k: Kernel, options: BandwidthOptions): Promise<BandwidthResult> {
+  const { device } = ctx;
+  const { bytes } = k;
   const iterations = Math.max(1, options.iterations ?? 10);
   const module = device.createShaderModule({ label: 'copy', code: shaderSource('copy.wgsl', { WG }) });
   const pipeline = device.createComputePipeline({
-    label: 'copy',
+    label: `copy.wgsl:${k.entryPoint}`,
     layout: 'auto',
-    compute: { module, entryPoint: 'main' },
+    compute: { module, entryPoint: k.entryPoint, constants: k.constants ?? {} },
   });
   const src = device.createBuffer({ label: 'copy src', size: bytes, usage: GPUBufferUsage.STORAGE });
-  const dst = device.createBuffer({ label: 'copy dst', size: bytes, usage: GPUBufferUsage.STORAGE });
+  const dst = device.createBuffer({ label: 'copy dst', size: k.dstBytes, usage: GPUBufferUsage.STORAGE });
   const group = device.createBindGroup({
     layout: pipeline.getBindGroupLayout(0),
     entries: [
@@ -47,7 +100,7 @@ export async function measureCopyBandwidth(ctx: GpuContext, options: BandwidthOp
       { binding: 1, resource: { buffer: dst } },
     ],
   });
-  const groups = Math.min(GROUPS, Math.ceil(bytes / 16 / WG));
+  const groups = k.groups;
   const timestamps = ctx.hasTimestamps;
   const querySet = timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 * iterations }) : undefined;
   const resolve = timestamps
@@ -98,7 +151,7 @@ export async function measureCopyBandwidth(ctx: GpuContext, options: BandwidthOp
       seconds = wall;
     }
     return {
-      bytesPerSecond: (2 * bytes) / seconds,
+      bytesPerSecond: k.moved / seconds,
       bytes,
       iterations,
       timer: readback && seconds !== wall ? 'timestamp' : 'wall',

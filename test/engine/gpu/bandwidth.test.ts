@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { measureCopyBandwidth } from '../../../src-main/engine/gpu/bandwidth';
+import { measureCopyBandwidth, measureRowReadBandwidth } from '../../../src-main/engine/gpu/bandwidth';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
 
 let ctx: GpuContext;
@@ -17,4 +17,12 @@ it('measures the copy bandwidth of the adapter', async () => {
   expect(result.iterations).toBe(3);
   expect(Number.isFinite(result.bytesPerSecond)).toBe(true);
   expect(result.bytesPerSecond).toBeGreaterThan(1e6);
+});
+
+it('measures reads of whole rows alone, over a source of whole rows, and refuses rows of part vec4s', async () => {
+  const result = await measureRowReadBandwidth(ctx, 144, { bytes: 4 * 2 ** 20, iterations: 3 });
+  expect(result.bytes % 144).toBe(0);
+  expect(result.bytes).toBeGreaterThan(4 * 2 ** 20 - 144);
+  expect(result.bytesPerSecond).toBeGreaterThan(1e6);
+  await expect(measureRowReadBandwidth(ctx, 100)).rejects.toThrow('row reads: 100 bytes is not whole vec4s');
 });
