@@ -18,8 +18,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 // attention (attention-decode.wgsl's attend_split_cpu): READ_LANES lanes side by side on
 // consecutive rows of ROW_VEC4 vec4s, each reading its whole row, a workgroup per chunk of rows;
 // each lane's sum is written so the reads cannot be dropped.
-override ROW_VEC4: u32 = 8u;
-const READ_LANES: u32 = 8u;
+override ROW_VEC4: u32;
+override READ_LANES: u32;
 
 @compute @workgroup_size(READ_LANES)
 fn read_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

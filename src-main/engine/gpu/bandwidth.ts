@@ -2,10 +2,12 @@
  * The adapter's copy bandwidth, measured with a plain copy kernel (shaders/copy.wgsl): the
  * roofline `gufo bench` compares decode speed against. Bytes moved count both the read and the
  * write. Also the rate of reads alone in one kernel's pattern, for benches that show what bounds
- * that kernel (measureRowReadBandwidth). Timed with timestamp queries where the device has them, otherwise by the wall clock
- * around a submission of several copies (which includes submission overhead, so it reads low).
+ * that kernel (measureRowReadBandwidth). Timed with timestamp queries where the device has them,
+ * otherwise by the wall clock around a submission of several copies (which includes submission
+ * overhead, so it reads low).
  */
 import type { GpuContext } from './device';
+import { DECODE_CPU_LANES, DECODE_WORKGROUPS } from './ops';
 import { shaderSource } from './shader-source';
 
 export interface BandwidthOptions {
@@ -27,9 +29,6 @@ export interface BandwidthResult {
 
 const WG = 256;
 const GROUPS = 4096;
-/** copy.wgsl's READ_LANES, and the row reads' workgroups (as decode attention's on a CPU adapter). */
-const READ_LANES = 8;
-const READ_GROUPS = 16;
 
 export async function measureCopyBandwidth(ctx: GpuContext, options: BandwidthOptions = {}): Promise<BandwidthResult> {
   const bytes = sourceBytes(ctx.device, options.bytes);
@@ -54,10 +53,11 @@ export async function measureRowReadBandwidth(
     ctx,
     {
       entryPoint: 'read_rows',
-      constants: { ROW_VEC4: rowBytes / 16 },
+      // The lanes and workgroups of decode attention's split on a CPU adapter.
+      constants: { ROW_VEC4: rowBytes / 16, READ_LANES: DECODE_CPU_LANES },
       bytes,
-      dstBytes: 16 * READ_LANES * READ_GROUPS,
-      groups: READ_GROUPS,
+      dstBytes: 16 * DECODE_CPU_LANES * DECODE_WORKGROUPS.cpu,
+      groups: DECODE_WORKGROUPS.cpu,
       moved: bytes,
     },
     options,
@@ -100,7 +100,7 @@ async function measure(ctx: GpuContext, k: Kernel, options: BandwidthOptions): P
       { binding: 1, resource: { buffer: dst } },
     ],
   });
-  const groups = k.groups;
+  const { groups } = k;
   const timestamps = ctx.hasTimestamps;
   const querySet = timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 * iterations }) : undefined;
   const resolve = timestamps

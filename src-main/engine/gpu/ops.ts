@@ -145,7 +145,7 @@ const KV_GROUP_BLOCKS = 2;
  * Workgroups a decode attention aims for, over all KV heads and splits: enough for every core of a
  * CPU adapter, or every SM of a GPU, with some to spare for balance.
  */
-const DECODE_WORKGROUPS = { cpu: 16, gpu: 512 };
+export const DECODE_WORKGROUPS = { cpu: 16, gpu: 512 };
 
 /** Keys the token at `pos` sees: all before it and itself, or the last `window` of them. */
 function keysSeen(pos: number, window: number): number {
