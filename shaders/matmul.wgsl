@@ -70,12 +70,20 @@ fn x_halves(x: array<vec4<f32>, 8>) -> vec2<f32> {
 }
 
 // The whole-block steps (K-quants on CPU adapters): the 8 units of x of a 256-value super-block
-// from column c, and Σ x per unit (unit j at [j / 4][j % 4]).
+// from column c, and Σ x per unit (unit j at [j / 4][j % 4]). With X_GLU a loop, as x_unit's.
 fn x_block(xb: u32, c: u32) -> array<array<vec4<f32>, 8>, 8> {
+#if X_GLU
+  var x: array<array<vec4<f32>, 8>, 8>;
+  for (var j = 0u; j < 8u; j++) {
+    x[j] = x_unit(xb, c + 32u * j);
+  }
+  return x;
+#else
   return array<array<vec4<f32>, 8>, 8>(
     x_unit(xb, c), x_unit(xb, c + 32u), x_unit(xb, c + 64u), x_unit(xb, c + 96u),
     x_unit(xb, c + 128u), x_unit(xb, c + 160u), x_unit(xb, c + 192u), x_unit(xb, c + 224u),
   );
+#endif
 }
 
 fn x_unit_sums(x: array<array<vec4<f32>, 8>, 8>) -> array<vec4<f32>, 2> {
