@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { SWIFTSHADER_ICD } from './src-main/engine/gpu/software-driver';
 import SlowFirstSequencer from './test/support/sequencer';
+import { sharedProcessFiles } from './test/support/shared-process';
 
 /**
  * GPU tests run on SwiftShader (Debian's chromium ships it) so they behave the same on every
@@ -11,9 +12,21 @@ import SlowFirstSequencer from './test/support/sequencer';
 const gpuEnv: Record<string, string> =
   process.env.GUFO_TEST_GPU !== 'native' && existsSync(SWIFTSHADER_ICD) ? { VK_ICD_FILENAMES: SWIFTSHADER_ICD } : {};
 
+/**
+ * Files that share their worker processes and loaded modules (isolate: false): test/core's and
+ * test/renderer's, but those that run llama.cpp (test/support/shared-process.ts), where a process
+ * and fresh imports per file cost more than the tests (`npx vitest run test/core test/renderer`
+ * on 2 cores: 208 → 131 s). A file that needs fresh module state imports after
+ * vi.resetModules() (iq-grids-lazy.test.ts).
+ */
+const SHARED_PROCESS = sharedProcessFiles();
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    projects: [
+      { extends: true, test: { name: 'shared', include: SHARED_PROCESS, isolate: false } },
+      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: SHARED_PROCESS } },
+    ],
     environment: 'node',
     // The CLI the tests spawn is built once from this tree first (see test/support/build-cli.ts);
     // XDG_CONFIG_HOME is a scratch folder for the whole run (test/support/scratch-config.ts).

@@ -1,17 +1,15 @@
-import { describe, expect, it } from 'vitest';
-import { ggmlTypeByName, type GgmlTypeName } from '../../../src-main/core/ggml-types';
-import { decoderFor } from '../../../src-main/core/quants/decoders';
-import { encoderFor } from '../../../src-main/core/quants/encoders';
-import {
-  IQ1S_GRID,
-  IQ2S_GRID,
-  IQ2XS_GRID,
-  IQ2XXS_GRID,
-  IQ3S_GRID,
-  IQ3XXS_GRID,
-} from '../../../src-main/core/quants/iq-tables';
+import { describe, expect, it, vi } from 'vitest';
+import type { GgmlTypeName } from '../../../src-main/core/ggml-types';
 
-// Each test file gets its own module instances: nothing else here has used a grid before.
+// Fresh instances of the codec modules (the run may share a process and its modules between
+// files: vitest.config.ts), so no grid has been used before this file's tests.
+vi.resetModules();
+const { ggmlTypeByName } = await import('../../../src-main/core/ggml-types');
+const { decoderFor } = await import('../../../src-main/core/quants/decoders');
+const { encoderFor } = await import('../../../src-main/core/quants/encoders');
+const { IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID } =
+  await import('../../../src-main/core/quants/iq-tables');
+
 const GRIDS = { IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID };
 const built = () =>
   Object.entries(GRIDS)
