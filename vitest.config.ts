@@ -24,18 +24,8 @@ const SHARED_PROCESS = sharedProcessFiles();
 export default defineConfig({
   test: {
     projects: [
-      // The shared files run after the others, as a group of their own: run beside them in a full
-      // run, its import time stayed at 105 s (the workers were not reused).
-      {
-        extends: true,
-        test: {
-          name: 'isolated',
-          include: ['test/**/*.test.ts'],
-          exclude: SHARED_PROCESS,
-          sequence: { groupOrder: 0 },
-        },
-      },
-      { extends: true, test: { name: 'shared', include: SHARED_PROCESS, isolate: false, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'shared', include: SHARED_PROCESS, isolate: false } },
+      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: SHARED_PROCESS } },
     ],
     environment: 'node',
     // The CLI the tests spawn is built once from this tree first (see test/support/build-cli.ts);
