@@ -6,7 +6,7 @@
 // otherwise).
 //   mat-mat (the routed experts; a GPU's prefill runs matmat-tiled.wgsl): TT tokens per
 //   workgroup, workgroup_id.z picks the token tile.
-// MATVEC (decode, n = 1; TT = 1): the decoder's matvec_step does MV_UNITS units of x for all the
+// MATVEC (decode, n = 1; TT = 1, or up to TT tokens with THREAD_ROWS): the decoder's matvec_step does MV_UNITS units of x for all the
 // rows it is given, loading x once for them: K-quants dot the integer codes with x and apply each
 // sub-block's scale and min once (d·s·Σq·x − dmin·m·Σx), instead of decoding every value.
 //   THREAD_ROWS (CPU adapters: lavapipe, SwiftShader, whose threads are SIMD lanes of a CPU):
@@ -17,6 +17,13 @@
 //   The steps' loops over a thread's rows run to MV_ROW_END: ROWS, a constant the compiler
 //   unrolls them by, or (row-groups.ts's cpuRowLoop) `rows`, the thread's own count, which keeps
 //   them loops.
+//   MV_PAIRS (with the row loop): the K-quants step over a super-block a pair of sub-blocks at a
+//   time (x_pair), rather than whole blocks at once (x_block), which also keeps their x small
+//   enough for TT > 1: a batched decode step's 2–4 rows, one token per slot. Each step loads x
+//   for the TT tokens (token_x), then each row's blocks once for all of them; per token the sums
+//   are the one-token kernel's, in its order, so a row of a batch gets the bits it gets alone.
+//   X_LANES (the workgroup one subgroup of 4 or 8 lanes): x is loaded a vec4 a lane and
+//   broadcast (weight-io.wgsl's x_unit).
 //   Otherwise (GPUs): the workgroup's ROWS rows are shared by its threads, which stride over the
 //   units side by side (neighbouring threads read neighbouring blocks) and then reduce as prefill
 //   does; many workgroups keep every compute unit busy.
@@ -35,6 +42,10 @@ enable f16;
 #if SUBGROUPS
 enable subgroups;
 requires subgroup_id;
+#else
+#if X_LANES
+enable subgroups;
+#endif
 #endif
 #include "quant/common.wgsl"
 #include "quant/{{TYPE}}.wgsl"
@@ -61,6 +72,11 @@ var<workgroup> row_sums: array<f32, ACC>;
 #endif
 #endif
 
+#if X_LANES
+// This thread's lane in its subgroup, the workgroup (weight-io.wgsl's x_unit).
+var<private> x_lane: u32;
+#endif
+
 #if MATVEC
 // Σ x over each half (16 values) of a unit: the factors of the sub-blocks' mins or offsets,
 // taken once per step for all rows.
@@ -69,6 +85,36 @@ fn x_halves(x: array<vec4<f32>, 8>) -> vec2<f32> {
   return vec2<f32>(dot(x[0] + x[1] + x[2] + x[3], one), dot(x[4] + x[5] + x[6] + x[7], one));
 }
 
+// A unit of x in the order of codes masked in place (K-quant nibbles on CPU adapters): element
+// 4h + k holds values 16h + 4i + k (i = 0..3, one per lane: byte k of word i of a 16-byte quad of
+// codes) times 2^-8k, so the code masked at bits 8k.. of each word (q · 2^8k, exact as a float)
+// times it is q · x exactly, with no shift per value.
+fn x_masked_order(x: array<vec4<f32>, 8>) -> array<vec4<f32>, 8> {
+  let s = vec4<f32>(1.0, 0.00390625, 1.52587890625e-5, 5.9604644775390625e-8);
+  return array<vec4<f32>, 8>(
+    s.x * vec4<f32>(x[0].x, x[1].x, x[2].x, x[3].x), s.y * vec4<f32>(x[0].y, x[1].y, x[2].y, x[3].y),
+    s.z * vec4<f32>(x[0].z, x[1].z, x[2].z, x[3].z), s.w * vec4<f32>(x[0].w, x[1].w, x[2].w, x[3].w),
+    s.x * vec4<f32>(x[4].x, x[5].x, x[6].x, x[7].x), s.y * vec4<f32>(x[4].y, x[5].y, x[6].y, x[7].y),
+    s.z * vec4<f32>(x[4].z, x[5].z, x[6].z, x[7].z), s.w * vec4<f32>(x[4].w, x[5].w, x[6].w, x[7].w),
+  );
+}
+
+#if MV_PAIRS
+// Two units of one token's x for the K-quant steps on CPU adapters (at columns c and c2): in masked
+// order, and Σx over each 16 values (sums: the first unit's two halves, then the second's).
+struct XPair {
+  lo: array<vec4<f32>, 8>,
+  hi: array<vec4<f32>, 8>,
+  sums: vec4<f32>,
+}
+
+fn x_pair(xb: u32, c: u32, c2: u32) -> XPair {
+  let lo = x_unit(xb, c);
+  let hi = x_unit(xb, c2);
+  return XPair(x_masked_order(lo), x_masked_order(hi), vec4<f32>(x_halves(lo), x_halves(hi)));
+}
+
+#else
 // The whole-block steps (K-quants on CPU adapters): the 8 units of x of a 256-value super-block
 // from column c, and Σ x per unit (unit j at [j / 4][j % 4]). With X_GLU a loop, as x_unit's.
 fn x_block(xb: u32, c: u32) -> array<array<vec4<f32>, 8>, 8> {
@@ -93,20 +139,6 @@ fn x_unit_sums(x: array<array<vec4<f32>, 8>, 8>) -> array<vec4<f32>, 2> {
   );
 }
 
-// A unit of x in the order of codes masked in place (K-quant nibbles on CPU adapters): element
-// 4h + k holds values 16h + 4i + k (i = 0..3, one per lane: byte k of word i of a 16-byte quad of
-// codes) times 2^-8k, so the code masked at bits 8k.. of each word (q · 2^8k, exact as a float)
-// times it is q · x exactly, with no shift per value.
-fn x_masked_order(x: array<vec4<f32>, 8>) -> array<vec4<f32>, 8> {
-  let s = vec4<f32>(1.0, 0.00390625, 1.52587890625e-5, 5.9604644775390625e-8);
-  return array<vec4<f32>, 8>(
-    s.x * vec4<f32>(x[0].x, x[1].x, x[2].x, x[3].x), s.y * vec4<f32>(x[0].y, x[1].y, x[2].y, x[3].y),
-    s.z * vec4<f32>(x[0].z, x[1].z, x[2].z, x[3].z), s.w * vec4<f32>(x[0].w, x[1].w, x[2].w, x[3].w),
-    s.x * vec4<f32>(x[4].x, x[5].x, x[6].x, x[7].x), s.y * vec4<f32>(x[4].y, x[5].y, x[6].y, x[7].y),
-    s.z * vec4<f32>(x[4].z, x[5].z, x[6].z, x[7].z), s.w * vec4<f32>(x[4].w, x[5].w, x[6].w, x[7].w),
-  );
-}
-
 // A whole super-block's x in masked order (x_masked_order per 32-value unit), for the K-quant steps.
 fn x_block_masked(x: array<array<vec4<f32>, 8>, 8>) -> array<array<vec4<f32>, 8>, 8> {
   return array<array<vec4<f32>, 8>, 8>(
@@ -114,6 +146,11 @@ fn x_block_masked(x: array<array<vec4<f32>, 8>, 8>) -> array<array<vec4<f32>, 8>
     x_masked_order(x[4]), x_masked_order(x[5]), x_masked_order(x[6]), x_masked_order(x[7]),
   );
 }
+
+fn x_sum(x: array<vec4<f32>, 8>) -> f32 {
+  return dot(x[0] + x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7], vec4<f32>(1.0));
+}
+#endif
 
 // Σ q·x over 16 values, lane by lane (a dot with 1 finishes it): q a quad of codes, one per byte,
 // each below m + 1 (m = 2^bits − 1, at most 6 bits), x0 .. x3 their x in masked order. Per byte k
@@ -125,8 +162,12 @@ fn masked_dot16(q: vec4<u32>, m: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32
     + vec4<f32>(bitcast<vec4<i32>>(q & (k << vec4<u32>(16u)))) * x2 + vec4<f32>(bitcast<vec4<i32>>(q & (k << vec4<u32>(24u)))) * x3;
 }
 
-fn x_sum(x: array<vec4<f32>, 8>) -> f32 {
-  return dot(x[0] + x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7], vec4<f32>(1.0));
+
+// Where token t of the step's x starts, xb being token 0's; past the last token the last one's
+// (the steps' token loops always run TT times, to constant indices; store skips those tokens).
+// From the uniform only, so the address is the same in every thread.
+fn token_x(xb: u32, t: u32) -> u32 {
+  return xb + min(t, P.n - 1u) * P.x_stride;
 }
 #endif
 
@@ -186,6 +227,9 @@ fn main(
   let row0 = (wid.x + wid.y * nwg.x) * ROWS;
 #endif
   begin_tile(wid.z);
+#if X_LANES
+  x_lane = lid;
+#endif
 #if X_NORM
   // The mat-vec's one token (weight-io.wgsl's prologue).
   x_norm_begin(P.x_offset, lid);
@@ -205,7 +249,9 @@ fn main(
   for (var u = 0u; u < P.units; u += MV_UNITS) {
     matvec_step(xb, u, tile_row + row0, rows, &acc);
   }
-  for (var r = 0u; r < rows; r++) { store(row0, r, acc[r]); }
+  for (var r = 0u; r < rows; r++) {
+    for (var t = 0u; t < TT; t++) { store(row0, r * TT + t, acc[r * TT + t]); }
+  }
 #else
   for (var u = lid * MV_UNITS; u < P.units; u += WG * MV_UNITS) {
     matvec_step(tile_x[0], u, tile_row + row0, rows, &acc);

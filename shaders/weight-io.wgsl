@@ -145,6 +145,18 @@ fn load_x4(xb: u32, c: u32) -> vec4<f32> {
 // more in x_block), SwiftShader took 1.2 s to compile a Q4_K SiLU mat-vec and 7.7 s a GELU one,
 // and the loop decodes no slower on lavapipe or SwiftShader (gufo bench --profile).
 fn x_unit(xb: u32, c: u32) -> array<vec4<f32>, 8> {
+#if X_LANES
+  var x: array<vec4<f32>, 8>;
+  #unroll L 0 {{X_LOADS}} 1
+  {
+    let v = load_x4(xb, c + 4u * ({{X_LANES}}u * {{L}}u + x_lane));
+    #unroll K 0 {{X_LANES}} 1
+    x[{{X_LANES}}u * {{L}}u + {{K}}u] = subgroupBroadcast(v, {{K}}u);
+    #endunroll
+  }
+  #endunroll
+  return x;
+#else
 #if X_GLU
   var x: array<vec4<f32>, 8>;
   for (var i = 0u; i < 8u; i++) {
@@ -156,6 +168,7 @@ fn x_unit(xb: u32, c: u32) -> array<vec4<f32>, 8> {
     load_x4(xb, c), load_x4(xb, c + 4u), load_x4(xb, c + 8u), load_x4(xb, c + 12u),
     load_x4(xb, c + 16u), load_x4(xb, c + 20u), load_x4(xb, c + 24u), load_x4(xb, c + 28u),
   );
+#endif
 #endif
 }
 

@@ -35,23 +35,29 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
 #if MATVEC
 const MV_UNITS = 1u;
 
-// The decode mat-vec's step: x's unit loaded once, each of the thread's rows dotted with it. The
-// branch is the same for every row, so it is taken once, outside the row loops; the rare value by
-// value loop is never unrolled (with the branch inside one row loop unrolled ROWS times, lavapipe
-// took up to a minute to compile the kernel).
+// The decode mat-vec's step: each token's unit of x loaded once, each of the thread's rows decoded
+// once for all of them. The branch is the same for every row, so it is taken once, outside the
+// row loops; the rare value by value loop is never unrolled (with the branch inside one row loop
+// unrolled ROWS times, lavapipe took up to a minute to compile the kernel).
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
-  let x = x_unit(xb, 32u * u);
+  #unroll T 0 {{TT}} 1
+  let x{{T}} = x_unit(token_x(xb, {{T}}u), 32u * u);
+  #endunroll
   var w: array<vec4<f32>, 8>;
   if (rows_on_quads()) {
     for (var r = 0u; r < {{MV_ROW_END}}; r++) {
       if (r >= rows) { break; }
       decode_quads(row0 + r, u, &w);
-      (*acc)[r] += unit_dot(w, x);
+      #unroll T 0 {{TT}} 1
+      (*acc)[r * TT + {{T}}u] += unit_dot(w, x{{T}});
+      #endunroll
     }
   } else {
     for (var r = 0u; r < rows; r++) {
       decode_values(row0 + r, u, &w);
-      (*acc)[r] += unit_dot(w, x);
+      #unroll T 0 {{TT}} 1
+      (*acc)[r * TT + {{T}}u] += unit_dot(w, x{{T}});
+      #endunroll
     }
   }
 }

@@ -45,19 +45,50 @@ fn q4_unit_dot(a: vec4<u32>, c: vec4<u32>, x: array<vec4<f32>, 8>) -> f32 {
   return dot(masked_dot16(a, 0xfu, x[0], x[1], x[2], x[3]) + masked_dot16(c, 0xfu, x[4], x[5], x[6], x[7]), vec4<f32>(1.0));
 }
 
-// Σ q·x of sub-blocks 2j (low nibbles) and 2j + 1 (high nibbles) from their 32 bytes of qs at word
-// qs of the block at b (w_block), with xl, xh those units of x in masked order.
-fn q4_pair_masked(b: vec2<u32>, qs: u32, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
-  let a = w_block_quad(b, qs);
-  let c = w_block_quad(b, qs + 4u);
+// Σ q·x of sub-blocks 2j (low nibbles) and 2j + 1 (high nibbles) from their 32 bytes of qs as two
+// quads (a, c), with xl, xh those units of x in masked order.
+fn q4_pair_quads(a: vec4<u32>, c: vec4<u32>, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
   let four = vec4<u32>(4u);
   return vec2<f32>(q4_unit_dot(a, c, xl), q4_unit_dot(a >> four, c >> four, xh));
 }
 
+#if MV_PAIRS
+// Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows),
+// a pair of sub-blocks (2j, 2j + 1: their 32 bytes of qs) at a time: each token's two units of x
+// (x_pair) prepared once for all the rows; per row, the pair's scales and mins decoded and its qs
+// read once, then for every token d · (s · Σ q·x + s' · Σ q·x') − dmin · (m · Σx + m' · Σx').
+fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
+  for (var j = 0u; j < 4u; j++) {
+    let c = 32u * u + 64u * j;
+    #unroll T 0 {{TT}} 1
+    let x{{T}} = x_pair(token_x(xb, {{T}}u), c, c + 32u);
+    #endunroll
+    for (var r = 0u; r < {{MV_ROW_END}}; r++) {
+      if (r >= rows) { break; }
+      let b = w_block(row0 + r, u >> 3u);
+      let head = kblock_head(b);
+      let dm = f16x2(head[0]);
+      let scales = vec3<u32>(head[1], head[2], head[3]);
+      let lo = vec2<f32>(kscale_min(scales, 2u * j));
+      let hi = vec2<f32>(kscale_min(scales, 2u * j + 1u));
+      let a = w_block_quad(b, {{W_QS}}u + 8u * j);
+      let cq = w_block_quad(b, {{W_QS}}u + 8u * j + 4u);
+      #unroll T 0 {{TT}} 1
+      {
+        let q = q4_pair_quads(a, cq, x{{T}}.lo, x{{T}}.hi);
+        let s = x{{T}}.sums;
+        (*acc)[r * TT + {{T}}u] += dm.x * (lo.x * q.x + hi.x * q.y) - dm.y * (lo.y * (s.x + s.y) + hi.y * (s.z + s.w));
+      }
+      #endunroll
+    }
+  }
+}
+#else
 // Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows):
 // the block's x (in masked order) and Σx per unit prepared once for all the rows; per row, the
 // head (d, dmin, the 8 scales and mins) decoded once and qs read as 8 quads:
 // d · Σ_j s_j · Σ q·x − dmin · Σ_j m_j · Σx.
+const_assert TT == 1u; // one token: a batched step takes the pair steps
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
   let x = x_block(xb, 32u * u);
   let xs = x_unit_sums(x);
@@ -69,15 +100,16 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     let dm = f16x2(head[0]);
     let k = kscales_all(vec3<u32>(head[1], head[2], head[3]));
     let qs = {{W_QS}}u;
-    let q01 = q4_pair_masked(b, qs, xm[0], xm[1]);
-    let q23 = q4_pair_masked(b, qs + 8u, xm[2], xm[3]);
-    let q45 = q4_pair_masked(b, qs + 16u, xm[4], xm[5]);
-    let q67 = q4_pair_masked(b, qs + 24u, xm[6], xm[7]);
+    let q01 = q4_pair_quads(w_block_quad(b, qs), w_block_quad(b, qs + 4u), xm[0], xm[1]);
+    let q23 = q4_pair_quads(w_block_quad(b, qs + 8u), w_block_quad(b, qs + 12u), xm[2], xm[3]);
+    let q45 = q4_pair_quads(w_block_quad(b, qs + 16u), w_block_quad(b, qs + 20u), xm[4], xm[5]);
+    let q67 = q4_pair_quads(w_block_quad(b, qs + 24u), w_block_quad(b, qs + 28u), xm[6], xm[7]);
     // Inline: a helper taking the dots as arrays (kblock_dot) measured slower on SwiftShader (2026-12-02).
     (*acc)[r] += dm.x * (dot(k.sc[0], vec4<f32>(q01, q23)) + dot(k.sc[1], vec4<f32>(q45, q67)))
       - dm.y * (dot(k.mn[0], xs[0]) + dot(k.mn[1], xs[1]));
   }
 }
+#endif
 #else
 const MV_UNITS = 2u;
 

@@ -46,6 +46,40 @@ fn q5_unit_masked(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, sub: u
   return dot(masked_dot16(qa, 0x1fu, x[0], x[1], x[2], x[3]) + masked_dot16(qc, 0x1fu, x[4], x[5], x[6], x[7]), vec4<f32>(1.0));
 }
 
+#if MV_PAIRS
+// Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows),
+// as Q4_K's, a pair of sub-blocks at a time, the block's 32 bytes of qh read with each pair's qs.
+fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
+  for (var j = 0u; j < 4u; j++) {
+    let c = 32u * u + 64u * j;
+    #unroll T 0 {{TT}} 1
+    let x{{T}} = x_pair(token_x(xb, {{T}}u), c, c + 32u);
+    #endunroll
+    let sub = 2u * j;
+    for (var r = 0u; r < {{MV_ROW_END}}; r++) {
+      if (r >= rows) { break; }
+      let b = w_block(row0 + r, u >> 3u);
+      let head = kblock_head(b);
+      let dm = f16x2(head[0]);
+      let scales = vec3<u32>(head[1], head[2], head[3]);
+      let lo = vec2<f32>(kscale_min(scales, sub));
+      let hi = vec2<f32>(kscale_min(scales, sub + 1u));
+      let a = w_block_quad(b, {{W_QS}}u + 8u * j);
+      let cq = w_block_quad(b, {{W_QS}}u + 8u * j + 4u);
+      let g = w_block_quad(b, {{W_QH}}u);
+      let e = w_block_quad(b, {{W_QH}}u + 4u);
+      #unroll T 0 {{TT}} 1
+      {
+        let ql = q5_unit_masked(a, cq, g, e, sub, x{{T}}.lo);
+        let qh = q5_unit_masked(a, cq, g, e, sub + 1u, x{{T}}.hi);
+        let s = x{{T}}.sums;
+        (*acc)[r * TT + {{T}}u] += dm.x * (lo.x * ql + hi.x * qh) - dm.y * (lo.y * (s.x + s.y) + hi.y * (s.z + s.w));
+      }
+      #endunroll
+    }
+  }
+}
+#else
 // Σ q·x of sub-blocks sub and sub + 1 (sub even), their 32 bytes of qs at word qs, (g, e) the
 // block's qh, xl and xh those units of x in masked order; b the block (w_block).
 fn q5_pair_masked(b: vec2<u32>, qs: u32, g: vec4<u32>, e: vec4<u32>, sub: u32, xl: array<vec4<f32>, 8>, xh: array<vec4<f32>, 8>) -> vec2<f32> {
@@ -55,6 +89,7 @@ fn q5_pair_masked(b: vec2<u32>, qs: u32, g: vec4<u32>, e: vec4<u32>, sub: u32, x
 }
 
 // Whole super-block u / 8 of rows row0 .. row0 + rows − 1, as Q4_K's (qh read once per row too).
+const_assert TT == 1u; // one token: a batched step takes the pair steps
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
   let x = x_block(xb, 32u * u);
   let xs = x_unit_sums(x);
@@ -76,6 +111,7 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
       - dm.y * (dot(k.mn[0], xs[0]) + dot(k.mn[1], xs[1]));
   }
 }
+#endif
 #else
 const MV_UNITS = 2u;
 

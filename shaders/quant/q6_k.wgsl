@@ -32,6 +32,11 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
 }
 
 #if MATVEC
+// The two int8 scales in the low 16 bits of w, as floats.
+fn q6_scale_pair(w: u32) -> vec2<f32> {
+  return vec2<f32>(vec2<i32>(bitcast<i32>(w << 24u) >> 24u, bitcast<i32>(w << 16u) >> 24u));
+}
+
 #if THREAD_ROWS
 const MV_UNITS = 8u;
 
@@ -50,6 +55,48 @@ fn q6_unit_masked(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, nshift
   return vec2<f32>(dot(masked_dot16(qa, 0x3fu, x[0], x[1], x[2], x[3]), one), dot(masked_dot16(qc, 0x3fu, x[4], x[5], x[6], x[7]), one));
 }
 
+#if MV_PAIRS
+// Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows),
+// two units at a time: units s and s + 2 of half n share their 32 bytes of ql (low and high
+// nibbles) and of qh (crumbs 2s and 2s + 4). Each token's two units of x (in masked order) and
+// 32 · Σx per 16 values are prepared once for all the rows; per row, d and the four scales read
+// once, then for every token d · Σ_k scale_k · (Σ q·x − 32 Σx) over the four 16-value groups k.
+fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
+  for (var j = 0u; j < 4u; j++) {
+    let n = j >> 1u;
+    let s = j & 1u;
+    let c = 32u * (u + 4u * n + s);
+    #unroll T 0 {{TT}} 1
+    let x{{T}} = x_pair(token_x(xb, {{T}}u), c, c + 64u);
+    #endunroll
+    let hs = 2u * s;
+    for (var r = 0u; r < {{MV_ROW_END}}; r++) {
+      if (r >= rows) { break; }
+      let blk = (row0 + r) * P.blocks_per_row + (u >> 3u);
+      let b = w_block(row0 + r, u >> 3u);
+      let d = f16_to_f32(w_half(2u * P.scale_word + blk));
+      // Scales 8n + 2s, +1 (unit s) and 8n + 2s + 4, +5 (unit s + 2).
+      let sc = {{W_SCALES}}u + 2u * n;
+      let scl = q6_scale_pair(W[w_block_word(b, sc)] >> (16u * s));
+      let sch = q6_scale_pair(W[w_block_word(b, sc + 1u)] >> (16u * s));
+      let ql = {{W_QL}}u + 16u * n + 8u * s;
+      let qh = {{W_QH}}u + 8u * n;
+      let a = w_block_quad(b, ql);
+      let cq = w_block_quad(b, ql + 4u);
+      let g = w_block_quad(b, qh);
+      let e = w_block_quad(b, qh + 4u);
+      #unroll T 0 {{TT}} 1
+      {
+        let l = q6_unit_masked(a, cq, g, e, 0u, hs, x{{T}}.lo);
+        let h = q6_unit_masked(a, cq, g, e, 4u, hs + 4u, x{{T}}.hi);
+        let s = 32.0 * x{{T}}.sums;
+        (*acc)[r * TT + {{T}}u] += d * (dot(scl, l - s.xy) + dot(sch, h - s.zw));
+      }
+      #endunroll
+    }
+  }
+}
+#else
 // Σ q·x per 16 values of the four units of one half of a block (x0 .. x3 their x in masked
 // order), from its 64 bytes of ql at word ql (units s and s + 2 share 32 of them: low and high
 // nibbles) and 32 bytes of qh at word qh (crumbs 2s of every unit) of the block at b (w_block):
@@ -71,6 +118,7 @@ fn q6_half_dots(b: vec2<u32>, ql: u32, qh: u32, x0: array<vec4<f32>, 8>, x1: arr
 // the block's x (in masked order) and 32 · Σx per 16 values prepared once for all the rows; per
 // row, d and the 16 scales read once (one quad), ql as 8 quads and qh as 4 (q6_half_dots):
 // d · Σ_k scale_k · (Σ q·x − 32 Σx) over the 16 sixteen-value groups k.
+const_assert TT == 1u; // one token: a batched step takes the pair steps
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
   let x = x_block(xb, 32u * u);
   // 32 · Σx of group k (unit k / 2, its half k % 2) at [k / 4][k % 4].
@@ -93,6 +141,7 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
       + dot(vec4<f32>(sbytes4(sc.z)), h1[0] - xo[2]) + dot(vec4<f32>(sbytes4(sc.w)), h1[1] - xo[3]));
   }
 }
+#endif
 #else
 const MV_UNITS = 2u;
 
@@ -111,11 +160,6 @@ fn q6_unit_dots(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, nshift: 
     dot(q6_codes(c.x, e.x, nshift, hs), x[4]) + dot(q6_codes(c.y, e.y, nshift, hs), x[5])
       + dot(q6_codes(c.z, e.z, nshift, hs), x[6]) + dot(q6_codes(c.w, e.w, nshift, hs), x[7]),
   );
-}
-
-// The two int8 scales in the low 16 bits of w, as floats.
-fn q6_scale_pair(w: u32) -> vec2<f32> {
-  return vec2<f32>(vec2<i32>(bitcast<i32>(w << 24u) >> 24u, bitcast<i32>(w << 16u) >> 24u));
 }
 
 // Units s and s + 2 of half n of a block (u even: n = bit 2 of u, s = bit 1), of rows

@@ -22,14 +22,23 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
 
 #include "quant/unit-step.wgsl"
 #if MATVEC
-// Block u of `row`: d · Σ q·x.
-fn unit_row_dot(row: u32, u: u32, x: array<vec4<f32>, 8>) -> f32 {
+// Block u of `row` as its scale d and its 32 int8 codes (two quads): the dot is d · Σ q·x.
+struct UnitRow {
+  d: f32,
+  a: vec4<u32>,
+  c: vec4<u32>,
+}
+
+fn unit_row(row: u32, u: u32) -> UnitRow {
   let blk = row * P.blocks_per_row + u;
-  let d = f16_to_f32(w_half(2u * P.scale_word + blk));
   let qs = {{BLOCK_WORDS}}u * blk + {{W_QS}}u;
-  let a = w_quad(qs);
-  let c = w_quad(qs + 4u);
-  return d * (dot(vec4<f32>(sbytes4(a.x)), x[0]) + dot(vec4<f32>(sbytes4(a.y)), x[1])
+  return UnitRow(f16_to_f32(w_half(2u * P.scale_word + blk)), w_quad(qs), w_quad(qs + 4u));
+}
+
+fn unit_row_dot(w: UnitRow, x: array<vec4<f32>, 8>) -> f32 {
+  let a = w.a;
+  let c = w.c;
+  return w.d * (dot(vec4<f32>(sbytes4(a.x)), x[0]) + dot(vec4<f32>(sbytes4(a.y)), x[1])
     + dot(vec4<f32>(sbytes4(a.z)), x[2]) + dot(vec4<f32>(sbytes4(a.w)), x[3])
     + dot(vec4<f32>(sbytes4(c.x)), x[4]) + dot(vec4<f32>(sbytes4(c.y)), x[5])
     + dot(vec4<f32>(sbytes4(c.z)), x[6]) + dot(vec4<f32>(sbytes4(c.w)), x[7]));

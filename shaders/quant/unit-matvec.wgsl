@@ -2,9 +2,17 @@
 // row's unit decoded (decode_unit) and dotted with x.
 #include "quant/unit-step.wgsl"
 #if MATVEC
-fn unit_row_dot(row: u32, u: u32, x: array<vec4<f32>, 8>) -> f32 {
+struct UnitRow {
+  w: array<vec4<f32>, 8>,
+}
+
+fn unit_row(row: u32, u: u32) -> UnitRow {
   var w: array<vec4<f32>, 8>;
   decode_unit(row, u, &w);
-  return unit_dot(w, x);
+  return UnitRow(w);
+}
+
+fn unit_row_dot(w: UnitRow, x: array<vec4<f32>, 8>) -> f32 {
+  return unit_dot(w.w, x);
 }
 #endif

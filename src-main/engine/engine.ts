@@ -997,8 +997,9 @@ export class Engine {
 
 /**
  * Runs every kernel of a two-token prefill batch and of a decode step once, each sampling path
- * included, so that the first answer pays no compilation (kernel-warm-up.ts). The cache positions
- * and activations it writes are garbage that the first prefill overwrites.
+ * included, and with several slots of a batched decode step, so that the first answer pays no
+ * compilation (kernel-warm-up.ts). The cache positions and activations it writes are garbage that
+ * the first prefill overwrites.
  */
 async function warmUpKernels(
   device: GPUDevice,
@@ -1022,6 +1023,17 @@ async function warmUpKernels(
     model.encodeBody(pass, source);
     model.encodeHead(pass);
     sampler.encodeEveryPath(pass);
+  }
+  if (model.maxRows > 1) {
+    // Several slots: a batched decode step, whose head computes every row's logits.
+    model.setRows([
+      { slot: 0, pos: 0 },
+      { slot: 1, pos: 0 },
+    ]);
+    const pass = warmUp.pass();
+    model.encodeBody(pass, 'ids');
+    model.encodeAllLogits(pass);
+    sampler.encode(pass, 0);
   }
   await warmUp.run(onKernels);
 }

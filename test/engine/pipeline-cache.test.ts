@@ -2,9 +2,15 @@
  * The device's pipeline cache (pipeline-cache.ts): loading a model again compiles nothing, and the
  * reused pipelines (compiled against the first load's layouts) give the first load's tokens.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { ggmlTypeByName } from '../../src-main/core/ggml-types';
+import { encoderFor } from '../../src-main/core/quants/encoders';
 import { Engine } from '../../src-main/engine/engine';
 import { pipelineCache } from '../../src-main/engine/gpu/pipeline-cache';
+import { openGguf, writeGguf } from '../../src-main/node/gguf-io';
 import { STORIES_260K } from '../support/paths';
 
 const engine = await Engine.open();
@@ -36,6 +42,56 @@ it('the first generate after a first load compiles no pipeline', async () => {
     const atLoad = cache.compiled;
     expect(atLoad).toBeGreaterThan(before);
     await fresh.generate(PROMPT, { maxTokens: 2, stop: [] });
+    expect(cache.compiled).toBe(atLoad);
+  } finally {
+    fresh.destroy();
+  }
+}, 120_000);
+
+/** A copy of stories260K whose output weight is Q8_0 (the rest F32), in a folder removed after the file's tests. */
+async function withQ8Output(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'gufo-pipeline-cache-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'stories260K-q8-output.gguf');
+  const q8 = ggmlTypeByName('Q8_0')!;
+  const { gguf, file } = openGguf(STORIES_260K);
+  try {
+    const isOutput = (name: string) => name === 'output.weight';
+    await writeGguf(
+      path,
+      {
+        kvs: gguf.kvs,
+        tensors: gguf.tensors.map((t) => ({ name: t.name, ne: t.ne, type: isOutput(t.name) ? q8 : t.type })),
+      },
+      (i) => {
+        const t = gguf.tensors[i]!;
+        if (!isOutput(t.name)) return [gguf.tensorData(t)];
+        const [cols, rows] = t.ne as [number, number];
+        const bytes = new Uint8Array((rows * cols * q8.typeSize) / q8.blockSize);
+        encoderFor(q8)(new Float32Array(gguf.tensorData(t).slice().buffer), bytes, rows, cols, null);
+        return [bytes];
+      },
+    );
+  } finally {
+    file.close();
+  }
+  return path;
+}
+
+// The batched step's head computes every row's logits, through a kernel that neither a prefill
+// (logits of its last token) nor a one-row step runs: of another type than the layers' here.
+it('with two slots, two generations at once (batched decode steps) compile no pipeline after load', async () => {
+  const model = await withQ8Output();
+  const fresh = await Engine.open();
+  try {
+    const cache = pipelineCache(fresh.gpu.device);
+    await fresh.load(model, { ctx: 64, slots: 2 });
+    const atLoad = cache.compiled;
+    const [a, b] = await Promise.all([
+      fresh.generate(PROMPT, { maxTokens: 6, stop: [] }),
+      fresh.generate(PROMPT.slice(0, 3), { maxTokens: 6, stop: [] }),
+    ]);
+    expect([a.ids.length, b.ids.length]).toEqual([6, 6]);
     expect(cache.compiled).toBe(atLoad);
   } finally {
     fresh.destroy();

@@ -104,12 +104,13 @@ export interface KernelOptions {
    */
   prefill?: 'tiled' | 'wgtiled' | 'matmat';
   /**
-   * Steps of 2–4 tokens (a batched decode step's rows, one per slot) through FEW_TILED rather than
-   * TILED, whose 16-token tile would do 4–8× their work: for models with several slots, on a CPU
-   * adapter with shader-f16 (SwiftShader's SMALL_TILED is 4 tokens already). Default false, so a
-   * single-slot model compiles no more kernels than before.
+   * Steps of 2–4 tokens (a batched decode step's rows, one per slot) through the decode mat-vec,
+   * each row's weights read once for all of them, rather than TILED, whose 16-token tile would do
+   * 4–8× their work: for models with several slots, on a CPU adapter whose decode steps loop over
+   * rows (lavapipe; SwiftShader's SMALL_TILED is 4 tokens already). Default false, so a single-slot
+   * model compiles no more kernels than before.
    */
-  fewTokenTiles?: boolean;
+  batchedDecode?: boolean;
 }
 
 /**
@@ -136,8 +137,8 @@ const GPU_TILED = { wg: 64, rows: 64, tokens: 32, threadRows: 0, tileRows: 4, ti
  * mat-mat kernel of matmul.wgsl from 4 to 64 tokens).
  */
 const TILED: KernelShape = { wg: 32, rows: 32 * 8, tokens: 16, threadRows: 8 };
-/** TILED for 2–4 tokens (KernelOptions.fewTokenTiles). */
-const FEW_TILED: KernelShape = { ...TILED, tokens: 4 };
+/** Tokens of a batched decode step's mat-vec (KernelOptions.batchedDecode): one per slot, up to 4. */
+const BATCH_TOKENS = 4;
 /**
  * The prefill kernel on a CPU adapter without shader-f16 (SwiftShader): matmat.wgsl's SMALL_TILE,
  * 4 rows × 4 tokens per thread in named values, 4 threads (its SIMD width): 1.2–1.3× TILED's
@@ -154,10 +155,10 @@ export const MAX_GROUPS_X = 32768;
  * register of lanes), else 64. On a GPU: 64 threads share 4 rows, reading neighbouring blocks side
  * by side (coalesced), and enough workgroups to fill every compute unit (a 4096-row matrix: 1024).
  */
-function matvecShape(info: GpuInfo, cpu: boolean): KernelShape {
+function matvecShape(info: GpuInfo, cpu: boolean, tokens = 1): KernelShape {
   if (!cpu) return { wg: 64, rows: 4, tokens: 1, threadRows: 0 };
   const wg = cpuLanes(info);
-  return { wg, rows: wg * MATVEC_THREAD_ROWS, tokens: 1, threadRows: MATVEC_THREAD_ROWS };
+  return { wg, rows: wg * MATVEC_THREAD_ROWS, tokens, threadRows: MATVEC_THREAD_ROWS };
 }
 const EMBED_WG = 64;
 /** The values of one part's WeightUniform, by field. */
@@ -191,10 +192,11 @@ export function routingTable(maxTokens: number, used: number, experts: number): 
 /** One compiled form of the weight kernel. */
 interface Variant {
   /**
-   * matvec (one token), matmat (token tiles), tiled (prefill on a CPU adapter, matmat.wgsl),
-   * fewtiled (the same for 2–4 tokens, KernelOptions.fewTokenTiles), wgtiled (prefill on a GPU, matmat-tiled.wgsl) or embedding (rows looked up by token id).
+   * matvec (one token), batchvec (the mat-vec for 2–4 tokens, KernelOptions.batchedDecode), matmat
+   * (token tiles), tiled (prefill on a CPU adapter, matmat.wgsl), wgtiled (prefill on a GPU,
+   * matmat-tiled.wgsl) or embedding (rows looked up by token id).
    */
-  kernel: 'matvec' | 'matmat' | 'tiled' | 'fewtiled' | 'wgtiled' | 'embedding';
+  kernel: 'matvec' | 'batchvec' | 'matmat' | 'tiled' | 'wgtiled' | 'embedding';
   /** x read as vec4s. */
   vec4?: boolean;
   /** Routed pairs of a stacked expert tensor. */
@@ -252,8 +254,8 @@ export class MatmulKernels {
   readonly prefill: 'tiled' | 'wgtiled' | 'matmat';
   /** matmat.wgsl's shape on a CPU adapter: SMALL_TILED without shader-f16 (SwiftShader), else TILED. */
   readonly tiled: KernelShape;
-  /** matmat.wgsl's shape for 2–4 tokens where it differs from `tiled` (KernelOptions.fewTokenTiles), else null. */
-  readonly fewTiled: KernelShape | null;
+  /** The mat-vec's shape for 2–4 tokens (KernelOptions.batchedDecode, where the decode steps loop over rows), else null. */
+  readonly batchMatvec: KernelShape | null;
   /**
    * Whether a one-token step folds RMSNorm into the mat-vecs that read its output (the X_NORM
    * prologue): on a GPU. Not on a CPU adapter, where every workgroup's sum of squares, with its
@@ -263,6 +265,13 @@ export class MatmulKernels {
   readonly foldsNorm: boolean;
   /** The decode steps loop over a thread's rows rather than unrolling them (cpuRowLoop; CPU shapes only). */
   readonly rowLoop: boolean;
+  /**
+   * The decode steps on a CPU adapter load x a vec4 a lane and broadcast it over the subgroup
+   * (weight-io.wgsl's x_unit with X_LANES), where the workgroup is one subgroup of 4 or 8 lanes
+   * (lavapipe, SwiftShader): llvmpipe loads per lane even where the address is the same in every
+   * lane, so loading the whole unit in every lane cost each lane 8 loads instead of one.
+   */
+  readonly xLanes: boolean;
   private readonly device: GPUDevice;
   private readonly info: GpuInfo;
   private readonly layout: GPUBindGroupLayout;
@@ -285,9 +294,17 @@ export class MatmulKernels {
     this.prefill = options.prefill ?? (cpu ? 'tiled' : 'wgtiled');
     this.foldsNorm = !cpu;
     this.rowLoop = cpu && cpuRowLoop(ctx.info);
+    const { subgroupMinSize, subgroupMaxSize } = ctx.info;
+    this.xLanes =
+      cpu &&
+      ctx.hasSubgroups &&
+      (options.subgroups ?? true) &&
+      subgroupMinSize === subgroupMaxSize &&
+      subgroupMinSize === this.matvec.wg &&
+      8 % this.matvec.wg === 0;
     this.f16 = ctx.hasF16;
     this.tiled = this.f16 ? TILED : SMALL_TILED;
-    this.fewTiled = options.fewTokenTiles && this.prefill === 'tiled' && this.tiled === TILED ? FEW_TILED : null;
+    this.batchMatvec = options.batchedDecode && this.rowLoop ? matvecShape(ctx.info, cpu, BATCH_TOKENS) : null;
     const entries: GPUBindGroupLayoutEntry[] = [
       { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
       { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
@@ -330,8 +347,8 @@ export class MatmulKernels {
         X_VEC4: variant.vec4 ?? false,
       });
     }
-    if (variant.kernel === 'tiled' || variant.kernel === 'fewtiled') {
-      const tile = variant.kernel === 'fewtiled' ? FEW_TILED : this.tiled;
+    if (variant.kernel === 'tiled') {
+      const tile = this.tiled;
       return shaderSource('matmat.wgsl', {
         ...layout,
         TYPE: type,
@@ -345,7 +362,10 @@ export class MatmulKernels {
         X_VEC4: variant.vec4 ?? false,
       });
     }
-    const v = this.shape(variant.kernel === 'matvec' ? 1 : 2);
+    const v =
+      variant.kernel === 'batchvec' && this.batchMatvec
+        ? this.batchMatvec
+        : this.shape(variant.kernel === 'matvec' ? 1 : 2);
     return shaderSource('matmul.wgsl', {
       ...layout,
       TYPE: type,
@@ -354,9 +374,12 @@ export class MatmulKernels {
       TT: v.tokens,
       SUBGROUPS: this.subgroups && v.threadRows === 0,
       SHADER_F16: this.f16,
-      MATVEC: v === this.matvec,
+      MATVEC: v === this.matvec || v === this.batchMatvec,
       THREAD_ROWS: v.threadRows > 0,
       MV_ROW_END: this.rowLoop && v.threadRows > 0 ? 'rows' : 'ROWS',
+      MV_PAIRS: this.rowLoop && v.threadRows > 0,
+      X_LANES: v.threadRows > 0 && this.xLanes ? v.wg : 0,
+      X_LOADS: v.threadRows > 0 && this.xLanes ? 8 / v.wg : 0,
       W_VEC4: true,
       X_VEC4: variant.vec4 ?? false,
       EXPERTS: variant.experts ?? false,
@@ -369,16 +392,16 @@ export class MatmulKernels {
     });
   }
 
-  /** The smallest token count of each kernel matmul() picks by count: [1, 2] or, with fewTiled, [1, 2, 5]. */
+  /** The smallest token count of each kernel matmul() picks by count: [1, 2] or, with batchMatvec, [1, 2, 5]. */
   tokenSteps(): number[] {
-    return this.fewTiled ? [1, 2, this.fewTiled.tokens + 1] : [1, 2];
+    return this.batchMatvec ? [1, 2, this.batchMatvec.tokens + 1] : [1, 2];
   }
 
   /** The kernel shape that runs `tokens` tokens (of matmul with `tiled`, else of the expert matmul). */
   private shape(tokens: number, tiled = false): KernelShape {
     if (tokens === 1) return this.matvec;
     if (!tiled || this.prefill === 'matmat') return MATMAT;
-    if (this.fewTiled && tokens <= this.fewTiled.tokens) return this.fewTiled;
+    if (this.batchMatvec && tokens <= this.batchMatvec.tokens) return this.batchMatvec;
     return this.prefill === 'tiled' ? this.tiled : GPU_TILED;
   }
 
@@ -437,7 +460,7 @@ export class MatmulKernels {
         throw new Error(`${weight.name}: an x prologue or GLU epilogue is for one token, not ${tokens}`);
       }
       return {
-        kernel: tokens === 1 ? 'matvec' : this.shape(tokens, true) === this.fewTiled ? 'fewtiled' : this.prefill,
+        kernel: tokens === 1 ? 'matvec' : this.shape(tokens, true) === this.batchMatvec ? 'batchvec' : this.prefill,
         vec4,
         prologue: prologueKind(prologue),
         glu,

@@ -31,9 +31,11 @@ export const MATVEC_THREAD_ROWS = 8;
 
 /**
  * Whether the decode steps on a CPU adapter loop over a thread's rows at run time rather than
- * unrolled MATVEC_THREAD_ROWS times (matmul.wgsl's MV_ROW_END): on lavapipe, where the loop is the
- * faster and compiles several times sooner (docs/engine.md, "Kernel shapes"; figures in
- * docs/performance.md); not on SwiftShader, whose unrolled rows are faster.
+ * unrolled MATVEC_THREAD_ROWS times (matmul.wgsl's MV_ROW_END), the K-quants' steps taking a block
+ * a pair of sub-blocks at a time (MV_PAIRS), which also serves a batched decode step's 2–4 tokens:
+ * on lavapipe, where the loop is the faster and compiles several times sooner (docs/engine.md,
+ * "Kernel shapes"; figures in docs/performance.md); not on SwiftShader, whose unrolled rows and
+ * whole-block steps are faster (pairs: Q4_K 1.3×, Q5_K 1.5× its time).
  */
 export function cpuRowLoop(info: GpuInfo): boolean {
   return /llvmpipe/i.test(info.name);

@@ -409,8 +409,8 @@ export class DecoderModel {
     this.step = new Step(device);
     this.ops = new OpKernels(device, options.kvTypes, { cpu: ctx.info.cpuShapes });
     this.collector = new ActivationCollector(device, this.ops, this.step, this.owned);
-    // Several slots decode in batched steps of 2–4 rows: their own tile (FEW_TILED) where it differs.
-    this.matmul = new MatmulKernels(ctx, { fewTokenTiles: (options.slots ?? 1) > 1 });
+    // Several slots decode in batched steps of 2–4 rows: through a mat-vec of their own where it differs.
+    this.matmul = new MatmulKernels(ctx, { batchedDecode: (options.slots ?? 1) > 1 });
     for (const [name, data] of vectorData) this.vectors.set(name, this.owned.upload(name, data));
     this.ropeTables = this.ropeTableBuffers(vectorData);
     this.ids = this.owned.create('ids', options.maxBatch * 4);

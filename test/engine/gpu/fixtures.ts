@@ -231,3 +231,8 @@ export function rowGroupQuad(
     Math.floor(i / groups.rows)
   );
 }
+
+/** The text of WGSL function `name` in `source` (from `fn name(` to its closing brace at column 0). */
+export function wgslFunction(source: string, name: string): string {
+  return new RegExp(`^fn ${name}\\([^]*?\\n}\\n`, 'm').exec(source)?.[0] ?? '';
+}

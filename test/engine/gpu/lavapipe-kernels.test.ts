@@ -2,8 +2,9 @@
  * The weight kernels where Mesa lavapipe (a CPU adapter with shader-f16) runs code of its own,
  * against the f64 product of the bit-exact decoded weights (matmat.test.ts's and matmul.test.ts's
  * reference and tolerance, checked there on SwiftShader):
- *   - a batched decode step's matmuls: with several slots (KernelOptions.fewTokenTiles), 2–4
- *     tokens go through FEW_TILED, matmat.wgsl with a tile of 4 tokens rather than TILED's 16;
+ *   - a batched decode step's matmuls: with several slots (KernelOptions.batchedDecode), 2–4
+ *     tokens go through the decode mat-vec's shape with a tile of 4 tokens (each row read once for
+ *     all of them), and each token gets the bits the one-token mat-vec gives it;
  *   - the decode mat-vec, whose steps loop over a thread's rows (MatmulKernels.rowLoop) where
  *     SwiftShader unrolls them: each decode step of its own (the K-quants', quant/unit-step.wgsl's,
  *     the plain floats').
@@ -24,6 +25,7 @@ import {
   run,
   storageBuffer,
   uploadForSuite,
+  wgslFunction,
   type MadeTensor,
 } from './fixtures';
 
@@ -33,9 +35,8 @@ const { openGpu } = await import('../../../src-main/engine/gpu/device');
 const { MatmulKernels } = await import('../../../src-main/engine/gpu/matmul');
 
 const TOLERANCE = 1e-5;
-/** The few-token tiles' types; the row loop's add the other decode steps. */
-const TILED_TYPES = ['Q8_0', 'Q4_K'];
-const TYPES = [...TILED_TYPES, 'Q5_K', 'Q6_K', 'Q4_0', 'F32', 'BF16'];
+/** Each decode step of its own: the K-quants', Q8_0's and quant/unit-matvec.wgsl's units, the plain floats'. */
+const TYPES = ['Q4_K', 'Q5_K', 'Q6_K', 'Q8_0', 'Q4_0', 'F32', 'BF16'];
 const ROWS = 300; // one workgroup of 256 rows and part of a second
 const COLS = 256;
 
@@ -56,39 +57,72 @@ afterAll(() => {
   ctx?.destroy();
 });
 
-/** Worst relative error of y = W·x for n random tokens (seed `seed`) through `kernels`, W the type's tensor. */
-async function productError(kernels: MatmulKernelsType, type: string, n: number, seed: number) {
+/** y = W·x through `kernels` for the tokens in x (each `cols` long), W the type's tensor. */
+async function matmulOf(kernels: MatmulKernelsType, type: string, x: Float32Array): Promise<Float32Array> {
   const t = made.get(`w.${type}`)!;
-  const x = randomInput(n, t.cols, seed);
+  const n = x.length / t.cols;
   const xb = storageBuffer(ctx.device, x);
   const yb = storageBuffer(ctx.device, new Float32Array(n * t.rows));
   try {
     await run(ctx.device, [kernels.matmul(weights.get(t.name)!, xb, yb, n)]);
-    const y = new Float32Array(await readBack(ctx.device, yb), 0, n * t.rows);
-    const ref = referenceMatmul(t.values, t.rows, t.cols, x, n);
-    return maxRelativeError(y, ref.y, ref.scale);
+    return new Float32Array(await readBack(ctx.device, yb), 0, n * t.rows);
   } finally {
     xb.destroy();
     yb.destroy();
   }
 }
 
-describe('few-token tiles on lavapipe', () => {
-  it('are chosen for 2–4 tokens with several slots only, and have a tile of 4 tokens', () => {
+/** Worst relative error of y = W·x for n random tokens (seed `seed`) through `kernels`; and x and y. */
+async function productError(kernels: MatmulKernelsType, type: string, n: number, seed: number) {
+  const t = made.get(`w.${type}`)!;
+  const x = randomInput(n, t.cols, seed);
+  const y = await matmulOf(kernels, type, x);
+  const ref = referenceMatmul(t.values, t.rows, t.cols, x, n);
+  return { x, y, error: maxRelativeError(y, ref.y, ref.scale) };
+}
+
+describe('batched decode steps on lavapipe', () => {
+  it('take 2–4 tokens through the mat-vec with several slots only, 4 tokens a tile', () => {
     expect(existsSync(LAVAPIPE_ICD), `${LAVAPIPE_ICD} is missing: ${LAVAPIPE_INSTALL}`).toBe(true);
     expect(ctx.hasF16).toBe(true);
-    const few = new MatmulKernels(ctx, { fewTokenTiles: true });
-    expect(few.tokenSteps()).toEqual([1, 2, 5]);
-    expect(few.source({ kernel: 'fewtiled', vec4: true }, 'Q4_K')).toMatch(/const TT: u32 = 4u;/);
+    const batched = new MatmulKernels(ctx, { batchedDecode: true });
+    expect(batched.tokenSteps()).toEqual([1, 2, 5]);
+    const source = batched.source({ kernel: 'batchvec', vec4: true }, 'Q4_K');
+    expect(source).toMatch(/const TT: u32 = 4u;/);
+    expect(source).toMatch(/fn matvec_step/);
     expect(new MatmulKernels(ctx).tokenSteps()).toEqual([1, 2]);
   });
 
-  it.each(TILED_TYPES)(
-    '%s: 2, 3 and 4 tokens over 300 rows match the f32 product',
+  it.each(['Q4_K', 'Q5_K', 'Q6_K'])(
+    "%s steps over a super-block two units at a time: each token's x before the row loop, each row's scales and codes once for the tokens",
+    (type) => {
+      const step = wgslFunction(
+        new MatmulKernels(ctx, { batchedDecode: true }).source({ kernel: 'batchvec', vec4: true }, type),
+        'matvec_step',
+      );
+      expect(step).toMatch(/for \(var j = 0u; j < 4u; j\+\+\)/);
+      const [beforeRows, rowBody] = step.split(/for \(var r = 0u; r < rows; r\+\+\)/);
+      for (const t of [0, 1, 2, 3])
+        expect(beforeRows).toMatch(new RegExp(`let x${t} = x_pair\\(token_x\\(xb, ${t}u\\)`));
+      expect(rowBody).not.toMatch(/x_unit\(|x_pair\(|x_halves\(/);
+      // d (and dmin) with the pair's scales once per row and pair, the four tokens' sums after.
+      expect(rowBody!.match(type === 'Q6_K' ? /q6_scale_pair\(/g : /kscale_min\(/g)).toHaveLength(2);
+      expect(rowBody!.match(/\(\*acc\)\[r \* TT \+ \du\] \+=/g)).toHaveLength(4);
+    },
+  );
+
+  it.each(TYPES)(
+    "%s: 2, 3 and 4 tokens over 300 rows give each token the one-token mat-vec's bits",
     async (type) => {
-      const kernels = new MatmulKernels(ctx, { fewTokenTiles: true });
+      const batched = new MatmulKernels(ctx, { batchedDecode: true });
+      const t = made.get(`w.${type}`)!;
       for (const n of [2, 3, 4]) {
-        expect(await productError(kernels, type, n, 30 + n), `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+        const { x, y, error } = await productError(batched, type, n, 30 + n);
+        expect(error, `${n} tokens`).toBeLessThanOrEqual(TOLERANCE);
+        for (let i = 0; i < n; i++) {
+          const one = await matmulOf(batched, type, x.slice(i * t.cols, (i + 1) * t.cols));
+          expect(y.subarray(i * t.rows, (i + 1) * t.rows), `token ${i} of ${n}`).toEqual(one);
+        }
       }
     },
     300_000,
@@ -107,7 +141,7 @@ describe('the decode row loop on lavapipe', () => {
   it.each(TYPES)(
     '%s: the mat-vec over 300 rows matches the f32 product',
     async (type) => {
-      expect(await productError(new MatmulKernels(ctx), type, 1, 7)).toBeLessThanOrEqual(TOLERANCE);
+      expect((await productError(new MatmulKernels(ctx), type, 1, 7)).error).toBeLessThanOrEqual(TOLERANCE);
     },
     60_000,
   );

@@ -21,6 +21,7 @@ import {
   referenceMatmul,
   run,
   storageBuffer,
+  wgslFunction,
   type MadeTensor,
 } from './fixtures';
 
@@ -242,7 +243,9 @@ describe('shapes and options', () => {
     for (const type of ['Q8_0', 'Q4_0', 'Q5_1']) {
       const source = kernels.source({ kernel: 'matvec', vec4: true }, type);
       expect(source.match(/fn matvec_step\(/g)).toHaveLength(1);
-      expect(source).toMatch(/\(\*acc\)\[r\] \+= unit_row_dot\(row0 \+ r, u, x\);/);
+      expect(source).toMatch(
+        /let w = unit_row\(row0 \+ r, u\);\s*\(\*acc\)\[r \* TT \+ 0u\] \+= unit_row_dot\(w, x0\);/,
+      );
     }
   });
 
@@ -338,8 +341,3 @@ describe('shapes and options', () => {
     }
   });
 });
-
-/** The text of WGSL function `name` in `source` (from `fn name(` to its closing brace at column 0). */
-function wgslFunction(source: string, name: string): string {
-  return new RegExp(`^fn ${name}\\([^]*?\\n}\\n`, 'm').exec(source)?.[0] ?? '';
-}
