@@ -46,7 +46,10 @@ export interface MatmulOptions {
   yStride?: number;
   /** y += W·x instead of y = W·x (e.g. the residual add after attn_output / ffn_down). */
   accumulate?: boolean;
-  /** One token only (the mat-vec): x is made from what the x buffer holds as it is loaded (XPrologue). */
+  /**
+   * The mat-vec only: x is made from what the x buffer holds as it is loaded (XPrologue); one
+   * token, or for the GLU's a batched decode step's 2–4 (MatmulKernels.batchMatvec).
+   */
   prologue?: XPrologue;
   /**
    * One token only, on the GPU shapes, of a weight uploaded in gate|up row pairs (GpuWeight.gluPairs):
@@ -433,7 +436,10 @@ export class MatmulKernels {
   matmul(weight: GpuWeight, x: GPUBuffer, y: GPUBuffer, n: number, options: MatmulOptions = {}): TokenDispatch {
     const typeName = weight.type.name;
     const { prologue, glu } = options;
-    if (prologue && n !== 1) throw new Error(`${weight.name}: an x prologue is for one token, not ${n}`);
+    // x made as it is loaded: by the mat-vec, the batched one's tokens included for the GLU's (X_NORM scales token 0's x).
+    const prologueTokens = (tokens: number) =>
+      tokens === 1 || (prologue !== undefined && 'glu' in prologue && this.shape(tokens, true) === this.batchMatvec);
+    if (prologue && !prologueTokens(n)) throw new Error(`${weight.name}: an x prologue is for one token, not ${n}`);
     if (glu && (n !== 1 || !weight.gluPairs || this.matvec.threadRows > 0 || options.accumulate)) {
       throw new Error(
         `${weight.name}: the GLU epilogue is for one token of gate|up row pairs on the GPU shapes, written (not added)`,
@@ -456,7 +462,7 @@ export class MatmulKernels {
     const xStride = options.xStride ?? weight.cols;
     const vec4 = (options.xOffset ?? 0) % 4 === 0 && xStride % 4 === 0 && weight.cols % 4 === 0;
     const variant = (tokens: number): Variant => {
-      if ((prologue || glu) && tokens !== 1) {
+      if ((prologue && !prologueTokens(tokens)) || (glu && tokens !== 1)) {
         throw new Error(`${weight.name}: an x prologue or GLU epilogue is for one token, not ${tokens}`);
       }
       return {

@@ -683,13 +683,20 @@ export class DecoderModel {
   }
 
   /**
-   * `fused` in a one-token step (decode), else `apart`. Collection keeps `apart`: its collect
-   * points read what the ops apart write (xb, the GLU's result).
+   * `fused` in a one-token step (decode), `rows` (if given) in a batched decode step's, else
+   * `apart`. Collection keeps `apart`: its collect points read what the ops apart write (xb, the
+   * GLU's result).
    */
-  private oneTokenOr(fused: Dispatch[], apart: Dispatch[]): Dispatch {
+  private oneTokenOr(fused: Dispatch[], apart: Dispatch[], rows?: Dispatch[]): Dispatch {
+    const pick = () => {
+      if (this.collector.active) return apart;
+      if (this.step.tokens === 1) return fused;
+      const batch = this.matmul.batchMatvec;
+      return rows && this.rows && batch && this.step.tokens <= batch.tokens ? rows : apart;
+    };
     return {
       encode: (pass) => {
-        for (const d of this.step.tokens === 1 && !this.collector.active ? fused : apart) d.encode(pass);
+        for (const d of pick()) d.encode(pass);
       },
     };
   }
@@ -697,19 +704,20 @@ export class DecoderModel {
   /**
    * x += the block's output W·input (`xStride`: elements between the input's token rows): folded
    * into the projection, or, with a post-norm (gemma), x += rmsnorm(W·input) through xb. With
-   * `oneToken`: the one-token mat-vec (not tracked: its count stays 1), x made by its prologue if any.
+   * `fused`: x made by its prologue as the mat-vec loads it, for one token (not tracked: its count
+   * stays 1) or a batched decode step's rows (`rows`).
    */
   private blockOutput(
     w: GpuWeight,
     input: GPUBuffer,
     postNorm?: GPUBuffer,
     xStride?: number,
-    oneToken?: { prologue?: XPrologue },
+    fused?: { prologue?: XPrologue; rows?: boolean },
   ): Dispatch[] {
     const { act, hp } = this;
     const project = (y: GPUBuffer, accumulate: boolean) => {
-      const d = this.matmul.matmul(w, input, y, 1, { accumulate, xStride, prologue: oneToken?.prologue });
-      return oneToken ? d : this.track(d);
+      const d = this.matmul.matmul(w, input, y, 1, { accumulate, xStride, prologue: fused?.prologue });
+      return fused && !fused.rows ? d : this.track(d);
     };
     if (!postNorm) return [project(act.x, true)];
     return [
@@ -896,6 +904,13 @@ export class DecoderModel {
           this.collector.point([blk('ffn_down')], act.gate, hp.nFf, rowWidth),
           ...this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, rowWidth),
         ],
+        // A batched step's rows through the batched mat-vec: the GLU made as ffn_down loads x, as for one token.
+        this.matmul.batchMatvec
+          ? this.blockOutput(l.ffn.down, act.gate, l.ffnPostNorm, rowWidth, {
+              prologue: { glu: hp.ffnAct },
+              rows: true,
+            })
+          : undefined,
       ),
     ];
   }

@@ -58,7 +58,7 @@ afterAll(() => {
 });
 
 /** y = W·x through `kernels` for the tokens in x (each `cols` long), W the type's tensor. */
-async function matmulOf(kernels: MatmulKernelsType, type: string, x: Float32Array): Promise<Float32Array> {
+async function matmulOf(kernels: MatmulKernelsType, type: string, x: Float32Array<ArrayBuffer>): Promise<Float32Array> {
   const t = made.get(`w.${type}`)!;
   const n = x.length / t.cols;
   const xb = storageBuffer(ctx.device, x);
@@ -126,6 +126,35 @@ describe('batched decode steps on lavapipe', () => {
       }
     },
     300_000,
+  );
+
+  it.each(['Q4_K', 'Q6_K', 'F32'])(
+    "%s: with the GLU made as x is loaded (ffn_down's prologue), each of 3 tokens gets the one-token mat-vec's bits",
+    async (type) => {
+      const batched = new MatmulKernels(ctx, { batchedDecode: true });
+      const t = made.get(`w.${type}`)!;
+      const n = 3;
+      const rows = randomInput(n, 2 * t.cols, 90); // per token a gate|up row: gate, then up
+      const run1 = async (x: Float32Array<ArrayBuffer>, tokens: number) => {
+        const xb = storageBuffer(ctx.device, x);
+        const yb = storageBuffer(ctx.device, new Float32Array(tokens * t.rows));
+        try {
+          const options = { xStride: 2 * t.cols, prologue: { glu: 'silu' as const } };
+          await run(ctx.device, [batched.matmul(weights.get(t.name)!, xb, yb, tokens, options)]);
+          return new Float32Array(await readBack(ctx.device, yb), 0, tokens * t.rows);
+        } finally {
+          xb.destroy();
+          yb.destroy();
+        }
+      };
+      const y = await run1(rows, n);
+      for (let i = 0; i < n; i++) {
+        const one = await run1(rows.slice(2 * i * t.cols, 2 * (i + 1) * t.cols), 1);
+        expect(y.subarray(i * t.rows, (i + 1) * t.rows), `token ${i}`).toEqual(one);
+      }
+      expect(y.some((v) => v !== 0)).toBe(true);
+    },
+    120_000,
   );
 });
 
