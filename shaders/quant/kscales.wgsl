@@ -43,13 +43,25 @@ fn kblock_head(h: vec2<u32>) -> array<u32, 4> {
   return array<u32, 4>(q[{{W_D}}u], q[{{W_SCALES}}u], q[{{W_SCALES}}u + 1u], q[{{W_SCALES}}u + 2u]);
 }
 
-// Sub-blocks sub and sub + 1 of the block at h (w_block), from the dots of their codes with x (ql, qh)
-// and the sums of x per 16 values (sl, sh): d · (s · ql + s' · qh) − dmin · (m · Σx + m' · Σx').
-fn kpair_dot(h: vec2<u32>, sub: u32, ql: f32, qh: f32, sl: vec2<f32>, sh: vec2<f32>) -> f32 {
+// Sub-blocks sub and sub + 1 of the block at h (w_block): d and dmin, and the (scale, min) of each.
+struct KPair {
+  dm: vec2<f32>,
+  lo: vec2<f32>,
+  hi: vec2<f32>,
+}
+
+fn kpair(h: vec2<u32>, sub: u32) -> KPair {
   let head = kblock_head(h);
-  let dm = f16x2(head[0]);
   let scales = vec3<u32>(head[1], head[2], head[3]);
-  let lo = vec2<f32>(kscale_min(scales, sub));
-  let hi = vec2<f32>(kscale_min(scales, sub + 1u));
-  return dm.x * (lo.x * ql + hi.x * qh) - dm.y * (lo.y * (sl.x + sl.y) + hi.y * (sh.x + sh.y));
+  return KPair(f16x2(head[0]), vec2<f32>(kscale_min(scales, sub)), vec2<f32>(kscale_min(scales, sub + 1u)));
+}
+
+// The pair's share of a row's dot, from the dots of their codes with x (ql, qh) and the sums of x
+// per 16 values (sl, sh): d · (s · ql + s' · qh) − dmin · (m · Σx + m' · Σx').
+fn kpair_sum(k: KPair, ql: f32, qh: f32, sl: vec2<f32>, sh: vec2<f32>) -> f32 {
+  return k.dm.x * (k.lo.x * ql + k.hi.x * qh) - k.dm.y * (k.lo.y * (sl.x + sl.y) + k.hi.y * (sh.x + sh.y));
+}
+
+fn kpair_dot(h: vec2<u32>, sub: u32, ql: f32, qh: f32, sl: vec2<f32>, sh: vec2<f32>) -> f32 {
+  return kpair_sum(kpair(h, sub), ql, qh, sl, sh);
 }

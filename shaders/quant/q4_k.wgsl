@@ -53,36 +53,21 @@ fn q4_pair_quads(a: vec4<u32>, c: vec4<u32>, xl: array<vec4<f32>, 8>, xh: array<
 }
 
 #if MV_PAIRS
-// Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows),
-// a pair of sub-blocks (2j, 2j + 1: their 32 bytes of qs) at a time: each token's two units of x
-// (x_pair) prepared once for all the rows; per row, the pair's scales and mins decoded and its qs
-// read once, then for every token d · (s · Σ q·x + s' · Σ q·x') − dmin · (m · Σx + m' · Σx').
-fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
-  for (var j = 0u; j < 4u; j++) {
-    let c = 32u * u + 64u * j;
-    #unroll T 0 {{TT}} 1
-    let x{{T}} = x_pair(token_x(xb, {{T}}u), c, c + 32u);
-    #endunroll
-    for (var r = 0u; r < {{MV_ROW_END}}; r++) {
-      if (r >= rows) { break; }
-      let b = w_block(row0 + r, u >> 3u);
-      let head = kblock_head(b);
-      let dm = f16x2(head[0]);
-      let scales = vec3<u32>(head[1], head[2], head[3]);
-      let lo = vec2<f32>(kscale_min(scales, 2u * j));
-      let hi = vec2<f32>(kscale_min(scales, 2u * j + 1u));
-      let a = w_block_quad(b, {{W_QS}}u + 8u * j);
-      let cq = w_block_quad(b, {{W_QS}}u + 8u * j + 4u);
-      #unroll T 0 {{TT}} 1
-      {
-        let q = q4_pair_quads(a, cq, x{{T}}.lo, x{{T}}.hi);
-        let s = x{{T}}.sums;
-        (*acc)[r * TT + {{T}}u] += dm.x * (lo.x * q.x + hi.x * q.y) - dm.y * (lo.y * (s.x + s.y) + hi.y * (s.z + s.w));
-      }
-      #endunroll
-    }
-  }
+// A pair's 32 bytes of qs, as two quads.
+struct PairCodes {
+  a: vec4<u32>,
+  c: vec4<u32>,
 }
+
+fn pair_codes(b: vec2<u32>, j: u32) -> PairCodes {
+  return PairCodes(w_block_quad(b, {{W_QS}}u + 8u * j), w_block_quad(b, {{W_QS}}u + 8u * j + 4u));
+}
+
+fn pair_dots(w: PairCodes, j: u32, x: XPair) -> vec2<f32> {
+  return q4_pair_quads(w.a, w.c, x.lo, x.hi);
+}
+
+#include "quant/kpair-step.wgsl"
 #else
 // Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows):
 // the block's x (in masked order) and Σx per unit prepared once for all the rows; per row, the

@@ -47,38 +47,24 @@ fn q5_unit_masked(a: vec4<u32>, c: vec4<u32>, g: vec4<u32>, e: vec4<u32>, sub: u
 }
 
 #if MV_PAIRS
-// Whole super-block u / 8 of rows row0 .. row0 + rows − 1 (CPU adapters, threads own their rows),
-// as Q4_K's, a pair of sub-blocks at a time, the block's 32 bytes of qh read with each pair's qs.
-fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
-  for (var j = 0u; j < 4u; j++) {
-    let c = 32u * u + 64u * j;
-    #unroll T 0 {{TT}} 1
-    let x{{T}} = x_pair(token_x(xb, {{T}}u), c, c + 32u);
-    #endunroll
-    let sub = 2u * j;
-    for (var r = 0u; r < {{MV_ROW_END}}; r++) {
-      if (r >= rows) { break; }
-      let b = w_block(row0 + r, u >> 3u);
-      let head = kblock_head(b);
-      let dm = f16x2(head[0]);
-      let scales = vec3<u32>(head[1], head[2], head[3]);
-      let lo = vec2<f32>(kscale_min(scales, sub));
-      let hi = vec2<f32>(kscale_min(scales, sub + 1u));
-      let a = w_block_quad(b, {{W_QS}}u + 8u * j);
-      let cq = w_block_quad(b, {{W_QS}}u + 8u * j + 4u);
-      let g = w_block_quad(b, {{W_QH}}u);
-      let e = w_block_quad(b, {{W_QH}}u + 4u);
-      #unroll T 0 {{TT}} 1
-      {
-        let ql = q5_unit_masked(a, cq, g, e, sub, x{{T}}.lo);
-        let qh = q5_unit_masked(a, cq, g, e, sub + 1u, x{{T}}.hi);
-        let s = x{{T}}.sums;
-        (*acc)[r * TT + {{T}}u] += dm.x * (lo.x * ql + hi.x * qh) - dm.y * (lo.y * (s.x + s.y) + hi.y * (s.z + s.w));
-      }
-      #endunroll
-    }
-  }
+// A pair's 32 bytes of qs (a, c) and the block's 32 bytes of qh (g, e), as quads.
+struct PairCodes {
+  a: vec4<u32>,
+  c: vec4<u32>,
+  g: vec4<u32>,
+  e: vec4<u32>,
 }
+
+fn pair_codes(b: vec2<u32>, j: u32) -> PairCodes {
+  let qs = {{W_QS}}u + 8u * j;
+  return PairCodes(w_block_quad(b, qs), w_block_quad(b, qs + 4u), w_block_quad(b, {{W_QH}}u), w_block_quad(b, {{W_QH}}u + 4u));
+}
+
+fn pair_dots(w: PairCodes, j: u32, x: XPair) -> vec2<f32> {
+  return vec2<f32>(q5_unit_masked(w.a, w.c, w.g, w.e, 2u * j, x.lo), q5_unit_masked(w.a, w.c, w.g, w.e, 2u * j + 1u, x.hi));
+}
+
+#include "quant/kpair-step.wgsl"
 #else
 // Σ q·x of sub-blocks sub and sub + 1 (sub even), their 32 bytes of qs at word qs, (g, e) the
 // block's qh, xl and xh those units of x in masked order; b the block (w_block).

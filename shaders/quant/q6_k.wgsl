@@ -37,6 +37,35 @@ fn q6_scale_pair(w: u32) -> vec2<f32> {
   return vec2<f32>(vec2<i32>(bitcast<i32>(w << 24u) >> 24u, bitcast<i32>(w << 16u) >> 24u));
 }
 
+// What units s and s + 2 of half n of block i of `row` share: d, their scales (8n + 2s, +1 and
+// 8n + 2s + 4, +5), their 32 bytes of ql (a, c: low and high nibbles) and of qh (g, e: crumbs 2s
+// and 2s + 4).
+struct Q6Pair {
+  d: f32,
+  scl: vec2<f32>,
+  sch: vec2<f32>,
+  a: vec4<u32>,
+  c: vec4<u32>,
+  g: vec4<u32>,
+  e: vec4<u32>,
+}
+
+fn q6_pair(row: u32, i: u32, n: u32, s: u32) -> Q6Pair {
+  let b = w_block(row, i);
+  let sc = {{W_SCALES}}u + 2u * n;
+  let ql = {{W_QL}}u + 16u * n + 8u * s;
+  let qh = {{W_QH}}u + 8u * n;
+  return Q6Pair(
+    f16_to_f32(w_half(2u * P.scale_word + row * P.blocks_per_row + i)),
+    q6_scale_pair(W[w_block_word(b, sc)] >> (16u * s)),
+    q6_scale_pair(W[w_block_word(b, sc + 1u)] >> (16u * s)),
+    w_block_quad(b, ql),
+    w_block_quad(b, ql + 4u),
+    w_block_quad(b, qh),
+    w_block_quad(b, qh + 4u),
+  );
+}
+
 #if THREAD_ROWS
 const MV_UNITS = 8u;
 
@@ -72,25 +101,13 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     let hs = 2u * s;
     for (var r = 0u; r < {{MV_ROW_END}}; r++) {
       if (r >= rows) { break; }
-      let blk = (row0 + r) * P.blocks_per_row + (u >> 3u);
-      let b = w_block(row0 + r, u >> 3u);
-      let d = f16_to_f32(w_half(2u * P.scale_word + blk));
-      // Scales 8n + 2s, +1 (unit s) and 8n + 2s + 4, +5 (unit s + 2).
-      let sc = {{W_SCALES}}u + 2u * n;
-      let scl = q6_scale_pair(W[w_block_word(b, sc)] >> (16u * s));
-      let sch = q6_scale_pair(W[w_block_word(b, sc + 1u)] >> (16u * s));
-      let ql = {{W_QL}}u + 16u * n + 8u * s;
-      let qh = {{W_QH}}u + 8u * n;
-      let a = w_block_quad(b, ql);
-      let cq = w_block_quad(b, ql + 4u);
-      let g = w_block_quad(b, qh);
-      let e = w_block_quad(b, qh + 4u);
+      let w = q6_pair(row0 + r, u >> 3u, n, s);
       #unroll T 0 {{TT}} 1
       {
-        let l = q6_unit_masked(a, cq, g, e, 0u, hs, x{{T}}.lo);
-        let h = q6_unit_masked(a, cq, g, e, 4u, hs + 4u, x{{T}}.hi);
-        let s = 32.0 * x{{T}}.sums;
-        (*acc)[r * TT + {{T}}u] += d * (dot(scl, l - s.xy) + dot(sch, h - s.zw));
+        let l = q6_unit_masked(w.a, w.c, w.g, w.e, 0u, hs, x{{T}}.lo);
+        let h = q6_unit_masked(w.a, w.c, w.g, w.e, 4u, hs + 4u, x{{T}}.hi);
+        let xs = 32.0 * x{{T}}.sums;
+        (*acc)[r * TT + {{T}}u] += w.d * (dot(w.scl, l - xs.xy) + dot(w.sch, h - xs.zw));
       }
       #endunroll
     }
@@ -176,22 +193,10 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
   let hs = 2u * s;
   for (var r = 0u; r < {{MV_ROW_END}}; r++) {
     if (r >= rows) { break; }
-    let blk = (row0 + r) * P.blocks_per_row + (u >> 3u);
-    let b = w_block(row0 + r, u >> 3u);
-    let d = f16_to_f32(w_half(2u * P.scale_word + blk));
-    // Scales 8n + 2s, +1 (unit s) and 8n + 2s + 4, +5 (unit s + 2).
-    let sc = {{W_SCALES}}u + 2u * n;
-    let scl = q6_scale_pair(W[w_block_word(b, sc)] >> (16u * s));
-    let sch = q6_scale_pair(W[w_block_word(b, sc + 1u)] >> (16u * s));
-    let ql = {{W_QL}}u + 16u * n + 8u * s;
-    let qh = {{W_QH}}u + 8u * n;
-    let a = w_block_quad(b, ql);
-    let c = w_block_quad(b, ql + 4u);
-    let g = w_block_quad(b, qh);
-    let e = w_block_quad(b, qh + 4u);
-    let l = q6_unit_dots(a, c, g, e, 0u, hs, xl);
-    let h = q6_unit_dots(a, c, g, e, 4u, hs + 4u, xh);
-    (*acc)[r] += d * (dot(scl, l - sl) + dot(sch, h - sh));
+    let w = q6_pair(row0 + r, u >> 3u, n, s);
+    let l = q6_unit_dots(w.a, w.c, w.g, w.e, 0u, hs, xl);
+    let h = q6_unit_dots(w.a, w.c, w.g, w.e, 4u, hs + 4u, xh);
+    (*acc)[r] += w.d * (dot(w.scl, l - sl) + dot(w.sch, h - sh));
   }
 }
 #endif

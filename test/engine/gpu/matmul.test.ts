@@ -263,7 +263,8 @@ describe('shapes and options', () => {
   it('decode on a GPU: Q6_K steps over unit pairs that share their ql and qh bytes, loading each once per row', () => {
     const source = new MatmulKernels(ctx, { cpuShapes: false }).source({ kernel: 'matvec', vec4: true }, 'Q6_K');
     expect(source).toMatch(/const MV_UNITS = 2u;/);
-    expect(wgslFunction(source, 'matvec_step').match(/w_block_quad\(/g)).toHaveLength(4);
+    expect(wgslFunction(source, 'matvec_step').match(/q6_pair\(/g)).toHaveLength(1);
+    expect(wgslFunction(source, 'q6_pair').match(/w_block_quad\(/g)).toHaveLength(4);
   });
 
   it('with shader-f16, halves are converted by the adapter in both kernels', () => {
