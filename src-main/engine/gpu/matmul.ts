@@ -155,8 +155,9 @@ export const MAX_GROUPS_X = 32768;
 /**
  * The decode kernel's shape. On a CPU adapter: MATVEC_THREAD_ROWS rows per thread, as many
  * threads as the adapter's subgroup where that size is fixed (lavapipe 8, SwiftShader 4: one SIMD
- * register of lanes), else 64. On a GPU: 64 threads share 4 rows, reading neighbouring blocks side
- * by side (coalesced), and enough workgroups to fill every compute unit (a 4096-row matrix: 1024).
+ * register of lanes), else 64, and `tokens` tokens (a batched decode step's, up to BATCH_TOKENS).
+ * On a GPU: 64 threads share 4 rows, reading neighbouring blocks side by side (coalesced), and
+ * enough workgroups to fill every compute unit (a 4096-row matrix: 1024).
  */
 function matvecShape(info: GpuInfo, cpu: boolean, tokens = 1): KernelShape {
   if (!cpu) return { wg: 64, rows: 4, tokens: 1, threadRows: 0 };
@@ -351,24 +352,21 @@ export class MatmulKernels {
       });
     }
     if (variant.kernel === 'tiled') {
-      const tile = this.tiled;
       return shaderSource('matmat.wgsl', {
         ...layout,
         TYPE: type,
-        WG: tile.wg,
-        RT: tile.threadRows,
-        TT: tile.tokens,
-        SMALL_TILE: tile === SMALL_TILED,
+        WG: this.tiled.wg,
+        RT: this.tiled.threadRows,
+        TT: this.tiled.tokens,
+        SMALL_TILE: this.tiled === SMALL_TILED,
         SHADER_F16: this.f16,
         MATVEC: false,
         W_VEC4: true,
         X_VEC4: variant.vec4 ?? false,
       });
     }
-    const v =
-      variant.kernel === 'batchvec' && this.batchMatvec
-        ? this.batchMatvec
-        : this.shape(variant.kernel === 'matvec' ? 1 : 2);
+    if (variant.kernel === 'batchvec' && !this.batchMatvec) throw new Error('these kernels have no batched mat-vec');
+    const v = variant.kernel === 'batchvec' ? this.batchMatvec! : this.shape(variant.kernel === 'matvec' ? 1 : 2);
     return shaderSource('matmul.wgsl', {
       ...layout,
       TYPE: type,
