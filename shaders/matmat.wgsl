@@ -12,10 +12,17 @@
 // indexed in a loop; the same sums in the same order. Measured there against the RT = 8, TT = 16
 // shape: Q4_K and Q8_0 1.2–1.3× faster, Q6_K about even
 // (`git show fec2e69:docs/performance.md`, "Prefill on the CPU adapters").
+// X_LANES: x_unit loads a unit of x a vec4 a lane of the subgroup and broadcasts it (matmul.wgsl's
+// note); on lavapipe and SwiftShader 1.15–1.3× faster at 16 tokens.
 // Workgroups beyond 65535 in x wrap into y (row group = x + y · num_workgroups.x);
 // workgroup_id.z picks the token tile.
 #if SHADER_F16
 enable f16;
+#endif
+#if X_LANES
+enable subgroups;
+// This thread's lane in its subgroup (weight-io.wgsl's x_unit).
+var<private> x_lane: u32;
 #endif
 #include "quant/common.wgsl"
 #include "quant/{{TYPE}}.wgsl"
@@ -48,7 +55,13 @@ fn main(
   @builtin(workgroup_id) wid: vec3<u32>,
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
+#if X_LANES
+  @builtin(subgroup_invocation_id) lane: u32,
+#endif
 ) {
+#if X_LANES
+  x_lane = lane;
+#endif
   let first = wid.z * TT;
   if (first >= P.n) { return; }
   let row0 = (wid.x + wid.y * nwg.x) * WG * RT + lid;
@@ -89,7 +102,13 @@ fn main(
   @builtin(workgroup_id) wid: vec3<u32>,
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
+#if X_LANES
+  @builtin(subgroup_invocation_id) lane: u32,
+#endif
 ) {
+#if X_LANES
+  x_lane = lane;
+#endif
   let first = wid.z * TT;
   if (first >= P.n) { return; }
   // This thread's rows: RT of them, WG apart (consecutive threads, consecutive rows).

@@ -270,10 +270,11 @@ export class MatmulKernels {
   /** The decode steps loop over a thread's rows rather than unrolling them (cpuRowLoop; CPU shapes only). */
   readonly rowLoop: boolean;
   /**
-   * The decode steps on a CPU adapter load x a vec4 a lane and broadcast it over the subgroup
-   * (weight-io.wgsl's x_unit with X_LANES), where the workgroup is one subgroup of 4 or 8 lanes
-   * (lavapipe, SwiftShader): llvmpipe loads per lane even where the address is the same in every
-   * lane, so loading the whole unit in every lane cost each lane 8 loads instead of one.
+   * The kernels of a CPU adapter (decode mat-vec, prefill tiles) load x a vec4 a lane and
+   * broadcast it over the subgroup (weight-io.wgsl's x_unit with X_LANES), where the decode
+   * workgroup is one subgroup of 4 or 8 lanes (lavapipe, SwiftShader): llvmpipe loads per lane even
+   * where the address is the same in every lane, so loading the whole unit in every lane cost each
+   * lane 8 loads instead of one.
    */
   readonly xLanes: boolean;
   private readonly device: GPUDevice;
@@ -359,6 +360,8 @@ export class MatmulKernels {
         RT: this.tiled.threadRows,
         TT: this.tiled.tokens,
         SMALL_TILE: this.tiled === SMALL_TILED,
+        X_LANES: this.xLanes ? this.matvec.wg : 0,
+        X_LOADS: this.xLanes ? 8 / this.matvec.wg : 0,
         SHADER_F16: this.f16,
         MATVEC: false,
         W_VEC4: true,

@@ -5,6 +5,7 @@
  *   - a batched decode step's matmuls: with several slots (KernelOptions.batchedDecode), 2–4
  *     tokens go through the decode mat-vec's shape with a tile of 4 tokens (each row read once for
  *     all of them), and each token gets the bits the one-token mat-vec gives it;
+ *   - prefill tiles (TILED), x broadcast over the subgroup (MatmulKernels.xLanes);
  *   - the decode mat-vec, whose steps loop over a thread's rows (MatmulKernels.rowLoop) where
  *     SwiftShader unrolls them: each decode step of its own (the K-quants', quant/unit-step.wgsl's,
  *     the plain floats').
@@ -153,6 +154,18 @@ describe('batched decode steps on lavapipe', () => {
         expect(y.subarray(i * t.rows, (i + 1) * t.rows), `token ${i}`).toEqual(one);
       }
       expect(y.some((v) => v !== 0)).toBe(true);
+    },
+    120_000,
+  );
+});
+
+describe('prefill tiles on lavapipe', () => {
+  it.each(['Q4_K', 'Q6_K', 'Q8_0'])(
+    '%s: 17 tokens (TILED, x broadcast over the subgroup) match the f32 product',
+    async (type) => {
+      const kernels = new MatmulKernels(ctx);
+      expect(kernels.xLanes).toBe(true);
+      expect((await productError(kernels, type, 17, 41)).error).toBeLessThanOrEqual(TOLERANCE);
     },
     120_000,
   );

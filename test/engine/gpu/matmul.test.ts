@@ -171,19 +171,21 @@ describe('shapes and options', () => {
     expect(source).toMatch(/let \w+ = w_block_quad\(b, qs/);
   });
 
-  it('decode on a CPU adapter whose workgroup is one subgroup: x loaded a vec4 a lane and broadcast', () => {
+  it('decode and prefill on a CPU adapter whose decode workgroup is one subgroup: x loaded a vec4 a lane and broadcast', () => {
     const kernels = new MatmulKernels(ctx, { cpuShapes: true });
     const lanes = kernels.matvec.wg;
     expect(kernels.xLanes).toBe(ctx.hasSubgroups && ctx.info.subgroupMinSize === lanes);
-    const unit = wgslFunction(kernels.source({ kernel: 'matvec', vec4: true }, 'Q8_0'), 'x_unit');
-    if (kernels.xLanes) {
-      // Each vec4 of the unit from its lane: 8 broadcasts, 8 / lanes loads per lane.
-      expect(unit.match(/subgroupBroadcast\(v, \du\)/g)).toHaveLength(8);
-      expect(unit.match(/load_x4\(/g)).toHaveLength(8 / lanes);
+    for (const kernel of ['matvec', 'tiled'] as const) {
+      const unit = wgslFunction(kernels.source({ kernel, vec4: true }, 'Q8_0'), 'x_unit');
+      if (kernels.xLanes) {
+        // Each vec4 of the unit from its lane: 8 broadcasts, 8 / lanes loads per lane.
+        expect(unit.match(/subgroupBroadcast\(v, \du\)/g), kernel).toHaveLength(8);
+        expect(unit.match(/load_x4\(/g), kernel).toHaveLength(8 / lanes);
+      }
+      const without = new MatmulKernels(ctx, { cpuShapes: true, subgroups: false });
+      expect(without.xLanes).toBe(false);
+      expect(without.source({ kernel, vec4: true }, 'Q8_0')).not.toMatch(/subgroupBroadcast|enable subgroups/);
     }
-    const without = new MatmulKernels(ctx, { cpuShapes: true, subgroups: false });
-    expect(without.xLanes).toBe(false);
-    expect(without.source({ kernel: 'matvec', vec4: true }, 'Q8_0')).not.toMatch(/subgroupBroadcast|enable subgroups/);
   });
 
   it.each(['Q4_K', 'Q5_K', 'Q6_K', 'Q8_0'])(
