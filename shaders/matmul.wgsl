@@ -6,9 +6,10 @@
 // otherwise).
 //   mat-mat (the routed experts; a GPU's prefill runs matmat-tiled.wgsl): TT tokens per
 //   workgroup, workgroup_id.z picks the token tile.
-// MATVEC (decode, n = 1; TT = 1, or up to TT tokens with THREAD_ROWS): the decoder's matvec_step does MV_UNITS units of x for all the
-// rows it is given, loading x once for them: K-quants dot the integer codes with x and apply each
-// sub-block's scale and min once (d·s·Σq·x − dmin·m·Σx), instead of decoding every value.
+// MATVEC (decode, n = 1; TT = 1, or TT tokens with MV_PAIRS): the decoder's matvec_step does
+// MV_UNITS units of x for all the rows it is given, loading x once for them: K-quants dot the
+// integer codes with x and apply each sub-block's scale and min once (d·s·Σq·x − dmin·m·Σx),
+// instead of decoding every value.
 //   THREAD_ROWS (CPU adapters: lavapipe, SwiftShader, whose threads are SIMD lanes of a CPU):
 //   each thread owns ROWS consecutive rows (the workgroup WG · ROWS) and walks them from the
 //   first unit to the last, all threads in step, so the address of x is the same in every
@@ -161,7 +162,6 @@ fn masked_dot16(q: vec4<u32>, m: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32
   return vec4<f32>(bitcast<vec4<i32>>(q & k)) * x0 + vec4<f32>(bitcast<vec4<i32>>(q & (k << vec4<u32>(8u)))) * x1
     + vec4<f32>(bitcast<vec4<i32>>(q & (k << vec4<u32>(16u)))) * x2 + vec4<f32>(bitcast<vec4<i32>>(q & (k << vec4<u32>(24u)))) * x3;
 }
-
 
 // Where token t of the step's x starts, xb being token 0's; past the last token the last one's
 // (the steps' token loops always run TT times, to constant indices; store skips those tokens).
