@@ -21,8 +21,6 @@ enable f16;
 #endif
 #if X_LANES
 enable subgroups;
-// This thread's lane in its subgroup (weight-io.wgsl's x_unit).
-var<private> x_lane: u32;
 #endif
 #include "quant/common.wgsl"
 #include "quant/{{TYPE}}.wgsl"

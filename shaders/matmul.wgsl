@@ -73,11 +73,6 @@ var<workgroup> row_sums: array<f32, ACC>;
 #endif
 #endif
 
-#if X_LANES
-// This thread's lane in its subgroup, the workgroup (weight-io.wgsl's x_unit).
-var<private> x_lane: u32;
-#endif
-
 #if MATVEC
 // Σ x over each half (16 values) of a unit: the factors of the sub-blocks' mins or offsets,
 // taken once per step for all rows.

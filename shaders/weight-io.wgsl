@@ -144,6 +144,11 @@ fn load_x4(xb: u32, c: u32) -> vec4<f32> {
 // so that the activation's code is there once rather than 32 times: written out (and 8 times
 // more in x_block), SwiftShader took 1.2 s to compile a Q4_K SiLU mat-vec and 7.7 s a GELU one,
 // and the loop decodes no slower on lavapipe or SwiftShader (gufo bench --profile).
+#if X_LANES
+// This thread's lane in its subgroup, set by the kernel's entry point (x_unit loads a vec4 a lane).
+var<private> x_lane: u32;
+#endif
+
 fn x_unit(xb: u32, c: u32) -> array<vec4<f32>, 8> {
 #if X_LANES
   var x: array<vec4<f32>, 8>;
