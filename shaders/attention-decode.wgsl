@@ -111,7 +111,7 @@ fn new_k_pair(kvh: u32, d: u32, pos: u32) -> vec2<f32> {
   for (var c = 0u; c < 2u; c++) {
     if (d + c < p.nRot) {
       let r = rope_pair(d + c, p.nRot, p.neox != 0u);
-      k[c] = rope_rotate(kNew[base + d + c], kNew[base + r.partner], ropeTable[pos * (p.nRot / 2u) + r.pair], r.first);
+      k[c] = rope_rotate(kNew[base + d + c], kNew[base + r.partner], ropeTable[rope_cell(pos, p.nRot, r.pair)], r.first);
     }
   }
   return k;

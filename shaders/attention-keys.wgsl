@@ -59,7 +59,7 @@ fn roped_query(base: u32, d: u32, pos: u32) -> f32 {
     return x;
   }
   let r = rope_pair(d, p.nRot, p.neox != 0u);
-  return rope_rotate(x, q[base + r.partner], ropeTable[pos * (p.nRot / 2u) + r.pair], r.first);
+  return rope_rotate(x, q[base + r.partner], ropeTable[rope_cell(pos, p.nRot, r.pair)], r.first);
 }
 
 // Elements e and e + 1 (e even) of a cache.

@@ -40,7 +40,7 @@ fn rope_k(base: u32, d: u32, pos: u32) -> f32 {
     return kIn[base + d];
   }
   let r = rope_pair(d, p.nRot, p.neox != 0u);
-  return rope_rotate(kIn[base + d], kIn[base + r.partner], ropeTable[pos * (p.nRot / 2u) + r.pair], r.first);
+  return rope_rotate(kIn[base + d], kIn[base + r.partner], ropeTable[rope_cell(pos, p.nRot, r.pair)], r.first);
 }
 
 @compute @workgroup_size(WG)

@@ -14,12 +14,20 @@ struct RopePair {
   first: bool,   // d is the pair's first dimension
 }
 
+// d < nRot, and nRot is even (hparams.ts): halves by a shift and a compare, because CPU drivers
+// divide by a value not known at compile time lane by lane (8 divisions for lavapipe's 8 lanes).
 fn rope_pair(d: u32, nRot: u32, neox: bool) -> RopePair {
-  let half = nRot / 2u;
+  let half = nRot >> 1u;
   if (neox) {
-    return RopePair(select(d - half, d + half, d < half), d % half, d < half);
+    let first = d < half;
+    return RopePair(select(d - half, d + half, first), select(d - half, d, first), first);
   }
-  return RopePair(d ^ 1u, d / 2u, (d & 1u) == 0u);
+  return RopePair(d ^ 1u, d >> 1u, (d & 1u) == 0u);
+}
+
+// Where pair i's (cos, sin) at position pos lies in the table.
+fn rope_cell(pos: u32, nRot: u32, i: u32) -> u32 {
+  return pos * (nRot >> 1u) + i;
 }
 
 // The rotated value of dimension d, given its value x, its partner's value and (cos, sin):

@@ -3,6 +3,8 @@
  * inputs. Tolerances are stated per test: f32 kernels agree with double-precision references to
  * about 1e-5 relative; an F16 KV cache is compared with the reference on f16-rounded K and V.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   GREEDY,
@@ -18,6 +20,7 @@ import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
 import { ropeTable } from '../../src-main/engine/model/rope-table';
 import type { RopeParams } from '../../src-main/engine/model/hparams';
+import { REPO_ROOT } from '../support/paths';
 import { mulberry32, randomF32 } from '../support/random';
 import {
   buffer,
@@ -153,6 +156,14 @@ describe('rope table', () => {
       0.25 * ref.ropeAngle(1, 7, 16, 10000),
       5,
     );
+  });
+});
+
+describe('rope.wgsl', () => {
+  it('halves and indexes without dividing (CPU drivers divide lane by lane)', () => {
+    const code = readFileSync(join(REPO_ROOT, 'shaders/rope.wgsl'), 'utf8').replace(/\/\/.*$/gm, '');
+    expect(code).toContain('fn rope_pair');
+    expect(code).not.toMatch(/[/%]/);
   });
 });
 
