@@ -401,6 +401,11 @@ export class MatmulKernels {
     return this.batchMatvec ? [1, 2, this.batchMatvec.tokens + 1] : [1, 2];
   }
 
+  /** Whether matmul() runs `tokens` tokens through the batched mat-vec (a batched decode step's rows). */
+  runsBatched(tokens: number): boolean {
+    return tokens > 1 && this.batchMatvec !== null && this.shape(tokens, true) === this.batchMatvec;
+  }
+
   /** The kernel shape that runs `tokens` tokens (of matmul with `tiled`, else of the expert matmul). */
   private shape(tokens: number, tiled = false): KernelShape {
     if (tokens === 1) return this.matvec;
@@ -439,7 +444,7 @@ export class MatmulKernels {
     const { prologue, glu } = options;
     // x made as it is loaded: by the mat-vec, the batched one's tokens included for the GLU's (X_NORM scales token 0's x).
     const prologueTokens = (tokens: number) =>
-      tokens === 1 || (prologue !== undefined && 'glu' in prologue && this.shape(tokens, true) === this.batchMatvec);
+      tokens === 1 || (prologue !== undefined && 'glu' in prologue && this.runsBatched(tokens));
     if (prologue && !prologueTokens(n)) throw new Error(`${weight.name}: an x prologue is for one token, not ${n}`);
     if (glu && (n !== 1 || !weight.gluPairs || this.matvec.threadRows > 0 || options.accumulate)) {
       throw new Error(
@@ -467,7 +472,7 @@ export class MatmulKernels {
         throw new Error(`${weight.name}: an x prologue or GLU epilogue is for one token, not ${tokens}`);
       }
       return {
-        kernel: tokens === 1 ? 'matvec' : this.shape(tokens, true) === this.batchMatvec ? 'batchvec' : this.prefill,
+        kernel: tokens === 1 ? 'matvec' : this.runsBatched(tokens) ? 'batchvec' : this.prefill,
         vec4,
         prologue: prologueKind(prologue),
         glu,

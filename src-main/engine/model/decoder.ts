@@ -691,8 +691,7 @@ export class DecoderModel {
     const pick = () => {
       if (this.collector.active) return apart;
       if (this.step.tokens === 1) return fused;
-      const batch = this.matmul.batchMatvec;
-      return rows && this.rows && batch && this.step.tokens <= batch.tokens ? rows : apart;
+      return rows && this.rows && this.matmul.runsBatched(this.step.tokens) ? rows : apart;
     };
     return {
       encode: (pass) => {
