@@ -1,21 +1,26 @@
 /**
- * The device kit's test models: `make-model <Q4_K_M|Q8_0> <out.gguf> [llama-3.2-1b|335mb|tiny]` writes a
+ * The device kit's test models: `make-model <FILE_TYPE> <out.gguf> [llama-3.2-1b|335mb|tiny]` writes a
  * random Llama of that shape, each tensor in the type Gufo's llama-quantize recipe gives it for the
  * file type, through Gufo's own GGUF writer and block encoders. Speed, not text, is measured: each
  * matrix is a few rows of random gaussians encoded once and repeated down its rows, which keeps
  * writing a 1B model to seconds. The vocabulary is synthetic (SentencePiece-style, byte fallback)
  * and as large as the shape's, so the output head weighs what it weighs in the real model.
+ * `make-model --types` lists the file types KIT_TYPES=all measures (kitFileTypes).
  */
 import { writeGguf } from '../../src-main/node/gguf-io';
 import { ggmlType, type GgmlType } from '../../src-main/core/ggml-types';
 import { GgufType, StringArray, type GgufKv } from '../../src-main/core/gguf/values';
 import { encoderFor } from '../../src-main/core/quants/encoders';
 import {
+  fileTypeNeedsImatrix,
   isQuantFileType,
   planQuantization,
+  QUANT_FILE_TYPES,
+  type QuantFileType,
   type RecipeModel,
   type RecipeTensor,
 } from '../../src-main/core/quant-recipes';
+import { supportsGpuType } from '../../src-main/engine/gpu/weights';
 
 interface Shape {
   nEmbd: number;
@@ -139,22 +144,36 @@ function* tensorBytes(t: { ne: readonly number[]; to: GgmlType }, seed: number):
   for (let r = 0; r < rows; r += ENCODED_ROWS) yield tile.subarray(0, Math.min(ENCODED_ROWS, rows - r) * rowBytes);
 }
 
-export async function makeModel(fileType: string, path: string, shapeName: string): Promise<void> {
-  const shape = SHAPES[shapeName];
-  if (!shape) throw new Error(`unknown shape "${shapeName}" (one of ${Object.keys(SHAPES).join(', ')})`);
-  if (!isQuantFileType(fileType)) throw new Error(`unknown file type "${fileType}"`);
-  const f32 = tensors(shape);
+/** The F32 model of a shape, as the quantization recipe sees it. */
+function recipeModel(shape: Shape): RecipeModel {
   const numbers: Record<string, number> = {
     'llama.block_count': shape.nLayer,
     'llama.attention.head_count': shape.nHead,
     'llama.attention.head_count_kv': shape.nHeadKv,
   };
-  const model: RecipeModel = {
-    tensors: f32,
+  return {
+    tensors: tensors(shape),
     getString: (key) => (key === 'general.architecture' ? 'llama' : undefined),
     getNumber: (key) => numbers[key],
   };
-  const plan = planQuantization(model, fileType);
+}
+
+/**
+ * The file types KIT_TYPES=all measures: every one written without an importance matrix whose
+ * tensors all have GPU kernels, so together they run every weight type's kernel.
+ */
+export function kitFileTypes(): QuantFileType[] {
+  const model = recipeModel(SHAPES.tiny!);
+  return QUANT_FILE_TYPES.filter(
+    (t) => !fileTypeNeedsImatrix(t) && planQuantization(model, t).tensors.every((p) => supportsGpuType(p.to)),
+  );
+}
+
+export async function makeModel(fileType: string, path: string, shapeName: string): Promise<void> {
+  const shape = SHAPES[shapeName];
+  if (!shape) throw new Error(`unknown shape "${shapeName}" (one of ${Object.keys(SHAPES).join(', ')})`);
+  if (!isQuantFileType(fileType)) throw new Error(`unknown file type "${fileType}"`);
+  const plan = planQuantization(recipeModel(shape), fileType);
   await writeGguf(
     path,
     {
@@ -166,8 +185,13 @@ export async function makeModel(fileType: string, path: string, shapeName: strin
 }
 
 const [fileType, path, shape = 'llama-3.2-1b'] = process.argv.slice(2);
-if (!fileType || !path) {
-  process.stderr.write('usage: make-model <Q4_K_M|Q8_0> <out.gguf> [llama-3.2-1b|335mb|tiny]\n');
+if (fileType === '--types') {
+  process.stdout.write(kitFileTypes().join(',') + '\n');
+} else if (!fileType || !path) {
+  process.stderr.write(
+    'usage: make-model <Q4_K_M|Q8_0|...> <out.gguf> [llama-3.2-1b|335mb|tiny] | make-model --types\n',
+  );
   process.exit(2);
+} else {
+  await makeModel(fileType, path, shape);
 }
-await makeModel(fileType, path, shape);

@@ -1,8 +1,10 @@
 // The device kit's driver (run.sh sets up its environment). For each file type of KIT_TYPES
-// (default Q4_K_M,Q8_0): a random model of KIT_SHAPE (default llama-3.2-1b; tiny for software
-// adapters) written by Gufo's own writer and encoders, then `gufo bench --profile --json` and
+// (default Q4_K_M,Q8_0; all: below): a random model of KIT_SHAPE (default llama-3.2-1b; tiny for
+// software adapters) written by Gufo's own writer and encoders, then `gufo bench --profile --json` and
 // llama.cpp's Vulkan decode on that same file. One JSON line per run on stdout:
 //   { engine, fileType, shape, adapter, prefillTokS, decodeTokS, rooflineFraction, ... }
+// Gufo's lines also say the adapter's vendor and architecture and the kernel shapes that ran
+// (`gufo bench --json`'s kernelShapes).
 // llama.cpp's rooflineFraction uses Gufo's bytes per token and copy bandwidth for the same file
 // and adapter. KIT_P and KIT_N set the prompt and generated tokens; each file runs from an empty
 // context and again at a depth of KIT_DEPTH tokens (llama-bench's -d; default 4096, tiny 64).
@@ -18,7 +20,13 @@ const shape = process.env.KIT_SHAPE ?? 'llama-3.2-1b';
 const tiny = shape === 'tiny';
 const p = Number(process.env.KIT_P ?? (tiny ? 8 : 128));
 const n = Number(process.env.KIT_N ?? (tiny ? 4 : 64));
-const types = (process.env.KIT_TYPES ?? 'Q4_K_M,Q8_0').split(',');
+// KIT_TYPES=all: every file type whose tensors all have GPU kernels (make-model --types), so the
+// run puts every weight type's kernel beside llama.cpp's.
+const types = (
+  process.env.KIT_TYPES === 'all'
+    ? node([join(kit, 'app/tools/make-model.mjs'), '--types'], 'listing the file types').trim()
+    : (process.env.KIT_TYPES ?? 'Q4_K_M,Q8_0')
+).split(',');
 const depths = [0, Number(process.env.KIT_DEPTH ?? (tiny ? 64 : 4096))];
 
 /** Runs the kit's node on `args`; stdout when it succeeds, else an Error with stderr's tail. */
@@ -66,6 +74,9 @@ try {
           engine: 'gufo',
           ...base,
           adapter: gufo.adapter.name,
+          vendor: gufo.adapter.vendor,
+          architecture: gufo.adapter.architecture,
+          kernelShapes: gufo.kernelShapes,
           prefillTokS: gufo.prefillTokS,
           decodeTokS: gufo.decodeTokS,
           rooflineFraction: gufo.rooflineFraction,

@@ -2,6 +2,7 @@
 # Gufo against llama.cpp's Vulkan build on this machine's GPU, from the device kit alone (its own
 # Node, Vulkan loader and libraries; nothing installed). Prints one JSON line per run: see run.mjs.
 #   ./run.sh                          Llama-3.2-1B-shaped Q4_K_M and Q8_0 on the GPU
+#   KIT_TYPES=all ./run.sh            every weight type's kernels (a file type each) on the GPU
 #   KIT_SHAPE=tiny KIT_TYPES=Q4_K_M VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json ./run.sh
 set -eu
 kit=$(cd "$(dirname "$0")" && pwd)

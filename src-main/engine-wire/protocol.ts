@@ -373,6 +373,26 @@ export interface BenchResult {
   hostMsPerToken: number;
   /** GPU time per kernel per token, with the bytes weight kernels read (bench with profile). */
   profile?: StepProfile;
+  /** The kernel shapes that ran. */
+  kernelShapes: KernelShapes;
+}
+
+/** The weight kernels' shapes the engine chose on its adapter (docs/engine.md, "Kernel shapes"). */
+export interface KernelShapes {
+  /** A CPU adapter's shapes (threads own rows, no barriers), or a GPU's; decode attention's too. */
+  family: 'cpu' | 'gpu';
+  /** The decode mat-vec: threads a workgroup, rows a workgroup, rows a thread owns (0: the workgroup shares its rows). */
+  matvec: { workgroup: number; rows: number; threadRows: number };
+  /** Tokens of a batched decode step the mat-vec takes at once (0: none; such steps run the prefill kernel). */
+  batchTokens: number;
+  /** Prefill's mat-mat: matmat.wgsl's tiles (tiled), matmat-tiled.wgsl's workgroup-memory tiles (wgtiled), or matmat. */
+  prefill: 'tiled' | 'wgtiled' | 'matmat';
+  /** Subgroup operations: a GPU's sums, a CPU adapter's x broadcast. */
+  subgroups: boolean;
+  /** The shader-f16 feature. */
+  f16: boolean;
+  /** RMSNorm folded into the decode mat-vecs that read its output. */
+  foldsNorm: boolean;
 }
 
 export interface KernelTime {

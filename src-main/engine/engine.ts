@@ -844,6 +844,7 @@ export class Engine {
       rooflineFraction: achieved / copy.bytesPerSecond,
       ...steps,
       ...(profile ? { profile } : {}),
+      kernelShapes: l.model.matmul.shapes(),
     };
   }
 

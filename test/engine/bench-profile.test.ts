@@ -140,7 +140,31 @@ describe('gufo bench --profile --json', () => {
     expect(doc.profile?.kernels[0]).toHaveProperty('rooflineFraction');
 
     const help = gufo(['bench', '--help']);
-    for (const key of ['--profile', '-d N', 'dispatchesPerToken', 'submitsPerToken', 'hostMsPerToken', 'gpuMsPerToken'])
+    for (const key of [
+      '--profile',
+      '-d N',
+      'dispatchesPerToken',
+      'submitsPerToken',
+      'hostMsPerToken',
+      'gpuMsPerToken',
+      'kernelShapes',
+    ])
       expect(help.stdout, key).toContain(key);
   }, 180_000);
+
+  it("says which kernel shapes ran: the CPU adapters' here, a GPU's where GUFO_KERNEL_SHAPE=gpu asks", () => {
+    const shapes = (env: NodeJS.ProcessEnv) => {
+      const r = gufo(['bench', STORIES_260K, '-p', '2', '-n', '2', '--json'], env, 120_000);
+      expect(r.status, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as BenchJson).kernelShapes;
+    };
+    // SwiftShader: a thread owns its rows, a workgroup is one subgroup of 4 lanes, no shader-f16.
+    const cpu = shapes({});
+    expect(cpu).toMatchObject({ family: 'cpu', prefill: 'tiled', foldsNorm: false, f16: false });
+    expect(cpu.matvec.workgroup).toBe(4);
+    expect(cpu.matvec.threadRows).toBeGreaterThan(0);
+    const gpu = shapes({ GUFO_KERNEL_SHAPE: 'gpu' });
+    expect(gpu).toMatchObject({ family: 'gpu', prefill: 'wgtiled', foldsNorm: true, batchTokens: 0 });
+    expect(gpu.matvec.threadRows).toBe(0);
+  }, 240_000);
 });

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAVAPIPE_ICD, LAVAPIPE_INSTALL } from '../../src-main/engine/gpu/software-driver';
+import type { KernelShapes } from '../../src-main/engine-wire/protocol';
 import { REPO_ROOT } from '../support/paths';
 
 const dir = mkdtempSync(join(tmpdir(), 'gufo-device-kit-test-'));
@@ -25,6 +26,7 @@ interface KitLine {
   decodeTokS: number;
   rooflineFraction: number;
   kernels?: unknown[];
+  kernelShapes?: KernelShapes;
 }
 
 beforeAll(() => {
@@ -60,6 +62,32 @@ describe('npm run device:kit', () => {
     );
   });
 
+  it('make-model --types: the file types KIT_TYPES=all measures, one for each weight type with GPU kernels', () => {
+    const r = spawnSync(join(kit, 'bin/node'), [join(kit, 'app/tools/make-model.mjs'), '--types'], {
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const types = r.stdout.trim().split(',');
+    for (const t of [
+      'F16',
+      'BF16',
+      'Q8_0',
+      'Q6_K',
+      'Q5_K_M',
+      'Q5_1',
+      'Q5_0',
+      'Q4_K_M',
+      'Q4_1',
+      'Q4_0',
+      'Q3_K_M',
+      'Q2_K',
+    ])
+      expect(types, t).toContain(t);
+    for (const t of ['IQ4_NL', 'IQ4_XS']) expect(types, t).toContain(t);
+    // Types with no GPU kernel, or that need an importance matrix, are left out.
+    for (const t of ['IQ2_XS', 'IQ1_S', 'Q2_K_S']) expect(types, t).not.toContain(t);
+  });
+
   it('run.sh on lavapipe: one JSON line each for Gufo and llama.cpp, from an empty context and at depth, with tok/s, rooflineFraction and the adapter', () => {
     expect(existsSync(LAVAPIPE_ICD), `${LAVAPIPE_ICD} is missing: ${LAVAPIPE_INSTALL}`).toBe(true);
     // A bare environment: nothing from this checkout (no NODE_PATH, no GUFO_DEV); the kit runs its own node.
@@ -92,5 +120,7 @@ describe('npm run device:kit', () => {
       expect(line.rooflineFraction, line.engine).toBeGreaterThan(0);
     }
     expect(lines[0]!.kernels?.length).toBeGreaterThan(0);
+    // lavapipe: the CPU adapters' shapes, a workgroup of its 8 lanes, the batched mat-vec not loaded (one slot).
+    expect(lines[0]!.kernelShapes).toMatchObject({ family: 'cpu', matvec: { workgroup: 8 }, batchTokens: 0 });
   }, 420_000);
 });

@@ -4,7 +4,7 @@ import { log, printJson, CliError, integerOption, type Command } from '../comman
 import { formatBytes } from '../format';
 import { progressBar } from '../progress';
 import { STORE_HELP, storeResults } from '../results-store';
-import type { StepProfile } from '../../engine-wire/protocol';
+import type { KernelShapes, StepProfile } from '../../engine-wire/protocol';
 import { adapterJson, KV_CACHE_HELP, KV_CACHE_OPTIONS, kvCacheOptions, memoryJson, startEngine } from './run';
 
 const HELP = `Usage: gufo bench <model> [-p 512] [-n 128] [-d 0] [--cache-type-k T] [--cache-type-v T]
@@ -29,7 +29,9 @@ ${KV_CACHE_HELP}
             read, their GB/s and fraction of the copy bandwidth
   --json    one JSON document on stdout: { depth, promptTokens, genTokens, prefillTokS, decodeTokS,
             bytesPerToken, achievedBytesPerSecond, copyBytesPerSecond, rooflineFraction,
-            dispatchesPerToken, submitsPerToken, hostMsPerToken, adapter, memory }; with
+            dispatchesPerToken, submitsPerToken, hostMsPerToken, kernelShapes: { family,
+            matvec: { workgroup, rows, threadRows }, batchTokens, prefill, subgroups, f16,
+            foldsNorm }, adapter, memory }; with
             --profile also profile: { tokens, gpuMsPerToken, kernels: [{ kernel,
             dispatchesPerToken, gpuMsPerToken, bytesPerToken, bytesPerSecond,
             rooflineFraction }] } (slowest first; bytes are null for kernels that read no weights)
@@ -84,6 +86,7 @@ export const benchCommand: Command = {
       );
       const rows: [string, string][] = [
         ['adapter', `${info.adapter.name} (${info.adapter.backend})`],
+        ['kernels', shapesLine(result.kernelShapes)],
         [`prefill (pp${p}${at(depth)})`, `${result.prefillTokS.toFixed(1)} tok/s`],
         [`decode (tg${result.genTokens}${at(depth)})`, `${result.decodeTokS.toFixed(1)} tok/s`],
         ['bytes per token', formatBytes(result.bytesPerToken)],
@@ -108,6 +111,20 @@ export const benchCommand: Command = {
     });
   },
 };
+
+/** The kernel shapes in a line: "cpu shapes: mat-vec 8 threads × 32 rows (4 a thread), batches of 4, prefill tiled, subgroups". */
+function shapesLine(s: KernelShapes): string {
+  const { workgroup, rows, threadRows } = s.matvec;
+  const parts = [
+    `${s.family} shapes: mat-vec ${workgroup} threads × ${rows} rows${threadRows > 0 ? ` (${threadRows} a thread)` : ''}`,
+    ...(s.batchTokens > 0 ? [`batches of ${s.batchTokens}`] : []),
+    `prefill ${s.prefill}`,
+    ...(s.subgroups ? ['subgroups'] : []),
+    ...(s.f16 ? ['f16'] : []),
+    ...(s.foldsNorm ? ['norm folded'] : []),
+  ];
+  return parts.join(', ');
+}
 
 /** llama-bench's suffix for a depth: " @ d2048". */
 function at(depth: number): string {

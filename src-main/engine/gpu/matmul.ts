@@ -18,7 +18,7 @@
  * GPU (routingTable() gives its layout), so the chosen experts never come back to the CPU and only
  * their blocks are read.
  */
-import type { GpuInfo } from '../../engine-wire/protocol';
+import type { GpuInfo, KernelShapes } from '../../engine-wire/protocol';
 import type { GpuContext } from './device';
 import { noteReadBytes } from './dispatch-profile';
 import type { Dispatch } from './ops';
@@ -399,6 +399,20 @@ export class MatmulKernels {
   /** The smallest token count of each kernel matmul() picks by count: [1, 2] or, with batchMatvec, [1, 2, 5]. */
   tokenSteps(): number[] {
     return this.batchMatvec ? [1, 2, this.batchMatvec.tokens + 1] : [1, 2];
+  }
+
+  /** What these kernels are, for bench's report. */
+  shapes(): KernelShapes {
+    const { wg, rows, threadRows } = this.matvec;
+    return {
+      family: this.foldsNorm ? 'gpu' : 'cpu',
+      matvec: { workgroup: wg, rows, threadRows },
+      batchTokens: this.batchMatvec?.tokens ?? 0,
+      prefill: this.prefill,
+      subgroups: this.subgroups || this.xLanes,
+      f16: this.f16,
+      foldsNorm: this.foldsNorm,
+    };
   }
 
   /** Whether matmul() runs `tokens` tokens through the batched mat-vec (a batched decode step's rows). */
