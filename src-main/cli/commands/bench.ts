@@ -112,7 +112,7 @@ export const benchCommand: Command = {
   },
 };
 
-/** The kernel shapes in a line: "cpu shapes: mat-vec 8 threads × 32 rows (4 a thread), batches of 4, prefill tiled, subgroups". */
+/** The kernel shapes in a line: "cpu shapes: mat-vec 8 threads × 64 rows (8 a thread), batches of 4, prefill tiled, subgroups". */
 function shapesLine(s: KernelShapes): string {
   const { workgroup, rows, threadRows } = s.matvec;
   const parts = [
