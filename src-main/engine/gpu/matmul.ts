@@ -153,6 +153,14 @@ export { MATVEC_THREAD_ROWS };
 export const MAX_GROUPS_X = 32768;
 
 /**
+ * weight-io.wgsl's x broadcast over a subgroup of `lanes` (0: none): X_LANES, and X_LOADS, the
+ * vec4 loads each lane makes of a unit's 8.
+ */
+function xLaneDefines(lanes: number): { X_LANES: number; X_LOADS: number } {
+  return { X_LANES: lanes, X_LOADS: lanes > 0 ? 8 / lanes : 0 };
+}
+
+/**
  * The decode kernel's shape. On a CPU adapter: MATVEC_THREAD_ROWS rows per thread, as many
  * threads as the adapter's subgroup where that size is fixed (lavapipe 8, SwiftShader 4: one SIMD
  * register of lanes), else 64, and `tokens` tokens (a batched decode step's, up to BATCH_TOKENS).
@@ -360,8 +368,7 @@ export class MatmulKernels {
         RT: this.tiled.threadRows,
         TT: this.tiled.tokens,
         SMALL_TILE: this.tiled === SMALL_TILED,
-        X_LANES: this.xLanes ? this.matvec.wg : 0,
-        X_LOADS: this.xLanes ? 8 / this.matvec.wg : 0,
+        ...xLaneDefines(this.xLanes ? this.matvec.wg : 0),
         SHADER_F16: this.f16,
         MATVEC: false,
         W_VEC4: true,
@@ -382,8 +389,7 @@ export class MatmulKernels {
       THREAD_ROWS: v.threadRows > 0,
       MV_ROW_END: this.rowLoop && v.threadRows > 0 ? 'rows' : 'ROWS',
       MV_PAIRS: this.rowLoop && v.threadRows > 0,
-      X_LANES: v.threadRows > 0 && this.xLanes ? v.wg : 0,
-      X_LOADS: v.threadRows > 0 && this.xLanes ? 8 / v.wg : 0,
+      ...xLaneDefines(v.threadRows > 0 && this.xLanes ? v.wg : 0),
       W_VEC4: true,
       X_VEC4: variant.vec4 ?? false,
       EXPERTS: variant.experts ?? false,
@@ -405,7 +411,7 @@ export class MatmulKernels {
   shapes(): KernelShapes {
     const { wg, rows, threadRows } = this.matvec;
     return {
-      family: this.foldsNorm ? 'gpu' : 'cpu',
+      family: threadRows > 0 ? 'cpu' : 'gpu',
       matvec: { workgroup: wg, rows, threadRows },
       batchTokens: this.batchMatvec?.tokens ?? 0,
       prefill: this.prefill,

@@ -175,6 +175,8 @@ describe('shapes and options', () => {
     const kernels = new MatmulKernels(ctx, { cpuShapes: true });
     const lanes = kernels.matvec.wg;
     expect(kernels.xLanes).toBe(ctx.hasSubgroups && ctx.info.subgroupMinSize === lanes);
+    const without = new MatmulKernels(ctx, { cpuShapes: true, subgroups: false });
+    expect(without.xLanes).toBe(false);
     for (const kernel of ['matvec', 'tiled'] as const) {
       const unit = wgslFunction(kernels.source({ kernel, vec4: true }, 'Q8_0'), 'x_unit');
       if (kernels.xLanes) {
@@ -182,8 +184,6 @@ describe('shapes and options', () => {
         expect(unit.match(/subgroupBroadcast\(v, \du\)/g), kernel).toHaveLength(8);
         expect(unit.match(/load_x4\(/g), kernel).toHaveLength(8 / lanes);
       }
-      const without = new MatmulKernels(ctx, { cpuShapes: true, subgroups: false });
-      expect(without.xLanes).toBe(false);
       expect(without.source({ kernel, vec4: true }, 'Q8_0')).not.toMatch(/subgroupBroadcast|enable subgroups/);
     }
   });
