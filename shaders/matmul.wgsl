@@ -56,6 +56,10 @@ const WG: u32 = {{WG}}u;
 const ROWS: u32 = {{ROWS}}u;
 const TT: u32 = {{TT}}u;
 const ACC: u32 = ROWS * TT;
+#if X_STAGE
+const XS_UNITS: u32 = {{XS_UNITS}}u;
+const_assert XS_UNITS % (WG * MV_UNITS) == 0u; // each thread's units in a chunk, as without staging
+#endif
 
 #if THREAD_ROWS
 #else
@@ -248,9 +252,20 @@ fn main(
     for (var t = 0u; t < TT; t++) { store(row0, r * TT + t, acc[r * TT + t]); }
   }
 #else
+#if X_STAGE
+  // x a chunk at a time through workgroup memory (weight-io.wgsl's stage_x); each thread takes the
+  // same units, in the same order, as without.
+  for (var u0 = 0u; u0 < P.units; u0 += XS_UNITS) {
+    stage_x(tile_x[0], u0, lid);
+    for (var u = u0 + lid * MV_UNITS; u < min(u0 + XS_UNITS, P.units); u += WG * MV_UNITS) {
+      matvec_step(tile_x[0], u, tile_row + row0, rows, &acc);
+    }
+  }
+#else
   for (var u = lid * MV_UNITS; u < P.units; u += WG * MV_UNITS) {
     matvec_step(tile_x[0], u, tile_row + row0, rows, &acc);
   }
+#endif
 #endif
 #else
   for (var r = 0u; r < ROWS; r++) {

@@ -149,7 +149,42 @@ fn load_x4(xb: u32, c: u32) -> vec4<f32> {
 var<private> x_lane: u32;
 #endif
 
+#if X_STAGE
+// The GPU mat-vec's x, XS_UNITS units (from column x_stage_col) at a time in workgroup memory:
+// stage_x has the workgroup's threads load it side by side (thread t the vec4s t, t + WG, …: one
+// coalesced load across a subgroup, and the prologue's norm weight and gate|up loads with it),
+// after which each thread reads its own units from here. Thread t reads vec4s 8 · MV_UNITS · t
+// onwards; x_stage_at's swizzle spreads eight neighbouring threads' reads over eight different
+// 16-byte bank groups (without it all eight would hit the same one, an 8-way bank conflict).
+var<workgroup> x_stage: array<vec4<f32>, XS_UNITS * 8u>;
+var<private> x_stage_col: u32;
+const XS_SWIZZLE_SHIFT = countTrailingZeros(8u * MV_UNITS);
+
+fn x_stage_at(j: u32) -> u32 {
+  return j ^ ((j >> XS_SWIZZLE_SHIFT) & 7u);
+}
+
+// Stages units u0 .. u0 + XS_UNITS − 1 (those before P.units) of the token whose vector starts at
+// xb. Every thread calls it (barriers): the first waits for the previous chunk's readers.
+fn stage_x(xb: u32, u0: u32, lid: u32) {
+  workgroupBarrier();
+  x_stage_col = 32u * u0;
+  let end = min(XS_UNITS, P.units - u0) * 8u;
+  for (var j = lid; j < end; j += WG) {
+    x_stage[x_stage_at(j)] = load_x4(xb, x_stage_col + 4u * j);
+  }
+  workgroupBarrier();
+}
+#endif
+
 fn x_unit(xb: u32, c: u32) -> array<vec4<f32>, 8> {
+#if X_STAGE
+  let j = (c - x_stage_col) >> 2u;
+  return array<vec4<f32>, 8>(
+    x_stage[x_stage_at(j)], x_stage[x_stage_at(j + 1u)], x_stage[x_stage_at(j + 2u)], x_stage[x_stage_at(j + 3u)],
+    x_stage[x_stage_at(j + 4u)], x_stage[x_stage_at(j + 5u)], x_stage[x_stage_at(j + 6u)], x_stage[x_stage_at(j + 7u)],
+  );
+#else
 #if X_LANES
   var x: array<vec4<f32>, 8>;
   #unroll L 0 {{X_LOADS}} 1
@@ -173,6 +208,7 @@ fn x_unit(xb: u32, c: u32) -> array<vec4<f32>, 8> {
     load_x4(xb, c), load_x4(xb, c + 4u), load_x4(xb, c + 8u), load_x4(xb, c + 12u),
     load_x4(xb, c + 16u), load_x4(xb, c + 20u), load_x4(xb, c + 24u), load_x4(xb, c + 28u),
   );
+#endif
 #endif
 #endif
 }

@@ -8,6 +8,8 @@
 // llama.cpp's rooflineFraction uses Gufo's bytes per token and copy bandwidth for the same file
 // and adapter. KIT_P and KIT_N set the prompt and generated tokens; each file runs from an empty
 // context and again at a depth of KIT_DEPTH tokens (llama-bench's -d; default 4096, tiny 64).
+// KIT_MATVEC_SHAPES=32x4,64x8: Gufo again from an empty context with each of those decode mat-vec
+// shapes (GUFO_MATVEC_SHAPE: threads × rows a workgroup) beside the one its vendor gets.
 // Progress goes to stderr.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,12 +30,14 @@ const types = (
     : (process.env.KIT_TYPES ?? 'Q4_K_M,Q8_0')
 ).split(',');
 const depths = [0, Number(process.env.KIT_DEPTH ?? (tiny ? 64 : 4096))];
+const matvecShapes = (process.env.KIT_MATVEC_SHAPES ?? '').split(',').filter(Boolean);
 
-/** Runs the kit's node on `args`; stdout when it succeeds, else an Error with stderr's tail. */
-function node(args, what) {
+/** Runs the kit's node on `args` (with `env` added); stdout when it succeeds, else an Error with stderr's tail. */
+function node(args, what, env = {}) {
   process.stderr.write(`${what}...\n`);
   const r = spawnSync(process.execPath, args, {
     cwd: kit,
+    env: { ...process.env, ...env },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
     maxBuffer: 256 * 2 ** 20,
@@ -46,53 +50,64 @@ function node(args, what) {
 }
 
 const print = (line) => process.stdout.write(JSON.stringify(line) + '\n');
+
 const work = mkdtempSync(join(process.env.KIT_TMP ?? tmpdir(), 'gufo-kit-'));
 let failed = false;
+
+/**
+ * `gufo bench --profile --json` on `file` at base.depth (with GUFO_MATVEC_SHAPE=matvecShape where
+ * given): prints its line and returns the bench's document, or prints the error and returns undefined.
+ */
+function runGufo(file, base, matvecShape) {
+  const { fileType, depth } = base;
+  const env = matvecShape ? { GUFO_MATVEC_SHAPE: matvecShape } : {};
+  const bench = [
+    join(kit, 'app/bin/gufo.mjs'),
+    'bench',
+    file,
+    '-p',
+    String(base.promptTokens),
+    '-n',
+    String(base.genTokens),
+  ];
+  try {
+    const what = `gufo bench ${fileType} at depth ${depth}${matvecShape ? `, mat-vec ${matvecShape}` : ''}`;
+    const gufo = JSON.parse(node([...bench, '-d', String(depth), '--profile', '--json'], what, env));
+    print({
+      engine: 'gufo',
+      ...base,
+      adapter: gufo.adapter.name,
+      vendor: gufo.adapter.vendor,
+      architecture: gufo.adapter.architecture,
+      kernelShapes: gufo.kernelShapes,
+      prefillTokS: gufo.prefillTokS,
+      decodeTokS: gufo.decodeTokS,
+      rooflineFraction: gufo.rooflineFraction,
+      bytesPerToken: gufo.bytesPerToken,
+      copyBytesPerSecond: gufo.copyBytesPerSecond,
+      dispatchesPerToken: gufo.dispatchesPerToken,
+      hostMsPerToken: gufo.hostMsPerToken,
+      gpuMsPerToken: gufo.profile?.gpuMsPerToken,
+      kernels: gufo.profile?.kernels
+        .slice(0, 8)
+        .map((k) => ({ kernel: k.kernel, gpuMsPerToken: k.gpuMsPerToken, rooflineFraction: k.rooflineFraction })),
+    });
+    return gufo;
+  } catch (err) {
+    failed = true;
+    print({ engine: 'gufo', ...base, ...(matvecShape ? { matvecShape } : {}), error: err.message });
+    return undefined;
+  }
+}
+
 try {
   for (const fileType of types) {
     const file = join(work, `${shape}-${fileType}.gguf`);
     node([join(kit, 'app/tools/make-model.mjs'), fileType, file, shape], `writing a random ${shape} ${fileType}`);
     for (const depth of depths) {
       const base = { fileType, shape, depth, promptTokens: p, genTokens: n };
-      let gufo;
-      try {
-        const bench = [
-          join(kit, 'app/bin/gufo.mjs'),
-          'bench',
-          file,
-          '-p',
-          String(p),
-          '-n',
-          String(n),
-          '-d',
-          String(depth),
-          '--profile',
-          '--json',
-        ];
-        gufo = JSON.parse(node(bench, `gufo bench ${fileType} at depth ${depth}`));
-        print({
-          engine: 'gufo',
-          ...base,
-          adapter: gufo.adapter.name,
-          vendor: gufo.adapter.vendor,
-          architecture: gufo.adapter.architecture,
-          kernelShapes: gufo.kernelShapes,
-          prefillTokS: gufo.prefillTokS,
-          decodeTokS: gufo.decodeTokS,
-          rooflineFraction: gufo.rooflineFraction,
-          bytesPerToken: gufo.bytesPerToken,
-          copyBytesPerSecond: gufo.copyBytesPerSecond,
-          dispatchesPerToken: gufo.dispatchesPerToken,
-          hostMsPerToken: gufo.hostMsPerToken,
-          gpuMsPerToken: gufo.profile?.gpuMsPerToken,
-          kernels: gufo.profile?.kernels
-            .slice(0, 8)
-            .map((k) => ({ kernel: k.kernel, gpuMsPerToken: k.gpuMsPerToken, rooflineFraction: k.rooflineFraction })),
-        });
-      } catch (err) {
-        failed = true;
-        print({ engine: 'gufo', ...base, error: err.message });
-      }
+      const gufo = runGufo(file, base);
+      for (const matvecShape of depth === 0 ? matvecShapes : []) runGufo(file, base, matvecShape);
       try {
         const llama = JSON.parse(
           node(

@@ -381,8 +381,12 @@ export interface BenchResult {
 export interface KernelShapes {
   /** A CPU adapter's shapes (threads own rows, no barriers), or a GPU's; decode attention's too. */
   family: 'cpu' | 'gpu';
-  /** The decode mat-vec: threads a workgroup, rows a workgroup, rows a thread owns (0: the workgroup shares its rows). */
-  matvec: { workgroup: number; rows: number; threadRows: number };
+  /**
+   * The decode mat-vec: threads a workgroup, rows a workgroup, rows a thread owns (0: the workgroup
+   * shares its rows); whether x goes through workgroup memory (a GPU's, read side by side); whose
+   * setting the shape is: the adapter's vendor (e.g. "nvidia"), "default", "GUFO_MATVEC_SHAPE" or "cpu".
+   */
+  matvec: { workgroup: number; rows: number; threadRows: number; xStaged: boolean; tunedFor: string };
   /** Tokens of a batched decode step the mat-vec takes at once (0: none; such steps run the prefill kernel). */
   batchTokens: number;
   /** Prefill's mat-mat: matmat.wgsl's tiles (tiled), matmat-tiled.wgsl's workgroup-memory tiles (wgtiled), or matmat. */

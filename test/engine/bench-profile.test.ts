@@ -163,8 +163,9 @@ describe('gufo bench --profile --json', () => {
     expect(cpu).toMatchObject({ family: 'cpu', prefill: 'tiled', foldsNorm: false, f16: false });
     expect(cpu.matvec.workgroup).toBe(4);
     expect(cpu.matvec.threadRows).toBeGreaterThan(0);
-    const gpu = shapes({ GUFO_KERNEL_SHAPE: 'gpu' });
+    // A GPU's, with the mat-vec's threads and rows as the device kit would try another setting.
+    const gpu = shapes({ GUFO_KERNEL_SHAPE: 'gpu', GUFO_MATVEC_SHAPE: '32x4' });
     expect(gpu).toMatchObject({ family: 'gpu', prefill: 'wgtiled', foldsNorm: true, batchTokens: 0 });
-    expect(gpu.matvec.threadRows).toBe(0);
+    expect(gpu.matvec).toEqual({ workgroup: 32, rows: 4, threadRows: 0, xStaged: true, tunedFor: 'GUFO_MATVEC_SHAPE' });
   }, 240_000);
 });

@@ -30,15 +30,17 @@ ${KV_CACHE_HELP}
   --json    one JSON document on stdout: { depth, promptTokens, genTokens, prefillTokS, decodeTokS,
             bytesPerToken, achievedBytesPerSecond, copyBytesPerSecond, rooflineFraction,
             dispatchesPerToken, submitsPerToken, hostMsPerToken, kernelShapes: { family,
-            matvec: { workgroup, rows, threadRows }, batchTokens, prefill, subgroups, f16,
-            foldsNorm }, adapter, memory }; with
+            matvec: { workgroup, rows, threadRows, xStaged, tunedFor }, batchTokens, prefill,
+            subgroups, f16, foldsNorm }, adapter, memory }; with
             --profile also profile: { tokens, gpuMsPerToken, kernels: [{ kernel,
             dispatchesPerToken, gpuMsPerToken, bytesPerToken, bytesPerSecond,
             rooflineFraction }] } (slowest first; bytes are null for kernels that read no weights)
 
 ${STORE_HELP} A run with -d or a KV cache type other than f16 is not stored.
 
-GUFO_ADAPTER picks the GPU adapter by name.
+GUFO_ADAPTER picks the GPU adapter by name. On a GPU, the decode mat-vec's threads and rows a
+workgroup follow the adapter's vendor (tunedFor); GUFO_MATVEC_SHAPE=THREADSxROWS (e.g. 32x4)
+tries another.
 `;
 
 export const benchCommand: Command = {
@@ -112,11 +114,17 @@ export const benchCommand: Command = {
   },
 };
 
-/** The kernel shapes in a line: "cpu shapes: mat-vec 8 threads × 64 rows (8 a thread), batches of 4, prefill tiled, subgroups". */
+/**
+ * The kernel shapes in a line: "cpu shapes: mat-vec 8 threads × 64 rows (8 a thread), batches of 4,
+ * prefill tiled, subgroups", or on a GPU "gpu shapes: mat-vec 64 threads × 4 rows (nvidia's), x
+ * staged, prefill wgtiled, …".
+ */
 function shapesLine(s: KernelShapes): string {
-  const { workgroup, rows, threadRows } = s.matvec;
+  const { workgroup, rows, threadRows, xStaged, tunedFor } = s.matvec;
+  const whose = threadRows > 0 ? ` (${threadRows} a thread)` : ` (${tunedFor}'s)`;
   const parts = [
-    `${s.family} shapes: mat-vec ${workgroup} threads × ${rows} rows${threadRows > 0 ? ` (${threadRows} a thread)` : ''}`,
+    `${s.family} shapes: mat-vec ${workgroup} threads × ${rows} rows${whose}`,
+    ...(xStaged ? ['x staged'] : []),
     ...(s.batchTokens > 0 ? [`batches of ${s.batchTokens}`] : []),
     `prefill ${s.prefill}`,
     ...(s.subgroups ? ['subgroups'] : []),

@@ -107,6 +107,12 @@ export interface KernelOptions {
    */
   prefill?: 'tiled' | 'wgtiled' | 'matmat';
   /**
+   * The GPU mat-vec stages x in workgroup memory (weight-io.wgsl's stage_x) where the device's
+   * workgroup storage holds it; false reads x straight from its buffer in every thread (for tests:
+   * the two give the same bits). Default true.
+   */
+  xStage?: boolean;
+  /**
    * Steps of 2–4 tokens (a batched decode step's rows, one per slot) through the decode mat-vec,
    * each row's weights read once for all of them, rather than TILED, whose 16-token tile would do
    * 4–8× their work: for models with several slots, on a CPU adapter whose decode steps loop over
@@ -168,9 +174,61 @@ function xLaneDefines(lanes: number): { X_LANES: number; X_LOADS: number } {
  * enough workgroups to fill every compute unit (a 4096-row matrix: 1024).
  */
 function matvecShape(info: GpuInfo, cpu: boolean, tokens = 1): KernelShape {
-  if (!cpu) return { wg: 64, rows: 4, tokens: 1, threadRows: 0 };
+  if (!cpu) return { ...gpuMatvecShape(info), tokens: 1, threadRows: 0 };
   const wg = cpuLanes(info);
   return { wg, rows: wg * MATVEC_THREAD_ROWS, tokens, threadRows: MATVEC_THREAD_ROWS };
+}
+
+/**
+ * The GPU decode mat-vec's threads and rows a workgroup, by the adapter's vendor (GpuInfo.vendor):
+ * starting points from each architecture's SIMD width, to be measured by the device kit (which
+ * prints the shape that ran). 64 threads are two 32-lane warps or SIMD groups (NVIDIA, Apple), one
+ * wave64 or two wave32 (AMD), a whole subgroup or more of Intel's 8–32 lanes; Intel takes 32, so
+ * a 2048-column row (64 units) keeps all its threads busy on a 2-unit step rather than half.
+ * Every shape keeps the staged x (2 · threads units) within 16 KiB.
+ */
+export const GPU_MATVEC_SHAPES: Readonly<Record<string, { wg: number; rows: number }>> = {
+  nvidia: { wg: 64, rows: 4 },
+  amd: { wg: 64, rows: 4 },
+  apple: { wg: 64, rows: 4 },
+  intel: { wg: 32, rows: 4 },
+};
+const GPU_MATVEC_DEFAULT = { wg: 64, rows: 4 };
+
+/**
+ * The GPU mat-vec's shape on this adapter: GUFO_MATVEC_SHAPE=THREADSxROWS (e.g. 32x4, for the
+ * device kit to try another), else GPU_MATVEC_SHAPES' for its vendor, else 64 threads × 4 rows.
+ */
+export function gpuMatvecShape(info: GpuInfo): { wg: number; rows: number; tunedFor: string } {
+  const forced = process.env.GUFO_MATVEC_SHAPE;
+  if (forced) {
+    const m = /^(\d+)x(\d+)$/.exec(forced);
+    const wg = Number(m?.[1]);
+    const rows = Number(m?.[2]);
+    // Threads: a power of two from 8 (reductions halve; subgroups hold 4 or more); rows even (gate|up pairs).
+    if (!m || !(wg >= 8 && wg <= 256 && (wg & (wg - 1)) === 0) || !(rows >= 2 && rows <= 16 && rows % 2 === 0))
+      throw new Error(
+        `GUFO_MATVEC_SHAPE=${forced}: expected THREADSxROWS, threads a power of two 8–256, rows even 2–16`,
+      );
+    return { wg, rows, tunedFor: 'GUFO_MATVEC_SHAPE' };
+  }
+  const vendor = info.vendor.toLowerCase();
+  const shape = GPU_MATVEC_SHAPES[vendor];
+  return shape ? { ...shape, tunedFor: vendor } : { ...GPU_MATVEC_DEFAULT, tunedFor: 'default' };
+}
+
+/** Units of x the GPU mat-vec stages at a time: one pass of its threads over units, at 2 units a step (MV_UNITS ≤ 2). */
+function xStageUnits(wg: number): number {
+  return 2 * wg;
+}
+
+/**
+ * Workgroup memory the GPU mat-vec needs with x staged: the stage (32 f32 a unit), the sums'
+ * shared array (one slot a thread at most, without subgroups), the GLU's row sums and the norm
+ * prologue's 128 partial sums.
+ */
+function stagedMatvecBytes(wg: number, rows: number): number {
+  return xStageUnits(wg) * 32 * 4 + rows * wg * 4 + rows * 4 + 128 * 4;
 }
 const EMBED_WG = 64;
 /** The values of one part's WeightUniform, by field. */
@@ -275,6 +333,14 @@ export class MatmulKernels {
    * `git show fec2e69:docs/performance.md`, "RMSNorm and the GLU folded into the decode mat-vecs").
    */
   readonly foldsNorm: boolean;
+  /**
+   * Units of x the GPU mat-vec stages in workgroup memory at a time (weight-io.wgsl's stage_x), or 0
+   * where it reads x from its buffer: the CPU shapes (threads own rows; x's address is the same in
+   * every thread), or a device whose workgroup storage is too small.
+   */
+  readonly xStage: number;
+  /** Whose GPU mat-vec shape this is (gpuMatvecShape's tunedFor), or 'cpu' for the CPU shapes. */
+  readonly matvecTunedFor: string;
   /** The decode steps loop over a thread's rows rather than unrolling them (cpuRowLoop; CPU shapes only). */
   readonly rowLoop: boolean;
   /**
@@ -304,6 +370,10 @@ export class MatmulKernels {
       ctx.hasSubgroups && ctx.info.wgslLanguageFeatures.includes('subgroup_id') && (options.subgroups ?? true);
     const cpu = options.cpuShapes ?? ctx.info.cpuShapes;
     this.matvec = matvecShape(ctx.info, cpu);
+    this.matvecTunedFor = cpu ? 'cpu' : gpuMatvecShape(ctx.info).tunedFor;
+    const stageFits =
+      stagedMatvecBytes(this.matvec.wg, this.matvec.rows) <= ctx.device.limits.maxComputeWorkgroupStorageSize;
+    this.xStage = !cpu && (options.xStage ?? true) && stageFits ? xStageUnits(this.matvec.wg) : 0;
     this.prefill = options.prefill ?? (cpu ? 'tiled' : 'wgtiled');
     this.foldsNorm = !cpu;
     this.rowLoop = cpu && cpuRowLoop(ctx.info);
@@ -390,6 +460,8 @@ export class MatmulKernels {
       MV_ROW_END: this.rowLoop && v.threadRows > 0 ? 'rows' : 'ROWS',
       MV_PAIRS: this.rowLoop && v.threadRows > 0,
       ...xLaneDefines(v.threadRows > 0 && this.xLanes ? v.wg : 0),
+      X_STAGE: v === this.matvec && this.xStage > 0,
+      XS_UNITS: this.xStage,
       W_VEC4: true,
       X_VEC4: variant.vec4 ?? false,
       EXPERTS: variant.experts ?? false,
@@ -412,7 +484,7 @@ export class MatmulKernels {
     const { wg, rows, threadRows } = this.matvec;
     return {
       family: threadRows > 0 ? 'cpu' : 'gpu',
-      matvec: { workgroup: wg, rows, threadRows },
+      matvec: { workgroup: wg, rows, threadRows, xStaged: this.xStage > 0, tunedFor: this.matvecTunedFor },
       batchTokens: this.batchMatvec?.tokens ?? 0,
       prefill: this.prefill,
       subgroups: this.subgroups || this.xLanes,

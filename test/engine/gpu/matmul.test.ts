@@ -139,12 +139,15 @@ describe('shapes and options', () => {
     }
   });
 
-  it("on a GPU: decode's threads share 4 rows, reading neighbouring units side by side, and reduce; prefill is matmat-tiled.wgsl's", () => {
+  it("on a GPU: decode's threads share 4 rows, x staged side by side in workgroup memory, and reduce; prefill is matmat-tiled.wgsl's", () => {
     const kernels = new MatmulKernels(ctx, { cpuShapes: false });
     expect(kernels.matvec).toMatchObject({ rows: 4, threadRows: 0 });
     expect(kernels.prefill).toBe('wgtiled');
     const source = kernels.source({ kernel: 'matvec', vec4: true }, 'Q4_K');
-    expect(source).toMatch(/for \(var u = lid \* MV_UNITS; u < P\.units; u \+= WG \* MV_UNITS\)/);
+    expect(source).toMatch(/stage_x\(tile_x\[0\], u0, lid\);/);
+    expect(source).toMatch(
+      /for \(var u = u0 \+ lid \* MV_UNITS; u < min\(u0 \+ XS_UNITS, P\.units\); u \+= WG \* MV_UNITS\)/,
+    );
     expect(source).toMatch(/workgroupBarrier/);
     // The defaults follow the adapter: the CPU shapes on a CPU adapter (unless GUFO_KERNEL_SHAPE=gpu).
     expect(new MatmulKernels(ctx).prefill).toBe(ctx.info.cpuShapes ? 'tiled' : 'wgtiled');
