@@ -35,6 +35,8 @@
 // decoded from its own blocks only (a tile whose expert lies in another part does nothing).
 // Pair p reads x vector p / x_group and writes y vector p.
 // X_NORM, X_GLU (MATVEC only): x made from the buffer as it is loaded (weight-io.wgsl).
+// INT_DOT (MATVEC on a GPU, types with an integer step): quantize_x writes x as q8_1 blocks
+// (weight-io.wgsl's XQ) and the type's matvec_step dots its codes with them (dot4I8Packed).
 // Y_GLU (MATVEC on a GPU, gate|up rows uploaded in pairs): the workgroup's rows are whole pairs;
 // it writes act(gate) · up of each, one output per pair (store_glu), instead of the rows.
 #if SHADER_F16
@@ -230,8 +232,11 @@ fn main(
   x_lane = lid;
 #endif
 #if X_NORM
+#if INT_DOT
+#else
   // The mat-vec's one token (weight-io.wgsl's prologue).
   x_norm_begin(P.x_offset, lid);
+#endif
 #endif
   var acc: array<f32, ACC>;
 #if MATVEC
@@ -326,6 +331,21 @@ fn main(
 #endif
 #endif
 }
+
+#if INT_DOT
+// The integer mat-vec's first dispatch: the token's x (with the prologue) as q8_1 blocks in XQ,
+// a block a thread; main's steps then read XQ instead of x.
+const_assert TT == 1u;
+@compute @workgroup_size(WG)
+fn quantize_x(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+#if X_NORM
+  x_norm_begin(P.x_offset, lid);
+#endif
+  for (var b = gid.x; b < P.units; b += nwg.x * WG) {
+    quantize_block(P.x_offset, b);
+  }
+}
+#endif
 
 // Output k of this workgroup (row k / TT, token k % TT of the tile).
 fn store(row0: u32, k: u32, v: f32) {

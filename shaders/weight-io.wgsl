@@ -213,6 +213,68 @@ fn x_unit(xb: u32, c: u32) -> array<vec4<f32>, 8> {
 #endif
 }
 
+#if INT_DOT
+// x as q8_1 blocks of 32 values, as llama.cpp's integer mat-vec (mul_mat_vecq) reads it: written
+// once per token by matmul.wgsl's quantize_x, then read by the types' integer steps, which dot
+// their codes with it four bytes at a time (dot4I8Packed). Block b is XQ[3b .. 3b + 2]: its 32
+// int8 codes as 8 packed words (word i: values 4i .. 4i + 3, low byte first), then d and
+// s = d · Σ q as f32 bits. As ggml's quantize_row_q8_1: d = max |x| / 127, q = round(x / d), half
+// away from zero (d and s kept in f32 rather than f16).
+@group(0) @binding(7) var<storage, read_write> XQ: array<vec4<u32>>;
+
+struct XQ8 {
+  // codes of values 0 .. 15 and 16 .. 31
+  lo: vec4<u32>,
+  hi: vec4<u32>,
+  d: f32,
+  s: f32,
+}
+
+fn xq_block(b: u32) -> XQ8 {
+  let ds = XQ[3u * b + 2u];
+  return XQ8(XQ[3u * b], XQ[3u * b + 1u], bitcast<f32>(ds.x), bitcast<f32>(ds.y));
+}
+
+// C's roundf: to the nearest integer, halves away from zero (WGSL's round takes halves to even).
+// v − trunc(v) is exact, so the comparison decides the tie as roundf does.
+fn round_away(v: vec4<f32>) -> vec4<f32> {
+  let t = trunc(v);
+  return t + select(vec4<f32>(0.0), sign(v), abs(v - t) >= vec4<f32>(0.5));
+}
+
+// Block b of the token's x at xb (load_x4: with the prologue) into XQ.
+fn quantize_block(xb: u32, b: u32) {
+  let x = x_unit(xb, 32u * b);
+  var amax = vec4<f32>(0.0);
+  for (var i = 0u; i < 8u; i++) {
+    amax = max(amax, abs(x[i]));
+  }
+  let d = max(max(amax.x, amax.y), max(amax.z, amax.w)) / 127.0;
+  let id = select(0.0, 1.0 / d, d != 0.0);
+  var words: array<u32, 8>;
+  var sum = vec4<i32>(0);
+  for (var i = 0u; i < 8u; i++) {
+    let q = vec4<i32>(round_away(x[i] * id));
+    sum += q;
+    words[i] = pack4xI8(q);
+  }
+  XQ[3u * b] = vec4<u32>(words[0], words[1], words[2], words[3]);
+  XQ[3u * b + 1u] = vec4<u32>(words[4], words[5], words[6], words[7]);
+  XQ[3u * b + 2u] = vec4<u32>(bitcast<u32>(d), bitcast<u32>(f32(sum.x + sum.y + sum.z + sum.w) * d), 0u, 0u);
+}
+
+// Σ of the codes of 16 values (four packed words), for the steps that take x's sum per 16.
+fn xq_sum16(w: vec4<u32>) -> i32 {
+  let one = 0x01010101u;
+  return dot4I8Packed(w.x, one) + dot4I8Packed(w.y, one) + dot4I8Packed(w.z, one) + dot4I8Packed(w.w, one);
+}
+
+// Σ q·x over 16 values: q four words of codes (each byte 0 .. 127), x the block's words beside them.
+fn qdot16(q: vec4<u32>, x: vec4<u32>) -> i32 {
+  return dot4I8Packed(q.x, x.x) + dot4I8Packed(q.y, x.y) + dot4I8Packed(q.z, x.z) + dot4I8Packed(q.w, x.w);
+}
+#endif
+
 // Σ w · x over a unit, w its eight decoded vec4s.
 fn unit_dot(w: array<vec4<f32>, 8>, x: array<vec4<f32>, 8>) -> f32 {
   return dot(w[0], x[0]) + dot(w[1], x[1]) + dot(w[2], x[2]) + dot(w[3], x[3])

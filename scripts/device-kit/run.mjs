@@ -8,8 +8,9 @@
 // llama.cpp's rooflineFraction uses Gufo's bytes per token and copy bandwidth for the same file
 // and adapter. KIT_P and KIT_N set the prompt and generated tokens; each file runs from an empty
 // context and again at a depth of KIT_DEPTH tokens (llama-bench's -d; default 4096, tiny 64).
-// KIT_MATVEC_SHAPES=32x4,64x8: Gufo again from an empty context with each of those decode mat-vec
-// shapes (GUFO_MATVEC_SHAPE: threads × rows a workgroup) beside the one its vendor gets.
+// KIT_VARIANTS=GUFO_INT_DOT=0,GUFO_MATVEC_SHAPE=32x4: Gufo again from an empty context with each
+// of those settings (one each; a line's `variant` names it): the float mat-vec beside the integer
+// one, another decode mat-vec shape (threads × rows a workgroup) beside its vendor's.
 // Progress goes to stderr.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,7 +31,8 @@ const types = (
     : (process.env.KIT_TYPES ?? 'Q4_K_M,Q8_0')
 ).split(',');
 const depths = [0, Number(process.env.KIT_DEPTH ?? (tiny ? 64 : 4096))];
-const matvecShapes = (process.env.KIT_MATVEC_SHAPES ?? '').split(',').filter(Boolean);
+const variants = (process.env.KIT_VARIANTS ?? '').split(',').filter(Boolean);
+for (const v of variants) if (!/^GUFO_\w+=\S+$/.test(v)) throw new Error(`KIT_VARIANTS: ${v} is not GUFO_NAME=VALUE`);
 
 /** Runs the kit's node on `args` (with `env` added); stdout when it succeeds, else an Error with stderr's tail. */
 function node(args, what, env = {}) {
@@ -55,12 +57,12 @@ const work = mkdtempSync(join(process.env.KIT_TMP ?? tmpdir(), 'gufo-kit-'));
 let failed = false;
 
 /**
- * `gufo bench --profile --json` on `file` at base.depth (with GUFO_MATVEC_SHAPE=matvecShape where
- * given): prints its line and returns the bench's document, or prints the error and returns undefined.
+ * `gufo bench --profile --json` on `file` at base.depth (with the setting `variant`, NAME=VALUE,
+ * where given): prints its line and returns the bench's document, or prints the error and returns undefined.
  */
-function runGufo(file, base, matvecShape) {
+function runGufo(file, base, variant) {
   const { fileType, depth } = base;
-  const env = matvecShape ? { GUFO_MATVEC_SHAPE: matvecShape } : {};
+  const env = variant ? Object.fromEntries([variant.split('=')]) : {};
   const bench = [
     join(kit, 'app/bin/gufo.mjs'),
     'bench',
@@ -71,11 +73,12 @@ function runGufo(file, base, matvecShape) {
     String(base.genTokens),
   ];
   try {
-    const what = `gufo bench ${fileType} at depth ${depth}${matvecShape ? `, mat-vec ${matvecShape}` : ''}`;
+    const what = `gufo bench ${fileType} at depth ${depth}${variant ? `, ${variant}` : ''}`;
     const gufo = JSON.parse(node([...bench, '-d', String(depth), '--profile', '--json'], what, env));
     print({
       engine: 'gufo',
       ...base,
+      ...(variant ? { variant } : {}),
       adapter: gufo.adapter.name,
       vendor: gufo.adapter.vendor,
       architecture: gufo.adapter.architecture,
@@ -95,7 +98,7 @@ function runGufo(file, base, matvecShape) {
     return gufo;
   } catch (err) {
     failed = true;
-    print({ engine: 'gufo', ...base, ...(matvecShape ? { matvecShape } : {}), error: err.message });
+    print({ engine: 'gufo', ...base, ...(variant ? { variant } : {}), error: err.message });
     return undefined;
   }
 }
@@ -107,7 +110,7 @@ try {
     for (const depth of depths) {
       const base = { fileType, shape, depth, promptTokens: p, genTokens: n };
       const gufo = runGufo(file, base);
-      for (const matvecShape of depth === 0 ? matvecShapes : []) runGufo(file, base, matvecShape);
+      for (const variant of depth === 0 ? variants : []) runGufo(file, base, variant);
       try {
         const llama = JSON.parse(
           node(

@@ -162,6 +162,37 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
 #else
 const MV_UNITS = 2u;
 
+#if INT_DOT
+// The 6-bit codes of 16 values as four packed words (bytes 0 .. 63): low nibbles of l at shift
+// nshift, high 2 bits of h at shift hs.
+fn q6_code_words(l: vec4<u32>, h: vec4<u32>, nshift: u32, hs: u32) -> vec4<u32> {
+  return ((l >> vec4<u32>(nshift)) & vec4<u32>(0x0f0f0f0fu)) | (((h >> vec4<u32>(hs)) & vec4<u32>(0x03030303u)) << vec4<u32>(4u));
+}
+
+// d_x · Σ (q − 32)·q_x over each 16-value half of a unit, exactly in integers: w's codes at
+// (nshift, hs), x the unit's q8_1 block.
+fn q6_unit_qdots(w: Q6Pair, nshift: u32, hs: u32, x: XQ8) -> vec2<f32> {
+  let lo = qdot16(q6_code_words(w.a, w.g, nshift, hs), x.lo) - 32 * xq_sum16(x.lo);
+  let hi = qdot16(q6_code_words(w.c, w.e, nshift, hs), x.hi) - 32 * xq_sum16(x.hi);
+  return x.d * vec2<f32>(f32(lo), f32(hi));
+}
+
+// The float step's units (s and s + 2 of half n) with x as q8_1 (INT_DOT).
+fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
+  let s = (u >> 1u) & 1u;
+  let ua = (u & ~3u) + s;
+  let xl = xq_block(ua);
+  let xh = xq_block(ua + 2u);
+  let n = (u >> 2u) & 1u;
+  let hs = 2u * s;
+  for (var r = 0u; r < {{MV_ROW_END}}; r++) {
+    if (r >= rows) { break; }
+    let w = q6_pair(row0 + r, u >> 3u, n, s);
+    (*acc)[r] += w.d * (dot(w.scl, q6_unit_qdots(w, 0u, hs, xl)) + dot(w.sch, q6_unit_qdots(w, 4u, hs + 4u, xh)));
+  }
+}
+#else
+
 // The 6-bit codes of the four bytes of l (low nibbles at shift nshift) and h (high bits at shift hs).
 fn q6_codes(l: u32, h: u32, nshift: u32, hs: u32) -> vec4<f32> {
   let lo = (vec4<u32>(l) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(nshift))) & vec4<u32>(15u);
@@ -199,5 +230,6 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     (*acc)[r] += w.d * (dot(w.scl, l - sl) + dot(w.sch, h - sh));
   }
 }
+#endif
 #endif
 #endif

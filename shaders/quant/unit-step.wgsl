@@ -8,6 +8,17 @@
 #if MATVEC
 const MV_UNITS = 1u;
 
+#if INT_DOT
+// With x as q8_1 (INT_DOT): the unit's block of x read once, each row's unit dotted with it by the
+// type's fn unit_qdot(row: u32, u: u32, x: XQ8) -> f32.
+fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
+  let x = xq_block(u);
+  for (var r = 0u; r < {{MV_ROW_END}}; r++) {
+    if (r >= rows) { break; }
+    (*acc)[r] += unit_qdot(row0 + r, u, x);
+  }
+}
+#else
 fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
   #unroll T 0 {{TT}} 1
   let x{{T}} = x_unit(token_x(xb, {{T}}u), 32u * u);
@@ -20,4 +31,5 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     #endunroll
   }
 }
+#endif
 #endif

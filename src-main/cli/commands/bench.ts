@@ -31,7 +31,7 @@ ${KV_CACHE_HELP}
             bytesPerToken, achievedBytesPerSecond, copyBytesPerSecond, rooflineFraction,
             dispatchesPerToken, submitsPerToken, hostMsPerToken, kernelShapes: { family,
             matvec: { workgroup, rows, threadRows, xStaged, tunedFor }, batchTokens, prefill,
-            subgroups, f16, foldsNorm }, adapter, memory }; with
+            subgroups, f16, foldsNorm, intDot }, adapter, memory }; with
             --profile also profile: { tokens, gpuMsPerToken, kernels: [{ kernel,
             dispatchesPerToken, gpuMsPerToken, bytesPerToken, bytesPerSecond,
             rooflineFraction }] } (slowest first; bytes are null for kernels that read no weights)
@@ -40,7 +40,8 @@ ${STORE_HELP} A run with -d or a KV cache type other than f16 is not stored.
 
 GUFO_ADAPTER picks the GPU adapter by name. On a GPU, the decode mat-vec's threads and rows a
 workgroup follow the adapter's vendor (tunedFor); GUFO_MATVEC_SHAPE=THREADSxROWS (e.g. 32x4)
-tries another.
+tries another. Where the adapter has integer dot products, the Q8_0, Q4_0, Q4_K and Q6_K mat-vecs
+take x as q8_1 (intDot); GUFO_INT_DOT=0 keeps x as f32.
 `;
 
 export const benchCommand: Command = {
@@ -130,6 +131,7 @@ function shapesLine(s: KernelShapes): string {
     ...(s.subgroups ? ['subgroups'] : []),
     ...(s.f16 ? ['f16'] : []),
     ...(s.foldsNorm ? ['norm folded'] : []),
+    ...(s.intDot ? ['integer dots'] : []),
   ];
   return parts.join(', ');
 }

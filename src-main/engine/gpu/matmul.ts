@@ -113,6 +113,11 @@ export interface KernelOptions {
    */
   xStage?: boolean;
   /**
+   * The GPU mat-vec of the INT_DOT_TYPES takes x as q8_1 and dots integer codes (dot4I8Packed)
+   * where the adapter has WGSL's packed_4x8_integer_dot_product. Default: GUFO_INT_DOT, on unless 0.
+   */
+  intDot?: boolean;
+  /**
    * Steps of 2–4 tokens (a batched decode step's rows, one per slot) through the decode mat-vec,
    * each row's weights read once for all of them, rather than TILED, whose 16-token tile would do
    * 4–8× their work: for models with several slots, on a CPU adapter whose decode steps loop over
@@ -217,6 +222,24 @@ export function gpuMatvecShape(info: GpuInfo): { wg: number; rows: number; tuned
   return shape ? { ...shape, tunedFor: vendor } : { ...GPU_MATVEC_DEFAULT, tunedFor: 'default' };
 }
 
+/**
+ * The types whose GPU mat-vec has an integer step (matmul.wgsl's INT_DOT: x quantized to q8_1 once,
+ * the codes dotted four bytes at a time, as llama.cpp's mul_mat_vecq): the weights of Q4_K_M and
+ * Q8_0 files.
+ */
+export const INT_DOT_TYPES: ReadonlySet<string> = new Set(['Q8_0', 'Q4_0', 'Q4_K', 'Q6_K']);
+
+/** GUFO_INT_DOT=0 turns the integer mat-vec off (unset or 1: on where the adapter can). */
+function intDotAllowed(): boolean {
+  const s = process.env.GUFO_INT_DOT;
+  if (s === undefined || s === '' || s === '1') return true;
+  if (s === '0') return false;
+  throw new Error(`GUFO_INT_DOT=${s} is not 0 or 1`);
+}
+
+/** Bytes of one q8_1 block of x as XQ holds it (weight-io.wgsl): 8 words of codes, d, s, 2 spare. */
+const XQ_BLOCK_BYTES = 48;
+
 /** Units of x the GPU mat-vec stages at a time: one pass of its threads over units, at 2 units a step (MV_UNITS ≤ 2). */
 function xStageUnits(wg: number): number {
   return 2 * wg;
@@ -275,11 +298,13 @@ interface Variant {
   prologue?: 'norm' | GluAct;
   /** The mat-vec's GLU epilogue (MatmulOptions.glu): act(gate)·up of each gate|up row pair. */
   glu?: GluAct;
+  /** The GPU mat-vec's integer steps (INT_DOT): x as q8_1 (binding 7), written by quantize_x first. */
+  intDot?: boolean;
 }
 
 /** A variant's name in pipeline labels and cache keys, e.g. "matvec4-norm". */
 function variantName(v: Variant): string {
-  return `${v.kernel}${v.vec4 ? '4' : ''}${v.experts ? '-experts' : ''}${v.prologue ? `-${v.prologue}` : ''}${v.glu ? `-y${v.glu}` : ''}`;
+  return `${v.kernel}${v.vec4 ? '4' : ''}${v.experts ? '-experts' : ''}${v.prologue ? `-${v.prologue}` : ''}${v.glu ? `-y${v.glu}` : ''}${v.intDot ? '-q8' : ''}`;
 }
 
 function prologueKind(p: XPrologue | undefined): Variant['prologue'] {
@@ -296,6 +321,8 @@ function f32Bits(v: number): string {
 interface BoundPart {
   part: GpuWeightPart;
   group: GPUBindGroup;
+  /** The integer mat-vec's group: `group`'s buffers and x as q8_1 (binding 7). */
+  intGroup?: GPUBindGroup;
   uniform: GPUBuffer;
 }
 
@@ -320,6 +347,8 @@ export class MatmulKernels {
   readonly f16: boolean;
   /** The decode kernel's shape on this adapter (matvecShape). */
   readonly matvec: KernelShape;
+  /** The GPU mat-vec's integer steps for INT_DOT_TYPES (KernelOptions.intDot). */
+  readonly intDot: boolean;
   /** Prefill's kernel for matmul(): matmat.wgsl's on a CPU adapter, matmat-tiled.wgsl's on a GPU. */
   readonly prefill: 'tiled' | 'wgtiled' | 'matmat';
   /** matmat.wgsl's shape on a CPU adapter: SMALL_TILED without shader-f16 (SwiftShader), else TILED. */
@@ -361,6 +390,11 @@ export class MatmulKernels {
   /** The normalizing mat-vec's: the same plus the norm weight at binding 6. */
   private readonly normLayout: GPUBindGroupLayout;
   private readonly normPipelineLayout: GPUPipelineLayout;
+  /** The integer mat-vec's (INT_DOT): the plain or normalizing layout plus x as q8_1 at binding 7. */
+  private readonly intLayout: GPUBindGroupLayout;
+  private readonly intPipelineLayout: GPUPipelineLayout;
+  private readonly intNormLayout: GPUBindGroupLayout;
+  private readonly intNormPipelineLayout: GPUPipelineLayout;
   private readonly pipelines = new Map<string, GPUComputePipeline>();
 
   constructor(ctx: GpuContext, options: KernelOptions = {}) {
@@ -374,6 +408,10 @@ export class MatmulKernels {
     const stageFits =
       stagedMatvecBytes(this.matvec.wg, this.matvec.rows) <= ctx.device.limits.maxComputeWorkgroupStorageSize;
     this.xStage = !cpu && (options.xStage ?? true) && stageFits ? xStageUnits(this.matvec.wg) : 0;
+    this.intDot =
+      !cpu &&
+      ctx.info.wgslLanguageFeatures.includes('packed_4x8_integer_dot_product') &&
+      (options.intDot ?? intDotAllowed());
     this.prefill = options.prefill ?? (cpu ? 'tiled' : 'wgtiled');
     this.foldsNorm = !cpu;
     this.rowLoop = cpu && cpuRowLoop(ctx.info);
@@ -408,6 +446,18 @@ export class MatmulKernels {
       entries: [...entries, { binding: 6, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } }],
     });
     this.normPipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [this.normLayout] });
+    const xq: GPUBindGroupLayoutEntry = { binding: 7, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } };
+    this.intLayout = this.device.createBindGroupLayout({ label: 'integer weight kernel', entries: [...entries, xq] });
+    this.intPipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [this.intLayout] });
+    this.intNormLayout = this.device.createBindGroupLayout({
+      label: 'normalizing integer weight kernel',
+      entries: [
+        ...entries,
+        { binding: 6, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+        xq,
+      ],
+    });
+    this.intNormPipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [this.intNormLayout] });
   }
 
   /** The WGSL of one kernel variant for one type (for tests and debugging); `normEps` for the norm prologue. */
@@ -460,7 +510,7 @@ export class MatmulKernels {
       MV_ROW_END: this.rowLoop && v.threadRows > 0 ? 'rows' : 'ROWS',
       MV_PAIRS: this.rowLoop && v.threadRows > 0,
       ...xLaneDefines(v.threadRows > 0 && this.xLanes ? v.wg : 0),
-      X_STAGE: v === this.matvec && this.xStage > 0,
+      X_STAGE: v === this.matvec && this.xStage > 0 && !variant.intDot,
       XS_UNITS: this.xStage,
       W_VEC4: true,
       X_VEC4: variant.vec4 ?? false,
@@ -468,6 +518,7 @@ export class MatmulKernels {
       X_NORM: variant.prologue === 'norm',
       X_GLU: variant.prologue === 'silu' || variant.prologue === 'gelu',
       Y_GLU: variant.glu !== undefined,
+      INT_DOT: variant.intDot ?? false,
       GLU_ACT: variant.prologue === 'silu' || variant.prologue === 'gelu' || variant.glu !== undefined,
       GLU_GELU: variant.prologue === 'gelu' || variant.glu === 'gelu',
       NORM_EPS_BITS: f32Bits(normEps),
@@ -490,6 +541,7 @@ export class MatmulKernels {
       subgroups: this.subgroups || this.xLanes,
       f16: this.f16,
       foldsNorm: this.foldsNorm,
+      intDot: this.intDot,
     };
   }
 
@@ -506,24 +558,36 @@ export class MatmulKernels {
     return this.prefill === 'tiled' ? this.tiled : GPU_TILED;
   }
 
-  private pipeline(variant: Variant, typeName: string, normEps = 0): GPUComputePipeline {
-    const key = `${variantName(variant)}:${typeName}${variant.prologue === 'norm' ? `:${f32Bits(normEps)}` : ''}`;
+  /** The pipeline of one variant (its entry point `main`, or the integer mat-vec's `quantize_x`). */
+  private pipeline(variant: Variant, typeName: string, normEps = 0, entryPoint = 'main'): GPUComputePipeline {
+    const key = `${variantName(variant)}:${typeName}${variant.prologue === 'norm' ? `:${f32Bits(normEps)}` : ''}${entryPoint === 'main' ? '' : `:${entryPoint}`}`;
     let p = this.pipelines.get(key);
     if (!p) {
-      p = pipelineCache(this.device).get(this.request(key, variant, typeName, normEps));
+      p = pipelineCache(this.device).get(this.request(key, variant, typeName, normEps, entryPoint));
       this.pipelines.set(key, p);
     }
     return p;
   }
 
   /** What the device's pipeline cache compiles for one variant of one type. */
-  private request(label: string, variant: Variant, typeName: string, normEps = 0): PipelineRequest {
+  private request(
+    label: string,
+    variant: Variant,
+    typeName: string,
+    normEps: number,
+    entryPoint: string,
+  ): PipelineRequest {
+    const norm = variant.prologue === 'norm';
     const [layout, layoutKey] = variant.experts
       ? [this.expertPipelineLayout, 'experts']
-      : variant.prologue === 'norm'
-        ? [this.normPipelineLayout, 'norm']
-        : [this.pipelineLayout, 'weights'];
-    return { label, code: this.source(variant, typeName, normEps), entryPoint: 'main', layout, layoutKey };
+      : variant.intDot
+        ? norm
+          ? [this.intNormPipelineLayout, 'int-norm']
+          : [this.intPipelineLayout, 'int']
+        : norm
+          ? [this.normPipelineLayout, 'norm']
+          : [this.pipelineLayout, 'weights'];
+    return { label, code: this.source(variant, typeName, normEps), entryPoint, layout, layoutKey };
   }
 
   /**
@@ -554,8 +618,20 @@ export class MatmulKernels {
       accumulate: options.accumulate ? 1 : 0,
       ...NOT_EXPERTS,
     });
-    const bound = this.bindParts(weight, x, y, params, norm && { binding: 6, buffer: norm.norm });
-    for (const b of bound) noteReadBytes(b.group, b.part.bytes);
+    // The integer mat-vec (one token): quantize_x writes x as q8_1 into a buffer of this product's own.
+    const intDot = this.intDot && INT_DOT_TYPES.has(typeName);
+    const xq = intDot
+      ? this.device.createBuffer({
+          label: `${weight.name} x q8_1`,
+          size: Math.ceil(weight.cols / 32) * XQ_BLOCK_BYTES,
+          usage: GPUBufferUsage.STORAGE,
+        })
+      : undefined;
+    const bound = this.bindParts(weight, x, y, params, norm && { binding: 6, buffer: norm.norm }, xq);
+    for (const b of bound) {
+      noteReadBytes(b.group, b.part.bytes);
+      if (b.intGroup) noteReadBytes(b.intGroup, b.part.bytes);
+    }
     // x read as vec4s when every token vector starts on a 16-byte boundary and is whole vec4s long.
     const xStride = options.xStride ?? weight.cols;
     const vec4 = (options.xOffset ?? 0) % 4 === 0 && xStride % 4 === 0 && weight.cols % 4 === 0;
@@ -568,15 +644,23 @@ export class MatmulKernels {
         vec4,
         prologue: prologueKind(prologue),
         glu,
+        intDot: intDot && tokens === 1,
       };
     };
     return this.tokenDispatch(bound, n, (pass, tokens) => {
       const v = this.shape(tokens, true);
-      pass.setPipeline(this.pipeline(variant(tokens), typeName, norm?.eps));
+      const kernel = variant(tokens);
+      if (kernel.intDot) {
+        // x as q8_1, once for every part (a block a thread).
+        pass.setPipeline(this.pipeline(kernel, typeName, norm?.eps, 'quantize_x'));
+        pass.setBindGroup(0, bound[0]!.intGroup);
+        pass.dispatchWorkgroups(Math.ceil(Math.ceil(weight.cols / 32) / v.wg));
+      }
+      pass.setPipeline(this.pipeline(kernel, typeName, norm?.eps));
       for (const b of bound) {
         const groups = Math.ceil(b.part.rows / v.rows);
         if (groups === 0) continue;
-        pass.setBindGroup(0, b.group);
+        pass.setBindGroup(0, kernel.intDot ? b.intGroup! : b.group);
         const gx = Math.min(groups, MAX_GROUPS_X);
         pass.dispatchWorkgroups(gx, Math.ceil(groups / gx), Math.ceil(tokens / v.tokens));
       }
@@ -698,6 +782,8 @@ export class MatmulKernels {
     params: (part: GpuWeightPart) => WeightParams,
     /** The routing table (binding 4) or the norm weight (binding 6). */
     extra?: { binding: 4 | 6; buffer: GPUBuffer },
+    /** x as q8_1 (binding 7): also bind each part for the integer mat-vec. */
+    xq?: GPUBuffer,
   ): BoundPart[] {
     return weight.parts.map((part, i) => {
       const uniform = this.device.createBuffer({
@@ -722,7 +808,14 @@ export class MatmulKernels {
         layout: extra ? layouts[extra.binding] : this.layout,
         entries,
       });
-      return { part, group, uniform };
+      const intGroup =
+        xq &&
+        this.device.createBindGroup({
+          label: `${weight.name}#${i} q8_1`,
+          layout: extra?.binding === 6 ? this.intNormLayout : this.intLayout,
+          entries: [...entries, { binding: 7, resource: { buffer: xq } }],
+        });
+      return { part, group, intGroup, uniform };
     });
   }
 }

@@ -13,7 +13,8 @@ import { openGguf, writeGguf, type OpenGguf } from '../../../src-main/node/gguf-
 import type { GpuContext } from '../../../src-main/engine/gpu/device';
 import type { Dispatch } from '../../../src-main/engine/gpu/ops';
 import { uploadWeights, type GpuWeight } from '../../../src-main/engine/gpu/weights';
-import { llamaQuantize } from '../../support/ggml-oracle';
+import { f32ToF16Bits } from '../../../src-main/core/quants/half-encode';
+import { ggml, llamaQuantize } from '../../support/ggml-oracle';
 import { mulberry32, randomF32 } from '../../support/random';
 
 /** A temporary folder for a whole test file (call from beforeAll), removed after its last test. */
@@ -235,4 +236,37 @@ export function rowGroupQuad(
 /** The text of WGSL function `name` in `source` (from `fn name(` to its closing brace at column 0). */
 export function wgslFunction(source: string, name: string): string {
   return new RegExp(`^fn ${name}\\([^]*?\\n}\\n`, 'm').exec(source)?.[0] ?? '';
+}
+
+/** llama.cpp's q8_1 of x (quantize_row_q8_1_ref): per block of 32 values, its f16 d and its codes. */
+function llamaQ8_1(x: Float32Array): { d: Uint16Array; q: Int8Array } {
+  const blocks = x.length / 32;
+  const bytes = new Uint8Array(blocks * 36); // block_q8_1: f16 d, f16 s, int8 qs[32]
+  ggml.fn('void quantize_row_q8_1_ref(const float *x, void *y, int64_t k)')(x, bytes, x.length);
+  const view = new DataView(bytes.buffer);
+  const d = new Uint16Array(blocks);
+  const q = new Int8Array(x.length);
+  for (let b = 0; b < blocks; b++) {
+    d[b] = view.getUint16(36 * b, true);
+    q.set(new Int8Array(bytes.buffer, 36 * b + 4, 32), 32 * b);
+  }
+  return { d, q };
+}
+
+/**
+ * x as the GPU's integer mat-vec sees it (INT_DOT: matmul.wgsl's quantize_x): llama.cpp's q8_1
+ * codes of each block of 32 times d_x = max|x| / 127, which the kernel keeps in f32 where
+ * llama.cpp stores it in f16 (throws unless llama.cpp's f16 d is that value rounded).
+ */
+export function q8_1Values(x: Float32Array): Float32Array {
+  const { d, q } = llamaQ8_1(x);
+  const out = new Float32Array(x.length);
+  for (let b = 0; b < x.length / 32; b++) {
+    let amax = 0;
+    for (let i = 32 * b; i < 32 * b + 32; i++) amax = Math.max(amax, Math.abs(x[i]!));
+    const dx = Math.fround(amax / 127);
+    if (f32ToF16Bits(dx) !== d[b]) throw new Error(`q8_1 block ${b}: llama.cpp's d is ${d[b]}, not f16(${dx})`);
+    for (let i = 32 * b; i < 32 * b + 32; i++) out[i] = Math.fround(dx * q[i]!);
+  }
+  return out;
 }

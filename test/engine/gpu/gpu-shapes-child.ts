@@ -18,12 +18,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decoderFor } from '../../../src-main/core/quants/decoders';
 import { openGpu } from '../../../src-main/engine/gpu/device';
-import { MatmulKernels } from '../../../src-main/engine/gpu/matmul';
+import { INT_DOT_TYPES, MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import { uploadWeights } from '../../../src-main/engine/gpu/weights';
 import {
   GPU_TYPE_NAMES,
   makeTensor,
   maxRelativeError,
+  q8_1Values,
   randomInput,
   readBack,
   referenceMatmul,
@@ -71,7 +72,9 @@ const ctx = await openGpu();
 const failures: string[] = [];
 let checks = 0;
 try {
-  const kernels = new MatmulKernels(ctx);
+  // The float steps (bit for bit on one-hot x); the integer ones (INT_DOT_TYPES) apart, below.
+  const kernels = new MatmulKernels(ctx, { intDot: false });
+  const ints = new MatmulKernels(ctx, { intDot: true });
   const tensors: MadeTensor[] = [];
   TYPES.forEach((type, i) => {
     const t = makeTensor({ name: `w.${type}`, type, rows: ROWS, cols: COLS, seed: 3000 + i });
@@ -127,6 +130,25 @@ try {
         }
       }
     }
+    // The integer mat-vec: its codes dotted with x's q8_1 (llama.cpp's), against the f64 product.
+    if (ints.intDot && INT_DOT_TYPES.has(t.ggmlType.name)) {
+      checks++;
+      const x = randomInput(1, COLS, 23);
+      const xb = storageBuffer(ctx.device, x);
+      const yb = storageBuffer(ctx.device, ROWS * 4);
+      try {
+        await run(ctx.device, [ints.matmul(w, xb, yb, 1)]);
+        const y = new Float32Array(await readBack(ctx.device, yb), 0, ROWS);
+        const ref = referenceMatmul(t.values, ROWS, COLS, q8_1Values(x), 1);
+        const err = maxRelativeError(y, ref.y, ref.scale);
+        if (!(err <= TOLERANCE)) failures.push(`${t.name}, integer mat-vec: relative error ${err}`);
+      } catch (e) {
+        failures.push(`${t.name}, integer mat-vec: ${(e as Error).message}`);
+      } finally {
+        xb.destroy();
+        yb.destroy();
+      }
+    }
   }
   for (const w of weights.values()) w.destroy();
   file.file.close();
@@ -140,6 +162,7 @@ try {
     subgroupMaxSize: i.subgroupMaxSize,
     matvec: kernels.matvec,
     prefill: kernels.prefill,
+    intDot: ints.intDot,
   };
   console.log(JSON.stringify({ info, failures, checks }));
 } finally {

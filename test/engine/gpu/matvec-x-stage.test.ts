@@ -4,7 +4,8 @@
  * thread takes the same units in the same order as when it loads x itself, so the two give the
  * same bits; rows here are wider than one stage (2 · 64 units), so the chunks' hand-over, a last
  * partial chunk and (F16) a row that ends inside a unit are all crossed. And the per-vendor shapes
- * (GPU_MATVEC_SHAPES, GUFO_MATVEC_SHAPE): each one's mat-vec against the f32 product.
+ * (GPU_MATVEC_SHAPES, GUFO_MATVEC_SHAPE): each one's mat-vec against the f32 product. The float
+ * steps throughout (intDot off): the integer ones read x as q8_1, not staged.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
@@ -70,8 +71,8 @@ describe('x staged in workgroup memory', () => {
   let staged: MatmulKernels;
   let direct: MatmulKernels;
   beforeAll(() => {
-    staged = new MatmulKernels(ctx, { cpuShapes: false });
-    direct = new MatmulKernels(ctx, { cpuShapes: false, xStage: false });
+    staged = new MatmulKernels(ctx, { cpuShapes: false, intDot: false });
+    direct = new MatmulKernels(ctx, { cpuShapes: false, xStage: false, intDot: false });
   });
 
   it('is the GPU shape where the workgroup storage holds it, and not the CPU shapes', () => {
@@ -108,7 +109,7 @@ describe('GPU mat-vec shapes by vendor', () => {
   const as = (vendor: string): GpuContext => ({ ...ctx, info: { ...ctx.info, vendor } });
 
   it.each(Object.entries(GPU_MATVEC_SHAPES))('%s: its shape, reported, and the product', async (vendor, shape) => {
-    const kernels = new MatmulKernels(as(vendor), { cpuShapes: false });
+    const kernels = new MatmulKernels(as(vendor), { cpuShapes: false, intDot: false });
     expect(kernels.matvec).toMatchObject({ wg: shape.wg, rows: shape.rows, threadRows: 0 });
     expect(kernels.shapes().matvec).toMatchObject({ workgroup: shape.wg, rows: shape.rows, tunedFor: vendor });
     for (const name of ['w.Q4_K', 'w.Q8_0']) {
@@ -132,7 +133,7 @@ describe('GPU mat-vec shapes by vendor', () => {
 
   it('GUFO_MATVEC_SHAPE tries another; too wide a stage for the workgroup storage reads x directly', async () => {
     process.env.GUFO_MATVEC_SHAPE = '128x8';
-    const wide = new MatmulKernels(as('nvidia'), { cpuShapes: false });
+    const wide = new MatmulKernels(as('nvidia'), { cpuShapes: false, intDot: false });
     expect(wide.shapes().matvec).toMatchObject({ workgroup: 128, rows: 8, tunedFor: 'GUFO_MATVEC_SHAPE' });
     // 256 units of x are 32 KiB, all of this adapter's workgroup storage, before the sums' arrays.
     expect(ctx.device.limits.maxComputeWorkgroupStorageSize).toBeLessThan(32 * 1024 + 8 * 128 * 4);
