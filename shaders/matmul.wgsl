@@ -35,6 +35,8 @@
 // decoded from its own blocks only (a tile whose expert lies in another part does nothing).
 // Pair p reads x vector p / x_group and writes y vector p.
 // X_NORM, X_GLU (MATVEC only): x made from the buffer as it is loaded (weight-io.wgsl).
+// X_STAGE (MATVEC on a GPU): x goes through workgroup memory a chunk at a time (weight-io.wgsl's
+// stage_x), loaded side by side; X_STAGE_F32 where that is x itself, not INT_DOT's q8_1 blocks.
 // INT_DOT (MATVEC on a GPU, types with an integer step): quantize_x writes x as q8_1 blocks
 // (weight-io.wgsl's XQ) and the type's matvec_step dots its codes with them (dot4I8Packed).
 // Y_GLU (MATVEC on a GPU, gate|up rows uploaded in pairs): the workgroup's rows are whole pairs;

@@ -150,36 +150,48 @@ var<private> x_lane: u32;
 #endif
 
 #if X_STAGE
-// The GPU mat-vec's x, XS_UNITS units (from column x_stage_col) at a time in workgroup memory:
+// The GPU mat-vec's x, XS_UNITS units (from unit x_stage_u0) at a time in workgroup memory:
 // stage_x has the workgroup's threads load it side by side (thread t the vec4s t, t + WG, …: one
 // coalesced load across a subgroup, and the prologue's norm weight and gate|up loads with it),
 // after which each thread reads its own units from here. Thread t reads vec4s 8 · MV_UNITS · t
 // onwards; x_stage_at's swizzle spreads eight neighbouring threads' reads over eight different
 // 16-byte bank groups (without it all eight would hit the same one, an 8-way bank conflict).
+// With INT_DOT the stage holds x's q8_1 blocks instead (xq_stage, 3 vec4s a block: neighbouring
+// threads' reads 6 vec4s apart, at most two to a bank group); X_STAGE_F32: the f32 x is staged.
+var<private> x_stage_u0: u32;
+#if INT_DOT
+var<workgroup> xq_stage: array<vec4<u32>, XS_UNITS * 3u>;
+#else
 var<workgroup> x_stage: array<vec4<f32>, XS_UNITS * 8u>;
-var<private> x_stage_col: u32;
 const XS_SWIZZLE_SHIFT = countTrailingZeros(8u * MV_UNITS);
 
 fn x_stage_at(j: u32) -> u32 {
   return j ^ ((j >> XS_SWIZZLE_SHIFT) & 7u);
 }
+#endif
 
 // Stages units u0 .. u0 + XS_UNITS − 1 (those before P.units) of the token whose vector starts at
 // xb. Every thread calls it (barriers): the first waits for the previous chunk's readers.
 fn stage_x(xb: u32, u0: u32, lid: u32) {
   workgroupBarrier();
-  x_stage_col = 32u * u0;
-  let end = min(XS_UNITS, P.units - u0) * 8u;
-  for (var j = lid; j < end; j += WG) {
-    x_stage[x_stage_at(j)] = load_x4(xb, x_stage_col + 4u * j);
+  x_stage_u0 = u0;
+  let units = min(XS_UNITS, P.units - u0);
+#if INT_DOT
+  for (var j = lid; j < 3u * units; j += WG) {
+    xq_stage[j] = XQ[3u * u0 + j];
   }
+#else
+  for (var j = lid; j < 8u * units; j += WG) {
+    x_stage[x_stage_at(j)] = load_x4(xb, 32u * u0 + 4u * j);
+  }
+#endif
   workgroupBarrier();
 }
 #endif
 
 fn x_unit(xb: u32, c: u32) -> array<vec4<f32>, 8> {
-#if X_STAGE
-  let j = (c - x_stage_col) >> 2u;
+#if X_STAGE_F32
+  let j = (c >> 2u) - 8u * x_stage_u0;
   return array<vec4<f32>, 8>(
     x_stage[x_stage_at(j)], x_stage[x_stage_at(j + 1u)], x_stage[x_stage_at(j + 2u)], x_stage[x_stage_at(j + 3u)],
     x_stage[x_stage_at(j + 4u)], x_stage[x_stage_at(j + 5u)], x_stage[x_stage_at(j + 6u)], x_stage[x_stage_at(j + 7u)],
@@ -231,8 +243,14 @@ struct XQ8 {
 }
 
 fn xq_block(b: u32) -> XQ8 {
+#if X_STAGE
+  let i = 3u * (b - x_stage_u0);
+  let ds = xq_stage[i + 2u];
+  return XQ8(xq_stage[i], xq_stage[i + 1u], bitcast<f32>(ds.x), bitcast<f32>(ds.y));
+#else
   let ds = XQ[3u * b + 2u];
   return XQ8(XQ[3u * b], XQ[3u * b + 1u], bitcast<f32>(ds.x), bitcast<f32>(ds.y));
+#endif
 }
 
 // C's roundf: to the nearest integer, halves away from zero (WGSL's round takes halves to even).
@@ -244,9 +262,10 @@ fn round_away(v: vec4<f32>) -> vec4<f32> {
 
 // Block b of the token's x at xb (load_x4: with the prologue) into XQ.
 fn quantize_block(xb: u32, b: u32) {
-  let x = x_unit(xb, 32u * b);
+  var x: array<vec4<f32>, 8>;
   var amax = vec4<f32>(0.0);
   for (var i = 0u; i < 8u; i++) {
+    x[i] = load_x4(xb, 32u * b + 4u * i);
     amax = max(amax, abs(x[i]));
   }
   let d = max(max(amax.x, amax.y), max(amax.z, amax.w)) / 127.0;
@@ -269,7 +288,8 @@ fn xq_sum16(w: vec4<u32>) -> i32 {
   return dot4I8Packed(w.x, one) + dot4I8Packed(w.y, one) + dot4I8Packed(w.z, one) + dot4I8Packed(w.w, one);
 }
 
-// Σ q·x over 16 values: q four words of codes (each byte 0 .. 127), x the block's words beside them.
+// Σ q·x over 16 values: q four words of int8 codes (a type's unsigned codes are below 128), x the
+// block's words beside them.
 fn qdot16(q: vec4<u32>, x: vec4<u32>) -> i32 {
   return dot4I8Packed(q.x, x.x) + dot4I8Packed(q.y, x.y) + dot4I8Packed(q.z, x.z) + dot4I8Packed(q.w, x.w);
 }

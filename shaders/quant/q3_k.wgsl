@@ -33,3 +33,26 @@ fn decode_unit(row: u32, u: u32, w: ptr<function, array<vec4<f32>, 8>>) {
     }
   }
 }
+
+#if INT_DOT
+// Unit u of `row` dotted with x's q8_1 block (INT_DOT): per 16 values, with the half's scale,
+// d · (scale − 32) · d_x · (Σ q·q_x − 4 Σ q_x), q the 3-bit code (0 .. 7), the sums exact in integers.
+fn unit_qdot(row: u32, u: u32, x: XQ8) -> f32 {
+  let sub = u & 7u;
+  let blk = row * P.blocks_per_row + (u >> 3u);
+  let b = {{BLOCK_WORDS}}u * blk;
+  let n = sub >> 2u;
+  let s = sub & 3u;
+  let q = b + {{W_QS}}u + 8u * n;
+  let hm = b + {{W_HMASK}}u;
+  let two = vec4<u32>(0x03030303u);
+  let one = vec4<u32>(0x01010101u);
+  let lo = ((vec4<u32>(W[q], W[q + 1u], W[q + 2u], W[q + 3u]) >> vec4<u32>(2u * s)) & two)
+    | (((vec4<u32>(W[hm], W[hm + 1u], W[hm + 2u], W[hm + 3u]) >> vec4<u32>(4u * n + s)) & one) << vec4<u32>(2u));
+  let hi = ((vec4<u32>(W[q + 4u], W[q + 5u], W[q + 6u], W[q + 7u]) >> vec4<u32>(2u * s)) & two)
+    | (((vec4<u32>(W[hm + 4u], W[hm + 5u], W[hm + 6u], W[hm + 7u]) >> vec4<u32>(4u * n + s)) & one) << vec4<u32>(2u));
+  let k = 8u * n + 2u * s;
+  let dots = q3k_scale(b, k) * (qdot16(lo, x.lo) - 4 * xq_sum16(x.lo)) + q3k_scale(b, k + 1u) * (qdot16(hi, x.hi) - 4 * xq_sum16(x.hi));
+  return f16_to_f32(w_half(2u * P.scale_word + blk)) * (x.d * f32(dots));
+}
+#endif

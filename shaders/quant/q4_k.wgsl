@@ -99,26 +99,16 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
 const MV_UNITS = 2u;
 
 #if INT_DOT
-// Sub-blocks u and u + 1 (u even) with x as q8_1 (INT_DOT): their 32 bytes of qs dotted with the
-// two blocks of x, low nibbles with u's, high with u + 1's, exactly; then kpair_sum with
-// d_x · Σ q·q_x for the dots and s_x = d_x · Σ q_x for the sums of x.
-fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f32, ACC>>) {
-  let xl = xq_block(u);
-  let xh = xq_block(u + 1u);
-  let sub = u & 7u;
+// Σ q·q_x of sub-blocks sub (low nibbles of the pair's 32 bytes of qs) and sub + 1 (high nibbles).
+fn pair_qdots(b: vec2<u32>, sub: u32, xl: XQ8, xh: XQ8) -> vec2<i32> {
+  let a = w_block_quad(b, {{W_QS}}u + 4u * sub);
+  let c = w_block_quad(b, {{W_QS}}u + 4u * sub + 4u);
   let m = vec4<u32>(0x0f0f0f0fu);
   let four = vec4<u32>(4u);
-  for (var r = 0u; r < {{MV_ROW_END}}; r++) {
-    if (r >= rows) { break; }
-    let b = w_block(row0 + r, u >> 3u);
-    let qs = {{W_QS}}u + 4u * sub;
-    let a = w_block_quad(b, qs);
-    let c = w_block_quad(b, qs + 4u);
-    let ql = qdot16(a & m, xl.lo) + qdot16(c & m, xl.hi);
-    let qh = qdot16((a >> four) & m, xh.lo) + qdot16((c >> four) & m, xh.hi);
-    (*acc)[r] += kpair_dot(b, sub, xl.d * f32(ql), xh.d * f32(qh), vec2<f32>(xl.s, 0.0), vec2<f32>(xh.s, 0.0));
-  }
+  return vec2<i32>(qdot16(a & m, xl.lo) + qdot16(c & m, xl.hi), qdot16((a >> four) & m, xh.lo) + qdot16((c >> four) & m, xh.hi));
 }
+
+#include "quant/kpair-qstep.wgsl"
 #else
 
 // Σ q·x of the low nibbles (unit 2j) and of the high nibbles (unit 2j + 1) of a pair's 32 bytes of

@@ -101,6 +101,29 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
 #else
 const MV_UNITS = 2u;
 
+#if INT_DOT
+// The 5-bit codes of 16 values as four packed words: nibbles q (in place) with bit s of h's bytes on top.
+fn q5_code_words(q: vec4<u32>, h: vec4<u32>, s: u32) -> vec4<u32> {
+  return q | (((h >> vec4<u32>(s)) & vec4<u32>(0x01010101u)) << vec4<u32>(4u));
+}
+
+// Σ q·q_x of sub-blocks sub (low nibbles of the pair's qs, bit sub of qh) and sub + 1 (high nibbles, bit sub + 1).
+fn pair_qdots(b: vec2<u32>, sub: u32, xl: XQ8, xh: XQ8) -> vec2<i32> {
+  let a = w_block_quad(b, {{W_QS}}u + 4u * sub);
+  let c = w_block_quad(b, {{W_QS}}u + 4u * sub + 4u);
+  let g = w_block_quad(b, {{W_QH}}u);
+  let e = w_block_quad(b, {{W_QH}}u + 4u);
+  let m = vec4<u32>(0x0f0f0f0fu);
+  let four = vec4<u32>(4u);
+  return vec2<i32>(
+    qdot16(q5_code_words(a & m, g, sub), xl.lo) + qdot16(q5_code_words(c & m, e, sub), xl.hi),
+    qdot16(q5_code_words((a >> four) & m, g, sub + 1u), xh.lo) + qdot16(q5_code_words((c >> four) & m, e, sub + 1u), xh.hi),
+  );
+}
+
+#include "quant/kpair-qstep.wgsl"
+#else
+
 // The 5-bit codes of the four bytes of q (nibbles already in place) with bit s of the bytes of h on top.
 fn q5_codes(q: vec4<u32>, h: u32, s: u32) -> vec4<f32> {
   return vec4<f32>(q | (((vec4<u32>(h) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(s))) & vec4<u32>(1u)) << vec4<u32>(4u)));
@@ -136,5 +159,6 @@ fn matvec_step(xb: u32, u: u32, row0: u32, rows: u32, acc: ptr<function, array<f
     (*acc)[r] += kpair_dot(b, sub, q.x, q.y, sl, sh);
   }
 }
+#endif
 #endif
 #endif

@@ -51,10 +51,6 @@ fn unit_qdot(row: u32, u: u32, x: XQ8) -> f32 {
   let blk = row * P.blocks_per_row + u;
   let qs = {{BLOCK_WORDS}}u * blk + {{W_QS}}u;
   let d = f16_to_f32(w_half(2u * P.scale_word + blk));
-  let a = w_quad(qs);
-  let c = w_quad(qs + 4u);
-  let q = dot4I8Packed(a.x, x.lo.x) + dot4I8Packed(a.y, x.lo.y) + dot4I8Packed(a.z, x.lo.z) + dot4I8Packed(a.w, x.lo.w)
-    + dot4I8Packed(c.x, x.hi.x) + dot4I8Packed(c.y, x.hi.y) + dot4I8Packed(c.z, x.hi.z) + dot4I8Packed(c.w, x.hi.w);
-  return d * (x.d * f32(q));
+  return d * (x.d * f32(qdot16(w_quad(qs), x.lo) + qdot16(w_quad(qs + 4u), x.hi)));
 }
 #endif

@@ -397,7 +397,7 @@ export interface KernelShapes {
   f16: boolean;
   /** RMSNorm folded into the decode mat-vecs that read its output. */
   foldsNorm: boolean;
-  /** The GPU mat-vec's integer steps: x as q8_1, codes dotted four bytes at a time (Q8_0, Q4_0, Q4_K, Q6_K). */
+  /** The GPU mat-vec's integer steps: x as q8_1, codes dotted four bytes at a time (K-quants, Q4_0, Q8_0). */
   intDot: boolean;
 }
 

@@ -40,8 +40,8 @@ ${STORE_HELP} A run with -d or a KV cache type other than f16 is not stored.
 
 GUFO_ADAPTER picks the GPU adapter by name. On a GPU, the decode mat-vec's threads and rows a
 workgroup follow the adapter's vendor (tunedFor); GUFO_MATVEC_SHAPE=THREADSxROWS (e.g. 32x4)
-tries another. Where the adapter has integer dot products, the Q8_0, Q4_0, Q4_K and Q6_K mat-vecs
-take x as q8_1 (intDot); GUFO_INT_DOT=0 keeps x as f32.
+tries another. Where the adapter has integer dot products, the K-quant, Q4_0 and Q8_0 mat-vecs take x
+as q8_1 (intDot); GUFO_INT_DOT=0 keeps x as f32.
 `;
 
 export const benchCommand: Command = {

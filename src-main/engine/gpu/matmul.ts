@@ -224,10 +224,9 @@ export function gpuMatvecShape(info: GpuInfo): { wg: number; rows: number; tuned
 
 /**
  * The types whose GPU mat-vec has an integer step (matmul.wgsl's INT_DOT: x quantized to q8_1 once,
- * the codes dotted four bytes at a time, as llama.cpp's mul_mat_vecq): the weights of Q4_K_M and
- * Q8_0 files.
+ * the codes dotted four bytes at a time, as llama.cpp's mul_mat_vecq): the K-quants, Q4_0, Q8_0.
  */
-export const INT_DOT_TYPES: ReadonlySet<string> = new Set(['Q8_0', 'Q4_0', 'Q4_K', 'Q6_K']);
+export const INT_DOT_TYPES: ReadonlySet<string> = new Set(['Q8_0', 'Q4_0', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K']);
 
 /** GUFO_INT_DOT=0 turns the integer mat-vec off (unset or 1: on where the adapter can). */
 function intDotAllowed(): boolean {
@@ -510,7 +509,8 @@ export class MatmulKernels {
       MV_ROW_END: this.rowLoop && v.threadRows > 0 ? 'rows' : 'ROWS',
       MV_PAIRS: this.rowLoop && v.threadRows > 0,
       ...xLaneDefines(v.threadRows > 0 && this.xLanes ? v.wg : 0),
-      X_STAGE: v === this.matvec && this.xStage > 0 && !variant.intDot,
+      X_STAGE: v === this.matvec && this.xStage > 0,
+      X_STAGE_F32: v === this.matvec && this.xStage > 0 && !variant.intDot,
       XS_UNITS: this.xStage,
       W_VEC4: true,
       X_VEC4: variant.vec4 ?? false,

@@ -197,7 +197,9 @@ export class BertModel {
     this.attnStep = new Step(ctx.device);
     // f32 K and V: llama.cpp attends over the unrounded rows.
     this.ops = new OpKernels(ctx.device, { k: 'f32', v: 'f32' });
-    this.matmul = new MatmulKernels(ctx);
+    // x stays f32: a one-token text's mat-vec would otherwise round x to 8 bits, a longer text's
+    // mat-mat not.
+    this.matmul = new MatmulKernels(ctx, { intDot: false });
     for (const [name, data] of vectorData) this.vectors.set(name, this.owned.upload(name, data));
     const n = options.ctx * 4;
     const qDim = hp.nHead * hp.headDim;

@@ -9,7 +9,8 @@
  *   it must round to), bit for bit; blocks with ties (x / d_x = k + ½: C's roundf takes them away
  *   from zero, WGSL's round to even) and an all-zero block included.
  * - Each type's step against the f64 product of its decoded weights with that quantized x (1e-5
- *   of Σ|w||x|, as matmul.test.ts holds the float steps to the exact x).
+ *   of Σ|w||x|, as matmul.test.ts holds the float steps to the exact x), the same bits whether x's
+ *   blocks go through workgroup memory or not.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ggmlTypeByName } from '../../../src-main/core/ggml-types';
@@ -17,6 +18,7 @@ import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
 import { INT_DOT_TYPES, MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import type { GpuWeight } from '../../../src-main/engine/gpu/weights';
 import {
+  firstBitDifference,
   makeTensor,
   maxRelativeError,
   q8_1Values,
@@ -77,12 +79,12 @@ beforeAll(async () => {
 
 afterAll(() => ctx?.destroy());
 
-async function matvec(name: string, x: Float32Array<ArrayBuffer>): Promise<Float32Array> {
+async function matvec(name: string, x: Float32Array<ArrayBuffer>, through = kernels): Promise<Float32Array> {
   const w = weights.get(name)!;
   const xb = storageBuffer(ctx.device, x);
   const yb = storageBuffer(ctx.device, w.rows * 4);
   try {
-    await run(ctx.device, [kernels.matmul(w, xb, yb, 1)]);
+    await run(ctx.device, [through.matmul(w, xb, yb, 1)]);
     return new Float32Array(await readBack(ctx.device, yb), 0, w.rows);
   } finally {
     xb.destroy();
@@ -117,5 +119,13 @@ describe('integer mat-vec (x as q8_1)', () => {
     const got = await matvec(`w.${type}`, x);
     expect(got.some((v) => v !== 0)).toBe(true);
     expect(maxRelativeError(got, ref.y, ref.scale)).toBeLessThanOrEqual(TOLERANCE);
+    // x's blocks staged in workgroup memory (the default, where it fits) or read by every thread: the same bits.
+    expect(kernels.xStage).toBeGreaterThan(0);
+    const direct = await matvec(
+      `w.${type}`,
+      x,
+      new MatmulKernels(ctx, { cpuShapes: false, intDot: true, xStage: false }),
+    );
+    expect(firstBitDifference(got, direct)).toBe(-1);
   });
 });

@@ -5,11 +5,11 @@
  * same bits; rows here are wider than one stage (2 · 64 units), so the chunks' hand-over, a last
  * partial chunk and (F16) a row that ends inside a unit are all crossed. And the per-vendor shapes
  * (GPU_MATVEC_SHAPES, GUFO_MATVEC_SHAPE): each one's mat-vec against the f32 product. The float
- * steps throughout (intDot off): the integer ones read x as q8_1, not staged.
+ * steps (intDot off), and the integer ones, which stage x's q8_1 blocks, likewise.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
-import { GPU_MATVEC_SHAPES, MatmulKernels } from '../../../src-main/engine/gpu/matmul';
+import { GPU_MATVEC_SHAPES, INT_DOT_TYPES, MatmulKernels } from '../../../src-main/engine/gpu/matmul';
 import type { GpuWeight } from '../../../src-main/engine/gpu/weights';
 import {
   firstBitDifference,
@@ -96,6 +96,12 @@ describe('x staged in workgroup memory', () => {
       expect(firstBitDifference(got, want), `${name}, x at ${xOffset}`).toBe(-1);
       const ref = referenceMatmul(t.values, t.rows, t.cols, x, 1);
       expect(maxRelativeError(got, ref.y, ref.scale)).toBeLessThanOrEqual(TOLERANCE);
+    }
+    // The integer steps stage x's q8_1 blocks instead: the same bits as read by every thread.
+    if (INT_DOT_TYPES.has(t.type)) {
+      const ints = (xStage: boolean) => new MatmulKernels(ctx, { cpuShapes: false, intDot: true, xStage });
+      const want = await matvec(ints(false), name, x);
+      expect(firstBitDifference(await matvec(ints(true), name, x), want), `${name}, integer`).toBe(-1);
     }
   });
 });
