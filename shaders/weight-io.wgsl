@@ -156,11 +156,12 @@ var<private> x_lane: u32;
 // after which each thread reads its own units from here. Thread t reads vec4s 8 · MV_UNITS · t
 // onwards; x_stage_at's swizzle spreads eight neighbouring threads' reads over eight different
 // 16-byte bank groups (without it all eight would hit the same one, an 8-way bank conflict).
-// With INT_DOT the stage holds x's q8_1 blocks instead (xq_stage, 3 vec4s a block: neighbouring
-// threads' reads 6 vec4s apart, at most two to a bank group); X_STAGE_F32: the f32 x is staged.
+// With INT_DOT the stage holds x's q8_1 blocks instead (xq_stage, XQ_VEC4S vec4s a block:
+// neighbouring threads' reads 6 vec4s apart, at most two to a bank group); X_STAGE_F32: the f32 x
+// is staged.
 var<private> x_stage_u0: u32;
 #if INT_DOT
-var<workgroup> xq_stage: array<vec4<u32>, XS_UNITS * 3u>;
+var<workgroup> xq_stage: array<vec4<u32>, XS_UNITS * XQ_VEC4S>;
 #else
 var<workgroup> x_stage: array<vec4<f32>, XS_UNITS * 8u>;
 const XS_SWIZZLE_SHIFT = countTrailingZeros(8u * MV_UNITS);
@@ -177,8 +178,8 @@ fn stage_x(xb: u32, u0: u32, lid: u32) {
   x_stage_u0 = u0;
   let units = min(XS_UNITS, P.units - u0);
 #if INT_DOT
-  for (var j = lid; j < 3u * units; j += WG) {
-    xq_stage[j] = XQ[3u * u0 + j];
+  for (var j = lid; j < XQ_VEC4S * units; j += WG) {
+    xq_stage[j] = XQ[XQ_VEC4S * u0 + j];
   }
 #else
   for (var j = lid; j < 8u * units; j += WG) {
@@ -233,6 +234,9 @@ fn x_unit(xb: u32, c: u32) -> array<vec4<f32>, 8> {
 // s = d · Σ q as f32 bits. As ggml's quantize_row_q8_1: d = max |x| / 127, q = round(x / d), half
 // away from zero (d and s kept in f32 rather than f16).
 @group(0) @binding(7) var<storage, read_write> XQ: array<vec4<u32>>;
+// A block's vec4s in XQ, as matmul.ts sizes the buffer (XQ_BLOCK_BYTES): codes 0–15, 16–31, then d and s.
+const XQ_VEC4S = {{XQ_VEC4S}}u;
+const_assert XQ_VEC4S == 3u;
 
 struct XQ8 {
   // codes of values 0 .. 15 and 16 .. 31
@@ -244,12 +248,13 @@ struct XQ8 {
 
 fn xq_block(b: u32) -> XQ8 {
 #if X_STAGE
-  let i = 3u * (b - x_stage_u0);
+  let i = XQ_VEC4S * (b - x_stage_u0);
   let ds = xq_stage[i + 2u];
   return XQ8(xq_stage[i], xq_stage[i + 1u], bitcast<f32>(ds.x), bitcast<f32>(ds.y));
 #else
-  let ds = XQ[3u * b + 2u];
-  return XQ8(XQ[3u * b], XQ[3u * b + 1u], bitcast<f32>(ds.x), bitcast<f32>(ds.y));
+  let i = XQ_VEC4S * b;
+  let ds = XQ[i + 2u];
+  return XQ8(XQ[i], XQ[i + 1u], bitcast<f32>(ds.x), bitcast<f32>(ds.y));
 #endif
 }
 
@@ -277,9 +282,10 @@ fn quantize_block(xb: u32, b: u32) {
     sum += q;
     words[i] = pack4xI8(q);
   }
-  XQ[3u * b] = vec4<u32>(words[0], words[1], words[2], words[3]);
-  XQ[3u * b + 1u] = vec4<u32>(words[4], words[5], words[6], words[7]);
-  XQ[3u * b + 2u] = vec4<u32>(bitcast<u32>(d), bitcast<u32>(f32(sum.x + sum.y + sum.z + sum.w) * d), 0u, 0u);
+  let i = XQ_VEC4S * b;
+  XQ[i] = vec4<u32>(words[0], words[1], words[2], words[3]);
+  XQ[i + 1u] = vec4<u32>(words[4], words[5], words[6], words[7]);
+  XQ[i + 2u] = vec4<u32>(bitcast<u32>(d), bitcast<u32>(f32(sum.x + sum.y + sum.z + sum.w) * d), 0u, 0u);
 }
 
 // Σ of the codes of 16 values (four packed words), for the steps that take x's sum per 16.

@@ -236,7 +236,7 @@ function intDotAllowed(): boolean {
   throw new Error(`GUFO_INT_DOT=${s} is not 0 or 1`);
 }
 
-/** Bytes of one q8_1 block of x as XQ holds it (weight-io.wgsl): 8 words of codes, d, s, 2 spare. */
+/** Bytes of one q8_1 block of x as XQ holds it (weight-io.wgsl's XQ_VEC4S): 8 words of codes, d, s, 2 spare. */
 const XQ_BLOCK_BYTES = 48;
 
 /** Units of x the GPU mat-vec stages at a time: one pass of its threads over units, at 2 units a step (MV_UNITS ≤ 2). */
@@ -519,6 +519,7 @@ export class MatmulKernels {
       X_GLU: variant.prologue === 'silu' || variant.prologue === 'gelu',
       Y_GLU: variant.glu !== undefined,
       INT_DOT: variant.intDot ?? false,
+      XQ_VEC4S: XQ_BLOCK_BYTES / 16,
       GLU_ACT: variant.prologue === 'silu' || variant.prologue === 'gelu' || variant.glu !== undefined,
       GLU_GELU: variant.prologue === 'gelu' || variant.glu === 'gelu',
       NORM_EPS_BITS: f32Bits(normEps),

@@ -9,8 +9,8 @@
  * Each configuration runs gpu-shapes-child.ts in its own process (the Vulkan driver reads those
  * variables once): decode mat-vec and prefill mat-mat against the bit-exact CPU decoders, with
  * one-hot x (bit for bit) and random x (1e-5 of Σ|w||x|), on blocks with ordinary and with
- * f16-subnormal scales; and the integer mat-vec (INT_DOT_TYPES) against the f64 product with x as
- * llama.cpp's q8_1 (as matvec-int-dot.test.ts). lavapipe compiles pipelines slowly, the more so the wider (every GPU type,
+ * f16-subnormal scales; and the integer mat-vec (Q4_K, Q6_K, Q8_0: one of each step) against the
+ * f64 product with x as llama.cpp's q8_1 (as matvec-int-dot.test.ts does for every such type). lavapipe compiles pipelines slowly, the more so the wider (every GPU type,
  * cold: 26 s at 4 lanes, 57 s at 8, about 110 s at 16 on a 2-core machine), so the full type list
  * runs at 4 lanes and the other configurations one type each. What they add is the mat-vec's
  * reduction across its 64 threads (matmul.wgsl; the mat-mat, matmat-tiled.wgsl, has none), the
