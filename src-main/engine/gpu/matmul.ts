@@ -175,8 +175,9 @@ function xLaneDefines(lanes: number): { X_LANES: number; X_LOADS: number } {
  * The decode kernel's shape. On a CPU adapter: MATVEC_THREAD_ROWS rows per thread, as many
  * threads as the adapter's subgroup where that size is fixed (lavapipe 8, SwiftShader 4: one SIMD
  * register of lanes), else 64, and `tokens` tokens (a batched decode step's, up to BATCH_TOKENS).
- * On a GPU: 64 threads share 4 rows, reading neighbouring blocks side by side (coalesced), and
- * enough workgroups to fill every compute unit (a 4096-row matrix: 1024).
+ * On a GPU: gpuMatvecShape's threads (64, or the vendor's) share 4 rows, reading neighbouring
+ * blocks side by side (coalesced), and enough workgroups to fill every compute unit (a 4096-row
+ * matrix: 1024).
  */
 function matvecShape(info: GpuInfo, cpu: boolean, tokens = 1): KernelShape {
   if (!cpu) return { ...gpuMatvecShape(info), tokens: 1, threadRows: 0 };

@@ -41,11 +41,11 @@ const TOKENS = [1, 33];
 const TYPES = process.env.GUFO_TEST_TYPES ? process.env.GUFO_TEST_TYPES.split(',') : GPU_TYPE_NAMES;
 const TOLERANCE = 1e-5;
 /**
- * The integer mat-vec's types checked here: one of each step's structure (the K-quant pair step,
- * Q6_K's, the unit step), to spare lavapipe's compile time; matvec-int-dot.test.ts checks every
- * INT_DOT_TYPES on SwiftShader.
+ * The integer mat-vec's types checked here (GUFO_TEST_INT_TYPES, of TYPES): by default one of each
+ * step's structure (the K-quant pair step, Q6_K's, the unit step), to spare lavapipe's compile
+ * time; matvec-int-dot.test.ts checks every INT_DOT_TYPES on SwiftShader.
  */
-const INT_CHECKED = new Set(['Q4_K', 'Q6_K', 'Q8_0']);
+const INT_CHECKED = new Set((process.env.GUFO_TEST_INT_TYPES ?? 'Q4_K,Q6_K,Q8_0').split(',').filter(Boolean));
 /** f16 subnormals (positive and negative, smallest to largest) put in the blocks' scales. */
 const SUBNORMALS = [0x0001, 0x03ff, 0x8155, 0x0200, 0x8001, 0x0033];
 
