@@ -323,6 +323,11 @@ interface BoundPart {
   group: GPUBindGroup;
   /** The integer mat-vec's group: `group`'s buffers and x as q8_1 (binding 7). */
   intGroup?: GPUBindGroup;
+  /**
+   * quantize_x's group (part 0 only): intGroup's buffers in a group of its own, so that the profile
+   * does not count the weight bytes noted for intGroup against quantize_x, which reads only x.
+   */
+  quantizeGroup?: GPUBindGroup;
   uniform: GPUBuffer;
 }
 
@@ -622,10 +627,11 @@ export class MatmulKernels {
     });
     // The integer mat-vec (one token): quantize_x writes x as q8_1 into a buffer of this product's own.
     const intDot = this.intDot && INT_DOT_TYPES.has(typeName);
+    const units = Math.ceil(weight.cols / 32);
     const xq = intDot
       ? this.device.createBuffer({
           label: `${weight.name} x q8_1`,
-          size: Math.ceil(weight.cols / 32) * XQ_BLOCK_BYTES,
+          size: units * XQ_BLOCK_BYTES,
           usage: GPUBufferUsage.STORAGE,
         })
       : undefined;
@@ -655,8 +661,8 @@ export class MatmulKernels {
       if (kernel.intDot) {
         // x as q8_1, once for every part (a block a thread).
         pass.setPipeline(this.pipeline(kernel, typeName, norm?.eps, 'quantize_x'));
-        pass.setBindGroup(0, bound[0]!.intGroup);
-        pass.dispatchWorkgroups(Math.ceil(Math.ceil(weight.cols / 32) / v.wg));
+        pass.setBindGroup(0, bound[0]!.quantizeGroup);
+        pass.dispatchWorkgroups(Math.ceil(units / v.wg));
       }
       pass.setPipeline(this.pipeline(kernel, typeName, norm?.eps));
       for (const b of bound) {
@@ -810,14 +816,15 @@ export class MatmulKernels {
         layout: extra ? layouts[extra.binding] : this.layout,
         entries,
       });
-      const intGroup =
-        xq &&
+      const intGroupOf = (label: string) =>
         this.device.createBindGroup({
-          label: `${weight.name}#${i} q8_1`,
+          label,
           layout: extra?.binding === 6 ? this.intNormLayout : this.intLayout,
-          entries: [...entries, { binding: 7, resource: { buffer: xq } }],
+          entries: [...entries, { binding: 7, resource: { buffer: xq! } }],
         });
-      return { part, group, intGroup, uniform };
+      const intGroup = xq && intGroupOf(`${weight.name}#${i} q8_1`);
+      const quantizeGroup = xq && i === 0 ? intGroupOf(`${weight.name} quantize x`) : undefined;
+      return { part, group, intGroup, quantizeGroup, uniform };
     });
   }
 }
