@@ -10,22 +10,21 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { REPO_ROOT } from './paths';
 
 /**
- * The longest small files in a fresh-clone CI run, slowest first (2026-12-06 09:10: the device kit
- * about 200 s with an empty shader cache, then 99 s down to 46 s; test/sequencer.test.ts checks they
- * exist). lavapipe.test.ts also leaves stories260K's lavapipe pipelines in Mesa's shader cache
- * before test/cli/gpu-adapter.test.ts runs the same model on lavapipe.
+ * The longest small files in a vitest run from an empty shader cache, slowest first (2026-12-07,
+ * 2 cores: 88 s down to 27 s; test/sequencer.test.ts checks they exist). lavapipe.test.ts also
+ * leaves stories260K's lavapipe pipelines in Mesa's shader cache before
+ * test/cli/gpu-adapter.test.ts runs the same model on lavapipe.
  */
 export const SLOW_FIRST: readonly string[] = [
-  'test/scripts/device-kit.test.ts',
-  'test/cli/imatrix-quality.test.ts',
   'test/engine/exactness.test.ts',
-  'test/cli/kld-levels.test.ts',
-  'test/engine/kv-cache-types.test.ts',
   'test/backend/openai-responses.test.ts',
-  'test/engine/long-context.test.ts',
-  'test/engine/lavapipe.test.ts',
   'test/node/quantize-low-bit.test.ts',
   'test/engine/gpu/gpu-shapes-lavapipe.test.ts',
+  'test/scripts/device-kit.test.ts',
+  'test/cli/imatrix-quality.test.ts',
+  'test/engine/kv-cache-types.test.ts',
+  'test/engine/long-context.test.ts',
+  'test/engine/lavapipe.test.ts',
 ];
 
 export default class SlowFirstSequencer extends BaseSequencer {
