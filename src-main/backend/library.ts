@@ -56,6 +56,8 @@ function createLibrary(ctx: BackendContext): Library {
   let closed = false;
   let hashJob: string | null = null;
   let hashing = false;
+  /** Models whose hashing the user cancelled: scans leave them unhashed until a full rescan. */
+  const hashCancelled = new Set<number>();
   const watcher = new FolderWatcher(() => void scan(false).catch(() => {}));
 
   /** Runs `work` after every library change queued before it. */
@@ -138,7 +140,7 @@ function createLibrary(ctx: BackendContext): Library {
 
   /** Starts the 'hash' job unless it is running or there is nothing to hash. */
   function startHashing(): void {
-    if (closed || hashing || ctx.models.needingHash().length === 0) return;
+    if (closed || hashing || ctx.models.needingHash().every((m) => hashCancelled.has(m.id))) return;
     hashing = true;
     const idle = () => (hashing = false);
     const hashed = () => {
@@ -149,10 +151,15 @@ function createLibrary(ctx: BackendContext): Library {
       try {
         return await hashModels(ctx.models, {
           signal: job.signal,
+          skip: hashCancelled,
           progress: (done, total) => job.progress(done, total),
           onHashed: hashed,
           onIdle: idle,
         });
+      } catch (err) {
+        // Cancelled from the jobs list (closing cancels too): the next scan must not start it again.
+        if (job.signal.aborted && !closed) for (const m of ctx.models.needingHash()) hashCancelled.add(m.id);
+        throw err;
       } finally {
         idle();
       }
@@ -185,7 +192,10 @@ function createLibrary(ctx: BackendContext): Library {
   const api = promised<LibraryApi>({
     listModels: () => scan(false),
 
-    rescanLibrary: () => scan(true),
+    rescanLibrary: () => {
+      hashCancelled.clear();
+      return scan(true);
+    },
 
     getModel(id) {
       return requireModel(ctx, id);

@@ -257,6 +257,40 @@ describe('library hashing', () => {
     expect((await hashed(second)).status).toBe('done');
     expect((await second.api.getModel(model!.id)).sha256).toBe(sha256Of(big));
   });
+
+  it('leaves the models whose hashing was cancelled to the next rescan, and still hashes new ones', async () => {
+    const modelDir = tempDir();
+    const big = copyStories(modelDir, 'big.gguf');
+    truncateSync(big, 256 << 20);
+    const b = testBackend({ modelDirs: [modelDir] });
+    await b.api.listModels();
+    const [running] = hashJobs(b);
+    expect(running?.status).toBe('running');
+    b.context.jobs.cancel(running!.id);
+    expect((await b.context.jobs.wait(running!.id)).status).toBe('cancelled');
+
+    // A later scan (the page listing the library again, a watched folder's change) leaves it cancelled.
+    await b.api.listModels();
+    expect(hashJobs(b)).toHaveLength(1);
+
+    // A model that arrives afterwards is hashed, the cancelled one left as it was.
+    const small = copyStories(modelDir, 'small.gguf');
+    await b.api.listModels();
+    const second = hashJobs(b).find((j) => j.id !== running!.id);
+    expect(second, 'a job for the new model').toBeDefined();
+    expect(await b.context.jobs.wait(second!.id)).toMatchObject({ status: 'done', result: { hashed: 1, skipped: [] } });
+    let models = await b.api.listModels();
+    expect(byFile(models, 'small.gguf').sha256).toBe(sha256Of(small));
+    expect(byFile(models, 'big.gguf').sha256).toBeNull();
+
+    // A rescan hashes it.
+    await b.api.rescanLibrary();
+    const third = hashJobs(b).find((j) => j.id !== running!.id && j.id !== second!.id);
+    expect(third, 'a job after the rescan').toBeDefined();
+    expect((await b.context.jobs.wait(third!.id)).status).toBe('done');
+    models = await b.api.listModels();
+    expect(byFile(models, 'big.gguf').sha256).toBe(sha256Of(big));
+  });
 });
 
 describe('adding models', () => {

@@ -12,6 +12,8 @@ import { sha256File } from './sha256-file';
 
 export interface HashRun {
   signal: AbortSignal;
+  /** Models this run leaves unhashed (ids): those whose hashing the user cancelled. */
+  skip?: ReadonlySet<number>;
   /** Bytes hashed in this run, of `total` known so far; `detail` names the file. */
   progress(done: number, total: number, detail: string): void;
   /** A model's hash was stored. */
@@ -22,7 +24,7 @@ export interface HashRun {
 
 export async function hashModels(store: ModelStore, run: HashRun): Promise<HashResult> {
   const result: HashResult = { hashed: 0, skipped: [] };
-  const tried = new Set<number>();
+  const tried = new Set<number>(run.skip);
   let done = 0;
   for (;;) {
     run.signal.throwIfAborted();
