@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- paced-waits [--model FILE] [--adapter lavapipe|swiftshader] [-p 64] [-n 32] [--runs 3] [--beside N] [--json]`
+ * `npm run bench -- paced-waits [--model FILE] [--adapter lavapipe|swiftshader] [-p 64] [-n 32] [-d 0] [--runs 3] [--beside N] [--json]`
  *
  * What pacing the engine's waits for the GPU (gpu/paced-wait.ts: sleep through most of a wait
  * rather than poll Dawn from the main thread throughout) gives on a CPU adapter, whose kernels run
@@ -37,6 +37,7 @@ export async function benchPacedWaits({ json, args }: { json: boolean; args: rea
       adapter: { type: 'string', default: 'lavapipe' },
       p: { type: 'string', short: 'p', default: '64' },
       n: { type: 'string', short: 'n', default: '32' },
+      d: { type: 'string', short: 'd', default: '0' },
       runs: { type: 'string', default: '3' },
       beside: { type: 'string', default: '0' },
     },
@@ -53,7 +54,7 @@ export async function benchPacedWaits({ json, args }: { json: boolean; args: rea
     new Promise((resolve, reject) => {
       const child = spawn(
         process.execPath,
-        ['bin/gufo.mjs', 'bench', values.model, '-p', values.p, '-n', values.n, '--json'],
+        ['bin/gufo.mjs', 'bench', values.model, '-p', values.p, '-n', values.n, '-d', values.d, '--json'],
         {
           cwd: REPO_ROOT,
           env: { ...process.env, GUFO_DEV: '1', VK_ICD_FILENAMES: icd, GUFO_PACED_WAITS: paced ? '1' : '0' },
@@ -83,6 +84,7 @@ export async function benchPacedWaits({ json, args }: { json: boolean; args: rea
     suite: 'paced-waits',
     model: values.model,
     adapter: values.adapter,
+    depth: Number(values.d),
     runs,
     beside,
     polled: side(polled),
@@ -93,7 +95,9 @@ export async function benchPacedWaits({ json, args }: { json: boolean; args: rea
   if (json) console.log(JSON.stringify(result, null, 2));
   else {
     const busy = beside > 0 ? `, ${beside} more at once` : '';
-    console.log(`${values.model} on ${values.adapter}, -p ${values.p} -n ${values.n}${busy}, medians of ${runs}`);
+    console.log(
+      `${values.model} on ${values.adapter}, -p ${values.p} -n ${values.n} -d ${values.d}${busy}, medians of ${runs}`,
+    );
     console.log('waits              prefill tok/s   decode tok/s');
     for (const [name, s] of [
       ['polled (=0)', result.polled],

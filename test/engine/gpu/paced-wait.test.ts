@@ -76,6 +76,39 @@ describe('PacedWait', () => {
   });
 });
 
+describe('PacedWait polling (real timers)', () => {
+  /** Work that ends `workMs` from now, settled as the webgpu package settles it: polled from setImmediate. */
+  function work(workMs: number) {
+    const end = performance.now() + workMs;
+    const w = {
+      polls: 0,
+      settle: () =>
+        new Promise<void>((resolve) => {
+          const poll = () => {
+            w.polls++;
+            if (performance.now() >= end) resolve();
+            else setImmediate(poll);
+          };
+          setImmediate(poll);
+        }),
+    };
+    return w;
+  }
+
+  it('after a sleep, polls with naps between the polls rather than back to back', async () => {
+    vi.useRealTimers();
+    const waits = new PacedWait(true);
+    // The kind's first wait does not sleep, and polls back to back.
+    const first = work(40);
+    await waits.wait('step', first.settle);
+    // The next sleeps 30 ms, then polls about every 0.5 ms for the last 10.
+    const second = work(40);
+    await waits.wait('step', second.settle);
+    expect(second.polls).toBeLessThan(40);
+    expect(first.polls).toBeGreaterThan(4 * second.polls);
+  });
+});
+
 describe('pacesWaits', () => {
   it('paces on CPU adapters unless GUFO_PACED_WAITS says otherwise, and names a bad value', () => {
     expect(pacesWaits(true, {})).toBe(true);
