@@ -6,13 +6,14 @@
  * fraction of that adapter's copy bandwidth measured in the same run: the KV bytes a token reads
  * (K and V rows of every position, once) over the kernel's time. --prefill N: a batch of N tokens
  * after --depth cached positions instead (prefill attention), reported as ms per layer and GFLOP/s
- * (2 · headDim multiply-adds per query head and key seen, for the scores and for the values). Timed with the wall clock around
- * one submission of 8 layers' dispatches, each over a cache of its own (the median of --runs, after a warm-up that compiles), so
- * the queue's submission overhead counts as it does in decode; waited for as the engine waits
- * (gpu/paced-wait.ts). --cpu: the CPU adapters' split
- * policy (the engine picks it for a fallback adapter); by default the adapter's own. With the
- * CPU shape, also the rate at which a kernel that only reads such K rows, in the same pattern,
- * moves them (bandwidth.ts's measureRowReadBandwidth): the most the kernel's reads could reach.
+ * (2 · headDim multiply-adds per query head and key seen, for the scores and for the values).
+ * Timed with the wall clock around one submission of 8 layers' dispatches, each over a cache of
+ * its own (the median of --runs, after a warm-up that compiles), so the queue's submission
+ * overhead counts as it does in decode; waited for as the engine waits (gpu/paced-wait.ts).
+ * --cpu: the CPU adapters' split policy (the engine picks it for a fallback adapter); by default
+ * the adapter's own. With the CPU shape, also the rate at which a kernel that only reads such K
+ * rows, in the same pattern, moves them (bandwidth.ts's measureRowReadBandwidth): the most the
+ * kernel's reads could reach.
  * Default shape: 16 query heads over 4 KV heads of 64, issue #27's model.
  */
 import { parseArgs } from 'node:util';
