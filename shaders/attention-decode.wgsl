@@ -500,14 +500,18 @@ fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
         top[g] = max(top[g], x);
       }
     }
-    for (var g = 0u; g < HEAD_BLOCK; g++) {
-      let corr = exp(m[g] - top[g]);
-      l[g] *= corr;
-      for (var j = 0u; j < Q4; j++) {
-        acc[g * Q4 + j] *= corr;
-      }
-      m[g] = top[g];
+    // Written out too: SwiftShader keeps the loops over heads and dimensions, so acc's index would
+    // be variable (1.2× the kernel's time).
+    #unroll G 0 {{HEAD_BLOCK}} 1
+    {
+      let corr = exp(m[{{G}}] - top[{{G}}]);
+      l[{{G}}] *= corr;
+      #unroll D 0 {{HEAD_DIM}} 4
+      acc[{{G}}u * Q4 + {{D}}u / 4u] *= corr;
+      #endunroll
+      m[{{G}}] = top[{{G}}];
     }
+    #endunroll
     for (var k = 0u; k < KEYS; k++) {
       let key = start + k * LANES + lid;
       let row = min(key, end - 1u) * p.kvStride + kvBase;

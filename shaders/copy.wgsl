@@ -15,22 +15,27 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 
 // Reads alone (bandwidth.ts's measureRowReadBandwidth), in the pattern of CPU-shape decode
-// attention (attention-decode.wgsl's attend_split_cpu): READ_LANES lanes side by side on
-// consecutive rows of ROW_VEC4 vec4s, each reading its whole row, a workgroup per chunk of rows;
-// each lane's sum is written so the reads cannot be dropped.
+// attention (attention-decode.wgsl's attend_split_cpu): SRC holds positions of HEADS rows of
+// ROW_VEC4 vec4s (the KV cache's heads side by side); workgroup x reads head x % HEADS over its
+// share of the positions, READ_LANES lanes side by side on consecutive positions, each reading its
+// head's whole row; each lane's sum is written so the reads cannot be dropped.
 override ROW_VEC4: u32;
+override HEADS: u32;
 override READ_LANES: u32;
 
 @compute @workgroup_size(READ_LANES)
 fn read_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let rows = arrayLength(&SRC) / ROW_VEC4;
-  let chunk = (rows + nwg.x - 1u) / nwg.x;
-  let begin = wid.x * chunk;
-  let end = min(begin + chunk, rows);
+  let positions = arrayLength(&SRC) / (HEADS * ROW_VEC4);
+  let head = wid.x % HEADS;
+  let shares = nwg.x / HEADS;
+  let chunk = (positions + shares - 1u) / shares;
+  let begin = (wid.x / HEADS) * chunk;
+  let end = min(begin + chunk, positions);
   var sum = vec4<u32>(0u);
   for (var r = begin + lid; r < end; r += READ_LANES) {
+    let row = (r * HEADS + head) * ROW_VEC4;
     for (var i = 0u; i < ROW_VEC4; i++) {
-      sum += SRC[r * ROW_VEC4 + i];
+      sum += SRC[row + i];
     }
   }
   DST[wid.x * READ_LANES + lid] = sum;

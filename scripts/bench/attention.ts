@@ -11,9 +11,9 @@
  * its own (the median of --runs, after a warm-up that compiles), so the queue's submission
  * overhead counts as it does in decode; waited for as the engine waits (gpu/paced-wait.ts).
  * --cpu: the CPU adapters' split policy (the engine picks it for a fallback adapter); by default
- * the adapter's own. With the CPU shape, also the rate at which a kernel that only reads such K
- * rows, in the same pattern, moves them (bandwidth.ts's measureRowReadBandwidth): the most the
- * kernel's reads could reach.
+ * the adapter's own. With the CPU shape, also the rate at which a kernel that only reads as many
+ * bytes of such rows, in the cache's layout and the kernel's pattern, moves them (bandwidth.ts's
+ * measureRowReadBandwidth): the most the kernel's reads could reach at that depth.
  * Default shape: 16 query heads over 4 KV heads of 64, issue #27's model.
  */
 import { parseArgs } from 'node:util';
@@ -67,10 +67,7 @@ const cpuShape = values.cpu ?? gpu.info.cpuShapes;
 const ops = new OpKernels(device, kvTypes, { cpu: cpuShape });
 const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
 const kRowBytes = kvCacheBytes(kvTypes.k, headDim);
-const rowReads =
-  cpuShape && kRowBytes % 16 === 0
-    ? await measureRowReadBandwidth(gpu, kRowBytes, { bytes: 64 * 2 ** 20, iterations: 5 })
-    : undefined;
+const measuresReads = cpuShape && kRowBytes % 16 === 0;
 // Waited for as the engine waits for its steps (on a CPU adapter, without spinning on a core the kernels need).
 const waits = new PacedWait(gpu.pacesWaits);
 const kvStride = nKvHead * headDim;
@@ -147,12 +144,17 @@ async function measure(depth: number) {
   const kvBytes = kvCacheBytes(kvTypes.k, total * kvStride) + kvCacheBytes(kvTypes.v, total * kvStride);
   const bytesPerSecond = kvBytes / (ms / 1000);
   for (const b of [...caches.flatMap((c) => [c.kCache, c.vCache]), source, q, out]) b.destroy();
+  const readsAlone = measuresReads
+    ? (await measureRowReadBandwidth(gpu, kRowBytes, { bytes: kvBytes, heads: nKvHead, iterations: runs }))
+        .bytesPerSecond
+    : undefined;
   return {
     depth,
     ms,
     kvBytes,
     bytesPerSecond,
     copyFraction: bytesPerSecond / copy.bytesPerSecond,
+    readsAloneBytesPerSecond: readsAlone,
     gflops: flopsOf(depth) / (ms / 1000) / 1e9,
   };
 }
@@ -169,7 +171,6 @@ if (values.json) {
         tokens,
         kvTypes,
         copyBytesPerSecond: copy.bytesPerSecond,
-        rowReadBytesPerSecond: rowReads?.bytesPerSecond,
         rows,
       },
       null,
@@ -190,15 +191,13 @@ if (values.json) {
   process.stdout.write(
     `${adapter}: ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${kvTypes.k}/${kvTypes.v} cache; copy ${gib(copy.bytesPerSecond)}\n`,
   );
-  if (rowReads) {
-    process.stdout.write(
-      `K rows read alone (no arithmetic), the most these reads could reach: ${gib(rowReads.bytesPerSecond)}, ${((rowReads.bytesPerSecond / copy.bytesPerSecond) * 100).toFixed(0)}% of copy\n`,
-    );
-  }
-  process.stdout.write('depth     ms/layer   KV read      of copy\n');
+  const share = (bytesPerSecond: number) => `${((bytesPerSecond / copy.bytesPerSecond) * 100).toFixed(1).padStart(5)}%`;
+  process.stdout.write(`depth     ms/layer   KV read      of copy${measuresReads ? '   reads alone' : ''}\n`);
   for (const r of rows)
     process.stdout.write(
-      `${String(r.depth).padEnd(10)}${r.ms.toFixed(3).padStart(8)}   ${gib(r.bytesPerSecond).padStart(12)}   ${(r.copyFraction * 100).toFixed(1).padStart(5)}%\n`,
+      `${String(r.depth).padEnd(10)}${r.ms.toFixed(3).padStart(8)}   ${gib(r.bytesPerSecond).padStart(12)}   ${share(r.bytesPerSecond)}` +
+        (r.readsAloneBytesPerSecond ? `        ${share(r.readsAloneBytesPerSecond)}` : '') +
+        '\n',
     );
 }
 ops.destroy();
