@@ -14,9 +14,9 @@
 //     lane per key, dotting its K row with the tile's rotated queries in workgroup memory), max and
 //     exp (8 lanes a row, 8 keys each), values (8 lanes a row, each owning headDim / 16 pairs of V).
 //   attend_tile_cpu (CPU adapters, CPU_SHAPE): 8 lanes, a lane per row, walking the same keys in
-//     lockstep: every lane reads the same K and V row (a uniform address, which a CPU driver loads
-//     once for all lanes), no barriers, no workgroup memory; HEAD_DIM is a constant (a multiple of
-//     8) so the query and accumulator stay in registers. Scores are kept for KEYS keys between
+//     lockstep: every lane reads the same K and V row (the same cache lines for all lanes; lavapipe
+//     still loads a loop-indexed address lane by lane), no barriers, no workgroup memory; HEAD_DIM
+//     is a constant (a multiple of 8) so the query and accumulator stay in registers. Scores are kept for KEYS keys between
 //     rescales of the accumulator.
 // Rows past the batch's end repeat its last token and store nothing.
 //
