@@ -384,7 +384,8 @@ fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 }
 
 #if CPU_SHAPE
-// The CPU adapters' shape: a workgroup of LANES lanes side by side on consecutive keys, each lane
+// The CPU adapters' shape: a workgroup of LANES lanes (one SIMD register of the adapter: lavapipe
+// 8, SwiftShader 4) side by side on consecutive keys, each lane
 // with its own running max, sum and accumulator for every query head of the block, so there are no
 // barriers and no lane waits for another; each lane's state is a partial of its own for the merge
 // (split wid.y · LANES + lane). Every load a lane makes is a whole vec4 of its own key's row (a CPU
@@ -397,7 +398,7 @@ fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 // as a coroutine, which recomputed the split's integer divisions inside the key loop (1.4× the time).
 const HEAD_DIM: u32 = {{HEAD_DIM}}u;
 const HEAD_BLOCK: u32 = {{HEAD_BLOCK}}u;
-const LANES: u32 = 8u;
+const LANES: u32 = {{LANES}}u;
 const KEYS: u32 = {{KEYS}}u;
 const Q4: u32 = HEAD_DIM / 4u;
 

@@ -7,7 +7,8 @@
  * overhead, so it reads low).
  */
 import type { GpuContext } from './device';
-import { DECODE_CPU_LANES, DECODE_WORKGROUPS } from './ops';
+import { DECODE_WORKGROUPS } from './ops';
+import { cpuLanes } from './row-groups';
 import { PacedWait } from './paced-wait';
 import { shaderSource } from './shader-source';
 
@@ -62,13 +63,14 @@ export async function measureRowReadBandwidth(
   );
   // The workgroups of decode attention's split on a CPU adapter: as many as it runs, each head's a share.
   const groups = Math.floor(DECODE_WORKGROUPS.cpu / heads) * heads;
+  const lanes = cpuLanes(ctx.info);
   return measure(
     ctx,
     {
       entryPoint: 'read_rows',
-      constants: { ROW_VEC4: rowBytes / 16, HEADS: heads, READ_LANES: DECODE_CPU_LANES },
+      constants: { ROW_VEC4: rowBytes / 16, HEADS: heads, READ_LANES: lanes },
       bytes,
-      dstBytes: 16 * DECODE_CPU_LANES * groups,
+      dstBytes: 16 * lanes * groups,
       groups,
       moved: bytes,
     },

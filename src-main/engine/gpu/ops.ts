@@ -127,10 +127,12 @@ export const DECODE_HEAD_BLOCK = 8;
 export const DECODE_QUERY_FLOATS = 1024;
 /** Partial results per query head of a decode step at most (splits, times LANES on a CPU adapter). */
 export const DECODE_MAX_SPLITS = 64;
-/** attention-decode.wgsl's LANES: the CPU shape's lanes, each leaving a partial of its own. */
-export const DECODE_CPU_LANES = 8;
-/** attention-decode.wgsl's KEYS: the keys a CPU-shape lane scores between rescales of its sums. */
-const DECODE_CPU_KEYS = 4;
+/**
+ * The keys a CPU-shape workgroup scores between rescales of its sums: attention-decode.wgsl's
+ * LANES × KEYS. As many keys a lane as the tile allows, whatever the lanes: SwiftShader's 4 lanes
+ * with 16 keys each ran 1.25× as fast as 8 lanes with 4 (lavapipe's 8 run the same with 4 or 8).
+ */
+const DECODE_CPU_TILE = 64;
 /** attention-prefill.wgsl's ROWS and LANES: the tokens (of one query head) a prefill workgroup takes. */
 export const PREFILL_ROWS = 8;
 /** The fewest keys given a split of their own (a tile). */
@@ -362,17 +364,21 @@ export class OpKernels {
   /** Partial results of decode attention's splits, shared by every layer (grown as needed). */
   private splitScratch: GPUBuffer | null = null;
   private readonly cpu: boolean;
+  /** The CPU shapes' workgroup of decode attention: the adapter's SIMD lanes (row-groups.ts's cpuLanes). */
+  private readonly cpuLanes: number;
 
   /**
-   * `kv`: the K and V caches' element types (llama.cpp's default: f16 both). `cpu`: the adapter
-   * runs on the CPU (fewer, longer splits of a decode step's keys).
+   * `kv`: the K and V caches' element types (llama.cpp's default: f16 both). `cpuLanes`: the
+   * adapter runs on the CPU, with SIMD registers of so many lanes (CPU shapes: fewer, longer
+   * splits of a decode step's keys, a workgroup one register of lanes).
    */
   constructor(
     readonly device: GPUDevice,
     readonly kv: KvCacheTypes = DEFAULT_KV_CACHE_TYPES,
-    options: { cpu?: boolean } = {},
+    options: { cpuLanes?: number } = {},
   ) {
-    this.cpu = options.cpu === true;
+    this.cpu = options.cpuLanes !== undefined;
+    this.cpuLanes = options.cpuLanes ?? 0;
   }
 
   /** Bytes of the K (or V) cache buffer for `positions` rows of kvStride elements (kvCacheBufferBytes). */
@@ -559,7 +565,7 @@ export class OpKernels {
     // One token: a workgroup per (block of query heads of one KV head, split of the keys), then a merge per head.
     const window = a.window ?? 0;
     const blocks = heads.count * Math.ceil(group / headBlock);
-    const maxSplits = cpuShape ? DECODE_MAX_SPLITS / DECODE_CPU_LANES : DECODE_MAX_SPLITS;
+    const maxSplits = cpuShape ? Math.max(1, Math.floor(DECODE_MAX_SPLITS / this.cpuLanes)) : DECODE_MAX_SPLITS;
     const splits = (pos: number) =>
       Math.max(
         1,
@@ -594,7 +600,15 @@ export class OpKernels {
       (_, pos) => [blocks, splits(pos)],
       { ...this.kvConstants, ...rotation, STORE: storeInside ? 1 : 0 },
       {
-        defines: cpuShape ? { CPU_SHAPE: 1, HEAD_DIM: a.headDim, HEAD_BLOCK: headBlock, KEYS: DECODE_CPU_KEYS } : {},
+        defines: cpuShape
+          ? {
+              CPU_SHAPE: 1,
+              HEAD_DIM: a.headDim,
+              HEAD_BLOCK: headBlock,
+              LANES: this.cpuLanes,
+              KEYS: Math.max(1, DECODE_CPU_TILE / this.cpuLanes),
+            }
+          : {},
         readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
       },
     );

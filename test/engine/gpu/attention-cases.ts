@@ -6,6 +6,7 @@
 import { afterAll } from 'vitest';
 import type { GpuContext } from '../../../src-main/engine/gpu/device';
 import { OpKernels, type KvHeads } from '../../../src-main/engine/gpu/ops';
+import { cpuLanes } from '../../../src-main/engine/gpu/row-groups';
 import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../../src-preload/api/kv-cache';
 import { mulberry32, randomF32 } from '../../support/random';
 import { buffer, makeStep, readF32, run } from '../gpu-harness';
@@ -24,6 +25,8 @@ export interface AttentionCase {
   kv?: KvCacheTypes;
   /** The CPU adapters' shapes and split policy. */
   cpu?: boolean;
+  /** Their workgroup's lanes (default: the adapter's, row-groups.ts's cpuLanes). */
+  cpuLanes?: number;
   window?: number;
   softcap?: number;
   sinks?: boolean;
@@ -52,7 +55,7 @@ export function attentionRunner(
     const rng = mulberry32(seed);
     const gauss = () => rng.gaussian();
     const kv = c.kv ?? DEFAULT_KV_CACHE_TYPES;
-    const ops = new OpKernels(ctx.device, kv, { cpu: c.cpu });
+    const ops = new OpKernels(ctx.device, kv, c.cpu ? { cpuLanes: c.cpuLanes ?? cpuLanes(ctx.info) } : {});
     kernels.push(ops);
     const kvStride = c.nKvHead * c.headDim;
     const total = c.past + c.tokens;
