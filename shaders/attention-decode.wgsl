@@ -385,14 +385,14 @@ fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 
 #if CPU_SHAPE
 // The CPU adapters' shape: a workgroup of LANES lanes (one SIMD register of the adapter: lavapipe
-// 8, SwiftShader 4) side by side on consecutive keys, each lane
-// with its own running max, sum and accumulator for every query head of the block, so there are no
-// barriers and no lane waits for another; each lane's state is a partial of its own for the merge
-// (split wid.y · LANES + lane). Every load a lane makes is a whole vec4 of its own key's row (a CPU
-// driver loads per lane in a loop, so each of those loads should carry useful bytes). The head
-// size and block are constants (HEAD_DIM, a multiple of 8; HEAD_BLOCK) so the loops unroll and the
-// queries and accumulators stay in registers rather than in memory indexed per lane. Scores are
-// kept for KEYS keys a lane between rescales of the accumulators.
+// 8, SwiftShader 4) side by side on consecutive keys, each lane with its own running max, sum and
+// accumulator for every query head of the block, so there are no barriers and no lane waits for
+// another; each lane's state is a partial of its own for the merge (split wid.y · LANES + lane).
+// Every load a lane makes is a whole vec4 of its own key's row (a CPU driver loads per lane in a
+// loop, so each of those loads should carry useful bytes). The head size and block are constants
+// (HEAD_DIM, a multiple of 8; HEAD_BLOCK) so the loops unroll and the queries and accumulators stay
+// in registers rather than in memory indexed per lane. Scores are kept for KEYS keys a lane
+// between rescales of the accumulators.
 // With STORE, every lane writes the token's whole K and V rows itself, so the lanes that read that
 // row back read their own writes and need no barrier: a barrier makes lavapipe compile the kernel
 // as a coroutine, which recomputed the split's integer divisions inside the key loop (1.4× the time).

@@ -16,8 +16,8 @@
 //   attend_tile_cpu (CPU adapters, CPU_SHAPE): 8 lanes, a lane per row, walking the same keys in
 //     lockstep: every lane reads the same K and V row (the same cache lines for all lanes; lavapipe
 //     still loads a loop-indexed address lane by lane), no barriers, no workgroup memory; HEAD_DIM
-//     is a constant (a multiple of 8) so the query and accumulator stay in registers. Scores are kept for KEYS keys between
-//     rescales of the accumulator.
+//     is a constant (a multiple of 8) so the query and accumulator stay in registers. Scores are
+//     kept for KEYS keys between rescales of the accumulator.
 // Rows past the batch's end repeat its last token and store nothing.
 //
 // Scores are dot(q, k) · scale, soft-capped when softcap is set. With SINKS (gpt-oss) a learned

@@ -378,7 +378,8 @@ export class OpKernels {
     options: { cpuLanes?: number } = {},
   ) {
     this.cpu = options.cpuLanes !== undefined;
-    this.cpuLanes = options.cpuLanes ?? 0;
+    // Each lane leaves a partial: no more than the merge takes.
+    this.cpuLanes = Math.min(Math.max(1, options.cpuLanes ?? 1), DECODE_MAX_SPLITS);
   }
 
   /** Bytes of the K (or V) cache buffer for `positions` rows of kvStride elements (kvCacheBufferBytes). */
