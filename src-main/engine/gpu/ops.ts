@@ -378,7 +378,7 @@ export class OpKernels {
     options: { cpuLanes?: number } = {},
   ) {
     this.cpu = options.cpuLanes !== undefined;
-    // Each lane leaves a partial: no more than the merge takes.
+    // Each lane leaves a partial: no more than the merge takes (so at least one split fits).
     this.cpuLanes = Math.min(Math.max(1, options.cpuLanes ?? 1), DECODE_MAX_SPLITS);
   }
 
@@ -566,7 +566,7 @@ export class OpKernels {
     // One token: a workgroup per (block of query heads of one KV head, split of the keys), then a merge per head.
     const window = a.window ?? 0;
     const blocks = heads.count * Math.ceil(group / headBlock);
-    const maxSplits = cpuShape ? Math.max(1, Math.floor(DECODE_MAX_SPLITS / this.cpuLanes)) : DECODE_MAX_SPLITS;
+    const maxSplits = cpuShape ? Math.floor(DECODE_MAX_SPLITS / this.cpuLanes) : DECODE_MAX_SPLITS;
     const splits = (pos: number) =>
       Math.max(
         1,
@@ -607,7 +607,7 @@ export class OpKernels {
               HEAD_DIM: a.headDim,
               HEAD_BLOCK: headBlock,
               LANES: this.cpuLanes,
-              KEYS: Math.max(1, DECODE_CPU_TILE / this.cpuLanes),
+              KEYS: Math.max(1, Math.floor(DECODE_CPU_TILE / this.cpuLanes)),
             }
           : {},
         readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,
