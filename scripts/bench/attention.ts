@@ -22,9 +22,8 @@ import { isKvCacheType, KV_CACHE_TYPES } from '../../src-preload/api/kv-cache';
 import { measureCopyBandwidth, measureRowReadBandwidth } from '../../src-main/engine/gpu/bandwidth';
 import { openGpu } from '../../src-main/engine/gpu/device';
 import { scoped } from '../../src-main/engine/gpu/error-scope';
-import { OpKernels, Step } from '../../src-main/engine/gpu/ops';
+import { OpKernels, opKernelShapes, Step } from '../../src-main/engine/gpu/ops';
 import { PacedWait } from '../../src-main/engine/gpu/paced-wait';
-import { cpuLanes } from '../../src-main/engine/gpu/row-groups';
 import { median } from './vs-llama-rows';
 
 const { values } = parseArgs({
@@ -65,7 +64,7 @@ const kvTypes = { k: kv.k, v: kv.v };
 const gpu = await openGpu(process.env.GUFO_ADAPTER);
 const { device } = gpu;
 const cpuShape = values.cpu ?? gpu.info.cpuShapes;
-const ops = new OpKernels(device, kvTypes, cpuShape ? { cpuLanes: cpuLanes(gpu.info) } : {});
+const ops = new OpKernels(device, kvTypes, opKernelShapes(gpu.info, cpuShape));
 const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
 const kRowBytes = kvCacheBytes(kvTypes.k, headDim);
 const measuresReads = cpuShape && kRowBytes % 16 === 0;

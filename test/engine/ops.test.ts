@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   GREEDY,
   OpKernels,
+  opKernelShapes,
   SAMPLER_OUT_WORDS,
   SAMPLER_STATE_WORDS,
   samplerPath,
@@ -19,7 +20,6 @@ import type { SamplingParams } from '../../src-main/engine-wire/protocol';
 import type { KvCacheTypes } from '../../src-preload/api/kv-cache';
 import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
 import { ropeTable } from '../../src-main/engine/model/rope-table';
-import { cpuLanes } from '../../src-main/engine/gpu/row-groups';
 import type { RopeParams } from '../../src-main/engine/model/hparams';
 import { REPO_ROOT } from '../support/paths';
 import { mulberry32, randomF32 } from '../support/random';
@@ -288,7 +288,7 @@ describe('store_kv fused into decode attention (STORE)', () => {
   for (const kv of kinds) {
     for (const cpu of [false, true]) {
       it(`${kv.k}/${kv.v} cache, ${cpu ? 'CPU' : 'GPU'} shape`, async () => {
-        const kernels = new OpKernels(ctx.device, kv, cpu ? { cpuLanes: cpuLanes(ctx.info) } : {});
+        const kernels = new OpKernels(ctx.device, kv, opKernelShapes(ctx.info, cpu));
         const [nHead, nKvHead, headDim, nRot, past] = [8, 2, 64, 48, 200];
         const qDim = nHead * headDim;
         const kvStride = nKvHead * headDim;

@@ -13,6 +13,7 @@ import { DEFAULT_KV_CACHE_TYPES, type KvCacheType, type KvCacheTypes } from '../
 import { noteReadBytes } from './dispatch-profile';
 import { shaderSource, type Defines } from './shader-source';
 import { pipelineCache } from './pipeline-cache';
+import { cpuLanes } from './row-groups';
 import {
   AttentionUniform,
   ElementwiseUniform,
@@ -24,6 +25,7 @@ import {
   StepUniform,
 } from './kernel-uniforms';
 import type { UniformFields, UniformStruct, UniformValues } from './uniforms';
+import type { GpuInfo } from '../../engine-wire/protocol';
 
 /** One recorded kernel launch, replayed into a compute pass at every step. */
 export interface Dispatch {
@@ -354,6 +356,14 @@ export function kvCacheBufferBytes(type: KvCacheType, positions: number, kvStrid
     throw new Error(`a ${type} KV cache needs rows of whole blocks of ${block}, not ${kvStride} elements`);
   const group = KV_GROUP_BLOCKS * block;
   return Math.ceil(kvCacheBytes(type, Math.ceil((positions * kvStride) / group) * group) / 16) * 16;
+}
+
+/**
+ * OpKernels' shapes for an adapter: the CPU shapes, a workgroup of its SIMD lanes, where
+ * `cpuShapes` (by default where the adapter runs on the CPU), else the GPU shapes.
+ */
+export function opKernelShapes(info: GpuInfo, cpuShapes = info.cpuShapes): { cpuLanes?: number } {
+  return cpuShapes ? { cpuLanes: cpuLanes(info) } : {};
 }
 
 export class OpKernels {

@@ -21,13 +21,13 @@ import { MatmulKernels, type GluAct, type MatmulOptions, type TokenDispatch, typ
 import {
   kvCacheBufferBytes,
   OpKernels,
+  opKernelShapes,
   Step,
   type BufferArg,
   type Dispatch,
   type KvHeads,
   type RopeSpec,
 } from '../gpu/ops';
-import { cpuLanes } from '../gpu/row-groups';
 import { uploadWeights, type ConcatWeight, type GpuWeight, type WeightSource } from '../gpu/weights';
 import { ropeFactorsTensor, UnsupportedModelError, type HParams } from './hparams';
 import {
@@ -408,7 +408,7 @@ export class DecoderModel {
     this.weights = weights;
     this.owned = new OwnedBuffers(device);
     this.step = new Step(device);
-    this.ops = new OpKernels(device, options.kvTypes, ctx.info.cpuShapes ? { cpuLanes: cpuLanes(ctx.info) } : {});
+    this.ops = new OpKernels(device, options.kvTypes, opKernelShapes(ctx.info));
     this.collector = new ActivationCollector(device, this.ops, this.step, this.owned);
     // Several slots decode in batched steps of 2–4 rows: through a mat-vec of their own where it differs.
     this.matmul = new MatmulKernels(ctx, { batchedDecode: (options.slots ?? 1) > 1 });
