@@ -1,5 +1,5 @@
 // A plain buffer copy, 16 bytes per invocation per step (grid-stride loop): the memory bandwidth
-// yardstick for `gufo bench` (bandwidth.ts); and read_rows, reads alone, below.
+// yardstick for `gufo bench` (bandwidth.ts); and read_rows, reads alone, below, with a variant.
 const WG: u32 = {{WG}}u;
 
 @group(0) @binding(0) var<storage, read> SRC: array<vec4<u32>>;
@@ -14,28 +14,45 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   }
 }
 
+#include "read-rows.wgsl"
+
 // Reads alone (bandwidth.ts's measureRowReadBandwidth), in the pattern of CPU-shape decode
-// attention (attention-decode.wgsl's attend_split_cpu): SRC holds positions of HEADS rows of
-// ROW_VEC4 vec4s (the KV cache's heads side by side); workgroup x reads head x % HEADS over its
-// share of the positions, READ_LANES lanes side by side on consecutive positions, each reading its
-// head's whole row; each lane's sum is written so the reads cannot be dropped.
+// attention: rows of ROW_VEC4 vec4s divided as read-rows.wgsl says, READ_LANES lanes side by side
+// on consecutive positions, each reading its head's whole row; each lane's sum is written so the
+// reads cannot be dropped.
 override ROW_VEC4: u32;
 override HEADS: u32;
 override READ_LANES: u32;
 
 @compute @workgroup_size(READ_LANES)
 fn read_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let positions = arrayLength(&SRC) / (HEADS * ROW_VEC4);
-  let head = wid.x % HEADS;
-  let shares = nwg.x / HEADS;
-  let chunk = (positions + shares - 1u) / shares;
-  let begin = (wid.x / HEADS) * chunk;
-  let end = min(begin + chunk, positions);
+  let share = row_share(wid.x, nwg.x, arrayLength(&SRC) / (HEADS * ROW_VEC4), HEADS);
   var sum = vec4<u32>(0u);
-  for (var r = begin + lid; r < end; r += READ_LANES) {
-    let row = (r * HEADS + head) * ROW_VEC4;
+  for (var r = share.begin + lid; r < share.end; r += READ_LANES) {
+    let row = (r * HEADS + share.head) * ROW_VEC4;
     for (var i = 0u; i < ROW_VEC4; i++) {
       sum += SRC[row + i];
+    }
+  }
+  DST[wid.x * READ_LANES + lid] = sum;
+}
+
+// read_rows from a texture (bench:read-paths): the same words as the texels of an rgba32uint
+// texture 2^TEXELS_WIDE_LOG2 texels wide, in order, row by row; POSITIONS positions of rows.
+override TEXELS_WIDE_LOG2: u32 = 0u;
+override POSITIONS: u32 = 0u;
+@group(0) @binding(2) var SRC_TEXELS: texture_2d<u32>;
+
+@compute @workgroup_size(READ_LANES)
+fn read_rows_texture(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let share = row_share(wid.x, nwg.x, POSITIONS, HEADS);
+  let wide = (1u << TEXELS_WIDE_LOG2) - 1u;
+  var sum = vec4<u32>(0u);
+  for (var r = share.begin + lid; r < share.end; r += READ_LANES) {
+    let row = (r * HEADS + share.head) * ROW_VEC4;
+    for (var i = 0u; i < ROW_VEC4; i++) {
+      let texel = row + i;
+      sum += textureLoad(SRC_TEXELS, vec2<u32>(texel & wide, texel >> TEXELS_WIDE_LOG2), 0);
     }
   }
   DST[wid.x * READ_LANES + lid] = sum;
