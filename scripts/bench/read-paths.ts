@@ -12,10 +12,10 @@
  * compared, and a path that disagrees fails the run.
  */
 import { parseArgs } from 'node:util';
-import { measureCopyBandwidth } from '../../src-main/engine/gpu/bandwidth';
+import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
+import { measureCopyBandwidth, rowReadWorkgroups } from '../../src-main/engine/gpu/bandwidth';
 import { openGpu } from '../../src-main/engine/gpu/device';
 import { scoped } from '../../src-main/engine/gpu/error-scope';
-import { DECODE_WORKGROUPS } from '../../src-main/engine/gpu/ops';
 import { PacedWait } from '../../src-main/engine/gpu/paced-wait';
 import { cpuLanes } from '../../src-main/engine/gpu/row-groups';
 import { shaderSource } from '../../src-main/engine/gpu/shader-source';
@@ -43,9 +43,9 @@ const { device } = gpu;
 const lanes = cpuLanes(gpu.info);
 // K rows, then V rows: the positions of a token's KV reads at this depth.
 const positions = 2 * (depth + 1);
-const rowVec4 = (headDim * 2) / 16;
+const rowVec4 = kvCacheBytes('f16', headDim) / 16;
 const texels = positions * heads * rowVec4;
-const groups = Math.floor(DECODE_WORKGROUPS.cpu / heads) * heads;
+const groups = rowReadWorkgroups(heads);
 const TEXELS_WIDE_LOG2 = 8;
 // Positions the immediates path writes out a tile.
 const TILE = 16;

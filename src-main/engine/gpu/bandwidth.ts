@@ -53,16 +53,12 @@ export async function measureRowReadBandwidth(
 ): Promise<BandwidthResult> {
   if (!(rowBytes >= 16 && rowBytes % 16 === 0)) throw new Error(`row reads: ${rowBytes} bytes is not whole vec4s`);
   const heads = options.heads ?? 1;
-  if (!(Number.isInteger(heads) && heads >= 1 && heads <= DECODE_WORKGROUPS.cpu)) {
-    throw new Error(`row reads: ${heads} heads is not 1 to ${DECODE_WORKGROUPS.cpu}`);
-  }
+  const groups = rowReadWorkgroups(heads);
   const positionBytes = heads * rowBytes;
   const bytes = Math.max(
     positionBytes,
     Math.floor(sourceBytes(ctx.device, options.bytes) / positionBytes) * positionBytes,
   );
-  // The workgroups of decode attention's split on a CPU adapter: as many as it runs, each head's a share.
-  const groups = Math.floor(DECODE_WORKGROUPS.cpu / heads) * heads;
   const lanes = cpuLanes(ctx.info);
   return measure(
     ctx,
@@ -76,6 +72,17 @@ export async function measureRowReadBandwidth(
     },
     options,
   );
+}
+
+/**
+ * The workgroups reads alone of `heads` heads' rows run (copy.wgsl's read_rows and its variants):
+ * decode attention's split on a CPU adapter, as many as it runs, each head's a share.
+ */
+export function rowReadWorkgroups(heads: number): number {
+  if (!(Number.isInteger(heads) && heads >= 1 && heads <= DECODE_WORKGROUPS.cpu)) {
+    throw new Error(`row reads: ${heads} heads is not 1 to ${DECODE_WORKGROUPS.cpu}`);
+  }
+  return Math.floor(DECODE_WORKGROUPS.cpu / heads) * heads;
 }
 
 /** The source's size: `requested` (default 256 MiB) within the device's limits, whole vec4s. */
