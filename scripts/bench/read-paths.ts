@@ -2,14 +2,16 @@
  * `npm run bench:read-paths -- [--depth 4096] [--heads 4] [--head-dim 64] [--runs 15] [--json]`
  *
  * What bounds decode attention's reads on a CPU adapter (issue #27): the K and V rows a token reads
- * at --depth (--heads KV heads of --head-dim F16 values, every position) read alone three ways, in
+ * at --depth (--heads KV heads of --head-dim F16 values, every position) read alone four ways, in
  * one process, rounds alternating: from a storage buffer in the kernel's pattern (copy.wgsl's
  * read_rows, bench:attention's "reads alone"), from an rgba32uint texture (read_rows_texture),
- * and with every lane of a workgroup reading every word from one address made of push constants
+ * with every lane of a workgroup reading every word from one address made of push constants
  * (read-rows-immediates.wgsl: llvmpipe's one-load-for-all-lanes path; where the adapter has
- * immediates). Prints each path's median time, its share of the copy bandwidth measured in the
- * same run and its time against the buffer's. The paths must read the same words: their sums are
- * compared, and a path that disagrees fails the run.
+ * immediates), and from uniform buffers, a window of at most maxUniformBufferBindingSize bytes a
+ * binding and as many bindings a dispatch as the adapter allows (read-rows-uniform.wgsl; the time
+ * of all its dispatches). Prints each path's median time, its share of the copy bandwidth
+ * measured in the same run and its time against the buffer's. The paths must read the same words:
+ * their sums are compared, and a path that disagrees fails the run.
  */
 import { parseArgs } from 'node:util';
 import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
@@ -59,7 +61,8 @@ const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 
 interface Path {
   name: string;
   pipeline: GPUComputePipeline;
-  group: GPUBindGroup;
+  /** Encoded in order in one pass: a bind group and its workgroups. */
+  dispatches: { group: GPUBindGroup; workgroups: number }[];
   sums: GPUBuffer;
   immediates?: Uint32Array<ArrayBuffer>;
   times: number[];
@@ -105,6 +108,93 @@ if (!gpu.info.wgslLanguageFeatures.includes('immediate_address_space') || device
   paths.push({ ...immediates, immediates: new Uint32Array([0, 1, 2, 3]) });
 }
 
+const windowed = uniformWindows();
+if ('why' in windowed) skipped.push({ name: 'uniform', why: windowed.why });
+else paths.push(await uniformPath(windowed));
+
+/**
+ * How the uniform path divides the rows: windows of whole positions that a uniform binding holds
+ * and that start at an offset it may be bound at.
+ */
+interface Windows {
+  /** Positions a window holds (the last may hold fewer), and its bytes. */
+  positions: number;
+  bytes: number;
+  count: number;
+  perDispatch: number;
+}
+
+function uniformWindows(): Windows | { why: string } {
+  const positionBytes = heads * rowVec4 * 16;
+  const { maxUniformBufferBindingSize, minUniformBufferOffsetAlignment, maxUniformBuffersPerShaderStage } =
+    device.limits;
+  let windowPositions = Math.floor(maxUniformBufferBindingSize / positionBytes);
+  while (windowPositions > 0 && (windowPositions * positionBytes) % minUniformBufferOffsetAlignment) windowPositions--;
+  if (windowPositions === 0) return { why: `a position's ${positionBytes} bytes, over a uniform binding's limits` };
+  const count = Math.ceil(positions / windowPositions);
+  const perDispatch = Math.min(maxUniformBuffersPerShaderStage, count);
+  return { positions: windowPositions, bytes: windowPositions * positionBytes, count, perDispatch };
+}
+
+/** The uniform path: a dispatch for each perDispatch windows, each window a binding of a padded copy of the rows. */
+async function uniformPath(w: Windows): Promise<Path> {
+  const padded = device.createBuffer({
+    size: w.count * w.bytes,
+    usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+  });
+  device.queue.writeBuffer(padded, 0, words);
+  // Each dispatch's first window and its windows' positions, at an offset a storage binding may start at.
+  const infoStride =
+    Math.ceil((4 * (1 + w.perDispatch)) / device.limits.minStorageBufferOffsetAlignment) *
+    device.limits.minStorageBufferOffsetAlignment;
+  const dispatchCount = Math.ceil(w.count / w.perDispatch);
+  const info = new Uint32Array((dispatchCount * infoStride) / 4);
+  for (let d = 0; d < dispatchCount; d++) {
+    const first = d * w.perDispatch;
+    info[(d * infoStride) / 4] = first;
+    for (let j = 0; j < w.perDispatch && first + j < w.count; j++) {
+      info[(d * infoStride) / 4 + 1 + j] = Math.min(w.positions, positions - (first + j) * w.positions);
+    }
+  }
+  const infoBuffer = device.createBuffer({
+    size: info.byteLength,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+  });
+  device.queue.writeBuffer(infoBuffer, 0, info);
+  const sums = device.createBuffer({
+    size: 16 * lanes * heads * w.count,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
+  });
+  const code = shaderSource('read-rows-uniform.wgsl', {
+    ...rowConstants,
+    WINDOW_POSITIONS: w.positions,
+    WINDOWS: w.perDispatch,
+  });
+  const module = device.createShaderModule({ label: 'read-rows-uniform', code });
+  return scoped(device, 'the uniform path', () => {
+    const pipeline = device.createComputePipeline({
+      label: 'uniform',
+      layout: 'auto',
+      compute: { module, entryPoint: 'read_rows_uniform' },
+    });
+    const dispatches = Array.from({ length: dispatchCount }, (_, d) => {
+      const first = d * w.perDispatch;
+      const entries: GPUBindGroupEntry[] = [
+        { binding: 0, resource: { buffer: infoBuffer, offset: d * infoStride, size: 4 * (1 + w.perDispatch) } },
+        { binding: 1, resource: { buffer: sums } },
+      ];
+      // A dispatch with fewer windows binds its last window again in the slots it leaves empty (they read no positions).
+      for (let j = 0; j < w.perDispatch; j++) {
+        const window = Math.min(first + j, w.count - 1);
+        entries.push({ binding: 2 + j, resource: { buffer: padded, offset: window * w.bytes, size: w.bytes } });
+      }
+      const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+      return { group, workgroups: Math.min(w.perDispatch, w.count - first) * heads };
+    });
+    return Promise.resolve({ name: 'uniform', pipeline, dispatches, sums, times: [] });
+  });
+}
+
 /** A path's pipeline, and its bind group: `src` at binding `srcBinding`, its own sums at 1. */
 async function path(
   name: string,
@@ -131,7 +221,7 @@ async function path(
         { binding: 1, resource: { buffer: sums } },
       ],
     });
-    return Promise.resolve({ name, pipeline, group, sums, times: [] });
+    return Promise.resolve({ name, pipeline, dispatches: [{ group, workgroups: groups }], sums, times: [] });
   });
 }
 
@@ -149,9 +239,11 @@ async function time(p: Path): Promise<number> {
     querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {},
   );
   pass.setPipeline(p.pipeline);
-  pass.setBindGroup(0, p.group);
   if (p.immediates) pass.setImmediates(0, p.immediates);
-  pass.dispatchWorkgroups(groups);
+  for (const d of p.dispatches) {
+    pass.setBindGroup(0, d.group);
+    pass.dispatchWorkgroups(d.workgroups);
+  }
   pass.end();
   if (querySet && resolved) encoder.resolveQuerySet(querySet, 0, 2, resolved, 0);
   const started = performance.now();
