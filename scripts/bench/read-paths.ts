@@ -144,23 +144,16 @@ async function uniformPath(w: Windows): Promise<Path> {
   });
   device.queue.writeBuffer(padded, 0, words);
   // Each dispatch's first window and its windows' positions, at an offset a storage binding may start at.
+  const infoBytes = 4 * (1 + w.perDispatch);
   const infoStride =
-    Math.ceil((4 * (1 + w.perDispatch)) / device.limits.minStorageBufferOffsetAlignment) *
+    Math.ceil(infoBytes / device.limits.minStorageBufferOffsetAlignment) *
     device.limits.minStorageBufferOffsetAlignment;
   const dispatchCount = Math.ceil(w.count / w.perDispatch);
   const info = new Uint32Array((dispatchCount * infoStride) / 4);
-  for (let d = 0; d < dispatchCount; d++) {
-    const first = d * w.perDispatch;
-    info[(d * infoStride) / 4] = first;
-    for (let j = 0; j < w.perDispatch && first + j < w.count; j++) {
-      info[(d * infoStride) / 4 + 1 + j] = Math.min(w.positions, positions - (first + j) * w.positions);
-    }
-  }
   const infoBuffer = device.createBuffer({
     size: info.byteLength,
     usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
   });
-  device.queue.writeBuffer(infoBuffer, 0, info);
   const sums = device.createBuffer({
     size: 16 * lanes * heads * w.count,
     usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
@@ -179,8 +172,12 @@ async function uniformPath(w: Windows): Promise<Path> {
     });
     const dispatches = Array.from({ length: dispatchCount }, (_, d) => {
       const first = d * w.perDispatch;
+      const windows = Math.min(w.perDispatch, w.count - first);
+      const at = (d * infoStride) / 4;
+      info[at] = first;
+      for (let j = 0; j < windows; j++) info[at + 1 + j] = Math.min(w.positions, positions - (first + j) * w.positions);
       const entries: GPUBindGroupEntry[] = [
-        { binding: 0, resource: { buffer: infoBuffer, offset: d * infoStride, size: 4 * (1 + w.perDispatch) } },
+        { binding: 0, resource: { buffer: infoBuffer, offset: d * infoStride, size: infoBytes } },
         { binding: 1, resource: { buffer: sums } },
       ];
       // A dispatch with fewer windows binds its last window again in the slots it leaves empty (they read no positions).
@@ -189,8 +186,9 @@ async function uniformPath(w: Windows): Promise<Path> {
         entries.push({ binding: 2 + j, resource: { buffer: padded, offset: window * w.bytes, size: w.bytes } });
       }
       const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
-      return { group, workgroups: Math.min(w.perDispatch, w.count - first) * heads };
+      return { group, workgroups: windows * heads };
     });
+    device.queue.writeBuffer(infoBuffer, 0, info);
     return Promise.resolve({ name: 'uniform', pipeline, dispatches, sums, times: [] });
   });
 }

@@ -5,8 +5,7 @@
  */
 import { afterAll } from 'vitest';
 import type { GpuContext } from '../../../src-main/engine/gpu/device';
-import { OpKernels, type KvHeads } from '../../../src-main/engine/gpu/ops';
-import { cpuLanes } from '../../../src-main/engine/gpu/row-groups';
+import { OpKernels, opKernelShapes, type KvHeads } from '../../../src-main/engine/gpu/ops';
 import { DEFAULT_KV_CACHE_TYPES, type KvCacheTypes } from '../../../src-preload/api/kv-cache';
 import { mulberry32, randomF32 } from '../../support/random';
 import { buffer, makeStep, readF32, run } from '../gpu-harness';
@@ -25,7 +24,7 @@ export interface AttentionCase {
   kv?: KvCacheTypes;
   /** The CPU adapters' shapes and split policy. */
   cpu?: boolean;
-  /** Their workgroup's lanes (default: the adapter's, row-groups.ts's cpuLanes). */
+  /** Their workgroup's lanes (default: the adapter's, opKernelShapes). */
   cpuLanes?: number;
   window?: number;
   softcap?: number;
@@ -55,7 +54,9 @@ export function attentionRunner(
     const rng = mulberry32(seed);
     const gauss = () => rng.gaussian();
     const kv = c.kv ?? DEFAULT_KV_CACHE_TYPES;
-    const ops = new OpKernels(ctx.device, kv, c.cpu ? { cpuLanes: c.cpuLanes ?? cpuLanes(ctx.info) } : {});
+    const shapes =
+      c.cpu && c.cpuLanes !== undefined ? { cpuLanes: c.cpuLanes } : opKernelShapes(ctx.info, c.cpu === true);
+    const ops = new OpKernels(ctx.device, kv, shapes);
     kernels.push(ops);
     const kvStride = c.nKvHead * c.headDim;
     const total = c.past + c.tokens;
