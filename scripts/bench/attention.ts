@@ -1,5 +1,5 @@
 /**
- * `npm run bench:attention -- [--depth 512,2048,4096] [--prefill N] [--heads 16/4] [--head-dim 64] [--cpu] [--cache-type-k f16] [--cache-type-v f16] [--runs 5] [--json]`
+ * `npm run bench:attention -- [--depth 512,2048,4096] [--prefill N] [--heads 16/4] [--head-dim 64] [--cpu] [--cache-type-k f16] [--cache-type-v f16] [--runs 5] [--against DIR] [--json]`
  *
  * The decode attention kernel (one token over a KV cache of --depth positions, the split and merge
  * dispatches of OpKernels.attention) on the adapter VK_ICD_FILENAMES or GUFO_ADAPTER picks, as a
@@ -14,6 +14,11 @@
  * the adapter's own. With the CPU shape, also the rate at which a kernel that only reads as many
  * bytes of such rows, in the cache's layout and the kernel's pattern, moves them (bandwidth.ts's
  * measureRowReadBandwidth): the most the kernel's reads could reach at that depth.
+ * --against DIR: a copy of shaders/ with a variant kernel, timed beside the shipped one in the same
+ * process (the two alternate, each going first in every other run), printed as its time and its
+ * speed-up: the median of the runs' ratios, each of two submissions next to each other in time, so
+ * a slow spell of a noisy machine slows both sides of a ratio. (GUFO_SHADERS cannot do this: it is
+ * read once a process.)
  * Default shape: 16 query heads over 4 KV heads of 64, issue #27's model.
  */
 import { parseArgs } from 'node:util';
@@ -36,6 +41,7 @@ const { values } = parseArgs({
     'cache-type-v': { type: 'string', default: 'f16' },
     prefill: { type: 'string', default: '1' },
     runs: { type: 'string', default: '5' },
+    against: { type: 'string' },
     json: { type: 'boolean' },
   },
 });
@@ -65,6 +71,9 @@ const gpu = await openGpu(process.env.GUFO_ADAPTER);
 const { device } = gpu;
 const cpuShape = values.cpu ?? gpu.info.cpuShapes;
 const ops = new OpKernels(device, kvTypes, opKernelShapes(gpu.info, cpuShape));
+const variant = values.against
+  ? new OpKernels(device, kvTypes, { ...opKernelShapes(gpu.info, cpuShape), shaders: values.against })
+  : undefined;
 const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
 const kRowBytes = kvCacheBytes(kvTypes.k, headDim);
 const measuresReads = cpuShape && kRowBytes % 16 === 0;
@@ -109,19 +118,22 @@ async function measure(depth: number) {
     vCache: device.createBuffer({ size: ops.kvCacheBytes('v', total, kvStride), usage: storage }),
   }));
   const stores = caches.map((c) => ops.storeKv({ ...c, k: source, v: source, step: fill, kvStride, headDim, rope }));
-  const layers = caches.map((c) =>
-    ops.attention({
-      q,
-      ...c,
-      out,
-      step,
-      nHead,
-      nKvHead,
-      headDim,
-      scale: 1 / Math.sqrt(headDim),
-      rope,
-    }),
-  );
+  const layersOf = (kernels: OpKernels) =>
+    caches.map((c) =>
+      kernels.attention({
+        q,
+        ...c,
+        out,
+        step,
+        nHead,
+        nKvHead,
+        headDim,
+        scale: 1 / Math.sqrt(headDim),
+        rope,
+      }),
+    );
+  const layers = layersOf(ops);
+  const variantLayers = variant && layersOf(variant);
   const submit = async (kind: string, dispatches: { encode(pass: GPUComputePassEncoder): void }[]) => {
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
@@ -134,13 +146,24 @@ async function measure(depth: number) {
   step.set(depth, tokens);
   // Untimed, and a kind of its own: the driver may compile at a pipeline's first dispatch.
   await submit('warm-up', layers);
-  const times: number[] = [];
-  for (let r = 0; r < runs; r++) {
+  if (variantLayers) await submit('warm-up variant', variantLayers);
+  const timed = async (kind: string, dispatches: typeof layers) => {
     const started = performance.now();
-    await submit(`depth ${depth}`, layers);
-    times.push((performance.now() - started) / LAYERS);
+    await submit(kind, dispatches);
+    return (performance.now() - started) / LAYERS;
+  };
+  const times: number[] = [];
+  const variantTimes: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    if (variantLayers && r % 2 === 1) variantTimes.push(await timed(`depth ${depth} variant`, variantLayers));
+    times.push(await timed(`depth ${depth}`, layers));
+    if (variantLayers && r % 2 === 0) variantTimes.push(await timed(`depth ${depth} variant`, variantLayers));
   }
   const ms = median(times);
+  const against = variantLayers && {
+    ms: median(variantTimes),
+    speedup: median(times.map((t, r) => t / variantTimes[r]!)),
+  };
   const kvBytes = kvCacheBytes(kvTypes.k, total * kvStride) + kvCacheBytes(kvTypes.v, total * kvStride);
   const bytesPerSecond = kvBytes / (ms / 1000);
   for (const b of [...caches.flatMap((c) => [c.kCache, c.vCache]), source, q, out]) b.destroy();
@@ -156,6 +179,7 @@ async function measure(depth: number) {
     copyFraction: bytesPerSecond / copy.bytesPerSecond,
     readsAloneBytesPerSecond: readsAlone,
     gflops: flopsOf(depth) / (ms / 1000) / 1e9,
+    against,
   };
 }
 
@@ -200,5 +224,16 @@ if (values.json) {
         '\n',
     );
 }
+if (values.against && !values.json) {
+  process.stdout.write(
+    `against ${values.against} (speed-up: the median of the runs' ratios, above 1 the variant is faster)\n`,
+  );
+  for (const r of rows) {
+    process.stdout.write(
+      `${String(r.depth).padEnd(10)}${r.against!.ms.toFixed(3).padStart(8)} ms/layer   ×${r.against!.speedup.toFixed(2)}\n`,
+    );
+  }
+}
+variant?.destroy();
 ops.destroy();
 gpu.destroy();

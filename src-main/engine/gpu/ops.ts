@@ -376,17 +376,21 @@ export class OpKernels {
   private readonly cpu: boolean;
   /** The CPU shapes' workgroup of decode attention: the adapter's SIMD lanes (row-groups.ts's cpuLanes). */
   private readonly cpuLanes: number;
+  /** A folder of WGSL to read instead of shaders/ (undefined: shaders/). */
+  private readonly shaders: string | undefined;
 
   /**
    * `kv`: the K and V caches' element types (llama.cpp's default: f16 both). `cpuLanes`: the
    * adapter runs on the CPU, with SIMD registers of so many lanes (CPU shapes: fewer, longer
-   * splits of a decode step's keys, a workgroup one register of lanes).
+   * splits of a decode step's keys, a workgroup one register of lanes). `shaders`: a folder to read
+   * the WGSL from instead of shaders/ (a variant measured beside the shipped kernels).
    */
   constructor(
     readonly device: GPUDevice,
     readonly kv: KvCacheTypes = DEFAULT_KV_CACHE_TYPES,
-    options: { cpuLanes?: number } = {},
+    options: { cpuLanes?: number; shaders?: string } = {},
   ) {
+    this.shaders = options.shaders;
     this.cpu = options.cpuLanes !== undefined;
     // Each lane leaves a partial: no more than the merge takes (so at least one split fits).
     this.cpuLanes = Math.min(Math.max(1, options.cpuLanes ?? 1), DECODE_MAX_SPLITS);
@@ -904,7 +908,7 @@ export class OpKernels {
     const key = `${file}:${entry}:${JSON.stringify(constants)}:${JSON.stringify(defines)}`;
     let pipeline = this.pipelines.get(key);
     if (!pipeline) {
-      const code = shaderSource(file, defines);
+      const code = shaderSource(file, defines, this.shaders);
       pipeline = pipelineCache(this.device).get({
         label: `${file}:${entry}`,
         code,

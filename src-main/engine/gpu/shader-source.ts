@@ -13,7 +13,9 @@
  *                                   CPU drivers keep a private array in registers only where every
  *                                   index is a constant, and do not always unroll a loop themselves
  *
- * Files are read at run time from a shaders/ folder (see `findShadersDir`).
+ * Files are read at run time from a shaders/ folder (see `findShadersDir`), or from another one a
+ * caller names (a variant of a kernel measured beside the shipped one, `npm run bench:attention --
+ * --against DIR`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -49,15 +51,18 @@ export function findShadersDir(moduleUrl: string, env: NodeJS.ProcessEnv = proce
   return dir;
 }
 
-const fileCache = new Map<string, string>();
+/** Each folder's files, by path under it. */
+const fileCache = new Map<string, Map<string, string>>();
 
-function readShader(path: string): string {
-  let text = fileCache.get(path);
+function readShader(dir: string, path: string): string {
+  let files = fileCache.get(dir);
+  if (!files) fileCache.set(dir, (files = new Map<string, string>()));
+  let text = files.get(path);
   if (text === undefined) {
-    const file = join(shadersDir(), path);
-    if (!existsSync(file)) throw new Error(`WGSL include not found: shaders/${path}`);
+    const file = join(dir, path);
+    if (!existsSync(file)) throw new Error(`WGSL include not found: ${file}`);
     text = readFileSync(file, 'utf8');
-    fileCache.set(path, text);
+    files.set(path, text);
   }
   return text;
 }
@@ -96,13 +101,13 @@ function unrollBlock(lines: readonly string[], at: number, file: string, defines
   return { lines: out, end };
 }
 
-function expand(path: string, defines: Defines, seen: Set<string>, out: string[]): void {
+function expand(dir: string, path: string, defines: Defines, seen: Set<string>, out: string[]): void {
   if (seen.has(path)) return;
   seen.add(path);
   // Each open #if: whether its lines are kept.
   const keep: boolean[] = [];
   const active = () => keep.every(Boolean);
-  const lines = readShader(path).split('\n');
+  const lines = readShader(dir, path).split('\n');
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i]!;
     const directive = /^\s*#(\w+)\s*(.*?)\s*$/.exec(raw);
@@ -133,7 +138,7 @@ function expand(path: string, defines: Defines, seen: Set<string>, out: string[]
         if (active()) {
           const m = /^"([^"]+)"$/.exec(substitute(arg, defines, path));
           if (!m) throw new Error(`shaders/${path}: bad #include ${arg}`);
-          expand(m[1]!, defines, seen, out);
+          expand(dir, m[1]!, defines, seen, out);
         }
         continue;
       }
@@ -157,12 +162,13 @@ function expand(path: string, defines: Defines, seen: Set<string>, out: string[]
 }
 
 /**
- * The WGSL of `entry` (a path under shaders/) with its includes expanded and `defines` applied.
- * A TYPE naming a ggml type also defines its block's word offsets on the GPU (gpuBlockDefines).
+ * The WGSL of `entry` (a path under shaders/, or under `dir`) with its includes expanded and
+ * `defines` applied. A TYPE naming a ggml type also defines its block's word offsets on the GPU
+ * (gpuBlockDefines).
  */
-export function shaderSource(entry: string, defines: Defines = {}): string {
+export function shaderSource(entry: string, defines: Defines = {}, dir = shadersDir()): string {
   const type = typeof defines.TYPE === 'string' ? ggmlTypeByName(defines.TYPE) : undefined;
   const out: string[] = [];
-  expand(entry, type ? { ...gpuBlockDefines(type), ...defines } : defines, new Set(), out);
+  expand(dir, entry, type ? { ...gpuBlockDefines(type), ...defines } : defines, new Set(), out);
   return out.join('\n');
 }

@@ -24,6 +24,25 @@ describe('shaderSource', () => {
     }
   });
 
+  it('reads a folder a caller names beside shaders/, each with its own files, in one process', () => {
+    const variant = mkdtempSync(join(tmpdir(), 'gufo-variant-'));
+    try {
+      // A variant of one kernel: its own copy of a file the shipped one also includes.
+      writeFileSync(join(variant, 'copy.wgsl'), '#include "step.wgsl"\nconst VARIANT: u32 = {{WG}}u;\n');
+      writeFileSync(join(variant, 'step.wgsl'), '// the variant step');
+      const shipped = shaderSource('copy.wgsl', { WG: 64 });
+      expect(shaderSource('copy.wgsl', { WG: 64 }, variant)).toBe('// the variant step\nconst VARIANT: u32 = 64u;\n');
+      expect(shaderSource('copy.wgsl', { WG: 64 })).toBe(shipped);
+      expect(shipped).not.toContain('VARIANT');
+      // A file the variant lacks is named with its folder.
+      expect(() => shaderSource('matmul.wgsl', {}, variant)).toThrow(
+        `WGSL include not found: ${join(variant, 'matmul.wgsl')}`,
+      );
+    } finally {
+      rmSync(variant, { recursive: true, force: true });
+    }
+  });
+
   it('names what is missing', () => {
     expect(() => shaderSource('matmul.wgsl', { TYPE: 'q4_k' })).toThrow(/no value for \{\{WG\}\}/);
     expect(() => shaderSource('embedding.wgsl', { TYPE: 'q9_z', WG: 64 })).toThrow(/quant\/q9_z\.wgsl/);
