@@ -11,9 +11,11 @@
  * its own (the median of --runs, after a warm-up that compiles), so the queue's submission
  * overhead counts as it does in decode; waited for as the engine waits (gpu/paced-wait.ts).
  * --cpu: the CPU adapters' split policy (the engine picks it for a fallback adapter); by default
- * the adapter's own. With the CPU shape, also the rate at which a kernel that only reads as many
- * bytes of such rows, in the cache's layout and the kernel's pattern, moves them (bandwidth.ts's
- * measureRowReadBandwidth): the most the kernel's reads could reach at that depth.
+ * the adapter's own. With the CPU shape, also reads alone (bandwidth.ts's rowReads): a kernel that
+ * only reads as many bytes of such rows, in the cache's layout and the kernel's pattern, from a
+ * buffer a layer, timed in the same runs and the same way as the kernel: the rate it reaches, and
+ * the kernel's as a share of it (the median of the runs' ratios), what the kernel's reads could
+ * reach at that depth and how near it comes.
  * --against DIR: a copy of shaders/ with a variant kernel, timed beside the shipped one in the same
  * process (the two alternate, each going first in every other run), printed as its time and its
  * speed-up: the median of the runs' ratios, each of two submissions next to each other in time, so
@@ -24,10 +26,10 @@
 import { parseArgs } from 'node:util';
 import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
 import { isKvCacheType, KV_CACHE_TYPES } from '../../src-preload/api/kv-cache';
-import { measureCopyBandwidth, measureRowReadBandwidth } from '../../src-main/engine/gpu/bandwidth';
+import { measureCopyBandwidth, rowReads } from '../../src-main/engine/gpu/bandwidth';
 import { openGpu } from '../../src-main/engine/gpu/device';
 import { scoped } from '../../src-main/engine/gpu/error-scope';
-import { OpKernels, opKernelShapes, Step } from '../../src-main/engine/gpu/ops';
+import { OpKernels, opKernelShapes, Step, type Dispatch } from '../../src-main/engine/gpu/ops';
 import { PacedWait } from '../../src-main/engine/gpu/paced-wait';
 import { median } from './vs-llama-rows';
 
@@ -134,7 +136,7 @@ async function measure(depth: number) {
     );
   const layers = layersOf(ops);
   const variantLayers = variant && layersOf(variant);
-  const submit = async (kind: string, dispatches: { encode(pass: GPUComputePassEncoder): void }[]) => {
+  const submit = async (kind: string, dispatches: readonly Dispatch[]) => {
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
     for (const d of dispatches) d.encode(pass);
@@ -144,40 +146,46 @@ async function measure(depth: number) {
   };
   await submit('store', stores);
   step.set(depth, tokens);
-  // Untimed, and a kind of its own: the driver may compile at a pipeline's first dispatch.
-  await submit('warm-up', layers);
-  if (variantLayers) await submit('warm-up variant', variantLayers);
-  const timed = async (kind: string, dispatches: typeof layers) => {
-    const started = performance.now();
-    await submit(kind, dispatches);
-    return (performance.now() - started) / LAYERS;
-  };
-  const times: number[] = [];
-  const variantTimes: number[] = [];
-  for (let r = 0; r < runs; r++) {
-    if (variantLayers && r % 2 === 1) variantTimes.push(await timed(`depth ${depth} variant`, variantLayers));
-    times.push(await timed(`depth ${depth}`, layers));
-    if (variantLayers && r % 2 === 0) variantTimes.push(await timed(`depth ${depth} variant`, variantLayers));
-  }
-  const ms = median(times);
-  const against = variantLayers && {
-    ms: median(variantTimes),
-    speedup: median(times.map((t, r) => t / variantTimes[r]!)),
-  };
   const kvBytes = kvCacheBytes(kvTypes.k, total * kvStride) + kvCacheBytes(kvTypes.v, total * kvStride);
-  const bytesPerSecond = kvBytes / (ms / 1000);
-  for (const b of [...caches.flatMap((c) => [c.kCache, c.vCache]), source, q, out]) b.destroy();
-  const readsAlone = measuresReads
-    ? (await measureRowReadBandwidth(gpu, kRowBytes, { bytes: kvBytes, heads: nKvHead, iterations: runs }))
-        .bytesPerSecond
+  const reads = measuresReads
+    ? rowReads(gpu, kRowBytes, { bytes: kvBytes, heads: nKvHead, sources: LAYERS })
     : undefined;
+  // What each run times, in this order, and in the reverse order every other run.
+  const side = (kind: string, dispatches: readonly Dispatch[]) => ({ kind, dispatches, times: [] as number[] });
+  const kernel = side(`depth ${depth}`, layers);
+  const variantSide = variantLayers && side(`depth ${depth} variant`, variantLayers);
+  const readSide = reads && side(`depth ${depth} reads alone`, reads.dispatches);
+  const sides = [kernel, variantSide, readSide].filter((x) => x !== undefined);
+  // Untimed, and a kind of its own: the driver may compile at a pipeline's first dispatch.
+  for (const x of sides) await submit(`warm-up ${x.kind}`, x.dispatches);
+  for (let r = 0; r < runs; r++) {
+    for (const x of r % 2 === 0 ? sides : [...sides].reverse()) {
+      const started = performance.now();
+      await submit(x.kind, x.dispatches);
+      x.times.push((performance.now() - started) / LAYERS);
+    }
+  }
+  const ms = median(kernel.times);
+  const bytesPerSecond = kvBytes / (ms / 1000);
+  const against = variantSide && {
+    ms: median(variantSide.times),
+    speedup: median(kernel.times.map((t, r) => t / variantSide.times[r]!)),
+  };
+  const readsAlone = reads &&
+    readSide && {
+      bytesPerSecond: reads.bytes / (median(readSide.times) / 1000),
+      kernelShare: median(kernel.times.map((t, r) => kvBytes / t / (reads.bytes / readSide.times[r]!))),
+    };
+  for (const b of [...caches.flatMap((c) => [c.kCache, c.vCache]), source, q, out]) b.destroy();
+  reads?.destroy();
   return {
     depth,
     ms,
     kvBytes,
     bytesPerSecond,
     copyFraction: bytesPerSecond / copy.bytesPerSecond,
-    readsAloneBytesPerSecond: readsAlone,
+    readsAloneBytesPerSecond: readsAlone?.bytesPerSecond,
+    kernelShareOfReadsAlone: readsAlone?.kernelShare,
     gflops: flopsOf(depth) / (ms / 1000) / 1e9,
     against,
   };
@@ -216,11 +224,15 @@ if (values.json) {
     `${adapter}: ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${kvTypes.k}/${kvTypes.v} cache; copy ${gib(copy.bytesPerSecond)}\n`,
   );
   const share = (bytesPerSecond: number) => `${((bytesPerSecond / copy.bytesPerSecond) * 100).toFixed(1).padStart(5)}%`;
-  process.stdout.write(`depth     ms/layer   KV read      of copy${measuresReads ? '   reads alone' : ''}\n`);
+  process.stdout.write(
+    `depth     ms/layer   KV read      of copy${measuresReads ? '   reads alone   kernel of reads alone' : ''}\n`,
+  );
   for (const r of rows)
     process.stdout.write(
       `${String(r.depth).padEnd(10)}${r.ms.toFixed(3).padStart(8)}   ${gib(r.bytesPerSecond).padStart(12)}   ${share(r.bytesPerSecond)}` +
-        (r.readsAloneBytesPerSecond ? `        ${share(r.readsAloneBytesPerSecond)}` : '') +
+        (r.readsAloneBytesPerSecond
+          ? `        ${share(r.readsAloneBytesPerSecond)}        ${(r.kernelShareOfReadsAlone! * 100).toFixed(0).padStart(3)}%`
+          : '') +
         '\n',
     );
 }

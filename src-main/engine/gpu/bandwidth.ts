@@ -1,13 +1,13 @@
 /**
  * The adapter's copy bandwidth, measured with a plain copy kernel (shaders/copy.wgsl): the
  * roofline `gufo bench` compares decode speed against. Bytes moved count both the read and the
- * write. Also the rate of reads alone in one kernel's pattern, for benches that show what bounds
- * that kernel (measureRowReadBandwidth). Timed with timestamp queries where the device has them,
- * otherwise by the wall clock around a submission of several copies (which includes submission
- * overhead, so it reads low).
+ * write. Timed with timestamp queries where the device has them, otherwise by the wall clock
+ * around a submission of several copies (which includes submission overhead, so it reads low).
+ * Also reads alone in one kernel's pattern (rowReads), for benches that time them beside that
+ * kernel to show what bounds it.
  */
 import type { GpuContext } from './device';
-import { DECODE_WORKGROUPS } from './ops';
+import { DECODE_WORKGROUPS, type Dispatch } from './ops';
 import { cpuLanes } from './row-groups';
 import { PacedWait } from './paced-wait';
 import { shaderSource } from './shader-source';
@@ -20,7 +20,7 @@ export interface BandwidthOptions {
 }
 
 export interface BandwidthResult {
-  /** Bytes moved per second in the best timed run (a copy: read and written; row reads: read). */
+  /** Bytes moved (read and written) per second in the best timed copy. */
   readonly bytesPerSecond: number;
   /** Size of one copy's source. */
   readonly bytes: number;
@@ -34,44 +34,91 @@ const GROUPS = 4096;
 
 export async function measureCopyBandwidth(ctx: GpuContext, options: BandwidthOptions = {}): Promise<BandwidthResult> {
   const bytes = sourceBytes(ctx.device, options.bytes);
-  const groups = Math.min(GROUPS, Math.ceil(bytes / 16 / WG));
-  // Bytes moved count the read and the write.
-  return measure(ctx, { entryPoint: 'main', bytes, dstBytes: bytes, groups, moved: 2 * bytes }, options);
+  return measureCopy(ctx, bytes, Math.min(GROUPS, Math.ceil(bytes / 16 / WG)), options);
+}
+
+export interface RowReads {
+  /** One dispatch a source: each reads its source's rows whole, once. */
+  readonly dispatches: readonly Dispatch[];
+  /** Bytes each dispatch reads: `bytes` rounded down to whole positions of rows. */
+  readonly bytes: number;
+  /** The dispatches' sources, in order (zeros; writable). */
+  readonly sources: readonly GPUBuffer[];
+  /** Per lane of every workgroup, the wrapping sum of the vec4s it read, written by every dispatch. */
+  readonly sums: GPUBuffer;
+  destroy(): void;
 }
 
 /**
- * Reads alone, as CPU-shape decode attention reads its KV rows (copy.wgsl's read_rows): the source
- * is positions of `heads` rows of `rowBytes` (a multiple of 16) side by side, as the KV cache holds
- * its KV heads; a workgroup takes one head's rows over a range of positions, its lanes side by
- * side on consecutive positions, each reading its whole row. What a kernel that reads such rows
- * could reach on this adapter before doing anything with them.
+ * Reads alone, as CPU-shape decode attention reads its KV rows (copy.wgsl's read_rows), for a
+ * caller to time beside the kernel in the same way (bench:attention): `sources` buffers of
+ * positions of `heads` rows of `rowBytes` (a multiple of 16) side by side, as a layer's KV cache
+ * holds its KV heads, a dispatch each, so that, as in a model, none is still in the CPU's cache from
+ * the one before. A workgroup takes one head's rows over a range of positions, its lanes side by
+ * side on consecutive positions, each reading its whole row: what a kernel that reads such rows
+ * could reach on this adapter before doing anything with them. Timed otherwise (the best
+ * timestamp of one buffer read again and again) they read twice as fast on lavapipe as they do
+ * beside the kernel, and so said little about what bounds it.
  */
-export async function measureRowReadBandwidth(
+export function rowReads(
   ctx: GpuContext,
   rowBytes: number,
-  options: BandwidthOptions & { heads?: number } = {},
-): Promise<BandwidthResult> {
+  options: { bytes?: number; heads?: number; sources?: number } = {},
+): RowReads {
   if (!(rowBytes >= 16 && rowBytes % 16 === 0)) throw new Error(`row reads: ${rowBytes} bytes is not whole vec4s`);
+  const { device } = ctx;
   const heads = options.heads ?? 1;
   const groups = rowReadWorkgroups(heads);
   const positionBytes = heads * rowBytes;
-  const bytes = Math.max(
-    positionBytes,
-    Math.floor(sourceBytes(ctx.device, options.bytes) / positionBytes) * positionBytes,
-  );
+  const bytes = Math.max(positionBytes, Math.floor(sourceBytes(device, options.bytes) / positionBytes) * positionBytes);
   const lanes = cpuLanes(ctx.info);
-  return measure(
-    ctx,
-    {
+  const module = device.createShaderModule({ label: 'copy', code: shaderSource('copy.wgsl', { WG }) });
+  const pipeline = device.createComputePipeline({
+    label: 'copy.wgsl:read_rows',
+    layout: 'auto',
+    compute: {
+      module,
       entryPoint: 'read_rows',
       constants: { ROW_VEC4: rowBytes / 16, HEADS: heads, READ_LANES: lanes },
-      bytes,
-      dstBytes: 16 * lanes * groups,
-      groups,
-      moved: bytes,
     },
-    options,
+  });
+  const sums = device.createBuffer({
+    label: 'row reads sums',
+    size: 16 * lanes * groups,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
+  });
+  const buffers = Array.from({ length: options.sources ?? 1 }, (_, i) =>
+    device.createBuffer({
+      label: `row reads source ${i}`,
+      size: bytes,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+    }),
   );
+  const dispatches = buffers.map((src): Dispatch => {
+    const group = device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer: src } },
+        { binding: 1, resource: { buffer: sums } },
+      ],
+    });
+    return {
+      encode(pass) {
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, group);
+        pass.dispatchWorkgroups(groups);
+      },
+    };
+  });
+  return {
+    dispatches,
+    bytes,
+    sources: buffers,
+    sums,
+    destroy() {
+      for (const b of [...buffers, sums]) b.destroy();
+    },
+  };
 }
 
 /**
@@ -91,29 +138,23 @@ function sourceBytes(device: GPUDevice, requested = 256 * 2 ** 20): number {
   return Math.max(16, Math.floor(Math.min(requested, limit) / 16) * 16);
 }
 
-interface Kernel {
-  entryPoint: string;
-  constants?: Record<string, number>;
-  /** SRC's size, and DST's. */
-  bytes: number;
-  dstBytes: number;
-  groups: number;
-  /** Bytes one dispatch moves. */
-  moved: number;
-}
-
-async function measure(ctx: GpuContext, k: Kernel, options: BandwidthOptions): Promise<BandwidthResult> {
+/** The best of `options.iterations` copies of a `bytes` source by `groups` workgroups. */
+async function measureCopy(
+  ctx: GpuContext,
+  bytes: number,
+  groups: number,
+  options: BandwidthOptions,
+): Promise<BandwidthResult> {
   const { device } = ctx;
-  const { bytes } = k;
   const iterations = Math.max(1, options.iterations ?? 10);
   const module = device.createShaderModule({ label: 'copy', code: shaderSource('copy.wgsl', { WG }) });
   const pipeline = device.createComputePipeline({
-    label: `copy.wgsl:${k.entryPoint}`,
+    label: 'copy.wgsl:main',
     layout: 'auto',
-    compute: { module, entryPoint: k.entryPoint, constants: k.constants ?? {} },
+    compute: { module, entryPoint: 'main' },
   });
   const src = device.createBuffer({ label: 'copy src', size: bytes, usage: GPUBufferUsage.STORAGE });
-  const dst = device.createBuffer({ label: 'copy dst', size: k.dstBytes, usage: GPUBufferUsage.STORAGE });
+  const dst = device.createBuffer({ label: 'copy dst', size: bytes, usage: GPUBufferUsage.STORAGE });
   const group = device.createBindGroup({
     layout: pipeline.getBindGroupLayout(0),
     entries: [
@@ -144,7 +185,7 @@ async function measure(ctx: GpuContext, k: Kernel, options: BandwidthOptions): P
       );
       pass.setPipeline(pipeline);
       pass.setBindGroup(0, group);
-      pass.dispatchWorkgroups(k.groups);
+      pass.dispatchWorkgroups(groups);
       pass.end();
       const started = performance.now();
       device.queue.submit([encoder.finish()]);
@@ -173,7 +214,8 @@ async function measure(ctx: GpuContext, k: Kernel, options: BandwidthOptions): P
       if (Number.isFinite(best)) seconds = best / 1e9;
     }
     return {
-      bytesPerSecond: k.moved / seconds,
+      // Bytes moved count the read and the write.
+      bytesPerSecond: (2 * bytes) / seconds,
       bytes,
       iterations,
       timer: readback && seconds !== wall ? 'timestamp' : 'wall',
