@@ -16,7 +16,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 
 #include "read-rows.wgsl"
 
-// Reads alone (bandwidth.ts's measureRowReadBandwidth), in the pattern of CPU-shape decode
+// Reads alone (bandwidth.ts's rowReads), in the pattern of CPU-shape decode
 // attention: rows of ROW_VEC4 vec4s divided as read-rows.wgsl says, READ_LANES lanes side by side
 // on consecutive positions, each reading its head's whole row; each lane's sum is written so the
 // reads cannot be dropped.
