@@ -156,14 +156,18 @@ test('Export keeps its source across visits; the Ollama form lines up; every dia
   await expect(source).toHaveValue(tiny!);
 
   const ollama = page.getByRole('form', { name: 'Send to Ollama' });
-  const tops = await Promise.all(
-    [
-      ollama.getByRole('textbox', { name: /Ollama model name/ }),
-      ollama.getByRole('combobox', { name: 'File type' }),
-      ollama.getByRole('spinbutton', { name: /Context size/ }),
-    ].map(async (input) => (await input.boundingBox())!.y),
-  );
-  expect(new Set(tops).size, `the inputs' tops ${tops.join(', ')}`).toBe(1);
+  const inputs = [
+    ollama.getByRole('textbox', { name: /Ollama model name/ }),
+    ollama.getByRole('combobox', { name: 'File type' }),
+    ollama.getByRole('spinbutton', { name: /Context size/ }),
+  ];
+  // Polled: the three boxes are measured one after another, and the page above the form may still
+  // be filling in for the restored source (CI once measured the first before it grew: 534 against 3219).
+  const tops = async () => {
+    const y = await Promise.all(inputs.map(async (input) => (await input.boundingBox())!.y));
+    return new Set(y).size === 1 ? 'one line' : `the inputs' tops ${y.join(', ')}`;
+  };
+  await expect.poll(tops).toBe('one line');
   await ollama.scrollIntoViewIfNeeded();
   await expectDocumentStill(page);
   await screenshot({ page, testInfo }, 'export-ollama', BOTH_THEMES);
