@@ -15,7 +15,10 @@
  * only reads as many bytes of such rows, in the cache's layout and the kernel's pattern, from a
  * buffer a layer, timed in the same runs and the same way as the kernel: the rate it reaches, and
  * the kernel's as a share of it (the median of the runs' ratios), what the kernel's reads could
- * reach at that depth and how near it comes.
+ * reach at that depth and how near it comes. With F16 caches, also reads with multiply-adds
+ * (bandwidth.ts's maddReads): the same bytes read the adapter's fastest way with only the
+ * multiply-adds attention cannot skip (each half by every query head of its group), timed the
+ * same way: what no attention kernel on this adapter can beat.
  * --against DIR: a copy of shaders/ with a variant kernel, timed beside the shipped one in the same
  * process (the two alternate, each going first in every other run), printed as its time and its
  * speed-up: the median of the runs' ratios, each of two submissions next to each other in time, so
@@ -26,7 +29,7 @@
 import { parseArgs } from 'node:util';
 import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
 import { isKvCacheType, KV_CACHE_TYPES } from '../../src-preload/api/kv-cache';
-import { measureCopyBandwidth, rowReads } from '../../src-main/engine/gpu/bandwidth';
+import { maddReads, measureCopyBandwidth, rowReads } from '../../src-main/engine/gpu/bandwidth';
 import { openGpu } from '../../src-main/engine/gpu/device';
 import { scoped } from '../../src-main/engine/gpu/error-scope';
 import { OpKernels, opKernelShapes, Step, type Dispatch } from '../../src-main/engine/gpu/ops';
@@ -79,6 +82,8 @@ const variant = values.against
 const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
 const kRowBytes = kvCacheBytes(kvTypes.k, headDim);
 const measuresReads = cpuShape && kRowBytes % 16 === 0;
+// The multiply-adds' bound reads halves: F16 caches only.
+const measuresMadds = measuresReads && kvTypes.k === 'f16' && kvTypes.v === 'f16';
 // Waited for as the engine waits for its steps (on a CPU adapter, without spinning on a core the kernels need).
 const waits = new PacedWait(gpu.pacesWaits);
 const kvStride = nKvHead * headDim;
@@ -154,8 +159,10 @@ async function measure(depth: number) {
   const side = (kind: string, dispatches: readonly Dispatch[]) => ({ kind, dispatches, times: [] as number[] });
   const kernel = side(`depth ${depth}`, layers);
   const variantSide = variantLayers && side(`depth ${depth} variant`, variantLayers);
+  const madds = measuresMadds ? maddReads(gpu, { bytes: kvBytes, group: nHead / nKvHead, sources: LAYERS }) : undefined;
   const readSide = reads && side(`depth ${depth} reads alone`, reads.dispatches);
-  const sides = [kernel, variantSide, readSide].filter((x) => x !== undefined);
+  const maddSide = madds && side(`depth ${depth} reads with multiply-adds`, madds.dispatches);
+  const sides = [kernel, variantSide, readSide, maddSide].filter((x) => x !== undefined);
   // Untimed, and a kind of its own: the driver may compile at a pipeline's first dispatch.
   for (const x of sides) await submit(`warm-up ${x.kind}`, x.dispatches);
   for (let r = 0; r < runs; r++) {
@@ -177,7 +184,9 @@ async function measure(depth: number) {
       kernelShare: median(kernel.times.map((t, r) => kvBytes / t / (reads.bytes / readSide.times[r]!))),
     };
   for (const b of [...caches.flatMap((c) => [c.kCache, c.vCache]), source, q, out]) b.destroy();
+  const readsWithMaddsBytesPerSecond = madds && maddSide && madds.bytes / (median(maddSide.times) / 1000);
   reads?.destroy();
+  madds?.destroy();
   return {
     depth,
     ms,
@@ -186,6 +195,7 @@ async function measure(depth: number) {
     copyFraction: bytesPerSecond / copy.bytesPerSecond,
     readsAloneBytesPerSecond: readsAlone?.bytesPerSecond,
     kernelShareOfReadsAlone: readsAlone?.kernelShare,
+    readsWithMaddsBytesPerSecond,
     gflops: flopsOf(depth) / (ms / 1000) / 1e9,
     against,
   };
@@ -225,7 +235,7 @@ if (values.json) {
   );
   const share = (bytesPerSecond: number) => `${((bytesPerSecond / copy.bytesPerSecond) * 100).toFixed(1).padStart(5)}%`;
   process.stdout.write(
-    `depth     ms/layer   KV read      of copy${measuresReads ? '   reads alone   kernel of reads alone' : ''}\n`,
+    `depth     ms/layer   KV read      of copy${measuresReads ? '   reads alone   kernel of reads alone' : ''}${measuresMadds ? '   reads + multiply-adds' : ''}\n`,
   );
   for (const r of rows)
     process.stdout.write(
@@ -233,6 +243,7 @@ if (values.json) {
         (r.readsAloneBytesPerSecond
           ? `        ${share(r.readsAloneBytesPerSecond)}        ${(r.kernelShareOfReadsAlone! * 100).toFixed(0).padStart(3)}%`
           : '') +
+        (r.readsWithMaddsBytesPerSecond ? `          ${share(r.readsWithMaddsBytesPerSecond)}` : '') +
         '\n',
     );
 }

@@ -3,8 +3,8 @@
  * roofline `gufo bench` compares decode speed against. Bytes moved count both the read and the
  * write. Timed with timestamp queries where the device has them, otherwise by the wall clock
  * around a submission of several copies (which includes submission overhead, so it reads low).
- * Also reads alone in one kernel's pattern (rowReads), for benches that time them beside that
- * kernel to show what bounds it.
+ * Also reads alone in one kernel's pattern (rowReads) and reads with the multiply-adds attention
+ * needs (maddReads), for benches that time them beside that kernel to show what bounds it.
  */
 import type { GpuContext } from './device';
 import { DECODE_WORKGROUPS, type Dispatch } from './ops';
@@ -37,14 +37,17 @@ export async function measureCopyBandwidth(ctx: GpuContext, options: BandwidthOp
   return measureCopy(ctx, bytes, Math.min(GROUPS, Math.ceil(bytes / 16 / WG)), options);
 }
 
-export interface RowReads {
-  /** One dispatch a source: each reads its source's rows whole, once. */
+export interface Reads {
+  /** One dispatch a source: each reads its source whole, once. */
   readonly dispatches: readonly Dispatch[];
-  /** Bytes each dispatch reads: `bytes` rounded down to whole positions of rows. */
+  /** Bytes each dispatch reads: `bytes` rounded down to whole positions of rows (row reads) or vec4s. */
   readonly bytes: number;
   /** The dispatches' sources, in order (zeros; writable). */
   readonly sources: readonly GPUBuffer[];
-  /** Per lane of every workgroup, the wrapping sum of the vec4s it read, written by every dispatch. */
+  /**
+   * Per lane of every workgroup, a vec4 written by every dispatch: row reads' wrapping u32 sum of
+   * the vec4s it read, madd reads' f32 sums of its multiply-adds.
+   */
   readonly sums: GPUBuffer;
   destroy(): void;
 }
@@ -64,7 +67,7 @@ export function rowReads(
   ctx: GpuContext,
   rowBytes: number,
   options: { bytes?: number; heads?: number; sources?: number } = {},
-): RowReads {
+): Reads {
   if (!(rowBytes >= 16 && rowBytes % 16 === 0)) throw new Error(`row reads: ${rowBytes} bytes is not whole vec4s`);
   const { device } = ctx;
   const heads = options.heads ?? 1;
@@ -82,14 +85,61 @@ export function rowReads(
       constants: { ROW_VEC4: rowBytes / 16, HEADS: heads, READ_LANES: lanes },
     },
   });
+  return readsOf(ctx, pipeline, { label: 'row reads', bytes, groups, lanes, sources: options.sources ?? 1 });
+}
+
+/** Query heads a KV head serves that maddReads takes: its multiply-adds a half. */
+const MAX_MADD_GROUP = 16;
+
+/**
+ * Reads with the multiply-adds decode attention cannot skip (shaders/read-madds.wgsl): an F16
+ * cache's words read the fastest way this adapter reads (lanes side by side on consecutive vec4s,
+ * as the copy reads), each half multiplied by `group` query heads' values and added, and nothing
+ * else: no softmax, no accumulators in memory. Timed beside the kernel, what bounds any attention
+ * kernel that reads its cache through this adapter's loads, `sources` buffers a dispatch each.
+ */
+export function maddReads(ctx: GpuContext, options: { bytes?: number; group?: number; sources?: number } = {}): Reads {
+  const group = options.group ?? 1;
+  if (!(Number.isInteger(group) && group >= 1 && group <= MAX_MADD_GROUP)) {
+    throw new Error(`madd reads: ${group} query heads a KV head is not 1 to ${MAX_MADD_GROUP}`);
+  }
+  const { device } = ctx;
+  const lanes = cpuLanes(ctx.info);
+  const module = device.createShaderModule({
+    label: 'read-madds',
+    code: shaderSource('read-madds.wgsl', { LANES: lanes, GROUP: group }),
+  });
+  const pipeline = device.createComputePipeline({
+    label: 'read-madds.wgsl:read_madds',
+    layout: 'auto',
+    compute: { module, entryPoint: 'read_madds' },
+  });
+  const bytes = sourceBytes(device, options.bytes);
+  return readsOf(ctx, pipeline, {
+    label: 'madd reads',
+    bytes,
+    groups: DECODE_WORKGROUPS.cpu,
+    lanes,
+    sources: options.sources ?? 1,
+  });
+}
+
+/** `sources` zeroed buffers of `bytes` and a dispatch of `pipeline` over each, lanes' sums to one buffer. */
+function readsOf(
+  ctx: GpuContext,
+  pipeline: GPUComputePipeline,
+  shape: { label: string; bytes: number; groups: number; lanes: number; sources: number },
+): Reads {
+  const { device } = ctx;
+  const { label, bytes, groups } = shape;
   const sums = device.createBuffer({
-    label: 'row reads sums',
-    size: 16 * lanes * groups,
+    label: `${label} sums`,
+    size: 16 * shape.lanes * groups,
     usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
   });
-  const buffers = Array.from({ length: options.sources ?? 1 }, (_, i) =>
+  const buffers = Array.from({ length: shape.sources }, (_, i) =>
     device.createBuffer({
-      label: `row reads source ${i}`,
+      label: `${label} source ${i}`,
       size: bytes,
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
     }),

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { measureCopyBandwidth, rowReads } from '../../../src-main/engine/gpu/bandwidth';
+import { maddReads, measureCopyBandwidth, rowReads } from '../../../src-main/engine/gpu/bandwidth';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
+import { DECODE_WORKGROUPS } from '../../../src-main/engine/gpu/ops';
+import { cpuLanes } from '../../../src-main/engine/gpu/row-groups';
 import { readBack, run } from './fixtures';
 
 let ctx: GpuContext;
@@ -74,4 +76,45 @@ it('reads every word of its source once: its lanes add up to what the source hol
   } finally {
     reads.destroy();
   }
+});
+
+it("reads with multiply-adds multiply every half of its source by each query head's values and add them, once", async () => {
+  // 1001 vec4s: workgroups' chunks and lanes that do not divide them evenly.
+  const group = 3;
+  const reads = maddReads(ctx, { bytes: 1001 * 16, group, sources: 2 });
+  expect(reads.bytes).toBe(1001 * 16);
+  expect(reads.dispatches).toHaveLength(2);
+  // Halves 1 and 2 alternating, so each vec4's lo is (1, 2, 1, 2) and its hi the same.
+  const words = new Uint32Array(reads.bytes / 4).fill(0x4000_3c00);
+  ctx.device.queue.writeBuffer(reads.sources[1]!, 0, words);
+  try {
+    await run(ctx.device, [reads.dispatches[1]!]);
+    const sums = new Float32Array(await readBack(ctx.device, reads.sums));
+    // read-madds.wgsl's values: head g's lo values x + g + 0.5, x/2 + g, x/4 + g, x/8 + g and hi
+    // values x + g + 0.25, 3x/4 + g, 3x/8 + g, 5x/8 + g, x the lane's index.
+    const lanes = cpuLanes(ctx.info);
+    const vec4s = 1001;
+    const chunk = Math.ceil(vec4s / DECODE_WORKGROUPS.cpu);
+    for (let w = 0; w < DECODE_WORKGROUPS.cpu; w++) {
+      for (let lane = 0; lane < lanes; lane++) {
+        let count = 0;
+        for (let i = w * chunk + lane; i < Math.min(w * chunk + chunk, vec4s); i += lanes) count++;
+        const x = lane;
+        const want = [0, 1, 2, 3].map((c) => {
+          let sum = 0;
+          for (let g = 0; g < group; g++) {
+            const lo = [x + g + 0.5, x / 2 + g, x / 4 + g, x / 8 + g][c]!;
+            const hi = [x + g + 0.25, (3 * x) / 4 + g, (3 * x) / 8 + g, (5 * x) / 8 + g][c]!;
+            sum += (lo + hi) * (c % 2 === 0 ? 1 : 2);
+          }
+          return sum * count;
+        });
+        const at = (w * lanes + lane) * 4;
+        want.forEach((v, c) => expect(sums[at + c]).toBeCloseTo(v, 3));
+      }
+    }
+  } finally {
+    reads.destroy();
+  }
+  expect(() => maddReads(ctx, { group: 0 })).toThrow('madd reads: 0 query heads a KV head is not 1 to 16');
 });
