@@ -155,11 +155,11 @@ async function measure(depth: number) {
   const reads = measuresReads
     ? rowReads(gpu, kRowBytes, { bytes: kvBytes, heads: nKvHead, sources: LAYERS })
     : undefined;
+  const madds = measuresMadds ? maddReads(gpu, { bytes: kvBytes, group: nHead / nKvHead, sources: LAYERS }) : undefined;
   // What each run times, in this order, and in the reverse order every other run.
   const side = (kind: string, dispatches: readonly Dispatch[]) => ({ kind, dispatches, times: [] as number[] });
   const kernel = side(`depth ${depth}`, layers);
   const variantSide = variantLayers && side(`depth ${depth} variant`, variantLayers);
-  const madds = measuresMadds ? maddReads(gpu, { bytes: kvBytes, group: nHead / nKvHead, sources: LAYERS }) : undefined;
   const readSide = reads && side(`depth ${depth} reads alone`, reads.dispatches);
   const maddSide = madds && side(`depth ${depth} reads with multiply-adds`, madds.dispatches);
   const sides = [kernel, variantSide, readSide, maddSide].filter((x) => x !== undefined);
