@@ -392,7 +392,11 @@ fn attend_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 // loop, so each of those loads should carry useful bytes). The head size and block are constants
 // (HEAD_DIM, a multiple of 8; HEAD_BLOCK) so the loops unroll and the queries and accumulators stay
 // in registers rather than in memory indexed per lane. Scores are kept for KEYS keys a lane
-// between rescales of the accumulators.
+// between rescales of the accumulators. A K or V row's words are loaded LOAD_DIMS elements at a
+// time, all before any is used (OpKernelShapes.rowLoadsFirst): SwiftShader turns each lane's load
+// into a branch and keeps the values around branches in memory, so a whole row's loads ahead of
+// its arithmetic leave that arithmetic in one block (HEAD_DIM there: 1.26× as fast); llvmpipe
+// orders loads itself, and holding a whole row took it longer (8 there).
 // With STORE, every lane writes the token's whole K and V rows itself, so the lanes that read that
 // row back read their own writes and need no barrier: a barrier makes lavapipe compile the kernel
 // as a coroutine, which recomputed the split's integer divisions inside the key loop (1.4× the time).
@@ -401,6 +405,7 @@ const HEAD_BLOCK: u32 = {{HEAD_BLOCK}}u;
 const LANES: u32 = {{LANES}}u;
 const KEYS: u32 = {{KEYS}}u;
 const Q4: u32 = HEAD_DIM / 4u;
+const LOAD_OCTS: u32 = {{LOAD_DIMS}}u / 8u;
 
 @compute @workgroup_size(LANES)
 fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -487,11 +492,20 @@ fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
       for (var g = 0u; g < HEAD_BLOCK; g++) {
         dots[g] = 0.0;  // explicitly: some compilers hoist the declaration's zeroing out of the loop
       }
-      #unroll D 0 {{HEAD_DIM}} 8
+      #unroll H 0 {{HEAD_DIM}} {{LOAD_DIMS}}
       {
-        let kk = k_oct(row + {{D}}u);
-        #unroll G 0 {{HEAD_BLOCK}} 1
-        dots[{{G}}] += dot(qh[{{G}}u * Q4 + {{D}}u / 4u], kk.lo) + dot(qh[{{G}}u * Q4 + {{D}}u / 4u + 1u], kk.hi);
+        var words: array<OctWords, LOAD_OCTS>;
+        #unroll D 0 {{LOAD_DIMS}} 8
+        words[{{D}}u / 8u] = k_words(row, {{H}}u + {{D}}u);
+        #endunroll
+        #unroll D 0 {{LOAD_DIMS}} 8
+        {
+          let kk = oct_of(KV_K, words[{{D}}u / 8u], row + {{H}}u + {{D}}u);
+          let j = ({{H}}u + {{D}}u) / 4u;
+          #unroll G 0 {{HEAD_BLOCK}} 1
+          dots[{{G}}] += dot(qh[{{G}}u * Q4 + j], kk.lo) + dot(qh[{{G}}u * Q4 + j + 1u], kk.hi);
+          #endunroll
+        }
         #endunroll
       }
       #endunroll
@@ -521,12 +535,21 @@ fn attend_split_cpu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
         w[g] = select(0.0, exp(s[g * KEYS + k] - m[g]), key < end);
         l[g] += w[g];
       }
-      #unroll D 0 {{HEAD_DIM}} 8
+      #unroll H 0 {{HEAD_DIM}} {{LOAD_DIMS}}
       {
-        let vv = v_oct(row + {{D}}u);
-        #unroll G 0 {{HEAD_BLOCK}} 1
-        acc[{{G}}u * Q4 + {{D}}u / 4u] += w[{{G}}] * vv.lo;
-        acc[{{G}}u * Q4 + {{D}}u / 4u + 1u] += w[{{G}}] * vv.hi;
+        var words: array<OctWords, LOAD_OCTS>;
+        #unroll D 0 {{LOAD_DIMS}} 8
+        words[{{D}}u / 8u] = v_words(row, {{H}}u + {{D}}u);
+        #endunroll
+        #unroll D 0 {{LOAD_DIMS}} 8
+        {
+          let vv = oct_of(KV_V, words[{{D}}u / 8u], row + {{H}}u + {{D}}u);
+          let j = ({{H}}u + {{D}}u) / 4u;
+          #unroll G 0 {{HEAD_BLOCK}} 1
+          acc[{{G}}u * Q4 + j] += w[{{G}}] * vv.lo;
+          acc[{{G}}u * Q4 + j + 1u] += w[{{G}}] * vv.hi;
+          #endunroll
+        }
         #endunroll
       }
       #endunroll

@@ -85,26 +85,34 @@ fn v_pair(e: u32) -> vec2<f32> {
 
 // Elements e .. e + 7 of a cache (e a multiple of 8) through its vec4 view, for the CPU shapes,
 // whose lanes load one at a time: one vec4 of halves, two of floats, or the code words and scale
-// word of a quantized cache.
+// word of a quantized cache. The words are loaded (k_words, v_words: elements row + d .., row a
+// multiple of 8, so that the row's part of the index is worked out once for all its d) apart from
+// their decoding (oct_of), so a kernel can load a whole row before it uses any of it.
 struct Oct {
   lo: vec4<f32>,
   hi: vec4<f32>,
 }
 
-fn oct(t: u32, words: vec4<u32>, next: vec4<u32>) -> Oct {
-  if (t == KV_F16) {
-    return Oct(vec4<f32>(unpack2x16float(words.x), unpack2x16float(words.y)), vec4<f32>(unpack2x16float(words.z), unpack2x16float(words.w)));
-  }
-  return Oct(bitcast<vec4<f32>>(words), bitcast<vec4<f32>>(next));
+// The words of an Oct: F16 `a`; F32 `a` and `b`; quantized a.x, a.y (Q8_0's second) the code
+// words and a.z the scale word.
+struct OctWords {
+  a: vec4<u32>,
+  b: vec4<u32>,
 }
 
-// Elements e .. e + 7 of a quantized cache from its code words (c1: Q8_0's second) and scale word.
-fn quant_oct(t: u32, c0: u32, c1: u32, scales: u32, e: u32) -> Oct {
-  let d = kv_scale(scales, e);
-  if (t == KV_Q8_0) {
-    return Oct(kv_quad(t, c0, 0u) * d, kv_quad(t, c1, 0u) * d);
+fn oct_of(t: u32, words: OctWords, e: u32) -> Oct {
+  let w = words.a;
+  if (t == KV_F16) {
+    return Oct(vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));
   }
-  return Oct(kv_quad(t, c0, 0u) * d, kv_quad(t, c0, 4u) * d);
+  if (t == KV_F32) {
+    return Oct(bitcast<vec4<f32>>(w), bitcast<vec4<f32>>(words.b));
+  }
+  let d = kv_scale(w.z, e);
+  if (t == KV_Q8_0) {
+    return Oct(kv_quad(t, w.x, 0u) * d, kv_quad(t, w.y, 0u) * d);
+  }
+  return Oct(kv_quad(t, w.x, 0u) * d, kv_quad(t, w.x, 4u) * d);
 }
 
 fn k_word(w: u32) -> u32 {
@@ -115,24 +123,34 @@ fn v_word(w: u32) -> u32 {
   return vCache4[w >> 2u][w & 3u];
 }
 
-fn k_oct(e: u32) -> Oct {
+fn k_words(row: u32, d: u32) -> OctWords {
   if (KV_K == KV_F16) {
-    return oct(KV_K, kCache4[e >> 3u], vec4<u32>());
+    return OctWords(kCache4[(row >> 3u) + d / 8u], vec4<u32>());
   }
   if (KV_K == KV_F32) {
-    return oct(KV_K, kCache4[e >> 2u], kCache4[(e >> 2u) + 1u]);
+    return OctWords(kCache4[(row >> 2u) + d / 4u], kCache4[(row >> 2u) + d / 4u + 1u]);
   }
+  let e = row + d;
   let w = kv_code_word(KV_K, e);
-  return quant_oct(KV_K, k_word(w), select(0u, k_word(w + 1u), KV_K == KV_Q8_0), k_word(kv_scale_word(KV_K, e)), e);
+  return OctWords(vec4<u32>(k_word(w), select(0u, k_word(w + 1u), KV_K == KV_Q8_0), k_word(kv_scale_word(KV_K, e)), 0u), vec4<u32>());
+}
+
+fn v_words(row: u32, d: u32) -> OctWords {
+  if (KV_V == KV_F16) {
+    return OctWords(vCache4[(row >> 3u) + d / 8u], vec4<u32>());
+  }
+  if (KV_V == KV_F32) {
+    return OctWords(vCache4[(row >> 2u) + d / 4u], vCache4[(row >> 2u) + d / 4u + 1u]);
+  }
+  let e = row + d;
+  let w = kv_code_word(KV_V, e);
+  return OctWords(vec4<u32>(v_word(w), select(0u, v_word(w + 1u), KV_V == KV_Q8_0), v_word(kv_scale_word(KV_V, e)), 0u), vec4<u32>());
+}
+
+fn k_oct(e: u32) -> Oct {
+  return oct_of(KV_K, k_words(e, 0u), e);
 }
 
 fn v_oct(e: u32) -> Oct {
-  if (KV_V == KV_F16) {
-    return oct(KV_V, vCache4[e >> 3u], vec4<u32>());
-  }
-  if (KV_V == KV_F32) {
-    return oct(KV_V, vCache4[e >> 2u], vCache4[(e >> 2u) + 1u]);
-  }
-  let w = kv_code_word(KV_V, e);
-  return quant_oct(KV_V, v_word(w), select(0u, v_word(w + 1u), KV_V == KV_Q8_0), v_word(kv_scale_word(KV_V, e)), e);
+  return oct_of(KV_V, v_words(e, 0u), e);
 }

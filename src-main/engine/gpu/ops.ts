@@ -13,7 +13,7 @@ import { DEFAULT_KV_CACHE_TYPES, type KvCacheType, type KvCacheTypes } from '../
 import { noteReadBytes } from './dispatch-profile';
 import { shaderSource, type Defines } from './shader-source';
 import { pipelineCache } from './pipeline-cache';
-import { cpuLanes } from './row-groups';
+import { cpuLanes, cpuRowLoadsFirst } from './row-groups';
 import {
   AttentionUniform,
   ElementwiseUniform,
@@ -359,11 +359,22 @@ export function kvCacheBufferBytes(type: KvCacheType, positions: number, kvStrid
 }
 
 /**
+ * The CPU shapes' parameters (all absent: the GPU shapes). `cpuLanes`: the adapter runs on the
+ * CPU, with SIMD registers of so many lanes (fewer, longer splits of a decode step's keys, a
+ * workgroup one register of lanes). `rowLoadsFirst`: decode attention loads a whole K or V row
+ * before its arithmetic (row-groups.ts's cpuRowLoadsFirst).
+ */
+export interface OpKernelShapes {
+  cpuLanes?: number;
+  rowLoadsFirst?: boolean;
+}
+
+/**
  * OpKernels' shapes for an adapter: the CPU shapes, a workgroup of its SIMD lanes, where
  * `cpuShapes` (by default where the adapter runs on the CPU), else the GPU shapes.
  */
-export function opKernelShapes(info: GpuInfo, cpuShapes = info.cpuShapes): { cpuLanes?: number } {
-  return cpuShapes ? { cpuLanes: cpuLanes(info) } : {};
+export function opKernelShapes(info: GpuInfo, cpuShapes = info.cpuShapes): OpKernelShapes {
+  return cpuShapes ? { cpuLanes: cpuLanes(info), rowLoadsFirst: cpuRowLoadsFirst(info) } : {};
 }
 
 export class OpKernels {
@@ -376,21 +387,23 @@ export class OpKernels {
   private readonly cpu: boolean;
   /** The CPU shapes' workgroup of decode attention: the adapter's SIMD lanes (row-groups.ts's cpuLanes). */
   private readonly cpuLanes: number;
+  /** OpKernelShapes.rowLoadsFirst. */
+  private readonly rowLoadsFirst: boolean;
   /** A folder of WGSL to read instead of shaders/ (undefined: shaders/). */
   private readonly shaders: string | undefined;
 
   /**
-   * `kv`: the K and V caches' element types (llama.cpp's default: f16 both). `cpuLanes`: the
-   * adapter runs on the CPU, with SIMD registers of so many lanes (CPU shapes: fewer, longer
-   * splits of a decode step's keys, a workgroup one register of lanes). `shaders`: a folder to read
-   * the WGSL from instead of shaders/ (a variant measured beside the shipped kernels).
+   * `kv`: the K and V caches' element types (llama.cpp's default: f16 both). `options`: the
+   * adapter's shapes (opKernelShapes), and `shaders`, a folder to read the WGSL from instead of
+   * shaders/ (a variant measured beside the shipped kernels).
    */
   constructor(
     readonly device: GPUDevice,
     readonly kv: KvCacheTypes = DEFAULT_KV_CACHE_TYPES,
-    options: { cpuLanes?: number; shaders?: string } = {},
+    options: OpKernelShapes & { shaders?: string } = {},
   ) {
     this.shaders = options.shaders;
+    this.rowLoadsFirst = options.rowLoadsFirst ?? false;
     this.cpu = options.cpuLanes !== undefined;
     // Each lane leaves a partial: no more than the merge takes (so at least one split fits).
     this.cpuLanes = Math.min(Math.max(1, options.cpuLanes ?? 1), DECODE_MAX_SPLITS);
@@ -622,6 +635,7 @@ export class OpKernels {
               HEAD_BLOCK: headBlock,
               LANES: this.cpuLanes,
               KEYS: Math.max(1, Math.floor(DECODE_CPU_TILE / this.cpuLanes)),
+              LOAD_DIMS: this.rowLoadsFirst ? a.headDim : 8,
             }
           : {},
         readBytes: () => keysSeen(a.step.pos0, window) * kvRowBytes,

@@ -42,6 +42,15 @@ export function cpuRowLoop(info: GpuInfo): boolean {
 }
 
 /**
+ * Whether decode attention's CPU shape loads a whole K or V row before its arithmetic
+ * (attention-decode.wgsl's LOAD_DIMS): on SwiftShader, which splits its code at every lane's load
+ * (1.25× as fast at depth 4096, `npm run bench:attention -- --against`); not on lavapipe (×0.92).
+ */
+export function cpuRowLoadsFirst(info: GpuInfo): boolean {
+  return /swiftshader/i.test(info.name);
+}
+
+/**
  * Threads of the decode kernel on a CPU adapter: the adapter's subgroup where that size is fixed
  * (lavapipe 8, SwiftShader 4: one SIMD register of lanes), else 64.
  */

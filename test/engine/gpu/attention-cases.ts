@@ -26,6 +26,8 @@ export interface AttentionCase {
   cpu?: boolean;
   /** Their workgroup's lanes (default: the adapter's, opKernelShapes). */
   cpuLanes?: number;
+  /** Whether decode loads a whole K or V row before its arithmetic (default: the adapter's policy). */
+  rowLoadsFirst?: boolean;
   window?: number;
   softcap?: number;
   sinks?: boolean;
@@ -54,8 +56,13 @@ export function attentionRunner(
     const rng = mulberry32(seed);
     const gauss = () => rng.gaussian();
     const kv = c.kv ?? DEFAULT_KV_CACHE_TYPES;
-    const shapes =
-      c.cpu && c.cpuLanes !== undefined ? { cpuLanes: c.cpuLanes } : opKernelShapes(ctx.info, c.cpu === true);
+    const adapter = opKernelShapes(ctx.info, c.cpu === true);
+    const shapes = c.cpu
+      ? {
+          cpuLanes: c.cpuLanes ?? adapter.cpuLanes,
+          rowLoadsFirst: c.rowLoadsFirst ?? adapter.rowLoadsFirst,
+        }
+      : adapter;
     const ops = new OpKernels(ctx.device, kv, shapes);
     kernels.push(ops);
     const kvStride = c.nKvHead * c.headDim;

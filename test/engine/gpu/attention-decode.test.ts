@@ -12,7 +12,7 @@ import { DECODE_HEAD_BLOCK, DECODE_MAX_SPLITS, DECODE_QUERY_FLOATS } from '../..
 import { REPO_ROOT } from '../../support/paths';
 import { scaledError, testGpu } from '../gpu-harness';
 import { attentionRunner, type AttentionCase } from './attention-cases';
-import { cpuLanes } from '../../../src-main/engine/gpu/row-groups';
+import { cpuLanes, cpuRowLoadsFirst } from '../../../src-main/engine/gpu/row-groups';
 
 const ctx = await testGpu();
 const run = attentionRunner(ctx, 27);
@@ -111,6 +111,21 @@ describe('decode attention, split across workgroups (tolerance 2e-5 of the outpu
     const most = lanes === 8 ? ' (8 splits of 8: its most partials)' : '';
     it(`head 32, 2 KV heads, 1000 keys, CPU shape of ${lanes} lanes${most}`, async () => {
       const c: Case = { nHead: 2, nKvHead: 2, headDim: 32, past: 999, cpu: true, cpuLanes: lanes };
+      const { got, expected } = await decode(c);
+      expect(scaledError(got, expected)).toBeLessThan(2e-5);
+    });
+  }
+
+  // The CPU shape loads a K or V row whole before its arithmetic on SwiftShader, an oct at a time
+  // elsewhere (cpuRowLoadsFirst): the other order here, each cache type's words once.
+  const otherOrder = !cpuRowLoadsFirst(ctx.info);
+  for (const kv of [
+    { k: 'f32', v: 'q8_0' },
+    { k: 'q4_0', v: 'f16' },
+  ] as const) {
+    const order = otherOrder ? 'whole rows first' : 'an oct at a time';
+    it(`head 64, 2 per KV head, 300 keys, ${kv.k} K and ${kv.v} V, CPU shape loading ${order}`, async () => {
+      const c: Case = { nHead: 4, nKvHead: 2, headDim: 64, past: 299, kv, cpu: true, rowLoadsFirst: otherOrder };
       const { got, expected } = await decode(c);
       expect(scaledError(got, expected)).toBeLessThan(2e-5);
     });
