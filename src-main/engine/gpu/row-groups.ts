@@ -44,7 +44,7 @@ export function cpuRowLoop(info: GpuInfo): boolean {
 /**
  * Whether decode attention's CPU shape loads a whole K or V row before its arithmetic
  * (attention-decode.wgsl's LOAD_DIMS): on SwiftShader, which splits its code at every lane's load
- * (1.25× as fast at depth 4096, `npm run bench:attention -- --against`); not on lavapipe (×0.92).
+ * (1.26× as fast at depth 4096, `npm run bench:attention -- --against`); not on lavapipe (×0.91–0.94).
  */
 export function cpuRowLoadsFirst(info: GpuInfo): boolean {
   return /swiftshader/i.test(info.name);
