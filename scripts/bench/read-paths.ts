@@ -15,10 +15,12 @@
  */
 import { parseArgs } from 'node:util';
 import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
-import { measureCopyBandwidth, rowReadWorkgroups } from '../../src-main/engine/gpu/bandwidth';
+import { measureCopyBandwidth, rowReads, rowReadWorkgroups } from '../../src-main/engine/gpu/bandwidth';
 import { openGpu } from '../../src-main/engine/gpu/device';
 import { scoped } from '../../src-main/engine/gpu/error-scope';
+import type { Dispatch } from '../../src-main/engine/gpu/ops';
 import { PacedWait } from '../../src-main/engine/gpu/paced-wait';
+import { readBack } from '../../src-main/engine/gpu/read-back';
 import { cpuLanes } from '../../src-main/engine/gpu/row-groups';
 import { shaderSource } from '../../src-main/engine/gpu/shader-source';
 import { median } from './vs-llama-rows';
@@ -45,7 +47,8 @@ const { device } = gpu;
 const lanes = cpuLanes(gpu.info);
 // K rows, then V rows: the positions of a token's KV reads at this depth.
 const positions = 2 * (depth + 1);
-const rowVec4 = kvCacheBytes('f16', headDim) / 16;
+const rowBytes = kvCacheBytes('f16', headDim);
+const rowVec4 = rowBytes / 16;
 const texels = positions * heads * rowVec4;
 const groups = rowReadWorkgroups(heads);
 const TEXELS_WIDE_LOG2 = 8;
@@ -54,26 +57,28 @@ const TILE = 16;
 
 const words = Uint32Array.from({ length: 4 * texels }, (_, i) => Math.imul(i + 1, 2654435761) >>> 0);
 const bytes = words.byteLength;
-const source = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
-device.queue.writeBuffer(source, 0, words);
 const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
 
 interface Path {
   name: string;
-  pipeline: GPUComputePipeline;
-  /** Encoded in order in one pass: a bind group and its workgroups. */
-  dispatches: { group: GPUBindGroup; workgroups: number }[];
+  /** Encoded in order in one pass. */
+  dispatches: readonly Dispatch[];
   sums: GPUBuffer;
-  immediates?: Uint32Array<ArrayBuffer>;
   times: number[];
 }
 
 const rowConstants = { ROW_VEC4: rowVec4, HEADS: heads, READ_LANES: lanes };
 const paths: Path[] = [];
 const skipped: { name: string; why: string }[] = [];
-const copyModule = device.createShaderModule({ label: 'copy', code: shaderSource('copy.wgsl', { WG: 256 }) });
 
-paths.push(await path('buffer', copyModule, 'read_rows', rowConstants, { buffer: source }));
+// The buffer path is bench:attention's reads alone; the other paths read its buffer or copies of its words.
+const bufferReads = await scoped(device, 'the buffer path', () =>
+  Promise.resolve(rowReads(gpu, rowBytes, { bytes, heads })),
+);
+if (bufferReads.bytes !== bytes) throw new Error(`read paths: depth ${depth} is over a storage binding's limits`);
+const source = bufferReads.sources[0]!;
+device.queue.writeBuffer(source, 0, words);
+paths.push({ name: 'buffer', dispatches: bufferReads.dispatches, sums: bufferReads.sums, times: [] });
 
 const tall = Math.ceil(texels / 2 ** TEXELS_WIDE_LOG2);
 if (tall <= device.limits.maxTextureDimension2D) {
@@ -88,8 +93,17 @@ if (tall <= device.limits.maxTextureDimension2D) {
     2 ** TEXELS_WIDE_LOG2,
     tall,
   ]);
+  const module = device.createShaderModule({ label: 'copy', code: shaderSource('copy.wgsl', { WG: 256 }) });
   const constants = { ...rowConstants, TEXELS_WIDE_LOG2, POSITIONS: positions };
-  paths.push(await path('texture', copyModule, 'read_rows_texture', constants, texture.createView(), 2));
+  paths.push(
+    await path('texture', {
+      module,
+      entryPoint: 'read_rows_texture',
+      constants,
+      src: texture.createView(),
+      srcBinding: 2,
+    }),
+  );
 } else {
   skipped.push({
     name: 'texture',
@@ -104,8 +118,10 @@ if (!gpu.info.wgslLanguageFeatures.includes('immediate_address_space') || device
 } else {
   const code = shaderSource('read-rows-immediates.wgsl', { ...rowConstants, TILE });
   const module = device.createShaderModule({ label: 'read-rows-immediates', code });
-  const immediates = await path('immediates', module, 'read_rows_immediates', {}, { buffer: source });
-  paths.push({ ...immediates, immediates: new Uint32Array([0, 1, 2, 3]) });
+  const immediates = new Uint32Array([0, 1, 2, 3]);
+  paths.push(
+    await path('immediates', { module, entryPoint: 'read_rows_immediates', src: { buffer: source }, immediates }),
+  );
 }
 
 const windowed = uniformWindows();
@@ -186,21 +202,33 @@ async function uniformPath(w: Windows): Promise<Path> {
         entries.push({ binding: 2 + j, resource: { buffer: padded, offset: window * w.bytes, size: w.bytes } });
       }
       const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
-      return { group, workgroups: windows * heads };
+      return {
+        encode(pass) {
+          pass.setPipeline(pipeline);
+          pass.setBindGroup(0, group);
+          pass.dispatchWorkgroups(windows * heads);
+        },
+      } satisfies Dispatch;
     });
     device.queue.writeBuffer(infoBuffer, 0, info);
-    return Promise.resolve({ name: 'uniform', pipeline, dispatches, sums, times: [] });
+    return Promise.resolve({ name: 'uniform', dispatches, sums, times: [] });
   });
 }
 
-/** A path's pipeline, and its bind group: `src` at binding `srcBinding`, its own sums at 1. */
+/**
+ * A path of one dispatch: `entryPoint` of `module` reading `src` at binding `srcBinding` (default
+ * 0), its own sums at 1, with `immediates` set where given.
+ */
 async function path(
   name: string,
-  module: GPUShaderModule,
-  entryPoint: string,
-  constants: Record<string, number>,
-  src: GPUBindingResource,
-  srcBinding = 0,
+  o: {
+    module: GPUShaderModule;
+    entryPoint: string;
+    constants?: Record<string, number>;
+    src: GPUBindingResource;
+    srcBinding?: number;
+    immediates?: Uint32Array<ArrayBuffer>;
+  },
 ): Promise<Path> {
   const sums = device.createBuffer({
     size: 16 * lanes * groups,
@@ -210,16 +238,24 @@ async function path(
     const pipeline = device.createComputePipeline({
       label: name,
       layout: 'auto',
-      compute: { module, entryPoint, constants },
+      compute: { module: o.module, entryPoint: o.entryPoint, constants: o.constants ?? {} },
     });
     const group = device.createBindGroup({
       layout: pipeline.getBindGroupLayout(0),
       entries: [
-        { binding: srcBinding, resource: src },
+        { binding: o.srcBinding ?? 0, resource: o.src },
         { binding: 1, resource: { buffer: sums } },
       ],
     });
-    return Promise.resolve({ name, pipeline, dispatches: [{ group, workgroups: groups }], sums, times: [] });
+    const dispatch: Dispatch = {
+      encode(pass) {
+        pass.setPipeline(pipeline);
+        if (o.immediates) pass.setImmediates(0, o.immediates);
+        pass.setBindGroup(0, group);
+        pass.dispatchWorkgroups(groups);
+      },
+    };
+    return Promise.resolve({ name, dispatches: [dispatch], sums, times: [] });
   });
 }
 
@@ -236,12 +272,7 @@ async function time(p: Path): Promise<number> {
   const pass = encoder.beginComputePass(
     querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {},
   );
-  pass.setPipeline(p.pipeline);
-  if (p.immediates) pass.setImmediates(0, p.immediates);
-  for (const d of p.dispatches) {
-    pass.setBindGroup(0, d.group);
-    pass.dispatchWorkgroups(d.workgroups);
-  }
+  for (const d of p.dispatches) d.encode(pass);
   pass.end();
   if (querySet && resolved) encoder.resolveQuerySet(querySet, 0, 2, resolved, 0);
   const started = performance.now();
@@ -249,19 +280,8 @@ async function time(p: Path): Promise<number> {
   await waits.wait(p.name, () => device.queue.onSubmittedWorkDone());
   const wall = performance.now() - started;
   if (!resolved) return wall;
-  const [begin, end] = await readBack(resolved, 16, (b) => new BigUint64Array(b));
+  const [begin, end] = new BigUint64Array(await readBack(device, resolved));
   return Number(end! - begin!) / 1e6;
-}
-
-async function readBack<T>(buffer: GPUBuffer, size: number, view: (b: ArrayBuffer) => T): Promise<T> {
-  const staging = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  const encoder = device.createCommandEncoder();
-  encoder.copyBufferToBuffer(buffer, 0, staging, 0, size);
-  device.queue.submit([encoder.finish()]);
-  await staging.mapAsync(GPUMapMode.READ);
-  const result = view(staging.getMappedRange().slice(0));
-  staging.destroy();
-  return result;
 }
 
 await scoped(device, 'the reads', async () => {
@@ -277,9 +297,7 @@ await scoped(device, 'the reads', async () => {
 
 // Every word read once per workgroup, so the wrapping sums of all lanes' sums agree across paths.
 const totals = await Promise.all(
-  paths.map(async (p) =>
-    (await readBack(p.sums, p.sums.size, (b) => new Uint32Array(b))).reduce((s, x) => (s + x) >>> 0, 0),
-  ),
+  paths.map(async (p) => new Uint32Array(await readBack(device, p.sums)).reduce((s, x) => (s + x) >>> 0, 0)),
 );
 const disagree = paths.filter((_, i) => totals[i] !== totals[0]);
 if (disagree.length > 0)

@@ -4,6 +4,7 @@
  */
 import { openGpu, type GpuContext } from '../../src-main/engine/gpu/device';
 import { Step, type Dispatch } from '../../src-main/engine/gpu/ops';
+import { readBack } from '../../src-main/engine/gpu/read-back';
 
 let context: Promise<GpuContext> | undefined;
 
@@ -47,24 +48,12 @@ export async function run(ctx: GpuContext, dispatches: Dispatch[]): Promise<void
   await ctx.device.queue.onSubmittedWorkDone();
 }
 
-export async function readBytes(ctx: GpuContext, src: GPUBuffer, bytes = src.size): Promise<ArrayBuffer> {
-  const staging = ctx.device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  const encoder = ctx.device.createCommandEncoder();
-  encoder.copyBufferToBuffer(src, 0, staging, 0, bytes);
-  ctx.device.queue.submit([encoder.finish()]);
-  await staging.mapAsync(GPUMapMode.READ);
-  const out = staging.getMappedRange().slice(0);
-  staging.unmap();
-  staging.destroy();
-  return out;
-}
-
 export async function readF32(ctx: GpuContext, src: GPUBuffer, n: number): Promise<Float32Array> {
-  return new Float32Array(await readBytes(ctx, src, n * 4));
+  return new Float32Array(await readBack(ctx.device, src, n * 4));
 }
 
 export async function readU32(ctx: GpuContext, src: GPUBuffer, n: number): Promise<Uint32Array> {
-  return new Uint32Array(await readBytes(ctx, src, n * 4));
+  return new Uint32Array(await readBack(ctx.device, src, n * 4));
 }
 
 /** Largest |a - b| / (|b| + floor) over the arrays: a relative error that tolerates values near zero. */

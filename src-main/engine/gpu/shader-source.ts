@@ -67,9 +67,10 @@ function readShader(dir: string, path: string): string {
   return text;
 }
 
+/** `file`: the file's path as errors name it, its folder included (shaders/ or a variant's). */
 function substitute(line: string, defines: Defines, file: string): string {
   return line.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
-    if (!(name in defines)) throw new Error(`shaders/${file}: no value for {{${name}}}`);
+    if (!(name in defines)) throw new Error(`${file}: no value for {{${name}}}`);
     return String(defines[name]);
   });
 }
@@ -82,7 +83,7 @@ function unrollBlock(lines: readonly string[], at: number, file: string, defines
   const [, name, range] = /^\s*#unroll\s+(\w+)\s*(.*?)\s*$/.exec(lines[at]!) as unknown as [string, string, string];
   let end = at;
   for (let depth = 1; depth > 0;) {
-    if (++end === lines.length) throw new Error(`shaders/${file}: #unroll ${name} without #endunroll`);
+    if (++end === lines.length) throw new Error(`${file}: #unroll ${name} without #endunroll`);
     if (/^\s*#unroll\b/.test(lines[end]!)) depth++;
     else if (/^\s*#endunroll\b/.test(lines[end]!)) depth--;
   }
@@ -91,7 +92,7 @@ function unrollBlock(lines: readonly string[], at: number, file: string, defines
     const bounds = substitute(range, defines, file).split(/\s+/).map(Number);
     const [from, to, step] = bounds as [number, number, number];
     if (bounds.length !== 3 || !bounds.every(Number.isInteger) || step <= 0) {
-      throw new Error(`shaders/${file}: #unroll ${name} needs FROM TO STEP, integers, got "${range}"`);
+      throw new Error(`${file}: #unroll ${name} needs FROM TO STEP, integers, got "${range}"`);
     }
     const body = lines.slice(at + 1, end);
     for (let value = from; value < to; value += step) {
@@ -108,13 +109,14 @@ function expand(dir: string, path: string, defines: Defines, seen: Set<string>, 
   const keep: boolean[] = [];
   const active = () => keep.every(Boolean);
   const lines = readShader(dir, path).split('\n');
+  const file = join(dir, path);
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i]!;
     const directive = /^\s*#(\w+)\s*(.*?)\s*$/.exec(raw);
     if (directive) {
       const [, word, arg] = directive as unknown as [string, string, string];
       if (word === 'unroll') {
-        const block = unrollBlock(lines, i, path, active() ? defines : undefined);
+        const block = unrollBlock(lines, i, file, active() ? defines : undefined);
         // Written out in place of the block, then read on as any other lines.
         lines.splice(i, block.end + 1 - i, ...block.lines);
         i--;
@@ -125,19 +127,19 @@ function expand(dir: string, path: string, defines: Defines, seen: Set<string>, 
         continue;
       }
       if (word === 'else') {
-        if (!keep.length) throw new Error(`shaders/${path}: #else without #if`);
+        if (!keep.length) throw new Error(`${file}: #else without #if`);
         keep.push(!keep.pop());
         continue;
       }
       if (word === 'endif') {
-        if (!keep.length) throw new Error(`shaders/${path}: #endif without #if`);
+        if (!keep.length) throw new Error(`${file}: #endif without #if`);
         keep.pop();
         continue;
       }
       if (word === 'include') {
         if (active()) {
-          const m = /^"([^"]+)"$/.exec(substitute(arg, defines, path));
-          if (!m) throw new Error(`shaders/${path}: bad #include ${arg}`);
+          const m = /^"([^"]+)"$/.exec(substitute(arg, defines, file));
+          if (!m) throw new Error(`${file}: bad #include ${arg}`);
           expand(dir, m[1]!, defines, seen, out);
         }
         continue;
@@ -148,17 +150,17 @@ function expand(dir: string, path: string, defines: Defines, seen: Set<string>, 
           const struct = kernelUniform(arg);
           if (!struct)
             throw new Error(
-              `shaders/${path}: #struct ${arg} is not a uniform struct of kernel-uniforms.ts (${kernelUniformNames().join(', ')})`,
+              `${file}: #struct ${arg} is not a uniform struct of kernel-uniforms.ts (${kernelUniformNames().join(', ')})`,
             );
           out.push(struct.wgsl);
         }
         continue;
       }
-      throw new Error(`shaders/${path}: unknown directive #${word}`);
+      throw new Error(`${file}: unknown directive #${word}`);
     }
-    if (active()) out.push(substitute(raw, defines, path));
+    if (active()) out.push(substitute(raw, defines, file));
   }
-  if (keep.length) throw new Error(`shaders/${path}: #if without #endif`);
+  if (keep.length) throw new Error(`${file}: #if without #endif`);
 }
 
 /**

@@ -34,9 +34,12 @@ describe('shaderSource', () => {
       expect(shaderSource('copy.wgsl', { WG: 64 }, variant)).toBe('// the variant step\nconst VARIANT: u32 = 64u;\n');
       expect(shaderSource('copy.wgsl', { WG: 64 })).toBe(shipped);
       expect(shipped).not.toContain('VARIANT');
-      // A file the variant lacks is named with its folder.
+      // A file the variant lacks, and a directive error in one it has, are named with its folder.
       expect(() => shaderSource('matmul.wgsl', {}, variant)).toThrow(
         `WGSL include not found: ${join(variant, 'matmul.wgsl')}`,
+      );
+      expect(() => shaderSource('copy.wgsl', {}, variant)).toThrow(
+        `${join(variant, 'copy.wgsl')}: no value for {{WG}}`,
       );
     } finally {
       rmSync(variant, { recursive: true, force: true });

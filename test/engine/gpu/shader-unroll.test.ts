@@ -44,9 +44,9 @@ describe('#unroll', () => {
     expect(shaderSource('guarded.wgsl', { WIDE: 1, DIM: 16 })).toBe('a[0];\na[8];\nb();');
   });
 
-  it('names a block left open and bounds that are not FROM TO STEP', () => {
-    expect(() => shaderSource('open.wgsl')).toThrow('shaders/open.wgsl: #unroll D without #endunroll');
-    expect(() => shaderSource('badstep.wgsl')).toThrow(/shaders\/badstep\.wgsl: #unroll D needs FROM TO STEP/);
+  it('names a block left open and bounds that are not FROM TO STEP, in the folder they were read from', () => {
+    expect(() => shaderSource('open.wgsl')).toThrow(`${join(dir, 'open.wgsl')}: #unroll D without #endunroll`);
+    expect(() => shaderSource('badstep.wgsl')).toThrow(`${join(dir, 'badstep.wgsl')}: #unroll D needs FROM TO STEP`);
     expect(() => shaderSource('nested.wgsl')).toThrow(/no value for \{\{DIM\}\}/);
   });
 });

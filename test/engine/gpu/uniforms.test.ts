@@ -145,7 +145,7 @@ describe('kernel uniforms', () => {
 describe('#struct', () => {
   it('names the file and the unknown struct', () => {
     expect(() => shaderSource('bad-struct.wgsl')).toThrow(
-      /shaders\/bad-struct\.wgsl: #struct NoSuchUniform is not a uniform struct of kernel-uniforms\.ts \(StepUniform, WeightUniform/,
+      `${join(dir, 'bad-struct.wgsl')}: #struct NoSuchUniform is not a uniform struct of kernel-uniforms.ts (StepUniform, WeightUniform`,
     );
   });
 });
