@@ -17,6 +17,9 @@ import { f32ToF16Bits } from '../../../src-main/core/quants/half-encode';
 import { ggml, llamaQuantize } from '../../support/ggml-oracle';
 import { mulberry32, randomF32 } from '../../support/random';
 
+// Kernel tests read buffers back as the engine's benches do.
+export { readBack } from '../../../src-main/engine/gpu/read-back';
+
 /** A temporary folder for a whole test file (call from beforeAll), removed after its last test. */
 export function tempDirForSuite(): string {
   const dir = mkdtempSync(join(tmpdir(), 'gufo-gpu-test-'));
@@ -188,23 +191,6 @@ export async function run(device: GPUDevice, dispatches: readonly Dispatch[]): P
   const error = await device.popErrorScope();
   if (error) throw new Error(`GPU validation error: ${error.message}`);
   await device.queue.onSubmittedWorkDone();
-}
-
-/** Reads `bytes` bytes of a buffer back. */
-export async function readBack(
-  device: GPUDevice,
-  buffer: GPUBuffer,
-  bytes = buffer.size,
-  offset = 0,
-): Promise<ArrayBuffer> {
-  const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  const encoder = device.createCommandEncoder();
-  encoder.copyBufferToBuffer(buffer, offset, staging, 0, bytes);
-  device.queue.submit([encoder.finish()]);
-  await staging.mapAsync(GPUMapMode.READ);
-  const out = staging.getMappedRange().slice(0);
-  staging.destroy();
-  return out;
 }
 
 /**
