@@ -35,7 +35,14 @@ const run = (file: string, args: string[]) =>
 
 // Its own process group, so that stopping it stops what it started (npx, tsx) too.
 const child = spawn(positionals[0]!, positionals.slice(1), { stdio: 'ignore', detached: true });
-const stop = () => process.kill(-child.pid!, 'SIGTERM');
+const stop = () => {
+  try {
+    process.kill(-child.pid!, 'SIGTERM');
+  } catch {
+    // it has ended
+  }
+};
+process.once('exit', stop); // also where perf, gdb or objdump fails
 await sleep(Number(values.warmup));
 
 // The process under COMMAND whose memory holds SwiftShader's JIT code.
@@ -105,7 +112,8 @@ for (const line of listing.split('\n')) {
   const n = samples.get(parseInt(address!, 16)) ?? 0;
   annotated.push(`${String(n).padStart(6)} ${line}`);
   if (frame === '?') frame = /sub +\$0x([0-9a-f]+),%rsp/.exec(instruction)?.[1] ?? frame;
-  kinds.set(kindOf(instruction.trim()), (kinds.get(kindOf(instruction.trim())) ?? 0) + n);
+  const kind = kindOf(instruction.trim());
+  kinds.set(kind, (kinds.get(kind) ?? 0) + n);
 }
 writeFileSync(`${out}.annot`, annotated.join('\n') + '\n');
 const hot = ranked[0]!.n;
