@@ -3,22 +3,25 @@
  *
  * The decode attention kernel (one token over a KV cache of --depth positions, the split and merge
  * dispatches of OpKernels.attention) on the adapter VK_ICD_FILENAMES or GUFO_ADAPTER picks, as a
- * fraction of that adapter's copy bandwidth measured in the same run: the KV bytes a token reads
- * (K and V rows of every position, once) over the kernel's time. --prefill N: a batch of N tokens
- * after --depth cached positions instead (prefill attention), reported as ms per layer and GFLOP/s
- * (2 · headDim multiply-adds per query head and key seen, for the scores and for the values).
+ * fraction of that adapter's copy bandwidth: the KV bytes a token reads (K and V rows of every
+ * position, once) over the kernel's time, against the fastest of the 64 MiB copies (bandwidth.ts's
+ * copies; `gufo bench` too takes its fastest copy) timed in the same runs as the kernel: five
+ * copies timed before the runs read 1.5 to 2.9 GiB/s on SwiftShader from one run to the next.
+ * --prefill N: a batch of N tokens after --depth cached positions instead (prefill attention),
+ * reported as ms per layer and GFLOP/s (2 · headDim multiply-adds per query head and key seen, for
+ * the scores and for the values).
  * Timed with the wall clock around one submission of 8 layers' dispatches, each over a cache of
  * its own (the median of --runs, after a warm-up that compiles), so the queue's submission
  * overhead counts as it does in decode; waited for as the engine waits (gpu/paced-wait.ts).
  * --cpu: the CPU adapters' split policy (the engine picks it for a fallback adapter); by default
  * the adapter's own. With the CPU shape, also reads alone (bandwidth.ts's rowReads): a kernel that
  * only reads as many bytes of such rows, in the cache's layout and the kernel's pattern, from a
- * buffer a layer, timed in the same runs and the same way as the kernel: the rate it reaches, and
- * the kernel's as a share of it (the median of the runs' ratios), what the kernel's reads could
- * reach at that depth and how near it comes. With F16 caches, also reads with multiply-adds
- * (bandwidth.ts's maddReads): the same bytes read the adapter's fastest way with only the
- * multiply-adds attention cannot skip (each half by every query head of its group), timed the
- * same way: what no attention kernel on this adapter can beat.
+ * buffer a layer, timed in the same runs and the same way as the kernel: its share of copy, and
+ * the kernel's rate as a share of its rate (the median of the runs' ratios), what the kernel's
+ * reads could reach at that depth and how near it comes. With F16 caches, also reads with
+ * multiply-adds (bandwidth.ts's maddReads): the same bytes read the adapter's fastest way with
+ * only the multiply-adds attention cannot skip (each half by every query head of its group),
+ * timed the same way: what no attention kernel on this adapter can beat.
  * --against DIR: a copy of shaders/ with a variant kernel, timed beside the shipped one in the same
  * process (the two alternate, each going first in every other run), printed as its time and its
  * speed-up: the median of the runs' ratios, each of two submissions next to each other in time, so
@@ -29,7 +32,7 @@
 import { parseArgs } from 'node:util';
 import { kvCacheBytes } from '../../src-main/core/kv-cache-types';
 import { isKvCacheType, KV_CACHE_TYPES } from '../../src-preload/api/kv-cache';
-import { maddReads, measureCopyBandwidth, rowReads } from '../../src-main/engine/gpu/bandwidth';
+import { copies, maddReads, rowReads } from '../../src-main/engine/gpu/bandwidth';
 import { openGpu } from '../../src-main/engine/gpu/device';
 import { scoped } from '../../src-main/engine/gpu/error-scope';
 import { OpKernels, opKernelShapes, Step, type Dispatch } from '../../src-main/engine/gpu/ops';
@@ -79,7 +82,8 @@ const ops = new OpKernels(device, kvTypes, opKernelShapes(gpu.info, cpuShape));
 const variant = values.against
   ? new OpKernels(device, kvTypes, { ...opKernelShapes(gpu.info, cpuShape), shaders: values.against })
   : undefined;
-const copy = await measureCopyBandwidth(gpu, { bytes: 64 * 2 ** 20, iterations: 5 });
+// The yardstick, as `gufo bench` measures it: a 64 MiB copy.
+const copy = copies(gpu, { bytes: 64 * 2 ** 20 });
 const kRowBytes = kvCacheBytes(kvTypes.k, headDim);
 const measuresReads = cpuShape && kRowBytes % 16 === 0;
 // The multiply-adds' bound reads halves: F16 caches only.
@@ -156,35 +160,38 @@ async function measure(depth: number) {
     ? rowReads(gpu, kRowBytes, { bytes: kvBytes, heads: nKvHead, sources: LAYERS })
     : undefined;
   const madds = measuresMadds ? maddReads(gpu, { bytes: kvBytes, group: nHead / nKvHead, sources: LAYERS }) : undefined;
-  // What each run times, in this order, and in the reverse order every other run.
-  const side = (kind: string, dispatches: readonly Dispatch[]) => ({ kind, dispatches, times: [] as number[] });
-  const kernel = side(`depth ${depth}`, layers);
-  const variantSide = variantLayers && side(`depth ${depth} variant`, variantLayers);
-  const readSide = reads && side(`depth ${depth} reads alone`, reads.dispatches);
-  const maddSide = madds && side(`depth ${depth} reads with multiply-adds`, madds.dispatches);
-  const sides = [kernel, variantSide, readSide, maddSide].filter((x) => x !== undefined);
+  // What each run times, in this order, and in the reverse order every other run: each side's
+  // dispatches and the bytes they read (moved, for the copy) in one submission.
+  const side = (kind: string, dispatches: readonly Dispatch[], bytes: number) => ({
+    kind,
+    dispatches,
+    bytes,
+    times: [] as number[],
+  });
+  const kernel = side(`depth ${depth}`, layers, LAYERS * kvBytes);
+  const variantSide = variantLayers && side(`depth ${depth} variant`, variantLayers, LAYERS * kvBytes);
+  const copySide = side('copy', [copy.dispatch], copy.bytesMoved);
+  const readSide = reads && side(`depth ${depth} reads alone`, reads.dispatches, LAYERS * reads.bytes);
+  const maddSide = madds && side(`depth ${depth} reads with multiply-adds`, madds.dispatches, LAYERS * madds.bytes);
+  const sides = [kernel, variantSide, copySide, readSide, maddSide].filter((x) => x !== undefined);
   // Untimed, and a kind of its own: the driver may compile at a pipeline's first dispatch.
   for (const x of sides) await submit(`warm-up ${x.kind}`, x.dispatches);
   for (let r = 0; r < runs; r++) {
     for (const x of r % 2 === 0 ? sides : [...sides].reverse()) {
       const started = performance.now();
       await submit(x.kind, x.dispatches);
-      x.times.push((performance.now() - started) / LAYERS);
+      x.times.push(performance.now() - started);
     }
   }
-  const ms = median(kernel.times);
+  const copyBytesPerSecond = copySide.bytes / (Math.min(...copySide.times) / 1000);
+  const ofCopy = (x: typeof kernel) => x.bytes / (median(x.times) / 1000) / copyBytesPerSecond;
+  const ms = median(kernel.times) / LAYERS;
   const bytesPerSecond = kvBytes / (ms / 1000);
   const against = variantSide && {
-    ms: median(variantSide.times),
+    ms: median(variantSide.times) / LAYERS,
     speedup: median(kernel.times.map((t, r) => t / variantSide.times[r]!)),
   };
-  const readsAlone = reads &&
-    readSide && {
-      bytesPerSecond: reads.bytes / (median(readSide.times) / 1000),
-      kernelShare: median(kernel.times.map((t, r) => kvBytes / t / (reads.bytes / readSide.times[r]!))),
-    };
   for (const b of [...caches.flatMap((c) => [c.kCache, c.vCache]), source, q, out]) b.destroy();
-  const readsWithMaddsBytesPerSecond = madds && maddSide && madds.bytes / (median(maddSide.times) / 1000);
   reads?.destroy();
   madds?.destroy();
   return {
@@ -192,10 +199,12 @@ async function measure(depth: number) {
     ms,
     kvBytes,
     bytesPerSecond,
-    copyFraction: bytesPerSecond / copy.bytesPerSecond,
-    readsAloneBytesPerSecond: readsAlone?.bytesPerSecond,
-    kernelShareOfReadsAlone: readsAlone?.kernelShare,
-    readsWithMaddsBytesPerSecond,
+    copyBytesPerSecond,
+    copyFraction: ofCopy(kernel),
+    readsAloneCopyFraction: readSide && ofCopy(readSide),
+    kernelShareOfReadsAlone:
+      readSide && median(kernel.times.map((t, r) => kernel.bytes / t / (readSide.bytes / readSide.times[r]!))),
+    readsWithMaddsCopyFraction: maddSide && ofCopy(maddSide),
     gflops: flopsOf(depth) / (ms / 1000) / 1e9,
     against,
   };
@@ -212,7 +221,6 @@ if (values.json) {
         headDim,
         tokens,
         kvTypes,
-        copyBytesPerSecond: copy.bytesPerSecond,
         rows,
       },
       null,
@@ -230,20 +238,20 @@ if (values.json) {
     );
 } else {
   const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB/s`;
+  const percent = (fraction: number) => `${(fraction * 100).toFixed(1).padStart(5)}%`;
   process.stdout.write(
-    `${adapter}: ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${kvTypes.k}/${kvTypes.v} cache; copy ${gib(copy.bytesPerSecond)}\n`,
+    `${adapter}: ${nHead} query heads over ${nKvHead} KV heads of ${headDim}, ${kvTypes.k}/${kvTypes.v} cache\n`,
   );
-  const share = (bytesPerSecond: number) => `${((bytesPerSecond / copy.bytesPerSecond) * 100).toFixed(1).padStart(5)}%`;
   process.stdout.write(
-    `depth     ms/layer   KV read      of copy${measuresReads ? '   reads alone   kernel of reads alone' : ''}${measuresMadds ? '   reads + multiply-adds' : ''}\n`,
+    `depth     ms/layer   KV read          copy      of copy${measuresReads ? '   reads alone   kernel of reads alone' : ''}${measuresMadds ? '   reads + multiply-adds' : ''}\n`,
   );
   for (const r of rows)
     process.stdout.write(
-      `${String(r.depth).padEnd(10)}${r.ms.toFixed(3).padStart(8)}   ${gib(r.bytesPerSecond).padStart(12)}   ${share(r.bytesPerSecond)}` +
-        (r.readsAloneBytesPerSecond
-          ? `        ${share(r.readsAloneBytesPerSecond)}        ${(r.kernelShareOfReadsAlone! * 100).toFixed(0).padStart(3)}%`
+      `${String(r.depth).padEnd(10)}${r.ms.toFixed(3).padStart(8)}   ${gib(r.bytesPerSecond).padStart(12)}   ${gib(r.copyBytesPerSecond).padStart(10)}   ${percent(r.copyFraction)}` +
+        (r.readsAloneCopyFraction !== undefined
+          ? `        ${percent(r.readsAloneCopyFraction)}        ${(r.kernelShareOfReadsAlone! * 100).toFixed(0).padStart(3)}%`
           : '') +
-        (r.readsWithMaddsBytesPerSecond ? `          ${share(r.readsWithMaddsBytesPerSecond)}` : '') +
+        (r.readsWithMaddsCopyFraction !== undefined ? `          ${percent(r.readsWithMaddsCopyFraction)}` : '') +
         '\n',
     );
 }
@@ -258,5 +266,6 @@ if (values.against && !values.json) {
   }
 }
 variant?.destroy();
+copy.destroy();
 ops.destroy();
 gpu.destroy();

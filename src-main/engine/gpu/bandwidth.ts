@@ -3,8 +3,9 @@
  * roofline `gufo bench` compares decode speed against. Bytes moved count both the read and the
  * write. Timed with timestamp queries where the device has them, otherwise by the wall clock
  * around a submission of several copies (which includes submission overhead, so it reads low).
- * Also reads alone in one kernel's pattern (rowReads) and reads with the multiply-adds attention
- * needs (maddReads), for benches that time them beside that kernel to show what bounds it.
+ * Also the same copies as dispatches (copies), reads alone in one kernel's pattern (rowReads) and
+ * reads with the multiply-adds attention needs (maddReads), for benches that time them beside a
+ * kernel, in the same runs, to show what bounds it.
  */
 import type { GpuContext } from './device';
 import { DECODE_WORKGROUPS, type Dispatch } from './ops';
@@ -34,7 +35,72 @@ const GROUPS = 4096;
 
 export async function measureCopyBandwidth(ctx: GpuContext, options: BandwidthOptions = {}): Promise<BandwidthResult> {
   const bytes = sourceBytes(ctx.device, options.bytes);
-  return measureCopy(ctx, bytes, Math.min(GROUPS, Math.ceil(bytes / 16 / WG)), options);
+  return measureCopy(ctx, bytes, options);
+}
+
+/** copy.wgsl's copy of a `bytes` source to a destination as large. */
+function copyOf(device: GPUDevice, bytes: number): Omit<Copies, 'bytesMoved'> {
+  const groups = Math.min(GROUPS, Math.ceil(bytes / 16 / WG));
+  const module = device.createShaderModule({ label: 'copy', code: shaderSource('copy.wgsl', { WG }) });
+  const pipeline = device.createComputePipeline({
+    label: 'copy.wgsl:main',
+    layout: 'auto',
+    compute: { module, entryPoint: 'main' },
+  });
+  const source = device.createBuffer({
+    label: 'copy src',
+    size: bytes,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+  });
+  const destination = device.createBuffer({
+    label: 'copy dst',
+    size: bytes,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
+  });
+  const group = device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [
+      { binding: 0, resource: { buffer: source } },
+      { binding: 1, resource: { buffer: destination } },
+    ],
+  });
+  return {
+    source,
+    destination,
+    dispatch: {
+      encode(pass) {
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, group);
+        pass.dispatchWorkgroups(groups);
+      },
+    },
+    destroy() {
+      source.destroy();
+      destination.destroy();
+    },
+  };
+}
+
+export interface Copies {
+  /** One copy of the whole source. */
+  readonly dispatch: Dispatch;
+  /** Bytes one copy moves: its source's, read and written. */
+  readonly bytesMoved: number;
+  /** The source (writable) and the destination (readable), for a test to see what was copied. */
+  readonly source: GPUBuffer;
+  readonly destination: GPUBuffer;
+  destroy(): void;
+}
+
+/**
+ * measureCopyBandwidth's copy as a dispatch, for a caller to time beside a kernel in the same runs
+ * (bench:attention): then a slow spell of a noisy machine slows both, and the kernel's share of
+ * copy is a ratio of neighbours rather than of two moments.
+ */
+export function copies(ctx: GpuContext, options: { bytes?: number } = {}): Copies {
+  const { device } = ctx;
+  const bytes = sourceBytes(device, options.bytes);
+  return { ...copyOf(device, bytes), bytesMoved: 2 * bytes };
 }
 
 export interface Reads {
@@ -188,30 +254,11 @@ function sourceBytes(device: GPUDevice, requested = 256 * 2 ** 20): number {
   return Math.max(16, Math.floor(Math.min(requested, limit) / 16) * 16);
 }
 
-/** The best of `options.iterations` copies of a `bytes` source by `groups` workgroups. */
-async function measureCopy(
-  ctx: GpuContext,
-  bytes: number,
-  groups: number,
-  options: BandwidthOptions,
-): Promise<BandwidthResult> {
+/** The best of `options.iterations` copies of a `bytes` source. */
+async function measureCopy(ctx: GpuContext, bytes: number, options: BandwidthOptions): Promise<BandwidthResult> {
   const { device } = ctx;
   const iterations = Math.max(1, options.iterations ?? 10);
-  const module = device.createShaderModule({ label: 'copy', code: shaderSource('copy.wgsl', { WG }) });
-  const pipeline = device.createComputePipeline({
-    label: 'copy.wgsl:main',
-    layout: 'auto',
-    compute: { module, entryPoint: 'main' },
-  });
-  const src = device.createBuffer({ label: 'copy src', size: bytes, usage: GPUBufferUsage.STORAGE });
-  const dst = device.createBuffer({ label: 'copy dst', size: bytes, usage: GPUBufferUsage.STORAGE });
-  const group = device.createBindGroup({
-    layout: pipeline.getBindGroupLayout(0),
-    entries: [
-      { binding: 0, resource: { buffer: src } },
-      { binding: 1, resource: { buffer: dst } },
-    ],
-  });
+  const copier = copyOf(device, bytes);
   const timestamps = ctx.hasTimestamps;
   const querySet = timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 * iterations }) : undefined;
   const resolve = timestamps
@@ -233,9 +280,7 @@ async function measureCopy(
           ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * index, endOfPassWriteIndex: 2 * index + 1 } }
           : {},
       );
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, group);
-      pass.dispatchWorkgroups(groups);
+      copier.dispatch.encode(pass);
       pass.end();
       const started = performance.now();
       device.queue.submit([encoder.finish()]);
@@ -271,8 +316,7 @@ async function measureCopy(
       timer: readback && seconds !== wall ? 'timestamp' : 'wall',
     };
   } finally {
-    src.destroy();
-    dst.destroy();
+    copier.destroy();
     querySet?.destroy();
     resolve?.destroy();
     readback?.destroy();

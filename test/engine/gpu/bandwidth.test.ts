@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { maddReads, measureCopyBandwidth, rowReads } from '../../../src-main/engine/gpu/bandwidth';
+import { copies, maddReads, measureCopyBandwidth, rowReads } from '../../../src-main/engine/gpu/bandwidth';
 import { openGpu, type GpuContext } from '../../../src-main/engine/gpu/device';
 import { DECODE_WORKGROUPS } from '../../../src-main/engine/gpu/ops';
 import { cpuLanes } from '../../../src-main/engine/gpu/row-groups';
@@ -37,6 +37,20 @@ it('times each copy in a submission of its own, so that every wait can be paced 
   }
   // An untimed warm-up, the 3 timed copies, then the timestamps' readback where the device has them.
   expect(submissions).toEqual(Array(1 + 3 + (ctx.hasTimestamps ? 1 : 0)).fill(1));
+});
+
+it('copies as a dispatch: each copies its whole source, and counts its bytes read and written', async () => {
+  // 1001 vec4s: the grid-stride loop's last step part full.
+  const copy = copies(ctx, { bytes: 1001 * 16 + 7 });
+  expect(copy.bytesMoved).toBe(2 * 1001 * 16);
+  const words = Uint32Array.from({ length: 1001 * 4 }, (_, i) => Math.imul(i + 1, 2654435761) >>> 0);
+  ctx.device.queue.writeBuffer(copy.source, 0, words);
+  try {
+    await run(ctx.device, [copy.dispatch]);
+    expect(new Uint32Array(await readBack(ctx.device, copy.destination))).toEqual(words);
+  } finally {
+    copy.destroy();
+  }
 });
 
 it('reads alone take whole positions of rows, a source a dispatch, and refuse rows of part vec4s', () => {
