@@ -57,23 +57,10 @@ function copyOf(device: GPUDevice, bytes: number): Omit<Copies, 'bytesMoved'> {
     size: bytes,
     usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
   });
-  const group = device.createBindGroup({
-    layout: pipeline.getBindGroupLayout(0),
-    entries: [
-      { binding: 0, resource: { buffer: source } },
-      { binding: 1, resource: { buffer: destination } },
-    ],
-  });
   return {
     source,
     destination,
-    dispatch: {
-      encode(pass) {
-        pass.setPipeline(pipeline);
-        pass.setBindGroup(0, group);
-        pass.dispatchWorkgroups(groups);
-      },
-    },
+    dispatch: dispatchOf(device, pipeline, source, destination, groups),
     destroy() {
       source.destroy();
       destination.destroy();
@@ -210,22 +197,7 @@ function readsOf(
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
     }),
   );
-  const dispatches = buffers.map((src): Dispatch => {
-    const group = device.createBindGroup({
-      layout: pipeline.getBindGroupLayout(0),
-      entries: [
-        { binding: 0, resource: { buffer: src } },
-        { binding: 1, resource: { buffer: sums } },
-      ],
-    });
-    return {
-      encode(pass) {
-        pass.setPipeline(pipeline);
-        pass.setBindGroup(0, group);
-        pass.dispatchWorkgroups(groups);
-      },
-    };
-  });
+  const dispatches = buffers.map((src) => dispatchOf(device, pipeline, src, sums, groups));
   return {
     dispatches,
     bytes,
@@ -233,6 +205,30 @@ function readsOf(
     sums,
     destroy() {
       for (const b of [...buffers, sums]) b.destroy();
+    },
+  };
+}
+
+/** `groups` workgroups of `pipeline` (copy.wgsl's and read-madds.wgsl's): `src` at binding 0, `dst` at 1. */
+function dispatchOf(
+  device: GPUDevice,
+  pipeline: GPUComputePipeline,
+  src: GPUBuffer,
+  dst: GPUBuffer,
+  groups: number,
+): Dispatch {
+  const group = device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [
+      { binding: 0, resource: { buffer: src } },
+      { binding: 1, resource: { buffer: dst } },
+    ],
+  });
+  return {
+    encode(pass) {
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, group);
+      pass.dispatchWorkgroups(groups);
     },
   };
 }
