@@ -80,9 +80,9 @@ export interface Copies {
 }
 
 /**
- * measureCopyBandwidth's copy as a dispatch, for a caller to time beside a kernel in the same runs
- * (bench:attention): then a slow spell of a noisy machine slows both, and the kernel's share of
- * copy is a ratio of neighbours rather than of two moments.
+ * measureCopyBandwidth's copy as a dispatch, for a caller to time between a kernel's runs
+ * (bench:attention): copies taken throughout the runs, rather than all in one moment before them
+ * that a noisy machine may have slowed.
  */
 export function copies(ctx: GpuContext, options: { bytes?: number } = {}): Copies {
   const { device } = ctx;
