@@ -33,13 +33,26 @@ export interface BandwidthResult {
 const WG = 256;
 const GROUPS = 4096;
 
-export async function measureCopyBandwidth(ctx: GpuContext, options: BandwidthOptions = {}): Promise<BandwidthResult> {
-  const bytes = sourceBytes(ctx.device, options.bytes);
-  return measureCopy(ctx, bytes, options);
+export interface Copies {
+  /** One copy of the whole source. */
+  readonly dispatch: Dispatch;
+  /** Bytes one copy moves: its source's, read and written. */
+  readonly bytesMoved: number;
+  /** The source (writable) and the destination (readable), for a test to see what was copied. */
+  readonly source: GPUBuffer;
+  readonly destination: GPUBuffer;
+  destroy(): void;
 }
 
-/** copy.wgsl's copy of a `bytes` source to a destination as large. */
-function copyOf(device: GPUDevice, bytes: number): Omit<Copies, 'bytesMoved'> {
+/**
+ * copy.wgsl's copy of a source (`bytes`, default 256 MiB, within the device's limits) to a
+ * destination as large, as a dispatch: what measureCopyBandwidth times, and what a caller times
+ * between a kernel's runs (bench:attention), so that the copies are taken throughout the runs
+ * rather than all in one moment before them that a noisy machine may have slowed.
+ */
+export function copies(ctx: GpuContext, options: { bytes?: number } = {}): Copies {
+  const { device } = ctx;
+  const bytes = sourceBytes(device, options.bytes);
   const groups = Math.min(GROUPS, Math.ceil(bytes / 16 / WG));
   const module = device.createShaderModule({ label: 'copy', code: shaderSource('copy.wgsl', { WG }) });
   const pipeline = device.createComputePipeline({
@@ -60,34 +73,13 @@ function copyOf(device: GPUDevice, bytes: number): Omit<Copies, 'bytesMoved'> {
   return {
     source,
     destination,
+    bytesMoved: 2 * bytes,
     dispatch: dispatchOf(device, pipeline, source, destination, groups),
     destroy() {
       source.destroy();
       destination.destroy();
     },
   };
-}
-
-export interface Copies {
-  /** One copy of the whole source. */
-  readonly dispatch: Dispatch;
-  /** Bytes one copy moves: its source's, read and written. */
-  readonly bytesMoved: number;
-  /** The source (writable) and the destination (readable), for a test to see what was copied. */
-  readonly source: GPUBuffer;
-  readonly destination: GPUBuffer;
-  destroy(): void;
-}
-
-/**
- * measureCopyBandwidth's copy as a dispatch, for a caller to time between a kernel's runs
- * (bench:attention): copies taken throughout the runs, rather than all in one moment before them
- * that a noisy machine may have slowed.
- */
-export function copies(ctx: GpuContext, options: { bytes?: number } = {}): Copies {
-  const { device } = ctx;
-  const bytes = sourceBytes(device, options.bytes);
-  return { ...copyOf(device, bytes), bytesMoved: 2 * bytes };
 }
 
 export interface Reads {
@@ -250,11 +242,12 @@ function sourceBytes(device: GPUDevice, requested = 256 * 2 ** 20): number {
   return Math.max(16, Math.floor(Math.min(requested, limit) / 16) * 16);
 }
 
-/** The best of `options.iterations` copies of a `bytes` source. */
-async function measureCopy(ctx: GpuContext, bytes: number, options: BandwidthOptions): Promise<BandwidthResult> {
+/** The best of `options.iterations` copies (copies) of an `options.bytes` source. */
+export async function measureCopyBandwidth(ctx: GpuContext, options: BandwidthOptions = {}): Promise<BandwidthResult> {
   const { device } = ctx;
   const iterations = Math.max(1, options.iterations ?? 10);
-  const copier = copyOf(device, bytes);
+  const copier = copies(ctx, { bytes: options.bytes });
+  const bytes = copier.source.size;
   const timestamps = ctx.hasTimestamps;
   const querySet = timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 * iterations }) : undefined;
   const resolve = timestamps
@@ -305,8 +298,7 @@ async function measureCopy(ctx: GpuContext, bytes: number, options: BandwidthOpt
       if (Number.isFinite(best)) seconds = best / 1e9;
     }
     return {
-      // Bytes moved count the read and the write.
-      bytesPerSecond: (2 * bytes) / seconds,
+      bytesPerSecond: copier.bytesMoved / seconds,
       bytes,
       iterations,
       timer: readback && seconds !== wall ? 'timestamp' : 'wall',
