@@ -78,7 +78,8 @@ run('perf', [
 ]);
 const samples = new Map<number, number>();
 for (const line of run('perf', ['script', '-i', `${out}.data`, '-F', 'ip']).split('\n')) {
-  if (line.trim()) samples.set(parseInt(line, 16), (samples.get(parseInt(line, 16)) ?? 0) + 1);
+  const ip = parseInt(line, 16);
+  if (line.trim()) samples.set(ip, (samples.get(ip) ?? 0) + 1);
 }
 const regions = readFileSync(`/proc/${pid}/maps`, 'utf8')
   .split('\n')
