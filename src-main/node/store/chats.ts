@@ -129,28 +129,17 @@ export class ChatStore {
   }
 
   create(chat: NewChatRecord): number {
-    const { settings } = chat;
+    const columns: ChatColumns = {
+      title: chat.title,
+      model_id: chat.modelId,
+      model_name: chat.modelName,
+      model_path: chat.modelPath,
+      ...settingsColumns(chat.settings),
+    };
+    const names = Object.keys(columns);
     const result = this.db
-      .prepare(
-        `INSERT INTO chats (title, model_id, model_name, model_path, system_prompt, sampling_json, context_size, prompt_format, tools_json, context_overflow, kv_cache_type_k, kv_cache_type_v, thinking, tool_use_json)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        chat.title,
-        chat.modelId,
-        chat.modelName,
-        chat.modelPath,
-        settings.systemPrompt,
-        JSON.stringify(settings.sampling),
-        settings.contextSize,
-        settings.promptFormat,
-        toolsJson(settings),
-        settings.contextOverflow,
-        settings.kvCacheTypes.k,
-        settings.kvCacheTypes.v,
-        thinkingColumn(settings),
-        toolUseJson(settings),
-      );
+      .prepare(`INSERT INTO chats (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`)
+      .run(...Object.values(columns));
     return Number(result.lastInsertRowid);
   }
 
@@ -222,24 +211,11 @@ export class ChatStore {
   }
 
   updateSettings(id: number, settings: StoredChatSettings): void {
+    const columns = settingsColumns(settings);
+    const assignments = Object.keys(columns).map((name) => `${name} = ?`);
     this.db
-      .prepare(
-        `UPDATE chats SET system_prompt = ?, sampling_json = ?, context_size = ?, prompt_format = ?, tools_json = ?, context_overflow = ?,
-         kv_cache_type_k = ?, kv_cache_type_v = ?, thinking = ?, tool_use_json = ?, updated_at = ${NOW} WHERE id = ?`,
-      )
-      .run(
-        settings.systemPrompt,
-        JSON.stringify(settings.sampling),
-        settings.contextSize,
-        settings.promptFormat,
-        toolsJson(settings),
-        settings.contextOverflow,
-        settings.kvCacheTypes.k,
-        settings.kvCacheTypes.v,
-        thinkingColumn(settings),
-        toolUseJson(settings),
-        id,
-      );
+      .prepare(`UPDATE chats SET ${assignments.join(', ')}, updated_at = ${NOW} WHERE id = ?`)
+      .run(...Object.values(columns), id);
   }
 
   setActiveLeaf(chatId: number, leafId: number | null): void {
@@ -367,6 +343,28 @@ function readContextOverflow(row: ChatRow): ContextOverflow {
  * The chat's KV cache types. Unlike the other settings, a value no Gufo writes is not an error: it
  * only names how the cache is stored, so it falls back to the server's default (null).
  */
+/** Columns a chat's row is written with (create and updateSettings), named as the table names them. */
+type ChatColumns = Partial<Omit<ChatRow, 'id' | 'active_leaf_id' | 'created_at' | 'updated_at' | 'message_count'>>;
+
+/**
+ * A chat's settings as their columns hold them, the one list create and updateSettings both
+ * write: no tools or tool use is NULL, and so is the template's default thinking.
+ */
+function settingsColumns(settings: StoredChatSettings): ChatColumns {
+  return {
+    system_prompt: settings.systemPrompt,
+    sampling_json: JSON.stringify(settings.sampling),
+    context_size: settings.contextSize,
+    prompt_format: settings.promptFormat,
+    tools_json: settings.tools?.length ? JSON.stringify(settings.tools) : null,
+    context_overflow: settings.contextOverflow,
+    kv_cache_type_k: settings.kvCacheTypes.k,
+    kv_cache_type_v: settings.kvCacheTypes.v,
+    thinking: settings.thinking === null ? null : Number(settings.thinking),
+    tool_use_json: settings.toolUse ? JSON.stringify(settings.toolUse) : null,
+  };
+}
+
 function readKvCacheTypes(row: ChatRow): ChatKvCacheTypes {
   const read = (value: string | null) => (isKvCacheType(value) ? value : null);
   return { k: read(row.kv_cache_type_k), v: read(row.kv_cache_type_v) };
@@ -375,15 +373,6 @@ function readKvCacheTypes(row: ChatRow): ChatKvCacheTypes {
 /** The chat's thinking switch; a value no Gufo writes is the template's default (null), as a KV cache type is. */
 function readThinking(row: ChatRow): boolean | null {
   return row.thinking === 1 ? true : row.thinking === 0 ? false : null;
-}
-
-function thinkingColumn(settings: StoredChatSettings): number | null {
-  return settings.thinking === null ? null : Number(settings.thinking);
-}
-
-/** The chat's tools as stored: none is NULL. */
-function toolsJson(settings: StoredChatSettings): string | null {
-  return settings.tools?.length ? JSON.stringify(settings.tools) : null;
 }
 
 /** The chat's tools (checked when they were set); JSON that is not a list is an error naming the row. */
@@ -395,10 +384,6 @@ function readTools(row: ChatRow): { tools?: ChatFunctionTool[] } {
       `the database row chats ${row.id} has unusable tools_json (it is not a list); delete or fix that row`,
     );
   return { tools: tools as ChatFunctionTool[] };
-}
-
-function toolUseJson(settings: StoredChatSettings): string | null {
-  return settings.toolUse ? JSON.stringify(settings.toolUse) : null;
 }
 
 function readToolUse(row: ChatRow): { toolUse?: ChatToolUse } {
