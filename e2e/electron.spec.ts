@@ -5,15 +5,7 @@ import { _electron as electron, expect, test, type ElectronApplication, type Pag
 import { SWIFTSHADER_ICD } from '../src-main/engine/gpu/software-driver';
 import { ELECTRON_MISSING, electronBinaryPath } from '../scripts/electron-binary.mjs';
 import { STORIES_260K } from '../test/support/paths';
-import {
-  benchmarkRunsAndIsListed,
-  chatStreamsStopsRegeneratesAndReloads,
-  exportToQ8JoinsTheLibrary,
-  firstValuesOf,
-  inspectorShowsTensorsAndABlock,
-  libraryListsTheModel,
-  type FlowContext,
-} from './support/flow';
+import { appFlowTests } from './support/flow';
 import { ROOT } from './support/gufo-serve';
 import { collectProblems } from './support/watch-page';
 
@@ -68,12 +60,6 @@ test.afterEach(() => {
   expect(problems, 'console errors, warnings and page errors').toEqual([]);
 });
 
-const flow = (testInfo: FlowContext['testInfo']): FlowContext => ({
-  page: window,
-  testInfo,
-  modelFile: 'stories260K.gguf',
-});
-
 test('the window shows the app in electron mode, with no Node in the page', async () => {
   await expect(window.getByRole('heading', { level: 1, name: 'Gufo' })).toBeVisible();
   await window.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings' }).click();
@@ -81,22 +67,4 @@ test('the window shows the app in electron mode, with no Node in the page', asyn
   expect(await window.evaluate(() => typeof (window as { require?: unknown }).require)).toBe('undefined');
 });
 
-test('the library lists the models of the configured folder', async ({}, testInfo) => {
-  await libraryListsTheModel(flow(testInfo));
-});
-
-test("the inspector shows stories260K's tensors and a block of values", async ({}, testInfo) => {
-  await inspectorShowsTensorsAndABlock(flow(testInfo), firstValuesOf(STORIES_260K, 'blk.0.attn_q.weight', 8));
-});
-
-test('a chat streams an answer, stops, regenerates into a branch and survives a reload', async ({}, testInfo) => {
-  await chatStreamsStopsRegeneratesAndReloads(flow(testInfo));
-});
-
-test('a benchmark runs from the UI and is listed', async ({}, testInfo) => {
-  await benchmarkRunsAndIsListed(flow(testInfo));
-});
-
-test('an export to Q8_0 appears in the library', async ({}, testInfo) => {
-  await exportToQ8JoinsTheLibrary(flow(testInfo));
-});
+appFlowTests('the flow in the Electron window', () => window);

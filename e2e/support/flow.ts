@@ -1,17 +1,46 @@
 /**
  * The app's main flow, one step per screen, written against the page the user sees. The same
- * steps run in browser mode (app-flow.spec.ts) and in the Electron window (electron.spec.ts).
+ * steps (appFlowTests) run in browser mode (app-flow.spec.ts) and in the Electron window
+ * (electron.spec.ts).
  * Each step saves a screenshot of its screen as a test artifact.
  */
-import { expect, type Locator, type Page, type TestInfo } from '@playwright/test';
+import { expect, test, type Locator, type Page, type TestInfo } from '@playwright/test';
 import { dequantizeRange } from '../../src-main/core/dequantize';
 import { openGguf } from '../../src-main/node/gguf-io';
+import { STORIES_260K } from '../../test/support/paths';
 
 export interface FlowContext {
   page: Page;
   testInfo: TestInfo;
   /** The file name of the model the flow uses (stories260K.gguf), as the library shows its path. */
   modelFile: string;
+}
+
+/**
+ * The flow's steps as the calling spec's tests, in order, under `where` (the tests are reported
+ * from this file, so it says which spec runs them), on the page `page()` gives once the spec's own
+ * set-up has opened it (a served page, the Electron window) with stories260K in its library: each
+ * step builds on what the one before left, so the spec runs them serially.
+ */
+export function appFlowTests(where: string, page: () => Page): void {
+  const flow = (testInfo: TestInfo): FlowContext => ({ page: page(), testInfo, modelFile: 'stories260K.gguf' });
+  test.describe(where, () => {
+    test('the library lists the models of the configured folder', async ({}, testInfo) => {
+      await libraryListsTheModel(flow(testInfo));
+    });
+    test("the inspector shows stories260K's tensors and a block of values", async ({}, testInfo) => {
+      await inspectorShowsTensorsAndABlock(flow(testInfo), firstValuesOf(STORIES_260K, 'blk.0.attn_q.weight', 8));
+    });
+    test('a chat streams an answer, stops, regenerates into a branch and survives a reload', async ({}, testInfo) => {
+      await chatStreamsStopsRegeneratesAndReloads(flow(testInfo));
+    });
+    test('a benchmark runs from the UI and is listed', async ({}, testInfo) => {
+      await benchmarkRunsAndIsListed(flow(testInfo));
+    });
+    test('an export to Q8_0 appears in the library', async ({}, testInfo) => {
+      await exportToQ8JoinsTheLibrary(flow(testInfo));
+    });
+  });
 }
 
 export interface ScreenshotOptions {
@@ -57,7 +86,7 @@ function modelRow(page: Page, fileName: string): Locator {
     .filter({ hasText: `/${fileName}` });
 }
 
-export async function libraryListsTheModel(flow: FlowContext): Promise<void> {
+async function libraryListsTheModel(flow: FlowContext): Promise<void> {
   const { page, modelFile } = flow;
   await openSection(page, 'Library');
   const row = modelRow(page, modelFile);
@@ -85,7 +114,7 @@ async function inspectTensor(page: Page, fileName: string, tensor: string): Prom
 }
 
 /** The first `count` values of a tensor, decoded from the file by Gufo's core (bit-exact with llama.cpp). */
-export function firstValuesOf(path: string, tensor: string, count: number): number[] {
+function firstValuesOf(path: string, tensor: string, count: number): number[] {
   const { gguf, file } = openGguf(path);
   try {
     return Array.from(dequantizeRange(gguf, gguf.tensor(tensor)!, 0, count));
@@ -95,7 +124,7 @@ export function firstValuesOf(path: string, tensor: string, count: number): numb
 }
 
 /** stories260K's tensors, and the first block of one, whose values are the file's own floats (F32). */
-export async function inspectorShowsTensorsAndABlock(flow: FlowContext, firstValues: number[]): Promise<void> {
+async function inspectorShowsTensorsAndABlock(flow: FlowContext, firstValues: number[]): Promise<void> {
   const block = await inspectTensor(flow.page, flow.modelFile, 'blk.0.attn_q.weight');
   const values = await block.getByRole('table', { name: 'Values' }).locator('td .value').allTextContents();
   expect(values.length).toBeGreaterThan(0);
@@ -159,7 +188,7 @@ export async function ask(page: Page, text: string): Promise<Locator> {
 }
 
 /** A chat streams an answer, stops mid-stream, regenerates into a branch, and survives a reload. */
-export async function chatStreamsStopsRegeneratesAndReloads(flow: FlowContext): Promise<void> {
+async function chatStreamsStopsRegeneratesAndReloads(flow: FlowContext): Promise<void> {
   const { page, modelFile } = flow;
   await newChat(page, modelFile, { preset: 'Precise', maxTokens: SHORT_ANSWER });
 
@@ -227,7 +256,7 @@ export async function changeMaxTokens(page: Page, tokens: number): Promise<void>
   await expect(dialog).toBeHidden();
 }
 
-export async function benchmarkRunsAndIsListed(flow: FlowContext): Promise<void> {
+async function benchmarkRunsAndIsListed(flow: FlowContext): Promise<void> {
   const { page, modelFile } = flow;
   await openSection(page, 'Benchmarks');
   const form = page.getByRole('form', { name: 'Run a benchmark' });
@@ -253,7 +282,7 @@ const QUALITY_REPORT_MS = 300_000;
  * to both files' size and speed; its first block shows d and codes that make its values, and its
  * tensor error against the source is measured.
  */
-export async function exportToQ8JoinsTheLibrary(flow: FlowContext): Promise<void> {
+async function exportToQ8JoinsTheLibrary(flow: FlowContext): Promise<void> {
   const { page, modelFile, testInfo } = flow;
   testInfo.setTimeout(testInfo.timeout + QUALITY_REPORT_MS);
   await openSection(page, 'Export');
