@@ -1,8 +1,7 @@
 /**
  * The app's main flow, one step per screen, written against the page the user sees. The same
  * steps (appFlowTests) run in browser mode (app-flow.spec.ts) and in the Electron window
- * (electron.spec.ts).
- * Each step saves a screenshot of its screen as a test artifact.
+ * (electron.spec.ts). Each step saves a screenshot of its screen as a test artifact.
  */
 import { expect, test, type Locator, type Page, type TestInfo } from '@playwright/test';
 import { dequantizeRange } from '../../src-main/core/dequantize';

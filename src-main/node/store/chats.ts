@@ -339,10 +339,6 @@ function readContextOverflow(row: ChatRow): ContextOverflow {
   );
 }
 
-/**
- * The chat's KV cache types. Unlike the other settings, a value no Gufo writes is not an error: it
- * only names how the cache is stored, so it falls back to the server's default (null).
- */
 /** Columns a chat's row is written with (create and updateSettings), named as the table names them. */
 type ChatColumns = Partial<Omit<ChatRow, 'id' | 'active_leaf_id' | 'created_at' | 'updated_at' | 'message_count'>>;
 
@@ -365,6 +361,10 @@ function settingsColumns(settings: StoredChatSettings): ChatColumns {
   };
 }
 
+/**
+ * The chat's KV cache types. Unlike the other settings, a value no Gufo writes is not an error: it
+ * only names how the cache is stored, so it falls back to the server's default (null).
+ */
 function readKvCacheTypes(row: ChatRow): ChatKvCacheTypes {
   const read = (value: string | null) => (isKvCacheType(value) ? value : null);
   return { k: read(row.kv_cache_type_k), v: read(row.kv_cache_type_v) };
