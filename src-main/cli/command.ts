@@ -22,6 +22,14 @@ export interface CommandArgs {
   values: Record<string, string | boolean | undefined>;
 }
 
+/**
+ * Options several commands take, with the short names llama.cpp's tools give them, so that a
+ * llama.cpp user's habits work: -c the context (llama-cli, llama-server, llama-perplexity), -f a
+ * text file (llama-perplexity, llama-imatrix).
+ */
+export const CTX_OPTION = { type: 'string', short: 'c' } as const;
+export const TEXT_FILE_OPTION = { type: 'string', short: 'f' } as const;
+
 /** An error the user caused: printed as one line, no stack trace. */
 export class CliError extends Error {}
 

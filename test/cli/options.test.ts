@@ -1,7 +1,14 @@
-/** `gufo --version`, and mistyped options and commands answered in Gufo's words with the closest names. */
+/**
+ * `gufo --version`, mistyped options and commands answered in Gufo's words with the closest names,
+ * and llama.cpp's short option names.
+ */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../src-main/cli/command-list';
+import { parseCommandArgs } from '../../src-main/cli/command';
+import { perplexityCommand } from '../../src-main/cli/commands/perplexity';
+import { runCommand } from '../../src-main/cli/commands/run';
 import { gufo } from '../support/cli';
 import { REPO_ROOT, STORIES_260K } from '../support/paths';
 
@@ -47,5 +54,36 @@ describe('mistyped options', () => {
     const r = gufo(['inspct', STORIES_260K]);
     expect(r.status).toBe(1);
     expect(r.stderr).toBe('gufo: unknown command "inspct"; did you mean inspect?\n');
+  });
+});
+
+describe("llama.cpp's short option names", () => {
+  it("read as the long names: llama-cli's -p, -c, -s and llama-perplexity's -f", () => {
+    expect(
+      parseCommandArgs('run', runCommand, ['m.gguf', '-p', 'Once', '-c', '64', '-s', '7', '-n', '3']).values,
+    ).toEqual({ prompt: 'Once', ctx: '64', seed: '7', n: '3' });
+    expect(parseCommandArgs('perplexity', perplexityCommand, ['m.gguf', '-f', 'wiki.txt', '-c', '128']).values).toEqual(
+      {
+        text: 'wiki.txt',
+        ctx: '128',
+      },
+    );
+  });
+
+  it("are shown beside the long name in every command's help", async () => {
+    for (const entry of COMMANDS) {
+      const command = await entry.load();
+      for (const [long, option] of Object.entries(command.options)) {
+        if (option.short !== undefined && option.short !== long)
+          expect(command.help, `gufo ${entry.name} --${long}`).toContain(`-${option.short}, --${long}`);
+      }
+    }
+  });
+
+  it('change what the command does as the long name does', () => {
+    const short = gufo(['inspect', STORIES_260K, '-c', '4096']);
+    expect(short.status).toBe(0);
+    expect(short.stdout).toContain('at context 4,096');
+    expect(short.stdout).toBe(gufo(['inspect', STORIES_260K, '--ctx', '4096']).stdout);
   });
 });

@@ -8,7 +8,7 @@ import {
 } from '../../../src-preload/api';
 import { fillContext } from '../../backend/chat/fill-context';
 import { answerShape, openModelText, planPrompt, unfitMessage, type PromptTurn } from '../../backend/chat/prompt';
-import { CliError, integerOption, log, type Command, type CommandArgs } from '../command';
+import { CliError, CTX_OPTION, integerOption, log, type Command, type CommandArgs } from '../command';
 import { defaultPromptFormat, promptFormatProblem, promptFormats, type PromptFormat } from '../../core/prompt-format';
 import { openGguf } from '../../node/gguf-io';
 import { MAX_ROUNDS, openChatTools, TOOLS_HELP, TOOLS_OPTIONS } from './chat-tools';
@@ -47,7 +47,7 @@ Options:
                         completion (plain text, continued as written: the default for a base
                         model, which has none) or a built-in family: ${BUILTIN_FAMILIES}
   -n N                  tokens per answer at most (default 1024)
-  --ctx N               context length (default: the model's, at most 4096)
+  -c, --ctx N           context length (default: the model's, at most 4096)
   --context-overflow P  when the conversation outgrows the context, as the app's chats:
                         truncate-middle (default) keeps the system prompt and the first
                         exchange and leaves out the oldest messages after them; rolling-window
@@ -56,7 +56,7 @@ Options:
 ${KV_CACHE_HELP}
 ${TOOLS_HELP}
   --temp T              temperature (default 0.8; 0 is greedy)
-  --seed S, --top-k K, --top-p P, --min-p P, --repeat-penalty R   as in gufo run
+  -s, --seed S, --top-k K, --top-p P, --min-p P, --repeat-penalty R   as in gufo run
 `;
 
 export const chatCommand: Command = {
@@ -66,7 +66,7 @@ export const chatCommand: Command = {
     system: { type: 'string' },
     template: { type: 'string' },
     n: { type: 'string', short: 'n' },
-    ctx: { type: 'string' },
+    ctx: CTX_OPTION,
     'context-overflow': { type: 'string' },
     ...KV_CACHE_OPTIONS,
     ...SAMPLING_OPTIONS,

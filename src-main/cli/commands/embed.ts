@@ -1,6 +1,6 @@
 import { createTokenizer, readVocab } from '../../core/tokenizer/index';
 import { openGguf } from '../../node/gguf-io';
-import { CliError, integerOption, log, printJson, type Command } from '../command';
+import { CliError, CTX_OPTION, integerOption, log, printJson, type Command } from '../command';
 import { adapterJson, startEngine, trainedContext } from './run';
 
 const HELP = `Usage: gufo embed <model> --text "<text>" [--text "<text>" ...] [--ctx N] [--json]
@@ -12,7 +12,7 @@ one) and L2-normalized. A text longer than the context is an error.
 
 Options:
   --text TEXT   a text to embed (repeat for several)
-  --ctx N       context length (default: the longest text, at most the model's)
+  -c, --ctx N   context length (default: the longest text, at most the model's)
   --json        one JSON document on stdout: { pooling, embeddings: [[...], ...], tokens: [n, ...], adapter }
 
 Without --json: one line per text, its vector's values separated by spaces.
@@ -23,7 +23,7 @@ export const embedCommand: Command = {
   modelArgs: [0],
   options: {
     text: { type: 'string', multiple: true },
-    ctx: { type: 'string' },
+    ctx: CTX_OPTION,
     json: { type: 'boolean' },
   },
   async run(args) {

@@ -2,7 +2,7 @@ import { createTokenizer, readVocab } from '../../core/tokenizer/index';
 import { imatrixChunks } from '../../core/imatrix';
 import { openGguf } from '../../node/gguf-io';
 import { writeImatrixFile } from '../../node/imatrix-file';
-import { CliError, integerOption, log, type Command } from '../command';
+import { CliError, CTX_OPTION, integerOption, TEXT_FILE_OPTION, log, type Command } from '../command';
 import { formatInteger } from '../format';
 import { interruptSignal, progressBar } from '../progress';
 import { readTextOption, windowOption, withEngine } from './perplexity';
@@ -20,10 +20,10 @@ tokens (--ctx); tokens after the last whole chunk are not used. Each chunk is ev
 empty context with its first token replaced by BOS. The text must hold at least two chunks.
 
 Options:
-  --text FILE   the calibration text, UTF-8 (required)
-  --ctx N       chunk size in tokens, at least 16 (default 512, or the model's training context if smaller)
-  --chunks N    evaluate at most N chunks (default: all)
-  -o FILE       the imatrix file to write (required; written whole or not at all)
+  -f, --text FILE     the calibration text, UTF-8 (required)
+  -c, --ctx N         chunk size in tokens, at least 16 (default 512, or the model's training context if smaller)
+  --chunks N          evaluate at most N chunks (default: all)
+  -o, --output FILE   the imatrix file to write (required; written whole or not at all)
 
 Ctrl-C stops without writing anything.
 GUFO_ADAPTER picks the GPU adapter by name.
@@ -33,8 +33,8 @@ export const imatrixCommand: Command = {
   help: HELP,
   modelArgs: [0],
   options: {
-    text: { type: 'string' },
-    ctx: { type: 'string' },
+    text: TEXT_FILE_OPTION,
+    ctx: CTX_OPTION,
     chunks: { type: 'string' },
     output: { type: 'string', short: 'o' },
   },

@@ -5,7 +5,7 @@ import { ggufToJson, ggufTypeName, ggufValueToJson } from '../../core/gguf/json'
 import { GgufType, type GgufKv } from '../../core/gguf/values';
 import { summarizeModel, type ModelSummary } from '../../core/model-summary';
 import { openGguf } from '../../node/gguf-io';
-import { CliError, integerOption, printJson, type Command } from '../command';
+import { CliError, CTX_OPTION, integerOption, printJson, type Command } from '../command';
 import { clip, formatBytes, formatCount, formatInteger, table } from '../format';
 
 const HELP = `Usage: gufo inspect <model> [--json] [--ctx N]
@@ -15,12 +15,12 @@ its metadata, every tensor with its type, shape and size, and totals by type.
 Reads only the header: opening a file of any size takes milliseconds.
 
 Options:
-  --json     one JSON document on stdout: { version, alignment, dataOffset, fileBytes,
-             metadata, tensors: [{ name, type, ne, offset, bytes }], summary }
-             summary.fileType: general.file_type as llama.cpp names it, null when the file does
-             not say; summary.guessedFileType: then the type of the largest share of the tensors'
-             bytes (the text shows it marked "(guessed)"), else null
-  --ctx N    context length for the KV cache estimate (default: the model's own)
+  --json        one JSON document on stdout: { version, alignment, dataOffset, fileBytes,
+                metadata, tensors: [{ name, type, ne, offset, bytes }], summary }
+                summary.fileType: general.file_type as llama.cpp names it, null when the file does
+                not say; summary.guessedFileType: then the type of the largest share of the tensors'
+                bytes (the text shows it marked "(guessed)"), else null
+  -c, --ctx N   context length for the KV cache estimate (default: the model's own)
 `;
 
 /** Items of an array shown in the human metadata table. */
@@ -129,7 +129,7 @@ export const inspectCommand: Command = {
   modelArgs: [0],
   options: {
     json: { type: 'boolean' },
-    ctx: { type: 'string' },
+    ctx: CTX_OPTION,
   },
   run(args) {
     const [path, ...extra] = args.positionals;

@@ -44,13 +44,13 @@ cannot be compared (unreadable, another vocabulary, failing to load) stops the c
 error naming it, and nothing is printed or stored.
 
 Options:
-  --text FILE   the text, UTF-8 (required)
-  --ctx N       window size in tokens (default 512, or the base's training context if smaller)
-  --json        one JSON document on stdout: { meanKl, p99Kl, maxKl, top1, meanDeltaP,
-                meanDeltaPNext, pplBase, pplQuant, positions }; with several quantized files,
-                an array with one such object per file, in the order given, each with the
-                file's path, its size in bytes and its bits per weight added:
-                [{ file, bytes, bitsPerWeight, meanKl, ... }]
+  -f, --text FILE   the text, UTF-8 (required)
+  -c, --ctx N       window size in tokens (default 512, or the base's training context if smaller)
+  --json            one JSON document on stdout: { meanKl, p99Kl, maxKl, top1, meanDeltaP,
+                    meanDeltaPNext, pplBase, pplQuant, positions }; with several quantized files,
+                    an array with one such object per file, in the order given, each with the
+                    file's path, its size in bytes and its bits per weight added:
+                    [{ file, bytes, bitsPerWeight, meanKl, ... }]
 
 ${STORE_HELP}
 

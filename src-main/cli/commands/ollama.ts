@@ -4,7 +4,7 @@ import { isQuantFileType, QUANT_FILE_TYPES } from '../../core/quant-recipes';
 import { OLLAMA_MIN_VERSION } from '../../node/ollama/client';
 import { exportForOllama, type OllamaExportPhase, type OllamaExportProgress } from '../../node/ollama/export';
 import { ollamaBaseUrl } from '../../node/ollama/host';
-import { CliError, integerOption, log, printJson, type Command } from '../command';
+import { CliError, CTX_OPTION, integerOption, log, printJson, type Command } from '../command';
 import { interruptSignal, progressBar } from '../progress';
 
 const HELP = `Usage: gufo ollama export <model> --name <name[:tag]> [options]
@@ -22,7 +22,7 @@ Options:
   --allow-requantize   let --type convert tensors that are already quantized
   --out DIR            where to write the files (default: the current folder)
   --system TEXT        the model's system prompt
-  --ctx N              PARAMETER num_ctx (default: the model's context length, at most 8192)
+  -c, --ctx N          PARAMETER num_ctx (default: the model's context length, at most 8192)
   --no-upload          only write the files, even if Ollama is running
   --force              replace <name>.gguf and Modelfile if they exist
   --json               print { name, outputPath, modelfilePath, modelfile, sha256, created,
@@ -45,7 +45,7 @@ export const ollamaCommand: Command = {
     'allow-requantize': { type: 'boolean' },
     out: { type: 'string' },
     system: { type: 'string' },
-    ctx: { type: 'string' },
+    ctx: CTX_OPTION,
     'no-upload': { type: 'boolean' },
     force: { type: 'boolean' },
     json: { type: 'boolean' },

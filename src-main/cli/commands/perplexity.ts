@@ -5,7 +5,16 @@ import { perplexityOf, type WindowPlan } from '../../core/quality/perplexity';
 import type { EngineHost } from '../../engine-wire/host';
 import type { EngineInfo } from '../../engine-wire/protocol';
 import { openGguf } from '../../node/gguf-io';
-import { CliError, integerOption, log, printJson, type Command, type CommandArgs } from '../command';
+import {
+  CliError,
+  CTX_OPTION,
+  integerOption,
+  TEXT_FILE_OPTION,
+  log,
+  printJson,
+  type Command,
+  type CommandArgs,
+} from '../command';
 import { fileProblem } from '../file-errors';
 import { formatInteger } from '../format';
 import { interruptSignal, progressBar } from '../progress';
@@ -28,17 +37,17 @@ exp of the mean negative log-likelihood of the scored tokens (lower is better).
 ${WINDOWS_HELP}
 
 Options:
-  --text FILE   the text, UTF-8 (required)
-  --ctx N       window size in tokens (default 512, or the model's training context if smaller)
-  --json        one JSON document on stdout: { ppl, tokens, scored, ctx, windows }
+  -f, --text FILE   the text, UTF-8 (required)
+  -c, --ctx N       window size in tokens (default 512, or the model's training context if smaller)
+  --json            one JSON document on stdout: { ppl, tokens, scored, ctx, windows }
 
 Ctrl-C stops. GUFO_ADAPTER picks the GPU adapter by name.
 `;
 
 /** The options of the commands that run a model over windows of a text (perplexity, kld). */
 export const TEXT_WINDOW_OPTIONS: Command['options'] = {
-  text: { type: 'string' },
-  ctx: { type: 'string' },
+  text: TEXT_FILE_OPTION,
+  ctx: CTX_OPTION,
   json: { type: 'boolean' },
 };
 

@@ -5,7 +5,7 @@ import { createTokenizer, readVocab, type Tokenizer } from '../../core/tokenizer
 import { EngineHost } from '../../engine-wire/host';
 import type { EngineInfo, GenerateResult, ModelUse, SamplingParams } from '../../engine-wire/protocol';
 import { openGguf } from '../../node/gguf-io';
-import { CliError, integerOption, log, printJson, type Command, type CommandArgs } from '../command';
+import { CliError, CTX_OPTION, integerOption, log, printJson, type Command, type CommandArgs } from '../command';
 import { formatBytes } from '../format';
 import { interruptSignal, progressBar } from '../progress';
 import {
@@ -46,15 +46,15 @@ The prompt gets a BOS token when the model's vocabulary asks for one; special-to
 Ctrl-C stops the generation.
 
 Options:
-  --prompt TEXT         the text to continue (required)
+  -p, --prompt TEXT     the text to continue (required)
   -n N                  tokens to generate at most (default 64)
   --temp T              temperature; 0 (the default) is greedy: always the most likely token
-  --seed S              random seed for sampling (default: random)
+  -s, --seed S          random seed for sampling (default: random)
   --top-k K             keep the K most likely tokens (default 40 when sampling; 0: off)
   --top-p P             keep the most likely tokens up to probability P (default 0.95 when sampling)
   --min-p P             drop tokens less likely than P × the most likely (default 0.05 when sampling)
   --repeat-penalty R    penalize the last 64 tokens (default 1: off)
-  --ctx N               context length (default: prompt + n, at most the model's)
+  -c, --ctx N           context length (default: prompt + n, at most the model's)
 ${KV_CACHE_HELP}
   --top-logprobs K      with --json: the K most likely tokens of each step (raw distribution)
   --json                one JSON document on stdout: { promptIds, ids, text, logprobs?,
@@ -94,7 +94,7 @@ export function samplingOptions(args: CommandArgs): SamplingParams {
 
 export const SAMPLING_OPTIONS = {
   temp: { type: 'string' },
-  seed: { type: 'string' },
+  seed: { type: 'string', short: 's' },
   'top-k': { type: 'string' },
   'top-p': { type: 'string' },
   'min-p': { type: 'string' },
@@ -188,10 +188,10 @@ export const runCommand: Command = {
   help: HELP,
   modelArgs: [0],
   options: {
-    prompt: { type: 'string' },
+    prompt: { type: 'string', short: 'p' },
     n: { type: 'string', short: 'n' },
     ...SAMPLING_OPTIONS,
-    ctx: { type: 'string' },
+    ctx: CTX_OPTION,
     ...KV_CACHE_OPTIONS,
     'top-logprobs': { type: 'string' },
     json: { type: 'boolean' },

@@ -10,7 +10,7 @@ import { dataDir } from '../../node/data-dir';
 import { startServer } from '../../node/server/index';
 import { openAiServerSettingProblem } from '../../node/store/settings';
 import type { OpenAiServerSettings } from '../../../src-preload/api';
-import { CliError, integerOption, log, type Command, type CommandArgs } from '../command';
+import { CliError, CTX_OPTION, integerOption, log, type Command, type CommandArgs } from '../command';
 import { KV_CACHE_TYPES } from '../../../src-preload/api/kv-cache';
 import { KV_CACHE_OPTIONS, kvCacheOptions } from './run';
 import { PACKAGE_ROOT } from '../package-root';
@@ -52,7 +52,7 @@ Options:
   --api-key KEY       key the OpenAI-compatible API requires (default: GUFO_API_KEY, else the settings')
   --models-cap N      models loaded at once, one engine process each; the least recently used
                       one is unloaded for another (default 1)
-  --ctx N             largest context a model is loaded with for API requests (default: the
+  -c, --ctx N         largest context a model is loaded with for API requests (default: the
                       settings', 4096; a model's trained context when smaller)
   --parallel N        sequences each loaded model keeps, each in a KV cache of the whole context
                       (N times one cache's memory): a request continues the one sharing the
@@ -73,7 +73,7 @@ Options:
     host: { type: 'string' },
     'api-key': { type: 'string' },
     'models-cap': { type: 'string' },
-    ctx: { type: 'string' },
+    ctx: CTX_OPTION,
     parallel: { type: 'string' },
     ...KV_CACHE_OPTIONS,
     'api-port': { type: 'string' },
