@@ -59,15 +59,10 @@ describe('mistyped options', () => {
 
 describe("llama.cpp's short option names", () => {
   it("read as the long names: llama-cli's -p, -c, -s and llama-perplexity's -f", () => {
-    expect(
-      parseCommandArgs('run', runCommand, ['m.gguf', '-p', 'Once', '-c', '64', '-s', '7', '-n', '3']).values,
-    ).toEqual({ prompt: 'Once', ctx: '64', seed: '7', n: '3' });
-    expect(parseCommandArgs('perplexity', perplexityCommand, ['m.gguf', '-f', 'wiki.txt', '-c', '128']).values).toEqual(
-      {
-        text: 'wiki.txt',
-        ctx: '128',
-      },
-    );
+    const run = parseCommandArgs('run', runCommand, ['m.gguf', '-p', 'Once', '-c', '64', '-s', '7', '-n', '3']);
+    expect(run.values).toEqual({ prompt: 'Once', ctx: '64', seed: '7', n: '3' });
+    const perplexity = parseCommandArgs('perplexity', perplexityCommand, ['m.gguf', '-f', 'wiki.txt', '-c', '128']);
+    expect(perplexity.values).toEqual({ text: 'wiki.txt', ctx: '128' });
   });
 
   it("are shown beside the long name in every command's help", async () => {

@@ -2,7 +2,7 @@ import { createTokenizer, readVocab } from '../../core/tokenizer/index';
 import { imatrixChunks } from '../../core/imatrix';
 import { openGguf } from '../../node/gguf-io';
 import { writeImatrixFile } from '../../node/imatrix-file';
-import { CliError, CTX_OPTION, integerOption, TEXT_FILE_OPTION, log, type Command } from '../command';
+import { CliError, CTX_OPTION, integerOption, log, TEXT_FILE_OPTION, type Command } from '../command';
 import { formatInteger } from '../format';
 import { interruptSignal, progressBar } from '../progress';
 import { readTextOption, windowOption, withEngine } from './perplexity';

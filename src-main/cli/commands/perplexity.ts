@@ -9,9 +9,9 @@ import {
   CliError,
   CTX_OPTION,
   integerOption,
-  TEXT_FILE_OPTION,
   log,
   printJson,
+  TEXT_FILE_OPTION,
   type Command,
   type CommandArgs,
 } from '../command';
